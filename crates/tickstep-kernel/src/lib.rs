@@ -1,7 +1,158 @@
-//! The kernel of tickstep: the clock every layer reads.
+//! The kernel of tickstep: one clock, a frame-budgeted scheduler, and the frame loop it runs on.
 //!
-//! (The frame-budgeted scheduler and the frame loop land here next; see the README.)
+//! # What it is
+//!
+//! A [`Scheduler`] decides when kernel work runs. It keeps five priority queues, drains them once
+//! per step under a time budget, and defers whatever does not fit to a later step instead of
+//! blowing the frame. Timers live in a deadline heap. A scheduler bound to a [`FrameLoop`] with
+//! nothing ready detaches from its phase and arms one wake for its earliest deadline, so an idle
+//! scheduler costs nothing per frame. A [`Kernel`] boots one scheduler on the Heartbeat phase and
+//! hands out one more per other phase.
+//!
+//! ```
+//! use std::{cell::RefCell, rc::Rc, time::Duration};
+//! use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
+//!
+//! let clock = ManualClock::new();
+//! let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
+//! let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+//! sched.bind(&frames)?;
+//!
+//! let log = Rc::new(RefCell::new(Vec::new()));
+//! let l = log.clone();
+//! let _reminder = sched.after(Duration::from_secs(5), move || l.borrow_mut().push("reminder"), Priority::Normal)?;
+//! let l = log.clone();
+//! sched.schedule(move || l.borrow_mut().push("now"), Priority::High);
+//!
+//! frames.run_for(Duration::from_secs(6)); // virtual time: returns at once
+//! assert_eq!(*log.borrow(), ["now", "reminder"]);
+//! assert!(sched.stats().steps < 10); // idle frames in between took no steps
+//! # Ok::<(), tickstep_kernel::ScheduleError>(())
+//! ```
+//!
+//! # The model
+//!
+//! A scheduler holds three kinds of pending work: five FIFO queues (one per [`Priority`],
+//! `Kernel = 1` first, `Background = 5` last), a deadline min-heap for `after()` and positive
+//! `every()`, and a frame list for `every(0)` jobs. A step, in order:
+//!
+//! 1. reads the engine's [`FrameStats`] once and computes the budget;
+//! 2. moves woken futures, every due heap entry and every `every(0)` job into their queues;
+//! 3. drains queue 1 to queue 5. Before each task outside Kernel priority it compares the clock
+//!    with the deadline; once the budget is spent, every live task still waiting in that queue
+//!    and the ones after it counts as deferred and waits for the next step;
+//! 4. records its time and deferrals, then decides whether to stay attached to its phase.
+//!
+//! Each queue's depth is snapshotted when its drain begins: work added to the queue being drained,
+//! or to one already drained, waits for the next step, so a task that reschedules itself cannot
+//! livelock the frame. Work added to a lower queue not yet reached may run this step. Kernel
+//! priority is budget-exempt (deferring the kernel's own work would stall the thing deferring);
+//! Background starves first. A panicking task is caught, reported to
+//! [`Scheduler::on_error`] with its message, origin, location and backtrace, and the step goes
+//! on. A recurring entry is in exactly one place at a time (heap or frame list, queued, running),
+//! and its next deadline is set only after it runs: a starved job runs once when budget frees,
+//! never in a burst; a positive interval is drift-free (previous deadline + interval, snapped to
+//! now + interval once a whole interval was missed).
+//!
+//! # The budget
+//!
+//! An explicit [`Scheduler::step_with_budget`] wins. Otherwise a target frame selects frame-aware
+//! mode, and without one the fixed slice applies ([`BudgetMode`]). The server defaults to
+//! frame-aware against 16.5 ms with a 1.5 ms floor; the client to a fixed 1.5 ms, because its
+//! heartbeat time excludes rendering and a frame-aware client would starve it. With Target and
+//! Floor:
+//!
+//! ```text
+//! first step after reattaching:  Budget = max(Target - HeartbeatTime - PhysicsStepTime, Floor)
+//! no earlier step, or late:      Budget = Floor        (last step at least 1.25 x Target ago)
+//! otherwise:                     Others = max(HeartbeatTime - StepEma, 0) + PhysicsStepTime
+//!                                Budget = max(Target - Others, Floor)
+//! ```
+//!
+//! StepEma is the scheduler's own smoothed step cost (alpha 0.1), subtracted because the engine's
+//! heartbeat time already contains it. The reattach step skips both the correction and the late
+//! rule: the scheduler did nothing in the frames it slept through.
+//!
+//! # Sleeping while idle
+//!
+//! A bound scheduler is attached only with runnable work: a live queued task, an `every(0)` job
+//! that is not mid-run, a woken future, or a deadline at most [`WAKE_WINDOW`] (34 ms) away.
+//! Otherwise it detaches and its wake is its earliest deadline minus 34 ms; scheduling earlier
+//! work moves the wake, cancelling the last timer clears it. The loop sleeps through frames in
+//! which no scheduler is attached, so 1,000 timers in the future cost zero steps until the first
+//! comes due.
+//!
+//! # Async tasks
+//!
+//! [`Scheduler::spawn`] runs a future as a task, polled under the same budget. Where the seed's
+//! yielding task suspends the rest of its step, a `Pending` future simply lets the step move on;
+//! its waker queues it for a later step, and step statistics count poll time only.
+//! [`Scheduler::every_async`] arms its next deadline only after the run's future completes, so a
+//! recurring async job never overlaps itself.
+//!
+//! # Costs
+//!
+//! * `schedule`: one `Box` for the closure, a slot from a free list, an O(1) queue push. The handle
+//!   is a weak pointer plus a slot key; no other allocation.
+//! * Per task in a step: one queue pop, one clock read for the budget check (none at Kernel
+//!   priority), the call under `catch_unwind` (free unless it panics), two short `RefCell`
+//!   borrows. The profiler reuses the budget-check read as the task's end time, so profiling adds
+//!   no clock read, only one array update at the origin index cached in the slot.
+//! * Timers: O(log n) arm, fire and cancel on an indexed heap (cancel removes at once).
+//! * `schedule_entry`: no allocation at all, for owners that queue the same work repeatedly.
+//! * Async: the boxed future; wakers are pooled and reused.
+//!
+//! # Decisions where the spec was open
+//!
+//! * **Use after destroy** panics with `scheduler is destroyed` (`#[track_caller]`), for every
+//!   creating call and `bind`; `step` does nothing; `on_error` is ignored.
+//! * **Handles** are owned, not clonable, and dropping one does not cancel (scopes own and cancel
+//!   them). `is_cancelled` is true when a cancel took effect or destroy cancelled the task.
+//! * **Origins**: the `#[track_caller]` call site is the Rust form of `debug.info(fn, "sl")`;
+//!   [`Scheduler::with_origin`] labels one task, [`Scheduler::set_task_origin`] renames a site.
+//! * **Panic reporting** uses a process-wide panic hook installed once, which captures the panic
+//!   location and backtrace while a task runs (and stays silent: the report goes to `on_error`,
+//!   or to `tracing::error!` when no handler is connected). Panics elsewhere reach the previous
+//!   hook unchanged. A recurring job that panics keeps its cadence.
+//! * **Stagger** `n` counts `every()` calls on the scheduler, the first being 1.
+//! * **Binding** a scheduler that never stepped is not a "reattach": its first step is budgeted by
+//!   the no-earlier-step rule (the floor). Nested `step()` from a task is a no-op.
+//! * **TasksRun** counts each poll of a future as a run.
+//! * **Entries** may be queued again while running (they run once more on a later step); queuing
+//!   one that is already queued is [`ScheduleError::EntryBusy`] rather than a silent double run.
+//! * **Diagnostics** are server-only ([`ScheduleError::DiagnosticsServerOnly`] on a client); after
+//!   an [`Overload`] the streak starts over, so sustained overload reports every three windows.
+//! * **Phase schedulers**: `phase_scheduler(Heartbeat)` is the main scheduler.
+//!
+//! # Time
+//!
+//! Everything reads time through [`Clock`]; nothing else calls the OS clocks. Tests use
+//! [`ManualClock`], and a task that "takes time" advances it.
 
 #![forbid(unsafe_code)]
 
 pub mod clock;
+mod config;
+mod error;
+mod frame_loop;
+mod frame_stats;
+mod handle;
+mod kernel;
+mod phase;
+mod priority;
+mod scheduler;
+mod stats;
+mod zones;
+
+pub use clock::{Clock, Instant, ManualClock, SystemClock};
+pub use config::{BudgetMode, DEFAULT_BUDGET, DEFAULT_TARGET_FRAME, SchedulerConfig};
+pub use error::{ScheduleError, TaskError, seconds_to_duration};
+pub use frame_loop::FrameLoop;
+pub use frame_stats::FrameStats;
+pub use handle::{Entry, TaskHandle};
+pub use kernel::{DIAGNOSTICS_WINDOW, Kernel, KernelConfig, OVERLOAD_WINDOWS, Overload};
+pub use phase::{Phase, Role};
+pub use priority::Priority;
+pub use scheduler::{Labeled, Scheduler, WAKE_WINDOW};
+pub use stats::{HotTask, QueueDepths, Stats, StepWindow};
+pub use zones::{profiler_zones, set_profiler_zones};

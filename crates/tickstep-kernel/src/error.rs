@@ -1,0 +1,226 @@
+//! Errors: typed, named after the rule they break, carrying the offending value.
+
+use std::backtrace::Backtrace;
+use std::time::Duration;
+
+use crate::{Phase, Priority, Role};
+
+/// Why a scheduler call was refused. Nothing was created or changed when one is returned.
+///
+/// The messages follow the seed where it quotes one, e.g.
+/// `Scheduler.every interval must be a finite number >= 0 (got NaN)`.
+///
+/// ```
+/// use tickstep_kernel::ScheduleError;
+/// let err = tickstep_kernel::seconds_to_duration("every", f64::NAN).unwrap_err();
+/// assert_eq!(err.to_string(), "Scheduler.every interval must be a finite number >= 0 (got NaN)");
+/// assert!(matches!(err, ScheduleError::InvalidSeconds { .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScheduleError {
+    /// A delay or interval given as `f64` seconds was NaN, negative or infinite.
+    #[error("Scheduler.{api} {what} must be a finite number >= 0 (got {value})")]
+    InvalidSeconds {
+        /// `"after"` or `"every"`.
+        api: &'static str,
+        /// `"delay"` or `"interval"`.
+        what: &'static str,
+        /// The rejected value.
+        value: f64,
+    },
+    /// A delay or interval so large the deadline would pass the end of the clock's timeline.
+    #[error(
+        "Scheduler.{api} {what} must be a finite number >= 0 that keeps the deadline on the clock (got {delay:?}, which overflows it)"
+    )]
+    DeadlineOverflow {
+        /// `"after"` or `"every"`.
+        api: &'static str,
+        /// `"delay"` or `"interval"`.
+        what: &'static str,
+        /// The rejected delay or interval.
+        delay: Duration,
+    },
+    /// A numeric priority was NaN (fractional and out-of-range numbers are floored and clamped).
+    #[error("Scheduler priority must be a number from 1 (Kernel) to 5 (Background) (got {value})")]
+    InvalidPriority {
+        /// The rejected value.
+        value: f64,
+    },
+    /// A PreRender scheduler was asked for (or bound) on a server.
+    #[error("PreRender schedulers are client-only")]
+    PreRenderOnServer,
+    /// [`Scheduler::schedule_entry`](crate::Scheduler::schedule_entry) on an entry that is already
+    /// queued or running: queuing one entry twice would run it twice.
+    #[error(
+        "Scheduler.schedule_entry: entry is already queued or running (queue it again after it runs)"
+    )]
+    EntryBusy,
+    /// [`Scheduler::schedule_entry`](crate::Scheduler::schedule_entry) on a cancelled entry, or one
+    /// that belongs to another scheduler.
+    #[error("Scheduler.schedule_entry: entry is cancelled or belongs to another scheduler")]
+    EntryCancelled,
+    /// The frame loop's target frame rate is outside 1–1000 fps.
+    #[error("FrameLoop target frame rate must be 1 to 1000 fps (got {fps})")]
+    InvalidFrameRate {
+        /// The rejected frame rate.
+        fps: u32,
+    },
+    /// Overload diagnostics were enabled on a client; they are published on the server only.
+    #[error("Kernel diagnostics are server-only (this kernel's role is {role:?})")]
+    DiagnosticsServerOnly {
+        /// The kernel's role.
+        role: Role,
+    },
+    /// A scheduler was bound to a frame loop that does not run its phase.
+    #[error("this frame loop does not run the {phase:?} phase")]
+    PhaseNotRun {
+        /// The scheduler's phase.
+        phase: Phase,
+    },
+}
+
+/// A task that panicked, as handed to every [`Scheduler::on_error`](crate::Scheduler::on_error)
+/// handler. The step that ran it went on with the next task.
+///
+/// ```
+/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+/// use std::{cell::RefCell, rc::Rc};
+///
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// let seen = Rc::new(RefCell::new(String::new()));
+/// let sink = seen.clone();
+/// sched.on_error(move |err| *sink.borrow_mut() = err.message().to_owned());
+/// sched.schedule(|| panic!("boom"), Priority::Normal);
+/// sched.step_with_budget(std::time::Duration::from_secs(1));
+/// assert_eq!(*seen.borrow(), "boom");
+/// ```
+#[derive(Debug)]
+pub struct TaskError {
+    pub(crate) message: String,
+    pub(crate) origin: String,
+    pub(crate) panic_location: Option<String>,
+    pub(crate) priority: Priority,
+    pub(crate) backtrace: Backtrace,
+}
+
+impl TaskError {
+    /// The panic message (`"Box<dyn Any>"` when the payload was not a string).
+    ///
+    /// ```
+    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// sched.on_error(|err| assert_eq!(err.message(), "bad input 7"));
+    /// sched.schedule(|| panic!("bad input {}", 7), Priority::High);
+    /// sched.step();
+    /// ```
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Where the task came from: its label, or the `file:line:column` that scheduled it.
+    ///
+    /// ```
+    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// sched.on_error(|err| assert_eq!(err.origin(), "Process Lobby"));
+    /// sched.with_origin("Process Lobby").schedule(|| panic!("x"), Priority::High);
+    /// sched.step();
+    /// ```
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// Where the panic happened (`file:line:column`), when the scheduler's panic hook saw it.
+    ///
+    /// ```
+    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// sched.on_error(|err| assert!(err.panic_location().unwrap().contains(".rs:")));
+    /// sched.schedule(|| panic!("x"), Priority::High);
+    /// sched.step();
+    /// ```
+    pub fn panic_location(&self) -> Option<&str> {
+        self.panic_location.as_deref()
+    }
+
+    /// The priority the task ran at.
+    ///
+    /// ```
+    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// sched.on_error(|err| assert_eq!(err.priority(), Priority::Low));
+    /// sched.schedule(|| panic!("x"), Priority::Low);
+    /// sched.step_with_budget(std::time::Duration::from_secs(1));
+    /// ```
+    pub fn priority(&self) -> Priority {
+        self.priority
+    }
+
+    /// The stack at the panic, captured when the host enables backtraces (`RUST_BACKTRACE=1`);
+    /// otherwise a disabled backtrace.
+    ///
+    /// ```
+    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// sched.on_error(|err| { let _ = err.backtrace().status(); });
+    /// sched.schedule(|| panic!("x"), Priority::High);
+    /// sched.step();
+    /// ```
+    pub fn backtrace(&self) -> &Backtrace {
+        &self.backtrace
+    }
+}
+
+impl std::fmt::Display for TaskError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "task {} panicked: {}", self.origin, self.message)?;
+        if let Some(at) = &self.panic_location {
+            write!(f, " (at {at})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for TaskError {}
+
+/// Converts `f64` seconds from a script or config into a [`Duration`], with the seed's checks.
+///
+/// `api` names the call (`"after"` or `"every"`) so the message reads like the seed's:
+/// `Scheduler.after delay must be a finite number >= 0 (got -1)`. Any other `api` is reported as
+/// a `"value"`.
+///
+/// # Errors
+///
+/// [`ScheduleError::InvalidSeconds`] for NaN, negative or infinite values;
+/// [`ScheduleError::DeadlineOverflow`] for finite values too large for a `Duration`.
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_kernel::seconds_to_duration;
+/// assert_eq!(seconds_to_duration("after", 0.25), Ok(Duration::from_millis(250)));
+/// assert_eq!(
+///     seconds_to_duration("after", -1.0).unwrap_err().to_string(),
+///     "Scheduler.after delay must be a finite number >= 0 (got -1)"
+/// );
+/// assert!(seconds_to_duration("every", f64::INFINITY).is_err());
+/// ```
+pub fn seconds_to_duration(api: &'static str, seconds: f64) -> Result<Duration, ScheduleError> {
+    let what = match api {
+        "after" => "delay",
+        "every" => "interval",
+        _ => "value",
+    };
+    if !seconds.is_finite() || seconds < 0.0 {
+        return Err(ScheduleError::InvalidSeconds {
+            api,
+            what,
+            value: seconds,
+        });
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| ScheduleError::DeadlineOverflow {
+        api,
+        what,
+        delay: Duration::MAX,
+    })
+}

@@ -1,0 +1,384 @@
+//! `FrameLoop`: the engine loop schedulers bind to.
+//!
+//! Each frame runs the phases in order (PreRender on the client, PreSimulation, the simulation
+//! callback, PostSimulation, Heartbeat) and steps every bound scheduler of that phase that is
+//! attached. It measures its own frames (compute time minus simulation time as the heartbeat time,
+//! the simulation callback as physics time) and serves them as [`FrameStats`] to the schedulers
+//! bound to it.
+//!
+//! When no bound scheduler is attached and there is no simulation callback, the loop does not
+//! spin through empty frames: it sleeps with [`Clock::sleep_until`] straight to the first frame at
+//! or after the earliest scheduler wake (34 ms before the earliest deadline), counting the frames
+//! it slept through. With a [`ManualClock`](crate::ManualClock) that sleep moves virtual time at
+//! once, so a hundred idle frames cost nothing. A frame that overruns its period starts the next
+//! one at once without trying to catch up (no burst of frames).
+//!
+//! Wakes from other threads (an async task woken by a thread) are noticed at the next frame
+//! boundary; while the loop sleeps through idle frames they wait for the sleep to end.
+
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use crate::clock::{Clock, Instant};
+use crate::{FrameStats, Phase, Role, ScheduleError, Scheduler};
+
+/// A frame loop (cheap clonable handle).
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
+///
+/// let clock = ManualClock::new();
+/// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
+/// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+/// sched.bind(&fl).unwrap();
+/// for _ in 0..1000 {
+///     let _t = sched.after(Duration::from_secs(10), || {}, Priority::Low).unwrap();
+/// }
+/// fl.run_frames(120); // two idle seconds: no steps, no real time
+/// assert_eq!(sched.stats().steps, 0);
+/// assert_eq!(fl.frame_count(), 120);
+/// ```
+#[derive(Clone)]
+pub struct FrameLoop {
+    shared: Rc<LoopShared>,
+}
+
+/// What a frame loop handle points at.
+pub(crate) struct LoopShared {
+    clock: Box<dyn Clock>,
+    role: Role,
+    period: Duration,
+    measured: Rc<MeasuredFrame>,
+    state: RefCell<LoopState>,
+}
+
+struct LoopState {
+    bound: Vec<Scheduler>,
+    frame_count: u64,
+    frames_run: u64,
+    steps: u64,
+    next_frame_at: Option<Instant>,
+    simulation: Option<Simulation>,
+}
+
+/// The host's physics step, shared so the loop can call it with nothing borrowed.
+type Simulation = Rc<RefCell<dyn FnMut(Duration)>>;
+
+/// The loop's measurements of its last frame, served to bound schedulers.
+#[derive(Default)]
+struct MeasuredFrame {
+    heartbeat: Cell<Duration>,
+    physics: Cell<Duration>,
+}
+
+impl FrameStats for MeasuredFrame {
+    fn heartbeat_time(&self) -> f64 {
+        self.heartbeat.get().as_secs_f64()
+    }
+    fn physics_step_time(&self) -> f64 {
+        self.physics.get().as_secs_f64()
+    }
+}
+
+impl FrameLoop {
+    /// A loop for `role` at `fps` frames per second.
+    ///
+    /// # Panics
+    ///
+    /// When `fps` is 0 or above 1000 (see [`FrameLoop::try_new`] for the checked form).
+    ///
+    /// ```
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
+    /// let fl = FrameLoop::new(ManualClock::new(), Role::Client, 60);
+    /// assert_eq!(fl.role(), Role::Client);
+    /// ```
+    #[track_caller]
+    pub fn new(clock: impl Clock + 'static, role: Role, fps: u32) -> Self {
+        match Self::try_new(clock, role, fps) {
+            Ok(fl) => fl,
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    /// A loop for `role` at `fps` frames per second.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::InvalidFrameRate`] when `fps` is 0 or above 1000.
+    ///
+    /// ```
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
+    /// assert!(FrameLoop::try_new(ManualClock::new(), Role::Server, 0).is_err());
+    /// ```
+    pub fn try_new(
+        clock: impl Clock + 'static,
+        role: Role,
+        fps: u32,
+    ) -> Result<Self, ScheduleError> {
+        if !(1..=1000).contains(&fps) {
+            return Err(ScheduleError::InvalidFrameRate { fps });
+        }
+        Ok(FrameLoop {
+            shared: Rc::new(LoopShared {
+                clock: Box::new(clock),
+                role,
+                period: Duration::from_secs(1) / fps,
+                measured: Rc::default(),
+                state: RefCell::new(LoopState {
+                    bound: Vec::new(),
+                    frame_count: 0,
+                    frames_run: 0,
+                    steps: 0,
+                    next_frame_at: None,
+                    simulation: None,
+                }),
+            }),
+        })
+    }
+
+    /// The loop's role.
+    ///
+    /// ```
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
+    /// assert_eq!(FrameLoop::new(ManualClock::new(), Role::Server, 30).role(), Role::Server);
+    /// ```
+    pub fn role(&self) -> Role {
+        self.shared.role
+    }
+
+    /// The frame period (1 / fps).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
+    /// assert_eq!(FrameLoop::new(ManualClock::new(), Role::Server, 50).period(), Duration::from_millis(20));
+    /// ```
+    pub fn period(&self) -> Duration {
+        self.shared.period
+    }
+
+    /// Sets the simulation (physics) callback, run between PreSimulation and PostSimulation with
+    /// the frame period. Its time is reported as physics time. A loop with a simulation callback
+    /// runs every frame even when its schedulers are idle.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
+    /// let clock = ManualClock::new();
+    /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
+    /// let c = clock.clone();
+    /// fl.set_simulation(move |_dt| c.advance(Duration::from_millis(2)));
+    /// fl.run_frames(1);
+    /// assert_eq!(fl.physics_step(), Duration::from_millis(2));
+    /// ```
+    pub fn set_simulation(&self, simulate: impl FnMut(Duration) + 'static) {
+        self.shared.state.borrow_mut().simulation = Some(Rc::new(RefCell::new(simulate)));
+    }
+
+    /// Runs `frames` frames (frames slept through while idle count).
+    ///
+    /// ```
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
+    /// let fl = FrameLoop::new(ManualClock::new(), Role::Server, 60);
+    /// fl.run_frames(3);
+    /// assert_eq!(fl.frame_count(), 3);
+    /// ```
+    pub fn run_frames(&self, frames: u64) {
+        let target = self.shared.state.borrow().frame_count + frames;
+        while self.shared.state.borrow().frame_count < target {
+            let remaining = target - self.shared.state.borrow().frame_count;
+            self.advance(remaining);
+        }
+    }
+
+    /// Runs frames for about `duration` (rounded up to whole frames).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::{Clock, FrameLoop, ManualClock, Role};
+    /// let clock = ManualClock::new();
+    /// let fl = FrameLoop::new(clock.clone(), Role::Server, 50);
+    /// fl.run_for(Duration::from_secs(1));
+    /// assert_eq!(fl.frame_count(), 50);
+    /// assert_eq!(clock.now().as_nanos(), 1_000_000_000);
+    /// ```
+    pub fn run_for(&self, duration: Duration) {
+        let period = self.shared.period.as_nanos();
+        let frames = duration.as_nanos().div_ceil(period);
+        self.run_frames(u64::try_from(frames).unwrap_or(u64::MAX));
+    }
+
+    /// Frames elapsed (run or slept through).
+    ///
+    /// ```
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
+    /// assert_eq!(FrameLoop::new(ManualClock::new(), Role::Server, 60).frame_count(), 0);
+    /// ```
+    pub fn frame_count(&self) -> u64 {
+        self.shared.state.borrow().frame_count
+    }
+
+    /// Frames actually run (not slept through).
+    ///
+    /// ```
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
+    /// let fl = FrameLoop::new(ManualClock::new(), Role::Server, 60);
+    /// fl.run_frames(10); // nothing bound: all slept through
+    /// assert_eq!(fl.frames_run(), 0);
+    /// ```
+    pub fn frames_run(&self) -> u64 {
+        self.shared.state.borrow().frames_run
+    }
+
+    /// Scheduler steps this loop has taken, over all bound schedulers.
+    ///
+    /// ```
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
+    /// assert_eq!(FrameLoop::new(ManualClock::new(), Role::Server, 60).steps_taken(), 0);
+    /// ```
+    pub fn steps_taken(&self) -> u64 {
+        self.shared.state.borrow().steps
+    }
+
+    /// Heartbeat time of the last frame run: compute time minus simulation time.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
+    /// assert_eq!(FrameLoop::new(ManualClock::new(), Role::Server, 60).heartbeat_time(), Duration::ZERO);
+    /// ```
+    pub fn heartbeat_time(&self) -> Duration {
+        self.shared.measured.heartbeat.get()
+    }
+
+    /// Simulation time of the last frame run.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
+    /// assert_eq!(FrameLoop::new(ManualClock::new(), Role::Server, 60).physics_step(), Duration::ZERO);
+    /// ```
+    pub fn physics_step(&self) -> Duration {
+        self.shared.measured.physics.get()
+    }
+
+    pub(crate) fn frame_stats(&self) -> Rc<dyn FrameStats> {
+        self.shared.measured.clone()
+    }
+
+    pub(crate) fn downgrade(&self) -> Weak<LoopShared> {
+        Rc::downgrade(&self.shared)
+    }
+
+    pub(crate) fn register(&self, scheduler: Scheduler) {
+        self.shared.state.borrow_mut().bound.push(scheduler);
+    }
+
+    pub(crate) fn unregister(shared: &Rc<LoopShared>, scheduler: &Scheduler) {
+        shared
+            .state
+            .borrow_mut()
+            .bound
+            .retain(|s| !s.same_as(scheduler));
+    }
+
+    /// Runs one frame, or sleeps through idle frames (at most `remaining`).
+    fn advance(&self, remaining: u64) {
+        let shared = &*self.shared;
+        let clock = &*shared.clock;
+        let start = clock.now();
+        let (bound, simulation, frame_at) = {
+            let mut state = shared.state.borrow_mut();
+            let frame_at = *state.next_frame_at.get_or_insert(start);
+            (state.bound.clone(), state.simulation.clone(), frame_at)
+        };
+        let attached = bound
+            .iter()
+            .fold(false, |any, s| s.poll_attachment(start) | any);
+        if !attached && simulation.is_none() {
+            // Idle: sleep to the first frame at or after the earliest wake.
+            let wake = bound.iter().filter_map(Scheduler::wake_at).min();
+            let period = shared.period.as_nanos();
+            let skip = match wake {
+                Some(wake) => u64::try_from((wake - frame_at).as_nanos().div_ceil(period))
+                    .unwrap_or(u64::MAX)
+                    .clamp(1, remaining),
+                None => remaining,
+            };
+            let next = frame_at.saturating_add(
+                shared
+                    .period
+                    .saturating_mul(u32::try_from(skip).unwrap_or(u32::MAX)),
+            );
+            {
+                let mut state = shared.state.borrow_mut();
+                state.frame_count += skip;
+                state.next_frame_at = Some(next);
+            }
+            shared.measured.heartbeat.set(Duration::ZERO);
+            shared.measured.physics.set(Duration::ZERO);
+            clock.sleep_until(next);
+            return;
+        }
+        let mut physics = Duration::ZERO;
+        let mut steps = 0;
+        for phase in Phase::IN_FRAME_ORDER {
+            if !shared.role.runs(phase) {
+                continue;
+            }
+            if phase == Phase::PostSimulation
+                && let Some(simulate) = &simulation
+            {
+                let before = clock.now();
+                (simulate.borrow_mut())(shared.period);
+                physics = clock.now() - before;
+            }
+            for scheduler in bound.iter().filter(|s| s.phase() == phase) {
+                if scheduler.poll_attachment(clock.now()) {
+                    scheduler.step();
+                    steps += 1;
+                }
+            }
+        }
+        let end = clock.now();
+        shared.measured.physics.set(physics);
+        shared
+            .measured
+            .heartbeat
+            .set((end - start).saturating_sub(physics));
+        let next = {
+            let mut state = shared.state.borrow_mut();
+            state.frame_count += 1;
+            state.frames_run += 1;
+            state.steps += steps;
+            // Overran the period: start the next frame at once, never a burst of catch-up frames.
+            let next = frame_at.saturating_add(shared.period).max(end);
+            state.next_frame_at = Some(next);
+            next
+        };
+        clock.sleep_until(next);
+    }
+}
+
+impl FrameStats for FrameLoop {
+    /// The last frame's heartbeat time in seconds.
+    fn heartbeat_time(&self) -> f64 {
+        self.shared.measured.heartbeat_time()
+    }
+    /// The last frame's simulation time in seconds.
+    fn physics_step_time(&self) -> f64 {
+        self.shared.measured.physics_step_time()
+    }
+}
+
+impl std::fmt::Debug for FrameLoop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameLoop")
+            .field("role", &self.shared.role)
+            .field("period", &self.shared.period)
+            .field("frame_count", &self.frame_count())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,153 @@
+//! Handles to scheduled work: cancel it, ask whether it was cancelled.
+
+use std::cell::Cell;
+use std::rc::Weak;
+
+use crate::scheduler::{Shared, TaskKey};
+
+/// The handle of one `schedule`, `after`, `every` or `spawn`.
+///
+/// * Cancelling an `after()` or `every()` handle removes the entry from the deadline heap or frame
+///   list at once and updates the idle wake.
+/// * Cancelling a queued task skips it when its turn comes (its captures are dropped at once).
+/// * Cancelling a recurring job mid-run stops future runs without undoing the current one.
+/// * A cancelled task never runs. Cancelling a handle whose task already ran does nothing.
+///
+/// Dropping a handle does **not** cancel the task (scopes that own handles cancel them).
+/// A handle is `!Send` like its scheduler.
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+///
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// let reminder = sched.after(Duration::from_secs(5), || unreachable!(), Priority::Normal).unwrap();
+/// reminder.cancel(); // removed from the heap at once; the callback never runs
+/// assert!(reminder.is_cancelled());
+/// assert_eq!(sched.queue_depths().timers, 0);
+/// ```
+#[derive(Debug)]
+#[must_use = "dropping a TaskHandle does not cancel the task; bind it to `_` to detach it explicitly"]
+pub struct TaskHandle {
+    pub(crate) shared: Weak<Shared>,
+    pub(crate) key: TaskKey,
+    pub(crate) cancelled: Cell<bool>,
+}
+
+impl TaskHandle {
+    pub(crate) fn new(shared: Weak<Shared>, key: TaskKey) -> Self {
+        TaskHandle {
+            shared,
+            key,
+            cancelled: Cell::new(false),
+        }
+    }
+
+    /// Cancels the task (see the type docs for what that means in each place). Safe to call from
+    /// inside any task, including the one being cancelled, and after the scheduler is gone.
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let h = sched.schedule(|| unreachable!(), Priority::Normal);
+    /// h.cancel();
+    /// sched.step();
+    /// assert_eq!(sched.stats().tasks_run, 0);
+    /// ```
+    pub fn cancel(&self) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let (took_effect, garbage) = {
+            let mut core = shared.core.borrow_mut();
+            let result = core.cancel(self.key);
+            if result.0 && !core.attach.attached && core.attach.bound.is_some() {
+                let now = shared.clock.now();
+                core.refresh_attachment(now, shared.wakes.is_pending());
+            }
+            result
+        };
+        // The task's captures may run user code when dropped: the borrow is released by now.
+        drop(garbage);
+        if took_effect {
+            self.cancelled.set(true);
+        }
+    }
+
+    /// Whether the task was cancelled before it finished: by this handle, or by
+    /// [`Scheduler::destroy`](crate::Scheduler::destroy). False for a task that already ran.
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let h = sched.schedule(|| {}, Priority::Normal);
+    /// sched.step();
+    /// h.cancel(); // already ran: does nothing
+    /// assert!(!h.is_cancelled());
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.get()
+            || self
+                .shared
+                .upgrade()
+                .is_some_and(|shared| shared.core.borrow().is_cancelled(self.key))
+    }
+}
+
+/// A reusable task its owner queues again and again without allocating
+/// ([`Scheduler::entry`](crate::Scheduler::entry) and
+/// [`Scheduler::schedule_entry`](crate::Scheduler::schedule_entry)), the seed's `scheduleEntry`.
+///
+/// Dropping the entry cancels it and frees its slot.
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc};
+/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// let runs = Rc::new(Cell::new(0));
+/// let r = runs.clone();
+/// let entry = sched.entry(move || r.set(r.get() + 1), Priority::High);
+/// for _ in 0..3 {
+///     sched.schedule_entry(&entry).unwrap();
+///     sched.step();
+/// }
+/// assert_eq!(runs.get(), 3);
+/// ```
+#[derive(Debug)]
+pub struct Entry {
+    pub(crate) handle: TaskHandle,
+}
+
+impl Entry {
+    /// Cancels the entry: it leaves its queue (skipped) and can no longer be queued.
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let entry = sched.entry(|| {}, Priority::High);
+    /// entry.cancel();
+    /// assert!(sched.schedule_entry(&entry).is_err());
+    /// ```
+    pub fn cancel(&self) {
+        self.handle.cancel();
+    }
+
+    /// Whether the entry was cancelled (by [`Entry::cancel`] or by destroy).
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let entry = sched.entry(|| {}, Priority::High);
+    /// sched.destroy();
+    /// assert!(entry.is_cancelled());
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        self.handle.is_cancelled()
+    }
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        self.handle.cancel();
+    }
+}

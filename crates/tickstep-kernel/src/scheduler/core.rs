@@ -1,0 +1,413 @@
+//! The scheduler's state and the moves between places.
+//!
+//! `Core` lives in a `RefCell` inside the shared scheduler. Every method here runs with that borrow
+//! held and never calls user code; anything that might (dropping a task's captures, running a
+//! task, calling a hook) is handed back to the caller to do after the borrow is released. That is
+//! the whole re-entrancy story: a task can schedule, cancel or inspect its own scheduler freely.
+
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::Duration;
+
+use crate::clock::{Clock, Instant};
+use crate::{Phase, Priority, Role, SchedulerConfig, StepWindow};
+
+use super::budget::{Budget, FrameReading, FrameSource};
+use super::idle::Attachment;
+use super::profile::{NO_ORIGIN, Profiler};
+use super::queues::Queues;
+use super::slab::{Body, Cadence, NewTask, Place, Slab, TaskKey};
+use super::timers::TimerHeap;
+use super::wake::{TaskWaker, WakeQueue};
+
+/// What a finished run asks for next.
+pub(crate) enum Outcome {
+    /// Finished for good (one-shot ran, future completed, or the run panicked).
+    Done,
+    /// Recurring: put the body back and rearm by cadence.
+    Again(Body),
+    /// A future returned `Pending`: park it until woken.
+    Pending(Body),
+}
+
+/// A task taken out of its slot to run with no borrow held.
+pub(crate) struct Running {
+    pub(crate) index: u32,
+    pub(crate) body: Body,
+    pub(crate) waker: Option<Waker>,
+    pub(crate) origin: u32,
+    pub(crate) priority: Priority,
+    pub(crate) location: &'static std::panic::Location<'static>,
+}
+
+/// Things to drop once the scheduler is no longer borrowed (their destructors are user code).
+#[must_use]
+pub(crate) struct Garbage(#[allow(dead_code)] Option<Body>);
+
+impl Garbage {
+    pub(crate) const NONE: Garbage = Garbage(None);
+}
+
+/// Step and window counters behind [`crate::Stats`].
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) last_step: Duration,
+    pub(crate) last_budget: Duration,
+    pub(crate) last_frame: FrameReading,
+    pub(crate) tasks_run: u64,
+    pub(crate) tasks_deferred: u64,
+    pub(crate) steps: u64,
+    pub(crate) window_time: Duration,
+    pub(crate) window_steps: u64,
+    pub(crate) window_max: Duration,
+    pub(crate) window_deferred: u64,
+}
+
+#[allow(clippy::struct_excessive_bools)] // independent flags, not a state machine
+pub(crate) struct Core {
+    pub(crate) slab: Slab,
+    pub(crate) queues: Queues,
+    pub(crate) timers: TimerHeap,
+    /// every(0) jobs waiting for the next step, in the order they will be queued.
+    pub(crate) frame: Vec<u32>,
+    pub(crate) budget: Budget,
+    pub(crate) profiler: Profiler,
+    pub(crate) profiling: bool,
+    pub(crate) stagger: bool,
+    /// `every()` calls so far: the `n` of the stagger offset.
+    pub(crate) every_calls: u64,
+    pub(crate) phase: Phase,
+    pub(crate) role: Role,
+    pub(crate) destroyed: bool,
+    pub(crate) stepping: bool,
+    pub(crate) counters: Counters,
+    pub(crate) frame_source: Option<FrameSource>,
+    pub(crate) attach: Attachment,
+    waker_pool: Vec<Arc<TaskWaker>>,
+    woken: Vec<u64>,
+}
+
+/// The golden-ratio fraction the stagger offset steps by.
+const GOLDEN_FRACTION: f64 = 0.618_033_988_749_894_9;
+
+impl Core {
+    pub(crate) fn new(config: &SchedulerConfig) -> Self {
+        Core {
+            slab: Slab::new(),
+            queues: Queues::new(),
+            timers: TimerHeap::new(),
+            frame: Vec::new(),
+            budget: Budget::new(config.budget_mode()),
+            profiler: Profiler::new(),
+            profiling: config.profiles_tasks(),
+            stagger: config.staggers_recurring(),
+            every_calls: 0,
+            phase: config.phase_of(),
+            role: config.role(),
+            destroyed: false,
+            stepping: false,
+            counters: Counters::default(),
+            frame_source: None,
+            attach: Attachment::default(),
+            waker_pool: Vec::new(),
+            woken: Vec::new(),
+        }
+    }
+
+    /// The origin index for a new task: a label always, a call site only while profiling.
+    #[inline]
+    pub(crate) fn origin_for(
+        &mut self,
+        location: &'static std::panic::Location<'static>,
+        label: Option<&str>,
+    ) -> u32 {
+        match label {
+            Some(label) => self.profiler.intern_label(label),
+            None if self.profiling => self.profiler.intern_location(location),
+            None => NO_ORIGIN,
+        }
+    }
+
+    /// Stores a task and puts it in `place`; `deadline` is used for [`Place::Heap`].
+    #[inline]
+    pub(crate) fn insert(&mut self, task: NewTask, deadline: Instant) -> TaskKey {
+        let place = task.place;
+        let priority = task.priority;
+        let key = self.slab.insert(task);
+        match place {
+            Place::Queued => self.queues.push(priority, key.index),
+            Place::Heap => {
+                self.slab.at(key.index).deadline = deadline;
+                self.timers.push(key.index, deadline);
+            }
+            Place::Frame => self.frame.push(key.index),
+            _ => {}
+        }
+        key
+    }
+
+    /// The first deadline of a positive-interval `every()`, staggered when configured:
+    /// `now + interval + ((n * 0.618...) mod 1) * interval` with `n` counting `every()` calls.
+    pub(crate) fn first_every_deadline(&self, now: Instant, interval: Duration) -> Option<Instant> {
+        let base = now.checked_add(interval)?;
+        if !self.stagger {
+            return Some(base);
+        }
+        let fraction = (self.every_calls as f64 * GOLDEN_FRACTION).fract();
+        base.checked_add(interval.mul_f64(fraction))
+    }
+
+    /// Cancels `key`. Returns whether the cancel took effect (false when the task already ran,
+    /// was already cancelled, or the key is stale).
+    pub(crate) fn cancel(&mut self, key: TaskKey) -> (bool, Garbage) {
+        let Some(slot) = self.slab.get_mut(key) else {
+            return (false, Garbage::NONE);
+        };
+        if slot.cancelled {
+            return (false, Garbage::NONE);
+        }
+        slot.cancelled = true;
+        match slot.place {
+            Place::Queued => {
+                // Skipped when its turn comes; the captures go now.
+                let priority = slot.priority;
+                let body = std::mem::replace(&mut slot.body, Body::Empty);
+                self.queues.note_cancelled(priority);
+                (true, Garbage(Some(body)))
+            }
+            // Not re-armed when the run returns.
+            Place::Running => (true, Garbage::NONE),
+            Place::Heap => {
+                self.timers.remove(key.index);
+                (true, self.release(key.index))
+            }
+            Place::Frame => {
+                self.frame.retain(|&i| i != key.index);
+                (true, self.release(key.index))
+            }
+            Place::Parked | Place::Idle => (true, self.release(key.index)),
+            Place::Free => unreachable!("get_mut never returns a free slot"),
+        }
+    }
+
+    /// Whether `key` names a live task that was cancelled (by its handle or by destroy).
+    pub(crate) fn is_cancelled(&self, key: TaskKey) -> bool {
+        self.slab.get(key).is_some_and(|s| s.cancelled)
+    }
+
+    /// Frees a slot, pooling its waker when nobody else holds it.
+    pub(crate) fn release(&mut self, index: u32) -> Garbage {
+        let (body, waker) = self.slab.release(index);
+        if let Some(waker) = waker
+            && Arc::strong_count(&waker) == 1
+        {
+            self.waker_pool.push(waker);
+        }
+        Garbage(Some(body))
+    }
+
+    /// Step stage 2: woken futures, due timers and every(0) jobs move into their queues.
+    pub(crate) fn release_ready(&mut self, now: Instant, wakes: &WakeQueue) {
+        let mut woken = std::mem::take(&mut self.woken);
+        wakes.drain_into(&mut woken);
+        for &packed in &woken {
+            if let Some(slot) = self.slab.get_mut(TaskKey::unpack(packed))
+                && slot.place == Place::Parked
+            {
+                slot.place = Place::Queued;
+                let priority = slot.priority;
+                self.queues.push(priority, TaskKey::unpack(packed).index);
+            }
+        }
+        self.woken = woken;
+        while let Some(index) = self.timers.pop_due(now) {
+            let slot = self.slab.at(index);
+            slot.place = Place::Queued;
+            let priority = slot.priority;
+            self.queues.push(priority, index);
+        }
+        for i in 0..self.frame.len() {
+            let index = self.frame[i];
+            let slot = self.slab.at(index);
+            slot.place = Place::Queued;
+            let priority = slot.priority;
+            self.queues.push(priority, index);
+        }
+        self.frame.clear();
+    }
+
+    /// Takes the task at `index` out of its slot to run it.
+    #[inline]
+    pub(crate) fn begin_run(&mut self, index: u32, wakes: &Arc<WakeQueue>) -> Running {
+        let generation = self.slab.key_at(index).generation;
+        let slot = self.slab.at(index);
+        slot.place = Place::Running;
+        let body = std::mem::replace(&mut slot.body, Body::Empty);
+        if self.profiling && slot.origin == NO_ORIGIN {
+            slot.origin = self.profiler.intern_location(slot.location);
+        }
+        let waker = match body {
+            Body::Future(_) | Body::AsyncRepeat(_) => {
+                let key = TaskKey { index, generation }.pack();
+                if slot.waker.is_none() {
+                    slot.waker = Some(match self.waker_pool.pop() {
+                        Some(pooled) => {
+                            pooled.retarget(key);
+                            pooled
+                        }
+                        None => Arc::new(TaskWaker::new(key, Arc::clone(wakes))),
+                    });
+                }
+                slot.waker.clone().map(Waker::from)
+            }
+            _ => None,
+        };
+        Running {
+            index,
+            body,
+            waker,
+            origin: slot.origin,
+            priority: slot.priority,
+            location: slot.location,
+        }
+    }
+
+    /// Puts a run's task back where its cadence says (or frees it).
+    pub(crate) fn finish_run(
+        &mut self,
+        index: u32,
+        outcome: Outcome,
+        clock: &dyn Clock,
+    ) -> Garbage {
+        let slot = self.slab.at(index);
+        if slot.place != Place::Running {
+            // Destroy ran while the task did; the slot is already dead.
+            return match outcome {
+                Outcome::Done => Garbage::NONE,
+                Outcome::Again(body) | Outcome::Pending(body) => Garbage(Some(body)),
+            };
+        }
+        let body = match outcome {
+            Outcome::Done => return self.release(index),
+            Outcome::Again(body) | Outcome::Pending(body) if slot.cancelled => {
+                let garbage = self.release(index);
+                drop(garbage);
+                return Garbage(Some(body));
+            }
+            Outcome::Pending(body) => {
+                slot.body = body;
+                slot.place = Place::Parked;
+                return Garbage::NONE;
+            }
+            Outcome::Again(body) => body,
+        };
+        slot.body = body;
+        match slot.cadence {
+            Cadence::Every(interval) => {
+                // Drift-free: previous deadline + interval, unless a whole interval was missed.
+                let now = clock.now();
+                let mut next = slot.deadline.saturating_add(interval);
+                if next <= now {
+                    next = now.saturating_add(interval);
+                }
+                slot.deadline = next;
+                slot.place = Place::Heap;
+                self.timers.push(index, next);
+            }
+            Cadence::EveryFrame => {
+                slot.place = Place::Frame;
+                self.frame.push(index);
+            }
+            Cadence::Entry if slot.requeue => {
+                slot.requeue = false;
+                slot.place = Place::Queued;
+                let priority = slot.priority;
+                self.queues.push(priority, index);
+            }
+            Cadence::Entry => slot.place = Place::Idle,
+            Cadence::Once => return self.release(index),
+        }
+        Garbage::NONE
+    }
+
+    /// Budget spent before `queue`: counts what waits there and after it, attributing it to
+    /// origins when profiling.
+    pub(crate) fn defer_from(&mut self, queue: usize) -> u64 {
+        let Core {
+            queues,
+            slab,
+            profiler,
+            profiling,
+            ..
+        } = self;
+        if *profiling {
+            for index in queues.iter_from(queue) {
+                let slot = slab.at(index);
+                if slot.cancelled {
+                    continue;
+                }
+                if slot.origin == NO_ORIGIN {
+                    slot.origin = profiler.intern_location(slot.location);
+                }
+                profiler.note_deferred(slot.origin);
+            }
+        }
+        queues.live_from(queue) as u64
+    }
+
+    /// Step stage 4: records the finished step.
+    pub(crate) fn finish_step(
+        &mut self,
+        elapsed: Duration,
+        budget: Duration,
+        frame: FrameReading,
+        deferred: u64,
+    ) {
+        let c = &mut self.counters;
+        c.last_step = elapsed;
+        c.last_budget = budget;
+        c.last_frame = frame;
+        c.tasks_deferred = deferred;
+        c.steps += 1;
+        c.window_time += elapsed;
+        c.window_steps += 1;
+        c.window_max = c.window_max.max(elapsed);
+        c.window_deferred += deferred;
+        self.budget.record_step(elapsed);
+    }
+
+    /// Drains the diagnostics window.
+    pub(crate) fn take_window(&mut self) -> StepWindow {
+        let c = &mut self.counters;
+        let (longest_task, longest_task_origin) = self.profiler.window_task();
+        let window = StepWindow {
+            total_time: std::mem::take(&mut c.window_time),
+            steps: std::mem::take(&mut c.window_steps),
+            longest_step: std::mem::take(&mut c.window_max),
+            deferred: std::mem::take(&mut c.window_deferred),
+            longest_task,
+            longest_task_origin,
+            top_deferred: self.profiler.window_deferred(5),
+        };
+        self.profiler.clear_window();
+        window
+    }
+
+    /// Cancels everything and empties every place. Returns the bodies to drop.
+    pub(crate) fn destroy(&mut self) -> Vec<Body> {
+        self.destroyed = true;
+        self.queues.clear();
+        self.timers.clear();
+        self.frame.clear();
+        self.attach = Attachment::default();
+        let mut bodies = Vec::new();
+        for slot in self.slab.slots_mut() {
+            if slot.place != Place::Free {
+                slot.cancelled = true;
+                slot.waker = None;
+                bodies.push(std::mem::replace(&mut slot.body, Body::Empty));
+            }
+        }
+        bodies
+    }
+}

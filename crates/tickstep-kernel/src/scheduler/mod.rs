@@ -1,0 +1,154 @@
+//! The frame-budgeted scheduler.
+//!
+//! Public surface: [`Scheduler`] (this file: the handle and its constructor), task creation in
+//! [`submit`], stepping and inspection in [`control`], handles in [`crate::handle`].
+//! Engine internals, all crate-private:
+//!
+//! | file | idea |
+//! |---|---|
+//! | `core` | the state and the moves between places (queued, heap, frame list, running, parked) |
+//! | `slab` | task slots with generations; queues and heap hold `u32` indices |
+//! | `queues` | five FIFO ring buffers, O(1) dequeue, lazy skip of cancelled tasks |
+//! | `timers` | indexed min-heap of deadlines, O(log n) removal on cancel |
+//! | `drain` | one step: budget, release ready work, drain queues under the budget |
+//! | `budget` | explicit > frame-aware > fixed, StepEma, late and reattach rules |
+//! | `idle` | attach/detach and the 34 ms wake |
+//! | `profile` | the hot-task profiler and window attribution |
+//! | `wake` | thread-safe wakers for async tasks, pooled |
+//! | `panics` | catching task panics with their location and backtrace |
+
+mod budget;
+mod control;
+mod core;
+mod drain;
+mod idle;
+mod panics;
+mod profile;
+mod queues;
+mod slab;
+mod submit;
+mod timers;
+mod wake;
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+
+use crate::clock::Clock;
+use crate::{SchedulerConfig, TaskError};
+
+pub use idle::WAKE_WINDOW;
+pub use submit::Labeled;
+
+pub(crate) use slab::TaskKey;
+
+use self::core::Core;
+use wake::WakeQueue;
+
+/// An error handler connected with [`Scheduler::on_error`].
+type ErrorHook = Rc<dyn Fn(&TaskError)>;
+
+/// Everything a scheduler handle points at.
+pub(crate) struct Shared {
+    pub(crate) clock: Box<dyn Clock>,
+    pub(crate) core: RefCell<Core>,
+    pub(crate) wakes: Arc<WakeQueue>,
+    pub(crate) hooks: RefCell<Vec<ErrorHook>>,
+}
+
+/// A frame-budgeted task scheduler: five priority queues drained once per step under a time
+/// budget, a deadline heap for timers, and a frame list for per-step jobs.
+///
+/// `Scheduler` is a cheap, clonable handle (`Rc`); every clone drives the same scheduler. It is
+/// single-threaded by design, so it is neither `Send` nor `Sync`:
+///
+/// ```compile_fail
+/// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// std::thread::spawn(move || sched.step()); // error: `Rc<..>` cannot be sent between threads
+/// ```
+///
+/// It is re-entrant: a running task may schedule, cancel, inspect or destroy its own scheduler.
+/// See the crate docs for the model, the budget formulas and the costs.
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc, time::Duration};
+/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+///
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// let order = Rc::new(RefCell::new(Vec::new()));
+/// let o = order.clone();
+/// sched.schedule(move || o.borrow_mut().push("normal"), Priority::Normal);
+/// let o = order.clone();
+/// sched.schedule(move || o.borrow_mut().push("kernel"), Priority::Kernel);
+/// sched.step_with_budget(Duration::from_secs(1));
+/// assert_eq!(*order.borrow(), ["kernel", "normal"]);
+/// ```
+#[derive(Clone)]
+pub struct Scheduler {
+    pub(crate) shared: Rc<Shared>,
+}
+
+/// A non-owning scheduler reference, for closures the scheduler itself stores.
+#[derive(Clone)]
+pub(crate) struct WeakScheduler(Weak<Shared>);
+
+impl WeakScheduler {
+    pub(crate) fn upgrade(&self) -> Option<Scheduler> {
+        self.0.upgrade().map(|shared| Scheduler { shared })
+    }
+}
+
+impl Scheduler {
+    /// A new, unbound scheduler reading time from `clock`.
+    ///
+    /// It runs only when [`Scheduler::step`] is called, until [`Scheduler::bind`] attaches it to a
+    /// [`FrameLoop`](crate::FrameLoop).
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::client());
+    /// assert!(!sched.is_bound());
+    /// ```
+    #[allow(clippy::needless_pass_by_value)] // the config is consumed by value in spirit: a builder's end
+    pub fn new(clock: impl Clock + 'static, config: SchedulerConfig) -> Self {
+        panics::install_hook();
+        Scheduler {
+            shared: Rc::new(Shared {
+                clock: Box::new(clock),
+                core: RefCell::new(Core::new(&config)),
+                wakes: Arc::new(WakeQueue::default()),
+                hooks: RefCell::new(Vec::new()),
+            }),
+        }
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakScheduler {
+        WeakScheduler(Rc::downgrade(&self.shared))
+    }
+
+    /// Whether two handles drive the same scheduler.
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
+    /// let a = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// assert!(a.same_as(&a.clone()));
+    /// ```
+    pub fn same_as(&self, other: &Scheduler) -> bool {
+        Rc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let core = self.shared.core.try_borrow();
+        let mut d = f.debug_struct("Scheduler");
+        if let Ok(core) = core {
+            d.field("phase", &core.phase)
+                .field("budget", &core.budget.mode)
+                .field("live_tasks", &core.slab.live())
+                .field("destroyed", &core.destroyed);
+        }
+        d.finish_non_exhaustive()
+    }
+}

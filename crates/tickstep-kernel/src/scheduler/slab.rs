@@ -1,0 +1,238 @@
+//! Task storage: one slot per pending task, reused through a free list.
+//!
+//! Queues, the deadline heap and the frame list hold `u32` slot indices, never the tasks
+//! themselves, so moving a recurring entry between places copies four bytes. A [`TaskKey`] pairs
+//! the index with the slot's generation: a handle whose task has finished (and whose slot was
+//! reused) no longer matches, which is how "cancelling after the run does nothing" costs one
+//! comparison.
+
+use std::future::Future;
+use std::panic::Location;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::Priority;
+use crate::clock::Instant;
+
+use super::wake::TaskWaker;
+
+/// A boxed, not-`Send` future as the scheduler polls it.
+pub(crate) type LocalFuture = Pin<Box<dyn Future<Output = ()>>>;
+
+/// Index plus generation: names one task in one slot's lifetime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TaskKey {
+    pub(crate) index: u32,
+    pub(crate) generation: u32,
+}
+
+impl TaskKey {
+    /// Packs the key for the (thread-safe) wake queue.
+    pub(crate) fn pack(self) -> u64 {
+        (u64::from(self.generation) << 32) | u64::from(self.index)
+    }
+
+    /// The inverse of [`TaskKey::pack`].
+    pub(crate) fn unpack(packed: u64) -> TaskKey {
+        TaskKey {
+            index: packed as u32,
+            generation: (packed >> 32) as u32,
+        }
+    }
+}
+
+/// When a task runs again after it ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cadence {
+    /// Never: `schedule`, `after`, `spawn`.
+    Once,
+    /// Every step: `every(0)`.
+    EveryFrame,
+    /// On the deadline heap, `interval` after the previous deadline.
+    Every(Duration),
+    /// Only when its owner queues it again (`schedule_entry`).
+    Entry,
+}
+
+/// Where a live task is. A recurring entry is in exactly one place at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// Not a task: on the free list.
+    Free,
+    /// An entry waiting for its owner to queue it.
+    Idle,
+    /// In its priority queue.
+    Queued,
+    /// Being run (or polled) right now.
+    Running,
+    /// On the deadline heap.
+    Heap,
+    /// On the every(0) frame list.
+    Frame,
+    /// A future waiting for its waker.
+    Parked,
+}
+
+/// The code a task runs.
+pub(crate) enum Body {
+    /// Nothing (taken out to run, consumed, or dropped on cancel).
+    Empty,
+    /// A one-shot closure.
+    Once(Box<dyn FnOnce()>),
+    /// A recurring closure or reusable entry.
+    Repeat(Box<dyn FnMut()>),
+    /// A one-shot future.
+    Future(LocalFuture),
+    /// A recurring async job: a factory and the run in progress.
+    AsyncRepeat(Box<AsyncJob>),
+}
+
+/// A recurring async job. `current` is `Some` while a run is in flight, which is what keeps the
+/// job from overlapping itself: the next deadline is set only once it completes.
+pub(crate) struct AsyncJob {
+    pub(crate) factory: Box<dyn FnMut() -> LocalFuture>,
+    pub(crate) current: Option<LocalFuture>,
+}
+
+/// One task's bookkeeping.
+pub(crate) struct Slot {
+    pub(crate) generation: u32,
+    /// Profiler origin index, or [`super::profile::NO_ORIGIN`] until first needed.
+    pub(crate) origin: u32,
+    pub(crate) priority: Priority,
+    pub(crate) place: Place,
+    pub(crate) cancelled: bool,
+    /// An entry queued again by its owner while it was running.
+    pub(crate) requeue: bool,
+    pub(crate) cadence: Cadence,
+    pub(crate) location: &'static Location<'static>,
+    pub(crate) deadline: Instant,
+    pub(crate) body: Body,
+    pub(crate) waker: Option<Arc<TaskWaker>>,
+    next_free: u32,
+}
+
+/// What a new slot holds.
+pub(crate) struct NewTask {
+    pub(crate) body: Body,
+    pub(crate) priority: Priority,
+    pub(crate) cadence: Cadence,
+    pub(crate) location: &'static Location<'static>,
+    pub(crate) origin: u32,
+    pub(crate) place: Place,
+}
+
+const NO_FREE: u32 = u32::MAX;
+
+/// The slots and their free list.
+pub(crate) struct Slab {
+    slots: Vec<Slot>,
+    free_head: u32,
+    live: usize,
+}
+
+impl Slab {
+    pub(crate) fn new() -> Self {
+        Slab {
+            slots: Vec::new(),
+            free_head: NO_FREE,
+            live: 0,
+        }
+    }
+
+    /// Stores a task and returns its key. Reuses a free slot when there is one.
+    pub(crate) fn insert(&mut self, task: NewTask) -> TaskKey {
+        self.live += 1;
+        if self.free_head != NO_FREE {
+            let index = self.free_head;
+            let slot = &mut self.slots[index as usize];
+            self.free_head = slot.next_free;
+            slot.origin = task.origin;
+            slot.priority = task.priority;
+            slot.place = task.place;
+            slot.cancelled = false;
+            slot.requeue = false;
+            slot.cadence = task.cadence;
+            slot.location = task.location;
+            slot.body = task.body;
+            return TaskKey {
+                index,
+                generation: slot.generation,
+            };
+        }
+        let index = u32::try_from(self.slots.len()).expect("more than 4 billion pending tasks");
+        self.slots.push(Slot {
+            generation: 0,
+            origin: task.origin,
+            priority: task.priority,
+            place: task.place,
+            cancelled: false,
+            requeue: false,
+            cadence: task.cadence,
+            location: task.location,
+            deadline: Instant::ZERO,
+            body: task.body,
+            waker: None,
+            next_free: NO_FREE,
+        });
+        TaskKey {
+            index,
+            generation: 0,
+        }
+    }
+
+    /// The slot `key` names, if that task is still live.
+    pub(crate) fn get(&self, key: TaskKey) -> Option<&Slot> {
+        self.slots
+            .get(key.index as usize)
+            .filter(|s| s.generation == key.generation && s.place != Place::Free)
+    }
+
+    /// Mutable form of [`Slab::get`].
+    pub(crate) fn get_mut(&mut self, key: TaskKey) -> Option<&mut Slot> {
+        self.slots
+            .get_mut(key.index as usize)
+            .filter(|s| s.generation == key.generation && s.place != Place::Free)
+    }
+
+    /// The slot at `index`, live or not (indices from queues and the heap are always live).
+    pub(crate) fn at(&mut self, index: u32) -> &mut Slot {
+        &mut self.slots[index as usize]
+    }
+
+    /// The key of the live slot at `index`.
+    pub(crate) fn key_at(&self, index: u32) -> TaskKey {
+        TaskKey {
+            index,
+            generation: self.slots[index as usize].generation,
+        }
+    }
+
+    /// Frees the slot at `index`: bumps its generation so old handles stop matching and hands back
+    /// the body and waker for the caller to drop once it no longer borrows the scheduler (dropping
+    /// user captures may run user code).
+    pub(crate) fn release(&mut self, index: u32) -> (Body, Option<Arc<TaskWaker>>) {
+        let slot = &mut self.slots[index as usize];
+        debug_assert!(slot.place != Place::Free, "slot released twice");
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.place = Place::Free;
+        slot.next_free = self.free_head;
+        self.free_head = index;
+        self.live -= 1;
+        (
+            std::mem::replace(&mut slot.body, Body::Empty),
+            slot.waker.take(),
+        )
+    }
+
+    /// Live tasks.
+    pub(crate) fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Every slot, for destroy.
+    pub(crate) fn slots_mut(&mut self) -> impl Iterator<Item = &mut Slot> {
+        self.slots.iter_mut()
+    }
+}

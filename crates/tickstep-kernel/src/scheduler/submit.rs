@@ -1,0 +1,611 @@
+//! Creating work: `schedule`, `after`, `every`, `spawn`, entries, and origin labels.
+//!
+//! Every creating call is `#[track_caller]`: the call site becomes the task's origin in the
+//! profiler and in error reports. All validation happens before anything is stored, so a refused
+//! call leaves the scheduler exactly as it was.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::panic::Location;
+use std::rc::Rc;
+use std::time::Duration;
+
+use crate::clock::Instant;
+use crate::{Entry, Priority, ScheduleError, Scheduler, TaskHandle, seconds_to_duration};
+
+use super::slab::{AsyncJob, Body, Cadence, LocalFuture, NewTask, Place, TaskKey};
+
+/// Where a new task starts.
+#[derive(Clone, Copy)]
+enum Start {
+    Queued,
+    After(Duration),
+    EveryFrame,
+    Every(Duration),
+    Idle,
+}
+
+impl Scheduler {
+    /// Stores a task. Panics (at the user's call site) when the scheduler is destroyed.
+    #[track_caller]
+    fn submit(
+        &self,
+        body: Body,
+        priority: Priority,
+        start: Start,
+        label: Option<&str>,
+    ) -> Result<TaskKey, ScheduleError> {
+        let location = Location::caller();
+        let shared = &*self.shared;
+        let mut core = shared.core.borrow_mut();
+        assert!(!core.destroyed, "scheduler is destroyed");
+        let (place, cadence, deadline) = match start {
+            Start::Queued => (Place::Queued, Cadence::Once, Instant::ZERO),
+            Start::Idle => (Place::Idle, Cadence::Entry, Instant::ZERO),
+            Start::After(delay) => {
+                let deadline = shared.clock.now().checked_add(delay).ok_or(
+                    ScheduleError::DeadlineOverflow {
+                        api: "after",
+                        what: "delay",
+                        delay,
+                    },
+                )?;
+                (Place::Heap, Cadence::Once, deadline)
+            }
+            Start::EveryFrame => {
+                core.every_calls += 1;
+                (Place::Frame, Cadence::EveryFrame, Instant::ZERO)
+            }
+            Start::Every(interval) => {
+                let now = shared.clock.now();
+                let overflow = ScheduleError::DeadlineOverflow {
+                    api: "every",
+                    what: "interval",
+                    delay: interval,
+                };
+                // n counts every() calls including this one; the count only moves on success.
+                core.every_calls += 1;
+                let Some(deadline) = core.first_every_deadline(now, interval) else {
+                    core.every_calls -= 1;
+                    return Err(overflow);
+                };
+                (Place::Heap, Cadence::Every(interval), deadline)
+            }
+        };
+        let origin = core.origin_for(location, label);
+        let key = core.insert(
+            NewTask {
+                body,
+                priority,
+                cadence,
+                location,
+                origin,
+                place,
+            },
+            deadline,
+        );
+        if !core.attach.attached && core.attach.bound.is_some() {
+            // Cold path: a detached scheduler may need to reattach or move its wake earlier.
+            let now = shared.clock.now();
+            core.refresh_attachment(now, shared.wakes.is_pending());
+        }
+        Ok(key)
+    }
+
+    fn handle(&self, key: TaskKey) -> TaskHandle {
+        TaskHandle::new(Rc::downgrade(&self.shared), key)
+    }
+
+    /// Runs `f` once on the next step, at `priority`. Arguments become closure captures.
+    ///
+    /// Work scheduled from a task at its own priority or higher waits for the next step (that is
+    /// how a task yields the rest of the frame); at a lower priority the step has not reached yet,
+    /// it may still run this step if the budget allows.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let sum = Rc::new(Cell::new(0));
+    /// let (s, a, b) = (sum.clone(), 2, 3);
+    /// let _h = sched.schedule(move || s.set(a + b), Priority::High);
+    /// sched.step();
+    /// assert_eq!(sum.get(), 5);
+    /// ```
+    #[track_caller]
+    pub fn schedule(&self, f: impl FnOnce() + 'static, priority: Priority) -> TaskHandle {
+        let key = self
+            .submit(Body::Once(Box::new(f)), priority, Start::Queued, None)
+            .expect("queued tasks have no deadline to overflow");
+        self.handle(key)
+    }
+
+    /// Runs `f` once when `delay` has passed (served by the first step at or after the deadline).
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::DeadlineOverflow`] when `now + delay` passes the end of the clock.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let fired = Rc::new(Cell::new(false));
+    /// let f = fired.clone();
+    /// let _h = sched.after(Duration::from_secs(5), move || f.set(true), Priority::Normal)?;
+    /// sched.step();
+    /// assert!(!fired.get());
+    /// clock.advance(Duration::from_secs(5));
+    /// sched.step();
+    /// assert!(fired.get());
+    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
+    /// ```
+    #[track_caller]
+    pub fn after(
+        &self,
+        delay: Duration,
+        f: impl FnOnce() + 'static,
+        priority: Priority,
+    ) -> Result<TaskHandle, ScheduleError> {
+        let key = self.submit(Body::Once(Box::new(f)), priority, Start::After(delay), None)?;
+        Ok(self.handle(key))
+    }
+
+    /// Runs `f` every `interval`: zero means every step (the frame list); a positive interval uses
+    /// the deadline heap, drift-free (next deadline = previous deadline + interval, snapped to
+    /// now + interval after a whole missed interval, so missed ticks never burst).
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::DeadlineOverflow`] when the first deadline passes the end of the clock.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let ticks = Rc::new(Cell::new(0));
+    /// let t = ticks.clone();
+    /// let sweep = sched.every(Duration::from_secs(30), move || t.set(t.get() + 1), Priority::Background)?;
+    /// for _ in 0..3 {
+    ///     clock.advance(Duration::from_secs(30));
+    ///     sched.step_with_budget(Duration::from_secs(1));
+    /// }
+    /// assert_eq!(ticks.get(), 3);
+    /// sweep.cancel();
+    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
+    /// ```
+    #[track_caller]
+    pub fn every(
+        &self,
+        interval: Duration,
+        f: impl FnMut() + 'static,
+        priority: Priority,
+    ) -> Result<TaskHandle, ScheduleError> {
+        let start = if interval.is_zero() {
+            Start::EveryFrame
+        } else {
+            Start::Every(interval)
+        };
+        let key = self.submit(Body::Repeat(Box::new(f)), priority, start, None)?;
+        Ok(self.handle(key))
+    }
+
+    /// [`Scheduler::after`] with the delay in `f64` seconds, checked the way a script's number is.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::InvalidSeconds`] for NaN, negative or infinite delays
+    /// (`Scheduler.after delay must be a finite number >= 0 (got NaN)`), and
+    /// [`ScheduleError::DeadlineOverflow`] for a deadline past the end of the clock.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// assert!(sched.after_secs(0.5, || {}, Priority::Low).is_ok());
+    /// let err = sched.after_secs(f64::NAN, || {}, Priority::Low).unwrap_err();
+    /// assert_eq!(err.to_string(), "Scheduler.after delay must be a finite number >= 0 (got NaN)");
+    /// ```
+    #[track_caller]
+    pub fn after_secs(
+        &self,
+        delay: f64,
+        f: impl FnOnce() + 'static,
+        priority: Priority,
+    ) -> Result<TaskHandle, ScheduleError> {
+        let delay = seconds_to_duration("after", delay)?;
+        self.after(delay, f, priority)
+    }
+
+    /// [`Scheduler::every`] with the interval in `f64` seconds, checked the way a script's number
+    /// is. A NaN interval would otherwise run the task every frame forever.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::InvalidSeconds`] for NaN, negative or infinite intervals
+    /// (`Scheduler.every interval must be a finite number >= 0 (got NaN)`), and
+    /// [`ScheduleError::DeadlineOverflow`] for a deadline past the end of the clock.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let err = sched.every_secs(-1.0, || {}, Priority::Low).unwrap_err();
+    /// assert_eq!(err.to_string(), "Scheduler.every interval must be a finite number >= 0 (got -1)");
+    /// ```
+    #[track_caller]
+    pub fn every_secs(
+        &self,
+        interval: f64,
+        f: impl FnMut() + 'static,
+        priority: Priority,
+    ) -> Result<TaskHandle, ScheduleError> {
+        let interval = seconds_to_duration("every", interval)?;
+        self.every(interval, f, priority)
+    }
+
+    /// Runs a future as a task: polled on the next step under the same budget as any task. When
+    /// it returns `Pending` the step moves on; its waker queues it for a later step. Step
+    /// statistics count poll time only, never the time it spends parked.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let done = Rc::new(Cell::new(false));
+    /// let d = done.clone();
+    /// let _h = sched.spawn(async move { d.set(true) }, Priority::Normal);
+    /// sched.step();
+    /// assert!(done.get());
+    /// ```
+    #[track_caller]
+    pub fn spawn(
+        &self,
+        future: impl Future<Output = ()> + 'static,
+        priority: Priority,
+    ) -> TaskHandle {
+        let key = self
+            .submit(
+                Body::Future(Box::pin(future)),
+                priority,
+                Start::Queued,
+                None,
+            )
+            .expect("queued tasks have no deadline to overflow");
+        self.handle(key)
+    }
+
+    /// A recurring async job: every `interval`, `make` creates a future that runs to completion
+    /// across steps. The next deadline is armed only when that future completes, so the job never
+    /// overlaps itself (a slow run delays the next, drift-free otherwise).
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::DeadlineOverflow`] when the first deadline passes the end of the clock.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let runs = Rc::new(Cell::new(0));
+    /// let r = runs.clone();
+    /// let _h = sched.every_async(Duration::from_secs(1), move || {
+    ///     let r = r.clone();
+    ///     async move { r.set(r.get() + 1) }
+    /// }, Priority::Low)?;
+    /// clock.advance(Duration::from_secs(1));
+    /// sched.step_with_budget(Duration::from_secs(1));
+    /// assert_eq!(runs.get(), 1);
+    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
+    /// ```
+    #[track_caller]
+    pub fn every_async<F, Fut>(
+        &self,
+        interval: Duration,
+        mut make: F,
+        priority: Priority,
+    ) -> Result<TaskHandle, ScheduleError>
+    where
+        F: FnMut() -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let job = AsyncJob {
+            factory: Box::new(move || Box::pin(make()) as LocalFuture),
+            current: None,
+        };
+        let start = if interval.is_zero() {
+            Start::EveryFrame
+        } else {
+            Start::Every(interval)
+        };
+        let key = self.submit(Body::AsyncRepeat(Box::new(job)), priority, start, None)?;
+        Ok(self.handle(key))
+    }
+
+    /// Creates a reusable [`Entry`] for `f`. It runs only when queued with
+    /// [`Scheduler::schedule_entry`], which never allocates.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let entry = sched.entry(|| {}, Priority::Normal);
+    /// sched.schedule_entry(&entry).unwrap();
+    /// assert_eq!(sched.queue_depths().queues[2], 1);
+    /// ```
+    #[track_caller]
+    pub fn entry(&self, f: impl FnMut() + 'static, priority: Priority) -> Entry {
+        let key = self
+            .submit(Body::Repeat(Box::new(f)), priority, Start::Idle, None)
+            .expect("entries have no deadline to overflow");
+        Entry {
+            handle: self.handle(key),
+        }
+    }
+
+    /// Queues `entry` for the next step without allocating (the seed's `scheduleEntry`). An entry
+    /// may queue itself again while it runs; it then runs once more on a later step.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::EntryBusy`] when the entry is already queued (or already re-queued while
+    /// running): queuing one entry twice would run it twice. [`ScheduleError::EntryCancelled`] when
+    /// it was cancelled or belongs to another scheduler. Nothing changes on error.
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, Priority, ScheduleError, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let entry = sched.entry(|| {}, Priority::Normal);
+    /// sched.schedule_entry(&entry)?;
+    /// assert_eq!(sched.schedule_entry(&entry), Err(ScheduleError::EntryBusy));
+    /// # Ok::<(), ScheduleError>(())
+    /// ```
+    pub fn schedule_entry(&self, entry: &Entry) -> Result<(), ScheduleError> {
+        if !std::ptr::eq(entry.handle.shared.as_ptr(), Rc::as_ptr(&self.shared)) {
+            return Err(ScheduleError::EntryCancelled);
+        }
+        let shared = &*self.shared;
+        let mut core = shared.core.borrow_mut();
+        let Some(slot) = core.slab.get_mut(entry.handle.key) else {
+            return Err(ScheduleError::EntryCancelled);
+        };
+        if slot.cancelled {
+            return Err(ScheduleError::EntryCancelled);
+        }
+        match slot.place {
+            Place::Idle => {
+                slot.place = Place::Queued;
+                let priority = slot.priority;
+                core.queues.push(priority, entry.handle.key.index);
+                if !core.attach.attached && core.attach.bound.is_some() {
+                    let now = shared.clock.now();
+                    core.refresh_attachment(now, shared.wakes.is_pending());
+                }
+                Ok(())
+            }
+            Place::Running if !slot.requeue => {
+                slot.requeue = true;
+                Ok(())
+            }
+            _ => Err(ScheduleError::EntryBusy),
+        }
+    }
+
+    /// Names the next task created through the returned builder in the profiler and in error
+    /// reports, instead of its `file:line:column` (the seed's `setTaskOrigin` for one task).
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// sched.with_origin("Process Lobby").schedule(|| {}, Priority::Normal);
+    /// sched.step();
+    /// assert_eq!(sched.top_tasks(1)[0].key, "Process Lobby");
+    /// ```
+    pub fn with_origin(&self, label: impl Into<Cow<'static, str>>) -> Labeled<'_> {
+        Labeled {
+            scheduler: self,
+            label: label.into(),
+        }
+    }
+}
+
+/// Creates tasks under a fixed origin label ([`Scheduler::with_origin`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// let labeled = sched.with_origin("Health");
+/// let _a = labeled.every(Duration::from_secs(1), || {}, Priority::Kernel).unwrap();
+/// let _b = labeled.schedule(|| {}, Priority::Kernel);
+/// ```
+#[derive(Debug)]
+pub struct Labeled<'a> {
+    scheduler: &'a Scheduler,
+    label: Cow<'static, str>,
+}
+
+impl Labeled<'_> {
+    /// [`Scheduler::schedule`] under this label.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let _h = sched.with_origin("job").schedule(|| {}, Priority::Low);
+    /// ```
+    #[track_caller]
+    pub fn schedule(&self, f: impl FnOnce() + 'static, priority: Priority) -> TaskHandle {
+        let key = self
+            .scheduler
+            .submit(
+                Body::Once(Box::new(f)),
+                priority,
+                Start::Queued,
+                Some(&self.label),
+            )
+            .expect("queued tasks have no deadline to overflow");
+        self.scheduler.handle(key)
+    }
+
+    /// [`Scheduler::after`] under this label.
+    ///
+    /// # Errors
+    ///
+    /// As [`Scheduler::after`].
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let _h = sched.with_origin("job").after(std::time::Duration::from_secs(1), || {}, Priority::Low)?;
+    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
+    /// ```
+    #[track_caller]
+    pub fn after(
+        &self,
+        delay: Duration,
+        f: impl FnOnce() + 'static,
+        priority: Priority,
+    ) -> Result<TaskHandle, ScheduleError> {
+        let key = self.scheduler.submit(
+            Body::Once(Box::new(f)),
+            priority,
+            Start::After(delay),
+            Some(&self.label),
+        )?;
+        Ok(self.scheduler.handle(key))
+    }
+
+    /// [`Scheduler::every`] under this label.
+    ///
+    /// # Errors
+    ///
+    /// As [`Scheduler::every`].
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let _h = sched.with_origin("job").every(std::time::Duration::ZERO, || {}, Priority::Low)?;
+    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
+    /// ```
+    #[track_caller]
+    pub fn every(
+        &self,
+        interval: Duration,
+        f: impl FnMut() + 'static,
+        priority: Priority,
+    ) -> Result<TaskHandle, ScheduleError> {
+        let start = if interval.is_zero() {
+            Start::EveryFrame
+        } else {
+            Start::Every(interval)
+        };
+        let key = self.scheduler.submit(
+            Body::Repeat(Box::new(f)),
+            priority,
+            start,
+            Some(&self.label),
+        )?;
+        Ok(self.scheduler.handle(key))
+    }
+
+    /// [`Scheduler::spawn`] under this label.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let _h = sched.with_origin("upload").spawn(async {}, Priority::Background);
+    /// ```
+    #[track_caller]
+    pub fn spawn(
+        &self,
+        future: impl Future<Output = ()> + 'static,
+        priority: Priority,
+    ) -> TaskHandle {
+        let key = self
+            .scheduler
+            .submit(
+                Body::Future(Box::pin(future)),
+                priority,
+                Start::Queued,
+                Some(&self.label),
+            )
+            .expect("queued tasks have no deadline to overflow");
+        self.scheduler.handle(key)
+    }
+
+    /// [`Scheduler::entry`] under this label.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let entry = sched.with_origin("Process Lobby").entry(|| {}, Priority::Normal);
+    /// sched.schedule_entry(&entry).unwrap();
+    /// ```
+    #[track_caller]
+    pub fn entry(&self, f: impl FnMut() + 'static, priority: Priority) -> Entry {
+        let key = self
+            .scheduler
+            .submit(
+                Body::Repeat(Box::new(f)),
+                priority,
+                Start::Idle,
+                Some(&self.label),
+            )
+            .expect("entries have no deadline to overflow");
+        Entry {
+            handle: self.scheduler.handle(key),
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! What a scheduler reports about itself: step statistics, the diagnostics window, queue depths
+//! and the hot-task profile.
+
+use std::time::Duration;
+
+/// A snapshot of a scheduler's statistics ([`Scheduler::stats`](crate::Scheduler::stats)), updated
+/// at the end of every step. The fields follow the seed's `Stats` table.
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// sched.schedule(|| {}, Priority::Normal);
+/// sched.step_with_budget(Duration::from_secs(1));
+/// let stats = sched.stats();
+/// assert_eq!((stats.tasks_run, stats.steps, stats.tasks_deferred), (1, 1, 0));
+/// assert_eq!(stats.last_budget, Duration::from_secs(1));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Wall time of the last completed step (poll time only for async tasks).
+    pub last_step: Duration,
+    /// The budget the last step ran under.
+    pub last_budget: Duration,
+    /// The engine's heartbeat time read at the last step's start.
+    pub last_frame_busy: Duration,
+    /// The engine's physics time read at the last step's start.
+    pub last_physics: Duration,
+    /// Tasks run since creation (each poll of a future counts as one run).
+    pub tasks_run: u64,
+    /// Tasks pushed past the deadline in the last completed step. Mid-step reads see the previous
+    /// step's value, so overload never reads as zero.
+    pub tasks_deferred: u64,
+    /// Smoothed step cost (exponential average, alpha 0.1): the frame-aware correction term.
+    pub step_ema: Duration,
+    /// Steps completed since creation.
+    pub steps: u64,
+    /// Total step time accumulated in the current diagnostics window.
+    pub window_time: Duration,
+    /// Steps in the current window.
+    pub window_steps: u64,
+    /// Longest step in the current window.
+    pub window_max: Duration,
+    /// Tasks deferred, summed over the window's steps.
+    pub window_deferred: u64,
+    /// Longest single task in the window (profiling only).
+    pub window_task_max: Duration,
+    /// Origin of that task (profiling only).
+    pub window_task_key: Option<String>,
+    /// Deferred count per origin in the window, most deferred first (profiling only).
+    pub window_deferred_keys: Vec<(String, u64)>,
+}
+
+/// One drained diagnostics window ([`Scheduler::take_step_window`](crate::Scheduler::take_step_window)).
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// sched.schedule(|| {}, Priority::Normal);
+/// sched.step_with_budget(Duration::ZERO);
+/// let window = sched.take_step_window();
+/// assert_eq!((window.steps, window.deferred), (1, 1));
+/// assert_eq!(sched.take_step_window().steps, 0); // drained
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct StepWindow {
+    /// Total step time.
+    pub total_time: Duration,
+    /// Number of steps.
+    pub steps: u64,
+    /// Longest step.
+    pub longest_step: Duration,
+    /// Tasks deferred, summed over the steps.
+    pub deferred: u64,
+    /// Longest single task (profiling only).
+    pub longest_task: Duration,
+    /// That task's origin (profiling only).
+    pub longest_task_origin: Option<String>,
+    /// The five most deferred origins with their counts, most first (profiling only).
+    pub top_deferred: Vec<(String, u64)>,
+}
+
+impl StepWindow {
+    /// The top deferred origins as one string, `"origin x3, other x1"` (the seed's form).
+    ///
+    /// ```
+    /// let w = tickstep_kernel::StepWindow::default();
+    /// assert_eq!(w.top_deferred_summary(), "");
+    /// ```
+    pub fn top_deferred_summary(&self) -> String {
+        self.top_deferred
+            .iter()
+            .map(|(origin, n)| format!("{origin} x{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Pending work by place ([`Scheduler::queue_depths`](crate::Scheduler::queue_depths)).
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// sched.schedule(|| {}, Priority::Low);
+/// let _t = sched.after(Duration::from_secs(1), || {}, Priority::Low).unwrap();
+/// let depths = sched.queue_depths();
+/// assert_eq!(depths.queues, [0, 0, 0, 1, 0]);
+/// assert_eq!(depths.timers, 1);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct QueueDepths {
+    /// Live tasks per priority queue, Kernel first.
+    pub queues: [usize; 5],
+    /// Pending `every()` and `after()` entries (deadline heap plus frame list).
+    pub timers: usize,
+}
+
+/// One origin in the profiler readout ([`Scheduler::top_tasks`](crate::Scheduler::top_tasks)).
+///
+/// ```
+/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// sched.with_origin("tick").schedule(|| {}, Priority::Kernel);
+/// sched.step();
+/// let hot = &sched.top_tasks(1)[0];
+/// assert_eq!((hot.key.as_str(), hot.calls), ("tick", 1));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HotTask {
+    /// The origin: a label, or the `file:line:column` that scheduled the task.
+    pub key: String,
+    /// Total time since the last reset.
+    pub time: Duration,
+    /// Runs since the last reset.
+    pub calls: u64,
+    /// Longest single run.
+    pub max: Duration,
+}
