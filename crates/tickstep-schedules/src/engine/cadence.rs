@@ -1,0 +1,297 @@
+//! Deadline arithmetic: which cadence points have passed, what overlap and catch-up make of them,
+//! and where jitter puts the next firing.
+//!
+//! A recurring schedule's cadence is computed from its previous deadline, never from when a firing
+//! ended, so it stays in phase however long firings take. When a tick visits a due entry whose
+//! cadence point is `P`, the points that have passed are `P, P+i, …, P+(n-1)i` with
+//! `n = (now - P) / i + 1`:
+//!
+//! * **while a firing runs** (overlap): every one of the `n` points "arrived mid-firing". `skip`
+//!   drops them all; `queue` keeps the first waiting if nothing waits yet and drops the rest;
+//!   `concurrent` starts a firing for each (at most 1,000; older ones are dropped). Dropped points
+//!   count in `overlap_count`.
+//! * **with nothing running** (catch-up): `n == 1` is an ordinary, slightly late firing under every
+//!   policy. `n > 1` means points were missed (the server was down, or the scheduler stalled past
+//!   a whole interval): `skip` drops all `n` and waits for the first point after now; `once` fires
+//!   once now for all of them (serving the latest); `all` fires each in order, at most 1,000, one
+//!   per tick. Dropped points count in `missed_count`.
+//!
+//! Points past the end of 64-bit Unix nanoseconds retire the schedule with
+//! `deadline_out_of_range` (a fault).
+
+use crate::engine::Core;
+use crate::engine::entry::Kind;
+use crate::options::MAX_CATCHUP_FIRINGS;
+use crate::{Catchup, Firing, Overlap, ScheduleId};
+
+/// How many cadence points, starting at `point`, have arrived by `now` (at least one: a popped
+/// entry's deadline has arrived even when jitter moved it before the point itself).
+pub(crate) fn points_arrived(point: u64, interval: u64, now: u64) -> u64 {
+    if now <= point || interval == 0 {
+        1
+    } else {
+        (now - point) / interval + 1
+    }
+}
+
+/// `point + n * interval`, or `None` past the end of 64-bit nanoseconds.
+pub(crate) fn advance(point: u64, interval: u64, n: u64) -> Option<u64> {
+    interval.checked_mul(n).and_then(|d| point.checked_add(d))
+}
+
+/// Re-arms to do once this tick's loop is over, so an entry is visited at most once per tick.
+pub(crate) type Later = Vec<(u64, u64)>;
+
+impl Core {
+    /// `point` moved by a uniform random offset in `[-jitter, +jitter]`, never earlier than one
+    /// tick after `now`. Without jitter the point is kept as is.
+    pub(crate) fn jittered(&mut self, point: u64, jitter_ns: u64, now: u64) -> u64 {
+        if jitter_ns == 0 {
+            return point;
+        }
+        let offset = self.rng.u64(0..=jitter_ns.saturating_mul(2));
+        let at = if offset >= jitter_ns {
+            point.saturating_add(offset - jitter_ns)
+        } else {
+            point.saturating_sub(jitter_ns - offset)
+        };
+        at.max(now.saturating_add(self.tick_ns))
+    }
+
+    /// Arms `id` at `at`; a deadline already due waits for the next tick.
+    pub(crate) fn arm_at(&mut self, id: u64, at: u64, now: u64, later: &mut Later) {
+        if at <= now {
+            later.push((id, at));
+        } else {
+            self.table.arm(id, at);
+        }
+    }
+
+    /// Arms `id` for its next cadence point, jittered.
+    pub(crate) fn arm_next(&mut self, id: u64, now: u64, later: &mut Later) {
+        let Some((point, jitter)) = self.table.get(id).map(|e| (e.next_run, e.jitter_ns)) else {
+            return;
+        };
+        let at = self.jittered(point, jitter, now);
+        self.arm_at(id, at, now, later);
+    }
+
+    /// Handles one due entry: returns the firing to start, if any, having already updated the
+    /// cadence (the next deadline is armed as the firing starts).
+    pub(crate) fn visit(&mut self, id: u64, now: u64, later: &mut Later) -> Option<Firing> {
+        let e = self.table.get(id)?;
+        if !e.is_live() {
+            return None;
+        }
+        match e.kind {
+            // A one-shot stays disarmed while it runs; its outcome retires or re-arms it.
+            Kind::At => Some(self.start(id, e.next_run, now)),
+            Kind::Every => self.visit_every(id, now, later),
+        }
+    }
+
+    fn visit_every(&mut self, id: u64, now: u64, later: &mut Later) -> Option<Firing> {
+        let e = self.table.get(id)?;
+        let (point, interval) = (e.next_run, e.interval_ns);
+        let running = e.is_running();
+        let overlap = e.overlap;
+        if running && overlap != Overlap::Concurrent {
+            if e.backlog > 0 {
+                // Catch-up points wait for the running firing; its outcome re-arms the entry.
+                return None;
+            }
+            let n = points_arrived(point, interval, now);
+            let take_queue_slot = overlap == Overlap::Queue && e.queued().is_none();
+            let e = self.table.get_mut(id)?;
+            if take_queue_slot {
+                e.extra_mut().queued = Some(point);
+                e.overlap_count += n - 1;
+            } else {
+                e.overlap_count += n;
+            }
+            self.mark_dirty(id);
+            return self.move_cadence(id, advance(point, interval, n), now, later);
+        }
+        if !running {
+            if let Some(queued) = e.queued() {
+                self.table.get_mut(id)?.extra_mut().queued = None;
+                if point <= now {
+                    self.arm_at(id, point, now, later);
+                } else {
+                    self.arm_next(id, now, later);
+                }
+                return Some(self.start(id, queued, now));
+            }
+        }
+        if e.backlog > 0 {
+            let Some(next) = advance(point, interval, 1) else {
+                self.out_of_range(id, now);
+                return None;
+            };
+            let e = self.table.get_mut(id)?;
+            e.backlog -= 1;
+            e.next_run = next;
+            if e.backlog > 0 {
+                self.arm_at(id, next, now, later);
+            } else {
+                self.arm_next(id, now, later);
+            }
+            return Some(self.start(id, point, now));
+        }
+        let n = points_arrived(point, interval, now);
+        let catchup = if n == 1 {
+            Catchup::Once
+        } else if running {
+            // Concurrent and busy: these points arrived mid-firing, and each starts one.
+            Catchup::All
+        } else {
+            e.catchup
+        };
+        let (fire_from, backlog) = match catchup {
+            Catchup::Skip => (None, 0),
+            Catchup::Once => (Some(n - 1), 0),
+            Catchup::All => {
+                let k = n.min(MAX_CATCHUP_FIRINGS);
+                (Some(n - k), k - 1)
+            }
+        };
+        let dropped = fire_from.map_or(n, |first| first);
+        let e = self.table.get_mut(id)?;
+        if running {
+            e.overlap_count += dropped;
+        } else {
+            e.missed_count += dropped;
+        }
+        self.mark_dirty(id);
+        let Some(first) = fire_from else {
+            return self.move_cadence(id, advance(point, interval, n), now, later);
+        };
+        let (Some(nominal), Some(end)) =
+            (advance(point, interval, first), advance(point, interval, n))
+        else {
+            self.out_of_range(id, now);
+            return None;
+        };
+        let e = self.table.get_mut(id)?;
+        e.backlog = u16::try_from(backlog).unwrap_or(u16::MAX);
+        if backlog > 0 {
+            // nominal + interval <= end, so it cannot overflow.
+            e.next_run = nominal + interval;
+            self.arm_at(id, nominal + interval, now, later);
+        } else {
+            e.next_run = end;
+            self.arm_next(id, now, later);
+        }
+        Some(self.start(id, nominal, now))
+    }
+
+    /// Moves the cadence to `next` and arms it, or retires when it ran off the end of time.
+    fn move_cadence(
+        &mut self,
+        id: u64,
+        next: Option<u64>,
+        now: u64,
+        later: &mut Later,
+    ) -> Option<Firing> {
+        match next {
+            Some(next) => {
+                self.table.get_mut(id)?.next_run = next;
+                self.arm_next(id, now, later);
+            }
+            None => self.out_of_range(id, now),
+        }
+        None
+    }
+
+    /// At load: a recurring schedule whose firing was in flight is armed for the cadence point
+    /// after the one being served (saved as `next_run` when the firing started), with catch-up
+    /// applied to the points that passed while the engine was down. Catch-up firings wait for the
+    /// restored firing to settle, as they would have had it started normally.
+    pub(crate) fn catch_up_interrupted(&mut self, id: u64, now: u64) {
+        let Some(e) = self.table.get(id) else {
+            return;
+        };
+        if e.kind != Kind::Every || !e.is_live() || e.backlog > 0 || e.next_run > now {
+            return;
+        }
+        let (point, interval, catchup) = (e.next_run, e.interval_ns, e.catchup);
+        let n = points_arrived(point, interval, now);
+        let (first, backlog) = match catchup {
+            Catchup::Skip => (n, 0),
+            Catchup::Once => (n - 1, 1),
+            Catchup::All => {
+                let k = n.min(MAX_CATCHUP_FIRINGS);
+                (n - k, k)
+            }
+        };
+        let Some(next) = advance(point, interval, first) else {
+            self.out_of_range(id, now);
+            return;
+        };
+        let e = self.table.get_mut(id).expect("checked above");
+        e.missed_count += if backlog == 0 { n } else { first };
+        e.next_run = next;
+        e.backlog = u16::try_from(backlog).unwrap_or(u16::MAX);
+        let mut later = Later::new();
+        if backlog > 0 {
+            self.arm_at(id, next, now, &mut later);
+        } else {
+            self.arm_next(id, now, &mut later);
+        }
+        for (id, at) in later {
+            self.table.arm(id, at);
+        }
+        self.mark_dirty(id);
+    }
+
+    /// Starts a firing of `id` serving cadence point `nominal`: counts it, computes `elapsed`.
+    pub(crate) fn start(&mut self, id: u64, nominal: u64, now: u64) -> Firing {
+        let e = self
+            .table
+            .get_mut(id)
+            .expect("start is only called for an entry that exists");
+        e.run_count += 1;
+        let elapsed = e.pass_elapsed.then(|| {
+            if e.last_run == 0 {
+                0.0
+            } else {
+                now.saturating_sub(e.last_run) as f64 / 1e9
+            }
+        });
+        e.last_run = now;
+        let firing = Firing {
+            schedule: ScheduleId::from_raw(id),
+            target: e.target,
+            verb: self.verbs.name(e.verb).clone(),
+            args: e.args().cloned().unwrap_or_else(|| self.empty_args.clone()),
+            state: e.state().cloned(),
+            elapsed,
+            player: e.player,
+            authority: e.owner,
+            nominal_unix_nanos: nominal,
+        };
+        self.mark_dirty(id);
+        firing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_arrived_counts_every_point_up_to_now() {
+        assert_eq!(points_arrived(10, 5, 9), 1);
+        assert_eq!(points_arrived(10, 5, 10), 1);
+        assert_eq!(points_arrived(10, 5, 14), 1);
+        assert_eq!(points_arrived(10, 5, 15), 2);
+        assert_eq!(points_arrived(10, 5, 31), 5);
+    }
+
+    #[test]
+    fn advance_reports_overflow() {
+        assert_eq!(advance(10, 5, 2), Some(20));
+        assert_eq!(advance(u64::MAX - 1, 5, 1), None);
+        assert_eq!(advance(0, u64::MAX, 2), None);
+    }
+}

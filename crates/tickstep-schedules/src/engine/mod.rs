@@ -1,0 +1,451 @@
+//! The engine: a [`Schedules`] handle over one table of schedules, driven by [`Schedules::tick`].
+//!
+//! Table of contents:
+//! * [`entry`] — the compact per-schedule record;
+//! * [`table`] — slab, id index and deadline heap;
+//! * [`cadence`] — deadline arithmetic: overlap, catch-up, jitter, arming;
+//! * [`tick`] — one scheduler tick: choose due firings, start them, group-commit;
+//! * [`outcome`] — settling a run: faults, adaptive delays, retirement;
+//! * [`retire`] — the 60-second retention of retired entries;
+//! * [`view`] — read-only answers (info, listings, GC roots).
+//!
+//! # Borrow discipline
+//!
+//! All state lives in one `RefCell<Core>`. Every method borrows it for a short, self-contained
+//! step and releases it before calling host code ([`World`], [`Runner`]), so a host may call back
+//! into the engine from inside those calls: open a transaction, create or stop schedules, report
+//! another run. A tick therefore works in three steps — plan under the borrow, start firings with
+//! no borrow, record results under a fresh borrow — and tolerates anything the host did in between
+//! (an entry stopped mid-tick simply has its run ignored).
+
+pub(crate) mod cadence;
+pub(crate) mod entry;
+pub(crate) mod outcome;
+pub(crate) mod retire;
+pub(crate) mod table;
+pub(crate) mod tick;
+pub(crate) mod view;
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::rc::Rc;
+use std::time::Duration;
+
+use tickstep_kernel::clock::{Clock, Instant};
+
+use crate::options::duration_nanos;
+use crate::store::SqliteStore;
+use crate::{Error, ObjId, RunId, Runner, ScheduleId, Txn, Value, World};
+use table::Table;
+
+pub use tick::TickReport;
+
+/// Engine settings. Start from [`Config::default`] and change fields.
+///
+/// ```
+/// use std::time::Duration;
+/// let mut config = tickstep_schedules::Config::default();
+/// config.tick = Duration::from_millis(50);
+/// config.rng_seed = Some(7);
+/// assert_eq!(config.max_firings_per_tick, 1024);
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct Config {
+    /// The scheduler tick: the floor for intervals (shorter ones are clamped and reported
+    /// `interval_clamped`) and the earliest jitter may move a deadline to. Default 10 ms.
+    pub tick: Duration,
+    /// The most due entries one [`Schedules::tick`] handles; the rest wait for the next tick.
+    /// Default 1,024.
+    pub max_firings_per_tick: usize,
+    /// How long a retired entry stays visible to `schedule_info`. Default 60 s.
+    pub retention: Duration,
+    /// Seed for the jitter random number generator. `None` seeds it from the clock's wall time,
+    /// which is deterministic under a [`ManualClock`](tickstep_kernel::clock::ManualClock).
+    pub rng_seed: Option<u64>,
+}
+
+/// The default tick (10 ms).
+pub const DEFAULT_TICK: Duration = Duration::from_millis(10);
+
+/// The default retention of retired entries (60 s).
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(60);
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            tick: DEFAULT_TICK,
+            max_firings_per_tick: 1024,
+            retention: DEFAULT_RETENTION,
+            rng_seed: None,
+        }
+    }
+}
+
+/// A firing that was in flight when the store was last saved, handed back to the host on open.
+///
+/// The host either [reattaches](Schedules::reattach) it (the restored task still counts as the
+/// schedule's running firing, and its outcome is reported as usual) or
+/// [abandons](Schedules::abandon) it (a fault, "interrupted by restart").
+///
+/// ```
+/// use tickstep_schedules::{InFlight, RunId, ScheduleId};
+/// let f = InFlight { schedule: ScheduleId::from_raw(1), run: RunId(9), nominal_unix_nanos: 0 };
+/// assert_eq!(f.run, RunId(9));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct InFlight {
+    /// The schedule whose firing it was.
+    pub schedule: ScheduleId,
+    /// The host's run id.
+    pub run: RunId,
+    /// The cadence point it was serving.
+    pub nominal_unix_nanos: u64,
+}
+
+/// A handle to a schedule engine. Cheap to clone; every clone drives the same engine.
+///
+/// The engine is single-threaded: the handle is `!Send`, so it cannot leave the thread that drives
+/// it.
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+/// let engine = tickstep_schedules::Schedules::in_memory(
+///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+/// needs_send(engine);
+/// ```
+///
+/// A driver loop ticks it and sleeps until the next deadline:
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_kernel::clock::{Clock, ManualClock};
+/// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+/// use tickstep_schedules::{Options, Schedules};
+///
+/// let clock = ManualClock::new();
+/// let world = TestWorld::new();
+/// let wiz = world.add_wizard();
+/// let bell = world.add_object(wiz);
+/// world.add_verb(bell, "ring");
+/// let runner = TestRunner::new();
+/// let engine = Schedules::in_memory(clock.clone(), world, runner.clone(), Default::default());
+///
+/// let mut txn = engine.begin(wiz);
+/// txn.schedule_every(bell, "ring", 1.0, vec![], Options::new()).unwrap();
+/// txn.commit().unwrap();
+///
+/// for _ in 0..3 {
+///     clock.sleep_until(engine.next_deadline().unwrap());
+///     engine.tick().unwrap();
+///     runner.finish_all(&engine);
+/// }
+/// assert_eq!(runner.started().len(), 3);
+/// ```
+#[derive(Clone)]
+pub struct Schedules {
+    pub(crate) shared: Rc<Shared>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) core: RefCell<Core>,
+    pub(crate) world: Box<dyn World>,
+    pub(crate) runner: Box<dyn Runner>,
+    pub(crate) clock: Box<dyn Clock>,
+}
+
+/// A run the engine is waiting to hear about.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunRecord {
+    pub(crate) schedule: u64,
+    /// Monotonic start, for durations; `None` for runs restored from the store.
+    pub(crate) started: Option<Instant>,
+}
+
+/// The engine's state.
+pub(crate) struct Core {
+    pub(crate) table: Table,
+    pub(crate) verbs: Interner,
+    pub(crate) runs: HashMap<RunId, RunRecord>,
+    /// Retired entries in retirement order: (drop at, id).
+    pub(crate) retired: VecDeque<(u64, u64)>,
+    /// Entries whose cadence state the store has not seen yet.
+    pub(crate) dirty: Vec<u64>,
+    /// Rows to delete at the next group commit (retired persistent schedules).
+    pub(crate) doomed_rows: Vec<u64>,
+    /// The last id handed out.
+    pub(crate) last_id: u64,
+    /// Ids up to this are covered by the durable high-water mark.
+    pub(crate) reserved_through: u64,
+    pub(crate) rng: fastrand::Rng,
+    pub(crate) tick_ns: u64,
+    pub(crate) retention_ns: u64,
+    pub(crate) max_per_tick: usize,
+    pub(crate) store: Option<SqliteStore>,
+    pub(crate) interrupted: Vec<InFlight>,
+    /// Shared by every firing of a schedule without arguments.
+    pub(crate) empty_args: Rc<[Value]>,
+    /// Reused across ticks so planning does not allocate.
+    pub(crate) firing_buf: Vec<crate::Firing>,
+    pub(crate) later_buf: cadence::Later,
+}
+
+/// Verb names, interned so an entry holds a `u32` instead of a `String`.
+#[derive(Default)]
+pub(crate) struct Interner {
+    names: Vec<Rc<str>>,
+    ids: HashMap<Rc<str>, u32>,
+}
+
+impl Interner {
+    pub(crate) fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = u32::try_from(self.names.len()).expect("more than 4 billion distinct verbs");
+        let name: Rc<str> = Rc::from(name);
+        self.names.push(Rc::clone(&name));
+        self.ids.insert(name, id);
+        id
+    }
+
+    pub(crate) fn name(&self, id: u32) -> &Rc<str> {
+        &self.names[id as usize]
+    }
+}
+
+impl Core {
+    fn new(config: Config, seed: u64, store: Option<SqliteStore>) -> Self {
+        Core {
+            table: Table::default(),
+            verbs: Interner::default(),
+            runs: HashMap::new(),
+            retired: VecDeque::new(),
+            dirty: Vec::new(),
+            doomed_rows: Vec::new(),
+            last_id: 0,
+            reserved_through: 0,
+            rng: fastrand::Rng::with_seed(config.rng_seed.unwrap_or(seed)),
+            tick_ns: duration_nanos(config.tick).max(1),
+            retention_ns: duration_nanos(config.retention),
+            max_per_tick: config.max_firings_per_tick.max(1),
+            store,
+            interrupted: Vec::new(),
+            empty_args: Rc::from(Vec::new()),
+            firing_buf: Vec::new(),
+            later_buf: Vec::new(),
+        }
+    }
+
+    /// Marks an entry's cadence state for the next group commit (persistent entries only).
+    pub(crate) fn mark_dirty(&mut self, id: u64) {
+        if self.store.is_none() {
+            return;
+        }
+        if let Some(e) = self.table.get_mut(id) {
+            if e.persist && !e.dirty {
+                e.dirty = true;
+                self.dirty.push(id);
+            }
+        }
+    }
+}
+
+impl Schedules {
+    /// An engine with no store: nothing touches the disk, and `persist` is accepted but has no
+    /// effect (everything vanishes with the engine).
+    ///
+    /// ```
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let engine = tickstep_schedules::Schedules::in_memory(
+    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.live_count(), 0);
+    /// ```
+    pub fn in_memory(
+        clock: impl Clock + 'static,
+        world: impl World + 'static,
+        runner: impl Runner + 'static,
+        config: Config,
+    ) -> Self {
+        let seed = clock.unix_nanos();
+        Self::from_parts(Core::new(config, seed, None), clock, world, runner)
+    }
+
+    /// Opens (or creates) the SQLite store at `path` and loads its schedules: ids, deadlines,
+    /// counters and options intact; catch-up applied to cadence points missed while the engine
+    /// was down; firings that were in flight listed by [`Schedules::interrupted`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] when SQLite cannot open, migrate or read the file;
+    /// [`Error::SchemaTooNew`] when a newer build wrote it.
+    ///
+    /// ```
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let engine = tickstep_schedules::Schedules::open(
+    ///     dir.path().join("schedules.db"),
+    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default(),
+    /// ).unwrap();
+    /// assert!(engine.interrupted().is_empty());
+    /// ```
+    pub fn open(
+        path: impl AsRef<Path>,
+        clock: impl Clock + 'static,
+        world: impl World + 'static,
+        runner: impl Runner + 'static,
+        config: Config,
+    ) -> Result<Self, Error> {
+        let store = SqliteStore::open(path.as_ref())?;
+        let seed = clock.unix_nanos();
+        let mut core = Core::new(config, seed, None);
+        let now = clock.unix_nanos();
+        store.load_into(&mut core, now)?;
+        core.store = Some(store);
+        Ok(Self::from_parts(core, clock, world, runner))
+    }
+
+    fn from_parts(
+        core: Core,
+        clock: impl Clock + 'static,
+        world: impl World + 'static,
+        runner: impl Runner + 'static,
+    ) -> Self {
+        Schedules {
+            shared: Rc::new(Shared {
+                core: RefCell::new(core),
+                world: Box::new(world),
+                runner: Box::new(runner),
+                clock: Box::new(clock),
+            }),
+        }
+    }
+
+    /// Opens a transaction with the calling task's permissions `perms` (its `task_perms()`).
+    /// Creations and stops take effect when it commits; dropping it rolls back.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_kernel::clock::ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let txn = engine.begin(wiz);
+    /// assert_eq!(txn.perms(), wiz);
+    /// ```
+    pub fn begin(&self, perms: ObjId) -> Txn {
+        Txn::new(Rc::clone(&self.shared), perms)
+    }
+
+    /// The earliest deadline, as an instant on the engine's clock, so a driver can
+    /// `sleep_until` it; `None` when nothing is armed. A deadline already past is now.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let engine = tickstep_schedules::Schedules::in_memory(
+    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.next_deadline(), None);
+    /// ```
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let at = self.next_deadline_unix_nanos()?;
+        let clock = &self.shared.clock;
+        let (now, wall) = (clock.now(), clock.unix_nanos());
+        Some(now + Duration::from_nanos(at.saturating_sub(wall)))
+    }
+
+    /// The earliest deadline in Unix nanoseconds, or `None` when nothing is armed.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let engine = tickstep_schedules::Schedules::in_memory(
+    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.next_deadline_unix_nanos(), None);
+    /// ```
+    pub fn next_deadline_unix_nanos(&self) -> Option<u64> {
+        self.shared.core.borrow_mut().table.next_deadline()
+    }
+
+    /// The number of live (not retired) schedules.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let engine = tickstep_schedules::Schedules::in_memory(
+    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.live_count(), 0);
+    /// ```
+    pub fn live_count(&self) -> usize {
+        let core = self.shared.core.borrow();
+        core.table.len() - core.retired.len()
+    }
+
+    /// Firings that were in flight when the store was last saved and that the host has neither
+    /// reattached nor abandoned yet.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let engine = tickstep_schedules::Schedules::in_memory(
+    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert!(engine.interrupted().is_empty());
+    /// ```
+    pub fn interrupted(&self) -> Vec<InFlight> {
+        self.shared.core.borrow().interrupted.clone()
+    }
+
+    /// Keeps a restored in-flight firing as its schedule's running firing; its outcome is reported
+    /// with [`Schedules::report`] as usual. Returns whether `run` was awaiting a decision.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert!(!engine.reattach(tickstep_schedules::RunId(1)));
+    /// ```
+    pub fn reattach(&self, run: RunId) -> bool {
+        let mut core = self.shared.core.borrow_mut();
+        let before = core.interrupted.len();
+        core.interrupted.retain(|f| f.run != run);
+        core.interrupted.len() != before
+    }
+
+    /// Gives up on a restored in-flight firing: it settles as a fault of kind
+    /// [`Interrupted`](crate::FaultKind::Interrupted), value `"interrupted by restart"`.
+    /// Returns whether `run` was awaiting a decision.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert!(!engine.abandon(tickstep_schedules::RunId(1)));
+    /// ```
+    pub fn abandon(&self, run: RunId) -> bool {
+        if !self.reattach(run) {
+            return false;
+        }
+        self.report(
+            run,
+            crate::Outcome::Fault {
+                kind: crate::FaultKind::Interrupted,
+                value: Value::from("interrupted by restart"),
+            },
+        );
+        true
+    }
+
+    /// Writes every pending cadence update to the store now (a tick does this itself).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] when SQLite fails; the updates stay pending for the next attempt.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// engine.flush().unwrap();
+    /// ```
+    pub fn flush(&self) -> Result<(), Error> {
+        self.shared.core.borrow_mut().group_commit()
+    }
+}

@@ -1,0 +1,187 @@
+//! Settling a run: the outcome the host reports decides counters, the adaptive next delay, and
+//! whether the schedule retires.
+//!
+//! * **Returned** — resets `consecutive_faults`. With `adaptive` on, a positive number of seconds
+//!   sets the next deadline to that long after the outcome arrived (for a recurring schedule this
+//!   replaces only the next interval; the cadence continues from that deadline). Anything else
+//!   retires a one-shot as `completed` and leaves a recurring cadence alone.
+//! * **Fault / Killed** — counts a fault (`fault_count` for life, `consecutive_faults` since the
+//!   last success). `max_faults` consecutive faults (0 = never) retire as `max_faults`; otherwise a
+//!   one-shot retires as `completed`, since it will not fire again.
+//!
+//! A run of a schedule that was stopped or retired meanwhile is ignored.
+
+use crate::engine::entry::{Kind, Retired};
+use crate::engine::{Core, Schedules, cadence::Later};
+use crate::info::RetireReason;
+use crate::options::seconds_to_nanos;
+use crate::{Fault, FaultKind, Outcome, RunId, Value};
+
+impl Schedules {
+    /// Reports how run `run` ended. Returns `false` (and changes nothing) when the engine is not
+    /// waiting for that run: unknown, already reported, or its schedule was stopped or retired
+    /// (the seed's "the result is ignored").
+    ///
+    /// A conflict retry is not an outcome: report once per firing, after the last attempt.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// use tickstep_schedules::{Outcome, Options, Schedules, Value};
+    ///
+    /// let clock = ManualClock::new();
+    /// let world = TestWorld::new();
+    /// let wiz = world.add_wizard();
+    /// world.add_verb(wiz, "lockup");
+    /// let runner = TestRunner::new();
+    /// let engine = Schedules::in_memory(clock.clone(), world, runner.clone(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let now = engine.now_unix_seconds();
+    /// let id = txn.schedule_at(wiz, "lockup", now, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// engine.tick().unwrap();
+    /// let run = runner.started()[0].0;
+    /// // Adaptive (the default for schedule_at): returning 30 fires again in 30 s.
+    /// assert!(engine.report(run, Outcome::Returned(Value::Int(30))));
+    /// assert!(!engine.report(run, Outcome::Returned(Value::Int(0))), "reported twice");
+    /// clock.advance(Duration::from_secs(30));
+    /// engine.tick().unwrap();
+    /// assert_eq!(runner.started().len(), 2);
+    /// ```
+    pub fn report(&self, run: RunId, outcome: Outcome) -> bool {
+        let shared = &*self.shared;
+        let now = shared.clock.unix_nanos();
+        let mono = shared.clock.now();
+        shared.core.borrow_mut().settle(run, outcome, now, mono)
+    }
+}
+
+impl Core {
+    pub(crate) fn settle(
+        &mut self,
+        run: RunId,
+        outcome: Outcome,
+        now: u64,
+        mono: tickstep_kernel::clock::Instant,
+    ) -> bool {
+        let Some(record) = self.runs.remove(&run) else {
+            return false;
+        };
+        self.interrupted.retain(|f| f.run != run);
+        let id = record.schedule;
+        let Some(e) = self.table.get_mut(id).filter(|e| e.is_live()) else {
+            return false;
+        };
+        let x = e.extra_mut();
+        x.running.retain(|r| r.run != run);
+        if let Some(started) = record.started {
+            let nanos = u64::try_from((mono - started).as_nanos()).unwrap_or(u64::MAX);
+            x.window.push(nanos);
+            e.last_duration_ns = nanos;
+        }
+        match outcome {
+            Outcome::Returned(value) => self.succeed(id, &value, now),
+            Outcome::Fault { kind, value } => self.fault(id, Fault { kind, value }, now),
+            Outcome::Killed => self.fault(
+                id,
+                Fault {
+                    kind: FaultKind::Killed,
+                    value: Value::from("killed"),
+                },
+                now,
+            ),
+        }
+        // A firing waiting behind this one (queued, or catch-up under "all") may start now.
+        if let Some(e) = self.table.get(id) {
+            let waiting = e.queued().is_some() || e.backlog > 0;
+            if e.is_live() && e.kind == Kind::Every && !e.is_running() && waiting {
+                self.table.arm(id, now);
+            }
+        }
+        self.mark_dirty(id);
+        true
+    }
+
+    fn succeed(&mut self, id: u64, value: &Value, now: u64) {
+        let Some(e) = self.table.get_mut(id) else {
+            return;
+        };
+        e.consecutive_faults = 0;
+        let delay = if e.adaptive {
+            value.as_seconds().filter(|&s| s > 0.0)
+        } else {
+            None
+        };
+        let kind = e.kind;
+        match delay {
+            Some(seconds) => {
+                let Some(next) = seconds_to_nanos(seconds).and_then(|d| now.checked_add(d)) else {
+                    self.out_of_range(id, now);
+                    return;
+                };
+                let e = self.table.get_mut(id).expect("checked above");
+                e.next_run = next;
+                e.backlog = 0;
+                let mut later = Later::new();
+                self.arm_next(id, now, &mut later);
+                for (id, at) in later {
+                    self.table.arm(id, at);
+                }
+            }
+            None if kind == Kind::At => self.retire(id, RetireReason::Completed, now),
+            None => {}
+        }
+    }
+
+    /// Counts a fault; retires on `max_faults`, and retires a settled one-shot.
+    pub(crate) fn fault(&mut self, id: u64, fault: Fault, now: u64) {
+        let Some(e) = self.table.get_mut(id) else {
+            return;
+        };
+        e.fault_count += 1;
+        e.consecutive_faults = e.consecutive_faults.saturating_add(1);
+        e.extra_mut().last_fault = Some(fault);
+        self.mark_dirty(id);
+        let e = self.table.get(id).expect("checked above");
+        if e.max_faults > 0 && e.consecutive_faults >= e.max_faults {
+            self.retire(id, RetireReason::MaxFaults, now);
+        } else if e.kind == Kind::At && !e.is_running() {
+            self.retire(id, RetireReason::Completed, now);
+        }
+    }
+
+    /// The next deadline would pass the end of time: a fault, and retirement for that reason.
+    pub(crate) fn out_of_range(&mut self, id: u64, now: u64) {
+        let Some(e) = self.table.get_mut(id) else {
+            return;
+        };
+        e.fault_count += 1;
+        e.consecutive_faults = e.consecutive_faults.saturating_add(1);
+        e.extra_mut().last_fault = Some(Fault {
+            kind: FaultKind::DeadlineOutOfRange,
+            value: Value::from("next deadline is past 18446744073 (Unix seconds)"),
+        });
+        self.retire(id, RetireReason::DeadlineOutOfRange, now);
+    }
+
+    /// Retires `id`: it will not fire again; its entry stays for the retention period.
+    pub(crate) fn retire(&mut self, id: u64, reason: RetireReason, now: u64) {
+        let Some(e) = self.table.get_mut(id).filter(|e| e.is_live()) else {
+            return;
+        };
+        e.armed = false;
+        e.backlog = 0;
+        let persisted = e.persist && self.store.is_some();
+        let x = e.extra_mut();
+        x.queued = None;
+        x.retired = Some(Retired { reason, at: now });
+        self.retired
+            .push_back((now.saturating_add(self.retention_ns), id));
+        if persisted {
+            // Retired entries are never saved: the row goes at the next group commit.
+            self.doomed_rows.push(id);
+        }
+        tracing::debug!(schedule = id, reason = reason.as_str(), "schedule retired");
+    }
+}

@@ -1,0 +1,106 @@
+//! The schedule table: a slab of entries, an id index, and a min-heap of deadlines.
+//!
+//! The heap uses lazy deletion: re-arming or removing an entry does not search the heap; a popped
+//! item whose deadline no longer matches its entry's `fire_at` (or whose entry is gone or disarmed)
+//! is dropped. Each arming pushes one item, and each firing pops at least one, so the heap stays
+//! within a small factor of the number of armed entries. Costs: arm O(log n), pop O(log n) plus
+//! one hash lookup, insert/remove O(1) amortised.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use super::entry::Entry;
+
+#[derive(Debug, Default)]
+pub(crate) struct Table {
+    slots: Vec<Option<Entry>>,
+    free: Vec<u32>,
+    index: HashMap<u64, u32>,
+    heap: BinaryHeap<Reverse<(u64, u64)>>,
+}
+
+impl Table {
+    /// Reserves room for `n` more entries (used when loading a store).
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.slots.reserve_exact(n);
+        self.index.reserve(n);
+        self.heap.reserve(n);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Inserts `entry`, arming it when `entry.armed`.
+    pub(crate) fn insert(&mut self, entry: Entry) {
+        let id = entry.id;
+        if entry.armed {
+            self.heap.push(Reverse((entry.fire_at, id)));
+        }
+        let slot = if let Some(slot) = self.free.pop() {
+            self.slots[slot as usize] = Some(entry);
+            slot
+        } else {
+            self.slots.push(Some(entry));
+            u32::try_from(self.slots.len() - 1).expect("more than 4 billion schedules")
+        };
+        self.index.insert(id, slot);
+    }
+
+    pub(crate) fn get(&self, id: u64) -> Option<&Entry> {
+        let slot = *self.index.get(&id)?;
+        self.slots[slot as usize].as_ref()
+    }
+
+    pub(crate) fn get_mut(&mut self, id: u64) -> Option<&mut Entry> {
+        let slot = *self.index.get(&id)?;
+        self.slots[slot as usize].as_mut()
+    }
+
+    pub(crate) fn remove(&mut self, id: u64) -> Option<Entry> {
+        let slot = self.index.remove(&id)?;
+        self.free.push(slot);
+        self.slots[slot as usize].take()
+    }
+
+    /// Arms `id` to fire at `at` (the entry must exist).
+    pub(crate) fn arm(&mut self, id: u64, at: u64) {
+        if let Some(e) = self.get_mut(id) {
+            e.fire_at = at;
+            e.armed = true;
+            self.heap.push(Reverse((at, id)));
+        }
+    }
+
+    /// Drops stale items from the top of the heap; returns the earliest live deadline.
+    pub(crate) fn next_deadline(&mut self) -> Option<u64> {
+        while let Some(&Reverse((at, id))) = self.heap.peek() {
+            if self.is_current(at, id) {
+                return Some(at);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    /// Pops the earliest entry due at or before `now`, disarming it.
+    pub(crate) fn pop_due(&mut self, now: u64) -> Option<u64> {
+        let at = self.next_deadline()?;
+        if at > now {
+            return None;
+        }
+        let Reverse((_, id)) = self.heap.pop()?;
+        if let Some(e) = self.get_mut(id) {
+            e.armed = false;
+        }
+        Some(id)
+    }
+
+    fn is_current(&self, at: u64, id: u64) -> bool {
+        self.get(id).is_some_and(|e| e.armed && e.fire_at == at)
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> {
+        self.slots.iter().flatten()
+    }
+}

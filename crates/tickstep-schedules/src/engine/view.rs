@@ -1,0 +1,105 @@
+//! Read-only answers: `schedule_info` records, GC roots, the engine's idea of now.
+
+use crate::engine::entry::{Entry, Kind};
+use crate::engine::{Core, Schedules};
+use crate::info::{ScheduleInfo, unix_seconds};
+use crate::{ObjId, ScheduleId};
+
+impl Core {
+    /// The `schedule_info` record of `e`.
+    pub(crate) fn info(&self, e: &Entry) -> ScheduleInfo {
+        let x = e.extra.as_deref();
+        let retired = e.retired();
+        let next_run = if e.armed { e.fire_at } else { 0 };
+        ScheduleInfo {
+            id: ScheduleId::from_raw(e.id),
+            target: e.target,
+            verb: self.verbs.name(e.verb).to_string(),
+            args: e.args().map(|a| a.to_vec()).unwrap_or_default(),
+            owner: e.owner,
+            authority: e.owner,
+            kind: e.kind,
+            interval: if e.kind == Kind::Every {
+                e.interval_ns as f64 / 1e9
+            } else {
+                0.0
+            },
+            created_at: unix_seconds(e.created_at),
+            next_run: unix_seconds(next_run),
+            last_run: unix_seconds(e.last_run),
+            run_count: e.run_count,
+            fault_count: e.fault_count,
+            consecutive_faults: e.consecutive_faults,
+            last_fault: e.last_fault().cloned(),
+            missed_count: e.missed_count,
+            overlap_count: e.overlap_count,
+            last_duration_ns: e.last_duration_ns,
+            mean_duration_ns: x.map_or(0, |x| x.window.mean()),
+            p99_duration_ns: x.map_or(0, |x| x.window.p99()),
+            running_task: e.running().first().map(|r| r.run),
+            interval_clamped: e.interval_clamped,
+            retired: retired.is_some(),
+            retire_reason: retired.map(|r| r.reason),
+            adaptive: e.adaptive,
+            catchup: e.catchup,
+            overlap: e.overlap,
+            jitter: e.jitter_ns as f64 / 1e9,
+            max_faults: e.max_faults,
+            pass_elapsed: e.pass_elapsed,
+            persist: e.persist,
+            player: e.player,
+            state: e.state().map(|s| (**s).clone()),
+        }
+    }
+}
+
+impl Schedules {
+    /// Every anonymous object (as the world's [`World::is_anonymous`](crate::World::is_anonymous)
+    /// says) that a schedule keeps alive through its target, player, args, state or last fault
+    /// value — live and retained retired entries alike. A host's garbage collector treats them as
+    /// roots. Sorted, without duplicates.
+    ///
+    /// ```
+    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// use tickstep_schedules::{Options, Schedules, Value};
+    ///
+    /// let world = TestWorld::new();
+    /// let wiz = world.add_wizard();
+    /// world.add_verb(wiz, "poke");
+    /// let anon = world.add_anonymous(wiz);
+    /// let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// txn.schedule_every(wiz, "poke", 5.0, vec![Value::Obj(anon)], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// assert_eq!(engine.anonymous_references(), vec![anon]);
+    /// ```
+    pub fn anonymous_references(&self) -> Vec<crate::ObjId> {
+        let mut all: Vec<ObjId> = Vec::new();
+        {
+            let core = self.shared.core.borrow();
+            for e in core.table.iter() {
+                e.for_each_object(&mut |o| all.push(o));
+            }
+        }
+        all.sort_unstable();
+        all.dedup();
+        // Asked with no borrow held: the world is host code.
+        all.retain(|&o| self.shared.world.is_anonymous(o));
+        all
+    }
+
+    /// The engine clock's wall time in float Unix seconds (MOO `ftime()`), handy for computing a
+    /// `schedule_at` time.
+    ///
+    /// ```
+    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let clock = ManualClock::starting_at_unix_nanos(1_500_000_000);
+    /// let engine = tickstep_schedules::Schedules::in_memory(clock, TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.now_unix_seconds(), 1.5);
+    /// ```
+    pub fn now_unix_seconds(&self) -> f64 {
+        unix_seconds(self.shared.clock.unix_nanos())
+    }
+}

@@ -1,0 +1,94 @@
+//! Typed errors. Each names the offending value and the rule it broke, and maps to the MOO error
+//! code the seed names ([`Error::code`]), so a host can translate it to its own language.
+
+use std::fmt::Display;
+
+use crate::ObjId;
+
+/// Everything the schedule engine can refuse.
+///
+/// A refused call changes nothing: no half-created schedule, no id that later fires, no row
+/// written.
+///
+/// ```
+/// use tickstep_schedules::Error;
+/// let e = Error::InvalidArg { value: "-1".into(), rule: "interval must be a finite number of seconds >= 0".into() };
+/// assert_eq!(e.code(), "E_INVARG");
+/// assert_eq!(e.to_string(), "E_INVARG: -1: interval must be a finite number of seconds >= 0");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A bad argument (MOO `E_INVARG`): `value` is what was passed, `rule` what it must satisfy.
+    #[error("E_INVARG: {value}: {rule}")]
+    InvalidArg {
+        /// The offending value, as the caller wrote it.
+        value: String,
+        /// The rule the value broke.
+        rule: String,
+    },
+    /// A permission refusal (MOO `E_PERM`): `who` may not do this to `value`, because of `rule`.
+    #[error("E_PERM: {who} may not use {value}: {rule}")]
+    Perm {
+        /// The permissions of the calling task.
+        who: ObjId,
+        /// The schedule, object or owner the caller named.
+        value: String,
+        /// The rule that refused it.
+        rule: String,
+    },
+    /// The SQLite store failed; the operation was not applied.
+    #[error("schedule store failed while {context}: {source}")]
+    Store {
+        /// What the engine was doing.
+        context: &'static str,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The store was written by a newer build whose schema this one does not know.
+    #[error("schedule store has schema version {found}; this build supports up to {supported}")]
+    SchemaTooNew {
+        /// The version found in the file.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+}
+
+impl Error {
+    /// The MOO error code a host should raise: `"E_INVARG"`, `"E_PERM"`, or `"E_QUOTA"` for a
+    /// store failure (the nearest MOO has to "the server could not save this").
+    ///
+    /// ```
+    /// use tickstep_schedules::{Error, ObjId};
+    /// let e = Error::Perm { who: ObjId(5), value: "schedule 1".into(), rule: "owner or wizard only".into() };
+    /// assert_eq!(e.code(), "E_PERM");
+    /// ```
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::InvalidArg { .. } => "E_INVARG",
+            Error::Perm { .. } => "E_PERM",
+            Error::Store { .. } | Error::SchemaTooNew { .. } => "E_QUOTA",
+        }
+    }
+
+    pub(crate) fn invalid(value: impl Display, rule: impl Into<String>) -> Self {
+        Error::InvalidArg {
+            value: value.to_string(),
+            rule: rule.into(),
+        }
+    }
+
+    pub(crate) fn perm(who: ObjId, value: impl Display, rule: impl Into<String>) -> Self {
+        Error::Perm {
+            who,
+            value: value.to_string(),
+            rule: rule.into(),
+        }
+    }
+
+    pub(crate) fn store(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
+        move |source| Error::Store { context, source }
+    }
+}

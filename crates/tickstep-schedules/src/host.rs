@@ -1,0 +1,270 @@
+//! The two traits a host implements: a [`World`] that answers questions about objects and
+//! principals, and a [`Runner`] that starts firings. The engine knows nothing else about the host.
+//!
+//! Both are called with no engine borrow held, so an implementation may call back into the engine
+//! (open a transaction and create or stop schedules, report an earlier run's outcome).
+
+use std::rc::Rc;
+
+use crate::{ObjId, RunId, ScheduleId, Value};
+
+/// The host's object model, asked at creation (permissions) and at firing time (is the target
+/// still there, is the verb still callable).
+///
+/// ```
+/// use tickstep_schedules::{ObjId, World};
+/// struct Everyone;
+/// impl World for Everyone {
+///     fn valid(&self, _: ObjId) -> bool { true }
+///     fn is_wizard(&self, who: ObjId) -> bool { who == ObjId(2) }
+///     fn controls(&self, who: ObjId, obj: ObjId) -> bool { who == obj }
+///     fn verb_callable(&self, _: ObjId, _: ObjId, verb: &str) -> bool { verb == "tick" }
+/// }
+/// assert!(Everyone.is_wizard(ObjId(2)));
+/// assert!(!Everyone.is_anonymous(ObjId(2)));
+/// ```
+pub trait World {
+    /// Whether `obj` exists (MOO `valid()`).
+    fn valid(&self, obj: ObjId) -> bool;
+
+    /// Whether principal `who` is a wizard.
+    fn is_wizard(&self, who: ObjId) -> bool;
+
+    /// Whether `who` controls `obj`: is it, or owns it. (Wizards are handled by the engine.)
+    fn controls(&self, who: ObjId, obj: ObjId) -> bool;
+
+    /// Whether `perms` may call `verb` on `target` now: found on the target or an ancestor and
+    /// executable by `perms` — the check an ordinary method call makes.
+    fn verb_callable(&self, perms: ObjId, target: ObjId, verb: &str) -> bool;
+
+    /// Whether `obj` is an anonymous object (one the host garbage-collects). Default: none are.
+    fn is_anonymous(&self, obj: ObjId) -> bool {
+        let _ = obj;
+        false
+    }
+}
+
+/// Starts firings. The outcome of each started run comes back later through
+/// [`Schedules::report`](crate::Schedules::report) with the returned [`RunId`].
+///
+/// A runner must not report a run's outcome from inside `start` (the engine records the run id
+/// only when `start` returns); queue it and report it afterwards.
+///
+/// ```
+/// use std::cell::Cell;
+/// use tickstep_schedules::{Firing, Refused, RunId, Runner};
+/// struct Counter(Cell<u64>);
+/// impl Runner for Counter {
+///     fn start(&self, _firing: &Firing) -> Result<RunId, Refused> {
+///         self.0.set(self.0.get() + 1);
+///         Ok(RunId(self.0.get()))
+///     }
+/// }
+/// # let _ = Counter(Cell::new(0));
+/// ```
+pub trait Runner {
+    /// Starts `firing` as a fresh background task, or refuses (which counts as a fault).
+    ///
+    /// # Errors
+    ///
+    /// [`Refused`] when the host cannot start the task; the engine records a
+    /// [`FaultKind::StartFailed`] fault with the reason.
+    fn start(&self, firing: &Firing) -> Result<RunId, Refused>;
+}
+
+/// A runner's refusal to start a firing, with the host's reason.
+///
+/// ```
+/// let r = tickstep_schedules::Refused("task queue full".into());
+/// assert_eq!(r.to_string(), "runner refused: task queue full");
+/// ```
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[error("runner refused: {0}")]
+pub struct Refused(pub String);
+
+/// One firing of a schedule, as handed to [`Runner::start`].
+///
+/// `args`, `state` and `verb` are shared with the schedule (reference-counted), so building a
+/// firing allocates nothing; [`Firing::call_args`] builds the verb's full argument list when the
+/// host needs one.
+///
+/// ```
+/// use std::rc::Rc;
+/// use tickstep_schedules::{Firing, ObjId, ScheduleId, Value};
+/// let f = Firing {
+///     schedule: ScheduleId::from_raw(1),
+///     target: ObjId(10),
+///     verb: Rc::from("tick"),
+///     args: Rc::from(vec![Value::Int(1)]),
+///     state: Some(Rc::new(Value::from("key"))),
+///     elapsed: Some(0.0),
+///     player: ObjId(10),
+///     authority: ObjId(3),
+///     nominal_unix_nanos: 0,
+/// };
+/// assert_eq!(f.call_args(), vec![Value::Int(1), Value::from("key"), Value::Float(0.0)]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Firing {
+    /// The schedule firing.
+    pub schedule: ScheduleId,
+    /// The object whose verb is called (`this`).
+    pub target: ObjId,
+    /// The verb name.
+    pub verb: Rc<str>,
+    /// The schedule's arguments.
+    pub args: Rc<[Value]>,
+    /// The schedule's `state` option, appended after `args`.
+    pub state: Option<Rc<Value>>,
+    /// Real seconds since the previous firing started (0.0 the first time), appended last;
+    /// `None` when `pass_elapsed` is off.
+    pub elapsed: Option<f64>,
+    /// `player` inside the verb.
+    pub player: ObjId,
+    /// The creator's permissions: `caller` and `caller_perms()` inside the verb.
+    pub authority: ObjId,
+    /// The cadence point (Unix nanoseconds) this firing serves.
+    pub nominal_unix_nanos: u64,
+}
+
+impl Firing {
+    /// The verb's argument list: `args ++ [state] ++ [elapsed]`.
+    ///
+    /// ```
+    /// # use std::rc::Rc;
+    /// # use tickstep_schedules::{Firing, ObjId, ScheduleId, Value};
+    /// # let f = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
+    /// #   args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1), authority: ObjId(1),
+    /// #   nominal_unix_nanos: 0 };
+    /// assert!(f.call_args().is_empty());
+    /// ```
+    pub fn call_args(&self) -> Vec<Value> {
+        let mut out = Vec::with_capacity(self.args.len() + 2);
+        out.extend(self.args.iter().cloned());
+        if let Some(state) = &self.state {
+            out.push(Value::clone(state));
+        }
+        if let Some(elapsed) = self.elapsed {
+            out.push(Value::Float(elapsed));
+        }
+        out
+    }
+}
+
+/// How a run ended, as the host reports it.
+///
+/// A conflict retry is not an outcome: the host reports one outcome per firing, after its last
+/// attempt.
+///
+/// ```
+/// use tickstep_schedules::{FaultKind, Outcome, Value};
+/// let ok = Outcome::Returned(Value::Int(0));
+/// let bad = Outcome::Fault { kind: FaultKind::Error, value: Value::from("E_DIV") };
+/// # let _ = (ok, bad, Outcome::Killed);
+/// ```
+#[derive(Clone, PartialEq, Debug)]
+pub enum Outcome {
+    /// The verb returned this value.
+    Returned(Value),
+    /// The verb raised (or hit a limit); `value` is the error value.
+    Fault {
+        /// What kind of fault.
+        kind: FaultKind,
+        /// The error value.
+        value: Value,
+    },
+    /// The task was killed (`kill_task`): a fault.
+    Killed,
+}
+
+/// The kinds of fault a schedule counts.
+///
+/// ```
+/// assert_eq!(tickstep_schedules::FaultKind::TickLimit.as_str(), "tick_limit");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[non_exhaustive]
+pub enum FaultKind {
+    /// An uncaught error.
+    Error,
+    /// The tick limit was exhausted.
+    TickLimit,
+    /// The time limit was exhausted.
+    TimeLimit,
+    /// The task was killed.
+    Killed,
+    /// The firing could not start (verb no longer callable, runner refused).
+    StartFailed,
+    /// The firing was in flight when the server went down and the host abandoned it.
+    Interrupted,
+    /// The next deadline would pass the end of 64-bit Unix nanoseconds.
+    DeadlineOutOfRange,
+}
+
+impl FaultKind {
+    /// The kind's name as `schedule_info()` reports it in `last_fault`.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::FaultKind::Interrupted.as_str(), "interrupted");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultKind::Error => "error",
+            FaultKind::TickLimit => "tick_limit",
+            FaultKind::TimeLimit => "time_limit",
+            FaultKind::Killed => "killed",
+            FaultKind::StartFailed => "start_failed",
+            FaultKind::Interrupted => "interrupted",
+            FaultKind::DeadlineOutOfRange => "deadline_out_of_range",
+        }
+    }
+
+    /// Parses [`FaultKind::as_str`]'s spelling.
+    ///
+    /// ```
+    /// use tickstep_schedules::FaultKind;
+    /// assert_eq!(FaultKind::parse("killed"), Some(FaultKind::Killed));
+    /// assert_eq!(FaultKind::parse("oops"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            FaultKind::Error,
+            FaultKind::TickLimit,
+            FaultKind::TimeLimit,
+            FaultKind::Killed,
+            FaultKind::StartFailed,
+            FaultKind::Interrupted,
+            FaultKind::DeadlineOutOfRange,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+}
+
+/// A recorded fault: its kind and value (`last_fault` in `schedule_info()`).
+///
+/// ```
+/// use tickstep_schedules::{Fault, FaultKind, Value};
+/// let f = Fault { kind: FaultKind::Killed, value: Value::Int(0) };
+/// assert_eq!(f.to_value(), Value::List(vec![Value::from("killed"), Value::Int(0)]));
+/// ```
+#[derive(Clone, PartialEq, Debug)]
+pub struct Fault {
+    /// What kind of fault.
+    pub kind: FaultKind,
+    /// The error value.
+    pub value: Value,
+}
+
+impl Fault {
+    /// `{kind, value}` as a list value.
+    ///
+    /// ```
+    /// # use tickstep_schedules::{Fault, FaultKind, Value};
+    /// let f = Fault { kind: FaultKind::Error, value: Value::from("E_DIV") };
+    /// assert_eq!(f.to_value().to_string(), r#"{"error", "E_DIV"}"#);
+    /// ```
+    pub fn to_value(&self) -> Value {
+        Value::List(vec![Value::from(self.kind.as_str()), self.value.clone()])
+    }
+}

@@ -1,0 +1,259 @@
+//! What `schedule_info()` reports: [`ScheduleInfo`], and the retirement reasons.
+
+use crate::{Catchup, Fault, ObjId, Overlap, RunId, ScheduleId, Value};
+
+/// Whether a schedule is a one-shot (`schedule_at`) or recurring (`schedule_every`).
+///
+/// ```
+/// assert_eq!(tickstep_schedules::ScheduleKind::Every.as_str(), "every");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ScheduleKind {
+    /// A one-shot.
+    At,
+    /// A recurring schedule.
+    Every,
+}
+
+impl ScheduleKind {
+    /// `"at"` or `"every"`.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::ScheduleKind::At.as_str(), "at");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScheduleKind::At => "at",
+            ScheduleKind::Every => "every",
+        }
+    }
+}
+
+/// Why a schedule retired (it will not fire again; its entry is kept 60 s for `schedule_info`).
+///
+/// ```
+/// use tickstep_schedules::RetireReason;
+/// assert_eq!(RetireReason::MaxFaults.as_str(), "max_faults");
+/// assert_eq!(RetireReason::parse("completed"), Some(RetireReason::Completed));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[non_exhaustive]
+pub enum RetireReason {
+    /// A one-shot fired and did not reschedule itself.
+    Completed,
+    /// `max_faults` consecutive faults.
+    MaxFaults,
+    /// The next deadline would pass the end of 64-bit Unix nanoseconds (counted as a fault).
+    DeadlineOutOfRange,
+    /// The target was no longer valid at firing time.
+    InvalidTarget,
+}
+
+impl RetireReason {
+    /// The reason's name in `retire_reason`.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::RetireReason::InvalidTarget.as_str(), "invalid_target");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetireReason::Completed => "completed",
+            RetireReason::MaxFaults => "max_faults",
+            RetireReason::DeadlineOutOfRange => "deadline_out_of_range",
+            RetireReason::InvalidTarget => "invalid_target",
+        }
+    }
+
+    /// Parses [`RetireReason::as_str`]'s spelling.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::RetireReason::parse("nope"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            RetireReason::Completed,
+            RetireReason::MaxFaults,
+            RetireReason::DeadlineOutOfRange,
+            RetireReason::InvalidTarget,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+}
+
+/// Everything `schedule_info(id)` reports. [`ScheduleInfo::to_value`] gives the seed's
+/// string-keyed map (times as float Unix seconds, 0.0 for never; durations as integer nanoseconds;
+/// absent optional values as 0).
+///
+/// `next_run` is when the next firing is due, jitter included (0.0 while a one-shot is running or
+/// once retired). `mean_duration_ns` and `p99_duration_ns` cover the last 64 firings settled in this
+/// server run.
+///
+/// ```
+/// use std::rc::Rc;
+/// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+/// use tickstep_schedules::{ObjId, Options, ScheduleKind, Schedules, Value};
+/// use tickstep_kernel::clock::ManualClock;
+///
+/// let world = TestWorld::new();
+/// let wiz = world.add_wizard();
+/// let room = world.add_object(wiz);
+/// world.add_verb(room, "upkeep");
+/// let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+/// let mut txn = engine.begin(wiz);
+/// let id = txn.schedule_every(room, "upkeep", 60.0, vec![], Options::new()).unwrap();
+/// let info = txn.schedule_info(id).unwrap();
+/// assert_eq!(info.kind, ScheduleKind::Every);
+/// assert_eq!(info.to_value().get("interval"), Some(&Value::Float(60.0)));
+/// ```
+#[derive(Clone, PartialEq, Debug)]
+#[allow(clippy::struct_excessive_bools)] // the seed's fields, one to one
+pub struct ScheduleInfo {
+    /// The schedule's id.
+    pub id: ScheduleId,
+    /// The object whose verb is called.
+    pub target: ObjId,
+    /// The verb.
+    pub verb: String,
+    /// The arguments (without state and elapsed).
+    pub args: Vec<Value>,
+    /// The creating task's permissions.
+    pub owner: ObjId,
+    /// The authority principal (`caller` inside the verb); equal to the owner.
+    pub authority: ObjId,
+    /// One-shot or recurring.
+    pub kind: ScheduleKind,
+    /// Seconds between cadence points (0.0 for a one-shot), after clamping.
+    pub interval: f64,
+    /// Creation time, float Unix seconds.
+    pub created_at: f64,
+    /// When the next firing is due, float Unix seconds (0.0 if none).
+    pub next_run: f64,
+    /// When the last firing started, float Unix seconds (0.0 if never).
+    pub last_run: f64,
+    /// Firings started.
+    pub run_count: u64,
+    /// Faults over the schedule's life.
+    pub fault_count: u64,
+    /// Faults since the last success.
+    pub consecutive_faults: u32,
+    /// The most recent fault.
+    pub last_fault: Option<Fault>,
+    /// Cadence points dropped by catch-up.
+    pub missed_count: u64,
+    /// Deadlines that arrived while a firing ran and did not start one.
+    pub overlap_count: u64,
+    /// Duration of the last settled firing, nanoseconds.
+    pub last_duration_ns: u64,
+    /// Mean over the duration window, nanoseconds.
+    pub mean_duration_ns: u64,
+    /// 99th percentile over the duration window, nanoseconds.
+    pub p99_duration_ns: u64,
+    /// The running firing (the oldest under `concurrent`), if any.
+    pub running_task: Option<RunId>,
+    /// Whether the requested interval was below one tick and was raised to it.
+    pub interval_clamped: bool,
+    /// Whether the schedule has retired.
+    pub retired: bool,
+    /// Why it retired.
+    pub retire_reason: Option<RetireReason>,
+    /// The `adaptive` option.
+    pub adaptive: bool,
+    /// The `catchup` option.
+    pub catchup: Catchup,
+    /// The `overlap` option.
+    pub overlap: Overlap,
+    /// The `jitter` option, seconds.
+    pub jitter: f64,
+    /// The `max_faults` option (0 = unlimited).
+    pub max_faults: u32,
+    /// The `pass_elapsed` option.
+    pub pass_elapsed: bool,
+    /// The `persist` option.
+    pub persist: bool,
+    /// `player` inside the fired verb.
+    pub player: ObjId,
+    /// The `state` option.
+    pub state: Option<Value>,
+}
+
+/// Unix nanoseconds as float seconds (0 stays 0.0, "never").
+pub(crate) fn unix_seconds(nanos: u64) -> f64 {
+    nanos as f64 / 1e9
+}
+
+impl ScheduleInfo {
+    /// The seed's string-keyed map, keys in the seed's order.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Options, Schedules, Value};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "ring");
+    /// # let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// # let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_at(wiz, "ring", 1.0e10, vec![], Options::new()).unwrap();
+    /// let map = txn.schedule_info(id).unwrap().to_value();
+    /// assert_eq!(map.get("kind"), Some(&Value::from("at")));
+    /// assert_eq!(map.get("retire_reason"), Some(&Value::from("")));
+    /// assert_eq!(map.get("running_task"), Some(&Value::Int(0)));
+    /// ```
+    pub fn to_value(&self) -> Value {
+        let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        let obj = Value::Obj;
+        let pairs: Vec<(&str, Value)> = vec![
+            ("id", int(self.id.get())),
+            ("target", obj(self.target)),
+            ("verb", Value::from(self.verb.as_str())),
+            ("args", Value::List(self.args.clone())),
+            ("owner", obj(self.owner)),
+            ("authority", obj(self.authority)),
+            ("kind", Value::from(self.kind.as_str())),
+            ("interval", Value::Float(self.interval)),
+            ("created_at", Value::Float(self.created_at)),
+            ("next_run", Value::Float(self.next_run)),
+            ("last_run", Value::Float(self.last_run)),
+            ("run_count", int(self.run_count)),
+            ("fault_count", int(self.fault_count)),
+            (
+                "consecutive_faults",
+                int(u64::from(self.consecutive_faults)),
+            ),
+            (
+                "last_fault",
+                self.last_fault
+                    .as_ref()
+                    .map_or(Value::Int(0), Fault::to_value),
+            ),
+            ("missed_count", int(self.missed_count)),
+            ("overlap_count", int(self.overlap_count)),
+            ("last_duration_ns", int(self.last_duration_ns)),
+            ("mean_duration_ns", int(self.mean_duration_ns)),
+            ("p99_duration_ns", int(self.p99_duration_ns)),
+            ("running_task", int(self.running_task.map_or(0, |r| r.0))),
+            ("interval_clamped", Value::Bool(self.interval_clamped)),
+            ("retired", Value::Bool(self.retired)),
+            (
+                "retire_reason",
+                Value::from(self.retire_reason.map_or("", RetireReason::as_str)),
+            ),
+            ("adaptive", Value::Bool(self.adaptive)),
+            ("catchup", Value::from(self.catchup.as_str())),
+            ("overlap", Value::from(self.overlap.as_str())),
+            ("jitter", Value::Float(self.jitter)),
+            ("max_faults", int(u64::from(self.max_faults))),
+            ("pass_elapsed", Value::Bool(self.pass_elapsed)),
+            ("persist", Value::Bool(self.persist)),
+            ("player", obj(self.player)),
+            ("state", self.state.clone().unwrap_or(Value::Int(0))),
+        ];
+        Value::Map(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (Value::from(k), v))
+                .collect(),
+        )
+    }
+}

@@ -1,0 +1,138 @@
+//! Durable schedules: run a host's verb later, once or on a cadence, surviving restarts.
+//!
+//! This is the third layer of tickstep (seed 004). A host — a MOO world server is the model, but
+//! nothing here knows MOO — asks for `target:verb(@args)` to be called at a time
+//! ([`Txn::schedule_at`]) or every so often ([`Txn::schedule_every`]). The engine keeps a deadline
+//! and that triple; when the deadline passes it hands a [`Firing`] to the host's [`Runner`], which
+//! starts a fresh task, exactly as `fork` would. Each firing is its own task with its own
+//! transaction and budget, so a fault in one leaves the others alone. The schedule is data, not a
+//! task: idle, it costs one compact entry (about 150 bytes) and nothing else.
+//!
+//! # The model
+//!
+//! * **Host traits.** A [`World`] answers "is this object valid, is this principal a wizard, does
+//!   P control O, can P call verb V on T now"; a [`Runner`] starts firings and returns a
+//!   [`RunId`]. The host reports each run's [`Outcome`] later with [`Schedules::report`]. Values
+//!   (args, state, return values) are [`Value`]s, MOO-shaped and serde-serialisable.
+//! * **Transactions.** Every builtin runs inside a [`Txn`] opened with the calling task's
+//!   permissions ([`Schedules::begin`]). Creations and stops are buffered and take effect at
+//!   [`Txn::commit`]; dropping the transaction rolls back, and a rolled-back schedule never
+//!   existed. Within the transaction its own creations are already valid and stoppable.
+//! * **Ids** ([`ScheduleId`]) are a type of their own, handed out by a counter that never goes
+//!   back — across restarts included, because its high-water mark is written in the same SQLite
+//!   transaction as the creation.
+//! * **Cadence.** Recurring deadlines are computed from the previous deadline, never from when a
+//!   firing ended; the next deadline is armed the moment a firing starts. Deadlines that arrive
+//!   while a firing still runs are the [`Overlap`] policy's business; cadence points missed with
+//!   nothing running (the server was down, the scheduler stalled) are the [`Catchup`] policy's.
+//!   See `engine/cadence.rs` for the exact arithmetic.
+//! * **Time.** Deadlines are wall-clock Unix nanoseconds (`u64`, so the last one is in July 2554),
+//!   read from the kernel's [`Clock`](tickstep_kernel::clock::Clock); durations use its monotonic
+//!   side. Every test drives the engine with a
+//!   [`ManualClock`](tickstep_kernel::clock::ManualClock).
+//! * **Driving.** A host calls [`Schedules::tick`] from its loop — once per frame, or after
+//!   sleeping until [`Schedules::next_deadline`]. A tick fires what is due (at most
+//!   [`Config::max_firings_per_tick`], 1,024 by default, so 10,000 simultaneous deadlines never
+//!   stall the host: they fire over ten ticks), then group-commits every cadence change in one
+//!   SQLite transaction.
+//! * **Storage.** [`Schedules::open`] uses one SQLite file in WAL mode with a versioned schema;
+//!   an operator can read it with the `sqlite3` shell while the engine runs. Creation and stop are
+//!   fsync'd before `commit` returns. On open, schedules come back with ids, deadlines, counters
+//!   and options intact, catch-up is applied to what was missed, and firings that were in flight
+//!   are handed back ([`Schedules::interrupted`]) to be reattached or abandoned.
+//!   [`Schedules::in_memory`] is the same engine with no file.
+//! * **Single-threaded.** The [`Schedules`] handle is an `Rc`: `!Send`, proven by a
+//!   `compile_fail` doctest on it. Host code (world, runner) is always called with no internal
+//!   borrow held, so a firing may create or stop schedules from inside `Runner::start`.
+//!
+//! # Costs
+//!
+//! | operation | cost |
+//! |---|---|
+//! | idle schedule | ~150 B entry + ~40 B index and heap (no allocation without args/state) |
+//! | firing | heap pop + hash lookup + `Rc` clones; no allocation; one UPDATE in the tick's group commit when persistent |
+//! | tick | one clock read, one SQLite transaction if anything changed |
+//! | create/stop commit | one fsync'd SQLite transaction (none for non-persistent schedules, except once per 1,024 ids) |
+//! | `schedules()`, `schedules_for()` | O(number of schedules) scan |
+//!
+//! # Decisions where the spec was open
+//!
+//! * **Catch-up threshold.** A cadence point is *missed* only when its successor has also passed
+//!   by the time the engine gets to it; a point fired less than one interval late is an ordinary
+//!   late firing under every policy. So `skip` never drops a point for a few milliseconds of tick
+//!   lateness, but does drop a whole interval's worth.
+//! * **`catchup = "all"`** fires one missed point per tick, in order, each waiting for the
+//!   previous firing unless `overlap = "concurrent"`.
+//! * **Adaptive delay** counts from when the outcome is reported (the moment the verb returned),
+//!   like `suspend(n)` at the end of a loop would.
+//! * **A running one-shot is still live**: `schedule_valid` is true until its outcome settles it,
+//!   which keeps "one driver per object" from starting a second driver mid-firing.
+//! * **A faulting one-shot** retires `completed` (it will not fire again), or `max_faults` if that
+//!   limit is reached first; `last_fault` tells the story.
+//! * **The first firing of `schedule_every`** is one interval after creation.
+//! * **`invalid_target`** is checked at firing time and is not a fault; a verb that is no longer
+//!   callable is a fault of kind `start_failed`, as is a runner refusal.
+//! * **`next_run`** in `schedule_info` is when the next firing is due, jitter included.
+//! * **Duration window**: `mean_duration_ns`/`p99_duration_ns` cover the last 64 firings settled
+//!   in this server run; `last_duration_ns` is persisted.
+//! * **Id blocks**: the persisted high-water mark is raised 1,024 ids at a time, so ids after a
+//!   restart may jump; they never repeat.
+//! * **Non-persistent schedules in a store-backed engine** never reach the file; only the id
+//!   counter they draw from does.
+//! * **Errors** name the offending value and the rule; [`Error::code`] maps them to `E_INVARG`,
+//!   `E_PERM` (and `E_QUOTA` for a store failure).
+//!
+//! # Example
+//!
+//! ```
+//! use std::time::Duration;
+//! use tickstep_kernel::clock::ManualClock;
+//! use tickstep_schedules::testkit::{TestRunner, TestWorld};
+//! use tickstep_schedules::{Options, Schedules, Value};
+//!
+//! let clock = ManualClock::new();
+//! let world = TestWorld::new();
+//! let wizard = world.add_wizard();
+//! let room = world.add_object(wizard);
+//! world.add_verb(room, "upkeep");
+//! let runner = TestRunner::new();
+//! let dir = tempfile::tempdir().unwrap();
+//! let engine = Schedules::open(dir.path().join("s.db"), clock.clone(), world, runner.clone(),
+//!     Default::default()).unwrap();
+//!
+//! // Every minute, forever (or until stopped).
+//! let mut txn = engine.begin(wizard);
+//! let id = txn.schedule_every(room, "upkeep", 60.0, vec![], Options::new()).unwrap();
+//! txn.commit().unwrap();
+//!
+//! clock.advance(Duration::from_secs(60));
+//! engine.tick().unwrap();
+//! let (run, firing) = runner.started()[0].clone();
+//! assert_eq!(firing.call_args(), vec![Value::Float(0.0)]); // elapsed: 0.0 the first time
+//! engine.report(run, tickstep_schedules::Outcome::Returned(Value::Int(0)));
+//! assert_eq!(engine.begin(wizard).schedule_info(id).unwrap().run_count, 1);
+//! ```
+
+mod engine;
+mod error;
+mod host;
+mod id;
+mod info;
+mod options;
+mod perms;
+mod store;
+pub mod testkit;
+mod txn;
+mod value;
+
+pub use engine::{Config, DEFAULT_RETENTION, DEFAULT_TICK, InFlight, Schedules, TickReport};
+pub use error::Error;
+pub use host::{Fault, FaultKind, Firing, Outcome, Refused, Runner, World};
+pub use id::{ObjId, RunId, ScheduleId};
+pub use info::{RetireReason, ScheduleInfo, ScheduleKind};
+pub use options::{
+    Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, OPTION_KEYS, Options,
+    Overlap,
+};
+pub use txn::Txn;
+pub use value::Value;

@@ -1,0 +1,577 @@
+//! Schedule options: a typed builder for Rust hosts, and [`Options::from_map`] for hosts that
+//! expose `schedule_at`/`schedule_every` to a scripting language and receive a key/value map.
+//!
+//! Values are checked when the schedule is created, not when the builder is filled in, so every
+//! bad option surfaces as `E_INVARG` at the call site with nothing created.
+
+use std::time::Duration;
+
+use crate::{Error, ObjId, Value};
+
+/// Largest serialised `state`, in bytes (the seed's 4 KB).
+pub const MAX_STATE_BYTES: usize = 4096;
+
+/// Default consecutive-fault limit before a schedule retires with `max_faults`.
+pub const DEFAULT_MAX_FAULTS: u32 = 50;
+
+/// What to do about cadence points that passed with nothing running to account for them
+/// (the server was down, or the scheduler stalled past more than one point).
+///
+/// ```
+/// use tickstep_schedules::Catchup;
+/// assert_eq!(Catchup::default(), Catchup::Skip);
+/// assert_eq!(Catchup::parse("all"), Some(Catchup::All));
+/// assert_eq!(Catchup::Once.as_str(), "once");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Catchup {
+    /// Drop every missed point; the next deadline is the first cadence point after now.
+    #[default]
+    Skip,
+    /// One late firing now stands for all missed points; then the cadence resumes.
+    Once,
+    /// Fire each missed point in order, at most [`MAX_CATCHUP_FIRINGS`] per catch-up.
+    All,
+}
+
+/// The most missed points one catch-up under [`Catchup::All`] fires; older ones are dropped.
+pub const MAX_CATCHUP_FIRINGS: u64 = 1000;
+
+impl Catchup {
+    /// The option's spelling.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::Catchup::Skip.as_str(), "skip");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Catchup::Skip => "skip",
+            Catchup::Once => "once",
+            Catchup::All => "all",
+        }
+    }
+
+    /// Parses the option's spelling.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::Catchup::parse("once"), Some(tickstep_schedules::Catchup::Once));
+    /// assert_eq!(tickstep_schedules::Catchup::parse("Once"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "skip" => Some(Catchup::Skip),
+            "once" => Some(Catchup::Once),
+            "all" => Some(Catchup::All),
+            _ => None,
+        }
+    }
+}
+
+/// What to do when a deadline arrives while the previous firing of the same schedule still runs.
+///
+/// ```
+/// use tickstep_schedules::Overlap;
+/// assert_eq!(Overlap::default(), Overlap::Skip);
+/// assert_eq!(Overlap::parse("queue"), Some(Overlap::Queue));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Overlap {
+    /// Drop the deadline (counted in `overlap_count`); the cadence stays in phase.
+    #[default]
+    Skip,
+    /// At most one deadline waits and starts when the running firing ends; further ones are
+    /// dropped and counted.
+    Queue,
+    /// Every deadline starts a firing; `running_task` reports the oldest.
+    Concurrent,
+}
+
+impl Overlap {
+    /// The option's spelling.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::Overlap::Concurrent.as_str(), "concurrent");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Overlap::Skip => "skip",
+            Overlap::Queue => "queue",
+            Overlap::Concurrent => "concurrent",
+        }
+    }
+
+    /// Parses the option's spelling.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::Overlap::parse("skip"), Some(tickstep_schedules::Overlap::Skip));
+    /// assert_eq!(tickstep_schedules::Overlap::parse("parallel"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "skip" => Some(Overlap::Skip),
+            "queue" => Some(Overlap::Queue),
+            "concurrent" => Some(Overlap::Concurrent),
+            _ => None,
+        }
+    }
+}
+
+/// Options for a new schedule (the seed's optional fifth argument).
+///
+/// Every field has the seed's default; set only what differs.
+///
+/// ```
+/// use tickstep_schedules::{Catchup, ObjId, Options, Overlap, Value};
+/// let opts = Options::new()
+///     .catchup(Catchup::Once)
+///     .overlap(Overlap::Queue)
+///     .jitter_seconds(2.0)
+///     .max_faults(0)
+///     .pass_elapsed(false)
+///     .state(Value::Int(7))
+///     .persist(false)
+///     .player(ObjId(5))
+///     .adaptive(true);
+/// assert_eq!(opts, Options::from_map(&Value::Map(vec![
+///     (Value::from("catchup"), Value::from("once")),
+///     (Value::Symbol("overlap".into()), Value::Symbol("queue".into())),
+///     (Value::from("jitter"), Value::Int(2)),
+///     (Value::from("max_faults"), Value::Int(0)),
+///     (Value::from("pass_elapsed"), Value::Int(0)),
+///     (Value::from("state"), Value::Int(7)),
+///     (Value::from("persist"), Value::Bool(false)),
+///     (Value::from("player"), Value::Obj(ObjId(5))),
+///     (Value::from("adaptive"), Value::Int(1)),
+/// ])).unwrap());
+/// ```
+#[derive(Clone, PartialEq, Debug)]
+pub struct Options {
+    pub(crate) adaptive: Option<bool>,
+    pub(crate) catchup: Catchup,
+    pub(crate) overlap: Overlap,
+    pub(crate) jitter_seconds: f64,
+    pub(crate) max_faults: u32,
+    pub(crate) pass_elapsed: bool,
+    pub(crate) state: Option<Value>,
+    pub(crate) persist: bool,
+    pub(crate) player: Option<ObjId>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            adaptive: None,
+            catchup: Catchup::Skip,
+            overlap: Overlap::Skip,
+            jitter_seconds: 0.0,
+            max_faults: DEFAULT_MAX_FAULTS,
+            pass_elapsed: true,
+            state: None,
+            persist: true,
+            player: None,
+        }
+    }
+}
+
+/// The option keys [`Options::from_map`] accepts.
+pub const OPTION_KEYS: [&str; 9] = [
+    "adaptive",
+    "catchup",
+    "overlap",
+    "jitter",
+    "max_faults",
+    "pass_elapsed",
+    "state",
+    "persist",
+    "player",
+];
+
+impl Options {
+    /// The seed's defaults.
+    ///
+    /// ```
+    /// let o = tickstep_schedules::Options::new();
+    /// assert_eq!(o, tickstep_schedules::Options::default());
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether the fired verb's return value sets the next delay (default: on for
+    /// `schedule_at`, off for `schedule_every`).
+    ///
+    /// ```
+    /// let o = tickstep_schedules::Options::new().adaptive(false);
+    /// # let _ = o;
+    /// ```
+    #[must_use]
+    pub fn adaptive(mut self, on: bool) -> Self {
+        self.adaptive = Some(on);
+        self
+    }
+
+    /// The catch-up policy (default [`Catchup::Skip`]).
+    ///
+    /// ```
+    /// let o = tickstep_schedules::Options::new().catchup(tickstep_schedules::Catchup::All);
+    /// # let _ = o;
+    /// ```
+    #[must_use]
+    pub fn catchup(mut self, policy: Catchup) -> Self {
+        self.catchup = policy;
+        self
+    }
+
+    /// The overlap policy (default [`Overlap::Skip`]).
+    ///
+    /// ```
+    /// let o = tickstep_schedules::Options::new().overlap(tickstep_schedules::Overlap::Concurrent);
+    /// # let _ = o;
+    /// ```
+    #[must_use]
+    pub fn overlap(mut self, policy: Overlap) -> Self {
+        self.overlap = policy;
+        self
+    }
+
+    /// Jitter in seconds: each deadline moves by a uniform random amount in `[-j, +j]`, never to
+    /// earlier than one tick from now. Checked at creation: finite and `>= 0`.
+    ///
+    /// ```
+    /// let o = tickstep_schedules::Options::new().jitter_seconds(0.25);
+    /// # let _ = o;
+    /// ```
+    #[must_use]
+    pub fn jitter_seconds(mut self, seconds: f64) -> Self {
+        self.jitter_seconds = seconds;
+        self
+    }
+
+    /// Consecutive faults before retiring with `max_faults` (default 50; 0 = unlimited).
+    ///
+    /// ```
+    /// let o = tickstep_schedules::Options::new().max_faults(3);
+    /// # let _ = o;
+    /// ```
+    #[must_use]
+    pub fn max_faults(mut self, limit: u32) -> Self {
+        self.max_faults = limit;
+        self
+    }
+
+    /// Whether to append the real seconds since the previous firing (default on).
+    ///
+    /// ```
+    /// let o = tickstep_schedules::Options::new().pass_elapsed(false);
+    /// # let _ = o;
+    /// ```
+    #[must_use]
+    pub fn pass_elapsed(mut self, on: bool) -> Self {
+        self.pass_elapsed = on;
+        self
+    }
+
+    /// A constant value appended to the arguments of every firing (before elapsed). At most
+    /// [`MAX_STATE_BYTES`] serialised, checked at creation.
+    ///
+    /// ```
+    /// let o = tickstep_schedules::Options::new().state(tickstep_schedules::Value::from("cursor"));
+    /// # let _ = o;
+    /// ```
+    #[must_use]
+    pub fn state(mut self, state: Value) -> Self {
+        self.state = Some(state);
+        self
+    }
+
+    /// Whether the schedule is saved and restored across restarts (default on).
+    ///
+    /// ```
+    /// let o = tickstep_schedules::Options::new().persist(false);
+    /// # let _ = o;
+    /// ```
+    #[must_use]
+    pub fn persist(mut self, on: bool) -> Self {
+        self.persist = on;
+        self
+    }
+
+    /// The `player` of the fired verb (default: the target). The creator must control it.
+    ///
+    /// ```
+    /// let o = tickstep_schedules::Options::new().player(tickstep_schedules::ObjId(2));
+    /// # let _ = o;
+    /// ```
+    #[must_use]
+    pub fn player(mut self, player: ObjId) -> Self {
+        self.player = Some(player);
+        self
+    }
+
+    /// Parses a scripting language's option map: keys are strings or symbols from
+    /// [`OPTION_KEYS`]; flags take integers or booleans; `catchup`/`overlap` take a string or
+    /// symbol; `jitter` an integer or float; `max_faults` a non-negative integer; `player` an
+    /// object; `state` anything.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArg`] naming the key for an unknown key, a key that is not a string or
+    /// symbol, a value of the wrong type, or a policy spelled wrongly; also when `options` is not
+    /// a map.
+    ///
+    /// ```
+    /// use tickstep_schedules::{Options, Value};
+    /// let typo = Value::Map(vec![(Value::from("persit"), Value::Int(0))]);
+    /// let err = Options::from_map(&typo).unwrap_err();
+    /// assert_eq!(err.code(), "E_INVARG");
+    /// assert!(err.to_string().contains("persit"));
+    /// ```
+    pub fn from_map(options: &Value) -> Result<Self, Error> {
+        let Value::Map(pairs) = options else {
+            return Err(Error::invalid(options, "schedule options must be a map"));
+        };
+        let mut out = Options::default();
+        for (key, value) in pairs {
+            let Some(name) = key.as_text() else {
+                return Err(Error::invalid(
+                    key,
+                    "schedule option keys must be strings or symbols",
+                ));
+            };
+            let wrong = |expected: &str| {
+                Error::invalid(
+                    value,
+                    format!("schedule option \"{name}\" must be {expected}"),
+                )
+            };
+            match name {
+                "adaptive" => out.adaptive = Some(value.as_flag().ok_or_else(|| wrong("a flag"))?),
+                "pass_elapsed" => {
+                    out.pass_elapsed = value.as_flag().ok_or_else(|| wrong("a flag"))?;
+                }
+                "persist" => out.persist = value.as_flag().ok_or_else(|| wrong("a flag"))?,
+                "catchup" => {
+                    out.catchup = value
+                        .as_text()
+                        .and_then(Catchup::parse)
+                        .ok_or_else(|| wrong("\"skip\", \"once\" or \"all\""))?;
+                }
+                "overlap" => {
+                    out.overlap = value
+                        .as_text()
+                        .and_then(Overlap::parse)
+                        .ok_or_else(|| wrong("\"skip\", \"queue\" or \"concurrent\""))?;
+                }
+                "jitter" => {
+                    out.jitter_seconds = match *value {
+                        Value::Int(i) => i as f64,
+                        Value::Float(f) => f,
+                        _ => return Err(wrong("a number of seconds >= 0")),
+                    };
+                }
+                "max_faults" => {
+                    out.max_faults = match *value {
+                        Value::Int(i) => u32::try_from(i)
+                            .map_err(|_| wrong("an integer from 0 to 4294967295"))?,
+                        _ => return Err(wrong("an integer from 0 to 4294967295")),
+                    };
+                }
+                "state" => out.state = Some(value.clone()),
+                "player" => match *value {
+                    Value::Obj(o) => out.player = Some(o),
+                    _ => return Err(wrong("an object")),
+                },
+                _ => {
+                    return Err(Error::invalid(
+                        key,
+                        format!(
+                            "unknown schedule option (known: {})",
+                            OPTION_KEYS.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Checks the values the builder could not and resolves defaults that depend on the kind.
+    pub(crate) fn resolve(&self, every: bool) -> Result<Resolved, Error> {
+        let jitter = self.jitter_seconds;
+        if !jitter.is_finite() || jitter < 0.0 {
+            return Err(Error::invalid(
+                Value::Float(jitter),
+                "jitter must be a finite number of seconds >= 0",
+            ));
+        }
+        let jitter_ns = seconds_to_nanos(jitter).ok_or_else(|| {
+            Error::invalid(
+                Value::Float(jitter),
+                "jitter must fit in 64-bit nanoseconds (at most 18446744073 seconds)",
+            )
+        })?;
+        if let Some(state) = &self.state {
+            check_storable(state, "state")?;
+            let size = serde_json::to_vec(state).map_or(usize::MAX, |b| b.len());
+            if size > MAX_STATE_BYTES {
+                return Err(Error::invalid(
+                    state_preview(state),
+                    format!(
+                        "state must be at most {MAX_STATE_BYTES} bytes serialised (got {size})"
+                    ),
+                ));
+            }
+        }
+        Ok(Resolved {
+            adaptive: self.adaptive.unwrap_or(!every),
+            jitter_ns,
+        })
+    }
+}
+
+/// Option values that needed checking or a kind-dependent default.
+pub(crate) struct Resolved {
+    pub(crate) adaptive: bool,
+    pub(crate) jitter_ns: u64,
+}
+
+/// Rejects values the store cannot hold (non-finite floats), naming where they were found.
+pub(crate) fn check_storable(value: &Value, what: &str) -> Result<(), Error> {
+    if value.is_storable() {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            state_preview(value),
+            format!("{what} must not contain NaN or infinite floats"),
+        ))
+    }
+}
+
+/// A value's text for an error message, cut short so a 1 MB state does not make a 1 MB error.
+fn state_preview(value: &Value) -> String {
+    let mut text = value.to_string();
+    if text.len() > 80 {
+        let cut = (0..=77)
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    text
+}
+
+/// `seconds` as whole nanoseconds, or `None` when negative, not finite, or past `u64::MAX`.
+pub(crate) fn seconds_to_nanos(seconds: f64) -> Option<u64> {
+    if !seconds.is_finite() || seconds < 0.0 {
+        return None;
+    }
+    let nanos = (seconds * 1e9).round();
+    // 2^64 is exactly representable; anything at or above it does not fit.
+    if nanos >= 18_446_744_073_709_551_616.0 {
+        None
+    } else {
+        Some(nanos as u64)
+    }
+}
+
+/// `d` in nanoseconds, saturating.
+pub(crate) fn duration_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: Vec<(&str, Value)>) -> Value {
+        Value::Map(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (Value::from(k), v))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn option_unknown_key_is_invarg_naming_the_key() {
+        let err = Options::from_map(&map(vec![("jiter", Value::Int(1))])).unwrap_err();
+        assert!(matches!(err, Error::InvalidArg { ref value, .. } if value == "\"jiter\""));
+    }
+
+    #[test]
+    fn option_keys_may_be_strings_or_symbols() {
+        let m = Value::Map(vec![(Value::Symbol("persist".into()), Value::Int(0))]);
+        assert!(!Options::from_map(&m).unwrap().persist);
+    }
+
+    #[test]
+    fn option_key_that_is_not_text_is_invarg() {
+        let m = Value::Map(vec![(Value::Int(1), Value::Int(0))]);
+        assert_eq!(Options::from_map(&m).unwrap_err().code(), "E_INVARG");
+    }
+
+    #[test]
+    fn option_wrong_value_type_is_invarg() {
+        for (k, v) in [
+            ("adaptive", Value::from("yes")),
+            ("catchup", Value::Int(1)),
+            ("catchup", Value::from("sometimes")),
+            ("overlap", Value::from("parallel")),
+            ("jitter", Value::from("1")),
+            ("max_faults", Value::Int(-1)),
+            ("max_faults", Value::Float(2.0)),
+            ("player", Value::Int(3)),
+            ("persist", Value::List(vec![])),
+        ] {
+            let err = Options::from_map(&map(vec![(k, v.clone())])).unwrap_err();
+            assert_eq!(err.code(), "E_INVARG", "{k} -> {v}");
+            assert!(err.to_string().contains(k), "{err}");
+        }
+    }
+
+    #[test]
+    fn options_that_are_not_a_map_are_invarg() {
+        assert_eq!(
+            Options::from_map(&Value::Int(0)).unwrap_err().code(),
+            "E_INVARG"
+        );
+    }
+
+    #[test]
+    fn adaptive_defaults_on_for_at_and_off_for_every() {
+        assert!(Options::new().resolve(false).unwrap().adaptive);
+        assert!(!Options::new().resolve(true).unwrap().adaptive);
+    }
+
+    #[test]
+    fn negative_or_nan_jitter_is_invarg() {
+        for j in [-0.5, f64::NAN, f64::INFINITY, 1e30] {
+            assert_eq!(
+                Options::new()
+                    .jitter_seconds(j)
+                    .resolve(true)
+                    .err()
+                    .unwrap()
+                    .code(),
+                "E_INVARG"
+            );
+        }
+    }
+
+    #[test]
+    fn state_larger_than_4kb_serialised_is_invarg() {
+        let big = Value::Str("x".repeat(MAX_STATE_BYTES));
+        let err = Options::new().state(big).resolve(true).err().unwrap();
+        assert!(err.to_string().contains("4096"), "{err}");
+        let fits = Value::Str("x".repeat(MAX_STATE_BYTES - 20));
+        assert!(Options::new().state(fits).resolve(true).is_ok());
+    }
+
+    #[test]
+    fn seconds_to_nanos_rejects_what_does_not_fit() {
+        assert_eq!(seconds_to_nanos(1.5), Some(1_500_000_000));
+        assert_eq!(seconds_to_nanos(18_446_744_074.0), None);
+        assert_eq!(seconds_to_nanos(-1.0), None);
+    }
+}

@@ -1,0 +1,37 @@
+//! Durable storage: one SQLite file in WAL mode.
+//!
+//! * [`schema`] — tables and versioned migrations;
+//! * [`codec`] — entry ⇄ row (JSON for values, bit-preserving integers for `u64`);
+//! * [`sqlite`] — the store: durable commits, per-tick group commits, loading.
+//!
+//! # Durability
+//!
+//! Creation and stop are durable when `Txn::commit` returns: their SQLite transaction runs with
+//! `synchronous=FULL`, which fsyncs the WAL before the commit returns. Cadence updates from firings
+//! (next deadline, counters, running firings) are group-committed once per tick with
+//! `synchronous=NORMAL`: one transaction per tick, surviving a process crash (the WAL is written
+//! before commit returns) though not necessarily a power cut, in which case the restarted engine
+//! replays from the last durable cadence — deadlines never move backwards past what was durable,
+//! and a firing may repeat, never vanish.
+//!
+//! # Id high-water mark
+//!
+//! Ids are reserved in blocks of [`ID_BLOCK`]: a commit that hands out an id beyond the durable
+//! mark raises the mark to that id plus a block, in the same transaction as the creation. Most
+//! commits therefore write no meta row, non-persistent schedules (which never touch the disk)
+//! cost an fsync only once per block, and a restart resumes above the mark, so no id is ever
+//! reused even if it belonged to a schedule that was never saved.
+//!
+//! # Operators
+//!
+//! WAL lets any number of readers — the `sqlite3` shell included — read the file while the engine
+//! writes it: `sqlite3 schedules.db "SELECT id, verb, next_run FROM schedules"`.
+
+pub(crate) mod codec;
+pub(crate) mod schema;
+pub(crate) mod sqlite;
+
+pub(crate) use sqlite::SqliteStore;
+
+/// How many ids one durable high-water-mark write reserves.
+pub(crate) const ID_BLOCK: u64 = 1024;

@@ -1,0 +1,107 @@
+//! The store's schema and its migrations.
+//!
+//! `schema_migrations` records every migration applied, one row per version, so an operator (or a
+//! later build) can see exactly what shape the file has. Opening runs the migrations the file has
+//! not seen, each in its own transaction; a file from a newer build is refused rather than
+//! misread.
+//!
+//! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
+//! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
+//! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
+//! `sqlite3` users can query them with `json_extract`.
+
+use rusqlite::Connection;
+
+use crate::Error;
+
+/// The newest schema version this build knows.
+pub(crate) const CURRENT_VERSION: i64 = 1;
+
+/// Migrations in order: (version, description, SQL).
+const MIGRATIONS: [(i64, &str, &str); 1] = [(
+    1,
+    "schedules table, id high-water mark",
+    "
+    CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value INTEGER NOT NULL
+    );
+    INSERT INTO meta (key, value) VALUES ('id_high_water', 0);
+    CREATE TABLE schedules (
+        id                 INTEGER PRIMARY KEY,
+        kind               TEXT    NOT NULL CHECK (kind IN ('at', 'every')),
+        target             INTEGER NOT NULL,
+        verb               TEXT    NOT NULL,
+        args               TEXT,             -- JSON list; NULL for none
+        state              TEXT,             -- JSON value; NULL for none
+        owner              INTEGER NOT NULL, -- also the authority principal
+        player             INTEGER NOT NULL,
+        interval_ns        INTEGER NOT NULL,
+        interval_clamped   INTEGER NOT NULL,
+        jitter_ns          INTEGER NOT NULL,
+        max_faults         INTEGER NOT NULL,
+        catchup            TEXT    NOT NULL,
+        overlap            TEXT    NOT NULL,
+        adaptive           INTEGER NOT NULL,
+        pass_elapsed       INTEGER NOT NULL,
+        created_at         INTEGER NOT NULL, -- Unix nanoseconds
+        -- cadence state below: group-committed once per tick
+        next_run           INTEGER NOT NULL, -- next cadence point, Unix nanoseconds
+        fire_at            INTEGER NOT NULL, -- next firing, jitter included
+        armed              INTEGER NOT NULL,
+        last_run           INTEGER NOT NULL,
+        run_count          INTEGER NOT NULL,
+        fault_count        INTEGER NOT NULL,
+        consecutive_faults INTEGER NOT NULL,
+        missed_count       INTEGER NOT NULL,
+        overlap_count      INTEGER NOT NULL,
+        last_duration_ns   INTEGER NOT NULL,
+        backlog            INTEGER NOT NULL,
+        queued             INTEGER,          -- nominal deadline waiting under overlap=queue
+        last_fault         TEXT,             -- JSON {\"kind\": .., \"value\": ..}
+        running            TEXT              -- JSON [[run id, nominal, started], ..]
+    );
+    ",
+)];
+
+/// Creates the migration table if needed and applies every migration the file lacks.
+pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version     INTEGER PRIMARY KEY,
+             description TEXT NOT NULL
+         );",
+    )
+    .map_err(Error::store("creating the migration table"))?;
+    let found: i64 = conn
+        .query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(Error::store("reading the schema version"))?;
+    if found > CURRENT_VERSION {
+        return Err(Error::SchemaTooNew {
+            found,
+            supported: CURRENT_VERSION,
+        });
+    }
+    for (version, description, sql) in MIGRATIONS {
+        if version <= found {
+            continue;
+        }
+        let tx = conn
+            .transaction()
+            .map_err(Error::store("starting a migration"))?;
+        tx.execute_batch(sql)
+            .map_err(Error::store("applying a migration"))?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, description) VALUES (?1, ?2)",
+            rusqlite::params![version, description],
+        )
+        .map_err(Error::store("recording a migration"))?;
+        tx.commit()
+            .map_err(Error::store("committing a migration"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,557 @@
+//! Transactions: how a host's task creates, stops and inspects schedules.
+
+use std::rc::Rc;
+
+use crate::engine::entry::{Entry, Extra, Kind};
+use crate::engine::{Core, Shared};
+use crate::info::ScheduleInfo;
+use crate::options::{check_storable, seconds_to_nanos};
+use crate::perms::{check_list_owner, check_player, may_manage};
+use crate::{Error, ObjId, Options, ScheduleId, Value};
+
+/// The latest representable deadline, in the seed's words.
+const LAST_DEADLINE: &str = "18446744073 (Unix seconds, July 2554)";
+
+/// A task's view of the engine, with its permissions.
+///
+/// A [`Txn`] carries the calling task's permissions and buffers its creations and stops, with the
+/// semantics of MOO's `task_send()`: nothing is visible to other tasks or the scheduler until
+/// [`Txn::commit`]; a rollback — [`Txn::rollback`] or simply dropping the transaction — means the
+/// schedules never existed and their ids never fire. Inside the transaction its own creations are
+/// already valid, listed and stoppable, so create-then-cancel in one task behaves sensibly.
+///
+/// Commit is atomic and durable: persistent creations, stops and the id high-water mark are
+/// written in one SQLite transaction with `synchronous=FULL` before anything changes in memory. If
+/// the write fails, nothing is applied. So a host that stores the returned id in its own database
+/// inside the same task gets "both land or neither does".
+///
+/// Ids are handed out at creation time (they must be, so the task can store them) from a counter
+/// that only goes up; a rolled-back id is burnt, never reused.
+///
+/// ```
+/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+/// use tickstep_schedules::{Options, Schedules};
+///
+/// let world = TestWorld::new();
+/// let wiz = world.add_wizard();
+/// world.add_verb(wiz, "flush");
+/// let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+///
+/// let mut txn = engine.begin(wiz);
+/// let id = txn.schedule_at(wiz, "flush", engine.now_unix_seconds() + 2.0, vec![], Options::new()).unwrap();
+/// assert!(txn.schedule_valid(id));
+/// txn.rollback();
+/// assert!(!engine.begin(wiz).schedule_valid(id), "rolled back: never existed");
+/// ```
+pub struct Txn {
+    shared: Rc<Shared>,
+    perms: ObjId,
+    creates: Vec<Entry>,
+    stops: Vec<u64>,
+    /// Retired entries the caller stopped: their retained entry goes at commit.
+    discards: Vec<u64>,
+}
+
+impl Txn {
+    pub(crate) fn new(shared: Rc<Shared>, perms: ObjId) -> Self {
+        Txn {
+            shared,
+            perms,
+            creates: Vec::new(),
+            stops: Vec::new(),
+            discards: Vec::new(),
+        }
+    }
+
+    /// The permissions this transaction acts with.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::ObjId;
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.begin(ObjId(4)).perms(), ObjId(4));
+    /// ```
+    pub fn perms(&self) -> ObjId {
+        self.perms
+    }
+
+    /// `schedule_at(target, verb, when, args, options)`: call `target:verb(@args)` once at Unix
+    /// time `when` (float seconds). A `when` in the past fires at the next tick.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArg`] for a `when` that is negative, not finite or later than
+    /// 18446744073; a target that is not valid; a verb the caller cannot call now; a bad option;
+    /// args or state holding NaN/infinity; state over 4 KB. [`Error::Perm`] for a `player` the
+    /// caller does not control. Nothing is created on error.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Options, Schedules};
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "ring");
+    /// # let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let next_hour = (engine.now_unix_seconds() / 3600.0).floor() * 3600.0 + 3600.0;
+    /// let id = txn.schedule_at(wiz, "ring", next_hour, vec![], Options::new()).unwrap();
+    /// assert_eq!(txn.schedule_info(id).unwrap().next_run, next_hour);
+    /// assert_eq!(txn.schedule_at(wiz, "ring", 2e10, vec![], Options::new()).unwrap_err().code(), "E_INVARG");
+    /// ```
+    pub fn schedule_at(
+        &mut self,
+        target: ObjId,
+        verb: &str,
+        when: f64,
+        args: Vec<Value>,
+        options: Options,
+    ) -> Result<ScheduleId, Error> {
+        let first = seconds_to_nanos(when).ok_or_else(|| {
+            Error::invalid(
+                Value::Float(when),
+                format!("when must be a finite Unix time in seconds from 0 to {LAST_DEADLINE}"),
+            )
+        })?;
+        self.create(Kind::At, target, verb, first, 0, false, args, options)
+    }
+
+    /// `schedule_every(target, verb, interval, args, options)`: call `target:verb(@args)` every
+    /// `interval` seconds, the first time one interval from now. Intervals shorter than the
+    /// engine's tick are raised to it and reported `interval_clamped`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Txn::schedule_at`], with [`Error::InvalidArg`] for an interval that is negative, not
+    /// finite, or reaches past 18446744073 from now.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Options, Schedules};
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "upkeep");
+    /// # let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "upkeep", 0.001, vec![], Options::new()).unwrap();
+    /// let info = txn.schedule_info(id).unwrap();
+    /// assert!(info.interval_clamped);
+    /// assert_eq!(info.interval, 0.01);
+    /// ```
+    pub fn schedule_every(
+        &mut self,
+        target: ObjId,
+        verb: &str,
+        interval: f64,
+        args: Vec<Value>,
+        options: Options,
+    ) -> Result<ScheduleId, Error> {
+        let requested = seconds_to_nanos(interval).ok_or_else(|| {
+            Error::invalid(
+                Value::Float(interval),
+                format!(
+                    "interval must be a finite number of seconds >= 0 that ends by {LAST_DEADLINE}"
+                ),
+            )
+        })?;
+        let (tick_ns, now) = (
+            self.shared.core.borrow().tick_ns,
+            self.shared.clock.unix_nanos(),
+        );
+        let clamped = requested < tick_ns;
+        let interval_ns = requested.max(tick_ns);
+        let first = now.checked_add(interval_ns).ok_or_else(|| {
+            Error::invalid(
+                Value::Float(interval),
+                format!("interval reaches past the last representable deadline, {LAST_DEADLINE}"),
+            )
+        })?;
+        self.create(
+            Kind::Every,
+            target,
+            verb,
+            first,
+            interval_ns,
+            clamped,
+            args,
+            options,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)] // the two public entry points name every one
+    fn create(
+        &mut self,
+        kind: Kind,
+        target: ObjId,
+        verb: &str,
+        first: u64,
+        interval_ns: u64,
+        interval_clamped: bool,
+        args: Vec<Value>,
+        options: Options,
+    ) -> Result<ScheduleId, Error> {
+        for arg in &args {
+            check_storable(arg, "args")?;
+        }
+        let resolved = options.resolve(kind == Kind::Every)?;
+        let world = &*self.shared.world;
+        if verb.is_empty() {
+            return Err(Error::invalid("\"\"", "verb must be a non-empty name"));
+        }
+        if !world.valid(target) {
+            return Err(Error::invalid(target, "target must be a valid object"));
+        }
+        if !world.verb_callable(self.perms, target, verb) {
+            return Err(Error::invalid(
+                format!("{target}:{verb}"),
+                format!(
+                    "verb must exist and be callable now with the creator's permissions ({})",
+                    self.perms
+                ),
+            ));
+        }
+        let player = options.player.unwrap_or(target);
+        check_player(world, self.perms, player)?;
+        let now = self.shared.clock.unix_nanos();
+        let mut core = self.shared.core.borrow_mut();
+        core.last_id += 1;
+        let id = core.last_id;
+        let verb = core.verbs.intern(verb);
+        let has_extra = !args.is_empty() || options.state.is_some();
+        let extra = has_extra.then(|| {
+            Box::new(Extra {
+                args: (!args.is_empty()).then(|| Rc::from(args)),
+                state: options.state.map(Rc::new),
+                ..Extra::default()
+            })
+        });
+        self.creates.push(Entry {
+            id,
+            fire_at: first,
+            next_run: first,
+            interval_ns,
+            jitter_ns: resolved.jitter_ns,
+            created_at: now,
+            last_run: 0,
+            run_count: 0,
+            fault_count: 0,
+            missed_count: 0,
+            overlap_count: 0,
+            last_duration_ns: 0,
+            target,
+            owner: self.perms,
+            player,
+            verb,
+            max_faults: options.max_faults,
+            consecutive_faults: 0,
+            backlog: 0,
+            kind,
+            catchup: options.catchup,
+            overlap: options.overlap,
+            adaptive: resolved.adaptive,
+            pass_elapsed: options.pass_elapsed,
+            persist: options.persist,
+            interval_clamped,
+            // Not in the heap until commit; armed so schedule_info shows the first deadline.
+            armed: true,
+            dirty: false,
+            extra,
+        });
+        Ok(ScheduleId::from_raw(id))
+    }
+
+    /// `schedule_stop(id)`: stops a live schedule when this transaction commits. Returns `true`
+    /// when there was a live schedule to stop. An unknown, fired, retired or already-stopped id
+    /// returns `false` and never raises; stopping a retired schedule you own (or any, as a wizard)
+    /// also discards its retained entry at commit.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Perm`] when the schedule is live and the caller is neither its owner nor a wizard.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Options, ScheduleId, Schedules};
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "v");
+    /// # let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "v", 1.0, vec![], Options::new()).unwrap();
+    /// assert!(txn.schedule_stop(id).unwrap());
+    /// assert!(!txn.schedule_stop(id).unwrap());
+    /// assert!(!txn.schedule_stop(ScheduleId::from_raw(999)).unwrap());
+    /// ```
+    pub fn schedule_stop(&mut self, id: ScheduleId) -> Result<bool, Error> {
+        let raw = id.get();
+        if let Some(pos) = self.creates.iter().position(|e| e.id == raw) {
+            self.creates.remove(pos);
+            return Ok(true);
+        }
+        if self.stops.contains(&raw) {
+            return Ok(false);
+        }
+        let now = self.shared.clock.unix_nanos();
+        let Some((owner, live)) = self
+            .shared
+            .core
+            .borrow()
+            .visible(raw, now)
+            .map(|e| (e.owner, e.is_live()))
+        else {
+            return Ok(false);
+        };
+        let allowed = may_manage(&*self.shared.world, self.perms, owner);
+        if live {
+            if !allowed {
+                return Err(Error::perm(
+                    self.perms,
+                    id,
+                    "schedule_stop of a live schedule is for its owner or a wizard",
+                ));
+            }
+            self.stops.push(raw);
+            Ok(true)
+        } else {
+            if allowed && !self.discards.contains(&raw) {
+                self.discards.push(raw);
+            }
+            Ok(false)
+        }
+    }
+
+    /// `schedule_valid(id)`: whether `id` names a live schedule, as this transaction sees it (its
+    /// own creations count; its own stops do not). Anyone may ask.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::ScheduleId;
+    /// # let engine = tickstep_schedules::Schedules::in_memory(ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert!(!engine.begin(tickstep_schedules::ObjId(1)).schedule_valid(ScheduleId::from_raw(1)));
+    /// ```
+    pub fn schedule_valid(&self, id: ScheduleId) -> bool {
+        let raw = id.get();
+        if self.creates.iter().any(|e| e.id == raw) {
+            return true;
+        }
+        if self.stops.contains(&raw) {
+            return false;
+        }
+        let now = self.shared.clock.unix_nanos();
+        self.shared
+            .core
+            .borrow()
+            .visible(raw, now)
+            .is_some_and(Entry::is_live)
+    }
+
+    /// `schedule_info(id)`: the schedule's record, live or retired within the last 60 s.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArg`] for an id that names nothing (unknown, stopped, or retired more than
+    /// 60 s ago); [`Error::Perm`] when the caller is neither the owner nor a wizard.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::ScheduleId;
+    /// # let engine = tickstep_schedules::Schedules::in_memory(ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// let err = engine.begin(tickstep_schedules::ObjId(1)).schedule_info(ScheduleId::from_raw(5)).unwrap_err();
+    /// assert_eq!(err.code(), "E_INVARG");
+    /// ```
+    pub fn schedule_info(&self, id: ScheduleId) -> Result<ScheduleInfo, Error> {
+        let raw = id.get();
+        let unknown = || Error::invalid(id, "no such schedule");
+        if let Some(e) = self.creates.iter().find(|e| e.id == raw) {
+            return Ok(self.shared.core.borrow().info(e));
+        }
+        if self.stops.contains(&raw) {
+            return Err(unknown());
+        }
+        let now = self.shared.clock.unix_nanos();
+        let owner = self
+            .shared
+            .core
+            .borrow()
+            .visible(raw, now)
+            .map(|e| e.owner)
+            .ok_or_else(unknown)?;
+        if !may_manage(&*self.shared.world, self.perms, owner) {
+            return Err(Error::perm(
+                self.perms,
+                id,
+                "schedule_info is for the schedule's owner or a wizard",
+            ));
+        }
+        let core = self.shared.core.borrow();
+        core.visible(raw, now)
+            .map(|e| core.info(e))
+            .ok_or_else(unknown)
+    }
+
+    /// `schedules()` / `schedules(owner)`: live schedule ids in ascending order. Without an owner,
+    /// a wizard sees every live schedule and anyone else their own; with one, only a wizard or that
+    /// owner may ask.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Perm`] when `owner` is given, is not the caller, and the caller is not a wizard.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{ObjId, Options};
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # let prog = world.add_programmer();
+    /// # world.add_verb(prog, "v");
+    /// # let engine = tickstep_schedules::Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(prog);
+    /// let id = txn.schedule_every(prog, "v", 1.0, vec![], Options::new()).unwrap();
+    /// assert_eq!(txn.schedules(None).unwrap(), vec![id]);
+    /// assert_eq!(txn.schedules(Some(wiz)).unwrap_err().code(), "E_PERM");
+    /// ```
+    pub fn schedules(&self, owner: Option<ObjId>) -> Result<Vec<ScheduleId>, Error> {
+        let world = &*self.shared.world;
+        if let Some(owner) = owner {
+            check_list_owner(world, self.perms, owner)?;
+        }
+        let everyone = owner.is_none() && world.is_wizard(self.perms);
+        let wanted = owner.unwrap_or(self.perms);
+        Ok(self.listing(|e| everyone || e.owner == wanted))
+    }
+
+    /// `schedules_for(obj)`: ids of the live schedules whose target is `obj`, for anyone — a
+    /// recycle path must be able to find and stop them whoever created them. O(number of
+    /// schedules).
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{ObjId, Options};
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # let prog = world.add_programmer();
+    /// # let room = world.add_object(wiz);
+    /// # world.add_verb(room, "v");
+    /// # let engine = tickstep_schedules::Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(room, "v", 1.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// assert_eq!(engine.begin(prog).schedules_for(room), vec![id]);
+    /// ```
+    pub fn schedules_for(&self, obj: ObjId) -> Vec<ScheduleId> {
+        self.listing(|e| e.target == obj)
+    }
+
+    /// Live ids matching `keep`, committed or created in this transaction, minus this
+    /// transaction's stops, ascending.
+    fn listing(&self, keep: impl Fn(&Entry) -> bool) -> Vec<ScheduleId> {
+        let mut ids: Vec<u64> = {
+            let core = self.shared.core.borrow();
+            core.table
+                .iter()
+                .filter(|e| e.is_live() && keep(e) && !self.stops.contains(&e.id))
+                .map(|e| e.id)
+                .collect()
+        };
+        ids.extend(self.creates.iter().filter(|e| keep(e)).map(|e| e.id));
+        ids.sort_unstable();
+        ids.into_iter().map(ScheduleId::from_raw).collect()
+    }
+
+    /// Applies the transaction: persistent creations, stops and the id high-water mark are written
+    /// to the store in one durable (fsync'd) SQLite transaction, then take effect in memory.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] when the write fails; then nothing was applied (the transaction is
+    /// consumed, as a rolled-back task's would be).
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::Options;
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "v");
+    /// # let engine = tickstep_schedules::Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "v", 1.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// assert!(engine.begin(wiz).schedule_valid(id));
+    /// ```
+    pub fn commit(mut self) -> Result<(), Error> {
+        let now = self.shared.clock.unix_nanos();
+        let creates = std::mem::take(&mut self.creates);
+        let stops = std::mem::take(&mut self.stops);
+        let discards = std::mem::take(&mut self.discards);
+        self.shared
+            .core
+            .borrow_mut()
+            .apply_commit(creates, &stops, &discards, now)
+    }
+
+    /// Discards the transaction: its creations never existed, its stops never happened.
+    /// Dropping a transaction does the same.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// engine.begin(tickstep_schedules::ObjId(1)).rollback();
+    /// ```
+    pub fn rollback(self) {}
+}
+
+impl Core {
+    /// The durable part first (one SQLite transaction), then memory; on a store error nothing
+    /// changes.
+    fn apply_commit(
+        &mut self,
+        mut creates: Vec<Entry>,
+        stops: &[u64],
+        discards: &[u64],
+        now: u64,
+    ) -> Result<(), Error> {
+        if let Some(store) = &self.store {
+            let max_id = creates.iter().map(|e| e.id).max().unwrap_or(0);
+            let reserve = (max_id > self.reserved_through)
+                .then(|| max_id.saturating_add(crate::store::ID_BLOCK));
+            let gone: Vec<u64> = stops
+                .iter()
+                .chain(discards)
+                .copied()
+                .filter(|&id| self.table.get(id).is_some_and(|e| e.persist))
+                .collect();
+            let new_rows: Vec<&Entry> = creates.iter().filter(|e| e.persist).collect();
+            if !new_rows.is_empty() || !gone.is_empty() || reserve.is_some() {
+                store.commit_durable(&new_rows, &gone, reserve, &self.verbs)?;
+            }
+            if let Some(r) = reserve {
+                self.reserved_through = r;
+            }
+        }
+        for &id in stops {
+            self.drop_entry(id);
+        }
+        for &id in discards {
+            if self.table.get(id).is_some_and(|e| !e.is_live()) {
+                self.drop_entry(id);
+            }
+        }
+        for mut e in creates.drain(..) {
+            let (point, jitter) = (e.next_run, e.jitter_ns);
+            e.fire_at = self.jittered(point, jitter, now);
+            e.armed = true;
+            self.table.insert(e);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,170 @@
+//! A test host: a world with a wizard, two programmers and a room, a recording runner, a manual
+//! clock, and short helpers so each test reads like the sentence it checks.
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use tickstep_kernel::clock::{Clock, ManualClock};
+use tickstep_schedules::testkit::{TestRunner, TestWorld};
+use tickstep_schedules::{
+    Config, Firing, ObjId, Options, Outcome, RunId, ScheduleId, ScheduleInfo, Schedules,
+    TickReport, Value,
+};
+
+pub struct Host {
+    pub clock: ManualClock,
+    pub world: TestWorld,
+    pub runner: TestRunner,
+    pub engine: Schedules,
+    pub wiz: ObjId,
+    pub prog: ObjId,
+    pub other: ObjId,
+    /// Owned by `prog`, with a public verb "tick".
+    pub room: ObjId,
+}
+
+pub fn config() -> Config {
+    let mut c = Config::default();
+    c.rng_seed = Some(42);
+    c
+}
+
+impl Host {
+    pub fn new() -> Self {
+        Self::build(ManualClock::new(), config(), None)
+    }
+
+    pub fn with_config(config: Config) -> Self {
+        Self::build(ManualClock::new(), config, None)
+    }
+
+    pub fn open(path: &Path, clock: ManualClock) -> Self {
+        Self::build(clock, config(), Some(path))
+    }
+
+    fn build(clock: ManualClock, config: Config, path: Option<&Path>) -> Self {
+        let world = TestWorld::new();
+        let wiz = world.add_wizard();
+        let prog = world.add_programmer();
+        let other = world.add_programmer();
+        let room = world.add_object(prog);
+        world.add_verb(room, "tick");
+        world.add_verb(prog, "tick");
+        world.add_verb(other, "tick");
+        let runner = TestRunner::new();
+        let engine = match path {
+            Some(p) => Schedules::open(p, clock.clone(), world.clone(), runner.clone(), config)
+                .expect("open store"),
+            None => Schedules::in_memory(clock.clone(), world.clone(), runner.clone(), config),
+        };
+        Host {
+            clock,
+            world,
+            runner,
+            engine,
+            wiz,
+            prog,
+            other,
+            room,
+        }
+    }
+
+    /// Creates and commits `schedule_every(room, "tick", secs)` as `prog`.
+    pub fn every(&self, secs: f64, options: Options) -> ScheduleId {
+        let mut txn = self.engine.begin(self.prog);
+        let id = txn
+            .schedule_every(self.room, "tick", secs, vec![], options)
+            .expect("create");
+        txn.commit().expect("commit");
+        id
+    }
+
+    /// Creates and commits `schedule_at(room, "tick", now + secs)` as `prog`.
+    pub fn at(&self, secs_from_now: f64, options: Options) -> ScheduleId {
+        let mut txn = self.engine.begin(self.prog);
+        let id = txn
+            .schedule_at(
+                self.room,
+                "tick",
+                self.now() + secs_from_now,
+                vec![],
+                options,
+            )
+            .expect("create");
+        txn.commit().expect("commit");
+        id
+    }
+
+    pub fn now(&self) -> f64 {
+        self.clock.unix_nanos() as f64 / 1e9
+    }
+
+    pub fn advance(&self, secs: f64) {
+        self.clock.advance(Duration::from_secs_f64(secs));
+    }
+
+    pub fn tick(&self) -> TickReport {
+        self.engine.tick().expect("tick")
+    }
+
+    /// Advances `secs`, then ticks.
+    pub fn after(&self, secs: f64) -> TickReport {
+        self.advance(secs);
+        self.tick()
+    }
+
+    pub fn info(&self, id: ScheduleId) -> ScheduleInfo {
+        self.engine.begin(self.wiz).schedule_info(id).expect("info")
+    }
+
+    pub fn valid(&self, id: ScheduleId) -> bool {
+        self.engine.begin(self.wiz).schedule_valid(id)
+    }
+
+    pub fn started(&self) -> Vec<(RunId, Firing)> {
+        self.runner.started()
+    }
+
+    pub fn fired(&self) -> usize {
+        self.runner.started().len()
+    }
+
+    pub fn last_run(&self) -> RunId {
+        self.runner.started().last().expect("a firing").0
+    }
+
+    pub fn finish(&self, run: RunId, value: Value) -> bool {
+        self.runner
+            .finish(&self.engine, run, Outcome::Returned(value))
+    }
+
+    pub fn finish_all(&self) {
+        self.runner.finish_all(&self.engine);
+    }
+
+    pub fn fault(&self, run: RunId) -> bool {
+        self.runner.finish(
+            &self.engine,
+            run,
+            Outcome::Fault {
+                kind: tickstep_schedules::FaultKind::Error,
+                value: Value::from("E_DIV"),
+            },
+        )
+    }
+
+    /// Unix seconds of the given firing's nominal deadline.
+    pub fn nominal(&self, index: usize) -> f64 {
+        self.runner.started()[index].1.nominal_unix_nanos as f64 / 1e9
+    }
+}
+
+/// Seconds as float Unix time relative to the manual clock's default start.
+pub fn t0() -> f64 {
+    ManualClock::DEFAULT_UNIX_NANOS as f64 / 1e9
+}
+
+pub fn approx(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-6
+}
