@@ -168,7 +168,8 @@ fn dropping_a_tasks_captures_may_use_the_scheduler() {
     let guard2 = OnDrop(sched.clone(), log.clone());
     let cancelled = sched.schedule(move || drop(guard2), Priority::Normal);
     cancelled.cancel(); // drops the captures right here, outside any borrow
-    sched.step_with_budget(SECOND);
+    sched.step_with_budget(SECOND); // runs the cancelled guard's task; `h` drops its guard
+    sched.step_with_budget(SECOND); // runs the task `h`'s guard scheduled while dropping
     drop(h);
     assert_eq!(log.take(), ["from drop", "from drop"]);
 }
