@@ -193,7 +193,8 @@ impl FrameLoop {
         }
     }
 
-    /// Runs frames for about `duration` (rounded up to whole frames).
+    /// Runs frames until `duration` has passed on the clock (frames that overrun their period
+    /// make this fewer frames than `duration / period`; idle stretches are slept through).
     ///
     /// ```
     /// use std::time::Duration;
@@ -205,9 +206,17 @@ impl FrameLoop {
     /// assert_eq!(clock.now().as_nanos(), 1_000_000_000);
     /// ```
     pub fn run_for(&self, duration: Duration) {
+        let clock = &*self.shared.clock;
+        let end = clock.now().saturating_add(duration);
         let period = self.shared.period.as_nanos();
-        let frames = duration.as_nanos().div_ceil(period);
-        self.run_frames(u64::try_from(frames).unwrap_or(u64::MAX));
+        loop {
+            let now = clock.now();
+            if now >= end {
+                break;
+            }
+            let frames = (end - now).as_nanos().div_ceil(period);
+            self.advance(u64::try_from(frames).unwrap_or(u64::MAX).max(1));
+        }
     }
 
     /// Frames elapsed (run or slept through).

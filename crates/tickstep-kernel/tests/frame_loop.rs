@@ -1,0 +1,160 @@
+//! `FrameLoop`: phases, roles, measured frame stats.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Log, MS};
+use tickstep_kernel::{
+    Clock, FrameLoop, FrameStats, ManualClock, Phase, Priority, Role, ScheduleError, Scheduler,
+    SchedulerConfig,
+};
+
+fn phased(clock: &ManualClock, fl: &FrameLoop, phase: Phase, log: &Log) -> Scheduler {
+    let sched = Scheduler::new(clock.clone(), SchedulerConfig::client().phase(phase));
+    sched.bind(fl).unwrap();
+    let _h = sched
+        .every(
+            Duration::ZERO,
+            log.every(format!("{phase:?}")),
+            Priority::Normal,
+        )
+        .unwrap();
+    sched
+}
+
+#[test]
+fn a_client_frame_runs_prerender_presimulation_postsimulation_then_heartbeat() {
+    let clock = ManualClock::new();
+    let fl = FrameLoop::new(clock.clone(), Role::Client, 60);
+    let log = Log::new();
+    let _keep: Vec<Scheduler> = [
+        Phase::Heartbeat,
+        Phase::PostSimulation,
+        Phase::PreSimulation,
+        Phase::PreRender,
+    ]
+    .into_iter()
+    .map(|p| phased(&clock, &fl, p, &log))
+    .collect();
+    let l = log.clone();
+    fl.set_simulation(move |_| l.push("simulate"));
+    fl.run_frames(1);
+    assert_eq!(
+        log.take(),
+        [
+            "PreRender",
+            "PreSimulation",
+            "simulate",
+            "PostSimulation",
+            "Heartbeat"
+        ]
+    );
+}
+
+#[test]
+fn a_server_frame_has_no_prerender_phase() {
+    let clock = ManualClock::new();
+    let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
+    let sched = Scheduler::new(clock, SchedulerConfig::server().phase(Phase::PreRender));
+    assert_eq!(
+        sched.bind(&fl),
+        Err(ScheduleError::PhaseNotRun {
+            phase: Phase::PreRender
+        })
+    );
+    assert!(!sched.is_bound());
+}
+
+#[test]
+fn frames_run_at_the_target_rate_in_virtual_time() {
+    let clock = ManualClock::new();
+    let fl = FrameLoop::new(clock.clone(), Role::Server, 50);
+    let log = Log::new();
+    let _s = phased(&clock, &fl, Phase::Heartbeat, &log);
+    fl.run_frames(50);
+    assert_eq!(clock.now().as_nanos(), 1_000_000_000);
+    assert_eq!(
+        (fl.frame_count(), fl.frames_run(), fl.steps_taken()),
+        (50, 50, 50)
+    );
+}
+
+#[test]
+fn a_frame_that_overruns_starts_the_next_at_once_without_a_burst() {
+    let clock = ManualClock::new();
+    let fl = FrameLoop::new(clock.clone(), Role::Server, 50); // 20 ms frames
+    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    sched.bind(&fl).unwrap();
+    let c = clock.clone();
+    let _h = sched
+        .every(Duration::ZERO, move || c.advance(50 * MS), Priority::Kernel)
+        .unwrap();
+    fl.run_frames(3);
+    assert_eq!(
+        clock.now().as_nanos(),
+        150_000_000,
+        "three 50 ms frames back to back, no sleeps"
+    );
+}
+
+#[test]
+fn the_loop_measures_heartbeat_and_physics_time_for_bound_schedulers() {
+    let clock = ManualClock::new();
+    let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
+    let c = clock.clone();
+    fl.set_simulation(move |_| c.advance(2 * MS));
+    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    sched.bind(&fl).unwrap();
+    let c = clock.clone();
+    let _h = sched
+        .every(Duration::ZERO, move || c.advance(3 * MS), Priority::Kernel)
+        .unwrap();
+    fl.run_frames(2);
+    assert_eq!((fl.heartbeat_time(), fl.physics_step()), (3 * MS, 2 * MS));
+    assert!((fl.heartbeat_time_secs() - 0.003).abs() < 1e-12);
+    // The second step read the first frame's stats.
+    let stats = sched.stats();
+    assert_eq!(
+        (stats.last_frame_busy, stats.last_physics),
+        (3 * MS, 2 * MS)
+    );
+}
+
+trait Secs {
+    fn heartbeat_time_secs(&self) -> f64;
+}
+
+impl Secs for FrameLoop {
+    fn heartbeat_time_secs(&self) -> f64 {
+        FrameStats::heartbeat_time(self)
+    }
+}
+
+#[test]
+fn invalid_frame_rates_are_refused_with_the_value() {
+    let err = FrameLoop::try_new(ManualClock::new(), Role::Server, 0).unwrap_err();
+    assert_eq!(err, ScheduleError::InvalidFrameRate { fps: 0 });
+    assert!(err.to_string().contains("(got 0)"));
+    assert!(FrameLoop::try_new(ManualClock::new(), Role::Server, 1001).is_err());
+}
+
+#[test]
+#[should_panic(expected = "FrameLoop target frame rate must be 1 to 1000 fps (got 0)")]
+fn new_panics_on_a_zero_frame_rate() {
+    let _ = FrameLoop::new(ManualClock::new(), Role::Server, 0);
+}
+
+#[test]
+fn binding_to_a_second_loop_moves_the_scheduler() {
+    let clock = ManualClock::new();
+    let a = FrameLoop::new(clock.clone(), Role::Server, 60);
+    let b = FrameLoop::new(clock.clone(), Role::Server, 60);
+    let log = Log::new();
+    let sched = phased(&clock, &a, Phase::Heartbeat, &log);
+    sched.bind(&b).unwrap();
+    a.run_frames(3);
+    assert_eq!(a.steps_taken(), 0);
+    b.run_frames(3);
+    assert_eq!(b.steps_taken(), 3);
+}
