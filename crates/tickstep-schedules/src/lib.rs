@@ -19,8 +19,8 @@
 //!   [`Txn::commit`]; dropping the transaction rolls back, and a rolled-back schedule never
 //!   existed. Within the transaction its own creations are already valid and stoppable.
 //! * **Ids** ([`ScheduleId`]) are a type of their own, handed out by a counter that never goes
-//!   back — across restarts included, because its high-water mark is written in the same SQLite
-//!   transaction as the creation.
+//!   back — across restarts included, because its durable high-water mark is raised (fsync'd)
+//!   before an id beyond it is handed out, so it covers the creation's transaction and more.
 //! * **Cadence.** Recurring deadlines are computed from the previous deadline, never from when a
 //!   firing ended; the next deadline is armed the moment a firing starts. Deadlines that arrive
 //!   while a firing still runs are the [`Overlap`] policy's business; cadence points missed with
@@ -75,8 +75,9 @@
 //! * **`next_run`** in `schedule_info` is when the next firing is due, jitter included.
 //! * **Duration window**: `mean_duration_ns`/`p99_duration_ns` cover the last 64 firings settled
 //!   in this server run; `last_duration_ns` is persisted.
-//! * **Id blocks**: the persisted high-water mark is raised 1,024 ids at a time, so ids after a
-//!   restart may jump; they never repeat.
+//! * **Id blocks**: the persisted high-water mark is raised 1,024 ids at a time, ahead of use
+//!   (rather than written with each creation), so ids after a restart may jump; they never
+//!   repeat, not even ids of rolled-back or non-persistent schedules.
 //! * **Non-persistent schedules in a store-backed engine** never reach the file; only the id
 //!   counter they draw from does.
 //! * **Errors** name the offending value and the rule; [`Error::code`] maps them to `E_INVARG`,

@@ -20,13 +20,15 @@ const LAST_DEADLINE: &str = "18446744073 (Unix seconds, July 2554)";
 /// schedules never existed and their ids never fire. Inside the transaction its own creations are
 /// already valid, listed and stoppable, so create-then-cancel in one task behaves sensibly.
 ///
-/// Commit is atomic and durable: persistent creations, stops and the id high-water mark are
-/// written in one SQLite transaction with `synchronous=FULL` before anything changes in memory. If
+/// Commit is atomic and durable: persistent creations and stops are written in one SQLite
+/// transaction with `synchronous=FULL` before anything changes in memory. If
 /// the write fails, nothing is applied. So a host that stores the returned id in its own database
 /// inside the same task gets "both land or neither does".
 ///
 /// Ids are handed out at creation time (they must be, so the task can store them) from a counter
-/// that only goes up; a rolled-back id is burnt, never reused.
+/// that only goes up, even across restarts: the store's high-water mark always covers every id
+/// handed out (it is raised, fsync'd, a block of 1,024 ids at a time before the first id of a
+/// block leaves the engine). A rolled-back id is burnt, never reused.
 ///
 /// ```
 /// use tickstep_kernel::clock::ManualClock;
@@ -85,7 +87,8 @@ impl Txn {
     /// [`Error::InvalidArg`] for a `when` that is negative, not finite or later than
     /// 18446744073; a target that is not valid; a verb the caller cannot call now; a bad option;
     /// args or state holding NaN/infinity; state over 4 KB. [`Error::Perm`] for a `player` the
-    /// caller does not control. Nothing is created on error.
+    /// caller does not control. [`Error::Store`] when the store cannot raise the id high-water
+    /// mark. Nothing is created on error.
     ///
     /// ```
     /// # use tickstep_kernel::clock::ManualClock;
@@ -217,8 +220,7 @@ impl Txn {
         check_player(world, self.perms, player)?;
         let now = self.shared.clock.unix_nanos();
         let mut core = self.shared.core.borrow_mut();
-        core.last_id += 1;
-        let id = core.last_id;
+        let id = core.allocate_id()?;
         let verb = core.verbs.intern(verb);
         let has_extra = !args.is_empty() || options.state.is_some();
         let extra = has_extra.then(|| {
@@ -466,8 +468,8 @@ impl Txn {
         ids.into_iter().map(ScheduleId::from_raw).collect()
     }
 
-    /// Applies the transaction: persistent creations, stops and the id high-water mark are written
-    /// to the store in one durable (fsync'd) SQLite transaction, then take effect in memory.
+    /// Applies the transaction: persistent creations and stops are written to the store in one
+    /// durable (fsync'd) SQLite transaction, then take effect in memory.
     ///
     /// # Errors
     ///
@@ -511,6 +513,22 @@ impl Txn {
 }
 
 impl Core {
+    /// Hands out the next id. Past the durable high-water mark, first raises the mark by a block
+    /// (fsync'd), so no id handed out — committed or not — can be handed out again after a
+    /// restart.
+    fn allocate_id(&mut self) -> Result<u64, Error> {
+        let id = self.last_id + 1;
+        if let Some(store) = &self.store {
+            if id > self.reserved_through {
+                let through = id.saturating_add(crate::store::ID_BLOCK);
+                store.reserve_ids(through)?;
+                self.reserved_through = through;
+            }
+        }
+        self.last_id = id;
+        Ok(id)
+    }
+
     /// The durable part first (one SQLite transaction), then memory; on a store error nothing
     /// changes.
     fn apply_commit(
@@ -521,9 +539,6 @@ impl Core {
         now: u64,
     ) -> Result<(), Error> {
         if let Some(store) = &self.store {
-            let max_id = creates.iter().map(|e| e.id).max().unwrap_or(0);
-            let reserve = (max_id > self.reserved_through)
-                .then(|| max_id.saturating_add(crate::store::ID_BLOCK));
             let gone: Vec<u64> = stops
                 .iter()
                 .chain(discards)
@@ -531,11 +546,8 @@ impl Core {
                 .filter(|&id| self.table.get(id).is_some_and(|e| e.persist))
                 .collect();
             let new_rows: Vec<&Entry> = creates.iter().filter(|e| e.persist).collect();
-            if !new_rows.is_empty() || !gone.is_empty() || reserve.is_some() {
-                store.commit_durable(&new_rows, &gone, reserve, &self.verbs)?;
-            }
-            if let Some(r) = reserve {
-                self.reserved_through = r;
+            if !new_rows.is_empty() || !gone.is_empty() {
+                store.commit_durable(&new_rows, &gone, &self.verbs)?;
             }
         }
         for &id in stops {

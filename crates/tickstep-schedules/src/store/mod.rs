@@ -16,11 +16,12 @@
 //!
 //! # Id high-water mark
 //!
-//! Ids are reserved in blocks of [`ID_BLOCK`]: a commit that hands out an id beyond the durable
-//! mark raises the mark to that id plus a block, in the same transaction as the creation. Most
-//! commits therefore write no meta row, non-persistent schedules (which never touch the disk)
-//! cost an fsync only once per block, and a restart resumes above the mark, so no id is ever
-//! reused even if it belonged to a schedule that was never saved.
+//! Ids are reserved in blocks of [`ID_BLOCK`]: before the engine hands out an id beyond the
+//! durable mark, it raises the mark to that id plus a block (fsync'd). The mark therefore covers
+//! every id handed out — committed, rolled back or non-persistent — before the creating task can
+//! even see it, which is stronger than writing it with the creation. Most creations write no meta
+//! row, non-persistent schedules (which never touch the disk) cost an fsync once per block, and a
+//! restart resumes above the mark, so no id is ever handed out twice.
 //!
 //! # Operators
 //!

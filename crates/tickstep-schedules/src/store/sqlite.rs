@@ -36,12 +36,27 @@ impl SqliteStore {
         self.conn.pragma_update(None, "synchronous", level)
     }
 
-    /// Creations, stops and the id high-water mark in one transaction, fsync'd before returning.
+    /// Raises the id high-water mark to `through`, fsync'd before returning.
+    pub(crate) fn reserve_ids(&self, through: u64) -> Result<(), Error> {
+        let context = "reserving schedule ids";
+        self.set_synchronous("FULL")
+            .map_err(Error::store(context))?;
+        let result = self.conn.execute(
+            "UPDATE meta SET value = MAX(value, ?1) WHERE key = 'id_high_water'",
+            [to_sql(through)],
+        );
+        let restored = self.set_synchronous("NORMAL");
+        result
+            .and(restored)
+            .map(drop)
+            .map_err(Error::store(context))
+    }
+
+    /// Creations and stops in one transaction, fsync'd before returning.
     pub(crate) fn commit_durable(
         &self,
         rows: &[&Entry],
         gone: &[u64],
-        high_water: Option<u64>,
         verbs: &Interner,
     ) -> Result<(), Error> {
         let context = "committing schedule creations and stops";
@@ -57,12 +72,6 @@ impl SqliteStore {
                 let mut delete = tx.prepare_cached("DELETE FROM schedules WHERE id = ?1")?;
                 for &id in gone {
                     delete.execute([to_sql(id)])?;
-                }
-                if let Some(mark) = high_water {
-                    tx.execute(
-                        "UPDATE meta SET value = MAX(value, ?1) WHERE key = 'id_high_water'",
-                        [to_sql(mark)],
-                    )?;
                 }
             }
             tx.commit()

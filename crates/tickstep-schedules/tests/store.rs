@@ -1,0 +1,458 @@
+//! The SQLite store: durability, restart, catch-up after downtime, in-flight firings, schema,
+//! operator access with the `sqlite3` shell. Real files in temp dirs.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Host, approx};
+use tickstep_kernel::clock::{Clock, ManualClock};
+use tickstep_schedules::{
+    Catchup, Error, FaultKind, Options, Outcome, Overlap, RetireReason, ScheduleId, Value,
+};
+
+fn db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("schedules.db");
+    (dir, path)
+}
+
+/// Drops `h` and opens the same file `secs_later` seconds of wall time later.
+fn restart(h: Host, path: &Path, secs_later: f64) -> Host {
+    let wall = h.clock.unix_nanos() + (secs_later * 1e9) as u64;
+    drop(h);
+    Host::open(path, ManualClock::starting_at_unix_nanos(wall))
+}
+
+fn sql_count(path: &Path, sql: &str) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn restart_keeps_ids_deadlines_counters_and_options_intact() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let mut txn = h.engine.begin(h.prog);
+    let id = txn
+        .schedule_every(
+            h.room,
+            "tick",
+            10.0,
+            vec![
+                Value::from("arg"),
+                Value::Map(vec![(Value::Int(1), Value::Float(2.5))]),
+            ],
+            Options::new()
+                .catchup(Catchup::Once)
+                .overlap(Overlap::Queue)
+                .max_faults(7)
+                .state(Value::Symbol("cursor".into()))
+                .player(h.prog)
+                .jitter_seconds(0.25),
+        )
+        .unwrap();
+    txn.commit().unwrap();
+    for _ in 0..3 {
+        h.advance(10.25);
+        h.tick();
+        h.advance(0.5);
+        h.fault(h.last_run());
+    }
+    h.tick(); // group commit of the last outcome
+    let before = h.info(id);
+    let h = restart(h, &path, 0.0);
+    let after = h.info(id);
+    assert_eq!(
+        after.mean_duration_ns, 0,
+        "the duration window is per server run"
+    );
+    let mut expected = before.clone();
+    expected.mean_duration_ns = 0;
+    expected.p99_duration_ns = 0;
+    assert_eq!(after, expected);
+    assert_eq!(after.fault_count, 3);
+    assert_eq!(after.last_fault.unwrap().value, Value::from("E_DIV"));
+}
+
+#[test]
+fn the_id_high_water_mark_never_goes_back_across_restarts() {
+    let (_dir, path) = db();
+    let mut h = Host::open(&path, ManualClock::new());
+    let mut all: Vec<ScheduleId> = Vec::new();
+    for round in 0..4 {
+        for persist in [true, false] {
+            let mut txn = h.engine.begin(h.prog);
+            let id = txn
+                .schedule_every(h.room, "tick", 1.0, vec![], Options::new().persist(persist))
+                .unwrap();
+            if round % 2 == 0 {
+                txn.commit().unwrap();
+            }
+            all.push(id);
+        }
+        h = restart(h, &path, 1.0);
+    }
+    assert!(all.windows(2).all(|w| w[0] < w[1]), "{all:?}");
+}
+
+#[test]
+fn rolled_back_ids_never_appear_after_restart() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let mut txn = h.engine.begin(h.prog);
+    let ghost = txn
+        .schedule_every(h.room, "tick", 1.0, vec![], Options::new())
+        .unwrap();
+    txn.rollback();
+    let h = restart(h, &path, 0.0);
+    assert!(!h.valid(ghost));
+    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM schedules"), 0);
+    let fresh = h.every(1.0, Options::new());
+    assert!(fresh > ghost);
+}
+
+#[test]
+fn creation_and_stop_are_durable_when_commit_returns() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(60.0, Options::new());
+    // Another connection sees the row at once: no tick, no flush needed.
+    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM schedules"), 1);
+    let mut txn = h.engine.begin(h.prog);
+    txn.schedule_stop(id).unwrap();
+    assert_eq!(
+        sql_count(&path, "SELECT COUNT(*) FROM schedules"),
+        1,
+        "not before commit"
+    );
+    txn.commit().unwrap();
+    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM schedules"), 0);
+}
+
+#[test]
+fn cadence_updates_are_group_committed_once_per_tick() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let ids: Vec<_> = (0..5).map(|_| h.every(1.0, Options::new())).collect();
+    h.after(1.0);
+    assert_eq!(
+        sql_count(&path, "SELECT SUM(run_count) FROM schedules"),
+        5,
+        "one tick, all five rows"
+    );
+    h.finish_all();
+    assert_eq!(
+        sql_count(
+            &path,
+            "SELECT COUNT(*) FROM schedules WHERE running IS NULL"
+        ),
+        0
+    );
+    h.tick();
+    assert_eq!(
+        sql_count(
+            &path,
+            "SELECT COUNT(*) FROM schedules WHERE running IS NULL"
+        ),
+        5
+    );
+    let _ = ids;
+}
+
+#[test]
+fn non_persistent_schedules_never_touch_the_disk_and_vanish_on_restart() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(1.0, Options::new().persist(false));
+    h.after(1.0);
+    h.finish_all();
+    h.tick();
+    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM schedules"), 0);
+    let h = restart(h, &path, 0.0);
+    assert!(!h.valid(id));
+    assert_eq!(h.engine.live_count(), 0);
+}
+
+#[test]
+fn retired_entries_are_not_saved_so_a_restart_drops_them() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.at(0.0, Options::new());
+    h.tick();
+    h.finish(h.last_run(), Value::Int(0));
+    h.tick();
+    assert!(h.info(id).retired);
+    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM schedules"), 0);
+    let h = restart(h, &path, 0.0);
+    assert_eq!(
+        h.engine.begin(h.wiz).schedule_info(id).unwrap_err().code(),
+        "E_INVARG"
+    );
+}
+
+#[test]
+fn catchup_skip_after_downtime_drops_the_missed_points() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new());
+    let h = restart(h, &path, 45.0); // points at +10 .. +40 passed while down
+    h.tick();
+    assert_eq!(h.fired(), 0);
+    let info = h.info(id);
+    assert_eq!(info.missed_count, 4);
+    assert!(approx(info.next_run, common::t0() + 50.0));
+}
+
+#[test]
+fn catchup_once_after_downtime_fires_one_late_firing() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new().catchup(Catchup::Once));
+    let h = restart(h, &path, 45.0);
+    h.tick();
+    assert_eq!(h.fired(), 1);
+    assert_eq!(h.info(id).missed_count, 3);
+}
+
+#[test]
+fn catchup_all_after_downtime_fires_each_missed_point_in_order() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    h.every(10.0, Options::new().catchup(Catchup::All));
+    let h = restart(h, &path, 45.0);
+    for _ in 0..4 {
+        h.tick();
+        h.finish_all();
+    }
+    let nominals: Vec<f64> = (0..4).map(|i| h.nominal(i) - common::t0()).collect();
+    assert_eq!(nominals, vec![10.0, 20.0, 30.0, 40.0]);
+}
+
+#[test]
+fn an_in_flight_firing_is_handed_back_and_a_reattached_one_still_counts_as_running() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new());
+    h.after(10.0);
+    let run = h.last_run();
+    let h = restart(h, &path, 3.0);
+    let interrupted = h.engine.interrupted();
+    assert_eq!(interrupted.len(), 1);
+    assert_eq!((interrupted[0].schedule, interrupted[0].run), (id, run));
+    assert!(h.engine.reattach(run));
+    assert!(h.engine.interrupted().is_empty());
+    assert_eq!(h.info(id).running_task, Some(run));
+    // The deadline it was serving is not fired again; overlap applies to it as before.
+    h.after(7.0);
+    assert_eq!(h.fired(), 0);
+    assert_eq!(h.info(id).overlap_count, 1);
+    assert!(h.engine.report(run, Outcome::Returned(Value::Int(0))));
+    h.after(10.0);
+    assert_eq!(h.fired(), 1);
+}
+
+#[test]
+fn an_abandoned_in_flight_firing_is_a_fault_interrupted_by_restart() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.at(0.0, Options::new());
+    h.tick();
+    let run = h.last_run();
+    let h = restart(h, &path, 1.0);
+    assert!(h.engine.abandon(run));
+    let info = h.info(id);
+    let fault = info.last_fault.unwrap();
+    assert_eq!(fault.kind, FaultKind::Interrupted);
+    assert_eq!(fault.value, Value::from("interrupted by restart"));
+    assert_eq!(
+        info.retire_reason,
+        Some(RetireReason::Completed),
+        "a one-shot then retires"
+    );
+}
+
+#[test]
+fn a_restored_firing_of_an_interrupted_recurring_schedule_is_armed_for_the_next_point_with_catchup()
+{
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new().catchup(Catchup::Once));
+    h.after(10.0); // serving +10; +20 armed
+    let run = h.last_run();
+    let h = restart(h, &path, 35.0); // now +45: +20, +30, +40 passed while down
+    h.engine.reattach(run);
+    h.tick();
+    assert_eq!(h.fired(), 0, "catch-up waits for the restored firing");
+    assert_eq!(h.info(id).missed_count, 2);
+    h.engine.report(run, Outcome::Returned(Value::Int(0)));
+    h.tick();
+    assert_eq!(h.fired(), 1);
+    assert!(approx(h.nominal(0), common::t0() + 40.0));
+}
+
+#[test]
+fn the_result_of_a_restored_firing_whose_schedule_was_stopped_is_ignored() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new());
+    h.after(10.0);
+    let run = h.last_run();
+    let h = restart(h, &path, 1.0);
+    let mut txn = h.engine.begin(h.prog);
+    txn.schedule_stop(id).unwrap();
+    txn.commit().unwrap();
+    assert!(!h.engine.report(run, Outcome::Returned(Value::Int(0))));
+}
+
+#[test]
+fn an_operator_can_read_the_store_with_the_sqlite3_shell_while_the_engine_runs() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let mut txn = h.engine.begin(h.prog);
+    txn.schedule_every(
+        h.room,
+        "tick",
+        60.0,
+        vec![Value::from("hello")],
+        Options::new(),
+    )
+    .unwrap();
+    txn.commit().unwrap();
+    h.after(60.0); // a firing is in flight and the engine holds the file open
+    let out = Command::new("sqlite3")
+        .arg(&path)
+        .arg(
+            "SELECT verb, run_count, json_extract(args, '$[0].Str'), \
+             (SELECT MAX(version) FROM schema_migrations) FROM schedules;",
+        )
+        .output()
+        .expect("the sqlite3 shell must be installed (.ci/run installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "tick|1|hello|1"
+    );
+    // The engine keeps writing while the shell reads.
+    h.finish_all();
+    h.after(60.0);
+    assert_eq!(sql_count(&path, "SELECT run_count FROM schedules"), 2);
+}
+
+#[test]
+fn the_store_uses_wal_and_records_its_schema_version() {
+    let (_dir, path) = db();
+    let _h = Host::open(&path, ManualClock::new());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let version: i64 = conn
+        .query_row("SELECT MAX(version) FROM schema_migrations", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(version, 1);
+}
+
+#[test]
+fn a_store_written_by_a_newer_schema_is_refused_not_misread() {
+    let (_dir, path) = db();
+    drop(Host::open(&path, ManualClock::new()));
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO schema_migrations VALUES (2, 'from the future')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let world = tickstep_schedules::testkit::TestWorld::new();
+    let result = tickstep_schedules::Schedules::open(
+        &path,
+        ManualClock::new(),
+        world,
+        tickstep_schedules::testkit::TestRunner::new(),
+        common::config(),
+    );
+    assert!(matches!(
+        result.err(),
+        Some(Error::SchemaTooNew {
+            found: 2,
+            supported: 1
+        })
+    ));
+}
+
+#[test]
+fn a_commit_the_store_refuses_applies_nothing() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let kept = h.every(1.0, Options::new());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER no_inserts BEFORE INSERT ON schedules BEGIN SELECT RAISE(ABORT, 'disk says no'); END;",
+    )
+    .unwrap();
+    let mut txn = h.engine.begin(h.prog);
+    let lost = txn
+        .schedule_every(h.room, "tick", 1.0, vec![], Options::new())
+        .unwrap();
+    txn.schedule_stop(kept).unwrap();
+    let err = txn.commit().unwrap_err();
+    assert!(matches!(err, Error::Store { .. }), "{err}");
+    assert!(err.to_string().contains("disk says no"), "{err}");
+    assert!(!h.valid(lost), "the creation never happened");
+    assert!(h.valid(kept), "nor did the stop");
+    conn.execute_batch("DROP TRIGGER no_inserts").unwrap();
+    assert!(
+        h.every(1.0, Options::new()) > lost,
+        "the burnt id is not reused"
+    );
+}
+
+#[test]
+fn a_failed_group_commit_keeps_the_updates_pending_for_the_next_tick() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    h.every(1.0, Options::new());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER no_updates BEFORE UPDATE ON schedules BEGIN SELECT RAISE(ABORT, 'busy'); END;",
+    )
+    .unwrap();
+    h.advance(1.0);
+    assert!(matches!(h.engine.tick(), Err(Error::Store { .. })));
+    assert_eq!(h.fired(), 1, "the firing itself went ahead");
+    conn.execute_batch("DROP TRIGGER no_updates").unwrap();
+    h.tick();
+    assert_eq!(sql_count(&path, "SELECT run_count FROM schedules"), 1);
+}
+
+#[test]
+fn anonymous_object_references_are_still_enumerated_after_a_restart() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let anon = h.world.add_anonymous(h.prog);
+    let mut txn = h.engine.begin(h.prog);
+    txn.schedule_every(h.room, "tick", 5.0, vec![Value::Obj(anon)], Options::new())
+        .unwrap();
+    txn.commit().unwrap();
+    let world = h.world.clone();
+    let wall = h.clock.unix_nanos();
+    drop(h);
+    let engine = tickstep_schedules::Schedules::open(
+        &path,
+        ManualClock::starting_at_unix_nanos(wall),
+        world,
+        tickstep_schedules::testkit::TestRunner::new(),
+        common::config(),
+    )
+    .unwrap();
+    assert_eq!(engine.anonymous_references(), vec![anon]);
+}
