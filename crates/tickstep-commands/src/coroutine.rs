@@ -1,0 +1,638 @@
+//! The handle a command body receives: its way to yield, wait, and start or await children.
+//!
+//! A body is polled only while its command is mounted, so every operation first checks that the
+//! coroutine's own command is the one mounted; using a coroutine anywhere else panics with
+//! "Coroutines can only be used by the command bound to them" (inside another command's body the
+//! panic becomes that command's `CompletedWithError`, then leaves `run()`).
+//!
+//! The scheduler polls with a no-op waker and mounts every running command once per cycle, so
+//! the futures here need no wake-up bookkeeping: each poll re-checks its condition.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::panic::Location;
+use std::pin::Pin;
+use std::rc::{Rc, Weak};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tickstep_kernel::clock::Instant;
+
+use crate::command::Command;
+use crate::error::ForkError;
+use crate::scheduler::Scheduler;
+use crate::scheduler::inner::Inner;
+use crate::scheduler::state::{Key, Mounted};
+
+/// The coroutine bound to one running command (or sideload).
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_commands::{Command, Scheduler, WaitResult};
+/// use tickstep_kernel::clock::ManualClock;
+///
+/// let clock = ManualClock::new();
+/// let scheduler = Scheduler::new(clock.clone());
+/// let c = Command::no_requirements()
+///     .executing(|co| async move {
+///         co.yield_now().await;
+///         co.wait(Duration::from_millis(10)).await;
+///         let r = co.wait_until_timeout(|| false, Duration::from_millis(10)).await;
+///         assert_eq!(r, WaitResult::TimedOut);
+///     })
+///     .named("c");
+/// scheduler.schedule(&c);
+/// for _ in 0..6 {
+///     scheduler.run().unwrap();
+///     clock.advance(Duration::from_millis(20));
+/// }
+/// assert!(!scheduler.is_running(&c));
+/// ```
+pub struct Coroutine {
+    inner: Weak<Inner>,
+    bound: Mounted,
+}
+
+/// How [`Coroutine::wait_until_timeout`] ended.
+///
+/// ```
+/// use tickstep_commands::WaitResult;
+/// assert_ne!(WaitResult::ConditionMet, WaitResult::TimedOut);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitResult {
+    /// The condition returned true (checked before the timeout, so it wins a tie).
+    ConditionMet,
+    /// The timeout passed first.
+    TimedOut,
+}
+
+impl Coroutine {
+    pub(crate) fn new(inner: Weak<Inner>, bound: Mounted) -> Self {
+        Coroutine { inner, bound }
+    }
+
+    /// The scheduler, checked to be polling this coroutine's command.
+    #[track_caller]
+    fn engine(&self) -> Rc<Inner> {
+        let inner = self
+            .inner
+            .upgrade()
+            .expect("the scheduler this coroutine belongs to was dropped");
+        let mounted = inner.mounted.get();
+        assert!(
+            mounted == self.bound,
+            "Coroutines can only be used by the command bound to them"
+        );
+        inner
+    }
+
+    fn key(&self) -> Option<Key> {
+        match self.bound {
+            Mounted::Command(key) => Some(key),
+            _ => None,
+        }
+    }
+
+    #[track_caller]
+    fn command_key(&self, op: &str) -> Key {
+        self.key().unwrap_or_else(|| {
+            panic!("a sideload coroutine cannot {op}; only commands have children")
+        })
+    }
+
+    /// Gives control back to the scheduler until the next cycle.
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("c");
+    /// scheduler.schedule(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&c));
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&c));
+    /// ```
+    #[track_caller]
+    pub fn yield_now(&self) -> YieldNow {
+        self.engine();
+        YieldNow { yielded: false }
+    }
+
+    /// Yields forever: the command runs (holding its mechanisms) until canceled or interrupted.
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// scheduler.schedule(&c);
+    /// for _ in 0..10 { scheduler.run().unwrap(); }
+    /// assert!(scheduler.is_running(&c));
+    /// ```
+    #[track_caller]
+    pub fn park(&self) -> impl Future<Output = Infallible> + 'static {
+        self.engine();
+        std::future::pending::<Infallible>()
+    }
+
+    /// Waits until `duration` has passed on the scheduler's clock, measured from this call. The
+    /// check happens once per cycle, so a wait shorter than the cycle waits one cycle; a zero
+    /// wait does not yield.
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let clock = ManualClock::new();
+    /// let scheduler = Scheduler::new(clock.clone());
+    /// let c = Command::no_requirements()
+    ///     .executing(|co| async move { co.wait(Duration::from_millis(5)).await; })
+    ///     .named("c");
+    /// scheduler.schedule(&c);
+    /// scheduler.run().unwrap();
+    /// clock.advance(Duration::from_millis(20));
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&c));
+    /// ```
+    #[track_caller]
+    pub fn wait(&self, duration: Duration) -> Wait {
+        let inner = self.engine();
+        Wait {
+            deadline: inner.clock.now().saturating_add(duration),
+            inner: self.inner.clone(),
+            bound: self.bound,
+        }
+    }
+
+    /// Waits until `condition` returns true, checking it now and then once per cycle.
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let go = Rc::new(Cell::new(false));
+    /// let flag = go.clone();
+    /// let c = Command::no_requirements()
+    ///     .executing(move |co| { let flag = flag.clone(); async move { co.wait_until(move || flag.get()).await; } })
+    ///     .named("c");
+    /// scheduler.schedule(&c);
+    /// scheduler.run().unwrap();
+    /// go.set(true);
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&c));
+    /// ```
+    #[track_caller]
+    pub fn wait_until<F: FnMut() -> bool>(&self, condition: F) -> WaitUntil<F> {
+        self.engine();
+        WaitUntil {
+            condition,
+            inner: self.inner.clone(),
+            bound: self.bound,
+        }
+    }
+
+    /// Waits until `condition` returns true or `timeout` passes. Each cycle the condition is
+    /// checked first, so a condition that turns true in the cycle the timeout passes wins.
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_commands::{Command, Scheduler, WaitResult};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements()
+    ///     .executing(|co| async move {
+    ///         assert_eq!(co.wait_until_timeout(|| true, Duration::ZERO).await, WaitResult::ConditionMet);
+    ///     })
+    ///     .named("c");
+    /// scheduler.schedule(&c);
+    /// scheduler.run().unwrap();
+    /// ```
+    #[track_caller]
+    pub fn wait_until_timeout<F: FnMut() -> bool>(
+        &self,
+        condition: F,
+        timeout: Duration,
+    ) -> WaitUntilTimeout<F> {
+        let inner = self.engine();
+        WaitUntilTimeout {
+            condition,
+            deadline: inner.clock.now().saturating_add(timeout),
+            inner: self.inner.clone(),
+            bound: self.bound,
+        }
+    }
+
+    /// Starts `commands` as children of this command, all or nothing. Each starts at once and runs
+    /// its first step inside this call; they are canceled when this command ends.
+    ///
+    /// # Errors
+    ///
+    /// [`ForkError`] when two of them share a mechanism, one is already running, one loses a
+    /// priority conflict, or this command was canceled. Nothing was started then.
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to, or from a sideload.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let a = Command::no_requirements().executing(|co| async move { co.park().await; }).named("a");
+    /// let child = a.clone();
+    /// let parent = Command::no_requirements()
+    ///     .executing(move |co| { let a = child.clone(); async move { co.fork([&a]).unwrap(); co.park().await; } })
+    ///     .named("parent");
+    /// scheduler.schedule(&parent);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&a));
+    /// scheduler.cancel(&parent);
+    /// assert!(!scheduler.is_running(&a));
+    /// ```
+    #[track_caller]
+    pub fn fork<'a>(
+        &self,
+        commands: impl IntoIterator<Item = &'a Command>,
+    ) -> Result<(), ForkError> {
+        let at = Location::caller();
+        let inner = self.engine();
+        let key = self.command_key("fork");
+        let cmds: Vec<Command> = commands.into_iter().cloned().collect();
+        inner.fork(key, &cmds, false, at).map(|_| ())
+    }
+
+    /// Starts `command` as a child (unless it is already running, in which case it just waits
+    /// for that instance) and waits until it ends. The child runs before this command in each
+    /// cycle, so this command resumes in the cycle the child ends. Awaiting a command that waits
+    /// for this one (or this command itself) never ends, and blocks only this command.
+    ///
+    /// # Errors
+    ///
+    /// The future resolves to [`ForkError`] if the child could not start.
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to, or from a sideload.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let step = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("step");
+    /// let done = Rc::new(Cell::new(false));
+    /// let d = done.clone();
+    /// let outer = Command::no_requirements()
+    ///     .executing(move |co| {
+    ///         let (step, d) = (step.clone(), d.clone());
+    ///         async move { co.await_cmd(&step).await.unwrap(); d.set(true); }
+    ///     })
+    ///     .named("outer");
+    /// scheduler.schedule(&outer);
+    /// scheduler.run().unwrap();
+    /// assert!(!done.get());
+    /// scheduler.run().unwrap();
+    /// assert!(done.get() && !scheduler.is_running(&outer));
+    /// ```
+    #[track_caller]
+    pub fn await_cmd(&self, command: &Command) -> Join {
+        self.join(
+            std::slice::from_ref(command),
+            JoinMode::All,
+            Location::caller(),
+        )
+    }
+
+    /// Starts (or joins) every command and waits until all have ended.
+    ///
+    /// # Errors
+    ///
+    /// The future resolves to [`ForkError`] if they could not all start (none started then).
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to, or from a sideload.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let a = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("a");
+    /// let b = Command::no_requirements().executing(|_co| async {}).named("b");
+    /// let both = Command::no_requirements()
+    ///     .executing(move |co| { let (a, b) = (a.clone(), b.clone()); async move { co.await_all([&a, &b]).await.unwrap(); } })
+    ///     .named("both");
+    /// scheduler.schedule(&both);
+    /// scheduler.run().unwrap();
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&both));
+    /// ```
+    #[track_caller]
+    pub fn await_all<'a>(&self, commands: impl IntoIterator<Item = &'a Command>) -> Join {
+        let cmds: Vec<Command> = commands.into_iter().cloned().collect();
+        self.join(&cmds, JoinMode::All, Location::caller())
+    }
+
+    /// Starts (or joins) every command, waits until any one ends, then cancels the others.
+    ///
+    /// # Errors
+    ///
+    /// The future resolves to [`ForkError`] if they could not all start (none started then).
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to, or from a sideload.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let slow = Command::no_requirements().executing(|co| async move { co.park().await; }).named("slow");
+    /// let fast = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("fast");
+    /// let s = slow.clone();
+    /// let first = Command::no_requirements()
+    ///     .executing(move |co| { let (s, f) = (s.clone(), fast.clone()); async move { co.await_any([&s, &f]).await.unwrap(); } })
+    ///     .named("first");
+    /// scheduler.schedule(&first);
+    /// scheduler.run().unwrap();
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&first) && !scheduler.is_running(&slow));
+    /// ```
+    #[track_caller]
+    pub fn await_any<'a>(&self, commands: impl IntoIterator<Item = &'a Command>) -> Join {
+        let cmds: Vec<Command> = commands.into_iter().cloned().collect();
+        self.join(&cmds, JoinMode::Any, Location::caller())
+    }
+
+    #[track_caller]
+    fn join(&self, cmds: &[Command], mode: JoinMode, at: &'static Location<'static>) -> Join {
+        let inner = self.engine();
+        let key = self.command_key("await commands");
+        let started = inner.fork(key, cmds, true, at);
+        let (keys, error) = match started {
+            Ok(keys) => (keys, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        Join {
+            inner: self.inner.clone(),
+            bound: self.bound,
+            keys,
+            error,
+            mode,
+        }
+    }
+
+    /// Cancels this coroutine's own command (and its children). The body stops at its next
+    /// yield point; code after that point does not run.
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to, or from a sideload.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let quitter = Command::no_requirements()
+    ///     .executing(|co| async move { co.request_cancellation(); co.yield_now().await; unreachable!() })
+    ///     .named("quitter");
+    /// scheduler.schedule(&quitter);
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&quitter));
+    /// ```
+    #[track_caller]
+    pub fn request_cancellation(&self) {
+        let inner = self.engine();
+        let key = self.command_key("cancel itself");
+        inner.cancel_key(key);
+    }
+
+    /// The scheduler running this coroutine (to schedule, cancel or bind from inside a body).
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements()
+    ///     .executing(|co| async move { assert!(co.scheduler().current_command().is_some()); })
+    ///     .named("c");
+    /// scheduler.schedule(&c);
+    /// scheduler.run().unwrap();
+    /// ```
+    #[track_caller]
+    pub fn scheduler(&self) -> Scheduler {
+        Scheduler {
+            inner: self
+                .inner
+                .upgrade()
+                .expect("the scheduler this coroutine belongs to was dropped"),
+        }
+    }
+
+    /// The scheduler's clock reading.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::{Instant, ManualClock};
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { assert_eq!(co.now(), Instant::ZERO); }).named("c");
+    /// scheduler.schedule(&c);
+    /// scheduler.run().unwrap();
+    /// ```
+    #[track_caller]
+    pub fn now(&self) -> Instant {
+        self.scheduler().now()
+    }
+}
+
+impl std::fmt::Debug for Coroutine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Coroutine")
+            .field("bound", &self.bound)
+            .finish_non_exhaustive()
+    }
+}
+
+/// True when the bound command may go on (it was not canceled during this poll).
+fn may_continue(inner: &Weak<Inner>, bound: Mounted) -> bool {
+    inner.upgrade().is_some_and(|i| i.still_running(bound))
+}
+
+/// Future of [`Coroutine::yield_now`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless awaited"]
+pub struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            Poll::Ready(())
+        } else {
+            self.yielded = true;
+            Poll::Pending
+        }
+    }
+}
+
+/// Future of [`Coroutine::wait`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless awaited"]
+pub struct Wait {
+    deadline: Instant,
+    inner: Weak<Inner>,
+    bound: Mounted,
+}
+
+impl Future for Wait {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Poll::Pending;
+        };
+        if inner.clock.now() >= self.deadline && inner.still_running(self.bound) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// Future of [`Coroutine::wait_until`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct WaitUntil<F> {
+    condition: F,
+    inner: Weak<Inner>,
+    bound: Mounted,
+}
+
+impl<F: FnMut() -> bool + Unpin> Future for WaitUntil<F> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let this = Pin::into_inner(self);
+        if (this.condition)() && may_continue(&this.inner, this.bound) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// Future of [`Coroutine::wait_until_timeout`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct WaitUntilTimeout<F> {
+    condition: F,
+    deadline: Instant,
+    inner: Weak<Inner>,
+    bound: Mounted,
+}
+
+impl<F: FnMut() -> bool + Unpin> Future for WaitUntilTimeout<F> {
+    type Output = WaitResult;
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<WaitResult> {
+        let this = Pin::into_inner(self);
+        if !may_continue(&this.inner, this.bound) {
+            return Poll::Pending;
+        }
+        if (this.condition)() {
+            return Poll::Ready(WaitResult::ConditionMet);
+        }
+        let timed_out = this
+            .inner
+            .upgrade()
+            .is_some_and(|i| i.clock.now() >= this.deadline);
+        if timed_out {
+            Poll::Ready(WaitResult::TimedOut)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum JoinMode {
+    All,
+    Any,
+}
+
+/// Future of [`Coroutine::await_cmd`], [`Coroutine::await_all`] and [`Coroutine::await_any`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless awaited"]
+pub struct Join {
+    inner: Weak<Inner>,
+    bound: Mounted,
+    keys: Vec<Key>,
+    error: Option<ForkError>,
+    mode: JoinMode,
+}
+
+impl Future for Join {
+    type Output = Result<(), ForkError>;
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some(error) = self.error.take() {
+            return Poll::Ready(Err(error));
+        }
+        let Some(inner) = self.inner.upgrade() else {
+            return Poll::Pending;
+        };
+        if !inner.still_running(self.bound) {
+            return Poll::Pending;
+        }
+        let done = match self.mode {
+            JoinMode::All => self.keys.iter().all(|k| !inner.is_live(*k)),
+            JoinMode::Any => self.keys.is_empty() || self.keys.iter().any(|k| !inner.is_live(*k)),
+        };
+        if !done {
+            return Poll::Pending;
+        }
+        if self.mode == JoinMode::Any {
+            for key in std::mem::take(&mut self.keys) {
+                if inner.is_live(key) {
+                    inner.cancel_key(key);
+                }
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Calls `step` then yields, forever (the body of `run_repeatedly` and `add_periodic`).
+pub(crate) async fn repeat_forever(co: Coroutine, mut step: impl FnMut()) {
+    loop {
+        step();
+        co.yield_now().await;
+    }
+}

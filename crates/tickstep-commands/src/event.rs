@@ -1,0 +1,142 @@
+//! Lifecycle events: what the scheduler did to which command instance, and when.
+
+use std::fmt;
+use std::rc::Rc;
+use std::time::Duration;
+
+use tickstep_kernel::clock::Instant;
+
+/// One scheduled instance of a command. Every `schedule` (or fork) of a command gets a new id;
+/// ids are never reused by a scheduler.
+///
+/// ```
+/// use tickstep_commands::{Command, Scheduler};
+/// use tickstep_kernel::clock::ManualClock;
+///
+/// let scheduler = Scheduler::new(ManualClock::new());
+/// let cmd = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+/// scheduler.schedule(&cmd);
+/// let id = scheduler.queued()[0].id;
+/// assert_eq!(id.to_string(), format!("#{}", id.get()));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct CommandId(pub(crate) u64);
+
+impl CommandId {
+    /// The raw number (1 for the first instance a scheduler creates).
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let cmd = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// scheduler.schedule(&cmd);
+    /// assert_eq!(scheduler.queued()[0].id.get(), 1);
+    /// ```
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for CommandId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// What happened to a command.
+///
+/// ```
+/// use tickstep_commands::EventKind;
+/// assert_eq!(EventKind::Mounted.label(), "Mounted");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// Queued (top level) or started as a child; not yet polled.
+    Scheduled,
+    /// About to be polled (once per cycle while it runs).
+    Mounted,
+    /// Polled and returned at a yield point; it stays running.
+    Yielded,
+    /// The body returned `Ok` (or `()`); its requirements are released.
+    Completed,
+    /// Displaced by a conflicting command; always directly followed by [`EventKind::Canceled`].
+    Interrupted {
+        /// The command that took over.
+        by: CommandId,
+        /// Its name.
+        by_name: Rc<str>,
+    },
+    /// Canceled: by `cancel`, by an interruption, by its parent ending, or by its scope ending.
+    Canceled,
+    /// The body returned `Err` or panicked.
+    CompletedWithError {
+        /// The error's or panic's message.
+        message: String,
+    },
+    /// A single mount ran longer than the watchdog limit without yielding (a greedy loop).
+    Overran {
+        /// How long the mount took.
+        elapsed: Duration,
+        /// The configured limit.
+        limit: Duration,
+    },
+}
+
+impl EventKind {
+    /// The variant's name, for logs and compact test assertions.
+    ///
+    /// ```
+    /// use tickstep_commands::EventKind;
+    /// assert_eq!(EventKind::CompletedWithError { message: "x".into() }.label(), "CompletedWithError");
+    /// ```
+    pub fn label(&self) -> &'static str {
+        match self {
+            EventKind::Scheduled => "Scheduled",
+            EventKind::Mounted => "Mounted",
+            EventKind::Yielded => "Yielded",
+            EventKind::Completed => "Completed",
+            EventKind::Interrupted { .. } => "Interrupted",
+            EventKind::Canceled => "Canceled",
+            EventKind::CompletedWithError { .. } => "CompletedWithError",
+            EventKind::Overran { .. } => "Overran",
+        }
+    }
+}
+
+/// A lifecycle event delivered to listeners added with
+/// [`Scheduler::on_event`](crate::Scheduler::on_event).
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc};
+/// use tickstep_commands::{Command, Scheduler};
+/// use tickstep_kernel::clock::ManualClock;
+///
+/// let scheduler = Scheduler::new(ManualClock::new());
+/// let log = Rc::new(RefCell::new(Vec::new()));
+/// let sink = log.clone();
+/// scheduler.on_event(move |e| sink.borrow_mut().push(e.to_string()));
+/// let cmd = Command::no_requirements().executing(|_co| async move {}).named("blink");
+/// scheduler.schedule(&cmd);
+/// scheduler.run().unwrap();
+/// assert_eq!(*log.borrow(), ["Scheduled blink", "Mounted blink", "Completed blink"]);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Event {
+    /// What happened.
+    pub kind: EventKind,
+    /// Which command instance.
+    pub command: CommandId,
+    /// The command's name.
+    pub name: Rc<str>,
+    /// When, on the scheduler's clock.
+    pub at: Instant,
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.kind.label(), self.name)
+    }
+}

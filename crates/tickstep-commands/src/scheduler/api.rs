@@ -1,0 +1,514 @@
+//! The public methods of [`Scheduler`].
+
+use std::future::Future;
+use std::panic::Location;
+use std::rc::Rc;
+use std::time::Duration;
+
+use tickstep_kernel::clock::{Clock, Instant};
+
+use super::inner::Inner;
+use super::state::{Mounted, Phase, Sideload};
+use super::{ScheduleResult, Scheduler};
+use crate::command::Command;
+use crate::coroutine::Coroutine;
+use crate::error::{DefaultCommandError, RunError};
+use crate::event::Event;
+use crate::mechanism::Mechanism;
+use crate::scope::OpMode;
+use crate::telemetry::{CommandInfo, Telemetry};
+
+impl Scheduler {
+    /// A scheduler reading time from `clock` (a [`ManualClock`](tickstep_kernel::clock::ManualClock)
+    /// in tests, a [`SystemClock`](tickstep_kernel::clock::SystemClock) on a robot).
+    ///
+    /// ```
+    /// use tickstep_commands::Scheduler;
+    /// use tickstep_kernel::clock::SystemClock;
+    /// let scheduler = Scheduler::new(SystemClock::new());
+    /// assert!(scheduler.running().is_empty());
+    /// ```
+    pub fn new(clock: impl Clock + 'static) -> Self {
+        Scheduler {
+            inner: Inner::new(Box::new(clock)),
+        }
+    }
+
+    /// Schedules `cmd`. From outside a command it is queued and starts at the next `run()` (if it
+    /// still wins its conflicts then). From inside a running command it becomes that command's
+    /// child and starts at once, within the caller's poll.
+    ///
+    /// The caller's location is recorded and named in a [`RunError`] if the body fails.
+    ///
+    /// # Panics
+    ///
+    /// If `cmd` requires a mechanism created for another scheduler.
+    ///
+    /// ```
+    /// use tickstep_commands::{Command, Mechanism, ScheduleResult, Scheduler};
+    /// use tickstep_kernel::clock::ManualClock;
+    ///
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let arm = Mechanism::new(&scheduler, "arm");
+    /// let a = arm.run(|co| async move { co.park().await; }).with_priority(2).named("a");
+    /// let b = arm.run(|co| async move { co.park().await; }).named("b");
+    /// assert_eq!(scheduler.schedule(&a), ScheduleResult::Success);
+    /// assert!(matches!(scheduler.schedule(&b), ScheduleResult::LowerPriorityThanQueued { .. }));
+    /// ```
+    #[track_caller]
+    pub fn schedule(&self, cmd: &Command) -> ScheduleResult {
+        self.inner.schedule(cmd, Location::caller()).0
+    }
+
+    /// Cancels `cmd` (and every command it started) if it is queued or running; does nothing
+    /// otherwise. Takes effect immediately. `on_cancel` runs only if it was running. Canceling a
+    /// command from inside its own body ends it when the body next yields.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// scheduler.schedule(&c);
+    /// scheduler.cancel(&c);
+    /// assert!(!scheduler.is_scheduled(&c));
+    /// ```
+    pub fn cancel(&self, cmd: &Command) {
+        let key = self.inner.state.borrow().live_key(cmd);
+        if let Some(key) = key {
+            self.inner.cancel_key(key);
+        }
+    }
+
+    /// Cancels every queued and running command (children with their parents).
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let a = Command::no_requirements().executing(|co| async move { co.park().await; }).named("a");
+    /// let b = Command::no_requirements().executing(|co| async move { co.park().await; }).named("b");
+    /// scheduler.schedule(&a);
+    /// scheduler.run().unwrap();
+    /// scheduler.schedule(&b);
+    /// scheduler.cancel_all();
+    /// assert!(scheduler.running().is_empty() && scheduler.queued().is_empty());
+    /// ```
+    pub fn cancel_all(&self) {
+        {
+            let mut s = self.inner.state.borrow_mut();
+            let mut roots = s.live_in(&s.running, Phase::Running);
+            roots.retain(|k| s.entry(*k).is_some_and(|e| e.parent.is_none()));
+            roots.extend(s.live_in(&s.queued, Phase::Queued));
+            for key in roots.into_iter().rev() {
+                s.cancel_tree(key, None);
+            }
+        }
+        self.inner.settle();
+    }
+
+    /// Runs one cycle: cleanup, sideloads, triggers, default commands, promotion, execution.
+    ///
+    /// # Errors
+    ///
+    /// A command body returned `Err`: after its `CompletedWithError` event and the cancellation
+    /// of its root composition, the error is returned naming the command and where it was
+    /// scheduled. Commands not yet polled this cycle are polled next cycle.
+    ///
+    /// # Panics
+    ///
+    /// A command body panicked: the panic resumes after the `CompletedWithError` event and the
+    /// cancellation of its root. Also panics when called from inside `run()` itself.
+    ///
+    /// ```
+    /// # use tickstep_commands::Scheduler;
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// scheduler.run().unwrap();
+    /// ```
+    #[track_caller]
+    pub fn run(&self) -> Result<(), RunError> {
+        self.inner.run()
+    }
+
+    /// Whether `cmd` is queued ("scheduled"): requested, not yet started.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// scheduler.schedule(&c);
+    /// assert!(scheduler.is_scheduled(&c));
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_scheduled(&c));
+    /// ```
+    pub fn is_scheduled(&self, cmd: &Command) -> bool {
+        self.phase_of(cmd) == Some(Phase::Queued)
+    }
+
+    /// Whether `cmd` is running ("mounted"): promoted or started as a child, not yet ended.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// scheduler.schedule(&c);
+    /// assert!(!scheduler.is_running(&c));
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&c));
+    /// ```
+    pub fn is_running(&self, cmd: &Command) -> bool {
+        self.phase_of(cmd) == Some(Phase::Running)
+    }
+
+    fn phase_of(&self, cmd: &Command) -> Option<Phase> {
+        let s = self.inner.state.borrow();
+        let key = s.live_key(cmd)?;
+        s.entry(key).map(|e| e.phase)
+    }
+
+    /// Queued commands, oldest first.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|_co| async {}).named("c");
+    /// scheduler.schedule(&c);
+    /// assert_eq!(scheduler.queued()[0].command, c);
+    /// ```
+    pub fn queued(&self) -> Vec<CommandInfo> {
+        let s = self.inner.state.borrow();
+        let keys = s.live_in(&s.queued, Phase::Queued);
+        keys.into_iter()
+            .filter_map(|k| CommandInfo::of(&s, k))
+            .collect()
+    }
+
+    /// Running commands, in the order they started (execution runs this list backwards).
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// scheduler.schedule(&c);
+    /// scheduler.run().unwrap();
+    /// assert_eq!(scheduler.running()[0].name, "c");
+    /// ```
+    pub fn running(&self) -> Vec<CommandInfo> {
+        let s = self.inner.state.borrow();
+        let keys = s.live_in(&s.running, Phase::Running);
+        keys.into_iter()
+            .filter_map(|k| CommandInfo::of(&s, k))
+            .collect()
+    }
+
+    /// The command that started `cmd` as its child, if `cmd` is running as a child.
+    ///
+    /// ```
+    /// use tickstep_commands::{Command, Scheduler};
+    /// use tickstep_kernel::clock::ManualClock;
+    ///
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let child = Command::no_requirements().executing(|co| async move { co.park().await; }).named("child");
+    /// let inner = child.clone();
+    /// let parent = Command::no_requirements()
+    ///     .executing(move |co| {
+    ///         let child = inner.clone();
+    ///         async move { co.await_cmd(&child).await.unwrap(); }
+    ///     })
+    ///     .named("parent");
+    /// scheduler.schedule(&parent);
+    /// scheduler.run().unwrap();
+    /// assert_eq!(scheduler.parent_of(&child), Some(parent));
+    /// ```
+    pub fn parent_of(&self, cmd: &Command) -> Option<Command> {
+        let s = self.inner.state.borrow();
+        let key = s.live_key(cmd)?;
+        let parent = s.entry(key)?.parent?;
+        s.entry(parent).map(|p| p.cmd.clone())
+    }
+
+    /// The command whose body is being polled right now, if any.
+    ///
+    /// ```
+    /// # use tickstep_commands::Scheduler;
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// assert!(scheduler.current_command().is_none());
+    /// ```
+    pub fn current_command(&self) -> Option<Command> {
+        match self.inner.mounted.get() {
+            Mounted::Command(key) => self.inner.state.borrow().entry(key).map(|e| e.cmd.clone()),
+            _ => None,
+        }
+    }
+
+    /// Sets the command that runs whenever `mechanism` is idle (queued in the scheduling phase of
+    /// any cycle that starts with no command owning or queued for it). It returns after an
+    /// interruption once the mechanism is free again. Replacing a default does not stop a running
+    /// instance of the old one.
+    ///
+    /// # Errors
+    ///
+    /// [`DefaultCommandError::WrongRequirements`] unless `cmd` requires exactly `mechanism`.
+    ///
+    /// # Panics
+    ///
+    /// If `mechanism` belongs to another scheduler.
+    ///
+    /// ```
+    /// use tickstep_commands::{Mechanism, Scheduler};
+    /// use tickstep_kernel::clock::ManualClock;
+    ///
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let arm = Mechanism::new(&scheduler, "arm");
+    /// let hold = arm.run(|co| async move { co.park().await; }).named("hold");
+    /// scheduler.set_default_command(&arm, &hold).unwrap();
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&hold));
+    /// ```
+    #[track_caller]
+    pub fn set_default_command(
+        &self,
+        mechanism: &Mechanism,
+        cmd: &Command,
+    ) -> Result<(), DefaultCommandError> {
+        let at = Location::caller();
+        let mut s = self.inner.state.borrow_mut();
+        assert!(
+            mechanism.tag() == s.tag,
+            "mechanism `{}` belongs to another scheduler",
+            mechanism.name()
+        );
+        if cmd.requirements() != std::slice::from_ref(mechanism) {
+            return Err(DefaultCommandError::WrongRequirements {
+                mechanism: mechanism.name().to_owned(),
+                command: cmd.name().to_owned(),
+                requirements: cmd
+                    .requirements()
+                    .iter()
+                    .map(|m| m.name().to_owned())
+                    .collect(),
+            });
+        }
+        s.mechs[mechanism.index()].default = Some((cmd.clone(), at));
+        Ok(())
+    }
+
+    /// The default command of `mechanism`, if set.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Mechanism, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let arm = Mechanism::new(&scheduler, "arm");
+    /// assert!(scheduler.default_command(&arm).is_none());
+    /// ```
+    pub fn default_command(&self, mechanism: &Mechanism) -> Option<Command> {
+        let s = self.inner.state.borrow();
+        if mechanism.tag() != s.tag {
+            return None;
+        }
+        s.mechs[mechanism.index()]
+            .default
+            .as_ref()
+            .map(|(c, _)| c.clone())
+    }
+
+    /// Adds a sideload: a coroutine polled once per cycle in the sideload phase, before triggers.
+    /// It is not a command (no requirements, no events); use it for telemetry or sensor
+    /// processing, not actuators. It ends when its body returns, or with the scope it was created
+    /// in (a command, an opmode, or global). Its coroutine can yield and wait but not fork.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use tickstep_commands::Scheduler;
+    /// use tickstep_kernel::clock::ManualClock;
+    ///
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let ticks = Rc::new(Cell::new(0));
+    /// let t = ticks.clone();
+    /// scheduler.sideload(move |co| async move {
+    ///     for _ in 0..2 {
+    ///         t.set(t.get() + 1);
+    ///         co.yield_now().await;
+    ///     }
+    /// });
+    /// for _ in 0..5 { scheduler.run().unwrap(); }
+    /// assert_eq!(ticks.get(), 2);
+    /// ```
+    pub fn sideload<F, Fut>(&self, body: F)
+    where
+        F: FnOnce(Coroutine) -> Fut,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let id = {
+            let mut s = self.inner.state.borrow_mut();
+            let id = s.next_sideload;
+            s.next_sideload += 1;
+            id
+        };
+        let fut = body(Coroutine::new(
+            Rc::downgrade(&self.inner),
+            Mounted::Sideload(id),
+        ));
+        let future = Box::pin(async move {
+            fut.await;
+            Ok(())
+        });
+        let mut s = self.inner.state.borrow_mut();
+        let scope = s.scope_for(self.inner.mounted.get());
+        s.sideloads.push(Sideload {
+            id,
+            scope,
+            future: Some(future),
+        });
+    }
+
+    /// Runs `f` once per cycle in the sideload phase (a sideload that loops forever).
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use tickstep_commands::Scheduler;
+    /// use tickstep_kernel::clock::ManualClock;
+    ///
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let n = Rc::new(Cell::new(0));
+    /// let m = n.clone();
+    /// scheduler.add_periodic(move || m.set(m.get() + 1));
+    /// for _ in 0..3 { scheduler.run().unwrap(); }
+    /// assert_eq!(n.get(), 3);
+    /// ```
+    pub fn add_periodic(&self, f: impl FnMut() + 'static) {
+        self.sideload(move |co| crate::coroutine::repeat_forever(co, f));
+    }
+
+    /// Adds an event listener. Listeners observe; they cannot change or suppress what happened
+    /// (a failing body still makes `run()` fail). They may call back into the scheduler.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use tickstep_commands::{Command, Scheduler};
+    /// use tickstep_kernel::clock::ManualClock;
+    ///
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let seen = Rc::new(Cell::new(0));
+    /// let s = seen.clone();
+    /// scheduler.on_event(move |_| s.set(s.get() + 1));
+    /// scheduler.schedule(&Command::no_requirements().executing(|_co| async {}).named("c"));
+    /// assert_eq!(seen.get(), 1); // Scheduled
+    /// ```
+    pub fn on_event(&self, listener: impl Fn(&Event) + 'static) {
+        let mut listeners = self.inner.listeners.borrow_mut();
+        Rc::make_mut(&mut listeners).push(Rc::new(listener));
+        self.inner.state.borrow_mut().listening = true;
+    }
+
+    /// Enters (`Some`) or leaves (`None`) an opmode. Bindings and sideloads created outside any
+    /// command while an opmode is active belong to it and die at the next `run()` after the
+    /// opmode changes, canceling the commands their bindings scheduled.
+    ///
+    /// ```
+    /// use tickstep_commands::{OpMode, Scheduler};
+    /// use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// scheduler.set_opmode(Some(OpMode::new(1)));
+    /// assert_eq!(scheduler.opmode(), Some(OpMode::new(1)));
+    /// ```
+    pub fn set_opmode(&self, opmode: Option<OpMode>) {
+        let mut s = self.inner.state.borrow_mut();
+        if s.opmode != opmode {
+            s.opmode = opmode;
+            s.opmode_epoch += 1;
+        }
+    }
+
+    /// The active opmode.
+    ///
+    /// ```
+    /// # use tickstep_commands::Scheduler;
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// assert_eq!(Scheduler::new(ManualClock::new()).opmode(), None);
+    /// ```
+    pub fn opmode(&self) -> Option<OpMode> {
+        self.inner.state.borrow().opmode
+    }
+
+    /// Sets the greedy-loop watchdog: a mount longer than `limit` is reported by name (an
+    /// `Overran` event and a `tracing` warning). `None` turns it off. Default
+    /// [`DEFAULT_WATCHDOG_LIMIT`](crate::DEFAULT_WATCHDOG_LIMIT).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use tickstep_commands::Scheduler;
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// scheduler.set_watchdog_limit(Some(Duration::from_millis(5)));
+    /// ```
+    pub fn set_watchdog_limit(&self, limit: Option<Duration>) {
+        self.inner.state.borrow_mut().watchdog = limit;
+    }
+
+    /// Turns per-mount timing on (default) or off. Off removes the clock read per mount: the
+    /// watchdog and per-command run times stop; the whole-`run()` time stays.
+    ///
+    /// ```
+    /// # use tickstep_commands::Scheduler;
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// scheduler.set_mount_timing(false);
+    /// ```
+    pub fn set_mount_timing(&self, on: bool) {
+        self.inner.state.borrow_mut().timing = on;
+    }
+
+    /// A snapshot of queued and running commands and the last `run()` time.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// scheduler.run().unwrap();
+    /// let t = scheduler.telemetry();
+    /// assert_eq!(t.cycle, 1);
+    /// assert!(t.running.is_empty());
+    /// ```
+    pub fn telemetry(&self) -> Telemetry {
+        let (queued, running) = (self.queued(), self.running());
+        let s = self.inner.state.borrow();
+        Telemetry {
+            queued,
+            running,
+            last_run_time: s.last_run_time,
+            cycle: s.cycle,
+            bindings: s.bindings.len(),
+            sideloads: s.sideloads.len(),
+        }
+    }
+
+    /// The scheduler's clock reading.
+    ///
+    /// ```
+    /// # use tickstep_commands::Scheduler;
+    /// # use tickstep_kernel::clock::{Instant, ManualClock};
+    /// assert_eq!(Scheduler::new(ManualClock::new()).now(), Instant::ZERO);
+    /// ```
+    pub fn now(&self) -> Instant {
+        self.inner.clock.now()
+    }
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.inner.state.borrow();
+        f.debug_struct("Scheduler")
+            .field("cycle", &s.cycle)
+            .field("queued", &s.queued.len())
+            .field("running", &s.running.len())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,264 @@
+//! The shared engine behind every handle: state, clock, the mount marker and the listeners.
+//!
+//! Re-entrancy rule: a `RefCell` borrow of the state is never held across user code. Entry
+//! points take the borrow, change the state, release it, then call [`Inner::settle`] which runs
+//! deferred effects (listeners, `on_cancel`, dropping bodies) one at a time without a borrow.
+
+use std::cell::{Cell, RefCell};
+use std::panic::Location;
+use std::rc::Rc;
+
+use tickstep_kernel::clock::Clock;
+
+use super::ScheduleResult;
+use super::state::{Deferred, Key, Mounted, Phase, State};
+use crate::command::Command;
+use crate::error::{ConflictPair, ForkError};
+use crate::event::Event;
+
+pub(crate) type Listener = Rc<dyn Fn(&Event)>;
+
+pub(crate) struct Inner {
+    pub(crate) state: RefCell<State>,
+    pub(crate) clock: Box<dyn Clock>,
+    /// What is being polled right now (the innermost mount).
+    pub(crate) mounted: Cell<Mounted>,
+    /// Copy-on-write, so delivering an event clones one `Rc`, not the list.
+    pub(crate) listeners: RefCell<Rc<Vec<Listener>>>,
+    settling: Cell<bool>,
+}
+
+struct ResetOnDrop<'a>(&'a Cell<bool>);
+impl Drop for ResetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+impl Inner {
+    pub(crate) fn new(clock: Box<dyn Clock>) -> Rc<Inner> {
+        Rc::new_cyclic(|weak| Inner {
+            state: RefCell::new(State::new(weak.as_ptr() as usize)),
+            clock,
+            mounted: Cell::new(Mounted::Nothing),
+            listeners: RefCell::new(Rc::new(Vec::new())),
+            settling: Cell::new(false),
+        })
+    }
+
+    /// Runs deferred effects in order until none are left. Nested calls (from a listener that
+    /// schedules) return at once; the outer loop picks up what they queued.
+    pub(crate) fn settle(&self) {
+        if self.settling.replace(true) {
+            return;
+        }
+        let _reset = ResetOnDrop(&self.settling);
+        loop {
+            let next = self.state.borrow_mut().deferred.pop_front();
+            match next {
+                None => break,
+                Some(Deferred::Event(event)) => {
+                    let listeners = self.listeners.borrow().clone();
+                    for listener in listeners.iter() {
+                        listener(&event);
+                    }
+                }
+                Some(Deferred::OnCancel(hook)) => hook(),
+                Some(Deferred::Drop(body)) => drop(body),
+            }
+        }
+    }
+
+    /// Refreshes the event timestamp when called from outside `run()`.
+    fn stamp(&self, s: &mut State) {
+        if !s.in_run && s.listening {
+            s.now = self.clock.now();
+        }
+    }
+
+    #[track_caller]
+    pub(crate) fn check_mechanisms(&self, cmd: &Command) {
+        let tag = self.state.borrow().tag;
+        for m in &cmd.0.requirements {
+            assert!(
+                m.tag() == tag,
+                "command `{}` requires mechanism `{}`, which belongs to another scheduler",
+                cmd.name(),
+                m.name()
+            );
+        }
+    }
+
+    /// `schedule` from anywhere: a child (started and polled now) inside a mounted command,
+    /// otherwise a queued top-level command.
+    #[track_caller]
+    pub(crate) fn schedule(
+        self: &Rc<Self>,
+        cmd: &Command,
+        at: &'static Location<'static>,
+    ) -> (ScheduleResult, Option<Key>) {
+        self.check_mechanisms(cmd);
+        let mounted = self.mounted.get();
+        let (result, key, child) = {
+            let mut s = self.state.borrow_mut();
+            self.stamp(&mut s);
+            if let Some(key) = s.live_key(cmd) {
+                (ScheduleResult::AlreadyRunning, Some(key), false)
+            } else if s.live_elsewhere(cmd) {
+                (ScheduleResult::AlreadyRunning, None, false)
+            } else if let Mounted::Command(parent) = mounted {
+                match s.start_child(cmd, parent, at) {
+                    Ok(key) => (ScheduleResult::Success, Some(key), true),
+                    Err(rejected) => (rejected, None, false),
+                }
+            } else {
+                let (result, key) = s.schedule_top(cmd, at);
+                (result, key, false)
+            }
+        };
+        self.settle();
+        if let (true, Some(key)) = (child, key) {
+            self.mount(key);
+        }
+        (result, key)
+    }
+
+    /// Starts `cmds` as children of `parent`, all or nothing. With `join`, commands that are
+    /// already live are not an error: their running instance is returned to wait on.
+    #[track_caller]
+    pub(crate) fn fork(
+        self: &Rc<Self>,
+        parent: Key,
+        cmds: &[Command],
+        join: bool,
+        at: &'static Location<'static>,
+    ) -> Result<Vec<Key>, ForkError> {
+        for cmd in cmds {
+            self.check_mechanisms(cmd);
+        }
+        let mut keys = vec![None; cmds.len()];
+        {
+            let s = self.state.borrow();
+            let parent_entry = s.entry(parent).filter(|p| p.phase == Phase::Running);
+            let Some(p) = parent_entry else {
+                let parent_name = s
+                    .entry(parent)
+                    .map_or_else(|| "<ended>".to_owned(), |p| p.cmd.name().to_owned());
+                return Err(ForkError::ParentFinished {
+                    command: cmds
+                        .first()
+                        .map_or_else(String::new, |c| c.name().to_owned()),
+                    parent: parent_name,
+                });
+            };
+            let parent_priority = p.priority;
+            let mut fresh: Vec<&Command> = Vec::new();
+            for (i, cmd) in cmds.iter().enumerate() {
+                if let Some(key) = s.live_key(cmd) {
+                    if !join {
+                        return Err(ForkError::AlreadyRunning {
+                            command: cmd.name().to_owned(),
+                        });
+                    }
+                    keys[i] = Some(key);
+                } else if s.live_elsewhere(cmd) || fresh.iter().any(|f| f.same_as(cmd)) {
+                    return Err(ForkError::AlreadyRunning {
+                        command: cmd.name().to_owned(),
+                    });
+                } else {
+                    fresh.push(cmd);
+                }
+            }
+            let pairs = conflicting_pairs(&fresh);
+            if !pairs.is_empty() {
+                return Err(ForkError::Conflicting { pairs });
+            }
+            let ancestors = s.lineage(parent);
+            for cmd in &fresh {
+                let priority = cmd.priority().max(parent_priority);
+                if let Err(reason) = s.conflicts(cmd, priority, &ancestors) {
+                    return Err(ForkError::Rejected {
+                        command: cmd.name().to_owned(),
+                        reason,
+                    });
+                }
+            }
+        }
+        let mut started: Vec<Key> = Vec::new();
+        for (i, cmd) in cmds.iter().enumerate() {
+            if keys[i].is_some() {
+                continue;
+            }
+            let outcome = {
+                let mut s = self.state.borrow_mut();
+                s.start_child(cmd, parent, at)
+            };
+            match outcome {
+                Ok(key) => {
+                    self.settle();
+                    started.push(key);
+                    keys[i] = Some(key);
+                    self.mount(key);
+                }
+                Err(reason) => {
+                    // An earlier child changed the world while it ran; undo the ones started.
+                    {
+                        let mut s = self.state.borrow_mut();
+                        for key in started.into_iter().rev() {
+                            s.cancel_tree(key, None);
+                        }
+                    }
+                    self.settle();
+                    return Err(ForkError::Rejected {
+                        command: cmd.name().to_owned(),
+                        reason,
+                    });
+                }
+            }
+        }
+        Ok(keys.into_iter().flatten().collect())
+    }
+
+    pub(crate) fn cancel_key(&self, key: Key) {
+        {
+            let mut s = self.state.borrow_mut();
+            self.stamp(&mut s);
+            s.cancel_tree(key, None);
+        }
+        self.settle();
+    }
+
+    pub(crate) fn is_live(&self, key: Key) -> bool {
+        self.state.borrow().is_live(key)
+    }
+
+    /// Whether the command bound to `mounted` may continue (not canceled mid-poll).
+    pub(crate) fn still_running(&self, mounted: Mounted) -> bool {
+        match mounted {
+            Mounted::Command(key) => self
+                .state
+                .borrow()
+                .entry(key)
+                .is_some_and(|e| e.phase == Phase::Running),
+            _ => true,
+        }
+    }
+}
+
+/// Every pair of commands (in order) that share a mechanism.
+pub(crate) fn conflicting_pairs(cmds: &[&Command]) -> Vec<ConflictPair> {
+    let mut pairs = Vec::new();
+    for (i, a) in cmds.iter().enumerate() {
+        for b in &cmds[i + 1..] {
+            let shared = a.shared_mechanisms(b);
+            if !shared.is_empty() {
+                pairs.push(ConflictPair {
+                    first: a.name().to_owned(),
+                    second: b.name().to_owned(),
+                    mechanisms: shared,
+                });
+            }
+        }
+    }
+    pairs
+}

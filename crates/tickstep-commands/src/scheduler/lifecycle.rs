@@ -1,0 +1,287 @@
+//! Lifecycle transitions under the state borrow: queue, start as child, promote, cancel, finish.
+//!
+//! Nothing here runs user code; effects that would (events, `on_cancel`, dropping bodies) are
+//! pushed onto `State::deferred` in the order they happen.
+
+use std::panic::Location;
+use std::rc::Rc;
+
+use super::ScheduleResult;
+use super::state::{Deferred, Failure, Key, Phase, State};
+use crate::command::Command;
+use crate::event::{CommandId, EventKind};
+
+/// Who displaced a command, for the `Interrupted` event.
+pub(crate) type Interrupter = Option<(CommandId, Rc<str>)>;
+
+impl State {
+    /// Checks `cmd` (at effective priority `priority`) against the running owners of its
+    /// mechanisms, ignoring its own `ancestors`. On success returns the commands to cancel: for
+    /// each conflicting owner, its highest ancestor that is not an ancestor of the newcomer.
+    pub(crate) fn conflicts(
+        &self,
+        cmd: &Command,
+        priority: i32,
+        ancestors: &[Key],
+    ) -> Result<Vec<Key>, ScheduleResult> {
+        let mut victims = Vec::new();
+        for m in &cmd.0.requirements {
+            let Some(owner) = self.mechs[m.index()].owner else {
+                continue;
+            };
+            if ancestors.contains(&owner) {
+                continue;
+            }
+            let Some(o) = self.entry(owner) else { continue };
+            if o.priority > priority {
+                return Err(ScheduleResult::LowerPriorityThanRunning {
+                    running: o.cmd.name().to_owned(),
+                    running_priority: o.priority,
+                    priority,
+                });
+            }
+            let mut victim = owner;
+            while let Some(parent) = self.entry(victim).and_then(|e| e.parent) {
+                if ancestors.contains(&parent) {
+                    break;
+                }
+                victim = parent;
+            }
+            if !victims.contains(&victim) {
+                victims.push(victim);
+            }
+        }
+        Ok(victims)
+    }
+
+    /// Schedules `cmd` from outside any command: checks running and queued conflicts, evicts
+    /// lower-or-equal queued rivals, and queues it for the promotion step.
+    pub(crate) fn schedule_top(
+        &mut self,
+        cmd: &Command,
+        at: &'static Location<'static>,
+    ) -> (ScheduleResult, Option<Key>) {
+        let priority = cmd.priority();
+        if let Err(rejected) = self.conflicts(cmd, priority, &[]) {
+            return (rejected, None);
+        }
+        let mut rivals: Vec<Key> = Vec::new();
+        for m in &cmd.0.requirements {
+            let Some(q) = self.mechs[m.index()].queued else {
+                continue;
+            };
+            let Some(e) = self.entry(q) else { continue };
+            if e.priority > priority {
+                return (
+                    ScheduleResult::LowerPriorityThanQueued {
+                        queued: e.cmd.name().to_owned(),
+                        queued_priority: e.priority,
+                        priority,
+                    },
+                    None,
+                );
+            }
+            if !rivals.contains(&q) {
+                rivals.push(q);
+            }
+        }
+        let key = self.alloc(cmd, None, Phase::Queued, priority, at);
+        self.emit(key, EventKind::Scheduled);
+        let by = self.interrupter(key);
+        for rival in rivals {
+            self.cancel_tree(rival, by.clone());
+        }
+        for m in &cmd.0.requirements {
+            self.mechs[m.index()].queued = Some(key);
+        }
+        self.queued.push(key);
+        (ScheduleResult::Success, Some(key))
+    }
+
+    /// Starts `cmd` as a running child of `parent`. The caller mounts it right after.
+    pub(crate) fn start_child(
+        &mut self,
+        cmd: &Command,
+        parent: Key,
+        at: &'static Location<'static>,
+    ) -> Result<Key, ScheduleResult> {
+        let parent_priority = match self.entry(parent) {
+            Some(p) if p.phase == Phase::Running => p.priority,
+            Some(p) => {
+                return Err(ScheduleResult::ParentNotRunning {
+                    parent: p.cmd.name().to_owned(),
+                });
+            }
+            None => {
+                return Err(ScheduleResult::ParentNotRunning {
+                    parent: String::from("<ended>"),
+                });
+            }
+        };
+        let priority = cmd.priority().max(parent_priority);
+        let ancestors = self.lineage(parent);
+        let victims = self.conflicts(cmd, priority, &ancestors)?;
+        let key = self.alloc(cmd, Some(parent), Phase::Running, priority, at);
+        if let Some(p) = self.entry_mut(parent) {
+            p.children.push(key);
+        }
+        self.emit(key, EventKind::Scheduled);
+        let by = self.interrupter(key);
+        for victim in victims {
+            self.cancel_tree(victim, by.clone());
+        }
+        self.claim(key);
+        self.running.push(key);
+        Ok(key)
+    }
+
+    /// The promotion step: queued commands start running in the order they were scheduled,
+    /// interrupting lower-or-equal owners; a queued command that now loses is discarded.
+    pub(crate) fn promote(&mut self) {
+        let mut queued = std::mem::take(&mut self.queued);
+        for &key in &queued {
+            let Some(e) = self.entry(key) else { continue };
+            if e.phase != Phase::Queued {
+                continue;
+            }
+            let (cmd, priority) = (e.cmd.clone(), e.priority);
+            for m in &cmd.0.requirements {
+                let slot = &mut self.mechs[m.index()];
+                if slot.queued == Some(key) {
+                    slot.queued = None;
+                }
+            }
+            match self.conflicts(&cmd, priority, &[]) {
+                Err(_) => {
+                    self.emit(key, EventKind::Canceled);
+                    self.free(key);
+                }
+                Ok(victims) => {
+                    let by = self.interrupter(key);
+                    for victim in victims {
+                        self.cancel_tree(victim, by.clone());
+                    }
+                    if let Some(e) = self.entry_mut(key) {
+                        e.phase = Phase::Running;
+                    }
+                    self.claim(key);
+                    self.running.push(key);
+                }
+            }
+        }
+        queued.clear();
+        // Nothing can be queued while promoting (no user code runs), so reuse the allocation.
+        debug_assert!(self.queued.is_empty());
+        self.queued = queued;
+    }
+
+    fn interrupter(&self, key: Key) -> Interrupter {
+        self.entry(key).map(|e| (e.id, e.cmd.0.name.clone()))
+    }
+
+    /// Takes ownership of the command's mechanisms, remembering ancestors it borrows from.
+    fn claim(&mut self, key: Key) {
+        let Some(e) = self.entry(key) else { return };
+        let cmd = e.cmd.clone();
+        let mut displaced = Vec::with_capacity(cmd.0.requirements.len());
+        for m in &cmd.0.requirements {
+            let slot = &mut self.mechs[m.index()];
+            displaced.push(slot.owner);
+            slot.owner = Some(key);
+        }
+        if let Some(e) = self.entry_mut(key) {
+            e.displaced = displaced;
+        }
+    }
+
+    /// Gives the command's mechanisms back (to the ancestor it borrowed them from, if any).
+    fn release(&mut self, key: Key) {
+        let Some(e) = self.entry_mut(key) else { return };
+        let displaced = std::mem::take(&mut e.displaced);
+        let cmd = e.cmd.clone();
+        for (i, m) in cmd.0.requirements.iter().enumerate() {
+            let back = displaced.get(i).copied().flatten();
+            let back = back.filter(|k| self.is_live(*k));
+            let slot = &mut self.mechs[m.index()];
+            if slot.owner == Some(key) {
+                slot.owner = back;
+            }
+            if slot.queued == Some(key) {
+                slot.queued = None;
+            }
+        }
+    }
+
+    fn unlink_from_parent(&mut self, key: Key) {
+        let parent = self.entry(key).and_then(|e| e.parent);
+        if let Some(p) = parent.and_then(|p| self.entry_mut(p)) {
+            p.children.retain(|c| *c != key);
+        }
+    }
+
+    fn cancel_children(&mut self, key: Key) {
+        let Some(e) = self.entry_mut(key) else { return };
+        let children = std::mem::take(&mut e.children);
+        for child in children.into_iter().rev() {
+            self.cancel_tree(child, None);
+        }
+    }
+
+    /// Cancels a command and everything it started. Descendants end first (newest first); an
+    /// interrupted command emits `Interrupted` then `Canceled`. `on_cancel` runs only for an
+    /// instance that was running.
+    pub(crate) fn cancel_tree(&mut self, key: Key, by: Interrupter) {
+        let Some(e) = self.entry(key) else { return };
+        if e.phase == Phase::Finished {
+            return;
+        }
+        let was_running = e.phase == Phase::Running;
+        self.cancel_children(key);
+        if let Some((by, by_name)) = by {
+            self.emit(key, EventKind::Interrupted { by, by_name });
+        }
+        self.emit(key, EventKind::Canceled);
+        let hook = self.entry(key).and_then(|e| e.cmd.0.on_cancel.clone());
+        if let (true, Some(hook)) = (was_running, hook) {
+            self.deferred.push_back(Deferred::OnCancel(hook));
+        }
+        self.end(key);
+    }
+
+    /// The body returned `Ok`: children are canceled, then `Completed`.
+    pub(crate) fn complete(&mut self, key: Key) {
+        self.cancel_children(key);
+        self.emit(key, EventKind::Completed);
+        self.end(key);
+    }
+
+    /// The body failed: children canceled, `CompletedWithError`, then the root composition is
+    /// canceled. The first failure of a cycle is kept for `run()` to return.
+    pub(crate) fn fail(&mut self, key: Key, message: String, failure: Failure) {
+        let root = self.root_of(key);
+        self.cancel_children(key);
+        self.emit(key, EventKind::CompletedWithError { message });
+        self.end(key);
+        if root != key {
+            self.cancel_tree(root, None);
+        }
+        if self.failure.is_none() {
+            self.failure = Some(failure);
+        }
+    }
+
+    /// Releases everything an ended instance holds; frees the slot unless it is being polled.
+    fn end(&mut self, key: Key) {
+        self.release(key);
+        self.unlink_from_parent(key);
+        let tag = self.tag;
+        let Some(e) = self.entry_mut(key) else { return };
+        e.phase = Phase::Finished;
+        if e.cmd.0.live.get() == Some((tag, key)) {
+            e.cmd.0.live.set(None);
+        }
+        if !e.mounted {
+            self.free(key);
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! The scheduler: queues, promotes and mounts commands once per [`Scheduler::run`].
+//!
+//! * [`api`](self) — the public [`Scheduler`] handle and its methods.
+//! * `result` — [`ScheduleResult`].
+//! * `state` — the data (slab of instances, lists, mechanisms) and its invariants.
+//! * `lifecycle` — queue / start child / promote / cancel / finish, under one borrow.
+//! * `inner` — the shared engine, the re-entrancy discipline (`settle`), schedule and fork.
+//! * `execute` — mounting one command.
+//! * `run` — the phases of one cycle.
+
+mod api;
+pub(crate) mod execute;
+pub(crate) mod inner;
+mod lifecycle;
+mod result;
+mod run;
+pub(crate) mod state;
+
+use std::rc::Rc;
+use std::time::Duration;
+
+pub use result::ScheduleResult;
+
+/// The greedy-loop watchdog's default limit: one 20 ms robot cycle.
+pub const DEFAULT_WATCHDOG_LIMIT: Duration = Duration::from_millis(20);
+
+/// The command scheduler. Cheap to clone (a shared handle); single-threaded by construction.
+///
+/// Call [`Scheduler::run`] once per cycle. See the [crate docs](crate) for the model.
+///
+/// It is `!Send`: commands, triggers and the scheduler live on one thread.
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// let scheduler = tickstep_commands::Scheduler::new(tickstep_kernel::clock::ManualClock::new());
+/// needs_send(scheduler);
+/// ```
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_commands::{Command, Scheduler};
+/// use tickstep_kernel::clock::ManualClock;
+///
+/// let clock = ManualClock::new();
+/// let scheduler = Scheduler::new(clock.clone());
+/// let hello = Command::no_requirements()
+///     .executing(|co| async move { co.wait(Duration::from_millis(30)).await; })
+///     .named("hello");
+/// scheduler.schedule(&hello);
+/// assert!(scheduler.is_scheduled(&hello) && !scheduler.is_running(&hello));
+/// scheduler.run().unwrap();
+/// assert!(scheduler.is_running(&hello));
+/// clock.advance(Duration::from_millis(40));
+/// scheduler.run().unwrap();
+/// assert!(!scheduler.is_running(&hello));
+/// ```
+#[derive(Clone)]
+pub struct Scheduler {
+    pub(crate) inner: Rc<inner::Inner>,
+}

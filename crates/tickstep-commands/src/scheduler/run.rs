@@ -1,0 +1,180 @@
+//! One scheduler cycle, in the seed's order:
+//!
+//! 1. **Cleanup**: bindings and sideloads whose scope ended are removed; commands those bindings
+//!    scheduled are canceled.
+//! 2. **Sideloads**: each periodic coroutine is polled once.
+//! 3. **Scheduling**: triggers are polled (queueing or canceling commands); default commands are
+//!    queued for idle mechanisms; queued commands are promoted (higher priority interrupts, ties
+//!    go to the newcomer, lower is discarded).
+//! 4. **Execution**: running commands are mounted newest first, so a parent awaiting a child
+//!    resumes in the cycle the child ends. Children started during this phase already ran inside
+//!    their parent's poll and are not polled again.
+
+use std::rc::Rc;
+
+use super::inner::Inner;
+use super::state::{Failure, Mounted};
+use crate::error::RunError;
+
+struct RunGuard<'a>(&'a Inner);
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        self.0.mounted.set(Mounted::Nothing);
+        if let Ok(mut s) = self.0.state.try_borrow_mut() {
+            s.in_run = false;
+        }
+    }
+}
+
+impl Inner {
+    #[track_caller]
+    pub(crate) fn run(self: &Rc<Self>) -> Result<(), RunError> {
+        let start = {
+            let mut s = self.state.borrow_mut();
+            assert!(
+                !s.in_run,
+                "Scheduler::run was called from inside run() (from a command, trigger, sideload or listener); call it once per cycle from the robot loop"
+            );
+            s.in_run = true;
+            s.cycle += 1;
+            s.now = self.clock.now();
+            s.compact();
+            s.now
+        };
+        let guard = RunGuard(self);
+
+        self.cleanup_scopes();
+        self.run_sideloads();
+        crate::trigger::poll_bindings(self);
+        self.queue_default_commands();
+        self.state.borrow_mut().promote();
+        self.settle();
+        self.execute();
+
+        let failure = {
+            let mut s = self.state.borrow_mut();
+            s.compact();
+            let end = self.clock.now();
+            s.last_run_time = end - start;
+            s.now = end;
+            s.failure.take()
+        };
+        drop(guard);
+        match failure {
+            None => Ok(()),
+            Some(Failure::Error(error)) => Err(error),
+            Some(Failure::Panic(payload)) => std::panic::resume_unwind(payload),
+        }
+    }
+
+    fn execute(self: &Rc<Self>) {
+        let count = self.state.borrow().running.len();
+        for i in (0..count).rev() {
+            let key = self.state.borrow().running[i];
+            self.mount(key);
+            if self.state.borrow().failure.is_some() {
+                // The failure leaves run() now, like an exception out of the loop: commands not yet
+                // polled this cycle are polled next cycle.
+                return;
+            }
+        }
+    }
+
+    fn cleanup_scopes(&self) {
+        let dead_bodies = {
+            let mut s = self.state.borrow_mut();
+            let s = &mut *s;
+            let mut doomed = Vec::new();
+            let bindings = std::mem::take(&mut s.bindings);
+            let mut kept = Vec::with_capacity(bindings.len());
+            for binding in bindings {
+                if binding.is_unbound() || !s.scope_alive(binding.scope) {
+                    if let Some(key) = binding.scheduled_key() {
+                        doomed.push(key);
+                    }
+                } else {
+                    kept.push(binding);
+                }
+            }
+            s.bindings = kept;
+            for key in doomed {
+                s.cancel_tree(key, None);
+            }
+            let mut bodies = Vec::new();
+            let scopes_alive: Vec<bool> = s
+                .sideloads
+                .iter()
+                .map(|sl| s.scope_alive(sl.scope))
+                .collect();
+            let mut i = 0;
+            s.sideloads.retain_mut(|sl| {
+                let keep = scopes_alive[i];
+                i += 1;
+                if !keep && let Some(body) = sl.future.take() {
+                    bodies.push(body);
+                }
+                keep
+            });
+            bodies
+        };
+        drop(dead_bodies);
+        self.settle();
+    }
+
+    fn run_sideloads(self: &Rc<Self>) {
+        let count = self.state.borrow().sideloads.len();
+        let mut any_done = false;
+        for i in 0..count {
+            let (id, future) = {
+                let mut s = self.state.borrow_mut();
+                let sideload = &mut s.sideloads[i];
+                (sideload.id, sideload.future.take())
+            };
+            let Some(mut future) = future else { continue };
+            let previous = self.mounted.replace(Mounted::Sideload(id));
+            let restore = RestoreMounted(self, previous);
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            let done = future.as_mut().poll(&mut cx).is_ready();
+            drop(restore);
+            if done {
+                any_done = true;
+                drop(future);
+            } else {
+                self.state.borrow_mut().sideloads[i].future = Some(future);
+            }
+        }
+        if any_done {
+            self.state
+                .borrow_mut()
+                .sideloads
+                .retain(|sl| sl.future.is_some());
+        }
+        self.settle();
+    }
+
+    fn queue_default_commands(self: &Rc<Self>) {
+        let count = self.state.borrow().mechs.len();
+        for m in 0..count {
+            let default = {
+                let s = self.state.borrow();
+                let slot = &s.mechs[m];
+                match &slot.default {
+                    Some((cmd, at)) if slot.owner.is_none() && slot.queued.is_none() => {
+                        Some((cmd.clone(), *at))
+                    }
+                    _ => None,
+                }
+            };
+            if let Some((cmd, at)) = default {
+                let _ = self.schedule(&cmd, at);
+            }
+        }
+    }
+}
+
+struct RestoreMounted<'a>(&'a Inner, Mounted);
+impl Drop for RestoreMounted<'_> {
+    fn drop(&mut self) {
+        self.0.mounted.set(self.1);
+    }
+}

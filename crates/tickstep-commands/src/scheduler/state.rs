@@ -1,0 +1,342 @@
+//! The scheduler's data: a slab of command instances, the queued and running lists, the
+//! mechanism table, bindings, sideloads and the deferred-effects queue.
+//!
+//! Invariants:
+//! * A slot is freed only when its instance has ended and is not being polled; freed slot indices
+//!   wait in `pending_free` until the `queued`/`running` lists are compacted, so a key stored in
+//!   those lists never points at a reused slot. Keys held elsewhere are checked by generation.
+//! * `running` is in mount order; execution walks it backwards (newest first). It is compacted
+//!   only outside the execution phase, so indices stay stable while commands run.
+//! * `mechs[m].owner` is the innermost running holder of mechanism `m`; a child that borrows a
+//!   mechanism from an ancestor remembers the ancestor in `displaced` and gives it back on exit.
+//! * Every effect that runs user code (listeners, `on_cancel`, dropping a body) goes through
+//!   `deferred` and runs after the borrow of this state is released.
+
+use std::collections::VecDeque;
+use std::panic::Location;
+use std::rc::Rc;
+use std::time::Duration;
+
+use tickstep_kernel::clock::Instant;
+
+use crate::command::{BodyFuture, Command};
+use crate::error::RunError;
+use crate::event::{CommandId, Event, EventKind};
+use crate::scope::{OpMode, Scope};
+use crate::trigger::Binding;
+
+/// A slot index plus the slot's generation when the key was made.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Key {
+    pub(crate) idx: u32,
+    pub(crate) generation: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Phase {
+    /// Scheduled from outside a command; waits for the promotion step.
+    Queued,
+    /// Mounted at least once or promoted; polled every cycle.
+    Running,
+    /// Ended while its body was being polled; the slot is freed when the poll returns.
+    Finished,
+}
+
+/// What is being polled right now.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Mounted {
+    Nothing,
+    Command(Key),
+    Sideload(u64),
+}
+
+pub(crate) struct Entry {
+    pub(crate) id: CommandId,
+    pub(crate) cmd: Command,
+    pub(crate) parent: Option<Key>,
+    pub(crate) children: Vec<Key>,
+    pub(crate) phase: Phase,
+    pub(crate) future: Option<BodyFuture>,
+    /// Being polled (its future is on the stack, not in `future`).
+    pub(crate) mounted: bool,
+    /// Effective priority: the maximum over this command and its ancestors.
+    pub(crate) priority: i32,
+    pub(crate) scheduled_at: &'static Location<'static>,
+    /// For each requirement, the ancestor that held it before this command borrowed it.
+    pub(crate) displaced: Vec<Option<Key>>,
+    pub(crate) last_cycle: u64,
+    pub(crate) last_run: Duration,
+    pub(crate) total_run: Duration,
+}
+
+struct Slot {
+    generation: u32,
+    entry: Option<Entry>,
+}
+
+pub(crate) struct MechSlot {
+    pub(crate) owner: Option<Key>,
+    pub(crate) queued: Option<Key>,
+    pub(crate) default: Option<(Command, &'static Location<'static>)>,
+}
+
+pub(crate) struct Sideload {
+    pub(crate) id: u64,
+    pub(crate) scope: Scope,
+    pub(crate) future: Option<BodyFuture>,
+}
+
+/// An effect that may run user code, queued while the state is borrowed.
+pub(crate) enum Deferred {
+    Event(Event),
+    OnCancel(Rc<dyn Fn()>),
+    Drop(BodyFuture),
+}
+
+/// A body failure waiting to leave `run()`.
+pub(crate) enum Failure {
+    Error(RunError),
+    Panic(Box<dyn std::any::Any + Send>),
+}
+
+pub(crate) struct State {
+    /// Identifies this scheduler in `CommandDef::live`.
+    pub(crate) tag: usize,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    pending_free: Vec<u32>,
+    pub(crate) queued: Vec<Key>,
+    pub(crate) running: Vec<Key>,
+    pub(crate) mechs: Vec<MechSlot>,
+    pub(crate) bindings: Vec<Rc<Binding>>,
+    pub(crate) sideloads: Vec<Sideload>,
+    pub(crate) next_sideload: u64,
+    pub(crate) deferred: VecDeque<Deferred>,
+    /// Whether any event listener exists; events are not even built otherwise.
+    pub(crate) listening: bool,
+    pub(crate) cycle: u64,
+    next_id: u64,
+    /// The latest clock reading (event timestamps, mount timing).
+    pub(crate) now: Instant,
+    pub(crate) failure: Option<Failure>,
+    pub(crate) opmode: Option<OpMode>,
+    pub(crate) opmode_epoch: u64,
+    pub(crate) watchdog: Option<Duration>,
+    pub(crate) timing: bool,
+    pub(crate) last_run_time: Duration,
+    pub(crate) in_run: bool,
+}
+
+impl State {
+    pub(crate) fn new(tag: usize) -> Self {
+        State {
+            tag,
+            slots: Vec::new(),
+            free: Vec::new(),
+            pending_free: Vec::new(),
+            queued: Vec::new(),
+            running: Vec::new(),
+            mechs: Vec::new(),
+            bindings: Vec::new(),
+            sideloads: Vec::new(),
+            next_sideload: 1,
+            deferred: VecDeque::new(),
+            listening: false,
+            cycle: 0,
+            next_id: 1,
+            now: Instant::ZERO,
+            failure: None,
+            opmode: None,
+            opmode_epoch: 0,
+            watchdog: Some(super::DEFAULT_WATCHDOG_LIMIT),
+            timing: true,
+            last_run_time: Duration::ZERO,
+            in_run: false,
+        }
+    }
+
+    pub(crate) fn entry(&self, key: Key) -> Option<&Entry> {
+        let slot = self.slots.get(key.idx as usize)?;
+        if slot.generation == key.generation {
+            slot.entry.as_ref()
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn entry_mut(&mut self, key: Key) -> Option<&mut Entry> {
+        let slot = self.slots.get_mut(key.idx as usize)?;
+        if slot.generation == key.generation {
+            slot.entry.as_mut()
+        } else {
+            None
+        }
+    }
+
+    /// Whether `key` is queued or running (not ended).
+    pub(crate) fn is_live(&self, key: Key) -> bool {
+        self.entry(key).is_some_and(|e| e.phase != Phase::Finished)
+    }
+
+    /// The live instance of `cmd` in this scheduler.
+    pub(crate) fn live_key(&self, cmd: &Command) -> Option<Key> {
+        let (tag, key) = cmd.0.live.get()?;
+        if tag != self.tag {
+            return None;
+        }
+        let e = self.entry(key)?;
+        (e.phase != Phase::Finished && e.cmd.same_as(cmd)).then_some(key)
+    }
+
+    /// True when `cmd` is live in another scheduler.
+    pub(crate) fn live_elsewhere(&self, cmd: &Command) -> bool {
+        cmd.0.live.get().is_some_and(|(tag, _)| tag != self.tag)
+    }
+
+    pub(crate) fn alloc(
+        &mut self,
+        cmd: &Command,
+        parent: Option<Key>,
+        phase: Phase,
+        priority: i32,
+        scheduled_at: &'static Location<'static>,
+    ) -> Key {
+        let id = CommandId(self.next_id);
+        self.next_id += 1;
+        let entry = Entry {
+            id,
+            cmd: cmd.clone(),
+            parent,
+            children: Vec::new(),
+            phase,
+            future: None,
+            mounted: false,
+            priority,
+            scheduled_at,
+            displaced: Vec::new(),
+            last_cycle: 0,
+            last_run: Duration::ZERO,
+            total_run: Duration::ZERO,
+        };
+        let key = if let Some(idx) = self.free.pop() {
+            let slot = &mut self.slots[idx as usize];
+            slot.entry = Some(entry);
+            Key {
+                idx,
+                generation: slot.generation,
+            }
+        } else {
+            let idx = u32::try_from(self.slots.len()).expect("more than u32::MAX live commands");
+            self.slots.push(Slot {
+                generation: 0,
+                entry: Some(entry),
+            });
+            Key { idx, generation: 0 }
+        };
+        cmd.0.live.set(Some((self.tag, key)));
+        key
+    }
+
+    /// Frees an ended instance's slot; its body (if any) is dropped later, outside the borrow.
+    pub(crate) fn free(&mut self, key: Key) {
+        let slot = &mut self.slots[key.idx as usize];
+        debug_assert_eq!(slot.generation, key.generation);
+        let Some(mut entry) = slot.entry.take() else {
+            return;
+        };
+        slot.generation = slot.generation.wrapping_add(1);
+        self.pending_free.push(key.idx);
+        if entry.cmd.0.live.get() == Some((self.tag, key)) {
+            entry.cmd.0.live.set(None);
+        }
+        if let Some(fut) = entry.future.take() {
+            self.deferred.push_back(Deferred::Drop(fut));
+        }
+    }
+
+    /// Drops ended keys from the lists and makes their slots reusable.
+    pub(crate) fn compact(&mut self) {
+        let slots = &self.slots;
+        let live = |k: &Key| {
+            slots
+                .get(k.idx as usize)
+                .is_some_and(|s| s.generation == k.generation && s.entry.is_some())
+        };
+        self.running.retain(|k| {
+            live(k)
+                && slots[k.idx as usize]
+                    .entry
+                    .as_ref()
+                    .is_some_and(|e| e.phase == Phase::Running)
+        });
+        self.queued.retain(live);
+        self.free.append(&mut self.pending_free);
+    }
+
+    pub(crate) fn emit(&mut self, key: Key, kind: EventKind) {
+        if !self.listening {
+            return;
+        }
+        let Some(e) = self.entry(key) else { return };
+        let event = Event {
+            kind,
+            command: e.id,
+            name: e.cmd.0.name.clone(),
+            at: self.now,
+        };
+        self.deferred.push_back(Deferred::Event(event));
+    }
+
+    /// The chain of ancestors of `key`, nearest first, including `key` itself.
+    pub(crate) fn lineage(&self, key: Key) -> Vec<Key> {
+        let mut chain = vec![key];
+        let mut at = key;
+        while let Some(parent) = self.entry(at).and_then(|e| e.parent) {
+            chain.push(parent);
+            at = parent;
+        }
+        chain
+    }
+
+    pub(crate) fn root_of(&self, key: Key) -> Key {
+        let mut at = key;
+        while let Some(parent) = self.entry(at).and_then(|e| e.parent) {
+            at = parent;
+        }
+        at
+    }
+
+    pub(crate) fn scope_alive(&self, scope: Scope) -> bool {
+        match scope {
+            Scope::Global => true,
+            Scope::OpMode(epoch) => self.opmode.is_some() && self.opmode_epoch == epoch,
+            Scope::Command(key) => self.entry(key).is_some_and(|e| e.phase == Phase::Running),
+        }
+    }
+
+    pub(crate) fn scope_for(&self, mounted: Mounted) -> Scope {
+        match mounted {
+            Mounted::Command(key) => Scope::Command(key),
+            Mounted::Sideload(id) => self
+                .sideloads
+                .iter()
+                .find(|s| s.id == id)
+                .map_or(Scope::Global, |s| s.scope),
+            Mounted::Nothing => {
+                if self.opmode.is_some() {
+                    Scope::OpMode(self.opmode_epoch)
+                } else {
+                    Scope::Global
+                }
+            }
+        }
+    }
+
+    /// Live instance keys in list order, for snapshots.
+    pub(crate) fn live_in(&self, list: &[Key], phase: Phase) -> Vec<Key> {
+        list.iter()
+            .copied()
+            .filter(|k| self.entry(*k).is_some_and(|e| e.phase == phase))
+            .collect()
+    }
+}

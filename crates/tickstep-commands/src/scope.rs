@@ -1,0 +1,49 @@
+//! Scopes: how long a binding or sideload lives.
+//!
+//! * **Global** — made outside any command with no opmode active: lives as long as the scheduler.
+//! * **Opmode** — made outside any command while an opmode is active: dies when the opmode changes.
+//! * **Command** — made inside a running command's body: dies when that command ends.
+//!
+//! Dead scopes are swept in the cleanup phase at the start of the next `run()`; the commands their
+//! bindings scheduled are canceled there.
+
+use crate::scheduler::state::Key;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Scope {
+    Global,
+    /// The opmode epoch (bumped at every opmode change) when the scope was made.
+    OpMode(u64),
+    Command(Key),
+}
+
+/// An opmode identifier set by the host with
+/// [`Scheduler::set_opmode`](crate::Scheduler::set_opmode) (autonomous, teleop, test, …).
+///
+/// ```
+/// use tickstep_commands::OpMode;
+/// let teleop = OpMode::new(2);
+/// assert_eq!(teleop.get(), 2);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct OpMode(u32);
+
+impl OpMode {
+    /// The opmode numbered `id`.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_commands::OpMode::new(7), tickstep_commands::OpMode::new(7));
+    /// ```
+    pub const fn new(id: u32) -> Self {
+        OpMode(id)
+    }
+
+    /// Its number.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_commands::OpMode::new(1).get(), 1);
+    /// ```
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+}

@@ -1,0 +1,87 @@
+//! Telemetry snapshots of the scheduler.
+
+use std::time::Duration;
+
+use crate::command::Command;
+use crate::event::CommandId;
+use crate::scheduler::state::{Key, State};
+
+/// One queued or running command instance.
+///
+/// ```
+/// use tickstep_commands::{Command, Scheduler};
+/// use tickstep_kernel::clock::ManualClock;
+///
+/// let scheduler = Scheduler::new(ManualClock::new());
+/// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).with_priority(3).named("c");
+/// scheduler.schedule(&c);
+/// scheduler.run().unwrap();
+/// let info = &scheduler.running()[0];
+/// assert_eq!((info.name.as_str(), info.priority, info.parent), ("c", 3, None));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct CommandInfo {
+    /// The instance id.
+    pub id: CommandId,
+    /// The parent instance, for a child.
+    pub parent: Option<CommandId>,
+    /// The command.
+    pub command: Command,
+    /// Its name.
+    pub name: String,
+    /// Its effective priority (the maximum over it and its ancestors).
+    pub priority: i32,
+    /// Names of the mechanisms it requires.
+    pub requirements: Vec<String>,
+    /// How long its last mount took.
+    pub last_run_time: Duration,
+    /// How long all its mounts took together.
+    pub total_run_time: Duration,
+}
+
+impl CommandInfo {
+    pub(crate) fn of(s: &State, key: Key) -> Option<CommandInfo> {
+        let e = s.entry(key)?;
+        Some(CommandInfo {
+            id: e.id,
+            parent: e.parent.and_then(|p| s.entry(p)).map(|p| p.id),
+            command: e.cmd.clone(),
+            name: e.cmd.name().to_owned(),
+            priority: e.priority,
+            requirements: e
+                .cmd
+                .requirements()
+                .iter()
+                .map(|m| m.name().to_owned())
+                .collect(),
+            last_run_time: e.last_run,
+            total_run_time: e.total_run,
+        })
+    }
+}
+
+/// A snapshot from [`Scheduler::telemetry`](crate::Scheduler::telemetry).
+///
+/// ```
+/// # use tickstep_commands::Scheduler;
+/// # use tickstep_kernel::clock::ManualClock;
+/// let t = Scheduler::new(ManualClock::new()).telemetry();
+/// assert_eq!((t.cycle, t.bindings, t.sideloads), (0, 0, 0));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Telemetry {
+    /// Queued commands, oldest first.
+    pub queued: Vec<CommandInfo>,
+    /// Running commands, in start order.
+    pub running: Vec<CommandInfo>,
+    /// How long the last whole `run()` took.
+    pub last_run_time: Duration,
+    /// How many `run()` cycles have started.
+    pub cycle: u64,
+    /// Live trigger bindings.
+    pub bindings: usize,
+    /// Live sideloads.
+    pub sideloads: usize,
+}

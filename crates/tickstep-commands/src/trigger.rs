@@ -1,0 +1,645 @@
+//! Triggers: boolean signals polled once per cycle, bound to commands.
+//!
+//! A [`Trigger`] wraps a signal closure. Combinators ([`Trigger::and`], [`Trigger::debounce`],
+//! [`Trigger::multi_press`], …) build new triggers over it; each node remembers its value for the
+//! current cycle, so a trigger shared by several bindings or combinators is evaluated once per
+//! cycle and stateful combinators see every cycle exactly once.
+//!
+//! **Edges on the first poll.** A binding has no previous value before its first poll. A signal
+//! that is already true on the first poll counts as a rising edge (`on_true`, `while_true`,
+//! `toggle_on_true` fire), so a condition true when bound is honored, as in the reference. A
+//! signal false on the first poll is *not* a falling edge (`on_false` and `toggle_on_false` wait
+//! for a real true→false change): nothing fell. Level bindings follow the level: `while_false`
+//! and `retry_while_false` start on a first poll that reads false.
+//!
+//! A binding holds only the last instance it scheduled, so a global binding fired thousands of
+//! times still costs one entry (the reference leaks one scope entry per schedule).
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::panic::Location;
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use tickstep_kernel::clock::Instant;
+
+use crate::command::Command;
+use crate::error::TriggerError;
+use crate::scheduler::Scheduler;
+use crate::scheduler::inner::Inner;
+use crate::scheduler::state::Key;
+use crate::scope::Scope;
+
+/// What a trigger node sees when evaluated.
+pub(crate) struct Ctx {
+    cycle: u64,
+    now: Instant,
+}
+
+struct Node {
+    eval: Box<dyn Fn(&Ctx) -> bool>,
+    /// (cycle, value) of the last evaluation.
+    memo: Cell<(u64, bool)>,
+}
+
+impl Node {
+    fn new(eval: impl Fn(&Ctx) -> bool + 'static) -> Rc<Node> {
+        Rc::new(Node {
+            eval: Box::new(eval),
+            memo: Cell::new((0, false)),
+        })
+    }
+
+    fn value(&self, ctx: &Ctx) -> bool {
+        let (cycle, value) = self.memo.get();
+        if cycle == ctx.cycle {
+            return value;
+        }
+        let value = (self.eval)(ctx);
+        self.memo.set((ctx.cycle, value));
+        value
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    OnTrue,
+    OnFalse,
+    WhileTrue,
+    WhileFalse,
+    ToggleOnTrue,
+    ToggleOnFalse,
+    RetryWhileTrue,
+    RetryWhileFalse,
+}
+
+pub(crate) struct Binding {
+    node: Rc<Node>,
+    kind: Kind,
+    command: Command,
+    pub(crate) scope: Scope,
+    at: &'static Location<'static>,
+    previous: Cell<Option<bool>>,
+    scheduled: Cell<Option<Key>>,
+    unbound: Cell<bool>,
+}
+
+impl Binding {
+    pub(crate) fn is_unbound(&self) -> bool {
+        self.unbound.get()
+    }
+
+    pub(crate) fn scheduled_key(&self) -> Option<Key> {
+        self.scheduled.get()
+    }
+}
+
+/// A boolean signal polled once per scheduler cycle, to bind commands to.
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc};
+/// use tickstep_commands::{Command, Scheduler, Trigger};
+/// use tickstep_kernel::clock::ManualClock;
+///
+/// let scheduler = Scheduler::new(ManualClock::new());
+/// let pressed = Rc::new(Cell::new(false));
+/// let button = { let p = pressed.clone(); Trigger::new(&scheduler, move || p.get()) };
+/// let shoot = Command::no_requirements().executing(|co| async move { co.park().await; }).named("shoot");
+/// button.while_true(&shoot);
+/// scheduler.run().unwrap();
+/// assert!(!scheduler.is_running(&shoot));
+/// pressed.set(true);
+/// scheduler.run().unwrap();
+/// assert!(scheduler.is_running(&shoot));
+/// pressed.set(false);
+/// scheduler.run().unwrap();
+/// assert!(!scheduler.is_running(&shoot));
+/// ```
+#[derive(Clone)]
+pub struct Trigger {
+    node: Rc<Node>,
+    scheduler: Weak<Inner>,
+}
+
+impl Trigger {
+    /// A trigger on `signal`, polled by `scheduler`.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let always = Trigger::new(&scheduler, || true);
+    /// # let _ = always;
+    /// ```
+    pub fn new(scheduler: &Scheduler, signal: impl Fn() -> bool + 'static) -> Self {
+        Trigger {
+            node: Node::new(move |_| signal()),
+            scheduler: Rc::downgrade(&scheduler.inner),
+        }
+    }
+
+    fn derive(&self, eval: impl Fn(&Ctx) -> bool + 'static) -> Trigger {
+        Trigger {
+            node: Node::new(eval),
+            scheduler: self.scheduler.clone(),
+        }
+    }
+
+    #[track_caller]
+    fn bind(&self, kind: Kind, command: &Command) -> &Self {
+        let at = Location::caller();
+        let inner = self
+            .scheduler
+            .upgrade()
+            .expect("the scheduler of this trigger was dropped");
+        inner.check_mechanisms(command);
+        let mut s = inner.state.borrow_mut();
+        let scope = s.scope_for(inner.mounted.get());
+        s.bindings.push(Rc::new(Binding {
+            node: self.node.clone(),
+            kind,
+            command: command.clone(),
+            scope,
+            at,
+            previous: Cell::new(None),
+            scheduled: Cell::new(None),
+            unbound: Cell::new(false),
+        }));
+        self
+    }
+
+    /// Schedules `command` on each rising edge.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || true).on_true(&c);
+    /// scheduler.run().unwrap(); // true on the first poll counts as a rising edge
+    /// assert!(scheduler.is_running(&c));
+    /// ```
+    #[track_caller]
+    pub fn on_true(&self, command: &Command) -> &Self {
+        self.bind(Kind::OnTrue, command)
+    }
+
+    /// Schedules `command` on each falling edge (true → false; not on a first poll reading false).
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || false).on_false(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&c));
+    /// ```
+    #[track_caller]
+    pub fn on_false(&self, command: &Command) -> &Self {
+        self.bind(Kind::OnFalse, command)
+    }
+
+    /// Schedules `command` on a rising edge and cancels it on the falling edge. It is not
+    /// restarted if it ends while the signal stays true (see [`Trigger::retry_while_true`]).
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || true).while_true(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&c));
+    /// ```
+    #[track_caller]
+    pub fn while_true(&self, command: &Command) -> &Self {
+        self.bind(Kind::WhileTrue, command)
+    }
+
+    /// Schedules `command` when the signal reads false (first poll or a falling edge) and
+    /// cancels it on the rising edge.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || false).while_false(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&c));
+    /// ```
+    #[track_caller]
+    pub fn while_false(&self, command: &Command) -> &Self {
+        self.bind(Kind::WhileFalse, command)
+    }
+
+    /// On each rising edge: cancels `command` if it is queued or running, schedules it otherwise.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || true).toggle_on_true(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&c));
+    /// ```
+    #[track_caller]
+    pub fn toggle_on_true(&self, command: &Command) -> &Self {
+        self.bind(Kind::ToggleOnTrue, command)
+    }
+
+    /// On each falling edge: cancels `command` if it is queued or running, schedules it otherwise.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || false).toggle_on_false(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&c));
+    /// ```
+    #[track_caller]
+    pub fn toggle_on_false(&self, command: &Command) -> &Self {
+        self.bind(Kind::ToggleOnFalse, command)
+    }
+
+    /// While the signal is true, schedules `command` every cycle it is neither queued nor
+    /// running (so it retries after losing a priority conflict and restarts after ending);
+    /// cancels it on the falling edge.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let blip = Command::no_requirements().executing(|_co| async {}).named("blip");
+    /// Trigger::new(&scheduler, || true).retry_while_true(&blip);
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&blip)); // ran and ended
+    /// assert!(!scheduler.is_scheduled(&blip));
+    /// scheduler.run().unwrap(); // and again
+    /// ```
+    #[track_caller]
+    pub fn retry_while_true(&self, command: &Command) -> &Self {
+        self.bind(Kind::RetryWhileTrue, command)
+    }
+
+    /// While the signal is false, schedules `command` every cycle it is neither queued nor
+    /// running; cancels it on the rising edge.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || false).retry_while_false(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&c));
+    /// ```
+    #[track_caller]
+    pub fn retry_while_false(&self, command: &Command) -> &Self {
+        self.bind(Kind::RetryWhileFalse, command)
+    }
+
+    /// Removes every binding made through this trigger (or a clone of it). Like a scope ending,
+    /// the commands they scheduled are canceled; both happen in the next cleanup phase.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// let t = Trigger::new(&scheduler, || true);
+    /// t.while_true(&c);
+    /// scheduler.run().unwrap();
+    /// t.unbind();
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&c));
+    /// assert_eq!(scheduler.telemetry().bindings, 0);
+    /// ```
+    #[track_caller]
+    pub fn unbind(&self) {
+        let inner = self
+            .scheduler
+            .upgrade()
+            .expect("the scheduler of this trigger was dropped");
+        let s = inner.state.borrow();
+        for binding in &s.bindings {
+            if Rc::ptr_eq(&binding.node, &self.node) {
+                binding.unbound.set(true);
+            }
+        }
+    }
+
+    /// True when both are true. Both are evaluated every cycle (no short circuit), so stateful
+    /// inputs never miss a cycle.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || true).and(&Trigger::new(&scheduler, || false)).on_true(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&c));
+    /// ```
+    #[must_use]
+    pub fn and(&self, other: &Trigger) -> Trigger {
+        let (a, b) = (self.node.clone(), other.node.clone());
+        self.derive(move |ctx| a.value(ctx) & b.value(ctx))
+    }
+
+    /// True when either is true (both evaluated every cycle).
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || true).or(&Trigger::new(&scheduler, || false)).on_true(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&c));
+    /// ```
+    #[must_use]
+    pub fn or(&self, other: &Trigger) -> Trigger {
+        let (a, b) = (self.node.clone(), other.node.clone());
+        self.derive(move |ctx| a.value(ctx) | b.value(ctx))
+    }
+
+    /// The negation.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || false).not().on_true(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&c));
+    /// ```
+    #[allow(clippy::should_implement_trait)]
+    #[must_use]
+    pub fn not(&self) -> Trigger {
+        let a = self.node.clone();
+        self.derive(move |ctx| !a.value(ctx))
+    }
+
+    /// True once this trigger has been true continuously for `duration` (rising edges are
+    /// debounced, falling edges pass at once), measured on the scheduler's clock at each poll.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let clock = ManualClock::new();
+    /// let scheduler = Scheduler::new(clock.clone());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || true).debounce(Duration::from_millis(30)).on_true(&c);
+    /// scheduler.run().unwrap();
+    /// clock.advance(Duration::from_millis(20));
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&c));
+    /// clock.advance(Duration::from_millis(20));
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&c));
+    /// ```
+    #[must_use]
+    pub fn debounce(&self, duration: Duration) -> Trigger {
+        let a = self.node.clone();
+        let since: Cell<Option<Instant>> = Cell::new(None);
+        self.derive(move |ctx| {
+            if a.value(ctx) {
+                let start = since.get().unwrap_or(ctx.now);
+                since.set(Some(start));
+                ctx.now - start >= duration
+            } else {
+                since.set(None);
+                false
+            }
+        })
+    }
+
+    /// True for exactly the cycle this trigger turns true (a first poll reading true counts).
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || true).rising_edge().while_true(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&c));
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&c));
+    /// ```
+    #[must_use]
+    pub fn rising_edge(&self) -> Trigger {
+        let a = self.node.clone();
+        let previous = Cell::new(None);
+        self.derive(move |ctx| {
+            let value = a.value(ctx);
+            previous.replace(Some(value)) != Some(true) && value
+        })
+    }
+
+    /// True for exactly the cycle this trigger turns false after being true.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || false).falling_edge().on_true(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&c));
+    /// ```
+    #[must_use]
+    pub fn falling_edge(&self) -> Trigger {
+        let a = self.node.clone();
+        let previous = Cell::new(None);
+        self.derive(move |ctx| {
+            let value = a.value(ctx);
+            previous.replace(Some(value)) == Some(true) && !value
+        })
+    }
+
+    /// True from the `count`-th press (rising edge) within `window` until the signal next falls.
+    /// Presses are counted from the first press inside the window; after it fires the count
+    /// starts again.
+    ///
+    /// # Errors
+    ///
+    /// [`TriggerError::InvalidPressCount`] for a count below 1; [`TriggerError::InvalidWindow`]
+    /// for a zero window (a negative window cannot be expressed as a `Duration`).
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let held = Rc::new(Cell::new(false));
+    /// let h = held.clone();
+    /// let c = Command::no_requirements().executing(|_co| async {}).named("double-tap");
+    /// let n = Rc::new(Cell::new(0));
+    /// let count = n.clone();
+    /// scheduler.on_event(move |e| if e.kind.label() == "Completed" { count.set(count.get() + 1) });
+    /// Trigger::new(&scheduler, move || h.get()).multi_press(2, Duration::from_millis(500)).unwrap().on_true(&c);
+    /// for pressed in [true, false, true] {
+    ///     held.set(pressed);
+    ///     scheduler.run().unwrap();
+    /// }
+    /// assert_eq!(n.get(), 1);
+    /// ```
+    pub fn multi_press(&self, count: i64, window: Duration) -> Result<Trigger, TriggerError> {
+        if count < 1 {
+            return Err(TriggerError::InvalidPressCount { count });
+        }
+        if window.is_zero() {
+            return Err(TriggerError::InvalidWindow { window });
+        }
+        let needed = usize::try_from(count).unwrap_or(usize::MAX);
+        let a = self.node.clone();
+        let previous = Cell::new(None);
+        let presses: RefCell<VecDeque<Instant>> = RefCell::new(VecDeque::new());
+        let active = Cell::new(false);
+        Ok(self.derive(move |ctx| {
+            let value = a.value(ctx);
+            let rising = previous.replace(Some(value)) != Some(true) && value;
+            if !value {
+                active.set(false);
+                return false;
+            }
+            if rising {
+                let mut presses = presses.borrow_mut();
+                presses.push_back(ctx.now);
+                while presses.front().is_some_and(|t| ctx.now - *t > window) {
+                    presses.pop_front();
+                }
+                if presses.len() >= needed {
+                    presses.clear();
+                    active.set(true);
+                }
+            }
+            active.get()
+        }))
+    }
+}
+
+impl std::fmt::Debug for Trigger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trigger").finish_non_exhaustive()
+    }
+}
+
+/// The trigger phase: poll every binding once (in the order they were made) and act on edges.
+/// Bindings made during this phase are first polled next cycle.
+pub(crate) fn poll_bindings(inner: &Rc<Inner>) {
+    let (count, ctx) = {
+        let s = inner.state.borrow();
+        (
+            s.bindings.len(),
+            Ctx {
+                cycle: s.cycle,
+                now: s.now,
+            },
+        )
+    };
+    for i in 0..count {
+        let Some(binding) = inner.state.borrow().bindings.get(i).cloned() else {
+            break;
+        };
+        if binding.unbound.get() {
+            continue;
+        }
+        let value = binding.node.value(&ctx);
+        let previous = binding.previous.replace(Some(value));
+        let rising = value && previous != Some(true);
+        let falling = !value && previous == Some(true);
+        let entered_false = !value && previous != Some(false);
+        let left_false = value && previous == Some(false);
+        let live = || inner.state.borrow().live_key(&binding.command).is_some();
+        let action = match binding.kind {
+            Kind::OnTrue | Kind::WhileTrue if rising => Action::Schedule,
+            Kind::OnFalse if falling => Action::Schedule,
+            Kind::WhileFalse if entered_false => Action::Schedule,
+            Kind::RetryWhileTrue if value && !live() => Action::Schedule,
+            Kind::RetryWhileFalse if !value && !live() => Action::Schedule,
+            Kind::WhileTrue | Kind::RetryWhileTrue if falling => Action::Cancel,
+            Kind::WhileFalse | Kind::RetryWhileFalse if left_false => Action::Cancel,
+            Kind::ToggleOnTrue if rising => Action::Toggle,
+            Kind::ToggleOnFalse if falling => Action::Toggle,
+            _ => continue,
+        };
+        match action {
+            Action::Schedule => schedule(inner, &binding),
+            Action::Cancel => cancel(inner, &binding),
+            Action::Toggle => toggle(inner, &binding),
+        }
+    }
+}
+
+enum Action {
+    Schedule,
+    Cancel,
+    Toggle,
+}
+
+fn schedule(inner: &Rc<Inner>, binding: &Binding) {
+    let (_, key) = inner.schedule(&binding.command, binding.at);
+    if key.is_some() {
+        binding.scheduled.set(key);
+    }
+}
+
+fn cancel(inner: &Rc<Inner>, binding: &Binding) {
+    let key = inner.state.borrow().live_key(&binding.command);
+    if let Some(key) = key {
+        inner.cancel_key(key);
+    }
+}
+
+fn toggle(inner: &Rc<Inner>, binding: &Binding) {
+    let key = inner.state.borrow().live_key(&binding.command);
+    match key {
+        Some(key) => inner.cancel_key(key),
+        None => schedule(inner, binding),
+    }
+}
