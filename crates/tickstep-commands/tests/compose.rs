@@ -292,8 +292,10 @@ fn a_failing_child_fails_the_composition_and_run_reports_the_child() {
     assert!(scheduler.running().is_empty());
 }
 
+type HookLog = Rc<RefCell<Vec<String>>>;
+
 /// A recorder of state machine hooks.
-fn hooks() -> (Rc<RefCell<Vec<String>>>, impl Fn(&str) -> Box<dyn Fn()>) {
+fn hooks() -> (HookLog, impl Fn(&str) -> Box<dyn Fn()>) {
     let log = Rc::new(RefCell::new(Vec::new()));
     let l = log.clone();
     (log, move |s: &str| {
@@ -329,8 +331,7 @@ fn parked_named(scheduler: &tickstep_commands::Scheduler, name: &str) -> Command
         .running()
         .into_iter()
         .find(|i| i.name == name)
-        .map(|i| i.command)
-        .unwrap_or_else(|| panic!("{name} is not running"))
+        .map_or_else(|| panic!("{name} is not running"), |i| i.command)
 }
 
 #[test]
