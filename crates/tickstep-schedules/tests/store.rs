@@ -456,3 +456,19 @@ fn anonymous_object_references_are_still_enumerated_after_a_restart() {
     .unwrap();
     assert_eq!(engine.anonymous_references(), vec![anon]);
 }
+
+#[test]
+fn a_clean_shutdown_saves_outcomes_reported_since_the_last_tick() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new());
+    h.after(10.0);
+    h.fault(h.last_run()); // reported, no tick after it
+    let h = restart(h, &path, 0.0);
+    assert!(
+        h.engine.interrupted().is_empty(),
+        "the outcome was saved on drop"
+    );
+    let info = h.info(id);
+    assert_eq!((info.fault_count, info.running_task), (1, None));
+}

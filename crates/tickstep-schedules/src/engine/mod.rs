@@ -107,7 +107,8 @@ pub struct InFlight {
 /// A handle to a schedule engine. Cheap to clone; every clone drives the same engine.
 ///
 /// The engine is single-threaded: the handle is `!Send`, so it cannot leave the thread that drives
-/// it.
+/// it. Dropping the last handle writes any cadence updates still pending (a clean shutdown loses
+/// nothing; only a crash hands in-flight firings back as [interrupted](Schedules::interrupted)).
 ///
 /// ```compile_fail
 /// fn needs_send<T: Send>(_: T) {}
@@ -154,6 +155,16 @@ pub(crate) struct Shared {
     pub(crate) world: Box<dyn World>,
     pub(crate) runner: Box<dyn Runner>,
     pub(crate) clock: Box<dyn Clock>,
+}
+
+impl Drop for Shared {
+    /// A clean shutdown writes the last cadence updates (outcomes reported since the last tick),
+    /// so only a crash hands firings back as interrupted.
+    fn drop(&mut self) {
+        if let Err(error) = self.core.get_mut().group_commit() {
+            tracing::warn!(%error, "schedule engine dropped with cadence updates it could not save");
+        }
+    }
 }
 
 /// A run the engine is waiting to hear about.
