@@ -3,13 +3,14 @@
 use std::cell::Cell;
 use std::rc::Weak;
 
-use crate::scheduler::{Shared, TaskKey};
+use crate::scheduler::{Shared, TaskKey, TaskRef};
 
 /// The handle of one `schedule`, `after`, `every` or `spawn`.
 ///
 /// * Cancelling an `after()` or `every()` handle removes the entry from the deadline heap or frame
 ///   list at once and updates the idle wake.
-/// * Cancelling a queued task skips it when its turn comes (its captures are dropped at once).
+/// * Cancelling a queued task skips it when its turn comes (its captures are dropped then, with
+///   nothing borrowed).
 /// * Cancelling a recurring job mid-run stops future runs without undoing the current one.
 /// * A cancelled task never runs. Cancelling a handle whose task already ran does nothing.
 ///
@@ -30,12 +31,12 @@ use crate::scheduler::{Shared, TaskKey};
 #[must_use = "dropping a TaskHandle does not cancel the task; bind it to `_` to detach it explicitly"]
 pub struct TaskHandle {
     pub(crate) shared: Weak<Shared>,
-    pub(crate) key: TaskKey,
+    pub(crate) key: TaskRef,
     pub(crate) cancelled: Cell<bool>,
 }
 
 impl TaskHandle {
-    pub(crate) fn new(shared: Weak<Shared>, key: TaskKey) -> Self {
+    pub(crate) fn new(shared: Weak<Shared>, key: TaskRef) -> Self {
         TaskHandle {
             shared,
             key,
@@ -71,6 +72,14 @@ impl TaskHandle {
         drop(garbage);
         if took_effect {
             self.cancelled.set(true);
+        }
+    }
+
+    /// The slab key of an entry's handle (entries always live in the slab).
+    pub(crate) fn slot_key(&self) -> Option<TaskKey> {
+        match self.key {
+            TaskRef::Slot(key) => Some(key),
+            TaskRef::Once { .. } => None,
         }
     }
 

@@ -15,8 +15,8 @@ use crate::{Phase, Priority, Role, SchedulerConfig, StepWindow};
 use super::budget::{Budget, FrameReading, FrameSource};
 use super::idle::Attachment;
 use super::profile::{NO_ORIGIN, Profiler};
-use super::queues::Queues;
-use super::slab::{Body, Cadence, NewTask, Place, Slab, TaskKey};
+use super::queues::{QueueEntry, Queues};
+use super::slab::{Body, Cadence, NewTask, Place, Slab, TaskKey, TaskRef};
 use super::timers::TimerHeap;
 use super::wake::{TaskWaker, WakeQueue};
 
@@ -38,11 +38,25 @@ pub(crate) struct Running {
     pub(crate) origin: u32,
     pub(crate) priority: Priority,
     pub(crate) location: &'static std::panic::Location<'static>,
+    /// A one-shot whose slot was freed before it ran: nothing to put back afterwards.
+    pub(crate) settled: bool,
+}
+
+/// What the front of a queue holds for the drain.
+pub(crate) enum Front {
+    /// The scheduler was destroyed: stop the step.
+    Stop,
+    /// This queue is empty.
+    Empty,
+    /// A cancelled task was skipped; drop this once unborrowed.
+    Skipped((Option<QueueEntry>, Garbage)),
+    /// A live task is next.
+    Ready,
 }
 
 /// Things to drop once the scheduler is no longer borrowed (their destructors are user code).
 #[must_use]
-pub(crate) struct Garbage(#[allow(dead_code)] Option<Body>);
+pub(crate) struct Garbage(Option<Body>);
 
 impl Garbage {
     pub(crate) const NONE: Garbage = Garbage(None);
@@ -159,7 +173,14 @@ impl Core {
 
     /// Cancels `key`. Returns whether the cancel took effect (false when the task already ran,
     /// was already cancelled, or the key is stale).
-    pub(crate) fn cancel(&mut self, key: TaskKey) -> (bool, Garbage) {
+    pub(crate) fn cancel(&mut self, task: TaskRef) -> (bool, Garbage) {
+        let key = match task {
+            TaskRef::Slot(key) => key,
+            TaskRef::Once { queue, seq } => {
+                let took_effect = !self.destroyed && self.queues.cancel_once(queue.into(), seq);
+                return (took_effect, Garbage::NONE);
+            }
+        };
         let Some(slot) = self.slab.get_mut(key) else {
             return (false, Garbage::NONE);
         };
@@ -191,8 +212,13 @@ impl Core {
     }
 
     /// Whether `key` names a live task that was cancelled (by its handle or by destroy).
-    pub(crate) fn is_cancelled(&self, key: TaskKey) -> bool {
-        self.slab.get(key).is_some_and(|s| s.cancelled)
+    pub(crate) fn is_cancelled(&self, task: TaskRef) -> bool {
+        match task {
+            TaskRef::Slot(key) => self.slab.get(key).is_some_and(|s| s.cancelled),
+            TaskRef::Once { queue, seq } => {
+                self.destroyed && self.queues.once_never_left(queue.into(), seq)
+            }
+        }
     }
 
     /// Frees a slot, pooling its waker when nobody else holds it.
@@ -220,12 +246,17 @@ impl Core {
             }
         }
         self.woken = woken;
-        while let Some(index) = self.timers.pop_due(now) {
-            let slot = self.slab.at(index);
+        let Core {
+            timers,
+            slab,
+            queues,
+            ..
+        } = self;
+        timers.drain_due(now, |index| {
+            let slot = slab.at(index);
             slot.place = Place::Queued;
-            let priority = slot.priority;
-            self.queues.push(priority, index);
-        }
+            queues.push(slot.priority, index);
+        });
         for i in 0..self.frame.len() {
             let index = self.frame[i];
             let slot = self.slab.at(index);
@@ -245,6 +276,23 @@ impl Core {
         let body = std::mem::replace(&mut slot.body, Body::Empty);
         if self.profiling && slot.origin == NO_ORIGIN {
             slot.origin = self.profiler.intern_location(slot.location);
+        }
+        let (origin, priority, location) = (slot.origin, slot.priority, slot.location);
+        if let Body::Once(_) = body {
+            // A one-shot closure never goes back into its slot: free it now, so finishing the
+            // run needs no second borrow. Cancelling it from inside itself does nothing, as for
+            // any task that already ran.
+            let garbage = self.release(index);
+            debug_assert!(matches!(garbage.0, Some(Body::Empty)));
+            return Running {
+                index,
+                body,
+                waker: None,
+                origin,
+                priority,
+                location,
+                settled: true,
+            };
         }
         let waker = match body {
             Body::Future(_) | Body::AsyncRepeat(_) => {
@@ -266,9 +314,57 @@ impl Core {
             index,
             body,
             waker,
-            origin: slot.origin,
-            priority: slot.priority,
-            location: slot.location,
+            origin,
+            priority,
+            location,
+            settled: false,
+        }
+    }
+
+    /// Looks at the front of `queue`, skipping (and freeing) a cancelled task.
+    #[inline]
+    pub(crate) fn front(&mut self, queue: usize) -> Front {
+        if self.destroyed {
+            return Front::Stop;
+        }
+        let skip = match self.queues.front(queue) {
+            None => return Front::Empty,
+            Some(QueueEntry::Slot(index)) => self.slab.at(*index).cancelled,
+            Some(QueueEntry::Once(task)) => self.queues.once_cancelled(task.seq),
+        };
+        if !skip {
+            return Front::Ready;
+        }
+        let skipped = self.queues.pop_cancelled(queue);
+        let garbage = match skipped {
+            Some(QueueEntry::Slot(index)) => self.release(index),
+            _ => Garbage::NONE,
+        };
+        Front::Skipped((skipped, garbage))
+    }
+
+    /// Pops the (live) front task of `queue` to run it.
+    #[inline]
+    pub(crate) fn pop_to_run(&mut self, queue: usize, wakes: &Arc<WakeQueue>) -> Running {
+        match self.queues.pop(queue) {
+            Some(QueueEntry::Slot(index)) => self.begin_run(index, wakes),
+            Some(QueueEntry::Once(task)) => {
+                let origin = if self.profiling && task.origin == NO_ORIGIN {
+                    self.profiler.intern_location(task.location)
+                } else {
+                    task.origin
+                };
+                Running {
+                    index: u32::MAX,
+                    body: Body::Once(task.body),
+                    waker: None,
+                    origin,
+                    priority: Priority::ALL[queue],
+                    location: task.location,
+                    settled: true,
+                }
+            }
+            None => unreachable!("pop_to_run follows a Ready front"),
         }
     }
 
@@ -305,6 +401,7 @@ impl Core {
         match slot.cadence {
             Cadence::Every(interval) => {
                 // Drift-free: previous deadline + interval, unless a whole interval was missed.
+                let interval = Duration::from_nanos(interval);
                 let now = clock.now();
                 let mut next = slot.deadline.saturating_add(interval);
                 if next <= now {
@@ -341,15 +438,25 @@ impl Core {
             ..
         } = self;
         if *profiling {
-            for index in queues.iter_from(queue) {
-                let slot = slab.at(index);
-                if slot.cancelled {
-                    continue;
-                }
-                if slot.origin == NO_ORIGIN {
-                    slot.origin = profiler.intern_location(slot.location);
-                }
-                profiler.note_deferred(slot.origin);
+            for entry in queues.iter_from(queue) {
+                let origin = match entry {
+                    QueueEntry::Slot(index) => {
+                        let slot = slab.at(*index);
+                        if slot.cancelled {
+                            continue;
+                        }
+                        if slot.origin == NO_ORIGIN {
+                            slot.origin = profiler.intern_location(slot.location);
+                        }
+                        slot.origin
+                    }
+                    QueueEntry::Once(task) if queues.once_cancelled(task.seq) => continue,
+                    QueueEntry::Once(task) if task.origin == NO_ORIGIN => {
+                        profiler.intern_location(task.location)
+                    }
+                    QueueEntry::Once(task) => task.origin,
+                };
+                profiler.note_deferred(origin);
             }
         }
         queues.live_from(queue) as u64
@@ -396,11 +503,18 @@ impl Core {
     /// Cancels everything and empties every place. Returns the bodies to drop.
     pub(crate) fn destroy(&mut self) -> Vec<Body> {
         self.destroyed = true;
-        self.queues.clear();
+        let mut bodies: Vec<Body> = self
+            .queues
+            .clear()
+            .into_iter()
+            .filter_map(|entry| match entry {
+                QueueEntry::Once(task) => Some(Body::Once(task.body)),
+                QueueEntry::Slot(_) => None,
+            })
+            .collect();
         self.timers.clear();
         self.frame.clear();
         self.attach = Attachment::default();
-        let mut bodies = Vec::new();
         for slot in self.slab.slots_mut() {
             if slot.place != Place::Free {
                 slot.cancelled = true;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::{Scheduler, TaskError};
 
-use super::core::{Outcome, Running};
+use super::core::{Front, Garbage, Outcome, Running};
 use super::panics::{payload_message, run_task, take_caught};
 use super::profile::location_name;
 use super::slab::Body;
@@ -50,24 +50,22 @@ impl Scheduler {
         let zones = crate::zones::profiler_zones();
         let mut now = start;
         let mut deferred = 0;
+        let mut ran = 0;
         'drain: for queue in 0..5 {
             let snapshot = shared.core.borrow().queues.len(queue);
             for _ in 0..snapshot {
                 let running = {
                     let mut core = shared.core.borrow_mut();
-                    if core.destroyed {
-                        break 'drain;
-                    }
-                    let Some(index) = core.queues.front(queue) else {
-                        break;
-                    };
-                    if core.slab.at(index).cancelled {
-                        core.queues.pop(queue);
-                        core.queues.note_skipped(queue);
-                        let garbage = core.release(index);
-                        drop(core);
-                        drop(garbage);
-                        continue;
+                    match core.front(queue) {
+                        Front::Stop => break 'drain,
+                        Front::Empty => break,
+                        Front::Skipped(skipped) => {
+                            // The skipped task's captures may run user code when dropped.
+                            drop(core);
+                            drop(skipped);
+                            continue;
+                        }
+                        Front::Ready => {}
                     }
                     // The budget check: before every task outside Kernel priority.
                     if queue != 0 {
@@ -79,25 +77,33 @@ impl Scheduler {
                             break 'drain;
                         }
                     }
-                    core.queues.pop(queue);
-                    core.begin_run(index, &shared.wakes)
+                    core.pop_to_run(queue, &shared.wakes)
                 };
                 let index = running.index;
                 let origin = running.origin;
-                let span = zones.then(|| self.zone(&running));
-                let (outcome, panic) = execute(running.body, running.waker.as_ref());
-                drop(span);
-                let garbage = {
-                    let mut core = shared.core.borrow_mut();
-                    core.counters.tasks_run += 1;
-                    if profiling {
-                        let end = shared.clock.now();
-                        core.profiler.record(origin, (end - now).as_nanos() as u64);
-                        now = end;
-                    }
-                    core.finish_run(index, outcome, &*shared.clock)
+                let (outcome, panic) = if zones {
+                    let _span = self.zone(&running);
+                    execute(running.body, running.waker.as_ref())
+                } else {
+                    execute(running.body, running.waker.as_ref())
                 };
-                drop(garbage);
+                ran += 1;
+                if profiling || !running.settled {
+                    let garbage = {
+                        let mut core = shared.core.borrow_mut();
+                        if profiling {
+                            let end = shared.clock.now();
+                            core.profiler.record(origin, (end - now).as_nanos() as u64);
+                            now = end;
+                        }
+                        if running.settled {
+                            Garbage::NONE
+                        } else {
+                            core.finish_run(index, outcome, &*shared.clock)
+                        }
+                    };
+                    drop(garbage);
+                }
                 if let Some(payload) = panic {
                     self.report_panic(&payload, origin, running.priority, running.location);
                 }
@@ -106,6 +112,7 @@ impl Scheduler {
         let end = shared.clock.now();
         let mut core = shared.core.borrow_mut();
         core.stepping = false;
+        core.counters.tasks_run += ran;
         core.finish_step(end - start, budget, frame, deferred);
         core.refresh_attachment(end, shared.wakes.is_pending());
     }

@@ -40,7 +40,7 @@ use crate::{SchedulerConfig, TaskError};
 pub use idle::WAKE_WINDOW;
 pub use submit::Labeled;
 
-pub(crate) use slab::TaskKey;
+pub(crate) use slab::{TaskKey, TaskRef};
 
 use self::core::Core;
 use wake::WakeQueue;

@@ -10,7 +10,6 @@ use std::future::Future;
 use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::Priority;
 use crate::clock::Instant;
@@ -42,6 +41,13 @@ impl TaskKey {
     }
 }
 
+/// What a handle names: a slab task, or an inline one-shot by its queue and sequence number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TaskRef {
+    Slot(TaskKey),
+    Once { queue: u8, seq: u64 },
+}
+
 /// When a task runs again after it ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Cadence {
@@ -49,8 +55,9 @@ pub(crate) enum Cadence {
     Once,
     /// Every step: `every(0)`.
     EveryFrame,
-    /// On the deadline heap, `interval` after the previous deadline.
-    Every(Duration),
+    /// On the deadline heap, `interval` after the previous deadline (nanoseconds, kept as a
+    /// `u64` so a slot stays small).
+    Every(u64),
     /// Only when its owner queues it again (`schedule_entry`).
     Entry,
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::clock::Instant;
 use crate::{Entry, Priority, ScheduleError, Scheduler, TaskHandle, seconds_to_duration};
 
-use super::slab::{AsyncJob, Body, Cadence, LocalFuture, NewTask, Place, TaskKey};
+use super::slab::{AsyncJob, Body, Cadence, LocalFuture, NewTask, Place, TaskRef};
 
 /// Where a new task starts.
 #[derive(Clone, Copy)]
@@ -34,7 +34,7 @@ impl Scheduler {
         priority: Priority,
         start: Start,
         label: Option<&str>,
-    ) -> Result<TaskKey, ScheduleError> {
+    ) -> Result<TaskRef, ScheduleError> {
         let location = Location::caller();
         let shared = &*self.shared;
         let mut core = shared.core.borrow_mut();
@@ -69,7 +69,9 @@ impl Scheduler {
                     core.every_calls -= 1;
                     return Err(overflow);
                 };
-                (Place::Heap, Cadence::Every(interval), deadline)
+                // A Duration that fits past `now` on the clock fits in u64 nanoseconds.
+                let nanos = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
+                (Place::Heap, Cadence::Every(nanos), deadline)
             }
         };
         let origin = core.origin_for(location, label);
@@ -89,10 +91,35 @@ impl Scheduler {
             let now = shared.clock.now();
             core.refresh_attachment(now, shared.wakes.is_pending());
         }
-        Ok(key)
+        Ok(TaskRef::Slot(key))
     }
 
-    fn handle(&self, key: TaskKey) -> TaskHandle {
+    /// The hot path: a one-shot closure goes straight into its queue, no slot.
+    #[track_caller]
+    #[inline]
+    fn submit_once(
+        &self,
+        body: Box<dyn FnOnce()>,
+        priority: Priority,
+        label: Option<&str>,
+    ) -> TaskRef {
+        let location = Location::caller();
+        let shared = &*self.shared;
+        let mut core = shared.core.borrow_mut();
+        assert!(!core.destroyed, "scheduler is destroyed");
+        let origin = core.origin_for(location, label);
+        let seq = core.queues.push_once(priority, body, origin, location);
+        if !core.attach.attached && core.attach.bound.is_some() {
+            let now = shared.clock.now();
+            core.refresh_attachment(now, shared.wakes.is_pending());
+        }
+        TaskRef::Once {
+            queue: priority.queue() as u8,
+            seq,
+        }
+    }
+
+    fn handle(&self, key: TaskRef) -> TaskHandle {
         TaskHandle::new(Rc::downgrade(&self.shared), key)
     }
 
@@ -118,9 +145,7 @@ impl Scheduler {
     /// ```
     #[track_caller]
     pub fn schedule(&self, f: impl FnOnce() + 'static, priority: Priority) -> TaskHandle {
-        let key = self
-            .submit(Body::Once(Box::new(f)), priority, Start::Queued, None)
-            .expect("queued tasks have no deadline to overflow");
+        let key = self.submit_once(Box::new(f), priority, None);
         self.handle(key)
     }
 
@@ -398,7 +423,10 @@ impl Scheduler {
         }
         let shared = &*self.shared;
         let mut core = shared.core.borrow_mut();
-        let Some(slot) = core.slab.get_mut(entry.handle.key) else {
+        let Some(key) = entry.handle.slot_key() else {
+            return Err(ScheduleError::EntryCancelled);
+        };
+        let Some(slot) = core.slab.get_mut(key) else {
             return Err(ScheduleError::EntryCancelled);
         };
         if slot.cancelled {
@@ -408,7 +436,7 @@ impl Scheduler {
             Place::Idle => {
                 slot.place = Place::Queued;
                 let priority = slot.priority;
-                core.queues.push(priority, entry.handle.key.index);
+                core.queues.push(priority, key.index);
                 if !core.attach.attached && core.attach.bound.is_some() {
                     let now = shared.clock.now();
                     core.refresh_attachment(now, shared.wakes.is_pending());
