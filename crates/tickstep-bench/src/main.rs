@@ -8,13 +8,14 @@
 //! interleaved in this one process (see [`harness`]), so ratios hold on a noisy shared machine even
 //! when absolute times drift. `--quick` shrinks sizes and rounds to finish in under a minute.
 
+mod commands;
 mod harness;
 mod kernel;
 
 use harness::{Opts, SectionFn};
 
 /// Every section, in the order they run.
-const SECTIONS: &[(&str, SectionFn)] = &[("kernel", kernel::run)];
+const SECTIONS: &[(&str, SectionFn)] = &[("kernel", kernel::run), ("commands", commands::run)];
 
 fn main() {
     let mut quick = false;

@@ -24,9 +24,10 @@ type Polled = Result<Poll<Result<(), BoxError>>, Box<dyn Any + Send>>;
 
 impl Inner {
     /// Polls the command at `key` once, unless it is not running or already ran this cycle.
-    pub(crate) fn mount(self: &Rc<Self>, key: Key) {
+    /// Returns whether a body failure is waiting to leave `run()`.
+    pub(crate) fn mount(self: &Rc<Self>, key: Key) -> bool {
         let Some((future, body, start)) = self.begin_mount(key) else {
-            return;
+            return false;
         };
         let previous = self.mounted.replace(Mounted::Command(key));
         let mut future = future;
@@ -40,14 +41,15 @@ impl Inner {
         }));
         self.mounted.set(previous);
         let span = start.map(|start| (start, self.clock.now()));
-        let needs_settle = {
+        let (needs_settle, failed) = {
             let mut s = self.state.borrow_mut();
             end_mount(&mut s, key, polled, future, span);
-            !s.deferred.is_empty()
+            (!s.deferred.is_empty(), s.failure.is_some())
         };
         if needs_settle {
             self.settle();
         }
+        failed
     }
 
     /// Marks the command mounted and takes its future (or its body factory, on the first mount).

@@ -118,7 +118,8 @@ impl Inner {
         };
         self.settle();
         if let (true, Some(key)) = (child, key) {
-            self.mount(key);
+            // A failure here stays recorded; the enclosing run() reports it.
+            let _ = self.mount(key);
         }
         (result, key)
     }
@@ -198,7 +199,7 @@ impl Inner {
                     self.settle();
                     started.push(key);
                     keys[i] = Some(key);
-                    self.mount(key);
+                    let _ = self.mount(key);
                 }
                 Err(reason) => {
                     // An earlier child changed the world while it ran; undo the ones started.

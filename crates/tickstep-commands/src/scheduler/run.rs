@@ -71,8 +71,7 @@ impl Inner {
         let count = self.state.borrow().running.len();
         for i in (0..count).rev() {
             let key = self.state.borrow().running[i];
-            self.mount(key);
-            if self.state.borrow().failure.is_some() {
+            if self.mount(key) {
                 // The failure leaves run() now, like an exception out of the loop: commands not yet
                 // polled this cycle are polled next cycle.
                 return;

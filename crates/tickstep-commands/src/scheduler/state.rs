@@ -254,8 +254,13 @@ impl State {
         }
     }
 
-    /// Drops ended keys from the lists and makes their slots reusable.
+    /// Drops ended keys from the lists and makes their slots reusable. A key only goes stale
+    /// when its slot is freed, so with nothing freed since the last call there is nothing to do
+    /// (the common cycle pays nothing).
     pub(crate) fn compact(&mut self) {
+        if self.pending_free.is_empty() {
+            return;
+        }
         let slots = &self.slots;
         let live = |k: &Key| {
             slots
