@@ -447,6 +447,7 @@ impl Default for ManualClock {
 }
 
 impl Clock for ManualClock {
+    #[inline]
     fn now(&self) -> Instant {
         Instant(self.shared.mono.load(Ordering::Relaxed))
     }
@@ -462,6 +463,55 @@ impl Clock for ManualClock {
 
     fn sleep_until(&self, deadline: Instant) {
         self.shared.mono.fetch_max(deadline.0, Ordering::Relaxed);
+    }
+}
+
+/// A clock with static dispatch for the two clocks the workspace ships, so the scheduler's
+/// per-task budget check inlines the read instead of calling through a vtable.
+pub(crate) enum AnyClock {
+    System(SystemClock),
+    Manual(ManualClock),
+    Other(Box<dyn Clock>),
+}
+
+impl AnyClock {
+    pub(crate) fn new<C: Clock + 'static>(clock: C) -> Self {
+        let mut slot = Some(clock);
+        let any: &mut dyn std::any::Any = &mut slot;
+        if let Some(system) = any.downcast_mut::<Option<SystemClock>>() {
+            return AnyClock::System(system.take().expect("just filled"));
+        }
+        if let Some(manual) = any.downcast_mut::<Option<ManualClock>>() {
+            return AnyClock::Manual(manual.take().expect("just filled"));
+        }
+        AnyClock::Other(Box::new(slot.take().expect("just filled")))
+    }
+}
+
+impl Clock for AnyClock {
+    #[inline]
+    fn now(&self) -> Instant {
+        match self {
+            AnyClock::System(c) => c.now(),
+            AnyClock::Manual(c) => c.now(),
+            AnyClock::Other(c) => c.now(),
+        }
+    }
+
+    fn unix_nanos(&self) -> u64 {
+        match self {
+            AnyClock::System(c) => c.unix_nanos(),
+            AnyClock::Manual(c) => c.unix_nanos(),
+            AnyClock::Other(c) => c.unix_nanos(),
+        }
+    }
+
+    fn sleep_until(&self, deadline: Instant) {
+        match self {
+            AnyClock::System(c) => c.sleep_until(deadline),
+            AnyClock::Manual(c) => c.sleep_until(deadline),
+            AnyClock::Other(c) => c.sleep_until(deadline),
+        }
     }
 }
 

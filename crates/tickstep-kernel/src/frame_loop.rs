@@ -47,7 +47,7 @@ pub struct FrameLoop {
 
 /// What a frame loop handle points at.
 pub(crate) struct LoopShared {
-    clock: Box<dyn Clock>,
+    clock: crate::clock::AnyClock,
     role: Role,
     period: Duration,
     measured: Rc<MeasuredFrame>,
@@ -122,7 +122,7 @@ impl FrameLoop {
         }
         Ok(FrameLoop {
             shared: Rc::new(LoopShared {
-                clock: Box::new(clock),
+                clock: crate::clock::AnyClock::new(clock),
                 role,
                 period: Duration::from_secs(1) / fps,
                 measured: Rc::default(),
@@ -206,7 +206,7 @@ impl FrameLoop {
     /// assert_eq!(clock.now().as_nanos(), 1_000_000_000);
     /// ```
     pub fn run_for(&self, duration: Duration) {
-        let clock = &*self.shared.clock;
+        let clock = &self.shared.clock;
         let end = clock.now().saturating_add(duration);
         let period = self.shared.period.as_nanos();
         loop {
@@ -296,7 +296,7 @@ impl FrameLoop {
     /// Runs one frame, or sleeps through idle frames (at most `remaining`).
     fn advance(&self, remaining: u64) {
         let shared = &*self.shared;
-        let clock = &*shared.clock;
+        let clock = &shared.clock;
         let start = clock.now();
         let (bound, simulation, frame_at) = {
             let mut state = shared.state.borrow_mut();

@@ -3,6 +3,7 @@
 use std::cell::Cell;
 use std::rc::Weak;
 
+use crate::clock::Clock;
 use crate::scheduler::{Shared, TaskKey, TaskRef};
 
 /// The handle of one `schedule`, `after`, `every` or `spawn`.

@@ -1,7 +1,7 @@
 //! `Kernel`: the main scheduler on Heartbeat, cached phase schedulers, overload diagnostics.
 
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+
 use std::time::Duration;
 
 use crate::clock::Clock;
@@ -167,7 +167,9 @@ pub struct Kernel {
     frame_loop: FrameLoop,
     main: Scheduler,
     config: KernelConfig,
-    clock: Rc<dyn Clock>,
+    /// Creates schedulers on the kernel's clock (keeps the clock's concrete type, so its reads
+    /// stay statically dispatched).
+    new_scheduler: Box<dyn Fn(SchedulerConfig) -> Scheduler>,
     phases: RefCell<Vec<Scheduler>>,
     diagnostics: RefCell<Option<TaskHandle>>,
 }
@@ -186,10 +188,10 @@ impl Kernel {
     /// assert_eq!(kernel.scheduler().phase(), Phase::Heartbeat);
     /// ```
     #[track_caller]
-    pub fn boot(clock: impl Clock + 'static, role: Role, config: KernelConfig) -> Kernel {
-        let clock: Rc<dyn Clock> = Rc::new(clock);
-        let frame_loop = FrameLoop::new(Rc::clone(&clock), role, config.fps);
-        let main = Scheduler::new(Rc::clone(&clock), config.scheduler_config(role));
+    pub fn boot<C: Clock + Clone + 'static>(clock: C, role: Role, config: KernelConfig) -> Kernel {
+        let frame_loop = FrameLoop::new(clock.clone(), role, config.fps);
+        let new_scheduler = Box::new(move |config| Scheduler::new(clock.clone(), config));
+        let main = new_scheduler(config.scheduler_config(role));
         main.bind(&frame_loop)
             .expect("every role runs the Heartbeat phase");
         main.on_error(|err| tracing::warn!(target: "tickstep_kernel", "[tickstep] {err}"));
@@ -198,7 +200,7 @@ impl Kernel {
             frame_loop,
             main,
             config,
-            clock,
+            new_scheduler,
             phases: RefCell::new(Vec::new()),
             diagnostics: RefCell::new(None),
         }
@@ -272,7 +274,7 @@ impl Kernel {
             .phase(phase)
             .profile_tasks(self.config.profile_tasks)
             .stagger_recurring(self.config.stagger_recurring);
-        let scheduler = Scheduler::new(Rc::clone(&self.clock), config);
+        let scheduler = (self.new_scheduler)(config);
         scheduler.bind(&self.frame_loop)?;
         scheduler.on_error(move |err| {
             tracing::warn!(target: "tickstep_kernel", "[tickstep {phase:?}] {err}");

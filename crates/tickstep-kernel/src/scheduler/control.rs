@@ -4,7 +4,7 @@ use std::panic::Location;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::clock::Instant;
+use crate::clock::{Clock, Instant};
 use crate::frame_loop::FrameLoop;
 use crate::{
     BudgetMode, FrameStats, HotTask, Phase, QueueDepths, Role, ScheduleError, Scheduler, Stats,

@@ -12,10 +12,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use crate::clock::Clock;
 use crate::{Scheduler, TaskError};
 
 use super::core::{Front, Garbage, Outcome, Running};
-use super::panics::{payload_message, run_task, take_caught};
+use super::panics::{TaskScope, payload_message, run_task, take_caught};
 use super::profile::location_name;
 use super::slab::Body;
 
@@ -47,6 +48,7 @@ impl Scheduler {
             (budget, core.profiling)
         };
         let deadline = start.saturating_add(budget);
+        let _scope = TaskScope::enter();
         let zones = crate::zones::profiler_zones();
         let mut now = start;
         let mut deferred = 0;
@@ -99,7 +101,7 @@ impl Scheduler {
                         if running.settled {
                             Garbage::NONE
                         } else {
-                            core.finish_run(index, outcome, &*shared.clock)
+                            core.finish_run(index, outcome, &shared.clock)
                         }
                     };
                     drop(garbage);

@@ -34,7 +34,7 @@ use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 
-use crate::clock::Clock;
+use crate::clock::{AnyClock, Clock};
 use crate::{SchedulerConfig, TaskError};
 
 pub use idle::WAKE_WINDOW;
@@ -50,7 +50,7 @@ type ErrorHook = Rc<dyn Fn(&TaskError)>;
 
 /// Everything a scheduler handle points at.
 pub(crate) struct Shared {
-    pub(crate) clock: Box<dyn Clock>,
+    pub(crate) clock: AnyClock,
     pub(crate) core: RefCell<Core>,
     pub(crate) wakes: Arc<WakeQueue>,
     pub(crate) hooks: RefCell<Vec<ErrorHook>>,
@@ -115,7 +115,7 @@ impl Scheduler {
         panics::install_hook();
         Scheduler {
             shared: Rc::new(Shared {
-                clock: Box::new(clock),
+                clock: AnyClock::new(clock),
                 core: RefCell::new(Core::new(&config)),
                 wakes: Arc::new(WakeQueue::default()),
                 hooks: RefCell::new(Vec::new()),

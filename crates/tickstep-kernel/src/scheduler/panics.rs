@@ -36,12 +36,31 @@ pub(crate) fn install_hook() {
     });
 }
 
-/// Runs `f` as task code: panics are caught and their hook output captured.
+/// Marks this thread as running task code for as long as it lives (one step): a panic in that
+/// time is captured by the hook instead of printed. Set once per step, not per task, to keep
+/// thread-local traffic off the per-task path. Between tasks only the scheduler's own code runs.
+pub(crate) struct TaskScope {
+    outer: bool,
+}
+
+impl TaskScope {
+    pub(crate) fn enter() -> Self {
+        TaskScope {
+            outer: IN_TASK.with(|t| t.replace(true)),
+        }
+    }
+}
+
+impl Drop for TaskScope {
+    fn drop(&mut self) {
+        IN_TASK.with(|t| t.set(self.outer));
+    }
+}
+
+/// Runs `f` as task code (inside a [`TaskScope`]): panics are caught.
+#[inline]
 pub(crate) fn run_task<R>(f: impl FnOnce() -> R) -> Result<R, Box<dyn Any + Send>> {
-    let outer = IN_TASK.with(|t| t.replace(true));
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    IN_TASK.with(|t| t.set(outer));
-    result
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
 }
 
 /// The panic location and backtrace the hook captured for the last caught panic.

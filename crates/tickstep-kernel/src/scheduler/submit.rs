@@ -10,7 +10,7 @@ use std::panic::Location;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::clock::Instant;
+use crate::clock::{Clock, Instant};
 use crate::{Entry, Priority, ScheduleError, Scheduler, TaskHandle, seconds_to_duration};
 
 use super::slab::{AsyncJob, Body, Cadence, LocalFuture, NewTask, Place, TaskRef};
