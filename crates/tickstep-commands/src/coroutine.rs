@@ -48,6 +48,17 @@ use crate::scheduler::state::{Key, Mounted};
 /// }
 /// assert!(!scheduler.is_running(&c));
 /// ```
+///
+/// Like every handle of this crate it stays on the scheduler's thread:
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// let scheduler = tickstep_commands::Scheduler::new(tickstep_kernel::clock::ManualClock::new());
+/// scheduler.sideload(|co| {
+///     needs_send(co);
+///     async {}
+/// });
+/// ```
 pub struct Coroutine {
     inner: Weak<Inner>,
     bound: Mounted,

@@ -623,8 +623,10 @@ enum Action {
 }
 
 fn schedule(inner: &Rc<Inner>, binding: &Binding) {
-    let (_, key) = inner.schedule(&binding.command, binding.at);
-    if key.is_some() {
+    // Remember only an instance this binding started, so its scope ending never cancels one
+    // that someone else scheduled.
+    let (result, key) = inner.schedule(&binding.command, binding.at);
+    if result.is_success() {
         binding.scheduled.set(key);
     }
 }

@@ -463,3 +463,26 @@ fn state_machine_requires_every_state_mechanism() {
     assert_eq!(cmd.requirements(), [arm, wrist]);
     assert_eq!(cmd.priority(), 4);
 }
+
+#[test]
+fn deadline_ends_in_the_cycle_of_its_last_required_child() {
+    let (clock, scheduler) = setup();
+    let log = record(&scheduler);
+    let d = compose::deadline([&yields("A", 1)], [&parked("B")]).unwrap();
+    scheduler.schedule(&d);
+    cycles(&clock, &scheduler, 1);
+    take(&log);
+    cycles(&clock, &scheduler, 1);
+    assert_eq!(
+        take(&log),
+        strs(&[
+            "Mounted B",
+            "Yielded B",
+            "Mounted A",
+            "Completed A",
+            "Mounted [(A) * (B)]",
+            "Canceled B",
+            "Completed [(A) * (B)]"
+        ])
+    );
+}

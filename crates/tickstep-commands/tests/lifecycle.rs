@@ -714,3 +714,95 @@ fn events_carry_the_clock_time() {
     assert_eq!(events[0].at.as_nanos(), 3_000_000_000);
     assert_eq!(events.last().unwrap().at.as_nanos(), 3_020_000_000);
 }
+
+#[test]
+fn run_phases_follow_the_seed_order() {
+    let (clock, scheduler) = setup();
+    let order = Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
+    let o = order.clone();
+    scheduler.on_event(move |e| o.borrow_mut().push(e.to_string()));
+    let o = order.clone();
+    scheduler.add_periodic(move || o.borrow_mut().push("sideload".into()));
+    let o = order.clone();
+    let from_trigger = parked("from trigger");
+    tickstep_commands::Trigger::new(&scheduler, move || {
+        o.borrow_mut().push("trigger polled".into());
+        true
+    })
+    .on_true(&from_trigger);
+    let arm = Mechanism::new(&scheduler, "arm");
+    arm.set_default_command(&parked_on(&arm, "default", 0))
+        .unwrap();
+    cycles(&clock, &scheduler, 1);
+    assert_eq!(
+        *order.borrow(),
+        strs(&[
+            "sideload",
+            "trigger polled",
+            "Scheduled from trigger",
+            "Scheduled default",
+            // Promotion, then execution newest first.
+            "Mounted default",
+            "Yielded default",
+            "Mounted from trigger",
+            "Yielded from trigger"
+        ])
+    );
+}
+
+#[test]
+fn a_sideload_ends_when_its_body_returns_and_cannot_fork() {
+    let (clock, scheduler) = setup();
+    let (n, bump) = counter();
+    scheduler.sideload(move |co| async move {
+        bump();
+        co.yield_now().await;
+        bump();
+    });
+    cycles(&clock, &scheduler, 4);
+    assert_eq!(n.get(), 2);
+    assert_eq!(scheduler.telemetry().sideloads, 0);
+    let target = parked("target");
+    scheduler.sideload(move |co| async move {
+        let _ = co.fork([&target]);
+    });
+    let panic =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| scheduler.run())).unwrap_err();
+    assert!(
+        panic
+            .downcast_ref::<String>()
+            .unwrap()
+            .contains("a sideload coroutine cannot fork")
+    );
+}
+
+#[test]
+fn a_listener_scheduling_during_a_mount_schedules_at_top_level() {
+    let (clock, scheduler) = setup();
+    let follower = parked("follower");
+    let s2 = scheduler.clone();
+    let f = follower.clone();
+    scheduler.on_event(move |e| {
+        if e.to_string() == "Scheduled child" {
+            s2.schedule(&f);
+        }
+    });
+    let child = parked("child");
+    let c = child.clone();
+    let parent = Command::no_requirements()
+        .executing(move |co| {
+            let c = c.clone();
+            async move {
+                co.fork([&c]).unwrap();
+                co.park().await;
+            }
+        })
+        .named("parent");
+    scheduler.schedule(&parent);
+    cycles(&clock, &scheduler, 1);
+    assert!(
+        scheduler.is_scheduled(&follower),
+        "queued, not a child of the parent"
+    );
+    assert_eq!(scheduler.parent_of(&child), Some(parent));
+}

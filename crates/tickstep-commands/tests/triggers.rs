@@ -505,3 +505,26 @@ fn a_binding_made_during_the_trigger_phase_is_polled_next_cycle() {
     cycles(&clock, &scheduler, 1);
     assert!(scheduler.is_running(&late));
 }
+
+#[test]
+fn a_dying_binding_does_not_cancel_an_instance_it_did_not_schedule() {
+    let (clock, scheduler) = setup();
+    let shared = parked("shared");
+    scheduler.schedule(&shared);
+    cycles(&clock, &scheduler, 1);
+    let s = shared.clone();
+    let owner = Command::no_requirements()
+        .executing(move |co| {
+            let s = s.clone();
+            async move {
+                // Fires on its first poll, but `shared` is already running: AlreadyRunning.
+                Trigger::new(&co.scheduler(), || true).on_true(&s);
+                co.wait(CYCLE).await;
+            }
+        })
+        .named("owner");
+    scheduler.schedule(&owner);
+    cycles(&clock, &scheduler, 4);
+    assert!(!scheduler.is_running(&owner));
+    assert!(scheduler.is_running(&shared));
+}

@@ -28,6 +28,14 @@ pub(crate) struct Inner {
     settling: Cell<bool>,
 }
 
+/// Puts the mount marker back when dropped (also on unwinding).
+pub(crate) struct RestoreMounted<'a>(pub(crate) &'a Cell<Mounted>, pub(crate) Mounted);
+impl Drop for RestoreMounted<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.1);
+    }
+}
+
 struct ResetOnDrop<'a>(&'a Cell<bool>);
 impl Drop for ResetOnDrop<'_> {
     fn drop(&mut self) {
@@ -53,6 +61,8 @@ impl Inner {
             return;
         }
         let _reset = ResetOnDrop(&self.settling);
+        // Listeners and hooks are not the body being polled: what they schedule is top level.
+        let _unmount = RestoreMounted(&self.mounted, self.mounted.replace(Mounted::Nothing));
         loop {
             let next = self.state.borrow_mut().deferred.pop_front();
             match next {

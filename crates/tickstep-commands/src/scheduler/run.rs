@@ -12,7 +12,7 @@
 
 use std::rc::Rc;
 
-use super::inner::Inner;
+use super::inner::{Inner, RestoreMounted};
 use super::state::{Failure, Mounted};
 use crate::error::RunError;
 
@@ -131,7 +131,7 @@ impl Inner {
             };
             let Some(mut future) = future else { continue };
             let previous = self.mounted.replace(Mounted::Sideload(id));
-            let restore = RestoreMounted(self, previous);
+            let restore = RestoreMounted(&self.mounted, previous);
             let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
             let done = future.as_mut().poll(&mut cx).is_ready();
             drop(restore);
@@ -168,12 +168,5 @@ impl Inner {
                 let _ = self.schedule(&cmd, at);
             }
         }
-    }
-}
-
-struct RestoreMounted<'a>(&'a Inner, Mounted);
-impl Drop for RestoreMounted<'_> {
-    fn drop(&mut self) {
-        self.0.mounted.set(self.1);
     }
 }
