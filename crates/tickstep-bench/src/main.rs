@@ -11,11 +11,16 @@
 mod commands;
 mod harness;
 mod kernel;
+mod schedules;
 
 use harness::{Opts, SectionFn};
 
 /// Every section, in the order they run.
-const SECTIONS: &[(&str, SectionFn)] = &[("kernel", kernel::run), ("commands", commands::run)];
+const SECTIONS: &[(&str, SectionFn)] = &[
+    ("kernel", kernel::run),
+    ("commands", commands::run),
+    ("schedules", schedules::run),
+];
 
 fn main() {
     let mut quick = false;

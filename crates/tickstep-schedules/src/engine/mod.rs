@@ -179,7 +179,7 @@ pub(crate) struct RunRecord {
 pub(crate) struct Core {
     pub(crate) table: Table,
     pub(crate) verbs: Interner,
-    pub(crate) runs: HashMap<RunId, RunRecord>,
+    pub(crate) runs: table::IdMap<RunId, RunRecord>,
     /// Retired entries in retirement order: (drop at, id).
     pub(crate) retired: VecDeque<(u64, u64)>,
     /// Entries whose cadence state the store has not seen yet.
@@ -232,7 +232,7 @@ impl Core {
         Core {
             table: Table::default(),
             verbs: Interner::default(),
-            runs: HashMap::new(),
+            runs: table::IdMap::default(),
             retired: VecDeque::new(),
             dirty: Vec::new(),
             doomed_rows: Vec::new(),

@@ -1,0 +1,320 @@
+//! The `schedules` section: durable schedules firing in memory and on `SQLite`, loading a large
+//! store, and what a loaded schedule costs in memory.
+//!
+//! | measure | ours | against |
+//! |---|---|---|
+//! | `fire_inmem` | N due recurring schedules, one tick fires them all through a no-op runner, then each outcome is reported; no store; per firing | goal ≤ 1,000 ns |
+//! | `fire_sqlite` | the same on a SQLite store: the tick's group commit writes one UPDATE per schedule; per firing | N raw `UPDATE`s of the same row shape in one transaction (the physical limit), goal ratio ≤ 2 and ≤ 10,000 ns |
+//! | `load_1m` | seconds for `Schedules::open` of a store holding 1,000,000 schedules (`--quick`: 100,000, scaled ×10) | goal ≤ 3 s |
+//! | `bytes_per_schedule` | resident-set growth per loaded schedule, measured in a fresh child process | goal ≤ 300 B |
+
+use std::cell::{Cell, RefCell};
+use std::path::Path;
+use std::process::Command;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use tickstep_kernel::clock::ManualClock;
+use tickstep_schedules::{
+    Config, Firing, ObjId, Options, Outcome, Refused, RunId, Runner, Schedules, Value, World,
+};
+
+use crate::harness::{Measure, Opts, Row, Section, interleave, median, ns_per_op};
+
+/// Set in the child process that measures resident memory: the store to open.
+const RSS_CHILD_ENV: &str = "TICKSTEP_BENCH_SCHEDULES_RSS_CHILD";
+
+pub(crate) fn run(opts: &Opts) -> Section {
+    if let Ok(path) = std::env::var(RSS_CHILD_ENV) {
+        rss_child(Path::new(&path));
+    }
+    let rounds = opts.rounds();
+    let due = if opts.quick { 2_000 } else { 10_000 };
+    let (stored, scale) = if opts.quick {
+        (100_000, 10.0)
+    } else {
+        (1_000_000, 1.0)
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let big = dir.path().join("load.db");
+    build_store(&big, stored);
+    vec![
+        fire_inmem(due, rounds),
+        fire_sqlite(dir.path(), due, rounds),
+        load(&big, stored, opts.quick.then_some(scale), rounds.min(5)),
+        bytes_per_schedule(&big, stored),
+    ]
+}
+
+/// A world where everything exists and everyone may do anything: the engine's cost, not the
+/// host's.
+struct OpenWorld;
+
+impl World for OpenWorld {
+    fn valid(&self, _: ObjId) -> bool {
+        true
+    }
+    fn is_wizard(&self, _: ObjId) -> bool {
+        true
+    }
+    fn controls(&self, _: ObjId, _: ObjId) -> bool {
+        true
+    }
+    fn verb_callable(&self, _: ObjId, _: ObjId, _: &str) -> bool {
+        true
+    }
+}
+
+/// Starts nothing: numbers the run and remembers it so the bench can report its outcome.
+#[derive(Clone, Default)]
+struct NoopRunner {
+    next: Rc<Cell<u64>>,
+    started: Rc<RefCell<Vec<RunId>>>,
+}
+
+impl Runner for NoopRunner {
+    fn start(&self, _: &Firing) -> Result<RunId, Refused> {
+        let run = RunId(self.next.get() + 1);
+        self.next.set(run.0);
+        self.started.borrow_mut().push(run);
+        Ok(run)
+    }
+}
+
+const WIZARD: ObjId = ObjId(1);
+const ROOM: ObjId = ObjId(2);
+
+fn config(per_tick: usize) -> Config {
+    let mut config = Config::default();
+    config.max_firings_per_tick = per_tick;
+    config.rng_seed = Some(7);
+    config
+}
+
+/// An engine with `n` committed `every 1 s` schedules, and the handles to drive it.
+struct Fixture {
+    engine: Schedules,
+    clock: ManualClock,
+    runner: NoopRunner,
+    outcomes: Vec<RunId>,
+}
+
+impl Fixture {
+    fn new(n: usize, store: Option<&Path>) -> Self {
+        let clock = ManualClock::new();
+        let runner = NoopRunner::default();
+        let engine = match store {
+            Some(path) => {
+                Schedules::open(path, clock.clone(), OpenWorld, runner.clone(), config(n))
+                    .expect("open store")
+            }
+            None => Schedules::in_memory(clock.clone(), OpenWorld, runner.clone(), config(n)),
+        };
+        let mut txn = engine.begin(WIZARD);
+        for _ in 0..n {
+            txn.schedule_every(ROOM, "tick", 1.0, vec![], Options::new())
+                .expect("create");
+        }
+        txn.commit().expect("commit");
+        Fixture {
+            engine,
+            clock,
+            runner,
+            outcomes: Vec::with_capacity(n),
+        }
+    }
+
+    /// One second later: one tick fires all `n`, then every outcome is reported. Returns ns per
+    /// firing.
+    fn fire_all(&mut self, n: usize) -> f64 {
+        self.clock.advance(Duration::from_secs(1));
+        let engine = &self.engine;
+        let runner = &self.runner;
+        let outcomes = &mut self.outcomes;
+        ns_per_op(n, || {
+            let report = engine.tick().expect("tick");
+            assert_eq!(report.started, n, "every schedule fires in the one tick");
+            outcomes.clear();
+            outcomes.append(&mut runner.started.borrow_mut());
+            for &run in outcomes.iter() {
+                engine.report(run, Outcome::Returned(Value::Int(0)));
+            }
+        })
+    }
+}
+
+fn fire_inmem(n: usize, rounds: usize) -> Row {
+    let mut fixture = Fixture::new(n, None);
+    let mut samples: Vec<f64> = (0..=rounds).map(|_| fixture.fire_all(n)).skip(1).collect();
+    Row {
+        name: "fire_inmem",
+        measure: Measure::Ns {
+            ours_ns: median(&mut samples),
+            goal_ns: 1_000.0,
+        },
+        note: format!(
+            "{n} due every-1s schedules, one tick + {n} reported outcomes, no-op runner, no store; per firing"
+        ),
+    }
+}
+
+/// The engine's group-commit UPDATE, as raw SQL over the same schema: the physical limit.
+const RAW_UPDATE: &str = "UPDATE schedules SET next_run = ?2, fire_at = ?3, armed = ?4, \
+     last_run = ?5, run_count = ?6, fault_count = ?7, consecutive_faults = ?8, missed_count = ?9, \
+     overlap_count = ?10, last_duration_ns = ?11, backlog = ?12, queued = ?13, last_fault = ?14, \
+     running = ?15 WHERE id = ?1";
+
+fn fire_sqlite(dir: &Path, n: usize, rounds: usize) -> Row {
+    let mut ours = Fixture::new(n, Some(&dir.join("fire.db")));
+    // The baseline gets its own file with the same schema and rows, written by the engine.
+    let baseline_path = dir.join("raw.db");
+    drop(Fixture::new(n, Some(&baseline_path)));
+    let conn = rusqlite::Connection::open(&baseline_path).expect("open baseline");
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .expect("pragma");
+    let ids: Vec<i64> = {
+        let mut stmt = conn.prepare("SELECT id FROM schedules").expect("select");
+        stmt.query_map([], |r| r.get(0))
+            .expect("query")
+            .map(Result::unwrap)
+            .collect()
+    };
+    let mut counter: i64 = 0;
+    let mut raw = || {
+        counter += 1;
+        let c = counter;
+        ns_per_op(n, || {
+            let tx = conn.unchecked_transaction().expect("begin");
+            {
+                let mut stmt = tx.prepare_cached(RAW_UPDATE).expect("prepare");
+                for &id in &ids {
+                    let running = format!("[[{c},{c},{c}]]");
+                    stmt.execute(rusqlite::params![
+                        id,
+                        c,
+                        c,
+                        1,
+                        c,
+                        c,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        None::<i64>,
+                        None::<String>,
+                        running
+                    ])
+                    .expect("update");
+                }
+            }
+            tx.commit().expect("commit");
+        })
+    };
+    let (ours_ns, peer_ns) = interleave(rounds, || ours.fire_all(n), &mut raw);
+    Row {
+        name: "fire_sqlite",
+        measure: Measure::Ratio {
+            ours_ns,
+            peer: "raw UPDATEs, one SQLite txn",
+            peer_ns,
+            goal_ratio: 2.0,
+        },
+        note: format!(
+            "{n} due every-1s schedules on a WAL store, tick + group commit + outcomes; per firing (goal also <= 10000 ns: {})",
+            if ours_ns <= 10_000.0 { "met" } else { "MISSED" }
+        ),
+    }
+}
+
+/// Writes a store of `n` schedules (not timed).
+fn build_store(path: &Path, n: usize) {
+    let fixture = Fixture::new(0, Some(path));
+    let mut txn = fixture.engine.begin(WIZARD);
+    for i in 0..n {
+        // A spread of intervals so the heap is not trivially ordered.
+        let interval = 60.0 + (i % 3600) as f64;
+        txn.schedule_every(ROOM, "tick", interval, vec![], Options::new())
+            .expect("create");
+    }
+    txn.commit().expect("commit");
+}
+
+fn open(path: &Path) -> Schedules {
+    Schedules::open(
+        path,
+        ManualClock::new(),
+        OpenWorld,
+        NoopRunner::default(),
+        config(1024),
+    )
+    .expect("open")
+}
+
+fn load(path: &Path, n: usize, scale: Option<f64>, rounds: usize) -> Row {
+    let mut samples: Vec<f64> = (0..rounds)
+        .map(|_| {
+            let start = Instant::now();
+            let engine = open(path);
+            let seconds = start.elapsed().as_secs_f64();
+            assert_eq!(engine.live_count(), n);
+            seconds * scale.unwrap_or(1.0)
+        })
+        .collect();
+    Row {
+        name: "load_1m",
+        measure: Measure::Value {
+            value: median(&mut samples),
+            unit: "s",
+            goal: 3.0,
+        },
+        note: match scale {
+            None => format!("Schedules::open of a store with {n} schedules, median of {rounds}"),
+            Some(scale) => format!(
+                "--quick: open of {n} schedules scaled x{scale} to 1,000,000 (linear), median of {rounds}"
+            ),
+        },
+    }
+}
+
+/// Resident bytes of this process (Linux `/proc/self/statm`), or `None` elsewhere.
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// In the child: open the store, print resident growth per schedule, exit.
+fn rss_child(path: &Path) -> ! {
+    let before = resident_bytes().unwrap_or(0);
+    let engine = open(path);
+    let after = resident_bytes().unwrap_or(0);
+    let per = (after.saturating_sub(before)) as f64 / engine.live_count().max(1) as f64;
+    println!("{per}");
+    std::process::exit(0);
+}
+
+fn bytes_per_schedule(path: &Path, n: usize) -> Row {
+    // A fresh process: memory freed by earlier sections would otherwise be reused and hide cost.
+    let output = Command::new(std::env::current_exe().expect("current exe"))
+        .arg("schedules")
+        .env(RSS_CHILD_ENV, path)
+        .output()
+        .expect("run the measuring child");
+    let value: f64 = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(f64::NAN);
+    Row {
+        name: "bytes_per_schedule",
+        measure: Measure::Value {
+            value,
+            unit: "B",
+            goal: 300.0,
+        },
+        note: format!(
+            "resident-set growth of a fresh process opening {n} schedules (no args), per schedule; includes SQLite's page cache"
+        ),
+    }
+}
