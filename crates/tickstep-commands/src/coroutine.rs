@@ -8,6 +8,7 @@
 //! The scheduler polls with a no-op waker and mounts every running command once per cycle, so
 //! the futures here need no wake-up bookkeeping: each poll re-checks its condition.
 
+use std::cell::Cell;
 use std::convert::Infallible;
 use std::future::Future;
 use std::panic::Location;
@@ -61,6 +62,8 @@ use crate::scheduler::state::{Key, Mounted};
 /// ```
 pub struct Coroutine {
     inner: Weak<Inner>,
+    /// The scheduler's mount marker (see `Inner::mounted`).
+    mounted: Rc<Cell<Mounted>>,
     bound: Mounted,
 }
 
@@ -79,30 +82,35 @@ pub enum WaitResult {
 }
 
 impl Coroutine {
-    pub(crate) fn new(inner: Weak<Inner>, bound: Mounted) -> Self {
-        Coroutine { inner, bound }
+    pub(crate) fn new(inner: &Rc<Inner>, bound: Mounted) -> Self {
+        Coroutine {
+            inner: Rc::downgrade(inner),
+            mounted: inner.mounted.clone(),
+            bound,
+        }
+    }
+
+    /// Panics unless this coroutine's own command (or sideload) is the one being polled.
+    #[track_caller]
+    #[inline]
+    fn check_bound(&self) {
+        assert!(
+            self.mounted.get() == self.bound,
+            "Coroutines can only be used by the command bound to them"
+        );
     }
 
     /// The scheduler, checked to be polling this coroutine's command.
     #[track_caller]
     fn engine(&self) -> Rc<Inner> {
-        let inner = self
-            .inner
+        self.check_bound();
+        self.inner
             .upgrade()
-            .expect("the scheduler this coroutine belongs to was dropped");
-        let mounted = inner.mounted.get();
-        assert!(
-            mounted == self.bound,
-            "Coroutines can only be used by the command bound to them"
-        );
-        inner
+            .expect("the scheduler this coroutine belongs to was dropped")
     }
 
     fn key(&self) -> Option<Key> {
-        match self.bound {
-            Mounted::Command(key) => Some(key),
-            _ => None,
-        }
+        self.bound.as_command()
     }
 
     #[track_caller]
@@ -131,7 +139,7 @@ impl Coroutine {
     /// ```
     #[track_caller]
     pub fn yield_now(&self) -> YieldNow {
-        self.engine();
+        self.check_bound();
         YieldNow { yielded: false }
     }
 
@@ -152,7 +160,7 @@ impl Coroutine {
     /// ```
     #[track_caller]
     pub fn park(&self) -> impl Future<Output = Infallible> + 'static {
-        self.engine();
+        self.check_bound();
         std::future::pending::<Infallible>()
     }
 
@@ -213,7 +221,7 @@ impl Coroutine {
     /// ```
     #[track_caller]
     pub fn wait_until<F: FnMut() -> bool>(&self, condition: F) -> WaitUntil<F> {
-        self.engine();
+        self.check_bound();
         WaitUntil {
             condition,
             inner: self.inner.clone(),

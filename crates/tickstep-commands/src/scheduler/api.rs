@@ -241,10 +241,8 @@ impl Scheduler {
     /// assert!(scheduler.current_command().is_none());
     /// ```
     pub fn current_command(&self) -> Option<Command> {
-        match self.inner.mounted.get() {
-            Mounted::Command(key) => self.inner.state.borrow().entry(key).map(|e| e.cmd.clone()),
-            _ => None,
-        }
+        let key = self.inner.mounted.get().as_command()?;
+        self.inner.state.borrow().entry(key).map(|e| e.cmd.clone())
     }
 
     /// Sets the command that runs whenever `mechanism` is idle (queued in the scheduling phase of
@@ -352,10 +350,7 @@ impl Scheduler {
             s.next_sideload += 1;
             id
         };
-        let fut = body(Coroutine::new(
-            Rc::downgrade(&self.inner),
-            Mounted::Sideload(id),
-        ));
+        let fut = body(Coroutine::new(&self.inner, Mounted::sideload(id)));
         let future = Box::pin(async move {
             fut.await;
             Ok(())

@@ -29,13 +29,13 @@ impl Inner {
         let Some((future, body, start)) = self.begin_mount(key) else {
             return false;
         };
-        let previous = self.mounted.replace(Mounted::Command(key));
+        let previous = self.mounted.replace(Mounted::command(key));
         let mut future = future;
         let mut cx = Context::from_waker(Waker::noop());
         let polled = catch_unwind(AssertUnwindSafe(|| {
             let fut = future.get_or_insert_with(|| {
                 let body = body.expect("a command without a future has a body factory");
-                body(Coroutine::new(Rc::downgrade(self), Mounted::Command(key)))
+                body(Coroutine::new(self, Mounted::command(key)))
             });
             fut.as_mut().poll(&mut cx)
         }));
@@ -43,7 +43,16 @@ impl Inner {
         let span = start.map(|start| (start, self.clock.now()));
         let (needs_settle, failed) = {
             let mut s = self.state.borrow_mut();
-            end_mount(&mut s, key, polled, future, span);
+            let fast = span.is_none() && matches!(polled, Ok(Poll::Pending));
+            match s.entry_mut(key) {
+                // The common cycle: untimed, still running, yielded. Put the body back.
+                Some(e) if fast && e.phase == Phase::Running => {
+                    e.mounted = false;
+                    e.future = future;
+                    s.emit(key, EventKind::Yielded);
+                }
+                _ => end_mount(&mut s, key, polled, future, span),
+            }
             (!s.deferred.is_empty(), s.failure.is_some())
         };
         if needs_settle {
@@ -71,7 +80,7 @@ impl Inner {
             s.emit(key, EventKind::Mounted);
             let start = if !s.timing {
                 None
-            } else if self.mounted.get() == Mounted::Nothing {
+            } else if self.mounted.get() == Mounted::NOTHING {
                 Some(s.now)
             } else {
                 Some(self.clock.now())
@@ -86,6 +95,7 @@ impl Inner {
 }
 
 /// Records the outcome of one poll: timing and watchdog, then yield, completion or failure.
+#[inline(never)]
 fn end_mount(
     s: &mut State,
     key: Key,

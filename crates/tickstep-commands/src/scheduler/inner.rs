@@ -21,8 +21,9 @@ pub(crate) type Listener = Rc<dyn Fn(&Event)>;
 pub(crate) struct Inner {
     pub(crate) state: RefCell<State>,
     pub(crate) clock: Box<dyn Clock>,
-    /// What is being polled right now (the innermost mount).
-    pub(crate) mounted: Cell<Mounted>,
+    /// What is being polled right now (the innermost mount). Shared with every coroutine so the
+    /// "is my command the one mounted?" check of a yield is one load, not a `Weak` upgrade.
+    pub(crate) mounted: Rc<Cell<Mounted>>,
     /// Copy-on-write, so delivering an event clones one `Rc`, not the list.
     pub(crate) listeners: RefCell<Rc<Vec<Listener>>>,
     settling: Cell<bool>,
@@ -48,7 +49,7 @@ impl Inner {
         Rc::new_cyclic(|weak| Inner {
             state: RefCell::new(State::new(weak.as_ptr() as usize)),
             clock,
-            mounted: Cell::new(Mounted::Nothing),
+            mounted: Rc::new(Cell::new(Mounted::NOTHING)),
             listeners: RefCell::new(Rc::new(Vec::new())),
             settling: Cell::new(false),
         })
@@ -62,7 +63,7 @@ impl Inner {
         }
         let _reset = ResetOnDrop(&self.settling);
         // Listeners and hooks are not the body being polled: what they schedule is top level.
-        let _unmount = RestoreMounted(&self.mounted, self.mounted.replace(Mounted::Nothing));
+        let _unmount = RestoreMounted(&self.mounted, self.mounted.replace(Mounted::NOTHING));
         loop {
             let next = self.state.borrow_mut().deferred.pop_front();
             match next {
@@ -116,7 +117,7 @@ impl Inner {
                 (ScheduleResult::AlreadyRunning, Some(key), false)
             } else if s.live_elsewhere(cmd) {
                 (ScheduleResult::AlreadyRunning, None, false)
-            } else if let Mounted::Command(parent) = mounted {
+            } else if let Some(parent) = mounted.as_command() {
                 match s.start_child(cmd, parent, at) {
                     Ok(key) => (ScheduleResult::Success, Some(key), true),
                     Err(rejected) => (rejected, None, false),
@@ -245,14 +246,12 @@ impl Inner {
 
     /// Whether the command bound to `mounted` may continue (not canceled mid-poll).
     pub(crate) fn still_running(&self, mounted: Mounted) -> bool {
-        match mounted {
-            Mounted::Command(key) => self
-                .state
+        mounted.as_command().is_none_or(|key| {
+            self.state
                 .borrow()
                 .entry(key)
-                .is_some_and(|e| e.phase == Phase::Running),
-            _ => true,
-        }
+                .is_some_and(|e| e.phase == Phase::Running)
+        })
     }
 }
 

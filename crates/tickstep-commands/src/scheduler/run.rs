@@ -19,7 +19,7 @@ use crate::error::RunError;
 struct RunGuard<'a>(&'a Inner);
 impl Drop for RunGuard<'_> {
     fn drop(&mut self) {
-        self.0.mounted.set(Mounted::Nothing);
+        self.0.mounted.set(Mounted::NOTHING);
         if let Ok(mut s) = self.0.state.try_borrow_mut() {
             s.in_run = false;
         }
@@ -130,7 +130,7 @@ impl Inner {
                 (sideload.id, sideload.future.take())
             };
             let Some(mut future) = future else { continue };
-            let previous = self.mounted.replace(Mounted::Sideload(id));
+            let previous = self.mounted.replace(Mounted::sideload(id));
             let restore = RestoreMounted(&self.mounted, previous);
             let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
             let done = future.as_mut().poll(&mut cx).is_ready();

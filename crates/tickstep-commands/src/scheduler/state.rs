@@ -42,31 +42,81 @@ pub(crate) enum Phase {
     Finished,
 }
 
-/// What is being polled right now.
+/// What is being polled right now: nothing, a command (by key) or a sideload (by id), packed in
+/// one word so the check every yield makes is a single comparison and a coroutine stays small.
+/// Layout: kind in the top two bits; a command's slot index (below 2^30) and generation below.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Mounted {
-    Nothing,
-    Command(Key),
-    Sideload(u64),
+pub(crate) struct Mounted(u64);
+
+impl Mounted {
+    const KIND: u64 = 3 << 62;
+    const COMMAND: u64 = 1 << 62;
+    const SIDELOAD: u64 = 2 << 62;
+    pub(crate) const NOTHING: Mounted = Mounted(0);
+
+    pub(crate) fn command(key: Key) -> Self {
+        debug_assert!(key.idx < MAX_SLOTS);
+        Mounted(Self::COMMAND | u64::from(key.idx) << 32 | u64::from(key.generation))
+    }
+
+    pub(crate) fn sideload(id: u64) -> Self {
+        Mounted(Self::SIDELOAD | (id & !Self::KIND))
+    }
+
+    /// The mounted command's key, if a command is mounted.
+    pub(crate) fn as_command(self) -> Option<Key> {
+        (self.0 & Self::KIND == Self::COMMAND).then_some(Key {
+            idx: ((self.0 & !Self::KIND) >> 32) as u32,
+            generation: self.0 as u32,
+        })
+    }
+
+    /// The mounted sideload's id, if a sideload is mounted.
+    pub(crate) fn as_sideload(self) -> Option<u64> {
+        (self.0 & Self::KIND == Self::SIDELOAD).then_some(self.0 & !Self::KIND)
+    }
 }
 
+/// Slots a scheduler can hold at once (live command instances), so a key packs into `Mounted`.
+pub(crate) const MAX_SLOTS: u32 = 1 << 30;
+
+/// One command instance. The fields every cycle touches live inline in the slab (small, so
+/// 1,000 running commands stay within the L1 cache); the rest sits behind one box.
 pub(crate) struct Entry {
+    pub(crate) phase: Phase,
+    /// Being polled (its future is on the stack, not in `future`).
+    pub(crate) mounted: bool,
+    pub(crate) last_cycle: u64,
+    pub(crate) future: Option<BodyFuture>,
+    info: Box<Info>,
+}
+
+/// The cold part of an [`Entry`], reached through `Deref`.
+pub(crate) struct Info {
     pub(crate) id: CommandId,
     pub(crate) cmd: Command,
     pub(crate) parent: Option<Key>,
     pub(crate) children: Vec<Key>,
-    pub(crate) phase: Phase,
-    pub(crate) future: Option<BodyFuture>,
-    /// Being polled (its future is on the stack, not in `future`).
-    pub(crate) mounted: bool,
     /// Effective priority: the maximum over this command and its ancestors.
     pub(crate) priority: i32,
     pub(crate) scheduled_at: &'static Location<'static>,
     /// For each requirement, the ancestor that held it before this command borrowed it.
     pub(crate) displaced: Vec<Option<Key>>,
-    pub(crate) last_cycle: u64,
     pub(crate) last_run: Duration,
     pub(crate) total_run: Duration,
+}
+
+impl std::ops::Deref for Entry {
+    type Target = Info;
+    fn deref(&self) -> &Info {
+        &self.info
+    }
+}
+
+impl std::ops::DerefMut for Entry {
+    fn deref_mut(&mut self) -> &mut Info {
+        &mut self.info
+    }
 }
 
 struct Slot {
@@ -204,19 +254,21 @@ impl State {
         let id = CommandId(self.next_id);
         self.next_id += 1;
         let entry = Entry {
-            id,
-            cmd: cmd.clone(),
-            parent,
-            children: Vec::new(),
             phase,
-            future: None,
             mounted: false,
-            priority,
-            scheduled_at,
-            displaced: Vec::new(),
             last_cycle: 0,
-            last_run: Duration::ZERO,
-            total_run: Duration::ZERO,
+            future: None,
+            info: Box::new(Info {
+                id,
+                cmd: cmd.clone(),
+                parent,
+                children: Vec::new(),
+                priority,
+                scheduled_at,
+                displaced: Vec::new(),
+                last_run: Duration::ZERO,
+                total_run: Duration::ZERO,
+            }),
         };
         let key = if let Some(idx) = self.free.pop() {
             let slot = &mut self.slots[idx as usize];
@@ -226,7 +278,10 @@ impl State {
                 generation: slot.generation,
             }
         } else {
-            let idx = u32::try_from(self.slots.len()).expect("more than u32::MAX live commands");
+            let idx = u32::try_from(self.slots.len())
+                .ok()
+                .filter(|idx| *idx < MAX_SLOTS)
+                .expect("more than 2^30 command instances alive at once");
             self.slots.push(Slot {
                 generation: 0,
                 entry: Some(entry),
@@ -278,10 +333,16 @@ impl State {
         self.free.append(&mut self.pending_free);
     }
 
+    /// Queues an event for the listeners; free when nobody listens.
+    #[inline]
     pub(crate) fn emit(&mut self, key: Key, kind: EventKind) {
-        if !self.listening {
-            return;
+        if self.listening {
+            self.emit_slow(key, kind);
         }
+    }
+
+    #[cold]
+    fn emit_slow(&mut self, key: Key, kind: EventKind) {
         let Some(e) = self.entry(key) else { return };
         let event = Event {
             kind,
@@ -320,20 +381,17 @@ impl State {
     }
 
     pub(crate) fn scope_for(&self, mounted: Mounted) -> Scope {
-        match mounted {
-            Mounted::Command(key) => Scope::Command(key),
-            Mounted::Sideload(id) => self
-                .sideloads
+        if let Some(key) = mounted.as_command() {
+            Scope::Command(key)
+        } else if let Some(id) = mounted.as_sideload() {
+            self.sideloads
                 .iter()
                 .find(|s| s.id == id)
-                .map_or(Scope::Global, |s| s.scope),
-            Mounted::Nothing => {
-                if self.opmode.is_some() {
-                    Scope::OpMode(self.opmode_epoch)
-                } else {
-                    Scope::Global
-                }
-            }
+                .map_or(Scope::Global, |s| s.scope)
+        } else if self.opmode.is_some() {
+            Scope::OpMode(self.opmode_epoch)
+        } else {
+            Scope::Global
         }
     }
 
