@@ -109,6 +109,8 @@
 
 #![forbid(unsafe_code)]
 
+mod awaitables;
+mod binding;
 mod command;
 pub mod compose;
 mod coroutine;
@@ -120,8 +122,9 @@ mod scope;
 mod telemetry;
 mod trigger;
 
+pub use awaitables::{Join, Wait, WaitUntil, WaitUntilTimeout, YieldNow};
 pub use command::{Command, CommandBuilder, NeedsBody};
-pub use coroutine::{Coroutine, Join, Wait, WaitResult, WaitUntil, WaitUntilTimeout, YieldNow};
+pub use coroutine::{Coroutine, WaitResult};
 pub use error::{
     BoxError, CompositionError, ConflictPair, DefaultCommandError, ForkError, RunError,
     StateMachineError, TriggerError,

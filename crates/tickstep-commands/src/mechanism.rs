@@ -138,7 +138,7 @@ impl Mechanism {
         let step = Rc::new(step);
         self.run(move |co| {
             let step = step.clone();
-            crate::coroutine::repeat_forever(co, move || step())
+            crate::awaitables::repeat_forever(co, move || step())
         })
     }
 

@@ -23,20 +23,20 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::Instant;
 
+use crate::binding::{Binding, Kind};
 use crate::command::Command;
 use crate::error::TriggerError;
 use crate::scheduler::Scheduler;
 use crate::scheduler::inner::Inner;
-use crate::scheduler::state::Key;
-use crate::scope::Scope;
 
 /// What a trigger node sees when evaluated.
 pub(crate) struct Ctx {
-    cycle: u64,
-    now: Instant,
+    pub(crate) cycle: u64,
+    pub(crate) now: Instant,
 }
 
-struct Node {
+/// One signal in a trigger's expression tree, memoized per cycle.
+pub(crate) struct Node {
     eval: Box<dyn Fn(&Ctx) -> bool>,
     /// (cycle, value) of the last evaluation.
     memo: Cell<(u64, bool)>,
@@ -50,7 +50,7 @@ impl Node {
         })
     }
 
-    fn value(&self, ctx: &Ctx) -> bool {
+    pub(crate) fn value(&self, ctx: &Ctx) -> bool {
         let (cycle, value) = self.memo.get();
         if cycle == ctx.cycle {
             return value;
@@ -58,39 +58,6 @@ impl Node {
         let value = (self.eval)(ctx);
         self.memo.set((ctx.cycle, value));
         value
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    OnTrue,
-    OnFalse,
-    WhileTrue,
-    WhileFalse,
-    ToggleOnTrue,
-    ToggleOnFalse,
-    RetryWhileTrue,
-    RetryWhileFalse,
-}
-
-pub(crate) struct Binding {
-    node: Rc<Node>,
-    kind: Kind,
-    command: Command,
-    pub(crate) scope: Scope,
-    at: &'static Location<'static>,
-    previous: Cell<Option<bool>>,
-    scheduled: Cell<Option<Key>>,
-    unbound: Cell<bool>,
-}
-
-impl Binding {
-    pub(crate) fn is_unbound(&self) -> bool {
-        self.unbound.get()
-    }
-
-    pub(crate) fn scheduled_key(&self) -> Option<Key> {
-        self.scheduled.get()
     }
 }
 
@@ -155,16 +122,13 @@ impl Trigger {
         inner.check_mechanisms(command);
         let mut s = inner.state.borrow_mut();
         let scope = s.scope_for(inner.mounted.get());
-        s.bindings.push(Rc::new(Binding {
-            node: self.node.clone(),
+        s.bindings.push(Rc::new(Binding::new(
+            self.node.clone(),
             kind,
-            command: command.clone(),
+            command,
             scope,
             at,
-            previous: Cell::new(None),
-            scheduled: Cell::new(None),
-            unbound: Cell::new(false),
-        }));
+        )));
         self
     }
 
@@ -363,8 +327,8 @@ impl Trigger {
             .expect("the scheduler of this trigger was dropped");
         let s = inner.state.borrow();
         for binding in &s.bindings {
-            if Rc::ptr_eq(&binding.node, &self.node) {
-                binding.unbound.set(true);
+            if binding.watches(&self.node) {
+                binding.unbind();
             }
         }
     }
@@ -566,82 +530,5 @@ impl Trigger {
 impl std::fmt::Debug for Trigger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Trigger").finish_non_exhaustive()
-    }
-}
-
-/// The trigger phase: poll every binding once (in the order they were made) and act on edges.
-/// Bindings made during this phase are first polled next cycle.
-pub(crate) fn poll_bindings(inner: &Rc<Inner>) {
-    let (count, ctx) = {
-        let s = inner.state.borrow();
-        (
-            s.bindings.len(),
-            Ctx {
-                cycle: s.cycle,
-                now: s.now,
-            },
-        )
-    };
-    for i in 0..count {
-        let Some(binding) = inner.state.borrow().bindings.get(i).cloned() else {
-            break;
-        };
-        if binding.unbound.get() {
-            continue;
-        }
-        let value = binding.node.value(&ctx);
-        let previous = binding.previous.replace(Some(value));
-        let rising = value && previous != Some(true);
-        let falling = !value && previous == Some(true);
-        let entered_false = !value && previous != Some(false);
-        let left_false = value && previous == Some(false);
-        let live = || inner.state.borrow().live_key(&binding.command).is_some();
-        let action = match binding.kind {
-            Kind::OnTrue | Kind::WhileTrue if rising => Action::Schedule,
-            Kind::OnFalse if falling => Action::Schedule,
-            Kind::WhileFalse if entered_false => Action::Schedule,
-            Kind::RetryWhileTrue if value && !live() => Action::Schedule,
-            Kind::RetryWhileFalse if !value && !live() => Action::Schedule,
-            Kind::WhileTrue | Kind::RetryWhileTrue if falling => Action::Cancel,
-            Kind::WhileFalse | Kind::RetryWhileFalse if left_false => Action::Cancel,
-            Kind::ToggleOnTrue if rising => Action::Toggle,
-            Kind::ToggleOnFalse if falling => Action::Toggle,
-            _ => continue,
-        };
-        match action {
-            Action::Schedule => schedule(inner, &binding),
-            Action::Cancel => cancel(inner, &binding),
-            Action::Toggle => toggle(inner, &binding),
-        }
-    }
-}
-
-enum Action {
-    Schedule,
-    Cancel,
-    Toggle,
-}
-
-fn schedule(inner: &Rc<Inner>, binding: &Binding) {
-    // Remember only an instance this binding started, so its scope ending never cancels one
-    // that someone else scheduled.
-    let (result, key) = inner.schedule(&binding.command, binding.at);
-    if result.is_success() {
-        binding.scheduled.set(key);
-    }
-}
-
-fn cancel(inner: &Rc<Inner>, binding: &Binding) {
-    let key = inner.state.borrow().live_key(&binding.command);
-    if let Some(key) = key {
-        inner.cancel_key(key);
-    }
-}
-
-fn toggle(inner: &Rc<Inner>, binding: &Binding) {
-    let key = inner.state.borrow().live_key(&binding.command);
-    match key {
-        Some(key) => inner.cancel_key(key),
-        None => schedule(inner, binding),
     }
 }

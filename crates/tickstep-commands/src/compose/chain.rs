@@ -121,7 +121,7 @@ impl Command {
 
 /// Resolves with the first of a join and a condition wait (the join wins a tie).
 async fn race2(
-    join: crate::coroutine::Join,
+    join: crate::awaitables::Join,
     stop: impl std::future::Future<Output = ()> + Unpin,
 ) -> Result<(), crate::error::ForkError> {
     let mut join = join;

@@ -379,7 +379,7 @@ impl Scheduler {
     /// assert_eq!(n.get(), 3);
     /// ```
     pub fn add_periodic(&self, f: impl FnMut() + 'static) {
-        self.sideload(move |co| crate::coroutine::repeat_forever(co, f));
+        self.sideload(move |co| crate::awaitables::repeat_forever(co, f));
     }
 
     /// Adds an event listener. Listeners observe; they cannot change or suppress what happened

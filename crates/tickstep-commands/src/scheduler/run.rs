@@ -45,7 +45,7 @@ impl Inner {
 
         self.cleanup_scopes();
         self.run_sideloads();
-        crate::trigger::poll_bindings(self);
+        crate::binding::poll_bindings(self);
         self.queue_default_commands();
         self.state.borrow_mut().promote();
         self.settle();

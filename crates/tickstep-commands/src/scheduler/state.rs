@@ -19,11 +19,11 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::Instant;
 
+use crate::binding::Binding;
 use crate::command::{BodyFuture, Command};
 use crate::error::RunError;
 use crate::event::{CommandId, Event, EventKind};
 use crate::scope::{OpMode, Scope};
-use crate::trigger::Binding;
 
 /// A slot index plus the slot's generation when the key was made.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

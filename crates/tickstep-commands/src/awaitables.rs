@@ -1,0 +1,171 @@
+//! The futures a [`Coroutine`] hands out: yield, waits, and joins on child commands.
+//!
+//! The scheduler polls with a no-op waker and mounts every running command once per cycle, so
+//! none of these registers a wake-up: each poll re-checks its condition. Those that can finish
+//! at once also check that their command was not canceled earlier in the same poll, so code after
+//! the `.await` never runs for a canceled command.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Weak;
+use std::task::{Context, Poll};
+
+use tickstep_kernel::clock::Instant;
+
+use crate::coroutine::{Coroutine, WaitResult};
+use crate::error::ForkError;
+use crate::scheduler::inner::Inner;
+use crate::scheduler::state::{Key, Mounted};
+
+/// True when the bound command may go on (it was not canceled during this poll).
+fn may_continue(inner: &Weak<Inner>, bound: Mounted) -> bool {
+    inner.upgrade().is_some_and(|i| i.still_running(bound))
+}
+
+/// Future of [`Coroutine::yield_now`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless awaited"]
+pub struct YieldNow {
+    pub(crate) yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            Poll::Ready(())
+        } else {
+            self.yielded = true;
+            Poll::Pending
+        }
+    }
+}
+
+/// Future of [`Coroutine::wait`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless awaited"]
+pub struct Wait {
+    pub(crate) deadline: Instant,
+    pub(crate) inner: Weak<Inner>,
+    pub(crate) bound: Mounted,
+}
+
+impl Future for Wait {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Poll::Pending;
+        };
+        if inner.clock.now() >= self.deadline && inner.still_running(self.bound) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// Future of [`Coroutine::wait_until`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct WaitUntil<F> {
+    pub(crate) condition: F,
+    pub(crate) inner: Weak<Inner>,
+    pub(crate) bound: Mounted,
+}
+
+impl<F: FnMut() -> bool + Unpin> Future for WaitUntil<F> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let this = Pin::into_inner(self);
+        if (this.condition)() && may_continue(&this.inner, this.bound) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// Future of [`Coroutine::wait_until_timeout`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct WaitUntilTimeout<F> {
+    pub(crate) condition: F,
+    pub(crate) deadline: Instant,
+    pub(crate) inner: Weak<Inner>,
+    pub(crate) bound: Mounted,
+}
+
+impl<F: FnMut() -> bool + Unpin> Future for WaitUntilTimeout<F> {
+    type Output = WaitResult;
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<WaitResult> {
+        let this = Pin::into_inner(self);
+        if !may_continue(&this.inner, this.bound) {
+            return Poll::Pending;
+        }
+        if (this.condition)() {
+            return Poll::Ready(WaitResult::ConditionMet);
+        }
+        let timed_out = this
+            .inner
+            .upgrade()
+            .is_some_and(|i| i.clock.now() >= this.deadline);
+        if timed_out {
+            Poll::Ready(WaitResult::TimedOut)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum JoinMode {
+    All,
+    Any,
+}
+
+/// Future of [`Coroutine::await_cmd`], [`Coroutine::await_all`] and [`Coroutine::await_any`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless awaited"]
+pub struct Join {
+    pub(crate) inner: Weak<Inner>,
+    pub(crate) bound: Mounted,
+    pub(crate) keys: Vec<Key>,
+    pub(crate) error: Option<ForkError>,
+    pub(crate) mode: JoinMode,
+}
+
+impl Future for Join {
+    type Output = Result<(), ForkError>;
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some(error) = self.error.take() {
+            return Poll::Ready(Err(error));
+        }
+        let Some(inner) = self.inner.upgrade() else {
+            return Poll::Pending;
+        };
+        if !inner.still_running(self.bound) {
+            return Poll::Pending;
+        }
+        let done = match self.mode {
+            JoinMode::All => self.keys.iter().all(|k| !inner.is_live(*k)),
+            JoinMode::Any => self.keys.is_empty() || self.keys.iter().any(|k| !inner.is_live(*k)),
+        };
+        if !done {
+            return Poll::Pending;
+        }
+        if self.mode == JoinMode::Any {
+            for key in std::mem::take(&mut self.keys) {
+                if inner.is_live(key) {
+                    inner.cancel_key(key);
+                }
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Calls `step` then yields, forever (the body of `run_repeatedly` and `add_periodic`).
+pub(crate) async fn repeat_forever(co: Coroutine, mut step: impl FnMut()) {
+    loop {
+        step();
+        co.yield_now().await;
+    }
+}
