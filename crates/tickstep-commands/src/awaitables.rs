@@ -22,7 +22,18 @@ fn may_continue(inner: &Weak<Inner>, bound: Mounted) -> bool {
     inner.upgrade().is_some_and(|i| i.still_running(bound))
 }
 
-/// Future of [`Coroutine::yield_now`].
+/// Future of [`Coroutine::yield_now`]: pending once, ready on the next mount.
+///
+/// ```
+/// use tickstep_commands::{Command, YieldNow};
+/// let c = Command::no_requirements()
+///     .executing(|co| async move {
+///         let step: YieldNow = co.yield_now();
+///         step.await;
+///     })
+///     .named("c");
+/// # let _ = c;
+/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless awaited"]
 pub struct YieldNow {
@@ -41,7 +52,19 @@ impl Future for YieldNow {
     }
 }
 
-/// Future of [`Coroutine::wait`].
+/// Future of [`Coroutine::wait`]: ready at the first mount at or after its deadline.
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_commands::{Command, Wait};
+/// let c = Command::no_requirements()
+///     .executing(|co| async move {
+///         let pause: Wait = co.wait(Duration::from_millis(250));
+///         pause.await;
+///     })
+///     .named("c");
+/// # let _ = c;
+/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless awaited"]
 pub struct Wait {
@@ -64,7 +87,15 @@ impl Future for Wait {
     }
 }
 
-/// Future of [`Coroutine::wait_until`].
+/// Future of [`Coroutine::wait_until`]: ready at the first mount where its condition holds.
+///
+/// ```
+/// use tickstep_commands::Command;
+/// let c = Command::no_requirements()
+///     .executing(|co| async move { co.wait_until(|| true).await })
+///     .named("c");
+/// # let _ = c;
+/// ```
 #[must_use = "futures do nothing unless awaited"]
 pub struct WaitUntil<F> {
     pub(crate) condition: F,
@@ -84,7 +115,20 @@ impl<F: FnMut() -> bool + Unpin> Future for WaitUntil<F> {
     }
 }
 
-/// Future of [`Coroutine::wait_until_timeout`].
+/// Future of [`Coroutine::wait_until_timeout`]: a [`WaitResult`] saying which came first.
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_commands::{Command, WaitResult};
+/// let c = Command::no_requirements()
+///     .executing(|co| async move {
+///         if co.wait_until_timeout(|| false, Duration::from_secs(2)).await == WaitResult::TimedOut {
+///             // give up
+///         }
+///     })
+///     .named("c");
+/// # let _ = c;
+/// ```
 #[must_use = "futures do nothing unless awaited"]
 pub struct WaitUntilTimeout<F> {
     pub(crate) condition: F,
@@ -121,7 +165,25 @@ pub(crate) enum JoinMode {
     Any,
 }
 
-/// Future of [`Coroutine::await_cmd`], [`Coroutine::await_all`] and [`Coroutine::await_any`].
+/// Future of [`Coroutine::await_cmd`], [`Coroutine::await_all`] and [`Coroutine::await_any`]:
+/// the children start when the method is called; this resolves when they end (all, or any), or
+/// at once with the [`ForkError`] that kept them from starting.
+///
+/// ```
+/// use tickstep_commands::{Command, Join};
+/// let step = Command::no_requirements().executing(|_co| async {}).named("step");
+/// let outer = Command::no_requirements()
+///     .executing_fallible(move |co| {
+///         let step = step.clone();
+///         async move {
+///             let joined: Join = co.await_cmd(&step);
+///             joined.await?;
+///             Ok(())
+///         }
+///     })
+///     .named("outer");
+/// # let _ = outer;
+/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless awaited"]
 pub struct Join {

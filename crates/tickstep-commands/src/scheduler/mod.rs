@@ -22,6 +22,10 @@ use std::time::Duration;
 pub use result::ScheduleResult;
 
 /// The greedy-loop watchdog's default limit: one 20 ms robot cycle.
+///
+/// ```
+/// assert_eq!(tickstep_commands::DEFAULT_WATCHDOG_LIMIT.as_millis(), 20);
+/// ```
 pub const DEFAULT_WATCHDOG_LIMIT: Duration = Duration::from_millis(20);
 
 /// The command scheduler. Cheap to clone (a shared handle); single-threaded by construction.
