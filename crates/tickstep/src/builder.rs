@@ -1,0 +1,434 @@
+//! [`RuntimeBuilder`]: every knob of a [`Runtime`], with the defaults the seeds imply.
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use tickstep_kernel::clock::{ManualClock, SystemClock};
+use tickstep_kernel::{FrameLoop, Kernel, KernelConfig, Priority, Role};
+use tickstep_schedules::{Config, Schedules, World};
+
+use crate::hub::{COMMAND_CYCLE_ORIGIN, Hub, KernelRunner};
+use crate::verbs::{OpenWorld, RuntimeWorld, VerbTable};
+use crate::{Runtime, RuntimeClock, RuntimeError};
+
+/// The command cycle's default period: one 20 ms robot loop.
+pub const DEFAULT_COMMAND_PERIOD: Duration = Duration::from_millis(20);
+/// The schedules engine's default tick: 10 ms.
+pub const DEFAULT_SCHEDULES_TICK: Duration = tickstep_schedules::DEFAULT_TICK;
+/// The default frame rate: 60 fps.
+pub const DEFAULT_FRAME_RATE: u32 = 60;
+/// The store's file name inside the data directory.
+pub const STORE_FILE_NAME: &str = "tickstep.db";
+
+/// Where the durable schedules live.
+///
+/// ```
+/// use tickstep::Store;
+/// assert_eq!(Store::default(), Store::DefaultPath);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Store {
+    /// [`default_store_path`]: the platform's data directory, or `./tickstep.db`.
+    #[default]
+    DefaultPath,
+    /// This `SQLite` file (created if missing, with its directory).
+    Path(PathBuf),
+    /// No file: schedules vanish with the runtime (tests, one-off tools).
+    InMemory,
+}
+
+/// The default store file: `$XDG_DATA_HOME/tickstep/tickstep.db`, else
+/// `~/.local/share/tickstep/tickstep.db` on Unix, `~/Library/Application Support/tickstep/...` on
+/// macOS, `%APPDATA%\tickstep\...` on Windows, and `./tickstep.db` when none of those is known.
+///
+/// ```
+/// let path = tickstep::default_store_path();
+/// assert!(path.ends_with("tickstep.db"));
+/// ```
+pub fn default_store_path() -> PathBuf {
+    data_dir().map_or_else(
+        || PathBuf::from(STORE_FILE_NAME),
+        |dir| dir.join("tickstep").join(STORE_FILE_NAME),
+    )
+}
+
+fn data_dir() -> Option<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if cfg!(windows) {
+        return var("APPDATA");
+    }
+    if cfg!(target_os = "macos") {
+        return var("HOME").map(|h| h.join("Library").join("Application Support"));
+    }
+    var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local").join("share")))
+}
+
+/// Builds a [`Runtime`]. Start from [`Runtime::builder`].
+///
+/// Defaults: server role, 60 fps, the system clock, the [default store](default_store_path),
+/// diagnostics on for a server and off for a client (as the kernel boots them), a 20 ms command
+/// cycle, a 10 ms schedules tick, firings at Normal priority, and [`OpenWorld`].
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep::Runtime;
+/// use tickstep::kernel::{ManualClock, Role};
+///
+/// let rt = Runtime::builder()
+///     .role(Role::Client)
+///     .frame_rate(30)
+///     .manual_clock(ManualClock::new())
+///     .in_memory_store()
+///     .command_period(Duration::from_millis(50))
+///     .build()?;
+/// assert_eq!(rt.kernel().role(), Role::Client);
+/// # Ok::<(), tickstep::RuntimeError>(())
+/// ```
+pub struct RuntimeBuilder {
+    role: Role,
+    frame_rate: u32,
+    clock: Option<RuntimeClock>,
+    store: Store,
+    diagnostics: Option<bool>,
+    command_period: Option<Duration>,
+    schedules_tick: Duration,
+    firing_priority: Priority,
+    world: Box<dyn World>,
+    rng_seed: Option<u64>,
+}
+
+impl Default for RuntimeBuilder {
+    fn default() -> Self {
+        RuntimeBuilder {
+            role: Role::Server,
+            frame_rate: DEFAULT_FRAME_RATE,
+            clock: None,
+            store: Store::DefaultPath,
+            diagnostics: None,
+            command_period: Some(DEFAULT_COMMAND_PERIOD),
+            schedules_tick: DEFAULT_SCHEDULES_TICK,
+            firing_priority: Priority::Normal,
+            world: Box::new(OpenWorld),
+            rng_seed: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("role", &self.role)
+            .field("frame_rate", &self.frame_rate)
+            .field("clock", &self.clock)
+            .field("store", &self.store)
+            .field("diagnostics", &self.diagnostics)
+            .field("command_period", &self.command_period)
+            .field("schedules_tick", &self.schedules_tick)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RuntimeBuilder {
+    /// Server (frame-aware budget, diagnostics) or client (fixed 1.5 ms slice, `PreRender` phase).
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().role(tickstep::kernel::Role::Client);
+    /// ```
+    #[must_use]
+    pub fn role(mut self, role: Role) -> Self {
+        self.role = role;
+        self
+    }
+
+    /// Target frame rate of the frame loop (1 to 1000).
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().frame_rate(30);
+    /// ```
+    #[must_use]
+    pub fn frame_rate(mut self, fps: u32) -> Self {
+        self.frame_rate = fps;
+        self
+    }
+
+    /// Runs on real time (the default).
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().system_clock();
+    /// ```
+    #[must_use]
+    pub fn system_clock(mut self) -> Self {
+        self.clock = Some(RuntimeClock::System(SystemClock::new()));
+        self
+    }
+
+    /// Runs in virtual time on `clock`: frames, waits and deadlines move it, never the thread.
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().manual_clock(tickstep::kernel::ManualClock::new());
+    /// ```
+    #[must_use]
+    pub fn manual_clock(mut self, clock: ManualClock) -> Self {
+        self.clock = Some(RuntimeClock::Manual(clock));
+        self
+    }
+
+    /// Keeps durable schedules in the `SQLite` file at `path`.
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().store_path("/tmp/world.db");
+    /// ```
+    #[must_use]
+    pub fn store_path(mut self, path: impl AsRef<Path>) -> Self {
+        self.store = Store::Path(path.as_ref().to_owned());
+        self
+    }
+
+    /// Keeps schedules in memory only.
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().in_memory_store();
+    /// ```
+    #[must_use]
+    pub fn in_memory_store(mut self) -> Self {
+        self.store = Store::InMemory;
+        self
+    }
+
+    /// Chooses the store.
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().store(tickstep::Store::DefaultPath);
+    /// ```
+    #[must_use]
+    pub fn store(mut self, store: Store) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Kernel overload diagnostics (server only; see
+    /// [`Kernel::enable_diagnostics`](crate::kernel::Kernel::enable_diagnostics)).
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().diagnostics(false);
+    /// ```
+    #[must_use]
+    pub fn diagnostics(mut self, on: bool) -> Self {
+        self.diagnostics = Some(on);
+        self
+    }
+
+    /// Period of the command cycle (`commands().run()` as a kernel job). Default 20 ms.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let _b = tickstep::Runtime::builder().command_period(Duration::from_millis(10));
+    /// ```
+    #[must_use]
+    pub fn command_period(mut self, period: Duration) -> Self {
+        self.command_period = Some(period);
+        self
+    }
+
+    /// No command cycle at all: a runtime of kernel tasks and schedules only, which sleeps
+    /// through idle time entirely.
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().without_commands();
+    /// ```
+    #[must_use]
+    pub fn without_commands(mut self) -> Self {
+        self.command_period = None;
+        self
+    }
+
+    /// The schedules engine's tick (interval floor, and the most often the runtime ticks it).
+    /// Default 10 ms.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let _b = tickstep::Runtime::builder().schedules_tick(Duration::from_millis(50));
+    /// ```
+    #[must_use]
+    pub fn schedules_tick(mut self, tick: Duration) -> Self {
+        self.schedules_tick = tick;
+        self
+    }
+
+    /// The kernel priority firings run at. Default Normal.
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().firing_priority(tickstep::kernel::Priority::Low);
+    /// ```
+    #[must_use]
+    pub fn firing_priority(mut self, priority: Priority) -> Self {
+        self.firing_priority = priority;
+        self
+    }
+
+    /// The host's object model for schedule permissions. Default [`OpenWorld`].
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().world(tickstep::OpenWorld);
+    /// ```
+    #[must_use]
+    pub fn world(mut self, world: impl World + 'static) -> Self {
+        self.world = Box::new(world);
+        self
+    }
+
+    /// Seeds the schedules' jitter generator (deterministic tests).
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().rng_seed(7);
+    /// ```
+    #[must_use]
+    pub fn rng_seed(mut self, seed: u64) -> Self {
+        self.rng_seed = Some(seed);
+        self
+    }
+
+    /// Boots the kernel, opens the store and wires the layers together.
+    ///
+    /// Firings that were in flight when the store was last saved are abandoned (their schedules
+    /// record a fault, "interrupted by restart"): a Rust closure's progress cannot be restored.
+    ///
+    /// # Errors
+    ///
+    /// [`RuntimeError::Kernel`] for a frame rate outside 1–1000 or diagnostics on a client;
+    /// [`RuntimeError::ZeroPeriod`] for a zero command period or schedules tick;
+    /// [`RuntimeError::StoreDir`] / [`RuntimeError::Store`] when the store cannot be opened.
+    ///
+    /// ```
+    /// use tickstep::Runtime;
+    /// use tickstep::kernel::{ManualClock, Role};
+    /// let err = Runtime::builder().role(Role::Client).diagnostics(true)
+    ///     .manual_clock(ManualClock::new()).in_memory_store().build().unwrap_err();
+    /// assert!(err.to_string().contains("server-only"));
+    /// ```
+    pub fn build(self) -> Result<Runtime, RuntimeError> {
+        if let Some(period) = self.command_period.filter(Duration::is_zero) {
+            return Err(RuntimeError::ZeroPeriod {
+                what: "command period",
+                got: period,
+            });
+        }
+        if self.schedules_tick.is_zero() {
+            return Err(RuntimeError::ZeroPeriod {
+                what: "schedules tick",
+                got: self.schedules_tick,
+            });
+        }
+        let clock = self
+            .clock
+            .unwrap_or_else(|| RuntimeClock::System(SystemClock::new()));
+        // Checked here so a bad rate is an error, not the kernel's boot panic.
+        FrameLoop::try_new(clock.clone(), self.role, self.frame_rate)?;
+        let diagnostics = self.diagnostics.unwrap_or(self.role == Role::Server);
+        if diagnostics && self.role != Role::Server {
+            return Err(
+                tickstep_kernel::ScheduleError::DiagnosticsServerOnly { role: self.role }.into(),
+            );
+        }
+
+        let kernel = Kernel::boot(
+            clock.clone(),
+            self.role,
+            KernelConfig::default().fps(self.frame_rate),
+        );
+        let commands = tickstep_commands::Scheduler::new(clock.clone());
+        let verbs = Rc::new(VerbTable::default());
+        let hub = Hub::new(
+            clock.clone(),
+            kernel.scheduler().clone(),
+            commands,
+            Rc::clone(&verbs),
+            self.firing_priority,
+            self.schedules_tick,
+        );
+
+        let world = RuntimeWorld {
+            host: self.world,
+            verbs,
+        };
+        let runner = KernelRunner {
+            hub: Rc::downgrade(&hub),
+        };
+        let mut config = Config::default();
+        config.tick = self.schedules_tick;
+        config.rng_seed = self.rng_seed;
+        let (engine, store_path) = match self.store {
+            Store::InMemory => (
+                Schedules::in_memory(clock.clone(), world, runner, config),
+                None,
+            ),
+            Store::DefaultPath => open_store(default_store_path(), &clock, world, runner, config)?,
+            Store::Path(path) => open_store(path, &clock, world, runner, config)?,
+        };
+        let abandoned = engine.interrupted();
+        for in_flight in &abandoned {
+            engine.abandon(in_flight.run);
+        }
+        if hub.engine.set(engine).is_err() {
+            unreachable!("the engine is set once");
+        }
+
+        let on_error = Rc::downgrade(&hub);
+        kernel.scheduler().on_error(move |err| {
+            let Some(hub) = on_error.upgrade() else {
+                return;
+            };
+            if err.origin() == COMMAND_CYCLE_ORIGIN {
+                hub.fail(RuntimeError::CommandPanicked {
+                    message: err.message().to_owned(),
+                });
+            } else {
+                hub.note_task_panic();
+            }
+        });
+        if diagnostics {
+            let publish = Rc::downgrade(&hub);
+            kernel.enable_diagnostics(move |overload| {
+                if let Some(hub) = publish.upgrade() {
+                    hub.publish_overload(overload);
+                }
+            })?;
+        }
+        if let Some(period) = self.command_period {
+            hub.start_command_cycle(period)?;
+        }
+        hub.rearm_schedules();
+        Ok(Runtime::assemble(hub, kernel, store_path, abandoned.len()))
+    }
+}
+
+type Opened = (Schedules, Option<PathBuf>);
+
+fn open_store(
+    path: PathBuf,
+    clock: &RuntimeClock,
+    world: RuntimeWorld,
+    runner: KernelRunner,
+    config: Config,
+) -> Result<Opened, RuntimeError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| RuntimeError::StoreDir {
+            path: dir.to_owned(),
+            source,
+        })?;
+    }
+    let engine =
+        Schedules::open(&path, clock.clone(), world, runner, config).map_err(|source| {
+            RuntimeError::Store {
+                path: path.clone(),
+                source,
+            }
+        })?;
+    Ok((engine, Some(path)))
+}

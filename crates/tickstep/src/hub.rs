@@ -1,0 +1,313 @@
+//! The wiring between the three layers: what the runtime's kernel tasks share.
+//!
+//! # Ownership (why nothing leaks and a clean shutdown commits)
+//!
+//! The [`Hub`] is owned by the `Runtime` alone. Everything that runs later — the command cycle,
+//! the schedules wake, each firing's task, the engine's runner — holds a `Weak<Hub>`, so no
+//! reference cycle keeps the engine alive after the runtime is dropped, and the engine's last
+//! handle going away performs its final group commit.
+//!
+//! # The schedules wake
+//!
+//! The engine is not ticked on a blind 10 ms timer: the hub arms one kernel `after()` for the
+//! engine's earliest deadline (never sooner than one schedules tick after the previous tick), and
+//! re-arms it after every tick, every settled firing, every command cycle and at the start of
+//! every `run_*` call — the places where a new, earlier deadline can appear. An idle runtime is
+//! therefore an idle kernel: the frame loop sleeps straight to the next deadline, which is what
+//! makes a simulated day take milliseconds.
+
+use std::cell::{Cell, OnceCell, RefCell};
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use tickstep_kernel::clock::{Clock, Instant};
+use tickstep_kernel::{Overload, Priority, Scheduler, TaskHandle};
+use tickstep_schedules::{Firing, Outcome, Refused, RunId, Runner, Schedules};
+
+use crate::RuntimeClock;
+use crate::error::RuntimeError;
+use crate::verbs::{CatchUnwind, Verb, VerbCall, VerbTable, call_sync, outcome_of};
+
+/// The kernel origin label of the command cycle job (how its panics are recognised).
+pub(crate) const COMMAND_CYCLE_ORIGIN: &str = "tickstep commands run()";
+/// The kernel origin label of the schedules tick.
+pub(crate) const SCHEDULES_TICK_ORIGIN: &str = "tickstep schedules tick";
+
+/// Counters the runtime reports in [`RuntimeStats`](crate::RuntimeStats).
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) command_cycles: Cell<u64>,
+    pub(crate) schedule_ticks: Cell<u64>,
+    pub(crate) firings_started: Cell<u64>,
+    pub(crate) firings_not_started: Cell<u64>,
+    pub(crate) firings_returned: Cell<u64>,
+    pub(crate) firings_faulted: Cell<u64>,
+    pub(crate) store_errors: Cell<u64>,
+    pub(crate) task_panics: Cell<u64>,
+    pub(crate) overloads: Cell<u64>,
+}
+
+fn bump(cell: &Cell<u64>, by: u64) {
+    cell.set(cell.get() + by);
+}
+
+type OverloadListener = Rc<dyn Fn(&Overload)>;
+
+pub(crate) struct Hub {
+    pub(crate) clock: RuntimeClock,
+    pub(crate) kernel: Scheduler,
+    pub(crate) commands: tickstep_commands::Scheduler,
+    pub(crate) engine: OnceCell<Schedules>,
+    pub(crate) verbs: Rc<VerbTable>,
+    pub(crate) firing_priority: Priority,
+    pub(crate) schedules_tick: Duration,
+    pub(crate) counters: Counters,
+    /// The first failure a `run_*` call has not returned yet.
+    failure: RefCell<Option<RuntimeError>>,
+    command_job: RefCell<Option<TaskHandle>>,
+    wake: RefCell<Option<(Instant, TaskHandle)>>,
+    last_tick: Cell<Option<Instant>>,
+    next_run: Cell<u64>,
+    overload_listeners: RefCell<Vec<OverloadListener>>,
+    last_overload: RefCell<Option<Overload>>,
+}
+
+impl Hub {
+    pub(crate) fn new(
+        clock: RuntimeClock,
+        kernel: Scheduler,
+        commands: tickstep_commands::Scheduler,
+        verbs: Rc<VerbTable>,
+        firing_priority: Priority,
+        schedules_tick: Duration,
+    ) -> Rc<Hub> {
+        Rc::new(Hub {
+            clock,
+            kernel,
+            commands,
+            engine: OnceCell::new(),
+            verbs,
+            firing_priority,
+            schedules_tick,
+            counters: Counters::default(),
+            failure: RefCell::new(None),
+            command_job: RefCell::new(None),
+            wake: RefCell::new(None),
+            last_tick: Cell::new(None),
+            next_run: Cell::new(0),
+            overload_listeners: RefCell::new(Vec::new()),
+            last_overload: RefCell::new(None),
+        })
+    }
+
+    pub(crate) fn engine(&self) -> &Schedules {
+        self.engine.get().expect("the engine is set while building")
+    }
+
+    /// Records a failure for the next `run_*` return and stops the command cycle (a failed
+    /// command crashes the robot program in the command layer's model; here it stops the cycle).
+    pub(crate) fn fail(&self, error: RuntimeError) {
+        tracing::error!(target: "tickstep", "{error}");
+        if let Some(job) = self.command_job.borrow_mut().take() {
+            job.cancel();
+        }
+        self.failure.borrow_mut().get_or_insert(error);
+    }
+
+    pub(crate) fn take_failure(&self) -> Option<RuntimeError> {
+        self.failure.borrow_mut().take()
+    }
+
+    /// Starts the per-cycle command job.
+    pub(crate) fn start_command_cycle(
+        self: &Rc<Self>,
+        period: Duration,
+    ) -> Result<(), RuntimeError> {
+        let hub = Rc::downgrade(self);
+        let job = self.kernel.with_origin(COMMAND_CYCLE_ORIGIN).every(
+            period,
+            move || {
+                if let Some(hub) = hub.upgrade() {
+                    hub.run_command_cycle();
+                }
+            },
+            Priority::High,
+        )?;
+        *self.command_job.borrow_mut() = Some(job);
+        Ok(())
+    }
+
+    fn run_command_cycle(self: &Rc<Self>) {
+        bump(&self.counters.command_cycles, 1);
+        if let Err(error) = self.commands.run() {
+            self.fail(RuntimeError::Command(error));
+        }
+        self.rearm_schedules();
+    }
+
+    pub(crate) fn command_cycle_running(&self) -> bool {
+        self.command_job.borrow().is_some()
+    }
+
+    /// Arms (or moves earlier) the kernel wake for the engine's next deadline.
+    pub(crate) fn rearm_schedules(self: &Rc<Self>) {
+        let Some(next) = self.engine.get().and_then(Schedules::next_deadline) else {
+            if let Some((_, wake)) = self.wake.borrow_mut().take() {
+                wake.cancel();
+            }
+            return;
+        };
+        let floor = self
+            .last_tick
+            .get()
+            .map_or(next, |t| t.saturating_add(self.schedules_tick));
+        let at = next.max(floor);
+        if self
+            .wake
+            .borrow()
+            .as_ref()
+            .is_some_and(|(armed, _)| *armed <= at)
+        {
+            return;
+        }
+        if let Some((_, old)) = self.wake.borrow_mut().take() {
+            old.cancel();
+        }
+        let now = self.clock.now();
+        let delay = Duration::from_nanos(at.as_nanos().saturating_sub(now.as_nanos()));
+        let hub = Rc::downgrade(self);
+        let armed = self.kernel.with_origin(SCHEDULES_TICK_ORIGIN).after(
+            delay,
+            move || {
+                if let Some(hub) = hub.upgrade() {
+                    hub.tick_schedules();
+                }
+            },
+            Priority::High,
+        );
+        match armed {
+            Ok(handle) => *self.wake.borrow_mut() = Some((at, handle)),
+            Err(error) => {
+                tracing::warn!(target: "tickstep", "cannot arm the schedules tick: {error}");
+            }
+        }
+    }
+
+    fn tick_schedules(self: &Rc<Self>) {
+        drop(self.wake.borrow_mut().take()); // this wake has fired
+        self.last_tick.set(Some(self.clock.now()));
+        bump(&self.counters.schedule_ticks, 1);
+        let engine = self.engine().clone();
+        match engine.tick() {
+            Ok(report) => {
+                bump(&self.counters.firings_started, report.started as u64);
+                bump(
+                    &self.counters.firings_not_started,
+                    report.not_started as u64,
+                );
+            }
+            Err(error) => {
+                // The engine keeps the updates pending and writes them at its next tick.
+                bump(&self.counters.store_errors, 1);
+                tracing::warn!(target: "tickstep", "schedules tick: {error}");
+            }
+        }
+        self.rearm_schedules();
+    }
+
+    /// Reports a finished firing to the engine (no borrow held) and re-arms the wake, since an
+    /// adaptive verb may just have moved its schedule's deadline.
+    fn settle(self: &Rc<Self>, run: RunId, outcome: Outcome) {
+        let counter = match outcome {
+            Outcome::Returned(_) => &self.counters.firings_returned,
+            _ => &self.counters.firings_faulted,
+        };
+        bump(counter, 1);
+        self.engine().report(run, outcome);
+        self.rearm_schedules();
+    }
+
+    pub(crate) fn on_overload(&self, listener: OverloadListener) {
+        self.overload_listeners.borrow_mut().push(listener);
+    }
+
+    pub(crate) fn publish_overload(&self, overload: &Overload) {
+        bump(&self.counters.overloads, 1);
+        *self.last_overload.borrow_mut() = Some(overload.clone());
+        let listeners = self.overload_listeners.borrow().clone();
+        for listener in listeners {
+            listener(overload);
+        }
+    }
+
+    pub(crate) fn last_overload(&self) -> Option<Overload> {
+        self.last_overload.borrow().clone()
+    }
+
+    pub(crate) fn note_task_panic(&self) {
+        bump(&self.counters.task_panics, 1);
+    }
+}
+
+/// The engine's [`Runner`]: each firing becomes a kernel task (sync verb) or an async kernel task
+/// (async verb) at the runtime's firing priority, isolated by `catch_unwind`, and its outcome is
+/// reported by run id when it ends.
+pub(crate) struct KernelRunner {
+    pub(crate) hub: Weak<Hub>,
+}
+
+impl Runner for KernelRunner {
+    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
+        let hub = self
+            .hub
+            .upgrade()
+            .ok_or_else(|| Refused("the runtime has shut down".into()))?;
+        let verb = hub.verbs.get(&firing.verb).ok_or_else(|| {
+            Refused(format!(
+                "no code is registered for verb {:?}",
+                &*firing.verb
+            ))
+        })?;
+        let run = RunId(hub.next_run.get() + 1);
+        hub.next_run.set(run.0);
+        let call = VerbCall::new(
+            firing.clone(),
+            run,
+            hub.engine().clone(),
+            hub.kernel.clone(),
+        );
+        let origin = format!("verb {}", firing.verb);
+        let weak = self.hub.clone();
+        let tasks = hub.kernel.with_origin(origin);
+        match verb {
+            Verb::Sync(f) => {
+                let _task = tasks.schedule(
+                    move || {
+                        let result = call_sync(&*f, &call);
+                        if let Some(hub) = weak.upgrade() {
+                            hub.settle(run, outcome_of(result));
+                        }
+                    },
+                    hub.firing_priority,
+                );
+            }
+            Verb::Async(f) => {
+                let _task = tasks.spawn(
+                    async move {
+                        let future =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(call)));
+                        let result = match future {
+                            Ok(future) => CatchUnwind(future).await,
+                            Err(payload) => Err(payload),
+                        };
+                        if let Some(hub) = weak.upgrade() {
+                            hub.settle(run, outcome_of(result));
+                        }
+                    },
+                    hub.firing_priority,
+                );
+            }
+        }
+        Ok(run)
+    }
+}

@@ -1,0 +1,111 @@
+//! tickstep: run work on a tick, under a budget, on one clock.
+//!
+//! This crate is the front door. It re-exports the three layers — [`kernel`] (clocks, the
+//! frame-budgeted scheduler, the frame loop), [`commands`] (coroutine commands, mechanisms,
+//! triggers) and [`schedules`] (durable schedules on `SQLite`) — and adds [`Runtime`], which runs all
+//! three on one clock and one frame loop.
+//!
+//! ```
+//! use std::{cell::Cell, rc::Rc, time::Duration};
+//! use tickstep::Runtime;
+//! use tickstep::kernel::ManualClock;
+//! use tickstep::schedules::{ObjId, Options, Value};
+//!
+//! let clock = ManualClock::new();
+//! let rt = Runtime::builder().manual_clock(clock.clone()).in_memory_store().build()?;
+//!
+//! // A durable schedule: ring the bell every minute.
+//! let rings = Rc::new(Cell::new(0));
+//! let r = rings.clone();
+//! rt.verb("ring", move |_call| { r.set(r.get() + 1); Ok(Value::Int(0)) });
+//! let bell = ObjId(1);
+//! let mut txn = rt.schedules().begin(bell);
+//! txn.schedule_every(bell, "ring", 60.0, vec![], Options::new()).unwrap();
+//! txn.commit().unwrap();
+//!
+//! rt.run_for(Duration::from_secs(3601))?; // a simulated hour (and a second), in virtual time
+//! assert_eq!(rings.get(), 60);
+//! # Ok::<(), tickstep::RuntimeError>(())
+//! ```
+//!
+//! # The model
+//!
+//! A [`Runtime`] owns one [`RuntimeClock`] (real or virtual) and one kernel
+//! ([`kernel::Kernel`]): a [`kernel::FrameLoop`] in the server or client role with the main
+//! scheduler bound to its Heartbeat phase. The other two layers run *as kernel work*, so the
+//! kernel's budget, priorities, error isolation and diagnostics cover all of it:
+//!
+//! * **Commands.** The command scheduler's `run()` is a kernel job at High priority every command
+//!   period (20 ms by default, like a robot loop). A command that fails — `Err` or a panic —
+//!   is not swallowed: the command layer says the robot program crashes, so here the command
+//!   cycle stops and the `run_*` call that saw it returns [`RuntimeError::Command`] or
+//!   [`RuntimeError::CommandPanicked`]. The kernel and the schedules keep their state; the host
+//!   decides whether to carry on.
+//! * **Schedules.** The engine is ticked by a kernel timer armed for its earliest deadline, at
+//!   most once per schedules tick (10 ms by default). Each firing becomes its own kernel task at
+//!   the firing priority (Normal by default): a sync [verb](Runtime::verb) runs as one task, an
+//!   [async verb](Runtime::async_verb) as an async task that may wait across frames. The verb's
+//!   return value, error value or panic is reported to the engine by run id, so each firing is
+//!   isolated and counted — a panicking verb is a fault of its schedule, never of the runtime.
+//! * **Driving.** [`Runtime::run_for`], [`Runtime::run_until`] and [`Runtime::step_frame`] run
+//!   frames. With a [`kernel::ManualClock`] the frame loop's waits and idle sleeps move virtual
+//!   time at once, so a test that simulates an hour or a day takes milliseconds: an idle runtime
+//!   is an idle kernel that sleeps straight to its next deadline.
+//! * **One thread.** Every handle is `Rc`-based and `!Send` (see the `compile_fail` example on
+//!   [`Runtime`]). Re-entrancy is allowed everywhere: a verb may create schedules
+//!   ([`VerbCall::schedules`]), schedule commands or kernel tasks; a command may create schedules.
+//!   No borrow of the runtime is held while user code runs.
+//!
+//! # Costs
+//!
+//! On top of each layer's own costs: one kernel job per command period; one kernel timer per
+//! schedules wake (none while no schedule is due); per firing one boxed kernel task, one
+//! `catch_unwind`, one origin label string and one `Firing` clone (reference-counted verb and
+//! arguments). Re-arming the wake after a firing is a heap peek. A runtime with
+//! [`RuntimeBuilder::without_commands`] and no due schedule takes no step at all.
+//!
+//! # Decisions where the spec was open
+//!
+//! * **The world.** Schedules need a host object model for permissions; the default
+//!   [`OpenWorld`] treats every principal as a wizard. A verb is callable only when the world says
+//!   so *and* code is registered under its name, so a typo'd verb is `E_INVARG` at creation, not
+//!   a fault at three in the morning.
+//! * **Restart.** Firings in flight when the store was last saved are abandoned at build time
+//!   (a fault, "interrupted by restart"): a Rust future cannot be restored from disk.
+//! * **Store default.** The platform data directory ([`default_store_path`]), `./tickstep.db` when
+//!   there is none; [`Store::InMemory`] for tests.
+//! * **Priorities.** The command cycle and the schedules tick run at High (they are the
+//!   runtime's own heartbeat; Kernel priority stays the kernel's); firings at Normal.
+//! * **Failures are noticed per slice.** `run_for` runs in one-second slices and returns a
+//!   command failure at the end of its slice; `run_until` and `step_frame` check every frame.
+//! * **Diagnostics** default to on for a server and off for a client, as the kernel boots them;
+//!   asking for them on a client is an error.
+
+#![forbid(unsafe_code)]
+
+mod builder;
+mod clock;
+mod error;
+mod hub;
+mod runtime;
+mod verbs;
+mod wait;
+
+pub use tickstep_commands as commands;
+pub use tickstep_kernel as kernel;
+pub use tickstep_schedules as schedules;
+
+pub use builder::{
+    DEFAULT_COMMAND_PERIOD, DEFAULT_FRAME_RATE, DEFAULT_SCHEDULES_TICK, RuntimeBuilder,
+    STORE_FILE_NAME, Store, default_store_path,
+};
+pub use clock::RuntimeClock;
+pub use error::RuntimeError;
+pub use runtime::{Runtime, RuntimeStats};
+pub use verbs::{OpenWorld, VerbCall, VerbResult};
+pub use wait::{Sleep, WaitUntil};
+
+/// The workspace README's examples, compiled and run as doctests so they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

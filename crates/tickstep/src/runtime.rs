@@ -1,0 +1,455 @@
+//! [`Runtime`]: the three layers on one clock and one frame loop, and the calls that drive it.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use tickstep_kernel::clock::Clock;
+use tickstep_kernel::{FrameLoop, Kernel, Overload, Scheduler, Stats};
+use tickstep_schedules::Schedules;
+
+use crate::hub::Hub;
+use crate::verbs::{Verb, VerbCall, VerbFuture, VerbResult};
+use crate::{RuntimeBuilder, RuntimeClock, RuntimeError};
+
+/// How much virtual or real time one slice of [`Runtime::run_for`] covers: failures are noticed
+/// at the end of the slice they happened in.
+const RUN_SLICE: Duration = Duration::from_secs(1);
+
+/// The kernel, the command scheduler and the durable schedules engine on one clock.
+///
+/// * one [`FrameLoop`] (server or client role) with the kernel's main scheduler on Heartbeat;
+/// * the command scheduler's `run()` as a kernel job every command period (20 ms by default);
+/// * the schedules engine ticked when its next deadline comes due (at most once per schedules
+///   tick, 10 ms by default), each firing run as its own kernel task — a sync [verb](Runtime::verb)
+///   as one task, an [async verb](Runtime::async_verb) as an async task — with its outcome
+///   reported back to the engine.
+///
+/// It is single-threaded: every handle is `Rc`-based, so a `Runtime` cannot leave its thread.
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// let rt = tickstep::Runtime::builder().in_memory_store().build().unwrap();
+/// needs_send(rt);
+/// ```
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep::Runtime;
+/// use tickstep::kernel::{ManualClock, Priority};
+///
+/// let rt = Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+/// let _h = rt.scheduler().after(Duration::from_secs(5), || println!("five seconds"), Priority::Normal)?;
+/// rt.run_for(Duration::from_secs(6))?; // virtual time: returns at once
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Runtime {
+    hub: Rc<Hub>,
+    kernel: Kernel,
+    store_path: Option<PathBuf>,
+    abandoned: usize,
+}
+
+/// A snapshot of what a runtime has done ([`Runtime::stats`]).
+///
+/// ```
+/// use tickstep::Runtime;
+/// use tickstep::kernel::ManualClock;
+/// let rt = Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+/// rt.step_frame()?;
+/// let stats = rt.stats();
+/// assert_eq!(stats.frames, 1);
+/// assert_eq!(stats.firings_started, 0);
+/// # Ok::<(), tickstep::RuntimeError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RuntimeStats {
+    /// Frames elapsed (run or slept through while idle).
+    pub frames: u64,
+    /// Frames actually run.
+    pub frames_run: u64,
+    /// The main kernel scheduler's statistics (budget, tasks run and deferred).
+    pub kernel: Stats,
+    /// Command cycles run.
+    pub command_cycles: u64,
+    /// Commands running now.
+    pub commands_running: usize,
+    /// Schedules ticks.
+    pub schedule_ticks: u64,
+    /// Live schedules in the engine.
+    pub schedules_live: usize,
+    /// Firings started as kernel tasks.
+    pub firings_started: u64,
+    /// Firings that could not start (target gone, verb no longer callable).
+    pub firings_not_started: u64,
+    /// Firings whose verb returned.
+    pub firings_returned: u64,
+    /// Firings whose verb returned an error or panicked.
+    pub firings_faulted: u64,
+    /// Store writes that failed (the engine retries them at its next tick).
+    pub store_errors: u64,
+    /// Kernel tasks outside the command cycle that panicked (isolated by the kernel).
+    pub task_panics: u64,
+    /// Kernel overload events published.
+    pub overloads: u64,
+}
+
+impl Runtime {
+    /// A builder with the defaults (see [`RuntimeBuilder`]).
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    pub(crate) fn assemble(
+        hub: Rc<Hub>,
+        kernel: Kernel,
+        store_path: Option<PathBuf>,
+        abandoned: usize,
+    ) -> Runtime {
+        Runtime {
+            hub,
+            kernel,
+            store_path,
+            abandoned,
+        }
+    }
+
+    /// The clock every layer reads.
+    ///
+    /// ```
+    /// use tickstep::kernel::{clock::Clock, ManualClock};
+    /// let rt = tickstep::Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+    /// assert_eq!(rt.clock().now().as_nanos(), 0);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn clock(&self) -> &RuntimeClock {
+        &self.hub.clock
+    }
+
+    /// The kernel (frame loop, main scheduler, phase schedulers).
+    ///
+    /// ```
+    /// use tickstep::kernel::Phase;
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// assert_eq!(rt.kernel().scheduler().phase(), Phase::Heartbeat);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// The kernel's main scheduler (Heartbeat).
+    ///
+    /// ```
+    /// use tickstep::kernel::Priority;
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// rt.scheduler().schedule(|| {}, Priority::Low);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn scheduler(&self) -> &Scheduler {
+        self.kernel.scheduler()
+    }
+
+    /// The frame loop.
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().frame_rate(50).in_memory_store().build()?;
+    /// assert_eq!(rt.frame_loop().period().as_millis(), 20);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn frame_loop(&self) -> &FrameLoop {
+        self.kernel.frame_loop()
+    }
+
+    /// The command scheduler, run once per command period.
+    ///
+    /// ```
+    /// use tickstep::commands::Command;
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// let hello = Command::no_requirements().executing(|_co| async {}).named("hello");
+    /// rt.commands().schedule(&hello);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn commands(&self) -> &tickstep_commands::Scheduler {
+        &self.hub.commands
+    }
+
+    /// The durable schedules engine.
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// assert_eq!(rt.schedules().live_count(), 0);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn schedules(&self) -> &Schedules {
+        self.hub.engine()
+    }
+
+    /// The store file, or `None` for an in-memory store.
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// assert!(rt.store_path().is_none());
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn store_path(&self) -> Option<&Path> {
+        self.store_path.as_deref()
+    }
+
+    /// How many in-flight firings found in the store at build time were abandoned.
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// assert_eq!(rt.abandoned_firings(), 0);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn abandoned_firings(&self) -> usize {
+        self.abandoned
+    }
+
+    /// Registers a sync verb: schedules whose verb is `name` run `f` as one kernel task per firing.
+    /// Replaces an earlier verb of that name. A panic in `f` is that firing's fault.
+    ///
+    /// ```
+    /// use tickstep::Runtime;
+    /// use tickstep::kernel::ManualClock;
+    /// use tickstep::schedules::{ObjId, Options, Value};
+    /// let rt = Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+    /// rt.verb("ring", |_call| Ok(Value::Int(0)));
+    /// let mut txn = rt.schedules().begin(ObjId(1));
+    /// txn.schedule_every(ObjId(1), "ring", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn verb(&self, name: &str, f: impl Fn(&VerbCall) -> VerbResult + 'static) {
+        self.hub.verbs.insert(name, Verb::Sync(Rc::new(f)));
+    }
+
+    /// Registers an async verb: each firing runs `f(call)`'s future as an async kernel task (it may
+    /// wait across frames, e.g. for a command it scheduled), and the schedule's `overlap` policy
+    /// sees the firing as running until the future ends.
+    ///
+    /// ```
+    /// use tickstep::Runtime;
+    /// use tickstep::schedules::Value;
+    /// let rt = Runtime::builder().in_memory_store().build()?;
+    /// rt.async_verb("patrol", |call| async move {
+    ///     let _where = call.target();
+    ///     Ok(Value::Int(0))
+    /// });
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn async_verb<F, Fut>(&self, name: &str, f: F)
+    where
+        F: Fn(VerbCall) -> Fut + 'static,
+        Fut: Future<Output = VerbResult> + 'static,
+    {
+        let boxed = move |call| -> VerbFuture { Box::pin(f(call)) };
+        self.hub.verbs.insert(name, Verb::Async(Rc::new(boxed)));
+    }
+
+    /// Calls `listener` with every kernel overload event (server with diagnostics on).
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// rt.on_overload(|o| eprintln!("overload: {} deferred", o.window.deferred));
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn on_overload(&self, listener: impl Fn(&Overload) + 'static) {
+        self.hub.on_overload(Rc::new(listener));
+    }
+
+    /// The most recent overload event.
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// assert!(rt.last_overload().is_none());
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn last_overload(&self) -> Option<Overload> {
+        self.hub.last_overload()
+    }
+
+    /// Whether the command cycle is still running (it stops when a command fails).
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// assert!(rt.command_cycle_running());
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn command_cycle_running(&self) -> bool {
+        self.hub.command_cycle_running()
+    }
+
+    /// Runs frames until `duration` has passed on the runtime's clock. Idle stretches are slept
+    /// through (with a manual clock: skipped at once).
+    ///
+    /// # Errors
+    ///
+    /// [`RuntimeError::Command`] / [`RuntimeError::CommandPanicked`] when a command failed; the
+    /// call returns at the end of the one-second slice in which it happened, and the command
+    /// cycle has stopped.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::kernel::{clock::Clock, ManualClock};
+    /// let clock = ManualClock::new();
+    /// let rt = tickstep::Runtime::builder()
+    ///     .manual_clock(clock.clone())
+    ///     .frame_rate(50) // 20 ms frames: an hour ends on a frame boundary
+    ///     .in_memory_store()
+    ///     .build()?;
+    /// rt.run_for(Duration::from_secs(3600))?;
+    /// assert_eq!(clock.now().as_nanos(), 3_600_000_000_000);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn run_for(&self, duration: Duration) -> Result<(), RuntimeError> {
+        self.before_run()?;
+        let clock = self.clock();
+        let end = clock.now().saturating_add(duration);
+        loop {
+            let now = clock.now();
+            if now >= end {
+                return Ok(());
+            }
+            let slice = (end - now).min(RUN_SLICE);
+            self.frame_loop().run_for(slice);
+            self.after_frames()?;
+        }
+    }
+
+    /// Runs frames until `done()` is true (checked before every frame). With a real clock this is
+    /// the service loop (`done` reads a shutdown flag); with a manual clock make sure `done`
+    /// becomes true, or it runs forever.
+    ///
+    /// # Errors
+    ///
+    /// As [`Runtime::run_for`], checked after every frame.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use tickstep::kernel::{ManualClock, Priority};
+    /// let rt = tickstep::Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+    /// let done = Rc::new(Cell::new(false));
+    /// let d = done.clone();
+    /// let _h = rt.scheduler().after(Duration::from_millis(500), move || d.set(true), Priority::Normal)?;
+    /// rt.run_until(|| done.get())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn run_until(&self, mut done: impl FnMut() -> bool) -> Result<(), RuntimeError> {
+        self.before_run()?;
+        while !done() {
+            self.frame_loop().run_frames(1);
+            self.after_frames()?;
+        }
+        Ok(())
+    }
+
+    /// Runs exactly one frame (or sleeps through one idle frame). For tests.
+    ///
+    /// # Errors
+    ///
+    /// As [`Runtime::run_for`].
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// rt.step_frame()?;
+    /// assert_eq!(rt.frame_loop().frame_count(), 1);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn step_frame(&self) -> Result<(), RuntimeError> {
+        self.before_run()?;
+        self.frame_loop().run_frames(1);
+        self.after_frames()
+    }
+
+    /// A snapshot of the runtime's counters.
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// assert_eq!(rt.stats().command_cycles, 0);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn stats(&self) -> RuntimeStats {
+        let c = &self.hub.counters;
+        RuntimeStats {
+            frames: self.frame_loop().frame_count(),
+            frames_run: self.frame_loop().frames_run(),
+            kernel: self.scheduler().stats(),
+            command_cycles: c.command_cycles.get(),
+            commands_running: self.commands().running().len(),
+            schedule_ticks: c.schedule_ticks.get(),
+            schedules_live: self.schedules().live_count(),
+            firings_started: c.firings_started.get(),
+            firings_not_started: c.firings_not_started.get(),
+            firings_returned: c.firings_returned.get(),
+            firings_faulted: c.firings_faulted.get(),
+            store_errors: c.store_errors.get(),
+            task_panics: c.task_panics.get(),
+            overloads: c.overloads.get(),
+        }
+    }
+
+    /// Stops everything and writes the store's last cadence updates, returning a failure
+    /// instead of only logging it (as a plain drop would).
+    ///
+    /// # Errors
+    ///
+    /// [`RuntimeError::Store`] when the final write fails.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let rt = tickstep::Runtime::builder().store_path(dir.path().join("t.db")).build()?;
+    /// rt.shutdown()?;
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn shutdown(self) -> Result<(), RuntimeError> {
+        self.stop_tasks();
+        let result = self.schedules().flush();
+        result.map_err(|source| RuntimeError::Store {
+            path: self.store_path.clone().unwrap_or_default(),
+            source,
+        })
+    }
+
+    /// A failure left over from before, and a wake for schedules created from outside any task.
+    fn before_run(&self) -> Result<(), RuntimeError> {
+        self.hub.rearm_schedules();
+        self.after_frames()
+    }
+
+    fn after_frames(&self) -> Result<(), RuntimeError> {
+        self.hub.take_failure().map_or(Ok(()), Err)
+    }
+
+    /// Drops every queued task (firings in progress, the command cycle, the schedules wake) and
+    /// every verb, so nothing runs during teardown and nothing keeps the engine alive.
+    fn stop_tasks(&self) {
+        self.kernel.scheduler().destroy();
+        self.hub.verbs.clear();
+    }
+}
+
+impl Drop for Runtime {
+    /// A clean stop: tasks and verbs are dropped first, then the engine's last handle, which
+    /// writes its pending cadence updates.
+    fn drop(&mut self) {
+        self.stop_tasks();
+    }
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("kernel", &self.kernel)
+            .field("store_path", &self.store_path)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,307 @@
+//! Verbs: the code a durable schedule calls, registered with the runtime by name.
+//!
+//! The schedule engine only knows `(target, verb, args)`; the runtime keeps the table that maps a
+//! verb name to Rust code. A sync verb runs as one kernel task; an async verb (one that waits for
+//! a command to finish or for time to pass) runs as an async kernel task, polled under the same
+//! budget. Either way the verb's outcome — its returned value, its error value, or its panic — is
+//! reported to the engine by run id, so each firing is isolated and counted.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use std::time::Duration;
+
+use tickstep_kernel::Scheduler;
+use tickstep_schedules::{
+    FaultKind, Firing, ObjId, Outcome, RunId, ScheduleId, Schedules, Value, World,
+};
+
+use crate::wait::{Sleep, WaitUntil};
+
+/// What a verb returns: `Ok(value)` (an adaptive schedule reads a positive number as its next
+/// delay in seconds) or `Err(error value)`, which the schedule counts as a fault.
+pub type VerbResult = Result<Value, Value>;
+
+/// The boxed future an async verb returns.
+pub(crate) type VerbFuture = Pin<Box<dyn Future<Output = VerbResult>>>;
+
+/// A registered verb.
+#[derive(Clone)]
+pub(crate) enum Verb {
+    Sync(Rc<dyn Fn(&VerbCall) -> VerbResult>),
+    Async(Rc<dyn Fn(VerbCall) -> VerbFuture>),
+}
+
+/// Verb name → code. Shared by the runtime (which registers) and its runner (which looks up).
+#[derive(Default)]
+pub(crate) struct VerbTable {
+    verbs: RefCell<HashMap<Rc<str>, Verb>>,
+}
+
+impl VerbTable {
+    pub(crate) fn insert(&self, name: &str, verb: Verb) {
+        self.verbs.borrow_mut().insert(Rc::from(name), verb);
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<Verb> {
+        self.verbs.borrow().get(name).cloned()
+    }
+
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.verbs.borrow().contains_key(name)
+    }
+
+    /// Drops every verb (and whatever its closure captured) at shutdown.
+    pub(crate) fn clear(&self) {
+        let drained: Vec<Verb> = self.verbs.borrow_mut().drain().map(|(_, v)| v).collect();
+        drop(drained); // dropped with no borrow held: a closure's drop may touch the runtime
+    }
+}
+
+/// One firing of a schedule, as a verb sees it.
+///
+/// ```
+/// use tickstep::{Runtime, VerbCall};
+/// use tickstep::kernel::ManualClock;
+/// use tickstep::schedules::Value;
+///
+/// let rt = Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+/// rt.verb("greet", |call: &VerbCall| {
+///     // args ++ [elapsed]: ["hi", 0.0] on the first firing
+///     assert_eq!(call.args()[0], Value::from("hi"));
+///     assert_eq!(call.elapsed(), 0.0);
+///     Ok(Value::Int(0))
+/// });
+/// # Ok::<(), tickstep::RuntimeError>(())
+/// ```
+#[derive(Clone)]
+pub struct VerbCall {
+    firing: Firing,
+    run: RunId,
+    engine: Schedules,
+    kernel: Scheduler,
+}
+
+impl VerbCall {
+    /// The firing as the engine handed it out (schedule id, target, verb, args, state, elapsed,
+    /// player, authority, nominal deadline).
+    ///
+    /// ```
+    /// fn log(call: &tickstep::VerbCall) -> String {
+    ///     format!("{}:{}", call.firing().target, call.firing().verb)
+    /// }
+    /// ```
+    pub fn firing(&self) -> &Firing {
+        &self.firing
+    }
+
+    /// The schedule firing.
+    ///
+    /// ```
+    /// fn id(call: &tickstep::VerbCall) -> u64 { call.schedule().get() }
+    /// ```
+    pub fn schedule(&self) -> ScheduleId {
+        self.firing.schedule
+    }
+
+    /// This firing's run id (what the engine's `running_task` reports).
+    ///
+    /// ```
+    /// fn run(call: &tickstep::VerbCall) -> u64 { call.run().0 }
+    /// ```
+    pub fn run(&self) -> RunId {
+        self.run
+    }
+
+    /// `this`: the object whose verb is called.
+    ///
+    /// ```
+    /// fn this(call: &tickstep::VerbCall) -> i64 { call.target().0 }
+    /// ```
+    pub fn target(&self) -> ObjId {
+        self.firing.target
+    }
+
+    /// The verb's full argument list: `args ++ [state] ++ [elapsed]`.
+    ///
+    /// ```
+    /// fn first(call: &tickstep::VerbCall) -> Option<tickstep::schedules::Value> {
+    ///     call.args().into_iter().next()
+    /// }
+    /// ```
+    pub fn args(&self) -> Vec<Value> {
+        self.firing.call_args()
+    }
+
+    /// Real seconds since the schedule's previous firing (0.0 the first time, and when
+    /// `pass_elapsed` is off). Integrate over this, not over the nominal interval.
+    ///
+    /// ```
+    /// fn regen(call: &tickstep::VerbCall, per_second: f64) -> f64 { per_second * call.elapsed() }
+    /// ```
+    pub fn elapsed(&self) -> f64 {
+        self.firing.elapsed.unwrap_or(0.0)
+    }
+
+    /// The schedule engine, so a verb may create or stop schedules (a debounce re-arming itself,
+    /// a driver starting the next one). No engine borrow is held while a verb runs.
+    ///
+    /// ```
+    /// fn live(call: &tickstep::VerbCall) -> usize { call.schedules().live_count() }
+    /// ```
+    pub fn schedules(&self) -> &Schedules {
+        &self.engine
+    }
+
+    /// A future that completes after `duration` on the runtime's clock (for async verbs).
+    ///
+    /// ```
+    /// async fn pause(call: &tickstep::VerbCall) {
+    ///     call.sleep(std::time::Duration::from_millis(250)).await;
+    /// }
+    /// ```
+    pub fn sleep(&self, duration: Duration) -> Sleep {
+        Sleep::new(self.kernel.clone(), duration)
+    }
+
+    /// A future that completes when `condition()` is true, re-checked once per step (for async
+    /// verbs waiting on a command or on world state).
+    ///
+    /// ```
+    /// use tickstep::commands::{Command, Scheduler};
+    /// async fn run_and_wait(call: &tickstep::VerbCall, commands: &Scheduler, cmd: &Command) {
+    ///     commands.schedule(cmd);
+    ///     let (c, cmd) = (commands.clone(), cmd.clone());
+    ///     call.wait_until(move || !c.is_scheduled(&cmd) && !c.is_running(&cmd)).await;
+    /// }
+    /// ```
+    pub fn wait_until<F: FnMut() -> bool + Unpin>(&self, condition: F) -> WaitUntil<F> {
+        WaitUntil::new(condition)
+    }
+
+    pub(crate) fn new(firing: Firing, run: RunId, engine: Schedules, kernel: Scheduler) -> Self {
+        VerbCall {
+            firing,
+            run,
+            engine,
+            kernel,
+        }
+    }
+}
+
+impl std::fmt::Debug for VerbCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerbCall")
+            .field("firing", &self.firing)
+            .field("run", &self.run)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Turns a verb's result (or its panic) into the outcome the engine records.
+pub(crate) fn outcome_of(result: std::thread::Result<VerbResult>) -> Outcome {
+    match result {
+        Ok(Ok(value)) => Outcome::Returned(value),
+        Ok(Err(value)) => Outcome::Fault {
+            kind: FaultKind::Error,
+            value,
+        },
+        Err(payload) => Outcome::Fault {
+            kind: FaultKind::Error,
+            value: Value::Str(format!("panic: {}", panic_message(payload.as_ref()))),
+        },
+    }
+}
+
+/// Runs a sync verb, catching its panic.
+pub(crate) fn call_sync(
+    verb: &dyn Fn(&VerbCall) -> VerbResult,
+    call: &VerbCall,
+) -> std::thread::Result<VerbResult> {
+    catch_unwind(AssertUnwindSafe(|| verb(call)))
+}
+
+/// The message of a panic payload (`&str` or `String`), or a placeholder.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}
+
+/// An async verb's future with its panics caught at every poll, so a panicking async verb is a
+/// fault of its own schedule rather than a crash report about the runtime.
+pub(crate) struct CatchUnwind(pub(crate) VerbFuture);
+
+impl Future for CatchUnwind {
+    type Output = std::thread::Result<VerbResult>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(result)) => Poll::Ready(Ok(result)),
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
+    }
+}
+
+/// A world for hosts without an object model: every object exists, every principal is a wizard,
+/// every object controls itself. Which verbs are callable is decided by the runtime's verb table.
+///
+/// ```
+/// use tickstep::OpenWorld;
+/// use tickstep::schedules::{ObjId, World};
+/// assert!(OpenWorld.valid(ObjId(42)) && OpenWorld.is_wizard(ObjId(1)));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenWorld;
+
+impl World for OpenWorld {
+    fn valid(&self, _obj: ObjId) -> bool {
+        true
+    }
+    fn is_wizard(&self, _who: ObjId) -> bool {
+        true
+    }
+    fn controls(&self, who: ObjId, obj: ObjId) -> bool {
+        who == obj
+    }
+    fn verb_callable(&self, _perms: ObjId, _target: ObjId, _verb: &str) -> bool {
+        true
+    }
+}
+
+/// The host's world, narrowed by the verb table: a verb is callable only if the host allows it
+/// *and* the runtime has code for it, so scheduling an unregistered verb fails at the call site
+/// (`E_INVARG`) instead of faulting at firing time.
+pub(crate) struct RuntimeWorld {
+    pub(crate) host: Box<dyn World>,
+    pub(crate) verbs: Rc<VerbTable>,
+}
+
+impl World for RuntimeWorld {
+    fn valid(&self, obj: ObjId) -> bool {
+        self.host.valid(obj)
+    }
+    fn is_wizard(&self, who: ObjId) -> bool {
+        self.host.is_wizard(who)
+    }
+    fn controls(&self, who: ObjId, obj: ObjId) -> bool {
+        self.host.controls(who, obj)
+    }
+    fn verb_callable(&self, perms: ObjId, target: ObjId, verb: &str) -> bool {
+        self.verbs.contains(verb) && self.host.verb_callable(perms, target, verb)
+    }
+    fn is_anonymous(&self, obj: ObjId) -> bool {
+        self.host.is_anonymous(obj)
+    }
+}

@@ -1,0 +1,41 @@
+//! The store across runtimes: schedules come back with ids and counters intact.
+
+use std::time::Duration;
+
+use tickstep::Runtime;
+use tickstep::kernel::ManualClock;
+use tickstep::schedules::{ObjId, Options, Value};
+
+#[test]
+fn a_second_runtime_on_the_same_store_finds_the_first_ones_schedules() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("world.db");
+    let clock = ManualClock::new();
+    let build = || {
+        let rt = Runtime::builder()
+            .manual_clock(clock.clone())
+            .store_path(&path)
+            .build()
+            .unwrap();
+        rt.verb("ring", |_| Ok(Value::Int(0)));
+        rt
+    };
+    let rt = build();
+    let mut txn = rt.schedules().begin(ObjId(1));
+    let id = txn
+        .schedule_every(ObjId(1), "ring", 1.0, vec![], Options::new())
+        .unwrap();
+    txn.commit().unwrap();
+    rt.run_for(Duration::from_millis(3_100)).unwrap();
+    rt.shutdown().unwrap();
+
+    let rt = build();
+    let info = rt.schedules().begin(ObjId(1)).schedule_info(id).unwrap();
+    assert_eq!(info.run_count, 3);
+    rt.run_for(Duration::from_secs(2)).unwrap();
+    drop(rt); // a plain drop commits too
+    let rt = build();
+    let info = rt.schedules().begin(ObjId(1)).schedule_info(id).unwrap();
+    assert_eq!(info.run_count, 5);
+    assert_eq!(rt.store_path(), Some(path.as_path()));
+}
