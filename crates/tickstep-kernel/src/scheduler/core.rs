@@ -297,16 +297,18 @@ impl Core {
         let waker = match body {
             Body::Future(_) | Body::AsyncRepeat(_) => {
                 let key = TaskKey { index, generation }.pack();
-                if slot.waker.is_none() {
-                    slot.waker = Some(match self.waker_pool.pop() {
+                let pool = &mut self.waker_pool;
+                let waker = self
+                    .slab
+                    .waker(index)
+                    .get_or_insert_with(|| match pool.pop() {
                         Some(pooled) => {
                             pooled.retarget(key);
                             pooled
                         }
                         None => Arc::new(TaskWaker::new(key, Arc::clone(wakes))),
                     });
-                }
-                slot.waker.clone().map(Waker::from)
+                Some(Waker::from(Arc::clone(waker)))
             }
             _ => None,
         };
@@ -375,6 +377,10 @@ impl Core {
         outcome: Outcome,
         clock: &dyn Clock,
     ) -> Garbage {
+        let interval = match self.slab.at(index).cadence {
+            Cadence::Every => Duration::from_nanos(self.slab.interval(index)),
+            _ => Duration::ZERO,
+        };
         let slot = self.slab.at(index);
         if slot.place != Place::Running {
             // Destroy ran while the task did; the slot is already dead.
@@ -399,9 +405,8 @@ impl Core {
         };
         slot.body = body;
         match slot.cadence {
-            Cadence::Every(interval) => {
+            Cadence::Every => {
                 // Drift-free: previous deadline + interval, unless a whole interval was missed.
-                let interval = Duration::from_nanos(interval);
                 let now = clock.now();
                 let mut next = slot.deadline.saturating_add(interval);
                 if next <= now {
@@ -514,11 +519,11 @@ impl Core {
             .collect();
         self.timers.clear();
         self.frame.clear();
+        self.slab.clear_wakers();
         self.attach = Attachment::default();
         for slot in self.slab.slots_mut() {
             if slot.place != Place::Free {
                 slot.cancelled = true;
-                slot.waker = None;
                 bodies.push(std::mem::replace(&mut slot.body, Body::Empty));
             }
         }

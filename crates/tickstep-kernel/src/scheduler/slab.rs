@@ -55,9 +55,9 @@ pub(crate) enum Cadence {
     Once,
     /// Every step: `every(0)`.
     EveryFrame,
-    /// On the deadline heap, `interval` after the previous deadline (nanoseconds, kept as a
-    /// `u64` so a slot stays small).
-    Every(u64),
+    /// On the deadline heap, its interval after the previous deadline (the interval lives in a
+    /// side table, so a slot stays one cache line).
+    Every,
     /// Only when its owner queues it again (`schedule_entry`).
     Entry,
 }
@@ -102,23 +102,26 @@ pub(crate) struct AsyncJob {
     pub(crate) current: Option<LocalFuture>,
 }
 
-/// One task's bookkeeping.
+/// One task's bookkeeping: exactly one cache line, so a timer firing out of a large heap touches
+/// one line of the slab, not two. Rarely used fields (intervals, wakers) live in side tables.
+#[repr(align(64))]
 pub(crate) struct Slot {
+    pub(crate) body: Body,
+    pub(crate) location: &'static Location<'static>,
+    pub(crate) deadline: Instant,
     pub(crate) generation: u32,
     /// Profiler origin index, or [`super::profile::NO_ORIGIN`] until first needed.
     pub(crate) origin: u32,
+    next_free: u32,
     pub(crate) priority: Priority,
     pub(crate) place: Place,
     pub(crate) cancelled: bool,
     /// An entry queued again by its owner while it was running.
     pub(crate) requeue: bool,
     pub(crate) cadence: Cadence,
-    pub(crate) location: &'static Location<'static>,
-    pub(crate) deadline: Instant,
-    pub(crate) body: Body,
-    pub(crate) waker: Option<Arc<TaskWaker>>,
-    next_free: u32,
 }
+
+const _: () = assert!(std::mem::size_of::<Slot>() == 64);
 
 /// What a new slot holds.
 pub(crate) struct NewTask {
@@ -128,6 +131,8 @@ pub(crate) struct NewTask {
     pub(crate) location: &'static Location<'static>,
     pub(crate) origin: u32,
     pub(crate) place: Place,
+    /// Interval in nanoseconds for [`Cadence::Every`], else 0.
+    pub(crate) interval: u64,
 }
 
 const NO_FREE: u32 = u32::MAX;
@@ -135,6 +140,10 @@ const NO_FREE: u32 = u32::MAX;
 /// The slots and their free list.
 pub(crate) struct Slab {
     slots: Vec<Slot>,
+    /// Interval (ns) per slot index, for `every()` slots; grown on demand.
+    intervals: Vec<u64>,
+    /// Waker per slot index, for future slots; grown on demand.
+    wakers: Vec<Option<Arc<TaskWaker>>>,
     free_head: u32,
     live: usize,
 }
@@ -143,6 +152,8 @@ impl Slab {
     pub(crate) fn new() -> Self {
         Slab {
             slots: Vec::new(),
+            intervals: Vec::new(),
+            wakers: Vec::new(),
             free_head: NO_FREE,
             live: 0,
         }
@@ -150,6 +161,17 @@ impl Slab {
 
     /// Stores a task and returns its key. Reuses a free slot when there is one.
     pub(crate) fn insert(&mut self, task: NewTask) -> TaskKey {
+        if task.cadence == Cadence::Every {
+            let index = if self.free_head == NO_FREE {
+                self.slots.len()
+            } else {
+                self.free_head as usize
+            };
+            if index >= self.intervals.len() {
+                self.intervals.resize(index + 1, 0);
+            }
+            self.intervals[index] = task.interval;
+        }
         self.live += 1;
         if self.free_head != NO_FREE {
             let index = self.free_head;
@@ -180,7 +202,6 @@ impl Slab {
             location: task.location,
             deadline: Instant::ZERO,
             body: task.body,
-            waker: None,
             next_free: NO_FREE,
         });
         TaskKey {
@@ -227,10 +248,28 @@ impl Slab {
         slot.next_free = self.free_head;
         self.free_head = index;
         self.live -= 1;
-        (
-            std::mem::replace(&mut slot.body, Body::Empty),
-            slot.waker.take(),
-        )
+        let body = std::mem::replace(&mut slot.body, Body::Empty);
+        let waker = self.wakers.get_mut(index as usize).and_then(Option::take);
+        (body, waker)
+    }
+
+    /// The interval of an `every()` slot, in nanoseconds.
+    pub(crate) fn interval(&self, index: u32) -> u64 {
+        self.intervals.get(index as usize).copied().unwrap_or(0)
+    }
+
+    /// The waker place of a future slot.
+    pub(crate) fn waker(&mut self, index: u32) -> &mut Option<Arc<TaskWaker>> {
+        let index = index as usize;
+        if index >= self.wakers.len() {
+            self.wakers.resize_with(index + 1, || None);
+        }
+        &mut self.wakers[index]
+    }
+
+    /// Drops every waker (destroy).
+    pub(crate) fn clear_wakers(&mut self) {
+        self.wakers.clear();
     }
 
     /// Live tasks.

@@ -39,6 +39,10 @@ impl Scheduler {
         let shared = &*self.shared;
         let mut core = shared.core.borrow_mut();
         assert!(!core.destroyed, "scheduler is destroyed");
+        let interval = match start {
+            Start::Every(interval) => u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX),
+            _ => 0,
+        };
         let (place, cadence, deadline) = match start {
             Start::Queued => (Place::Queued, Cadence::Once, Instant::ZERO),
             Start::Idle => (Place::Idle, Cadence::Entry, Instant::ZERO),
@@ -70,8 +74,7 @@ impl Scheduler {
                     return Err(overflow);
                 };
                 // A Duration that fits past `now` on the clock fits in u64 nanoseconds.
-                let nanos = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
-                (Place::Heap, Cadence::Every(nanos), deadline)
+                (Place::Heap, Cadence::Every, deadline)
             }
         };
         let origin = core.origin_for(location, label);
@@ -83,6 +86,7 @@ impl Scheduler {
                 location,
                 origin,
                 place,
+                interval,
             },
             deadline,
         );
