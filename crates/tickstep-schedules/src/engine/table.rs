@@ -39,11 +39,37 @@ impl Hasher for IdHasher {
 /// A map keyed by ids.
 pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
+/// Hashes schedule ids for the table's index so that consecutive ids land in consecutive buckets.
+///
+/// The engine hands ids out in order, so loading a store or firing a batch of schedules created
+/// together walks the index sequentially instead of missing the cache on every lookup (the hash
+/// table's bucket is chosen by the low bits, which are the id's own). The top seven bits, which
+/// the table uses as a per-bucket tag, are mixed so that tags still tell neighbours apart.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct SequentialIdHasher(u64);
+
+impl Hasher for SequentialIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+
+    fn finish(&self) -> u64 {
+        const TAG: u64 = 0x7f << 57;
+        (self.0 & !TAG) ^ (self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15) & TAG)
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Table {
     slots: Vec<Option<Entry>>,
     free: Vec<u32>,
-    index: IdMap<u64, u32>,
+    index: HashMap<u64, u32, BuildHasherDefault<SequentialIdHasher>>,
     heap: BinaryHeap<Reverse<(u64, u64)>>,
 }
 
@@ -52,7 +78,15 @@ impl Table {
     pub(crate) fn reserve(&mut self, n: usize) {
         self.slots.reserve_exact(n);
         self.index.reserve(n);
-        self.heap.reserve(n);
+    }
+
+    /// Adds armed deadlines in bulk (loading a store): the heap is rebuilt in O(n) instead of
+    /// sifting each deadline in, which matters at a million schedules.
+    pub(crate) fn arm_in_bulk(&mut self, deadlines: Vec<(u64, u64)>) {
+        // Same layout: this collect reuses the vector's allocation.
+        let mut items: Vec<Reverse<(u64, u64)>> = deadlines.into_iter().map(Reverse).collect();
+        items.append(&mut std::mem::take(&mut self.heap).into_vec());
+        self.heap = BinaryHeap::from(items);
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -61,10 +95,16 @@ impl Table {
 
     /// Inserts `entry`, arming it when `entry.armed`.
     pub(crate) fn insert(&mut self, entry: Entry) {
-        let id = entry.id;
         if entry.armed {
-            self.heap.push(Reverse((entry.fire_at, id)));
+            self.heap.push(Reverse((entry.fire_at, entry.id)));
         }
+        self.place(entry);
+    }
+
+    /// Inserts `entry` without touching the heap; the caller arms it (see
+    /// [`Table::arm_in_bulk`]).
+    pub(crate) fn place(&mut self, entry: Entry) {
+        let id = entry.id;
         let slot = if let Some(slot) = self.free.pop() {
             self.slots[slot as usize] = Some(entry);
             slot

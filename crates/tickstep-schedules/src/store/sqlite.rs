@@ -129,6 +129,7 @@ impl SqliteStore {
         let mut rows = stmt.query([]).map_err(codec::load_error)?;
         let mut max_id = 0;
         let mut interrupted_ids = Vec::new();
+        let mut deadlines = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
         while let Some(row) = rows.next().map_err(codec::load_error)? {
             let (mut entry, running) =
                 codec::decode(row, &mut core.verbs).map_err(codec::load_error)?;
@@ -151,8 +152,12 @@ impl SqliteStore {
                 interrupted_ids.push(entry.id);
                 entry.extra_mut().running = running;
             }
-            core.table.insert(entry);
+            if entry.armed {
+                deadlines.push((entry.fire_at, entry.id));
+            }
+            core.table.place(entry);
         }
+        core.table.arm_in_bulk(deadlines);
         core.last_id = high_water.max(max_id);
         core.reserved_through = high_water;
         for id in interrupted_ids {
