@@ -9,9 +9,26 @@ use std::time::Duration;
 use crate::{Error, ObjId, Value};
 
 /// Largest serialised `state`, in bytes (the seed's 4 KB).
+///
+/// ```
+/// assert_eq!(tickstep_schedules::MAX_STATE_BYTES, 4096);
+/// ```
 pub const MAX_STATE_BYTES: usize = 4096;
 
+/// How deeply `args` and `state` may nest lists and maps. The store keeps values as JSON, and
+/// each level costs two or three levels of JSON nesting against the JSON reader's limit of 128;
+/// 32 leaves room and is far beyond what schedule arguments need.
+///
+/// ```
+/// assert_eq!(tickstep_schedules::MAX_VALUE_DEPTH, 32);
+/// ```
+pub const MAX_VALUE_DEPTH: usize = 32;
+
 /// Default consecutive-fault limit before a schedule retires with `max_faults`.
+///
+/// ```
+/// assert_eq!(tickstep_schedules::DEFAULT_MAX_FAULTS, 50);
+/// ```
 pub const DEFAULT_MAX_FAULTS: u32 = 50;
 
 /// What to do about cadence points that passed with nothing running to account for them
@@ -35,6 +52,10 @@ pub enum Catchup {
 }
 
 /// The most missed points one catch-up under [`Catchup::All`] fires; older ones are dropped.
+///
+/// ```
+/// assert_eq!(tickstep_schedules::MAX_CATCHUP_FIRINGS, 1000);
+/// ```
 pub const MAX_CATCHUP_FIRINGS: u64 = 1000;
 
 impl Catchup {
@@ -174,6 +195,10 @@ impl Default for Options {
 }
 
 /// The option keys [`Options::from_map`] accepts.
+///
+/// ```
+/// assert!(tickstep_schedules::OPTION_KEYS.contains(&"pass_elapsed"));
+/// ```
 pub const OPTION_KEYS: [&str; 9] = [
     "adaptive",
     "catchup",
@@ -435,19 +460,38 @@ pub(crate) struct Resolved {
     pub(crate) jitter_ns: u64,
 }
 
-/// Rejects values the store cannot hold (non-finite floats), naming where they were found.
+/// Rejects values the store cannot hold (non-finite floats, nesting past [`MAX_VALUE_DEPTH`]),
+/// naming where they were found.
 pub(crate) fn check_storable(value: &Value, what: &str) -> Result<(), Error> {
-    if value.is_storable() {
-        Ok(())
-    } else {
-        Err(Error::invalid(
+    if !value.is_storable() {
+        return Err(Error::invalid(
             state_preview(value),
             format!("{what} must not contain NaN or infinite floats"),
-        ))
+        ));
+    }
+    let depth = value.depth();
+    if depth > MAX_VALUE_DEPTH {
+        return Err(Error::invalid(
+            state_preview(value),
+            format!("{what} may nest lists and maps at most {MAX_VALUE_DEPTH} deep (got {depth})"),
+        ));
+    }
+    Ok(())
+}
+
+/// A host-reported fault value the store can hold: as is when storable, else its text (so a
+/// NaN or a pathological nesting in an error value can never make the store unreadable).
+pub(crate) fn storable_fault_value(value: Value) -> Value {
+    if value.is_storable() && value.depth() <= MAX_VALUE_DEPTH {
+        value
+    } else {
+        Value::Str(state_preview(&value))
     }
 }
 
 /// A value's text for an error message, cut short so a 1 MB state does not make a 1 MB error.
+/// (Display recurses; values reaching it have passed the depth check or are fault values whose
+/// depth the host produced.)
 fn state_preview(value: &Value) -> String {
     let mut text = value.to_string();
     if text.len() > 80 {

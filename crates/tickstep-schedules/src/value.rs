@@ -131,6 +131,32 @@ impl Value {
         }
     }
 
+    /// How deeply lists and maps nest: 0 for a scalar, 1 for a list of scalars, and so on.
+    ///
+    /// ```
+    /// use tickstep_schedules::Value;
+    /// assert_eq!(Value::Int(1).depth(), 0);
+    /// assert_eq!(Value::List(vec![Value::List(vec![])]).depth(), 2);
+    /// ```
+    pub fn depth(&self) -> usize {
+        match self {
+            Value::List(items) => 1 + items.iter().map(Value::depth).max().unwrap_or(0),
+            Value::Map(pairs) => {
+                1 + pairs
+                    .iter()
+                    .map(|(k, v)| k.depth().max(v.depth()))
+                    .max()
+                    .unwrap_or(0)
+            }
+            Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Obj(_)
+            | Value::Symbol(_)
+            | Value::Bool(_) => 0,
+        }
+    }
+
     /// Whether every float inside this value is finite (JSON, and so the store, cannot hold NaN or
     /// infinities).
     ///

@@ -509,3 +509,20 @@ fn ten_thousand_due_schedules_fire_over_bounded_ticks_without_stalling_one() {
     assert_eq!(h.fired(), 10_000);
     assert_eq!(ticks + 1, 10);
 }
+
+#[test]
+fn an_idle_schedule_costs_no_work_between_firings() {
+    let h = Host::new();
+    let id = h.every(3600.0, Options::new());
+    for _ in 0..3599 {
+        let report = h.after(1.0);
+        assert_eq!(
+            (report.started, report.not_started, report.more_due),
+            (0, 0, false)
+        );
+    }
+    assert_eq!(h.fired(), 0);
+    assert_eq!(h.info(id).run_count, 0);
+    h.after(1.0);
+    assert_eq!(h.fired(), 1);
+}

@@ -472,3 +472,66 @@ fn a_clean_shutdown_saves_outcomes_reported_since_the_last_tick() {
     let info = h.info(id);
     assert_eq!((info.fault_count, info.running_task), (1, None));
 }
+
+#[test]
+fn values_at_the_deepest_allowed_nesting_survive_a_restart() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let deep = (0..tickstep_schedules::MAX_VALUE_DEPTH).fold(Value::Int(7), |inner, i| {
+        if i % 2 == 0 {
+            Value::Map(vec![(Value::from("k"), inner)])
+        } else {
+            Value::List(vec![inner])
+        }
+    });
+    let mut txn = h.engine.begin(h.prog);
+    let id = txn
+        .schedule_every(
+            h.room,
+            "tick",
+            1.0,
+            vec![deep.clone()],
+            Options::new().state(deep.clone()),
+        )
+        .unwrap();
+    txn.commit().unwrap();
+    let h = restart(h, &path, 0.0);
+    let info = h.info(id);
+    assert_eq!((info.args, info.state), (vec![deep.clone()], Some(deep)));
+}
+
+#[test]
+fn a_fault_value_the_store_cannot_hold_is_kept_as_text_and_the_store_stays_readable() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(1.0, Options::new());
+    h.after(1.0);
+    let nan = Value::List(vec![Value::Float(f64::NAN)]);
+    h.runner.finish(
+        &h.engine,
+        h.last_run(),
+        Outcome::Fault {
+            kind: FaultKind::Error,
+            value: nan,
+        },
+    );
+    h.tick();
+    let h = restart(h, &path, 0.0);
+    let fault = h.info(id).last_fault.unwrap();
+    assert_eq!(fault.value, Value::from("{NaN}"));
+}
+
+#[test]
+fn an_in_flight_firing_of_a_non_persistent_schedule_is_unknown_after_restart() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    h.every(1.0, Options::new().persist(false));
+    h.after(1.0);
+    let run = h.last_run();
+    let h = restart(h, &path, 1.0);
+    assert!(h.engine.interrupted().is_empty());
+    assert!(
+        !h.engine.report(run, Outcome::Returned(Value::Int(0))),
+        "its result is ignored"
+    );
+}

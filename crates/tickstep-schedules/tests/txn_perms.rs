@@ -485,3 +485,33 @@ fn schedule_info_reports_every_field_the_seed_lists() {
     );
     assert_eq!(map.get("last_fault"), Some(&Value::Int(0)));
 }
+
+fn nested(depth: usize) -> Value {
+    (0..depth).fold(Value::Int(0), |inner, i| {
+        if i % 2 == 0 {
+            Value::List(vec![inner])
+        } else {
+            Value::Map(vec![(Value::from("k"), inner)])
+        }
+    })
+}
+
+#[test]
+fn args_or_state_nested_deeper_than_the_store_can_read_back_are_invarg() {
+    let h = Host::new();
+    let mut txn = h.engine.begin(h.prog);
+    let deep = nested(tickstep_schedules::MAX_VALUE_DEPTH + 1);
+    let err = txn
+        .schedule_every(h.room, "tick", 1.0, vec![deep.clone()], Options::new())
+        .unwrap_err();
+    assert!(err.to_string().contains("at most 32 deep"), "{err}");
+    let err = txn
+        .schedule_every(h.room, "tick", 1.0, vec![], Options::new().state(deep))
+        .unwrap_err();
+    assert_eq!(err.code(), "E_INVARG");
+    let ok = nested(tickstep_schedules::MAX_VALUE_DEPTH);
+    assert!(
+        txn.schedule_every(h.room, "tick", 1.0, vec![ok], Options::new())
+            .is_ok()
+    );
+}

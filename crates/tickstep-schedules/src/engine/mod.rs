@@ -67,9 +67,17 @@ pub struct Config {
 }
 
 /// The default tick (10 ms).
+///
+/// ```
+/// assert_eq!(tickstep_schedules::DEFAULT_TICK, std::time::Duration::from_millis(10));
+/// ```
 pub const DEFAULT_TICK: Duration = Duration::from_millis(10);
 
 /// The default retention of retired entries (60 s).
+///
+/// ```
+/// assert_eq!(tickstep_schedules::DEFAULT_RETENTION.as_secs(), 60);
+/// ```
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(60);
 
 impl Default for Config {

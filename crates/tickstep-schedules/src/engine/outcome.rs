@@ -141,7 +141,10 @@ impl Core {
         };
         e.fault_count += 1;
         e.consecutive_faults = e.consecutive_faults.saturating_add(1);
-        e.extra_mut().last_fault = Some(fault);
+        e.extra_mut().last_fault = Some(Fault {
+            kind: fault.kind,
+            value: crate::options::storable_fault_value(fault.value),
+        });
         self.mark_dirty(id);
         let e = self.table.get(id).expect("checked above");
         if e.max_faults > 0 && e.consecutive_faults >= e.max_faults {
