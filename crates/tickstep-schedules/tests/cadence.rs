@@ -526,3 +526,17 @@ fn an_idle_schedule_costs_no_work_between_firings() {
     h.after(1.0);
     assert_eq!(h.fired(), 1);
 }
+
+#[test]
+fn jitter_wider_than_the_interval_never_counts_as_missed_points() {
+    let h = Host::new();
+    let id = h.every(1.0, Options::new().jitter_seconds(3.0));
+    for _ in 0..600 {
+        h.after(0.1);
+        h.finish_all();
+    }
+    let info = h.info(id);
+    assert_eq!(info.missed_count, 0);
+    // 60 s of cadence: every point fires once, give or take the ones jitter holds past the end.
+    assert!((55..=60).contains(&h.fired()), "{}", h.fired());
+}

@@ -4,7 +4,8 @@
 //! A recurring schedule's cadence is computed from its previous deadline, never from when a firing
 //! ended, so it stays in phase however long firings take. When a tick visits a due entry whose
 //! cadence point is `P`, the points that have passed are `P, P+i, …, P+(n-1)i` with
-//! `n = (now - P) / i + 1`:
+//! `n = (now - D) / i + 1`, where `D` is the later of `P` and its jittered deadline (lateness
+//! caused by jitter is not lateness of the scheduler):
 //!
 //! * **while a firing runs** (overlap): every one of the `n` points "arrived mid-firing". `skip`
 //!   drops them all; `queue` keeps the first waiting if nothing waits yet and drops the rest;
@@ -93,6 +94,10 @@ impl Core {
     fn visit_every(&mut self, id: u64, now: u64, later: &mut Later) -> Option<Firing> {
         let e = self.table.get(id)?;
         let (point, interval) = (e.next_run, e.interval_ns);
+        // Lateness counts from when the point was due: jitter that moved it later is not the
+        // scheduler being late, and jitter that moved it earlier does not make later points
+        // arrive sooner.
+        let due = point.max(e.fire_at);
         let running = e.is_running();
         let overlap = e.overlap;
         if running && overlap != Overlap::Concurrent {
@@ -100,7 +105,7 @@ impl Core {
                 // Catch-up points wait for the running firing; its outcome re-arms the entry.
                 return None;
             }
-            let n = points_arrived(point, interval, now);
+            let n = points_arrived(due, interval, now);
             let take_queue_slot = overlap == Overlap::Queue && e.queued().is_none();
             let e = self.table.get_mut(id)?;
             if take_queue_slot {
@@ -138,7 +143,7 @@ impl Core {
             }
             return Some(self.start(id, point, now));
         }
-        let n = points_arrived(point, interval, now);
+        let n = points_arrived(due, interval, now);
         let catchup = if n == 1 {
             Catchup::Once
         } else if running {
