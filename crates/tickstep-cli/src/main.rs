@@ -1,0 +1,45 @@
+//! `tickstep`: the command-line face of tickstep.
+//!
+//! * `tickstep demo` — a small living world on all three layers and the embedded store;
+//! * `tickstep schedules` — an operator's view of a schedule store (list, info, stop);
+//! * `tickstep sim` — the kernel's frame-budget model in virtual time, with an SVG plot.
+//!
+//! One module per subcommand; this file only parses and dispatches. Usage errors exit with code 2
+//! (clap's convention), runtime failures with 1.
+
+mod plot;
+mod progress;
+mod sim;
+mod units;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Run work on a tick, under a budget, on one clock.
+#[derive(Parser, Debug)]
+#[command(name = "tickstep", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Simulate the kernel's frame budget in virtual time (the seed's "Try it" model).
+    Sim(sim::SimArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Sim(args) => sim::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("tickstep: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
