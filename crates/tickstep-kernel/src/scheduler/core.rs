@@ -5,6 +5,7 @@
 //! task, calling a hook) is handed back to the caller to do after the borrow is released. That is
 //! the whole re-entrancy story: a task can schedule, cancel or inspect its own scheduler freely.
 
+use std::panic::Location;
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
@@ -85,7 +86,8 @@ pub(crate) struct Core {
     /// every(0) jobs waiting for the next step, in the order they will be queued.
     pub(crate) frame: Vec<u32>,
     pub(crate) budget: Budget,
-    pub(crate) profiler: Profiler,
+    /// Boxed: cold unless profiling, and it keeps the scheduler's own allocation small.
+    pub(crate) profiler: Box<Profiler>,
     pub(crate) profiling: bool,
     pub(crate) stagger: bool,
     /// `every()` calls so far: the `n` of the stagger offset.
@@ -112,7 +114,7 @@ impl Core {
             timers: TimerHeap::new(),
             frame: Vec::new(),
             budget: Budget::new(config.budget_mode()),
-            profiler: Profiler::new(),
+            profiler: Box::new(Profiler::new()),
             profiling: config.profiles_tasks(),
             stagger: config.staggers_recurring(),
             every_calls: 0,
@@ -332,7 +334,7 @@ impl Core {
         let skip = match self.queues.front(queue) {
             None => return Front::Empty,
             Some(QueueEntry::Slot(index)) => self.slab.at(*index).cancelled,
-            Some(QueueEntry::Once(task)) => self.queues.once_cancelled(task.seq),
+            Some(QueueEntry::Once(_)) => self.queues.front_once_cancelled(queue),
         };
         if !skip {
             return Front::Ready;
@@ -347,22 +349,28 @@ impl Core {
 
     /// Pops the (live) front task of `queue` to run it.
     #[inline]
-    pub(crate) fn pop_to_run(&mut self, queue: usize, wakes: &Arc<WakeQueue>) -> Running {
+    pub(crate) fn pop_to_run(
+        &mut self,
+        queue: usize,
+        wakes: &Arc<WakeQueue>,
+        zones: bool,
+    ) -> Running {
         match self.queues.pop(queue) {
             Some(QueueEntry::Slot(index)) => self.begin_run(index, wakes),
             Some(QueueEntry::Once(task)) => {
-                let origin = if self.profiling && task.origin == NO_ORIGIN {
-                    self.profiler.intern_location(task.location)
+                // The origin and location come back from the run itself; a zone needs them first.
+                let (location, origin) = if zones {
+                    task.meta()
                 } else {
-                    task.origin
+                    (Location::caller(), NO_ORIGIN)
                 };
                 Running {
                     index: u32::MAX,
-                    body: Body::Once(task.body),
+                    body: Body::Inline(task),
                     waker: None,
                     origin,
                     priority: Priority::ALL[queue],
-                    location: task.location,
+                    location,
                     settled: true,
                 }
             }
@@ -443,7 +451,7 @@ impl Core {
             ..
         } = self;
         if *profiling {
-            for entry in queues.iter_from(queue) {
+            for entry in queues.live_entries_from(queue) {
                 let origin = match entry {
                     QueueEntry::Slot(index) => {
                         let slot = slab.at(*index);
@@ -455,11 +463,10 @@ impl Core {
                         }
                         slot.origin
                     }
-                    QueueEntry::Once(task) if queues.once_cancelled(task.seq) => continue,
-                    QueueEntry::Once(task) if task.origin == NO_ORIGIN => {
-                        profiler.intern_location(task.location)
-                    }
-                    QueueEntry::Once(task) => task.origin,
+                    QueueEntry::Once(task) => match task.meta() {
+                        (location, NO_ORIGIN) => profiler.intern_location(location),
+                        (_, origin) => origin,
+                    },
                 };
                 profiler.note_deferred(origin);
             }
@@ -513,7 +520,7 @@ impl Core {
             .clear()
             .into_iter()
             .filter_map(|entry| match entry {
-                QueueEntry::Once(task) => Some(Body::Once(task.body)),
+                QueueEntry::Once(task) => Some(Body::Inline(task)),
                 QueueEntry::Slot(_) => None,
             })
             .collect();

@@ -17,10 +17,13 @@ use crate::{Scheduler, TaskError};
 
 use super::core::{Front, Garbage, Outcome, Running};
 use super::panics::{TaskScope, payload_message, run_task, take_caught};
+use super::profile::NO_ORIGIN;
 use super::profile::location_name;
 use super::slab::Body;
 
 type Panic = Box<dyn Any + Send>;
+/// Where a task was scheduled and its profiler origin.
+type Meta = (&'static std::panic::Location<'static>, u32);
 
 impl Scheduler {
     /// Runs one step (see the crate docs). `explicit` overrides the budget mode.
@@ -79,22 +82,27 @@ impl Scheduler {
                             break 'drain;
                         }
                     }
-                    core.pop_to_run(queue, &shared.wakes)
+                    core.pop_to_run(queue, &shared.wakes, zones)
                 };
                 let index = running.index;
-                let origin = running.origin;
-                let (outcome, panic) = if zones {
+                let (outcome, panic, meta) = if zones {
                     let _span = self.zone(&running);
                     execute(running.body, running.waker.as_ref())
                 } else {
                     execute(running.body, running.waker.as_ref())
                 };
+                let (location, origin) = meta.unwrap_or((running.location, running.origin));
                 ran += 1;
                 if profiling || !running.settled {
                     let garbage = {
                         let mut core = shared.core.borrow_mut();
                         if profiling {
                             let end = shared.clock.now();
+                            let origin = if origin == NO_ORIGIN {
+                                core.profiler.intern_location(location)
+                            } else {
+                                origin
+                            };
                             core.profiler.record(origin, (end - now).as_nanos() as u64);
                             now = end;
                         }
@@ -107,7 +115,7 @@ impl Scheduler {
                     drop(garbage);
                 }
                 if let Some(payload) = panic {
-                    self.report_panic(&payload, origin, running.priority, running.location);
+                    self.report_panic(&payload, origin, running.priority, location);
                 }
             }
         }
@@ -174,8 +182,12 @@ impl Scheduler {
 
 /// Runs (or polls) a task body with panics caught. Nothing is borrowed while this runs.
 #[inline]
-fn execute(body: Body, waker: Option<&Waker>) -> (Outcome, Option<Panic>) {
-    match body {
+fn execute(body: Body, waker: Option<&Waker>) -> (Outcome, Option<Panic>, Option<Meta>) {
+    let (outcome, panic) = match body {
+        Body::Inline(task) => {
+            let (panic, location, origin) = task.run();
+            return (Outcome::Done, panic, Some((location, origin)));
+        }
         Body::Once(f) => (Outcome::Done, run_task(f).err()),
         Body::Repeat(mut f) => {
             // A recurring job that panics keeps its cadence: the error is isolated to this run.
@@ -212,5 +224,6 @@ fn execute(body: Body, waker: Option<&Waker>) -> (Outcome, Option<Panic>) {
             }
         }
         Body::Empty => (Outcome::Done, None),
-    }
+    };
+    (outcome, panic, None)
 }

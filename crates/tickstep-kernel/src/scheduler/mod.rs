@@ -152,3 +152,14 @@ impl std::fmt::Debug for Scheduler {
         d.finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// A scheduler is one small allocation: under glibc's 1 KiB large-request threshold, so
+    /// creating one never forces the allocator to consolidate its free lists (which made every
+    /// later small allocation, i.e. every task closure, take the slow path).
+    #[test]
+    fn the_shared_state_stays_under_a_kibibyte() {
+        assert!(std::mem::size_of::<super::Shared>() + 16 < 1000);
+    }
+}

@@ -16,12 +16,46 @@ use std::panic::Location;
 
 use crate::Priority;
 
-/// A `schedule()` closure waiting in its queue.
-pub(crate) struct OnceTask {
-    pub(crate) seq: u64,
-    pub(crate) body: Box<dyn FnOnce()>,
-    pub(crate) origin: u32,
+/// A `schedule()` closure together with what the scheduler needs to know about it, in the
+/// closure's own allocation (so a queue entry stays two words, like a bare `Box<dyn FnOnce()>`).
+pub(crate) trait OnceTask {
+    /// Runs the closure, consuming it, with panics caught. Hands back where it was scheduled and
+    /// its profiler origin (or `NO_ORIGIN`): read for free here, since the closure's memory is
+    /// being touched anyway, so the hot path makes no second virtual call for them.
+    fn run(self: Box<Self>) -> OnceRun;
+    /// Where it was scheduled, and its profiler origin (or `NO_ORIGIN`).
+    fn meta(&self) -> (&'static Location<'static>, u32);
+}
+
+/// What running a [`OnceTask`] reports: its panic, if any, and its metadata.
+pub(crate) type OnceRun = (
+    Option<Box<dyn std::any::Any + Send>>,
+    &'static Location<'static>,
+    u32,
+);
+
+/// The one implementation of [`OnceTask`].
+pub(crate) struct OnceFn<F> {
+    pub(crate) f: F,
     pub(crate) location: &'static Location<'static>,
+    pub(crate) origin: u32,
+}
+
+impl<F: FnOnce()> OnceTask for OnceFn<F> {
+    #[inline]
+    fn run(self: Box<Self>) -> OnceRun {
+        let OnceFn {
+            f,
+            location,
+            origin,
+        } = *self;
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).err();
+        (panic, location, origin)
+    }
+
+    fn meta(&self) -> (&'static Location<'static>, u32) {
+        (self.location, self.origin)
+    }
 }
 
 /// One queued task.
@@ -29,7 +63,7 @@ pub(crate) enum QueueEntry {
     /// Work that lives in the slab.
     Slot(u32),
     /// An inline one-shot.
-    Once(OnceTask),
+    Once(Box<dyn OnceTask>),
 }
 
 #[allow(clippy::struct_field_names)] // `queues` is the point of `Queues`
@@ -37,11 +71,17 @@ pub(crate) struct Queues {
     queues: [VecDeque<QueueEntry>; 5],
     /// Cancelled entries still sitting in each queue.
     cancelled: [usize; 5],
-    /// One past the sequence number of the last one-shot that left each queue.
+    /// One-shots ever pushed to each queue: the next one's sequence number there.
+    pushed: [u64; 5],
+    /// One-shots that have left each queue. They leave in order, so the front-most one-shot of
+    /// queue `q` is number `left[q]`, and one-shot `n` is still queued iff `n >= left[q]`.
     left: [u64; 5],
-    /// Sequence numbers of cancelled one-shots still queued.
+    /// Cancelled one-shots still queued, as `seq * 5 + queue`.
     cancelled_once: HashSet<u64>,
-    next_seq: u64,
+}
+
+fn once_key(queue: usize, seq: u64) -> u64 {
+    seq * 5 + queue as u64
 }
 
 impl Queues {
@@ -49,9 +89,9 @@ impl Queues {
         Queues {
             queues: Default::default(),
             cancelled: [0; 5],
+            pushed: [0; 5],
             left: [0; 5],
             cancelled_once: HashSet::new(),
-            next_seq: 0,
         }
     }
 
@@ -59,23 +99,13 @@ impl Queues {
         self.queues[priority.queue()].push_back(QueueEntry::Slot(index));
     }
 
-    /// Queues a one-shot; returns its sequence number.
+    /// Queues a one-shot; returns its sequence number within its queue.
     #[inline]
-    pub(crate) fn push_once(
-        &mut self,
-        priority: Priority,
-        body: Box<dyn FnOnce()>,
-        origin: u32,
-        location: &'static Location<'static>,
-    ) -> u64 {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.queues[priority.queue()].push_back(QueueEntry::Once(OnceTask {
-            seq,
-            body,
-            origin,
-            location,
-        }));
+    pub(crate) fn push_once(&mut self, priority: Priority, task: Box<dyn OnceTask>) -> u64 {
+        let queue = priority.queue();
+        let seq = self.pushed[queue];
+        self.pushed[queue] += 1;
+        self.queues[queue].push_back(QueueEntry::Once(task));
         seq
     }
 
@@ -86,31 +116,37 @@ impl Queues {
     #[inline]
     pub(crate) fn pop(&mut self, queue: usize) -> Option<QueueEntry> {
         let entry = self.queues[queue].pop_front()?;
-        if let QueueEntry::Once(task) = &entry {
-            self.left[queue] = task.seq + 1;
+        if let QueueEntry::Once(_) = entry {
+            self.left[queue] += 1;
         }
         Some(entry)
     }
 
-    /// Whether a queued one-shot was cancelled (a set lookup only while any are).
+    /// Whether the front-most one-shot of `queue` was cancelled (a set lookup only while any
+    /// one-shot is cancelled).
     #[inline]
-    pub(crate) fn once_cancelled(&self, seq: u64) -> bool {
-        !self.cancelled_once.is_empty() && self.cancelled_once.contains(&seq)
+    pub(crate) fn front_once_cancelled(&self, queue: usize) -> bool {
+        self.once_cancelled(queue, self.left[queue])
+    }
+
+    fn once_cancelled(&self, queue: usize, seq: u64) -> bool {
+        !self.cancelled_once.is_empty() && self.cancelled_once.contains(&once_key(queue, seq))
     }
 
     /// Pops the front entry, known to be a cancelled one, and forgets it.
     pub(crate) fn pop_cancelled(&mut self, queue: usize) -> Option<QueueEntry> {
-        let entry = self.pop(queue)?;
-        if let QueueEntry::Once(task) = &entry {
-            self.cancelled_once.remove(&task.seq);
+        if let Some(QueueEntry::Once(_)) = self.front(queue) {
+            self.cancelled_once
+                .remove(&once_key(queue, self.left[queue]));
         }
+        let entry = self.pop(queue)?;
         self.cancelled[queue] -= 1;
         Some(entry)
     }
 
-    /// Whether one-shot `seq`, queued in `queue`, is still waiting there.
+    /// Whether one-shot `seq` of `queue` is still waiting there.
     pub(crate) fn once_waiting(&self, queue: usize, seq: u64) -> bool {
-        seq >= self.left[queue] && seq < self.next_seq && !self.once_cancelled(seq)
+        seq >= self.left[queue] && seq < self.pushed[queue] && !self.once_cancelled(queue, seq)
     }
 
     /// Whether one-shot `seq` had not left `queue` (used after destroy cleared the queues).
@@ -123,9 +159,23 @@ impl Queues {
         if !self.once_waiting(queue, seq) {
             return false;
         }
-        self.cancelled_once.insert(seq);
+        self.cancelled_once.insert(once_key(queue, seq));
         self.cancelled[queue] += 1;
         true
+    }
+
+    /// The live entries of `queue` and every queue after it, for the deferred-origin scan.
+    pub(crate) fn live_entries_from(&self, queue: usize) -> impl Iterator<Item = &QueueEntry> + '_ {
+        (queue..5).flat_map(move |q| {
+            let mut seq = self.left[q];
+            self.queues[q].iter().filter(move |entry| match entry {
+                QueueEntry::Slot(_) => true,
+                QueueEntry::Once(_) => {
+                    seq += 1;
+                    !self.once_cancelled(q, seq - 1)
+                }
+            })
+        })
     }
 
     /// Entries in `queue`, cancelled ones included (the drain's snapshot counts those too).
@@ -150,11 +200,6 @@ impl Queues {
     /// A slot cancelled while queued.
     pub(crate) fn note_cancelled(&mut self, priority: Priority) {
         self.cancelled[priority.queue()] += 1;
-    }
-
-    /// Entries still queued in `queue` and after it, for the deferred-origin scan.
-    pub(crate) fn iter_from(&self, queue: usize) -> impl Iterator<Item = &QueueEntry> + '_ {
-        self.queues[queue..].iter().flat_map(|q| q.iter())
     }
 
     /// Empties every queue (destroy). Returns the entries for the caller to drop unborrowed.

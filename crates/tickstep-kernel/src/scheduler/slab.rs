@@ -85,8 +85,10 @@ pub(crate) enum Place {
 pub(crate) enum Body {
     /// Nothing (taken out to run, consumed, or dropped on cancel).
     Empty,
-    /// A one-shot closure.
+    /// A one-shot closure (an `after()` timer).
     Once(Box<dyn FnOnce()>),
+    /// A `schedule()` one-shot taken from its queue.
+    Inline(Box<dyn super::queues::OnceTask>),
     /// A recurring closure or reusable entry.
     Repeat(Box<dyn FnMut()>),
     /// A one-shot future.

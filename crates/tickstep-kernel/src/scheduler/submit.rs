@@ -13,6 +13,7 @@ use std::time::Duration;
 use crate::clock::{Clock, Instant};
 use crate::{Entry, Priority, ScheduleError, Scheduler, TaskHandle, seconds_to_duration};
 
+use super::queues::OnceFn;
 use super::slab::{AsyncJob, Body, Cadence, LocalFuture, NewTask, Place, TaskRef};
 
 /// Where a new task starts.
@@ -103,7 +104,7 @@ impl Scheduler {
     #[inline]
     fn submit_once(
         &self,
-        body: Box<dyn FnOnce()>,
+        f: impl FnOnce() + 'static,
         priority: Priority,
         label: Option<&str>,
     ) -> TaskRef {
@@ -112,7 +113,12 @@ impl Scheduler {
         let mut core = shared.core.borrow_mut();
         assert!(!core.destroyed, "scheduler is destroyed");
         let origin = core.origin_for(location, label);
-        let seq = core.queues.push_once(priority, body, origin, location);
+        let task = Box::new(OnceFn {
+            f,
+            location,
+            origin,
+        });
+        let seq = core.queues.push_once(priority, task);
         if !core.attach.attached && core.attach.bound.is_some() {
             let now = shared.clock.now();
             core.refresh_attachment(now, shared.wakes.is_pending());
@@ -149,7 +155,7 @@ impl Scheduler {
     /// ```
     #[track_caller]
     pub fn schedule(&self, f: impl FnOnce() + 'static, priority: Priority) -> TaskHandle {
-        let key = self.submit_once(Box::new(f), priority, None);
+        let key = self.submit_once(f, priority, None);
         self.handle(key)
     }
 
@@ -503,15 +509,7 @@ impl Labeled<'_> {
     /// ```
     #[track_caller]
     pub fn schedule(&self, f: impl FnOnce() + 'static, priority: Priority) -> TaskHandle {
-        let key = self
-            .scheduler
-            .submit(
-                Body::Once(Box::new(f)),
-                priority,
-                Start::Queued,
-                Some(&self.label),
-            )
-            .expect("queued tasks have no deadline to overflow");
+        let key = self.scheduler.submit_once(f, priority, Some(&self.label));
         self.scheduler.handle(key)
     }
 
