@@ -1,0 +1,108 @@
+//! Criterion benches of the engine's hot paths (the side-by-side numbers are in
+//! `tickstep-bench`'s `schedules` section).
+//!
+//! * `fire_1000_inmem`: one tick firing 1,000 due recurring schedules plus their 1,000 outcomes;
+//! * `fire_1000_sqlite`: the same on a WAL store, group commit included;
+//! * `create_commit_inmem`: one `schedule_every` and its commit, no store.
+
+use std::cell::{Cell, RefCell};
+use std::hint::black_box;
+use std::rc::Rc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use tickstep_kernel::clock::ManualClock;
+use tickstep_schedules::{
+    Config, Firing, ObjId, Options, Outcome, Refused, RunId, Runner, Schedules, Value, World,
+};
+
+struct OpenWorld;
+
+impl World for OpenWorld {
+    fn valid(&self, _: ObjId) -> bool {
+        true
+    }
+    fn is_wizard(&self, _: ObjId) -> bool {
+        true
+    }
+    fn controls(&self, _: ObjId, _: ObjId) -> bool {
+        true
+    }
+    fn verb_callable(&self, _: ObjId, _: ObjId, _: &str) -> bool {
+        true
+    }
+}
+
+#[derive(Clone, Default)]
+struct NoopRunner {
+    next: Rc<Cell<u64>>,
+    started: Rc<RefCell<Vec<RunId>>>,
+}
+
+impl Runner for NoopRunner {
+    fn start(&self, _: &Firing) -> Result<RunId, Refused> {
+        let run = RunId(self.next.get() + 1);
+        self.next.set(run.0);
+        self.started.borrow_mut().push(run);
+        Ok(run)
+    }
+}
+
+const N: usize = 1000;
+
+fn engine(store: Option<&std::path::Path>) -> (Schedules, ManualClock, NoopRunner) {
+    let clock = ManualClock::new();
+    let runner = NoopRunner::default();
+    let mut config = Config::default();
+    config.max_firings_per_tick = N;
+    let engine = match store {
+        Some(path) => {
+            Schedules::open(path, clock.clone(), OpenWorld, runner.clone(), config).unwrap()
+        }
+        None => Schedules::in_memory(clock.clone(), OpenWorld, runner.clone(), config),
+    };
+    let mut txn = engine.begin(ObjId(1));
+    for _ in 0..N {
+        txn.schedule_every(ObjId(2), "tick", 1.0, vec![], Options::new())
+            .unwrap();
+    }
+    txn.commit().unwrap();
+    (engine, clock, runner)
+}
+
+fn fire(engine: &Schedules, clock: &ManualClock, runner: &NoopRunner, buf: &mut Vec<RunId>) {
+    clock.advance(Duration::from_secs(1));
+    black_box(engine.tick().unwrap());
+    buf.clear();
+    buf.append(&mut runner.started.borrow_mut());
+    for &run in buf.iter() {
+        engine.report(run, Outcome::Returned(Value::Int(0)));
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let mut buf = Vec::with_capacity(N);
+    let (e, clock, runner) = engine(None);
+    c.bench_function("fire_1000_inmem", |b| {
+        b.iter(|| fire(&e, &clock, &runner, &mut buf));
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (e, clock, runner) = engine(Some(&dir.path().join("bench.db")));
+    c.bench_function("fire_1000_sqlite", |b| {
+        b.iter(|| fire(&e, &clock, &runner, &mut buf));
+    });
+    let (e, _, _) = engine(None);
+    c.bench_function("create_commit_inmem", |b| {
+        b.iter(|| {
+            let mut txn = e.begin(ObjId(1));
+            black_box(
+                txn.schedule_every(ObjId(2), "tick", 1.0, vec![], Options::new())
+                    .unwrap(),
+            );
+            txn.commit().unwrap();
+        });
+    });
+}
+
+criterion_group!(engine_benches, benches);
+criterion_main!(engine_benches);
