@@ -73,7 +73,8 @@ pub(crate) enum Place {
     Queued,
     /// Being run (or polled) right now.
     Running,
-    /// On the deadline heap.
+    /// On the deadline heap, or queued after coming due: due timers move to their queue without
+    /// their slot being written (the heap's position table tells the two apart).
     Heap,
     /// On the every(0) frame list.
     Frame,

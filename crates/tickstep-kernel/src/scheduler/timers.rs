@@ -12,6 +12,7 @@
 //! one sequential pass instead: split off every due node, sort those, and rebuild the rest in
 //! O(n). The order handed back is the same either way.
 
+use crate::Priority;
 use crate::clock::Instant;
 
 const ABSENT: u32 = u32::MAX;
@@ -24,12 +25,21 @@ struct Node {
     deadline: Instant,
     seq: u64,
     slot: u32,
+    /// Carried here (in what would be padding) so a due timer can be queued without touching
+    /// its slot.
+    priority: Priority,
 }
 
 impl Node {
+    /// The ordering key: deadline, then arming order.
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.deadline.as_nanos()) << 64) | u128::from(self.seq)
+    }
+
     #[inline]
     fn before(&self, other: &Node) -> bool {
-        (self.deadline, self.seq) < (other.deadline, other.seq)
+        self.key() < other.key()
     }
 }
 
@@ -62,7 +72,7 @@ impl TimerHeap {
     }
 
     /// Arms `slot` for `deadline`. The slot must not be on the heap already.
-    pub(crate) fn push(&mut self, slot: u32, deadline: Instant) {
+    pub(crate) fn push(&mut self, slot: u32, deadline: Instant, priority: Priority) {
         let index = slot as usize;
         if index >= self.position.len() {
             self.position.resize(index + 1, ABSENT);
@@ -72,6 +82,7 @@ impl TimerHeap {
             deadline,
             seq: self.next_seq,
             slot,
+            priority,
         };
         self.next_seq += 1;
         self.nodes.push(node);
@@ -79,22 +90,22 @@ impl TimerHeap {
     }
 
     /// Removes and returns the earliest slot if its deadline is at or before `now`.
-    pub(crate) fn pop_due(&mut self, now: Instant) -> Option<u32> {
+    pub(crate) fn pop_due(&mut self, now: Instant) -> Option<(u32, Priority)> {
         let first = self.nodes.first()?;
         if first.deadline > now {
             return None;
         }
-        let slot = first.slot;
+        let popped = (first.slot, first.priority);
         self.remove_at(0);
-        Some(slot)
+        Some(popped)
     }
 
     /// Removes every slot due at or before `now` and calls `each` with them in
     /// `(deadline, sequence)` order.
-    pub(crate) fn drain_due(&mut self, now: Instant, mut each: impl FnMut(u32)) {
+    pub(crate) fn drain_due(&mut self, now: Instant, mut each: impl FnMut(u32, Priority)) {
         for _ in 0..BULK_AFTER {
             match self.pop_due(now) {
-                Some(slot) => each(slot),
+                Some((slot, priority)) => each(slot, priority),
                 None => return,
             }
         }
@@ -114,10 +125,10 @@ impl TimerHeap {
                 true
             }
         });
-        due.sort_unstable_by_key(|n| (n.deadline, n.seq));
+        due.sort_unstable_by_key(Node::key);
         self.heapify();
         for node in &due {
-            each(node.slot);
+            each(node.slot, node.priority);
         }
         self.due = due;
     }
@@ -232,14 +243,18 @@ mod tests {
                 let mut heap = TimerHeap::new();
                 for slot in 0..n {
                     // A scrambled but deterministic deadline order.
-                    heap.push(slot, Instant::from_nanos(u64::from((slot * 7919) % 97)));
+                    heap.push(
+                        slot,
+                        Instant::from_nanos(u64::from((slot * 7919) % 97)),
+                        Priority::Normal,
+                    );
                 }
                 assert!(heap.remove(victim));
                 assert!(!heap.remove(victim));
                 heap.check();
                 let mut last = (Instant::ZERO, 0);
                 let mut popped = 0;
-                while let Some(slot) = heap.pop_due(Instant::MAX) {
+                while let Some((slot, _)) = heap.pop_due(Instant::MAX) {
                     assert_ne!(slot, victim);
                     let key = (Instant::from_nanos(u64::from((slot * 7919) % 97)), slot);
                     assert!(key >= last);
@@ -256,19 +271,22 @@ mod tests {
     fn equal_deadlines_pop_in_arming_order() {
         let mut heap = TimerHeap::new();
         for slot in [5, 3, 9, 1] {
-            heap.push(slot, Instant::from_nanos(10));
+            heap.push(slot, Instant::from_nanos(10), Priority::Normal);
         }
         let order: Vec<u32> =
-            std::iter::from_fn(|| heap.pop_due(Instant::from_nanos(10))).collect();
+            std::iter::from_fn(|| heap.pop_due(Instant::from_nanos(10)).map(|(s, _)| s)).collect();
         assert_eq!(order, [5, 3, 9, 1]);
     }
 
     #[test]
     fn pop_due_leaves_future_deadlines() {
         let mut heap = TimerHeap::new();
-        heap.push(0, Instant::from_nanos(20));
+        heap.push(0, Instant::from_nanos(20), Priority::Low);
         assert_eq!(heap.pop_due(Instant::from_nanos(19)), None);
-        assert_eq!(heap.pop_due(Instant::from_nanos(20)), Some(0));
+        assert_eq!(
+            heap.pop_due(Instant::from_nanos(20)),
+            Some((0, Priority::Low))
+        );
     }
 
     #[test]
@@ -277,10 +295,10 @@ mod tests {
             let mut heap = TimerHeap::new();
             let deadline = |slot: u32| Instant::from_nanos(u64::from((slot * 7919) % 101));
             for slot in 0..n {
-                heap.push(slot, deadline(slot));
+                heap.push(slot, deadline(slot), Priority::High);
             }
             let mut fired = Vec::new();
-            heap.drain_due(Instant::from_nanos(60), |slot| fired.push(slot));
+            heap.drain_due(Instant::from_nanos(60), |slot, _| fired.push(slot));
             heap.check();
             let mut want: Vec<u32> = (0..n)
                 .filter(|&s| deadline(s) <= Instant::from_nanos(60))
@@ -295,7 +313,7 @@ mod tests {
                 heap.check();
             }
             let mut last = (Instant::ZERO, 0);
-            while let Some(slot) = heap.pop_due(Instant::MAX) {
+            while let Some((slot, _)) = heap.pop_due(Instant::MAX) {
                 assert!((deadline(slot), slot) >= last);
                 last = (deadline(slot), slot);
             }
