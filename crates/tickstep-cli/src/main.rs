@@ -7,9 +7,12 @@
 //! One module per subcommand; this file only parses and dispatches. Usage errors exit with code 2
 //! (clap's convention), runtime failures with 1.
 
+mod demo;
 mod plot;
 mod progress;
+mod schedules;
 mod sim;
+mod store;
 mod units;
 
 use std::process::ExitCode;
@@ -26,13 +29,26 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run a small living world on all three layers and the embedded store.
+    Demo(demo::DemoArgs),
+    /// Inspect a schedule store: list, info ID, stop ID.
+    Schedules(schedules::SchedulesArgs),
     /// Simulate the kernel's frame budget in virtual time (the seed's "Try it" model).
     Sim(sim::SimArgs),
+}
+
+/// Prints one line to stdout. A closed pipe (`tickstep ... | head`) is not an error worth a
+/// panic: the line is dropped and the command goes on to its clean shutdown.
+pub(crate) fn say(line: impl std::fmt::Display) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
+        Command::Demo(args) => demo::run(args),
+        Command::Schedules(args) => schedules::run(args),
         Command::Sim(args) => sim::run(args),
     };
     match result {

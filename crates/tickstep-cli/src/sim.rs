@@ -19,6 +19,7 @@ use tickstep::kernel::{Kernel, KernelConfig, ManualClock, Priority, Role};
 
 use crate::plot;
 use crate::progress;
+use crate::say;
 use crate::units::{Load, ms, parse_duration, parse_load};
 
 /// `tickstep sim` options.
@@ -141,7 +142,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<(), String> {
     print_report(args, &loads, &report);
     if let Some(path) = &args.plot {
         plot::draw(path, &report).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        println!("plot written to {}", path.display());
+        say(format!("plot written to {}", path.display()));
     }
     Ok(())
 }
@@ -265,10 +266,10 @@ fn print_report(args: &SimArgs, loads: &[Load], report: &SimReport) {
         SimRole::Server => "server (frame-aware, target 16.5 ms, floor 1.5 ms)",
         SimRole::Client => "client (fixed 1.5 ms slice)",
     };
-    println!(
+    say(format!(
         "tickstep sim: {} frames at {} fps, {role}",
         args.frames, args.fps
-    );
+    ));
     let described: Vec<String> = loads
         .iter()
         .map(|l| {
@@ -276,20 +277,20 @@ fn print_report(args: &SimArgs, loads: &[Load], report: &SimReport) {
             format!("{name} {}x{}", l.count, ms(l.cost))
         })
         .collect();
-    println!(
+    say(format!(
         "load per frame: {}; physics {}",
         described.join(", "),
         ms(args.physics)
-    );
+    ));
     if let Some(cost) = args.long_task {
         let at = args.long_task_frame.unwrap_or(args.frames / 2);
-        println!("one long task of {} at frame {at}", ms(cost));
+        say(format!("one long task of {} at frame {at}", ms(cost)));
     }
-    println!();
-    println!(
+    say("");
+    say(format!(
         "{:>6}  {:>8}  {:>8}  {:^29}  {:^29}",
         "frame", "budget", "step", "run  K/H/N/L/B", "deferred  K/H/N/L/B"
-    );
+    ));
     let every = args
         .every
         .unwrap_or_else(|| (args.frames / 30).max(1))
@@ -299,23 +300,23 @@ fn print_report(args: &SimArgs, loads: &[Load], report: &SimReport) {
         let n = n as u64;
         let long = args.long_task.is_some() && n == args.long_task_frame.unwrap_or(args.frames / 2);
         if n % every == 0 || long || n + 1 == args.frames {
-            println!(
+            say(format!(
                 "{n:>6}  {:>8}  {:>8}  {:^29}  {:^29}{}",
                 ms(f.budget),
                 ms(f.step),
                 counts(&f.ran),
                 counts(&f.deferred),
                 if long { "  <- long task" } else { "" }
-            );
+            ));
         }
         while let Some(o) = overloads.next_if(|o| o.frame == n) {
-            println!(
+            say(format!(
                 "{n:>6}  Kernel.Overload: {} deferred in the last window; longest task {} ({}); most deferred: {}",
                 o.deferred,
                 ms(o.longest_task),
                 o.origin.as_deref().unwrap_or("?"),
                 o.top_deferred
-            );
+            ));
         }
     }
     let total_ran: [u64; 5] = std::array::from_fn(|i| report.frames.iter().map(|f| f.ran[i]).sum());
@@ -324,14 +325,14 @@ fn print_report(args: &SimArgs, loads: &[Load], report: &SimReport) {
         .iter()
         .filter(|f| f.deferred.iter().any(|&d| d > 0))
         .count();
-    println!();
-    println!(
+    say("");
+    say(format!(
         "ran {} tasks ({}), {deferred_frames} of {} frames left work deferred, {} Overload event(s)",
         total_ran.iter().sum::<u64>(),
         counts(&total_ran),
         report.frames.len(),
         report.overloads.len()
-    );
+    ));
 }
 
 fn counts(values: &[u64; 5]) -> String {

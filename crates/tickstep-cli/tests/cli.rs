@@ -20,7 +20,16 @@ fn stderr(out: &Output) -> String {
 
 #[test]
 fn help_is_available_on_every_command() {
-    for args in [&["--help"][..], &["sim", "--help"]] {
+    let commands: [&[&str]; 7] = [
+        &["--help"],
+        &["sim", "--help"],
+        &["demo", "--help"],
+        &["schedules", "--help"],
+        &["schedules", "list", "--help"],
+        &["schedules", "info", "--help"],
+        &["schedules", "stop", "--help"],
+    ];
+    for args in commands {
         let out = tickstep(args);
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
         assert!(stdout(&out).contains("Usage: tickstep"), "{args:?}");
@@ -83,7 +92,16 @@ fn assert_valid_svg(path: &Path) {
 
 #[test]
 fn bad_arguments_give_a_clear_message_and_exit_code_2() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &["demo", "--duration", "soon"],
+            "does not start with a number",
+        ),
+        (&["schedules", "info", "seven"], "invalid value 'seven'"),
+        (
+            &["schedules", "list", "--colour"],
+            "unexpected argument '--colour'",
+        ),
         (&["sim", "--frames", "0"], "0 is not in 1.."),
         (&["sim", "--fps", "5000"], "5000 is not in 1..=1000"),
         (
@@ -112,4 +130,151 @@ fn a_plot_that_cannot_be_written_is_a_runtime_error_with_exit_code_1() {
     let out = tickstep(&["sim", "--frames", "10", "--plot", svg.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("cannot write"), "{}", stderr(&out));
+}
+
+/// `created schedule N: name` and `found schedule N ...: name, fired R times` lines.
+fn schedule_lines(text: &str, word: &str) -> Vec<(u64, String, u64)> {
+    text.lines()
+        .filter_map(|line| {
+            let rest = line.trim().strip_prefix(word)?.strip_prefix(" schedule ")?;
+            let (id, rest) = rest.split_once([' ', ':'])?;
+            let named = rest
+                .rsplit_once(": ")
+                .map_or(rest.trim_start_matches([':', ' ']), |(_, n)| n);
+            let name = named.split(',').next()?.to_owned();
+            let fired = rest
+                .split_once("fired ")
+                .and_then(|(_, n)| n.split(' ').next()?.parse().ok())
+                .unwrap_or(0);
+            Some((id.parse().ok()?, name, fired))
+        })
+        .collect()
+}
+
+#[test]
+fn demo_twice_on_one_store_the_second_run_finds_the_first_runs_schedules() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("world.db");
+    let db = db.to_str().unwrap();
+    let first = tickstep(&["demo", "--virtual", "--duration", "5s", "--db", db]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let text = stdout(&first);
+    let created = schedule_lines(&text, "created");
+    let names: Vec<&str> = created.iter().map(|(_, n, _)| n.as_str()).collect();
+    assert_eq!(names, ["bell", "regenerate", "lockup"], "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with('[')).count(),
+        5,
+        "{text}"
+    );
+    assert!(text.contains("store committed"), "{text}");
+
+    let second = tickstep(&["demo", "--virtual", "--duration", "3s", "--db", db]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    let text = stdout(&second);
+    let found = schedule_lines(&text, "found");
+    assert!(text.contains("ids and counters intact"), "{text}");
+    for (id, name, fired) in &found {
+        let (first_id, _, _) = created.iter().find(|(_, n, _)| n == name).unwrap();
+        assert_eq!(id, first_id, "{name} kept its id: {text}");
+        if name != "lockup" {
+            // The recurring ones fired in the first run; their counters came back.
+            assert!(*fired > 0, "{name} kept its counters: {text}");
+        }
+    }
+    let found_names: Vec<&str> = found.iter().map(|(_, n, _)| n.as_str()).collect();
+    assert_eq!(&found_names[..2], ["bell", "regenerate"], "{text}");
+}
+
+#[test]
+fn demo_runs_on_the_real_clock_for_its_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("real.db");
+    let out = tickstep(&["demo", "--duration", "1s", "--db", db.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("[   1s] budget"), "{text}");
+    assert!(text.contains("stopped cleanly"), "{text}");
+    assert!(db.exists());
+}
+
+#[test]
+fn schedules_list_json_parses_and_info_and_stop_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ops.db");
+    let db = db.to_str().unwrap();
+    let demo = tickstep(&["demo", "--virtual", "--duration", "3s", "--db", db]);
+    assert!(demo.status.success(), "{}", stderr(&demo));
+
+    let list = tickstep(&["schedules", "--db", db, "list", "--json"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let all: serde_json::Value = serde_json::from_str(&stdout(&list)).expect("list --json is JSON");
+    let all = all.as_array().unwrap();
+    let bell = all
+        .iter()
+        .find(|s| s["verb"] == "ring")
+        .expect("the bell is saved");
+    assert_eq!(bell["kind"], "every");
+    assert_eq!(bell["interval"], 2.0);
+    assert!(bell["run_count"].as_u64().unwrap() >= 1);
+    let id = bell["id"].as_u64().unwrap().to_string();
+
+    let table = tickstep(&["schedules", "--db", db, "list"]);
+    assert!(stdout(&table).starts_with("ID  KIND"), "{}", stdout(&table));
+    assert!(stdout(&table).contains("#10:ring"));
+
+    let info = tickstep(&["schedules", "--db", db, "info", &id, "--json"]);
+    let info: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();
+    assert_eq!(info["verb"], "ring");
+
+    let stop = tickstep(&["schedules", "--db", db, "stop", &id, "--json"]);
+    assert_eq!(
+        stdout(&stop).trim(),
+        format!("{{\"id\":{id},\"stopped\":true}}")
+    );
+    let again = tickstep(&["schedules", "--db", db, "stop", &id]);
+    assert!(again.status.success());
+    assert!(stdout(&again).contains("nothing to stop"));
+    let gone = tickstep(&["schedules", "--db", db, "info", &id]);
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(stderr(&gone).contains(&format!("no schedule {id}")));
+
+    // The next demo run no longer finds the stopped bell.
+    let rerun = tickstep(&["demo", "--virtual", "--duration", "1s", "--db", db]);
+    let text = stdout(&rerun);
+    assert!(
+        text.contains("created schedule") && text.contains(": bell"),
+        "{text}"
+    );
+}
+
+#[test]
+fn schedules_on_a_missing_store_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("nothing-here.db");
+    let out = tickstep(&["schedules", "--db", db.to_str().unwrap(), "list"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no schedule store at"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !db.exists(),
+        "a read-only command must not create the store"
+    );
+}
+
+#[test]
+fn schedules_on_a_file_that_is_not_a_store_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("notes.db");
+    std::fs::write(&db, b"shopping list").unwrap();
+    let out = tickstep(&["schedules", "--db", db.to_str().unwrap(), "list"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("is not a tickstep schedule store"),
+        "{}",
+        stderr(&out)
+    );
 }
