@@ -278,3 +278,23 @@ fn schedules_on_a_file_that_is_not_a_store_says_so() {
         stderr(&out)
     );
 }
+
+#[test]
+fn demo_tui_without_a_terminal_says_what_to_do_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    let out = tickstep(&[
+        "demo",
+        "--tui",
+        "--duration",
+        "1s",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("--tui needs a terminal"),
+        "{}",
+        stderr(&out)
+    );
+}

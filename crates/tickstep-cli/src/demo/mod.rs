@@ -165,7 +165,7 @@ fn finish(rt: Runtime, world: &DemoWorldState) -> Result<(), String> {
     rt.shutdown().map_err(|e| e.to_string())?;
     drop(engine);
     say(format!(
-        "stopped cleanly: {} players admitted, {} lockdowns, bell rang {} times, vitality {:.1}",
+        "stopped cleanly: {} players admitted, {} lockdowns, {} bell rings, vitality {:.1}",
         tally.admitted.get(),
         tally.lockdowns.get(),
         tally.bell_rings.get(),
@@ -173,7 +173,7 @@ fn finish(rt: Runtime, world: &DemoWorldState) -> Result<(), String> {
     ));
     if let Some(path) = path {
         say(format!(
-            "store committed: {} ({live} live schedules; run again to pick them up)",
+            "store committed: {} ({live} live schedules; the persistent ones come back on the next run)",
             path.display()
         ));
     }
