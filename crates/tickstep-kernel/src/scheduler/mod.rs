@@ -6,6 +6,7 @@
 //!
 //! | file | idea |
 //! |---|---|
+//! | `labeled` | the `with_origin` builder |
 //! | `core` | the state and the moves between places (queued, heap, frame list, running, parked) |
 //! | `slab` | task slots with generations; queues and heap hold `u32` indices |
 //! | `queues` | five FIFO ring buffers, O(1) dequeue, lazy skip of cancelled tasks |
@@ -22,6 +23,7 @@ mod control;
 mod core;
 mod drain;
 mod idle;
+mod labeled;
 mod panics;
 mod profile;
 mod queues;
@@ -38,7 +40,7 @@ use crate::clock::{AnyClock, Clock};
 use crate::{SchedulerConfig, TaskError};
 
 pub use idle::WAKE_WINDOW;
-pub use submit::Labeled;
+pub use labeled::Labeled;
 
 pub(crate) use slab::{TaskKey, TaskRef};
 

@@ -4,7 +4,6 @@
 //! profiler and in error reports. All validation happens before anything is stored, so a refused
 //! call leaves the scheduler exactly as it was.
 
-use std::borrow::Cow;
 use std::future::Future;
 use std::panic::Location;
 use std::rc::Rc;
@@ -18,7 +17,7 @@ use super::slab::{AsyncJob, Body, Cadence, LocalFuture, NewTask, Place, TaskRef}
 
 /// Where a new task starts.
 #[derive(Clone, Copy)]
-enum Start {
+pub(super) enum Start {
     Queued,
     After(Duration),
     EveryFrame,
@@ -29,7 +28,7 @@ enum Start {
 impl Scheduler {
     /// Stores a task. Panics (at the user's call site) when the scheduler is destroyed.
     #[track_caller]
-    fn submit(
+    pub(super) fn submit(
         &self,
         body: Body,
         priority: Priority,
@@ -102,7 +101,7 @@ impl Scheduler {
     /// The hot path: a one-shot closure goes straight into its queue, no slot.
     #[track_caller]
     #[inline]
-    fn submit_once(
+    pub(super) fn submit_once(
         &self,
         f: impl FnOnce() + 'static,
         priority: Priority,
@@ -129,7 +128,7 @@ impl Scheduler {
         }
     }
 
-    fn handle(&self, key: TaskRef) -> TaskHandle {
+    pub(super) fn handle(&self, key: TaskRef) -> TaskHandle {
         TaskHandle::new(Rc::downgrade(&self.shared), key)
     }
 
@@ -458,184 +457,6 @@ impl Scheduler {
                 Ok(())
             }
             _ => Err(ScheduleError::EntryBusy),
-        }
-    }
-
-    /// Names the next task created through the returned builder in the profiler and in error
-    /// reports, instead of its `file:line:column` (the seed's `setTaskOrigin` for one task).
-    ///
-    /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// sched.with_origin("Process Lobby").schedule(|| {}, Priority::Normal);
-    /// sched.step();
-    /// assert_eq!(sched.top_tasks(1)[0].key, "Process Lobby");
-    /// ```
-    pub fn with_origin(&self, label: impl Into<Cow<'static, str>>) -> Labeled<'_> {
-        Labeled {
-            scheduler: self,
-            label: label.into(),
-        }
-    }
-}
-
-/// Creates tasks under a fixed origin label ([`Scheduler::with_origin`]).
-///
-/// ```
-/// use std::time::Duration;
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-/// let labeled = sched.with_origin("Health");
-/// let _a = labeled.every(Duration::from_secs(1), || {}, Priority::Kernel).unwrap();
-/// let _b = labeled.schedule(|| {}, Priority::Kernel);
-/// ```
-#[derive(Debug)]
-pub struct Labeled<'a> {
-    scheduler: &'a Scheduler,
-    label: Cow<'static, str>,
-}
-
-impl Labeled<'_> {
-    /// [`Scheduler::schedule`] under this label.
-    ///
-    /// # Panics
-    ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
-    ///
-    /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// let _h = sched.with_origin("job").schedule(|| {}, Priority::Low);
-    /// ```
-    #[track_caller]
-    pub fn schedule(&self, f: impl FnOnce() + 'static, priority: Priority) -> TaskHandle {
-        let key = self.scheduler.submit_once(f, priority, Some(&self.label));
-        self.scheduler.handle(key)
-    }
-
-    /// [`Scheduler::after`] under this label.
-    ///
-    /// # Errors
-    ///
-    /// As [`Scheduler::after`].
-    ///
-    /// # Panics
-    ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
-    ///
-    /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// let _h = sched.with_origin("job").after(std::time::Duration::from_secs(1), || {}, Priority::Low)?;
-    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
-    /// ```
-    #[track_caller]
-    pub fn after(
-        &self,
-        delay: Duration,
-        f: impl FnOnce() + 'static,
-        priority: Priority,
-    ) -> Result<TaskHandle, ScheduleError> {
-        let key = self.scheduler.submit(
-            Body::Once(Box::new(f)),
-            priority,
-            Start::After(delay),
-            Some(&self.label),
-        )?;
-        Ok(self.scheduler.handle(key))
-    }
-
-    /// [`Scheduler::every`] under this label.
-    ///
-    /// # Errors
-    ///
-    /// As [`Scheduler::every`].
-    ///
-    /// # Panics
-    ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
-    ///
-    /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// let _h = sched.with_origin("job").every(std::time::Duration::ZERO, || {}, Priority::Low)?;
-    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
-    /// ```
-    #[track_caller]
-    pub fn every(
-        &self,
-        interval: Duration,
-        f: impl FnMut() + 'static,
-        priority: Priority,
-    ) -> Result<TaskHandle, ScheduleError> {
-        let start = if interval.is_zero() {
-            Start::EveryFrame
-        } else {
-            Start::Every(interval)
-        };
-        let key = self.scheduler.submit(
-            Body::Repeat(Box::new(f)),
-            priority,
-            start,
-            Some(&self.label),
-        )?;
-        Ok(self.scheduler.handle(key))
-    }
-
-    /// [`Scheduler::spawn`] under this label.
-    ///
-    /// # Panics
-    ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
-    ///
-    /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// let _h = sched.with_origin("upload").spawn(async {}, Priority::Background);
-    /// ```
-    #[track_caller]
-    pub fn spawn(
-        &self,
-        future: impl Future<Output = ()> + 'static,
-        priority: Priority,
-    ) -> TaskHandle {
-        let key = self
-            .scheduler
-            .submit(
-                Body::Future(Box::pin(future)),
-                priority,
-                Start::Queued,
-                Some(&self.label),
-            )
-            .expect("queued tasks have no deadline to overflow");
-        self.scheduler.handle(key)
-    }
-
-    /// [`Scheduler::entry`] under this label.
-    ///
-    /// # Panics
-    ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
-    ///
-    /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// let entry = sched.with_origin("Process Lobby").entry(|| {}, Priority::Normal);
-    /// sched.schedule_entry(&entry).unwrap();
-    /// ```
-    #[track_caller]
-    pub fn entry(&self, f: impl FnMut() + 'static, priority: Priority) -> Entry {
-        let key = self
-            .scheduler
-            .submit(
-                Body::Repeat(Box::new(f)),
-                priority,
-                Start::Idle,
-                Some(&self.label),
-            )
-            .expect("entries have no deadline to overflow");
-        Entry {
-            handle: self.scheduler.handle(key),
         }
     }
 }
