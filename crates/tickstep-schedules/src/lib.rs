@@ -119,6 +119,7 @@ mod error;
 mod host;
 mod id;
 mod info;
+mod limits;
 mod options;
 mod perms;
 mod store;
@@ -131,9 +132,10 @@ pub use error::Error;
 pub use host::{Fault, FaultKind, Firing, Outcome, Refused, Runner, World};
 pub use id::{ObjId, RunId, ScheduleId};
 pub use info::{RetireReason, ScheduleInfo, ScheduleKind};
+pub use limits::MAX_VALUE_DEPTH;
 pub use options::{
-    Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, MAX_VALUE_DEPTH,
-    OPTION_KEYS, Options, Overlap,
+    Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, OPTION_KEYS, Options,
+    Overlap,
 };
 pub use txn::Txn;
 pub use value::Value;

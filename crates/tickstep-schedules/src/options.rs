@@ -4,8 +4,7 @@
 //! Values are checked when the schedule is created, not when the builder is filled in, so every
 //! bad option surfaces as `E_INVARG` at the call site with nothing created.
 
-use std::time::Duration;
-
+use crate::limits::{check_storable, seconds_to_nanos};
 use crate::{Error, ObjId, Value};
 
 /// Largest serialised `state`, in bytes (the seed's 4 KB).
@@ -14,15 +13,6 @@ use crate::{Error, ObjId, Value};
 /// assert_eq!(tickstep_schedules::MAX_STATE_BYTES, 4096);
 /// ```
 pub const MAX_STATE_BYTES: usize = 4096;
-
-/// How deeply `args` and `state` may nest lists and maps. The store keeps values as JSON, and
-/// each level costs two or three levels of JSON nesting against the JSON reader's limit of 128;
-/// 32 leaves room and is far beyond what schedule arguments need.
-///
-/// ```
-/// assert_eq!(tickstep_schedules::MAX_VALUE_DEPTH, 32);
-/// ```
-pub const MAX_VALUE_DEPTH: usize = 32;
 
 /// Default consecutive-fault limit before a schedule retires with `max_faults`.
 ///
@@ -440,7 +430,7 @@ impl Options {
             let size = serde_json::to_vec(state).map_or(usize::MAX, |b| b.len());
             if size > MAX_STATE_BYTES {
                 return Err(Error::invalid(
-                    state_preview(state),
+                    crate::limits::preview(state),
                     format!(
                         "state must be at most {MAX_STATE_BYTES} bytes serialised (got {size})"
                     ),
@@ -458,70 +448,6 @@ impl Options {
 pub(crate) struct Resolved {
     pub(crate) adaptive: bool,
     pub(crate) jitter_ns: u64,
-}
-
-/// Rejects values the store cannot hold (non-finite floats, nesting past [`MAX_VALUE_DEPTH`]),
-/// naming where they were found.
-pub(crate) fn check_storable(value: &Value, what: &str) -> Result<(), Error> {
-    if !value.is_storable() {
-        return Err(Error::invalid(
-            state_preview(value),
-            format!("{what} must not contain NaN or infinite floats"),
-        ));
-    }
-    let depth = value.depth();
-    if depth > MAX_VALUE_DEPTH {
-        return Err(Error::invalid(
-            state_preview(value),
-            format!("{what} may nest lists and maps at most {MAX_VALUE_DEPTH} deep (got {depth})"),
-        ));
-    }
-    Ok(())
-}
-
-/// A host-reported fault value the store can hold: as is when storable, else its text (so a
-/// NaN or a pathological nesting in an error value can never make the store unreadable).
-pub(crate) fn storable_fault_value(value: Value) -> Value {
-    if value.is_storable() && value.depth() <= MAX_VALUE_DEPTH {
-        value
-    } else {
-        Value::Str(state_preview(&value))
-    }
-}
-
-/// A value's text for an error message, cut short so a 1 MB state does not make a 1 MB error.
-/// (Display recurses; values reaching it have passed the depth check or are fault values whose
-/// depth the host produced.)
-fn state_preview(value: &Value) -> String {
-    let mut text = value.to_string();
-    if text.len() > 80 {
-        let cut = (0..=77)
-            .rev()
-            .find(|&i| text.is_char_boundary(i))
-            .unwrap_or(0);
-        text.truncate(cut);
-        text.push_str("...");
-    }
-    text
-}
-
-/// `seconds` as whole nanoseconds, or `None` when negative, not finite, or past `u64::MAX`.
-pub(crate) fn seconds_to_nanos(seconds: f64) -> Option<u64> {
-    if !seconds.is_finite() || seconds < 0.0 {
-        return None;
-    }
-    let nanos = (seconds * 1e9).round();
-    // 2^64 is exactly representable; anything at or above it does not fit.
-    if nanos >= 18_446_744_073_709_551_616.0 {
-        None
-    } else {
-        Some(nanos as u64)
-    }
-}
-
-/// `d` in nanoseconds, saturating.
-pub(crate) fn duration_nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -610,12 +536,5 @@ mod tests {
         assert!(err.to_string().contains("4096"), "{err}");
         let fits = Value::Str("x".repeat(MAX_STATE_BYTES - 20));
         assert!(Options::new().state(fits).resolve(true).is_ok());
-    }
-
-    #[test]
-    fn seconds_to_nanos_rejects_what_does_not_fit() {
-        assert_eq!(seconds_to_nanos(1.5), Some(1_500_000_000));
-        assert_eq!(seconds_to_nanos(18_446_744_074.0), None);
-        assert_eq!(seconds_to_nanos(-1.0), None);
     }
 }

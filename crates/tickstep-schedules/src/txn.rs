@@ -5,7 +5,7 @@ use std::rc::Rc;
 use crate::engine::entry::{Entry, Extra, Kind};
 use crate::engine::{Core, Shared};
 use crate::info::ScheduleInfo;
-use crate::options::{check_storable, seconds_to_nanos};
+use crate::limits::{check_storable, seconds_to_nanos};
 use crate::perms::{check_list_owner, check_player, may_manage};
 use crate::{Error, ObjId, Options, ScheduleId, Value};
 
@@ -45,6 +45,16 @@ const LAST_DEADLINE: &str = "18446744073 (Unix seconds, July 2554)";
 /// assert!(txn.schedule_valid(id));
 /// txn.rollback();
 /// assert!(!engine.begin(wiz).schedule_valid(id), "rolled back: never existed");
+/// ```
+///
+/// A transaction belongs to the engine's thread, like the engine itself:
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+/// let engine = tickstep_schedules::Schedules::in_memory(
+///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+/// needs_send(engine.begin(tickstep_schedules::ObjId(1)));
 /// ```
 pub struct Txn {
     shared: Rc<Shared>,

@@ -1,6 +1,7 @@
 //! The engine: a [`Schedules`] handle over one table of schedules, driven by [`Schedules::tick`].
 //!
 //! Table of contents:
+//! * [`handle`] — the public [`Schedules`] handle: open, begin, deadlines, restart hand-back;
 //! * [`entry`] — the compact per-schedule record;
 //! * [`table`] — slab, id index and deadline heap;
 //! * [`cadence`] — deadline arithmetic: overlap, catch-up, jitter, arming;
@@ -20,6 +21,7 @@
 
 pub(crate) mod cadence;
 pub(crate) mod entry;
+pub(crate) mod handle;
 pub(crate) mod outcome;
 pub(crate) mod retire;
 pub(crate) mod table;
@@ -28,17 +30,17 @@ pub(crate) mod view;
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
 use std::rc::Rc;
 use std::time::Duration;
 
 use tickstep_kernel::clock::{Clock, Instant};
 
-use crate::options::duration_nanos;
+use crate::limits::duration_nanos;
 use crate::store::SqliteStore;
-use crate::{Error, ObjId, RunId, Runner, ScheduleId, Txn, Value, World};
+use crate::{RunId, Runner, ScheduleId, Value, World};
 use table::Table;
 
+pub use handle::Schedules;
 pub use tick::TickReport;
 
 /// Engine settings. Start from [`Config::default`] and change fields.
@@ -110,52 +112,6 @@ pub struct InFlight {
     pub run: RunId,
     /// The cadence point it was serving.
     pub nominal_unix_nanos: u64,
-}
-
-/// A handle to a schedule engine. Cheap to clone; every clone drives the same engine.
-///
-/// The engine is single-threaded: the handle is `!Send`, so it cannot leave the thread that drives
-/// it. Dropping the last handle writes any cadence updates still pending (a clean shutdown loses
-/// nothing; only a crash hands in-flight firings back as [interrupted](Schedules::interrupted)).
-///
-/// ```compile_fail
-/// fn needs_send<T: Send>(_: T) {}
-/// use tickstep_schedules::testkit::{TestRunner, TestWorld};
-/// let engine = tickstep_schedules::Schedules::in_memory(
-///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-/// needs_send(engine);
-/// ```
-///
-/// A driver loop ticks it and sleeps until the next deadline:
-///
-/// ```
-/// use std::time::Duration;
-/// use tickstep_kernel::clock::{Clock, ManualClock};
-/// use tickstep_schedules::testkit::{TestRunner, TestWorld};
-/// use tickstep_schedules::{Options, Schedules};
-///
-/// let clock = ManualClock::new();
-/// let world = TestWorld::new();
-/// let wiz = world.add_wizard();
-/// let bell = world.add_object(wiz);
-/// world.add_verb(bell, "ring");
-/// let runner = TestRunner::new();
-/// let engine = Schedules::in_memory(clock.clone(), world, runner.clone(), Default::default());
-///
-/// let mut txn = engine.begin(wiz);
-/// txn.schedule_every(bell, "ring", 1.0, vec![], Options::new()).unwrap();
-/// txn.commit().unwrap();
-///
-/// for _ in 0..3 {
-///     clock.sleep_until(engine.next_deadline().unwrap());
-///     engine.tick().unwrap();
-///     runner.finish_all(&engine);
-/// }
-/// assert_eq!(runner.started().len(), 3);
-/// ```
-#[derive(Clone)]
-pub struct Schedules {
-    pub(crate) shared: Rc<Shared>,
 }
 
 pub(crate) struct Shared {
@@ -269,202 +225,5 @@ impl Core {
                 self.dirty.push(id);
             }
         }
-    }
-}
-
-impl Schedules {
-    /// An engine with no store: nothing touches the disk, and `persist` is accepted but has no
-    /// effect (everything vanishes with the engine).
-    ///
-    /// ```
-    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert_eq!(engine.live_count(), 0);
-    /// ```
-    pub fn in_memory(
-        clock: impl Clock + 'static,
-        world: impl World + 'static,
-        runner: impl Runner + 'static,
-        config: Config,
-    ) -> Self {
-        let seed = clock.unix_nanos();
-        Self::from_parts(Core::new(config, seed, None), clock, world, runner)
-    }
-
-    /// Opens (or creates) the SQLite store at `path` and loads its schedules: ids, deadlines,
-    /// counters and options intact; catch-up applied to cadence points missed while the engine
-    /// was down; firings that were in flight listed by [`Schedules::interrupted`].
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Store`] when SQLite cannot open, migrate or read the file;
-    /// [`Error::SchemaTooNew`] when a newer build wrote it.
-    ///
-    /// ```
-    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let engine = tickstep_schedules::Schedules::open(
-    ///     dir.path().join("schedules.db"),
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default(),
-    /// ).unwrap();
-    /// assert!(engine.interrupted().is_empty());
-    /// ```
-    pub fn open(
-        path: impl AsRef<Path>,
-        clock: impl Clock + 'static,
-        world: impl World + 'static,
-        runner: impl Runner + 'static,
-        config: Config,
-    ) -> Result<Self, Error> {
-        let store = SqliteStore::open(path.as_ref())?;
-        let seed = clock.unix_nanos();
-        let mut core = Core::new(config, seed, None);
-        let now = clock.unix_nanos();
-        store.load_into(&mut core, now)?;
-        core.store = Some(store);
-        Ok(Self::from_parts(core, clock, world, runner))
-    }
-
-    fn from_parts(
-        core: Core,
-        clock: impl Clock + 'static,
-        world: impl World + 'static,
-        runner: impl Runner + 'static,
-    ) -> Self {
-        Schedules {
-            shared: Rc::new(Shared {
-                core: RefCell::new(core),
-                world: Box::new(world),
-                runner: Box::new(runner),
-                clock: Box::new(clock),
-            }),
-        }
-    }
-
-    /// Opens a transaction with the calling task's permissions `perms` (its `task_perms()`).
-    /// Creations and stops take effect when it commits; dropping it rolls back.
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # let world = TestWorld::new();
-    /// # let wiz = world.add_wizard();
-    /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), world, TestRunner::new(), Default::default());
-    /// let txn = engine.begin(wiz);
-    /// assert_eq!(txn.perms(), wiz);
-    /// ```
-    pub fn begin(&self, perms: ObjId) -> Txn {
-        Txn::new(Rc::clone(&self.shared), perms)
-    }
-
-    /// The earliest deadline, as an instant on the engine's clock, so a driver can
-    /// `sleep_until` it; `None` when nothing is armed. A deadline already past is now.
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert_eq!(engine.next_deadline(), None);
-    /// ```
-    pub fn next_deadline(&self) -> Option<Instant> {
-        let at = self.next_deadline_unix_nanos()?;
-        let clock = &self.shared.clock;
-        let (now, wall) = (clock.now(), clock.unix_nanos());
-        Some(now + Duration::from_nanos(at.saturating_sub(wall)))
-    }
-
-    /// The earliest deadline in Unix nanoseconds, or `None` when nothing is armed.
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert_eq!(engine.next_deadline_unix_nanos(), None);
-    /// ```
-    pub fn next_deadline_unix_nanos(&self) -> Option<u64> {
-        self.shared.core.borrow_mut().table.next_deadline()
-    }
-
-    /// The number of live (not retired) schedules.
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert_eq!(engine.live_count(), 0);
-    /// ```
-    pub fn live_count(&self) -> usize {
-        let core = self.shared.core.borrow();
-        core.table.len() - core.retired.len()
-    }
-
-    /// Firings that were in flight when the store was last saved and that the host has neither
-    /// reattached nor abandoned yet.
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert!(engine.interrupted().is_empty());
-    /// ```
-    pub fn interrupted(&self) -> Vec<InFlight> {
-        self.shared.core.borrow().interrupted.clone()
-    }
-
-    /// Keeps a restored in-flight firing as its schedule's running firing; its outcome is reported
-    /// with [`Schedules::report`] as usual. Returns whether `run` was awaiting a decision.
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert!(!engine.reattach(tickstep_schedules::RunId(1)));
-    /// ```
-    pub fn reattach(&self, run: RunId) -> bool {
-        let mut core = self.shared.core.borrow_mut();
-        let before = core.interrupted.len();
-        core.interrupted.retain(|f| f.run != run);
-        core.interrupted.len() != before
-    }
-
-    /// Gives up on a restored in-flight firing: it settles as a fault of kind
-    /// [`Interrupted`](crate::FaultKind::Interrupted), value `"interrupted by restart"`.
-    /// Returns whether `run` was awaiting a decision.
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert!(!engine.abandon(tickstep_schedules::RunId(1)));
-    /// ```
-    pub fn abandon(&self, run: RunId) -> bool {
-        if !self.reattach(run) {
-            return false;
-        }
-        self.report(
-            run,
-            crate::Outcome::Fault {
-                kind: crate::FaultKind::Interrupted,
-                value: Value::from("interrupted by restart"),
-            },
-        );
-        true
-    }
-
-    /// Writes every pending cadence update to the store now (a tick does this itself).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Store`] when SQLite fails; the updates stay pending for the next attempt.
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// engine.flush().unwrap();
-    /// ```
-    pub fn flush(&self) -> Result<(), Error> {
-        self.shared.core.borrow_mut().group_commit()
     }
 }

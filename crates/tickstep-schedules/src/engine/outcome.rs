@@ -14,7 +14,7 @@
 use crate::engine::entry::{Kind, Retired};
 use crate::engine::{Core, Schedules, cadence::Later};
 use crate::info::RetireReason;
-use crate::options::seconds_to_nanos;
+use crate::limits::seconds_to_nanos;
 use crate::{Fault, FaultKind, Outcome, RunId, Value};
 
 impl Schedules {
@@ -143,7 +143,7 @@ impl Core {
         e.consecutive_faults = e.consecutive_faults.saturating_add(1);
         e.extra_mut().last_fault = Some(Fault {
             kind: fault.kind,
-            value: crate::options::storable_fault_value(fault.value),
+            value: crate::limits::storable_fault_value(fault.value),
         });
         self.mark_dirty(id);
         let e = self.table.get(id).expect("checked above");
