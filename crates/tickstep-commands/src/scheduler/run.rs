@@ -13,7 +13,8 @@
 use std::rc::Rc;
 
 use super::inner::{Inner, RestoreMounted};
-use super::state::{Failure, Mounted};
+use super::state::{Failure, Mounted, State};
+use crate::binding::Binding;
 use crate::error::RunError;
 
 struct RunGuard<'a>(&'a Inner);
@@ -79,43 +80,34 @@ impl Inner {
         }
     }
 
+    /// Removes bindings and sideloads whose scope ended (and unbound bindings), canceling the
+    /// commands those bindings started. A scan without allocation when nothing died.
     fn cleanup_scopes(&self) {
         let dead_bodies = {
             let mut s = self.state.borrow_mut();
             let s = &mut *s;
-            let mut doomed = Vec::new();
-            let bindings = std::mem::take(&mut s.bindings);
-            let mut kept = Vec::with_capacity(bindings.len());
-            for binding in bindings {
-                if binding.is_unbound() || !s.scope_alive(binding.scope) {
-                    if let Some(key) = binding.scheduled_key() {
-                        doomed.push(key);
-                    }
-                } else {
-                    kept.push(binding);
+            let binding_dead = |s: &State, b: &Binding| b.is_unbound() || !s.scope_alive(b.scope);
+            if s.bindings.iter().any(|b| binding_dead(s, b)) {
+                let bindings = std::mem::take(&mut s.bindings);
+                let (dead, kept): (Vec<_>, Vec<_>) =
+                    bindings.into_iter().partition(|b| binding_dead(s, b));
+                s.bindings = kept;
+                for key in dead.iter().filter_map(|b| b.scheduled_key()) {
+                    s.cancel_tree(key, None);
                 }
-            }
-            s.bindings = kept;
-            for key in doomed {
-                s.cancel_tree(key, None);
             }
             let mut bodies = Vec::new();
-            let scopes_alive: Vec<bool> = s
-                .sideloads
-                .iter()
-                .map(|sl| s.scope_alive(sl.scope))
-                .collect();
-            let mut i = 0;
-            s.sideloads.retain_mut(|sl| {
-                let keep = scopes_alive[i];
-                i += 1;
-                if !keep && let Some(body) = sl.future.take() {
-                    bodies.push(body);
-                }
-                keep
-            });
+            if s.sideloads.iter().any(|sl| !s.scope_alive(sl.scope)) {
+                let sideloads = std::mem::take(&mut s.sideloads);
+                let (dead, kept): (Vec<_>, Vec<_>) = sideloads
+                    .into_iter()
+                    .partition(|sl| !s.scope_alive(sl.scope));
+                s.sideloads = kept;
+                bodies.extend(dead.into_iter().filter_map(|sl| sl.future));
+            }
             bodies
         };
+        // Dropping a body may run user code (its captures' destructors): no borrow held.
         drop(dead_bodies);
         self.settle();
     }
