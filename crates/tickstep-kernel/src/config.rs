@@ -5,8 +5,16 @@ use std::time::Duration;
 use crate::{Phase, Role};
 
 /// The server's default frame-aware target: slightly under 1/60 s to leave the engine headroom.
+///
+/// ```
+/// assert_eq!(tickstep_kernel::DEFAULT_TARGET_FRAME.as_micros(), 16_500);
+/// ```
 pub const DEFAULT_TARGET_FRAME: Duration = Duration::from_micros(16_500);
 /// The default fixed slice (client) and frame-aware floor (server): 1.5 ms.
+///
+/// ```
+/// assert_eq!(tickstep_kernel::DEFAULT_BUDGET.as_micros(), 1_500);
+/// ```
 pub const DEFAULT_BUDGET: Duration = Duration::from_micros(1_500);
 
 /// Settings for [`Scheduler::new`](crate::Scheduler::new). Start from a role preset and adjust.

@@ -24,22 +24,62 @@
 /// ```
 pub trait FrameStats {
     /// Whether [`FrameStats::heartbeat_time`] exists on this source (the default). Read once.
+    ///
+    /// ```
+    /// struct Modern;
+    /// impl tickstep_kernel::FrameStats for Modern {}
+    /// assert!(tickstep_kernel::FrameStats::reports_seconds(&Modern));
+    /// ```
     fn reports_seconds(&self) -> bool {
         true
     }
     /// The engine's compute share of the last frame, in seconds. Includes the scheduler's own work.
+    ///
+    /// ```
+    /// struct Engine;
+    /// impl tickstep_kernel::FrameStats for Engine {
+    ///     fn heartbeat_time(&self) -> f64 { 0.004 }
+    /// }
+    /// assert_eq!(tickstep_kernel::FrameStats::heartbeat_time(&Engine), 0.004);
+    /// ```
     fn heartbeat_time(&self) -> f64 {
         0.0
     }
     /// Physics time of the last frame, in seconds (not part of the heartbeat time).
+    ///
+    /// ```
+    /// struct Engine;
+    /// impl tickstep_kernel::FrameStats for Engine {
+    ///     fn physics_step_time(&self) -> f64 { 0.002 }
+    /// }
+    /// assert_eq!(tickstep_kernel::FrameStats::physics_step_time(&Engine), 0.002);
+    /// ```
     fn physics_step_time(&self) -> f64 {
         0.0
     }
     /// Legacy: the heartbeat time in milliseconds.
+    ///
+    /// ```
+    /// struct Old;
+    /// impl tickstep_kernel::FrameStats for Old {
+    ///     fn reports_seconds(&self) -> bool { false }
+    ///     fn heartbeat_time_ms(&self) -> f64 { 4.0 }
+    /// }
+    /// assert_eq!(tickstep_kernel::FrameStats::heartbeat_time_ms(&Old), 4.0);
+    /// ```
     fn heartbeat_time_ms(&self) -> f64 {
         0.0
     }
     /// Legacy: the physics time in milliseconds.
+    ///
+    /// ```
+    /// struct Old;
+    /// impl tickstep_kernel::FrameStats for Old {
+    ///     fn reports_seconds(&self) -> bool { false }
+    ///     fn physics_step_time_ms(&self) -> f64 { 1.5 }
+    /// }
+    /// assert_eq!(tickstep_kernel::FrameStats::physics_step_time_ms(&Old), 1.5);
+    /// ```
     fn physics_step_time_ms(&self) -> f64 {
         0.0
     }

@@ -16,7 +16,14 @@ use crate::scheduler::{Shared, TaskKey, TaskRef};
 /// * A cancelled task never runs. Cancelling a handle whose task already ran does nothing.
 ///
 /// Dropping a handle does **not** cancel the task (scopes that own handles cancel them).
-/// A handle is `!Send` like its scheduler.
+/// A handle is `!Send` like its scheduler:
+///
+/// ```compile_fail
+/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// let h = sched.schedule(|| {}, Priority::Normal);
+/// std::thread::spawn(move || h.cancel()); // error: `Weak<..>` cannot be sent between threads
+/// ```
 ///
 /// ```
 /// use std::time::Duration;

@@ -11,8 +11,16 @@ use crate::{
 };
 
 /// Length of one diagnostics window.
+///
+/// ```
+/// assert_eq!(tickstep_kernel::DIAGNOSTICS_WINDOW.as_secs(), 1);
+/// ```
 pub const DIAGNOSTICS_WINDOW: Duration = Duration::from_secs(1);
 /// Consecutive windows with deferred work before an [`Overload`] is published.
+///
+/// ```
+/// assert_eq!(tickstep_kernel::OVERLOAD_WINDOWS, 3);
+/// ```
 pub const OVERLOAD_WINDOWS: u32 = 3;
 
 /// Boot options for [`Kernel::boot`].

@@ -52,6 +52,7 @@ impl Scheduler {
         };
         let deadline = start.saturating_add(budget);
         let _scope = TaskScope::enter();
+        let _stepping = SteppingGuard(shared);
         let zones = crate::zones::profiler_zones();
         let mut now = start;
         let mut deferred = 0;
@@ -121,7 +122,6 @@ impl Scheduler {
         }
         let end = shared.clock.now();
         let mut core = shared.core.borrow_mut();
-        core.stepping = false;
         core.counters.tasks_run += ran;
         core.finish_step(end - start, budget, frame, deferred);
         core.refresh_attachment(end, shared.wakes.is_pending());
@@ -176,6 +176,18 @@ impl Scheduler {
                     payload_message(&*hook_panic)
                 );
             }
+        }
+    }
+}
+
+/// Clears the "a step is running" flag when the step ends, even by unwinding out of the
+/// scheduler's own code, so one bug cannot turn every later step into a no-op.
+struct SteppingGuard<'a>(&'a super::Shared);
+
+impl Drop for SteppingGuard<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut core) = self.0.core.try_borrow_mut() {
+            core.stepping = false;
         }
     }
 }

@@ -22,6 +22,10 @@ use crate::frame_loop::LoopShared;
 use super::core::Core;
 
 /// How far ahead a deadline keeps a scheduler attached, and how early the idle wake fires.
+///
+/// ```
+/// assert_eq!(tickstep_kernel::WAKE_WINDOW.as_millis(), 34);
+/// ```
 pub const WAKE_WINDOW: Duration = Duration::from_millis(34);
 
 /// A scheduler's link to its frame loop.
