@@ -5,7 +5,6 @@
 //! task, calling a hook) is handed back to the caller to do after the borrow is released. That is
 //! the whole re-entrancy story: a task can schedule, cancel or inspect its own scheduler freely.
 
-use std::panic::Location;
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
@@ -16,7 +15,7 @@ use crate::{Phase, Priority, Role, SchedulerConfig, StepWindow};
 use super::budget::{Budget, FrameReading, FrameSource};
 use super::idle::Attachment;
 use super::profile::{NO_ORIGIN, Profiler};
-use super::queues::{QueueEntry, Queues};
+use super::queues::{OnceTask, QueueEntry, Queues};
 use super::slab::{Body, Cadence, NewTask, Place, Slab, TaskKey, TaskRef};
 use super::timers::TimerHeap;
 use super::wake::{TaskWaker, WakeQueue};
@@ -41,6 +40,14 @@ pub(crate) struct Running {
     pub(crate) location: &'static std::panic::Location<'static>,
     /// A one-shot whose slot was freed before it ran: nothing to put back afterwards.
     pub(crate) settled: bool,
+}
+
+/// The task the drain runs next.
+pub(crate) enum Next {
+    /// A `schedule()` one-shot: run straight from its box, nothing to put back.
+    Inline(Box<dyn OnceTask>),
+    /// A slab task, taken out of its slot.
+    Slot(Running),
 }
 
 /// What the front of a queue holds for the drain.
@@ -353,31 +360,10 @@ impl Core {
 
     /// Pops the (live) front task of `queue` to run it.
     #[inline]
-    pub(crate) fn pop_to_run(
-        &mut self,
-        queue: usize,
-        wakes: &Arc<WakeQueue>,
-        zones: bool,
-    ) -> Running {
+    pub(crate) fn pop_to_run(&mut self, queue: usize, wakes: &Arc<WakeQueue>) -> Next {
         match self.queues.pop(queue) {
-            Some(QueueEntry::Slot(index)) => self.begin_run(index, wakes),
-            Some(QueueEntry::Once(task)) => {
-                // The origin and location come back from the run itself; a zone needs them first.
-                let (location, origin) = if zones {
-                    task.meta()
-                } else {
-                    (Location::caller(), NO_ORIGIN)
-                };
-                Running {
-                    index: u32::MAX,
-                    body: Body::Inline(task),
-                    waker: None,
-                    origin,
-                    priority: Priority::ALL[queue],
-                    location,
-                    settled: true,
-                }
-            }
+            Some(QueueEntry::Slot(index)) => Next::Slot(self.begin_run(index, wakes)),
+            Some(QueueEntry::Once(task)) => Next::Inline(task),
             None => unreachable!("pop_to_run follows a Ready front"),
         }
     }

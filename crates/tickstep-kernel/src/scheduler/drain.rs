@@ -13,9 +13,10 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crate::clock::Clock;
-use crate::{Scheduler, TaskError};
+use crate::clock::Instant;
+use crate::{Priority, Scheduler, TaskError};
 
-use super::core::{Front, Garbage, Outcome, Running};
+use super::core::{Front, Next, Outcome, Running};
 use super::panics::{TaskScope, payload_message, run_task, take_caught};
 use super::profile::NO_ORIGIN;
 use super::profile::location_name;
@@ -60,7 +61,7 @@ impl Scheduler {
         'drain: for queue in 0..5 {
             let snapshot = shared.core.borrow().queues.len(queue);
             for _ in 0..snapshot {
-                let running = {
+                let next = {
                     let mut core = shared.core.borrow_mut();
                     match core.front(queue) {
                         Front::Stop => break 'drain,
@@ -83,41 +84,30 @@ impl Scheduler {
                             break 'drain;
                         }
                     }
-                    core.pop_to_run(queue, &shared.wakes, zones)
+                    core.pop_to_run(queue, &shared.wakes)
                 };
-                let index = running.index;
-                let (outcome, panic, meta) = if zones {
-                    let _span = self.zone(&running);
-                    execute(running.body, running.waker.as_ref())
-                } else {
-                    execute(running.body, running.waker.as_ref())
-                };
-                let (location, origin) = meta.unwrap_or((running.location, running.origin));
                 ran += 1;
-                if profiling || !running.settled {
-                    let garbage = {
-                        let mut core = shared.core.borrow_mut();
-                        if profiling {
-                            let end = shared.clock.now();
-                            let origin = if origin == NO_ORIGIN {
-                                core.profiler.intern_location(location)
-                            } else {
-                                origin
-                            };
-                            core.profiler.record(origin, (end - now).as_nanos() as u64);
-                            now = end;
-                        }
-                        if running.settled {
-                            Garbage::NONE
+                let running = match next {
+                    Next::Inline(task) => {
+                        // The hot path: no slot, nothing to put back.
+                        let (panic, location, origin) = if zones {
+                            let (location, origin) = task.meta();
+                            let _span = self.zone(origin, location, Priority::ALL[queue]);
+                            task.run()
                         } else {
-                            core.finish_run(index, outcome, &shared.clock)
+                            task.run()
+                        };
+                        if profiling {
+                            self.profile_run(origin, location, &mut now);
                         }
-                    };
-                    drop(garbage);
-                }
-                if let Some(payload) = panic {
-                    self.report_panic(&payload, origin, running.priority, location);
-                }
+                        if let Some(payload) = panic {
+                            self.report_panic(&payload, origin, Priority::ALL[queue], location);
+                        }
+                        continue;
+                    }
+                    Next::Slot(running) => running,
+                };
+                self.run_slot_task(running, zones, profiling, &mut now);
             }
         }
         let end = shared.clock.now();
@@ -127,16 +117,65 @@ impl Scheduler {
         core.refresh_attachment(end, shared.wakes.is_pending());
     }
 
+    /// Runs a slab task (timer, recurring job, future, entry) and puts it back by its cadence.
+    fn run_slot_task(&self, running: Running, zones: bool, profiling: bool, now: &mut Instant) {
+        let index = running.index;
+        let (outcome, panic, _) = if zones {
+            let _span = self.zone(running.origin, running.location, running.priority);
+            execute(running.body, running.waker.as_ref())
+        } else {
+            execute(running.body, running.waker.as_ref())
+        };
+        if profiling {
+            self.profile_run(running.origin, running.location, now);
+        }
+        if !running.settled {
+            let garbage =
+                self.shared
+                    .core
+                    .borrow_mut()
+                    .finish_run(index, outcome, &self.shared.clock);
+            drop(garbage);
+        }
+        if let Some(payload) = panic {
+            self.report_panic(&payload, running.origin, running.priority, running.location);
+        }
+    }
+
+    /// Attributes the task that just ended to `origin` (interning its call site if needed); the
+    /// clock read doubles as the next task's budget check.
+    #[inline]
+    fn profile_run(
+        &self,
+        origin: u32,
+        location: &'static std::panic::Location<'static>,
+        now: &mut Instant,
+    ) {
+        let end = self.shared.clock.now();
+        let mut core = self.shared.core.borrow_mut();
+        let origin = if origin == NO_ORIGIN {
+            core.profiler.intern_location(location)
+        } else {
+            origin
+        };
+        core.profiler.record(origin, (end - *now).as_nanos() as u64);
+        *now = end;
+    }
+
     /// A `tracing` span named by the task's origin (profiler zones).
     #[cold]
-    fn zone(&self, running: &Running) -> tracing::span::EnteredSpan {
+    fn zone(
+        &self,
+        origin: u32,
+        location: &'static std::panic::Location<'static>,
+        priority: Priority,
+    ) -> tracing::span::EnteredSpan {
         let core = self.shared.core.borrow();
         let origin = core
             .profiler
-            .name(running.origin)
-            .map_or_else(|| location_name(running.location), str::to_owned);
-        tracing::trace_span!("tickstep.task", origin = %origin, priority = ?running.priority)
-            .entered()
+            .name(origin)
+            .map_or_else(|| location_name(location), str::to_owned);
+        tracing::trace_span!("tickstep.task", origin = %origin, priority = ?priority).entered()
     }
 
     /// Hands a caught panic to every error hook (or logs it when there are none).
