@@ -166,3 +166,97 @@ fn reporting_an_outcome_from_inside_a_start_for_an_earlier_run_is_safe() {
     assert_eq!(h.fired(), 1);
     assert_eq!(h.info(id).overlap_count, 1);
 }
+
+/// A world whose answers call back into the engine, as a host's permission code might.
+struct ReentrantWorld {
+    inner: tickstep_schedules::testkit::TestWorld,
+    engine: Rc<std::cell::OnceCell<tickstep_schedules::Schedules>>,
+    calls: Rc<Cell<usize>>,
+}
+
+impl tickstep_schedules::World for ReentrantWorld {
+    fn valid(&self, obj: tickstep_schedules::ObjId) -> bool {
+        self.poke();
+        self.inner.valid(obj)
+    }
+    fn is_wizard(&self, who: tickstep_schedules::ObjId) -> bool {
+        self.poke();
+        self.inner.is_wizard(who)
+    }
+    fn controls(&self, who: tickstep_schedules::ObjId, obj: tickstep_schedules::ObjId) -> bool {
+        self.poke();
+        self.inner.controls(who, obj)
+    }
+    fn verb_callable(
+        &self,
+        perms: tickstep_schedules::ObjId,
+        target: tickstep_schedules::ObjId,
+        verb: &str,
+    ) -> bool {
+        self.poke();
+        self.inner.verb_callable(perms, target, verb)
+    }
+    fn is_anonymous(&self, obj: tickstep_schedules::ObjId) -> bool {
+        self.poke();
+        self.inner.is_anonymous(obj)
+    }
+}
+
+impl ReentrantWorld {
+    fn poke(&self) {
+        thread_local!(static INSIDE: Cell<bool> = const { Cell::new(false) });
+        // One level deep: the engine's own calls back into the world must not recurse forever.
+        if INSIDE.with(|inside| inside.replace(true)) {
+            return;
+        }
+        if let Some(engine) = self.engine.get() {
+            self.calls.set(self.calls.get() + 1);
+            let txn = engine.begin(tickstep_schedules::ObjId(1));
+            let _ = txn.schedules(None);
+            let _ = engine.next_deadline();
+            let _ = engine.live_count();
+        }
+        INSIDE.with(|inside| inside.set(false));
+    }
+}
+
+#[test]
+fn world_callbacks_may_call_back_into_the_engine_without_a_borrow_panic() {
+    use tickstep_kernel::clock::ManualClock;
+    use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    let inner = TestWorld::new();
+    let wiz = inner.add_wizard();
+    let room = inner.add_object(wiz);
+    inner.add_verb(room, "tick");
+    let anon = inner.add_anonymous(wiz);
+    let cell = Rc::new(std::cell::OnceCell::new());
+    let calls = Rc::new(Cell::new(0));
+    let world = ReentrantWorld {
+        inner,
+        engine: cell.clone(),
+        calls: calls.clone(),
+    };
+    let clock = ManualClock::new();
+    let runner = TestRunner::new();
+    let engine = tickstep_schedules::Schedules::in_memory(
+        clock.clone(),
+        world,
+        runner.clone(),
+        common::config(),
+    );
+    assert!(cell.set(engine.clone()).is_ok());
+    let mut txn = engine.begin(wiz);
+    let id = txn
+        .schedule_every(room, "tick", 1.0, vec![Value::Obj(anon)], Options::new())
+        .unwrap();
+    assert!(txn.schedules(Some(wiz)).is_ok());
+    assert!(txn.schedule_info(id).is_ok());
+    txn.commit().unwrap();
+    let mut txn = engine.begin(wiz);
+    clock.advance(std::time::Duration::from_secs(1));
+    engine.tick().unwrap();
+    assert_eq!(engine.anonymous_references(), vec![anon]);
+    assert!(txn.schedule_stop(id).unwrap());
+    txn.commit().unwrap();
+    assert!(calls.get() > 5, "the world was asked, and asked back");
+}
