@@ -76,11 +76,19 @@
 //! Per running command per cycle: two `RefCell` borrows and slab lookups, one boxed-future poll
 //! inside `catch_unwind` (zero-cost unless it panics), and — while mount timing is on — one clock
 //! read (a mount starts where the previous ended). No allocation and no hash lookup: instances
-//! live in a generational slab, mechanisms are indices, and a command finds its live instance
-//! through a cached key. Events are not even built when no listener exists. Per bound trigger per
-//! cycle: one `Rc` clone, one memoized signal evaluation and a few comparisons.
+//! live in a generational slab whose per-cycle fields are kept apart from the cold ones, mechanisms
+//! are indices, a command finds its live instance through a cached key, and a yield checks its
+//! binding with one integer comparison. Events are not even built when no listener exists. Per
+//! bound trigger per cycle: one `Rc` clone, one memoized signal evaluation and a few comparisons.
+//! Scheduling allocates (the instance's cold half, its body future); cycles do not.
 //! [`Scheduler::set_mount_timing`]`(false)` removes the per-mount clock read (and with it the
 //! watchdog and per-command run times) for the tightest loops.
+//!
+//! Measured on a shared two-core VM (`cargo run --release -p tickstep-bench -- commands`):
+//! with 1,000 commands yielding every cycle a `run()` costs about 45 ns per command with mount
+//! timing on (`SystemClock`), about 19 ns with it off — well under the 100 µs per 1,000-command
+//! cycle budget, but 10–30× the bare limit of polling the same futures from a `Vec` (about 1.6 ns
+//! each), which does no bookkeeping at all. An idle bound trigger costs about 9 ns per cycle.
 //!
 //! # Decisions where the seed was open
 //!
@@ -90,8 +98,10 @@
 //! * Infallible bodies use [`NeedsBody::executing`] (output `()`, so `loop { .. }` bodies type
 //!   check); fallible ones use [`NeedsBody::executing_fallible`] (`Result<(), BoxError>`, so `?`
 //!   works on any error).
-//! * `await_cmd` on a command that is already running waits for that instance instead of failing;
-//!   awaiting oneself, or two commands awaiting each other, blocks only those commands.
+//! * `await_cmd`, `await_all` and `await_any` start their children when called (not at the first
+//!   poll of the returned future), like the reference's blocking calls. On a command that is
+//!   already running they wait for that instance instead of failing; awaiting oneself, or two
+//!   commands awaiting each other, blocks only those commands.
 //! * A fork is all-or-nothing: mutual conflicts (every pair listed), an already-running command,
 //!   or a lost priority conflict fail it before anything starts. Propagating the error with `?`
 //!   fails — and so cancels — the composition; compositions in [`compose`] do exactly that.
@@ -103,6 +113,12 @@
 //!   Each binding remembers only the last instance it scheduled, so global bindings never grow.
 //! * Sideloads get a coroutine that can yield and wait, but not fork: they are not commands.
 //! * Replacing a default command does not stop a running instance of the old one.
+//! * `cancel_all` cancels queued commands too (the reference keeps them queued); `on_cancel` runs
+//!   only for the running ones.
+//! * Interrupting a child cancels its composition (the highest ancestor the newcomer does not
+//!   share), as in the reference; ties and priorities compare effective priorities.
+//! * Listeners and `on_cancel` hooks run with no command mounted: what they schedule is queued at
+//!   top level, never a child of whatever body happened to trigger them.
 //! * `Mechanism::idle` runs at `i32::MIN`, so any command can take the mechanism from it.
 //! * The watchdog (default [`DEFAULT_WATCHDOG_LIMIT`], 20 ms) can only *name* a greedy mount:
 //!   Rust cannot preempt a poll.
