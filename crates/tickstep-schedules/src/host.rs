@@ -48,7 +48,10 @@ pub trait World {
 /// [`Schedules::report`](crate::Schedules::report) with the returned [`RunId`].
 ///
 /// A runner must not report a run's outcome from inside `start` (the engine records the run id
-/// only when `start` returns); queue it and report it afterwards.
+/// only when `start` returns); queue it and report it afterwards. Run ids must be unique among
+/// the runs the engine is waiting for, including firings restored from the store: a host whose
+/// ids start again from 1 after a restart should reattach or abandon
+/// [interrupted](crate::Schedules::interrupted) runs before ticking.
 ///
 /// ```
 /// use std::cell::Cell;

@@ -166,13 +166,20 @@ impl Core {
                     nominal: firing.nominal_unix_nanos,
                     started_unix: now,
                 });
-                self.runs.insert(
+                let earlier = self.runs.insert(
                     run,
                     RunRecord {
                         schedule: id,
                         started: Some(mono),
                     },
                 );
+                if let Some(earlier) = earlier {
+                    tracing::warn!(
+                        run = run.0,
+                        schedule = earlier.schedule,
+                        "runner reused the id of a run still awaiting its outcome; the earlier run's outcome will be attributed to the new one"
+                    );
+                }
                 self.mark_dirty(id);
             }
             Verdict::TargetGone => self.retire(id, RetireReason::InvalidTarget, now),
