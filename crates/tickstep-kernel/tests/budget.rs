@@ -378,3 +378,19 @@ fn step_statistics_record_time_budget_and_counts() {
         (3 * MS, 1, 3 * MS, 1)
     );
 }
+
+#[test]
+fn a_real_clock_honours_the_budget_too() {
+    let sched = tickstep_kernel::Scheduler::new(
+        tickstep_kernel::SystemClock::new(),
+        SchedulerConfig::server(),
+    );
+    let log = Log::new();
+    let _ = sched.schedule(log.task("kernel"), Priority::Kernel);
+    let _ = sched.schedule(log.task("normal"), Priority::Normal);
+    sched.step_with_budget(Duration::ZERO);
+    assert_eq!(log.take(), ["kernel"]);
+    assert_eq!(sched.stats().tasks_deferred, 1);
+    sched.step_with_budget(Duration::from_secs(3600));
+    assert_eq!(log.take(), ["normal"]);
+}

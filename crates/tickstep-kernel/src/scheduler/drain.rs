@@ -52,6 +52,7 @@ impl Scheduler {
             (budget, core.profiling)
         };
         let deadline = start.saturating_add(budget);
+        let deadline_check = shared.clock.deadline(deadline);
         let _scope = TaskScope::enter();
         let _stepping = SteppingGuard(shared);
         let zones = crate::zones::profiler_zones();
@@ -76,10 +77,14 @@ impl Scheduler {
                     }
                     // The budget check: before every task outside Kernel priority.
                     if queue != 0 {
-                        if !profiling {
-                            now = shared.clock.now();
-                        }
-                        if now >= deadline {
+                        // With the profiler on, the read that ended the last task is fresh; off,
+                        // the check reads the clock in its cheapest form.
+                        let spent = if profiling {
+                            now >= deadline
+                        } else {
+                            deadline_check.passed()
+                        };
+                        if spent {
                             deferred = core.defer_from(queue);
                             break 'drain;
                         }
