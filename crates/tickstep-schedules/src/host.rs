@@ -25,19 +25,58 @@ use crate::{ObjId, RunId, ScheduleId, Value};
 /// ```
 pub trait World {
     /// Whether `obj` exists (MOO `valid()`).
+    ///
+    /// ```
+    /// use tickstep_schedules::{testkit::TestWorld, ObjId, World};
+    /// let world = TestWorld::new();
+    /// assert!(world.valid(world.add_programmer()));
+    /// assert!(!world.valid(ObjId(-1)));
+    /// ```
     fn valid(&self, obj: ObjId) -> bool;
 
     /// Whether principal `who` is a wizard.
+    ///
+    /// ```
+    /// use tickstep_schedules::{testkit::TestWorld, World};
+    /// let world = TestWorld::new();
+    /// assert!(world.is_wizard(world.add_wizard()));
+    /// assert!(!world.is_wizard(world.add_programmer()));
+    /// ```
     fn is_wizard(&self, who: ObjId) -> bool;
 
     /// Whether `who` controls `obj`: is it, or owns it. (Wizards are handled by the engine.)
+    ///
+    /// ```
+    /// use tickstep_schedules::{testkit::TestWorld, World};
+    /// let world = TestWorld::new();
+    /// let (a, b) = (world.add_programmer(), world.add_programmer());
+    /// assert!(world.controls(a, world.add_object(a)));
+    /// assert!(!world.controls(a, b));
+    /// ```
     fn controls(&self, who: ObjId, obj: ObjId) -> bool;
 
     /// Whether `perms` may call `verb` on `target` now: found on the target or an ancestor and
     /// executable by `perms` — the check an ordinary method call makes.
+    ///
+    /// ```
+    /// use tickstep_schedules::{testkit::TestWorld, World};
+    /// let world = TestWorld::new();
+    /// let p = world.add_programmer();
+    /// world.add_verb(p, "look");
+    /// assert!(world.verb_callable(p, p, "look"));
+    /// assert!(!world.verb_callable(p, p, "dance"));
+    /// ```
     fn verb_callable(&self, perms: ObjId, target: ObjId, verb: &str) -> bool;
 
     /// Whether `obj` is an anonymous object (one the host garbage-collects). Default: none are.
+    ///
+    /// ```
+    /// use tickstep_schedules::{testkit::TestWorld, World};
+    /// let world = TestWorld::new();
+    /// let p = world.add_programmer();
+    /// assert!(world.is_anonymous(world.add_anonymous(p)));
+    /// assert!(!world.is_anonymous(p));
+    /// ```
     fn is_anonymous(&self, obj: ObjId) -> bool {
         let _ = obj;
         false
@@ -72,6 +111,16 @@ pub trait Runner {
     ///
     /// [`Refused`] when the host cannot start the task; the engine records a
     /// [`FaultKind::StartFailed`] fault with the reason.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use tickstep_schedules::testkit::TestRunner;
+    /// use tickstep_schedules::{Firing, ObjId, RunId, Runner, ScheduleId};
+    /// let f = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
+    ///     args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1), authority: ObjId(1),
+    ///     nominal_unix_nanos: 0 };
+    /// assert_eq!(TestRunner::new().start(&f), Ok(RunId(1)));
+    /// ```
     fn start(&self, firing: &Firing) -> Result<RunId, Refused>;
 }
 
