@@ -237,7 +237,7 @@ pub enum DefaultCommandError {
 /// assert_eq!(err, TriggerError::InvalidPressCount { count: 0 });
 /// assert_eq!(err.to_string(), "multi_press needs a press count of at least 1 (got 0)");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TriggerError {
     /// A press count of zero or less.
@@ -251,6 +251,12 @@ pub enum TriggerError {
     InvalidWindow {
         /// The window given.
         window: Duration,
+    },
+    /// A window in seconds that is not a finite number above zero (negative, zero, NaN, ∞).
+    #[error("multi_press window must be a finite number of seconds > 0 (got {seconds})")]
+    InvalidWindowSeconds {
+        /// The seconds given.
+        seconds: f64,
     },
 }
 

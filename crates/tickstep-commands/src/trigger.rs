@@ -525,6 +525,40 @@ impl Trigger {
             active.get()
         }))
     }
+
+    /// [`Trigger::multi_press`] with the window in seconds, for hosts that read numbers from
+    /// scripts or configuration.
+    ///
+    /// # Errors
+    ///
+    /// [`TriggerError::InvalidWindowSeconds`] for a negative, zero, NaN or infinite window (or
+    /// one too large for a `Duration`); [`TriggerError::InvalidPressCount`] for a count below 1.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Scheduler, Trigger, TriggerError};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let button = Trigger::new(&scheduler, || false);
+    /// assert!(button.multi_press_seconds(2, 0.4).is_ok());
+    /// assert_eq!(
+    ///     button.multi_press_seconds(2, -0.5).unwrap_err().to_string(),
+    ///     "multi_press window must be a finite number of seconds > 0 (got -0.5)"
+    /// );
+    /// assert!(button.multi_press_seconds(2, f64::NAN).is_err());
+    /// ```
+    pub fn multi_press_seconds(
+        &self,
+        count: i64,
+        window_seconds: f64,
+    ) -> Result<Trigger, TriggerError> {
+        let window = (window_seconds.is_finite() && window_seconds > 0.0)
+            .then(|| Duration::try_from_secs_f64(window_seconds).ok())
+            .flatten()
+            .ok_or(TriggerError::InvalidWindowSeconds {
+                seconds: window_seconds,
+            })?;
+        self.multi_press(count, window)
+    }
 }
 
 impl std::fmt::Debug for Trigger {

@@ -528,3 +528,31 @@ fn a_dying_binding_does_not_cancel_an_instance_it_did_not_schedule() {
     assert!(!scheduler.is_running(&owner));
     assert!(scheduler.is_running(&shared));
 }
+
+#[test]
+fn multi_press_in_seconds_rejects_negative_nan_infinite_and_zero_windows() {
+    let (_clock, scheduler) = setup();
+    let t = Trigger::new(&scheduler, || false);
+    for bad in [
+        -1.0,
+        0.0,
+        -0.0,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e300,
+    ] {
+        assert!(
+            matches!(
+                t.multi_press_seconds(2, bad),
+                Err(TriggerError::InvalidWindowSeconds { .. })
+            ),
+            "{bad} must be refused"
+        );
+    }
+    assert_eq!(
+        t.multi_press_seconds(-1, 0.5).unwrap_err(),
+        TriggerError::InvalidPressCount { count: -1 }
+    );
+    assert!(t.multi_press_seconds(3, 0.25).is_ok());
+}
