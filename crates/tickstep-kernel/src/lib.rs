@@ -123,9 +123,9 @@
 //! * **Origins**: the `#[track_caller]` call site is the Rust form of `debug.info(fn, "sl")`;
 //!   [`Scheduler::with_origin`] labels one task, [`Scheduler::set_task_origin`] renames a site.
 //! * **Panic reporting** uses a process-wide panic hook installed once, which captures the panic
-//!   location and backtrace while a task runs (and stays silent: the report goes to `on_error`,
-//!   or to `tracing::error!` when no handler is connected). Panics elsewhere reach the previous
-//!   hook unchanged. A recurring job that panics keeps its cadence.
+//!   location and backtrace while a step runs its tasks (and stays silent: the report goes to
+//!   `on_error`, or to `tracing::error!` when no handler is connected). Panics outside steps reach
+//!   the previous hook unchanged. A recurring job that panics keeps its cadence.
 //! * **Stagger** `n` counts `every()` calls on the scheduler, the first being 1.
 //! * **Binding** a scheduler that never stepped is not a "reattach": its first step is budgeted by
 //!   the no-earlier-step rule (the floor). Nested `step()` from a task is a no-op.

@@ -23,8 +23,6 @@ use super::profile::location_name;
 use super::slab::Body;
 
 type Panic = Box<dyn Any + Send>;
-/// Where a task was scheduled and its profiler origin.
-type Meta = (&'static std::panic::Location<'static>, u32);
 
 impl Scheduler {
     /// Runs one step (see the crate docs). `explicit` overrides the budget mode.
@@ -125,7 +123,7 @@ impl Scheduler {
     /// Runs a slab task (timer, recurring job, future, entry) and puts it back by its cadence.
     fn run_slot_task(&self, running: Running, zones: bool, profiling: bool, now: &mut Instant) {
         let index = running.index;
-        let (outcome, panic, _) = if zones {
+        let (outcome, panic) = if zones {
             let _span = self.zone(running.origin, running.location, running.priority);
             execute(running.body, running.waker.as_ref())
         } else {
@@ -238,12 +236,9 @@ impl Drop for SteppingGuard<'_> {
 
 /// Runs (or polls) a task body with panics caught. Nothing is borrowed while this runs.
 #[inline]
-fn execute(body: Body, waker: Option<&Waker>) -> (Outcome, Option<Panic>, Option<Meta>) {
-    let (outcome, panic) = match body {
-        Body::Inline(task) => {
-            let (panic, location, origin) = task.run();
-            return (Outcome::Done, panic, Some((location, origin)));
-        }
+fn execute(body: Body, waker: Option<&Waker>) -> (Outcome, Option<Panic>) {
+    match body {
+        Body::Inline(task) => (Outcome::Done, task.run().0),
         Body::Once(f) => (Outcome::Done, run_task(f).err()),
         Body::Repeat(mut f) => {
             // A recurring job that panics keeps its cadence: the error is isolated to this run.
@@ -280,6 +275,5 @@ fn execute(body: Body, waker: Option<&Waker>) -> (Outcome, Option<Panic>, Option
             }
         }
         Body::Empty => (Outcome::Done, None),
-    };
-    (outcome, panic, None)
+    }
 }
