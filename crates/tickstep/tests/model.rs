@@ -111,7 +111,7 @@ proptest! {
         let mut now = Duration::ZERO;
         for (t, i) in stops {
             let at = tenths(t) + Duration::from_millis(50);
-            rt.run_for(at - now).unwrap();
+            rt.run_for(at.saturating_sub(now)).unwrap();
             now = at;
             let mut txn = rt.schedules().begin(WIZARD);
             txn.schedule_stop(ids[i]).unwrap();
