@@ -328,3 +328,18 @@ fn anonymous_objects_in_target_args_and_state_are_gc_roots_until_the_entry_is_dr
     assert!(h.engine.anonymous_references().is_empty());
     let _ = id;
 }
+
+#[test]
+fn a_wizard_stopping_someone_elses_retired_schedule_discards_its_entry_too() {
+    let h = Host::new();
+    let id = h.at(0.0, Options::new());
+    h.tick();
+    h.finish(h.last_run(), Value::Int(0));
+    let mut txn = h.engine.begin(h.wiz);
+    assert!(!txn.schedule_stop(id).unwrap());
+    txn.commit().unwrap();
+    assert_eq!(
+        h.engine.begin(h.wiz).schedule_info(id).unwrap_err().code(),
+        "E_INVARG"
+    );
+}

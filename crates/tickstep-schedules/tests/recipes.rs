@@ -260,3 +260,22 @@ fn world_callbacks_may_call_back_into_the_engine_without_a_borrow_panic() {
     txn.commit().unwrap();
     assert!(calls.get() > 5, "the world was asked, and asked back");
 }
+
+#[test]
+fn recipe_wizard_audit_flags_schedules_firing_more_often_than_once_a_second() {
+    let h = Host::new();
+    let fast = h.every(0.25, Options::new());
+    h.every(5.0, Options::new());
+    let wizard = h.engine.begin(h.wiz);
+    let flagged: Vec<ScheduleId> = wizard
+        .schedules(None)
+        .unwrap()
+        .into_iter()
+        .filter(|&id| {
+            let info = wizard.schedule_info(id).unwrap().to_value();
+            info.get("kind") == Some(&Value::from("every"))
+                && info.get("interval").and_then(Value::as_seconds).unwrap() < 1.0
+        })
+        .collect();
+    assert_eq!(flagged, vec![fast]);
+}
