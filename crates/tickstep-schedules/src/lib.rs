@@ -42,8 +42,11 @@
 //!   are handed back ([`Schedules::interrupted`]) to be reattached or abandoned.
 //!   [`Schedules::in_memory`] is the same engine with no file.
 //! * **Single-threaded.** The [`Schedules`] handle is an `Rc`: `!Send`, proven by a
-//!   `compile_fail` doctest on it. Host code (world, runner) is always called with no internal
-//!   borrow held, so a firing may create or stop schedules from inside `Runner::start`.
+//!   `compile_fail` doctest on it (and on [`Txn`]). Host code (world, runner) is always called
+//!   with no internal borrow held, so a firing may create or stop schedules from inside
+//!   `Runner::start`, and a world may consult the engine from inside its answers.
+//! * **Test host.** [`testkit`] holds a small object world and a recording runner; the crate's
+//!   tests and examples use them, and a host may too.
 //!
 //! # Costs
 //!
@@ -51,16 +54,16 @@
 //! |---|---|
 //! | idle schedule | a ~150 B entry plus ~50 B of index and heap; no allocation without args or state; no work until due |
 //! | firing | heap pop, a few id-hash lookups, `Rc` clones of verb and args; no allocation in steady state; one `UPDATE` in the tick's group commit when persistent |
-//! | tick | one clock read; at most one `SQLite` transaction |
+//! | tick | one read of each clock timeline; at most one `SQLite` transaction |
 //! | create/stop commit | one fsync'd `SQLite` transaction (none for non-persistent schedules) plus one fsync per 1,024 ids handed out |
 //! | `schedules()`, `schedules_for()` | O(number of schedules) scan |
 //! | open | one sequential table scan; O(n) heap build |
 //!
 //! Measured with `cargo run --release -p tickstep-bench -- schedules` on the project's shared
-//! two-core VM (see `crates/tickstep-bench/src/schedules.rs`): about 0.2–0.3 µs per in-memory
-//! firing including its outcome; about 1.2–1.5× the cost of the bare `UPDATE`s per persisted
-//! firing (2–5 µs); about 1.3–1.6 s of CPU to open a million schedules; about 210–230 resident
-//! bytes per loaded schedule.
+//! two-core VM (see `crates/tickstep-bench/src/schedules.rs`; the spread is the machine's load):
+//! 0.17–0.38 µs per in-memory firing including its outcome; 1.05–1.5× the cost of the bare
+//! `UPDATE`s per persisted firing (1.5–5 µs); 1.3–1.8 s of CPU (2.3 s wall) to open a million
+//! schedules; 190–230 resident bytes per loaded schedule.
 //!
 //! # Decisions where the spec was open
 //!
