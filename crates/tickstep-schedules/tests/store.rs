@@ -535,3 +535,43 @@ fn an_in_flight_firing_of_a_non_persistent_schedule_is_unknown_after_restart() {
         "its result is ignored"
     );
 }
+
+fn open_at(path: &Path) -> Result<tickstep_schedules::Schedules, Error> {
+    tickstep_schedules::Schedules::open(
+        path,
+        ManualClock::new(),
+        tickstep_schedules::testkit::TestWorld::new(),
+        tickstep_schedules::testkit::TestRunner::new(),
+        common::config(),
+    )
+}
+
+#[test]
+fn opening_a_store_where_no_file_can_be_made_is_a_store_error() {
+    let (_dir, path) = db();
+    let err = open_at(&path.join("no/such/dir/s.db")).err().unwrap();
+    assert!(matches!(err, Error::Store { .. }), "{err}");
+    assert_eq!(err.code(), "E_QUOTA");
+}
+
+#[test]
+fn opening_a_file_that_is_not_a_database_is_a_store_error() {
+    let (_dir, path) = db();
+    std::fs::write(&path, b"this is not an SQLite file, it is a shopping list").unwrap();
+    let err = open_at(&path).err().unwrap();
+    assert!(matches!(err, Error::Store { .. }), "{err}");
+}
+
+#[test]
+fn a_row_an_operator_corrupted_is_refused_on_open_naming_the_column() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    h.every(1.0, Options::new());
+    drop(h);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE schedules SET args = 'not json'", [])
+        .unwrap();
+    drop(conn);
+    let err = open_at(&path).err().unwrap();
+    assert!(err.to_string().contains("bad args"), "{err}");
+}
