@@ -81,6 +81,8 @@
 //! * **A faulting one-shot** retires `completed` (it will not fire again), or `max_faults` if that
 //!   limit is reached first; `last_fault` tells the story.
 //! * **The first firing of `schedule_every`** is one interval after creation.
+//! * **`elapsed`** is measured between firing starts on the wall clock, so it spans restarts (a
+//!   verb integrating over downtime sees the real gap).
 //! * **`invalid_target`** is checked at firing time and is not a fault; a verb that is no longer
 //!   callable is a fault of kind `start_failed`, as is a runner refusal.
 //! * **`next_run`** in `schedule_info` is when the next firing is due, jitter included.
