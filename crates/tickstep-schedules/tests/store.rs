@@ -575,3 +575,16 @@ fn a_row_an_operator_corrupted_is_refused_on_open_naming_the_column() {
     let err = open_at(&path).err().unwrap();
     assert!(err.to_string().contains("bad args"), "{err}");
 }
+
+#[test]
+fn elapsed_spans_a_restart_with_the_real_gap() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    h.every(10.0, Options::new());
+    h.after(10.0);
+    h.finish_all();
+    let h = restart(h, &path, 25.0); // down from +10 to +35; skip drops +20 and +30
+    h.after(5.0); // +40
+    let elapsed = h.started()[0].1.elapsed.unwrap();
+    assert!(approx(elapsed, 30.0), "{elapsed}");
+}
