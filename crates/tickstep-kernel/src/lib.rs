@@ -135,6 +135,10 @@
 //! * **Diagnostics** are server-only ([`ScheduleError::DiagnosticsServerOnly`] on a client); after
 //!   an [`Overload`] the streak starts over, so sustained overload reports every three windows.
 //! * **Phase schedulers**: `phase_scheduler(Heartbeat)` is the main scheduler.
+//! * **Clocks**: [`SystemClock`] and [`ManualClock`] passed directly are statically dispatched
+//!   (and a `SystemClock`'s budget check compares raw counter ticks); any other [`Clock`] works
+//!   through a vtable. [`Kernel::boot`] takes a `Clone` clock so every scheduler it makes keeps
+//!   the concrete type.
 //!
 //! # Time
 //!

@@ -71,7 +71,11 @@ pub(crate) struct Shared {
 /// ```
 ///
 /// It is re-entrant: a running task may schedule, cancel, inspect or destroy its own scheduler.
-/// See the crate docs for the model, the budget formulas and the costs.
+/// A closure that captures a clone of its own scheduler keeps it alive until the closure is
+/// dropped (it ran, was cancelled, or [`Scheduler::destroy`] cleared it), as with any `Rc`;
+/// long-lived jobs that need their scheduler should capture a clone and be cancelled by their
+/// owner, or the owner should call `destroy`. See the crate docs for the model, the budget
+/// formulas and the costs.
 ///
 /// ```
 /// use std::{cell::RefCell, rc::Rc, time::Duration};
