@@ -67,11 +67,12 @@
 //!
 //! # Decisions where the spec was open
 //!
-//! * **Catch-up threshold.** A cadence point is *missed* only when its successor has also passed
-//!   by the time the engine gets to it; a point fired less than one interval late is an ordinary
-//!   late firing under every policy. So `skip` never drops a point for a few milliseconds of tick
-//!   lateness, but does drop a whole interval's worth. Lateness counts from the jittered deadline,
-//!   so jitter never causes drops.
+//! * **Catch-up threshold.** When the engine gets to a schedule and exactly one cadence point has
+//!   passed, that is an ordinary (slightly late) firing under every policy; so `skip` never drops
+//!   a point for a few milliseconds of tick lateness. When two or more have passed, the schedule
+//!   is behind and the policy applies to all of them: `skip` drops them all (the next deadline is
+//!   the first point after now), `once` fires one late firing for them, `all` fires each.
+//!   Lateness counts from the jittered deadline, so jitter never causes drops.
 //! * **`catchup = "all"`** fires one missed point per tick, in order, each waiting for the
 //!   previous firing unless `overlap = "concurrent"`.
 //! * **Adaptive delay** counts from when the outcome is reported (the moment the verb returned),
