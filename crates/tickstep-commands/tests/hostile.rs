@@ -193,3 +193,28 @@ fn thousands_of_short_commands_reuse_their_slots() {
     scheduler.schedule(&blip);
     assert_eq!(scheduler.queued()[0].id.get(), 5_001);
 }
+
+#[test]
+fn a_command_live_in_a_dropped_scheduler_can_run_in_another() {
+    let (clock, first) = setup();
+    let c = parked("c");
+    first.schedule(&c);
+    cycles(&clock, &first, 1);
+    drop(first);
+    let (clock2, second) = setup();
+    assert_eq!(second.schedule(&c), ScheduleResult::Success);
+    cycles(&clock2, &second, 1);
+    assert!(second.is_running(&c));
+}
+
+#[test]
+fn a_command_live_in_one_scheduler_is_already_running_for_another() {
+    let (clock, first) = setup();
+    let (_clock2, second) = setup();
+    let c = parked("c");
+    first.schedule(&c);
+    cycles(&clock, &first, 1);
+    assert_eq!(second.schedule(&c), ScheduleResult::AlreadyRunning);
+    first.cancel(&c);
+    assert_eq!(second.schedule(&c), ScheduleResult::Success);
+}

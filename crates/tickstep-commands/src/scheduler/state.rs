@@ -177,6 +177,24 @@ pub(crate) struct State {
     pub(crate) in_run: bool,
 }
 
+impl Drop for State {
+    /// A scheduler dropped with commands still live must not leave them marked live: they could
+    /// never be scheduled again (by another scheduler) otherwise.
+    fn drop(&mut self) {
+        for entry in self.slots.iter().filter_map(|slot| slot.entry.as_ref()) {
+            if entry
+                .cmd
+                .0
+                .live
+                .get()
+                .is_some_and(|(tag, _)| tag == self.tag)
+            {
+                entry.cmd.0.live.set(None);
+            }
+        }
+    }
+}
+
 impl State {
     pub(crate) fn new(tag: usize) -> Self {
         State {
