@@ -12,10 +12,11 @@
 //! The bound in step 1 keeps a tick's work proportional to the bound, not to the backlog: 10,000
 //! schedules due at once fire over ten ticks of 1,024, each tick costing about 0.3 ms of engine
 //! time in memory or 2–4 ms with the SQLite group commit (measured by `tickstep-bench`), plus the
-//! host's start cost. [`TickReport::more_due`] tells a driver to tick again
-//! soon. Per firing the engine does a heap pop, a hash lookup, reference-count bumps for verb and
-//! arguments and no allocation beyond amortised growth of its reusable buffers; it reads the clock
-//! once per tick.
+//! host's start cost. [`TickReport::more_due`] tells a driver to tick again soon.
+//!
+//! Per firing the engine does a heap pop and push, a few id-hash lookups, reference-count bumps
+//! for verb and arguments, and no allocation beyond amortised growth of its reusable buffers. It
+//! reads each clock timeline once per tick, not per firing.
 
 use tickstep_kernel::clock::Instant;
 
