@@ -11,6 +11,7 @@
 mod commands;
 mod harness;
 mod kernel;
+mod runtime;
 mod schedules;
 
 use harness::{Opts, SectionFn};
@@ -20,6 +21,7 @@ const SECTIONS: &[(&str, SectionFn)] = &[
     ("kernel", kernel::run),
     ("commands", commands::run),
     ("schedules", schedules::run),
+    ("runtime", runtime::run),
 ];
 
 fn main() {

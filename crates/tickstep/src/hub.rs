@@ -20,7 +20,7 @@ use std::cell::{Cell, OnceCell, RefCell};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
-use tickstep_kernel::clock::{Clock, Instant};
+use tickstep_kernel::clock::Clock;
 use tickstep_kernel::{Overload, Priority, Scheduler, TaskHandle};
 use tickstep_schedules::{Firing, Outcome, Refused, RunId, Runner, Schedules};
 
@@ -60,13 +60,15 @@ pub(crate) struct Hub {
     pub(crate) engine: OnceCell<Schedules>,
     pub(crate) verbs: Rc<VerbTable>,
     pub(crate) firing_priority: Priority,
-    pub(crate) schedules_tick: Duration,
     pub(crate) counters: Counters,
     /// The first failure a `run_*` call has not returned yet.
     failure: RefCell<Option<RuntimeError>>,
     command_job: RefCell<Option<TaskHandle>>,
-    wake: RefCell<Option<(Instant, TaskHandle)>>,
-    last_tick: Cell<Option<Instant>>,
+    /// The armed wake: (Unix nanoseconds it serves, its kernel timer).
+    wake: RefCell<Option<(u64, TaskHandle)>>,
+    /// When the engine was last ticked, Unix nanoseconds.
+    last_tick: Cell<Option<u64>>,
+    tick_nanos: u64,
     next_run: Cell<u64>,
     overload_listeners: RefCell<Vec<OverloadListener>>,
     last_overload: RefCell<Option<Overload>>,
@@ -88,12 +90,12 @@ impl Hub {
             engine: OnceCell::new(),
             verbs,
             firing_priority,
-            schedules_tick,
             counters: Counters::default(),
             failure: RefCell::new(None),
             command_job: RefCell::new(None),
             wake: RefCell::new(None),
             last_tick: Cell::new(None),
+            tick_nanos: u64::try_from(schedules_tick.as_nanos()).unwrap_or(u64::MAX),
             next_run: Cell::new(0),
             overload_listeners: RefCell::new(Vec::new()),
             last_overload: RefCell::new(None),
@@ -150,8 +152,15 @@ impl Hub {
     }
 
     /// Arms (or moves earlier) the kernel wake for the engine's next deadline.
+    ///
+    /// Runs after every settled firing, so the common case — the armed wake is already early
+    /// enough — is one heap peek and a comparison in Unix nanoseconds, with no clock read.
     pub(crate) fn rearm_schedules(self: &Rc<Self>) {
-        let Some(next) = self.engine.get().and_then(Schedules::next_deadline) else {
+        let Some(next) = self
+            .engine
+            .get()
+            .and_then(Schedules::next_deadline_unix_nanos)
+        else {
             if let Some((_, wake)) = self.wake.borrow_mut().take() {
                 wake.cancel();
             }
@@ -160,7 +169,7 @@ impl Hub {
         let floor = self
             .last_tick
             .get()
-            .map_or(next, |t| t.saturating_add(self.schedules_tick));
+            .map_or(0, |t| t.saturating_add(self.tick_nanos));
         let at = next.max(floor);
         if self
             .wake
@@ -173,8 +182,7 @@ impl Hub {
         if let Some((_, old)) = self.wake.borrow_mut().take() {
             old.cancel();
         }
-        let now = self.clock.now();
-        let delay = Duration::from_nanos(at.as_nanos().saturating_sub(now.as_nanos()));
+        let delay = Duration::from_nanos(at.saturating_sub(self.clock.unix_nanos()));
         let hub = Rc::downgrade(self);
         let armed = self.kernel.with_origin(SCHEDULES_TICK_ORIGIN).after(
             delay,
@@ -195,7 +203,7 @@ impl Hub {
 
     fn tick_schedules(self: &Rc<Self>) {
         drop(self.wake.borrow_mut().take()); // this wake has fired
-        self.last_tick.set(Some(self.clock.now()));
+        self.last_tick.set(Some(self.clock.unix_nanos()));
         bump(&self.counters.schedule_ticks, 1);
         let engine = self.engine().clone();
         match engine.tick() {
