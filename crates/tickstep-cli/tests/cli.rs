@@ -298,3 +298,104 @@ fn demo_tui_without_a_terminal_says_what_to_do_instead() {
         stderr(&out)
     );
 }
+
+#[test]
+fn demo_tui_draws_the_world_in_a_terminal() {
+    // `script` (util-linux, in every Debian base system) gives the demo a pseudo-terminal.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    let inner = format!(
+        "stty cols 120 rows 40; {} demo --tui --virtual --duration 2s --db {}",
+        env!("CARGO_BIN_EXE_tickstep"),
+        db.display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .output()
+        .expect("the `script` command gives the demo a terminal");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let screen = stdout(&out);
+    for text in [
+        "tickstep demo",
+        "frame",
+        "rooms",
+        "hall",
+        "durable",
+        "bell",
+        "stopped cleanly",
+    ] {
+        assert!(screen.contains(text), "{text:?} not drawn: {screen}");
+    }
+    assert!(
+        db.exists(),
+        "the live view commits the store like line mode"
+    );
+}
+
+#[test]
+fn schedules_reads_and_stops_while_a_demo_runs_and_the_demo_notices() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("live.db");
+    let db = db.to_str().unwrap();
+    // The real clock: the demo must really be running while the operator acts.
+    let mut demo = Command::new(env!("CARGO_BIN_EXE_tickstep"))
+        .args(["demo", "--duration", "3s", "--db", db])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(demo.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    // Wait (by reading, not sleeping) for the first status line: the store exists and is live.
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let first_second = line.starts_with("[   1s]");
+        seen.push(line);
+        if first_second {
+            break;
+        }
+    }
+    let list = tickstep(&["schedules", "--db", db, "list", "--json"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let all: serde_json::Value = serde_json::from_str(&stdout(&list)).unwrap();
+    let bell = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["verb"] == "ring")
+        .expect("the running demo's bell is visible")["id"]
+        .as_u64()
+        .unwrap();
+    let stop = tickstep(&["schedules", "--db", db, "stop", &bell.to_string()]);
+    assert!(
+        stdout(&stop).contains(&format!("stopped schedule {bell}")),
+        "{}",
+        stdout(&stop)
+    );
+    seen.extend(lines.map(Result::unwrap));
+    assert!(demo.wait().unwrap().success());
+    let text = seen.join("\n");
+    assert!(
+        text.contains(&format!("schedule {bell} was stopped by an operator")),
+        "{text}"
+    );
+    let after = tickstep(&["schedules", "--db", db, "info", &bell.to_string()]);
+    assert_eq!(
+        after.status.code(),
+        Some(1),
+        "the demo did not resurrect it"
+    );
+}
+
+#[test]
+fn sim_client_with_a_long_task_overruns_the_fixed_slice() {
+    let out = tickstep(&["sim", "--role", "client", "--long-task", "12ms"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("client (fixed 1.5 ms slice)"), "{text}");
+    assert!(text.contains("<- long task"), "{text}");
+    assert!(
+        text.contains("0 Overload event(s)"),
+        "the client publishes none: {text}"
+    );
+}
