@@ -93,8 +93,7 @@ pub(crate) struct Core {
     /// every(0) jobs waiting for the next step, in the order they will be queued.
     pub(crate) frame: Vec<u32>,
     pub(crate) budget: Budget,
-    /// Boxed: cold unless profiling, and it keeps the scheduler's own allocation small.
-    pub(crate) profiler: Box<Profiler>,
+    pub(crate) profiler: Profiler,
     pub(crate) profiling: bool,
     pub(crate) stagger: bool,
     /// `every()` calls so far: the `n` of the stagger offset.
@@ -103,7 +102,8 @@ pub(crate) struct Core {
     pub(crate) role: Role,
     pub(crate) destroyed: bool,
     pub(crate) stepping: bool,
-    pub(crate) counters: Counters,
+    /// Boxed: touched once per step, and it keeps the scheduler's own allocation small.
+    pub(crate) counters: Box<Counters>,
     pub(crate) frame_source: Option<FrameSource>,
     pub(crate) attach: Attachment,
     waker_pool: Vec<Arc<TaskWaker>>,
@@ -121,7 +121,7 @@ impl Core {
             timers: TimerHeap::new(),
             frame: Vec::new(),
             budget: Budget::new(config.budget_mode()),
-            profiler: Box::new(Profiler::new()),
+            profiler: Profiler::new(),
             profiling: config.profiles_tasks(),
             stagger: config.staggers_recurring(),
             every_calls: 0,
@@ -129,7 +129,7 @@ impl Core {
             role: config.role(),
             destroyed: false,
             stepping: false,
-            counters: Counters::default(),
+            counters: Box::default(),
             frame_source: None,
             attach: Attachment::default(),
             waker_pool: Vec::new(),

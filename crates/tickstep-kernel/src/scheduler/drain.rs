@@ -13,16 +13,18 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crate::clock::Clock;
-use crate::clock::Instant;
+use crate::clock::{AnyClock, Instant};
 use crate::{Priority, Scheduler, TaskError};
 
-use super::core::{Front, Next, Outcome, Running};
+use super::core::{Core, Front, Next, Outcome, Running};
 use super::panics::{TaskScope, payload_message, run_task, take_caught};
 use super::profile::NO_ORIGIN;
 use super::profile::location_name;
 use super::slab::Body;
 
 type Panic = Box<dyn Any + Send>;
+/// Where a task was scheduled and its profiler origin.
+type Meta = (&'static std::panic::Location<'static>, u32);
 
 impl Scheduler {
     /// Runs one step (see the crate docs). `explicit` overrides the budget mode.
@@ -57,11 +59,17 @@ impl Scheduler {
         let mut now = start;
         let mut deferred = 0;
         let mut ran = 0;
+        // A profiled one-shot's time is recorded under the next task's borrow (one borrow per
+        // task, not two); whatever is still pending when the drain ends is recorded after it.
+        let mut unrecorded: Option<Meta> = None;
         'drain: for queue in 0..5 {
             let snapshot = shared.core.borrow().queues.len(queue);
             for _ in 0..snapshot {
                 let next = {
                     let mut core = shared.core.borrow_mut();
+                    if let Some((location, origin)) = unrecorded.take() {
+                        now = record(&mut core, &shared.clock, origin, location, now);
+                    }
                     match core.front(queue) {
                         Front::Stop => break 'drain,
                         Front::Empty => break,
@@ -100,11 +108,14 @@ impl Scheduler {
                         } else {
                             task.run()
                         };
-                        if profiling {
-                            self.profile_run(origin, location, &mut now);
-                        }
                         if let Some(payload) = panic {
+                            // Cold: record first, so the error hooks' time is not the task's.
+                            if profiling {
+                                self.profile_run(origin, location, &mut now);
+                            }
                             self.report_panic(&payload, origin, Priority::ALL[queue], location);
+                        } else if profiling {
+                            unrecorded = Some((location, origin));
                         }
                         continue;
                     }
@@ -113,8 +124,11 @@ impl Scheduler {
                 self.run_slot_task(running, zones, profiling, &mut now);
             }
         }
-        let end = shared.clock.now();
         let mut core = shared.core.borrow_mut();
+        let end = match unrecorded {
+            Some((location, origin)) => record(&mut core, &shared.clock, origin, location, now),
+            None => shared.clock.now(),
+        };
         core.counters.tasks_run += ran;
         core.finish_step(end - start, budget, frame, deferred);
         core.refresh_attachment(end, shared.wakes.is_pending());
@@ -145,8 +159,7 @@ impl Scheduler {
         }
     }
 
-    /// Attributes the task that just ended to `origin` (interning its call site if needed); the
-    /// clock read doubles as the next task's budget check.
+    /// Attributes the task that just ended (see [`record`]).
     #[inline]
     fn profile_run(
         &self,
@@ -154,15 +167,8 @@ impl Scheduler {
         location: &'static std::panic::Location<'static>,
         now: &mut Instant,
     ) {
-        let end = self.shared.clock.now();
         let mut core = self.shared.core.borrow_mut();
-        let origin = if origin == NO_ORIGIN {
-            core.profiler.intern_location(location)
-        } else {
-            origin
-        };
-        core.profiler.record(origin, (end - *now).as_nanos() as u64);
-        *now = end;
+        *now = record(&mut core, &self.shared.clock, origin, location, *now);
     }
 
     /// A `tracing` span named by the task's origin (profiler zones).
@@ -220,6 +226,27 @@ impl Scheduler {
             }
         }
     }
+}
+
+/// Attributes the task that started at `started` and ends now to `origin` (interning its call
+/// site if needed). Returns the end time, which doubles as the next task's budget check.
+#[inline]
+fn record(
+    core: &mut Core,
+    clock: &AnyClock,
+    origin: u32,
+    location: &'static std::panic::Location<'static>,
+    started: Instant,
+) -> Instant {
+    let end = clock.now();
+    let origin = if origin == NO_ORIGIN {
+        core.profiler.intern_location(location)
+    } else {
+        origin
+    };
+    core.profiler
+        .record(origin, (end - started).as_nanos() as u64);
+    end
 }
 
 /// Clears the "a step is running" flag when the step ends, even by unwinding out of the
