@@ -302,6 +302,20 @@ impl Coroutine {
         inner.fork(key, &cmds, false, at).map(|_| ())
     }
 
+    /// Like [`Coroutine::fork`], but a command already running elsewhere is joined (left to run)
+    /// instead of being an error: what compositions use to start children they then await.
+    #[track_caller]
+    pub(crate) fn start_or_join<'a>(
+        &self,
+        commands: impl IntoIterator<Item = &'a Command>,
+    ) -> Result<(), ForkError> {
+        let at = Location::caller();
+        let inner = self.engine();
+        let key = self.command_key("fork");
+        let cmds: Vec<Command> = commands.into_iter().cloned().collect();
+        inner.fork(key, &cmds, true, at).map(|_| ())
+    }
+
     /// Starts `command` as a child (unless it is already running, in which case it just waits
     /// for that instance) and waits until it ends. The child runs before this command in each
     /// cycle, so this command resumes in the cycle the child ends. Awaiting a command that waits

@@ -486,3 +486,28 @@ fn deadline_ends_in_the_cycle_of_its_last_required_child() {
         ])
     );
 }
+
+#[test]
+fn compositions_join_a_child_that_is_already_running_elsewhere() {
+    let (clock, scheduler) = setup();
+    let shared = yields("shared", 2);
+    scheduler.schedule(&shared);
+    cycles(&clock, &scheduler, 1);
+    let par = compose::parallel([&shared, &yields("own", 0)]).unwrap();
+    let dl = compose::deadline([&yields("req", 0)], [&shared]).unwrap();
+    scheduler.schedule(&par);
+    scheduler.schedule(&dl);
+    cycles(&clock, &scheduler, 1);
+    assert!(scheduler.is_running(&par), "waits for the outside instance");
+    assert!(
+        !scheduler.is_running(&dl),
+        "done once its required child ended"
+    );
+    assert!(
+        scheduler.is_running(&shared),
+        "a joined command is not the composition's to cancel"
+    );
+    assert_eq!(scheduler.parent_of(&shared), None);
+    cycles(&clock, &scheduler, 2);
+    assert!(!scheduler.is_running(&par) && !scheduler.is_running(&shared));
+}

@@ -214,7 +214,7 @@ pub fn deadline<'a, 'b>(
     let body: BodyFn = Rc::new(move |co| -> BodyFuture {
         let (req, every) = (req.clone(), every.clone());
         Box::pin(async move {
-            co.fork(every.iter())?;
+            co.start_or_join(every.iter())?;
             co.await_all(req.iter()).await?;
             Ok(())
         })
