@@ -47,7 +47,7 @@ pub struct FrameLoop {
 
 /// What a frame loop handle points at.
 pub(crate) struct LoopShared {
-    clock: crate::clock::AnyClock,
+    clock: crate::clock_dispatch::AnyClock,
     role: Role,
     period: Duration,
     measured: Rc<MeasuredFrame>,
@@ -122,7 +122,7 @@ impl FrameLoop {
         }
         Ok(FrameLoop {
             shared: Rc::new(LoopShared {
-                clock: crate::clock::AnyClock::new(clock),
+                clock: crate::clock_dispatch::AnyClock::new(clock),
                 role,
                 period: Duration::from_secs(1) / fps,
                 measured: Rc::default(),

@@ -148,6 +148,7 @@
 #![forbid(unsafe_code)]
 
 pub mod clock;
+mod clock_dispatch;
 mod config;
 mod error;
 mod frame_loop;

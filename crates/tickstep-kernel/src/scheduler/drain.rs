@@ -13,7 +13,8 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crate::clock::Clock;
-use crate::clock::{AnyClock, Instant};
+use crate::clock::Instant;
+use crate::clock_dispatch::AnyClock;
 use crate::{Priority, Scheduler, TaskError};
 
 use super::core::{Core, Front, Next, Outcome, Running};

@@ -36,7 +36,8 @@ use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 
-use crate::clock::{AnyClock, Clock};
+use crate::clock::Clock;
+use crate::clock_dispatch::AnyClock;
 use crate::{SchedulerConfig, TaskError};
 
 pub use idle::WAKE_WINDOW;
