@@ -18,8 +18,30 @@ use crate::error::BoxError;
 use crate::mechanism::Mechanism;
 use crate::scheduler::state::Key;
 
-/// The boxed future of one running command instance.
-pub(crate) type BodyFuture = Pin<Box<dyn Future<Output = Result<(), BoxError>>>>;
+/// The boxed future of one running command instance. An infallible body is polled as it is (no
+/// adapter future around it), which keeps the per-cycle poll one virtual call.
+pub(crate) enum BodyFuture {
+    Infallible(Pin<Box<dyn Future<Output = ()>>>),
+    Fallible(Pin<Box<dyn Future<Output = Result<(), BoxError>>>>),
+}
+
+impl BodyFuture {
+    pub(crate) fn infallible(future: impl Future<Output = ()> + 'static) -> Self {
+        BodyFuture::Infallible(Box::pin(future))
+    }
+
+    pub(crate) fn fallible(future: impl Future<Output = Result<(), BoxError>> + 'static) -> Self {
+        BodyFuture::Fallible(Box::pin(future))
+    }
+
+    #[inline]
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        match self {
+            BodyFuture::Infallible(future) => future.as_mut().poll(cx).map(Ok),
+            BodyFuture::Fallible(future) => future.as_mut().poll(cx),
+        }
+    }
+}
 /// Builds a body future for a new instance.
 pub(crate) type BodyFn = Rc<dyn Fn(Coroutine) -> BodyFuture>;
 
@@ -257,13 +279,7 @@ impl NeedsBody {
         F: Fn(Coroutine) -> Fut + 'static,
         Fut: Future<Output = ()> + 'static,
     {
-        self.executing_fallible(move |co| {
-            let fut = body(co);
-            async move {
-                fut.await;
-                Ok(())
-            }
-        })
+        self.with_body(Rc::new(move |co| BodyFuture::infallible(body(co))))
     }
 
     /// Sets a body that may fail: its future returns `Result<(), BoxError>`, so `?` works on any
@@ -290,7 +306,10 @@ impl NeedsBody {
         F: Fn(Coroutine) -> Fut + 'static,
         Fut: Future<Output = Result<(), BoxError>> + 'static,
     {
-        let body: BodyFn = Rc::new(move |co| Box::pin(body(co)));
+        self.with_body(Rc::new(move |co| BodyFuture::fallible(body(co))))
+    }
+
+    fn with_body(self, body: BodyFn) -> CommandBuilder {
         CommandBuilder {
             requirements: self.requirements,
             body,
@@ -399,8 +418,8 @@ impl CommandBuilder {
             None => self.body,
             Some(condition) => {
                 let inner = self.body;
-                Rc::new(move |co| -> BodyFuture {
-                    Box::pin(Until {
+                Rc::new(move |co| {
+                    BodyFuture::fallible(Until {
                         body: inner(co),
                         condition: condition.clone(),
                     })
@@ -430,7 +449,7 @@ impl Future for Until {
         if (self.condition)() {
             return Poll::Ready(Ok(()));
         }
-        self.body.as_mut().poll(cx)
+        self.body.poll(cx)
     }
 }
 

@@ -105,7 +105,7 @@ impl Command {
         let child = self.clone();
         let body: BodyFn = Rc::new(move |co| -> BodyFuture {
             let (child, condition) = (child.clone(), condition.clone());
-            Box::pin(async move {
+            BodyFuture::fallible(async move {
                 let done = co.await_any([&child]);
                 let stop = co.wait_until(move || condition());
                 race2(done, stop).await.map_err(Into::into)

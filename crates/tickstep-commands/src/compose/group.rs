@@ -102,7 +102,7 @@ pub(crate) fn sequence_of(children: &Rc<[Command]>) -> Command {
     let list = children.clone();
     let body: BodyFn = Rc::new(move |co| -> BodyFuture {
         let list = list.clone();
-        Box::pin(async move {
+        BodyFuture::fallible(async move {
             for child in list.iter() {
                 co.await_cmd(child).await?;
             }
@@ -134,7 +134,7 @@ pub fn parallel<'a>(
     let list = children.clone();
     let body: BodyFn = Rc::new(move |co| -> BodyFuture {
         let list = list.clone();
-        Box::pin(async move { co.await_all(list.iter()).await.map_err(Into::into) })
+        BodyFuture::fallible(async move { co.await_all(list.iter()).await.map_err(Into::into) })
     });
     Ok(group(name, &children, body))
 }
@@ -165,7 +165,7 @@ pub(crate) fn race_of(children: &Rc<[Command]>) -> Command {
     let list = children.clone();
     let body: BodyFn = Rc::new(move |co| -> BodyFuture {
         let list = list.clone();
-        Box::pin(async move { co.await_any(list.iter()).await.map_err(Into::into) })
+        BodyFuture::fallible(async move { co.await_any(list.iter()).await.map_err(Into::into) })
     });
     group(name, children, body)
 }
@@ -213,7 +213,7 @@ pub fn deadline<'a, 'b>(
     let (req, every) = (required.clone(), all.clone());
     let body: BodyFn = Rc::new(move |co| -> BodyFuture {
         let (req, every) = (req.clone(), every.clone());
-        Box::pin(async move {
+        BodyFuture::fallible(async move {
             co.start_or_join(every.iter())?;
             co.await_all(req.iter()).await?;
             Ok(())

@@ -286,7 +286,7 @@ impl StateMachine {
         let commands: Vec<Command> = states.iter().map(|s| s.command.clone()).collect();
         let body: BodyFn = Rc::new(move |co| -> BodyFuture {
             let (states, any) = (states.clone(), any.clone());
-            Box::pin(async move {
+            BodyFuture::fallible(async move {
                 let mut current = initial;
                 loop {
                     let state = &states[current];

@@ -10,7 +10,7 @@ use tickstep_kernel::clock::{Clock, Instant};
 use super::inner::Inner;
 use super::state::{Mounted, Phase, Sideload};
 use super::{ScheduleResult, Scheduler};
-use crate::command::Command;
+use crate::command::{BodyFuture, Command};
 use crate::coroutine::Coroutine;
 use crate::error::{DefaultCommandError, RunError};
 use crate::event::Event;
@@ -351,10 +351,7 @@ impl Scheduler {
             id
         };
         let fut = body(Coroutine::new(&self.inner, Mounted::sideload(id)));
-        let future = Box::pin(async move {
-            fut.await;
-            Ok(())
-        });
+        let future = BodyFuture::infallible(fut);
         let mut s = self.inner.state.borrow_mut();
         let scope = s.scope_for(self.inner.mounted.get());
         s.sideloads.push(Sideload {

@@ -37,7 +37,7 @@ impl Inner {
                 let body = body.expect("a command without a future has a body factory");
                 body(Coroutine::new(self, Mounted::command(key)))
             });
-            fut.as_mut().poll(&mut cx)
+            fut.poll(&mut cx)
         }));
         self.mounted.set(previous);
         let span = start.map(|start| (start, self.clock.now()));

@@ -125,7 +125,7 @@ impl Inner {
             let previous = self.mounted.replace(Mounted::sideload(id));
             let restore = RestoreMounted(&self.mounted, previous);
             let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-            let done = future.as_mut().poll(&mut cx).is_ready();
+            let done = future.poll(&mut cx).is_ready();
             drop(restore);
             if done {
                 any_done = true;
