@@ -88,7 +88,11 @@ impl RuntimeFiring {
         self.clock.advance(Duration::from_secs(1));
         let before = self.fired.get();
         let ns = ns_per_op(DUE, || self.rt.step_frame().expect("frame"));
-        assert_eq!(self.fired.get() - before, DUE as u64, "every schedule fired once");
+        assert_eq!(
+            self.fired.get() - before,
+            DUE as u64,
+            "every schedule fired once"
+        );
         ns
     }
 }
@@ -158,7 +162,8 @@ impl BareFiring {
             let report = self.engine.tick().expect("tick");
             assert_eq!(report.started, DUE);
             for run in first..=self.runner.next.get() {
-                self.engine.report(RunId(run), Outcome::Returned(Value::Int(0)));
+                self.engine
+                    .report(RunId(run), Outcome::Returned(Value::Int(0)));
             }
         })
     }
@@ -183,11 +188,7 @@ fn frame(rounds: usize) -> Row {
     };
     let mut peer = {
         let clock = ManualClock::new();
-        let kernel = Kernel::boot(
-            clock.clone(),
-            Role::Server,
-            KernelConfig::default().fps(60),
-        );
+        let kernel = Kernel::boot(clock.clone(), Role::Server, KernelConfig::default().fps(60));
         let commands = tickstep::commands::Scheduler::new(clock);
         let world = keepers(&commands);
         let job = kernel
@@ -268,6 +269,7 @@ fn idle_day(rounds: usize) -> Row {
             unit: "ms",
             goal: 50.0,
         },
-        note: "real time to simulate 24 h with an hourly bell (24 firings), no command cycle".into(),
+        note: "real time to simulate 24 h with an hourly bell (24 firings), no command cycle"
+            .into(),
     }
 }

@@ -39,3 +39,41 @@ fn a_second_runtime_on_the_same_store_finds_the_first_ones_schedules() {
     assert_eq!(info.run_count, 5);
     assert_eq!(rt.store_path(), Some(path.as_path()));
 }
+
+#[test]
+fn a_firing_in_flight_at_shutdown_is_abandoned_by_the_next_runtime_as_interrupted() {
+    use tickstep::schedules::FaultKind;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("world.db");
+    let clock = ManualClock::new();
+    let build = || {
+        let rt = Runtime::builder()
+            .manual_clock(clock.clone())
+            .store_path(&path)
+            .build()
+            .unwrap();
+        rt.async_verb("long_job", |call| async move {
+            call.sleep(Duration::from_secs(3600)).await; // still running at shutdown
+            Ok(Value::Int(0))
+        });
+        rt
+    };
+    let rt = build();
+    let mut txn = rt.schedules().begin(ObjId(1));
+    let id = txn
+        .schedule_every(ObjId(1), "long_job", 10.0, vec![], Options::new())
+        .unwrap();
+    txn.commit().unwrap();
+    rt.run_for(Duration::from_secs(11)).unwrap();
+    let info = rt.schedules().begin(ObjId(1)).schedule_info(id).unwrap();
+    assert!(info.running_task.is_some(), "the firing is in flight");
+    drop(rt); // the sleeping future is dropped with the kernel's queues; no panic
+
+    let rt = build();
+    assert_eq!(rt.abandoned_firings(), 1);
+    let info = rt.schedules().begin(ObjId(1)).schedule_info(id).unwrap();
+    let fault = info.last_fault.expect("abandoned firings are faults");
+    assert_eq!(fault.kind, FaultKind::Interrupted);
+    assert_eq!(fault.value, Value::from("interrupted by restart"));
+    assert!(info.running_task.is_none());
+}
