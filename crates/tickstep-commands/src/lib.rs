@@ -84,11 +84,12 @@
 //! [`Scheduler::set_mount_timing`]`(false)` removes the per-mount clock read (and with it the
 //! watchdog and per-command run times) for the tightest loops.
 //!
-//! Measured on a shared two-core VM (`cargo run --release -p tickstep-bench -- commands`):
-//! with 1,000 commands yielding every cycle a `run()` costs about 45 ns per command with mount
-//! timing on (`SystemClock`), about 19 ns with it off — well under the 100 µs per 1,000-command
-//! cycle budget, but 10–30× the bare limit of polling the same futures from a `Vec` (about 1.6 ns
-//! each), which does no bookkeeping at all. An idle bound trigger costs about 9 ns per cycle.
+//! Measured on a shared, loaded two-core VM (`cargo run --release -p tickstep-bench -- commands`):
+//! with 1,000 commands yielding every cycle a `run()` costs about 43 ns per command with mount
+//! timing on (`SystemClock`; the clock read is about 25 ns of it) and about 16 ns with it off —
+//! 16–43 µs per 1,000-command cycle, well under the 100 µs budget, but 10–25× the bare limit of
+//! polling the same futures from a `Vec` (about 1.7 ns each), which keeps no books at all. An idle
+//! bound trigger costs about 8 ns per cycle.
 //!
 //! # Decisions where the seed was open
 //!
