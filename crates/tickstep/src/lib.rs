@@ -72,6 +72,12 @@
 //!   a fault at three in the morning.
 //! * **Restart.** Firings in flight when the store was last saved are abandoned at build time
 //!   (a fault, "interrupted by restart"): a Rust future cannot be restored from disk.
+//! * **Verbs are code, not data.** Register them after `build()` and before the first `run_*`:
+//!   a schedule loaded from the store whose verb has no code yet fails to start when it comes due
+//!   (a `start_failed` fault, counted towards `max_faults`) rather than being silently skipped.
+//! * **After a command failure** the command cycle stays stopped (the robot program would have
+//!   crashed); kernel tasks and schedules go on, and the host decides whether to carry on or
+//!   shut down.
 //! * **Store default.** The platform data directory ([`default_store_path`]), `./tickstep.db` when
 //!   there is none; [`Store::InMemory`] for tests.
 //! * **Priorities.** The command cycle and the schedules tick run at High (they are the

@@ -77,3 +77,35 @@ fn a_firing_in_flight_at_shutdown_is_abandoned_by_the_next_runtime_as_interrupte
     assert_eq!(fault.value, Value::from("interrupted by restart"));
     assert!(info.running_task.is_none());
 }
+
+#[test]
+fn a_loaded_schedule_whose_verb_has_no_code_yet_faults_as_start_failed() {
+    use tickstep::schedules::FaultKind;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("world.db");
+    let clock = ManualClock::new();
+    let open = || {
+        Runtime::builder()
+            .manual_clock(clock.clone())
+            .store_path(&path)
+            .build()
+            .unwrap()
+    };
+    let rt = open();
+    rt.verb("ring", |_| Ok(Value::Int(0)));
+    let mut txn = rt.schedules().begin(ObjId(1));
+    let id = txn
+        .schedule_every(ObjId(1), "ring", 1.0, vec![], Options::new())
+        .unwrap();
+    txn.commit().unwrap();
+    rt.shutdown().unwrap();
+
+    let rt = open(); // no `ring` registered this time
+    rt.run_for(Duration::from_millis(1_100)).unwrap();
+    let info = rt.schedules().begin(ObjId(1)).schedule_info(id).unwrap();
+    assert_eq!(
+        info.last_fault.map(|f| f.kind),
+        Some(FaultKind::StartFailed)
+    );
+    assert_eq!(rt.stats().firings_not_started, 1);
+}
