@@ -44,6 +44,15 @@ pub(crate) fn say(line: impl std::fmt::Display) {
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
+/// Exits with a usage error (code 2, like every argument clap rejects) for a rule that spans
+/// several arguments.
+pub(crate) fn usage_error(message: &str) -> ! {
+    use clap::CommandFactory as _;
+    Cli::command()
+        .error(clap::error::ErrorKind::ValueValidation, message)
+        .exit()
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {

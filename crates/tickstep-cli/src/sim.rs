@@ -20,13 +20,24 @@ use tickstep::kernel::{Kernel, KernelConfig, ManualClock, Priority, Role};
 use crate::plot;
 use crate::progress;
 use crate::say;
-use crate::units::{Load, ms, parse_duration, parse_load};
+use crate::units::{Load, MAX_TASK_COST, ms, parse_duration, parse_load};
+
+/// The most frames one run simulates (each frame's record is kept for the table and the plot).
+const MAX_FRAMES: u64 = 1_000_000;
+
+fn parse_long_task(text: &str) -> Result<Duration, String> {
+    let d = crate::units::parse_positive_duration(text)?;
+    if d > MAX_TASK_COST {
+        return Err(format!("{text:?}: a task may cost at most 1s"));
+    }
+    Ok(d)
+}
 
 /// `tickstep sim` options.
 #[derive(Args, Debug)]
 pub(crate) struct SimArgs {
     /// Frames to simulate.
-    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=MAX_FRAMES))]
     frames: u64,
     /// Server (frame-aware budget, Overload diagnostics) or client (fixed 1.5 ms slice).
     #[arg(long, value_enum, default_value_t = SimRole::Server)]
@@ -36,7 +47,7 @@ pub(crate) struct SimArgs {
     #[arg(long = "load", value_parser = parse_load)]
     loads: Vec<Load>,
     /// One long task (e.g. 12ms) queued once, at Normal priority, to watch it overrun a frame.
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_long_task)]
     long_task: Option<Duration>,
     /// The frame the long task is queued on (default: the middle frame).
     #[arg(long)]
@@ -125,6 +136,14 @@ fn default_loads(role: SimRole) -> Vec<Load> {
 }
 
 pub(crate) fn run(args: &SimArgs) -> Result<(), String> {
+    if let Some(frame) = args.long_task_frame
+        && frame >= args.frames
+    {
+        crate::usage_error(&format!(
+            "--long-task-frame {frame} is past the last frame ({} frames are simulated)",
+            args.frames
+        ));
+    }
     let loads = if args.loads.is_empty() {
         default_loads(args.role)
     } else {

@@ -33,6 +33,21 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
         .map_err(|_| format!("{text:?} is not a representable duration"))
 }
 
+/// [`parse_duration`], refusing zero: a run or a task that takes no time is a typo.
+pub(crate) fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d.is_zero() {
+        return Err(format!("{text:?} must be longer than zero"));
+    }
+    Ok(d)
+}
+
+/// The most tasks one priority may queue per simulated frame (a typo'd count should not take the
+/// machine's memory with it).
+pub(crate) const MAX_TASKS_PER_FRAME: u32 = 100_000;
+/// The longest a simulated task may cost.
+pub(crate) const MAX_TASK_COST: Duration = Duration::from_secs(1);
+
 /// One priority's per-frame load: `count` tasks of `cost` each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Load {
@@ -55,7 +70,17 @@ pub(crate) fn parse_load(text: &str) -> Result<Load, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{text:?}: task count {count:?} is not a whole number"))?;
+    if count > MAX_TASKS_PER_FRAME {
+        return Err(format!(
+            "{text:?}: at most {MAX_TASKS_PER_FRAME} tasks per priority per frame (got {count})"
+        ));
+    }
     let cost = parse_duration(cost)?;
+    if cost > MAX_TASK_COST {
+        return Err(format!(
+            "{text:?}: a task may cost at most 1s (got {cost:?})"
+        ));
+    }
     Ok(Load {
         priority,
         count,

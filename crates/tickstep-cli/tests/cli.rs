@@ -92,7 +92,29 @@ fn assert_valid_svg(path: &Path) {
 
 #[test]
 fn bad_arguments_give_a_clear_message_and_exit_code_2() {
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 15] = [
+        (&["demo", "--duration", "0s"], "must be longer than zero"),
+        (
+            &["sim", "--frames", "100000000000"],
+            "is not in 1..=1000000",
+        ),
+        (
+            &["sim", "--load", "low=100000000x1us"],
+            "at most 100000 tasks",
+        ),
+        (&["sim", "--long-task", "1h"], "a task may cost at most 1s"),
+        (
+            &[
+                "sim",
+                "--frames",
+                "10",
+                "--long-task",
+                "12ms",
+                "--long-task-frame",
+                "10",
+            ],
+            "past the last frame",
+        ),
         (
             &["demo", "--duration", "soon"],
             "does not start with a number",

@@ -27,7 +27,7 @@ use tickstep::schedules::Schedules;
 
 use crate::progress;
 use crate::say;
-use crate::units::parse_duration;
+use crate::units::parse_positive_duration;
 use status::Sampler;
 use world::{DemoWorld, DemoWorldState, Origin};
 
@@ -35,7 +35,7 @@ use world::{DemoWorld, DemoWorldState, Origin};
 #[derive(Args, Debug)]
 pub(crate) struct DemoArgs {
     /// Stop after this long (e.g. 3s, 2m). Default: run until Ctrl-C.
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_positive_duration)]
     duration: Option<Duration>,
     /// The schedule store (an `SQLite` file, created if missing).
     #[arg(long, default_value = "./tickstep.db")]
