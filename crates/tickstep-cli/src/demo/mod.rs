@@ -23,7 +23,6 @@ use clap::Args;
 use tickstep::Runtime;
 use tickstep::kernel::clock::{Clock, SystemClock};
 use tickstep::kernel::{ManualClock, Role};
-use tickstep::schedules::Schedules;
 
 use crate::progress;
 use crate::say;
@@ -159,11 +158,9 @@ fn status_lines(
 /// Stops the runtime, commits the store, and says what is in it.
 fn finish(rt: Runtime, world: &DemoWorldState) -> Result<(), String> {
     let path = rt.store_path().map(std::path::Path::to_path_buf);
-    let engine: Schedules = rt.schedules().clone();
-    let live = engine.live_count();
+    let live = rt.schedules().live_count();
     let tally = &world.tally;
     rt.shutdown().map_err(|e| e.to_string())?;
-    drop(engine);
     say(format!(
         "stopped cleanly: {} players admitted, {} lockdowns, {} bell rings, vitality {:.1}",
         tally.admitted.get(),
