@@ -13,12 +13,30 @@ use crate::verbs::{OpenWorld, RuntimeWorld, VerbTable};
 use crate::{Runtime, RuntimeClock, RuntimeError};
 
 /// The command cycle's default period: one 20 ms robot loop.
+///
+/// ```
+/// assert_eq!(tickstep::DEFAULT_COMMAND_PERIOD.as_millis(), 20);
+/// ```
 pub const DEFAULT_COMMAND_PERIOD: Duration = Duration::from_millis(20);
 /// The schedules engine's default tick: 10 ms.
+///
+/// ```
+/// assert_eq!(tickstep::DEFAULT_SCHEDULES_TICK.as_millis(), 10);
+/// ```
 pub const DEFAULT_SCHEDULES_TICK: Duration = tickstep_schedules::DEFAULT_TICK;
 /// The default frame rate: 60 fps.
+///
+/// ```
+/// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+/// assert_eq!(rt.frame_loop().period(), std::time::Duration::from_secs(1) / tickstep::DEFAULT_FRAME_RATE);
+/// # Ok::<(), tickstep::RuntimeError>(())
+/// ```
 pub const DEFAULT_FRAME_RATE: u32 = 60;
 /// The store's file name inside the data directory.
+///
+/// ```
+/// assert!(tickstep::default_store_path().ends_with(tickstep::STORE_FILE_NAME));
+/// ```
 pub const STORE_FILE_NAME: &str = "tickstep.db";
 
 /// Where the durable schedules live.

@@ -359,8 +359,9 @@ impl Runtime {
     /// As [`Runtime::run_for`].
     ///
     /// ```
-    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
-    /// rt.step_frame()?;
+    /// use tickstep::kernel::ManualClock;
+    /// let rt = tickstep::Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+    /// rt.step_frame()?; // with a system clock this waits for the frame's end, as a game loop does
     /// assert_eq!(rt.frame_loop().frame_count(), 1);
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```

@@ -25,6 +25,17 @@ use crate::wait::{Sleep, WaitUntil};
 
 /// What a verb returns: `Ok(value)` (an adaptive schedule reads a positive number as its next
 /// delay in seconds) or `Err(error value)`, which the schedule counts as a fault.
+///
+/// ```
+/// use tickstep::VerbResult;
+/// use tickstep::schedules::Value;
+/// fn lockup(customers: u32) -> VerbResult {
+///     if customers > 0 { Ok(Value::Int(30)) } else { Ok(Value::Int(0)) } // check again in 30 s
+/// }
+/// fn refuse() -> VerbResult { Err(Value::from("E_PERM")) }
+/// assert_eq!(lockup(2), Ok(Value::Int(30)));
+/// assert!(refuse().is_err());
+/// ```
 pub type VerbResult = Result<Value, Value>;
 
 /// The boxed future an async verb returns.
