@@ -8,16 +8,14 @@
 //! | `load_1m` | seconds for `Schedules::open` of a store holding 1,000,000 schedules (`--quick`: 100,000, scaled ×10) | goal ≤ 3 s |
 //! | `bytes_per_schedule` | resident-set growth per loaded schedule, measured in a fresh child process | goal ≤ 300 B |
 
-use std::cell::{Cell, RefCell};
 use std::path::Path;
 use std::process::Command;
-use std::rc::Rc;
+
 use std::time::{Duration, Instant};
 
 use tickstep_kernel::clock::ManualClock;
-use tickstep_schedules::{
-    Config, Firing, ObjId, Options, Outcome, Refused, RunId, Runner, Schedules, Value, World,
-};
+use tickstep_schedules::testkit::{CountingRunner, OpenWorld};
+use tickstep_schedules::{Config, ObjId, Options, Outcome, RunId, Schedules, Value};
 
 use crate::harness::{Measure, Opts, Row, Section, interleave, median, ns_per_op};
 
@@ -46,41 +44,6 @@ pub(crate) fn run(opts: &Opts) -> Section {
     ]
 }
 
-/// A world where everything exists and everyone may do anything: the engine's cost, not the
-/// host's.
-struct OpenWorld;
-
-impl World for OpenWorld {
-    fn valid(&self, _: ObjId) -> bool {
-        true
-    }
-    fn is_wizard(&self, _: ObjId) -> bool {
-        true
-    }
-    fn controls(&self, _: ObjId, _: ObjId) -> bool {
-        true
-    }
-    fn verb_callable(&self, _: ObjId, _: ObjId, _: &str) -> bool {
-        true
-    }
-}
-
-/// Starts nothing: numbers the run and remembers it so the bench can report its outcome.
-#[derive(Clone, Default)]
-struct NoopRunner {
-    next: Rc<Cell<u64>>,
-    started: Rc<RefCell<Vec<RunId>>>,
-}
-
-impl Runner for NoopRunner {
-    fn start(&self, _: &Firing) -> Result<RunId, Refused> {
-        let run = RunId(self.next.get() + 1);
-        self.next.set(run.0);
-        self.started.borrow_mut().push(run);
-        Ok(run)
-    }
-}
-
 const WIZARD: ObjId = ObjId(1);
 const ROOM: ObjId = ObjId(2);
 
@@ -95,14 +58,14 @@ fn config(per_tick: usize) -> Config {
 struct Fixture {
     engine: Schedules,
     clock: ManualClock,
-    runner: NoopRunner,
+    runner: CountingRunner,
     outcomes: Vec<RunId>,
 }
 
 impl Fixture {
     fn new(n: usize, store: Option<&Path>) -> Self {
         let clock = ManualClock::new();
-        let runner = NoopRunner::default();
+        let runner = CountingRunner::default();
         let engine = match store {
             Some(path) => {
                 Schedules::open(path, clock.clone(), OpenWorld, runner.clone(), config(n))
@@ -135,7 +98,7 @@ impl Fixture {
             let report = engine.tick().expect("tick");
             assert_eq!(report.started, n, "every schedule fires in the one tick");
             outcomes.clear();
-            outcomes.append(&mut runner.started.borrow_mut());
+            runner.drain_started_into(outcomes);
             for &run in outcomes.iter() {
                 engine.report(run, Outcome::Returned(Value::Int(0)));
             }
@@ -246,7 +209,7 @@ fn open(path: &Path) -> Schedules {
         path,
         ManualClock::new(),
         OpenWorld,
-        NoopRunner::default(),
+        CountingRunner::default(),
         config(1024),
     )
     .expect("open")

@@ -5,54 +5,19 @@
 //! * `fire_1000_sqlite`: the same on a WAL store, group commit included;
 //! * `create_commit_inmem`: one `schedule_every` and its commit, no store.
 
-use std::cell::{Cell, RefCell};
 use std::hint::black_box;
-use std::rc::Rc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tickstep_kernel::clock::ManualClock;
-use tickstep_schedules::{
-    Config, Firing, ObjId, Options, Outcome, Refused, RunId, Runner, Schedules, Value, World,
-};
-
-struct OpenWorld;
-
-impl World for OpenWorld {
-    fn valid(&self, _: ObjId) -> bool {
-        true
-    }
-    fn is_wizard(&self, _: ObjId) -> bool {
-        true
-    }
-    fn controls(&self, _: ObjId, _: ObjId) -> bool {
-        true
-    }
-    fn verb_callable(&self, _: ObjId, _: ObjId, _: &str) -> bool {
-        true
-    }
-}
-
-#[derive(Clone, Default)]
-struct NoopRunner {
-    next: Rc<Cell<u64>>,
-    started: Rc<RefCell<Vec<RunId>>>,
-}
-
-impl Runner for NoopRunner {
-    fn start(&self, _: &Firing) -> Result<RunId, Refused> {
-        let run = RunId(self.next.get() + 1);
-        self.next.set(run.0);
-        self.started.borrow_mut().push(run);
-        Ok(run)
-    }
-}
+use tickstep_schedules::testkit::{CountingRunner, OpenWorld};
+use tickstep_schedules::{Config, ObjId, Options, Outcome, RunId, Schedules, Value};
 
 const N: usize = 1000;
 
-fn engine(store: Option<&std::path::Path>) -> (Schedules, ManualClock, NoopRunner) {
+fn engine(store: Option<&std::path::Path>) -> (Schedules, ManualClock, CountingRunner) {
     let clock = ManualClock::new();
-    let runner = NoopRunner::default();
+    let runner = CountingRunner::default();
     let mut config = Config::default();
     config.max_firings_per_tick = N;
     let engine = match store {
@@ -70,11 +35,11 @@ fn engine(store: Option<&std::path::Path>) -> (Schedules, ManualClock, NoopRunne
     (engine, clock, runner)
 }
 
-fn fire(engine: &Schedules, clock: &ManualClock, runner: &NoopRunner, buf: &mut Vec<RunId>) {
+fn fire(engine: &Schedules, clock: &ManualClock, runner: &CountingRunner, buf: &mut Vec<RunId>) {
     clock.advance(Duration::from_secs(1));
     black_box(engine.tick().unwrap());
     buf.clear();
-    buf.append(&mut runner.started.borrow_mut());
+    runner.drain_started_into(buf);
     for &run in buf.iter() {
         engine.report(run, Outcome::Returned(Value::Int(0)));
     }

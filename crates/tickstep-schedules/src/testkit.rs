@@ -377,3 +377,79 @@ impl Runner for TestRunner {
         Ok(run)
     }
 }
+
+/// A [`World`] where every object exists, everyone is a wizard and every verb is callable: the
+/// engine's own cost with nothing of the host's, for benchmarks.
+///
+/// ```
+/// use tickstep_schedules::{ObjId, World};
+/// use tickstep_schedules::testkit::OpenWorld;
+/// assert!(OpenWorld.valid(ObjId(7)) && OpenWorld.is_wizard(ObjId(7)));
+/// assert!(OpenWorld.verb_callable(ObjId(1), ObjId(2), "anything"));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenWorld;
+
+impl World for OpenWorld {
+    fn valid(&self, _: ObjId) -> bool {
+        true
+    }
+    fn is_wizard(&self, _: ObjId) -> bool {
+        true
+    }
+    fn controls(&self, _: ObjId, _: ObjId) -> bool {
+        true
+    }
+    fn verb_callable(&self, _: ObjId, _: ObjId, _: &str) -> bool {
+        true
+    }
+}
+
+/// A [`Runner`] that starts nothing: it numbers each run and remembers the id, so a benchmark
+/// can report outcomes in bulk with [`CountingRunner::take_started`]. No firing is recorded beyond
+/// its id, so it costs a counter and a push.
+///
+/// ```
+/// use tickstep_schedules::testkit::CountingRunner;
+/// let runner = CountingRunner::default();
+/// assert!(runner.take_started().is_empty());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct CountingRunner {
+    next: Rc<std::cell::Cell<u64>>,
+    started: Rc<RefCell<Vec<RunId>>>,
+}
+
+impl CountingRunner {
+    /// The ids of every run started since the last call, oldest first.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::CountingRunner;
+    /// assert!(CountingRunner::default().take_started().is_empty());
+    /// ```
+    pub fn take_started(&self) -> Vec<RunId> {
+        std::mem::take(&mut *self.started.borrow_mut())
+    }
+
+    /// Moves the ids of every run started since the last call onto the end of `out`, keeping
+    /// `out`'s allocation (the benchmark's steady state allocates nothing).
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::CountingRunner;
+    /// let mut out = Vec::new();
+    /// CountingRunner::default().drain_started_into(&mut out);
+    /// assert!(out.is_empty());
+    /// ```
+    pub fn drain_started_into(&self, out: &mut Vec<RunId>) {
+        out.append(&mut self.started.borrow_mut());
+    }
+}
+
+impl Runner for CountingRunner {
+    fn start(&self, _: &Firing) -> Result<RunId, Refused> {
+        let run = RunId(self.next.get() + 1);
+        self.next.set(run.0);
+        self.started.borrow_mut().push(run);
+        Ok(run)
+    }
+}
