@@ -291,7 +291,7 @@ impl Core {
             slot.origin = self.profiler.intern_location(slot.location);
         }
         let (origin, priority, location) = (slot.origin, slot.priority, slot.location);
-        if let Body::Once(_) = body {
+        if let Body::Once(_) | Body::Pooled(_) = body {
             // A one-shot closure never goes back into its slot: free it now, so finishing the
             // run needs no second borrow. Cancelling it from inside itself does nothing, as for
             // any task that already ran.

@@ -268,6 +268,7 @@ fn execute(body: Body, waker: Option<&Waker>) -> (Outcome, Option<Panic>) {
     match body {
         Body::Inline(task) => (Outcome::Done, task.run().0),
         Body::Once(f) => (Outcome::Done, run_task(f).err()),
+        Body::Pooled(f) => (Outcome::Done, f.run()),
         Body::Repeat(mut f) => {
             // A recurring job that panics keeps its cadence: the error is isolated to this run.
             let panic = run_task(&mut f).err();

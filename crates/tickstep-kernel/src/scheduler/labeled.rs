@@ -86,7 +86,7 @@ impl Labeled<'_> {
         priority: Priority,
     ) -> Result<TaskHandle, ScheduleError> {
         let key = self.scheduler.submit(
-            Body::Once(Box::new(f)),
+            self.scheduler.once_body(f),
             priority,
             Start::After(delay),
             Some(&self.label),

@@ -25,6 +25,7 @@ mod drain;
 mod idle;
 mod labeled;
 mod panics;
+mod pool;
 mod profile;
 mod queues;
 mod slab;
@@ -57,6 +58,8 @@ pub(crate) struct Shared {
     pub(crate) core: RefCell<Core>,
     pub(crate) wakes: Arc<WakeQueue>,
     pub(crate) hooks: RefCell<Vec<ErrorHook>>,
+    /// Where small `after()` closures wait (see `pool.rs`).
+    pub(crate) pools: RefCell<pool::Pools>,
 }
 
 /// A frame-budgeted task scheduler: five priority queues drained once per step under a time
@@ -126,6 +129,7 @@ impl Scheduler {
                 core: RefCell::new(Core::new(&config)),
                 wakes: Arc::new(WakeQueue::default()),
                 hooks: RefCell::new(Vec::new()),
+                pools: RefCell::default(),
             }),
         }
     }

@@ -86,8 +86,10 @@ pub(crate) enum Place {
 pub(crate) enum Body {
     /// Nothing (taken out to run, consumed, or dropped on cancel).
     Empty,
-    /// A one-shot closure (an `after()` timer).
+    /// A one-shot closure (an `after()` timer) too large (or too small) for a pool.
     Once(Box<dyn FnOnce()>),
+    /// A one-shot closure (an `after()` timer) waiting in its type's pool.
+    Pooled(super::pool::PooledFn),
     /// A `schedule()` one-shot taken from its queue.
     Inline(Box<dyn super::queues::OnceTask>),
     /// A recurring closure or reusable entry.

@@ -12,6 +12,7 @@ use std::time::Duration;
 use crate::clock::{Clock, Instant};
 use crate::{Entry, Priority, ScheduleError, Scheduler, TaskHandle, seconds_to_duration};
 
+use super::pool::MAX_POOLED;
 use super::queues::OnceFn;
 use super::slab::{AsyncJob, Body, Cadence, LocalFuture, NewTask, Place, TaskRef};
 
@@ -128,6 +129,17 @@ impl Scheduler {
         }
     }
 
+    /// The body of an `after()` closure: pooled by type when small, boxed otherwise.
+    #[inline]
+    pub(super) fn once_body<F: FnOnce() + 'static>(&self, f: F) -> Body {
+        let size = std::mem::size_of::<F>();
+        if size == 0 || size > MAX_POOLED {
+            Body::Once(Box::new(f))
+        } else {
+            Body::Pooled(self.shared.pools.borrow_mut().store(f))
+        }
+    }
+
     pub(super) fn handle(&self, key: TaskRef) -> TaskHandle {
         TaskHandle::new(Rc::downgrade(&self.shared), key)
     }
@@ -190,7 +202,7 @@ impl Scheduler {
         f: impl FnOnce() + 'static,
         priority: Priority,
     ) -> Result<TaskHandle, ScheduleError> {
-        let key = self.submit(Body::Once(Box::new(f)), priority, Start::After(delay), None)?;
+        let key = self.submit(self.once_body(f), priority, Start::After(delay), None)?;
         Ok(self.handle(key))
     }
 
