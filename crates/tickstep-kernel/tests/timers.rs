@@ -297,3 +297,57 @@ fn a_refused_every_does_not_move_the_stagger_count() {
             <= 1
     );
 }
+
+#[test]
+fn a_burst_of_timers_fires_in_deadline_then_arming_order_and_cancelled_ones_never_run() {
+    use std::{cell::RefCell, rc::Rc};
+    // Thousands due in one step take the bulk path (radix split, cache warm-up), with pooled,
+    // boxed and zero-sized closures mixed; cancels land both on the heap and, from inside the
+    // first task, on timers already queued.
+    let (clock, sched) = server();
+    let fired = Rc::new(RefCell::new(Vec::new()));
+    let deadline = |i: u64| Duration::from_micros((i * 7_919) % 5_003) + MS;
+    let handles = Rc::new(RefCell::new(Vec::new()));
+    for i in 0..6_000_u64 {
+        let f = Rc::clone(&fired);
+        let handle = if i % 3 == 0 {
+            let padding = [i; 12]; // over the pooled size: boxed
+            sched.after(
+                deadline(i),
+                move || f.borrow_mut().push(padding[0]),
+                Priority::Normal,
+            )
+        } else {
+            sched.after(
+                deadline(i),
+                move || f.borrow_mut().push(i),
+                Priority::Normal,
+            )
+        };
+        handles.borrow_mut().push(handle.unwrap());
+    }
+    let _zst = sched
+        .after(Duration::ZERO, || {}, Priority::Normal)
+        .unwrap();
+    let hs = Rc::clone(&handles);
+    let _first = sched
+        .after(
+            Duration::ZERO,
+            move || {
+                for h in hs.borrow().iter().skip(1).step_by(7) {
+                    h.cancel();
+                }
+            },
+            Priority::High,
+        )
+        .unwrap();
+    for h in handles.borrow().iter().skip(2).step_by(7) {
+        h.cancel();
+    }
+    clock.advance(SECOND);
+    sched.step_with_budget(SECOND);
+    let mut want: Vec<u64> = (0..6_000).filter(|i| i % 7 != 1 && i % 7 != 2).collect();
+    want.sort_by_key(|&i| (deadline(i), i));
+    assert_eq!(*fired.borrow(), want);
+    assert_eq!(sched.queue_depths().timers, 0);
+}

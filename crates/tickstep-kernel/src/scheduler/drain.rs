@@ -17,7 +17,7 @@ use crate::clock::Instant;
 use crate::clock_dispatch::AnyClock;
 use crate::{Priority, Scheduler, TaskError};
 
-use super::core::{Core, Front, Next, Outcome, Running};
+use super::core::{Core, Front, Next, Outcome, Running, WARM_AHEAD};
 use super::panics::{TaskScope, payload_message, run_task, take_caught};
 use super::profile::NO_ORIGIN;
 use super::profile::location_name;
@@ -41,7 +41,7 @@ impl Scheduler {
         // Host code: read with nothing borrowed.
         let frame = source.map(|s| s.read()).unwrap_or_default();
         let start = shared.clock.now();
-        let (budget, profiling) = {
+        let (budget, profiling, burst) = {
             let mut core = shared.core.borrow_mut();
             if core.destroyed || core.stepping {
                 return;
@@ -49,8 +49,8 @@ impl Scheduler {
             core.stepping = true;
             let reattached = std::mem::take(&mut core.attach.reattached);
             let budget = core.budget.for_step(explicit, start, frame, reattached);
-            core.release_ready(start, &shared.wakes);
-            (budget, core.profiling)
+            let burst = core.release_ready(start, &shared.wakes);
+            (budget, core.profiling, burst)
         };
         let deadline = start.saturating_add(budget);
         let deadline_check = shared.clock.deadline(deadline);
@@ -65,9 +65,12 @@ impl Scheduler {
         let mut unrecorded: Option<Meta> = None;
         'drain: for queue in 0..5 {
             let snapshot = shared.core.borrow().queues.len(queue);
-            for _ in 0..snapshot {
+            for i in 0..snapshot {
                 let next = {
                     let mut core = shared.core.borrow_mut();
+                    if burst && i % WARM_AHEAD == 0 {
+                        std::hint::black_box(core.warm(queue));
+                    }
                     if let Some((location, origin)) = unrecorded.take() {
                         now = record(&mut core, &shared.clock, origin, location, now);
                     }

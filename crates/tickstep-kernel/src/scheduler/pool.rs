@@ -42,6 +42,8 @@ trait Pool: Any {
     fn run(&self, index: u32) -> Option<Panic>;
     /// Takes the closure at `index` out and drops it.
     fn discard(&self, index: u32);
+    /// Reads the cell at `index` (a warm-up load, see [`PooledFn::touch`]).
+    fn touch(&self, index: u32) -> u64;
 }
 
 /// A pool cell: a waiting closure, or a link in the free list.
@@ -109,6 +111,12 @@ impl<F: FnOnce() + 'static> Pool for TypedPool<F> {
     fn discard(&self, index: u32) {
         drop(self.take(index));
     }
+
+    fn touch(&self, index: u32) -> u64 {
+        self.cells.try_borrow().map_or(0, |cells| {
+            u64::from(matches!(cells.get(index as usize), Some(Stored::Full(_))))
+        })
+    }
 }
 
 /// A closure waiting in its pool. Dropping it drops the closure, as dropping a `Box` would.
@@ -123,6 +131,11 @@ impl PooledFn {
     pub(crate) fn run(mut self) -> Option<Panic> {
         let index = std::mem::replace(&mut self.index, TAKEN);
         self.pool.run(index)
+    }
+
+    /// Loads the closure's cell, so that many of these in a row overlap their cache misses.
+    pub(crate) fn touch(&self) -> u64 {
+        self.pool.touch(self.index)
     }
 }
 

@@ -109,6 +109,11 @@ impl Queues {
         seq
     }
 
+    /// The next `n` entries of `queue`, front first.
+    pub(crate) fn ahead(&self, queue: usize, n: usize) -> impl Iterator<Item = &QueueEntry> {
+        self.queues[queue].iter().take(n)
+    }
+
     pub(crate) fn front(&self, queue: usize) -> Option<&QueueEntry> {
         self.queues[queue].front()
     }

@@ -234,6 +234,11 @@ impl Slab {
         &mut self.slots[index as usize]
     }
 
+    /// Shared form of [`Slab::at`].
+    pub(crate) fn peek(&self, index: u32) -> &Slot {
+        &self.slots[index as usize]
+    }
+
     /// The key of the live slot at `index`.
     pub(crate) fn key_at(&self, index: u32) -> TaskKey {
         TaskKey {
