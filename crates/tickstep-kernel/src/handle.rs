@@ -39,17 +39,25 @@ use crate::scheduler::{Shared, TaskKey, TaskRef};
 #[must_use = "dropping a TaskHandle does not cancel the task; bind it to `_` to detach it explicitly"]
 pub struct TaskHandle {
     pub(crate) shared: Weak<Shared>,
-    pub(crate) key: TaskRef,
-    pub(crate) cancelled: Cell<bool>,
+    /// The task's [`TaskRef::pack`] form, and in the top bit whether this handle's cancel took
+    /// effect: two words a handle.
+    packed: Cell<u64>,
 }
+
+/// The bit of `TaskHandle::packed` set once this handle's cancel took effect.
+const CANCELLED: u64 = 1 << 63;
 
 impl TaskHandle {
     pub(crate) fn new(shared: Weak<Shared>, key: TaskRef) -> Self {
         TaskHandle {
             shared,
-            key,
-            cancelled: Cell::new(false),
+            packed: Cell::new(key.pack()),
         }
+    }
+
+    /// The task this handle names.
+    fn key(&self) -> TaskRef {
+        TaskRef::unpack(self.packed.get())
     }
 
     /// Cancels the task (see the type docs for what that means in each place). Safe to call from
@@ -69,7 +77,7 @@ impl TaskHandle {
         };
         let (took_effect, garbage) = {
             let mut core = shared.core.borrow_mut();
-            let result = core.cancel(self.key);
+            let result = core.cancel(self.key());
             if result.0 && !core.attach.attached && core.attach.bound.is_some() {
                 let now = shared.clock.now();
                 core.refresh_attachment(now, shared.wakes.is_pending());
@@ -79,13 +87,13 @@ impl TaskHandle {
         // The task's captures may run user code when dropped: the borrow is released by now.
         drop(garbage);
         if took_effect {
-            self.cancelled.set(true);
+            self.packed.set(self.packed.get() | CANCELLED);
         }
     }
 
     /// The slab key of an entry's handle (entries always live in the slab).
     pub(crate) fn slot_key(&self) -> Option<TaskKey> {
-        match self.key {
+        match self.key() {
             TaskRef::Slot(key) => Some(key),
             TaskRef::Once { .. } => None,
         }
@@ -103,11 +111,11 @@ impl TaskHandle {
     /// assert!(!h.is_cancelled());
     /// ```
     pub fn is_cancelled(&self) -> bool {
-        self.cancelled.get()
+        self.packed.get() & CANCELLED != 0
             || self
                 .shared
                 .upgrade()
-                .is_some_and(|shared| shared.core.borrow().is_cancelled(self.key))
+                .is_some_and(|shared| shared.core.borrow().is_cancelled(self.key()))
     }
 }
 
@@ -168,3 +176,5 @@ impl Drop for Entry {
         self.handle.cancel();
     }
 }
+
+const _: () = assert!(std::mem::size_of::<TaskHandle>() == 16);

@@ -48,6 +48,44 @@ pub(crate) enum TaskRef {
     Once { queue: u8, seq: u64 },
 }
 
+/// Generations count in 30 bits, so a [`TaskRef`] packs into 63 (see [`TaskRef::pack`]).
+const GENERATION_MASK: u32 = (1 << 30) - 1;
+/// The packed form's bit that marks a one-shot.
+const ONCE_BIT: u64 = 1 << 62;
+
+impl TaskRef {
+    /// Packs the reference into the low 63 bits of a `u64` (a handle keeps the top bit), so a
+    /// handle is two words: a table of 100k handles then fits in the L2 cache. A slot is its index
+    /// and 30-bit generation; a one-shot is its queue (3 bits) and 59-bit sequence number.
+    pub(crate) fn pack(self) -> u64 {
+        match self {
+            TaskRef::Slot(key) => {
+                debug_assert!(key.generation <= GENERATION_MASK);
+                (u64::from(key.generation) << 32) | u64::from(key.index)
+            }
+            TaskRef::Once { queue, seq } => {
+                debug_assert!(seq < 1 << 59, "one-shot sequence numbers fit in 59 bits");
+                ONCE_BIT | (seq << 3) | u64::from(queue)
+            }
+        }
+    }
+
+    /// The inverse of [`TaskRef::pack`] (bit 63 is ignored).
+    pub(crate) fn unpack(packed: u64) -> TaskRef {
+        if packed & ONCE_BIT == 0 {
+            TaskRef::Slot(TaskKey {
+                index: packed as u32,
+                generation: (packed >> 32) as u32 & GENERATION_MASK,
+            })
+        } else {
+            TaskRef::Once {
+                queue: (packed & 0b111) as u8,
+                seq: (packed & (ONCE_BIT - 1)) >> 3,
+            }
+        }
+    }
+}
+
 /// When a task runs again after it ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Cadence {
@@ -253,7 +291,7 @@ impl Slab {
     pub(crate) fn release(&mut self, index: u32) -> (Body, Option<Arc<TaskWaker>>) {
         let slot = &mut self.slots[index as usize];
         debug_assert!(slot.place != Place::Free, "slot released twice");
-        slot.generation = slot.generation.wrapping_add(1);
+        slot.generation = slot.generation.wrapping_add(1) & GENERATION_MASK;
         slot.place = Place::Free;
         slot.next_free = self.free_head;
         self.free_head = index;
@@ -290,5 +328,63 @@ impl Slab {
     /// Every slot, for destroy.
     pub(crate) fn slots_mut(&mut self) -> impl Iterator<Item = &mut Slot> {
         self.slots.iter_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_ref_survives_packing_at_the_edges_of_its_fields() {
+        for task in [
+            TaskRef::Slot(TaskKey {
+                index: 0,
+                generation: 0,
+            }),
+            TaskRef::Slot(TaskKey {
+                index: u32::MAX,
+                generation: GENERATION_MASK,
+            }),
+            TaskRef::Once { queue: 0, seq: 0 },
+            TaskRef::Once {
+                queue: 4,
+                seq: (1 << 59) - 1,
+            },
+        ] {
+            assert_eq!(TaskRef::unpack(task.pack()), task);
+            assert_eq!(
+                TaskRef::unpack(task.pack() | 1 << 63),
+                task,
+                "bit 63 is the handle's"
+            );
+        }
+    }
+
+    #[test]
+    fn a_generation_wraps_within_the_bits_a_handle_keeps() {
+        let mut slab = Slab::new();
+        let task = || NewTask {
+            body: Body::Empty,
+            priority: Priority::Normal,
+            cadence: Cadence::Once,
+            location: Location::caller(),
+            origin: 0,
+            place: Place::Idle,
+            interval: 0,
+        };
+        let key = slab.insert(task());
+        slab.at(key.index).generation = GENERATION_MASK;
+        let _ = slab.release(key.index);
+        let again = slab.insert(task());
+        assert_eq!((again.index, again.generation), (key.index, 0));
+        let packed = TaskRef::Slot(again).pack();
+        let TaskRef::Slot(unpacked) = TaskRef::unpack(packed) else {
+            unreachable!("a slot packs as a slot")
+        };
+        assert!(
+            slab.get(unpacked).is_some(),
+            "the handle still names its task"
+        );
     }
 }
