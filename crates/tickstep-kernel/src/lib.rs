@@ -106,8 +106,16 @@
 //!   read, only one array update at an origin index interned once per call site.
 //! * Recurring jobs, timers, futures and entries live in a slab of one-cache-line slots.
 //!   Timers sit on an indexed 4-ary heap: O(log n) arm and cancel (cancel removes at once), and a
-//!   burst of due timers is split off in one sequential pass instead of popped one by one. A due
-//!   timer is queued straight from its heap node, without touching its slot.
+//!   burst of due timers is split off in one sequential pass instead of popped one by one, put in
+//!   firing order by one radix pass on the deadline plus a sort of each small bucket in cache. A
+//!   due timer is queued straight from its heap node, without touching its slot.
+//! * With 100k timers pending, cost is cache misses, not instructions: a burst fires in deadline
+//!   order, which is random in memory. So an `after()` closure of up to 64 bytes is not boxed but
+//!   moved into a pool of its own closure type (safe code, found by `TypeId`): no allocation per
+//!   timer, and the closures sit densely side by side. The drain loads the slots and pooled
+//!   closures of the next 32 tasks of a burst in one tight loop, where the misses overlap, instead
+//!   of waiting for them one task at a time. A [`TaskHandle`] is two words, so a program's table
+//!   of 100k handles stays in cache when it cancels them.
 //! * `schedule_entry`: no allocation at all, for owners that queue the same work repeatedly.
 //! * Async: the boxed future; wakers are pooled and reused. A wake takes one short mutex (wakers
 //!   must be `Send`); the scheduler drains woken tasks once per step.
