@@ -55,16 +55,8 @@ pub(crate) struct TimerHeap {
     /// Heap position of each slot index, `ABSENT` when the slot is not on the heap.
     position: Vec<u32>,
     next_seq: u64,
-    /// The bulk path's buffers, boxed on first use (most schedulers never see a burst).
-    bulk: Option<Box<Bulk>>,
-}
-
-/// Scratch space for the bulk path, kept to reuse its allocations.
-#[derive(Default)]
-struct Bulk {
-    due: Vec<Node>,
-    /// The radix pass's second buffer.
-    scratch: Vec<Node>,
+    /// The bulk path's output buffer, kept to reuse its allocation.
+    sorted: Vec<Node>,
 }
 
 impl TimerHeap {
@@ -73,7 +65,7 @@ impl TimerHeap {
             nodes: Vec::new(),
             position: Vec::new(),
             next_seq: 0,
-            bulk: None,
+            sorted: Vec::new(),
         }
     }
 
@@ -127,26 +119,26 @@ impl TimerHeap {
         if self.peek_deadline().is_none_or(|d| d > now) {
             return;
         }
-        // Bulk path: one pass splits the due nodes off, the rest is re-heapified.
-        let mut bulk = self.bulk.take().unwrap_or_default();
-        let Bulk { due, scratch } = &mut *bulk;
-        due.clear();
-        let position = &mut self.position;
-        self.nodes.retain(|node| {
+        // Bulk path: one pass moves the due nodes to the end of the array, they are sorted out of
+        // it, and the rest is re-heapified.
+        let mut kept = 0;
+        for i in 0..self.nodes.len() {
+            let node = self.nodes[i];
             if node.deadline <= now {
-                position[node.slot as usize] = ABSENT;
-                due.push(*node);
-                false
+                self.position[node.slot as usize] = ABSENT;
             } else {
-                true
+                self.nodes.swap(kept, i);
+                kept += 1;
             }
-        });
-        sort_due(due, scratch);
+        }
+        let mut sorted = std::mem::take(&mut self.sorted);
+        sort_due(&self.nodes[kept..], &mut sorted);
+        self.nodes.truncate(kept);
         self.heapify();
-        for node in due.iter() {
+        for node in &sorted {
             each(node.slot, node.priority);
         }
-        self.bulk = Some(bulk);
+        self.sorted = sorted;
     }
 
     /// Removes `slot` wherever it is in the heap. Returns whether it was there.
@@ -248,7 +240,7 @@ impl TimerHeap {
     }
 }
 
-/// Sorts due nodes into firing order, `(deadline, sequence)`, the same order as
+/// Copies `due` into `sorted` in firing order, `(deadline, sequence)`: the same order as
 /// `sort_unstable_by_key(Node::key)`.
 ///
 /// A large burst is first split by one radix pass on the top [`RADIX_BITS`] bits of each
@@ -257,9 +249,11 @@ impl TimerHeap {
 /// sorted where it lies, in cache. A full comparison sort of 100k nodes made a quarter of the
 /// instructions of firing them; a full least-significant-digit radix sort saved those but
 /// streamed the whole burst through memory once per digit.
-fn sort_due(due: &mut Vec<Node>, scratch: &mut Vec<Node>) {
+fn sort_due(due: &[Node], sorted: &mut Vec<Node>) {
+    sorted.clear();
     if due.len() < RADIX_FROM {
-        due.sort_unstable_by_key(Node::key);
+        sorted.extend_from_slice(due);
+        sorted.sort_unstable_by_key(Node::key);
         return;
     }
     let nanos = |node: &Node| node.deadline.as_nanos();
@@ -268,7 +262,7 @@ fn sort_due(due: &mut Vec<Node>, scratch: &mut Vec<Node>) {
     let shift = (u64::BITS - (max - min).leading_zeros()).saturating_sub(RADIX_BITS);
     let bucket = |node: &Node| ((nanos(node) - min) >> shift) as usize;
     let mut ends = [0_usize; 1 << RADIX_BITS];
-    for node in due.iter() {
+    for node in due {
         ends[bucket(node)] += 1;
     }
     let mut total = 0;
@@ -277,21 +271,19 @@ fn sort_due(due: &mut Vec<Node>, scratch: &mut Vec<Node>) {
         *end = total;
     }
     // Filled back to front, so each bucket's cursor finishes at its start.
-    scratch.clear();
-    scratch.resize(due.len(), due[0]);
+    sorted.resize(due.len(), due[0]);
     for node in due.iter().rev() {
         let cursor = &mut ends[bucket(node)];
         *cursor -= 1;
-        scratch[*cursor] = *node;
+        sorted[*cursor] = *node;
     }
-    std::mem::swap(due, scratch);
     // Each cursor now marks its bucket's start; the first bucket starts at 0.
     let mut start = 0;
     for &next_start in &ends[1..] {
-        due[start..next_start].sort_unstable_by_key(Node::key);
+        sorted[start..next_start].sort_unstable_by_key(Node::key);
         start = next_start;
     }
-    due[start..].sort_unstable_by_key(Node::key);
+    sorted[start..].sort_unstable_by_key(Node::key);
 }
 
 #[cfg(test)]
@@ -411,11 +403,11 @@ mod tests {
                     priority: Priority::Normal,
                 })
                 .collect();
-            let mut want = due.clone();
-            want.sort_unstable_by_key(Node::key);
-            sort_due(&mut due, &mut Vec::new());
+            let mut sorted = vec![due[0]; 3]; // leftovers from an earlier burst
+            sort_due(&due, &mut sorted);
+            due.sort_unstable_by_key(Node::key);
             let keys = |nodes: &[Node]| nodes.iter().map(Node::key).collect::<Vec<_>>();
-            assert_eq!(keys(&due), keys(&want), "len={len} spread={spread}");
+            assert_eq!(keys(&sorted), keys(&due), "len={len} spread={spread}");
         }
     }
 }
