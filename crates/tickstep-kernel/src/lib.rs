@@ -120,6 +120,19 @@
 //! * Async: the boxed future; wakers are pooled and reused. A wake takes one short mutex (wakers
 //!   must be `Send`); the scheduler drains woken tasks once per step.
 //!
+//! Measured with `cargo run --release -p tickstep-bench -- kernel --quick` (ours and the peer
+//! interleaved in one process; medians of five runs on a shared two-core virtual machine, where
+//! single runs swing by 20%), as ours / peer:
+//!
+//! | measure | ratio | per operation |
+//! |---|---|---|
+//! | `schedule_step`, against `VecDeque<Box<dyn FnOnce()>>` + `Instant::now()` per task | 0.97 | 41–66 ns |
+//! | `timer_fire_100k`, against tokio-util `DelayQueue` (paused clock) | 0.75 | 250 ns |
+//! | `timer_fire_1m`, same peer | 0.54 | 350 ns |
+//! | `timer_cancel_100k`, `DelayQueue` insert + remove | 1.01 | 205 ns |
+//! | `spawn_run`, against async-executor `LocalExecutor` | 0.78 | 175 ns |
+//! | `profiler_overhead`, profiler on minus off | | 10–18 ns |
+//!
 //! # Decisions where the spec was open
 //!
 //! * **Use after destroy** panics with `scheduler is destroyed` (`#[track_caller]`), for every
