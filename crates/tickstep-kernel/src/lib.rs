@@ -126,12 +126,12 @@
 //!
 //! | measure | ratio | per operation |
 //! |---|---|---|
-//! | `schedule_step`, against `VecDeque<Box<dyn FnOnce()>>` + `Instant::now()` per task | 0.97 | 41–66 ns |
-//! | `timer_fire_100k`, against tokio-util `DelayQueue` (paused clock) | 0.75 | 250 ns |
-//! | `timer_fire_1m`, same peer | 0.54 | 350 ns |
-//! | `timer_cancel_100k`, `DelayQueue` insert + remove | 1.01 | 205 ns |
-//! | `spawn_run`, against async-executor `LocalExecutor` | 0.78 | 175 ns |
-//! | `profiler_overhead`, profiler on minus off | | 10–18 ns |
+//! | `schedule_step`, against `VecDeque<Box<dyn FnOnce()>>` + `Instant::now()` per task | 0.94 | 43 ns |
+//! | `timer_fire_100k`, against tokio-util `DelayQueue` (paused clock) | 0.81 | 222 ns |
+//! | `timer_fire_1m`, same peer | 0.55 | 303 ns |
+//! | `timer_cancel_100k`, `DelayQueue` insert + remove | 0.84 | 197 ns |
+//! | `spawn_run`, against async-executor `LocalExecutor` | 0.78 | 173 ns |
+//! | `profiler_overhead`, profiler on minus off | | 11 ns |
 //!
 //! # Decisions where the spec was open
 //!

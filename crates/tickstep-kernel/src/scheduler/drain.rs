@@ -5,7 +5,9 @@
 //! scheduler. Per task the hot path is: one borrow, one queue pop, one clock read for the budget
 //! check (none for Kernel priority), the call under `catch_unwind`, one borrow to finish. With
 //! profiling on, the clock read after a task doubles as the budget check before the next one, so
-//! the profiler adds no clock reads, only one array update.
+//! the profiler adds no clock reads, only one array update. After a burst of due timers (over a
+//! thousand in one step) the drain first loads the next 32 tasks' slots and pooled closures in one
+//! tight loop ([`Core::warm`]), so their cache misses overlap instead of stalling task by task.
 
 use std::any::Any;
 use std::pin::Pin;
