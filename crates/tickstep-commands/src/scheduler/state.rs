@@ -317,8 +317,12 @@ impl State {
         let Some(mut entry) = slot.entry.take() else {
             return;
         };
-        slot.generation = slot.generation.wrapping_add(1);
-        self.pending_free.push(key.idx);
+        // An exhausted generation retires the slot rather than wrapping, so a key kept for 2^32
+        // reuses of its slot can never name a stranger (one slot lost per 2^32 instances).
+        if let Some(next) = slot.generation.checked_add(1) {
+            slot.generation = next;
+            self.pending_free.push(key.idx);
+        }
         if entry.cmd.0.live.get() == Some((self.tag, key)) {
             entry.cmd.0.live.set(None);
         }
