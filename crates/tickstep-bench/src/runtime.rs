@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 use tickstep::Runtime;
 use tickstep::commands::Mechanism;
 use tickstep::kernel::{Kernel, KernelConfig, ManualClock, Priority, Role};
+use tickstep::schedules::testkit::OpenWorld;
 use tickstep::schedules::{
-    Config, Firing, ObjId, Options, Outcome, Refused, RunId, Runner, Schedules, Value, World,
+    Config, Firing, ObjId, Options, Outcome, Refused, RunId, Runner, Schedules, Value,
 };
 
 use crate::harness::{Measure, Opts, Row, Section, interleave, median, ns_per_op};
@@ -94,23 +95,6 @@ impl RuntimeFiring {
             "every schedule fired once"
         );
         ns
-    }
-}
-
-struct OpenWorld;
-
-impl World for OpenWorld {
-    fn valid(&self, _: ObjId) -> bool {
-        true
-    }
-    fn is_wizard(&self, _: ObjId) -> bool {
-        true
-    }
-    fn controls(&self, _: ObjId, _: ObjId) -> bool {
-        true
-    }
-    fn verb_callable(&self, _: ObjId, _: ObjId, _: &str) -> bool {
-        true
     }
 }
 
