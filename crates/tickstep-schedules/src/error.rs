@@ -2,6 +2,7 @@
 //! code the seed names ([`Error::code`]), so a host can translate it to its own language.
 
 use std::fmt::Display;
+use std::path::PathBuf;
 
 use crate::ObjId;
 
@@ -54,11 +55,22 @@ pub enum Error {
         /// The newest version this build knows.
         supported: i64,
     },
+    /// The file an [`Inspector`](crate::Inspector) was pointed at is not a schedule store of a
+    /// schema this build reads (not `SQLite`, no migration table, or an unmigrated older schema).
+    /// Nothing was read or written.
+    #[error("{} is not a tickstep schedule store: {detail}", path.display())]
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong with it.
+        detail: String,
+    },
 }
 
 impl Error {
-    /// The MOO error code a host should raise: `"E_INVARG"`, `"E_PERM"`, or `"E_QUOTA"` for a
-    /// store failure (the nearest MOO has to "the server could not save this").
+    /// The MOO error code a host should raise: `"E_INVARG"` (a bad argument, including a path
+    /// that names no store), `"E_PERM"`, or `"E_QUOTA"` for a store failure (the nearest MOO has
+    /// to "the server could not save this").
     ///
     /// ```
     /// use tickstep_schedules::{Error, ObjId};
@@ -67,7 +79,7 @@ impl Error {
     /// ```
     pub fn code(&self) -> &'static str {
         match self {
-            Error::InvalidArg { .. } => "E_INVARG",
+            Error::InvalidArg { .. } | Error::NotAStore { .. } => "E_INVARG",
             Error::Perm { .. } => "E_PERM",
             Error::Store { .. } | Error::SchemaTooNew { .. } => "E_QUOTA",
         }

@@ -40,7 +40,9 @@
 //!   fsync'd before `commit` returns. On open, schedules come back with ids, deadlines, counters
 //!   and options intact, catch-up is applied to what was missed, and firings that were in flight
 //!   are handed back ([`Schedules::interrupted`]) to be reattached or abandoned.
-//!   [`Schedules::in_memory`] is the same engine with no file.
+//!   [`Schedules::in_memory`] is the same engine with no file. An [`Inspector`] reads the file
+//!   read-only beside a running engine (decoding rows with the store's own codec) and performs
+//!   an operator's durable stop, for tools such as the `tickstep schedules` command.
 //! * **Single-threaded.** The [`Schedules`] handle is an `Rc`: `!Send`, proven by a
 //!   `compile_fail` doctest on it (and on [`Txn`]). Host code (world, runner) is always called
 //!   with no internal borrow held, so a firing may create or stop schedules from inside
@@ -157,5 +159,6 @@ pub use options::{
     Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, OPTION_KEYS, Options,
     Overlap,
 };
+pub use store::{Inspector, StoredSchedule};
 pub use txn::Txn;
 pub use value::Value;

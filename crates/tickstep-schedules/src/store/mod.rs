@@ -2,7 +2,9 @@
 //!
 //! * [`schema`] — tables and versioned migrations;
 //! * [`codec`] — entry ⇄ row (JSON for values, bit-preserving integers for `u64`);
-//! * [`sqlite`] — the store: durable commits, per-tick group commits, loading.
+//! * [`sqlite`] — the store: durable commits, per-tick group commits, loading;
+//! * [`inspect`] — the operator's read-only view ([`Inspector`]) and durable stop, on the same
+//!   schema check and codec.
 //!
 //! # Durability
 //!
@@ -26,12 +28,16 @@
 //! # Operators
 //!
 //! WAL lets any number of readers — the `sqlite3` shell included — read the file while the engine
-//! writes it: `sqlite3 schedules.db "SELECT id, verb, next_run FROM schedules"`.
+//! writes it: `sqlite3 schedules.db "SELECT id, verb, next_run FROM schedules"`. Tools written in
+//! Rust use [`Inspector`], which decodes rows with this module's codec and refuses a schema it
+//! does not know, so they never carry a second copy of the column list.
 
 pub(crate) mod codec;
+pub(crate) mod inspect;
 pub(crate) mod schema;
 pub(crate) mod sqlite;
 
+pub use inspect::{Inspector, StoredSchedule};
 pub(crate) use sqlite::SqliteStore;
 
 /// How many ids one durable high-water-mark write reserves.

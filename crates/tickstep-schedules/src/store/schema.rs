@@ -10,7 +10,9 @@
 //! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
 //! `sqlite3` users can query them with `json_extract`.
 
-use rusqlite::Connection;
+use std::path::Path;
+
+use rusqlite::{Connection, ErrorCode};
 
 use crate::Error;
 
@@ -102,6 +104,47 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {
         .map_err(Error::store("recording a migration"))?;
         tx.commit()
             .map_err(Error::store("committing a migration"))?;
+    }
+    Ok(())
+}
+
+/// Checks, without writing anything, that `conn` holds a store of exactly this build's schema —
+/// what a reader that must not migrate (the [`Inspector`](crate::Inspector)) needs before it
+/// decodes a row.
+pub(crate) fn check_current(conn: &Connection, path: &Path) -> Result<(), Error> {
+    let not_a_store = |detail: String| Error::NotAStore {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let found: i64 = match conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+        [],
+        |r| r.get(0),
+    ) {
+        Ok(found) => found,
+        // A writer holding the file past the busy timeout is a store failure, not a verdict on
+        // what the file is.
+        Err(e)
+            if matches!(
+                e.sqlite_error_code(),
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+            ) =>
+        {
+            return Err(Error::store("reading the schema version")(e));
+        }
+        Err(e) => return Err(not_a_store(e.to_string())),
+    };
+    if found > CURRENT_VERSION {
+        return Err(Error::SchemaTooNew {
+            found,
+            supported: CURRENT_VERSION,
+        });
+    }
+    if found < CURRENT_VERSION {
+        return Err(not_a_store(format!(
+            "schema version {found}, this build reads version {CURRENT_VERSION} \
+             (opening it with the engine migrates it)"
+        )));
     }
     Ok(())
 }

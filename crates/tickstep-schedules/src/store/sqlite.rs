@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 
 use super::codec::{self, CadenceRow, from_sql, to_sql};
 use super::schema;
@@ -32,6 +32,24 @@ impl SqliteStore {
         Ok(SqliteStore { conn })
     }
 
+    /// Opens an existing store of exactly this build's schema for writing, without creating,
+    /// converting or migrating anything: the operator's way in ([`Inspector::stop`]).
+    ///
+    /// [`Inspector::stop`]: crate::Inspector::stop
+    pub(crate) fn open_existing(path: &Path) -> Result<Self, Error> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(Error::store("opening the store"))?;
+        conn.busy_timeout(Duration::from_secs(5))
+            .map_err(Error::store("setting the busy timeout"))?;
+        schema::check_current(&conn, path)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(Error::store("setting synchronous"))?;
+        Ok(SqliteStore { conn })
+    }
+
     fn set_synchronous(&self, level: &str) -> rusqlite::Result<()> {
         self.conn.pragma_update(None, "synchronous", level)
     }
@@ -52,17 +70,19 @@ impl SqliteStore {
             .map_err(Error::store(context))
     }
 
-    /// Creations and stops in one transaction, fsync'd before returning.
+    /// Creations and stops in one transaction, fsync'd before returning; how many of the `gone`
+    /// rows existed.
     pub(crate) fn commit_durable(
         &self,
         rows: &[&Entry],
         gone: &[u64],
         verbs: &Interner,
-    ) -> Result<(), Error> {
+    ) -> Result<usize, Error> {
         let context = "committing schedule creations and stops";
         self.set_synchronous("FULL")
             .map_err(Error::store(context))?;
         let result = (|| {
+            let mut removed = 0;
             let tx = self.conn.unchecked_transaction()?;
             {
                 let mut insert = tx.prepare_cached(codec::INSERT)?;
@@ -71,13 +91,15 @@ impl SqliteStore {
                 }
                 let mut delete = tx.prepare_cached("DELETE FROM schedules WHERE id = ?1")?;
                 for &id in gone {
-                    delete.execute([to_sql(id)])?;
+                    removed += delete.execute([to_sql(id)])?;
                 }
             }
-            tx.commit()
+            tx.commit().map(|()| removed)
         })();
         let restored = self.set_synchronous("NORMAL");
-        result.and(restored).map_err(Error::store(context))
+        result
+            .and_then(|removed| restored.map(|()| removed))
+            .map_err(Error::store(context))
     }
 
     /// The per-tick group commit: cadence state of `entries`, deletion of `doomed` rows.

@@ -1,0 +1,365 @@
+//! The operator's view of a store file: [`Inspector`] reads it without an engine, and
+//! [`Inspector::stop`] removes a schedule the way the engine's own durable stop does.
+//!
+//! Everything here goes through the store's own schema check and row codec, so a schema change is
+//! made in one place and the inspector follows it; a file of a schema this build does not know is
+//! refused, never misread.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
+
+use super::codec::{self, from_sql, to_sql};
+use super::schema;
+use super::sqlite::SqliteStore;
+use crate::engine::Interner;
+use crate::{Catchup, Error, Fault, InFlight, ObjId, Overlap, ScheduleId, ScheduleKind, Value};
+
+/// How long a read waits for the engine's write lock before giving up (WAL readers rarely wait:
+/// only while the engine checkpoints or a writer recovers the file).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A read-only view of a schedule store file, for operators and tools (the `tickstep schedules`
+/// command is one).
+///
+/// [`Inspector::open`] opens the file with `SQLite`'s read-only flag: it never creates, migrates
+/// or writes the file, and — the file being in WAL mode — reads a consistent snapshot without
+/// blocking an engine that is writing it at the same time. Rows are decoded by the store's own
+/// codec, so what it reports is exactly what a restarting engine would load.
+///
+/// ```
+/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+/// use tickstep_schedules::{Inspector, Options, Schedules};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("s.db");
+/// let world = TestWorld::new();
+/// let wiz = world.add_wizard();
+/// world.add_verb(wiz, "upkeep");
+/// let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(),
+///     Default::default()).unwrap();
+/// let mut txn = engine.begin(wiz);
+/// let id = txn.schedule_every(wiz, "upkeep", 60.0, vec![], Options::new()).unwrap();
+/// txn.commit().unwrap();
+///
+/// // The engine keeps running; the inspector reads beside it.
+/// let saved = Inspector::open(&path).unwrap().list().unwrap();
+/// assert_eq!(saved.len(), 1);
+/// assert_eq!((saved[0].id, saved[0].verb.as_str()), (id, "upkeep"));
+/// ```
+#[derive(Debug)]
+pub struct Inspector {
+    conn: Connection,
+}
+
+/// One schedule as the store holds it: what was committed by the engine's last durable commit or
+/// group commit, with times as Unix nanoseconds (0 for never).
+///
+/// It is the persisted part of [`ScheduleInfo`](crate::ScheduleInfo): the duration window and
+/// retirement live only in a running engine (retired schedules are not saved), and the cadence
+/// fields are as of the last tick the engine committed.
+///
+/// ```
+/// # use tickstep_kernel::clock::ManualClock;
+/// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+/// # use tickstep_schedules::{Inspector, Options, Schedules, ScheduleKind, Value};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("s.db");
+/// # let world = TestWorld::new();
+/// # let wiz = world.add_wizard();
+/// # world.add_verb(wiz, "ring");
+/// let clock = ManualClock::new();
+/// let engine = Schedules::open(&path, clock.clone(), world, TestRunner::new(),
+///     Default::default()).unwrap();
+/// let mut txn = engine.begin(wiz);
+/// let options = Options::new().state(Value::from("loud"));
+/// let id = txn.schedule_every(wiz, "ring", 2.0, vec![Value::Int(3)], options).unwrap();
+/// txn.commit().unwrap();
+///
+/// let bell = Inspector::open(&path).unwrap().get(id).unwrap().unwrap();
+/// assert_eq!(bell.kind, ScheduleKind::Every);
+/// assert_eq!(bell.interval_ns, 2_000_000_000);
+/// assert_eq!(bell.args, vec![Value::Int(3)]);
+/// assert_eq!(bell.state, Some(Value::from("loud")));
+/// assert_eq!(bell.fire_at_unix_nanos, clock.unix_nanos() + 2_000_000_000);
+/// assert!(bell.running.is_empty());
+/// # use tickstep_kernel::clock::Clock;
+/// ```
+#[derive(Clone, PartialEq, Debug)]
+#[non_exhaustive]
+#[allow(clippy::struct_excessive_bools)] // the schedule's options, one to one
+pub struct StoredSchedule {
+    /// The schedule's id.
+    pub id: ScheduleId,
+    /// One-shot or recurring.
+    pub kind: ScheduleKind,
+    /// The object whose verb is called.
+    pub target: ObjId,
+    /// The verb.
+    pub verb: String,
+    /// The arguments (without state and elapsed); empty for none.
+    pub args: Vec<Value>,
+    /// The `state` option.
+    pub state: Option<Value>,
+    /// The creating task's permissions, also the authority principal.
+    pub owner: ObjId,
+    /// `player` inside the fired verb.
+    pub player: ObjId,
+    /// Nanoseconds between cadence points, after clamping (for a one-shot, what was stored).
+    pub interval_ns: u64,
+    /// Whether the requested interval was below one tick and was raised to it.
+    pub interval_clamped: bool,
+    /// The `jitter` option, nanoseconds.
+    pub jitter_ns: u64,
+    /// The `max_faults` option (0 = unlimited).
+    pub max_faults: u32,
+    /// The `catchup` option.
+    pub catchup: Catchup,
+    /// The `overlap` option.
+    pub overlap: Overlap,
+    /// The `adaptive` option.
+    pub adaptive: bool,
+    /// The `pass_elapsed` option.
+    pub pass_elapsed: bool,
+    /// Creation time.
+    pub created_unix_nanos: u64,
+    /// The next cadence point, before jitter.
+    pub next_run_unix_nanos: u64,
+    /// When the next firing is due, jitter included (`schedule_info`'s `next_run`).
+    pub fire_at_unix_nanos: u64,
+    /// Whether a next firing is armed at all (false while a one-shot runs).
+    pub armed: bool,
+    /// When the last firing started (0 if never).
+    pub last_run_unix_nanos: u64,
+    /// Firings started.
+    pub run_count: u64,
+    /// Faults over the schedule's life.
+    pub fault_count: u64,
+    /// Faults since the last success.
+    pub consecutive_faults: u32,
+    /// Cadence points dropped by catch-up.
+    pub missed_count: u64,
+    /// Deadlines that arrived while a firing ran and did not start one.
+    pub overlap_count: u64,
+    /// Duration of the last settled firing, nanoseconds.
+    pub last_duration_ns: u64,
+    /// The most recent fault.
+    pub last_fault: Option<Fault>,
+    /// Firings in flight at the last commit, oldest first (a restarting engine hands these back
+    /// as [`Schedules::interrupted`](crate::Schedules::interrupted)).
+    pub running: Vec<InFlight>,
+}
+
+impl Inspector {
+    /// Opens the store at `path` read-only and checks its schema.
+    ///
+    /// The store file itself is never written. Like every WAL reader (the `sqlite3` shell too),
+    /// the connection creates the `-shm` index and an empty `-wal` log beside it if no engine has
+    /// them open; they hold no data, and the next engine to open the file uses them as its own.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] if the file does not exist or cannot be opened (it is not created);
+    /// [`Error::NotAStore`] if it is not a schedule store of a schema this build reads;
+    /// [`Error::SchemaTooNew`] (naming both versions) if a newer build wrote it.
+    ///
+    /// ```
+    /// use tickstep_schedules::{Error, Inspector};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let missing = dir.path().join("nothing.db");
+    /// assert!(matches!(Inspector::open(&missing), Err(Error::Store { .. })));
+    /// assert!(!missing.exists(), "an inspector never creates the file");
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
+        let path = path.as_ref();
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(Error::store("opening the store read-only"))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(Error::store("setting the busy timeout"))?;
+        schema::check_current(&conn, path)?;
+        Ok(Inspector { conn })
+    }
+
+    /// Every saved schedule, by id.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] if `SQLite` fails or a row does not decode (a corrupt value is named in
+    /// the source error).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// #     tickstep_schedules::testkit::TestWorld::new(),
+    /// #     tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
+    /// let inspector = tickstep_schedules::Inspector::open(&path).unwrap();
+    /// assert!(inspector.list().unwrap().is_empty());
+    /// ```
+    pub fn list(&self) -> Result<Vec<StoredSchedule>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {} FROM schedules ORDER BY id",
+                codec::COLUMNS
+            ))
+            .map_err(codec::load_error)?;
+        let mut rows = stmt.query([]).map_err(codec::load_error)?;
+        let mut verbs = Interner::default();
+        let mut all = Vec::new();
+        while let Some(row) = rows.next().map_err(codec::load_error)? {
+            all.push(StoredSchedule::decode(row, &mut verbs).map_err(codec::load_error)?);
+        }
+        Ok(all)
+    }
+
+    /// The saved schedule `id`, or `None` if the store does not hold it (never created, not
+    /// persistent, stopped or retired).
+    ///
+    /// # Errors
+    ///
+    /// As [`Inspector::list`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// #     tickstep_schedules::testkit::TestWorld::new(),
+    /// #     tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
+    /// use tickstep_schedules::{Inspector, ScheduleId};
+    /// let inspector = Inspector::open(&path).unwrap();
+    /// assert_eq!(inspector.get(ScheduleId::from_raw(7)).unwrap(), None);
+    /// ```
+    pub fn get(&self, id: ScheduleId) -> Result<Option<StoredSchedule>, Error> {
+        let mut verbs = Interner::default();
+        self.conn
+            .query_row(
+                &format!("SELECT {} FROM schedules WHERE id = ?1", codec::COLUMNS),
+                [to_sql(id.get())],
+                |row| StoredSchedule::decode(row, &mut verbs),
+            )
+            .optional()
+            .map_err(codec::load_error)
+    }
+
+    /// The ids of every saved schedule, by id, without decoding the rows (cheap enough to poll).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] if `SQLite` fails.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// #     tickstep_schedules::testkit::TestWorld::new(),
+    /// #     tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
+    /// let ids = tickstep_schedules::Inspector::open(&path).unwrap().ids().unwrap();
+    /// assert!(ids.is_empty());
+    /// ```
+    pub fn ids(&self) -> Result<Vec<ScheduleId>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM schedules ORDER BY id")
+            .map_err(codec::load_error)?;
+        let ids = stmt
+            .query_map([], |r| {
+                r.get::<_, i64>(0)
+                    .map(|id| ScheduleId::from_raw(from_sql(id)))
+            })
+            .map_err(codec::load_error)?;
+        ids.collect::<Result<_, _>>().map_err(codec::load_error)
+    }
+
+    /// Stops schedule `id` in the store at `path`, as an operator: deletes its row in a
+    /// `synchronous=FULL` transaction — the engine's own durable-stop code path — so the stop has
+    /// reached the disk when this returns. Returns whether the store held it (`false` is not an
+    /// error, as with `schedule_stop`).
+    ///
+    /// An engine running on the file keeps its in-memory copy (and keeps firing it) until it
+    /// notices: a host that wants operator stops to take effect live compares its schedules with
+    /// [`Inspector::ids`] now and then and stops the missing ones itself. The next engine that
+    /// opens the file does not load it. Like [`Inspector::open`], this never creates, converts or
+    /// migrates the file.
+    ///
+    /// # Errors
+    ///
+    /// As [`Inspector::open`]; [`Error::Store`] if the delete fails (then nothing was deleted).
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Options, Schedules};
+    /// use tickstep_schedules::Inspector;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "upkeep");
+    /// # let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(),
+    /// #     Default::default()).unwrap();
+    /// # let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "upkeep", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    ///
+    /// assert!(Inspector::stop(&path, id).unwrap());
+    /// assert!(!Inspector::stop(&path, id).unwrap(), "already gone");
+    /// assert_eq!(Inspector::open(&path).unwrap().get(id).unwrap(), None);
+    /// ```
+    pub fn stop(path: impl AsRef<Path>, id: ScheduleId) -> Result<bool, Error> {
+        let store = SqliteStore::open_existing(path.as_ref())?;
+        let removed = store.commit_durable(&[], &[id.get()], &Interner::default())?;
+        Ok(removed > 0)
+    }
+}
+
+impl StoredSchedule {
+    /// Decodes one row (selected with [`codec::COLUMNS`]) with the store's codec.
+    fn decode(row: &Row<'_>, verbs: &mut Interner) -> rusqlite::Result<Self> {
+        let (e, running) = codec::decode(row, verbs)?;
+        let id = ScheduleId::from_raw(e.id);
+        Ok(StoredSchedule {
+            id,
+            kind: e.kind,
+            target: e.target,
+            verb: verbs.name(e.verb).to_string(),
+            args: e.args().map(|a| a.to_vec()).unwrap_or_default(),
+            state: e.state().map(|s| (**s).clone()),
+            owner: e.owner,
+            player: e.player,
+            interval_ns: e.interval_ns,
+            interval_clamped: e.interval_clamped,
+            jitter_ns: e.jitter_ns,
+            max_faults: e.max_faults,
+            catchup: e.catchup,
+            overlap: e.overlap,
+            adaptive: e.adaptive,
+            pass_elapsed: e.pass_elapsed,
+            created_unix_nanos: e.created_at,
+            next_run_unix_nanos: e.next_run,
+            fire_at_unix_nanos: e.fire_at,
+            armed: e.armed,
+            last_run_unix_nanos: e.last_run,
+            run_count: e.run_count,
+            fault_count: e.fault_count,
+            consecutive_faults: e.consecutive_faults,
+            missed_count: e.missed_count,
+            overlap_count: e.overlap_count,
+            last_duration_ns: e.last_duration_ns,
+            last_fault: e.last_fault().cloned(),
+            running: running
+                .iter()
+                .map(|r| InFlight {
+                    schedule: id,
+                    run: r.run,
+                    nominal_unix_nanos: r.nominal,
+                })
+                .collect(),
+        })
+    }
+}

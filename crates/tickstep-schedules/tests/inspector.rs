@@ -1,0 +1,348 @@
+//! The operator's inspector: read-only opening, schema refusal, rows as the engine committed
+//! them, and the durable operator stop. Real SQLite files in temp dirs.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::Host;
+use tickstep_kernel::clock::ManualClock;
+use tickstep_schedules::{
+    Catchup, Error, FaultKind, InFlight, Inspector, Options, Overlap, ScheduleId, ScheduleKind,
+    StoredSchedule, Value,
+};
+
+fn db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("schedules.db");
+    (dir, path)
+}
+
+/// Every file in `dir` with a hash of its bytes, its length and its modification time.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, u64, usize, std::time::SystemTime)> {
+    let mut files: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            let modified = fs::metadata(&path).unwrap().modified().unwrap();
+            let bytes = fs::read(&path).unwrap();
+            let mut hasher = std::hash::DefaultHasher::new();
+            std::hash::Hash::hash(&bytes, &mut hasher);
+            let hash = std::hash::Hasher::finish(&hasher);
+            (path, hash, bytes.len(), modified)
+        })
+        .collect();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    files
+}
+
+fn set_schema_version(path: &Path, version: i64) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute("DELETE FROM schema_migrations", []).unwrap();
+    if version > 0 {
+        conn.execute(
+            "INSERT INTO schema_migrations VALUES (?1, 'set by a test')",
+            [version],
+        )
+        .unwrap();
+    }
+}
+
+/// `stored` is what `h`'s engine reports for the same schedule, field by field.
+#[allow(clippy::float_cmp)] // both sides are the same conversion of the same stored integer
+fn assert_matches_engine(h: &Host, stored: &StoredSchedule) {
+    let info = h.info(stored.id);
+    assert_eq!(stored.kind, info.kind);
+    assert_eq!(stored.target, info.target);
+    assert_eq!(stored.verb, info.verb);
+    assert_eq!(stored.args, info.args);
+    assert_eq!(stored.state, info.state);
+    assert_eq!(stored.owner, info.owner);
+    assert_eq!(stored.player, info.player);
+    assert_eq!(stored.interval_clamped, info.interval_clamped);
+    assert_eq!(stored.jitter_ns as f64 / 1e9, info.jitter);
+    assert_eq!(stored.max_faults, info.max_faults);
+    assert_eq!(stored.catchup, info.catchup);
+    assert_eq!(stored.overlap, info.overlap);
+    assert_eq!(stored.adaptive, info.adaptive);
+    assert_eq!(stored.pass_elapsed, info.pass_elapsed);
+    assert_eq!(stored.created_unix_nanos as f64 / 1e9, info.created_at);
+    let next = if stored.armed {
+        stored.fire_at_unix_nanos
+    } else {
+        0
+    };
+    assert_eq!(next as f64 / 1e9, info.next_run);
+    assert_eq!(stored.last_run_unix_nanos as f64 / 1e9, info.last_run);
+    assert_eq!(stored.run_count, info.run_count);
+    assert_eq!(stored.fault_count, info.fault_count);
+    assert_eq!(stored.consecutive_faults, info.consecutive_faults);
+    assert_eq!(stored.missed_count, info.missed_count);
+    assert_eq!(stored.overlap_count, info.overlap_count);
+    assert_eq!(stored.last_duration_ns, info.last_duration_ns);
+    assert_eq!(stored.last_fault, info.last_fault);
+    assert_eq!(stored.running.first().map(|r| r.run), info.running_task);
+}
+
+#[test]
+fn opening_a_missing_file_is_an_error_and_creates_nothing() {
+    let (dir, path) = db();
+    assert!(matches!(Inspector::open(&path), Err(Error::Store { .. })));
+    assert!(matches!(
+        Inspector::stop(&path, ScheduleId::from_raw(1)),
+        Err(Error::Store { .. })
+    ));
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn reading_a_store_leaves_the_file_unchanged_and_adds_only_empty_wal_sidecars() {
+    let (dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    h.every(10.0, Options::new());
+    h.after(10.0);
+    h.finish_all();
+    drop(h);
+    let before = snapshot(dir.path());
+    assert_eq!(
+        before.len(),
+        1,
+        "a clean shutdown leaves the store file alone"
+    );
+    let inspector = Inspector::open(&path).unwrap();
+    assert_eq!(inspector.list().unwrap().len(), 1);
+    assert_eq!(inspector.ids().unwrap().len(), 1);
+    drop(inspector);
+    let after = snapshot(dir.path());
+    assert_eq!(
+        after[0], before[0],
+        "the store file is byte-for-byte untouched"
+    );
+    // What any WAL reader (the sqlite3 shell too) creates: the shared-memory index and an empty
+    // log, which the next engine uses as its own.
+    for (file, _, len, _) in &after[1..] {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        assert!(
+            name == "schedules.db-shm" || (name == "schedules.db-wal" && *len == 0),
+            "{name} ({len} bytes)"
+        );
+    }
+    let reopened = Host::open(&path, ManualClock::new());
+    assert_eq!(
+        reopened
+            .engine
+            .begin(reopened.wiz)
+            .schedules(None)
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn a_store_written_by_a_newer_schema_is_refused_naming_both_versions() {
+    let (dir, path) = db();
+    drop(Host::open(&path, ManualClock::new()));
+    set_schema_version(&path, 2);
+    let before = snapshot(dir.path());
+    let err = Inspector::open(&path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::SchemaTooNew {
+                found: 2,
+                supported: 1
+            }
+        ),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("version 2") && text.contains("up to 1"),
+        "{text}"
+    );
+    assert!(matches!(
+        Inspector::stop(&path, ScheduleId::from_raw(1)),
+        Err(Error::SchemaTooNew { found: 2, .. })
+    ));
+    assert_eq!(snapshot(dir.path()), before, "refused without writing");
+}
+
+#[test]
+fn a_file_that_is_not_a_store_is_refused_naming_the_file() {
+    let (dir, path) = db();
+    fs::write(&path, b"shopping list").unwrap();
+    let err = Inspector::open(&path).unwrap_err();
+    assert!(matches!(err, Error::NotAStore { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains(&format!(
+            "{} is not a tickstep schedule store",
+            path.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(err.code(), "E_INVARG");
+    assert!(matches!(
+        Inspector::stop(&path, ScheduleId::from_raw(1)),
+        Err(Error::NotAStore { .. })
+    ));
+    assert_eq!(fs::read(&path).unwrap(), b"shopping list");
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn an_sqlite_file_without_the_schema_is_not_a_store_and_is_not_migrated() {
+    let (_dir, path) = db();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("CREATE TABLE notes (text TEXT)")
+        .unwrap();
+    drop(conn);
+    assert!(matches!(
+        Inspector::open(&path),
+        Err(Error::NotAStore { .. })
+    ));
+    assert!(matches!(
+        Inspector::stop(&path, ScheduleId::from_raw(1)),
+        Err(Error::NotAStore { .. })
+    ));
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let tables: i64 = conn
+        .query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(tables, 1, "nothing was created in it");
+}
+
+#[test]
+fn a_store_of_an_older_schema_is_refused_not_migrated() {
+    let (_dir, path) = db();
+    drop(Host::open(&path, ManualClock::new()));
+    set_schema_version(&path, 0);
+    let err = Inspector::open(&path).unwrap_err();
+    assert!(err.to_string().contains("schema version 0"), "{err}");
+    assert!(matches!(
+        Inspector::stop(&path, ScheduleId::from_raw(1)),
+        Err(Error::NotAStore { .. })
+    ));
+}
+
+#[test]
+fn list_and_get_match_what_the_engine_committed_while_it_runs() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let mut txn = h.engine.begin(h.prog);
+    let busy = txn
+        .schedule_every(
+            h.room,
+            "tick",
+            10.0,
+            vec![
+                Value::from("arg"),
+                Value::Map(vec![(Value::Int(1), Value::Float(2.5))]),
+            ],
+            Options::new()
+                .catchup(Catchup::Once)
+                .overlap(Overlap::Queue)
+                .max_faults(7)
+                .state(Value::Symbol("cursor".into()))
+                .player(h.prog)
+                .jitter_seconds(0.25)
+                .pass_elapsed(false),
+        )
+        .unwrap();
+    let once = txn
+        .schedule_at(h.room, "tick", h.now() + 100.0, vec![], Options::new())
+        .unwrap();
+    txn.commit().unwrap();
+
+    // Two firings of `busy`: the first faults, the second is still running at the commit.
+    h.after(10.25);
+    h.fault(h.last_run());
+    h.after(10.0);
+    let running = h.last_run();
+
+    let inspector = Inspector::open(&path).unwrap();
+    let all = inspector.list().unwrap();
+    assert_eq!(
+        all.iter().map(|s| s.id).collect::<Vec<_>>(),
+        vec![busy, once]
+    );
+    assert_eq!(inspector.ids().unwrap(), vec![busy, once]);
+    for stored in &all {
+        assert_matches_engine(&h, stored);
+        assert_eq!(inspector.get(stored.id).unwrap().as_ref(), Some(stored));
+    }
+    let stored = &all[0];
+    assert_eq!(stored.kind, ScheduleKind::Every);
+    assert_eq!(stored.interval_ns, 10_000_000_000);
+    assert_eq!(stored.run_count, 2);
+    assert_eq!(stored.fault_count, 1);
+    assert_eq!(
+        stored.last_fault.as_ref().map(|f| f.kind),
+        Some(FaultKind::Error)
+    );
+    assert_eq!(
+        stored.running,
+        vec![InFlight {
+            schedule: busy,
+            run: running,
+            nominal_unix_nanos: h.started().last().unwrap().1.nominal_unix_nanos,
+        }]
+    );
+    assert_eq!(all[1].kind, ScheduleKind::At);
+    assert!(all[1].running.is_empty() && all[1].last_fault.is_none());
+}
+
+#[test]
+fn a_non_persistent_or_unknown_schedule_is_not_in_the_store() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let fleeting = h.every(10.0, Options::new().persist(false));
+    let inspector = Inspector::open(&path).unwrap();
+    assert_eq!(inspector.get(fleeting).unwrap(), None);
+    assert_eq!(inspector.get(ScheduleId::from_raw(u64::MAX)).unwrap(), None);
+    assert!(inspector.list().unwrap().is_empty());
+}
+
+#[test]
+fn an_operator_stop_removes_the_schedule_durably_and_a_reopened_engine_does_not_load_it() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let stopped = h.every(10.0, Options::new());
+    let kept = h.every(10.0, Options::new());
+
+    assert!(Inspector::stop(&path, stopped).unwrap());
+    assert!(
+        !Inspector::stop(&path, stopped).unwrap(),
+        "a second stop finds nothing"
+    );
+    assert!(!Inspector::stop(&path, ScheduleId::from_raw(999)).unwrap());
+    // The running engine keeps its in-memory copy until it notices.
+    assert!(h.valid(stopped));
+    assert_eq!(Inspector::open(&path).unwrap().ids().unwrap(), vec![kept]);
+
+    // Its later group commits (cadence updates) and clean shutdown do not bring the row back.
+    h.after(10.0);
+    h.finish_all();
+    assert_eq!(Inspector::open(&path).unwrap().ids().unwrap(), vec![kept]);
+    let clock = h.clock.clone();
+    drop(h);
+    let reopened = Host::open(&path, clock);
+    assert!(!reopened.valid(stopped));
+    assert!(reopened.valid(kept));
+}
+
+#[test]
+fn an_operator_stop_leaves_the_other_schedules_loadable() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let stopped = h.every(10.0, Options::new());
+    let kept = h.every(10.0, Options::new().state(Value::Int(4)));
+    let clock = h.clock.clone();
+    drop(h);
+    assert!(Inspector::stop(&path, stopped).unwrap());
+    let reopened = Host::open(&path, clock);
+    assert!(!reopened.valid(stopped));
+    assert!(reopened.valid(kept));
+    assert_eq!(reopened.info(kept).state, Some(Value::Int(4)));
+}
