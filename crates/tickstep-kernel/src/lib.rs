@@ -112,7 +112,10 @@
 //! * With 100k timers pending, cost is cache misses, not instructions: a burst fires in deadline
 //!   order, which is random in memory. So an `after()` closure of up to 64 bytes is not boxed but
 //!   moved into a pool of its own closure type (safe code, found by `TypeId`): no allocation per
-//!   timer, and the closures sit densely side by side. The drain loads the slots and pooled
+//!   timer, and the closures sit densely side by side. Freed slots and pool cells are reused
+//!   lowest index first (a two-level bitmap), not in the random order a burst freed them, so the
+//!   arms of the next burst write their slots, closures and heap positions front to back, where
+//!   the prefetcher hides the misses. The drain loads the slots and pooled
 //!   closures of the next 32 tasks of a burst in one tight loop, where the misses overlap, instead
 //!   of waiting for them one task at a time. A [`TaskHandle`] is two words, so a program's table
 //!   of 100k handles stays in cache when it cancels them.
@@ -120,18 +123,18 @@
 //! * Async: the boxed future; wakers are pooled and reused. A wake takes one short mutex (wakers
 //!   must be `Send`); the scheduler drains woken tasks once per step.
 //!
-//! Measured with `cargo run --release -p tickstep-bench -- kernel --quick` (ours and the peer
-//! interleaved in one process; medians of five runs on a shared two-core virtual machine, where
-//! single runs swing by 20%), as ours / peer:
+//! Measured with `cargo run --release -p tickstep-bench -- kernel` (ours and the peer interleaved
+//! in one process, both structures kept warm across rounds; medians of five runs on a shared
+//! two-core virtual machine, where single runs swing by 20%), as ours / peer:
 //!
 //! | measure | ratio | per operation |
 //! |---|---|---|
-//! | `schedule_step`, against `VecDeque<Box<dyn FnOnce()>>` + `Instant::now()` per task | 0.94 | 43 ns |
-//! | `timer_fire_100k`, against tokio-util `DelayQueue` (paused clock) | 0.81 | 222 ns |
-//! | `timer_fire_1m`, same peer | 0.55 | 303 ns |
-//! | `timer_cancel_100k`, `DelayQueue` insert + remove | 0.84 | 197 ns |
-//! | `spawn_run`, against async-executor `LocalExecutor` | 0.78 | 173 ns |
-//! | `profiler_overhead`, profiler on minus off | | 11 ns |
+//! | `schedule_step`, against `VecDeque<Box<dyn FnOnce()>>` + `Instant::now()` per task | 0.95 | 43 ns |
+//! | `timer_fire_100k`, against tokio-util `DelayQueue` (paused clock) | 0.39 | 158 ns |
+//! | `timer_fire_1m`, same peer | 0.25 | 214 ns |
+//! | `timer_cancel_100k`, `DelayQueue` insert + remove | 0.69 | 198 ns |
+//! | `spawn_run`, against async-executor `LocalExecutor` | 0.80 | 175 ns |
+//! | `profiler_overhead`, profiler on minus off | | 4 ns |
 //!
 //! # Decisions where the spec was open
 //!

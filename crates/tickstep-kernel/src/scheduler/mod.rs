@@ -9,6 +9,7 @@
 //! | `labeled` | the `with_origin` builder |
 //! | `core` | the state and the moves between places (queued, heap, frame list, running, parked) |
 //! | `slab` | task slots with generations; queues and heap hold `u32` indices |
+//! | `free_set` | free slot and pool-cell indices, reused lowest first |
 //! | `queues` | five FIFO ring buffers, O(1) dequeue, lazy skip of cancelled tasks |
 //! | `timers` | indexed min-heap of deadlines, O(log n) removal on cancel |
 //! | `drain` | one step: budget, release ready work, drain queues under the budget |
@@ -22,6 +23,7 @@ mod budget;
 mod control;
 mod core;
 mod drain;
+mod free_set;
 mod idle;
 mod labeled;
 mod panics;

@@ -1,4 +1,4 @@
-//! Task storage: one slot per pending task, reused through a free list.
+//! Task storage: one slot per pending task, freed slots reused lowest index first.
 //!
 //! Queues, the deadline heap and the frame list hold `u32` slot indices, never the tasks
 //! themselves, so moving a recurring entry between places copies four bytes. A [`TaskKey`] pairs
@@ -14,6 +14,7 @@ use std::sync::Arc;
 use crate::Priority;
 use crate::clock::Instant;
 
+use super::free_set::FreeSet;
 use super::wake::TaskWaker;
 
 /// A boxed, not-`Send` future as the scheduler polls it.
@@ -103,7 +104,7 @@ pub(crate) enum Cadence {
 /// Where a live task is. A recurring entry is in exactly one place at a time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Place {
-    /// Not a task: on the free list.
+    /// Not a task: in the free set.
     Free,
     /// An entry waiting for its owner to queue it.
     Idle,
@@ -155,7 +156,6 @@ pub(crate) struct Slot {
     pub(crate) generation: u32,
     /// Profiler origin index, or [`super::profile::NO_ORIGIN`] until first needed.
     pub(crate) origin: u32,
-    next_free: u32,
     pub(crate) priority: Priority,
     pub(crate) place: Place,
     pub(crate) cancelled: bool,
@@ -178,16 +178,16 @@ pub(crate) struct NewTask {
     pub(crate) interval: u64,
 }
 
-const NO_FREE: u32 = u32::MAX;
-
-/// The slots and their free list.
+/// The slots and their free set.
 pub(crate) struct Slab {
     slots: Vec<Slot>,
     /// Interval (ns) per slot index, for `every()` slots; grown on demand.
     intervals: Vec<u64>,
     /// Waker per slot index, for future slots; grown on demand.
     wakers: Vec<Option<Arc<TaskWaker>>>,
-    free_head: u32,
+    /// Freed slots, reused lowest index first (see [`FreeSet`]); boxed on the first release, so
+    /// the scheduler's own allocation stays small.
+    free: Option<Box<FreeSet>>,
     live: usize,
 }
 
@@ -197,29 +197,24 @@ impl Slab {
             slots: Vec::new(),
             intervals: Vec::new(),
             wakers: Vec::new(),
-            free_head: NO_FREE,
+            free: None,
             live: 0,
         }
     }
 
     /// Stores a task and returns its key. Reuses a free slot when there is one.
     pub(crate) fn insert(&mut self, task: NewTask) -> TaskKey {
+        let reused = self.free.as_mut().and_then(|free| free.take_lowest());
         if task.cadence == Cadence::Every {
-            let index = if self.free_head == NO_FREE {
-                self.slots.len()
-            } else {
-                self.free_head as usize
-            };
+            let index = reused.map_or(self.slots.len(), |i| i as usize);
             if index >= self.intervals.len() {
                 self.intervals.resize(index + 1, 0);
             }
             self.intervals[index] = task.interval;
         }
         self.live += 1;
-        if self.free_head != NO_FREE {
-            let index = self.free_head;
+        if let Some(index) = reused {
             let slot = &mut self.slots[index as usize];
-            self.free_head = slot.next_free;
             slot.origin = task.origin;
             slot.priority = task.priority;
             slot.place = task.place;
@@ -245,7 +240,6 @@ impl Slab {
             location: task.location,
             deadline: Instant::ZERO,
             body: task.body,
-            next_free: NO_FREE,
         });
         TaskKey {
             index,
@@ -298,8 +292,7 @@ impl Slab {
         slot.place = Place::Free;
         if slot.generation < GENERATION_MASK {
             slot.generation += 1;
-            slot.next_free = self.free_head;
-            self.free_head = index;
+            self.free.get_or_insert_with(Box::default).insert(index);
         }
         self.live -= 1;
         let body = std::mem::replace(&mut slot.body, Body::Empty);
@@ -365,6 +358,26 @@ mod tests {
                 "bit 63 is the handle's"
             );
         }
+    }
+
+    #[test]
+    fn freed_slots_are_reused_lowest_index_first() {
+        let mut slab = Slab::new();
+        let task = || NewTask {
+            body: Body::Empty,
+            priority: Priority::Normal,
+            cadence: Cadence::Once,
+            location: Location::caller(),
+            origin: 0,
+            place: Place::Idle,
+            interval: 0,
+        };
+        let keys: Vec<TaskKey> = (0..6).map(|_| slab.insert(task())).collect();
+        for index in [4, 1, 5, 2] {
+            let _ = slab.release(keys[index].index);
+        }
+        let reused: Vec<u32> = (0..5).map(|_| slab.insert(task()).index).collect();
+        assert_eq!(reused, [1, 2, 4, 5, 6], "lowest first, then a new slot");
     }
 
     #[test]
