@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use tickstep::kernel::clock::{Clock, SystemClock};
+use tickstep::schedules::{ScheduleId, ScheduleKind};
 
 use crate::say;
-use crate::store::{Row1, Store};
+use crate::store;
 
 /// `tickstep schedules` options.
 #[derive(Args, Debug)]
@@ -54,9 +55,9 @@ fn now_unix_nanos() -> u64 {
 }
 
 fn list(args: &SchedulesArgs) -> Result<(), String> {
-    let rows = Store::open_read_only(&args.db)?.list()?;
+    let rows = store::open(&args.db)?.list().map_err(|e| e.to_string())?;
     if args.json {
-        let all: Vec<_> = rows.iter().map(Row1::to_json).collect();
+        let all: Vec<_> = rows.iter().map(store::to_json).collect();
         say(serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?);
         return Ok(());
     }
@@ -81,20 +82,20 @@ fn list(args: &SchedulesArgs) -> Result<(), String> {
         .iter()
         .map(|r| {
             [
-                r.id.to_string(),
-                r.kind.clone(),
-                format!("#{}:{}", r.target, r.verb),
-                if r.kind == "every" {
+                r.id.get().to_string(),
+                r.kind.as_str().into(),
+                format!("#{}:{}", r.target.0, r.verb),
+                if r.kind == ScheduleKind::Every {
                     seconds(r.interval_ns)
                 } else {
                     "-".into()
                 },
-                next_in(r.fire_at, now),
+                next_in(r.fire_at_unix_nanos, now),
                 r.run_count.to_string(),
                 r.fault_count.to_string(),
                 r.missed_count.to_string(),
                 r.overlap_count.to_string(),
-                if r.running.is_null() { "no" } else { "yes" }.into(),
+                if r.running.is_empty() { "no" } else { "yes" }.into(),
             ]
         })
         .collect();
@@ -126,14 +127,16 @@ fn list(args: &SchedulesArgs) -> Result<(), String> {
 }
 
 fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
-    let store = Store::open_read_only(&args.db)?;
-    let row = store.get(id)?.ok_or_else(|| {
-        format!(
-            "no schedule {id} in {} (it never existed, was stopped, or retired)",
-            args.db.display()
-        )
-    })?;
-    let info = row.to_json();
+    let row = store::open(&args.db)?
+        .get(ScheduleId::from_raw(id))
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "no schedule {id} in {} (it never existed, was stopped, or retired)",
+                args.db.display()
+            )
+        })?;
+    let info = store::to_json(&row);
     if args.json {
         say(serde_json::to_string_pretty(&info).map_err(|e| e.to_string())?);
         return Ok(());
@@ -148,7 +151,7 @@ fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
 }
 
 fn stop(args: &SchedulesArgs, id: u64) -> Result<(), String> {
-    let stopped = Store::open_for_stop(&args.db)?.stop(id)?;
+    let stopped = store::stop(&args.db, id)?;
     if args.json {
         say(json!({ "id": id, "stopped": stopped }).to_string());
     } else if stopped {

@@ -202,7 +202,7 @@ impl DemoWorldState {
         let Some(path) = rt.store_path() else {
             return Ok(Vec::new());
         };
-        let saved = crate::store::Store::open_read_only(path)?.ids()?;
+        let saved = crate::store::open(path)?.ids().map_err(|e| e.to_string())?;
         let engine = rt.schedules();
         let mut txn = engine.begin(WIZARD);
         let mine = self
@@ -212,7 +212,7 @@ impl DemoWorldState {
             .chain(self.lockup.get());
         let mut stopped = Vec::new();
         for id in mine {
-            if txn.schedule_valid(id) && !saved.contains(&id.get()) && !stopped.contains(&id) {
+            if txn.schedule_valid(id) && !saved.contains(&id) && !stopped.contains(&id) {
                 txn.schedule_stop(id).map_err(|e| e.to_string())?;
                 stopped.push(id);
             }
