@@ -102,6 +102,13 @@
 //! * **Clean shutdown**: dropping the engine writes pending cadence updates; only a crash hands
 //!   firings back as interrupted (and may repeat a firing whose start was not yet group-committed:
 //!   at-least-once, never lost).
+//! * **Operators** read a store with [`Inspector`] (read-only, never migrating; a file of another
+//!   schema is refused with [`Error::SchemaTooNew`] or [`Error::NotAStore`], never misread) and
+//!   stop a schedule with [`Inspector::stop`], which deletes the row through the engine's own
+//!   fsync'd commit. An engine already running on the file keeps its in-memory copy until the
+//!   host notices (by polling [`Inspector::ids`] and stopping what is missing); the next engine
+//!   to open the file never loads it. A row the codec cannot
+//!   decode fails the whole read with the value named, exactly as it would fail an engine's open.
 //! * **Errors** name the offending value and the rule; [`Error::code`] maps them to `E_INVARG`,
 //!   `E_PERM` (and `E_QUOTA` for a store failure).
 //!
