@@ -62,7 +62,7 @@ pub struct Inspector {
 /// fields are as of the last tick the engine committed.
 ///
 /// ```
-/// # use tickstep_kernel::clock::ManualClock;
+/// # use tickstep_kernel::clock::{Clock, ManualClock};
 /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
 /// # use tickstep_schedules::{Inspector, Options, Schedules, ScheduleKind, Value};
 /// # let dir = tempfile::tempdir().unwrap();
@@ -85,7 +85,6 @@ pub struct Inspector {
 /// assert_eq!(bell.state, Some(Value::from("loud")));
 /// assert_eq!(bell.fire_at_unix_nanos, clock.unix_nanos() + 2_000_000_000);
 /// assert!(bell.running.is_empty());
-/// # use tickstep_kernel::clock::Clock;
 /// ```
 #[derive(Clone, PartialEq, Debug)]
 #[non_exhaustive]
