@@ -115,10 +115,11 @@
 //!   timer, and the closures sit densely side by side. Freed slots and pool cells are reused
 //!   lowest index first (a two-level bitmap), not in the random order a burst freed them, so the
 //!   arms of the next burst write their slots, closures and heap positions front to back, where
-//!   the prefetcher hides the misses. The drain loads the slots and pooled
-//!   closures of the next 32 tasks of a burst in one tight loop, where the misses overlap, instead
-//!   of waiting for them one task at a time. A [`TaskHandle`] is two words, so a program's table
-//!   of 100k handles stays in cache when it cancels them.
+//!   the prefetcher hides the misses: -35% per timer at 100k pending, -46% at 1M, -19% per
+//!   cancel, at the price of a few instructions per spawn (`spawn_run` 0.75 -> 0.79). The drain
+//!   loads the slots and pooled closures of the next 32 tasks of a burst in one tight loop, where
+//!   the misses overlap, instead of waiting for them one task at a time. A [`TaskHandle`] is two
+//!   words, so a program's table of 100k handles stays in cache when it cancels them.
 //! * `schedule_entry`: no allocation at all, for owners that queue the same work repeatedly.
 //! * Async: the boxed future; wakers are pooled and reused. A wake takes one short mutex (wakers
 //!   must be `Send`); the scheduler drains woken tasks once per step.

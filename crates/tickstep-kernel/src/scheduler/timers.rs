@@ -18,7 +18,9 @@
 //! Why still a heap and not a hierarchical timing wheel (tokio's `DelayQueue`): profiling the
 //! 100k-timer benchmarks showed the heap itself is a minor cost. Arming is a sift-up that rarely
 //! climbs, a burst leaves the heap in one linear pass, and what dominates is touching each timer's
-//! slot and closure in deadline order, which a wheel must do too. A wheel would also need a sort
+//! slot and closure in deadline order, which a wheel must do too. (Arming touches them as well;
+//! the slab and the closure pools hand out their lowest free index, so arming walks them in
+//! order, see `free_set`.) A wheel would also need a sort
 //! of each expired bucket to keep exact deadlines and arming order, and a scan to find the
 //! earliest deadline for the idle wake, which the heap reads at its root.
 
