@@ -60,6 +60,36 @@ impl FreeSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    proptest! {
+        /// Against a `BTreeSet` model: any interleaving of frees and takes yields its minimum.
+        #[test]
+        fn the_free_set_behaves_like_an_ordered_set(
+            ops in proptest::collection::vec(
+                prop_oneof![(0_u32..20_000).prop_map(Some), Just(None)],
+                0..400,
+            )
+        ) {
+            let mut set = FreeSet::default();
+            let mut model = BTreeSet::new();
+            for op in ops {
+                match op {
+                    Some(index) if !model.contains(&index) => {
+                        set.insert(index);
+                        model.insert(index);
+                    }
+                    Some(_) => {}
+                    None => prop_assert_eq!(set.take_lowest(), model.pop_first()),
+                }
+            }
+            while let Some(lowest) = model.pop_first() {
+                prop_assert_eq!(set.take_lowest(), Some(lowest));
+            }
+            prop_assert_eq!(set.take_lowest(), None);
+        }
+    }
 
     #[test]
     fn the_lowest_free_index_comes_out_first_whatever_the_order_freed() {
