@@ -23,7 +23,16 @@ impl Scheduler {
     pub fn with_origin(&self, label: impl Into<Cow<'static, str>>) -> Labeled<'_> {
         Labeled {
             scheduler: self,
-            label: label.into(),
+            label: Some(label.into()),
+        }
+    }
+
+    /// The same builder with no label: tasks are named by their call site. The plain
+    /// `after`/`every`/`spawn`/`entry` methods are this, so both paths share one body each.
+    pub(super) fn unlabeled(&self) -> Labeled<'_> {
+        Labeled {
+            scheduler: self,
+            label: None,
         }
     }
 }
@@ -41,7 +50,7 @@ impl Scheduler {
 #[derive(Debug)]
 pub struct Labeled<'a> {
     scheduler: &'a Scheduler,
-    label: Cow<'static, str>,
+    label: Option<Cow<'static, str>>,
 }
 
 impl Labeled<'_> {
@@ -58,7 +67,9 @@ impl Labeled<'_> {
     /// ```
     #[track_caller]
     pub fn schedule(&self, f: impl FnOnce() + 'static, priority: Priority) -> TaskHandle {
-        let key = self.scheduler.submit_once(f, priority, Some(&self.label));
+        let key = self
+            .scheduler
+            .submit_once(f, priority, self.label.as_deref());
         self.scheduler.handle(key)
     }
 
@@ -89,7 +100,7 @@ impl Labeled<'_> {
             self.scheduler.once_body(f),
             priority,
             Start::After(delay),
-            Some(&self.label),
+            self.label.as_deref(),
         )?;
         Ok(self.scheduler.handle(key))
     }
@@ -117,16 +128,11 @@ impl Labeled<'_> {
         f: impl FnMut() + 'static,
         priority: Priority,
     ) -> Result<TaskHandle, ScheduleError> {
-        let start = if interval.is_zero() {
-            Start::EveryFrame
-        } else {
-            Start::Every(interval)
-        };
         let key = self.scheduler.submit(
             Body::Repeat(Box::new(f)),
             priority,
-            start,
-            Some(&self.label),
+            Start::every(interval),
+            self.label.as_deref(),
         )?;
         Ok(self.scheduler.handle(key))
     }
@@ -154,7 +160,7 @@ impl Labeled<'_> {
                 Body::Future(Box::pin(future)),
                 priority,
                 Start::Queued,
-                Some(&self.label),
+                self.label.as_deref(),
             )
             .expect("queued tasks have no deadline to overflow");
         self.scheduler.handle(key)
@@ -180,7 +186,7 @@ impl Labeled<'_> {
                 Body::Repeat(Box::new(f)),
                 priority,
                 Start::Idle,
-                Some(&self.label),
+                self.label.as_deref(),
             )
             .expect("entries have no deadline to overflow");
         Entry {

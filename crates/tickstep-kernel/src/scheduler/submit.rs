@@ -26,6 +26,17 @@ pub(super) enum Start {
     Idle,
 }
 
+impl Start {
+    /// Where an `every(interval)` task starts: the frame list for zero, the heap otherwise.
+    pub(super) fn every(interval: Duration) -> Start {
+        if interval.is_zero() {
+            Start::EveryFrame
+        } else {
+            Start::Every(interval)
+        }
+    }
+}
+
 impl Scheduler {
     /// Stores a task. Panics (at the user's call site) when the scheduler is destroyed.
     #[track_caller]
@@ -202,8 +213,7 @@ impl Scheduler {
         f: impl FnOnce() + 'static,
         priority: Priority,
     ) -> Result<TaskHandle, ScheduleError> {
-        let key = self.submit(self.once_body(f), priority, Start::After(delay), None)?;
-        Ok(self.handle(key))
+        self.unlabeled().after(delay, f, priority)
     }
 
     /// Runs `f` every `interval`: zero means every step (the frame list); a positive interval uses
@@ -241,13 +251,7 @@ impl Scheduler {
         f: impl FnMut() + 'static,
         priority: Priority,
     ) -> Result<TaskHandle, ScheduleError> {
-        let start = if interval.is_zero() {
-            Start::EveryFrame
-        } else {
-            Start::Every(interval)
-        };
-        let key = self.submit(Body::Repeat(Box::new(f)), priority, start, None)?;
-        Ok(self.handle(key))
+        self.unlabeled().every(interval, f, priority)
     }
 
     /// [`Scheduler::after`] with the delay in `f64` seconds, checked the way a script's number is.
@@ -334,15 +338,7 @@ impl Scheduler {
         future: impl Future<Output = ()> + 'static,
         priority: Priority,
     ) -> TaskHandle {
-        let key = self
-            .submit(
-                Body::Future(Box::pin(future)),
-                priority,
-                Start::Queued,
-                None,
-            )
-            .expect("queued tasks have no deadline to overflow");
-        self.handle(key)
+        self.unlabeled().spawn(future, priority)
     }
 
     /// A recurring async job: every `interval`, `make` creates a future that runs to completion
@@ -388,12 +384,12 @@ impl Scheduler {
             factory: Box::new(move || Box::pin(make()) as LocalFuture),
             current: None,
         };
-        let start = if interval.is_zero() {
-            Start::EveryFrame
-        } else {
-            Start::Every(interval)
-        };
-        let key = self.submit(Body::AsyncRepeat(Box::new(job)), priority, start, None)?;
+        let key = self.submit(
+            Body::AsyncRepeat(Box::new(job)),
+            priority,
+            Start::every(interval),
+            None,
+        )?;
         Ok(self.handle(key))
     }
 
@@ -413,12 +409,7 @@ impl Scheduler {
     /// ```
     #[track_caller]
     pub fn entry(&self, f: impl FnMut() + 'static, priority: Priority) -> Entry {
-        let key = self
-            .submit(Body::Repeat(Box::new(f)), priority, Start::Idle, None)
-            .expect("entries have no deadline to overflow");
-        Entry {
-            handle: self.handle(key),
-        }
+        self.unlabeled().entry(f, priority)
     }
 
     /// Queues `entry` for the next step without allocating (the seed's `scheduleEntry`). An entry
