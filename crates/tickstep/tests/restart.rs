@@ -6,17 +6,23 @@ use tickstep::Runtime;
 use tickstep::kernel::ManualClock;
 use tickstep::schedules::{ObjId, Options, Value};
 
+/// A runtime on the store at `path`, in the virtual time of `clock`: each call is one "run" of
+/// the server, so calling it again after a shutdown or drop is a restart.
+fn open(path: &std::path::Path, clock: &ManualClock) -> Runtime {
+    Runtime::builder()
+        .manual_clock(clock.clone())
+        .store_path(path)
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn a_second_runtime_on_the_same_store_finds_the_first_ones_schedules() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("world.db");
     let clock = ManualClock::new();
     let build = || {
-        let rt = Runtime::builder()
-            .manual_clock(clock.clone())
-            .store_path(&path)
-            .build()
-            .unwrap();
+        let rt = open(&path, &clock);
         rt.verb("ring", |_| Ok(Value::Int(0)));
         rt
     };
@@ -47,11 +53,7 @@ fn a_firing_in_flight_at_shutdown_is_abandoned_by_the_next_runtime_as_interrupte
     let path = dir.path().join("world.db");
     let clock = ManualClock::new();
     let build = || {
-        let rt = Runtime::builder()
-            .manual_clock(clock.clone())
-            .store_path(&path)
-            .build()
-            .unwrap();
+        let rt = open(&path, &clock);
         rt.async_verb("long_job", |call| async move {
             call.sleep(Duration::from_secs(3600)).await; // still running at shutdown
             Ok(Value::Int(0))
@@ -84,14 +86,7 @@ fn a_loaded_schedule_whose_verb_has_no_code_yet_faults_as_start_failed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("world.db");
     let clock = ManualClock::new();
-    let open = || {
-        Runtime::builder()
-            .manual_clock(clock.clone())
-            .store_path(&path)
-            .build()
-            .unwrap()
-    };
-    let rt = open();
+    let rt = open(&path, &clock);
     rt.verb("ring", |_| Ok(Value::Int(0)));
     let mut txn = rt.schedules().begin(ObjId(1));
     let id = txn
@@ -100,7 +95,7 @@ fn a_loaded_schedule_whose_verb_has_no_code_yet_faults_as_start_failed() {
     txn.commit().unwrap();
     rt.shutdown().unwrap();
 
-    let rt = open(); // no `ring` registered this time
+    let rt = open(&path, &clock); // no `ring` registered this time
     rt.run_for(Duration::from_millis(1_100)).unwrap();
     let info = rt.schedules().begin(ObjId(1)).schedule_info(id).unwrap();
     assert_eq!(
