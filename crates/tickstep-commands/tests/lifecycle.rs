@@ -6,7 +6,9 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use common::{CYCLE, counter, cycles, parked, parked_on, record, setup, strs, take, yields};
+use common::{
+    CYCLE, counter, cycles, forks_then_parks, parked, parked_on, record, setup, strs, take, yields,
+};
 use tickstep_commands::{Command, Mechanism, ScheduleResult};
 
 #[test]
@@ -517,16 +519,7 @@ fn a_listener_scheduling_during_a_mount_schedules_at_top_level() {
         }
     });
     let child = parked("child");
-    let c = child.clone();
-    let parent = Command::no_requirements()
-        .executing(move |co| {
-            let c = c.clone();
-            async move {
-                co.fork([&c]).unwrap();
-                co.park().await;
-            }
-        })
-        .named("parent");
+    let parent = forks_then_parks("parent", &child);
     scheduler.schedule(&parent);
     cycles(&clock, &scheduler, 1);
     assert!(

@@ -5,7 +5,7 @@ mod common;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use common::{cycles, parked, parked_on, record, setup, strs, take, yields};
+use common::{cycles, forks_then_parks, parked, parked_on, record, setup, strs, take, yields};
 use tickstep_commands::{Command, ForkError, Mechanism, ScheduleResult};
 
 /// A parent that awaits `child` then records that it resumed.
@@ -100,26 +100,8 @@ fn canceling_a_parent_cancels_its_descendants_first() {
     let (clock, scheduler) = setup();
     let log = record(&scheduler);
     let grandchild = parked("G");
-    let g = grandchild.clone();
-    let child = Command::no_requirements()
-        .executing(move |co| {
-            let g = g.clone();
-            async move {
-                co.fork([&g]).unwrap();
-                co.park().await;
-            }
-        })
-        .named("C");
-    let c = child.clone();
-    let parent = Command::no_requirements()
-        .executing(move |co| {
-            let c = c.clone();
-            async move {
-                co.fork([&c]).unwrap();
-                co.park().await;
-            }
-        })
-        .named("P");
+    let child = forks_then_parks("C", &grandchild);
+    let parent = forks_then_parks("P", &child);
     scheduler.schedule(&parent);
     cycles(&clock, &scheduler, 1);
     take(&log);

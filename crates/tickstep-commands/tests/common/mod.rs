@@ -54,6 +54,20 @@ pub fn parked(name: &str) -> Command {
         .named(name)
 }
 
+/// A command that forks `child` on its first mount, then never ends on its own.
+pub fn forks_then_parks(name: &str, child: &Command) -> Command {
+    let child = child.clone();
+    Command::no_requirements()
+        .executing(move |co| {
+            let child = child.clone();
+            async move {
+                co.fork([&child]).unwrap();
+                co.park().await;
+            }
+        })
+        .named(name)
+}
+
 /// A command on `mechanism` that never ends on its own.
 pub fn parked_on(mechanism: &Mechanism, name: &str, priority: i32) -> Command {
     mechanism
