@@ -19,7 +19,7 @@ pub const DEFAULT_BUDGET: Duration = Duration::from_micros(1_500);
 
 /// Settings for [`Scheduler::new`](crate::Scheduler::new). Start from a role preset and adjust.
 ///
-/// Budget selection follows the seed exactly: a `target_frame` selects frame-aware mode (with
+/// Budget selection follows docs/kernel.md §4.1: a `target_frame` selects frame-aware mode (with
 /// `budget` as its floor, default 1.5 ms); a `budget` alone selects fixed mode on either role;
 /// with neither, the server is frame-aware against 16.5 ms and the client gets a fixed 1.5 ms.
 ///
@@ -67,7 +67,7 @@ pub enum BudgetMode {
 }
 
 impl BudgetMode {
-    /// The fixed slice, or the floor in frame-aware mode (the seed's `BudgetSeconds`).
+    /// The fixed slice, or the floor in frame-aware mode (docs/kernel.md §4.1).
     ///
     /// ```
     /// use std::time::Duration;
@@ -80,7 +80,7 @@ impl BudgetMode {
         }
     }
 
-    /// The frame-aware target (the seed's `TargetFrameSeconds`), `None` in fixed mode.
+    /// The frame-aware target (docs/kernel.md §4.1), `None` in fixed mode.
     ///
     /// ```
     /// use std::time::Duration;

@@ -7,7 +7,7 @@ use crate::{Phase, Priority, Role};
 
 /// Why a scheduler call was refused. Nothing was created or changed when one is returned.
 ///
-/// The messages follow the seed where it quotes one, e.g.
+/// The messages follow docs/kernel.md §5.2 and §10.6 where they quote one, e.g.
 /// `Scheduler.every interval must be a finite number >= 0 (got NaN)`.
 ///
 /// ```
@@ -184,9 +184,11 @@ impl std::fmt::Display for TaskError {
 
 impl std::error::Error for TaskError {}
 
-/// Converts `f64` seconds from a script or config into a [`Duration`], with the seed's checks.
+/// Converts `f64` seconds from a script or config into a [`Duration`], with the checks of
+/// docs/kernel.md §5.2.
 ///
-/// `api` names the call (`"after"` or `"every"`) so the message reads like the seed's:
+/// `api` names the call (`"after"` or `"every"`) so the message reads as in
+/// docs/kernel.md §5.2:
 /// `Scheduler.after delay must be a finite number >= 0 (got -1)`. Any other `api` is reported as
 /// a `"value"`.
 ///

@@ -6,8 +6,8 @@
 /// An engine reports seconds ([`FrameStats::heartbeat_time`], [`FrameStats::physics_step_time`]).
 /// An older engine or a test double may only have the legacy millisecond readings; it returns
 /// `false` from [`FrameStats::reports_seconds`] and the scheduler divides the `*_ms` readings by
-/// 1000. The choice is read **once**, when the source is installed, exactly as the seed's module
-/// checks once at load.
+/// 1000. The choice is read **once**, when the source is installed, as docs/kernel.md §4.6
+/// requires.
 ///
 /// [`FrameLoop`](crate::FrameLoop) implements this by measuring its own frames.
 ///

@@ -121,7 +121,7 @@ impl TaskHandle {
 
 /// A reusable task its owner queues again and again without allocating
 /// ([`Scheduler::entry`](crate::Scheduler::entry) and
-/// [`Scheduler::schedule_entry`](crate::Scheduler::schedule_entry)), the seed's `scheduleEntry`.
+/// [`Scheduler::schedule_entry`](crate::Scheduler::schedule_entry)); docs/kernel.md §7.5.
 ///
 /// Dropping the entry cancels it and frees its slot.
 ///

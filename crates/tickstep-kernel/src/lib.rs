@@ -32,6 +32,8 @@
 //!
 //! # The model
 //!
+//! (Specified in docs/kernel.md §2, §3, §4 and §6: work, the step, the budget, idle sleep.)
+//!
 //! A scheduler holds three kinds of pending work: five FIFO queues (one per [`Priority`],
 //! `Kernel = 1` first, `Background = 5` last), a deadline min-heap for `after()` and positive
 //! `every()`, and a frame list for `every(0)` jobs. A step, in order:
@@ -84,8 +86,8 @@
 //!
 //! # Async tasks
 //!
-//! [`Scheduler::spawn`] runs a future as a task, polled under the same budget. Where the seed's
-//! yielding task suspends the rest of its step, a `Pending` future simply lets the step move on;
+//! [`Scheduler::spawn`] runs a future as a task, polled under the same budget. A `Pending` future
+//! does not suspend the rest of its step: it lets the step move on (docs/kernel.md §9.1);
 //! its waker queues it for a later step, and step statistics count poll time only.
 //! [`Scheduler::every_async`] arms its next deadline only after the run's future completes, so a
 //! recurring async job never overlaps itself.
@@ -138,6 +140,8 @@
 //! | `profiler_overhead`, profiler on minus off | | 4 ns |
 //!
 //! # Decisions where the spec was open
+//!
+//! Each is a rule of docs/kernel.md §13.
 //!
 //! * **Use after destroy** panics with `scheduler is destroyed` (`#[track_caller]`), for every
 //!   creating call and `bind`; `step` does nothing; `on_error` is ignored.

@@ -9,7 +9,7 @@ use crate::ScheduleError;
 /// * `Background` starves first: it only runs on spare budget. Work that must eventually run
 ///   belongs at `Low`.
 ///
-/// Each level keeps its numeric value from the seed (`Kernel = 1 … Background = 5`).
+/// Each level keeps its numeric value (`Kernel = 1 … Background = 5`, docs/kernel.md §2.1).
 ///
 /// ```
 /// use tickstep_kernel::Priority;
@@ -49,7 +49,7 @@ impl Priority {
         Priority::Background,
     ];
 
-    /// The seed's numeric level, 1 (Kernel) to 5 (Background).
+    /// The numeric level, 1 (Kernel) to 5 (Background) (docs/kernel.md §2.1).
     ///
     /// ```
     /// assert_eq!(tickstep_kernel::Priority::Background.level(), 5);

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 /// A snapshot of a scheduler's statistics ([`Scheduler::stats`](crate::Scheduler::stats)), updated
-/// at the end of every step. The fields follow the seed's `Stats` table.
+/// at the end of every step. The fields are those of docs/kernel.md §11.1.
 ///
 /// ```
 /// use std::time::Duration;
@@ -84,7 +84,7 @@ pub struct StepWindow {
 }
 
 impl StepWindow {
-    /// The top deferred origins as one string, `"origin x3, other x1"` (the seed's form).
+    /// The top deferred origins as one string, `"origin x3, other x1"` (docs/kernel.md §11.2).
     ///
     /// ```
     /// let w = tickstep_kernel::StepWindow::default();

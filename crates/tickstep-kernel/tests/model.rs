@@ -1,5 +1,5 @@
 //! Model test: random schedule/after/every/cancel/advance/step sequences against a small
-//! reference model of the seed's rules, comparing run order, stats and queue depths.
+//! reference model of docs/kernel.md §2–§5, comparing run order, stats and queue depths.
 
 mod common;
 
@@ -73,7 +73,7 @@ struct Task {
     deadline: u64,
 }
 
-/// The seed's scheduler, written as plainly as possible (times in ms).
+/// The scheduler of docs/kernel.md §3–§5, written as plainly as possible (times in ms).
 #[derive(Default)]
 struct Model {
     now: u64,

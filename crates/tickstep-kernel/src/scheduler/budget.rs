@@ -1,4 +1,4 @@
-//! The step budget: explicit > frame-aware > fixed, with the seed's formulas.
+//! The step budget: explicit > frame-aware > fixed, with the formulas of docs/kernel.md §4.
 //!
 //! ```text
 //! first step after reattaching:  Budget = max(Target - HeartbeatTime - PhysicsStepTime, Floor)

@@ -367,7 +367,7 @@ impl Scheduler {
     }
 
     /// Names every task created at `location` with `label` in the profiler and error reports
-    /// (the seed's `setTaskOrigin`; Rust functions are identified by their call site). For a
+    /// (docs/kernel.md §2.4; Rust functions are identified by their call site). For a
     /// per-task label use [`Scheduler::with_origin`].
     ///
     /// ```

@@ -11,7 +11,7 @@ use super::submit::Start;
 
 impl Scheduler {
     /// Names the next task created through the returned builder in the profiler and in error
-    /// reports, instead of its `file:line:column` (the seed's `setTaskOrigin` for one task).
+    /// reports, instead of its `file:line:column` (docs/kernel.md §2.4, for one task).
     ///
     /// ```
     /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};

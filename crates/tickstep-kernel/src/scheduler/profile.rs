@@ -1,7 +1,7 @@
 //! The hot-task profiler: wall time per origin.
 //!
 //! An origin is where a task came from: the `#[track_caller]` [`Location`] of the `schedule`,
-//! `after`, `every` or `spawn` call (the Rust form of the seed's `debug.info(fn, "sl")`), or a
+//! `after`, `every` or `spawn` call (docs/kernel.md §2.4 and §13.3), or a
 //! label set with [`Scheduler::with_origin`](crate::Scheduler::with_origin). Origins are interned
 //! into a dense table once per call site; a slot caches its index, so the per-task cost of
 //! profiling is one array update and no hashing. Interning itself is skipped for repeat calls
@@ -103,7 +103,7 @@ impl Profiler {
         index
     }
 
-    /// Renames a call site (the seed's `setTaskOrigin`).
+    /// Renames a call site (docs/kernel.md §2.4).
     pub(crate) fn rename(&mut self, location: &'static Location<'static>, label: &str) {
         let index = self.intern_location(location);
         label.clone_into(&mut self.origins[index as usize].name);

@@ -1,7 +1,7 @@
 //! The five FIFO queues, one per priority.
 //!
 //! Each is a ring buffer (`VecDeque`): push and pop are O(1) with no shifting, the Rust form of
-//! the seed's "array with a head index". An entry is either a slot index (recurring jobs, due
+//! the O(1) queues of docs/kernel.md §2.1. An entry is either a slot index (recurring jobs, due
 //! timers, futures, entries: work that lives in the slab) or a one-shot `schedule()` closure
 //! stored inline, which never touches the slab at all: that is the hot path, one push and one pop.
 //!

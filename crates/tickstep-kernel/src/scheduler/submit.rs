@@ -412,7 +412,7 @@ impl Scheduler {
         self.unlabeled().entry(f, priority)
     }
 
-    /// Queues `entry` for the next step without allocating (the seed's `scheduleEntry`). An entry
+    /// Queues `entry` for the next step without allocating (docs/kernel.md §7.5). An entry
     /// may queue itself again while it runs; it then runs once more on a later step.
     ///
     /// # Errors
