@@ -41,7 +41,7 @@
 //! * **One thread, no executor.** Handles are `Rc`-based and `!Send`. The scheduler polls each
 //!   body with a no-op waker; every running command is mounted once per cycle, so awaitables
 //!   simply re-check their condition when polled. Nothing runs between `run()` calls.
-//! * **Phases of `run()`** (the seed's order): cleanup of dead scopes (their bindings'
+//! * **Phases of `run()`** (docs/commands.md §2.1): cleanup of dead scopes (their bindings'
 //!   commands canceled) → sideloads → trigger polling → default commands for idle mechanisms →
 //!   promotion of queued commands → execution of running commands, newest first.
 //! * **Scheduled vs mounted.** `schedule` from outside a command *queues* ([`Scheduler::is_scheduled`]);
@@ -91,7 +91,9 @@
 //! polling the same futures from a `Vec` (about 1.7 ns each), which keeps no books at all. An idle
 //! bound trigger costs about 8 ns per cycle.
 //!
-//! # Decisions where the seed was open
+//! # Decisions where the spec was open
+//!
+//! Each is a rule of docs/commands.md §11.
 //!
 //! * Bodies are Rust futures; a [`Coroutine`] used by any command other than its own panics with
 //!   "Coroutines can only be used by the command bound to them" (it is a programmer error, and

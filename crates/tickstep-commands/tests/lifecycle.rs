@@ -1,4 +1,4 @@
-//! The scheduler's lifecycle rules, one test per sentence of the seed and issue.
+//! The scheduler's lifecycle rules (docs/commands.md §2, §3, §5 and §9), one test per rule.
 
 mod common;
 
@@ -446,6 +446,7 @@ fn events_carry_the_clock_time() {
     assert_eq!(events.last().unwrap().at.as_nanos(), 3_020_000_000);
 }
 
+/// docs/commands.md §2.1: cleanup, sideloads, triggers, defaults, promotion, execution.
 #[test]
 fn run_phases_follow_the_seed_order() {
     let (clock, scheduler) = setup();

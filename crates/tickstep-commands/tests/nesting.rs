@@ -415,6 +415,7 @@ fn await_any_cancels_the_others() {
     );
 }
 
+/// docs/commands.md §9.4: `CompletedWithError` for the child, then its root is canceled.
 #[test]
 fn a_child_erroring_after_a_remount_cancels_the_root_in_the_seed_order() {
     let (clock, scheduler) = setup();

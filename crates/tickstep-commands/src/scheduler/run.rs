@@ -1,4 +1,4 @@
-//! One scheduler cycle, in the seed's order:
+//! One scheduler cycle, in the order of docs/commands.md §2.1:
 //!
 //! 1. **Cleanup**: bindings and sideloads whose scope ended are removed; commands those bindings
 //!    scheduled are canceled.
