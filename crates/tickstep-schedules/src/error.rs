@@ -1,5 +1,6 @@
 //! Typed errors. Each names the offending value and the rule it broke, and maps to the MOO error
-//! code the seed names ([`Error::code`]), so a host can translate it to its own language.
+//! code docs/schedules.md §12.1 names ([`Error::code`]), so a host can translate it to its own
+//! language.
 
 use std::fmt::Display;
 use std::path::PathBuf;

@@ -81,9 +81,9 @@ impl RetireReason {
     }
 }
 
-/// Everything `schedule_info(id)` reports. [`ScheduleInfo::to_value`] gives the seed's
-/// string-keyed map (times as float Unix seconds, 0.0 for never; durations as integer nanoseconds;
-/// absent optional values as 0).
+/// Everything `schedule_info(id)` reports. [`ScheduleInfo::to_value`] gives the string-keyed map
+/// of docs/schedules.md §9.1 and §9.2 (times as float Unix seconds, 0.0 for never; durations as
+/// integer nanoseconds; absent optional values as 0).
 ///
 /// `next_run` is when the next firing is due, jitter included (0.0 while a one-shot is running or
 /// once retired). `mean_duration_ns` and `p99_duration_ns` cover the last 64 firings settled in this
@@ -107,7 +107,7 @@ impl RetireReason {
 /// assert_eq!(info.to_value().get("interval"), Some(&Value::Float(60.0)));
 /// ```
 #[derive(Clone, PartialEq, Debug)]
-#[allow(clippy::struct_excessive_bools)] // the seed's fields, one to one
+#[allow(clippy::struct_excessive_bools)] // the fields of docs/schedules.md §9.1, one to one
 pub struct ScheduleInfo {
     /// The schedule's id.
     pub id: ScheduleId,
@@ -183,7 +183,7 @@ pub(crate) fn unix_seconds(nanos: u64) -> f64 {
 }
 
 impl ScheduleInfo {
-    /// The seed's string-keyed map, keys in the seed's order.
+    /// The string-keyed map, keys in the order of docs/schedules.md §9.1.
     ///
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};

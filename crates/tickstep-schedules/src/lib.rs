@@ -1,7 +1,7 @@
 //! Durable schedules: run a host's verb later, once or on a cadence, surviving restarts.
 //!
-//! This is the third layer of tickstep (seed 004). A host — a MOO world server is the model, but
-//! nothing here knows MOO — asks for `target:verb(@args)` to be called at a time
+//! This is the third layer of tickstep, specified in docs/schedules.md. A host — a MOO world server
+//! is the model, but nothing here knows MOO — asks for `target:verb(@args)` to be called at a time
 //! ([`Txn::schedule_at`]) or every so often ([`Txn::schedule_every`]). The engine keeps a deadline
 //! and that triple; when the deadline passes it hands a [`Firing`] to the host's [`Runner`], which
 //! starts a fresh task, exactly as `fork` would. Each firing is its own task with its own
@@ -68,6 +68,8 @@
 //! schedules; 190–230 resident bytes per loaded schedule.
 //!
 //! # Decisions where the spec was open
+//!
+//! Each is a rule of docs/schedules.md §13.
 //!
 //! * **Catch-up threshold.** When the engine gets to a schedule and exactly one cadence point has
 //!   passed, that is an ordinary (slightly late) firing under every policy; so `skip` never drops

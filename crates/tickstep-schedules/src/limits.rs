@@ -1,5 +1,5 @@
-//! The seed's limits on what a schedule may hold, in one place: deadlines are 64-bit Unix
-//! nanoseconds, and values must survive a trip through the store's JSON.
+//! The limits on what a schedule may hold (docs/schedules.md §5.7, §8.3, §13.13): deadlines
+//! are 64-bit Unix nanoseconds, and values must survive a trip through the store's JSON.
 
 use std::time::Duration;
 

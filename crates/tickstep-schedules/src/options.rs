@@ -7,7 +7,7 @@
 use crate::limits::{check_storable, seconds_to_nanos};
 use crate::{Error, ObjId, Value};
 
-/// Largest serialised `state`, in bytes (the seed's 4 KB).
+/// Largest serialised `state`, in bytes (4 KB, docs/schedules.md §5.7).
 ///
 /// ```
 /// assert_eq!(tickstep_schedules::MAX_STATE_BYTES, 4096);
@@ -127,9 +127,9 @@ impl Overlap {
     }
 }
 
-/// Options for a new schedule (the seed's optional fifth argument).
+/// Options for a new schedule (the optional fifth argument, docs/schedules.md §5).
 ///
-/// Every field has the seed's default; set only what differs.
+/// Every field has the default of docs/schedules.md §5; set only what differs.
 ///
 /// ```
 /// use tickstep_schedules::{Catchup, ObjId, Options, Overlap, Value};
@@ -202,7 +202,7 @@ pub const OPTION_KEYS: [&str; 9] = [
 ];
 
 impl Options {
-    /// The seed's defaults.
+    /// The defaults of docs/schedules.md §5.
     ///
     /// ```
     /// let o = tickstep_schedules::Options::new();

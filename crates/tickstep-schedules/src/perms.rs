@@ -1,4 +1,4 @@
-//! The seed's permission table, in one place.
+//! The permission table of docs/schedules.md §6.3, in one place.
 //!
 //! | operation | who may |
 //! |---|---|

@@ -9,7 +9,7 @@ use crate::limits::{check_storable, seconds_to_nanos};
 use crate::perms::{check_list_owner, check_player, may_manage};
 use crate::{Error, ObjId, Options, ScheduleId, Value};
 
-/// The latest representable deadline, in the seed's words.
+/// The latest representable deadline (docs/schedules.md §8.3).
 const LAST_DEADLINE: &str = "18446744073 (Unix seconds, July 2554)";
 
 /// A task's view of the engine, with its permissions.

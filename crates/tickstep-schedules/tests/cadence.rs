@@ -1,5 +1,5 @@
-//! Cadence, overlap, catch-up, jitter, adaptive, elapsed and state: one test per sentence of the
-//! seed and SEMANTICS.md, on virtual time.
+//! Cadence, overlap, catch-up, jitter, adaptive, elapsed and state: one test per rule of
+//! docs/schedules.md §4, §5 and §7, on virtual time.
 
 #![allow(clippy::float_cmp)] // virtual time is exact: these values are equal, not close
 

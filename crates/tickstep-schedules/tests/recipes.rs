@@ -1,4 +1,6 @@
-//! The seed's recipes, and re-entrancy: user code calling back into the engine.
+//! Recipes a host writes with schedules (debounce, one driver per object, upkeep over `elapsed`,
+//! one heartbeat schedule, an audit), and re-entrancy (docs/schedules.md §10.3): user code calling
+//! back into the engine.
 
 mod common;
 

@@ -425,6 +425,7 @@ fn the_key_value_option_map_is_checked_at_creation() {
     assert_eq!(info.state, Some(Value::from("k")));
 }
 
+/// docs/schedules.md §9.1: every key, in order.
 #[test]
 fn schedule_info_reports_every_field_the_seed_lists() {
     let h = Host::new();

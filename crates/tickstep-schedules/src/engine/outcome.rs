@@ -20,7 +20,7 @@ use crate::{Fault, FaultKind, Outcome, RunId, Value};
 impl Schedules {
     /// Reports how run `run` ended. Returns `false` (and changes nothing) when the engine is not
     /// waiting for that run: unknown, already reported, or its schedule was stopped or retired
-    /// (the seed's "the result is ignored").
+    /// (docs/schedules.md §3.4 and §11.5).
     ///
     /// A conflict retry is not an outcome: report once per firing, after the last attempt.
     ///
