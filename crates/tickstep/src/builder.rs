@@ -1,4 +1,4 @@
-//! [`RuntimeBuilder`]: every knob of a [`Runtime`], with the defaults the seeds imply.
+//! [`RuntimeBuilder`]: every knob of a [`Runtime`], with the defaults of docs/runtime.md §1–§4.
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;

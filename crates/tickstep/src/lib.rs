@@ -30,6 +30,8 @@
 //!
 //! # The model
 //!
+//! (Specified in docs/runtime.md §1–§6.)
+//!
 //! A [`Runtime`] owns one [`RuntimeClock`] (real or virtual) and one kernel
 //! ([`kernel::Kernel`]): a [`kernel::FrameLoop`] in the server or client role with the main
 //! scheduler bound to its Heartbeat phase. The other two layers run *as kernel work*, so the
@@ -65,6 +67,8 @@
 //! [`RuntimeBuilder::without_commands`] and no due schedule takes no step at all.
 //!
 //! # Decisions where the spec was open
+//!
+//! Each is a rule of docs/runtime.md §8.
 //!
 //! * **The world.** Schedules need a host object model for permissions; the default
 //!   [`OpenWorld`] treats every principal as a wizard. A verb is callable only when the world says

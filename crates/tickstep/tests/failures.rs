@@ -85,7 +85,8 @@ fn an_adaptive_one_shot_reschedules_itself_by_its_return_value() {
     let rt = runtime();
     let checks = Rc::new(Cell::new(0));
     let c = checks.clone();
-    // The seed's lock-up: while customers are present, check again in 30 s; then lock and stop.
+    // An adaptive lock-up (docs/schedules.md §7.2): while customers are present, check again in
+    // 30 s; then lock and stop.
     rt.verb("lockup", move |_| {
         c.set(c.get() + 1);
         Ok(if c.get() < 3 {
