@@ -33,7 +33,7 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Inspect a schedule store: list, info ID, stop ID.
     Schedules(schedules::SchedulesArgs),
-    /// Simulate the kernel's frame budget in virtual time (the seed's "Try it" model).
+    /// Simulate the kernel's frame budget in virtual time (docs/kernel.md §3 and §4).
     Sim(sim::SimArgs),
 }
 

@@ -157,7 +157,7 @@ fn stop(args: &SchedulesArgs, id: u64) -> Result<(), String> {
     } else if stopped {
         say(format!("stopped schedule {id}"));
     } else {
-        // The seed's schedule_stop: an id that names nothing is a quiet false, not an error.
+        // docs/schedules.md §3.1: an id that names nothing is a quiet false, not an error.
         say(format!(
             "schedule {id} is not in the store; nothing to stop"
         ));

@@ -1,4 +1,4 @@
-//! `tickstep sim`: the kernel seed's "Try it" model as a command.
+//! `tickstep sim`: the kernel's frame-budget model as a command (docs/runtime.md §7.4).
 //!
 //! Every frame the same thing happens: the frame's load is queued (a number of tasks per
 //! priority, each costing a fixed time), the engine's physics step runs, and the Heartbeat

@@ -2,7 +2,8 @@
 //! [`Inspector`]: opened read-only, so it works while a demo (or any engine) is writing it — WAL
 //! gives readers a consistent snapshot without blocking the writer. The schema, its version check
 //! and the row decoding all live in `tickstep-schedules`; this module only words the errors for a
-//! terminal and shapes a [`StoredSchedule`] as the seed's `schedule_info` map.
+//! terminal and shapes a [`StoredSchedule`] as the `schedule_info` map
+//! of docs/schedules.md §9.1.
 
 use std::path::Path;
 
@@ -50,8 +51,8 @@ fn value_json(value: &Value) -> Json {
     serde_json::to_value(value).unwrap_or(Json::Null)
 }
 
-/// The seed's `schedule_info` shape: times as float Unix seconds (0.0 for never), durations
-/// as integer nanoseconds, absent values as 0.
+/// The `schedule_info` shape of docs/schedules.md §9.2: times as float Unix seconds (0.0 for
+/// never), durations as integer nanoseconds, absent values as 0.
 pub(crate) fn to_json(s: &StoredSchedule) -> Json {
     json!({
         "id": s.id.get(),

@@ -13,7 +13,8 @@
 //!   `bell` rings every 2 s in the hall; `regenerate` integrates `elapsed` in the garden (half a
 //!   point of vitality per real second); `lockup` is an adaptive one-shot on the vault that checks
 //!   again in 1.5 s while players are inside and raises the alarm once it is empty; `flush` is the
-//!   seed's debounce recipe (non-persistent, re-armed one second out at every arrival).
+//!   debounce recipe of docs/schedules.md §3.1 and §5.9 (non-persistent, re-armed one second
+//!   out at every arrival).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -255,7 +256,8 @@ fn usher(
         .named(format!("{} usher", room.name))
 }
 
-/// The seed's debounce recipe: stop the pending flush, arm a new one a second out, not persisted.
+/// Debounce (docs/schedules.md §3.1, §5.9): stop the pending flush, arm a new one a second out,
+/// not persisted.
 fn debounce_flush(engine: &Schedules, flush_id: &Cell<Option<ScheduleId>>) {
     let mut txn = engine.begin(WIZARD);
     if let Some(id) = flush_id.get()
