@@ -1,0 +1,169 @@
+//! The systems that map tickstep onto a Bevy frame (see the crate docs for the mapping).
+//!
+//! | Bevy schedule | system | what it does |
+//! |---|---|---|
+//! | `First`, before `TimeSystems` | `begin_frame` | starts the frame meter; with a manual clock, feeds its movement to `Time<Real>` |
+//! | `RunFixedMainLoop`, before/after the fixed loop | `begin_fixed` / `end_fixed` | measures the physics share of the frame |
+//! | `FixedPreUpdate` | `step_pre_simulation` | steps the PreSimulation phase scheduler (if made), then the sync point |
+//! | `FixedUpdate` | `run_commands` | publishes `Time<Fixed>` to the game clock, runs one commands cycle, then the sync point |
+//! | `FixedPostUpdate` | `step_post_simulation` | steps the PostSimulation phase scheduler (if made), then the sync point |
+//! | `PostUpdate` (client) | `step_pre_render` | steps the PreRender phase scheduler (if made), then the sync point |
+//! | the kernel schedule (`Last`) | `kernel_frame` | re-arms the schedules tick, steps the main scheduler, the sync point, closes the frame meter, publishes stats and messages |
+//!
+//! The steppers that touch the world queue are exclusive systems (`&mut World`): the queue is
+//! applied right after the step, in the same schedule, so work a task queued lands this frame.
+
+use std::rc::Rc;
+
+use bevy_app::{
+    App, First, FixedPostUpdate, FixedPreUpdate, FixedUpdate, PostUpdate, RunFixedMainLoop,
+    RunFixedMainLoopSystems,
+};
+use bevy_ecs::prelude::*;
+use bevy_time::{Fixed, Time, TimePlugin, TimeSystems, TimeUpdateStrategy};
+use tickstep_kernel::Phase;
+use tickstep_kernel::clock::{Clock, Instant};
+
+use crate::plugin::Settings;
+use crate::{
+    CommandEvent, CommandsFailed, KernelOverload, KernelStats, TickstepCommands, TickstepKernel,
+    TickstepSchedules,
+};
+
+pub(crate) fn install(app: &mut App, settings: &Settings) {
+    if !app.is_plugin_added::<TimePlugin>() {
+        app.add_plugins(TimePlugin);
+    }
+    app.init_resource::<KernelStats>()
+        .add_message::<KernelOverload>()
+        .add_message::<CommandEvent>()
+        .add_message::<CommandsFailed>()
+        .add_systems(First, begin_frame.before(TimeSystems))
+        .add_systems(
+            RunFixedMainLoop,
+            (
+                begin_fixed.in_set(RunFixedMainLoopSystems::BeforeFixedMainLoop),
+                end_fixed.in_set(RunFixedMainLoopSystems::AfterFixedMainLoop),
+            ),
+        )
+        .add_systems(FixedPreUpdate, step_pre_simulation)
+        .add_systems(FixedUpdate, run_commands)
+        .add_systems(FixedPostUpdate, step_post_simulation)
+        .add_systems(settings.kernel_schedule, kernel_frame);
+    if settings.role.runs(Phase::PreRender) {
+        app.add_systems(PostUpdate, step_pre_render);
+    }
+}
+
+fn begin_frame(
+    kernel: NonSend<'_, TickstepKernel>,
+    strategy: Option<ResMut<'_, TimeUpdateStrategy>>,
+    mut last: Local<'_, Option<Instant>>,
+) {
+    let now = kernel.clock.now();
+    kernel.meter.begin_frame(now);
+    if kernel.clock.manual().is_some()
+        && let Some(mut strategy) = strategy
+    {
+        // Bevy's real time follows the manual clock: one timeline for both.
+        let moved = now - last.unwrap_or(now);
+        *strategy = TimeUpdateStrategy::ManualDuration(moved);
+        *last = Some(now);
+    }
+}
+
+fn begin_fixed(kernel: NonSend<'_, TickstepKernel>) {
+    kernel.meter.begin_fixed(kernel.clock.now());
+}
+
+fn end_fixed(kernel: NonSend<'_, TickstepKernel>) {
+    kernel.meter.end_fixed(kernel.clock.now());
+}
+
+fn run_commands(world: &mut World) {
+    let elapsed = world.resource::<Time<Fixed>>().elapsed();
+    let (scheduler, queue, stopped) = {
+        let commands = world.non_send::<TickstepCommands>();
+        commands.clock.publish(elapsed);
+        (
+            commands.scheduler.clone(),
+            commands.world.clone(),
+            commands.failure.borrow().is_some(),
+        )
+    };
+    if !stopped && let Err(error) = scheduler.run() {
+        let message = error.to_string();
+        tracing::error!(target: "tickstep_bevy", "commands cycle stopped: {message}");
+        *world.non_send::<TickstepCommands>().failure.borrow_mut() = Some(error);
+        world.write_message(CommandsFailed { message });
+    }
+    queue.apply(world);
+    publish_command_events(world);
+}
+
+fn publish_command_events(world: &mut World) {
+    let events = {
+        let commands = world.non_send::<TickstepCommands>();
+        if commands.events.borrow().is_empty() {
+            return;
+        }
+        std::mem::take(&mut *commands.events.borrow_mut())
+    };
+    world.write_message_batch(events);
+}
+
+fn step_phase(world: &mut World, phase: Phase) {
+    let Some(stepper) = world.non_send::<TickstepKernel>().phase(phase) else {
+        return;
+    };
+    let queue = world.non_send::<TickstepKernel>().world.clone();
+    stepper.frames.run_frames(1);
+    queue.apply(world);
+}
+
+fn step_pre_simulation(world: &mut World) {
+    step_phase(world, Phase::PreSimulation);
+}
+
+fn step_post_simulation(world: &mut World) {
+    step_phase(world, Phase::PostSimulation);
+}
+
+fn step_pre_render(world: &mut World) {
+    step_phase(world, Phase::PreRender);
+}
+
+fn kernel_frame(world: &mut World) {
+    let driver = Rc::clone(&world.non_send::<TickstepSchedules>().driver);
+    let (frames, queue, meter, clock) = {
+        let kernel = world.non_send::<TickstepKernel>();
+        (
+            kernel.kernel.frame_loop().clone(),
+            kernel.world.clone(),
+            Rc::clone(&kernel.meter),
+            kernel.clock.clone(),
+        )
+    };
+    driver.rearm();
+    frames.run_frames(1);
+    queue.apply(world);
+    meter.end_frame(clock.now());
+
+    let kernel = world.non_send::<TickstepKernel>();
+    let steps = frames.steps_taken();
+    let stepped = kernel.published_steps.replace(steps) != steps;
+    let stats = stepped.then(|| kernel.scheduler().stats());
+    let overloads = if kernel.overloads.borrow().is_empty() {
+        Vec::new()
+    } else {
+        std::mem::take(&mut *kernel.overloads.borrow_mut())
+    };
+    if let Some(stats) = stats {
+        world.resource_mut::<KernelStats>().0 = stats;
+    }
+    if !overloads.is_empty() {
+        world.write_message_batch(overloads.into_iter().map(KernelOverload));
+    }
+    // Events of commands scheduled or canceled outside the cycle (from Update systems).
+    publish_command_events(world);
+}
