@@ -61,7 +61,9 @@ pub trait TickstepAppExt {
     /// let hero = app.world_mut().spawn(Legs).id();
     /// let walk = {
     ///     let commands = app.world().non_send::<TickstepCommands>();
-    ///     let walk = commands.mechanism::<Legs>(hero).run(|co| async move { co.park().await }).named("walk");
+    ///     let walk = commands.mechanism::<Legs>(hero)
+    ///         .run(|co| async move { loop { co.yield_now().await } })
+    ///         .named("walk");
     ///     commands.scheduler().schedule(&walk);
     ///     walk
     /// };
@@ -113,6 +115,8 @@ impl TickstepAppExt for App {
     }
 }
 
+// Bevy hands system parameters over by value.
+#[allow(clippy::needless_pass_by_value)]
 fn release_removed<M: MechanismComponent>(
     mut removed: RemovedComponents<'_, '_, M>,
     commands: NonSend<'_, TickstepCommands>,

@@ -248,7 +248,7 @@ pub struct TickstepPluginBuilder {
 
 impl TickstepPluginBuilder {
     /// The kernel's role: `Server` (frame-aware budget, overload diagnostics) or `Client` (a fixed
-    /// 1.5 ms slice, the PreRender phase).
+    /// 1.5 ms slice, the `PreRender` phase).
     ///
     /// ```
     /// let p = tickstep_bevy::TickstepPlugin::builder().role(tickstep_kernel::Role::Client).build()?;
@@ -285,7 +285,7 @@ impl TickstepPluginBuilder {
         self
     }
 
-    /// Keeps the durable schedules in the SQLite file at `path` (created, with its directory, if
+    /// Keeps the durable schedules in the `SQLite` file at `path` (created, with its directory, if
     /// missing). Without it the schedules live in memory and vanish with the app: a game names
     /// its own save file rather than sharing one global store.
     ///
@@ -321,6 +321,7 @@ impl TickstepPluginBuilder {
     /// let p = tickstep_bevy::TickstepPlugin::builder().kernel_schedule(bevy_app::PostUpdate).build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
+    #[allow(clippy::needless_pass_by_value)] // by value, as Bevy's own `add_systems(Last, ..)`
     pub fn kernel_schedule(mut self, label: impl ScheduleLabel) -> Self {
         self.plugin.settings.kernel_schedule = label.intern();
         self

@@ -130,14 +130,14 @@ impl TickstepKernel {
     }
 
     /// The scheduler of a kernel phase other than Heartbeat, made on first use and stepped from
-    /// its Bevy schedule: PreSimulation in `FixedPreUpdate`, PostSimulation in `FixedPostUpdate`
-    /// (once per fixed step, lined up with the simulation), PreRender in `PostUpdate` (client
+    /// its Bevy schedule: `PreSimulation` in `FixedPreUpdate`, `PostSimulation` in `FixedPostUpdate`
+    /// (once per fixed step, lined up with the simulation), `PreRender` in `PostUpdate` (client
     /// only). It runs a fixed budget equal to the main scheduler's floor. `Phase::Heartbeat`
     /// returns the main scheduler.
     ///
     /// # Errors
     ///
-    /// [`ScheduleError::PreRenderOnServer`] for PreRender on a server.
+    /// [`ScheduleError::PreRenderOnServer`] for `PreRender` on a server.
     ///
     /// ```
     /// # use bevy_app::App;
@@ -297,9 +297,7 @@ impl TickstepCommands {
         self.mechanisms
             .borrow_mut()
             .entry((TypeId::of::<M>(), entity))
-            .or_insert_with(|| {
-                Mechanism::new(&self.scheduler, format!("{entity} {}", M::NAME))
-            })
+            .or_insert_with(|| Mechanism::new(&self.scheduler, format!("{entity} {}", M::NAME)))
             .clone()
     }
 

@@ -224,7 +224,9 @@ impl Driver {
     }
 
     pub(crate) fn engine(&self) -> &Schedules {
-        self.engine.get().expect("the engine is set while installing")
+        self.engine
+            .get()
+            .expect("the engine is set while installing")
     }
 
     /// Arms (or moves earlier) the kernel timer for the engine's earliest deadline.
@@ -319,8 +321,7 @@ impl Runner for KernelRunner {
             .with_origin(format!("verb {}", firing.verb))
             .schedule(
                 move || {
-                    let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| verb(&call)))
-                    {
+                    let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| verb(&call))) {
                         Ok(Ok(value)) => Outcome::Returned(value),
                         Ok(Err(value)) => Outcome::Fault {
                             kind: FaultKind::Error,
@@ -328,7 +329,7 @@ impl Runner for KernelRunner {
                         },
                         Err(payload) => Outcome::Fault {
                             kind: FaultKind::Error,
-                            value: Value::Str(panic_message(&*payload).into()),
+                            value: Value::Str(panic_message(&*payload)),
                         },
                     };
                     if let Some(driver) = weak.upgrade() {

@@ -4,10 +4,10 @@
 //! |---|---|---|
 //! | `First`, before `TimeSystems` | `begin_frame` | starts the frame meter; with a manual clock, feeds its movement to `Time<Real>` |
 //! | `RunFixedMainLoop`, before/after the fixed loop | `begin_fixed` / `end_fixed` | measures the physics share of the frame |
-//! | `FixedPreUpdate` | `step_pre_simulation` | steps the PreSimulation phase scheduler (if made), then the sync point |
+//! | `FixedPreUpdate` | `step_pre_simulation` | steps the `PreSimulation` phase scheduler (if made), then the sync point |
 //! | `FixedUpdate` | `run_commands` | publishes `Time<Fixed>` to the game clock, runs one commands cycle, then the sync point |
-//! | `FixedPostUpdate` | `step_post_simulation` | steps the PostSimulation phase scheduler (if made), then the sync point |
-//! | `PostUpdate` (client) | `step_pre_render` | steps the PreRender phase scheduler (if made), then the sync point |
+//! | `FixedPostUpdate` | `step_post_simulation` | steps the `PostSimulation` phase scheduler (if made), then the sync point |
+//! | `PostUpdate` (client) | `step_pre_render` | steps the `PreRender` phase scheduler (if made), then the sync point |
 //! | the kernel schedule (`Last`) | `kernel_frame` | re-arms the schedules tick, steps the main scheduler, the sync point, closes the frame meter, publishes stats and messages |
 //!
 //! The steppers that touch the world queue are exclusive systems (`&mut World`): the queue is
@@ -55,6 +55,8 @@ pub(crate) fn install(app: &mut App, settings: &Settings) {
     }
 }
 
+// Bevy hands system parameters over by value.
+#[allow(clippy::needless_pass_by_value)]
 fn begin_frame(
     kernel: NonSend<'_, TickstepKernel>,
     strategy: Option<ResMut<'_, TimeUpdateStrategy>>,
@@ -72,10 +74,12 @@ fn begin_frame(
     }
 }
 
+#[allow(clippy::needless_pass_by_value)]
 fn begin_fixed(kernel: NonSend<'_, TickstepKernel>) {
     kernel.meter.begin_fixed(kernel.clock.now());
 }
 
+#[allow(clippy::needless_pass_by_value)]
 fn end_fixed(kernel: NonSend<'_, TickstepKernel>) {
     kernel.meter.end_fixed(kernel.clock.now());
 }

@@ -86,11 +86,16 @@ impl WorldQueue {
     /// use bevy_ecs::prelude::*;
     /// use tickstep_bevy::WorldQueue;
     ///
+    /// #[derive(Resource)]
+    /// struct Gold(u32);
+    ///
     /// let queue = WorldQueue::default();
-    /// let count = queue.with(|world| world.entities().len());
-    /// assert!(count.try_take().is_none()); // not applied yet
-    /// queue.apply(&mut World::new());
-    /// assert_eq!(count.try_take(), Some(0));
+    /// let gold = queue.with(|world| world.resource::<Gold>().0);
+    /// assert!(gold.try_take().is_none()); // not applied yet
+    /// let mut world = World::new();
+    /// world.insert_resource(Gold(3));
+    /// queue.apply(&mut world);
+    /// assert_eq!(gold.try_take(), Some(3));
     /// ```
     pub fn with<R: 'static>(&self, f: impl FnOnce(&mut World) -> R + 'static) -> Reply<R> {
         let reply = Reply::new();
@@ -201,7 +206,7 @@ impl WorldQueue {
             queue: self,
             rest: &mut batch,
         };
-        while let Some(op) = rest.rest.next() {
+        for op in rest.rest.by_ref() {
             op(world);
         }
         count
@@ -316,13 +321,11 @@ impl<R> Future for Reply<R> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
         let mut slot = self.slot.borrow_mut();
-        match slot.value.take() {
-            Some(value) => Poll::Ready(value),
-            None => {
-                slot.waker = Some(cx.waker().clone());
-                Poll::Pending
-            }
+        if let Some(value) = slot.value.take() {
+            return Poll::Ready(value);
         }
+        slot.waker = Some(cx.waker().clone());
+        Poll::Pending
     }
 }
 
