@@ -93,9 +93,10 @@ pub struct CommandEvent {
 pub enum CommandEventKind {
     /// Queued for consideration.
     Scheduled,
-    /// Started running.
+    /// About to be polled, once per cycle while it runs (published only when asked for, see
+    /// [`TickstepPluginBuilder::per_cycle_events`](crate::TickstepPluginBuilder::per_cycle_events)).
     Mounted,
-    /// Reached a yield point (published only when asked for: one per running command per cycle).
+    /// Returned at a yield point, once per cycle while it runs (published only when asked for).
     Yielded,
     /// Finished its body.
     Completed,

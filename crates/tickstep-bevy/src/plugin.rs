@@ -52,7 +52,7 @@ pub(crate) struct Settings {
     pub(crate) kernel_schedule: InternedScheduleLabel,
     pub(crate) schedules_tick: Duration,
     pub(crate) diagnostics: Option<bool>,
-    pub(crate) yield_events: bool,
+    pub(crate) per_cycle_events: bool,
     pub(crate) firing_priority: Priority,
 }
 
@@ -68,7 +68,7 @@ impl Default for TickstepPlugin {
                 kernel_schedule: Last.intern(),
                 schedules_tick: DEFAULT_SCHEDULES_TICK,
                 diagnostics: None,
-                yield_events: false,
+                per_cycle_events: false,
                 firing_priority: Priority::Normal,
             },
         }
@@ -142,9 +142,13 @@ impl TickstepPlugin {
         let commands = tickstep_commands::Scheduler::new(game_clock.clone());
         let events = Rc::new(RefCell::new(Vec::new()));
         let sink = Rc::downgrade(&events);
-        let yield_events = s.yield_events;
+        let per_cycle_events = s.per_cycle_events;
         commands.on_event(move |event| {
-            if !yield_events && matches!(event.kind, tickstep_commands::EventKind::Yielded) {
+            let per_cycle = matches!(
+                event.kind,
+                tickstep_commands::EventKind::Mounted | tickstep_commands::EventKind::Yielded
+            );
+            if per_cycle && !per_cycle_events {
                 return;
             }
             if let Some(sink) = sink.upgrade() {
@@ -351,15 +355,16 @@ impl TickstepPluginBuilder {
         self
     }
 
-    /// Also publishes `Yielded` command events (one per running command per fixed step; off by
-    /// default, as the volume is rarely wanted).
+    /// Also publishes the per-cycle command events, `Mounted` and `Yielded` (two per running
+    /// command per fixed step; off by default: the volume is rarely wanted, and each costs a
+    /// message).
     ///
     /// ```
-    /// let p = tickstep_bevy::TickstepPlugin::builder().yield_events(true).build()?;
+    /// let p = tickstep_bevy::TickstepPlugin::builder().per_cycle_events(true).build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn yield_events(mut self, on: bool) -> Self {
-        self.plugin.settings.yield_events = on;
+    pub fn per_cycle_events(mut self, on: bool) -> Self {
+        self.plugin.settings.per_cycle_events = on;
         self
     }
 
