@@ -9,7 +9,7 @@ use std::time::Duration;
 use bevy_app::{App, Last, Plugin};
 use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
 use tickstep_kernel::clock::{Clock, ManualClock, SystemClock};
-use tickstep_kernel::{Kernel, KernelConfig, Priority, Role};
+use tickstep_kernel::{Kernel, KernelConfig, Phase, Priority, Role, ScheduleError};
 use tickstep_schedules::{Config, Schedules};
 
 use crate::frame_meter::FrameMeter;
@@ -33,6 +33,9 @@ pub const DEFAULT_SCHEDULES_TICK: Duration = tickstep_schedules::DEFAULT_TICK;
 /// app.update();
 /// ```
 ///
+/// It needs `bevy_time`'s `TimePlugin` (part of Bevy's `MinimalPlugins`): add it first, or the
+/// plugin adds it.
+///
 /// # Panics
 ///
 /// Installing (`App::add_plugins`) panics when the schedule store cannot be opened; use
@@ -53,6 +56,7 @@ pub(crate) struct Settings {
     pub(crate) schedules_tick: Duration,
     pub(crate) diagnostics: Option<bool>,
     pub(crate) per_cycle_events: bool,
+    pub(crate) phases: Vec<Phase>,
     pub(crate) firing_priority: Priority,
 }
 
@@ -69,6 +73,7 @@ impl Default for TickstepPlugin {
                 schedules_tick: DEFAULT_SCHEDULES_TICK,
                 diagnostics: None,
                 per_cycle_events: false,
+                phases: Vec::new(),
                 firing_priority: Priority::Normal,
             },
         }
@@ -167,12 +172,18 @@ impl TickstepPlugin {
             unreachable!("the engine is set once");
         }
 
+        let phases = s
+            .phases
+            .iter()
+            .filter(|p| **p != Phase::Heartbeat)
+            .map(|p| TickstepKernel::new_phase(&clock, kernel.scheduler(), *p))
+            .collect();
         app.insert_non_send(TickstepKernel {
             kernel,
             clock,
             world: world.clone(),
             meter,
-            phases: RefCell::new(Vec::new()),
+            phases,
             overloads,
             published_steps: std::cell::Cell::new(0),
         });
@@ -368,6 +379,23 @@ impl TickstepPluginBuilder {
         self
     }
 
+    /// Kernel phases besides `Heartbeat` that get their own scheduler, each stepped from its Bevy
+    /// schedule (see [`TickstepKernel::phase_scheduler`]). None by default: a phase adds a system
+    /// (and a schedule run per fixed step) to every frame.
+    ///
+    /// ```
+    /// use tickstep_kernel::Phase;
+    /// let p = tickstep_bevy::TickstepPlugin::builder()
+    ///     .phases([Phase::PreSimulation, Phase::PostSimulation])
+    ///     .build()?;
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn phases(mut self, phases: impl IntoIterator<Item = Phase>) -> Self {
+        self.plugin.settings.phases = phases.into_iter().collect();
+        self.plugin.settings.phases.dedup();
+        self
+    }
+
     /// The kernel priority durable-schedule firings run at (default Normal).
     ///
     /// ```
@@ -385,7 +413,9 @@ impl TickstepPluginBuilder {
     ///
     /// [`PluginError::ZeroDuration`] for a zero frame target, budget or schedules tick;
     /// [`PluginError::BudgetAboveTarget`] when the budget (the floor) exceeds the frame target;
-    /// [`PluginError::DiagnosticsOnClient`] for diagnostics on a client.
+    /// [`PluginError::DiagnosticsOnClient`] for diagnostics on a client;
+    /// [`PluginError::Kernel`] with [`ScheduleError::PreRenderOnServer`] for the `PreRender`
+    /// phase on a server.
     ///
     /// ```
     /// use std::time::Duration;
@@ -415,6 +445,9 @@ impl TickstepPluginBuilder {
         }
         if s.diagnostics == Some(true) && s.role != Role::Server {
             return Err(PluginError::DiagnosticsOnClient { role: s.role });
+        }
+        if s.phases.iter().any(|p| !s.role.runs(*p)) {
+            return Err(ScheduleError::PreRenderOnServer.into());
         }
         Ok(self.plugin)
     }

@@ -16,7 +16,7 @@ use std::rc::Rc;
 
 use bevy_ecs::entity::Entity;
 use tickstep_commands::{Command, Mechanism, RunError};
-use tickstep_kernel::{FrameLoop, Kernel, Phase, ScheduleError, Scheduler, SchedulerConfig};
+use tickstep_kernel::{FrameLoop, Kernel, Phase, Scheduler, SchedulerConfig};
 use tickstep_schedules::Schedules;
 
 use crate::frame_meter::FrameMeter;
@@ -43,7 +43,7 @@ pub struct TickstepKernel {
     pub(crate) clock: RealClock,
     pub(crate) world: WorldQueue,
     pub(crate) meter: Rc<FrameMeter>,
-    pub(crate) phases: RefCell<Vec<PhaseScheduler>>,
+    pub(crate) phases: Vec<PhaseScheduler>,
     pub(crate) overloads: Rc<RefCell<Vec<tickstep_kernel::Overload>>>,
     pub(crate) published_steps: std::cell::Cell<u64>,
 }
@@ -129,63 +129,57 @@ impl TickstepKernel {
         &self.world
     }
 
-    /// The scheduler of a kernel phase other than Heartbeat, made on first use and stepped from
-    /// its Bevy schedule: `PreSimulation` in `FixedPreUpdate`, `PostSimulation` in `FixedPostUpdate`
-    /// (once per fixed step, lined up with the simulation), `PreRender` in `PostUpdate` (client
-    /// only). It runs a fixed budget equal to the main scheduler's floor. `Phase::Heartbeat`
-    /// returns the main scheduler.
-    ///
-    /// # Errors
-    ///
-    /// [`ScheduleError::PreRenderOnServer`] for `PreRender` on a server.
+    /// The scheduler of a kernel phase, if the plugin was built with it
+    /// ([`TickstepPluginBuilder::phases`](crate::TickstepPluginBuilder::phases)); `Heartbeat` is
+    /// the main scheduler. Each steps from its Bevy schedule: `PreSimulation` in `FixedPreUpdate`,
+    /// `PostSimulation` in `FixedPostUpdate` (once per fixed step, lined up with the simulation),
+    /// `PreRender` in `PostUpdate` (client only), under a fixed budget equal to the main
+    /// scheduler's floor. A phase not asked for adds no system and costs nothing per frame.
     ///
     /// ```
-    /// # use bevy_app::App;
-    /// # use tickstep_bevy::{TickstepKernel, TickstepPlugin};
+    /// use bevy_app::App;
+    /// use tickstep_bevy::{TickstepKernel, TickstepPlugin};
     /// use tickstep_kernel::Phase;
-    /// # let mut app = App::new();
-    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    ///
+    /// let mut app = App::new();
+    /// app.add_plugins(TickstepPlugin::builder().phases([Phase::PreSimulation]).build()?);
     /// let kernel = app.world().non_send::<TickstepKernel>();
-    /// let pre_sim = kernel.phase_scheduler(Phase::PreSimulation)?;
-    /// assert!(pre_sim.same_as(&kernel.phase_scheduler(Phase::PreSimulation)?));
-    /// assert!(kernel.phase_scheduler(Phase::PreRender).is_err()); // server role
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// assert!(kernel.phase_scheduler(Phase::PreSimulation).is_some());
+    /// assert!(kernel.phase_scheduler(Phase::PostSimulation).is_none()); // not asked for
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn phase_scheduler(&self, phase: Phase) -> Result<Scheduler, ScheduleError> {
+    pub fn phase_scheduler(&self, phase: Phase) -> Option<Scheduler> {
         if phase == Phase::Heartbeat {
-            return Ok(self.scheduler().clone());
+            return Some(self.scheduler().clone());
         }
-        let role = self.kernel.role();
-        if !role.runs(phase) {
-            return Err(ScheduleError::PreRenderOnServer);
-        }
-        if let Some(p) = self.phases.borrow().iter().find(|p| p.phase == phase) {
-            return Ok(p.scheduler.clone());
-        }
-        let floor = self.scheduler().budget_mode().floor();
-        let scheduler = Scheduler::new(
-            self.clock.clone(),
-            SchedulerConfig::for_role(role).budget(floor).phase(phase),
-        );
-        let frames = FrameLoop::new(self.clock.clone(), role, 60);
-        scheduler.bind(&frames)?;
-        scheduler.on_error(move |err| {
-            tracing::warn!(target: "tickstep_bevy", "[tickstep {phase:?}] {err}");
-        });
-        self.phases.borrow_mut().push(PhaseScheduler {
-            phase,
-            scheduler: scheduler.clone(),
-            frames,
-        });
-        Ok(scheduler)
+        self.phase(phase).map(|p| p.scheduler)
     }
 
     pub(crate) fn phase(&self, phase: Phase) -> Option<PhaseScheduler> {
-        self.phases
-            .borrow()
-            .iter()
-            .find(|p| p.phase == phase)
-            .cloned()
+        self.phases.iter().find(|p| p.phase == phase).cloned()
+    }
+
+    /// A phase scheduler and its one-phase frame loop.
+    pub(crate) fn new_phase(clock: &RealClock, main: &Scheduler, phase: Phase) -> PhaseScheduler {
+        let role = main.role();
+        let scheduler = Scheduler::new(
+            clock.clone(),
+            SchedulerConfig::for_role(role)
+                .budget(main.budget_mode().floor())
+                .phase(phase),
+        );
+        let frames = FrameLoop::new(clock.clone(), role, 60);
+        scheduler
+            .bind(&frames)
+            .expect("the builder only accepts phases the role runs");
+        scheduler.on_error(move |err| {
+            tracing::warn!(target: "tickstep_bevy", "[tickstep {phase:?}] {err}");
+        });
+        PhaseScheduler {
+            phase,
+            scheduler,
+            frames,
+        }
     }
 }
 

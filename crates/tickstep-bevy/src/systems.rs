@@ -4,10 +4,10 @@
 //! |---|---|---|
 //! | `First`, before `TimeSystems` | `begin_frame` | starts the frame meter; with a manual clock, feeds its movement to `Time<Real>` |
 //! | `RunFixedMainLoop`, before/after the fixed loop | `begin_fixed` / `end_fixed` | measures the physics share of the frame |
-//! | `FixedPreUpdate` | `step_pre_simulation` | steps the `PreSimulation` phase scheduler (if made), then the sync point |
+//! | `FixedPreUpdate` | `step_pre_simulation` | steps the `PreSimulation` phase scheduler (if asked for), then the sync point |
 //! | `FixedUpdate` | `run_commands` | publishes `Time<Fixed>` to the game clock, runs one commands cycle, then the sync point |
-//! | `FixedPostUpdate` | `step_post_simulation` | steps the `PostSimulation` phase scheduler (if made), then the sync point |
-//! | `PostUpdate` (client) | `step_pre_render` | steps the `PreRender` phase scheduler (if made), then the sync point |
+//! | `FixedPostUpdate` | `step_post_simulation` | steps the `PostSimulation` phase scheduler (if asked for), then the sync point |
+//! | `PostUpdate` (client) | `step_pre_render` | steps the `PreRender` phase scheduler (if asked for), then the sync point |
 //! | the kernel schedule (`Last`) | `kernel_frame` | re-arms the schedules tick, steps the main scheduler, the sync point, closes the frame meter, publishes stats and messages |
 //!
 //! The steppers that touch the world queue are exclusive systems (`&mut World`): the queue is
@@ -46,12 +46,15 @@ pub(crate) fn install(app: &mut App, settings: &Settings) {
                 end_fixed.in_set(RunFixedMainLoopSystems::AfterFixedMainLoop),
             ),
         )
-        .add_systems(FixedPreUpdate, step_pre_simulation)
         .add_systems(FixedUpdate, run_commands)
-        .add_systems(FixedPostUpdate, step_post_simulation)
         .add_systems(settings.kernel_schedule, kernel_frame);
-    if settings.role.runs(Phase::PreRender) {
-        app.add_systems(PostUpdate, step_pre_render);
+    for phase in &settings.phases {
+        match phase {
+            Phase::PreSimulation => app.add_systems(FixedPreUpdate, step_pre_simulation),
+            Phase::PostSimulation => app.add_systems(FixedPostUpdate, step_post_simulation),
+            Phase::PreRender => app.add_systems(PostUpdate, step_pre_render),
+            Phase::Heartbeat => app,
+        };
     }
 }
 
@@ -149,7 +152,11 @@ fn kernel_frame(world: &mut World) {
         )
     };
     driver.rearm();
-    frames.run_frames(1);
+    // The loop would find the same; asking first skips its per-frame bookkeeping when idle.
+    let main = world.non_send::<TickstepKernel>().scheduler().clone();
+    if main.is_attached() || main.has_runnable_work() {
+        frames.run_frames(1);
+    }
     queue.apply(world);
     meter.end_frame(clock.now());
 

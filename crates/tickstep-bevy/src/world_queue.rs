@@ -46,6 +46,13 @@ type Op = Box<dyn FnOnce(&mut World)>;
 /// assert_eq!(queue.apply(&mut world), 1); // what the plugin does at a sync point
 /// assert!(world.get_entity(spawned.try_take().unwrap()).is_ok());
 /// ```
+///
+/// It belongs to the app's main thread, like the schedulers that use it (`!Send`):
+///
+/// ```compile_fail
+/// fn send<T: Send>(_: T) {}
+/// send(tickstep_bevy::WorldQueue::default());
+/// ```
 #[derive(Clone, Default)]
 pub struct WorldQueue {
     ops: Rc<RefCell<Vec<Op>>>,

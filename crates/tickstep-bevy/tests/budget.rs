@@ -218,3 +218,19 @@ fn an_idle_kernel_takes_no_step() {
     let kernel = app.world().non_send::<TickstepKernel>();
     assert_eq!(kernel.scheduler().stats().steps, 0);
 }
+
+#[test]
+fn bevy_real_time_follows_the_manual_clock_one_timeline() {
+    use bevy_time::{Real, Time};
+    use tickstep_kernel::clock::Clock;
+    let (mut app, clock) = app();
+    frame(&mut app, &clock, 5 * MS); // Bevy's first update starts its real time here
+    let start = clock.now();
+    for ms in [16, 3, 40, 1] {
+        frame(&mut app, &clock, ms * MS);
+        assert_eq!(
+            app.world().resource::<Time<Real>>().elapsed(),
+            clock.now() - start
+        );
+    }
+}

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use bevy_app::{App, FixedPostUpdate, FixedPreUpdate, FixedUpdate};
+use bevy_app::{App, FixedUpdate};
 use bevy_ecs::prelude::*;
 use common::{MS, app, frame};
 use tickstep_bevy::{PluginError, TickstepCommands, TickstepKernel, TickstepPlugin};
@@ -101,7 +101,12 @@ fn a_command_body_awaits_a_world_read_across_fixed_steps() {
 
 #[test]
 fn phase_schedulers_step_around_the_fixed_update_they_bracket() {
-    let (mut app, clock) = app();
+    let (mut app, clock) = common::app_with(
+        TickstepPlugin::builder()
+            .diagnostics(false)
+            .phases([Phase::PreSimulation, Phase::PostSimulation]),
+        20 * MS,
+    );
     app.init_resource::<Log>()
         .add_systems(FixedUpdate, |mut log: ResMut<'_, Log>| {
             log.0.push("simulate");
@@ -133,18 +138,23 @@ fn phase_schedulers_step_around_the_fixed_update_they_bracket() {
             "pre", "simulate", "post", "pre", "simulate", "post", "pre", "simulate", "post"
         ]
     );
-    // The systems that step them exist whether or not a phase scheduler was made.
-    let _ = (FixedPreUpdate, FixedPostUpdate);
 }
 
 #[test]
 fn pre_render_is_client_only() {
-    let (client, _) = common::app_with(TickstepPlugin::builder().role(Role::Client), 20 * MS);
+    let (client, _) = common::app_with(
+        TickstepPlugin::builder()
+            .role(Role::Client)
+            .phases([Phase::PreRender]),
+        20 * MS,
+    );
     let kernel = client.world().non_send::<TickstepKernel>();
-    assert!(kernel.phase_scheduler(Phase::PreRender).is_ok());
-    let (server, _) = app();
-    let kernel = server.world().non_send::<TickstepKernel>();
-    assert!(kernel.phase_scheduler(Phase::PreRender).is_err());
+    assert!(kernel.phase_scheduler(Phase::PreRender).is_some());
+    let err = TickstepPlugin::builder()
+        .phases([Phase::PreRender])
+        .build()
+        .unwrap_err();
+    assert_eq!(err.to_string(), "PreRender schedulers are client-only");
 }
 
 #[test]
