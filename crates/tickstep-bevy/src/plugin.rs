@@ -13,6 +13,7 @@ use tickstep_kernel::{Kernel, KernelConfig, Phase, Priority, Role, ScheduleError
 use tickstep_schedules::{Config, Schedules};
 
 use crate::frame_meter::FrameMeter;
+use crate::resources::{CommandsCycle, FrameParts};
 use crate::schedules_host::{Driver, GameWorld, KernelRunner};
 use crate::{
     GameClock, PluginError, RealClock, TickstepCommands, TickstepKernel, TickstepSchedules,
@@ -178,22 +179,31 @@ impl TickstepPlugin {
             .filter(|p| **p != Phase::Heartbeat)
             .map(|p| TickstepKernel::new_phase(&clock, kernel.scheduler(), *p))
             .collect();
-        app.insert_non_send(TickstepKernel {
-            kernel,
+        let parts = Rc::new(FrameParts {
+            frames: kernel.frame_loop().clone(),
+            main: kernel.scheduler().clone(),
             clock,
             world: world.clone(),
             meter,
-            phases,
+            driver: Rc::clone(&driver),
             overloads,
+            command_events: Rc::clone(&events),
             published_steps: std::cell::Cell::new(0),
         });
+        app.insert_non_send(TickstepKernel {
+            kernel,
+            phases,
+            parts,
+        });
         app.insert_non_send(TickstepCommands {
-            scheduler: commands,
-            clock: game_clock,
-            world,
+            cycle: Rc::new(CommandsCycle {
+                scheduler: commands,
+                clock: game_clock,
+                world,
+                events,
+                failure: RefCell::new(None),
+            }),
             mechanisms: RefCell::default(),
-            events,
-            failure: RefCell::new(None),
         });
         app.insert_non_send(TickstepSchedules {
             driver,

@@ -9,7 +9,7 @@
 //! to queue budgeted work.
 
 use std::any::TypeId;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -40,12 +40,22 @@ use crate::{GameClock, RealClock, WorldQueue};
 /// ```
 pub struct TickstepKernel {
     pub(crate) kernel: Kernel,
+    pub(crate) phases: Vec<PhaseScheduler>,
+    pub(crate) parts: Rc<FrameParts>,
+}
+
+/// What the per-frame systems use, behind one `Rc`: an exclusive system pays one resource lookup
+/// per frame, not one per handle.
+pub(crate) struct FrameParts {
+    pub(crate) frames: FrameLoop,
+    pub(crate) main: Scheduler,
     pub(crate) clock: RealClock,
     pub(crate) world: WorldQueue,
     pub(crate) meter: Rc<FrameMeter>,
-    pub(crate) phases: Vec<PhaseScheduler>,
+    pub(crate) driver: Rc<Driver>,
     pub(crate) overloads: Rc<RefCell<Vec<tickstep_kernel::Overload>>>,
-    pub(crate) published_steps: std::cell::Cell<u64>,
+    pub(crate) command_events: Rc<RefCell<Vec<crate::CommandEvent>>>,
+    pub(crate) published_steps: Cell<u64>,
 }
 
 /// A phase scheduler and the one-phase frame loop that steps it from its Bevy schedule.
@@ -60,7 +70,7 @@ impl std::fmt::Debug for TickstepKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TickstepKernel")
             .field("kernel", &self.kernel)
-            .field("clock", &self.clock)
+            .field("clock", &self.parts.clock)
             .finish_non_exhaustive()
     }
 }
@@ -111,7 +121,7 @@ impl TickstepKernel {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn clock(&self) -> &RealClock {
-        &self.clock
+        &self.parts.clock
     }
 
     /// The queue of deferred world operations (shared by all three layers).
@@ -126,7 +136,7 @@ impl TickstepKernel {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn world(&self) -> &WorldQueue {
-        &self.world
+        &self.parts.world
     }
 
     /// The scheduler of a kernel phase, if the plugin was built with it
@@ -200,10 +210,15 @@ impl TickstepKernel {
 /// # Ok::<(), tickstep_bevy::PluginError>(())
 /// ```
 pub struct TickstepCommands {
+    pub(crate) cycle: Rc<CommandsCycle>,
+    pub(crate) mechanisms: RefCell<HashMap<(TypeId, Entity), Mechanism>>,
+}
+
+/// What the commands cycle uses, behind one `Rc` (one resource lookup per fixed step).
+pub(crate) struct CommandsCycle {
     pub(crate) scheduler: tickstep_commands::Scheduler,
     pub(crate) clock: GameClock,
     pub(crate) world: WorldQueue,
-    pub(crate) mechanisms: RefCell<HashMap<(TypeId, Entity), Mechanism>>,
     pub(crate) events: Rc<RefCell<Vec<crate::CommandEvent>>>,
     pub(crate) failure: RefCell<Option<RunError>>,
 }
@@ -211,7 +226,7 @@ pub struct TickstepCommands {
 impl std::fmt::Debug for TickstepCommands {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TickstepCommands")
-            .field("clock", &self.clock)
+            .field("clock", &self.cycle.clock)
             .field("mechanisms", &self.mechanisms.borrow().len())
             .finish_non_exhaustive()
     }
@@ -230,7 +245,7 @@ impl TickstepCommands {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn scheduler(&self) -> &tickstep_commands::Scheduler {
-        &self.scheduler
+        &self.cycle.scheduler
     }
 
     /// The game clock the commands wait on.
@@ -246,7 +261,7 @@ impl TickstepCommands {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn clock(&self) -> &GameClock {
-        &self.clock
+        &self.cycle.clock
     }
 
     /// The queue of deferred world operations, applied after each commands cycle.
@@ -261,7 +276,7 @@ impl TickstepCommands {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn world(&self) -> &WorldQueue {
-        &self.world
+        &self.cycle.world
     }
 
     /// The mechanism `M` of `entity` (an entity's `Legs`, its `Arms`), made on first use and named
@@ -291,7 +306,9 @@ impl TickstepCommands {
         self.mechanisms
             .borrow_mut()
             .entry((TypeId::of::<M>(), entity))
-            .or_insert_with(|| Mechanism::new(&self.scheduler, format!("{entity} {}", M::NAME)))
+            .or_insert_with(|| {
+                Mechanism::new(&self.cycle.scheduler, format!("{entity} {}", M::NAME))
+            })
             .clone()
     }
 
@@ -304,16 +321,16 @@ impl TickstepCommands {
         else {
             return;
         };
-        let doomed: Vec<Command> = self
-            .scheduler
+        let scheduler = &self.cycle.scheduler;
+        let doomed: Vec<Command> = scheduler
             .running()
             .into_iter()
-            .chain(self.scheduler.queued())
+            .chain(scheduler.queued())
             .map(|info| info.command)
             .filter(|cmd| cmd.requires(&mechanism))
             .collect();
         for cmd in &doomed {
-            self.scheduler.cancel(cmd);
+            scheduler.cancel(cmd);
         }
     }
 
@@ -328,7 +345,11 @@ impl TickstepCommands {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn failure(&self) -> Option<String> {
-        self.failure.borrow().as_ref().map(ToString::to_string)
+        self.cycle
+            .failure
+            .borrow()
+            .as_ref()
+            .map(ToString::to_string)
     }
 
     /// Restarts a commands cycle stopped by a failure; returns the error that stopped it.
@@ -342,7 +363,7 @@ impl TickstepCommands {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn resume(&self) -> Option<RunError> {
-        self.failure.borrow_mut().take()
+        self.cycle.failure.borrow_mut().take()
     }
 }
 

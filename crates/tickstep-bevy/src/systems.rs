@@ -13,6 +13,7 @@
 //! The steppers that touch the world queue are exclusive systems (`&mut World`): the queue is
 //! applied right after the step, in the same schedule, so work a task queued lands this frame.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use bevy_app::{
@@ -27,7 +28,6 @@ use tickstep_kernel::clock::{Clock, Instant};
 use crate::plugin::Settings;
 use crate::{
     CommandEvent, CommandsFailed, KernelOverload, KernelStats, TickstepCommands, TickstepKernel,
-    TickstepSchedules,
 };
 
 pub(crate) fn install(app: &mut App, settings: &Settings) {
@@ -65,9 +65,10 @@ fn begin_frame(
     strategy: Option<ResMut<'_, TimeUpdateStrategy>>,
     mut last: Local<'_, Option<Instant>>,
 ) {
-    let now = kernel.clock.now();
-    kernel.meter.begin_frame(now);
-    if kernel.clock.manual().is_some()
+    let parts = &kernel.parts;
+    let now = parts.clock.now();
+    parts.meter.begin_frame(now);
+    if parts.clock.manual().is_some()
         && let Some(mut strategy) = strategy
     {
         // Bevy's real time follows the manual clock: one timeline for both.
@@ -79,51 +80,42 @@ fn begin_frame(
 
 #[allow(clippy::needless_pass_by_value)]
 fn begin_fixed(kernel: NonSend<'_, TickstepKernel>) {
-    kernel.meter.begin_fixed(kernel.clock.now());
+    kernel.parts.meter.begin_fixed(kernel.parts.clock.now());
 }
 
 #[allow(clippy::needless_pass_by_value)]
 fn end_fixed(kernel: NonSend<'_, TickstepKernel>) {
-    kernel.meter.end_fixed(kernel.clock.now());
+    kernel.parts.meter.end_fixed(kernel.parts.clock.now());
 }
 
 fn run_commands(world: &mut World) {
     let elapsed = world.resource::<Time<Fixed>>().elapsed();
-    let (scheduler, queue, stopped) = {
-        let commands = world.non_send::<TickstepCommands>();
-        commands.clock.publish(elapsed);
-        (
-            commands.scheduler.clone(),
-            commands.world.clone(),
-            commands.failure.borrow().is_some(),
-        )
-    };
-    if !stopped && let Err(error) = scheduler.run() {
+    let cycle = Rc::clone(&world.non_send::<TickstepCommands>().cycle);
+    cycle.clock.publish(elapsed);
+    let stopped = cycle.failure.borrow().is_some();
+    if !stopped && let Err(error) = cycle.scheduler.run() {
         let message = error.to_string();
         tracing::error!(target: "tickstep_bevy", "commands cycle stopped: {message}");
-        *world.non_send::<TickstepCommands>().failure.borrow_mut() = Some(error);
+        *cycle.failure.borrow_mut() = Some(error);
         world.write_message(CommandsFailed { message });
     }
-    queue.apply(world);
-    publish_command_events(world);
+    cycle.world.apply(world);
+    publish_command_events(world, &cycle.events);
 }
 
-fn publish_command_events(world: &mut World) {
-    let events = {
-        let commands = world.non_send::<TickstepCommands>();
-        if commands.events.borrow().is_empty() {
-            return;
-        }
-        std::mem::take(&mut *commands.events.borrow_mut())
-    };
+fn publish_command_events(world: &mut World, events: &RefCell<Vec<CommandEvent>>) {
+    if events.borrow().is_empty() {
+        return;
+    }
+    let events = std::mem::take(&mut *events.borrow_mut());
     world.write_message_batch(events);
 }
 
 fn step_phase(world: &mut World, phase: Phase) {
-    let Some(stepper) = world.non_send::<TickstepKernel>().phase(phase) else {
+    let kernel = world.non_send::<TickstepKernel>();
+    let (Some(stepper), queue) = (kernel.phase(phase), kernel.parts.world.clone()) else {
         return;
     };
-    let queue = world.non_send::<TickstepKernel>().world.clone();
     stepper.frames.run_frames(1);
     queue.apply(world);
 }
@@ -141,40 +133,23 @@ fn step_pre_render(world: &mut World) {
 }
 
 fn kernel_frame(world: &mut World) {
-    let driver = Rc::clone(&world.non_send::<TickstepSchedules>().driver);
-    let (frames, queue, meter, clock) = {
-        let kernel = world.non_send::<TickstepKernel>();
-        (
-            kernel.kernel.frame_loop().clone(),
-            kernel.world.clone(),
-            Rc::clone(&kernel.meter),
-            kernel.clock.clone(),
-        )
-    };
-    driver.rearm();
+    let parts = Rc::clone(&world.non_send::<TickstepKernel>().parts);
+    parts.driver.rearm();
     // The loop would find the same; asking first skips its per-frame bookkeeping when idle.
-    let main = world.non_send::<TickstepKernel>().scheduler().clone();
-    if main.is_attached() || main.has_runnable_work() {
-        frames.run_frames(1);
+    if parts.main.is_attached() || parts.main.has_runnable_work() {
+        parts.frames.run_frames(1);
     }
-    queue.apply(world);
-    meter.end_frame(clock.now());
+    parts.world.apply(world);
+    parts.meter.end_frame(parts.clock.now());
 
-    let kernel = world.non_send::<TickstepKernel>();
-    let steps = frames.steps_taken();
-    let stepped = kernel.published_steps.replace(steps) != steps;
-    let stats = stepped.then(|| kernel.scheduler().stats());
-    let overloads = if kernel.overloads.borrow().is_empty() {
-        Vec::new()
-    } else {
-        std::mem::take(&mut *kernel.overloads.borrow_mut())
-    };
-    if let Some(stats) = stats {
-        world.resource_mut::<KernelStats>().0 = stats;
+    let steps = parts.frames.steps_taken();
+    if parts.published_steps.replace(steps) != steps {
+        world.resource_mut::<KernelStats>().0 = parts.main.stats();
     }
-    if !overloads.is_empty() {
+    if !parts.overloads.borrow().is_empty() {
+        let overloads = std::mem::take(&mut *parts.overloads.borrow_mut());
         world.write_message_batch(overloads.into_iter().map(KernelOverload));
     }
     // Events of commands scheduled or canceled outside the cycle (from Update systems).
-    publish_command_events(world);
+    publish_command_events(world, &parts.command_events);
 }
