@@ -10,7 +10,9 @@
 //!   against the same app without the plugin. The headline is the median difference of *paired*
 //!   frames (one of each, back to back, alternating which goes first), because on a loaded shared
 //!   machine two separately timed averages of ~15 µs frames differ by more than the ~1 µs asked
-//!   about; the unpaired medians and the fastest rounds are printed beside it.
+//!   about; the unpaired medians and the fastest rounds are printed beside it. On Linux the same
+//!   comparison is also made in CPU time (the thread's `schedstat`), which leaves out the time
+//!   slices other processes take: on an oversubscribed machine it is the closest to an idle one.
 //! * `task_via_plugin`: per task, 1,000 empty kernel tasks scheduled through the plugin's
 //!   scheduler and run by one `App::update()` (minus an idle update), against the bare kernel
 //!   (`Scheduler::schedule` + `step`, same tasks, same budget, same clock).
@@ -66,6 +68,22 @@ fn time(clock: &SystemClock, iters: u32, mut f: impl FnMut()) -> f64 {
     (clock.now() - start).as_nanos() as f64 / f64::from(iters)
 }
 
+/// This thread's time on a CPU (Linux `schedstat`, nanoseconds), or `None` elsewhere. Unlike wall
+/// time it does not count the slices other processes take while the bench waits for a core.
+fn cpu_time() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+/// CPU nanoseconds per call of `f`, over `iters` calls.
+fn cpu_per_call(iters: u32, mut f: impl FnMut()) -> Option<f64> {
+    let start = cpu_time()?;
+    for _ in 0..iters {
+        f();
+    }
+    Some((cpu_time()? - start) as f64 / f64::from(iters))
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -92,6 +110,31 @@ fn schedule_tasks(sched: &Scheduler, with_op: Option<&tickstep_bevy::WorldQueue>
     }
 }
 
+/// Frame by frame, alternating which app goes first: the difference of a pair sees the same load
+/// on both sides, which a difference of two averages on this machine does not.
+fn paired_differences(
+    clock: &SystemClock,
+    frames: u32,
+    bare: &mut App,
+    with: &mut App,
+    added: &mut Vec<f64>,
+) {
+    for i in 0..frames {
+        let (first, second) = if i % 2 == 0 {
+            (&mut *bare, &mut *with)
+        } else {
+            (&mut *with, &mut *bare)
+        };
+        let t0 = clock.now();
+        first.update();
+        let t1 = clock.now();
+        second.update();
+        let t2 = clock.now();
+        let (a, b) = ((t1 - t0).as_nanos() as f64, (t2 - t1).as_nanos() as f64);
+        added.push(if i % 2 == 0 { b - a } else { a - b });
+    }
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let (rounds, frames, task_rounds) = if quick {
@@ -108,25 +151,18 @@ fn main() {
     let (mut idle_bare, mut idle_with) = (Vec::new(), Vec::new());
     let (mut via_plugin, mut via_kernel, mut with_op) = (Vec::new(), Vec::new(), Vec::new());
     let mut added = Vec::new();
+    let (mut cpu_bare, mut cpu_with) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         idle_bare.push(time(&clock, frames, || bare.update()));
         idle_with.push(time(&clock, frames, || with.update()));
-        // Frame by frame, alternating which app goes first: the difference of a pair sees the
-        // same load on both sides, which a difference of two averages on this machine does not.
-        for i in 0..frames {
-            let (first, second) = if i % 2 == 0 {
-                (&mut bare, &mut with)
-            } else {
-                (&mut with, &mut bare)
-            };
-            let t0 = clock.now();
-            first.update();
-            let t1 = clock.now();
-            second.update();
-            let t2 = clock.now();
-            let (a, b) = ((t1 - t0).as_nanos() as f64, (t2 - t1).as_nanos() as f64);
-            added.push(if i % 2 == 0 { b - a } else { a - b });
+        if let (Some(b), Some(w)) = (
+            cpu_per_call(frames, || bare.update()),
+            cpu_per_call(frames, || with.update()),
+        ) {
+            cpu_bare.push(b);
+            cpu_with.push(w);
         }
+        paired_differences(&clock, frames, &mut bare, &mut with, &mut added);
         if round >= task_rounds {
             continue;
         }
@@ -177,6 +213,14 @@ fn main() {
         "                    unpaired medians: plugin {with_ns:.0} ns, bare {bare_ns:.0} ns (ratio {:.2}); fastest rounds: {with_fast:.0} / {bare_fast:.0} ns",
         with_ns / bare_ns
     );
+    if !cpu_bare.is_empty() {
+        let (bare_cpu, with_cpu) = (median(cpu_bare), median(cpu_with));
+        println!(
+            "frame_idle (CPU)    adds {:>5.0} ns per frame: plugin {with_cpu:.0} ns, bare App::update {bare_cpu:.0} ns of CPU, ratio {:.3}",
+            with_cpu - bare_cpu,
+            with_cpu / bare_cpu
+        );
+    }
     let kernel_ns = median(via_kernel);
     for (name, plugin_ns) in [
         ("task_via_plugin   ", median(via_plugin)),

@@ -142,13 +142,16 @@
 //!
 //! | measure | baseline | result |
 //! |---|---|---|
-//! | a frame with nothing scheduled | the same headless app's bare `App::update()` (15–24 µs here) | adds 0.96–1.33 µs (median of paired frames, over runs): 1.055 |
-//! | a kernel task run through the plugin | the bare kernel (`schedule` + `step`), 58–94 ns | 0.84–1.04 (0.99 in the last run): the same path, the plugin adds nothing per task |
-//! | the same, the task also queuing a world operation | the bare kernel | 1.26–1.41 (~25–30 ns per operation: one boxed closure, applied at the sync point) |
+//! | a frame with nothing scheduled, CPU time | the same headless app's bare `App::update()` (3.8–7.9 µs of CPU) | adds 0.40–2.0 µs (0.84 and 1.65 in the two full runs): 1.05–1.35 |
+//! | the same, wall time | the same (10–24 µs of wall time here) | adds 0.88–1.35 µs (median of paired frames): 1.06–1.09 |
+//! | a kernel task run through the plugin | the bare kernel (`schedule` + `step`), 58–104 ns | 0.84–1.04 (0.98 in the last full run): the same path, the plugin adds nothing per task |
+//! | the same, the task also queuing a world operation | the bare kernel | 1.25–1.41 (~25–30 ns per operation: one boxed closure, applied at the sync point) |
 //!
-//! The per-frame goal of under 1 µs is met on some runs and missed by up to a third on others;
-//! this machine's load moves a bare frame by more than that, and the figure includes Bevy's own
-//! cost of the plugin's systems.
+//! So the per-frame goal of under 1 µs is met on some runs and missed (by up to 2x) on others: on
+//! this oversubscribed machine the run-to-run spread of a bare frame is several microseconds, and
+//! the figure includes Bevy's own cost of running the plugin's five systems. Most of the rest is
+//! five clock reads a frame (frame start, the fixed loop's start and end, the idle check, frame
+//! end), which cost 30–100 ns each here.
 //!
 //! Per frame the plugin adds five systems (frame start in `First`, two around the fixed loop, the
 //! commands cycle per fixed step, the kernel frame in `Last`), three message types for Bevy to
