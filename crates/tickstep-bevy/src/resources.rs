@@ -1,0 +1,468 @@
+//! The three layers as Bevy non-send resources.
+//!
+//! tickstep's schedulers are single-threaded by design: their handles are `Rc`s and `!Send`.
+//! Bevy's way to hold such state is a *non-send resource* (`App::insert_non_send`), read with the
+//! [`NonSend`](bevy_ecs::system::NonSend) system parameter; Bevy then runs every system that
+//! touches it on the main thread. Everything in these resources uses interior mutability, so
+//! `NonSend<T>` (shared) is all a system needs: `NonSend<TickstepSchedules>` to call
+//! `schedule_every`, `NonSend<TickstepCommands>` to schedule an ability, `NonSend<TickstepKernel>`
+//! to queue budgeted work.
+
+use std::any::TypeId;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use bevy_ecs::entity::Entity;
+use tickstep_commands::{Command, Mechanism, RunError};
+use tickstep_kernel::{FrameLoop, Kernel, Phase, Scheduler, SchedulerConfig};
+use tickstep_schedules::Schedules;
+
+use crate::frame_meter::FrameMeter;
+use crate::mechanisms::MechanismComponent;
+use crate::schedules_host::Driver;
+use crate::{GameClock, RealClock, WorldQueue};
+
+/// The kernel: the main frame-budgeted scheduler (stepped once per Bevy frame in the kernel's
+/// schedule, `Last` by default), its phase schedulers, and the world queue.
+///
+/// ```
+/// use bevy_app::App;
+/// use tickstep_bevy::{TickstepKernel, TickstepPlugin};
+/// use tickstep_kernel::{ManualClock, Priority};
+///
+/// let mut app = App::new();
+/// app.add_plugins(TickstepPlugin::builder().manual_clock(ManualClock::new()).build()?);
+/// let kernel = app.world().non_send::<TickstepKernel>();
+/// let _t = kernel.scheduler().schedule(|| println!("next frame"), Priority::Low);
+/// # Ok::<(), tickstep_bevy::PluginError>(())
+/// ```
+pub struct TickstepKernel {
+    pub(crate) kernel: Kernel,
+    pub(crate) phases: Vec<PhaseScheduler>,
+    pub(crate) parts: Rc<FrameParts>,
+}
+
+/// What the per-frame systems use, behind one `Rc`: an exclusive system pays one resource lookup
+/// per frame, not one per handle.
+pub(crate) struct FrameParts {
+    pub(crate) frames: FrameLoop,
+    pub(crate) main: Scheduler,
+    pub(crate) clock: RealClock,
+    pub(crate) world: WorldQueue,
+    pub(crate) meter: Rc<FrameMeter>,
+    pub(crate) driver: Rc<Driver>,
+    pub(crate) overloads: Rc<RefCell<Vec<tickstep_kernel::Overload>>>,
+    pub(crate) command_events: Rc<RefCell<Vec<crate::CommandEvent>>>,
+    pub(crate) published_steps: Cell<u64>,
+}
+
+/// A phase scheduler and the one-phase frame loop that steps it from its Bevy schedule.
+#[derive(Clone)]
+pub(crate) struct PhaseScheduler {
+    pub(crate) phase: Phase,
+    pub(crate) scheduler: Scheduler,
+    pub(crate) frames: FrameLoop,
+}
+
+impl std::fmt::Debug for TickstepKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TickstepKernel")
+            .field("kernel", &self.kernel)
+            .field("clock", &self.parts.clock)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TickstepKernel {
+    /// The main scheduler (the kernel's Heartbeat phase): frame-aware on a server, a fixed slice
+    /// on a client.
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepKernel, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// let kernel = app.world().non_send::<TickstepKernel>();
+    /// assert_eq!(kernel.scheduler().phase(), tickstep_kernel::Phase::Heartbeat);
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn scheduler(&self) -> &Scheduler {
+        self.kernel.scheduler()
+    }
+
+    /// The kernel itself (role, diagnostics).
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepKernel, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// let kernel = app.world().non_send::<TickstepKernel>();
+    /// assert_eq!(kernel.kernel().role(), tickstep_kernel::Role::Server);
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// The real clock the kernel and the schedules run on.
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepKernel, TickstepPlugin};
+    /// use tickstep_kernel::{ManualClock, clock::Clock};
+    /// let manual = ManualClock::new();
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().manual_clock(manual.clone()).build()?);
+    /// let kernel = app.world().non_send::<TickstepKernel>();
+    /// assert_eq!(kernel.clock().now(), manual.now());
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn clock(&self) -> &RealClock {
+        &self.parts.clock
+    }
+
+    /// The queue of deferred world operations (shared by all three layers).
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepKernel, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// let kernel = app.world().non_send::<TickstepKernel>();
+    /// kernel.world().push(|world| { world.spawn(()); });
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn world(&self) -> &WorldQueue {
+        &self.parts.world
+    }
+
+    /// The scheduler of a kernel phase, if the plugin was built with it
+    /// ([`TickstepPluginBuilder::phases`](crate::TickstepPluginBuilder::phases)); `Heartbeat` is
+    /// the main scheduler. Each steps from its Bevy schedule: `PreSimulation` in `FixedPreUpdate`,
+    /// `PostSimulation` in `FixedPostUpdate` (once per fixed step, lined up with the simulation),
+    /// `PreRender` in `PostUpdate` (client only), under a fixed budget equal to the main
+    /// scheduler's floor. A phase not asked for adds no system and costs nothing per frame.
+    ///
+    /// ```
+    /// use bevy_app::App;
+    /// use tickstep_bevy::{TickstepKernel, TickstepPlugin};
+    /// use tickstep_kernel::Phase;
+    ///
+    /// let mut app = App::new();
+    /// app.add_plugins(TickstepPlugin::builder().phases([Phase::PreSimulation]).build()?);
+    /// let kernel = app.world().non_send::<TickstepKernel>();
+    /// assert!(kernel.phase_scheduler(Phase::PreSimulation).is_some());
+    /// assert!(kernel.phase_scheduler(Phase::PostSimulation).is_none()); // not asked for
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn phase_scheduler(&self, phase: Phase) -> Option<Scheduler> {
+        if phase == Phase::Heartbeat {
+            return Some(self.scheduler().clone());
+        }
+        self.phase(phase).map(|p| p.scheduler)
+    }
+
+    pub(crate) fn phase(&self, phase: Phase) -> Option<PhaseScheduler> {
+        self.phases.iter().find(|p| p.phase == phase).cloned()
+    }
+
+    /// A phase scheduler and its one-phase frame loop.
+    pub(crate) fn new_phase(clock: &RealClock, main: &Scheduler, phase: Phase) -> PhaseScheduler {
+        let role = main.role();
+        let scheduler = Scheduler::new(
+            clock.clone(),
+            SchedulerConfig::for_role(role)
+                .budget(main.budget_mode().floor())
+                .phase(phase),
+        );
+        let frames = FrameLoop::new(clock.clone(), role, 60);
+        scheduler
+            .bind(&frames)
+            .expect("the builder only accepts phases the role runs");
+        scheduler.on_error(move |err| {
+            tracing::warn!(target: "tickstep_bevy", "[tickstep {phase:?}] {err}");
+        });
+        PhaseScheduler {
+            phase,
+            scheduler,
+            frames,
+        }
+    }
+}
+
+/// The commands: a coroutine command scheduler run once per fixed step in `FixedUpdate`, on the
+/// [`GameClock`], with mechanisms that belong to entities.
+///
+/// ```
+/// use bevy_app::App;
+/// use tickstep_bevy::{TickstepCommands, TickstepPlugin};
+/// use tickstep_commands::Command;
+/// use tickstep_kernel::ManualClock;
+///
+/// let mut app = App::new();
+/// app.add_plugins(TickstepPlugin::builder().manual_clock(ManualClock::new()).build()?);
+/// let commands = app.world().non_send::<TickstepCommands>();
+/// let wave = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("wave");
+/// assert!(commands.scheduler().schedule(&wave).is_success());
+/// # Ok::<(), tickstep_bevy::PluginError>(())
+/// ```
+pub struct TickstepCommands {
+    pub(crate) cycle: Rc<CommandsCycle>,
+    pub(crate) mechanisms: RefCell<HashMap<(TypeId, Entity), Mechanism>>,
+}
+
+/// What the commands cycle uses, behind one `Rc` (one resource lookup per fixed step).
+pub(crate) struct CommandsCycle {
+    pub(crate) scheduler: tickstep_commands::Scheduler,
+    pub(crate) clock: GameClock,
+    pub(crate) world: WorldQueue,
+    pub(crate) events: Rc<RefCell<Vec<crate::CommandEvent>>>,
+    pub(crate) failure: RefCell<Option<RunError>>,
+}
+
+impl std::fmt::Debug for TickstepCommands {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TickstepCommands")
+            .field("clock", &self.cycle.clock)
+            .field("mechanisms", &self.mechanisms.borrow().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TickstepCommands {
+    /// The command scheduler.
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepCommands, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// let commands = app.world().non_send::<TickstepCommands>();
+    /// assert!(commands.scheduler().running().is_empty());
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn scheduler(&self) -> &tickstep_commands::Scheduler {
+        &self.cycle.scheduler
+    }
+
+    /// The game clock the commands wait on.
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepCommands, TickstepPlugin};
+    /// use tickstep_kernel::clock::{Clock, Instant};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// let commands = app.world().non_send::<TickstepCommands>();
+    /// assert_eq!(commands.clock().now(), Instant::ZERO); // no fixed step yet
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn clock(&self) -> &GameClock {
+        &self.cycle.clock
+    }
+
+    /// The queue of deferred world operations, applied after each commands cycle.
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepCommands, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// let commands = app.world().non_send::<TickstepCommands>();
+    /// assert!(commands.world().is_empty());
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn world(&self) -> &WorldQueue {
+        &self.cycle.world
+    }
+
+    /// The mechanism `M` of `entity` (an entity's `Legs`, its `Arms`), made on first use and named
+    /// `"<entity> <M::NAME>"`. When the entity loses the component (or is despawned) the
+    /// mechanism is dropped and the commands requiring it are canceled, if the kind was registered
+    /// with [`TickstepAppExt::add_mechanism`](crate::TickstepAppExt::add_mechanism).
+    ///
+    /// ```
+    /// use bevy_app::App;
+    /// use bevy_ecs::prelude::*;
+    /// use tickstep_bevy::{MechanismComponent, TickstepAppExt, TickstepCommands, TickstepPlugin};
+    ///
+    /// #[derive(Component)]
+    /// struct Legs;
+    /// impl MechanismComponent for Legs { const NAME: &'static str = "legs"; }
+    ///
+    /// let mut app = App::new();
+    /// app.add_plugins(TickstepPlugin::builder().build()?).add_mechanism::<Legs>();
+    /// let hero = app.world_mut().spawn(Legs).id();
+    /// let commands = app.world().non_send::<TickstepCommands>();
+    /// let legs = commands.mechanism::<Legs>(hero);
+    /// assert!(legs.name().ends_with("legs"));
+    /// assert_eq!(legs, commands.mechanism::<Legs>(hero));
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn mechanism<M: MechanismComponent>(&self, entity: Entity) -> Mechanism {
+        self.mechanisms
+            .borrow_mut()
+            .entry((TypeId::of::<M>(), entity))
+            .or_insert_with(|| {
+                Mechanism::new(&self.cycle.scheduler, format!("{entity} {}", M::NAME))
+            })
+            .clone()
+    }
+
+    /// Drops the mechanism `M` of `entity` and cancels every command that requires it.
+    pub(crate) fn release<M: MechanismComponent>(&self, entity: Entity) {
+        let Some(mechanism) = self
+            .mechanisms
+            .borrow_mut()
+            .remove(&(TypeId::of::<M>(), entity))
+        else {
+            return;
+        };
+        let scheduler = &self.cycle.scheduler;
+        let doomed: Vec<Command> = scheduler
+            .running()
+            .into_iter()
+            .chain(scheduler.queued())
+            .map(|info| info.command)
+            .filter(|cmd| cmd.requires(&mechanism))
+            .collect();
+        for cmd in &doomed {
+            scheduler.cancel(cmd);
+        }
+    }
+
+    /// The error that stopped the commands cycle, if one did (a command body returned `Err`).
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepCommands, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// assert!(app.world().non_send::<TickstepCommands>().failure().is_none());
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn failure(&self) -> Option<String> {
+        self.cycle
+            .failure
+            .borrow()
+            .as_ref()
+            .map(ToString::to_string)
+    }
+
+    /// Restarts a commands cycle stopped by a failure; returns the error that stopped it.
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepCommands, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// assert!(app.world().non_send::<TickstepCommands>().resume().is_none());
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn resume(&self) -> Option<RunError> {
+        self.cycle.failure.borrow_mut().take()
+    }
+}
+
+/// The durable schedules engine: `schedule_at` / `schedule_every` from any system, verbs as Rust
+/// code, firings as budgeted kernel tasks.
+///
+/// ```
+/// use bevy_app::{App, Startup};
+/// use bevy_ecs::prelude::*;
+/// use tickstep_bevy::{TickstepPlugin, TickstepSchedules};
+/// use tickstep_kernel::ManualClock;
+/// use tickstep_schedules::{ObjId, Options, Value};
+///
+/// fn arm_upkeep(schedules: NonSend<TickstepSchedules>) {
+///     let mut txn = schedules.engine().begin(ObjId(0));
+///     txn.schedule_every(ObjId(0), "upkeep", 60.0, vec![], Options::new()).unwrap();
+///     txn.commit().unwrap();
+/// }
+///
+/// let mut app = App::new();
+/// app.add_plugins(TickstepPlugin::builder().manual_clock(ManualClock::new()).build()?);
+/// app.world().non_send::<TickstepSchedules>().verb("upkeep", |_| Ok(Value::Int(0)));
+/// app.add_systems(Startup, arm_upkeep);
+/// app.update();
+/// assert_eq!(app.world().non_send::<TickstepSchedules>().engine().live_count(), 1);
+/// # Ok::<(), tickstep_bevy::PluginError>(())
+/// ```
+pub struct TickstepSchedules {
+    pub(crate) driver: Rc<Driver>,
+    pub(crate) store_path: Option<PathBuf>,
+    pub(crate) abandoned: usize,
+}
+
+impl std::fmt::Debug for TickstepSchedules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TickstepSchedules")
+            .field("store_path", &self.store_path)
+            .field("abandoned", &self.abandoned)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TickstepSchedules {
+    /// The engine: [`Schedules::begin`] opens a transaction for `schedule_at`, `schedule_every`,
+    /// `schedule_stop` and `schedule_info`.
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// assert_eq!(app.world().non_send::<TickstepSchedules>().engine().live_count(), 0);
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn engine(&self) -> &Schedules {
+        self.driver.engine()
+    }
+
+    /// The store file, or `None` for an in-memory engine.
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// assert!(app.world().non_send::<TickstepSchedules>().store_path().is_none());
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn store_path(&self) -> Option<&Path> {
+        self.store_path.as_deref()
+    }
+
+    /// How many firings were in flight when the store was last saved and were abandoned at
+    /// start-up (each a fault "interrupted by restart": a Rust closure cannot resume from disk).
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// assert_eq!(app.world().non_send::<TickstepSchedules>().abandoned_at_start(), 0);
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn abandoned_at_start(&self) -> usize {
+        self.abandoned
+    }
+
+    /// How many times the engine has been ticked (once per due deadline, at most once per
+    /// schedules tick).
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// assert_eq!(app.world().non_send::<TickstepSchedules>().ticks(), 0);
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn ticks(&self) -> u64 {
+        self.driver.ticks.get()
+    }
+}

@@ -1,0 +1,155 @@
+//! The systems that map tickstep onto a Bevy frame (see the crate docs for the mapping).
+//!
+//! | Bevy schedule | system | what it does |
+//! |---|---|---|
+//! | `First`, before `TimeSystems` | `begin_frame` | starts the frame meter; with a manual clock, feeds its movement to `Time<Real>` |
+//! | `RunFixedMainLoop`, before/after the fixed loop | `begin_fixed` / `end_fixed` | measures the physics share of the frame |
+//! | `FixedPreUpdate` | `step_pre_simulation` | steps the `PreSimulation` phase scheduler (if asked for), then the sync point |
+//! | `FixedUpdate` | `run_commands` | publishes `Time<Fixed>` to the game clock, runs one commands cycle, then the sync point |
+//! | `FixedPostUpdate` | `step_post_simulation` | steps the `PostSimulation` phase scheduler (if asked for), then the sync point |
+//! | `PostUpdate` (client) | `step_pre_render` | steps the `PreRender` phase scheduler (if asked for), then the sync point |
+//! | the kernel schedule (`Last`) | `kernel_frame` | re-arms the schedules tick, steps the main scheduler, the sync point, closes the frame meter, publishes stats and messages |
+//!
+//! The steppers that touch the world queue are exclusive systems (`&mut World`): the queue is
+//! applied right after the step, in the same schedule, so work a task queued lands this frame.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use bevy_app::{
+    App, First, FixedPostUpdate, FixedPreUpdate, FixedUpdate, PostUpdate, RunFixedMainLoop,
+    RunFixedMainLoopSystems,
+};
+use bevy_ecs::prelude::*;
+use bevy_time::{Fixed, Time, TimePlugin, TimeSystems, TimeUpdateStrategy};
+use tickstep_kernel::Phase;
+use tickstep_kernel::clock::{Clock, Instant};
+
+use crate::plugin::Settings;
+use crate::{
+    CommandEvent, CommandsFailed, KernelOverload, KernelStats, TickstepCommands, TickstepKernel,
+};
+
+pub(crate) fn install(app: &mut App, settings: &Settings) {
+    if !app.is_plugin_added::<TimePlugin>() {
+        app.add_plugins(TimePlugin);
+    }
+    app.init_resource::<KernelStats>()
+        .add_message::<KernelOverload>()
+        .add_message::<CommandEvent>()
+        .add_message::<CommandsFailed>()
+        .add_systems(First, begin_frame.before(TimeSystems))
+        .add_systems(
+            RunFixedMainLoop,
+            (
+                begin_fixed.in_set(RunFixedMainLoopSystems::BeforeFixedMainLoop),
+                end_fixed.in_set(RunFixedMainLoopSystems::AfterFixedMainLoop),
+            ),
+        )
+        .add_systems(FixedUpdate, run_commands)
+        .add_systems(settings.kernel_schedule, kernel_frame);
+    for phase in &settings.phases {
+        match phase {
+            Phase::PreSimulation => app.add_systems(FixedPreUpdate, step_pre_simulation),
+            Phase::PostSimulation => app.add_systems(FixedPostUpdate, step_post_simulation),
+            Phase::PreRender => app.add_systems(PostUpdate, step_pre_render),
+            Phase::Heartbeat => app,
+        };
+    }
+}
+
+// Bevy hands system parameters over by value.
+#[allow(clippy::needless_pass_by_value)]
+fn begin_frame(
+    kernel: NonSend<'_, TickstepKernel>,
+    strategy: Option<ResMut<'_, TimeUpdateStrategy>>,
+    mut last: Local<'_, Option<Instant>>,
+) {
+    let parts = &kernel.parts;
+    let now = parts.clock.now();
+    parts.meter.begin_frame(now);
+    if parts.clock.manual().is_some()
+        && let Some(mut strategy) = strategy
+    {
+        // Bevy's real time follows the manual clock: one timeline for both.
+        let moved = now - last.unwrap_or(now);
+        *strategy = TimeUpdateStrategy::ManualDuration(moved);
+        *last = Some(now);
+    }
+}
+
+#[allow(clippy::needless_pass_by_value)]
+fn begin_fixed(kernel: NonSend<'_, TickstepKernel>) {
+    kernel.parts.meter.begin_fixed(kernel.parts.clock.now());
+}
+
+#[allow(clippy::needless_pass_by_value)]
+fn end_fixed(kernel: NonSend<'_, TickstepKernel>) {
+    kernel.parts.meter.end_fixed(kernel.parts.clock.now());
+}
+
+fn run_commands(world: &mut World) {
+    let elapsed = world.resource::<Time<Fixed>>().elapsed();
+    let cycle = Rc::clone(&world.non_send::<TickstepCommands>().cycle);
+    cycle.clock.publish(elapsed);
+    let stopped = cycle.failure.borrow().is_some();
+    if !stopped && let Err(error) = cycle.scheduler.run() {
+        let message = error.to_string();
+        tracing::error!(target: "tickstep_bevy", "commands cycle stopped: {message}");
+        *cycle.failure.borrow_mut() = Some(error);
+        world.write_message(CommandsFailed { message });
+    }
+    cycle.world.apply(world);
+    publish_command_events(world, &cycle.events);
+}
+
+fn publish_command_events(world: &mut World, events: &RefCell<Vec<CommandEvent>>) {
+    if events.borrow().is_empty() {
+        return;
+    }
+    let events = std::mem::take(&mut *events.borrow_mut());
+    world.write_message_batch(events);
+}
+
+fn step_phase(world: &mut World, phase: Phase) {
+    let kernel = world.non_send::<TickstepKernel>();
+    let (Some(stepper), queue) = (kernel.phase(phase), kernel.parts.world.clone()) else {
+        return;
+    };
+    stepper.frames.run_frames(1);
+    queue.apply(world);
+}
+
+fn step_pre_simulation(world: &mut World) {
+    step_phase(world, Phase::PreSimulation);
+}
+
+fn step_post_simulation(world: &mut World) {
+    step_phase(world, Phase::PostSimulation);
+}
+
+fn step_pre_render(world: &mut World) {
+    step_phase(world, Phase::PreRender);
+}
+
+fn kernel_frame(world: &mut World) {
+    let parts = Rc::clone(&world.non_send::<TickstepKernel>().parts);
+    parts.driver.rearm();
+    // The loop would find the same; asking first skips its per-frame bookkeeping when idle.
+    if parts.main.is_attached() || parts.main.has_runnable_work() {
+        parts.frames.run_frames(1);
+    }
+    parts.world.apply(world);
+    parts.meter.end_frame(parts.clock.now());
+
+    let steps = parts.frames.steps_taken();
+    if parts.published_steps.replace(steps) != steps {
+        world.resource_mut::<KernelStats>().0 = parts.main.stats();
+    }
+    if !parts.overloads.borrow().is_empty() {
+        let overloads = std::mem::take(&mut *parts.overloads.borrow_mut());
+        world.write_message_batch(overloads.into_iter().map(KernelOverload));
+    }
+    // Events of commands scheduled or canceled outside the cycle (from Update systems).
+    publish_command_events(world, &parts.command_events);
+}
