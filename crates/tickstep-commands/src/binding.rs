@@ -132,7 +132,7 @@ enum Action {
 fn schedule(inner: &Rc<Inner>, binding: &Binding) {
     // Remember only an instance this binding started, so its scope ending never cancels one
     // that someone else scheduled.
-    let (result, key) = inner.schedule(&binding.command, binding.at);
+    let (result, key) = inner.schedule_in(&binding.command, binding.scope, binding.at);
     if result.is_success() {
         binding.scheduled.set(key);
     }

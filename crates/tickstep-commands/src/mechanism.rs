@@ -50,7 +50,8 @@ impl Mechanism {
         s.mechs.push(MechSlot {
             owner: None,
             queued: None,
-            default: None,
+            defaults: Vec::new(),
+            default_key: None,
         });
         Mechanism(Rc::new(MechanismData {
             name,

@@ -266,10 +266,10 @@ fn interrupting_a_composition_cancels_every_child() {
         take(&log)[..5],
         strs(&[
             "Scheduled intruder",
+            "Interrupted (a & b) by intruder",
+            "Canceled (a & b)",
             "Canceled b",
-            "Canceled a",
-            "Interrupted (a & b)",
-            "Canceled (a & b)"
+            "Canceled a"
         ])
     );
 }
@@ -481,8 +481,8 @@ fn deadline_ends_in_the_cycle_of_its_last_required_child() {
             "Mounted A",
             "Completed A",
             "Mounted [(A) * (B)]",
-            "Canceled B",
-            "Completed [(A) * (B)]"
+            "Completed [(A) * (B)]",
+            "Canceled B"
         ])
     );
 }

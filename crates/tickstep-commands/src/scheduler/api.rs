@@ -247,8 +247,14 @@ impl Scheduler {
 
     /// Sets the command that runs whenever `mechanism` is idle (queued in the scheduling phase of
     /// any cycle that starts with no command owning or queued for it). It returns after an
-    /// interruption once the mechanism is free again. Replacing a default does not stop a running
-    /// instance of the old one.
+    /// interruption once the mechanism is free again.
+    ///
+    /// Defaults are scoped like bindings: set inside a command, it starts at once as that
+    /// command's child and applies while the command runs; set outside any command while an
+    /// opmode is active, it applies until the opmode changes; otherwise it is global. The
+    /// narrowest live default applies; when its scope ends the wider one comes back. Setting a
+    /// default again in the same scope replaces it, and a running instance of the replaced one
+    /// is stopped at the next default-command step.
     ///
     /// # Errors
     ///
@@ -276,7 +282,7 @@ impl Scheduler {
         cmd: &Command,
     ) -> Result<(), DefaultCommandError> {
         let at = Location::caller();
-        let mut s = self.inner.state.borrow_mut();
+        let s = self.inner.state.borrow();
         assert!(
             mechanism.tag() == s.tag,
             "mechanism `{}` belongs to another scheduler",
@@ -293,7 +299,8 @@ impl Scheduler {
                     .collect(),
             });
         }
-        s.mechs[mechanism.index()].default = Some((cmd.clone(), at));
+        drop(s);
+        self.inner.set_default(mechanism.index(), cmd, at);
         Ok(())
     }
 
@@ -311,10 +318,13 @@ impl Scheduler {
         if mechanism.tag() != s.tag {
             return None;
         }
+        let live = |d: &&super::state::DefaultBinding| s.scope_alive(d.scope);
         s.mechs[mechanism.index()]
-            .default
-            .as_ref()
-            .map(|(c, _)| c.clone())
+            .defaults
+            .iter()
+            .rev()
+            .find(live)
+            .map(|d| d.cmd.clone())
     }
 
     /// Adds a sideload: a coroutine polled once per cycle in the sideload phase, before triggers.
@@ -395,9 +405,43 @@ impl Scheduler {
     /// assert_eq!(seen.get(), 1); // Scheduled
     /// ```
     pub fn on_event(&self, listener: impl Fn(&Event) + 'static) {
+        self.add_listener(Rc::new(listener), false);
+    }
+
+    /// Adds a listener for lifecycle events only: everything but the per-cycle
+    /// [`EventKind::Mounted`](crate::EventKind::Mounted) and
+    /// [`EventKind::Yielded`](crate::EventKind::Yielded). With only such listeners the scheduler
+    /// does not even build the per-cycle events, so a log of what started and ended costs
+    /// nothing per running command per cycle.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// use tickstep_commands::{Command, Scheduler};
+    /// use tickstep_kernel::clock::ManualClock;
+    ///
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let log = Rc::new(RefCell::new(Vec::new()));
+    /// let sink = log.clone();
+    /// scheduler.on_lifecycle_event(move |e| sink.borrow_mut().push(e.to_string()));
+    /// let blink = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("blink");
+    /// scheduler.schedule(&blink);
+    /// scheduler.run().unwrap();
+    /// scheduler.run().unwrap();
+    /// assert_eq!(*log.borrow(), ["Scheduled blink", "Completed blink"]);
+    /// ```
+    pub fn on_lifecycle_event(&self, listener: impl Fn(&Event) + 'static) {
+        self.add_listener(Rc::new(listener), true);
+    }
+
+    fn add_listener(&self, listener: Rc<dyn Fn(&Event)>, lifecycle_only: bool) {
         let mut listeners = self.inner.listeners.borrow_mut();
-        Rc::make_mut(&mut listeners).push(Rc::new(listener));
-        self.inner.state.borrow_mut().listening = true;
+        Rc::make_mut(&mut listeners).push(super::inner::Listener {
+            call: listener,
+            lifecycle_only,
+        });
+        let mut s = self.inner.state.borrow_mut();
+        s.listening = true;
+        s.listening_cycle |= !lifecycle_only;
     }
 
     /// Enters (`Some`) or leaves (`None`) an opmode. Bindings and sideloads created outside any
@@ -412,6 +456,8 @@ impl Scheduler {
     /// assert_eq!(scheduler.opmode(), Some(OpMode::new(1)));
     /// ```
     pub fn set_opmode(&self, opmode: Option<OpMode>) {
+        // Commands scheduled from outside any command while an opmode is active, and
+        // default commands set in it, also die then (see the crate docs, "Scopes").
         let mut s = self.inner.state.borrow_mut();
         if s.opmode != opmode {
             s.opmode = opmode;

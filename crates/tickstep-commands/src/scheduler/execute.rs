@@ -49,7 +49,7 @@ impl Inner {
                 Some(e) if fast && e.phase == Phase::Running => {
                     e.mounted = false;
                     e.future = future;
-                    s.emit(key, EventKind::Yielded);
+                    s.emit_cycle(key, EventKind::Yielded);
                 }
                 _ => end_mount(&mut s, key, polled, future, span),
             }
@@ -77,7 +77,7 @@ impl Inner {
             e.mounted = true;
             let future = e.future.take();
             let body = future.is_none().then(|| e.cmd.0.body.clone());
-            s.emit(key, EventKind::Mounted);
+            s.emit_cycle(key, EventKind::Mounted);
             let start = if !s.timing {
                 None
             } else if self.mounted.get() == Mounted::NOTHING {
@@ -134,7 +134,7 @@ fn end_mount(
     match polled {
         Ok(Poll::Pending) if !ended_meanwhile => {
             s.entry_mut(key).expect("still allocated").future = future;
-            s.emit(key, EventKind::Yielded);
+            s.emit_cycle(key, EventKind::Yielded);
         }
         Ok(Poll::Ready(Ok(()))) if !ended_meanwhile => s.complete(key),
         Ok(Poll::Ready(Err(source))) if !ended_meanwhile => {

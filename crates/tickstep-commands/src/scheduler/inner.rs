@@ -14,9 +14,15 @@ use super::ScheduleResult;
 use super::state::{Deferred, Key, Mounted, Phase, State};
 use crate::command::Command;
 use crate::error::{ConflictPair, ForkError};
-use crate::event::Event;
+use crate::event::{Event, EventKind};
+use crate::scope::Scope;
 
-pub(crate) type Listener = Rc<dyn Fn(&Event)>;
+#[derive(Clone)]
+pub(crate) struct Listener {
+    pub(crate) call: Rc<dyn Fn(&Event)>,
+    /// Skips the per-cycle `Mounted`/`Yielded` events.
+    pub(crate) lifecycle_only: bool,
+}
 
 pub(crate) struct Inner {
     pub(crate) state: RefCell<State>,
@@ -70,8 +76,11 @@ impl Inner {
                 None => break,
                 Some(Deferred::Event(event)) => {
                     let listeners = self.listeners.borrow().clone();
+                    let per_cycle = matches!(event.kind, EventKind::Mounted | EventKind::Yielded);
                     for listener in listeners.iter() {
-                        listener(&event);
+                        if !(per_cycle && listener.lifecycle_only) {
+                            (listener.call)(&event);
+                        }
                     }
                 }
                 Some(Deferred::OnCancel(hook)) => hook(),
@@ -100,16 +109,30 @@ impl Inner {
         }
     }
 
-    /// `schedule` from anywhere: a child (started and polled now) inside a mounted command,
-    /// otherwise a queued top-level command.
+    /// `schedule` from anywhere: the command lives in the narrowest scope of the caller (see
+    /// [`Inner::schedule_in`]).
     #[track_caller]
     pub(crate) fn schedule(
         self: &Rc<Self>,
         cmd: &Command,
         at: &'static Location<'static>,
     ) -> (ScheduleResult, Option<Key>) {
+        let scope = self.state.borrow().scope_for(self.mounted.get());
+        self.schedule_in(cmd, scope, at)
+    }
+
+    /// Schedules `cmd` to live in `scope`. A command scope makes it that command's child: started
+    /// and polled at once when that command is the one being polled, otherwise queued for the
+    /// promotion step. An opmode or global scope queues it at top level.
+    #[track_caller]
+    pub(crate) fn schedule_in(
+        self: &Rc<Self>,
+        cmd: &Command,
+        scope: Scope,
+        at: &'static Location<'static>,
+    ) -> (ScheduleResult, Option<Key>) {
         self.check_mechanisms(cmd);
-        let mounted = self.mounted.get();
+        let mounted = self.mounted.get().as_command();
         let (result, key, child) = {
             let mut s = self.state.borrow_mut();
             self.stamp(&mut s);
@@ -117,14 +140,23 @@ impl Inner {
                 (ScheduleResult::AlreadyRunning, Some(key), false)
             } else if s.live_elsewhere(cmd) {
                 (ScheduleResult::AlreadyRunning, None, false)
-            } else if let Some(parent) = mounted.as_command() {
-                match s.start_child(cmd, parent, at) {
-                    Ok(key) => (ScheduleResult::Success, Some(key), true),
-                    Err(rejected) => (rejected, None, false),
-                }
             } else {
-                let (result, key) = s.schedule_top(cmd, at);
-                (result, key, false)
+                match scope {
+                    Scope::Command(parent) if mounted == Some(parent) => {
+                        match s.start_child(cmd, parent, at) {
+                            Ok(key) => (ScheduleResult::Success, Some(key), true),
+                            Err(rejected) => (rejected, None, false),
+                        }
+                    }
+                    Scope::Command(parent) => {
+                        let (result, key) = s.schedule_queued(cmd, Some(parent), scope, at);
+                        (result, key, false)
+                    }
+                    Scope::Global | Scope::OpMode(_) => {
+                        let (result, key) = s.schedule_queued(cmd, None, scope, at);
+                        (result, key, false)
+                    }
+                }
             }
         };
         self.settle();

@@ -5,10 +5,12 @@
 //! * `state` — the data (slab of instances, lists, mechanisms) and its invariants.
 //! * `lifecycle` — queue / start child / promote / cancel / finish, under one borrow.
 //! * `inner` — the shared engine, the re-entrancy discipline (`settle`), schedule and fork.
+//! * `defaults` — scoped default commands.
 //! * `execute` — mounting one command.
 //! * `run` — the phases of one cycle.
 
 mod api;
+mod defaults;
 pub(crate) mod execute;
 pub(crate) mod inner;
 mod lifecycle;

@@ -50,6 +50,14 @@ pub enum ScheduleResult {
         /// The would-be parent's name.
         parent: String,
     },
+    /// The scheduling command already started `limit` children in this `run()` (a loop that
+    /// starts children that end at once without ever yielding would otherwise never return).
+    TooManyStarts {
+        /// The scheduling command's name.
+        parent: String,
+        /// The per-run limit.
+        limit: u32,
+    },
 }
 
 impl ScheduleResult {
@@ -89,6 +97,10 @@ impl fmt::Display for ScheduleResult {
             ScheduleResult::ParentNotRunning { parent } => {
                 write!(f, "the scheduling command `{parent}` is no longer running")
             }
+            ScheduleResult::TooManyStarts { parent, limit } => write!(
+                f,
+                "command `{parent}` started more than {limit} children in one run without yielding"
+            ),
         }
     }
 }

@@ -104,6 +104,11 @@ pub(crate) struct Info {
     pub(crate) displaced: Vec<Option<Key>>,
     pub(crate) last_run: Duration,
     pub(crate) total_run: Duration,
+    /// How long a top-level command may live: one scheduled from outside any command while an
+    /// opmode is active dies when the opmode changes (children live as long as their parent).
+    pub(crate) scope: Scope,
+    /// Children started in the current run: (cycle, count), for the per-run start limit.
+    pub(crate) starts: (u64, u32),
 }
 
 impl std::ops::Deref for Entry {
@@ -127,7 +132,18 @@ struct Slot {
 pub(crate) struct MechSlot {
     pub(crate) owner: Option<Key>,
     pub(crate) queued: Option<Key>,
-    pub(crate) default: Option<(Command, &'static Location<'static>)>,
+    /// Default commands, widest scope first: the last one whose scope is alive applies.
+    pub(crate) defaults: Vec<DefaultBinding>,
+    /// The instance the default-command step started last (to stop it when a narrower or newer
+    /// default takes over).
+    pub(crate) default_key: Option<Key>,
+}
+
+/// A default command set for a mechanism, with the scope it was set in.
+pub(crate) struct DefaultBinding {
+    pub(crate) cmd: Command,
+    pub(crate) at: &'static Location<'static>,
+    pub(crate) scope: Scope,
 }
 
 pub(crate) struct Sideload {
@@ -164,6 +180,8 @@ pub(crate) struct State {
     pub(crate) deferred: VecDeque<Deferred>,
     /// Whether any event listener exists; events are not even built otherwise.
     pub(crate) listening: bool,
+    /// Whether a listener wants the per-cycle `Mounted`/`Yielded` events.
+    pub(crate) listening_cycle: bool,
     pub(crate) cycle: u64,
     next_id: u64,
     /// The latest clock reading (event timestamps, mount timing).
@@ -171,6 +189,8 @@ pub(crate) struct State {
     pub(crate) failure: Option<Failure>,
     pub(crate) opmode: Option<OpMode>,
     pub(crate) opmode_epoch: u64,
+    /// The opmode epoch whose opmode-scoped commands were last swept.
+    pub(crate) swept_epoch: u64,
     pub(crate) watchdog: Option<Duration>,
     pub(crate) timing: bool,
     pub(crate) last_run_time: Duration,
@@ -210,12 +230,14 @@ impl State {
             next_sideload: 1,
             deferred: VecDeque::new(),
             listening: false,
+            listening_cycle: false,
             cycle: 0,
             next_id: 1,
             now: Instant::ZERO,
             failure: None,
             opmode: None,
             opmode_epoch: 0,
+            swept_epoch: 0,
             watchdog: Some(super::DEFAULT_WATCHDOG_LIMIT),
             timing: true,
             last_run_time: Duration::ZERO,
@@ -286,6 +308,8 @@ impl State {
                 displaced: Vec::new(),
                 last_run: Duration::ZERO,
                 total_run: Duration::ZERO,
+                scope: Scope::Global,
+                starts: (0, 0),
             }),
         };
         let key = if let Some(idx) = self.free.pop() {
@@ -359,6 +383,14 @@ impl State {
     #[inline]
     pub(crate) fn emit(&mut self, key: Key, kind: EventKind) {
         if self.listening {
+            self.emit_slow(key, kind);
+        }
+    }
+
+    /// Queues a per-cycle event (`Mounted`, `Yielded`); free unless a listener wants them.
+    #[inline]
+    pub(crate) fn emit_cycle(&mut self, key: Key, kind: EventKind) {
+        if self.listening_cycle {
             self.emit_slow(key, kind);
         }
     }
