@@ -286,4 +286,15 @@ pub enum StateMachineError {
         /// The foreign state's index.
         state: usize,
     },
+    /// The machine entered more than `limit` states within one `run()` without yielding: its
+    /// transition conditions keep changing every time they are read, so it would never return.
+    #[error(
+        "state machine `{machine}` entered more than {limit} states in one run without yielding (conditions that flip every read?)"
+    )]
+    TooManyEntries {
+        /// The machine's name.
+        machine: String,
+        /// The per-run limit.
+        limit: u32,
+    },
 }

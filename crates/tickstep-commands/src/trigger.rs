@@ -132,6 +132,40 @@ impl Trigger {
         self
     }
 
+    /// The trigger's value in the scheduler's current cycle: the value its bindings saw in the
+    /// last trigger phase, or, if nothing read it in this cycle yet, the signal read now (and
+    /// remembered for the rest of the cycle). Stateful combinators (`debounce`, `multi_press`, …)
+    /// only advance when read, so read them every cycle or bind them. Lets a trigger serve as a
+    /// plain condition, e.g. for a [`StateMachine`](crate::compose::StateMachine) transition.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let never = Trigger::new(&scheduler, || false);
+    /// assert!(!never.get());
+    /// assert!(never.not().get());
+    /// ```
+    #[track_caller]
+    pub fn get(&self) -> bool {
+        let inner = self
+            .scheduler
+            .upgrade()
+            .expect("the scheduler of this trigger was dropped");
+        let ctx = {
+            let s = inner.state.borrow();
+            Ctx {
+                cycle: s.cycle,
+                now: s.now,
+            }
+        };
+        self.node.value(&ctx)
+    }
+
     /// Schedules `command` on each rising edge.
     ///
     /// # Panics
