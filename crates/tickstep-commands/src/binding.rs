@@ -37,6 +37,8 @@ pub(crate) struct Binding {
     previous: Cell<Option<bool>>,
     scheduled: Cell<Option<Key>>,
     unbound: Cell<bool>,
+    /// A first poll reading false counts as a falling edge (the reference's rule, opt-in).
+    first_low_falls: bool,
 }
 
 impl Binding {
@@ -46,6 +48,7 @@ impl Binding {
         command: &Command,
         scope: Scope,
         at: &'static Location<'static>,
+        first_low_falls: bool,
     ) -> Self {
         Binding {
             node,
@@ -56,6 +59,7 @@ impl Binding {
             previous: Cell::new(None),
             scheduled: Cell::new(None),
             unbound: Cell::new(false),
+            first_low_falls,
         }
     }
 
@@ -99,7 +103,8 @@ pub(crate) fn poll_bindings(inner: &Rc<Inner>) {
         let value = binding.node.value(&ctx);
         let previous = binding.previous.replace(Some(value));
         let rising = value && previous != Some(true);
-        let falling = !value && previous == Some(true);
+        let falling =
+            !value && (previous == Some(true) || (previous.is_none() && binding.first_low_falls));
         let entered_false = !value && previous != Some(false);
         let left_false = value && previous == Some(false);
         let live = || inner.state.borrow().live_key(&binding.command).is_some();

@@ -46,7 +46,8 @@ impl Node {
     fn new(eval: impl Fn(&Ctx) -> bool + 'static) -> Rc<Node> {
         Rc::new(Node {
             eval: Box::new(eval),
-            memo: Cell::new((0, false)),
+            // No cycle has this number, so a node never read is evaluated on its first read.
+            memo: Cell::new((u64::MAX, false)),
         })
     }
 
@@ -86,6 +87,8 @@ impl Node {
 pub struct Trigger {
     node: Rc<Node>,
     scheduler: Weak<Inner>,
+    /// Whether bindings count a first poll reading false as a falling edge.
+    first_low_falls: bool,
 }
 
 impl Trigger {
@@ -102,6 +105,7 @@ impl Trigger {
         Trigger {
             node: Node::new(move |_| signal()),
             scheduler: Rc::downgrade(&scheduler.inner),
+            first_low_falls: false,
         }
     }
 
@@ -109,6 +113,31 @@ impl Trigger {
         Trigger {
             node: Node::new(eval),
             scheduler: self.scheduler.clone(),
+            first_low_falls: self.first_low_falls,
+        }
+    }
+
+    /// The same signal, but bindings made through the returned trigger treat a first poll that
+    /// reads false as a falling edge, as the reference does: `on_false` schedules and
+    /// `toggle_on_false` toggles when the signal starts low. By default a first low poll is not a
+    /// falling edge (nothing fell: a button that was never pressed was not released), which is
+    /// what most bindings want; choose this for code ported from the reference that relies on it.
+    /// Triggers derived from the returned one keep the choice.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || false).first_low_is_falling_edge().on_false(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&c));
+    /// ```
+    #[must_use]
+    pub fn first_low_is_falling_edge(&self) -> Trigger {
+        Trigger {
+            first_low_falls: true,
+            ..self.clone()
         }
     }
 
@@ -128,6 +157,7 @@ impl Trigger {
             command,
             scope,
             at,
+            self.first_low_falls,
         )));
         self
     }
@@ -499,32 +529,41 @@ impl Trigger {
         })
     }
 
-    /// True from the `count`-th press (rising edge) within `window` until the signal next falls.
-    /// Presses are counted from the first press inside the window; after it fires the count
-    /// starts again.
+    /// True while at least `count` presses (rising edges) fall within the last `window`,
+    /// whether the signal is still held or not (as in the reference): each press is remembered
+    /// for `window` (inclusive) after it happened, on the scheduler's clock. The trigger is read
+    /// once per cycle when bound; a press is counted only if the trigger is read while the
+    /// signal is low in between, so bind it (or read it every cycle) rather than polling it now
+    /// and then.
     ///
     /// # Errors
     ///
     /// [`TriggerError::InvalidPressCount`] for a count below 1; [`TriggerError::InvalidWindow`]
-    /// for a zero window (a negative window cannot be expressed as a `Duration`).
+    /// for a zero window (a negative window cannot be expressed as a `Duration`). The reference
+    /// returns an always-true or always-false trigger for these; an error names the mistake.
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
     /// # use tickstep_commands::{Command, Scheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let clock = ManualClock::new();
+    /// let scheduler = Scheduler::new(clock.clone());
     /// let held = Rc::new(Cell::new(false));
     /// let h = held.clone();
-    /// let c = Command::no_requirements().executing(|_co| async {}).named("double-tap");
-    /// let n = Rc::new(Cell::new(0));
-    /// let count = n.clone();
-    /// scheduler.on_event(move |e| if e.kind.label() == "Completed" { count.set(count.get() + 1) });
-    /// Trigger::new(&scheduler, move || h.get()).multi_press(2, Duration::from_millis(500)).unwrap().on_true(&c);
-    /// for pressed in [true, false, true] {
+    /// let double_tap = Trigger::new(&scheduler, move || h.get())
+    ///     .multi_press(2, Duration::from_millis(500))
+    ///     .unwrap();
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// double_tap.while_true(&c);
+    /// for pressed in [true, false, true, false] {
     ///     held.set(pressed);
     ///     scheduler.run().unwrap();
+    ///     clock.advance(Duration::from_millis(100));
     /// }
-    /// assert_eq!(n.get(), 1);
+    /// assert!(scheduler.is_running(&c)); // two presses within 500 ms, released or not
+    /// clock.advance(Duration::from_millis(500));
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&c)); // the first press left the window
     /// ```
     pub fn multi_press(&self, count: i64, window: Duration) -> Result<Trigger, TriggerError> {
         if count < 1 {
@@ -537,26 +576,17 @@ impl Trigger {
         let a = self.node.clone();
         let previous = Cell::new(None);
         let presses: RefCell<VecDeque<Instant>> = RefCell::new(VecDeque::new());
-        let active = Cell::new(false);
         Ok(self.derive(move |ctx| {
             let value = a.value(ctx);
             let rising = previous.replace(Some(value)) != Some(true) && value;
-            if !value {
-                active.set(false);
-                return false;
-            }
+            let mut presses = presses.borrow_mut();
             if rising {
-                let mut presses = presses.borrow_mut();
                 presses.push_back(ctx.now);
-                while presses.front().is_some_and(|t| ctx.now - *t > window) {
-                    presses.pop_front();
-                }
-                if presses.len() >= needed {
-                    presses.clear();
-                    active.set(true);
-                }
             }
-            active.get()
+            while presses.front().is_some_and(|t| ctx.now - *t > window) {
+                presses.pop_front();
+            }
+            presses.len() >= needed
         }))
     }
 

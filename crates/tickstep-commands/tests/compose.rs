@@ -149,12 +149,10 @@ fn conflicting_parallel_children_are_rejected_listing_every_pair() {
 }
 
 #[test]
-fn empty_and_duplicate_compositions_are_errors() {
+fn empty_concurrent_and_duplicate_compositions_are_errors() {
     let a = yields("a", 0);
-    assert_eq!(
-        compose::sequence([]).unwrap_err(),
-        CompositionError::Empty { kind: "sequence" }
-    );
+    // An empty sequence is allowed (as in the reference): named "", it completes at once.
+    assert_eq!(compose::sequence([]).unwrap().name(), "");
     assert!(matches!(
         compose::parallel([]),
         Err(CompositionError::Empty { .. })
@@ -197,7 +195,7 @@ fn chaining_methods_build_the_named_compositions() {
         a.with_timeout(Duration::from_millis(500)).name(),
         "(A | wait 500ms)"
     );
-    assert_eq!(a.until(|| false).name(), "A until");
+    assert_eq!(a.until(|| false).name(), "(A | Until Condition)");
     let nested = compose::parallel([&a.and_then(&b), &yields("C", 0)]).unwrap();
     assert_eq!(nested.name(), "(A -> B & C)");
 }
