@@ -437,8 +437,10 @@ impl Coroutine {
         }
     }
 
-    /// Cancels this coroutine's own command (and its children). The body stops at its next
-    /// yield point; code after that point does not run.
+    /// Cancels this coroutine's own command (and its children) now, and returns a future that
+    /// never completes: awaiting it is where the body stops, so code after
+    /// `co.request_cancellation().await` never runs (as in the reference, whose cancel never
+    /// returns to the body). The command ends with `Canceled` and its `on_cancel` hook runs.
     ///
     /// # Panics
     ///
@@ -449,17 +451,18 @@ impl Coroutine {
     /// # use tickstep_kernel::clock::ManualClock;
     /// let scheduler = Scheduler::new(ManualClock::new());
     /// let quitter = Command::no_requirements()
-    ///     .executing(|co| async move { co.request_cancellation(); co.yield_now().await; unreachable!() })
+    ///     .executing(|co| async move { co.request_cancellation().await; unreachable!() })
     ///     .named("quitter");
     /// scheduler.schedule(&quitter);
     /// scheduler.run().unwrap();
     /// assert!(!scheduler.is_running(&quitter));
     /// ```
     #[track_caller]
-    pub fn request_cancellation(&self) {
+    pub fn request_cancellation(&self) -> impl Future<Output = Infallible> + 'static {
         let inner = self.engine();
         let key = self.command_key("cancel itself");
         inner.cancel_key(key);
+        std::future::pending::<Infallible>()
     }
 
     /// The scheduler running this coroutine (to schedule, cancel or bind from inside a body).

@@ -128,7 +128,7 @@ fn self_cancel_ends_the_command_at_its_next_yield() {
             let r = r.clone();
             async move {
                 co.yield_now().await;
-                co.request_cancellation();
+                co.request_cancellation().await;
                 co.yield_now().await;
                 r.set(true);
             }

@@ -43,15 +43,30 @@ impl Inner {
         let span = start.map(|start| (start, self.clock.now()));
         let (needs_settle, failed) = {
             let mut s = self.state.borrow_mut();
-            let fast = span.is_none() && matches!(polled, Ok(Poll::Pending));
+            let s = &mut *s;
+            let yielded = matches!(polled, Ok(Poll::Pending));
+            let watchdog = s.watchdog;
             match s.entry_mut(key) {
-                // The common cycle: untimed, still running, yielded. Put the body back.
-                Some(e) if fast && e.phase == Phase::Running => {
+                // The common cycle: still running, yielded, and (if timed) within the watchdog
+                // limit. Record the time, put the body back; nothing else to decide.
+                Some(e)
+                    if yielded
+                        && e.phase == Phase::Running
+                        && span.is_none_or(|(start, end)| {
+                            watchdog.is_none_or(|limit| end - start <= limit)
+                        }) =>
+                {
                     e.mounted = false;
                     e.future = future;
+                    if let Some((start, end)) = span {
+                        let took = end - start;
+                        e.last_run = took;
+                        e.total_run += took;
+                        s.now = end;
+                    }
                     s.emit_cycle(key, EventKind::Yielded);
                 }
-                _ => end_mount(&mut s, key, polled, future, span),
+                _ => end_mount(s, key, polled, future, span),
             }
             (!s.deferred.is_empty(), s.failure.is_some())
         };
