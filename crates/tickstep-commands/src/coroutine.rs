@@ -465,6 +465,53 @@ impl Coroutine {
         std::future::pending::<Infallible>()
     }
 
+    /// Chooses what a [`fork`](Coroutine::fork), [`await_cmd`](Coroutine::await_cmd),
+    /// [`await_all`](Coroutine::await_all) or [`await_any`](Coroutine::await_any) refused because
+    /// a higher-priority command holds a mechanism does to this command.
+    ///
+    /// * `false` (the default): nothing; the call returns a [`ForkError`] naming the blocker, and
+    ///   the body decides (propagating it with `?` fails the command loudly).
+    /// * `true` (the reference's default): this command is reported `Interrupted` by the blocker
+    ///   and its whole composition is canceled; the body stops at its next await.
+    ///
+    /// tickstep keeps `false` as its default because the error stays visible in the body and in
+    /// `run()`'s result, where a silent cancellation only shows up as an event.
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to, or from a sideload.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Mechanism, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let arm = Mechanism::new(&scheduler, "arm");
+    /// let hold = arm.run(|co| async move { co.park().await; }).with_priority(9).named("hold");
+    /// let nudge = arm.run(|co| async move { co.park().await; }).named("nudge");
+    /// let auto = Command::no_requirements()
+    ///     .executing(move |co| {
+    ///         let nudge = nudge.clone();
+    ///         async move {
+    ///             co.set_cancel_on_fork_failure(true);
+    ///             let _ = co.await_cmd(&nudge).await;
+    ///             co.park().await;
+    ///         }
+    ///     })
+    ///     .named("auto");
+    /// scheduler.schedule(&hold);
+    /// scheduler.schedule(&auto);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&hold) && !scheduler.is_running(&auto));
+    /// ```
+    #[track_caller]
+    pub fn set_cancel_on_fork_failure(&self, cancel: bool) {
+        let inner = self.engine();
+        let key = self.command_key("set cancel_on_fork_failure");
+        if let Some(e) = inner.state.borrow_mut().entry_mut(key) {
+            e.cancel_on_fork_failure = cancel;
+        }
+    }
+
     /// The scheduler running this coroutine (to schedule, cancel or bind from inside a body).
     ///
     /// # Panics

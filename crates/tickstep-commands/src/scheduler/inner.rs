@@ -218,9 +218,18 @@ impl Inner {
                 return Err(ForkError::Conflicting { pairs });
             }
             let ancestors = s.lineage(parent);
+            let cancel_parent = p.cancel_on_fork_failure;
             for cmd in &fresh {
                 let priority = cmd.priority().max(parent_priority);
                 if let Err(reason) = s.conflicts(cmd, priority, &ancestors) {
+                    let blocker = s.blocker(cmd, priority, &ancestors);
+                    drop(s);
+                    if let (true, Some(blocker)) = (cancel_parent, blocker) {
+                        self.state
+                            .borrow_mut()
+                            .interrupt_composition(parent, blocker);
+                        self.settle();
+                    }
                     return Err(ForkError::Rejected {
                         command: cmd.name().to_owned(),
                         reason,
@@ -250,6 +259,17 @@ impl Inner {
                         let mut s = self.state.borrow_mut();
                         for key in started.into_iter().rev() {
                             s.cancel_tree(key, None);
+                        }
+                        let cancel_parent =
+                            s.entry(parent).is_some_and(|p| p.cancel_on_fork_failure);
+                        let priority = s
+                            .entry(parent)
+                            .map_or(cmd.priority(), |p| cmd.priority().max(p.priority));
+                        let ancestors = s.lineage(parent);
+                        if let (true, Some(blocker)) =
+                            (cancel_parent, s.blocker(cmd, priority, &ancestors))
+                        {
+                            s.interrupt_composition(parent, blocker);
                         }
                     }
                     self.settle();

@@ -219,6 +219,26 @@ impl State {
         self.queued = queued;
     }
 
+    /// The running command that keeps `cmd` (at effective `priority`, below `ancestors`) from
+    /// starting, if a higher-priority one does.
+    pub(crate) fn blocker(&self, cmd: &Command, priority: i32, ancestors: &[Key]) -> Option<Key> {
+        cmd.0.requirements.iter().find_map(|m| {
+            let owner = self.mechs[m.index()].owner?;
+            let o = self.entry(owner)?;
+            (!ancestors.contains(&owner) && o.priority > priority).then_some(owner)
+        })
+    }
+
+    /// The reference's answer to a refused fork: `key` is interrupted by `blocker` and its whole
+    /// composition is canceled.
+    pub(crate) fn interrupt_composition(&mut self, key: Key, blocker: Key) {
+        let Some(b) = self.entry(blocker) else { return };
+        self.pending_interrupt = Some((key, b.id, b.cmd.0.name.clone()));
+        let root = self.root_of(key);
+        self.cancel_tree(root, None);
+        self.pending_interrupt = None;
+    }
+
     fn interrupter(&self, key: Key) -> Interrupter {
         self.entry(key).map(|e| (e.id, e.cmd.0.name.clone()))
     }
@@ -282,6 +302,13 @@ impl State {
             return;
         }
         let was_running = e.phase == Phase::Running;
+        let by = by.or_else(|| match self.pending_interrupt.take() {
+            Some((victim, id, name)) if victim == key => Some((id, name)),
+            other => {
+                self.pending_interrupt = other;
+                None
+            }
+        });
         if let Some((by, by_name)) = by {
             self.emit(key, EventKind::Interrupted { by, by_name });
         }

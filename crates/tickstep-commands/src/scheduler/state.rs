@@ -109,6 +109,8 @@ pub(crate) struct Info {
     pub(crate) scope: Scope,
     /// Children started in the current run: (cycle, count), for the per-run start limit.
     pub(crate) starts: (u64, u32),
+    /// A fork or await refused for priority cancels this command's composition (opt-in).
+    pub(crate) cancel_on_fork_failure: bool,
 }
 
 impl std::ops::Deref for Entry {
@@ -195,6 +197,8 @@ pub(crate) struct State {
     pub(crate) timing: bool,
     pub(crate) last_run_time: Duration,
     pub(crate) in_run: bool,
+    /// A command to report as interrupted (by whom) when the cancellation under way reaches it.
+    pub(crate) pending_interrupt: Option<(Key, CommandId, Rc<str>)>,
 }
 
 impl Drop for State {
@@ -242,6 +246,7 @@ impl State {
             timing: true,
             last_run_time: Duration::ZERO,
             in_run: false,
+            pending_interrupt: None,
         }
     }
 
@@ -310,6 +315,7 @@ impl State {
                 total_run: Duration::ZERO,
                 scope: Scope::Global,
                 starts: (0, 0),
+                cancel_on_fork_failure: false,
             }),
         };
         let key = if let Some(idx) = self.free.pop() {
