@@ -297,8 +297,11 @@ impl Coroutine {
     ) -> Result<(), ForkError> {
         let at = Location::caller();
         let inner = self.engine();
-        let key = self.command_key("fork");
         let cmds: Vec<Command> = commands.into_iter().cloned().collect();
+        if self.key().is_none() {
+            return inner.fork_from_sideload(&cmds, at);
+        }
+        let key = self.command_key("fork");
         inner.fork(key, &cmds, false, at).map(|_| ())
     }
 

@@ -112,7 +112,8 @@
 //!   (see [`Trigger`]). `retry_while_true` reschedules every cycle the command is not live while
 //!   the signal holds. `unbind` ends a binding like its scope ending (its command is canceled).
 //!   Each binding remembers only the last instance it scheduled, so global bindings never grow.
-//! * Sideloads get a coroutine that can yield and wait, but not fork: they are not commands.
+//! * Sideloads get a coroutine that can yield, wait and fork; a sideload is not a command, so
+//!   what it forks is scheduled in the sideload's scope (as the reference does), not as a child.
 //! * Replacing a default command does not stop a running instance of the old one.
 //! * `cancel_all` cancels queued commands too (the reference keeps them queued); `on_cancel` runs
 //!   only for the running ones.

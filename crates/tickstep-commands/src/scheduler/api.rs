@@ -330,7 +330,8 @@ impl Scheduler {
     /// Adds a sideload: a coroutine polled once per cycle in the sideload phase, before triggers.
     /// It is not a command (no requirements, no events); use it for telemetry or sensor
     /// processing, not actuators. It ends when its body returns, or with the scope it was created
-    /// in (a command, an opmode, or global). Its coroutine can yield and wait but not fork.
+    /// in (a command, an opmode, or global). Its coroutine can yield, wait and `fork` (which schedules the commands in the
+    /// sideload's scope: they outlive the sideload; a refusal is returned, not fatal).
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};

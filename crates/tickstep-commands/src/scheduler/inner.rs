@@ -283,6 +283,44 @@ impl Inner {
         Ok(keys.into_iter().flatten().collect())
     }
 
+    /// A sideload's `fork`: a sideload has no children, so the commands are scheduled in the
+    /// sideload's scope (queued, promoted this cycle), all or nothing. A refusal does not end
+    /// the sideload.
+    #[track_caller]
+    pub(crate) fn fork_from_sideload(
+        self: &Rc<Self>,
+        cmds: &[Command],
+        at: &'static Location<'static>,
+    ) -> Result<(), ForkError> {
+        let refs: Vec<&Command> = cmds.iter().collect();
+        let pairs = conflicting_pairs(&refs);
+        if !pairs.is_empty() {
+            return Err(ForkError::Conflicting { pairs });
+        }
+        let scope = self.state.borrow().scope_for(self.mounted.get());
+        let mut started = Vec::new();
+        for cmd in cmds {
+            match self.schedule_in(cmd, scope, at) {
+                (ScheduleResult::Success, Some(key)) => started.push(key),
+                (reason, _) => {
+                    for key in started {
+                        self.cancel_key(key);
+                    }
+                    return Err(match reason {
+                        ScheduleResult::AlreadyRunning => ForkError::AlreadyRunning {
+                            command: cmd.name().to_owned(),
+                        },
+                        reason => ForkError::Rejected {
+                            command: cmd.name().to_owned(),
+                            reason,
+                        },
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn cancel_key(&self, key: Key) {
         {
             let mut s = self.state.borrow_mut();
