@@ -173,9 +173,12 @@ fn executor_batch() -> f64 {
             })
             .detach();
     }
-    ns_per_op(COMMANDS * (PEER_YIELDS + 1), || {
-        while executor.try_tick() {}
-    })
+    ns_per_op(
+        COMMANDS * (PEER_YIELDS + 1),
+        || {
+            while executor.try_tick() {}
+        },
+    )
 }
 
 fn run_1000_vs_peer(

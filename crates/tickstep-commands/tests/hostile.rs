@@ -219,3 +219,38 @@ fn a_command_live_in_one_scheduler_is_already_running_for_another() {
     first.cancel(&c);
     assert_eq!(second.schedule(&c), ScheduleResult::Success);
 }
+
+#[test]
+fn a_body_starting_children_that_end_at_once_in_a_loop_is_stopped_by_a_typed_error() {
+    use tickstep_commands::{ForkError, ScheduleResult};
+    let (_clock, scheduler) = setup();
+    let quick = Command::no_requirements()
+        .executing(|_co| async {})
+        .named("quick");
+    let spinner = Command::no_requirements()
+        .executing_fallible(move |co| {
+            let quick = quick.clone();
+            async move {
+                // Never yields: without the per-run start limit this run() would not return.
+                loop {
+                    co.await_cmd(&quick).await?;
+                }
+            }
+        })
+        .named("spinner");
+    scheduler.schedule(&spinner);
+    let error = scheduler.run().unwrap_err();
+    assert_eq!(error.command.as_ref(), "spinner");
+    match error.source.downcast_ref::<ForkError>() {
+        Some(ForkError::Rejected {
+            command,
+            reason: ScheduleResult::TooManyStarts { parent, limit },
+        }) => {
+            assert_eq!((command.as_str(), parent.as_str()), ("quick", "spinner"));
+            assert_eq!(*limit, 10_000);
+        }
+        other => panic!("expected the start limit, got {other:?}"),
+    }
+    assert!(!scheduler.is_running(&spinner));
+    scheduler.run().unwrap();
+}

@@ -97,23 +97,24 @@ fn wait_until_condition_met_exactly_at_timeout() {
 #[test]
 fn fork_many() {
     let (clock, scheduler) = setup();
-    let (a, b, c) = (parked("a"), parked("b"), parked("c"));
-    let (x, y, z) = (a.clone(), b.clone(), c.clone());
+    let forked = [parked("a"), parked("b"), parked("c")];
+    let list = forked.clone();
     let all = Command::no_requirements()
         .executing(move |co| {
-            let (x, y, z) = (x.clone(), y.clone(), z.clone());
+            let list = list.clone();
             async move {
-                co.fork([&x, &y, &z]).unwrap();
+                co.fork(&list).unwrap();
                 co.park().await;
             }
         })
         .named("Fork Many");
     scheduler.schedule(&all);
     cycles(&clock, &scheduler, 1);
-    assert!(scheduler.is_running(&a) && scheduler.is_running(&b) && scheduler.is_running(&c));
+    assert!(forked.iter().all(|c| scheduler.is_running(c)));
 }
 
 #[test]
+#[allow(clippy::await_holding_refcell_ref)] // holding it across the yield is the point
 fn yield_in_synchronized_block() {
     // A JVM monitor held across a yield; the Rust analogue is a `RefCell` borrow held across an
     // await, which is fine in a single-threaded scheduler.
@@ -144,6 +145,7 @@ fn yield_in_synchronized_block() {
 }
 
 #[test]
+#[allow(clippy::await_holding_lock)] // holding it across the yield is the point
 fn yield_in_lock_body() {
     let (clock, scheduler) = setup();
     let i = Rc::new(Mutex::new(0));

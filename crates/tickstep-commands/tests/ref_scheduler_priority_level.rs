@@ -273,11 +273,11 @@ fn assert_fork_failure(
     clock: &tickstep_kernel::clock::ManualClock,
     op: Op,
     blocker: &Command,
-    cmds: Vec<Command>,
+    cmds: &[Command],
     failing: &Command,
 ) {
     let seen = std::rc::Rc::new(std::cell::RefCell::new(None));
-    let (s, list) = (seen.clone(), cmds.clone());
+    let (s, list) = (seen.clone(), cmds.to_vec());
     let parent = Command::no_requirements()
         .executing(move |co| {
             let (s, list) = (s.clone(), list.clone());
@@ -292,7 +292,7 @@ fn assert_fork_failure(
     cycles(clock, scheduler, 1);
     assert!(scheduler.is_running(&parent));
     assert!(scheduler.is_running(blocker));
-    for c in &cmds {
+    for c in cmds {
         assert!(
             !scheduler.is_running(c) && !scheduler.is_scheduled(c),
             "{}",
@@ -321,7 +321,7 @@ fn low_priority_child_gives_failure_object(op: Op) {
         &clock,
         op,
         &high,
-        vec![default.clone()],
+        std::slice::from_ref(&default),
         &default,
     );
 }
@@ -355,7 +355,7 @@ fn low_priority_child_with_schedulable_sibling_gives_failure_object(op: Op) {
         &clock,
         op,
         &high,
-        vec![unschedulable.clone(), schedulable],
+        &[unschedulable.clone(), schedulable],
         &unschedulable,
     );
 }

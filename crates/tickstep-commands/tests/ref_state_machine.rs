@@ -449,10 +449,10 @@ fn on_exit_can_schedule() {
     assert!(scheduler.is_running(&next));
 }
 
-fn hook_log() -> (
-    Rc<RefCell<Vec<&'static str>>>,
-    impl Fn(&'static str) -> Box<dyn Fn()>,
-) {
+/// A shared log of hook names.
+type HookLog = Rc<RefCell<Vec<&'static str>>>;
+
+fn hook_log() -> (HookLog, impl Fn(&'static str) -> Box<dyn Fn()>) {
     let log = Rc::new(RefCell::new(Vec::new()));
     let l = log.clone();
     (log, move |s| {

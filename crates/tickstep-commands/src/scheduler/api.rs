@@ -8,7 +8,7 @@ use std::time::Duration;
 use tickstep_kernel::clock::{Clock, Instant};
 
 use super::inner::Inner;
-use super::state::{Mounted, Phase, Sideload};
+use super::state::{Listen, Mounted, Phase, Sideload};
 use super::{ScheduleResult, Scheduler};
 use crate::command::{BodyFuture, Command};
 use crate::coroutine::Coroutine;
@@ -441,8 +441,12 @@ impl Scheduler {
             lifecycle_only,
         });
         let mut s = self.inner.state.borrow_mut();
-        s.listening = true;
-        s.listening_cycle |= !lifecycle_only;
+        let wanted = if lifecycle_only {
+            Listen::Lifecycle
+        } else {
+            Listen::Everything
+        };
+        s.listen = s.listen.max(wanted);
     }
 
     /// Enters (`Some`) or leaves (`None`) an opmode. Bindings and sideloads created outside any

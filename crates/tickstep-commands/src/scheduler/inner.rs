@@ -11,7 +11,7 @@ use std::rc::Rc;
 use tickstep_kernel::clock::Clock;
 
 use super::ScheduleResult;
-use super::state::{Deferred, Key, Mounted, Phase, State};
+use super::state::{Deferred, Key, Listen, Mounted, Phase, State};
 use crate::command::Command;
 use crate::error::{ConflictPair, ForkError};
 use crate::event::{Event, EventKind};
@@ -91,7 +91,7 @@ impl Inner {
 
     /// Refreshes the event timestamp when called from outside `run()`.
     fn stamp(&self, s: &mut State) {
-        if !s.in_run && s.listening {
+        if !s.in_run && s.listen != Listen::Nothing {
             s.now = self.clock.now();
         }
     }
@@ -254,25 +254,7 @@ impl Inner {
                     let _ = self.mount(key);
                 }
                 Err(reason) => {
-                    // An earlier child changed the world while it ran; undo the ones started.
-                    {
-                        let mut s = self.state.borrow_mut();
-                        for key in started.into_iter().rev() {
-                            s.cancel_tree(key, None);
-                        }
-                        let cancel_parent =
-                            s.entry(parent).is_some_and(|p| p.cancel_on_fork_failure);
-                        let priority = s
-                            .entry(parent)
-                            .map_or(cmd.priority(), |p| cmd.priority().max(p.priority));
-                        let ancestors = s.lineage(parent);
-                        if let (true, Some(blocker)) =
-                            (cancel_parent, s.blocker(cmd, priority, &ancestors))
-                        {
-                            s.interrupt_composition(parent, blocker);
-                        }
-                    }
-                    self.settle();
+                    self.undo_fork(parent, cmd, started);
                     return Err(ForkError::Rejected {
                         command: cmd.name().to_owned(),
                         reason,
@@ -281,6 +263,27 @@ impl Inner {
             }
         }
         Ok(keys.into_iter().flatten().collect())
+    }
+
+    /// An earlier child of a fork changed the world while it ran so that `cmd` could not start:
+    /// the children started so far are canceled, and with `cancel_on_fork_failure` the parent's
+    /// composition is interrupted by whatever blocks `cmd`.
+    fn undo_fork(&self, parent: Key, cmd: &Command, started: Vec<Key>) {
+        {
+            let mut s = self.state.borrow_mut();
+            for key in started.into_iter().rev() {
+                s.cancel_tree(key, None);
+            }
+            let cancel_parent = s.entry(parent).is_some_and(|p| p.cancel_on_fork_failure);
+            let priority = s
+                .entry(parent)
+                .map_or(cmd.priority(), |p| cmd.priority().max(p.priority));
+            let ancestors = s.lineage(parent);
+            if let (true, Some(blocker)) = (cancel_parent, s.blocker(cmd, priority, &ancestors)) {
+                s.interrupt_composition(parent, blocker);
+            }
+        }
+        self.settle();
     }
 
     /// A sideload's `fork`: a sideload has no children, so the commands are scheduled in the

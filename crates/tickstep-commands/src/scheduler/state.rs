@@ -161,6 +161,15 @@ pub(crate) enum Deferred {
     Drop(BodyFuture),
 }
 
+/// Which events the listeners want, widest last.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub(crate) enum Listen {
+    Nothing,
+    /// Lifecycle events only (no per-cycle `Mounted`/`Yielded`).
+    Lifecycle,
+    Everything,
+}
+
 /// A body failure waiting to leave `run()`.
 pub(crate) enum Failure {
     Error(RunError),
@@ -180,10 +189,8 @@ pub(crate) struct State {
     pub(crate) sideloads: Vec<Sideload>,
     pub(crate) next_sideload: u64,
     pub(crate) deferred: VecDeque<Deferred>,
-    /// Whether any event listener exists; events are not even built otherwise.
-    pub(crate) listening: bool,
-    /// Whether a listener wants the per-cycle `Mounted`/`Yielded` events.
-    pub(crate) listening_cycle: bool,
+    /// Which events any listener wants; events nobody wants are not even built.
+    pub(crate) listen: Listen,
     pub(crate) cycle: u64,
     next_id: u64,
     /// The latest clock reading (event timestamps, mount timing).
@@ -233,8 +240,7 @@ impl State {
             sideloads: Vec::new(),
             next_sideload: 1,
             deferred: VecDeque::new(),
-            listening: false,
-            listening_cycle: false,
+            listen: Listen::Nothing,
             cycle: 0,
             next_id: 1,
             now: Instant::ZERO,
@@ -388,7 +394,7 @@ impl State {
     /// Queues an event for the listeners; free when nobody listens.
     #[inline]
     pub(crate) fn emit(&mut self, key: Key, kind: EventKind) {
-        if self.listening {
+        if self.listen != Listen::Nothing {
             self.emit_slow(key, kind);
         }
     }
@@ -396,7 +402,7 @@ impl State {
     /// Queues a per-cycle event (`Mounted`, `Yielded`); free unless a listener wants them.
     #[inline]
     pub(crate) fn emit_cycle(&mut self, key: Key, kind: EventKind) {
-        if self.listening_cycle {
+        if self.listen == Listen::Everything {
             self.emit_slow(key, kind);
         }
     }
