@@ -9,8 +9,8 @@ use std::panic::Location;
 use std::rc::Rc;
 
 use crate::command::Command;
+use crate::id::Key;
 use crate::scheduler::inner::Inner;
-use crate::scheduler::state::Key;
 use crate::scope::Scope;
 use crate::trigger::{Ctx, Node};
 

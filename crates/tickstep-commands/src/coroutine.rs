@@ -20,9 +20,9 @@ use tickstep_kernel::clock::Instant;
 use crate::awaitables::{Join, JoinMode, Wait, WaitUntil, WaitUntilTimeout, YieldNow};
 use crate::command::Command;
 use crate::error::ForkError;
+use crate::id::{Key, Mounted};
 use crate::scheduler::Scheduler;
 use crate::scheduler::inner::Inner;
-use crate::scheduler::state::{Key, Mounted};
 
 /// The coroutine bound to one running command (or sideload).
 ///

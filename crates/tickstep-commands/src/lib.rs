@@ -198,6 +198,7 @@ pub mod compose;
 mod coroutine;
 mod error;
 mod event;
+mod id;
 mod mechanism;
 mod scheduler;
 mod scope;

@@ -7,7 +7,7 @@
 //! Dead scopes are swept in the cleanup phase at the start of the next `run()`; the commands their
 //! bindings scheduled are canceled there.
 
-use crate::scheduler::state::Key;
+use crate::id::Key;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Scope {

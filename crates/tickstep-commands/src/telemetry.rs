@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use crate::command::Command;
 use crate::event::CommandId;
-use crate::scheduler::state::{Key, State};
+use crate::id::Key;
+use crate::scheduler::state::State;
 
 /// One queued or running command instance.
 ///

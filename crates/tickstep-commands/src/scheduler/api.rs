@@ -8,12 +8,13 @@ use std::time::Duration;
 use tickstep_kernel::clock::{Clock, Instant};
 
 use super::inner::Inner;
-use super::state::{Listen, Mounted, Phase, Sideload};
+use super::state::{Listen, Phase, Sideload};
 use super::{ScheduleResult, Scheduler};
 use crate::command::{BodyFuture, Command};
 use crate::coroutine::Coroutine;
 use crate::error::{DefaultCommandError, RunError};
 use crate::event::Event;
+use crate::id::Mounted;
 use crate::mechanism::Mechanism;
 use crate::scope::OpMode;
 use crate::telemetry::{CommandInfo, Telemetry};

@@ -15,8 +15,9 @@ use std::panic::Location;
 use std::rc::Rc;
 
 use super::inner::Inner;
-use super::state::{DefaultBinding, Key};
+use super::state::DefaultBinding;
 use crate::command::Command;
+use crate::id::Key;
 use crate::scope::Scope;
 
 impl Inner {

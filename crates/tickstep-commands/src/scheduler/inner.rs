@@ -11,10 +11,11 @@ use std::rc::Rc;
 use tickstep_kernel::clock::Clock;
 
 use super::ScheduleResult;
-use super::state::{Deferred, Key, Listen, Mounted, Phase, State};
+use super::state::{Deferred, Listen, Phase, State};
 use crate::command::Command;
 use crate::error::{ConflictPair, ForkError};
 use crate::event::{Event, EventKind};
+use crate::id::{Key, Mounted};
 use crate::scope::Scope;
 
 #[derive(Clone)]

@@ -7,7 +7,8 @@ use std::panic::Location;
 use std::rc::Rc;
 
 use super::ScheduleResult;
-use super::state::{Deferred, Failure, Key, Phase, State};
+use super::state::{Deferred, Failure, Phase, State};
+use crate::id::Key;
 use crate::scope::Scope;
 
 /// How many children one command may start within one `run()` (the guard against a body that

@@ -2,7 +2,8 @@
 //!
 //! * [`api`](self) — the public [`Scheduler`] handle and its methods.
 //! * `result` — [`ScheduleResult`].
-//! * `state` — the data (slab of instances, lists, mechanisms) and its invariants.
+//! * `state` — the data (slab of instances, lists, mechanisms) and its invariants; the identity
+//!   types it keys by (`Key`, `Mounted`) live in the leaf module `crate::id`.
 //! * `lifecycle` — queue / start child / promote / cancel / finish, under one borrow.
 //! * `inner` — the shared engine, the re-entrancy discipline (`settle`), schedule and fork.
 //! * `defaults` — scoped default commands.

@@ -13,9 +13,10 @@
 use std::rc::Rc;
 
 use super::inner::{Inner, RestoreMounted};
-use super::state::{Failure, Mounted, Phase, State};
+use super::state::{Failure, Phase, State};
 use crate::binding::Binding;
 use crate::error::RunError;
+use crate::id::Mounted;
 use crate::scope::Scope;
 
 struct RunGuard<'a>(&'a Inner);
