@@ -450,9 +450,9 @@ impl Scheduler {
         s.listen = s.listen.max(wanted);
     }
 
-    /// Enters (`Some`) or leaves (`None`) an opmode. Bindings and sideloads created outside any
-    /// command while an opmode is active belong to it and die at the next `run()` after the
-    /// opmode changes, canceling the commands their bindings scheduled.
+    /// Enters (`Some`) or leaves (`None`) an opmode. Bindings, sideloads, default commands and
+    /// commands scheduled outside any command while an opmode is active belong to it and die at
+    /// the next `run()` after the opmode changes (a dying binding cancels what it scheduled).
     ///
     /// ```
     /// use tickstep_commands::{OpMode, Scheduler};
@@ -462,8 +462,6 @@ impl Scheduler {
     /// assert_eq!(scheduler.opmode(), Some(OpMode::new(1)));
     /// ```
     pub fn set_opmode(&self, opmode: Option<OpMode>) {
-        // Commands scheduled from outside any command while an opmode is active, and
-        // default commands set in it, also die then (see the crate docs, "Scopes").
         let mut s = self.inner.state.borrow_mut();
         if s.opmode != opmode {
             s.opmode = opmode;

@@ -74,20 +74,17 @@ impl Inner {
     /// Drops defaults whose scope ended, stops a running default that is no longer the one that
     /// applies, and schedules the applicable default if the mechanism is idle.
     fn process_default(self: &Rc<Self>, m: usize) {
-        let next = {
+        let (next, needs_settle) = {
             let mut s = self.state.borrow_mut();
             let s = &mut *s;
             if s.mechs[m].defaults.is_empty() && s.mechs[m].default_key.is_none() {
                 return;
             }
-            let alive: Vec<bool> = s.mechs[m]
-                .defaults
-                .iter()
-                .map(|d| s.scope_alive(d.scope))
-                .collect();
-            if alive.contains(&false) {
-                let mut alive = alive.into_iter();
-                s.mechs[m].defaults.retain(|_| alive.next().unwrap_or(true));
+            // A scan without allocation in the common cycle, where every scope is alive.
+            if s.mechs[m].defaults.iter().any(|d| !s.scope_alive(d.scope)) {
+                let mut defaults = std::mem::take(&mut s.mechs[m].defaults);
+                defaults.retain(|d| s.scope_alive(d.scope));
+                s.mechs[m].defaults = defaults;
             }
             let running_default: Option<Key> = s.mechs[m].default_key.filter(|k| s.is_live(*k));
             s.mechs[m].default_key = running_default;
@@ -111,13 +108,12 @@ impl Inner {
                 }
             }
             let slot = &s.mechs[m];
-            if slot.owner.is_none() && slot.queued.is_none() {
-                top
-            } else {
-                None
-            }
+            let idle = slot.owner.is_none() && slot.queued.is_none();
+            (idle.then_some(top).flatten(), !s.deferred.is_empty())
         };
-        self.settle();
+        if needs_settle {
+            self.settle();
+        }
         if let Some((cmd, at, scope)) = next {
             let (result, key) = self.schedule_in(&cmd, scope, at);
             if result.is_success() {
