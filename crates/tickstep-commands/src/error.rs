@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crate::event::CommandId;
-use crate::scheduler::ScheduleResult;
+use crate::schedule_result::ScheduleResult;
 
 /// The error type a command body may return: any error, boxed.
 ///

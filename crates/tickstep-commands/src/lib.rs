@@ -200,6 +200,7 @@ mod error;
 mod event;
 mod id;
 mod mechanism;
+mod schedule_result;
 mod scheduler;
 mod scope;
 mod telemetry;
@@ -214,7 +215,8 @@ pub use error::{
 };
 pub use event::{CommandId, Event, EventKind};
 pub use mechanism::Mechanism;
-pub use scheduler::{DEFAULT_WATCHDOG_LIMIT, ScheduleResult, Scheduler};
+pub use schedule_result::ScheduleResult;
+pub use scheduler::{DEFAULT_WATCHDOG_LIMIT, Scheduler};
 pub use scope::OpMode;
 pub use telemetry::{CommandInfo, Telemetry};
 pub use trigger::Trigger;

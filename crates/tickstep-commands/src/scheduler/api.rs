@@ -7,15 +7,16 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::{Clock, Instant};
 
+use super::Scheduler;
 use super::inner::Inner;
 use super::state::{Listen, Phase, Sideload};
-use super::{ScheduleResult, Scheduler};
 use crate::command::{BodyFuture, Command};
 use crate::coroutine::Coroutine;
 use crate::error::{DefaultCommandError, RunError};
 use crate::event::Event;
 use crate::id::Mounted;
 use crate::mechanism::Mechanism;
+use crate::schedule_result::ScheduleResult;
 use crate::scope::OpMode;
 use crate::telemetry::{CommandInfo, Telemetry};
 

@@ -10,12 +10,12 @@ use std::rc::Rc;
 
 use tickstep_kernel::clock::Clock;
 
-use super::ScheduleResult;
 use super::state::{Deferred, Listen, Phase, State};
 use crate::command::Command;
 use crate::error::{ConflictPair, ForkError};
 use crate::event::{Event, EventKind};
 use crate::id::{Key, Mounted};
+use crate::schedule_result::ScheduleResult;
 use crate::scope::Scope;
 
 #[derive(Clone)]

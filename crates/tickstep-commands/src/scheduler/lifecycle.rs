@@ -6,9 +6,9 @@
 use std::panic::Location;
 use std::rc::Rc;
 
-use super::ScheduleResult;
 use super::state::{Deferred, Failure, Phase, State};
 use crate::id::Key;
+use crate::schedule_result::ScheduleResult;
 use crate::scope::Scope;
 
 /// How many children one command may start within one `run()` (the guard against a body that

@@ -1,4 +1,5 @@
-//! The answer to a `schedule` call.
+//! The answer to a `schedule` call. A leaf: it imports nothing of the crate, so errors can carry
+//! it without depending on the scheduler.
 
 use std::fmt;
 
