@@ -510,9 +510,7 @@ impl Coroutine {
     pub fn set_cancel_on_fork_failure(&self, cancel: bool) {
         let inner = self.engine();
         let key = self.command_key("set cancel_on_fork_failure");
-        if let Some(e) = inner.state.borrow_mut().entry_mut(key) {
-            e.cancel_on_fork_failure = cancel;
-        }
+        inner.set_cancel_on_fork_failure(key, cancel);
     }
 
     /// The scheduler running this coroutine (to schedule, cancel or bind from inside a body).

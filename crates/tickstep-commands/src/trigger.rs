@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::Instant;
 
-use crate::binding::{Binding, Kind};
+use crate::binding::Kind;
 use crate::command::Command;
 use crate::error::TriggerError;
 use crate::scheduler::Scheduler;
@@ -149,16 +149,7 @@ impl Trigger {
             .upgrade()
             .expect("the scheduler of this trigger was dropped");
         inner.check_mechanisms(command);
-        let mut s = inner.state.borrow_mut();
-        let scope = s.scope_for(inner.mounted.get());
-        s.bindings.push(Rc::new(Binding::new(
-            self.node.clone(),
-            kind,
-            command,
-            scope,
-            at,
-            self.first_low_falls,
-        )));
+        inner.add_binding(self.node.clone(), kind, command, at, self.first_low_falls);
         self
     }
 
@@ -186,13 +177,7 @@ impl Trigger {
             .scheduler
             .upgrade()
             .expect("the scheduler of this trigger was dropped");
-        let ctx = {
-            let s = inner.state.borrow();
-            Ctx {
-                cycle: s.cycle,
-                now: s.now,
-            }
-        };
+        let ctx = inner.trigger_ctx();
         self.node.value(&ctx)
     }
 
@@ -389,12 +374,7 @@ impl Trigger {
             .scheduler
             .upgrade()
             .expect("the scheduler of this trigger was dropped");
-        let s = inner.state.borrow();
-        for binding in &s.bindings {
-            if binding.watches(&self.node) {
-                binding.unbind();
-            }
-        }
+        inner.unbind_node(&self.node);
     }
 
     /// True when both are true. Both are evaluated every cycle (no short circuit), so stateful

@@ -184,9 +184,7 @@ impl Scheduler {
     pub fn queued(&self) -> Vec<CommandInfo> {
         let s = self.inner.state.borrow();
         let keys = s.live_in(&s.queued, Phase::Queued);
-        keys.into_iter()
-            .filter_map(|k| CommandInfo::of(&s, k))
-            .collect()
+        keys.into_iter().filter_map(|k| s.info(k)).collect()
     }
 
     /// Running commands, in the order they started (execution runs this list backwards).
@@ -203,9 +201,7 @@ impl Scheduler {
     pub fn running(&self) -> Vec<CommandInfo> {
         let s = self.inner.state.borrow();
         let keys = s.live_in(&s.running, Phase::Running);
-        keys.into_iter()
-            .filter_map(|k| CommandInfo::of(&s, k))
-            .collect()
+        keys.into_iter().filter_map(|k| s.info(k)).collect()
     }
 
     /// The command that started `cmd` as its child, if `cmd` is running as a child.

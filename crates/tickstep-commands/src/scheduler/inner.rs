@@ -334,6 +334,12 @@ impl Inner {
         self.settle();
     }
 
+    pub(crate) fn set_cancel_on_fork_failure(&self, key: Key, cancel: bool) {
+        if let Some(e) = self.state.borrow_mut().entry_mut(key) {
+            e.cancel_on_fork_failure = cancel;
+        }
+    }
+
     pub(crate) fn is_live(&self, key: Key) -> bool {
         self.state.borrow().is_live(key)
     }

@@ -5,11 +5,13 @@
 //!   types it keys by (`Key`, `Mounted`) live in the leaf module `crate::id`.
 //! * `lifecycle` — queue / start child / promote / cancel / finish, under one borrow.
 //! * `inner` — the shared engine, the re-entrancy discipline (`settle`), schedule and fork.
+//! * `bindings` — the trigger phase and the narrow API trigger and mechanism handles use.
 //! * `defaults` — scoped default commands.
 //! * `execute` — mounting one command.
 //! * `run` — the phases of one cycle.
 
 mod api;
+mod bindings;
 mod defaults;
 pub(crate) mod execute;
 pub(crate) mod inner;

@@ -48,7 +48,7 @@ impl Inner {
 
         self.cleanup_scopes();
         self.run_sideloads();
-        crate::binding::poll_bindings(self);
+        self.poll_bindings();
         self.process_defaults();
         self.state.borrow_mut().promote();
         self.settle();

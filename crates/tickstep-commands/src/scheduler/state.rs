@@ -25,6 +25,7 @@ use crate::error::RunError;
 use crate::event::{CommandId, Event, EventKind};
 use crate::id::{Key, MAX_SLOTS, Mounted};
 use crate::scope::{OpMode, Scope};
+use crate::telemetry::CommandInfo;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Phase {
@@ -415,6 +416,26 @@ impl State {
         } else {
             Scope::Global
         }
+    }
+
+    /// A snapshot of one instance, for telemetry.
+    pub(crate) fn info(&self, key: Key) -> Option<CommandInfo> {
+        let e = self.entry(key)?;
+        Some(CommandInfo {
+            id: e.id,
+            parent: e.parent.and_then(|p| self.entry(p)).map(|p| p.id),
+            command: e.cmd.clone(),
+            name: e.cmd.name().to_owned(),
+            priority: e.priority,
+            requirements: e
+                .cmd
+                .requirements()
+                .iter()
+                .map(|m| m.name().to_owned())
+                .collect(),
+            last_run_time: e.last_run,
+            total_run_time: e.total_run,
+        })
     }
 
     /// Live instance keys in list order, for snapshots.
