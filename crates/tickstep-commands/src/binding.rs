@@ -11,7 +11,7 @@ use std::rc::Rc;
 use crate::command::Command;
 use crate::id::Key;
 use crate::scope::Scope;
-use crate::trigger::{Ctx, Node};
+use crate::signal::{Ctx, Node};
 
 /// What a binding does on an edge or level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

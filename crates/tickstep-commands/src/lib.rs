@@ -104,6 +104,16 @@
 //! polling the same futures from a `Vec`, which keeps no books at all. An idle bound trigger costs
 //! about 10 ns per cycle.
 //!
+//! # Layout
+//!
+//! `scheduler/` is the engine and the only place its state is read or changed; handles
+//! ([`Mechanism`], [`Trigger`], [`Coroutine`], bindings) reach it through a narrow crate-private
+//! API. Identity and value types are leaves that import nothing of the crate: `id` (instance keys,
+//! the mount marker), `signal` (trigger nodes), `schedule_result`, `event`, `scope`, `error`. The
+//! handles and the engine still name each other (a mechanism builds commands that require it,
+//! a command's body receives a coroutine that reaches the scheduler, and the scheduler stores
+//! commands and creates coroutines), so those modules form one import cycle by design.
+//!
 //! # Decisions where the seed was open
 //!
 //! * Bodies are Rust futures; a [`Coroutine`] used by any command other than its own panics with
@@ -203,6 +213,7 @@ mod mechanism;
 mod schedule_result;
 mod scheduler;
 mod scope;
+mod signal;
 mod telemetry;
 mod trigger;
 

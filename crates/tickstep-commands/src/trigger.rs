@@ -28,39 +28,7 @@ use crate::command::Command;
 use crate::error::TriggerError;
 use crate::scheduler::Scheduler;
 use crate::scheduler::inner::Inner;
-
-/// What a trigger node sees when evaluated.
-pub(crate) struct Ctx {
-    pub(crate) cycle: u64,
-    pub(crate) now: Instant,
-}
-
-/// One signal in a trigger's expression tree, memoized per cycle.
-pub(crate) struct Node {
-    eval: Box<dyn Fn(&Ctx) -> bool>,
-    /// (cycle, value) of the last evaluation.
-    memo: Cell<(u64, bool)>,
-}
-
-impl Node {
-    fn new(eval: impl Fn(&Ctx) -> bool + 'static) -> Rc<Node> {
-        Rc::new(Node {
-            eval: Box::new(eval),
-            // No cycle has this number, so a node never read is evaluated on its first read.
-            memo: Cell::new((u64::MAX, false)),
-        })
-    }
-
-    pub(crate) fn value(&self, ctx: &Ctx) -> bool {
-        let (cycle, value) = self.memo.get();
-        if cycle == ctx.cycle {
-            return value;
-        }
-        let value = (self.eval)(ctx);
-        self.memo.set((ctx.cycle, value));
-        value
-    }
-}
+use crate::signal::{Ctx, Node};
 
 /// A boolean signal polled once per scheduler cycle, to bind commands to.
 ///

@@ -8,7 +8,7 @@ use super::inner::Inner;
 use super::state::MechSlot;
 use crate::binding::{Action, Binding, Kind};
 use crate::command::Command;
-use crate::trigger::{Ctx, Node};
+use crate::signal::{Ctx, Node};
 
 impl Inner {
     /// The trigger phase: poll every binding once (in the order they were made) and act on
