@@ -61,8 +61,7 @@ impl Inner {
                     e.future = future;
                     if let Some((start, end)) = span {
                         let took = end - start;
-                        e.last_run = took;
-                        e.total_run += took;
+                        e.record_run(took);
                         s.now = end;
                     }
                     s.emit_cycle(key, EventKind::Yielded);
@@ -127,8 +126,7 @@ fn end_mount(
     let mut overran = None;
     if let Some((start, end)) = span {
         let took = end - start;
-        e.last_run = took;
-        e.total_run += took;
+        e.record_run(took);
         overran = watchdog
             .filter(|limit| took > *limit)
             .map(|limit| (took, limit));

@@ -45,6 +45,10 @@ pub(crate) struct Entry {
     pub(crate) mounted: bool,
     pub(crate) last_cycle: u64,
     pub(crate) future: Option<BodyFuture>,
+    /// Mount timing, kept inline so a timed mount never touches the cold box: the last mount's
+    /// and all mounts' durations in nanoseconds (saturating).
+    pub(crate) last_run_ns: u64,
+    pub(crate) total_run_ns: u64,
     info: Box<Info>,
 }
 
@@ -59,8 +63,6 @@ pub(crate) struct Info {
     pub(crate) scheduled_at: &'static Location<'static>,
     /// For each requirement, the ancestor that held it before this command borrowed it.
     pub(crate) displaced: Vec<Option<Key>>,
-    pub(crate) last_run: Duration,
-    pub(crate) total_run: Duration,
     /// How long a top-level command may live: one scheduled from outside any command while an
     /// opmode is active dies when the opmode changes (children live as long as their parent).
     pub(crate) scope: Scope,
@@ -68,6 +70,16 @@ pub(crate) struct Info {
     pub(crate) starts: (u64, u32),
     /// A fork or await refused for priority cancels this command's composition (opt-in).
     pub(crate) cancel_on_fork_failure: bool,
+}
+
+impl Entry {
+    /// Records one mount's duration.
+    #[inline]
+    pub(crate) fn record_run(&mut self, took: Duration) {
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.last_run_ns = ns;
+        self.total_run_ns = self.total_run_ns.saturating_add(ns);
+    }
 }
 
 impl std::ops::Deref for Entry {
@@ -266,6 +278,8 @@ impl State {
             mounted: false,
             last_cycle: 0,
             future: None,
+            last_run_ns: 0,
+            total_run_ns: 0,
             info: Box::new(Info {
                 id,
                 cmd: cmd.clone(),
@@ -274,8 +288,6 @@ impl State {
                 priority,
                 scheduled_at,
                 displaced: Vec::new(),
-                last_run: Duration::ZERO,
-                total_run: Duration::ZERO,
                 scope: Scope::Global,
                 starts: (0, 0),
                 cancel_on_fork_failure: false,
@@ -433,8 +445,8 @@ impl State {
                 .iter()
                 .map(|m| m.name().to_owned())
                 .collect(),
-            last_run_time: e.last_run,
-            total_run_time: e.total_run,
+            last_run_time: Duration::from_nanos(e.last_run_ns),
+            total_run_time: Duration::from_nanos(e.total_run_ns),
         })
     }
 
