@@ -95,15 +95,18 @@
 //! [`Scheduler::set_mount_timing`]`(false)` removes the per-mount clock read (and with it the
 //! watchdog and per-command run times) for the tightest loops.
 //!
-//! Measured on a shared, loaded two-core VM (`cargo run --release -p tickstep-bench -- commands
-//! --quick`): with 1,000 commands yielding every cycle, a `run()` costs about 0.35–0.47× what a
-//! tokio current-thread `LocalSet` spends per task poll on tasks looping on
-//! `tokio::task::yield_now`, with mount timing on (one time-stamp-counter read per mount; a
-//! yield that stays under the watchdog limit takes an inline path), about 0.13–0.17× with it off,
-//! and about 0.34–0.38× of `async_executor::LocalExecutor`. That is still 10–30× the bare limit of
-//! polling the same futures from a `Vec`, which keeps no books at all. An idle bound trigger costs
-//! about 10 ns per cycle.
-//!
+//! Measured on a shared two-core VM under heavy load (load average ~10;
+//! `cargo run --release -p tickstep-bench -- commands --quick --json`): with 1,000 commands
+//! yielding every cycle, a `run()` costs about 0.2× what a tokio current-thread `LocalSet` spends
+//! per task poll on long-lived tasks looping on `tokio::task::yield_now` with mount timing on
+//! (one time-stamp-counter read per mount; a yield under the watchdog limit takes an inline path
+//! that touches only the slab entry), about 0.1–0.3× with it off (the tokio side varied from 170
+//! to 350 ns per poll between rows of one run), and about 0.17× of
+//! `async_executor::LocalExecutor`. In absolute terms about 55–80 ns per command timed and
+//! 24–50 ns untimed on that loaded machine — still 10–25× the bare limit of polling the same
+//! futures from a `Vec`, which keeps no books at all. An idle bound trigger costs about 13 ns
+//! per cycle.
+
 //! # Layout
 //!
 //! `scheduler/` is the engine and the only place its state is read or changed; handles
