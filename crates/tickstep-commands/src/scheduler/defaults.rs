@@ -32,6 +32,7 @@ impl Inner {
         let mounted = self.mounted.get();
         let immediate = {
             let mut s = self.state.borrow_mut();
+            s.any_defaults = true;
             let scope = s.scope_for(mounted);
             let caller = mounted.as_command();
             let slot = &mut s.mechs[m];
@@ -65,7 +66,13 @@ impl Inner {
 
     /// The default-command step for every mechanism.
     pub(crate) fn process_defaults(self: &Rc<Self>) {
-        let count = self.state.borrow().mechs.len();
+        let count = {
+            let s = self.state.borrow();
+            if !s.any_defaults {
+                return;
+            }
+            s.mechs.len()
+        };
         for m in 0..count {
             self.process_default(m);
         }

@@ -173,6 +173,9 @@ pub(crate) struct State {
     pub(crate) timing: bool,
     pub(crate) last_run_time: Duration,
     pub(crate) in_run: bool,
+    /// Whether any default command was ever set: until then the default-command step is skipped
+    /// (it would visit every mechanism for nothing).
+    pub(crate) any_defaults: bool,
     /// A command to report as interrupted (by whom) when the cancellation under way reaches it.
     pub(crate) pending_interrupt: Option<(Key, CommandId, Rc<str>)>,
 }
@@ -221,6 +224,7 @@ impl State {
             timing: true,
             last_run_time: Duration::ZERO,
             in_run: false,
+            any_defaults: false,
             pending_interrupt: None,
         }
     }
