@@ -95,17 +95,16 @@
 //! [`Scheduler::set_mount_timing`]`(false)` removes the per-mount clock read (and with it the
 //! watchdog and per-command run times) for the tightest loops.
 //!
-//! Measured on a shared two-core VM under heavy load (load average ~10;
-//! `cargo run --release -p tickstep-bench -- commands --quick --json`): with 1,000 commands
-//! yielding every cycle, a `run()` costs about 0.2× what a tokio current-thread `LocalSet` spends
-//! per task poll on long-lived tasks looping on `tokio::task::yield_now` with mount timing on
-//! (one time-stamp-counter read per mount; a yield under the watchdog limit takes an inline path
-//! that touches only the slab entry), about 0.1–0.3× with it off (the tokio side varied from 170
-//! to 350 ns per poll between rows of one run), and about 0.17× of
-//! `async_executor::LocalExecutor`. In absolute terms about 55–80 ns per command timed and
-//! 24–50 ns untimed on that loaded machine — still 10–25× the bare limit of polling the same
-//! futures from a `Vec`, which keeps no books at all. An idle bound trigger costs about 13 ns
-//! per cycle.
+//! Measured on a shared two-core VM under heavy load (load average 8–10;
+//! `cargo run --release -p tickstep-bench -- commands --quick --json`, three runs): with 1,000
+//! commands yielding every cycle, a `run()` costs 0.15–0.28× what a tokio current-thread
+//! `LocalSet` spends per task poll on long-lived tasks looping on `tokio::task::yield_now` with
+//! mount timing on (one time-stamp-counter read per mount; a yield under the watchdog limit takes
+//! an inline path that touches only the slab entry), 0.11–0.17× with it off, and 0.18–0.23× of
+//! `async_executor::LocalExecutor` (the peers' own cost varied from 170 to 340 ns per poll under
+//! that load). In absolute terms 41–68 ns per command timed and 16–37 ns untimed — still 10–25×
+//! the bare limit of polling the same futures from a `Vec`, which keeps no books at all. An idle
+//! bound trigger costs about 13 ns per cycle.
 
 //! # Layout
 //!
