@@ -4,11 +4,16 @@
 //! |---|---|---|
 //! | `run_1000` | one `run()` with 1,000 running commands on disjoint mechanisms, each yielding every cycle, `SystemClock`, default settings (mount timing and watchdog on); per command | the same 1,000 yielding futures polled from a `Vec` with a no-op waker |
 //! | `run_1000_untimed` | the same with `set_mount_timing(false)` (no clock read per mount) | the same baseline |
+//! | `run_1000_vs_tokio` | `run_1000` (default settings: mount timing on) | 1,000 tasks looping on `tokio::task::yield_now` on a current-thread runtime's `LocalSet`, per task poll; goal ≤ 0.5× |
+//! | `run_1000_untimed_vs_tokio` | `run_1000_untimed` | the same tokio `LocalSet`; goal ≤ 0.25× |
+//! | `run_1000_vs_async_executor` | `run_1000` | 1,000 tasks yielding (wake self, `Pending` once) on `async_executor::LocalExecutor` driven by `try_tick`, per task poll; goal ≤ 0.5× |
 //! | `trigger_poll_1000` | one `run()` with 1,000 bound triggers whose signals stay false; per trigger | goal ≤ 50 ns (1,000 triggers in under 0.05 ms, 0.25 % of a 20 ms cycle) |
 
+use std::cell::Cell;
 use std::future::Future;
 use std::hint::black_box;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use tickstep_commands::{Command, Mechanism, Scheduler, Trigger};
@@ -24,6 +29,21 @@ pub(crate) fn run(opts: &Opts) -> Section {
     vec![
         run_1000("run_1000", true, rounds),
         run_1000("run_1000_untimed", false, rounds),
+        run_1000_vs_peer("run_1000_vs_tokio", true, Peer::Tokio, 0.5, rounds),
+        run_1000_vs_peer(
+            "run_1000_untimed_vs_tokio",
+            false,
+            Peer::Tokio,
+            0.25,
+            rounds,
+        ),
+        run_1000_vs_peer(
+            "run_1000_vs_async_executor",
+            true,
+            Peer::AsyncExecutor,
+            0.5,
+            rounds,
+        ),
         trigger_poll_1000(rounds),
     ]
 }
@@ -96,6 +116,162 @@ fn run_1000(name: &'static str, timing: bool, rounds: usize) -> Row {
         },
         note: format!(
             "{COMMANDS} commands on disjoint mechanisms yielding every cycle, SystemClock, mount timing {}; per command per run()",
+            if timing { "on" } else { "off" }
+        ),
+    }
+}
+
+/// The executors a Rust user would otherwise pick for 1,000 coroutines that yield every cycle.
+#[derive(Clone, Copy)]
+enum Peer {
+    Tokio,
+    AsyncExecutor,
+}
+
+/// Task polls per measured peer batch (per task: this divided by `COMMANDS`).
+const PEER_POLLS: u64 = 50 * COMMANDS as u64;
+
+/// A yield for executors that re-poll woken tasks: wakes itself and returns `Pending` once
+/// (what `futures_lite::future::yield_now` does).
+struct WakeAndYield(bool);
+
+impl Future for WakeAndYield {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+/// `COMMANDS` tasks on a tokio current-thread runtime's `LocalSet`, each looping on
+/// `tokio::task::yield_now` and counting its polls: the steady state, as our commands are
+/// measured (no spawning or task teardown inside the timed part).
+struct TokioPeer {
+    runtime: tokio::runtime::Runtime,
+    local: tokio::task::LocalSet,
+    polls: Rc<Cell<u64>>,
+}
+
+impl TokioPeer {
+    fn new() -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a current-thread runtime builds");
+        let local = tokio::task::LocalSet::new();
+        let polls = Rc::new(Cell::new(0));
+        for _ in 0..COMMANDS {
+            let polls = Rc::clone(&polls);
+            local.spawn_local(async move {
+                loop {
+                    polls.set(polls.get() + 1);
+                    tokio::task::yield_now().await;
+                }
+            });
+        }
+        TokioPeer {
+            runtime,
+            local,
+            polls,
+        }
+    }
+
+    /// Nanoseconds per task poll over one batch of `PEER_POLLS` polls.
+    fn batch(&self) -> f64 {
+        let (start_polls, start) = (self.polls.get(), std::time::Instant::now());
+        let target = start_polls + PEER_POLLS;
+        let polls = Rc::clone(&self.polls);
+        self.local.block_on(&self.runtime, async move {
+            while polls.get() < target {
+                tokio::task::yield_now().await;
+            }
+        });
+        start.elapsed().as_nanos() as f64 / (self.polls.get() - start_polls) as f64
+    }
+}
+
+/// The same on `async_executor::LocalExecutor`, ticked until the batch is done.
+struct ExecutorPeer {
+    executor: async_executor::LocalExecutor<'static>,
+    polls: Rc<Cell<u64>>,
+}
+
+impl ExecutorPeer {
+    fn new() -> Self {
+        let executor = async_executor::LocalExecutor::new();
+        let polls = Rc::new(Cell::new(0));
+        for _ in 0..COMMANDS {
+            let polls = Rc::clone(&polls);
+            executor
+                .spawn(async move {
+                    loop {
+                        polls.set(polls.get() + 1);
+                        WakeAndYield(false).await;
+                    }
+                })
+                .detach();
+        }
+        ExecutorPeer { executor, polls }
+    }
+
+    fn batch(&self) -> f64 {
+        let (start_polls, start) = (self.polls.get(), std::time::Instant::now());
+        let target = start_polls + PEER_POLLS;
+        while self.polls.get() < target {
+            self.executor.try_tick();
+        }
+        start.elapsed().as_nanos() as f64 / (self.polls.get() - start_polls) as f64
+    }
+}
+
+fn run_1000_vs_peer(
+    name: &'static str,
+    timing: bool,
+    peer: Peer,
+    goal_ratio: f64,
+    rounds: usize,
+) -> Row {
+    let scheduler = scheduler_with_yielding_commands(timing);
+    let (tokio_peer, executor_peer) = match peer {
+        Peer::Tokio => (Some(TokioPeer::new()), None),
+        Peer::AsyncExecutor => (None, Some(ExecutorPeer::new())),
+    };
+    let (ours, peer_ns) = interleave(
+        rounds,
+        || ns_per_op(COMMANDS, || scheduler.run().expect("no failures")),
+        || {
+            tokio_peer
+                .as_ref()
+                .map(TokioPeer::batch)
+                .or_else(|| executor_peer.as_ref().map(ExecutorPeer::batch))
+                .expect("one peer")
+        },
+    );
+    assert_eq!(scheduler.running().len(), COMMANDS);
+    let (peer_name, how) = match peer {
+        Peer::Tokio => (
+            "tokio LocalSet + task::yield_now",
+            "tokio current-thread runtime, LocalSet, tasks looping on task::yield_now",
+        ),
+        Peer::AsyncExecutor => (
+            "async_executor::LocalExecutor",
+            "async_executor::LocalExecutor driven by try_tick, tasks waking themselves and yielding",
+        ),
+    };
+    Row {
+        name,
+        measure: Measure::Ratio {
+            ours_ns: ours,
+            peer: peer_name,
+            peer_ns,
+            goal_ratio,
+        },
+        note: format!(
+            "ours: {COMMANDS} commands yielding every cycle, SystemClock, mount timing {}, per command per run(); peer: {how}, {COMMANDS} long-lived tasks, per task poll over {PEER_POLLS} polls",
             if timing { "on" } else { "off" }
         ),
     }

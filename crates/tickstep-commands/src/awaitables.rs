@@ -14,8 +14,8 @@ use tickstep_kernel::clock::Instant;
 
 use crate::coroutine::{Coroutine, WaitResult};
 use crate::error::ForkError;
+use crate::id::{Key, Mounted};
 use crate::scheduler::inner::Inner;
-use crate::scheduler::state::{Key, Mounted};
 
 /// True when the bound command may go on (it was not canceled during this poll).
 fn may_continue(inner: &Weak<Inner>, bound: Mounted) -> bool {

@@ -9,10 +9,9 @@ use std::panic::Location;
 use std::rc::Rc;
 
 use crate::command::Command;
-use crate::scheduler::inner::Inner;
-use crate::scheduler::state::Key;
+use crate::id::Key;
 use crate::scope::Scope;
-use crate::trigger::{Ctx, Node};
+use crate::signal::{Ctx, Node};
 
 /// What a binding does on an edge or level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +36,8 @@ pub(crate) struct Binding {
     previous: Cell<Option<bool>>,
     scheduled: Cell<Option<Key>>,
     unbound: Cell<bool>,
+    /// A first poll reading false counts as a falling edge (the reference's rule, opt-in).
+    first_low_falls: bool,
 }
 
 impl Binding {
@@ -46,6 +47,7 @@ impl Binding {
         command: &Command,
         scope: Scope,
         at: &'static Location<'static>,
+        first_low_falls: bool,
     ) -> Self {
         Binding {
             node,
@@ -56,6 +58,7 @@ impl Binding {
             previous: Cell::new(None),
             scheduled: Cell::new(None),
             unbound: Cell::new(false),
+            first_low_falls,
         }
     }
 
@@ -78,77 +81,52 @@ impl Binding {
     }
 }
 
-/// The trigger phase: poll every binding once (in the order they were made) and act on edges.
-/// Bindings made during this phase are first polled next cycle.
-pub(crate) fn poll_bindings(inner: &Rc<Inner>) {
-    let (count, ctx) = {
-        let s = inner.state.borrow();
-        let ctx = Ctx {
-            cycle: s.cycle,
-            now: s.now,
-        };
-        (s.bindings.len(), ctx)
-    };
-    for i in 0..count {
-        let Some(binding) = inner.state.borrow().bindings.get(i).cloned() else {
-            break;
-        };
-        if binding.unbound.get() {
-            continue;
-        }
-        let value = binding.node.value(&ctx);
-        let previous = binding.previous.replace(Some(value));
-        let rising = value && previous != Some(true);
-        let falling = !value && previous == Some(true);
-        let entered_false = !value && previous != Some(false);
-        let left_false = value && previous == Some(false);
-        let live = || inner.state.borrow().live_key(&binding.command).is_some();
-        let action = match binding.kind {
-            Kind::OnTrue | Kind::WhileTrue if rising => Action::Schedule,
-            Kind::OnFalse if falling => Action::Schedule,
-            Kind::WhileFalse if entered_false => Action::Schedule,
-            Kind::RetryWhileTrue if value && !live() => Action::Schedule,
-            Kind::RetryWhileFalse if !value && !live() => Action::Schedule,
-            Kind::WhileTrue | Kind::RetryWhileTrue if falling => Action::Cancel,
-            Kind::WhileFalse | Kind::RetryWhileFalse if left_false => Action::Cancel,
-            Kind::ToggleOnTrue if rising => Action::Toggle,
-            Kind::ToggleOnFalse if falling => Action::Toggle,
-            _ => continue,
-        };
-        match action {
-            Action::Schedule => schedule(inner, &binding),
-            Action::Cancel => cancel(inner, &binding),
-            Action::Toggle => toggle(inner, &binding),
-        }
-    }
-}
-
-enum Action {
+/// What a binding does this cycle.
+pub(crate) enum Action {
     Schedule,
     Cancel,
     Toggle,
 }
 
-fn schedule(inner: &Rc<Inner>, binding: &Binding) {
-    // Remember only an instance this binding started, so its scope ending never cancels one
-    // that someone else scheduled.
-    let (result, key) = inner.schedule(&binding.command, binding.at);
-    if result.is_success() {
-        binding.scheduled.set(key);
+impl Binding {
+    /// Reads the trigger for this cycle and decides what to do; `live` says whether the bound
+    /// command is queued or running (read only by the retry kinds).
+    pub(crate) fn poll(&self, ctx: &Ctx, live: impl Fn(&Command) -> bool) -> Option<Action> {
+        if self.unbound.get() {
+            return None;
+        }
+        let value = self.node.value(ctx);
+        let previous = self.previous.replace(Some(value));
+        let rising = value && previous != Some(true);
+        let falling =
+            !value && (previous == Some(true) || (previous.is_none() && self.first_low_falls));
+        let entered_false = !value && previous != Some(false);
+        let left_false = value && previous == Some(false);
+        let action = match self.kind {
+            Kind::OnTrue | Kind::WhileTrue if rising => Action::Schedule,
+            Kind::OnFalse if falling => Action::Schedule,
+            Kind::WhileFalse if entered_false => Action::Schedule,
+            Kind::RetryWhileTrue if value && !live(&self.command) => Action::Schedule,
+            Kind::RetryWhileFalse if !value && !live(&self.command) => Action::Schedule,
+            Kind::WhileTrue | Kind::RetryWhileTrue if falling => Action::Cancel,
+            Kind::WhileFalse | Kind::RetryWhileFalse if left_false => Action::Cancel,
+            Kind::ToggleOnTrue if rising => Action::Toggle,
+            Kind::ToggleOnFalse if falling => Action::Toggle,
+            _ => return None,
+        };
+        Some(action)
     }
-}
 
-fn cancel(inner: &Rc<Inner>, binding: &Binding) {
-    let key = inner.state.borrow().live_key(&binding.command);
-    if let Some(key) = key {
-        inner.cancel_key(key);
+    pub(crate) fn command(&self) -> &Command {
+        &self.command
     }
-}
 
-fn toggle(inner: &Rc<Inner>, binding: &Binding) {
-    let key = inner.state.borrow().live_key(&binding.command);
-    match key {
-        Some(key) => inner.cancel_key(key),
-        None => schedule(inner, binding),
+    pub(crate) fn at(&self) -> &'static Location<'static> {
+        self.at
+    }
+
+    /// Remembers the instance this binding started (only that one is canceled with it).
+    pub(crate) fn set_scheduled(&self, key: Option<Key>) {
+        self.scheduled.set(key);
     }
 }

@@ -15,8 +15,8 @@ use std::task::{Context, Poll};
 
 use crate::coroutine::Coroutine;
 use crate::error::BoxError;
+use crate::id::Key;
 use crate::mechanism::Mechanism;
-use crate::scheduler::state::Key;
 
 /// The boxed future of one running command instance. An infallible body is polled as it is (no
 /// adapter future around it), which keeps the per-cycle poll one virtual call.
@@ -197,6 +197,30 @@ impl Command {
     /// ```
     pub fn same_as(&self, other: &Command) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// A copy of this command under another name: same body, priority, requirements and
+    /// cancel hook, but a new command (it runs independently of the original). Renames
+    /// compositions, whose names are otherwise made from their children's.
+    ///
+    /// ```
+    /// use tickstep_commands::{compose, Command};
+    /// let a = Command::no_requirements().executing(|_co| async {}).named("A");
+    /// let b = Command::no_requirements().executing(|_co| async {}).named("B");
+    /// let score = a.and_then(&b).named("score");
+    /// assert_eq!(score.name(), "score");
+    /// assert!(!score.same_as(&a.and_then(&b)));
+    /// ```
+    #[must_use]
+    pub fn named(&self, name: impl Into<String>) -> Command {
+        Command(Rc::new(CommandDef {
+            name: Rc::from(name.into()),
+            priority: self.0.priority,
+            requirements: self.0.requirements.clone(),
+            body: self.0.body.clone(),
+            on_cancel: self.0.on_cancel.clone(),
+            live: Cell::new(None),
+        }))
     }
 
     pub(crate) fn shared_mechanisms(&self, other: &Command) -> Vec<String> {

@@ -20,9 +20,9 @@ use tickstep_kernel::clock::Instant;
 use crate::awaitables::{Join, JoinMode, Wait, WaitUntil, WaitUntilTimeout, YieldNow};
 use crate::command::Command;
 use crate::error::ForkError;
+use crate::id::{Key, Mounted};
 use crate::scheduler::Scheduler;
 use crate::scheduler::inner::Inner;
-use crate::scheduler::state::{Key, Mounted};
 
 /// The coroutine bound to one running command (or sideload).
 ///
@@ -297,8 +297,11 @@ impl Coroutine {
     ) -> Result<(), ForkError> {
         let at = Location::caller();
         let inner = self.engine();
-        let key = self.command_key("fork");
         let cmds: Vec<Command> = commands.into_iter().cloned().collect();
+        if self.key().is_none() {
+            return inner.fork_from_sideload(&cmds, at);
+        }
+        let key = self.command_key("fork");
         inner.fork(key, &cmds, false, at).map(|_| ())
     }
 
@@ -437,8 +440,10 @@ impl Coroutine {
         }
     }
 
-    /// Cancels this coroutine's own command (and its children). The body stops at its next
-    /// yield point; code after that point does not run.
+    /// Cancels this coroutine's own command (and its children) now, and returns a future that
+    /// never completes: awaiting it is where the body stops, so code after
+    /// `co.request_cancellation().await` never runs (as in the reference, whose cancel never
+    /// returns to the body). The command ends with `Canceled` and its `on_cancel` hook runs.
     ///
     /// # Panics
     ///
@@ -449,17 +454,63 @@ impl Coroutine {
     /// # use tickstep_kernel::clock::ManualClock;
     /// let scheduler = Scheduler::new(ManualClock::new());
     /// let quitter = Command::no_requirements()
-    ///     .executing(|co| async move { co.request_cancellation(); co.yield_now().await; unreachable!() })
+    ///     .executing(|co| async move { co.request_cancellation().await; unreachable!() })
     ///     .named("quitter");
     /// scheduler.schedule(&quitter);
     /// scheduler.run().unwrap();
     /// assert!(!scheduler.is_running(&quitter));
     /// ```
     #[track_caller]
-    pub fn request_cancellation(&self) {
+    pub fn request_cancellation(&self) -> impl Future<Output = Infallible> + 'static {
         let inner = self.engine();
         let key = self.command_key("cancel itself");
         inner.cancel_key(key);
+        std::future::pending::<Infallible>()
+    }
+
+    /// Chooses what a [`fork`](Coroutine::fork), [`await_cmd`](Coroutine::await_cmd),
+    /// [`await_all`](Coroutine::await_all) or [`await_any`](Coroutine::await_any) refused because
+    /// a higher-priority command holds a mechanism does to this command.
+    ///
+    /// * `false` (the default): nothing; the call returns a [`ForkError`] naming the blocker, and
+    ///   the body decides (propagating it with `?` fails the command loudly).
+    /// * `true` (the reference's default): this command is reported `Interrupted` by the blocker
+    ///   and its whole composition is canceled; the body stops at its next await.
+    ///
+    /// tickstep keeps `false` as its default because the error stays visible in the body and in
+    /// `run()`'s result, where a silent cancellation only shows up as an event.
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to, or from a sideload.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Mechanism, Scheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let arm = Mechanism::new(&scheduler, "arm");
+    /// let hold = arm.run(|co| async move { co.park().await; }).with_priority(9).named("hold");
+    /// let nudge = arm.run(|co| async move { co.park().await; }).named("nudge");
+    /// let auto = Command::no_requirements()
+    ///     .executing(move |co| {
+    ///         let nudge = nudge.clone();
+    ///         async move {
+    ///             co.set_cancel_on_fork_failure(true);
+    ///             let _ = co.await_cmd(&nudge).await;
+    ///             co.park().await;
+    ///         }
+    ///     })
+    ///     .named("auto");
+    /// scheduler.schedule(&hold);
+    /// scheduler.schedule(&auto);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&hold) && !scheduler.is_running(&auto));
+    /// ```
+    #[track_caller]
+    pub fn set_cancel_on_fork_failure(&self, cancel: bool) {
+        let inner = self.engine();
+        let key = self.command_key("set cancel_on_fork_failure");
+        inner.set_cancel_on_fork_failure(key, cancel);
     }
 
     /// The scheduler running this coroutine (to schedule, cancel or bind from inside a body).

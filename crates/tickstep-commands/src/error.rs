@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crate::event::CommandId;
-use crate::scheduler::ScheduleResult;
+use crate::schedule_result::ScheduleResult;
 
 /// The error type a command body may return: any error, boxed.
 ///
@@ -285,5 +285,16 @@ pub enum StateMachineError {
         machine: String,
         /// The foreign state's index.
         state: usize,
+    },
+    /// The machine entered more than `limit` states within one `run()` without yielding: its
+    /// transition conditions keep changing every time they are read, so it would never return.
+    #[error(
+        "state machine `{machine}` entered more than {limit} states in one run without yielding (conditions that flip every read?)"
+    )]
+    TooManyEntries {
+        /// The machine's name.
+        machine: String,
+        /// The per-run limit.
+        limit: u32,
     },
 }

@@ -135,8 +135,14 @@ pub struct Event {
     pub at: Instant,
 }
 
+/// `"Kind name"`; an interruption also says by whom: `"Interrupted name by other"`.
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.kind.label(), self.name)
+        match &self.kind {
+            EventKind::Interrupted { by_name, .. } => {
+                write!(f, "Interrupted {} by {by_name}", self.name)
+            }
+            kind => write!(f, "{} {}", kind.label(), self.name),
+        }
     }
 }

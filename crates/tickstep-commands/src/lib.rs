@@ -55,18 +55,29 @@
 //!   outlive their parent, and run before their parent in each cycle — so a parent awaiting a
 //!   child resumes in the cycle the child ends. Interrupting a child cancels its composition.
 //! * **Events** ([`EventKind`]): Scheduled, Mounted, Yielded, Completed, Interrupted (always
-//!   directly before Canceled), Canceled, `CompletedWithError`, and Overran (watchdog). A
-//!   command's descendants end before it does. `on_cancel` runs only for an instance that was
-//!   running, never on completion or error.
+//!   directly before Canceled, and its text names the interrupter), Canceled,
+//!   `CompletedWithError`, and Overran (watchdog). Endings are reported top-down, as the
+//!   reference does: a command's Completed / `CompletedWithError` / Canceled comes before its
+//!   descendants' Canceled. `on_cancel` runs only for an instance that was running, never on
+//!   completion or error. [`Scheduler::on_lifecycle_event`] listens without the per-cycle
+//!   Mounted/Yielded (which are then not even built).
 //! * **Errors.** A body that returns `Err` ([`NeedsBody::executing_fallible`]) or panics emits
 //!   `CompletedWithError`; its children and its root composition are canceled; then `run()`
 //!   returns a [`RunError`] naming the command and the `#[track_caller]` location where it was
 //!   scheduled, forked, awaited or bound — or, for a panic, resumes the panic. Listeners see the
 //!   event but cannot suppress the failure. The rest of that cycle is skipped, as when an
 //!   exception leaves the reference's loop; the other commands run next cycle.
-//! * **Scopes.** Bindings and sideloads made inside a command's body die with the command;
-//!   made outside any command while an [`OpMode`] is active, they die when the opmode changes;
-//!   otherwise they are global. A dying binding cancels the command it scheduled.
+//! * **Scopes.** Everything made inside a command's body lives in that command's scope: its
+//!   bindings and sideloads die with it, and what a binding made there schedules runs as the
+//!   command's child (at its priority). Made outside any command while an [`OpMode`] is active,
+//!   bindings, sideloads, default commands *and scheduled commands* die when the opmode changes;
+//!   otherwise they are global. A dying binding cancels the command it scheduled. Default
+//!   commands stack by scope: the narrowest live one applies (a command-scoped one runs at once
+//!   as that command's child), and the wider one returns when the scope ends.
+//! * **Guards.** Nothing loops without bound inside one `run()`: a command may start at most
+//!   10,000 children per run ([`ScheduleResult::TooManyStarts`]) and a state machine may enter at
+//!   most [`compose::MAX_STATE_ENTRIES_PER_RUN`] states without yielding
+//!   ([`StateMachineError::TooManyEntries`]); both are typed errors naming the command.
 //! * **Time** comes only from the injected [`Clock`](tickstep_kernel::clock::Clock): waits,
 //!   debounce, multi-press windows, event timestamps, telemetry and the watchdog. Tests use a
 //!   `ManualClock` and never sleep.
@@ -84,12 +95,26 @@
 //! [`Scheduler::set_mount_timing`]`(false)` removes the per-mount clock read (and with it the
 //! watchdog and per-command run times) for the tightest loops.
 //!
-//! Measured on a shared, loaded two-core VM (`cargo run --release -p tickstep-bench -- commands`):
-//! with 1,000 commands yielding every cycle a `run()` costs about 43 ns per command with mount
-//! timing on (`SystemClock`; the clock read is about 25 ns of it) and about 16 ns with it off —
-//! 16–43 µs per 1,000-command cycle, well under the 100 µs budget, but 10–25× the bare limit of
-//! polling the same futures from a `Vec` (about 1.7 ns each), which keeps no books at all. An idle
-//! bound trigger costs about 8 ns per cycle.
+//! Measured on a shared two-core VM under heavy load (load average 8–10;
+//! `cargo run --release -p tickstep-bench -- commands --quick --json`, three runs): with 1,000
+//! commands yielding every cycle, a `run()` costs 0.15–0.28× what a tokio current-thread
+//! `LocalSet` spends per task poll on long-lived tasks looping on `tokio::task::yield_now` with
+//! mount timing on (one time-stamp-counter read per mount; a yield under the watchdog limit takes
+//! an inline path that touches only the slab entry), 0.11–0.17× with it off, and 0.18–0.23× of
+//! `async_executor::LocalExecutor` (the peers' own cost varied from 170 to 340 ns per poll under
+//! that load). In absolute terms 41–68 ns per command timed and 16–37 ns untimed — still 10–25×
+//! the bare limit of polling the same futures from a `Vec`, which keeps no books at all. An idle
+//! bound trigger costs about 13 ns per cycle.
+
+//! # Layout
+//!
+//! `scheduler/` is the engine and the only place its state is read or changed; handles
+//! ([`Mechanism`], [`Trigger`], [`Coroutine`], bindings) reach it through a narrow crate-private
+//! API. Identity and value types are leaves that import nothing of the crate: `id` (instance keys,
+//! the mount marker), `signal` (trigger nodes), `schedule_result`, `event`, `scope`, `error`. The
+//! handles and the engine still name each other (a mechanism builds commands that require it,
+//! a command's body receives a coroutine that reaches the scheduler, and the scheduler stores
+//! commands and creates coroutines), so those modules form one import cycle by design.
 //!
 //! # Decisions where the spec was open
 //!
@@ -111,11 +136,22 @@
 //! * A queued command displaced by a newer conflicting schedule emits Interrupted then Canceled;
 //!   a queued command discarded at promotion emits Canceled. Neither runs `on_cancel`.
 //! * Trigger edges on the first poll: true counts as a rising edge; false is not a falling edge
-//!   (see [`Trigger`]). `retry_while_true` reschedules every cycle the command is not live while
+//!   (see [`Trigger`]) — kept because a button never pressed was not released, so `on_false`
+//!   firing at startup surprises; [`Trigger::first_low_is_falling_edge`] gives the reference's
+//!   rule to code that relies on it. `retry_while_true` reschedules every cycle the command is not live while
 //!   the signal holds. `unbind` ends a binding like its scope ending (its command is canceled).
 //!   Each binding remembers only the last instance it scheduled, so global bindings never grow.
-//! * Sideloads get a coroutine that can yield and wait, but not fork: they are not commands.
-//! * Replacing a default command does not stop a running instance of the old one.
+//! * Sideloads get a coroutine that can yield, wait and fork; a sideload is not a command, so
+//!   what it forks is scheduled in the sideload's scope (as the reference does), not as a child.
+//! * Matching the reference where tickstep used to differ: state machines check a state's
+//!   transitions right after entering it (a condition already true fires), let the last
+//!   `on_completion` win and check `on_completion_if` first, run `on_enter` after the state's
+//!   command started and `on_exit` before it is canceled, move one state per cycle when a state
+//!   completes before the machine yielded in it, and restart a state on a `switch_from_any` into
+//!   itself; `multi_press` stays true while N presses fall in the window (also after release);
+//!   `until` names `(A | Until Condition)`; an empty sequence is allowed and named `""`;
+//!   `request_cancellation` stops the body at its await; replacing a default command stops the
+//!   old one.
 //! * `cancel_all` cancels queued commands too (the reference keeps them queued); `on_cancel` runs
 //!   only for the running ones.
 //! * Interrupting a child cancels its composition (the highest ancestor the newcomer does not
@@ -125,6 +161,47 @@
 //! * `Mechanism::idle` runs at `i32::MIN`, so any command can take the mechanism from it.
 //! * The watchdog (default [`DEFAULT_WATCHDOG_LIMIT`], 20 ms) can only *name* a greedy mount:
 //!   Rust cannot preempt a poll.
+//! * A fork or await refused because a higher-priority command holds a mechanism returns a
+//!   [`ForkError`] the body handles (the reference instead interrupts and cancels the whole
+//!   composition): the error stays visible in the body and in `run()`'s result, where a silent
+//!   cancellation only shows as an event. [`Coroutine::set_cancel_on_fork_failure`]`(true)` gives
+//!   the reference's behaviour.
+//! * `multi_press` with a count below 1 or a zero window is a [`TriggerError`] (the reference
+//!   returns an always-true or always-false trigger): such a trigger is almost surely a mistake.
+//! * A state machine starts in its first state unless [`compose::StateMachine::start_in`] says
+//!   otherwise, so it cannot lack an initial state (the reference fails at run time), and it
+//!   requires its states' mechanisms at their highest priority (the reference's requires
+//!   nothing), so it claims everything before any state starts. Canceling it runs the current
+//!   state's `on_exit` (the reference's does not), so cleanup does not depend on how a state
+//!   was left.
+//! * A default command that sets its own mechanism's default replaces itself; the new one starts
+//!   at the next default-command step (no recursion within one `run()`).
+//! * Unbound triggers are evaluated only when read ([`Trigger::get`]) or bound; the reference
+//!   polls every trigger each cycle. Stateful combinators must therefore be bound or read every
+//!   cycle to see every edge.
+//! * Doc examples use the sub-crate paths (`tickstep_commands::…`, `tickstep_kernel::clock::…`):
+//!   the facade re-exports this crate as `tickstep::commands` (and the clock as
+//!   `tickstep::kernel::clock`), but these doctests cannot depend on the facade without a
+//!   dev-dependency cycle that would build the whole runtime (with bundled `SQLite`) into every
+//!   test of this crate.
+//!
+//! # Conformance: the reference's test suite
+//!
+//! The tests named `tests/ref_<class>.rs` port `WPILib` Commands v3's own suite
+//! (`commandsv3/src/test/java/org/wpilib/command3/` of `wpilibsuite/allwpilib` at commit
+//! `caf0fb2dccb462a1507888246646daa5ba38cd82`), one Rust test per Java test and named after it,
+//! one test per parameter for parameterised tests, all on a `ManualClock`. What the reference
+//! checks through JVM internals (cached trigger signals, scope objects, protobuf messages) is
+//! checked through what a user can observe. Not expressible in Rust, so not ported:
+//! * the null-argument tests: `CoroutineTest.waitUntilNullParamThrows`;
+//!   `SequentialGroupBuilderTest.{andThenSingleNull, andThenThenVarargNullArray,
+//!   andThenNullInVarargs, namedWithNull}`; `ParallelGroupBuilderTest.{optionalVarargNullArray,
+//!   optionalNullInVarargs, requiringVarargNullArray, requiringNullInVarargs, namedWithNull}`;
+//!   the thirteen `StagedCommandBuilderTest.*_throwsNPE` — Rust references cannot be null;
+//! * builders reused after build: the eleven `StagedCommandBuilderTest.*_throwsAfterBuild` — the
+//!   builder stages are consumed by value, so reuse does not compile;
+//! * `epilogue/SchedulerIsLoggableWithEpilogue` (a compile check for the Java logging
+//!   annotation processor; it has no tests) — no Epilogue in Rust.
 
 #![forbid(unsafe_code)]
 
@@ -135,9 +212,12 @@ pub mod compose;
 mod coroutine;
 mod error;
 mod event;
+mod id;
 mod mechanism;
+mod schedule_result;
 mod scheduler;
 mod scope;
+mod signal;
 mod telemetry;
 mod trigger;
 
@@ -150,7 +230,8 @@ pub use error::{
 };
 pub use event::{CommandId, Event, EventKind};
 pub use mechanism::Mechanism;
-pub use scheduler::{DEFAULT_WATCHDOG_LIMIT, ScheduleResult, Scheduler};
+pub use schedule_result::ScheduleResult;
+pub use scheduler::{DEFAULT_WATCHDOG_LIMIT, Scheduler};
 pub use scope::OpMode;
 pub use telemetry::{CommandInfo, Telemetry};
 pub use trigger::Trigger;

@@ -9,7 +9,6 @@ use crate::coroutine::Coroutine;
 use crate::error::DefaultCommandError;
 use crate::scheduler::Scheduler;
 use crate::scheduler::inner::Inner;
-use crate::scheduler::state::MechSlot;
 
 pub(crate) struct MechanismData {
     name: Rc<str>,
@@ -45,17 +44,11 @@ impl Mechanism {
     /// ```
     pub fn new(scheduler: &Scheduler, name: impl Into<String>) -> Self {
         let name: Rc<str> = Rc::from(name.into());
-        let mut s = scheduler.inner.state.borrow_mut();
-        let index = s.mechs.len();
-        s.mechs.push(MechSlot {
-            owner: None,
-            queued: None,
-            default: None,
-        });
+        let (index, tag) = scheduler.inner.add_mechanism();
         Mechanism(Rc::new(MechanismData {
             name,
             index,
-            tag: s.tag,
+            tag,
             scheduler: Rc::downgrade(&scheduler.inner),
         }))
     }

@@ -1,13 +1,14 @@
-//! Scopes: how long a binding or sideload lives.
+//! Scopes: how long a binding, sideload, default command or top-level command lives.
 //!
 //! * **Global** — made outside any command with no opmode active: lives as long as the scheduler.
 //! * **Opmode** — made outside any command while an opmode is active: dies when the opmode changes.
 //! * **Command** — made inside a running command's body: dies when that command ends.
 //!
 //! Dead scopes are swept in the cleanup phase at the start of the next `run()`; the commands their
-//! bindings scheduled are canceled there.
+//! bindings scheduled, and top-level commands scheduled in a dead opmode, are canceled there. What
+//! a command-scoped binding or default schedules runs as that command's child.
 
-use crate::scheduler::state::Key;
+use crate::id::Key;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Scope {

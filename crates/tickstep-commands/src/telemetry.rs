@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use crate::command::Command;
 use crate::event::CommandId;
-use crate::scheduler::state::{Key, State};
 
 /// One queued or running command instance.
 ///
@@ -38,27 +37,6 @@ pub struct CommandInfo {
     pub last_run_time: Duration,
     /// How long all its mounts took together.
     pub total_run_time: Duration,
-}
-
-impl CommandInfo {
-    pub(crate) fn of(s: &State, key: Key) -> Option<CommandInfo> {
-        let e = s.entry(key)?;
-        Some(CommandInfo {
-            id: e.id,
-            parent: e.parent.and_then(|p| s.entry(p)).map(|p| p.id),
-            command: e.cmd.clone(),
-            name: e.cmd.name().to_owned(),
-            priority: e.priority,
-            requirements: e
-                .cmd
-                .requirements()
-                .iter()
-                .map(|m| m.name().to_owned())
-                .collect(),
-            last_run_time: e.last_run,
-            total_run_time: e.total_run,
-        })
-    }
 }
 
 /// A snapshot from [`Scheduler::telemetry`](crate::Scheduler::telemetry).

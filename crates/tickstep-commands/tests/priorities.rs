@@ -42,7 +42,7 @@ fn higher_priority_pending_command_interrupts_the_running_one() {
         take(&log),
         strs(&[
             "Scheduled high",
-            "Interrupted low",
+            "Interrupted low by high",
             "Canceled low",
             "Mounted high",
             "Yielded high"
@@ -81,7 +81,7 @@ fn equal_priority_tie_among_queued_commands_goes_to_the_newest() {
         strs(&[
             "Scheduled first",
             "Scheduled second",
-            "Interrupted first",
+            "Interrupted first by second",
             "Canceled first",
             "Mounted second",
             "Yielded second"
@@ -199,7 +199,7 @@ fn default_command_returns_after_an_interruption() {
         tail,
         [
             "Scheduled raise",
-            "Interrupted hold",
+            "Interrupted hold by raise",
             "Canceled hold",
             "Mounted raise",
             "Yielded raise",

@@ -182,7 +182,7 @@ fn lockdown_interrupts_the_keeper_and_the_keepers_default_comes_back() {
             .position(|l| l == line)
             .unwrap_or_else(|| panic!("no {line:?} in {log:?}"))
     };
-    assert!(at("Interrupted keeper") < at("Completed lockdown"));
+    assert!(at("Interrupted keeper by lockdown") < at("Completed lockdown"));
     let back = log.iter().rposition(|l| l == "Scheduled keeper").unwrap();
     assert!(back > at("Completed lockdown"), "{log:?}");
     assert_eq!(rt.stats().firings_returned, 1);

@@ -79,7 +79,8 @@ impl Command {
         race_of(&Rc::from([self.clone(), wait(timeout)]))
     }
 
-    /// `self`, ended (as completed) at the first cycle `condition` is true. Named `A until`.
+    /// `self`, ended (as completed) at the first cycle `condition` is true. Named
+    /// `(A | Until Condition)`, as the reference names it.
     /// The condition is checked each cycle after `self` has run.
     ///
     /// ```
@@ -92,7 +93,7 @@ impl Command {
     /// let flag = stop.clone();
     /// let spin = Command::no_requirements().executing(|co| async move { co.park().await; }).named("spin");
     /// let bounded = spin.until(move || flag.get());
-    /// assert_eq!(bounded.name(), "spin until");
+    /// assert_eq!(bounded.name(), "(spin | Until Condition)");
     /// scheduler.schedule(&bounded);
     /// scheduler.run().unwrap();
     /// stop.set(true);
@@ -112,7 +113,7 @@ impl Command {
             })
         });
         group(
-            format!("{} until", self.name()),
+            format!("({} | Until Condition)", self.name()),
             std::slice::from_ref(self),
             body,
         )

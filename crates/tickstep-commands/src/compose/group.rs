@@ -60,11 +60,12 @@ pub(crate) fn group(name: String, children: &[Command], body: BodyFn) -> Command
 }
 
 /// Runs the commands one after another; each starts in the cycle the previous one ends. Named
-/// `A -> B -> C`.
+/// `A -> B -> C`; an empty sequence is named `""` and completes in its first cycle (as in the
+/// reference, so a sequence built from a list that happens to be empty needs no special case).
 ///
 /// # Errors
 ///
-/// [`CompositionError::Empty`] for no commands.
+/// None today; the `Result` keeps the signature of the other groups.
 ///
 /// ```
 /// use std::{cell::RefCell, rc::Rc};
@@ -90,13 +91,10 @@ pub fn sequence<'a>(
     commands: impl IntoIterator<Item = &'a Command>,
 ) -> Result<Command, CompositionError> {
     let children: Rc<[Command]> = commands.into_iter().cloned().collect();
-    if children.is_empty() {
-        return Err(CompositionError::Empty { kind: "sequence" });
-    }
     Ok(sequence_of(&children))
 }
 
-/// A sequence of at least one command.
+/// A sequence of any number of commands.
 pub(crate) fn sequence_of(children: &Rc<[Command]>) -> Command {
     let name = names(children, " -> ");
     let list = children.clone();

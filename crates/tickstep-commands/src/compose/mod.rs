@@ -16,4 +16,4 @@ mod group;
 mod state_machine;
 
 pub use group::{deadline, parallel, race, sequence, wait};
-pub use state_machine::{StateId, StateMachine};
+pub use state_machine::{MAX_STATE_ENTRIES_PER_RUN, StateId, StateMachine};

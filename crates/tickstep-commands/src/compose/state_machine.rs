@@ -1,23 +1,42 @@
-//! A state machine command: states run commands; transitions fire on a condition's rising edge,
-//! on a state's command completing, or from any state.
+//! A state machine command: each state runs a command; transitions fire on a condition's rising
+//! edge, or when the state's command completes on its own.
 //!
-//! Each cycle (after the current state's command has run) the machine checks, in order, the
-//! `switch_from_any` transitions and then the current state's own transitions, each in the order
-//! they were added; the first that fires wins. A condition fires on its rising edge *while in the
-//! state*: its value when the state is entered is the baseline, so a condition already true on
-//! entry must fall and rise again. On a transition the state's command is canceled, `on_exit`
-//! hooks run, then the next state's `on_enter` hooks, then its command starts (in the same
-//! cycle). A state whose command ends and that has no way out (no transition of its own and no
-//! `switch_from_any`) ends the machine. A `switch_from_any` into the current state does nothing.
+//! The rules (those of the reference framework):
+//! * Entering a state starts its command as the machine's child, then runs its `on_enter` hooks
+//!   (so they see the command running).
+//! * While the command runs, the state's transitions are checked in the order they were declared
+//!   (`when`, `exit_when`, `switch_from`/`switch_from_any` interleaved by declaration), right after
+//!   entering and then once per cycle after the command has run. A transition fires on the
+//!   rising edge of its condition; each transition remembers its condition's last reading from
+//!   one check to the next (initially false), so a condition that is already true when its state
+//!   is entered fires at once. The first that fires wins: `on_exit` hooks run (the command is
+//!   still running), the command is canceled and the next state is entered in the same cycle.
+//! * When the command ends on its own, `on_exit` hooks run, then the first `on_completion_if`
+//!   whose condition holds picks the next state, else the last `on_completion` (or
+//!   `exit_on_completion`) declared; without any, the machine ends. A state whose command ended
+//!   before the machine ever yielded in it waits one cycle before the next state is entered, so a
+//!   state that completes at once and loops to itself moves one state per cycle.
+//! * Canceling the whole machine runs the current state's `on_exit` hooks too.
+//! * Guard: more than [`MAX_STATE_ENTRIES_PER_RUN`] entries without yielding (conditions that
+//!   flip on every read) fail the machine with [`StateMachineError::TooManyEntries`].
 
+use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::command::{BodyFn, BodyFuture, Command};
 use crate::compose::group::group;
-use crate::error::StateMachineError;
+use crate::coroutine::Coroutine;
+use crate::error::{BoxError, StateMachineError};
 
 static NEXT_MACHINE: AtomicU64 = AtomicU64::new(1);
+
+/// How many states a machine may enter within one `run()` without yielding.
+///
+/// ```
+/// assert_eq!(tickstep_commands::compose::MAX_STATE_ENTRIES_PER_RUN, 1_000);
+/// ```
+pub const MAX_STATE_ENTRIES_PER_RUN: u32 = 1_000;
 
 /// A state of one [`StateMachine`].
 ///
@@ -33,22 +52,41 @@ pub struct StateId {
     index: usize,
 }
 
+type Condition = Rc<dyn Fn() -> bool>;
+type Pick = Rc<dyn Fn() -> Option<StateId>>;
+
+/// Where a transition goes.
 #[derive(Clone)]
-enum When {
-    Rising(Rc<dyn Fn() -> bool>),
-    Completed,
+enum Target {
+    State(usize),
+    Exit,
+    /// Chosen when the transition fires; `None` exits.
+    Pick(Pick),
 }
 
 #[derive(Clone)]
 struct Transition {
-    to: usize,
-    when: When,
+    /// Declaration order across the machine (orders own and from-any transitions together).
+    seq: usize,
+    /// Index of this transition's edge memory (shared by every state a from-any covers).
+    edge: usize,
+    target: Target,
+    condition: Condition,
+}
+
+#[derive(Clone)]
+struct FromAny {
+    /// `None`: every state, including those added later.
+    from: Option<Vec<usize>>,
+    transition: Transition,
 }
 
 #[derive(Clone)]
 struct StateDef {
     command: Command,
     transitions: Vec<Transition>,
+    completions: Vec<(Condition, Target)>,
+    on_complete: Target,
     on_enter: Vec<Rc<dyn Fn()>>,
     on_exit: Vec<Rc<dyn Fn()>>,
 }
@@ -69,7 +107,8 @@ struct StateDef {
 /// let mut machine = StateMachine::new("shooter");
 /// let idle = machine.state(&park("idle"));
 /// let shoot = machine.state(&quick);
-/// let done = machine.state(&Command::no_requirements().executing(|_co| async {}).named("done"));
+/// let finished = park("done");
+/// let done = machine.state(&finished);
 /// machine.when(idle, shoot, move || r.get());
 /// machine.on_completion(shoot, done);
 /// let cmd = machine.build().unwrap();
@@ -77,16 +116,18 @@ struct StateDef {
 /// scheduler.schedule(&cmd);
 /// scheduler.run().unwrap();
 /// ready.set(true);
-/// scheduler.run().unwrap(); // idle -> shoot -> (completes) -> done -> (completes): machine ends
-/// assert!(!scheduler.is_running(&cmd));
+/// scheduler.run().unwrap(); // idle -> shoot, which completes at once
+/// scheduler.run().unwrap(); // shoot -> done
+/// assert!(scheduler.is_running(&finished) && scheduler.is_running(&cmd));
 /// ```
 pub struct StateMachine {
     name: String,
     tag: u64,
     states: Vec<StateDef>,
-    any: Vec<Transition>,
+    any: Vec<FromAny>,
     initial: Option<usize>,
     error: Option<StateMachineError>,
+    next_seq: usize,
 }
 
 impl StateMachine {
@@ -105,6 +146,7 @@ impl StateMachine {
             any: Vec::new(),
             initial: None,
             error: None,
+            next_seq: 0,
         }
     }
 
@@ -121,6 +163,8 @@ impl StateMachine {
         self.states.push(StateDef {
             command: command.clone(),
             transitions: Vec::new(),
+            completions: Vec::new(),
+            on_complete: Target::Exit,
             on_enter: Vec::new(),
             on_exit: Vec::new(),
         });
@@ -144,7 +188,31 @@ impl StateMachine {
         }
     }
 
-    /// Goes from `from` to `to` when `condition` rises while in `from`.
+    fn transition(&mut self, target: Target, condition: Condition) -> Transition {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        Transition {
+            seq,
+            edge: seq,
+            target,
+            condition,
+        }
+    }
+
+    fn add(&mut self, from: StateId, target: Option<Target>, condition: Condition) -> &mut Self {
+        if let (Some(from), Some(target)) = (self.check(from), target) {
+            let t = self.transition(target, condition);
+            self.states[from].transitions.push(t);
+        }
+        self
+    }
+
+    fn target(&mut self, to: StateId) -> Option<Target> {
+        self.check(to).map(Target::State)
+    }
+
+    /// Goes from `from` to `to` when `condition` rises while in `from` (already true on entry
+    /// counts).
     ///
     /// ```
     /// # use tickstep_commands::{compose::StateMachine, Command};
@@ -159,16 +227,47 @@ impl StateMachine {
         to: StateId,
         condition: impl Fn() -> bool + 'static,
     ) -> &mut Self {
-        if let (Some(from), Some(to)) = (self.check(from), self.check(to)) {
-            self.states[from].transitions.push(Transition {
-                to,
-                when: When::Rising(Rc::new(condition)),
-            });
-        }
-        self
+        let target = self.target(to);
+        self.add(from, target, Rc::new(condition))
     }
 
-    /// Goes from `from` to `to` when `from`'s command ends on its own.
+    /// Goes from `from` to the state `pick` returns (read when the transition fires; `None`
+    /// ends the machine) when `condition` rises while in `from`.
+    ///
+    /// ```
+    /// # use tickstep_commands::{compose::StateMachine, Command};
+    /// let mut m = StateMachine::new("m");
+    /// let a = m.state(&Command::no_requirements().executing(|_co| async {}).named("a"));
+    /// let b = m.state(&Command::no_requirements().executing(|_co| async {}).named("b"));
+    /// m.when_pick(a, move || Some(b), || true);
+    /// ```
+    pub fn when_pick(
+        &mut self,
+        from: StateId,
+        pick: impl Fn() -> Option<StateId> + 'static,
+        condition: impl Fn() -> bool + 'static,
+    ) -> &mut Self {
+        self.add(from, Some(Target::Pick(Rc::new(pick))), Rc::new(condition))
+    }
+
+    /// Ends the machine when `condition` rises while in `from` (its command is canceled).
+    ///
+    /// ```
+    /// # use tickstep_commands::{compose::StateMachine, Command};
+    /// let mut m = StateMachine::new("m");
+    /// let a = m.state(&Command::no_requirements().executing(|_co| async {}).named("a"));
+    /// m.exit_when(a, || false);
+    /// ```
+    pub fn exit_when(
+        &mut self,
+        from: StateId,
+        condition: impl Fn() -> bool + 'static,
+    ) -> &mut Self {
+        self.add(from, Some(Target::Exit), Rc::new(condition))
+    }
+
+    /// Goes from `from` to `to` when `from`'s command ends on its own. Declared again for the
+    /// same state, the last declaration wins (as in the reference).
     ///
     /// ```
     /// # use tickstep_commands::{compose::StateMachine, Command};
@@ -178,17 +277,74 @@ impl StateMachine {
     /// m.on_completion(a, b);
     /// ```
     pub fn on_completion(&mut self, from: StateId, to: StateId) -> &mut Self {
-        if let (Some(from), Some(to)) = (self.check(from), self.check(to)) {
-            self.states[from].transitions.push(Transition {
-                to,
-                when: When::Completed,
-            });
+        if let (Some(from), Some(target)) = (self.check(from), self.target(to)) {
+            self.states[from].on_complete = target;
         }
         self
     }
 
-    /// Goes to `to` from whatever state is current when `condition` rises. Checked before the
-    /// current state's own transitions.
+    /// Goes from `from` to the state `pick` returns (read when the command ends; `None` ends the
+    /// machine) when `from`'s command ends on its own. Replaces an earlier `on_completion`.
+    ///
+    /// ```
+    /// # use tickstep_commands::{compose::StateMachine, Command};
+    /// let mut m = StateMachine::new("m");
+    /// let a = m.state(&Command::no_requirements().executing(|_co| async {}).named("a"));
+    /// m.on_completion_pick(a, move || Some(a));
+    /// ```
+    pub fn on_completion_pick(
+        &mut self,
+        from: StateId,
+        pick: impl Fn() -> Option<StateId> + 'static,
+    ) -> &mut Self {
+        if let Some(from) = self.check(from) {
+            self.states[from].on_complete = Target::Pick(Rc::new(pick));
+        }
+        self
+    }
+
+    /// Ends the machine when `from`'s command ends on its own (what a state with no completion
+    /// transition does anyway; replaces an earlier `on_completion`).
+    ///
+    /// ```
+    /// # use tickstep_commands::{compose::StateMachine, Command};
+    /// let mut m = StateMachine::new("m");
+    /// let a = m.state(&Command::no_requirements().executing(|_co| async {}).named("a"));
+    /// m.exit_on_completion(a);
+    /// ```
+    pub fn exit_on_completion(&mut self, from: StateId) -> &mut Self {
+        if let Some(from) = self.check(from) {
+            self.states[from].on_complete = Target::Exit;
+        }
+        self
+    }
+
+    /// Goes from `from` to `to` when `from`'s command ends on its own and `condition` holds at
+    /// that moment. Checked in declaration order before any `on_completion`.
+    ///
+    /// ```
+    /// # use tickstep_commands::{compose::StateMachine, Command};
+    /// let mut m = StateMachine::new("m");
+    /// let a = m.state(&Command::no_requirements().executing(|_co| async {}).named("a"));
+    /// let b = m.state(&Command::no_requirements().executing(|_co| async {}).named("b"));
+    /// m.on_completion_if(a, b, || true);
+    /// ```
+    pub fn on_completion_if(
+        &mut self,
+        from: StateId,
+        to: StateId,
+        condition: impl Fn() -> bool + 'static,
+    ) -> &mut Self {
+        if let (Some(from), Some(target)) = (self.check(from), self.target(to)) {
+            self.states[from]
+                .completions
+                .push((Rc::new(condition), target));
+        }
+        self
+    }
+
+    /// Goes to `to` from any state (including `to` itself, which restarts it, and states added
+    /// later) when `condition` rises. Ordered with each state's own transitions by declaration.
     ///
     /// ```
     /// # use tickstep_commands::{compose::StateMachine, Command};
@@ -201,16 +357,46 @@ impl StateMachine {
         to: StateId,
         condition: impl Fn() -> bool + 'static,
     ) -> &mut Self {
-        if let Some(to) = self.check(to) {
-            self.any.push(Transition {
-                to,
-                when: When::Rising(Rc::new(condition)),
+        if let Some(target) = self.target(to) {
+            let transition = self.transition(target, Rc::new(condition));
+            self.any.push(FromAny {
+                from: None,
+                transition,
             });
         }
         self
     }
 
-    /// Runs `hook` each time `state` is entered, before its command starts.
+    /// Goes to `to` from any of the states `from` when `condition` rises. One edge memory is
+    /// shared by all of them, as for [`StateMachine::switch_from_any`].
+    ///
+    /// ```
+    /// # use tickstep_commands::{compose::StateMachine, Command};
+    /// let mut m = StateMachine::new("m");
+    /// let a = m.state(&Command::no_requirements().executing(|_co| async {}).named("a"));
+    /// let b = m.state(&Command::no_requirements().executing(|_co| async {}).named("b"));
+    /// let c = m.state(&Command::no_requirements().executing(|_co| async {}).named("c"));
+    /// m.switch_from(&[a, b], c, || false);
+    /// ```
+    pub fn switch_from(
+        &mut self,
+        from: &[StateId],
+        to: StateId,
+        condition: impl Fn() -> bool + 'static,
+    ) -> &mut Self {
+        let from: Vec<usize> = from.iter().filter_map(|s| self.check(*s)).collect();
+        if let Some(target) = self.target(to) {
+            let transition = self.transition(target, Rc::new(condition));
+            self.any.push(FromAny {
+                from: Some(from),
+                transition,
+            });
+        }
+        self
+    }
+
+    /// Runs `hook` each time `state` is entered, right after its command started (the hook sees
+    /// it running). Hooks run in the order they were added.
     ///
     /// ```
     /// # use tickstep_commands::{compose::StateMachine, Command};
@@ -225,8 +411,9 @@ impl StateMachine {
         self
     }
 
-    /// Runs `hook` each time `state` is left by a transition or by the machine ending on its own
-    /// (not when the whole machine is canceled).
+    /// Runs `hook` each time `state` is left: on a transition (before its command is canceled,
+    /// so the hook sees it running), when its command completes, and when the whole machine is
+    /// canceled. Hooks run in the order they were added.
     ///
     /// ```
     /// # use tickstep_commands::{compose::StateMachine, Command};
@@ -241,7 +428,7 @@ impl StateMachine {
         self
     }
 
-    /// Makes `state` the initial state.
+    /// Makes `state` the initial state (the last call wins).
     ///
     /// ```
     /// # use tickstep_commands::{compose::StateMachine, Command};
@@ -258,7 +445,7 @@ impl StateMachine {
     }
 
     /// The machine as a command: requires every state's mechanisms, runs at the highest state
-    /// priority. May be built more than once.
+    /// priority. May be built more than once; each running instance has its own edge memory.
     ///
     /// # Errors
     ///
@@ -280,69 +467,131 @@ impl StateMachine {
                 machine: self.name.clone(),
             });
         }
-        let states: Rc<[StateDef]> = self.states.iter().cloned().collect();
-        let any: Rc<[Transition]> = self.any.iter().cloned().collect();
-        let initial = self.initial.unwrap_or(0);
-        let commands: Vec<Command> = states.iter().map(|s| s.command.clone()).collect();
-        let body: BodyFn = Rc::new(move |co| -> BodyFuture {
-            let (states, any) = (states.clone(), any.clone());
-            BodyFuture::fallible(async move {
-                let mut current = initial;
-                loop {
-                    let state = &states[current];
-                    for hook in &state.on_enter {
-                        hook();
-                    }
-                    co.fork([&state.command])?;
-                    let candidates: Vec<&Transition> =
-                        any.iter().chain(state.transitions.iter()).collect();
-                    let mut previous: Vec<bool> = candidates
-                        .iter()
-                        .map(|t| match &t.when {
-                            When::Rising(condition) => condition(),
-                            When::Completed => false,
-                        })
-                        .collect();
-                    let next = loop {
-                        let scheduler = co.scheduler();
-                        let done = !scheduler.is_running(&state.command)
-                            && !scheduler.is_scheduled(&state.command);
-                        let mut next = None;
-                        for (i, t) in candidates.iter().enumerate() {
-                            let fired = match &t.when {
-                                When::Rising(condition) => {
-                                    let value = condition();
-                                    let rose = value && !previous[i];
-                                    previous[i] = value;
-                                    rose
-                                }
-                                When::Completed => done,
-                            };
-                            let self_switch = i < any.len() && t.to == current;
-                            if fired && !self_switch && next.is_none() {
-                                next = Some(t.to);
-                            }
-                        }
-                        if next.is_some() {
-                            scheduler.cancel(&state.command);
-                            break next;
-                        }
-                        if done && candidates.is_empty() {
-                            break None;
-                        }
-                        drop(scheduler);
-                        co.yield_now().await;
-                    };
-                    for hook in &state.on_exit {
-                        hook();
-                    }
-                    match next {
-                        Some(to) => current = to,
-                        None => return Ok(()),
+        let mut states = self.states.clone();
+        for (i, state) in states.iter_mut().enumerate() {
+            for any in &self.any {
+                if any.from.as_ref().is_none_or(|from| from.contains(&i)) {
+                    state.transitions.push(any.transition.clone());
+                }
+            }
+            state.transitions.sort_by_key(|t| t.seq);
+        }
+        let machine = Rc::new(Machine {
+            name: self.name.clone(),
+            tag: self.tag,
+            states,
+            edges: self.next_seq,
+            initial: self.initial.unwrap_or(0),
+        });
+        let commands: Vec<Command> = machine.states.iter().map(|s| s.command.clone()).collect();
+        let body: BodyFn =
+            Rc::new(move |co| -> BodyFuture { BodyFuture::fallible(machine.clone().run(co)) });
+        Ok(group(self.name.clone(), &commands, body))
+    }
+}
+
+/// A built machine, shared by its running instances.
+struct Machine {
+    name: String,
+    tag: u64,
+    states: Vec<StateDef>,
+    edges: usize,
+    initial: usize,
+}
+
+/// Runs the current state's `on_exit` hooks if the machine's body is dropped while in a state
+/// (the machine was canceled).
+struct ExitOnDrop<'a> {
+    machine: &'a Machine,
+    current: Cell<Option<usize>>,
+}
+
+impl ExitOnDrop<'_> {
+    fn exit(&self, state: usize) {
+        self.current.set(None);
+        for hook in &self.machine.states[state].on_exit {
+            hook();
+        }
+    }
+}
+
+impl Drop for ExitOnDrop<'_> {
+    fn drop(&mut self) {
+        if let (Some(state), false) = (self.current.get(), std::thread::panicking()) {
+            self.exit(state);
+        }
+    }
+}
+
+impl Machine {
+    fn resolve(&self, target: &Target) -> Result<Option<usize>, StateMachineError> {
+        let picked = match target {
+            Target::State(i) => return Ok(Some(*i)),
+            Target::Exit => return Ok(None),
+            Target::Pick(pick) => pick(),
+        };
+        match picked {
+            None => Ok(None),
+            Some(s) if s.machine == self.tag && s.index < self.states.len() => Ok(Some(s.index)),
+            Some(s) => Err(StateMachineError::ForeignState {
+                machine: self.name.clone(),
+                state: s.index,
+            }),
+        }
+    }
+
+    async fn run(self: Rc<Self>, co: Coroutine) -> Result<(), BoxError> {
+        let mut previous = vec![false; self.edges];
+        let guard = ExitOnDrop {
+            machine: &self,
+            current: Cell::new(None),
+        };
+        let mut current = Some(self.initial);
+        let mut entries = 0u32;
+        'states: while let Some(index) = current {
+            entries += 1;
+            if entries > MAX_STATE_ENTRIES_PER_RUN {
+                return Err(StateMachineError::TooManyEntries {
+                    machine: self.name.clone(),
+                    limit: MAX_STATE_ENTRIES_PER_RUN,
+                }
+                .into());
+            }
+            let state = &self.states[index];
+            co.fork([&state.command])?;
+            guard.current.set(Some(index));
+            for hook in &state.on_enter {
+                hook();
+            }
+            let mut yielded = false;
+            while co.scheduler().is_running(&state.command) {
+                for t in &state.transitions {
+                    let value = (t.condition)();
+                    let rose = value && !previous[t.edge];
+                    previous[t.edge] = value;
+                    if rose {
+                        guard.exit(index);
+                        co.scheduler().cancel(&state.command);
+                        current = self.resolve(&t.target)?;
+                        continue 'states;
                     }
                 }
-            })
-        });
-        Ok(group(self.name.clone(), &commands, body))
+                co.yield_now().await;
+                yielded = true;
+                entries = 0;
+            }
+            guard.exit(index);
+            let next = state
+                .completions
+                .iter()
+                .find(|(condition, _)| condition())
+                .map_or(&state.on_complete, |(_, target)| target);
+            current = self.resolve(next)?;
+            if !yielded && current.is_some() {
+                co.yield_now().await;
+                entries = 0;
+            }
+        }
+        Ok(())
     }
 }

@@ -7,14 +7,16 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::{Clock, Instant};
 
+use super::Scheduler;
 use super::inner::Inner;
-use super::state::{Mounted, Phase, Sideload};
-use super::{ScheduleResult, Scheduler};
+use super::state::{Listen, Phase, Sideload};
 use crate::command::{BodyFuture, Command};
 use crate::coroutine::Coroutine;
 use crate::error::{DefaultCommandError, RunError};
 use crate::event::Event;
+use crate::id::Mounted;
 use crate::mechanism::Mechanism;
+use crate::schedule_result::ScheduleResult;
 use crate::scope::OpMode;
 use crate::telemetry::{CommandInfo, Telemetry};
 
@@ -182,9 +184,7 @@ impl Scheduler {
     pub fn queued(&self) -> Vec<CommandInfo> {
         let s = self.inner.state.borrow();
         let keys = s.live_in(&s.queued, Phase::Queued);
-        keys.into_iter()
-            .filter_map(|k| CommandInfo::of(&s, k))
-            .collect()
+        keys.into_iter().filter_map(|k| s.info(k)).collect()
     }
 
     /// Running commands, in the order they started (execution runs this list backwards).
@@ -201,9 +201,7 @@ impl Scheduler {
     pub fn running(&self) -> Vec<CommandInfo> {
         let s = self.inner.state.borrow();
         let keys = s.live_in(&s.running, Phase::Running);
-        keys.into_iter()
-            .filter_map(|k| CommandInfo::of(&s, k))
-            .collect()
+        keys.into_iter().filter_map(|k| s.info(k)).collect()
     }
 
     /// The command that started `cmd` as its child, if `cmd` is running as a child.
@@ -247,8 +245,14 @@ impl Scheduler {
 
     /// Sets the command that runs whenever `mechanism` is idle (queued in the scheduling phase of
     /// any cycle that starts with no command owning or queued for it). It returns after an
-    /// interruption once the mechanism is free again. Replacing a default does not stop a running
-    /// instance of the old one.
+    /// interruption once the mechanism is free again.
+    ///
+    /// Defaults are scoped like bindings: set inside a command, it starts at once as that
+    /// command's child and applies while the command runs; set outside any command while an
+    /// opmode is active, it applies until the opmode changes; otherwise it is global. The
+    /// narrowest live default applies; when its scope ends the wider one comes back. Setting a
+    /// default again in the same scope replaces it, and a running instance of the replaced one
+    /// is stopped at the next default-command step.
     ///
     /// # Errors
     ///
@@ -276,7 +280,7 @@ impl Scheduler {
         cmd: &Command,
     ) -> Result<(), DefaultCommandError> {
         let at = Location::caller();
-        let mut s = self.inner.state.borrow_mut();
+        let s = self.inner.state.borrow();
         assert!(
             mechanism.tag() == s.tag,
             "mechanism `{}` belongs to another scheduler",
@@ -293,7 +297,8 @@ impl Scheduler {
                     .collect(),
             });
         }
-        s.mechs[mechanism.index()].default = Some((cmd.clone(), at));
+        drop(s);
+        self.inner.set_default(mechanism.index(), cmd, at);
         Ok(())
     }
 
@@ -311,16 +316,20 @@ impl Scheduler {
         if mechanism.tag() != s.tag {
             return None;
         }
+        let live = |d: &&super::state::DefaultBinding| s.scope_alive(d.scope);
         s.mechs[mechanism.index()]
-            .default
-            .as_ref()
-            .map(|(c, _)| c.clone())
+            .defaults
+            .iter()
+            .rev()
+            .find(live)
+            .map(|d| d.cmd.clone())
     }
 
     /// Adds a sideload: a coroutine polled once per cycle in the sideload phase, before triggers.
     /// It is not a command (no requirements, no events); use it for telemetry or sensor
     /// processing, not actuators. It ends when its body returns, or with the scope it was created
-    /// in (a command, an opmode, or global). Its coroutine can yield and wait but not fork.
+    /// in (a command, an opmode, or global). Its coroutine can yield, wait and `fork` (which schedules the commands in the
+    /// sideload's scope: they outlive the sideload; a refusal is returned, not fatal).
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
@@ -395,14 +404,52 @@ impl Scheduler {
     /// assert_eq!(seen.get(), 1); // Scheduled
     /// ```
     pub fn on_event(&self, listener: impl Fn(&Event) + 'static) {
-        let mut listeners = self.inner.listeners.borrow_mut();
-        Rc::make_mut(&mut listeners).push(Rc::new(listener));
-        self.inner.state.borrow_mut().listening = true;
+        self.add_listener(Rc::new(listener), false);
     }
 
-    /// Enters (`Some`) or leaves (`None`) an opmode. Bindings and sideloads created outside any
-    /// command while an opmode is active belong to it and die at the next `run()` after the
-    /// opmode changes, canceling the commands their bindings scheduled.
+    /// Adds a listener for lifecycle events only: everything but the per-cycle
+    /// [`EventKind::Mounted`](crate::EventKind::Mounted) and
+    /// [`EventKind::Yielded`](crate::EventKind::Yielded). With only such listeners the scheduler
+    /// does not even build the per-cycle events, so a log of what started and ended costs
+    /// nothing per running command per cycle.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// use tickstep_commands::{Command, Scheduler};
+    /// use tickstep_kernel::clock::ManualClock;
+    ///
+    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let log = Rc::new(RefCell::new(Vec::new()));
+    /// let sink = log.clone();
+    /// scheduler.on_lifecycle_event(move |e| sink.borrow_mut().push(e.to_string()));
+    /// let blink = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("blink");
+    /// scheduler.schedule(&blink);
+    /// scheduler.run().unwrap();
+    /// scheduler.run().unwrap();
+    /// assert_eq!(*log.borrow(), ["Scheduled blink", "Completed blink"]);
+    /// ```
+    pub fn on_lifecycle_event(&self, listener: impl Fn(&Event) + 'static) {
+        self.add_listener(Rc::new(listener), true);
+    }
+
+    fn add_listener(&self, listener: Rc<dyn Fn(&Event)>, lifecycle_only: bool) {
+        let mut listeners = self.inner.listeners.borrow_mut();
+        Rc::make_mut(&mut listeners).push(super::inner::Listener {
+            call: listener,
+            lifecycle_only,
+        });
+        let mut s = self.inner.state.borrow_mut();
+        let wanted = if lifecycle_only {
+            Listen::Lifecycle
+        } else {
+            Listen::Everything
+        };
+        s.listen = s.listen.max(wanted);
+    }
+
+    /// Enters (`Some`) or leaves (`None`) an opmode. Bindings, sideloads, default commands and
+    /// commands scheduled outside any command while an opmode is active belong to it and die at
+    /// the next `run()` after the opmode changes (a dying binding cancels what it scheduled).
     ///
     /// ```
     /// use tickstep_commands::{OpMode, Scheduler};

@@ -14,11 +14,12 @@ use std::task::{Context, Poll, Waker};
 use tickstep_kernel::clock::Instant;
 
 use super::inner::Inner;
-use super::state::{Deferred, Failure, Key, Mounted, Phase, State};
+use super::state::{Deferred, Failure, Phase, State};
 use crate::command::{BodyFn, BodyFuture};
 use crate::coroutine::Coroutine;
 use crate::error::{BoxError, RunError};
 use crate::event::EventKind;
+use crate::id::{Key, Mounted};
 
 type Polled = Result<Poll<Result<(), BoxError>>, Box<dyn Any + Send>>;
 
@@ -43,15 +44,29 @@ impl Inner {
         let span = start.map(|start| (start, self.clock.now()));
         let (needs_settle, failed) = {
             let mut s = self.state.borrow_mut();
-            let fast = span.is_none() && matches!(polled, Ok(Poll::Pending));
+            let s = &mut *s;
+            let yielded = matches!(polled, Ok(Poll::Pending));
+            let watchdog = s.watchdog;
             match s.entry_mut(key) {
-                // The common cycle: untimed, still running, yielded. Put the body back.
-                Some(e) if fast && e.phase == Phase::Running => {
+                // The common cycle: still running, yielded, and (if timed) within the watchdog
+                // limit. Record the time, put the body back; nothing else to decide.
+                Some(e)
+                    if yielded
+                        && e.phase == Phase::Running
+                        && span.is_none_or(|(start, end)| {
+                            watchdog.is_none_or(|limit| end - start <= limit)
+                        }) =>
+                {
                     e.mounted = false;
                     e.future = future;
-                    s.emit(key, EventKind::Yielded);
+                    if let Some((start, end)) = span {
+                        let took = end - start;
+                        e.record_run(took);
+                        s.now = end;
+                    }
+                    s.emit_cycle(key, EventKind::Yielded);
                 }
-                _ => end_mount(&mut s, key, polled, future, span),
+                _ => end_mount(s, key, polled, future, span),
             }
             (!s.deferred.is_empty(), s.failure.is_some())
         };
@@ -77,7 +92,7 @@ impl Inner {
             e.mounted = true;
             let future = e.future.take();
             let body = future.is_none().then(|| e.cmd.0.body.clone());
-            s.emit(key, EventKind::Mounted);
+            s.emit_cycle(key, EventKind::Mounted);
             let start = if !s.timing {
                 None
             } else if self.mounted.get() == Mounted::NOTHING {
@@ -111,8 +126,7 @@ fn end_mount(
     let mut overran = None;
     if let Some((start, end)) = span {
         let took = end - start;
-        e.last_run = took;
-        e.total_run += took;
+        e.record_run(took);
         overran = watchdog
             .filter(|limit| took > *limit)
             .map(|limit| (took, limit));
@@ -134,7 +148,7 @@ fn end_mount(
     match polled {
         Ok(Poll::Pending) if !ended_meanwhile => {
             s.entry_mut(key).expect("still allocated").future = future;
-            s.emit(key, EventKind::Yielded);
+            s.emit_cycle(key, EventKind::Yielded);
         }
         Ok(Poll::Ready(Ok(()))) if !ended_meanwhile => s.complete(key),
         Ok(Poll::Ready(Err(source))) if !ended_meanwhile => {

@@ -10,13 +10,20 @@ use std::rc::Rc;
 
 use tickstep_kernel::clock::Clock;
 
-use super::ScheduleResult;
-use super::state::{Deferred, Key, Mounted, Phase, State};
+use super::state::{Deferred, Listen, Phase, State};
 use crate::command::Command;
 use crate::error::{ConflictPair, ForkError};
-use crate::event::Event;
+use crate::event::{Event, EventKind};
+use crate::id::{Key, Mounted};
+use crate::schedule_result::ScheduleResult;
+use crate::scope::Scope;
 
-pub(crate) type Listener = Rc<dyn Fn(&Event)>;
+#[derive(Clone)]
+pub(crate) struct Listener {
+    pub(crate) call: Rc<dyn Fn(&Event)>,
+    /// Skips the per-cycle `Mounted`/`Yielded` events.
+    pub(crate) lifecycle_only: bool,
+}
 
 pub(crate) struct Inner {
     pub(crate) state: RefCell<State>,
@@ -70,8 +77,11 @@ impl Inner {
                 None => break,
                 Some(Deferred::Event(event)) => {
                     let listeners = self.listeners.borrow().clone();
+                    let per_cycle = matches!(event.kind, EventKind::Mounted | EventKind::Yielded);
                     for listener in listeners.iter() {
-                        listener(&event);
+                        if !(per_cycle && listener.lifecycle_only) {
+                            (listener.call)(&event);
+                        }
                     }
                 }
                 Some(Deferred::OnCancel(hook)) => hook(),
@@ -82,7 +92,7 @@ impl Inner {
 
     /// Refreshes the event timestamp when called from outside `run()`.
     fn stamp(&self, s: &mut State) {
-        if !s.in_run && s.listening {
+        if !s.in_run && s.listen != Listen::Nothing {
             s.now = self.clock.now();
         }
     }
@@ -100,16 +110,30 @@ impl Inner {
         }
     }
 
-    /// `schedule` from anywhere: a child (started and polled now) inside a mounted command,
-    /// otherwise a queued top-level command.
+    /// `schedule` from anywhere: the command lives in the narrowest scope of the caller (see
+    /// [`Inner::schedule_in`]).
     #[track_caller]
     pub(crate) fn schedule(
         self: &Rc<Self>,
         cmd: &Command,
         at: &'static Location<'static>,
     ) -> (ScheduleResult, Option<Key>) {
+        let scope = self.state.borrow().scope_for(self.mounted.get());
+        self.schedule_in(cmd, scope, at)
+    }
+
+    /// Schedules `cmd` to live in `scope`. A command scope makes it that command's child: started
+    /// and polled at once when that command is the one being polled, otherwise queued for the
+    /// promotion step. An opmode or global scope queues it at top level.
+    #[track_caller]
+    pub(crate) fn schedule_in(
+        self: &Rc<Self>,
+        cmd: &Command,
+        scope: Scope,
+        at: &'static Location<'static>,
+    ) -> (ScheduleResult, Option<Key>) {
         self.check_mechanisms(cmd);
-        let mounted = self.mounted.get();
+        let mounted = self.mounted.get().as_command();
         let (result, key, child) = {
             let mut s = self.state.borrow_mut();
             self.stamp(&mut s);
@@ -117,14 +141,23 @@ impl Inner {
                 (ScheduleResult::AlreadyRunning, Some(key), false)
             } else if s.live_elsewhere(cmd) {
                 (ScheduleResult::AlreadyRunning, None, false)
-            } else if let Some(parent) = mounted.as_command() {
-                match s.start_child(cmd, parent, at) {
-                    Ok(key) => (ScheduleResult::Success, Some(key), true),
-                    Err(rejected) => (rejected, None, false),
-                }
             } else {
-                let (result, key) = s.schedule_top(cmd, at);
-                (result, key, false)
+                match scope {
+                    Scope::Command(parent) if mounted == Some(parent) => {
+                        match s.start_child(cmd, parent, at) {
+                            Ok(key) => (ScheduleResult::Success, Some(key), true),
+                            Err(rejected) => (rejected, None, false),
+                        }
+                    }
+                    Scope::Command(parent) => {
+                        let (result, key) = s.schedule_queued(cmd, Some(parent), scope, at);
+                        (result, key, false)
+                    }
+                    Scope::Global | Scope::OpMode(_) => {
+                        let (result, key) = s.schedule_queued(cmd, None, scope, at);
+                        (result, key, false)
+                    }
+                }
             }
         };
         self.settle();
@@ -186,9 +219,18 @@ impl Inner {
                 return Err(ForkError::Conflicting { pairs });
             }
             let ancestors = s.lineage(parent);
+            let cancel_parent = p.cancel_on_fork_failure;
             for cmd in &fresh {
                 let priority = cmd.priority().max(parent_priority);
                 if let Err(reason) = s.conflicts(cmd, priority, &ancestors) {
+                    let blocker = s.blocker(cmd, priority, &ancestors);
+                    drop(s);
+                    if let (true, Some(blocker)) = (cancel_parent, blocker) {
+                        self.state
+                            .borrow_mut()
+                            .interrupt_composition(parent, blocker);
+                        self.settle();
+                    }
                     return Err(ForkError::Rejected {
                         command: cmd.name().to_owned(),
                         reason,
@@ -213,14 +255,7 @@ impl Inner {
                     let _ = self.mount(key);
                 }
                 Err(reason) => {
-                    // An earlier child changed the world while it ran; undo the ones started.
-                    {
-                        let mut s = self.state.borrow_mut();
-                        for key in started.into_iter().rev() {
-                            s.cancel_tree(key, None);
-                        }
-                    }
-                    self.settle();
+                    self.undo_fork(parent, cmd, started);
                     return Err(ForkError::Rejected {
                         command: cmd.name().to_owned(),
                         reason,
@@ -231,6 +266,65 @@ impl Inner {
         Ok(keys.into_iter().flatten().collect())
     }
 
+    /// An earlier child of a fork changed the world while it ran so that `cmd` could not start:
+    /// the children started so far are canceled, and with `cancel_on_fork_failure` the parent's
+    /// composition is interrupted by whatever blocks `cmd`.
+    fn undo_fork(&self, parent: Key, cmd: &Command, started: Vec<Key>) {
+        {
+            let mut s = self.state.borrow_mut();
+            for key in started.into_iter().rev() {
+                s.cancel_tree(key, None);
+            }
+            let cancel_parent = s.entry(parent).is_some_and(|p| p.cancel_on_fork_failure);
+            let priority = s
+                .entry(parent)
+                .map_or(cmd.priority(), |p| cmd.priority().max(p.priority));
+            let ancestors = s.lineage(parent);
+            if let (true, Some(blocker)) = (cancel_parent, s.blocker(cmd, priority, &ancestors)) {
+                s.interrupt_composition(parent, blocker);
+            }
+        }
+        self.settle();
+    }
+
+    /// A sideload's `fork`: a sideload has no children, so the commands are scheduled in the
+    /// sideload's scope (queued, promoted this cycle), all or nothing. A refusal does not end
+    /// the sideload.
+    #[track_caller]
+    pub(crate) fn fork_from_sideload(
+        self: &Rc<Self>,
+        cmds: &[Command],
+        at: &'static Location<'static>,
+    ) -> Result<(), ForkError> {
+        let refs: Vec<&Command> = cmds.iter().collect();
+        let pairs = conflicting_pairs(&refs);
+        if !pairs.is_empty() {
+            return Err(ForkError::Conflicting { pairs });
+        }
+        let scope = self.state.borrow().scope_for(self.mounted.get());
+        let mut started = Vec::new();
+        for cmd in cmds {
+            match self.schedule_in(cmd, scope, at) {
+                (ScheduleResult::Success, Some(key)) => started.push(key),
+                (reason, _) => {
+                    for key in started {
+                        self.cancel_key(key);
+                    }
+                    return Err(match reason {
+                        ScheduleResult::AlreadyRunning => ForkError::AlreadyRunning {
+                            command: cmd.name().to_owned(),
+                        },
+                        reason => ForkError::Rejected {
+                            command: cmd.name().to_owned(),
+                            reason,
+                        },
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn cancel_key(&self, key: Key) {
         {
             let mut s = self.state.borrow_mut();
@@ -238,6 +332,12 @@ impl Inner {
             s.cancel_tree(key, None);
         }
         self.settle();
+    }
+
+    pub(crate) fn set_cancel_on_fork_failure(&self, key: Key, cancel: bool) {
+        if let Some(e) = self.state.borrow_mut().entry_mut(key) {
+            e.cancel_on_fork_failure = cancel;
+        }
     }
 
     pub(crate) fn is_live(&self, key: Key) -> bool {

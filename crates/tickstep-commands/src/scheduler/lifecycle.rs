@@ -6,8 +6,14 @@
 use std::panic::Location;
 use std::rc::Rc;
 
-use super::ScheduleResult;
-use super::state::{Deferred, Failure, Key, Phase, State};
+use super::state::{Deferred, Failure, Phase, State};
+use crate::id::Key;
+use crate::schedule_result::ScheduleResult;
+use crate::scope::Scope;
+
+/// How many children one command may start within one `run()` (the guard against a body that
+/// starts children ending at once in a loop that never yields).
+pub(crate) const MAX_CHILD_STARTS_PER_RUN: u32 = 10_000;
 use crate::command::Command;
 use crate::event::{CommandId, EventKind};
 
@@ -54,15 +60,24 @@ impl State {
         Ok(victims)
     }
 
-    /// Schedules `cmd` from outside any command: checks running and queued conflicts, evicts
-    /// lower-or-equal queued rivals, and queues it for the promotion step.
-    pub(crate) fn schedule_top(
+    /// Queues `cmd` for the promotion step, as a top-level command living in `scope` or (with
+    /// `parent`) as a child of a running command that starts when promoted. Checks running and
+    /// queued conflicts and evicts lower-or-equal queued rivals.
+    pub(crate) fn schedule_queued(
         &mut self,
         cmd: &Command,
+        parent: Option<Key>,
+        scope: Scope,
         at: &'static Location<'static>,
     ) -> (ScheduleResult, Option<Key>) {
-        let priority = cmd.priority();
-        if let Err(rejected) = self.conflicts(cmd, priority, &[]) {
+        let (priority, ancestors) = match parent {
+            None => (cmd.priority(), Vec::new()),
+            Some(p) => match self.running_parent(p) {
+                Ok(parent_priority) => (cmd.priority().max(parent_priority), self.lineage(p)),
+                Err(rejected) => return (rejected, None),
+            },
+        };
+        if let Err(rejected) = self.conflicts(cmd, priority, &ancestors) {
             return (rejected, None);
         }
         let mut rivals: Vec<Key> = Vec::new();
@@ -85,7 +100,13 @@ impl State {
                 rivals.push(q);
             }
         }
-        let key = self.alloc(cmd, None, Phase::Queued, priority, at);
+        let key = self.alloc(cmd, parent, Phase::Queued, priority, at);
+        if let Some(e) = self.entry_mut(key) {
+            e.scope = scope;
+        }
+        if let Some(p) = parent.and_then(|p| self.entry_mut(p)) {
+            p.children.push(key);
+        }
         self.emit(key, EventKind::Scheduled);
         let by = self.interrupter(key);
         for rival in rivals {
@@ -98,6 +119,39 @@ impl State {
         (ScheduleResult::Success, Some(key))
     }
 
+    /// The effective priority of `parent` if it is running; otherwise why a child cannot start.
+    fn running_parent(&self, parent: Key) -> Result<i32, ScheduleResult> {
+        match self.entry(parent) {
+            Some(p) if p.phase == Phase::Running => Ok(p.priority),
+            Some(p) => Err(ScheduleResult::ParentNotRunning {
+                parent: p.cmd.name().to_owned(),
+            }),
+            None => Err(ScheduleResult::ParentNotRunning {
+                parent: String::from("<ended>"),
+            }),
+        }
+    }
+
+    /// Counts one child start for `parent` in this run; refuses past [`MAX_CHILD_STARTS_PER_RUN`]
+    /// so a body that starts children that end at once, in a loop that never yields, cannot
+    /// keep `run()` from returning.
+    fn count_start(&mut self, parent: Key) -> Result<(), ScheduleResult> {
+        let cycle = self.cycle;
+        let Some(p) = self.entry_mut(parent) else {
+            return Ok(());
+        };
+        let (at, count) = p.starts;
+        let count = if at == cycle { count } else { 0 };
+        if count >= MAX_CHILD_STARTS_PER_RUN {
+            return Err(ScheduleResult::TooManyStarts {
+                parent: p.cmd.name().to_owned(),
+                limit: MAX_CHILD_STARTS_PER_RUN,
+            });
+        }
+        p.starts = (cycle, count + 1);
+        Ok(())
+    }
+
     /// Starts `cmd` as a running child of `parent`. The caller mounts it right after.
     pub(crate) fn start_child(
         &mut self,
@@ -105,22 +159,11 @@ impl State {
         parent: Key,
         at: &'static Location<'static>,
     ) -> Result<Key, ScheduleResult> {
-        let parent_priority = match self.entry(parent) {
-            Some(p) if p.phase == Phase::Running => p.priority,
-            Some(p) => {
-                return Err(ScheduleResult::ParentNotRunning {
-                    parent: p.cmd.name().to_owned(),
-                });
-            }
-            None => {
-                return Err(ScheduleResult::ParentNotRunning {
-                    parent: String::from("<ended>"),
-                });
-            }
-        };
+        let parent_priority = self.running_parent(parent)?;
         let priority = cmd.priority().max(parent_priority);
         let ancestors = self.lineage(parent);
         let victims = self.conflicts(cmd, priority, &ancestors)?;
+        self.count_start(parent)?;
         let key = self.alloc(cmd, Some(parent), Phase::Running, priority, at);
         if let Some(p) = self.entry_mut(parent) {
             p.children.push(key);
@@ -144,16 +187,18 @@ impl State {
             if e.phase != Phase::Queued {
                 continue;
             }
-            let (cmd, priority) = (e.cmd.clone(), e.priority);
+            let (cmd, priority, parent) = (e.cmd.clone(), e.priority, e.parent);
             for m in &cmd.0.requirements {
                 let slot = &mut self.mechs[m.index()];
                 if slot.queued == Some(key) {
                     slot.queued = None;
                 }
             }
-            match self.conflicts(&cmd, priority, &[]) {
+            let ancestors = parent.map(|p| self.lineage(p)).unwrap_or_default();
+            match self.conflicts(&cmd, priority, &ancestors) {
                 Err(_) => {
                     self.emit(key, EventKind::Canceled);
+                    self.unlink_from_parent(key);
                     self.free(key);
                 }
                 Ok(victims) => {
@@ -173,6 +218,26 @@ impl State {
         // Nothing can be queued while promoting (no user code runs), so reuse the allocation.
         debug_assert!(self.queued.is_empty());
         self.queued = queued;
+    }
+
+    /// The running command that keeps `cmd` (at effective `priority`, below `ancestors`) from
+    /// starting, if a higher-priority one does.
+    pub(crate) fn blocker(&self, cmd: &Command, priority: i32, ancestors: &[Key]) -> Option<Key> {
+        cmd.0.requirements.iter().find_map(|m| {
+            let owner = self.mechs[m.index()].owner?;
+            let o = self.entry(owner)?;
+            (!ancestors.contains(&owner) && o.priority > priority).then_some(owner)
+        })
+    }
+
+    /// The reference's answer to a refused fork: `key` is interrupted by `blocker` and its whole
+    /// composition is canceled.
+    pub(crate) fn interrupt_composition(&mut self, key: Key, blocker: Key) {
+        let Some(b) = self.entry(blocker) else { return };
+        self.pending_interrupt = Some((key, b.id, b.cmd.0.name.clone()));
+        let root = self.root_of(key);
+        self.cancel_tree(root, None);
+        self.pending_interrupt = None;
     }
 
     fn interrupter(&self, key: Key) -> Interrupter {
@@ -227,16 +292,24 @@ impl State {
         }
     }
 
-    /// Cancels a command and everything it started. Descendants end first (newest first); an
-    /// interrupted command emits `Interrupted` then `Canceled`. `on_cancel` runs only for an
-    /// instance that was running.
+    /// Cancels a command and everything it started. Events go top-down, as in the reference: an
+    /// interrupted command emits `Interrupted` then `Canceled`, then its descendants are
+    /// canceled (newest first). The state is torn down bottom-up, so a child gives borrowed
+    /// mechanisms back to a parent that still holds them. `on_cancel` runs only for an instance
+    /// that was running.
     pub(crate) fn cancel_tree(&mut self, key: Key, by: Interrupter) {
         let Some(e) = self.entry(key) else { return };
         if e.phase == Phase::Finished {
             return;
         }
         let was_running = e.phase == Phase::Running;
-        self.cancel_children(key);
+        let by = by.or_else(|| match self.pending_interrupt.take() {
+            Some((victim, id, name)) if victim == key => Some((id, name)),
+            other => {
+                self.pending_interrupt = other;
+                None
+            }
+        });
         if let Some((by, by_name)) = by {
             self.emit(key, EventKind::Interrupted { by, by_name });
         }
@@ -245,22 +318,23 @@ impl State {
         if let (true, Some(hook)) = (was_running, hook) {
             self.deferred.push_back(Deferred::OnCancel(hook));
         }
-        self.end(key);
-    }
-
-    /// The body returned `Ok`: children are canceled, then `Completed`.
-    pub(crate) fn complete(&mut self, key: Key) {
         self.cancel_children(key);
-        self.emit(key, EventKind::Completed);
         self.end(key);
     }
 
-    /// The body failed: children canceled, `CompletedWithError`, then the root composition is
-    /// canceled. The first failure of a cycle is kept for `run()` to return.
+    /// The body returned `Ok`: `Completed`, then its children are canceled.
+    pub(crate) fn complete(&mut self, key: Key) {
+        self.emit(key, EventKind::Completed);
+        self.cancel_children(key);
+        self.end(key);
+    }
+
+    /// The body failed: `CompletedWithError`, its children canceled, then the root composition
+    /// is canceled. The first failure of a cycle is kept for `run()` to return.
     pub(crate) fn fail(&mut self, key: Key, message: String, failure: Failure) {
         let root = self.root_of(key);
-        self.cancel_children(key);
         self.emit(key, EventKind::CompletedWithError { message });
+        self.cancel_children(key);
         self.end(key);
         if root != key {
             self.cancel_tree(root, None);

@@ -1,25 +1,26 @@
 //! The scheduler: queues, promotes and mounts commands once per [`Scheduler::run`].
 //!
 //! * [`api`](self) — the public [`Scheduler`] handle and its methods.
-//! * `result` — [`ScheduleResult`].
-//! * `state` — the data (slab of instances, lists, mechanisms) and its invariants.
+//! * `state` — the data (slab of instances, lists, mechanisms) and its invariants; the identity
+//!   types it keys by (`Key`, `Mounted`) live in the leaf module `crate::id`.
 //! * `lifecycle` — queue / start child / promote / cancel / finish, under one borrow.
 //! * `inner` — the shared engine, the re-entrancy discipline (`settle`), schedule and fork.
+//! * `bindings` — the trigger phase and the narrow API trigger and mechanism handles use.
+//! * `defaults` — scoped default commands.
 //! * `execute` — mounting one command.
 //! * `run` — the phases of one cycle.
 
 mod api;
+mod bindings;
+mod defaults;
 pub(crate) mod execute;
 pub(crate) mod inner;
 mod lifecycle;
-mod result;
 mod run;
 pub(crate) mod state;
 
 use std::rc::Rc;
 use std::time::Duration;
-
-pub use result::ScheduleResult;
 
 /// The greedy-loop watchdog's default limit: one 20 ms robot cycle.
 ///

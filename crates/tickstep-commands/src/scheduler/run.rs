@@ -13,9 +13,11 @@
 use std::rc::Rc;
 
 use super::inner::{Inner, RestoreMounted};
-use super::state::{Failure, Mounted, State};
+use super::state::{Failure, Phase, State};
 use crate::binding::Binding;
 use crate::error::RunError;
+use crate::id::Mounted;
+use crate::scope::Scope;
 
 struct RunGuard<'a>(&'a Inner);
 impl Drop for RunGuard<'_> {
@@ -46,8 +48,8 @@ impl Inner {
 
         self.cleanup_scopes();
         self.run_sideloads();
-        crate::binding::poll_bindings(self);
-        self.queue_default_commands();
+        self.poll_bindings();
+        self.process_defaults();
         self.state.borrow_mut().promote();
         self.settle();
         self.execute();
@@ -96,6 +98,22 @@ impl Inner {
                     s.cancel_tree(key, None);
                 }
             }
+            if s.swept_epoch != s.opmode_epoch {
+                // The opmode changed: commands scheduled in the old one end with it.
+                s.swept_epoch = s.opmode_epoch;
+                let mut doomed: Vec<_> = s.live_in(&s.running, Phase::Running);
+                doomed.extend(s.live_in(&s.queued, Phase::Queued));
+                doomed.retain(|k| {
+                    s.entry(*k).is_some_and(|e| {
+                        e.parent.is_none()
+                            && matches!(e.scope, Scope::OpMode(_))
+                            && !s.scope_alive(e.scope)
+                    })
+                });
+                for key in doomed.into_iter().rev() {
+                    s.cancel_tree(key, None);
+                }
+            }
             let mut bodies = Vec::new();
             if s.sideloads.iter().any(|sl| !s.scope_alive(sl.scope)) {
                 let sideloads = std::mem::take(&mut s.sideloads);
@@ -141,24 +159,5 @@ impl Inner {
                 .retain(|sl| sl.future.is_some());
         }
         self.settle();
-    }
-
-    fn queue_default_commands(self: &Rc<Self>) {
-        let count = self.state.borrow().mechs.len();
-        for m in 0..count {
-            let default = {
-                let s = self.state.borrow();
-                let slot = &s.mechs[m];
-                match &slot.default {
-                    Some((cmd, at)) if slot.owner.is_none() && slot.queued.is_none() => {
-                        Some((cmd.clone(), *at))
-                    }
-                    _ => None,
-                }
-            };
-            if let Some((cmd, at)) = default {
-                let _ = self.schedule(&cmd, at);
-            }
-        }
     }
 }

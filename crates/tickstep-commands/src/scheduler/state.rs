@@ -23,14 +23,9 @@ use crate::binding::Binding;
 use crate::command::{BodyFuture, Command};
 use crate::error::RunError;
 use crate::event::{CommandId, Event, EventKind};
+use crate::id::{Key, MAX_SLOTS, Mounted};
 use crate::scope::{OpMode, Scope};
-
-/// A slot index plus the slot's generation when the key was made.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct Key {
-    pub(crate) idx: u32,
-    pub(crate) generation: u32,
-}
+use crate::telemetry::CommandInfo;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Phase {
@@ -42,44 +37,6 @@ pub(crate) enum Phase {
     Finished,
 }
 
-/// What is being polled right now: nothing, a command (by key) or a sideload (by id), packed in
-/// one word so the check every yield makes is a single comparison and a coroutine stays small.
-/// Layout: kind in the top two bits; a command's slot index (below 2^30) and generation below.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct Mounted(u64);
-
-impl Mounted {
-    const KIND: u64 = 3 << 62;
-    const COMMAND: u64 = 1 << 62;
-    const SIDELOAD: u64 = 2 << 62;
-    pub(crate) const NOTHING: Mounted = Mounted(0);
-
-    pub(crate) fn command(key: Key) -> Self {
-        debug_assert!(key.idx < MAX_SLOTS);
-        Mounted(Self::COMMAND | u64::from(key.idx) << 32 | u64::from(key.generation))
-    }
-
-    pub(crate) fn sideload(id: u64) -> Self {
-        Mounted(Self::SIDELOAD | (id & !Self::KIND))
-    }
-
-    /// The mounted command's key, if a command is mounted.
-    pub(crate) fn as_command(self) -> Option<Key> {
-        (self.0 & Self::KIND == Self::COMMAND).then_some(Key {
-            idx: ((self.0 & !Self::KIND) >> 32) as u32,
-            generation: self.0 as u32,
-        })
-    }
-
-    /// The mounted sideload's id, if a sideload is mounted.
-    pub(crate) fn as_sideload(self) -> Option<u64> {
-        (self.0 & Self::KIND == Self::SIDELOAD).then_some(self.0 & !Self::KIND)
-    }
-}
-
-/// Slots a scheduler can hold at once (live command instances), so a key packs into `Mounted`.
-pub(crate) const MAX_SLOTS: u32 = 1 << 30;
-
 /// One command instance. The fields every cycle touches live inline in the slab (small, so
 /// 1,000 running commands stay within the L1 cache); the rest sits behind one box.
 pub(crate) struct Entry {
@@ -88,6 +45,10 @@ pub(crate) struct Entry {
     pub(crate) mounted: bool,
     pub(crate) last_cycle: u64,
     pub(crate) future: Option<BodyFuture>,
+    /// Mount timing, kept inline so a timed mount never touches the cold box: the last mount's
+    /// and all mounts' durations in nanoseconds (saturating).
+    pub(crate) last_run_ns: u64,
+    pub(crate) total_run_ns: u64,
     info: Box<Info>,
 }
 
@@ -102,8 +63,23 @@ pub(crate) struct Info {
     pub(crate) scheduled_at: &'static Location<'static>,
     /// For each requirement, the ancestor that held it before this command borrowed it.
     pub(crate) displaced: Vec<Option<Key>>,
-    pub(crate) last_run: Duration,
-    pub(crate) total_run: Duration,
+    /// How long a top-level command may live: one scheduled from outside any command while an
+    /// opmode is active dies when the opmode changes (children live as long as their parent).
+    pub(crate) scope: Scope,
+    /// Children started in the current run: (cycle, count), for the per-run start limit.
+    pub(crate) starts: (u64, u32),
+    /// A fork or await refused for priority cancels this command's composition (opt-in).
+    pub(crate) cancel_on_fork_failure: bool,
+}
+
+impl Entry {
+    /// Records one mount's duration.
+    #[inline]
+    pub(crate) fn record_run(&mut self, took: Duration) {
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.last_run_ns = ns;
+        self.total_run_ns = self.total_run_ns.saturating_add(ns);
+    }
 }
 
 impl std::ops::Deref for Entry {
@@ -127,7 +103,18 @@ struct Slot {
 pub(crate) struct MechSlot {
     pub(crate) owner: Option<Key>,
     pub(crate) queued: Option<Key>,
-    pub(crate) default: Option<(Command, &'static Location<'static>)>,
+    /// Default commands, widest scope first: the last one whose scope is alive applies.
+    pub(crate) defaults: Vec<DefaultBinding>,
+    /// The instance the default-command step started last (to stop it when a narrower or newer
+    /// default takes over).
+    pub(crate) default_key: Option<Key>,
+}
+
+/// A default command set for a mechanism, with the scope it was set in.
+pub(crate) struct DefaultBinding {
+    pub(crate) cmd: Command,
+    pub(crate) at: &'static Location<'static>,
+    pub(crate) scope: Scope,
 }
 
 pub(crate) struct Sideload {
@@ -141,6 +128,15 @@ pub(crate) enum Deferred {
     Event(Event),
     OnCancel(Rc<dyn Fn()>),
     Drop(BodyFuture),
+}
+
+/// Which events the listeners want, widest last.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub(crate) enum Listen {
+    Nothing,
+    /// Lifecycle events only (no per-cycle `Mounted`/`Yielded`).
+    Lifecycle,
+    Everything,
 }
 
 /// A body failure waiting to leave `run()`.
@@ -162,8 +158,8 @@ pub(crate) struct State {
     pub(crate) sideloads: Vec<Sideload>,
     pub(crate) next_sideload: u64,
     pub(crate) deferred: VecDeque<Deferred>,
-    /// Whether any event listener exists; events are not even built otherwise.
-    pub(crate) listening: bool,
+    /// Which events any listener wants; events nobody wants are not even built.
+    pub(crate) listen: Listen,
     pub(crate) cycle: u64,
     next_id: u64,
     /// The latest clock reading (event timestamps, mount timing).
@@ -171,10 +167,17 @@ pub(crate) struct State {
     pub(crate) failure: Option<Failure>,
     pub(crate) opmode: Option<OpMode>,
     pub(crate) opmode_epoch: u64,
+    /// The opmode epoch whose opmode-scoped commands were last swept.
+    pub(crate) swept_epoch: u64,
     pub(crate) watchdog: Option<Duration>,
     pub(crate) timing: bool,
     pub(crate) last_run_time: Duration,
     pub(crate) in_run: bool,
+    /// Whether any default command was ever set: until then the default-command step is skipped
+    /// (it would visit every mechanism for nothing).
+    pub(crate) any_defaults: bool,
+    /// A command to report as interrupted (by whom) when the cancellation under way reaches it.
+    pub(crate) pending_interrupt: Option<(Key, CommandId, Rc<str>)>,
 }
 
 impl Drop for State {
@@ -209,17 +212,20 @@ impl State {
             sideloads: Vec::new(),
             next_sideload: 1,
             deferred: VecDeque::new(),
-            listening: false,
+            listen: Listen::Nothing,
             cycle: 0,
             next_id: 1,
             now: Instant::ZERO,
             failure: None,
             opmode: None,
             opmode_epoch: 0,
+            swept_epoch: 0,
             watchdog: Some(super::DEFAULT_WATCHDOG_LIMIT),
             timing: true,
             last_run_time: Duration::ZERO,
             in_run: false,
+            any_defaults: false,
+            pending_interrupt: None,
         }
     }
 
@@ -276,6 +282,8 @@ impl State {
             mounted: false,
             last_cycle: 0,
             future: None,
+            last_run_ns: 0,
+            total_run_ns: 0,
             info: Box::new(Info {
                 id,
                 cmd: cmd.clone(),
@@ -284,8 +292,9 @@ impl State {
                 priority,
                 scheduled_at,
                 displaced: Vec::new(),
-                last_run: Duration::ZERO,
-                total_run: Duration::ZERO,
+                scope: Scope::Global,
+                starts: (0, 0),
+                cancel_on_fork_failure: false,
             }),
         };
         let key = if let Some(idx) = self.free.pop() {
@@ -358,7 +367,15 @@ impl State {
     /// Queues an event for the listeners; free when nobody listens.
     #[inline]
     pub(crate) fn emit(&mut self, key: Key, kind: EventKind) {
-        if self.listening {
+        if self.listen != Listen::Nothing {
+            self.emit_slow(key, kind);
+        }
+    }
+
+    /// Queues a per-cycle event (`Mounted`, `Yielded`); free unless a listener wants them.
+    #[inline]
+    pub(crate) fn emit_cycle(&mut self, key: Key, kind: EventKind) {
+        if self.listen == Listen::Everything {
             self.emit_slow(key, kind);
         }
     }
@@ -415,6 +432,26 @@ impl State {
         } else {
             Scope::Global
         }
+    }
+
+    /// A snapshot of one instance, for telemetry.
+    pub(crate) fn info(&self, key: Key) -> Option<CommandInfo> {
+        let e = self.entry(key)?;
+        Some(CommandInfo {
+            id: e.id,
+            parent: e.parent.and_then(|p| self.entry(p)).map(|p| p.id),
+            command: e.cmd.clone(),
+            name: e.cmd.name().to_owned(),
+            priority: e.priority,
+            requirements: e
+                .cmd
+                .requirements()
+                .iter()
+                .map(|m| m.name().to_owned())
+                .collect(),
+            last_run_time: Duration::from_nanos(e.last_run_ns),
+            total_run_time: Duration::from_nanos(e.total_run_ns),
+        })
     }
 
     /// Live instance keys in list order, for snapshots.

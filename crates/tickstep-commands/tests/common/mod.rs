@@ -99,3 +99,27 @@ pub fn counter() -> (Rc<Cell<u32>>, impl Fn() + Clone + 'static) {
 pub fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| (*s).to_owned()).collect()
 }
+
+/// Names of the running commands, in the order they started.
+pub fn running_names(scheduler: &Scheduler) -> Vec<String> {
+    scheduler.running().into_iter().map(|i| i.name).collect()
+}
+
+/// A command that yields once, then completes (the reference's `Coroutine::yield` body).
+pub fn yield_once(name: &str) -> Command {
+    yields(name, 1)
+}
+
+/// A command that completes in its first mount.
+pub fn instant(name: &str) -> Command {
+    Command::no_requirements()
+        .executing(|_co| async {})
+        .named(name)
+}
+
+/// A shared flag and a condition reading it.
+pub fn flag() -> (Rc<Cell<bool>>, impl Fn() -> bool + Clone + 'static) {
+    let f = Rc::new(Cell::new(false));
+    let g = f.clone();
+    (f, move || g.get())
+}

@@ -1,4 +1,5 @@
-//! The answer to a `schedule` call.
+//! The answer to a `schedule` call. A leaf: it imports nothing of the crate, so errors can carry
+//! it without depending on the scheduler.
 
 use std::fmt;
 
@@ -50,6 +51,14 @@ pub enum ScheduleResult {
         /// The would-be parent's name.
         parent: String,
     },
+    /// The scheduling command already started `limit` children in this `run()` (a loop that
+    /// starts children that end at once without ever yielding would otherwise never return).
+    TooManyStarts {
+        /// The scheduling command's name.
+        parent: String,
+        /// The per-run limit.
+        limit: u32,
+    },
 }
 
 impl ScheduleResult {
@@ -89,6 +98,10 @@ impl fmt::Display for ScheduleResult {
             ScheduleResult::ParentNotRunning { parent } => {
                 write!(f, "the scheduling command `{parent}` is no longer running")
             }
+            ScheduleResult::TooManyStarts { parent, limit } => write!(
+                f,
+                "command `{parent}` started more than {limit} children in one run without yielding"
+            ),
         }
     }
 }
