@@ -74,7 +74,7 @@
 //!   otherwise they are global. A dying binding cancels the command it scheduled. Default
 //!   commands stack by scope: the narrowest live one applies (a command-scoped one runs at once
 //!   as that command's child), and the wider one returns when the scope ends.
-//! * **Guards.** Nothing loops without bound inside one `run()`: a command may start at most
+//! * **Guards** (docs/commands.md §5.9, §6.8). Nothing loops without bound inside one `run()`: a command may start at most
 //!   10,000 children per run ([`ScheduleResult::TooManyStarts`]) and a state machine may enter at
 //!   most [`compose::MAX_STATE_ENTRIES_PER_RUN`] states without yielding
 //!   ([`StateMachineError::TooManyEntries`]); both are typed errors naming the command.

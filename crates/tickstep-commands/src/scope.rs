@@ -1,4 +1,5 @@
-//! Scopes: how long a binding, sideload, default command or top-level command lives.
+//! Scopes: how long a binding, sideload, default command or top-level command lives
+//! (docs/commands.md §8).
 //!
 //! * **Global** — made outside any command with no opmode active: lives as long as the scheduler.
 //! * **Opmode** — made outside any command while an opmode is active: dies when the opmode changes.

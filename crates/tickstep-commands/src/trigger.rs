@@ -5,7 +5,7 @@
 //! current cycle, so a trigger shared by several bindings or combinators is evaluated once per
 //! cycle and stateful combinators see every cycle exactly once.
 //!
-//! **Edges on the first poll.** A binding has no previous value before its first poll. A signal
+//! **Edges on the first poll** (docs/commands.md §7.2). A binding has no previous value before its first poll. A signal
 //! that is already true on the first poll counts as a rising edge (`on_true`, `while_true`,
 //! `toggle_on_true` fire), so a condition true when bound is honored, as in the reference. A
 //! signal false on the first poll is *not* a falling edge (`on_false` and `toggle_on_false` wait

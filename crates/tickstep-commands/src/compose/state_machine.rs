@@ -1,7 +1,7 @@
 //! A state machine command: each state runs a command; transitions fire on a condition's rising
 //! edge, or when the state's command completes on its own.
 //!
-//! The rules (those of the reference framework):
+//! The rules (those of the reference framework; docs/commands.md §6.6–§6.8):
 //! * Entering a state starts its command as the machine's child, then runs its `on_enter` hooks
 //!   (so they see the command running).
 //! * While the command runs, the state's transitions are checked in the order they were declared

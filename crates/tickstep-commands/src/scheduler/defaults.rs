@@ -1,4 +1,4 @@
-//! Default commands, scoped like bindings.
+//! Default commands, scoped like bindings (docs/commands.md §4.6–§4.8).
 //!
 //! Each mechanism keeps a stack of default commands, widest scope first. A default set outside
 //! any command is global (or, while an opmode is active, lives as long as the opmode); one set

@@ -292,11 +292,11 @@ impl State {
         }
     }
 
-    /// Cancels a command and everything it started. Events go top-down, as in the reference: an
-    /// interrupted command emits `Interrupted` then `Canceled`, then its descendants are
-    /// canceled (newest first). The state is torn down bottom-up, so a child gives borrowed
-    /// mechanisms back to a parent that still holds them. `on_cancel` runs only for an instance
-    /// that was running.
+    /// Cancels a command and everything it started (docs/commands.md §6.1). Events go top-down,
+    /// as in the reference: an interrupted command emits `Interrupted` then `Canceled`, then its
+    /// descendants are canceled (newest first). The state is torn down bottom-up, so a child
+    /// gives borrowed mechanisms back to a parent that still holds them. `on_cancel` runs only
+    /// for an instance that was running.
     pub(crate) fn cancel_tree(&mut self, key: Key, by: Interrupter) {
         let Some(e) = self.entry(key) else { return };
         if e.phase == Phase::Finished {
