@@ -1,5 +1,5 @@
 //! The plugin's two timelines: real time (kernel, durable schedules, Bevy's `Time<Real>`) and
-//! game time (the commands, Bevy's `Time<Fixed>`).
+//! game time (the commands, Bevy's `Time<Fixed>`); docs/bevy.md §4.
 //!
 //! There is one source of time, the [`RealClock`]: the machine's monotonic clock
 //! ([`SystemClock`]) or, in tests and simulations, a [`ManualClock`]. Bevy's `Time<Real>` advances

@@ -1,4 +1,4 @@
-//! Bevy's own frame timing as the kernel's engine statistics ([`FrameStats`]).
+//! Bevy's own frame timing as the kernel's engine statistics ([`FrameStats`]; docs/bevy.md §3).
 //!
 //! The kernel's frame-aware budget wants two numbers about the previous frame: the engine's
 //! compute time (`HeartbeatTime`, which includes the scheduler's own step, corrected by its

@@ -71,7 +71,8 @@
 //!
 //! # Frames and phases
 //!
-//! The plugin adds a few systems; each maps a tickstep notion onto a Bevy schedule:
+//! The plugin adds a few systems; each maps a tickstep notion onto a Bevy schedule
+//! (docs/bevy.md §2):
 //!
 //! | tickstep | Bevy | why there |
 //! |---|---|---|
@@ -169,6 +170,8 @@
 //! `bevy_ecs` alone is 60–90 s of it.
 //!
 //! # Decisions where the spec was open
+//!
+//! Each is a rule of docs/bevy.md §9.
 //!
 //! * **Kernel schedule**: `Last` by default, so the frame-aware budget is what the frame has
 //!   left; any schedule label may be chosen.

@@ -1,4 +1,4 @@
-//! Mechanisms as components: an entity's `Legs` and `Arms`.
+//! Mechanisms as components: an entity's `Legs` and `Arms` (docs/bevy.md §6.2).
 //!
 //! A tickstep [`Mechanism`](tickstep_commands::Mechanism) is an `Rc` handle (`!Send`), so it
 //! cannot itself be a Bevy component. The component is a marker type the game defines

@@ -1,5 +1,5 @@
 //! The durable schedules' host inside a Bevy app: verbs as Rust code, firings as kernel tasks,
-//! and the engine's tick on a kernel timer.
+//! and the engine's tick on a kernel timer (docs/bevy.md §7).
 //!
 //! # The tick
 //!

@@ -1,4 +1,5 @@
-//! The systems that map tickstep onto a Bevy frame (see the crate docs for the mapping).
+//! The systems that map tickstep onto a Bevy frame (docs/bevy.md §2; the crate docs give the
+//! mapping).
 //!
 //! | Bevy schedule | system | what it does |
 //! |---|---|---|

@@ -1,4 +1,5 @@
-//! World access from kernel tasks, commands and verbs: a deferred queue applied at sync points.
+//! World access from kernel tasks, commands and verbs: a deferred queue applied at sync points
+//! (docs/bevy.md §5).
 //!
 //! Kernel tasks, command bodies and schedule verbs are `'static` closures and futures run by
 //! `!Send` schedulers; none of them can borrow Bevy's `World`. They reach it the way Bevy's own
