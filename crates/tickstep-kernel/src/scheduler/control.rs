@@ -266,6 +266,8 @@ impl Scheduler {
             last_physics: c.last_frame.physics,
             tasks_run: c.tasks_run,
             tasks_deferred: c.tasks_deferred,
+            pending: std::array::from_fn(|q| core.queues.live(q)),
+            attribution_visits: c.attribution_visits,
             step_ema: core.budget.ema(),
             steps: c.steps,
             window_time: c.window_time,
