@@ -8,7 +8,7 @@ use tickstep_kernel::clock::{ManualClock, SystemClock};
 use tickstep_kernel::{FrameLoop, Kernel, KernelConfig, Priority, Role};
 use tickstep_schedules::{Config, Schedules, World};
 
-use crate::hub::{COMMAND_CYCLE_ORIGIN, Hub, KernelRunner};
+use crate::hub::{Hub, KernelRunner};
 use crate::verbs::{OpenWorld, RuntimeWorld, VerbTable};
 use crate::{Runtime, RuntimeClock, RuntimeError};
 
@@ -398,17 +398,13 @@ impl RuntimeBuilder {
         }
 
         let on_error = Rc::downgrade(&hub);
-        kernel.scheduler().on_error(move |err| {
+        kernel.scheduler().on_error(move |_err| {
             let Some(hub) = on_error.upgrade() else {
                 return;
             };
-            if err.origin() == COMMAND_CYCLE_ORIGIN {
-                hub.fail(RuntimeError::CommandPanicked {
-                    message: err.message().to_owned(),
-                });
-            } else {
-                hub.note_task_panic();
-            }
+            // The command cycle catches its own panics (see `Hub::run_command_cycle`): whatever
+            // reaches the kernel's hook is some other task's.
+            hub.note_task_panic();
         });
         if diagnostics {
             let publish = Rc::downgrade(&hub);

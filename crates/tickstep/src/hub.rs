@@ -28,7 +28,7 @@ use crate::RuntimeClock;
 use crate::error::RuntimeError;
 use crate::verbs::{CatchUnwind, Verb, VerbCall, VerbTable, call_sync, outcome_of};
 
-/// The kernel origin label of the command cycle job (how its panics are recognised).
+/// The kernel origin label of the command cycle job (its name in the profiler).
 pub(crate) const COMMAND_CYCLE_ORIGIN: &str = "tickstep commands run()";
 /// The kernel origin label of the schedules tick.
 pub(crate) const SCHEDULES_TICK_ORIGIN: &str = "tickstep schedules tick";
@@ -139,10 +139,19 @@ impl Hub {
         Ok(())
     }
 
+    /// One command cycle. Its failure is recognised by type here, at the call, not afterwards by
+    /// the kernel's error hook: a command's panic is caught around `run()` (and resumed nowhere:
+    /// it becomes [`RuntimeError::CommandPanicked`]), so no user task, whatever its origin label,
+    /// can be mistaken for the command cycle.
     fn run_command_cycle(self: &Rc<Self>) {
         bump(&self.counters.command_cycles, 1);
-        if let Err(error) = self.commands.run() {
-            self.fail(RuntimeError::Command(error));
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.commands.run()));
+        match run {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => self.fail(RuntimeError::Command(error)),
+            Err(payload) => self.fail(RuntimeError::CommandPanicked {
+                message: tickstep_kernel::panic_message(payload.as_ref()),
+            }),
         }
         self.rearm_schedules();
     }

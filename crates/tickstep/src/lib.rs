@@ -95,7 +95,6 @@ mod error;
 mod hub;
 mod runtime;
 mod verbs;
-mod wait;
 
 pub use tickstep_commands as commands;
 pub use tickstep_kernel as kernel;
@@ -108,8 +107,10 @@ pub use builder::{
 pub use clock::RuntimeClock;
 pub use error::RuntimeError;
 pub use runtime::{Runtime, RuntimeStats};
+/// The kernel's futures, which async verbs await through [`VerbCall`] (re-exported here so a verb
+/// can name them): one implementation for kernel tasks and verbs alike.
+pub use tickstep_kernel::{Sleep, TimedOut, Timeout, WaitUntil, wait_until, yield_now};
 pub use verbs::{OpenWorld, VerbCall, VerbResult};
-pub use wait::{Sleep, WaitUntil};
 
 /// The workspace README's examples, compiled and run as doctests so they cannot go stale.
 #[cfg(doctest)]

@@ -190,6 +190,17 @@ fn a_panicking_command_is_returned_not_swallowed() {
 }
 
 #[test]
+fn a_user_task_carrying_the_command_cycles_label_is_not_taken_for_it() {
+    let rt = runtime();
+    rt.scheduler()
+        .with_origin("tickstep commands run()")
+        .schedule_detached(|| panic!("not a command"), Priority::Normal);
+    rt.run_for(Duration::from_millis(100)).unwrap();
+    assert!(rt.command_cycle_running(), "a failure is recognised by type, not by label");
+    assert_eq!(rt.stats().task_panics, 1);
+}
+
+#[test]
 fn a_panicking_kernel_task_is_isolated_and_counted() {
     let rt = runtime();
     let _task = rt.scheduler().schedule(|| panic!("oops"), Priority::Normal);

@@ -20,7 +20,7 @@ use crate::clock_dispatch::AnyClock;
 use crate::{Priority, Scheduler, TaskError};
 
 use super::core::{Core, Front, Next, Outcome, Running, WARM_AHEAD};
-use super::panics::{TaskScope, payload_message, run_task, take_caught};
+use super::panics::{TaskScope, run_task, take_caught};
 use super::profile::NO_ORIGIN;
 use super::profile::location_name;
 use super::slab::Body;
@@ -211,7 +211,7 @@ impl Scheduler {
             .name(origin)
             .map_or_else(|| location_name(location), str::to_owned);
         let error = TaskError {
-            message: payload_message(&**payload),
+            message: crate::panic_message(&**payload),
             origin,
             panic_location,
             priority,
@@ -227,7 +227,7 @@ impl Scheduler {
                 tracing::error!(
                     target: "tickstep_kernel",
                     "an on_error handler panicked: {}",
-                    payload_message(&*hook_panic)
+                    crate::panic_message(&*hook_panic)
                 );
             }
         }
