@@ -105,7 +105,7 @@
 //! * The profiler reuses the budget-check read as the task's end time, so profiling adds no clock
 //!   read, only one array update at an origin index interned once per call site.
 //! * When the budget is spent with the profiler on, the step attributes its deferred tasks to
-//!   their origins by looking at no more than 32 of them (all of them up to 32, else 32 evenly
+//!   their origins by looking at no more than 8 of them (all of them up to 8, else 8 evenly
 //!   spaced samples whose shares add up to the exact count), so the cost does not grow with the
 //!   backlog; the drain stops early by what the last attribution cost, so it fits inside the
 //!   budget (`overrun_backlog_100k`: worst overrun past a 2 ms budget with 100,000 tasks waiting).

@@ -38,7 +38,7 @@ pub struct Stats {
     /// task counted once however many steps it has waited.
     pub pending: [usize; 5],
     /// Queued entries the last step's deferral attribution looked at: every deferred task up to
-    /// 32, then 32 evenly spaced samples, whatever the backlog (0 with the profiler off or
+    /// 8, then 8 evenly spaced samples, whatever the backlog (0 with the profiler off or
     /// nothing deferred). The attribution's cost is bounded by this, and the drain reserves what
     /// it cost last time inside the budget.
     pub attribution_visits: u64,
@@ -61,8 +61,8 @@ pub struct Stats {
     /// Origin of that task (profiling only).
     pub window_task_key: Option<String>,
     /// Deferrals per origin in the window (task-steps, as [`Stats::window_deferred`]), most
-    /// first (profiling only). Exact while a step defers at most 32 tasks; beyond that an
-    /// estimate from 32 evenly spaced samples per step whose counts sum to the exact total.
+    /// first (profiling only). Exact while a step defers at most 8 tasks; beyond that an
+    /// estimate from 8 evenly spaced samples per step whose counts sum to the exact total.
     pub window_deferred_keys: Vec<(String, u64)>,
 }
 
@@ -95,7 +95,7 @@ pub struct StepWindow {
     /// That task's origin (profiling only).
     pub longest_task_origin: Option<String>,
     /// The five most deferred origins with their counts, most first (profiling only; sampled
-    /// beyond 32 deferred tasks a step, see [`Stats::window_deferred_keys`]).
+    /// beyond 8 deferred tasks a step, see [`Stats::window_deferred_keys`]).
     pub top_deferred: Vec<(String, u64)>,
     /// Distinct live tasks waiting per priority queue when the window was taken, Kernel first.
     pub pending: [usize; 5],

@@ -196,7 +196,10 @@ fn a_user_task_carrying_the_command_cycles_label_is_not_taken_for_it() {
         .with_origin("tickstep commands run()")
         .schedule_detached(|| panic!("not a command"), Priority::Normal);
     rt.run_for(Duration::from_millis(100)).unwrap();
-    assert!(rt.command_cycle_running(), "a failure is recognised by type, not by label");
+    assert!(
+        rt.command_cycle_running(),
+        "a failure is recognised by type, not by label"
+    );
     assert_eq!(rt.stats().task_panics, 1);
 }
 

@@ -115,7 +115,7 @@ pub(crate) struct Core {
 }
 
 /// Deferred entries a step's origin attribution looks at, at most (see [`Core::defer_from`]).
-pub(crate) const DEFER_SAMPLES: usize = 32;
+pub(crate) const DEFER_SAMPLES: usize = 8;
 
 /// Due timers in one step past which the drain warms the cache ahead of itself.
 const BURST: usize = 1_024;
@@ -476,14 +476,15 @@ impl Core {
     /// The attribution is capped so that its cost does not grow with the backlog (it runs after
     /// the budget check, so an uncapped scan made every overloaded step overrun by the length of
     /// its backlog): up to [`DEFER_SAMPLES`] waiting entries it is exact; beyond that it looks at
-    /// [`DEFER_SAMPLES`] entries evenly spaced over the backlog, front to back, and each stands
-    /// for the stretch of the backlog around it. The counts are then an estimate whose total is
+    /// [`DEFER_SAMPLES`] entries evenly spaced over the backlog, front to back (at a phase that
+    /// moves each step), and each stands for its stretch of the backlog. The counts are then an estimate whose total is
     /// the exact deferred count (a sampled entry that was cancelled gives its share to nobody).
     pub(crate) fn defer_from(&mut self, queue: usize) -> (u64, u64) {
         let live = self.queues.live_from(queue) as u64;
         if !self.profiling || live == 0 {
             return (live, 0);
         }
+        let steps = self.counters.steps;
         let Core {
             queues,
             slab,
@@ -519,11 +520,15 @@ impl Core {
         }
         let raw = queues.len_from(queue) as u64;
         let samples = DEFER_SAMPLES as u64;
+        // Where in its stretch each sample sits moves from step to step (by the golden ratio), so
+        // a backlog with a period of its own (origins alternating) is not seen through one phase.
+        let stride = (raw / samples).max(1);
+        let offset = (steps.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % stride;
         for j in 0..samples {
             // Sample j stands for the j-th of `samples` equal shares of the live count, and sits
-            // in the middle of the j-th equal stretch of the (raw) backlog.
+            // in the j-th equal stretch of the (raw) backlog.
             let weight = (j + 1) * live / samples - j * live / samples;
-            let position = (j * raw + raw / 2) / samples;
+            let position = j * raw / samples + offset;
             if weight > 0
                 && let Some(entry) = queues.entry_from(queue, position as usize)
             {
