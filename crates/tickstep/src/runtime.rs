@@ -291,6 +291,11 @@ impl Runtime {
     /// Runs frames until `duration` has passed on the runtime's clock. Idle stretches are slept
     /// through (with a manual clock: skipped at once).
     ///
+    /// The end is inclusive: every deadline at or before `now + duration` — a kernel timer, a
+    /// schedule's firing, one due exactly at the end included — has run when this returns, as
+    /// with a manual clock advanced to the end and stepped. The call ends on a frame, at most
+    /// one frame past the end when frames do not land on it (60 fps frames are 16.67 ms).
+    ///
     /// # Errors
     ///
     /// [`RuntimeError::Command`] / [`RuntimeError::CommandPanicked`] when a command failed; the
@@ -325,7 +330,8 @@ impl Runtime {
         }
     }
 
-    /// Runs frames until `done()` is true (checked before every frame). With a real clock this is
+    /// Runs frames until `done()` is true (checked before every frame, so no frame runs once it
+    /// holds: work due in the frame that made it true has run, nothing after it). With a real clock this is
     /// the service loop (`done` reads a shutdown flag); with a manual clock make sure `done`
     /// becomes true, or it runs forever.
     ///
