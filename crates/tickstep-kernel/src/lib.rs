@@ -73,6 +73,15 @@
 //! heartbeat time already contains it. The reattach step skips both the correction and the late
 //! rule: the scheduler did nothing in the frames it slept through.
 //!
+//! The correction lags: StepEma moves a tenth of the way each frame, so when a sustained load
+//! arrives the budget zig-zags for some 25-45 frames (a frame that used the whole budget makes
+//! the next heartbeat look busy, the next budget small, and so on) before it settles
+//! (`tickstep sim --load normal=45x300us` shows it, with a StepEma column). That is the rule as
+//! specified, kept. **Pass an explicit budget** ([`Scheduler::step_with_budget`]) instead when
+//! the host knows its own slack each frame (it measures its frame itself, or its engine stats do
+//! not include the scheduler's work), when a sudden sustained load must not see the budget swing,
+//! or when it runs the scheduler outside a frame loop (a tool, a test, a batch job).
+//!
 //! # Sleeping while idle
 //!
 //! A bound scheduler is attached only with runnable work: a live queued task, an `every(0)` job

@@ -34,6 +34,10 @@ impl Scheduler {
     /// is the starvation test: due timers and every(0) jobs still move into their queues, but only
     /// Kernel-priority work runs.
     ///
+    /// A host passes its own budget when it knows its slack each frame better than the
+    /// frame-aware rule, whose StepEma correction zig-zags for a few dozen frames after a
+    /// sustained load arrives (see the crate docs, "The budget").
+    ///
     /// ```
     /// use std::time::Duration;
     /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
