@@ -458,7 +458,10 @@ mod tests {
         let report = simulate(&setup(&loads, SimRole::Server));
         let (first, last, low, high) = budget_swing(&report.frames).expect("the budget swings");
         assert!(first < 10 && last > first, "{first}..{last}");
-        assert!(high.abs_diff(low) > Duration::from_millis(3), "{low:?}..{high:?}");
+        assert!(
+            high.abs_diff(low) > Duration::from_millis(3),
+            "{low:?}..{high:?}"
+        );
         // StepEma is reported and follows the steps.
         assert!(report.frames[250].step_ema > Duration::from_millis(10));
         // A load that fits settles without swinging after the warm-up frames.

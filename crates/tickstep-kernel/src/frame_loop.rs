@@ -207,8 +207,8 @@ impl FrameLoop {
     /// deadline.
     ///
     /// `duration` counts from now; when the end falls between two frames the call ends on the
-    /// first frame after it, so to cover an exact span in several calls, compute the end once and
-    /// pass what remains of it each time (as the runtime's `run_for` does).
+    /// first frame after it. To cover an exact span in several calls, use [`FrameLoop::run_to`]
+    /// with one end computed once (as the runtime's `run_for` does).
     ///
     /// ```
     /// use std::time::Duration;
@@ -220,8 +220,27 @@ impl FrameLoop {
     /// assert_eq!(clock.now().as_nanos(), 1_000_000_000);
     /// ```
     pub fn run_for(&self, duration: Duration) {
+        self.run_to(self.shared.clock.now().saturating_add(duration));
+    }
+
+    /// Runs frames until the clock reaches `end`, serving every deadline at or before it (the
+    /// end-inclusive rule of [`FrameLoop::run_for`]). Called when the clock has already passed
+    /// `end` (an earlier call ended on a frame past it), it runs only the frame that serves a
+    /// deadline at or before `end` still pending, if any. So a span cut into slices,
+    /// `run_to(slice_end)` then a last `run_to(end)`, serves exactly what one call would.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::{Clock, FrameLoop, ManualClock, Role};
+    /// let clock = ManualClock::new();
+    /// let fl = FrameLoop::new(clock.clone(), Role::Server, 50);
+    /// let end = clock.now() + Duration::from_secs(2);
+    /// fl.run_to(clock.now() + Duration::from_secs(1));
+    /// fl.run_to(end);
+    /// assert_eq!(clock.now(), end);
+    /// ```
+    pub fn run_to(&self, end: Instant) {
         let clock = &self.shared.clock;
-        let end = clock.now().saturating_add(duration);
         let period = self.shared.period.as_nanos();
         loop {
             let now = clock.now();

@@ -207,12 +207,13 @@ fn run_for_in_slices_serves_what_one_long_run_serves() {
                 Priority::Normal,
             )
             .unwrap();
-        // One end, and each call runs what remains of it up to a slice (as Runtime::run_for
-        // does): a call ends on a frame, which may be past its own end by part of a frame.
+        // One end, slices up to it, and a last call for the end itself (as Runtime::run_for
+        // does): a slice ends on a frame, which may be just past the end.
         let end = clock.now() + 6 * SECOND;
         while clock.now() < end {
-            frames.run_for((end - clock.now()).min(6 * SECOND / slices));
+            frames.run_to((clock.now() + 6 * SECOND / slices).min(end));
         }
+        frames.run_to(end);
         runs.get()
     };
     assert_eq!(run(1), 24);
@@ -232,4 +233,27 @@ fn a_manual_step_serves_a_deadline_equal_to_now() {
     clock.advance(SECOND);
     sched.step();
     assert!(ran.get(), "deadline <= now is due");
+}
+
+/// The case that needs the last `run_to(end)`: a one-second slice ends on the frame just past the
+/// hour, and the hourly deadline lies between that slice's end and the hour.
+#[test]
+fn an_hour_in_one_second_slices_serves_the_deadline_at_the_hour() {
+    let clock = ManualClock::new();
+    let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
+    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    sched.bind(&frames).unwrap();
+    let ran = Rc::new(Cell::new(0));
+    let r = ran.clone();
+    let _sweep = sched
+        .every(600 * SECOND, move || r.set(r.get() + 1), Priority::High)
+        .unwrap();
+    let _busy = sched.every(100 * MS, || {}, Priority::Low).unwrap();
+    let end = clock.now() + 3600 * SECOND;
+    while clock.now() < end {
+        frames.run_to((clock.now() + SECOND).min(end));
+    }
+    frames.run_to(end);
+    assert_eq!(ran.get(), 6);
+    assert_eq!(sched.next_deadline(), Some(end + 100 * MS));
 }

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::{ManualClock, SystemClock};
 use tickstep_kernel::{FrameLoop, Kernel, KernelConfig, Priority, Role};
-use tickstep_schedules::{Config, Schedules, World};
+use tickstep_schedules::{Config, Runner, Schedules, World};
 
-use crate::hub::{Hub, KernelRunner};
+use crate::hub::{EngineRunner, Hub, KernelRunner};
 use crate::verbs::{OpenWorld, RuntimeWorld, VerbTable};
 use crate::{Runtime, RuntimeClock, RuntimeError};
 
@@ -118,6 +118,7 @@ pub struct RuntimeBuilder {
     schedules_tick: Duration,
     firing_priority: Priority,
     world: Box<dyn World>,
+    runner: Option<Box<dyn Runner>>,
     rng_seed: Option<u64>,
 }
 
@@ -133,6 +134,7 @@ impl Default for RuntimeBuilder {
             schedules_tick: DEFAULT_SCHEDULES_TICK,
             firing_priority: Priority::Normal,
             world: Box::new(OpenWorld),
+            runner: None,
             rng_seed: None,
         }
     }
@@ -308,6 +310,30 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Starts firings through the host's own task system instead of as kernel tasks: the
+    /// "bring your own task system" form (with [`RuntimeBuilder::world`] for your own object
+    /// database). The engine calls `runner.start(firing)` at each firing; the host runs it its
+    /// own way and reports the outcome with [`Runtime::report`](crate::Runtime::report) when it
+    /// ends — never from inside `start`. [`QueueRunner`](crate::schedules::QueueRunner) is the
+    /// ready-made hand-off: `start` queues, the host takes the queue each frame. Verbs
+    /// registered with [`Runtime::verb`](crate::Runtime::verb) are not used then, and the host's
+    /// world alone says which verbs are callable. The runtime still drives the engine (ticks it
+    /// when a deadline comes due, re-arms after each report): no driver loop to write. See the
+    /// `own_host` example.
+    ///
+    /// ```
+    /// use tickstep::schedules::QueueRunner;
+    /// let jobs = QueueRunner::new();
+    /// let rt = tickstep::Runtime::builder().runner(jobs.clone()).in_memory_store().build()?;
+    /// assert_eq!(jobs.pending(), 0);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    #[must_use]
+    pub fn runner(mut self, runner: impl Runner + 'static) -> Self {
+        self.runner = Some(Box::new(runner));
+        self
+    }
+
     /// Seeds the schedules' jitter generator (deterministic tests).
     ///
     /// ```
@@ -378,12 +404,18 @@ impl RuntimeBuilder {
             self.schedules_tick,
         );
 
+        let (verbs, runner) = match self.runner {
+            Some(host) => (None, EngineRunner::Host(host)),
+            None => (
+                Some(verbs),
+                EngineRunner::Kernel(KernelRunner {
+                    hub: Rc::downgrade(&hub),
+                }),
+            ),
+        };
         let world = RuntimeWorld {
             host: self.world,
             verbs,
-        };
-        let runner = KernelRunner {
-            hub: Rc::downgrade(&hub),
         };
         let mut config = Config::default();
         config.tick = self.schedules_tick;
@@ -435,7 +467,7 @@ fn open_store(
     path: PathBuf,
     clock: &RuntimeClock,
     world: RuntimeWorld,
-    runner: KernelRunner,
+    runner: EngineRunner,
     config: Config,
 ) -> Result<Opened, RuntimeError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -234,14 +234,17 @@ impl Hub {
 
     /// Reports a finished firing to the engine (no borrow held) and re-arms the wake, since an
     /// adaptive verb may just have moved its schedule's deadline.
-    fn settle(self: &Rc<Self>, run: RunId, outcome: Outcome) {
+    pub(crate) fn settle(self: &Rc<Self>, run: RunId, outcome: Outcome) -> bool {
         let counter = match outcome {
             Outcome::Returned(_) => &self.counters.firings_returned,
             _ => &self.counters.firings_faulted,
         };
-        bump(counter, 1);
-        self.engine().report(run, outcome);
+        let known = self.engine().report(run, outcome);
+        if known {
+            bump(counter, 1);
+        }
         self.rearm_schedules();
+        known
     }
 
     pub(crate) fn on_overload(&self, listener: OverloadListener) {
@@ -263,6 +266,22 @@ impl Hub {
 
     pub(crate) fn note_task_panic(&self) {
         bump(&self.counters.task_panics, 1);
+    }
+}
+
+/// The runner the engine starts firings through: the runtime's own (verbs as kernel tasks), or
+/// the host's ([`RuntimeBuilder::runner`](crate::RuntimeBuilder::runner)).
+pub(crate) enum EngineRunner {
+    Kernel(KernelRunner),
+    Host(Box<dyn Runner>),
+}
+
+impl Runner for EngineRunner {
+    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
+        match self {
+            EngineRunner::Kernel(runner) => runner.start(firing),
+            EngineRunner::Host(runner) => runner.start(firing),
+        }
     }
 }
 

@@ -106,7 +106,7 @@ pub use builder::{
 };
 pub use clock::RuntimeClock;
 pub use error::RuntimeError;
-pub use runtime::{Runtime, RuntimeStats};
+pub use runtime::{Reporter, Runtime, RuntimeStats};
 /// The kernel's futures, which async verbs await through [`VerbCall`] (re-exported here so a verb
 /// can name them): one implementation for kernel tasks and verbs alike.
 pub use tickstep_kernel::{Sleep, TimedOut, Timeout, WaitUntil, wait_until, yield_now};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::Clock;
 use tickstep_kernel::{FrameLoop, Kernel, Overload, Scheduler, Stats};
-use tickstep_schedules::Schedules;
+use tickstep_schedules::{Outcome, RunId, Schedules};
 
 use crate::hub::Hub;
 use crate::verbs::{Verb, VerbCall, VerbFuture, VerbResult};
@@ -49,6 +49,37 @@ pub struct Runtime {
     kernel: Kernel,
     store_path: Option<PathBuf>,
     abandoned: usize,
+}
+
+/// Reports firing outcomes to a runtime from the host's own task system
+/// ([`Runtime::reporter`]).
+#[derive(Clone)]
+pub struct Reporter {
+    hub: std::rc::Weak<Hub>,
+}
+
+impl Reporter {
+    /// [`Runtime::report`] through this handle; false once the runtime is gone.
+    ///
+    /// ```
+    /// use tickstep::schedules::{Outcome, RunId, Value};
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// assert!(!rt.reporter().report(RunId(1), Outcome::Returned(Value::Int(0))));
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn report(&self, run: RunId, outcome: Outcome) -> bool {
+        self.hub
+            .upgrade()
+            .is_some_and(|hub| hub.settle(run, outcome))
+    }
+}
+
+impl std::fmt::Debug for Reporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reporter")
+            .field("runtime_alive", &(self.hub.strong_count() > 0))
+            .finish()
+    }
 }
 
 /// A snapshot of what a runtime has done ([`Runtime::stats`]).
@@ -255,6 +286,56 @@ impl Runtime {
         self.hub.verbs.insert(name, Verb::Async(Rc::new(boxed)));
     }
 
+    /// Reports the outcome of a firing the host ran itself (with
+    /// [`RuntimeBuilder::runner`](crate::RuntimeBuilder::runner)): the engine records it by run
+    /// id (an adaptive schedule reads its next delay from a returned number), the runtime counts
+    /// it, and the engine's wake is re-armed, since the schedule's next deadline may have moved.
+    /// Returns whether the run was known and running (false for an unknown or already reported
+    /// run, which changes nothing). Not for firings the runtime runs itself (verbs report their
+    /// own outcome), and never from inside the runner's `start`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::kernel::ManualClock;
+    /// use tickstep::schedules::{ObjId, Options, Outcome, QueueRunner, Value};
+    /// let jobs = QueueRunner::new();
+    /// let rt = tickstep::Runtime::builder()
+    ///     .manual_clock(ManualClock::new())
+    ///     .runner(jobs.clone())
+    ///     .in_memory_store()
+    ///     .build()?;
+    /// let mut txn = rt.schedules().begin(ObjId(1));
+    /// txn.schedule_every(ObjId(1), "sweep", 1.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// rt.run_for(Duration::from_secs(1))?;
+    /// let (run, _firing) = jobs.take_started().remove(0);
+    /// assert!(rt.report(run, Outcome::Returned(Value::Int(0))));
+    /// assert!(!rt.report(run, Outcome::Returned(Value::Int(0))), "reported twice");
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn report(&self, run: RunId, outcome: Outcome) -> bool {
+        self.hub.settle(run, outcome)
+    }
+
+    /// A cheap handle that does [`Runtime::report`] from anywhere the host's task system runs —
+    /// a kernel job, a callback — without a reference to the runtime. It does not keep the
+    /// runtime alive: once the runtime is gone, reports return false.
+    ///
+    /// ```
+    /// use tickstep::schedules::{Outcome, RunId, Value, QueueRunner};
+    /// let rt = tickstep::Runtime::builder().runner(QueueRunner::new()).in_memory_store().build()?;
+    /// let reporter = rt.reporter();
+    /// assert!(!reporter.report(RunId(9), Outcome::Returned(Value::Int(0))), "no such run");
+    /// drop(rt);
+    /// assert!(!reporter.report(RunId(1), Outcome::Returned(Value::Int(0))));
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn reporter(&self) -> Reporter {
+        Reporter {
+            hub: Rc::downgrade(&self.hub),
+        }
+    }
+
     /// Calls `listener` with every kernel overload event (server with diagnostics on).
     ///
     /// ```
@@ -322,12 +403,15 @@ impl Runtime {
         loop {
             let now = clock.now();
             if now >= end {
-                return Ok(());
+                break;
             }
-            let slice = (end - now).min(RUN_SLICE);
-            self.frame_loop().run_for(slice);
+            self.frame_loop()
+                .run_to(now.saturating_add(RUN_SLICE).min(end));
             self.after_frames()?;
         }
+        // A slice may end on a frame just past the end: serve what is due by the end itself.
+        self.frame_loop().run_to(end);
+        self.after_frames()
     }
 
     /// Runs frames until `done()` is true (checked before every frame, so no frame runs once it

@@ -313,7 +313,9 @@ impl World for OpenWorld {
 /// (`E_INVARG`) instead of faulting at firing time.
 pub(crate) struct RuntimeWorld {
     pub(crate) host: Box<dyn World>,
-    pub(crate) verbs: Rc<VerbTable>,
+    /// `None` when the host runs firings itself (its own runner): then the host alone says
+    /// which verbs are callable.
+    pub(crate) verbs: Option<Rc<VerbTable>>,
 }
 
 impl World for RuntimeWorld {
@@ -327,7 +329,8 @@ impl World for RuntimeWorld {
         self.host.controls(who, obj)
     }
     fn verb_callable(&self, perms: ObjId, target: ObjId, verb: &str) -> bool {
-        self.verbs.contains(verb) && self.host.verb_callable(perms, target, verb)
+        self.verbs.as_ref().is_none_or(|v| v.contains(verb))
+            && self.host.verb_callable(perms, target, verb)
     }
     fn is_anonymous(&self, obj: ObjId) -> bool {
         self.host.is_anonymous(obj)
