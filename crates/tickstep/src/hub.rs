@@ -64,6 +64,8 @@ pub(crate) struct Hub {
     /// The first failure a `run_*` call has not returned yet.
     failure: RefCell<Option<RuntimeError>>,
     command_job: RefCell<Option<TaskHandle>>,
+    /// The command cycle's period (`None`: built without commands).
+    command_period: Cell<Option<Duration>>,
     /// The armed wake: (Unix nanoseconds it serves, its kernel timer).
     wake: RefCell<Option<(u64, TaskHandle)>>,
     /// When the engine was last ticked, Unix nanoseconds.
@@ -93,6 +95,7 @@ impl Hub {
             counters: Counters::default(),
             failure: RefCell::new(None),
             command_job: RefCell::new(None),
+            command_period: Cell::new(None),
             wake: RefCell::new(None),
             last_tick: Cell::new(None),
             tick_nanos: u64::try_from(schedules_tick.as_nanos()).unwrap_or(u64::MAX),
@@ -136,7 +139,20 @@ impl Hub {
             Priority::High,
         )?;
         *self.command_job.borrow_mut() = Some(job);
+        self.command_period.set(Some(period));
         Ok(())
+    }
+
+    /// Starts the command cycle again after a failure stopped it. Returns whether it was
+    /// restarted (false: it is running, or the runtime was built without commands).
+    pub(crate) fn restart_command_cycle(self: &Rc<Self>) -> Result<bool, RuntimeError> {
+        match self.command_period.get() {
+            Some(period) if !self.command_cycle_running() => {
+                self.start_command_cycle(period)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 
     /// One command cycle. Its failure is recognised by type here, at the call, not afterwards by

@@ -76,8 +76,8 @@
 //!   a schedule loaded from the store whose verb has no code yet fails to start when it comes due
 //!   (a `start_failed` fault, counted towards `max_faults`) rather than being silently skipped.
 //! * **After a command failure** the command cycle stays stopped (the robot program would have
-//!   crashed); kernel tasks and schedules go on, and the host decides whether to carry on or
-//!   shut down.
+//!   crashed) and the `run_*` call returns the error; kernel tasks and schedules go on, and the
+//!   host decides: shut down, or carry on with [`Runtime::restart_commands`].
 //! * **Store default.** The platform data directory ([`default_store_path`]), `./tickstep.db` when
 //!   there is none; [`Store::InMemory`] for tests.
 //! * **Priorities.** The command cycle and the schedules tick run at High (they are the

@@ -369,6 +369,38 @@ impl Runtime {
         self.hub.command_cycle_running()
     }
 
+    /// Starts the command cycle again after a command failure stopped it (the recovery the
+    /// command layer leaves to the host: a robot program would have crashed and been restarted).
+    /// The failed command is gone, its children were cancelled; other scheduled commands,
+    /// default commands and trigger bindings are polled again from the next command period.
+    /// Returns `Ok(true)` when it restarted, `Ok(false)` when there was nothing to restart (the
+    /// cycle is running, or the runtime was built [without
+    /// commands](crate::RuntimeBuilder::without_commands)).
+    ///
+    /// # Errors
+    ///
+    /// [`RuntimeError::Kernel`] if the kernel refuses the job (it was destroyed by shutdown).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::commands::Command;
+    /// use tickstep::kernel::ManualClock;
+    /// let rt = tickstep::Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+    /// let flaky = Command::no_requirements()
+    ///     .executing_fallible(|_co| async { Err("sensor unplugged".into()) })
+    ///     .named("read_sensor");
+    /// rt.commands().schedule(&flaky);
+    /// assert!(rt.run_for(Duration::from_secs(1)).is_err()); // the failure is returned...
+    /// assert!(!rt.command_cycle_running());
+    /// assert!(rt.restart_commands()?); // ...and the host decides to carry on
+    /// assert!(rt.command_cycle_running());
+    /// rt.run_for(Duration::from_secs(1))?;
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn restart_commands(&self) -> Result<bool, RuntimeError> {
+        self.hub.restart_command_cycle()
+    }
+
     /// Runs frames until `duration` has passed on the runtime's clock. Idle stretches are slept
     /// through (with a manual clock: skipped at once).
     ///
