@@ -10,7 +10,7 @@ use tickstep_schedules::{Config, Runner, Schedules, World};
 
 use crate::hub::{EngineRunner, Hub, KernelRunner};
 use crate::verbs::{OpenWorld, RuntimeWorld, VerbTable};
-use crate::{Runtime, RuntimeClock, RuntimeError};
+use crate::{FiringLimits, Runtime, RuntimeClock, RuntimeError};
 
 /// The command cycle's default period: one 20 ms robot loop.
 ///
@@ -119,6 +119,7 @@ pub struct RuntimeBuilder {
     firing_priority: Priority,
     world: Box<dyn World>,
     runner: Option<Box<dyn Runner>>,
+    firing_limits: FiringLimits,
     rng_seed: Option<u64>,
 }
 
@@ -135,6 +136,7 @@ impl Default for RuntimeBuilder {
             firing_priority: Priority::Normal,
             world: Box::new(OpenWorld),
             runner: None,
+            firing_limits: FiringLimits::none(),
             rng_seed: None,
         }
     }
@@ -334,6 +336,21 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The limits every firing runs under unless its schedule has its own
+    /// ([`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits)). Default: none. See
+    /// [`FiringLimits`] for what `seconds` and `ticks` do to sync and async verbs.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let _b = tickstep::Runtime::builder()
+    ///     .firing_limits(tickstep::FiringLimits::none().seconds(Duration::from_secs(30)));
+    /// ```
+    #[must_use]
+    pub fn firing_limits(mut self, limits: FiringLimits) -> Self {
+        self.firing_limits = limits;
+        self
+    }
+
     /// Seeds the schedules' jitter generator (deterministic tests).
     ///
     /// ```
@@ -402,6 +419,7 @@ impl RuntimeBuilder {
             Rc::clone(&verbs),
             self.firing_priority,
             self.schedules_tick,
+            self.firing_limits,
         );
 
         let (verbs, runner) = match self.runner {

@@ -26,6 +26,7 @@ use tickstep_schedules::{Firing, Outcome, Refused, RunId, Runner, Schedules};
 
 use crate::RuntimeClock;
 use crate::error::RuntimeError;
+use crate::firings::{self, FiringLimits, Firings};
 use crate::verbs::{CatchUnwind, Verb, VerbCall, VerbTable, call_sync, outcome_of};
 
 /// The kernel origin label of the command cycle job (its name in the profiler).
@@ -60,6 +61,7 @@ pub(crate) struct Hub {
     pub(crate) engine: OnceCell<Schedules>,
     pub(crate) verbs: Rc<VerbTable>,
     pub(crate) firing_priority: Priority,
+    pub(crate) firings: Firings,
     pub(crate) counters: Counters,
     /// The first failure a `run_*` call has not returned yet.
     failure: RefCell<Option<RuntimeError>>,
@@ -84,6 +86,7 @@ impl Hub {
         verbs: Rc<VerbTable>,
         firing_priority: Priority,
         schedules_tick: Duration,
+        limits: FiringLimits,
     ) -> Rc<Hub> {
         Rc::new(Hub {
             clock,
@@ -92,6 +95,7 @@ impl Hub {
             engine: OnceCell::new(),
             verbs,
             firing_priority,
+            firings: Firings::new(limits),
             counters: Counters::default(),
             failure: RefCell::new(None),
             command_job: RefCell::new(None),
@@ -255,12 +259,27 @@ impl Hub {
             Outcome::Returned(_) => &self.counters.firings_returned,
             _ => &self.counters.firings_faulted,
         };
+        self.firings.end(run);
         let known = self.engine().report(run, outcome);
         if known {
             bump(counter, 1);
         }
         self.rearm_schedules();
         known
+    }
+
+    /// Kills a running firing: `killed` is reported now, or by a sync verb killing itself when it
+    /// returns. Returns whether `run` was running.
+    pub(crate) fn kill(self: &Rc<Self>, run: RunId) -> bool {
+        match self.firings.kill(run) {
+            None => false,
+            Some(report_now) => {
+                if report_now {
+                    self.settle(run, Outcome::Killed);
+                }
+                true
+            }
+        }
     }
 
     pub(crate) fn on_overload(&self, listener: OverloadListener) {
@@ -331,35 +350,47 @@ impl Runner for KernelRunner {
         let origin = format!("verb {}", firing.verb);
         let weak = self.hub.clone();
         let tasks = hub.kernel.with_origin(origin);
-        match verb {
+        let tracker = hub.firings.begin(run, firing, hub.clock.unix_nanos());
+        let task = match verb {
             Verb::Sync(f) => {
-                let _task = tasks.schedule(
+                let kernel = hub.kernel.clone();
+                tasks.schedule(
                     move || {
+                        tracker.polls.set(1);
+                        let started = kernel.now();
                         let result = call_sync(&*f, &call);
+                        let verdict = firings::sync_verdict(&tracker, kernel.now() - started);
                         if let Some(hub) = weak.upgrade() {
-                            hub.settle(run, outcome_of(result));
+                            hub.settle(run, verdict.unwrap_or_else(|| outcome_of(result)));
                         }
                     },
                     hub.firing_priority,
-                );
+                )
             }
             Verb::Async(f) => {
-                let _task = tasks.spawn(
+                let kernel = hub.kernel.clone();
+                tasks.spawn(
                     async move {
-                        let future =
-                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(call)));
-                        let result = match future {
-                            Ok(future) => CatchUnwind(future).await,
-                            Err(payload) => Err(payload),
+                        let verb = async move {
+                            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(call)))
+                            {
+                                Ok(future) => CatchUnwind(future).await,
+                                Err(payload) => Err(payload),
+                            }
+                        };
+                        let outcome = match firings::Limited::new(verb, &tracker, &kernel).await {
+                            Ok(result) => outcome_of(result),
+                            Err(limit) => limit,
                         };
                         if let Some(hub) = weak.upgrade() {
-                            hub.settle(run, outcome_of(result));
+                            hub.settle(run, outcome);
                         }
                     },
                     hub.firing_priority,
-                );
+                )
             }
-        }
+        };
+        hub.firings.attach(run, task);
         Ok(run)
     }
 }

@@ -92,6 +92,7 @@
 mod builder;
 mod clock;
 mod error;
+mod firings;
 mod hub;
 mod runtime;
 mod verbs;
@@ -106,6 +107,7 @@ pub use builder::{
 };
 pub use clock::RuntimeClock;
 pub use error::RuntimeError;
+pub use firings::{FiringLimits, RunningFiring};
 pub use runtime::{Reporter, Runtime, RuntimeStats};
 /// The kernel's futures, which async verbs await through [`VerbCall`] (re-exported here so a verb
 /// can name them): one implementation for kernel tasks and verbs alike.

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::Clock;
 use tickstep_kernel::{FrameLoop, Kernel, Overload, Scheduler, Stats};
-use tickstep_schedules::{Outcome, RunId, Schedules};
+use tickstep_schedules::{Outcome, RunId, ScheduleId, Schedules};
 
 use crate::hub::Hub;
 use crate::verbs::{Verb, VerbCall, VerbFuture, VerbResult};
-use crate::{RuntimeBuilder, RuntimeClock, RuntimeError};
+use crate::{FiringLimits, RunningFiring, RuntimeBuilder, RuntimeClock, RuntimeError};
 
 /// How much virtual or real time one slice of [`Runtime::run_for`] covers: failures are noticed
 /// at the end of the slice they happened in.
@@ -334,6 +334,90 @@ impl Runtime {
         Reporter {
             hub: Rc::downgrade(&self.hub),
         }
+    }
+
+    /// The firings running now, oldest run first: schedule id, run id, `target:verb`, when it
+    /// started and how many times its verb was polled. Firings the runtime runs itself (verbs);
+    /// a host runner's are the host's to list.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::kernel::ManualClock;
+    /// use tickstep::schedules::{ObjId, Options, Value};
+    /// let rt = tickstep::Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+    /// rt.async_verb("patrol", |call| async move {
+    ///     call.sleep(Duration::from_secs(60)).await;
+    ///     Ok(Value::Int(0))
+    /// });
+    /// let mut txn = rt.schedules().begin(ObjId(1));
+    /// let id = txn.schedule_every(ObjId(7), "patrol", 10.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// rt.run_for(Duration::from_secs(10))?;
+    /// let running = rt.running_firings();
+    /// assert_eq!((running.len(), running[0].schedule), (1, id));
+    /// assert_eq!(running[0].target_verb(), "#7:patrol");
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn running_firings(&self) -> Vec<RunningFiring> {
+        self.hub.firings.list()
+    }
+
+    /// Kills a running firing: its kernel task is cancelled (an async verb's future is dropped
+    /// at once, a sync verb not yet run never runs) and the schedule records fault `killed`,
+    /// counted toward `max_faults`. A sync verb that kills its own firing is reported `killed`
+    /// when it returns. Returns whether `run` was running.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::kernel::ManualClock;
+    /// use tickstep::schedules::{FaultKind, ObjId, Options, Value};
+    /// let rt = tickstep::Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+    /// rt.async_verb("stuck", |call| async move {
+    ///     call.wait_until(|| false).await;
+    ///     Ok(Value::Int(0))
+    /// });
+    /// let mut txn = rt.schedules().begin(ObjId(1));
+    /// let id = txn.schedule_every(ObjId(1), "stuck", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// rt.run_for(Duration::from_secs(60))?;
+    /// let run = rt.running_firings()[0].run;
+    /// assert!(rt.kill_firing(run));
+    /// assert!(rt.running_firings().is_empty());
+    /// let info = rt.schedules().begin(ObjId(1)).schedule_info(id).unwrap();
+    /// assert_eq!(info.last_fault.unwrap().kind, FaultKind::Killed);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn kill_firing(&self, run: RunId) -> bool {
+        self.hub.kill(run)
+    }
+
+    /// Kills every running firing of `schedule` ([`Runtime::kill_firing`]). Returns how many.
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// assert_eq!(rt.kill_firings_of(tickstep::schedules::ScheduleId::from_raw(1)), 0);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn kill_firings_of(&self, schedule: ScheduleId) -> usize {
+        let runs = self.hub.firings.runs_of(schedule);
+        runs.into_iter().filter(|run| self.hub.kill(*run)).count()
+    }
+
+    /// Gives `schedule`'s firings their own limits, each set limit replacing the runtime's
+    /// default ([`RuntimeBuilder::firing_limits`](crate::RuntimeBuilder::firing_limits)); `None`
+    /// goes back to the default. Held by the runtime in memory: set it again after a restart
+    /// (the store does not carry limits).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::FiringLimits;
+    /// use tickstep::schedules::ScheduleId;
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// rt.set_firing_limits(ScheduleId::from_raw(1), Some(FiringLimits::none().ticks(10)));
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn set_firing_limits(&self, schedule: ScheduleId, limits: Option<FiringLimits>) {
+        self.hub.firings.set_limits(schedule, limits);
     }
 
     /// Calls `listener` with every kernel overload event (server with diagnostics on).

@@ -1,0 +1,354 @@
+//! Running firings as tasks: their limits, killing them, listing them.
+//!
+//! A firing is an ordinary kernel task, and like any task it has limits and can be killed:
+//!
+//! * **`seconds`**, a wall-clock limit on the runtime's clock (virtual time included). An async
+//!   verb past it is dropped at its next poll — the firing arms one kernel timer at its limit, so
+//!   a verb asleep or waiting is woken to be dropped then, not whenever it would next have run —
+//!   and reported as fault `time_limit`. A sync verb cannot be preempted: Rust cannot stop a
+//!   function mid-call. Its run is measured, and when it ran past the limit it is reported as
+//!   `time_limit` after it returns (its return value is discarded; its effects stand).
+//! * **`ticks`**, a poll budget for async verbs: the number of times its future may be polled
+//!   (each poll is one kernel task run, so at most one per step). The next poll past the budget
+//!   drops it: fault `tick_limit`. A sync verb is one poll and never exceeds a budget of one.
+//! * **Kill.** [`Runtime::kill_firing`](crate::Runtime::kill_firing) cancels the firing's kernel
+//!   task — an async verb's future is dropped at once, a queued sync verb never runs — and
+//!   reports `killed`. A sync verb that kills its own firing from inside is reported `killed`
+//!   when it returns.
+//!
+//! All three are faults of the schedule, counted toward its `max_faults` like any other, and
+//! shown in `schedule_info`'s `last_fault`. Costs: per firing one map entry (inserted at start,
+//! removed when it settles), per poll one counter increment and two clock comparisons when
+//! limited, one kernel timer per firing with a `seconds` limit.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tickstep_kernel::clock::Instant;
+use tickstep_kernel::{Scheduler, Sleep, TaskHandle};
+use tickstep_schedules::{FaultKind, Firing, ObjId, Outcome, RunId, ScheduleId, Value};
+
+/// Limits on one firing ([`RuntimeBuilder::firing_limits`](crate::RuntimeBuilder::firing_limits)
+/// for every firing, [`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits) per
+/// schedule). `None` is no limit. See the [`firings` module](self) docs for what each does.
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep::FiringLimits;
+/// let limits = FiringLimits::none().seconds(Duration::from_secs(5)).ticks(100);
+/// assert_eq!(limits.time_limit(), Some(Duration::from_secs(5)));
+/// assert_eq!(limits.tick_limit(), Some(100));
+/// assert_eq!(FiringLimits::default(), FiringLimits::none());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FiringLimits {
+    seconds: Option<Duration>,
+    ticks: Option<u64>,
+}
+
+impl FiringLimits {
+    /// No limit (the runtime's default).
+    ///
+    /// ```
+    /// assert_eq!(tickstep::FiringLimits::none().time_limit(), None);
+    /// ```
+    pub fn none() -> Self {
+        FiringLimits::default()
+    }
+
+    /// A wall-clock limit on the runtime's clock.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let _l = tickstep::FiringLimits::none().seconds(Duration::from_millis(500));
+    /// ```
+    #[must_use]
+    pub fn seconds(mut self, limit: Duration) -> Self {
+        self.seconds = Some(limit);
+        self
+    }
+
+    /// A poll budget for async verbs.
+    ///
+    /// ```
+    /// let _l = tickstep::FiringLimits::none().ticks(30);
+    /// ```
+    #[must_use]
+    pub fn ticks(mut self, polls: u64) -> Self {
+        self.ticks = Some(polls);
+        self
+    }
+
+    /// The wall-clock limit, if any.
+    ///
+    /// ```
+    /// assert_eq!(tickstep::FiringLimits::none().time_limit(), None);
+    /// ```
+    pub fn time_limit(&self) -> Option<Duration> {
+        self.seconds
+    }
+
+    /// The poll budget, if any.
+    ///
+    /// ```
+    /// assert_eq!(tickstep::FiringLimits::none().ticks(3).tick_limit(), Some(3));
+    /// ```
+    pub fn tick_limit(&self) -> Option<u64> {
+        self.ticks
+    }
+
+    /// `self`, with each limit `other` sets taking its place.
+    fn overridden_by(self, other: FiringLimits) -> FiringLimits {
+        FiringLimits {
+            seconds: other.seconds.or(self.seconds),
+            ticks: other.ticks.or(self.ticks),
+        }
+    }
+}
+
+/// One firing running now ([`Runtime::running_firings`](crate::Runtime::running_firings)).
+///
+/// ```
+/// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+/// for firing in rt.running_firings() {
+///     println!("#{} run {} {} since {} polls {}", firing.schedule, firing.run.0,
+///         firing.target_verb(), firing.started_unix_nanos, firing.polls);
+/// }
+/// # Ok::<(), tickstep::RuntimeError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RunningFiring {
+    /// The schedule firing.
+    pub schedule: ScheduleId,
+    /// Its run id.
+    pub run: RunId,
+    /// `this`.
+    pub target: ObjId,
+    /// The verb.
+    pub verb: String,
+    /// When it started, Unix nanoseconds on the runtime's clock.
+    pub started_unix_nanos: u64,
+    /// Polls so far (an async verb's future; a sync verb is 0 until it runs, then 1).
+    pub polls: u64,
+}
+
+impl RunningFiring {
+    /// `#target:verb`, the way an operator names it.
+    ///
+    /// ```
+    /// # let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// # assert!(rt.running_firings().iter().all(|f| f.target_verb().contains(':')));
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn target_verb(&self) -> String {
+        format!("#{}:{}", self.target.0, self.verb)
+    }
+}
+
+/// What the runtime keeps about a running firing.
+struct Entry {
+    schedule: ScheduleId,
+    target: ObjId,
+    verb: Rc<str>,
+    started_unix_nanos: u64,
+    polls: Rc<Cell<u64>>,
+    killed: Rc<Cell<bool>>,
+    task: Option<TaskHandle>,
+}
+
+/// The running firings and the limits they run under.
+pub(crate) struct Firings {
+    running: RefCell<BTreeMap<RunId, Entry>>,
+    defaults: FiringLimits,
+    per_schedule: RefCell<HashMap<ScheduleId, FiringLimits>>,
+}
+
+/// What a starting firing's task needs: its limits and its shared counters.
+pub(crate) struct Tracker {
+    pub(crate) limits: FiringLimits,
+    pub(crate) polls: Rc<Cell<u64>>,
+    pub(crate) killed: Rc<Cell<bool>>,
+}
+
+impl Firings {
+    pub(crate) fn new(defaults: FiringLimits) -> Self {
+        Firings {
+            running: RefCell::new(BTreeMap::new()),
+            defaults,
+            per_schedule: RefCell::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn set_limits(&self, schedule: ScheduleId, limits: Option<FiringLimits>) {
+        let mut map = self.per_schedule.borrow_mut();
+        match limits {
+            Some(limits) => map.insert(schedule, limits),
+            None => map.remove(&schedule),
+        };
+    }
+
+    /// Registers a starting firing; the caller attaches its task with [`Firings::attach`].
+    pub(crate) fn begin(&self, run: RunId, firing: &Firing, started_unix_nanos: u64) -> Tracker {
+        let limits = self
+            .per_schedule
+            .borrow()
+            .get(&firing.schedule)
+            .map_or(self.defaults, |own| self.defaults.overridden_by(*own));
+        let (polls, killed) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(false)));
+        self.running.borrow_mut().insert(
+            run,
+            Entry {
+                schedule: firing.schedule,
+                target: firing.target,
+                verb: Rc::clone(&firing.verb),
+                started_unix_nanos,
+                polls: Rc::clone(&polls),
+                killed: Rc::clone(&killed),
+                task: None,
+            },
+        );
+        Tracker {
+            limits,
+            polls,
+            killed,
+        }
+    }
+
+    pub(crate) fn attach(&self, run: RunId, task: TaskHandle) {
+        match self.running.borrow_mut().get_mut(&run) {
+            Some(entry) => entry.task = Some(task),
+            // Settled already (it cannot have run yet, but a kill may have come first).
+            None => task.cancel(),
+        }
+    }
+
+    /// Forgets a settled firing.
+    pub(crate) fn end(&self, run: RunId) {
+        self.running.borrow_mut().remove(&run);
+    }
+
+    /// Marks `run` killed and cancels its task. Returns whether it was running, and whether its
+    /// outcome is to be reported now (false for a sync verb running this very moment: it
+    /// reports `killed` itself when it returns).
+    pub(crate) fn kill(&self, run: RunId) -> Option<bool> {
+        let task = {
+            let mut running = self.running.borrow_mut();
+            let entry = running.get_mut(&run)?;
+            if entry.killed.replace(true) {
+                return Some(false); // killed twice: the first kill reports
+            }
+            entry.task.take()
+        };
+        // Cancelling drops the task's future (with nothing borrowed): an async verb ends here.
+        let took_effect = task.is_some_and(|t| {
+            t.cancel();
+            t.is_cancelled()
+        });
+        Some(took_effect)
+    }
+
+    pub(crate) fn runs_of(&self, schedule: ScheduleId) -> Vec<RunId> {
+        self.running
+            .borrow()
+            .iter()
+            .filter(|(_, e)| e.schedule == schedule)
+            .map(|(run, _)| *run)
+            .collect()
+    }
+
+    pub(crate) fn list(&self) -> Vec<RunningFiring> {
+        self.running
+            .borrow()
+            .iter()
+            .map(|(run, e)| RunningFiring {
+                schedule: e.schedule,
+                run: *run,
+                target: e.target,
+                verb: e.verb.to_string(),
+                started_unix_nanos: e.started_unix_nanos,
+                polls: e.polls.get(),
+            })
+            .collect()
+    }
+}
+
+/// The fault a sync verb's run earns: killed from inside, or past its time limit.
+pub(crate) fn sync_verdict(tracker: &Tracker, ran: Duration) -> Option<Outcome> {
+    if tracker.killed.get() {
+        return Some(Outcome::Killed);
+    }
+    match tracker.limits.seconds {
+        Some(limit) if ran > limit => Some(time_limit(ran, limit)),
+        _ => None,
+    }
+}
+
+fn time_limit(ran: Duration, limit: Duration) -> Outcome {
+    Outcome::Fault {
+        kind: FaultKind::TimeLimit,
+        value: Value::Str(format!("time limit: ran {ran:?}, limit {limit:?}")),
+    }
+}
+
+/// An async verb's future under its limits: each poll counts, and the poll past a limit drops
+/// the verb (by finishing without polling it) with the limit's fault.
+pub(crate) struct Limited<F> {
+    inner: Pin<Box<F>>,
+    polls: Rc<Cell<u64>>,
+    ticks: Option<u64>,
+    time: Option<(Instant, Duration, Sleep)>,
+    kernel: Scheduler,
+}
+
+impl<F> Limited<F> {
+    pub(crate) fn new(inner: F, tracker: &Tracker, kernel: &Scheduler) -> Self {
+        let started = kernel.now();
+        Limited {
+            inner: Box::pin(inner),
+            polls: Rc::clone(&tracker.polls),
+            ticks: tracker.limits.ticks,
+            time: tracker
+                .limits
+                .seconds
+                .map(|limit| (started, limit, kernel.sleep(limit))),
+            kernel: kernel.clone(),
+        }
+    }
+}
+
+impl<F, T> Future for Limited<F>
+where
+    F: Future<Output = std::thread::Result<T>>,
+{
+    /// `Err(outcome)` when a limit ended the verb.
+    type Output = Result<std::thread::Result<T>, Outcome>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let polls = this.polls.get() + 1;
+        this.polls.set(polls);
+        if let Some((started, limit, sleep)) = &mut this.time {
+            let ran = this.kernel.now() - *started;
+            if ran >= *limit {
+                return Poll::Ready(Err(time_limit(ran, *limit)));
+            }
+            // Arms (once) the timer that wakes this task at the limit.
+            let _ = Pin::new(sleep).poll(cx);
+        }
+        if let Some(budget) = this.ticks
+            && polls > budget
+        {
+            return Poll::Ready(Err(Outcome::Fault {
+                kind: FaultKind::TickLimit,
+                value: Value::Str(format!("tick limit: {budget} polls")),
+            }));
+        }
+        this.inner.as_mut().poll(cx).map(Ok)
+    }
+}
