@@ -8,7 +8,7 @@ use tickstep_kernel::clock::{ManualClock, SystemClock};
 use tickstep_kernel::{FrameLoop, Kernel, KernelConfig, Priority, Role};
 use tickstep_schedules::{Config, Runner, Schedules, World};
 
-use crate::hub::{EngineRunner, Hub, KernelRunner};
+use crate::hub::{EngineRunner, Hub, HubSettings, KernelRunner, RunnerLink};
 use crate::verbs::{OpenWorld, RuntimeWorld, VerbTable};
 use crate::{FiringLimits, Runtime, RuntimeClock, RuntimeError};
 
@@ -412,28 +412,17 @@ impl RuntimeBuilder {
         );
         let commands = tickstep_commands::Scheduler::new(clock.clone());
         let verbs = Rc::new(VerbTable::default());
-        let hub = Hub::new(
-            clock.clone(),
-            kernel.scheduler().clone(),
-            commands,
-            Rc::clone(&verbs),
-            self.firing_priority,
-            self.schedules_tick,
-            self.firing_limits,
-        );
-
-        let (verbs, runner) = match self.runner {
+        let link = RunnerLink::default();
+        let (callable, runner) = match self.runner {
             Some(host) => (None, EngineRunner::Host(host)),
             None => (
-                Some(verbs),
-                EngineRunner::Kernel(KernelRunner {
-                    hub: Rc::downgrade(&hub),
-                }),
+                Some(Rc::clone(&verbs)),
+                EngineRunner::Kernel(KernelRunner { hub: link.clone() }),
             ),
         };
         let world = RuntimeWorld {
             host: self.world,
-            verbs,
+            verbs: callable,
         };
         let mut config = Config::default();
         config.tick = self.schedules_tick;
@@ -450,9 +439,19 @@ impl RuntimeBuilder {
         for in_flight in &abandoned {
             engine.abandon(in_flight.run);
         }
-        if hub.engine.set(engine).is_err() {
-            unreachable!("the engine is set once");
-        }
+        let hub = Hub::new(
+            clock.clone(),
+            kernel.scheduler().clone(),
+            commands,
+            engine,
+            verbs,
+            HubSettings {
+                firing_priority: self.firing_priority,
+                schedules_tick: self.schedules_tick,
+                limits: self.firing_limits,
+            },
+        );
+        link.point_at(&hub);
 
         let on_error = Rc::downgrade(&hub);
         kernel.scheduler().on_error(move |_err| {

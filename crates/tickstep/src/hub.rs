@@ -16,7 +16,7 @@
 //! therefore an idle kernel: the frame loop sleeps straight to the next deadline, which is what
 //! makes a simulated day take milliseconds.
 
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
@@ -58,7 +58,7 @@ pub(crate) struct Hub {
     pub(crate) clock: RuntimeClock,
     pub(crate) kernel: Scheduler,
     pub(crate) commands: tickstep_commands::Scheduler,
-    pub(crate) engine: OnceCell<Schedules>,
+    pub(crate) engine: Schedules,
     pub(crate) verbs: Rc<VerbTable>,
     pub(crate) firing_priority: Priority,
     pub(crate) firings: Firings,
@@ -78,21 +78,37 @@ pub(crate) struct Hub {
     last_overload: RefCell<Option<Overload>>,
 }
 
+/// The runtime's settings the hub keeps.
+#[derive(Clone, Copy)]
+pub(crate) struct HubSettings {
+    pub(crate) firing_priority: Priority,
+    pub(crate) schedules_tick: Duration,
+    pub(crate) limits: FiringLimits,
+}
+
 impl Hub {
+    /// The whole hub, engine included. The engine's runner reaches the hub through the
+    /// [`RunnerLink`] the caller made it with, which the caller points here next: the engine is
+    /// opened (fallibly) before the hub exists, and the runner is only called by ticks, which
+    /// start after the link is set.
     pub(crate) fn new(
         clock: RuntimeClock,
         kernel: Scheduler,
         commands: tickstep_commands::Scheduler,
+        engine: Schedules,
         verbs: Rc<VerbTable>,
-        firing_priority: Priority,
-        schedules_tick: Duration,
-        limits: FiringLimits,
+        settings: HubSettings,
     ) -> Rc<Hub> {
+        let HubSettings {
+            firing_priority,
+            schedules_tick,
+            limits,
+        } = settings;
         Rc::new(Hub {
             clock,
             kernel,
             commands,
-            engine: OnceCell::new(),
+            engine,
             verbs,
             firing_priority,
             firings: Firings::new(limits),
@@ -110,7 +126,7 @@ impl Hub {
     }
 
     pub(crate) fn engine(&self) -> &Schedules {
-        self.engine.get().expect("the engine is set while building")
+        &self.engine
     }
 
     /// Records a failure for the next `run_*` return and stops the command cycle (a failed
@@ -185,11 +201,7 @@ impl Hub {
     /// Runs after every settled firing, so the common case — the armed wake is already early
     /// enough — is one heap peek and a comparison in Unix nanoseconds, with no clock read.
     pub(crate) fn rearm_schedules(self: &Rc<Self>) {
-        let Some(next) = self
-            .engine
-            .get()
-            .and_then(Schedules::next_deadline_unix_nanos)
-        else {
+        let Some(next) = self.engine.next_deadline_unix_nanos() else {
             if let Some((_, wake)) = self.wake.borrow_mut().take() {
                 wake.cancel();
             }
@@ -324,13 +336,28 @@ impl Runner for EngineRunner {
 /// (async verb) at the runtime's firing priority, isolated by `catch_unwind`, and its outcome is
 /// reported by run id when it ends.
 pub(crate) struct KernelRunner {
-    pub(crate) hub: Weak<Hub>,
+    pub(crate) hub: RunnerLink,
+}
+
+/// How the engine's runner reaches the hub: empty until the hub exists (the engine is built
+/// first, since opening it can fail), then pointed at it once.
+#[derive(Clone, Default)]
+pub(crate) struct RunnerLink(Rc<RefCell<Weak<Hub>>>);
+
+impl RunnerLink {
+    pub(crate) fn point_at(&self, hub: &Rc<Hub>) {
+        *self.0.borrow_mut() = Rc::downgrade(hub);
+    }
+
+    fn get(&self) -> Weak<Hub> {
+        self.0.borrow().clone()
+    }
 }
 
 impl Runner for KernelRunner {
     fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
-        let hub = self
-            .hub
+        let weak = self.hub.get();
+        let hub = weak
             .upgrade()
             .ok_or_else(|| Refused("the runtime has shut down".into()))?;
         let verb = hub.verbs.get(&firing.verb).ok_or_else(|| {
@@ -348,7 +375,6 @@ impl Runner for KernelRunner {
             hub.kernel.clone(),
         );
         let origin = format!("verb {}", firing.verb);
-        let weak = self.hub.clone();
         let tasks = hub.kernel.with_origin(origin);
         let tracker = hub.firings.begin(run, firing, hub.clock.unix_nanos());
         let task = match verb {
