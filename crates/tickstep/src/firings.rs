@@ -35,7 +35,7 @@ use tickstep_schedules::{FaultKind, Firing, ObjId, Outcome, RunId, ScheduleId, V
 
 /// Limits on one firing ([`RuntimeBuilder::firing_limits`](crate::RuntimeBuilder::firing_limits)
 /// for every firing, [`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits) per
-/// schedule). `None` is no limit. See the [`firings` module](self) docs for what each does.
+/// schedule). `None` is no limit. See the crate docs, "Firings are tasks", for what each does.
 ///
 /// ```
 /// use std::time::Duration;
