@@ -145,6 +145,7 @@
 
 mod engine;
 mod error;
+mod firing_limits;
 mod host;
 mod id;
 mod info;

@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::Instant;
 use tickstep_kernel::{Scheduler, Sleep, TaskHandle};
-use tickstep_schedules::{FaultKind, Firing, ObjId, Outcome, RunId, ScheduleId, Value};
+use tickstep_schedules::{FaultKind, Firing, ObjId, Options, Outcome, RunId, ScheduleId, Value};
 
 /// Limits on one firing ([`RuntimeBuilder::firing_limits`](crate::RuntimeBuilder::firing_limits)
 /// for every firing, [`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits) per
@@ -100,6 +100,23 @@ impl FiringLimits {
     /// ```
     pub fn tick_limit(&self) -> Option<u64> {
         self.ticks
+    }
+
+    /// The limits a schedule's options set (the `seconds` and `ticks` keys of an options map, or
+    /// [`Options::time_limit`] / [`Options::tick_limit`]). The engine does not keep them: hand
+    /// them to the runtime when the schedule is created, with
+    /// [`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::FiringLimits;
+    /// use tickstep::schedules::{Options, Value};
+    /// let opts = Options::from_map(&Value::Map(vec![(Value::from("seconds"), Value::Int(5))])).unwrap();
+    /// assert_eq!(FiringLimits::from_options(&opts), FiringLimits::none().seconds(Duration::from_secs(5)));
+    /// ```
+    pub fn from_options(options: &Options) -> Self {
+        let (seconds, ticks) = options.firing_limits();
+        FiringLimits { seconds, ticks }
     }
 
     /// `self`, with each limit `other` sets taking its place.

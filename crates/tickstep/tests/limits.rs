@@ -177,3 +177,23 @@ fn a_schedule_may_have_its_own_limits() {
     rt.run_for(Duration::from_secs(10)).unwrap();
     assert_eq!(last_fault(&rt, relaxed), Some(FaultKind::TickLimit));
 }
+
+#[test]
+fn limits_from_a_scripts_options_map_apply_to_that_schedule() {
+    let clock = ManualClock::new();
+    let rt = runtime(&clock, FiringLimits::none());
+    rt.async_verb("nap", |call| async move {
+        call.sleep(Duration::from_secs(30)).await;
+        Ok(Value::Int(0))
+    });
+    let map = Value::Map(vec![(Value::from("seconds"), Value::Float(1.5))]);
+    let options = Options::from_map(&map).unwrap();
+    let id = every(&rt, "nap", 60.0, options.clone());
+    rt.set_firing_limits(id, Some(FiringLimits::from_options(&options)));
+    rt.run_for(Duration::from_secs(62)).unwrap();
+    assert_eq!(last_fault(&rt, id), Some(FaultKind::TimeLimit));
+    // A bad limit in the map is refused at the call site, nothing created.
+    let bad = Value::Map(vec![(Value::from("ticks"), Value::Int(0))]);
+    let err = Options::from_map(&bad).unwrap_err();
+    assert!(err.to_string().contains("ticks"), "{err}");
+}
