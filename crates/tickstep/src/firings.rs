@@ -22,7 +22,7 @@
 //! limited, one kernel timer per firing with a `seconds` limit.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -170,33 +170,54 @@ impl RunningFiring {
 
 /// What the runtime keeps about a running firing.
 struct Entry {
+    run: RunId,
     schedule: ScheduleId,
     target: ObjId,
     verb: Rc<str>,
     started_unix_nanos: u64,
-    polls: Rc<Cell<u64>>,
-    killed: Rc<Cell<bool>>,
+    state: Rc<FiringState>,
     task: Option<TaskHandle>,
+}
+
+/// What a firing's task and the runtime share: one allocation per firing.
+pub(crate) struct FiringState {
+    pub(crate) polls: Cell<u64>,
+    pub(crate) killed: Cell<bool>,
+    /// Its index in the running list, or `NOT_LISTED`.
+    slot: Cell<usize>,
+}
+
+const NOT_LISTED: usize = usize::MAX;
+
+impl Default for FiringState {
+    fn default() -> Self {
+        FiringState {
+            polls: Cell::new(0),
+            killed: Cell::new(false),
+            slot: Cell::new(NOT_LISTED),
+        }
+    }
 }
 
 /// The running firings and the limits they run under.
 pub(crate) struct Firings {
-    running: RefCell<BTreeMap<RunId, Entry>>,
+    /// In no order: a firing's [`FiringState`] knows its place, so it leaves in O(1)
+    /// (`swap_remove`) with no hashing; lookups by run id (kill, listing) scan, and are rare.
+    running: RefCell<Vec<Entry>>,
     defaults: FiringLimits,
     per_schedule: RefCell<HashMap<ScheduleId, FiringLimits>>,
 }
 
-/// What a starting firing's task needs: its limits and its shared counters.
+/// What a starting firing's task needs: its limits and its shared state.
 pub(crate) struct Tracker {
     pub(crate) limits: FiringLimits,
-    pub(crate) polls: Rc<Cell<u64>>,
-    pub(crate) killed: Rc<Cell<bool>>,
+    pub(crate) state: Rc<FiringState>,
 }
 
 impl Firings {
     pub(crate) fn new(defaults: FiringLimits) -> Self {
         Firings {
-            running: RefCell::new(BTreeMap::new()),
+            running: RefCell::default(),
             defaults,
             per_schedule: RefCell::new(HashMap::new()),
         }
@@ -210,44 +231,75 @@ impl Firings {
         };
     }
 
-    /// Registers a starting firing; the caller attaches its task with [`Firings::attach`].
-    pub(crate) fn begin(&self, run: RunId, firing: &Firing, started_unix_nanos: u64) -> Tracker {
-        let limits = self
-            .per_schedule
-            .borrow()
-            .get(&firing.schedule)
-            .map_or(self.defaults, |own| self.defaults.overridden_by(*own));
-        let (polls, killed) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(false)));
-        self.running.borrow_mut().insert(
-            run,
-            Entry {
-                schedule: firing.schedule,
-                target: firing.target,
-                verb: Rc::clone(&firing.verb),
-                started_unix_nanos,
-                polls: Rc::clone(&polls),
-                killed: Rc::clone(&killed),
-                task: None,
-            },
-        );
+    /// What a starting firing's task needs; [`Firings::register`] records it once its task
+    /// exists.
+    pub(crate) fn tracker(&self, schedule: ScheduleId) -> Tracker {
+        let per_schedule = self.per_schedule.borrow();
+        let limits = if per_schedule.is_empty() {
+            self.defaults
+        } else {
+            per_schedule
+                .get(&schedule)
+                .map_or(self.defaults, |own| self.defaults.overridden_by(*own))
+        };
         Tracker {
             limits,
-            polls,
-            killed,
+            state: Rc::default(),
         }
     }
 
-    pub(crate) fn attach(&self, run: RunId, task: TaskHandle) {
-        match self.running.borrow_mut().get_mut(&run) {
-            Some(entry) => entry.task = Some(task),
-            // Settled already (it cannot have run yet, but a kill may have come first).
-            None => task.cancel(),
-        }
+    /// Records a started firing and its task (one push; `end_at` takes it out).
+    pub(crate) fn register(
+        &self,
+        run: RunId,
+        firing: &Firing,
+        started_unix_nanos: u64,
+        state: Rc<FiringState>,
+        task: TaskHandle,
+    ) {
+        let mut running = self.running.borrow_mut();
+        state.slot.set(running.len());
+        running.push(Entry {
+            run,
+            schedule: firing.schedule,
+            target: firing.target,
+            verb: Rc::clone(&firing.verb),
+            started_unix_nanos,
+            state,
+            task: Some(task),
+        });
     }
 
-    /// Forgets a settled firing.
+    /// Forgets a settled firing, by its state (O(1)). Returns the entry to drop unborrowed.
+    fn take_at(&self, state: &FiringState) -> Option<Entry> {
+        let slot = state.slot.replace(NOT_LISTED);
+        if slot == NOT_LISTED {
+            return None;
+        }
+        let mut running = self.running.borrow_mut();
+        let entry = running.swap_remove(slot);
+        if let Some(moved) = running.get(slot) {
+            moved.state.slot.set(slot);
+        }
+        Some(entry)
+    }
+
+    /// Forgets a settled firing its task reports.
+    pub(crate) fn end_at(&self, state: &FiringState) {
+        drop(self.take_at(state));
+    }
+
+    /// Forgets a settled firing by run id (kill, a host's report): a scan.
     pub(crate) fn end(&self, run: RunId) {
-        self.running.borrow_mut().remove(&run);
+        let state = self
+            .running
+            .borrow()
+            .iter()
+            .find(|e| e.run == run)
+            .map(|e| Rc::clone(&e.state));
+        if let Some(state) = state {
+            drop(self.take_at(&state));
+        }
     }
 
     /// Marks `run` killed and cancels its task. Returns whether it was running, and whether its
@@ -256,8 +308,8 @@ impl Firings {
     pub(crate) fn kill(&self, run: RunId) -> Option<bool> {
         let task = {
             let mut running = self.running.borrow_mut();
-            let entry = running.get_mut(&run)?;
-            if entry.killed.replace(true) {
+            let entry = running.iter_mut().find(|e| e.run == run)?;
+            if entry.state.killed.replace(true) {
                 return Some(false); // killed twice: the first kill reports
             }
             entry.task.take()
@@ -274,30 +326,33 @@ impl Firings {
         self.running
             .borrow()
             .iter()
-            .filter(|(_, e)| e.schedule == schedule)
-            .map(|(run, _)| *run)
+            .filter(|e| e.schedule == schedule)
+            .map(|e| e.run)
             .collect()
     }
 
     pub(crate) fn list(&self) -> Vec<RunningFiring> {
-        self.running
+        let mut list: Vec<RunningFiring> = self
+            .running
             .borrow()
             .iter()
-            .map(|(run, e)| RunningFiring {
+            .map(|e| RunningFiring {
                 schedule: e.schedule,
-                run: *run,
+                run: e.run,
                 target: e.target,
                 verb: e.verb.to_string(),
                 started_unix_nanos: e.started_unix_nanos,
-                polls: e.polls.get(),
+                polls: e.state.polls.get(),
             })
-            .collect()
+            .collect();
+        list.sort_by_key(|f| f.run.0);
+        list
     }
 }
 
 /// The fault a sync verb's run earns: killed from inside, or past its time limit.
 pub(crate) fn sync_verdict(tracker: &Tracker, ran: Duration) -> Option<Outcome> {
-    if tracker.killed.get() {
+    if tracker.state.killed.get() {
         return Some(Outcome::Killed);
     }
     match tracker.limits.seconds {
@@ -317,7 +372,7 @@ fn time_limit(ran: Duration, limit: Duration) -> Outcome {
 /// the verb (by finishing without polling it) with the limit's fault.
 pub(crate) struct Limited<F> {
     inner: Pin<Box<F>>,
-    polls: Rc<Cell<u64>>,
+    state: Rc<FiringState>,
     ticks: Option<u64>,
     time: Option<(Instant, Duration, Sleep)>,
     kernel: Scheduler,
@@ -328,7 +383,7 @@ impl<F> Limited<F> {
         let started = kernel.now();
         Limited {
             inner: Box::pin(inner),
-            polls: Rc::clone(&tracker.polls),
+            state: Rc::clone(&tracker.state),
             ticks: tracker.limits.ticks,
             time: tracker
                 .limits
@@ -348,8 +403,8 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        let polls = this.polls.get() + 1;
-        this.polls.set(polls);
+        let polls = this.state.polls.get() + 1;
+        this.state.polls.set(polls);
         if let Some((started, limit, sleep)) = &mut this.time {
             let ran = this.kernel.now() - *started;
             if ran >= *limit {

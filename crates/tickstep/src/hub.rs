@@ -267,11 +267,27 @@ impl Hub {
     /// Reports a finished firing to the engine (no borrow held) and re-arms the wake, since an
     /// adaptive verb may just have moved its schedule's deadline.
     pub(crate) fn settle(self: &Rc<Self>, run: RunId, outcome: Outcome) -> bool {
+        self.firings.end(run);
+        self.report(run, outcome)
+    }
+
+    /// [`Hub::settle`] from the firing's own task, which knows its place in the running list.
+    fn settle_tracked(
+        self: &Rc<Self>,
+        run: RunId,
+        outcome: Outcome,
+        state: &firings::FiringState,
+    ) -> bool {
+        self.firings.end_at(state);
+        self.report(run, outcome)
+    }
+
+    /// Hands an outcome to the engine, counts it and re-arms the wake.
+    fn report(self: &Rc<Self>, run: RunId, outcome: Outcome) -> bool {
         let counter = match outcome {
             Outcome::Returned(_) => &self.counters.firings_returned,
             _ => &self.counters.firings_faulted,
         };
-        self.firings.end(run);
         let known = self.engine().report(run, outcome);
         if known {
             bump(counter, 1);
@@ -376,18 +392,22 @@ impl Runner for KernelRunner {
         );
         let origin = format!("verb {}", firing.verb);
         let tasks = hub.kernel.with_origin(origin);
-        let tracker = hub.firings.begin(run, firing, hub.clock.unix_nanos());
+        let tracker = hub.firings.tracker(firing.schedule);
+        let state = Rc::clone(&tracker.state);
         let task = match verb {
             Verb::Sync(f) => {
                 let kernel = hub.kernel.clone();
                 tasks.schedule(
                     move || {
-                        tracker.polls.set(1);
-                        let started = kernel.now();
+                        tracker.state.polls.set(1);
+                        // Measured only under a time limit: a clock read is not free.
+                        let timed = tracker.limits.time_limit().map(|_| kernel.now());
                         let result = call_sync(&*f, &call);
-                        let verdict = firings::sync_verdict(&tracker, kernel.now() - started);
+                        let ran = timed.map_or(Duration::ZERO, |started| kernel.now() - started);
+                        let verdict = firings::sync_verdict(&tracker, ran);
                         if let Some(hub) = weak.upgrade() {
-                            hub.settle(run, verdict.unwrap_or_else(|| outcome_of(result)));
+                            let outcome = verdict.unwrap_or_else(|| outcome_of(result));
+                            hub.settle_tracked(run, outcome, &tracker.state);
                         }
                     },
                     hub.firing_priority,
@@ -409,14 +429,16 @@ impl Runner for KernelRunner {
                             Err(limit) => limit,
                         };
                         if let Some(hub) = weak.upgrade() {
-                            hub.settle(run, outcome);
+                            hub.settle_tracked(run, outcome, &tracker.state);
                         }
                     },
                     hub.firing_priority,
                 )
             }
         };
-        hub.firings.attach(run, task);
+        // Recorded once its task exists; it runs at the earliest in the next drain.
+        hub.firings
+            .register(run, firing, hub.clock.unix_nanos(), state, task);
         Ok(run)
     }
 }
