@@ -524,16 +524,29 @@ impl Core {
         // a backlog with a period of its own (origins alternating) is not seen through one phase.
         let stride = (raw / samples).max(1);
         let offset = (steps.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % stride;
-        for j in 0..samples {
+        // Two passes: first the samples' queue entries are loaded (independent cache misses the
+        // core overlaps), then each is attributed (its closure or slot: more independent misses).
+        // One pass would wait for two misses per sample, one after the other.
+        let mut picked: [Option<(&QueueEntry, u64)>; DEFER_SAMPLES] = [None; DEFER_SAMPLES];
+        let mut touched = 0_usize;
+        for (j, pick) in (0..samples).zip(picked.iter_mut()) {
             // Sample j stands for the j-th of `samples` equal shares of the live count, and sits
             // in the j-th equal stretch of the (raw) backlog.
             let weight = (j + 1) * live / samples - j * live / samples;
             let position = j * raw / samples + offset;
-            if weight > 0
-                && let Some(entry) = queues.entry_from(queue, position as usize)
-            {
-                attribute(entry, weight);
+            *pick = queues
+                .entry_from(queue, position as usize)
+                .filter(|_| weight > 0)
+                .map(|entry| (entry, weight));
+            if let Some((QueueEntry::Slot(index), _)) = pick {
+                touched ^= *index as usize;
+            } else if let Some((QueueEntry::Once(task), _)) = pick {
+                touched ^= std::ptr::from_ref::<dyn OnceTask>(&**task).cast::<u8>() as usize;
             }
+        }
+        std::hint::black_box(touched);
+        for (entry, weight) in picked.into_iter().flatten() {
+            attribute(entry, weight);
         }
         (live, samples)
     }
