@@ -173,6 +173,16 @@
 //!   one that is already queued is [`ScheduleError::EntryBusy`] rather than a silent double run.
 //! * **Diagnostics** are server-only ([`ScheduleError::DiagnosticsServerOnly`] on a client); after
 //!   an [`Overload`] the streak starts over, so sustained overload reports every three windows.
+//! * **Deferral attribution** (the window's deferred origins) is exact up to 8 deferred tasks
+//!   a step, else estimated from 8 evenly spaced samples at a phase that moves each step (their
+//!   shares sum to the exact count); the profiled drain stops early by the last attribution's
+//!   measured cost (at most a quarter of the budget), so diagnostics stay inside the budget.
+//!   [`Stats::pending`] counts distinct waiting tasks; the window's `deferred`, task-steps.
+//! * **Ends are inclusive**: [`FrameLoop::run_for`] / [`FrameLoop::run_to`] serve every deadline
+//!   at or before the end (the frame that serves it runs and is not slept past), as a manual
+//!   step does for `deadline <= now`.
+//! * **Waits**: a [`Scheduler::sleep`] past the end of the clock stays pending and arms nothing;
+//!   its wake timer runs at Kernel priority (it only wakes); [`wait_until`] re-polls every step.
 //! * **Phase schedulers**: `phase_scheduler(Heartbeat)` is the main scheduler.
 //! * **Clocks**: [`SystemClock`] and [`ManualClock`] passed directly are statically dispatched
 //!   (and a `SystemClock`'s budget check compares raw counter ticks); any other [`Clock`] works
