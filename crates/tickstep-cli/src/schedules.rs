@@ -35,6 +35,12 @@ enum Action {
         /// The schedule id.
         id: u64,
     },
+    /// Firings in flight as the engine last saved them: schedule id, run id, target:verb and the
+    /// deadline each one serves. The store holds what the engine wrote at its last group commit
+    /// (once per schedules tick while it runs); start times as measured by the process and poll
+    /// counts live only in the running process (`Runtime::running_firings`), which another
+    /// process cannot see.
+    Running,
     /// Stop a schedule (removes it from the store; a running demo stops it within a second).
     Stop {
         /// The schedule id.
@@ -46,6 +52,7 @@ pub(crate) fn run(args: &SchedulesArgs) -> Result<(), String> {
     match args.action {
         Action::List => list(args),
         Action::Info { id } => info(args, id),
+        Action::Running => running(args),
         Action::Stop { id } => stop(args, id),
     }
 }
@@ -122,6 +129,47 @@ fn list(args: &SchedulesArgs) -> Result<(), String> {
     say(line(header.to_vec()));
     for row in &table {
         say(line(row.iter().map(String::as_str).collect()));
+    }
+    Ok(())
+}
+
+fn running(args: &SchedulesArgs) -> Result<(), String> {
+    let rows = store::open(&args.db)?.list().map_err(|e| e.to_string())?;
+    let in_flight: Vec<serde_json::Value> = rows
+        .iter()
+        .flat_map(|r| {
+            r.running.iter().map(move |f| {
+                json!({
+                    "schedule": r.id.get(),
+                    "run": f.run.0,
+                    "target_verb": format!("#{}:{}", r.target.0, r.verb),
+                    "deadline_unix_nanos": f.nominal_unix_nanos,
+                })
+            })
+        })
+        .collect();
+    if args.json {
+        say(serde_json::to_string_pretty(&in_flight).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    if in_flight.is_empty() {
+        say(format!(
+            "no firing in flight in {} (as the engine last saved it)",
+            args.db.display()
+        ));
+        return Ok(());
+    }
+    let now = now_unix_nanos();
+    say("SCHEDULE  RUN  TARGET:VERB  DEADLINE");
+    for f in &in_flight {
+        let deadline = f["deadline_unix_nanos"].as_u64().unwrap_or(0);
+        say(format!(
+            "{}  {}  {}  {:.1}s ago",
+            f["schedule"],
+            f["run"],
+            f["target_verb"].as_str().unwrap_or("?"),
+            now.saturating_sub(deadline) as f64 / 1e9
+        ));
     }
     Ok(())
 }

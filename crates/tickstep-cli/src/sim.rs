@@ -80,6 +80,9 @@ pub(crate) enum SimRole {
 pub(crate) struct FrameRecord {
     pub(crate) budget: Duration,
     pub(crate) step: Duration,
+    /// `StepEma` after the frame: the scheduler's smoothed step cost, which the frame-aware
+    /// budget subtracts back out of the heartbeat time.
+    pub(crate) step_ema: Duration,
     /// Tasks run, per priority (Kernel first).
     pub(crate) ran: [u64; 5],
     /// Tasks waiting after the frame (deferred), per priority.
@@ -269,6 +272,7 @@ pub(crate) fn simulate(setup: &Setup<'_>) -> SimReport {
             } else {
                 Duration::ZERO
             },
+            step_ema: stats.step_ema,
             ran: std::array::from_fn(|i| now[i] - before[i]),
             deferred: depths.map(|d| d as u64),
         });
@@ -307,8 +311,8 @@ fn print_report(args: &SimArgs, loads: &[Load], report: &SimReport) {
     }
     say("");
     say(format!(
-        "{:>6}  {:>8}  {:>8}  {:^29}  {:^29}",
-        "frame", "budget", "step", "run  K/H/N/L/B", "deferred  K/H/N/L/B"
+        "{:>6}  {:>8}  {:>8}  {:>8}  {:^29}  {:^29}",
+        "frame", "budget", "step", "StepEma", "run  K/H/N/L/B", "deferred  K/H/N/L/B"
     ));
     let every = args
         .every
@@ -320,9 +324,10 @@ fn print_report(args: &SimArgs, loads: &[Load], report: &SimReport) {
         let long = args.long_task.is_some() && n == args.long_task_frame.unwrap_or(args.frames / 2);
         if n % every == 0 || long || n + 1 == args.frames {
             say(format!(
-                "{n:>6}  {:>8}  {:>8}  {:^29}  {:^29}{}",
+                "{n:>6}  {:>8}  {:>8}  {:>8}  {:^29}  {:^29}{}",
                 ms(f.budget),
                 ms(f.step),
+                ms(f.step_ema),
                 counts(&f.ran),
                 counts(&f.deferred),
                 if long { "  <- long task" } else { "" }
@@ -352,6 +357,37 @@ fn print_report(args: &SimArgs, loads: &[Load], report: &SimReport) {
         report.frames.len(),
         report.overloads.len()
     ));
+    explain_swing(report);
+}
+
+/// The frame-aware budget's settling after a change of load, if it swung: `(first, last,
+/// lowest, highest)` over the frames whose budget moved by more than 1 ms from the one before.
+pub(crate) fn budget_swing(frames: &[FrameRecord]) -> Option<(usize, usize, Duration, Duration)> {
+    let moved: Vec<usize> = (1..frames.len())
+        .filter(|&i| frames[i].budget.abs_diff(frames[i - 1].budget) > Duration::from_millis(1))
+        .collect();
+    let (&first, &last) = (moved.first()?, moved.last()?);
+    let span = &frames[first - 1..=last];
+    let low = span.iter().map(|f| f.budget).min()?;
+    let high = span.iter().map(|f| f.budget).max()?;
+    Some((first, last, low, high))
+}
+
+/// Says what the `StepEma` correction did to the budget, and when a host passes its own.
+fn explain_swing(report: &SimReport) {
+    let Some((first, last, low, high)) = budget_swing(&report.frames) else {
+        return;
+    };
+    say(format!(
+        "budget zig-zag: frames {first}-{last} swung between {} and {} while StepEma caught up \
+         (budget = target - (heartbeat - StepEma) - physics; StepEma moves 10% a frame)",
+        ms(low),
+        ms(high)
+    ));
+    say(
+        "a host that knows its own slack per frame (or must not see the budget swing under a \
+         sudden, sustained load) passes an explicit budget: Scheduler::step_with_budget",
+    );
 }
 
 fn counts(values: &[u64; 5]) -> String {
@@ -413,6 +449,24 @@ mod tests {
         );
         assert!(report.frames[200].deferred.iter().sum::<u64>() > 0);
         assert!(report.overloads.is_empty());
+    }
+
+    #[test]
+    fn a_sustained_overload_shows_the_step_ema_zig_zag() {
+        let mut loads = default_loads(SimRole::Server);
+        loads[1].count = 45; // normal: 13.5 ms a frame, 17 ms in all: more than the target
+        let report = simulate(&setup(&loads, SimRole::Server));
+        let (first, last, low, high) = budget_swing(&report.frames).expect("the budget swings");
+        assert!(first < 10 && last > first, "{first}..{last}");
+        assert!(
+            high.abs_diff(low) > Duration::from_millis(3),
+            "{low:?}..{high:?}"
+        );
+        // StepEma is reported and follows the steps.
+        assert!(report.frames[250].step_ema > Duration::from_millis(10));
+        // A load that fits settles without swinging after the warm-up frames.
+        let calm = simulate(&setup(&default_loads(SimRole::Server), SimRole::Server));
+        assert!(budget_swing(&calm.frames[20..]).is_none());
     }
 
     #[test]

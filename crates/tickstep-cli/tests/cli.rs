@@ -20,7 +20,7 @@ fn stderr(out: &Output) -> String {
 
 #[test]
 fn help_is_available_on_every_command() {
-    let commands: [&[&str]; 7] = [
+    let commands: [&[&str]; 8] = [
         &["--help"],
         &["sim", "--help"],
         &["demo", "--help"],
@@ -28,6 +28,7 @@ fn help_is_available_on_every_command() {
         &["schedules", "list", "--help"],
         &["schedules", "info", "--help"],
         &["schedules", "stop", "--help"],
+        &["schedules", "running", "--help"],
     ];
     for args in commands {
         let out = tickstep(args);
@@ -420,4 +421,44 @@ fn sim_client_with_a_long_task_overruns_the_fixed_slice() {
         text.contains("0 Overload event(s)"),
         "the client publishes none: {text}"
     );
+}
+
+/// `schedules running` shows the firings in flight as the engine last saved them (here: one an
+/// async verb was still running when its runtime shut down), and says so when there is none.
+#[test]
+fn schedules_running_lists_the_firings_the_engine_saved_in_flight() {
+    use std::time::Duration;
+    use tickstep::kernel::ManualClock;
+    use tickstep::schedules::{ObjId, Options, Value};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("busy.db");
+    let db = path.to_str().unwrap();
+    let empty = tickstep(&["schedules", "--db", db, "running"]);
+    assert!(!empty.status.success(), "no store yet");
+    {
+        let rt = tickstep::Runtime::builder()
+            .manual_clock(ManualClock::new())
+            .store_path(&path)
+            .build()
+            .unwrap();
+        rt.async_verb("long_job", |call| async move {
+            call.sleep(Duration::from_secs(3600)).await;
+            Ok(Value::Int(0))
+        });
+        let mut txn = rt.schedules().begin(ObjId(1));
+        txn.schedule_every(ObjId(4), "long_job", 10.0, vec![], Options::new())
+            .unwrap();
+        txn.commit().unwrap();
+        rt.run_for(Duration::from_secs(11)).unwrap();
+        assert_eq!(rt.running_firings().len(), 1);
+        rt.shutdown().unwrap();
+    }
+    let out = tickstep(&["schedules", "--db", db, "running", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["target_verb"], "#4:long_job");
+    let table = tickstep(&["schedules", "--db", db, "running"]);
+    assert!(stdout(&table).contains("#4:long_job"), "{}", stdout(&table));
 }

@@ -226,3 +226,22 @@ pub fn seconds_to_duration(api: &'static str, seconds: f64) -> Result<Duration, 
         delay: Duration::MAX,
     })
 }
+
+/// The message of a caught panic: its `&str` or `String` payload, or `Box<dyn Any>` (what the
+/// standard library prints) for any other payload. Every layer reports panics through this one.
+///
+/// ```
+/// let payload = std::panic::catch_unwind(|| panic!("boom {}", 7)).unwrap_err();
+/// assert_eq!(tickstep_kernel::panic_message(payload.as_ref()), "boom 7");
+/// let other = std::panic::catch_unwind(|| std::panic::panic_any(42)).unwrap_err();
+/// assert_eq!(tickstep_kernel::panic_message(other.as_ref()), "Box<dyn Any>");
+/// ```
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "Box<dyn Any>".to_owned()
+    }
+}

@@ -189,12 +189,26 @@ impl FrameLoop {
         let target = self.shared.state.borrow().frame_count + frames;
         while self.shared.state.borrow().frame_count < target {
             let remaining = target - self.shared.state.borrow().frame_count;
-            self.advance(remaining);
+            self.advance(remaining, true);
         }
     }
 
     /// Runs frames until `duration` has passed on the clock (frames that overrun their period
     /// make this fewer frames than `duration / period`; idle stretches are slept through).
+    ///
+    /// **The end is inclusive for deadlines:** a deadline at or before `now + duration` — one due
+    /// exactly at the end included — has been served when this returns. A deadline is served by
+    /// the first frame at or after it, so when one is due by the end and that frame has not run
+    /// yet (the frame at the end instant, or the first one after an end between two frames), it
+    /// runs before the call returns, without sleeping past it: the clock rests at that frame, and
+    /// the next call goes on from there with no frame run twice. This is also what
+    /// [`ManualClock::advance`](crate::ManualClock::advance) and a manual step do (a timer is due
+    /// when `deadline <= now`), and what `run_until` gives when its condition turns true at a
+    /// deadline.
+    ///
+    /// `duration` counts from now; when the end falls between two frames the call ends on the
+    /// first frame after it. To cover an exact span in several calls, use [`FrameLoop::run_to`]
+    /// with one end computed once (as the runtime's `run_for` does).
     ///
     /// ```
     /// use std::time::Duration;
@@ -206,8 +220,27 @@ impl FrameLoop {
     /// assert_eq!(clock.now().as_nanos(), 1_000_000_000);
     /// ```
     pub fn run_for(&self, duration: Duration) {
+        self.run_to(self.shared.clock.now().saturating_add(duration));
+    }
+
+    /// Runs frames until the clock reaches `end`, serving every deadline at or before it (the
+    /// end-inclusive rule of [`FrameLoop::run_for`]). Called when the clock has already passed
+    /// `end` (an earlier call ended on a frame past it), it runs only the frame that serves a
+    /// deadline at or before `end` still pending, if any. So a span cut into slices,
+    /// `run_to(slice_end)` then a last `run_to(end)`, serves exactly what one call would.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::{Clock, FrameLoop, ManualClock, Role};
+    /// let clock = ManualClock::new();
+    /// let fl = FrameLoop::new(clock.clone(), Role::Server, 50);
+    /// let end = clock.now() + Duration::from_secs(2);
+    /// fl.run_to(clock.now() + Duration::from_secs(1));
+    /// fl.run_to(end);
+    /// assert_eq!(clock.now(), end);
+    /// ```
+    pub fn run_to(&self, end: Instant) {
         let clock = &self.shared.clock;
-        let end = clock.now().saturating_add(duration);
         let period = self.shared.period.as_nanos();
         loop {
             let now = clock.now();
@@ -215,7 +248,18 @@ impl FrameLoop {
                 break;
             }
             let frames = (end - now).as_nanos().div_ceil(period);
-            self.advance(u64::try_from(frames).unwrap_or(u64::MAX).max(1));
+            self.advance(u64::try_from(frames).unwrap_or(u64::MAX).max(1), true);
+        }
+        let due_by_end = {
+            let state = self.shared.state.borrow();
+            state
+                .bound
+                .iter()
+                .any(|s| s.next_deadline().is_some_and(|d| d <= end))
+        };
+        if due_by_end {
+            // The boundary frame: the one that serves deadlines up to the end, not slept past.
+            self.advance(1, false);
         }
     }
 
@@ -294,9 +338,16 @@ impl FrameLoop {
     }
 
     /// Runs one frame, or sleeps through idle frames (at most `remaining`).
-    fn advance(&self, remaining: u64) {
+    fn advance(&self, remaining: u64, sleep_after: bool) {
         let shared = &*self.shared;
         let clock = &shared.clock;
+        let scheduled = shared.state.borrow().next_frame_at;
+        if let Some(at) = scheduled
+            && clock.now() < at
+        {
+            // The previous frame was a boundary frame that did not sleep after itself.
+            clock.sleep_until(at);
+        }
         let start = clock.now();
         let (bound, simulation, frame_at) = {
             let mut state = shared.state.borrow_mut();
@@ -367,7 +418,9 @@ impl FrameLoop {
             state.next_frame_at = Some(next);
             next
         };
-        clock.sleep_until(next);
+        if sleep_after {
+            clock.sleep_until(next);
+        }
     }
 }
 

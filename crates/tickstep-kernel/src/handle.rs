@@ -3,7 +3,6 @@
 use std::cell::Cell;
 use std::rc::Weak;
 
-use crate::clock::Clock;
 use crate::scheduler::{Shared, TaskKey, TaskRef};
 
 /// The handle of one `schedule`, `after`, `every` or `spawn`.
@@ -78,9 +77,8 @@ impl TaskHandle {
         let (took_effect, garbage) = {
             let mut core = shared.core.borrow_mut();
             let result = core.cancel(self.key());
-            if result.0 && !core.attach.attached && core.attach.bound.is_some() {
-                let now = shared.clock.now();
-                core.refresh_attachment(now, shared.wakes.is_pending());
+            if result.0 {
+                core.refresh_if_detached(&shared.clock, &shared.wakes);
             }
             result
         };

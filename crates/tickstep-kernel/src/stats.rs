@@ -29,9 +29,19 @@ pub struct Stats {
     pub last_physics: Duration,
     /// Tasks run since creation (each poll of a future counts as one run).
     pub tasks_run: u64,
-    /// Tasks pushed past the deadline in the last completed step. Mid-step reads see the previous
-    /// step's value, so overload never reads as zero.
+    /// Distinct tasks pushed past the deadline in the last completed step (each counted once).
+    /// Mid-step reads see the previous step's value, so overload never reads as zero. Compare
+    /// [`Stats::window_deferred`], which sums this over steps, and [`Stats::pending`], the
+    /// distinct tasks waiting now.
     pub tasks_deferred: u64,
+    /// Distinct live tasks waiting in each priority queue now, Kernel first: the backlog, each
+    /// task counted once however many steps it has waited.
+    pub pending: [usize; 5],
+    /// Queued entries the last step's deferral attribution looked at: every deferred task up to
+    /// 8, then 8 evenly spaced samples, whatever the backlog (0 with the profiler off or
+    /// nothing deferred). The attribution's cost is bounded by this, and the drain reserves what
+    /// it cost last time inside the budget.
+    pub attribution_visits: u64,
     /// Smoothed step cost (exponential average, alpha 0.1): the frame-aware correction term.
     pub step_ema: Duration,
     /// Steps completed since creation.
@@ -42,13 +52,17 @@ pub struct Stats {
     pub window_steps: u64,
     /// Longest step in the current window.
     pub window_max: Duration,
-    /// Tasks deferred, summed over the window's steps.
+    /// Deferrals summed over the window's steps: a task that waits through `n` steps counts `n`
+    /// times (task-steps, a measure of how long the backlog waited), so 5,000 tasks drained over
+    /// 15 steps may read 40,000. For distinct tasks, read [`Stats::pending`].
     pub window_deferred: u64,
     /// Longest single task in the window (profiling only).
     pub window_task_max: Duration,
     /// Origin of that task (profiling only).
     pub window_task_key: Option<String>,
-    /// Deferred count per origin in the window, most deferred first (profiling only).
+    /// Deferrals per origin in the window (task-steps, as [`Stats::window_deferred`]), most
+    /// first (profiling only). Exact while a step defers at most 8 tasks; beyond that an
+    /// estimate from 8 evenly spaced samples per step whose counts sum to the exact total.
     pub window_deferred_keys: Vec<(String, u64)>,
 }
 
@@ -73,14 +87,18 @@ pub struct StepWindow {
     pub steps: u64,
     /// Longest step.
     pub longest_step: Duration,
-    /// Tasks deferred, summed over the steps.
+    /// Deferrals summed over the steps (task-steps: a task waiting through `n` steps counts `n`
+    /// times). For distinct tasks waiting, see [`StepWindow::pending`].
     pub deferred: u64,
     /// Longest single task (profiling only).
     pub longest_task: Duration,
     /// That task's origin (profiling only).
     pub longest_task_origin: Option<String>,
-    /// The five most deferred origins with their counts, most first (profiling only).
+    /// The five most deferred origins with their counts, most first (profiling only; sampled
+    /// beyond 8 deferred tasks a step, see [`Stats::window_deferred_keys`]).
     pub top_deferred: Vec<(String, u64)>,
+    /// Distinct live tasks waiting per priority queue when the window was taken, Kernel first.
+    pub pending: [usize; 5],
 }
 
 impl StepWindow {

@@ -2,12 +2,14 @@
 
 mod common;
 
+use std::cell::Cell;
+use std::rc::Rc;
 use std::time::Duration;
 
-use common::{Log, MS};
+use common::{Log, MS, SECOND};
 use tickstep_kernel::{
-    Clock, FrameLoop, FrameStats, ManualClock, Phase, Priority, Role, ScheduleError, Scheduler,
-    SchedulerConfig,
+    Clock, FrameLoop, FrameStats, Instant, ManualClock, Phase, Priority, Role, ScheduleError,
+    Scheduler, SchedulerConfig,
 };
 
 fn phased(clock: &ManualClock, fl: &FrameLoop, phase: Phase, log: &Log) -> Scheduler {
@@ -157,4 +159,101 @@ fn binding_to_a_second_loop_moves_the_scheduler() {
     assert_eq!(a.steps_taken(), 0);
     b.run_frames(3);
     assert_eq!(b.steps_taken(), 3);
+}
+
+/// `run_for`'s end is inclusive for deadlines, at a frame rate whose frames land on the end
+/// (50 fps) and at one whose frames straddle it (60 fps: 16.666666 ms frames).
+#[test]
+fn run_for_serves_a_deadline_due_exactly_at_its_end() {
+    for fps in [50, 60] {
+        let clock = ManualClock::new();
+        let frames = FrameLoop::new(clock.clone(), Role::Server, fps);
+        let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+        sched.bind(&frames).unwrap();
+        let runs = Rc::new(Cell::new(0));
+        let r = runs.clone();
+        let _job = sched
+            .every(SECOND, move || r.set(r.get() + 1), Priority::Normal)
+            .unwrap();
+        frames.run_for(3 * SECOND);
+        assert_eq!(runs.get(), 3, "{fps} fps: the firing due at 3 s ran");
+        let at_three = clock.now();
+        assert!(at_three >= Instant::ZERO + 3 * SECOND);
+        assert!(
+            at_three < Instant::ZERO + 3 * SECOND + frames.period(),
+            "{fps} fps"
+        );
+        // Going on from there runs no frame twice and keeps the cadence.
+        let before = frames.frame_count();
+        frames.run_for(SECOND);
+        assert_eq!(runs.get(), 4, "{fps} fps");
+        assert!(frames.frame_count() - before <= u64::from(fps) + 1);
+    }
+}
+
+#[test]
+fn run_for_in_slices_serves_what_one_long_run_serves() {
+    let run = |slices: u32| {
+        let clock = ManualClock::new();
+        let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
+        let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+        sched.bind(&frames).unwrap();
+        let runs = Rc::new(Cell::new(0));
+        let r = runs.clone();
+        let _job = sched
+            .every(
+                Duration::from_millis(250),
+                move || r.set(r.get() + 1),
+                Priority::Normal,
+            )
+            .unwrap();
+        // One end, slices up to it, and a last call for the end itself (as Runtime::run_for
+        // does): a slice ends on a frame, which may be just past the end.
+        let end = clock.now() + 6 * SECOND;
+        while clock.now() < end {
+            frames.run_to((clock.now() + 6 * SECOND / slices).min(end));
+        }
+        frames.run_to(end);
+        runs.get()
+    };
+    assert_eq!(run(1), 24);
+    assert_eq!(run(6), 24);
+    assert_eq!(run(24), 24);
+}
+
+#[test]
+fn a_manual_step_serves_a_deadline_equal_to_now() {
+    let clock = ManualClock::new();
+    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    let ran = Rc::new(Cell::new(false));
+    let r = ran.clone();
+    let _t = sched
+        .after(SECOND, move || r.set(true), Priority::Normal)
+        .unwrap();
+    clock.advance(SECOND);
+    sched.step();
+    assert!(ran.get(), "deadline <= now is due");
+}
+
+/// The case that needs the last `run_to(end)`: a one-second slice ends on the frame just past the
+/// hour, and the hourly deadline lies between that slice's end and the hour.
+#[test]
+fn an_hour_in_one_second_slices_serves_the_deadline_at_the_hour() {
+    let clock = ManualClock::new();
+    let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
+    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    sched.bind(&frames).unwrap();
+    let ran = Rc::new(Cell::new(0));
+    let r = ran.clone();
+    let _sweep = sched
+        .every(600 * SECOND, move || r.set(r.get() + 1), Priority::High)
+        .unwrap();
+    let _busy = sched.every(100 * MS, || {}, Priority::Low).unwrap();
+    let end = clock.now() + 3600 * SECOND;
+    while clock.now() < end {
+        frames.run_to((clock.now() + SECOND).min(end));
+    }
+    frames.run_to(end);
+    assert_eq!(ran.get(), 6);
+    assert_eq!(sched.next_deadline(), Some(end + 100 * MS));
 }

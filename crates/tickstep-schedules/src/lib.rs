@@ -147,12 +147,14 @@
 
 mod engine;
 mod error;
+mod firing_limits;
 mod host;
 mod id;
 mod info;
 mod limits;
 mod options;
 mod perms;
+mod queue_runner;
 mod store;
 pub mod testkit;
 mod txn;
@@ -168,6 +170,7 @@ pub use options::{
     Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, OPTION_KEYS, Options,
     Overlap,
 };
+pub use queue_runner::QueueRunner;
 pub use store::{Inspector, StoredSchedule};
 pub use txn::Txn;
 pub use value::Value;

@@ -166,6 +166,8 @@ pub struct Options {
     pub(crate) state: Option<Value>,
     pub(crate) persist: bool,
     pub(crate) player: Option<ObjId>,
+    pub(crate) time_limit: Option<std::time::Duration>,
+    pub(crate) tick_limit: Option<u64>,
 }
 
 impl Default for Options {
@@ -180,6 +182,8 @@ impl Default for Options {
             state: None,
             persist: true,
             player: None,
+            time_limit: None,
+            tick_limit: None,
         }
     }
 }
@@ -189,7 +193,7 @@ impl Default for Options {
 /// ```
 /// assert!(tickstep_schedules::OPTION_KEYS.contains(&"pass_elapsed"));
 /// ```
-pub const OPTION_KEYS: [&str; 9] = [
+pub const OPTION_KEYS: [&str; 11] = [
     "adaptive",
     "catchup",
     "overlap",
@@ -199,6 +203,8 @@ pub const OPTION_KEYS: [&str; 9] = [
     "state",
     "persist",
     "player",
+    "seconds",
+    "ticks",
 ];
 
 impl Options {
@@ -391,6 +397,8 @@ impl Options {
                         _ => return Err(wrong("an integer from 0 to 4294967295")),
                     };
                 }
+                "seconds" => out.time_limit = Some(crate::firing_limits::parse_seconds(value)?),
+                "ticks" => out.tick_limit = Some(crate::firing_limits::parse_ticks(value)?),
                 "state" => out.state = Some(value.clone()),
                 "player" => match *value {
                     Value::Obj(o) => out.player = Some(o),

@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::{ManualClock, SystemClock};
 use tickstep_kernel::{FrameLoop, Kernel, KernelConfig, Priority, Role};
-use tickstep_schedules::{Config, Schedules, World};
+use tickstep_schedules::{Config, Runner, Schedules, World};
 
-use crate::hub::{COMMAND_CYCLE_ORIGIN, Hub, KernelRunner};
+use crate::hub::{EngineRunner, Hub, HubSettings, KernelRunner, RunnerLink};
 use crate::verbs::{OpenWorld, RuntimeWorld, VerbTable};
-use crate::{Runtime, RuntimeClock, RuntimeError};
+use crate::{FiringLimits, Runtime, RuntimeClock, RuntimeError};
 
 /// The command cycle's default period: one 20 ms robot loop.
 ///
@@ -118,6 +118,8 @@ pub struct RuntimeBuilder {
     schedules_tick: Duration,
     firing_priority: Priority,
     world: Box<dyn World>,
+    runner: Option<Box<dyn Runner>>,
+    firing_limits: FiringLimits,
     rng_seed: Option<u64>,
 }
 
@@ -133,6 +135,8 @@ impl Default for RuntimeBuilder {
             schedules_tick: DEFAULT_SCHEDULES_TICK,
             firing_priority: Priority::Normal,
             world: Box::new(OpenWorld),
+            runner: None,
+            firing_limits: FiringLimits::none(),
             rng_seed: None,
         }
     }
@@ -257,6 +261,13 @@ impl RuntimeBuilder {
     /// No command cycle at all: a runtime of kernel tasks and schedules only, which sleeps
     /// through idle time entirely.
     ///
+    /// **Use it for a server with no commands.** The cycle is not skipped on its own: triggers,
+    /// periodic callbacks and sideloaded work live inside the command scheduler, and an empty
+    /// `run()` is how they are polled. An empty cycle costs one kernel job every command period
+    /// plus a step every frame (a 20 ms job keeps the kernel attached, inside its 34 ms wake
+    /// window, so an idle loop never sleeps): about 29 µs per second of an idle 60 fps server
+    /// against 0.15 µs without it (`empty_command_cycle` in `tickstep-bench runtime`).
+    ///
     /// ```
     /// let _b = tickstep::Runtime::builder().without_commands();
     /// ```
@@ -298,6 +309,45 @@ impl RuntimeBuilder {
     #[must_use]
     pub fn world(mut self, world: impl World + 'static) -> Self {
         self.world = Box::new(world);
+        self
+    }
+
+    /// Starts firings through the host's own task system instead of as kernel tasks: the
+    /// "bring your own task system" form (with [`RuntimeBuilder::world`] for your own object
+    /// database). The engine calls `runner.start(firing)` at each firing; the host runs it its
+    /// own way and reports the outcome with [`Runtime::report`](crate::Runtime::report) when it
+    /// ends — never from inside `start`. [`QueueRunner`](crate::schedules::QueueRunner) is the
+    /// ready-made hand-off: `start` queues, the host takes the queue each frame. Verbs
+    /// registered with [`Runtime::verb`](crate::Runtime::verb) are not used then, and the host's
+    /// world alone says which verbs are callable. The runtime still drives the engine (ticks it
+    /// when a deadline comes due, re-arms after each report): no driver loop to write. See the
+    /// `own_host` example.
+    ///
+    /// ```
+    /// use tickstep::schedules::QueueRunner;
+    /// let jobs = QueueRunner::new();
+    /// let rt = tickstep::Runtime::builder().runner(jobs.clone()).in_memory_store().build()?;
+    /// assert_eq!(jobs.pending(), 0);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    #[must_use]
+    pub fn runner(mut self, runner: impl Runner + 'static) -> Self {
+        self.runner = Some(Box::new(runner));
+        self
+    }
+
+    /// The limits every firing runs under unless its schedule has its own
+    /// ([`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits)). Default: none. See
+    /// [`FiringLimits`] for what `seconds` and `ticks` do to sync and async verbs.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let _b = tickstep::Runtime::builder()
+    ///     .firing_limits(tickstep::FiringLimits::none().seconds(Duration::from_secs(30)));
+    /// ```
+    #[must_use]
+    pub fn firing_limits(mut self, limits: FiringLimits) -> Self {
+        self.firing_limits = limits;
         self
     }
 
@@ -362,21 +412,17 @@ impl RuntimeBuilder {
         );
         let commands = tickstep_commands::Scheduler::new(clock.clone());
         let verbs = Rc::new(VerbTable::default());
-        let hub = Hub::new(
-            clock.clone(),
-            kernel.scheduler().clone(),
-            commands,
-            Rc::clone(&verbs),
-            self.firing_priority,
-            self.schedules_tick,
-        );
-
+        let link = RunnerLink::default();
+        let (callable, runner) = match self.runner {
+            Some(host) => (None, EngineRunner::Host(host)),
+            None => (
+                Some(Rc::clone(&verbs)),
+                EngineRunner::Kernel(KernelRunner { hub: link.clone() }),
+            ),
+        };
         let world = RuntimeWorld {
             host: self.world,
-            verbs,
-        };
-        let runner = KernelRunner {
-            hub: Rc::downgrade(&hub),
+            verbs: callable,
         };
         let mut config = Config::default();
         config.tick = self.schedules_tick;
@@ -393,22 +439,28 @@ impl RuntimeBuilder {
         for in_flight in &abandoned {
             engine.abandon(in_flight.run);
         }
-        if hub.engine.set(engine).is_err() {
-            unreachable!("the engine is set once");
-        }
+        let hub = Hub::new(
+            clock.clone(),
+            kernel.scheduler().clone(),
+            commands,
+            engine,
+            verbs,
+            HubSettings {
+                firing_priority: self.firing_priority,
+                schedules_tick: self.schedules_tick,
+                limits: self.firing_limits,
+            },
+        );
+        link.point_at(&hub);
 
         let on_error = Rc::downgrade(&hub);
-        kernel.scheduler().on_error(move |err| {
+        kernel.scheduler().on_error(move |_err| {
             let Some(hub) = on_error.upgrade() else {
                 return;
             };
-            if err.origin() == COMMAND_CYCLE_ORIGIN {
-                hub.fail(RuntimeError::CommandPanicked {
-                    message: err.message().to_owned(),
-                });
-            } else {
-                hub.note_task_panic();
-            }
+            // The command cycle catches its own panics (see `Hub::run_command_cycle`): whatever
+            // reaches the kernel's hook is some other task's.
+            hub.note_task_panic();
         });
         if diagnostics {
             let publish = Rc::downgrade(&hub);
@@ -432,7 +484,7 @@ fn open_store(
     path: PathBuf,
     clock: &RuntimeClock,
     world: RuntimeWorld,
-    runner: KernelRunner,
+    runner: EngineRunner,
     config: Config,
 ) -> Result<Opened, RuntimeError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -16,7 +16,7 @@
 //! therefore an idle kernel: the frame loop sleeps straight to the next deadline, which is what
 //! makes a simulated day take milliseconds.
 
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
@@ -26,9 +26,10 @@ use tickstep_schedules::{Firing, Outcome, Refused, RunId, Runner, Schedules};
 
 use crate::RuntimeClock;
 use crate::error::RuntimeError;
+use crate::firings::{self, FiringLimits, Firings};
 use crate::verbs::{CatchUnwind, Verb, VerbCall, VerbTable, call_sync, outcome_of};
 
-/// The kernel origin label of the command cycle job (how its panics are recognised).
+/// The kernel origin label of the command cycle job (its name in the profiler).
 pub(crate) const COMMAND_CYCLE_ORIGIN: &str = "tickstep commands run()";
 /// The kernel origin label of the schedules tick.
 pub(crate) const SCHEDULES_TICK_ORIGIN: &str = "tickstep schedules tick";
@@ -57,13 +58,16 @@ pub(crate) struct Hub {
     pub(crate) clock: RuntimeClock,
     pub(crate) kernel: Scheduler,
     pub(crate) commands: tickstep_commands::Scheduler,
-    pub(crate) engine: OnceCell<Schedules>,
+    pub(crate) engine: Schedules,
     pub(crate) verbs: Rc<VerbTable>,
     pub(crate) firing_priority: Priority,
+    pub(crate) firings: Firings,
     pub(crate) counters: Counters,
     /// The first failure a `run_*` call has not returned yet.
     failure: RefCell<Option<RuntimeError>>,
     command_job: RefCell<Option<TaskHandle>>,
+    /// The command cycle's period (`None`: built without commands).
+    command_period: Cell<Option<Duration>>,
     /// The armed wake: (Unix nanoseconds it serves, its kernel timer).
     wake: RefCell<Option<(u64, TaskHandle)>>,
     /// When the engine was last ticked, Unix nanoseconds.
@@ -74,25 +78,44 @@ pub(crate) struct Hub {
     last_overload: RefCell<Option<Overload>>,
 }
 
+/// The runtime's settings the hub keeps.
+#[derive(Clone, Copy)]
+pub(crate) struct HubSettings {
+    pub(crate) firing_priority: Priority,
+    pub(crate) schedules_tick: Duration,
+    pub(crate) limits: FiringLimits,
+}
+
 impl Hub {
+    /// The whole hub, engine included. The engine's runner reaches the hub through the
+    /// [`RunnerLink`] the caller made it with, which the caller points here next: the engine is
+    /// opened (fallibly) before the hub exists, and the runner is only called by ticks, which
+    /// start after the link is set.
     pub(crate) fn new(
         clock: RuntimeClock,
         kernel: Scheduler,
         commands: tickstep_commands::Scheduler,
+        engine: Schedules,
         verbs: Rc<VerbTable>,
-        firing_priority: Priority,
-        schedules_tick: Duration,
+        settings: HubSettings,
     ) -> Rc<Hub> {
+        let HubSettings {
+            firing_priority,
+            schedules_tick,
+            limits,
+        } = settings;
         Rc::new(Hub {
             clock,
             kernel,
             commands,
-            engine: OnceCell::new(),
+            engine,
             verbs,
             firing_priority,
+            firings: Firings::new(limits),
             counters: Counters::default(),
             failure: RefCell::new(None),
             command_job: RefCell::new(None),
+            command_period: Cell::new(None),
             wake: RefCell::new(None),
             last_tick: Cell::new(None),
             tick_nanos: u64::try_from(schedules_tick.as_nanos()).unwrap_or(u64::MAX),
@@ -103,7 +126,7 @@ impl Hub {
     }
 
     pub(crate) fn engine(&self) -> &Schedules {
-        self.engine.get().expect("the engine is set while building")
+        &self.engine
     }
 
     /// Records a failure for the next `run_*` return and stops the command cycle (a failed
@@ -136,13 +159,35 @@ impl Hub {
             Priority::High,
         )?;
         *self.command_job.borrow_mut() = Some(job);
+        self.command_period.set(Some(period));
         Ok(())
     }
 
+    /// Starts the command cycle again after a failure stopped it. Returns whether it was
+    /// restarted (false: it is running, or the runtime was built without commands).
+    pub(crate) fn restart_command_cycle(self: &Rc<Self>) -> Result<bool, RuntimeError> {
+        match self.command_period.get() {
+            Some(period) if !self.command_cycle_running() => {
+                self.start_command_cycle(period)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// One command cycle. Its failure is recognised by type here, at the call, not afterwards by
+    /// the kernel's error hook: a command's panic is caught around `run()` (and resumed nowhere:
+    /// it becomes [`RuntimeError::CommandPanicked`]), so no user task, whatever its origin label,
+    /// can be mistaken for the command cycle.
     fn run_command_cycle(self: &Rc<Self>) {
         bump(&self.counters.command_cycles, 1);
-        if let Err(error) = self.commands.run() {
-            self.fail(RuntimeError::Command(error));
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.commands.run()));
+        match run {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => self.fail(RuntimeError::Command(error)),
+            Err(payload) => self.fail(RuntimeError::CommandPanicked {
+                message: tickstep_kernel::panic_message(payload.as_ref()),
+            }),
         }
         self.rearm_schedules();
     }
@@ -156,11 +201,7 @@ impl Hub {
     /// Runs after every settled firing, so the common case — the armed wake is already early
     /// enough — is one heap peek and a comparison in Unix nanoseconds, with no clock read.
     pub(crate) fn rearm_schedules(self: &Rc<Self>) {
-        let Some(next) = self
-            .engine
-            .get()
-            .and_then(Schedules::next_deadline_unix_nanos)
-        else {
+        let Some(next) = self.engine.next_deadline_unix_nanos() else {
             if let Some((_, wake)) = self.wake.borrow_mut().take() {
                 wake.cancel();
             }
@@ -225,14 +266,48 @@ impl Hub {
 
     /// Reports a finished firing to the engine (no borrow held) and re-arms the wake, since an
     /// adaptive verb may just have moved its schedule's deadline.
-    fn settle(self: &Rc<Self>, run: RunId, outcome: Outcome) {
+    pub(crate) fn settle(self: &Rc<Self>, run: RunId, outcome: Outcome) -> bool {
+        self.firings.end(run);
+        self.report(run, outcome)
+    }
+
+    /// [`Hub::settle`] from the firing's own task, which knows its place in the running list.
+    fn settle_tracked(
+        self: &Rc<Self>,
+        run: RunId,
+        outcome: Outcome,
+        state: &firings::FiringState,
+    ) -> bool {
+        self.firings.end_at(state);
+        self.report(run, outcome)
+    }
+
+    /// Hands an outcome to the engine, counts it and re-arms the wake.
+    fn report(self: &Rc<Self>, run: RunId, outcome: Outcome) -> bool {
         let counter = match outcome {
             Outcome::Returned(_) => &self.counters.firings_returned,
             _ => &self.counters.firings_faulted,
         };
-        bump(counter, 1);
-        self.engine().report(run, outcome);
+        let known = self.engine().report(run, outcome);
+        if known {
+            bump(counter, 1);
+        }
         self.rearm_schedules();
+        known
+    }
+
+    /// Kills a running firing: `killed` is reported now, or by a sync verb killing itself when it
+    /// returns. Returns whether `run` was running.
+    pub(crate) fn kill(self: &Rc<Self>, run: RunId) -> bool {
+        match self.firings.kill(run) {
+            None => false,
+            Some(report_now) => {
+                if report_now {
+                    self.settle(run, Outcome::Killed);
+                }
+                true
+            }
+        }
     }
 
     pub(crate) fn on_overload(&self, listener: OverloadListener) {
@@ -257,17 +332,48 @@ impl Hub {
     }
 }
 
+/// The runner the engine starts firings through: the runtime's own (verbs as kernel tasks), or
+/// the host's ([`RuntimeBuilder::runner`](crate::RuntimeBuilder::runner)).
+pub(crate) enum EngineRunner {
+    Kernel(KernelRunner),
+    Host(Box<dyn Runner>),
+}
+
+impl Runner for EngineRunner {
+    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
+        match self {
+            EngineRunner::Kernel(runner) => runner.start(firing),
+            EngineRunner::Host(runner) => runner.start(firing),
+        }
+    }
+}
+
 /// The engine's [`Runner`]: each firing becomes a kernel task (sync verb) or an async kernel task
 /// (async verb) at the runtime's firing priority, isolated by `catch_unwind`, and its outcome is
 /// reported by run id when it ends.
 pub(crate) struct KernelRunner {
-    pub(crate) hub: Weak<Hub>,
+    pub(crate) hub: RunnerLink,
+}
+
+/// How the engine's runner reaches the hub: empty until the hub exists (the engine is built
+/// first, since opening it can fail), then pointed at it once.
+#[derive(Clone, Default)]
+pub(crate) struct RunnerLink(Rc<RefCell<Weak<Hub>>>);
+
+impl RunnerLink {
+    pub(crate) fn point_at(&self, hub: &Rc<Hub>) {
+        *self.0.borrow_mut() = Rc::downgrade(hub);
+    }
+
+    fn get(&self) -> Weak<Hub> {
+        self.0.borrow().clone()
+    }
 }
 
 impl Runner for KernelRunner {
     fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
-        let hub = self
-            .hub
+        let weak = self.hub.get();
+        let hub = weak
             .upgrade()
             .ok_or_else(|| Refused("the runtime has shut down".into()))?;
         let verb = hub.verbs.get(&firing.verb).ok_or_else(|| {
@@ -285,37 +391,54 @@ impl Runner for KernelRunner {
             hub.kernel.clone(),
         );
         let origin = format!("verb {}", firing.verb);
-        let weak = self.hub.clone();
         let tasks = hub.kernel.with_origin(origin);
-        match verb {
+        let tracker = hub.firings.tracker(firing.schedule);
+        let state = Rc::clone(&tracker.state);
+        let task = match verb {
             Verb::Sync(f) => {
-                let _task = tasks.schedule(
+                let kernel = hub.kernel.clone();
+                tasks.schedule(
                     move || {
+                        tracker.state.polls.set(1);
+                        // Measured only under a time limit: a clock read is not free.
+                        let timed = tracker.limits.time_limit().map(|_| kernel.now());
                         let result = call_sync(&*f, &call);
+                        let ran = timed.map_or(Duration::ZERO, |started| kernel.now() - started);
+                        let verdict = firings::sync_verdict(&tracker, ran);
                         if let Some(hub) = weak.upgrade() {
-                            hub.settle(run, outcome_of(result));
+                            let outcome = verdict.unwrap_or_else(|| outcome_of(result));
+                            hub.settle_tracked(run, outcome, &tracker.state);
                         }
                     },
                     hub.firing_priority,
-                );
+                )
             }
             Verb::Async(f) => {
-                let _task = tasks.spawn(
+                let kernel = hub.kernel.clone();
+                tasks.spawn(
                     async move {
-                        let future =
-                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(call)));
-                        let result = match future {
-                            Ok(future) => CatchUnwind(future).await,
-                            Err(payload) => Err(payload),
+                        let verb = async move {
+                            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(call)))
+                            {
+                                Ok(future) => CatchUnwind(future).await,
+                                Err(payload) => Err(payload),
+                            }
+                        };
+                        let outcome = match firings::Limited::new(verb, &tracker, &kernel).await {
+                            Ok(result) => outcome_of(result),
+                            Err(limit) => limit,
                         };
                         if let Some(hub) = weak.upgrade() {
-                            hub.settle(run, outcome_of(result));
+                            hub.settle_tracked(run, outcome, &tracker.state);
                         }
                     },
                     hub.firing_priority,
-                );
+                )
             }
-        }
+        };
+        // Recorded once its task exists; it runs at the earliest in the next drain.
+        hub.firings
+            .register(run, firing, hub.clock.unix_nanos(), state, task);
         Ok(run)
     }
 }

@@ -58,6 +58,30 @@
 //!   ([`VerbCall::schedules`]), schedule commands or kernel tasks; a command may create schedules.
 //!   No borrow of the runtime is held while user code runs.
 //!
+//! # Firings are tasks
+//!
+//! Each firing the runtime runs is a kernel task with limits ([`FiringLimits`]: a runtime-wide
+//! default from [`RuntimeBuilder::firing_limits`], per schedule with
+//! [`Runtime::set_firing_limits`]), listed by [`Runtime::running_firings`] and killed by
+//! [`Runtime::kill_firing`]:
+//!
+//! * **`seconds`** is a wall-clock limit on the runtime's clock (virtual time included). An async
+//!   verb past it is dropped at its next poll; the firing arms one kernel timer at its limit, so a
+//!   verb asleep or waiting is woken then to be dropped. Fault `time_limit`. A sync verb cannot be
+//!   preempted (Rust cannot stop a function mid-call): its run is measured and, past the limit,
+//!   reported `time_limit` after it returns (its return value is discarded, its effects stand).
+//! * **`ticks`** is a poll budget for async verbs: how many times its future may be polled (one
+//!   poll is one kernel task run, at most one per step). The poll past it drops the verb: fault
+//!   `tick_limit`. A sync verb is one poll.
+//! * **Kill** cancels the firing's kernel task (an async verb's future is dropped at once, a
+//!   queued sync verb never runs): fault `killed`. A sync verb that kills its own firing is
+//!   reported `killed` when it returns.
+//!
+//! All three are faults of the schedule like any other: counted toward `max_faults`, shown in
+//! `schedule_info`'s `last_fault`. Per-schedule limits are held in memory by the runtime (set them
+//! again after a restart): the store does not carry them. Cost: one map entry per running firing,
+//! one counter per poll, one kernel timer per firing with a `seconds` limit.
+//!
 //! # Costs
 //!
 //! On top of each layer's own costs: one kernel job per command period; one kernel timer per
@@ -80,8 +104,8 @@
 //!   a schedule loaded from the store whose verb has no code yet fails to start when it comes due
 //!   (a `start_failed` fault, counted towards `max_faults`) rather than being silently skipped.
 //! * **After a command failure** the command cycle stays stopped (the robot program would have
-//!   crashed); kernel tasks and schedules go on, and the host decides whether to carry on or
-//!   shut down.
+//!   crashed) and the `run_*` call returns the error; kernel tasks and schedules go on, and the
+//!   host decides: shut down, or carry on with [`Runtime::restart_commands`].
 //! * **Store default.** The platform data directory ([`default_store_path`]), `./tickstep.db` when
 //!   there is none; [`Store::InMemory`] for tests.
 //! * **Priorities.** The command cycle and the schedules tick run at High (they are the
@@ -96,10 +120,10 @@
 mod builder;
 mod clock;
 mod error;
+mod firings;
 mod hub;
 mod runtime;
 mod verbs;
-mod wait;
 
 pub use tickstep_commands as commands;
 pub use tickstep_kernel as kernel;
@@ -111,9 +135,12 @@ pub use builder::{
 };
 pub use clock::RuntimeClock;
 pub use error::RuntimeError;
-pub use runtime::{Runtime, RuntimeStats};
+pub use firings::{FiringLimits, RunningFiring};
+pub use runtime::{Reporter, Runtime, RuntimeStats};
+/// The kernel's futures, which async verbs await through [`VerbCall`] (re-exported here so a verb
+/// can name them): one implementation for kernel tasks and verbs alike.
+pub use tickstep_kernel::{Sleep, TimedOut, Timeout, WaitUntil, wait_until, yield_now};
 pub use verbs::{OpenWorld, VerbCall, VerbResult};
-pub use wait::{Sleep, WaitUntil};
 
 /// The workspace README's examples, compiled and run as doctests so they cannot go stale.
 #[cfg(doctest)]

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::Clock;
 use tickstep_kernel::{FrameLoop, Kernel, Overload, Scheduler, Stats};
-use tickstep_schedules::Schedules;
+use tickstep_schedules::{Outcome, RunId, ScheduleId, Schedules};
 
 use crate::hub::Hub;
 use crate::verbs::{Verb, VerbCall, VerbFuture, VerbResult};
-use crate::{RuntimeBuilder, RuntimeClock, RuntimeError};
+use crate::{FiringLimits, RunningFiring, RuntimeBuilder, RuntimeClock, RuntimeError};
 
 /// How much virtual or real time one slice of [`Runtime::run_for`] covers: failures are noticed
 /// at the end of the slice they happened in.
@@ -49,6 +49,37 @@ pub struct Runtime {
     kernel: Kernel,
     store_path: Option<PathBuf>,
     abandoned: usize,
+}
+
+/// Reports firing outcomes to a runtime from the host's own task system
+/// ([`Runtime::reporter`]).
+#[derive(Clone)]
+pub struct Reporter {
+    hub: std::rc::Weak<Hub>,
+}
+
+impl Reporter {
+    /// [`Runtime::report`] through this handle; false once the runtime is gone.
+    ///
+    /// ```
+    /// use tickstep::schedules::{Outcome, RunId, Value};
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// assert!(!rt.reporter().report(RunId(1), Outcome::Returned(Value::Int(0))));
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn report(&self, run: RunId, outcome: Outcome) -> bool {
+        self.hub
+            .upgrade()
+            .is_some_and(|hub| hub.settle(run, outcome))
+    }
+}
+
+impl std::fmt::Debug for Reporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reporter")
+            .field("runtime_alive", &(self.hub.strong_count() > 0))
+            .finish()
+    }
 }
 
 /// A snapshot of what a runtime has done ([`Runtime::stats`]).
@@ -255,6 +286,140 @@ impl Runtime {
         self.hub.verbs.insert(name, Verb::Async(Rc::new(boxed)));
     }
 
+    /// Reports the outcome of a firing the host ran itself (with
+    /// [`RuntimeBuilder::runner`](crate::RuntimeBuilder::runner)): the engine records it by run
+    /// id (an adaptive schedule reads its next delay from a returned number), the runtime counts
+    /// it, and the engine's wake is re-armed, since the schedule's next deadline may have moved.
+    /// Returns whether the run was known and running (false for an unknown or already reported
+    /// run, which changes nothing). Not for firings the runtime runs itself (verbs report their
+    /// own outcome), and never from inside the runner's `start`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::kernel::ManualClock;
+    /// use tickstep::schedules::{ObjId, Options, Outcome, QueueRunner, Value};
+    /// let jobs = QueueRunner::new();
+    /// let rt = tickstep::Runtime::builder()
+    ///     .manual_clock(ManualClock::new())
+    ///     .runner(jobs.clone())
+    ///     .in_memory_store()
+    ///     .build()?;
+    /// let mut txn = rt.schedules().begin(ObjId(1));
+    /// txn.schedule_every(ObjId(1), "sweep", 1.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// rt.run_for(Duration::from_secs(1))?;
+    /// let (run, _firing) = jobs.take_started().remove(0);
+    /// assert!(rt.report(run, Outcome::Returned(Value::Int(0))));
+    /// assert!(!rt.report(run, Outcome::Returned(Value::Int(0))), "reported twice");
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn report(&self, run: RunId, outcome: Outcome) -> bool {
+        self.hub.settle(run, outcome)
+    }
+
+    /// A cheap handle that does [`Runtime::report`] from anywhere the host's task system runs —
+    /// a kernel job, a callback — without a reference to the runtime. It does not keep the
+    /// runtime alive: once the runtime is gone, reports return false.
+    ///
+    /// ```
+    /// use tickstep::schedules::{Outcome, RunId, Value, QueueRunner};
+    /// let rt = tickstep::Runtime::builder().runner(QueueRunner::new()).in_memory_store().build()?;
+    /// let reporter = rt.reporter();
+    /// assert!(!reporter.report(RunId(9), Outcome::Returned(Value::Int(0))), "no such run");
+    /// drop(rt);
+    /// assert!(!reporter.report(RunId(1), Outcome::Returned(Value::Int(0))));
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn reporter(&self) -> Reporter {
+        Reporter {
+            hub: Rc::downgrade(&self.hub),
+        }
+    }
+
+    /// The firings running now, oldest run first: schedule id, run id, `target:verb`, when it
+    /// started and how many times its verb was polled. Firings the runtime runs itself (verbs);
+    /// a host runner's are the host's to list.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::kernel::ManualClock;
+    /// use tickstep::schedules::{ObjId, Options, Value};
+    /// let rt = tickstep::Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+    /// rt.async_verb("patrol", |call| async move {
+    ///     call.sleep(Duration::from_secs(60)).await;
+    ///     Ok(Value::Int(0))
+    /// });
+    /// let mut txn = rt.schedules().begin(ObjId(1));
+    /// let id = txn.schedule_every(ObjId(7), "patrol", 10.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// rt.run_for(Duration::from_secs(10))?;
+    /// let running = rt.running_firings();
+    /// assert_eq!((running.len(), running[0].schedule), (1, id));
+    /// assert_eq!(running[0].target_verb(), "#7:patrol");
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn running_firings(&self) -> Vec<RunningFiring> {
+        self.hub.firings.list()
+    }
+
+    /// Kills a running firing: its kernel task is cancelled (an async verb's future is dropped
+    /// at once, a sync verb not yet run never runs) and the schedule records fault `killed`,
+    /// counted toward `max_faults`. A sync verb that kills its own firing is reported `killed`
+    /// when it returns. Returns whether `run` was running.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::kernel::ManualClock;
+    /// use tickstep::schedules::{FaultKind, ObjId, Options, Value};
+    /// let rt = tickstep::Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+    /// rt.async_verb("stuck", |call| async move {
+    ///     call.wait_until(|| false).await;
+    ///     Ok(Value::Int(0))
+    /// });
+    /// let mut txn = rt.schedules().begin(ObjId(1));
+    /// let id = txn.schedule_every(ObjId(1), "stuck", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// rt.run_for(Duration::from_secs(60))?;
+    /// let run = rt.running_firings()[0].run;
+    /// assert!(rt.kill_firing(run));
+    /// assert!(rt.running_firings().is_empty());
+    /// let info = rt.schedules().begin(ObjId(1)).schedule_info(id).unwrap();
+    /// assert_eq!(info.last_fault.unwrap().kind, FaultKind::Killed);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn kill_firing(&self, run: RunId) -> bool {
+        self.hub.kill(run)
+    }
+
+    /// Kills every running firing of `schedule` ([`Runtime::kill_firing`]). Returns how many.
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// assert_eq!(rt.kill_firings_of(tickstep::schedules::ScheduleId::from_raw(1)), 0);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn kill_firings_of(&self, schedule: ScheduleId) -> usize {
+        let runs = self.hub.firings.runs_of(schedule);
+        runs.into_iter().filter(|run| self.hub.kill(*run)).count()
+    }
+
+    /// Gives `schedule`'s firings their own limits, each set limit replacing the runtime's
+    /// default ([`RuntimeBuilder::firing_limits`](crate::RuntimeBuilder::firing_limits)); `None`
+    /// goes back to the default. Held by the runtime in memory: set it again after a restart
+    /// (the store does not carry limits).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::FiringLimits;
+    /// use tickstep::schedules::ScheduleId;
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// rt.set_firing_limits(ScheduleId::from_raw(1), Some(FiringLimits::none().ticks(10)));
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn set_firing_limits(&self, schedule: ScheduleId, limits: Option<FiringLimits>) {
+        self.hub.firings.set_limits(schedule, limits);
+    }
+
     /// Calls `listener` with every kernel overload event (server with diagnostics on).
     ///
     /// ```
@@ -288,8 +453,45 @@ impl Runtime {
         self.hub.command_cycle_running()
     }
 
+    /// Starts the command cycle again after a command failure stopped it (the recovery the
+    /// command layer leaves to the host: a robot program would have crashed and been restarted).
+    /// The failed command is gone, its children were cancelled; other scheduled commands,
+    /// default commands and trigger bindings are polled again from the next command period.
+    /// Returns `Ok(true)` when it restarted, `Ok(false)` when there was nothing to restart (the
+    /// cycle is running, or the runtime was built [without
+    /// commands](crate::RuntimeBuilder::without_commands)).
+    ///
+    /// # Errors
+    ///
+    /// [`RuntimeError::Kernel`] if the kernel refuses the job (it was destroyed by shutdown).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::commands::Command;
+    /// use tickstep::kernel::ManualClock;
+    /// let rt = tickstep::Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
+    /// let flaky = Command::no_requirements()
+    ///     .executing_fallible(|_co| async { Err("sensor unplugged".into()) })
+    ///     .named("read_sensor");
+    /// rt.commands().schedule(&flaky);
+    /// assert!(rt.run_for(Duration::from_secs(1)).is_err()); // the failure is returned...
+    /// assert!(!rt.command_cycle_running());
+    /// assert!(rt.restart_commands()?); // ...and the host decides to carry on
+    /// assert!(rt.command_cycle_running());
+    /// rt.run_for(Duration::from_secs(1))?;
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn restart_commands(&self) -> Result<bool, RuntimeError> {
+        self.hub.restart_command_cycle()
+    }
+
     /// Runs frames until `duration` has passed on the runtime's clock. Idle stretches are slept
     /// through (with a manual clock: skipped at once).
+    ///
+    /// The end is inclusive: every deadline at or before `now + duration` — a kernel timer, a
+    /// schedule's firing, one due exactly at the end included — has run when this returns, as
+    /// with a manual clock advanced to the end and stepped. The call ends on a frame, at most
+    /// one frame past the end when frames do not land on it (60 fps frames are 16.67 ms).
     ///
     /// # Errors
     ///
@@ -317,15 +519,19 @@ impl Runtime {
         loop {
             let now = clock.now();
             if now >= end {
-                return Ok(());
+                break;
             }
-            let slice = (end - now).min(RUN_SLICE);
-            self.frame_loop().run_for(slice);
+            self.frame_loop()
+                .run_to(now.saturating_add(RUN_SLICE).min(end));
             self.after_frames()?;
         }
+        // A slice may end on a frame just past the end: serve what is due by the end itself.
+        self.frame_loop().run_to(end);
+        self.after_frames()
     }
 
-    /// Runs frames until `done()` is true (checked before every frame). With a real clock this is
+    /// Runs frames until `done()` is true (checked before every frame, so no frame runs once it
+    /// holds: work due in the frame that made it true has run, nothing after it). With a real clock this is
     /// the service loop (`done` reads a shutdown flag); with a manual clock make sure `done`
     /// becomes true, or it runs forever.
     ///

@@ -21,7 +21,7 @@ use tickstep_schedules::{
     FaultKind, Firing, ObjId, Outcome, RunId, ScheduleId, Schedules, Value, World,
 };
 
-use crate::wait::{Sleep, WaitUntil};
+use tickstep_kernel::{Sleep, Timeout, WaitUntil};
 
 /// What a verb returns: `Ok(value)` (an adaptive schedule reads a positive number as its next
 /// delay in seconds) or `Err(error value)`, which the schedule counts as a fault.
@@ -177,7 +177,7 @@ impl VerbCall {
     /// }
     /// ```
     pub fn sleep(&self, duration: Duration) -> Sleep {
-        Sleep::new(self.kernel.clone(), duration)
+        self.kernel.sleep(duration)
     }
 
     /// A future that completes when `condition()` is true, re-checked once per step (for async
@@ -192,7 +192,32 @@ impl VerbCall {
     /// }
     /// ```
     pub fn wait_until<F: FnMut() -> bool + Unpin>(&self, condition: F) -> WaitUntil<F> {
-        WaitUntil::new(condition)
+        tickstep_kernel::wait_until(condition)
+    }
+
+    /// [`VerbCall::wait_until`] with a limit: `Ok(())` when the condition became true,
+    /// `Err(TimedOut)` when `limit` passed first (on the runtime's clock).
+    ///
+    /// # Errors
+    ///
+    /// The future's output is [`TimedOut`](crate::TimedOut) when the limit passed first.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep::schedules::Value;
+    /// async fn wait_for_door(call: &tickstep::VerbCall, open: impl Fn() -> bool + Unpin) -> tickstep::VerbResult {
+    ///     match call.wait_until_timeout(open, Duration::from_secs(30)).await {
+    ///         Ok(()) => Ok(Value::Int(1)),
+    ///         Err(_timed_out) => Err(Value::from("the door stayed shut")),
+    ///     }
+    /// }
+    /// ```
+    pub fn wait_until_timeout<F: FnMut() -> bool + Unpin>(
+        &self,
+        condition: F,
+        limit: Duration,
+    ) -> Timeout<WaitUntil<F>> {
+        self.kernel.wait_until_timeout(condition, limit)
     }
 
     pub(crate) fn new(firing: Firing, run: RunId, engine: Schedules, kernel: Scheduler) -> Self {
@@ -224,7 +249,10 @@ pub(crate) fn outcome_of(result: std::thread::Result<VerbResult>) -> Outcome {
         },
         Err(payload) => Outcome::Fault {
             kind: FaultKind::Error,
-            value: Value::Str(format!("panic: {}", panic_message(payload.as_ref()))),
+            value: Value::Str(format!(
+                "panic: {}",
+                tickstep_kernel::panic_message(payload.as_ref())
+            )),
         },
     }
 }
@@ -235,17 +263,6 @@ pub(crate) fn call_sync(
     call: &VerbCall,
 ) -> std::thread::Result<VerbResult> {
     catch_unwind(AssertUnwindSafe(|| verb(call)))
-}
-
-/// The message of a panic payload (`&str` or `String`), or a placeholder.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_owned()
-    }
 }
 
 /// An async verb's future with its panics caught at every poll, so a panicking async verb is a
@@ -296,7 +313,9 @@ impl World for OpenWorld {
 /// (`E_INVARG`) instead of faulting at firing time.
 pub(crate) struct RuntimeWorld {
     pub(crate) host: Box<dyn World>,
-    pub(crate) verbs: Rc<VerbTable>,
+    /// `None` when the host runs firings itself (its own runner): then the host alone says
+    /// which verbs are callable.
+    pub(crate) verbs: Option<Rc<VerbTable>>,
 }
 
 impl World for RuntimeWorld {
@@ -310,7 +329,8 @@ impl World for RuntimeWorld {
         self.host.controls(who, obj)
     }
     fn verb_callable(&self, perms: ObjId, target: ObjId, verb: &str) -> bool {
-        self.verbs.contains(verb) && self.host.verb_callable(perms, target, verb)
+        self.verbs.as_ref().is_none_or(|v| v.contains(verb))
+            && self.host.verb_callable(perms, target, verb)
     }
     fn is_anonymous(&self, obj: ObjId) -> bool {
         self.host.is_anonymous(obj)

@@ -177,6 +177,54 @@ fn a_failing_command_stops_the_command_cycle_and_run_for_returns_the_error() {
 }
 
 #[test]
+fn after_a_command_failure_the_host_can_restart_the_command_cycle() {
+    let rt = runtime();
+    let failing = Command::no_requirements()
+        .executing_fallible(|_co| async { Err("sensor unplugged".into()) })
+        .named("read_sensor");
+    rt.commands().schedule(&failing);
+    assert!(rt.run_for(Duration::from_secs(1)).is_err());
+    assert!(!rt.command_cycle_running());
+    let cycles = rt.stats().command_cycles;
+    rt.run_for(Duration::from_secs(1)).unwrap();
+    assert_eq!(rt.stats().command_cycles, cycles, "stopped until restarted");
+
+    assert!(rt.restart_commands().unwrap());
+    assert!(
+        !rt.restart_commands().unwrap(),
+        "already running: nothing to restart"
+    );
+    let ran = Rc::new(Cell::new(false));
+    let r = ran.clone();
+    let next = Command::no_requirements()
+        .executing(move |_co| {
+            let r = r.clone();
+            async move { r.set(true) }
+        })
+        .named("next");
+    rt.commands().schedule(&next);
+    rt.run_for(Duration::from_secs(1)).unwrap();
+    assert!(ran.get(), "commands run again");
+    assert_eq!(rt.stats().command_cycles, cycles + 50);
+    // A second failure is returned again, and stops the cycle again.
+    rt.commands().schedule(&failing);
+    assert!(rt.run_for(Duration::from_secs(1)).is_err());
+    assert!(!rt.command_cycle_running());
+}
+
+#[test]
+fn restart_commands_on_a_runtime_without_commands_does_nothing() {
+    let rt = Runtime::builder()
+        .manual_clock(ManualClock::new())
+        .without_commands()
+        .in_memory_store()
+        .build()
+        .unwrap();
+    assert!(!rt.restart_commands().unwrap());
+    assert!(!rt.command_cycle_running());
+}
+
+#[test]
 fn a_panicking_command_is_returned_not_swallowed() {
     let rt = runtime();
     let cmd = Command::no_requirements()
@@ -188,6 +236,20 @@ fn a_panicking_command_is_returned_not_swallowed() {
         RuntimeError::CommandPanicked { message } => assert!(message.contains("gear slipped")),
         other => panic!("{other}"),
     }
+}
+
+#[test]
+fn a_user_task_carrying_the_command_cycles_label_is_not_taken_for_it() {
+    let rt = runtime();
+    rt.scheduler()
+        .with_origin("tickstep commands run()")
+        .schedule_detached(|| panic!("not a command"), Priority::Normal);
+    rt.run_for(Duration::from_millis(100)).unwrap();
+    assert!(
+        rt.command_cycle_running(),
+        "a failure is recognised by type, not by label"
+    );
+    assert_eq!(rt.stats().task_panics, 1);
 }
 
 #[test]

@@ -34,6 +34,10 @@ impl Scheduler {
     /// is the starvation test: due timers and every(0) jobs still move into their queues, but only
     /// Kernel-priority work runs.
     ///
+    /// A host passes its own budget when it knows its slack each frame better than the
+    /// frame-aware rule, whose StepEma correction zig-zags for a few dozen frames after a
+    /// sustained load arrives (see the crate docs, "The budget").
+    ///
     /// ```
     /// use std::time::Duration;
     /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
@@ -266,6 +270,8 @@ impl Scheduler {
             last_physics: c.last_frame.physics,
             tasks_run: c.tasks_run,
             tasks_deferred: c.tasks_deferred,
+            pending: std::array::from_fn(|q| core.queues.live(q)),
+            attribution_visits: c.attribution_visits,
             step_ema: core.budget.ema(),
             steps: c.steps,
             window_time: c.window_time,

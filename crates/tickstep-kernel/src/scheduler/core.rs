@@ -83,6 +83,10 @@ pub(crate) struct Counters {
     pub(crate) window_steps: u64,
     pub(crate) window_max: Duration,
     pub(crate) window_deferred: u64,
+    /// Queued entries the last step's deferral attribution looked at.
+    pub(crate) attribution_visits: u64,
+    /// What the last deferral attribution cost: how early the next profiled drain stops.
+    pub(crate) attribution_reserve: Duration,
 }
 
 #[allow(clippy::struct_excessive_bools)] // independent flags, not a state machine
@@ -109,6 +113,9 @@ pub(crate) struct Core {
     waker_pool: Vec<Arc<TaskWaker>>,
     woken: Vec<u64>,
 }
+
+/// Deferred entries a step's origin attribution looks at, at most (see [`Core::defer_from`]).
+pub(crate) const DEFER_SAMPLES: usize = 8;
 
 /// Due timers in one step past which the drain warms the cache ahead of itself.
 const BURST: usize = 1_024;
@@ -463,37 +470,123 @@ impl Core {
     }
 
     /// Budget spent before `queue`: counts what waits there and after it, attributing it to
-    /// origins when profiling.
-    pub(crate) fn defer_from(&mut self, queue: usize) -> u64 {
+    /// origins when profiling. Returns the live count and how many queued entries the
+    /// attribution looked at.
+    ///
+    /// The attribution is capped so that its cost does not grow with the backlog (it runs after
+    /// the budget check, so an uncapped scan made every overloaded step overrun by the length of
+    /// its backlog): up to [`DEFER_SAMPLES`] waiting entries it is exact; beyond that it looks at
+    /// [`DEFER_SAMPLES`] entries evenly spaced over the backlog, front to back (at a phase that
+    /// moves each step), and each stands for its stretch of the backlog. The counts are then an estimate whose total is
+    /// the exact deferred count (a sampled entry that was cancelled gives its share to nobody).
+    pub(crate) fn defer_from(&mut self, queue: usize) -> (u64, u64) {
+        let live = self.queues.live_from(queue) as u64;
+        if !self.profiling || live == 0 {
+            return (live, 0);
+        }
+        let steps = self.counters.steps;
         let Core {
             queues,
             slab,
             profiler,
-            profiling,
             ..
         } = self;
-        if *profiling {
-            for entry in queues.live_entries_from(queue) {
-                let origin = match entry {
-                    QueueEntry::Slot(index) => {
-                        let slot = slab.at(*index);
-                        if slot.cancelled {
-                            continue;
-                        }
-                        if slot.origin == NO_ORIGIN {
-                            slot.origin = profiler.intern_location(slot.location);
-                        }
-                        slot.origin
+        let mut attribute = |entry: &QueueEntry, weight: u64| {
+            let origin = match entry {
+                QueueEntry::Slot(index) => {
+                    let slot = slab.at(*index);
+                    if slot.cancelled {
+                        return;
                     }
-                    QueueEntry::Once(task) => match task.meta() {
-                        (location, NO_ORIGIN) => profiler.intern_location(location),
-                        (_, origin) => origin,
-                    },
-                };
-                profiler.note_deferred(origin);
+                    if slot.origin == NO_ORIGIN {
+                        slot.origin = profiler.intern_location(slot.location);
+                    }
+                    slot.origin
+                }
+                QueueEntry::Once(task) => match task.meta() {
+                    (location, NO_ORIGIN) => profiler.intern_location(location),
+                    (_, origin) => origin,
+                },
+            };
+            profiler.note_deferred(origin, weight);
+        };
+        if live <= DEFER_SAMPLES as u64 && queues.len_from(queue) <= DEFER_SAMPLES {
+            let mut visited = 0;
+            for entry in queues.live_entries_from(queue) {
+                attribute(entry, 1);
+                visited += 1;
+            }
+            return (live, visited);
+        }
+        let raw = queues.len_from(queue) as u64;
+        let samples = DEFER_SAMPLES as u64;
+        // Where in its stretch each sample sits moves from step to step (by the golden ratio), so
+        // a backlog with a period of its own (origins alternating) is not seen through one phase.
+        let stride = (raw / samples).max(1);
+        let offset = (steps.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % stride;
+        // Two passes: first the samples' queue entries are loaded (independent cache misses the
+        // core overlaps), then each is attributed (its closure or slot: more independent misses).
+        // One pass would wait for two misses per sample, one after the other.
+        let mut picked: [Option<(&QueueEntry, u64)>; DEFER_SAMPLES] = [None; DEFER_SAMPLES];
+        let mut touched = 0_usize;
+        for (j, pick) in (0..samples).zip(picked.iter_mut()) {
+            // Sample j stands for the j-th of `samples` equal shares of the live count, and sits
+            // in the j-th equal stretch of the (raw) backlog.
+            let weight = (j + 1) * live / samples - j * live / samples;
+            let position = j * raw / samples + offset;
+            *pick = queues
+                .entry_from(queue, position as usize)
+                .filter(|_| weight > 0)
+                .map(|entry| (entry, weight));
+            if let Some((QueueEntry::Slot(index), _)) = pick {
+                touched ^= *index as usize;
+            } else if let Some((QueueEntry::Once(task), _)) = pick {
+                touched ^= std::ptr::from_ref::<dyn OnceTask>(&**task).cast::<u8>() as usize;
             }
         }
-        queues.live_from(queue) as u64
+        std::hint::black_box(touched);
+        for (entry, weight) in picked.into_iter().flatten() {
+            attribute(entry, weight);
+        }
+        (live, samples)
+    }
+
+    /// Step stages 1 and 2: marks the step running, computes its budget and releases ready work.
+    /// Returns the budget, whether the profiler is on, whether a burst of timers came due, and
+    /// the deadline the profiled drain checks: with the profiler on, a spent budget is followed
+    /// by the deferral attribution, so the drain stops early by what the last one cost and the
+    /// attribution runs inside the budget.
+    pub(crate) fn begin_step(
+        &mut self,
+        explicit: Option<Duration>,
+        start: Instant,
+        frame: FrameReading,
+        wakes: &WakeQueue,
+    ) -> (Duration, bool, bool, Instant) {
+        self.stepping = true;
+        let reattached = std::mem::take(&mut self.attach.reattached);
+        let budget = self.budget.for_step(explicit, start, frame, reattached);
+        let burst = self.release_ready(start, wakes);
+        let reserve = self.counters.attribution_reserve;
+        let profiled = start.saturating_add(budget.saturating_sub(reserve));
+        (budget, self.profiling, burst, profiled)
+    }
+
+    /// Records what the step's deferral attribution looked at and cost: `attributed` is when the
+    /// drain stopped for the budget with the profiler on, and how many entries it looked at.
+    pub(crate) fn note_attribution(
+        &mut self,
+        attributed: Option<(Instant, u64)>,
+        end: Instant,
+        budget: Duration,
+    ) {
+        let c = &mut self.counters;
+        c.attribution_visits = attributed.map_or(0, |(_, visited)| visited);
+        if let Some((stopped, _)) = attributed {
+            // What it cost this time is the next step's reserve, bounded so that a stall in it
+            // (a preempted thread) cannot take most of a later budget.
+            c.attribution_reserve = (end - stopped).min(budget / 4);
+        }
     }
 
     /// Step stage 4: records the finished step.
@@ -529,6 +622,7 @@ impl Core {
             longest_task,
             longest_task_origin,
             top_deferred: self.profiler.window_deferred(5),
+            pending: std::array::from_fn(|q| self.queues.live(q)),
         };
         self.profiler.clear_window();
         window

@@ -20,7 +20,7 @@ use crate::clock_dispatch::AnyClock;
 use crate::{Priority, Scheduler, TaskError};
 
 use super::core::{Core, Front, Next, Outcome, Running, WARM_AHEAD};
-use super::panics::{TaskScope, payload_message, run_task, take_caught};
+use super::panics::{TaskScope, run_task, take_caught};
 use super::profile::NO_ORIGIN;
 use super::profile::location_name;
 use super::slab::Body;
@@ -43,19 +43,16 @@ impl Scheduler {
         // Host code: read with nothing borrowed.
         let frame = source.map(|s| s.read()).unwrap_or_default();
         let start = shared.clock.now();
-        let (budget, profiling, burst) = {
+        let (budget, profiling, burst, profiled_deadline) = {
             let mut core = shared.core.borrow_mut();
             if core.destroyed || core.stepping {
                 return;
             }
-            core.stepping = true;
-            let reattached = std::mem::take(&mut core.attach.reattached);
-            let budget = core.budget.for_step(explicit, start, frame, reattached);
-            let burst = core.release_ready(start, &shared.wakes);
-            (budget, core.profiling, burst)
+            core.begin_step(explicit, start, frame, &shared.wakes)
         };
-        let deadline = start.saturating_add(budget);
-        let deadline_check = shared.clock.deadline(deadline);
+        let deadline_check = shared.clock.deadline(start.saturating_add(budget));
+        // With the profiler on: when the drain stopped for the budget and what it attributed.
+        let mut attributed: Option<(Instant, u64)> = None;
         let _scope = TaskScope::enter();
         let _stepping = SteppingGuard(shared);
         let zones = crate::zones::profiler_zones();
@@ -92,12 +89,14 @@ impl Scheduler {
                         // With the profiler on, the read that ended the last task is fresh; off,
                         // the check reads the clock in its cheapest form.
                         let spent = if profiling {
-                            now >= deadline
+                            now >= profiled_deadline
                         } else {
                             deadline_check.passed()
                         };
                         if spent {
-                            deferred = core.defer_from(queue);
+                            let visited;
+                            (deferred, visited) = core.defer_from(queue);
+                            attributed = profiling.then_some((now, visited));
                             break 'drain;
                         }
                     }
@@ -136,6 +135,7 @@ impl Scheduler {
             None => shared.clock.now(),
         };
         core.counters.tasks_run += ran;
+        core.note_attribution(attributed, end, budget);
         core.finish_step(end - start, budget, frame, deferred);
         core.refresh_attachment(end, shared.wakes.is_pending());
     }
@@ -211,7 +211,7 @@ impl Scheduler {
             .name(origin)
             .map_or_else(|| location_name(location), str::to_owned);
         let error = TaskError {
-            message: payload_message(&**payload),
+            message: crate::panic_message(&**payload),
             origin,
             panic_location,
             priority,
@@ -227,7 +227,7 @@ impl Scheduler {
                 tracing::error!(
                     target: "tickstep_kernel",
                     "an on_error handler panicked: {}",
-                    payload_message(&*hook_panic)
+                    crate::panic_message(&*hook_panic)
                 );
             }
         }

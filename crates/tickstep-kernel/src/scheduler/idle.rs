@@ -53,6 +53,30 @@ impl Core {
                 .is_some_and(|d| d <= now.saturating_add(WAKE_WINDOW))
     }
 
+    /// After new work arrived or a task was cancelled: a bound scheduler that is detached may need
+    /// to reattach or move its wake. One flag test on the hot path (an attached or unbound
+    /// scheduler has nothing to refresh); the clock is read only on the cold path.
+    #[inline]
+    pub(crate) fn refresh_if_detached(
+        &mut self,
+        clock: &crate::clock_dispatch::AnyClock,
+        wakes: &super::wake::WakeQueue,
+    ) {
+        if !self.attach.attached && self.attach.bound.is_some() {
+            self.refresh_cold(clock, wakes);
+        }
+    }
+
+    #[cold]
+    fn refresh_cold(
+        &mut self,
+        clock: &crate::clock_dispatch::AnyClock,
+        wakes: &super::wake::WakeQueue,
+    ) {
+        use crate::clock::Clock;
+        self.refresh_attachment(clock.now(), wakes.is_pending());
+    }
+
     /// Attaches or detaches a bound scheduler by the runnable-work rule, rearming the wake.
     pub(crate) fn refresh_attachment(&mut self, now: Instant, wakes_pending: bool) {
         if self.attach.bound.is_none() || self.destroyed {

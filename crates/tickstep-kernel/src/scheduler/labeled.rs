@@ -73,6 +73,23 @@ impl Labeled<'_> {
         self.scheduler.handle(key)
     }
 
+    /// [`Scheduler::schedule_detached`] under this label.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// sched.with_origin("job").schedule_detached(|| {}, Priority::Low);
+    /// ```
+    #[track_caller]
+    pub fn schedule_detached(&self, f: impl FnOnce() + 'static, priority: Priority) {
+        self.scheduler
+            .submit_once(f, priority, self.label.as_deref());
+    }
+
     /// [`Scheduler::after`] under this label.
     ///
     /// # Errors

@@ -70,14 +70,3 @@ pub(crate) fn take_caught() -> (Option<String>, Backtrace) {
         None => (None, Backtrace::disabled()),
     }
 }
-
-/// The panic message: the `&str` or `String` payload, else a placeholder.
-pub(crate) fn payload_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "Box<dyn Any>".to_owned()
-    }
-}

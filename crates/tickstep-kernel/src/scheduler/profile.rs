@@ -126,8 +126,10 @@ impl Profiler {
         }
     }
 
-    pub(crate) fn note_deferred(&mut self, origin: u32) {
-        self.origins[origin as usize].window_deferred += 1;
+    /// Counts `weight` deferrals against `origin` (more than one when a sampled entry stands for
+    /// a stretch of the backlog).
+    pub(crate) fn note_deferred(&mut self, origin: u32, weight: u64) {
+        self.origins[origin as usize].window_deferred += weight;
     }
 
     /// Hottest origins by total time.

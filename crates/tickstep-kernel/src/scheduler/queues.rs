@@ -183,6 +183,23 @@ impl Queues {
         })
     }
 
+    /// Entries in `queue` and every queue after it, cancelled ones included.
+    pub(crate) fn len_from(&self, queue: usize) -> usize {
+        self.queues[queue..].iter().map(VecDeque::len).sum()
+    }
+
+    /// The entry `position` places from the front of `queue`, counting on through the queues
+    /// after it (cancelled entries included). O(1) per queue.
+    pub(crate) fn entry_from(&self, queue: usize, mut position: usize) -> Option<&QueueEntry> {
+        for q in &self.queues[queue..] {
+            if position < q.len() {
+                return q.get(position);
+            }
+            position -= q.len();
+        }
+        None
+    }
+
     /// Entries in `queue`, cancelled ones included (the drain's snapshot counts those too).
     pub(crate) fn len(&self, queue: usize) -> usize {
         self.queues[queue].len()

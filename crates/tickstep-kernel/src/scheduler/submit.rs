@@ -102,11 +102,7 @@ impl Scheduler {
             },
             deadline,
         );
-        if !core.attach.attached && core.attach.bound.is_some() {
-            // Cold path: a detached scheduler may need to reattach or move its wake earlier.
-            let now = shared.clock.now();
-            core.refresh_attachment(now, shared.wakes.is_pending());
-        }
+        core.refresh_if_detached(&shared.clock, &shared.wakes);
         Ok(TaskRef::Slot(key))
     }
 
@@ -130,10 +126,7 @@ impl Scheduler {
             origin,
         });
         let seq = core.queues.push_once(priority, task);
-        if !core.attach.attached && core.attach.bound.is_some() {
-            let now = shared.clock.now();
-            core.refresh_attachment(now, shared.wakes.is_pending());
-        }
+        core.refresh_if_detached(&shared.clock, &shared.wakes);
         TaskRef::Once {
             queue: priority.queue() as u8,
             seq,
@@ -179,6 +172,30 @@ impl Scheduler {
     pub fn schedule(&self, f: impl FnOnce() + 'static, priority: Priority) -> TaskHandle {
         let key = self.submit_once(f, priority, None);
         self.handle(key)
+    }
+
+    /// Fire and forget: [`Scheduler::schedule`] without a handle, for work nobody will cancel.
+    /// (`schedule` returns a `#[must_use]` [`TaskHandle`] because dropping a handle does not
+    /// cancel the task, which surprises readers used to guards; this form says it on purpose.)
+    /// Costs the same as `schedule`.
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let ran = Rc::new(Cell::new(false));
+    /// let r = ran.clone();
+    /// sched.schedule_detached(move || r.set(true), Priority::Low); // no warning, no handle
+    /// sched.step();
+    /// assert!(ran.get());
+    /// ```
+    #[track_caller]
+    pub fn schedule_detached(&self, f: impl FnOnce() + 'static, priority: Priority) {
+        self.submit_once(f, priority, None);
     }
 
     /// Runs `f` once when `delay` has passed (served by the first step at or after the deadline).
@@ -341,6 +358,28 @@ impl Scheduler {
         self.unlabeled().spawn(future, priority)
     }
 
+    /// Fire and forget: [`Scheduler::spawn`] without a handle (see
+    /// [`Scheduler::schedule_detached`]).
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let done = Rc::new(Cell::new(false));
+    /// let d = done.clone();
+    /// sched.spawn_detached(async move { d.set(true) }, Priority::Normal);
+    /// sched.step();
+    /// assert!(done.get());
+    /// ```
+    #[track_caller]
+    pub fn spawn_detached(&self, future: impl Future<Output = ()> + 'static, priority: Priority) {
+        let _detached = self.unlabeled().spawn(future, priority);
+    }
+
     /// A recurring async job: every `interval`, `make` creates a future that runs to completion
     /// across steps. The next deadline is armed only when that future completes, so the job never
     /// overlaps itself (a slow run delays the next, drift-free otherwise).
@@ -449,10 +488,7 @@ impl Scheduler {
                 slot.place = Place::Queued;
                 let priority = slot.priority;
                 core.queues.push(priority, key.index);
-                if !core.attach.attached && core.attach.bound.is_some() {
-                    let now = shared.clock.now();
-                    core.refresh_attachment(now, shared.wakes.is_pending());
-                }
+                core.refresh_if_detached(&shared.clock, &shared.wakes);
                 Ok(())
             }
             Place::Running if !slot.requeue => {

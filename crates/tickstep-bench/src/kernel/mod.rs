@@ -8,6 +8,7 @@
 //! | `timer_cancel_100k` | N `after()` then cancel every handle in shuffled order, per timer | `DelayQueue` insert + `remove` |
 //! | `spawn_run` | N trivial futures spawned, one step polls them, per future | async-executor `LocalExecutor` spawn + `try_tick` |
 //! | `idle_steps` | 1,000 future timers, 120 frames of a server `FrameLoop` | steps taken (goal 0) |
+//! | `overrun_backlog_100k` / `_off` | worst overrun past a 2 ms budget over 600 steps with a 100,000-task backlog, profiler on / off ([`overrun`]) | goal ≤ 10,000 ns |
 //!
 //! The timer measures keep both structures alive across rounds: each round arms N timers on a
 //! scheduler (or `DelayQueue`) that already served the previous rounds, which is a long-lived
@@ -27,12 +28,14 @@ use tokio_util::time::DelayQueue;
 
 use crate::harness::{Measure, Opts, Row, Section, interleave, ns_per_op};
 
+mod overrun;
+
 /// A budget no benchmark batch can exhaust: the measured step must drain everything.
 const UNLIMITED: Duration = Duration::from_secs(3600);
 
 pub(crate) fn run(opts: &Opts) -> Section {
     let rounds = opts.rounds();
-    vec![
+    let mut rows = vec![
         schedule_step(rounds),
         profiler_overhead(rounds),
         timer_fire("timer_fire_100k", 100_000, 0.5, rounds),
@@ -50,7 +53,9 @@ pub(crate) fn run(opts: &Opts) -> Section {
                 "1,000 timers 10-60 s out, 120 frames of a 60 fps server FrameLoop on a ManualClock"
                     .to_owned(),
         },
-    ]
+    ];
+    rows.extend(overrun::rows());
+    rows
 }
 
 /// Tasks per batch in the schedule/step and spawn/run measures.

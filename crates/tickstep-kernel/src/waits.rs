@@ -1,0 +1,352 @@
+//! Futures an async kernel task awaits: [`yield_now`], [`Scheduler::sleep`],
+//! [`Scheduler::sleep_until`], [`wait_until`], [`Scheduler::timeout`] and
+//! [`Scheduler::wait_until_timeout`].
+//!
+//! They read time from the scheduler's [`Clock`](crate::Clock), so they run in virtual time: on
+//! a [`ManualClock`](crate::ManualClock) a frame loop sleeps straight to a sleeping task's
+//! deadline. How each one waits, and what it costs:
+//!
+//! * **yield** wakes its own task and returns `Pending` once: the task runs again on the next step
+//!   (the rest of this step goes on without it). No allocation.
+//! * **sleep** arms one kernel timer at its deadline, at Kernel priority (the timer only wakes the
+//!   task, so the budget never delays the wake; the task itself runs at its own priority on the
+//!   step after). An idle scheduler detaches and wakes for it like for any timer. Dropping the
+//!   future cancels the timer. A deadline past the end of the clock never comes: the future stays
+//!   pending (no timer is armed).
+//! * **wait until** checks its condition at every poll and, while false, asks to be polled on the
+//!   next step: one poll per step while waiting, and the scheduler stays attached (a condition
+//!   has no deadline to sleep to).
+//! * **timeout** polls the inner future, then its own sleep: `Err(TimedOut)` once the deadline has
+//!   passed before the inner future finished.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use crate::clock::Instant;
+use crate::{Priority, Scheduler, TaskHandle};
+
+/// Yields once: the task is polled again on the next step.
+///
+/// A task that loops over a large job yields between batches so each batch fits a step's budget.
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc};
+/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig, yield_now};
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// let batches = Rc::new(Cell::new(0));
+/// let b = batches.clone();
+/// sched.spawn_detached(async move {
+///     for _ in 0..3 {
+///         b.set(b.get() + 1); // one batch
+///         yield_now().await;
+///     }
+/// }, Priority::Low);
+/// sched.step();
+/// assert_eq!(batches.get(), 1);
+/// sched.step();
+/// assert_eq!(batches.get(), 2);
+/// ```
+pub fn yield_now() -> YieldNow {
+    YieldNow { yielded: false }
+}
+
+/// The future of [`yield_now`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless awaited"]
+pub struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        self.yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// Completes when `condition()` is true, checked at every poll (one poll per step while false).
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc};
+/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig, wait_until};
+/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// let (open, entered) = (Rc::new(Cell::new(false)), Rc::new(Cell::new(false)));
+/// let (o, e) = (open.clone(), entered.clone());
+/// sched.spawn_detached(async move {
+///     wait_until(move || o.get()).await;
+///     e.set(true);
+/// }, Priority::Normal);
+/// sched.step();
+/// assert!(!entered.get());
+/// open.set(true);
+/// sched.step();
+/// assert!(entered.get());
+/// ```
+pub fn wait_until<F: FnMut() -> bool + Unpin>(condition: F) -> WaitUntil<F> {
+    WaitUntil { condition }
+}
+
+/// The future of [`wait_until`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct WaitUntil<F> {
+    condition: F,
+}
+
+impl<F: FnMut() -> bool + Unpin> Future for WaitUntil<F> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if (self.condition)() {
+            Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+impl<F> std::fmt::Debug for WaitUntil<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WaitUntil")
+    }
+}
+
+/// A [`Scheduler::timeout`] whose deadline passed before its future finished.
+///
+/// ```
+/// assert_eq!(tickstep_kernel::TimedOut.to_string(), "the deadline passed first");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the deadline passed first")]
+pub struct TimedOut;
+
+/// The future of [`Scheduler::sleep`] and [`Scheduler::sleep_until`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct Sleep {
+    scheduler: Scheduler,
+    deadline: Instant,
+    /// The waker the timer wakes: the latest poll's.
+    waker: Rc<RefCell<Option<Waker>>>,
+    timer: Option<TaskHandle>,
+    /// The deadline is past the end of the clock: never armed, never ready.
+    never: bool,
+}
+
+impl Sleep {
+    /// When this sleep ends.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
+    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// assert_eq!(sched.sleep(Duration::from_secs(2)).deadline().as_nanos(), 2_000_000_000);
+    /// ```
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.scheduler.now() >= self.deadline {
+            if let Some(timer) = self.timer.take() {
+                timer.cancel();
+            }
+            return Poll::Ready(());
+        }
+        *self.waker.borrow_mut() = Some(cx.waker().clone());
+        if self.timer.is_none() && !self.never {
+            let delay = self.deadline - self.scheduler.now();
+            let waker = Rc::clone(&self.waker);
+            let armed = self.scheduler.with_origin("tickstep sleep").after(
+                delay,
+                move || {
+                    if let Some(waker) = waker.borrow_mut().take() {
+                        waker.wake();
+                    }
+                },
+                Priority::Kernel,
+            );
+            match armed {
+                Ok(timer) => self.timer = Some(timer),
+                Err(_) => self.never = true,
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        if let Some(timer) = self.timer.take() {
+            timer.cancel();
+        }
+    }
+}
+
+impl std::fmt::Debug for Sleep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sleep")
+            .field("deadline", &self.deadline)
+            .field("armed", &self.timer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future of [`Scheduler::timeout`]: the inner future's output, or [`TimedOut`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct Timeout<F> {
+    future: Pin<Box<F>>,
+    sleep: Sleep,
+}
+
+impl<F: Future> Future for Timeout<F> {
+    type Output = Result<F::Output, TimedOut>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Poll::Ready(output) = self.future.as_mut().poll(cx) {
+            return Poll::Ready(Ok(output));
+        }
+        match Pin::new(&mut self.sleep).poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(TimedOut)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<F> std::fmt::Debug for Timeout<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Timeout")
+            .field("deadline", &self.sleep.deadline)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Scheduler {
+    /// A future that completes once `duration` has passed on this scheduler's clock (virtual
+    /// time included), measured from this call. See the [module docs](crate::waits) for the cost.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
+    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// sched.bind(&frames)?;
+    /// let woke = Rc::new(Cell::new(false));
+    /// let (s, w) = (sched.clone(), woke.clone());
+    /// sched.spawn_detached(async move {
+    ///     s.sleep(Duration::from_secs(60)).await;
+    ///     w.set(true);
+    /// }, Priority::Normal);
+    /// frames.run_for(Duration::from_secs(61)); // virtual: returns at once
+    /// assert!(woke.get());
+    /// assert!(sched.stats().steps < 10, "slept through the idle minute");
+    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
+    /// ```
+    pub fn sleep(&self, duration: Duration) -> Sleep {
+        self.sleep_until(self.now().saturating_add(duration))
+    }
+
+    /// A future that completes once this scheduler's clock reaches `deadline` (at once if it
+    /// already has).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let at = sched.now() + Duration::from_secs(5);
+    /// let s = sched.clone();
+    /// let handle = sched.spawn(async move { s.sleep_until(at).await }, Priority::Normal);
+    /// clock.advance(Duration::from_secs(5));
+    /// sched.step(); // the wake timer fires and wakes the task
+    /// sched.step(); // the task runs to its end
+    /// assert_eq!(sched.queue_depths().timers, 0);
+    /// # drop(handle);
+    /// ```
+    pub fn sleep_until(&self, deadline: Instant) -> Sleep {
+        Sleep {
+            scheduler: self.clone(),
+            deadline,
+            waker: Rc::new(RefCell::new(None)),
+            timer: None,
+            never: deadline == Instant::MAX,
+        }
+    }
+
+    /// Runs `future` until it finishes or `duration` passes on this scheduler's clock, whichever
+    /// comes first.
+    ///
+    /// # Errors
+    ///
+    /// The future's output is `Err(`[`TimedOut`]`)` when the deadline passed first (the inner
+    /// future is dropped with the `Timeout`).
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig, TimedOut};
+    /// let clock = ManualClock::new();
+    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let result = Rc::new(Cell::new(None));
+    /// let (s, r) = (sched.clone(), result.clone());
+    /// sched.spawn_detached(async move {
+    ///     let slow = s.sleep(Duration::from_secs(10));
+    ///     r.set(Some(s.timeout(Duration::from_secs(1), slow).await));
+    /// }, Priority::Normal);
+    /// sched.step();
+    /// clock.advance(Duration::from_secs(1));
+    /// sched.step();
+    /// sched.step();
+    /// assert_eq!(result.get(), Some(Err(TimedOut)));
+    /// ```
+    pub fn timeout<F: Future>(&self, duration: Duration, future: F) -> Timeout<F> {
+        Timeout {
+            future: Box::pin(future),
+            sleep: self.sleep(duration),
+        }
+    }
+
+    /// [`wait_until`] with a limit: `Ok(())` when `condition()` became true, `Err(TimedOut)` when
+    /// `duration` passed first.
+    ///
+    /// # Errors
+    ///
+    /// As [`Scheduler::timeout`].
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let result = Rc::new(Cell::new(None));
+    /// let (s, r) = (sched.clone(), result.clone());
+    /// sched.spawn_detached(async move {
+    ///     r.set(Some(s.wait_until_timeout(|| false, Duration::from_millis(50)).await.is_ok()));
+    /// }, Priority::Normal);
+    /// for _ in 0..5 {
+    ///     sched.step();
+    ///     clock.advance(Duration::from_millis(20));
+    /// }
+    /// assert_eq!(result.get(), Some(false));
+    /// ```
+    pub fn wait_until_timeout<F: FnMut() -> bool + Unpin>(
+        &self,
+        condition: F,
+        duration: Duration,
+    ) -> Timeout<WaitUntil<F>> {
+        self.timeout(duration, wait_until(condition))
+    }
+}

@@ -1,0 +1,201 @@
+//! The profiler's deferral attribution keeps the budget honest: its work is capped whatever the
+//! backlog, its counts still add up to the exact deferred total, and what it costs is reserved
+//! inside the next step's budget.
+
+mod common;
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use common::{MS, server};
+use tickstep_kernel::clock::{Clock, Instant};
+use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+
+const TASK_COST: Duration = Duration::from_micros(50);
+
+/// A backlog of `n` Background jobs of 50 µs (virtual) each, half from origin "even" and half
+/// from "odd"; each job re-queues a copy of itself, so the backlog never shrinks.
+fn backlog(clock: &ManualClock, sched: &Scheduler, n: usize) {
+    fn job(clock: &ManualClock, sched: &Scheduler, label: &'static str) {
+        let (c, s) = (clock.clone(), sched.clone());
+        sched.with_origin(label).schedule_detached(
+            move || {
+                c.advance(TASK_COST);
+                job(&c, &s, label);
+            },
+            Priority::Background,
+        );
+    }
+    for i in 0..n {
+        job(clock, sched, if i % 2 == 0 { "even" } else { "odd" });
+    }
+}
+
+#[test]
+fn attribution_work_does_not_grow_with_the_backlog() {
+    let mut visits = Vec::new();
+    for n in [100, 1_000, 10_000, 100_000] {
+        let (clock, sched) = server();
+        backlog(&clock, &sched, n);
+        for _ in 0..3 {
+            sched.step_with_budget(MS);
+            let stats = sched.stats();
+            // The step stops at the first check past the budget: at most one task's cost over.
+            assert!(stats.last_step <= MS + TASK_COST, "{:?}", stats.last_step);
+            // 20 ran and queued their copies: n wait, counted exactly (never sampled).
+            assert_eq!(stats.tasks_deferred as usize, n);
+            assert_eq!(
+                stats.pending[4], n,
+                "distinct tasks waiting (re-queued ones included)"
+            );
+            visits.push(stats.attribution_visits);
+        }
+    }
+    assert!(
+        visits.iter().all(|&v| v == 8),
+        "the same bounded work at every backlog size: {visits:?}"
+    );
+}
+
+#[test]
+fn a_small_backlog_is_attributed_exactly() {
+    let (clock, sched) = server();
+    backlog(&clock, &sched, 8);
+    sched.step_with_budget(3 * TASK_COST); // 3 ran (and queued copies of themselves): 8 wait
+    let stats = sched.stats();
+    assert_eq!(stats.attribution_visits, 8);
+    assert_eq!(
+        stats.window_deferred_keys,
+        [("even".to_owned(), 4), ("odd".to_owned(), 4)]
+    );
+}
+
+#[test]
+fn sampled_counts_add_up_to_the_exact_deferred_total() {
+    let (clock, sched) = server();
+    backlog(&clock, &sched, 10_000);
+    for _ in 0..60 {
+        sched.step_with_budget(MS);
+    }
+    let window = sched.take_step_window();
+    let attributed: u64 = window.top_deferred.iter().map(|(_, n)| n).sum();
+    assert_eq!(attributed, window.deferred, "{:?}", window.top_deferred);
+    assert_eq!(window.deferred, 60 * 10_000);
+    // Half the backlog came from each origin, alternating; samples at a moving phase see that.
+    for (origin, count) in &window.top_deferred {
+        let share = *count as f64 / window.deferred as f64;
+        assert!((0.4..=0.6).contains(&share), "{origin}: {share}");
+    }
+    assert_eq!(window.pending, [0, 0, 0, 0, 10_000]);
+}
+
+/// A cost model: every clock read costs `per_read` of virtual time (the attribution's one read
+/// is then its measured cost).
+struct CostClock {
+    inner: ManualClock,
+    per_read: Duration,
+}
+
+impl Clock for CostClock {
+    fn now(&self) -> Instant {
+        self.inner.advance(self.per_read);
+        self.inner.now()
+    }
+    fn unix_nanos(&self) -> u64 {
+        self.inner.unix_nanos()
+    }
+    fn sleep_until(&self, deadline: Instant) {
+        self.inner.sleep_until(deadline);
+    }
+}
+
+#[test]
+fn the_attributions_cost_is_reserved_inside_the_next_budget() {
+    let clock = ManualClock::new();
+    let sched = Scheduler::new(
+        Rc::new(CostClock {
+            inner: clock.clone(),
+            per_read: Duration::from_micros(10),
+        }),
+        SchedulerConfig::server(),
+    );
+    let ran = Rc::new(Cell::new(0));
+    let queue = |sched: &Scheduler| {
+        for _ in 0..1_000 {
+            let (c, r) = (clock.clone(), ran.clone());
+            sched.schedule_detached(
+                move || {
+                    c.advance(Duration::from_micros(90));
+                    r.set(r.get() + 1);
+                },
+                Priority::Low,
+            );
+        }
+    };
+    queue(&sched);
+    let budget = Duration::from_micros(1_005);
+    sched.step_with_budget(budget);
+    let first = ran.replace(0);
+    assert!(sched.stats().attribution_visits > 0);
+    // Each task costs 90 µs plus the 10 µs read that ends it. With nothing reserved the first
+    // step checks 1,000 µs < 1,005 µs after ten tasks and runs an eleventh. Its attribution cost
+    // one read (10 µs), so the next step stops 10 µs earlier: after ten.
+    assert_eq!(first, 11);
+    sched.step_with_budget(budget);
+    assert_eq!(ran.get(), 10);
+    // Ten tasks (1,000 µs) and the attribution's one read: the task that ended at 1,000 µs
+    // started before the reserved deadline, and nothing after it ran past the budget's reach.
+    assert_eq!(sched.stats().last_step, Duration::from_micros(1_010));
+}
+
+#[test]
+fn with_the_profiler_off_nothing_is_visited() {
+    let clock = ManualClock::new();
+    let sched = Scheduler::new(
+        clock.clone(),
+        SchedulerConfig::server().profile_tasks(false),
+    );
+    backlog(&clock, &sched, 1_000);
+    sched.step_with_budget(MS);
+    let stats = sched.stats();
+    assert_eq!((stats.attribution_visits, stats.tasks_deferred), (0, 1_000));
+}
+
+/// The second program: a 60 fps server with 5,000 Background jobs of 50 µs queued at
+/// once, the profiler on (its default), stepped by the frame loop. Every step keeps its budget
+/// to within the one job that started before the budget ran out, and the backlog drains.
+#[test]
+fn a_60_fps_server_drains_a_5000_job_backlog_within_its_budget_with_the_profiler_on() {
+    use tickstep_kernel::{Kernel, KernelConfig, Role};
+    let clock = ManualClock::new();
+    let kernel = Kernel::boot(clock.clone(), Role::Server, KernelConfig::default());
+    let sched = kernel.scheduler();
+    assert!(sched.profiles_tasks(), "on by default");
+    let done = Rc::new(Cell::new(0));
+    for _ in 0..5_000 {
+        let (c, d) = (clock.clone(), done.clone());
+        sched.schedule_detached(
+            move || {
+                c.advance(TASK_COST);
+                d.set(d.get() + 1);
+            },
+            Priority::Background,
+        );
+    }
+    let mut frames = 0;
+    while done.get() < 5_000 {
+        kernel.frame_loop().run_frames(1);
+        frames += 1;
+        let stats = sched.stats();
+        assert!(
+            stats.last_step <= stats.last_budget + TASK_COST,
+            "frame {frames}: {:?} > {:?}",
+            stats.last_step,
+            stats.last_budget
+        );
+        assert!(stats.attribution_visits <= 8);
+        assert!(frames < 100, "the backlog drains");
+    }
+    assert_eq!(sched.stats().pending, [0; 5]);
+}
