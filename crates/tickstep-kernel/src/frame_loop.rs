@@ -196,9 +196,10 @@ impl FrameLoop {
     /// Runs frames until `duration` has passed on the clock (frames that overrun their period
     /// make this fewer frames than `duration / period`; idle stretches are slept through).
     ///
-    /// **The end is inclusive for deadlines:** a deadline at or before `now + duration` — one due
-    /// exactly at the end included — has been served when this returns. A deadline is served by
-    /// the first frame at or after it, so when one is due by the end and that frame has not run
+    /// **The end is inclusive for deadlines** (docs/kernel.md §10.9): a deadline at or before
+    /// `now + duration` — one due exactly at the end included — has been served when this
+    /// returns. A deadline is served by the first frame at or after it, so when one is due by the
+    /// end and that frame has not run
     /// yet (the frame at the end instant, or the first one after an end between two frames), it
     /// runs before the call returns, without sleeping past it: the clock rests at that frame, and
     /// the next call goes on from there with no frame run twice. This is also what

@@ -1,6 +1,6 @@
 //! Futures an async kernel task awaits: [`yield_now`], [`Scheduler::sleep`],
 //! [`Scheduler::sleep_until`], [`wait_until`], [`Scheduler::timeout`] and
-//! [`Scheduler::wait_until_timeout`].
+//! [`Scheduler::wait_until_timeout`] (docs/kernel.md §9.5–§9.7).
 //!
 //! They read time from the scheduler's [`Clock`](crate::Clock), so they run in virtual time: on
 //! a [`ManualClock`](crate::ManualClock) a frame loop sleeps straight to a sleeping task's

@@ -1,4 +1,5 @@
-//! The `seconds` and `ticks` options: the limits a runner applies to each firing of a schedule.
+//! The `seconds` and `ticks` options: the limits a runner applies to each firing of a schedule
+//! (docs/schedules.md §5.10).
 //!
 //! The engine does not enforce them — a firing is the runner's task — and does not store them
 //! (the store's schema does not carry them yet): a runner that enforces limits, like the

@@ -1,4 +1,4 @@
-//! [`QueueRunner`]: the [`Runner`] for a host with its own task system.
+//! [`QueueRunner`]: the [`Runner`] for a host with its own task system (docs/schedules.md §7.7).
 //!
 //! The engine calls [`Runner::start`] from inside [`Schedules::tick`](crate::Schedules::tick),
 //! and [`Schedules::report`](crate::Schedules::report) may not be called from inside `start` (the

@@ -1,4 +1,4 @@
-//! Guide: bring your own object database and task system.
+//! Guide: bring your own object database and task system (docs/runtime.md §4.11).
 //!
 //! A world server already has both: objects with owners and verbs in its own database, and a
 //! task system that runs verb code (here, a queue of jobs that take a few frames each, as a

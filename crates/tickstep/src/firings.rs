@@ -1,4 +1,5 @@
-//! Running firings as tasks: their limits, killing them, listing them.
+//! Running firings as tasks: their limits, killing them, listing them (docs/runtime.md
+//! §4.5–§4.10).
 //!
 //! A firing is an ordinary kernel task, and like any task it has limits and can be killed:
 //!

@@ -60,6 +60,8 @@
 //!
 //! # Firings are tasks
 //!
+//! (Specified in docs/runtime.md §4.5–§4.10.)
+//!
 //! Each firing the runtime runs is a kernel task with limits ([`FiringLimits`]: a runtime-wide
 //! default from [`RuntimeBuilder::firing_limits`], per schedule with
 //! [`Runtime::set_firing_limits`]), listed by [`Runtime::running_firings`] and killed by
