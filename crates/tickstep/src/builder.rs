@@ -8,6 +8,7 @@ use tickstep_kernel::clock::{ManualClock, SystemClock};
 use tickstep_kernel::{FrameLoop, Kernel, KernelConfig, Priority, Role};
 use tickstep_schedules::{Config, Schedules, World};
 
+use crate::hosted::{FrameWaits, HostedClock};
 use crate::hub::{COMMAND_CYCLE_ORIGIN, Hub, KernelRunner};
 use crate::verbs::{OpenWorld, RuntimeWorld, VerbTable};
 use crate::{Runtime, RuntimeClock, RuntimeError};
@@ -119,6 +120,8 @@ pub struct RuntimeBuilder {
     firing_priority: Priority,
     world: Box<dyn World>,
     rng_seed: Option<u64>,
+    /// Set by the tokio driver: frames ask the host to wait instead of sleeping the thread.
+    host_waits: Option<FrameWaits>,
 }
 
 impl Default for RuntimeBuilder {
@@ -134,6 +137,7 @@ impl Default for RuntimeBuilder {
             firing_priority: Priority::Normal,
             world: Box::new(OpenWorld),
             rng_seed: None,
+            host_waits: None,
         }
     }
 }
@@ -312,6 +316,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Frames leave their waits in `waits` for an async host to do (see `hosted.rs`).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn host_waits(mut self, waits: FrameWaits) -> Self {
+        self.host_waits = Some(waits);
+        self
+    }
+
     /// Boots the kernel, opens the store and wires the layers together.
     ///
     /// Firings that were in flight when the store was last saved are abandoned (their schedules
@@ -355,11 +366,17 @@ impl RuntimeBuilder {
             );
         }
 
-        let kernel = Kernel::boot(
-            clock.clone(),
-            self.role,
-            KernelConfig::default().fps(self.frame_rate),
-        );
+        let kernel_config = KernelConfig::default().fps(self.frame_rate);
+        let kernel = match self.host_waits {
+            Some(waits) => {
+                let hosted = HostedClock {
+                    clock: clock.clone(),
+                    waits,
+                };
+                Kernel::boot(hosted, self.role, kernel_config)
+            }
+            None => Kernel::boot(clock.clone(), self.role, kernel_config),
+        };
         let commands = tickstep_commands::Scheduler::new(clock.clone());
         let verbs = Rc::new(VerbTable::default());
         let hub = Hub::new(

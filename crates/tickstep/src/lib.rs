@@ -92,8 +92,11 @@
 mod builder;
 mod clock;
 mod error;
+mod hosted;
 mod hub;
 mod runtime;
+#[cfg(feature = "tokio")]
+pub mod tokio_driver;
 mod verbs;
 mod wait;
 
@@ -108,6 +111,8 @@ pub use builder::{
 pub use clock::RuntimeClock;
 pub use error::RuntimeError;
 pub use runtime::{Runtime, RuntimeStats};
+#[cfg(feature = "tokio")]
+pub use tokio_driver::{DriverStopped, RuntimeHandle, TokioDriver};
 pub use verbs::{OpenWorld, VerbCall, VerbResult};
 pub use wait::{Sleep, WaitUntil};
 
