@@ -56,6 +56,17 @@
 //!   ([`VerbCall::schedules`]), schedule commands or kernel tasks; a command may create schedules.
 //!   No borrow of the runtime is held while user code runs.
 //!
+//! # Inside a tokio server (feature `tokio`)
+//!
+//! A network server runs the runtime as a future: `TokioDriver` runs its frames on a
+//! current-thread tokio runtime (in a `LocalSet`), sleeping on tokio's timer between frames so
+//! socket tasks share the thread, and straight to the kernel's next wake when idle (an idle
+//! server runs no frames). A `RuntimeHandle` (`Send`) delivers work from other threads and wakes
+//! an idle runtime; shutdown on a signal or a handle commits the store; with a `ManualClock` the
+//! runtime follows tokio's clock, so tests use tokio's paused clock for virtual time. The
+//! `tokio_driver` module docs say how (threading, wake-ups, shutdown, time); `tickstep serve`
+//! in the CLI is a whole world server built on it.
+//!
 //! # Costs
 //!
 //! On top of each layer's own costs: one kernel job per command period; one kernel timer per

@@ -33,8 +33,10 @@
 //! * **Time.** With the system clock, the driver sleeps with `tokio::time::sleep` for the gap
 //!   between the runtime's clock and the frame it waits for. With a
 //!   [`ManualClock`](crate::kernel::ManualClock) the runtime's clock *follows tokio's*: the driver
-//!   sleeps on tokio's timer for the virtual gap, then sets the manual clock to the instant it
-//!   waited for (or moves it by the tokio time that passed, when woken early). Under tokio's
+//!   sleeps on tokio's timer for the virtual gap, and moves the manual clock by exactly the tokio
+//!   time that passed (before running a submission that arrived early, too, so the submission
+//!   sees the time it arrived at). tokio's timer has millisecond resolution, so frames land on
+//!   whole milliseconds (a 16.67 ms frame becomes 17 ms). Under tokio's
 //!   paused clock (`#[tokio::test(start_paused = true)]`, tokio's `test-util` feature), tokio
 //!   jumps its clock to the next timer whenever every task is waiting, so the runtime, its
 //!   schedules and every `tokio::time` timer of the test share one virtual timeline and an hour
@@ -87,17 +89,23 @@ enum Message {
 /// ```
 /// use std::time::Duration;
 /// use tickstep::{Runtime, TokioDriver};
-/// use tickstep::kernel::Priority;
+/// use tickstep::kernel::{ManualClock, Priority};
 ///
-/// let tokio_rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+/// // A server builds `new_current_thread().enable_all()`; this example runs in virtual time.
+/// let tokio_rt = tokio::runtime::Builder::new_current_thread()
+///     .enable_time()
+///     .start_paused(true)
+///     .build()
+///     .unwrap();
 /// let local = tokio::task::LocalSet::new();
 /// local.block_on(&tokio_rt, async {
-///     let driver = TokioDriver::new(Runtime::builder().without_commands().in_memory_store())?;
+///     let builder = Runtime::builder().manual_clock(ManualClock::new()).without_commands();
+///     let driver = TokioDriver::new(builder.in_memory_store())?;
 ///     let handle = driver.handle();
 ///     let stopper = handle.clone();
-///     driver.runtime().scheduler().after(Duration::from_millis(30), move || stopper.shutdown(),
+///     driver.runtime().scheduler().after(Duration::from_secs(30), move || stopper.shutdown(),
 ///         Priority::Normal)?;
-///     driver.run().await?; // 30 ms of real time, then a clean stop
+///     driver.run().await?; // 30 virtual seconds, then a clean stop
 ///     assert!(handle.submit(|_| {}).is_err());
 ///     Ok::<(), Box<dyn std::error::Error>>(())
 /// })?;
@@ -227,10 +235,13 @@ impl TokioDriver {
     /// driver stops, after committing); [`RuntimeError::Store`] when the final commit fails.
     ///
     /// ```
-    /// # let tokio_rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// # let tokio_rt = tokio::runtime::Builder::new_current_thread().enable_time()
+    /// #     .start_paused(true).build().unwrap();
     /// let driver = tickstep::TokioDriver::new(tickstep::Runtime::builder().in_memory_store())?;
-    /// let stop = tokio::time::sleep(std::time::Duration::from_millis(20));
-    /// tokio::task::LocalSet::new().block_on(&tokio_rt, driver.run_until(stop))?;
+    /// tokio::task::LocalSet::new().block_on(&tokio_rt, async {
+    ///     let stop = tokio::time::sleep(std::time::Duration::from_secs(20)); // or signal::ctrl_c()
+    ///     driver.run_until(stop).await
+    /// })?;
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub async fn run_until(mut self, stop: impl Future) -> Result<(), RuntimeError> {
@@ -247,7 +258,8 @@ impl TokioDriver {
             let next = if main.is_attached() {
                 frame_ran
             } else {
-                main.wake_at().map(|wake| frame_ran.map_or(wake, |f| wake.max(f)))
+                main.wake_at()
+                    .map(|wake| frame_ran.map_or(wake, |f| wake.max(f)))
             };
             let busy = main.is_attached();
             match self.wait(next, busy, stop.as_mut()).await {
@@ -267,7 +279,7 @@ impl TokioDriver {
         mut stop: std::pin::Pin<&mut impl Future>,
     ) -> Waited {
         let clock = self.runtime.clock().clone();
-        let started = tokio::time::Instant::now();
+        let (started, base) = (tokio::time::Instant::now(), clock.now());
         let gap = next.map(|at| gap_until(&clock, at));
         let timer = tokio::time::sleep(gap.unwrap_or(Duration::MAX));
         let mut timer = std::pin::pin!(timer);
@@ -278,17 +290,16 @@ impl TokioDriver {
                 message = self.inbox.recv() => {
                     // The driver holds a sender itself, so `None` cannot happen; treat it as stop.
                     let Some(message) = message else { return Waited::Stop };
+                    // The job sees the time it arrived at, on a manual clock too.
+                    follow_tokio(&clock, base, started.elapsed());
                     match self.deliver(message) {
                         Delivered::Shutdown => return Waited::Stop,
                         Delivered::Ran if busy => {}
-                        Delivered::Ran => {
-                            follow_tokio(&clock, next, started.elapsed(), false);
-                            return Waited::WokenIdle;
-                        }
+                        Delivered::Ran => return Waited::WokenIdle,
                     }
                 }
                 () = &mut timer, if gap.is_some() => {
-                    follow_tokio(&clock, next, started.elapsed(), true);
+                    follow_tokio(&clock, base, started.elapsed());
                     return Waited::Due;
                 }
             }
@@ -319,7 +330,11 @@ impl TokioDriver {
             .schedules()
             .flush()
             .map_err(|source| RuntimeError::Store {
-                path: self.runtime.store_path().map(Path::to_path_buf).unwrap_or_default(),
+                path: self
+                    .runtime
+                    .store_path()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default(),
                 source,
             });
         outcome.and(committed)
@@ -336,20 +351,14 @@ fn gap_until(clock: &crate::RuntimeClock, at: Instant) -> Duration {
     Duration::from_nanos(at.as_nanos().saturating_sub(clock.now().as_nanos()))
 }
 
-/// A manual clock follows tokio's: to the instant waited for when the timer fired, or by the
-/// tokio time that passed when woken early (never past the instant waited for).
-fn follow_tokio(clock: &crate::RuntimeClock, next: Option<Instant>, passed: Duration, fired: bool) {
-    let Some(manual) = clock.manual() else {
-        return;
-    };
-    let now = manual.now();
-    let target = match (next, fired) {
-        (Some(at), true) => at,
-        (Some(at), false) => now.saturating_add(passed).min(at),
-        (None, _) => now.saturating_add(passed),
-    };
-    if target > now {
-        manual.set(target);
+/// A manual clock follows tokio's: it reads `base` (its reading when the wait began) plus the
+/// tokio time that has passed since, and never goes back.
+fn follow_tokio(clock: &crate::RuntimeClock, base: Instant, passed: Duration) {
+    if let Some(manual) = clock.manual() {
+        let target = base.saturating_add(passed);
+        if target > manual.now() {
+            manual.set(target);
+        }
     }
 }
 
@@ -413,7 +422,7 @@ impl RuntimeHandle {
     /// ```
     /// let driver = tickstep::TokioDriver::new(tickstep::Runtime::builder().in_memory_store())?;
     /// driver.handle().wake()?;
-    /// # Ok::<(), tickstep::DriverStopped>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn wake(&self) -> Result<(), DriverStopped> {
         self.sender.send(Message::Wake).map_err(|_| DriverStopped)
