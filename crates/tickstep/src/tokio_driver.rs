@@ -114,6 +114,7 @@ enum Message {
 pub struct TokioDriver {
     runtime: Rc<Runtime>,
     waits: FrameWaits,
+    on_frame: Option<Box<dyn FnMut(&Runtime)>>,
     sender: mpsc::UnboundedSender<Message>,
     inbox: mpsc::UnboundedReceiver<Message>,
 }
@@ -176,6 +177,7 @@ impl TokioDriver {
         Ok(TokioDriver {
             runtime,
             waits,
+            on_frame: None,
             sender,
             inbox,
         })
@@ -206,6 +208,20 @@ impl TokioDriver {
         RuntimeHandle {
             sender: self.sender.clone(),
         }
+    }
+
+    /// Calls `observe` after every frame that ran (not after idle frames), with nothing borrowed:
+    /// where a server records its frame times (e.g. [`FrameLoop::heartbeat_time`]).
+    ///
+    /// [`FrameLoop::heartbeat_time`]: crate::kernel::FrameLoop::heartbeat_time
+    ///
+    /// ```
+    /// let mut driver = tickstep::TokioDriver::new(tickstep::Runtime::builder().in_memory_store())?;
+    /// driver.on_frame(|rt| println!("frame took {:?}", rt.frame_loop().heartbeat_time()));
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn on_frame(&mut self, observe: impl FnMut(&Runtime) + 'static) {
+        self.on_frame = Some(Box::new(observe));
     }
 
     /// Runs frames until a handle calls [`RuntimeHandle::shutdown`]; then commits the store.
@@ -248,8 +264,14 @@ impl TokioDriver {
         let stop = std::pin::pin!(stop);
         let mut stop = stop;
         let outcome = loop {
+            let ran_before = self.runtime.frame_loop().frames_run();
             if let Err(error) = self.runtime.step_frame() {
                 break Err(error);
+            }
+            if self.runtime.frame_loop().frames_run() > ran_before
+                && let Some(observe) = self.on_frame.as_mut()
+            {
+                observe(&self.runtime);
             }
             let frame_ran = self.waits.take();
             let main = self.runtime.scheduler();
