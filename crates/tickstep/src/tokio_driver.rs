@@ -77,6 +77,8 @@ use crate::{Runtime, RuntimeBuilder, RuntimeError};
 
 /// A closure submitted to the runtime's thread.
 type Job = Box<dyn FnOnce(&Runtime) + Send>;
+/// The host's per-frame observer.
+type FrameObserver = Box<dyn FnMut(&Runtime)>;
 
 enum Message {
     Job(Job),
@@ -114,7 +116,7 @@ enum Message {
 pub struct TokioDriver {
     runtime: Rc<Runtime>,
     waits: FrameWaits,
-    on_frame: Option<Box<dyn FnMut(&Runtime)>>,
+    on_frame: Option<FrameObserver>,
     sender: mpsc::UnboundedSender<Message>,
     inbox: mpsc::UnboundedReceiver<Message>,
 }

@@ -50,7 +50,10 @@ impl Bell {
         let body = move |co: tickstep::commands::Coroutine| {
             let (server, ringer, holder) = (weak.clone(), ringer.clone(), Rc::clone(&holder));
             async move {
-                announce(&server, &format!("[bell] DING! {ringer} rings the bell (priority {priority})"));
+                announce(
+                    &server,
+                    &format!("[bell] DING! {ringer} rings the bell (priority {priority})"),
+                );
                 co.wait(RING_TIME).await;
                 announce(&server, &format!("[bell] the bell falls silent ({ringer})"));
                 holder.borrow_mut().take();

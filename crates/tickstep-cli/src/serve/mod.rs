@@ -39,7 +39,7 @@ use crate::say;
 use crate::units::parse_positive_duration;
 use registry::Registry;
 use session::Limits;
-use world::{Principals, Server, ServeWorld};
+use world::{Principals, ServeWorld, Server};
 
 /// Arguments of `tickstep serve`.
 #[derive(Args, Debug)]
@@ -78,8 +78,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<(), String> {
 }
 
 async fn serve(args: &ServeArgs) -> Result<(), String> {
-    let wizard_name =
-        protocol::parse_name(&args.wizard).map_err(|e| format!("--wizard: {e}"))?;
+    let wizard_name = protocol::parse_name(&args.wizard).map_err(|e| format!("--wizard: {e}"))?;
     if args.max_line == 0 {
         return Err("--max-line must be at least 1 byte".to_owned());
     }
@@ -103,7 +102,9 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         principals,
         args.quota,
     )?;
-    server.frames.set_period(driver.runtime().frame_loop().period());
+    server
+        .frames
+        .set_period(driver.runtime().frame_loop().period());
     let recorder = Rc::downgrade(&server);
     driver.on_frame(move |rt| {
         if let Some(server) = recorder.upgrade() {

@@ -188,7 +188,11 @@ fn split_word(text: &str) -> (&str, &str) {
     }
 }
 
-fn required(command: &'static str, text: &str, what: &'static str) -> Result<String, ProtocolError> {
+fn required(
+    command: &'static str,
+    text: &str,
+    what: &'static str,
+) -> Result<String, ProtocolError> {
     if text.is_empty() {
         Err(ProtocolError::Missing { command, what })
     } else {
@@ -196,9 +200,16 @@ fn required(command: &'static str, text: &str, what: &'static str) -> Result<Str
     }
 }
 
-fn seconds_arg(command: &'static str, word: &str, rule: &'static str) -> Result<f64, ProtocolError> {
+fn seconds_arg(
+    command: &'static str,
+    word: &str,
+    rule: &'static str,
+) -> Result<f64, ProtocolError> {
     if word.is_empty() {
-        return Err(ProtocolError::Missing { command, what: rule });
+        return Err(ProtocolError::Missing {
+            command,
+            what: rule,
+        });
     }
     match word.parse::<f64>() {
         Ok(s) if s.is_finite() && s >= 0.0 => Ok(s),
@@ -309,14 +320,32 @@ mod tests {
     fn bad_lines_name_the_value_and_the_rule() {
         let err = |line| parse(line).unwrap_err().to_string();
         assert_eq!(err("dance"), "unknown command \"dance\" (type help)");
-        assert_eq!(err("remind soon hi"), "\"soon\" is not a delay in seconds >= 0");
+        assert_eq!(
+            err("remind soon hi"),
+            "\"soon\" is not a delay in seconds >= 0"
+        );
         assert_eq!(err("remind -1 hi"), "\"-1\" is not a delay in seconds >= 0");
-        assert_eq!(err("remind 5"), "remind needs a text after the seconds (type help)");
-        assert_eq!(err("every 0.01 say hi"), "every needs at least 1 s between firings (got 0.01)");
-        assert_eq!(err("every 5 dance"), "unknown verb \"dance\": schedules may run tell, say or ring");
+        assert_eq!(
+            err("remind 5"),
+            "remind needs a text after the seconds (type help)"
+        );
+        assert_eq!(
+            err("every 0.01 say hi"),
+            "every needs at least 1 s between firings (got 0.01)"
+        );
+        assert_eq!(
+            err("every 5 dance"),
+            "unknown verb \"dance\": schedules may run tell, say or ring"
+        );
         assert_eq!(err("ring 10"), "\"10\" is not a bell priority from 0 to 9");
-        assert_eq!(err("stop 0"), "\"0\" is not a schedule id (a positive whole number)");
-        assert_eq!(err("remind NaN x"), "\"NaN\" is not a delay in seconds >= 0");
+        assert_eq!(
+            err("stop 0"),
+            "\"0\" is not a schedule id (a positive whole number)"
+        );
+        assert_eq!(
+            err("remind NaN x"),
+            "\"NaN\" is not a delay in seconds >= 0"
+        );
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! Hostile input never reaches the world: a line over the cap closes the connection with a
 //! reason; bytes that are not UTF-8 get an error naming the first bad byte and the line is
 //! ignored; a client that never names itself is dropped after the login timeout; a client that
-//! hangs up mid-line loses only that partial line. A client that stops reading is dropped once
-//! [`OUTBOX_LINES`] lines wait for it. None of it touches another connection.
+//! hangs up mid-line loses only that partial line. Replies wait for room in the connection's
+//! queue, so a client flooding commands is slowed to its own reading speed; a line the world
+//! sends by itself (a firing, chat, the bell) that finds [`OUTBOX_LINES`] lines already waiting
+//! drops the connection instead, since it stopped reading. None of it touches another connection.
 
 use std::rc::Rc;
 use std::time::Duration;
@@ -60,7 +62,10 @@ pub(crate) async fn serve(server: Rc<Server>, socket: TcpStream, limits: Limits)
         session.server.logout(who);
     }
     drop(session); // the last sender: the writer flushes what is queued and ends
-    if tokio::time::timeout(FLUSH_GRACE, &mut writer).await.is_err() {
+    if tokio::time::timeout(FLUSH_GRACE, &mut writer)
+        .await
+        .is_err()
+    {
         writer.abort(); // a client that does not read does not hold the task
     }
 }
@@ -77,26 +82,32 @@ struct Session {
 
 impl Session {
     async fn run(&mut self) {
-        if !self.send("hello: this is a tickstep world; type your name (then help)") {
+        if !self
+            .send("hello: this is a tickstep world; type your name (then help)")
+            .await
+        {
             return;
         }
         let deadline = tokio::time::Instant::now() + self.limits.login_timeout;
         loop {
             let Ok(read) = tokio::time::timeout_at(deadline, self.read_line()).await else {
                 let secs = self.limits.login_timeout.as_secs_f64();
-                self.send(&format!("error: no name within {secs} s; goodbye"));
+                self.send(&format!("error: no name within {secs} s; goodbye"))
+                    .await;
                 return;
             };
-            let Some(line) = self.accept(read) else { return };
+            let Some(line) = self.accept(read).await else {
+                return;
+            };
             let Some(line) = line else { continue };
             match protocol::parse_name(&line) {
                 Ok(name) => {
-                    if self.login(&name) {
+                    if self.login(&name).await {
                         break;
                     }
                 }
                 Err(error) => {
-                    if !self.send(&format!("error: {error}")) {
+                    if !self.send(&format!("error: {error}")).await {
                         return;
                     }
                 }
@@ -105,7 +116,9 @@ impl Session {
         let who = self.who.expect("logged in");
         loop {
             let read = self.read_line().await;
-            let Some(line) = self.accept(read) else { return };
+            let Some(line) = self.accept(read).await else {
+                return;
+            };
             let Some(line) = line else { continue };
             let replies = match protocol::parse(&line) {
                 Ok(None) => continue,
@@ -113,7 +126,7 @@ impl Session {
                 Err(error) => (vec![format!("error: {error}")], After::Continue),
             };
             for reply in &replies.0 {
-                if !self.send(reply) {
+                if !self.send(reply).await {
                     return;
                 }
             }
@@ -128,8 +141,11 @@ impl Session {
         }
     }
 
-    fn login(&mut self, name: &str) -> bool {
-        match self.server.login(name, self.outbox.clone(), Rc::clone(&self.kicked)) {
+    async fn login(&mut self, name: &str) -> bool {
+        match self
+            .server
+            .login(name, self.outbox.clone(), Rc::clone(&self.kicked))
+        {
             Ok((who, mail)) => {
                 self.who = Some(who);
                 let role = if self.server.is_wizard(who) {
@@ -137,24 +153,24 @@ impl Session {
                 } else {
                     ""
                 };
-                let mut ok = self.send(&format!("ok: welcome, {name} (#{}){role}", who.0));
-                if !mail.is_empty() {
-                    ok &= self.send(&format!("[mail] {} lines waited for you:", mail.len()));
-                }
+                let mut ok = self
+                    .send(&format!("ok: welcome, {name} (#{}){role}", who.0))
+                    .await;
                 for line in mail {
-                    ok &= self.send(&format!("[mail] {line}"));
+                    ok &= self.send(&format!("[mail] {line}")).await;
                 }
                 ok
             }
             Err(error) => {
-                self.send(&format!("error: {error}"));
+                // Not logged in: the client may try another name.
+                self.send(&format!("error: {error}")).await;
                 false
             }
         }
     }
 
     /// A line as text, `Some(None)` for a line that was refused with a reply, `None` to close.
-    fn accept(&mut self, read: std::io::Result<Read>) -> Option<Option<String>> {
+    async fn accept(&mut self, read: std::io::Result<Read>) -> Option<Option<String>> {
         match read {
             Ok(Read::Line(bytes)) => match String::from_utf8(bytes) {
                 Ok(line) => Some(Some(line)),
@@ -164,14 +180,15 @@ impl Session {
                     let reply = format!(
                         "error: the line is not UTF-8 text (byte 0x{byte:02x} at offset {at}); ignored"
                     );
-                    self.send(&reply).then_some(None)
+                    self.send(&reply).await.then_some(None)
                 }
             },
             Ok(Read::TooLong) => {
                 let max = self.limits.max_line;
                 self.send(&format!(
                     "error: line longer than {max} bytes; closing the connection"
-                ));
+                ))
+                .await;
                 None
             }
             Ok(Read::Closed) | Err(_) => None,
@@ -182,9 +199,11 @@ impl Session {
         read_capped(&mut self.reader, &mut self.buf, self.limits.max_line).await
     }
 
-    /// Queues a line; false when the client is not reading (it is then dropped).
-    fn send(&self, line: &str) -> bool {
-        self.outbox.try_send(line.to_owned()).is_ok()
+    /// Queues a reply, waiting while the queue is full: a client that floods commands faster
+    /// than it reads the replies slows itself down, and only itself. False once the writer has
+    /// gone (the connection is closing).
+    async fn send(&self, line: &str) -> bool {
+        self.outbox.send(line.to_owned()).await.is_ok()
     }
 }
 
@@ -262,10 +281,7 @@ mod tests {
                 Read::Closed
             ]
         );
-        assert_eq!(
-            reads(b"0123456789abcdefXYZ\n", 16).await,
-            [Read::TooLong]
-        );
+        assert_eq!(reads(b"0123456789abcdefXYZ\n", 16).await, [Read::TooLong]);
         assert_eq!(
             reads(b"0123456789abcdef\n", 16).await,
             [Read::Line(b"0123456789abcdef".to_vec()), Read::Closed]

@@ -132,7 +132,8 @@ impl Server {
     fn register_verbs(self: &Rc<Self>) {
         for verb in WorldVerb::ALL {
             let server = Rc::downgrade(self);
-            self.rt.verb(verb.name(), move |call| fire(&server, verb, call));
+            self.rt
+                .verb(verb.name(), move |call| fire(&server, verb, call));
         }
     }
 
@@ -161,7 +162,9 @@ impl Server {
         }
         self.names.borrow_mut().insert(who, name.to_owned());
         self.principals.players.borrow_mut().insert(who);
-        self.online.borrow_mut().insert(who, Online { outbox, kick });
+        self.online
+            .borrow_mut()
+            .insert(who, Online { outbox, kick });
         let mail = self.registry.take_mail(who).map_err(|e| e.to_string())?;
         Ok((who, mail))
     }
@@ -212,7 +215,12 @@ impl Server {
                     verb: WorldVerb::Tell,
                     arg: text,
                 };
-                one(self.create(who, Kind::At(when), &action, &format!("reminds you in {seconds} s")))
+                one(self.create(
+                    who,
+                    Kind::At(when),
+                    &action,
+                    &format!("reminds you in {seconds} s"),
+                ))
             }
             Request::Every { seconds, action } => one(self.create(
                 who,
@@ -282,7 +290,10 @@ impl Server {
     fn stop(&self, who: ObjId, id: ScheduleId) -> String {
         let mut txn = self.rt.schedules().begin(who);
         let owner = txn.schedule_info(id).map(|info| info.owner);
-        match txn.schedule_stop(id).and_then(|stopped| txn.commit().map(|()| stopped)) {
+        match txn
+            .schedule_stop(id)
+            .and_then(|stopped| txn.commit().map(|()| stopped))
+        {
             Ok(true) => {
                 if let Ok(owner) = owner {
                     self.forget(owner, id);
@@ -416,7 +427,11 @@ fn fire(server: &Weak<Server>, verb: WorldVerb, call: &VerbCall) -> VerbResult {
     match verb {
         WorldVerb::Tell => server.tell(firing.player, format!("[#{}] {arg}", id.get())),
         WorldVerb::Say => {
-            server.broadcast(&format!("[#{}] {} says: {arg}", id.get(), server.name(owner)));
+            server.broadcast(&format!(
+                "[#{}] {} says: {arg}",
+                id.get(),
+                server.name(owner)
+            ));
         }
         WorldVerb::Ring => {
             let priority = arg.parse().unwrap_or(0);
