@@ -21,9 +21,10 @@
 //! * **Wake-ups.** A [`RuntimeHandle`] is `Send + Sync + Clone`. [`RuntimeHandle::submit`] and
 //!   [`RuntimeHandle::call`] deliver a closure that runs on the runtime's thread, *between*
 //!   frames, as soon as the thread is free — never inside a frame's budget, never delaying the
-//!   frame grid of a busy runtime. An idle runtime is woken by it and runs a frame at once, so
-//!   kernel tasks, timers and schedules the closure created are noticed without waiting for the
-//!   old wake. [`RuntimeHandle::wake`] does only that last part, for same-thread tasks that used
+//!   frame grid of a busy runtime. An idle runtime is woken by it and runs its next frame at the
+//!   next frame slot (at once when the runtime has idled for longer than a frame), so kernel
+//!   tasks, timers and schedules the closure created are noticed without waiting for the old
+//!   wake. [`RuntimeHandle::wake`] does only that last part, for same-thread tasks that used
 //!   the runtime directly (a connection task that created a schedule).
 //! * **Shutdown.** [`TokioDriver::run_until`] ends when its `stop` future completes (a signal, a
 //!   cancellation token) or a handle calls [`RuntimeHandle::shutdown`]. It then runs the
@@ -152,12 +153,18 @@ pub struct DriverStopped;
 
 /// What one wait between frames ended with.
 enum Waited {
-    /// The frame is due.
+    /// The next frame is due (its time came, or a submission woke an idle runtime).
     Due,
-    /// A submission ran while the runtime was idle: run a frame now.
-    WokenIdle,
-    /// Stop: shutdown requested, stop future done, or every handle gone with nothing to wait for.
+    /// Stop: shutdown requested, or the stop future completed.
     Stop,
+}
+
+/// What to wait for after a frame.
+struct Plan {
+    /// When the next frame is due (`None`: only a submission or the stop ends the wait).
+    until: Option<Instant>,
+    /// While idle: the frame slot a submission brings the wait forward to.
+    slot: Option<Instant>,
 }
 
 impl TokioDriver {
@@ -278,34 +285,39 @@ impl TokioDriver {
             let frame_ran = self.waits.take();
             let main = self.runtime.scheduler();
             // Busy: the next frame is due one period on (the loop's own arithmetic). Idle: the
-            // kernel's wake, and never before that next frame.
-            let next = if main.is_attached() {
-                frame_ran
+            // kernel's wake, and never before that next frame slot.
+            let plan = if main.is_attached() {
+                Plan {
+                    until: frame_ran,
+                    slot: None,
+                }
             } else {
-                main.wake_at()
-                    .map(|wake| frame_ran.map_or(wake, |f| wake.max(f)))
+                Plan {
+                    until: main
+                        .wake_at()
+                        .map(|wake| frame_ran.map_or(wake, |f| wake.max(f))),
+                    slot: frame_ran,
+                }
             };
-            let busy = main.is_attached();
-            match self.wait(next, busy, stop.as_mut()).await {
-                Waited::Due | Waited::WokenIdle => {}
+            match self.wait(plan, stop.as_mut()).await {
+                Waited::Due => {}
                 Waited::Stop => break Ok(()),
             }
         };
         self.finish(outcome)
     }
 
-    /// Waits for `next` on tokio's timer. Submissions run as they arrive; while idle the first
-    /// one ends the wait so a frame runs at once.
-    async fn wait(
-        &mut self,
-        next: Option<Instant>,
-        busy: bool,
-        mut stop: std::pin::Pin<&mut impl Future>,
-    ) -> Waited {
+    /// Waits on tokio's timer until the plan's instant. Submissions run as they arrive; while
+    /// idle the first one brings the wait forward to the frame slot after the last frame (at
+    /// once when that slot has passed), never earlier: the frame loop counts one period per
+    /// frame from its last slot, so running frames ahead of their slots would push its grid
+    /// into the future.
+    async fn wait(&mut self, plan: Plan, mut stop: std::pin::Pin<&mut impl Future>) -> Waited {
         let clock = self.runtime.clock().clone();
         let (started, base) = (tokio::time::Instant::now(), clock.now());
-        let gap = next.map(|at| gap_until(&clock, at));
-        let timer = tokio::time::sleep(gap.unwrap_or(Duration::MAX));
+        let mut until = plan.until;
+        let mut slot = plan.slot;
+        let timer = tokio::time::sleep(until.map_or(Duration::MAX, |at| gap_until(&clock, at)));
         let mut timer = std::pin::pin!(timer);
         loop {
             tokio::select! {
@@ -316,13 +328,19 @@ impl TokioDriver {
                     let Some(message) = message else { return Waited::Stop };
                     // The job sees the time it arrived at, on a manual clock too.
                     follow_tokio(&clock, base, started.elapsed());
-                    match self.deliver(message) {
-                        Delivered::Shutdown => return Waited::Stop,
-                        Delivered::Ran if busy => {}
-                        Delivered::Ran => return Waited::WokenIdle,
+                    if let Delivered::Shutdown = self.deliver(message) {
+                        return Waited::Stop;
+                    }
+                    if let Some(at) = slot.take() {
+                        let gap = gap_until(&clock, at);
+                        if gap.is_zero() {
+                            return Waited::Due;
+                        }
+                        until = Some(at);
+                        timer.as_mut().reset(tokio::time::Instant::now() + gap);
                     }
                 }
-                () = &mut timer, if gap.is_some() => {
+                () = &mut timer, if until.is_some() => {
                     follow_tokio(&clock, base, started.elapsed());
                     return Waited::Due;
                 }

@@ -235,3 +235,26 @@ async fn the_runtime_is_usable_from_same_thread_tasks_between_frames() {
         .unwrap();
     assert_eq!(rings.get(), 5, "fired at 3, 5, 7, 9 and 11 s");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_burst_of_wakes_while_idle_does_not_delay_the_next_firing() {
+    let clock = ManualClock::new();
+    let driver = TokioDriver::new(quiet(&clock)).unwrap();
+    let rings = count_verb(driver.runtime(), "ring");
+    every(driver.runtime(), "ring", 3.0);
+    let handle = driver.handle();
+    let local = tokio::task::LocalSet::new();
+    local.spawn_local(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        // Ten thousand wakes in one instant: far more than one per frame.
+        for _ in 0..10_000 {
+            handle.wake().unwrap();
+            tokio::task::yield_now().await;
+        }
+    });
+    local
+        .run_until(driver.run_until(tokio::time::sleep(Duration::from_millis(3_100))))
+        .await
+        .unwrap();
+    assert_eq!(rings.get(), 1, "the 3 s firing ran on time");
+}

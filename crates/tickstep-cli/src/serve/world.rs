@@ -78,6 +78,8 @@ pub(crate) struct Server {
     pub(crate) bell: Bell,
     pub(crate) commands_handled: Cell<u64>,
     pub(crate) frames: FrameTimes,
+    /// Firings started as of the last `stats`.
+    firings_reported: Cell<u64>,
 }
 
 impl Server {
@@ -108,6 +110,7 @@ impl Server {
             bell,
             commands_handled: Cell::new(0),
             frames: FrameTimes::default(),
+            firings_reported: Cell::new(0),
         });
         server.count_stored_schedules();
         server.register_verbs();
@@ -367,7 +370,8 @@ impl Server {
         let rt = self.rt.stats();
         format!(
             "ok: frames_run={frames} step_p50_us={p50} step_p99_us={p99} step_max_us={max} \
-             overruns={overruns} firings={} live={} online={} commands={}",
+             overruns={overruns} firings_window={} firings={} live={} online={} commands={}",
+            rt.firings_started - self.firings_reported.replace(rt.firings_started),
             rt.firings_started,
             rt.schedules_live,
             self.online.borrow().len(),
