@@ -436,3 +436,25 @@ fn help_documents_the_protocol_on_the_command_line_and_on_the_wire() {
     alice.expect("Protocol (plain lines");
     alice.expect("  every <seconds> <verb> [args]");
 }
+
+#[test]
+fn an_idle_world_runs_no_frames_however_much_its_players_chat() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut wizard = server.login("merlin");
+    let mut alice = server.login("alice");
+    let mut bob = server.login("bob");
+    wizard.ask("stats"); // starts a fresh window
+    for n in 0..50 {
+        assert!(alice.ask("who").starts_with("ok: 3 online"));
+        assert_eq!(alice.ask(&format!("say hello {n}")), "ok: said");
+        bob.expect(&format!("[say] alice says: hello {n}"));
+    }
+    let stats = wizard.ask("stats");
+    assert!(stats.starts_with("ok: frames_run=0 "), "{stats}");
+    // Work for the kernel brings frames back.
+    assert!(alice.ask("remind 0 now").starts_with("ok: schedule #"));
+    alice.expect("[#");
+    let stats = wizard.ask("stats");
+    assert!(!stats.starts_with("ok: frames_run=0 "), "{stats}");
+}
