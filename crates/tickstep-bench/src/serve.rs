@@ -10,10 +10,11 @@
 //! | `firings_per_s` | schedule firings the server started per second during the window (each one a kernel task and a line to its owner) | informational |
 //! | `rss` | the server's resident memory at the end | ≤ 512 MB |
 //!
-//! Full: 1,000 connections, 100 schedules each (100,000 live, `every 20 tell …`, so 5,000
-//! firings/s are due on average), each client sending one command every 100 ms for a 20 s window
-//! that opens when the first schedules come due. `--quick`: 100 connections, 10,000 schedules
-//! every 5 s, a 5 s window — and every note says so. The store
+//! Full: 1,000 connections, 100 schedules each (100,000 live, `every 20–40 s tell …`, intervals
+//! spread so the first firings fall evenly over the window: 5,000 firings/s due on average), each
+//! client sending one command every 100 ms for a 20 s window that opens when the first schedules
+//! come due. `--quick`: 100 connections, 10,000 schedules, a 5 s window — and every note says so.
+//! `TICKSTEP_BENCH_SERVE=connections,each,seconds` tries other sizes. The store
 //! is on tmpfs (`/dev/shm` when present): creation is fsync'd, and the bench measures the server,
 //! not the disk. The server binary is `target/<profile>/tickstep`, built first if missing.
 
@@ -56,6 +57,18 @@ pub(crate) fn run(opts: &Opts) -> Section {
             window: Duration::from_secs(20),
         }
     };
+    // A scale of one's own, for trying the section at other sizes: "connections,each,seconds".
+    let load = std::env::var("TICKSTEP_BENCH_SERVE")
+        .ok()
+        .and_then(|v| {
+            let n: Vec<u64> = v.split(',').filter_map(|x| x.parse().ok()).collect();
+            (n.len() == 3).then(|| Load {
+                connections: n[0] as usize,
+                schedules_each: n[1] as usize,
+                window: Duration::from_secs(n[2]),
+            })
+        })
+        .unwrap_or(load);
     let scale = format!(
         "{}{} connections, {} schedules, {} s window",
         if opts.quick { "QUICK: " } else { "" },
@@ -68,7 +81,9 @@ pub(crate) fn run(opts: &Opts) -> Section {
         .build()
         .expect("a tokio runtime for the clients");
     let local = tokio::task::LocalSet::new();
+    eprintln!("serve: populating the server, then measuring ({scale})");
     let ours = local.block_on(&threads, measure_server(&load));
+    eprintln!("serve: the same clients against a bare echo server");
     let echo = local.block_on(&threads, measure_echo(&load));
     let due = (load.connections * load.schedules_each) as f64 / load.window.as_secs_f64();
     rows(&ours, &echo, due, &scale)
@@ -275,23 +290,28 @@ struct Client {
 }
 
 impl Client {
-    async fn connect(addr: &str) -> Client {
-        let stream = TcpStream::connect(addr).await.expect("connect");
-        stream.set_nodelay(true).expect("nodelay");
-        let (read, write) = stream.into_split();
-        let mut lines = BufReader::new(read).lines();
-        let greeting = tokio::time::timeout(PATIENCE, lines.next_line()).await;
-        assert!(
-            matches!(greeting, Ok(Ok(Some(_)))),
-            "the server greets a new connection"
-        );
-        Client {
-            lines,
-            write,
-            unsolicited: 0,
+    /// Connects as client number `n`. Clients arrive 1 ms apart (a thousand in a second), and
+    /// a connection the server has not greeted within 5 s is retried: a thousand SYNs in the same
+    /// instant can trip the kernel's SYN-flood defence, which loses connections on the client's
+    /// side only — the listener, not the server, is then what would be measured.
+    async fn connect(addr: &str, n: usize) -> Client {
+        tokio::time::sleep(Duration::from_millis(1) * u32::try_from(n).unwrap_or(u32::MAX)).await;
+        for _ in 0..5 {
+            let stream = TcpStream::connect(addr).await.expect("connect");
+            stream.set_nodelay(true).expect("nodelay");
+            let (read, write) = stream.into_split();
+            let mut lines = BufReader::new(read).lines();
+            let greeting = tokio::time::timeout(Duration::from_secs(5), lines.next_line()).await;
+            if matches!(greeting, Ok(Ok(Some(_)))) {
+                return Client {
+                    lines,
+                    write,
+                    unsolicited: 0,
+                };
+            }
         }
+        panic!("the server greeted none of five connections");
     }
-
     /// Sends `line` and returns the first reply that is not a line the server sent by itself.
     async fn ask(&mut self, line: &str) -> String {
         self.write
@@ -315,23 +335,41 @@ impl Client {
 
 async fn measure_server(load: &Load) -> Measured {
     let server = start_server(load.schedules_each);
+    // Whatever goes wrong, the server process is stopped before the bench reports it.
+    match tokio::time::timeout(PATIENCE * 10, drive_server(&server, load)).await {
+        Ok(Ok(measured)) => measured,
+        Ok(Err(failure)) => {
+            drop(server);
+            panic!("serve bench: {failure}");
+        }
+        Err(_) => {
+            drop(server);
+            panic!("serve bench: no result within {:?}", PATIENCE * 10);
+        }
+    }
+}
+
+async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, String> {
     let addr = Rc::new(server.addr.clone());
-    let mut wizard = Client::connect(&addr).await;
+    let mut wizard = Client::connect(&addr, 0).await;
     wizard.ask("bench").await;
     let started = Instant::now();
-    let barrier = Rc::new(tokio::sync::Barrier::new(load.connections + 1));
+    let populated = Rc::new(tokio::sync::Barrier::new(load.connections + 1));
     let go = Rc::new(tokio::sync::Barrier::new(load.connections + 1));
     let mut clients = Vec::new();
     for n in 0..load.connections {
-        let (addr, barrier, go) = (Rc::clone(&addr), Rc::clone(&barrier), Rc::clone(&go));
+        let (addr, populated, go) = (Rc::clone(&addr), Rc::clone(&populated), Rc::clone(&go));
         let (each, window) = (load.schedules_each, load.window);
-        let every = window.as_secs();
         clients.push(tokio::task::spawn_local(async move {
-            let mut client = Client::connect(&addr).await;
+            let mut client = Client::connect(&addr, n).await;
             client.ask(&format!("player{n}")).await;
             let mut first = 0;
             for i in 0..each {
-                let reply = client.ask(&format!("every {every} tell tick {i}")).await;
+                // Intervals spread over [window, 2 x window): the first firings spread evenly
+                // over the measurement window instead of arriving in one burst.
+                let spread = ((n * each + i) % 1000) as f64 / 1000.0;
+                let every = window.as_secs_f64() * (1.0 + spread);
+                let reply = client.ask(&format!("every {every:.3} tell tick {i}")).await;
                 assert!(reply.starts_with("ok: schedule #"), "{reply}");
                 if i == 0 {
                     first = reply[14..]
@@ -341,33 +379,53 @@ async fn measure_server(load: &Load) -> Measured {
                         .expect("an id");
                 }
             }
-            barrier.wait().await;
+            populated.wait().await;
             go.wait().await; // after the wizard's stats reset
             paced_asks(&mut client, &format!("info {first}"), window, n).await
         }));
     }
-    barrier.wait().await;
+    // A client that fails never reaches the barrier: watch for that instead of waiting forever.
+    tokio::select! {
+        _ = populated.wait() => {}
+        failure = first_failure(&mut clients) => return Err(failure),
+    }
     let populate = started.elapsed();
+    eprintln!(
+        "serve: populated in {:.1} s; the window opens when the first schedules come due",
+        populate.as_secs_f64()
+    );
     // The window opens when the first schedules come due (one interval after the first was
-    // made), so every schedule fires about once inside it.
+    // made), so each schedule fires about once inside it.
     tokio::time::sleep(load.window.saturating_sub(populate)).await;
     wizard.ask("stats").await; // resets the server's frame window
     let window_start = Instant::now();
     go.wait().await;
     let mut rtt_ms = Vec::new();
     for client in clients {
-        rtt_ms.extend(client.await.expect("a client task"));
+        rtt_ms.extend(client.await.map_err(|e| format!("a client failed: {e}"))?);
     }
     let window = window_start.elapsed();
-    let final_stats = wizard.ask("stats").await;
-    let stats = parse_stats(&final_stats);
-    let rss_mb = rss_mb(server.child.id());
-    Measured {
+    let stats = parse_stats(&wizard.ask("stats").await);
+    Ok(Measured {
         rtt_ms,
         firings_per_s: stats.firings / window.as_secs_f64(),
         stats,
-        rss_mb,
+        rss_mb: rss_mb(server.child.id()),
         populate,
+    })
+}
+
+/// Resolves with the first client task that ended in a panic (pending while none has).
+async fn first_failure(clients: &mut [tokio::task::JoinHandle<Vec<f64>>]) -> String {
+    loop {
+        for client in clients.iter_mut() {
+            if client.is_finished() {
+                if let Err(error) = client.await {
+                    return format!("a client failed: {error}");
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -409,9 +467,7 @@ fn parse_stats(line: &str) -> Stats {
 
 /// The same clients and pacing against a tokio line echo that does nothing else.
 async fn measure_echo(load: &Load) -> Vec<f64> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr").to_string();
-    listener.set_nonblocking(true).expect("nonblocking");
+    let (bound, addr) = std::sync::mpsc::channel();
     // The echo server runs on its own thread and runtime, as the real server runs in its process.
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = std::thread::spawn(move || {
@@ -421,7 +477,11 @@ async fn measure_echo(load: &Load) -> Vec<f64> {
             .expect("runtime");
         let local = tokio::task::LocalSet::new();
         local.block_on(&threads, async move {
-            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            // tokio's bind asks for the same accept backlog (1,024) as the real server's.
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let _ = bound.send(listener.local_addr().expect("addr").to_string());
             let mut stopped = std::pin::pin!(stopped);
             loop {
                 let socket = tokio::select! {
@@ -449,13 +509,13 @@ async fn measure_echo(load: &Load) -> Vec<f64> {
             }
         });
     });
-    let addr = Rc::new(addr);
+    let addr = Rc::new(addr.recv_timeout(PATIENCE).expect("the echo server binds"));
     let mut clients = Vec::new();
     for n in 0..load.connections {
         let addr = Rc::clone(&addr);
         let window = load.window;
         clients.push(tokio::task::spawn_local(async move {
-            let mut client = Client::connect(&addr).await;
+            let mut client = Client::connect(&addr, n).await;
             client.ask(&format!("player{n}")).await;
             paced_asks(&mut client, "info 1", window, n).await
         }));
