@@ -37,7 +37,7 @@
 //!   sleeps on tokio's timer for the virtual gap, and moves the manual clock by exactly the tokio
 //!   time that passed (before running a submission that arrived early, too, so the submission
 //!   sees the time it arrived at). tokio's timer has millisecond resolution, so frames land on
-//!   whole milliseconds (a 16.67 ms frame becomes 17 ms). Under tokio's
+//!   whole milliseconds (at 60 fps, about 59 frames a virtual second). Under tokio's
 //!   paused clock (`#[tokio::test(start_paused = true)]`, tokio's `test-util` feature), tokio
 //!   jumps its clock to the next timer whenever every task is waiting, so the runtime, its
 //!   schedules and every `tokio::time` timer of the test share one virtual timeline and an hour
@@ -320,12 +320,17 @@ impl TokioDriver {
         let timer = tokio::time::sleep(until.map_or(Duration::MAX, |at| gap_until(&clock, at)));
         let mut timer = std::pin::pin!(timer);
         loop {
-            tokio::select! {
-                biased;
-                _ = stop.as_mut() => return Waited::Stop,
-                message = self.inbox.recv() => {
-                    // The driver holds a sender itself, so `None` cannot happen; treat it as stop.
-                    let Some(message) = message else { return Waited::Stop };
+            match next_event(
+                stop.as_mut(),
+                &mut self.inbox,
+                timer.as_mut(),
+                until.is_some(),
+            )
+            .await
+            {
+                // The driver holds a sender itself, so a closed inbox cannot happen; stop.
+                Event::Stop | Event::Message(None) => return Waited::Stop,
+                Event::Message(Some(message)) => {
                     // The job sees the time it arrived at, on a manual clock too.
                     follow_tokio(&clock, base, started.elapsed());
                     if let Delivered::Shutdown = self.deliver(message) {
@@ -340,7 +345,7 @@ impl TokioDriver {
                         timer.as_mut().reset(tokio::time::Instant::now() + gap);
                     }
                 }
-                () = &mut timer, if until.is_some() => {
+                Event::Timer => {
                     follow_tokio(&clock, base, started.elapsed());
                     return Waited::Due;
                 }
@@ -386,6 +391,36 @@ impl TokioDriver {
 enum Delivered {
     Ran,
     Shutdown,
+}
+
+/// What ended one poll of a wait.
+enum Event {
+    Stop,
+    Message(Option<Message>),
+    Timer,
+}
+
+/// The first of: `stop` done, a message, the timer (when `timed`) — checked in that order. A
+/// hand-written `select!`, so the `tokio` feature needs no proc-macro (tokio's `macros` feature
+/// would rebuild `syn` with its `full` feature, and with it every derive in the workspace).
+fn next_event<'a, S: Future + ?Sized>(
+    mut stop: std::pin::Pin<&'a mut S>,
+    inbox: &'a mut mpsc::UnboundedReceiver<Message>,
+    mut timer: std::pin::Pin<&'a mut tokio::time::Sleep>,
+    timed: bool,
+) -> impl Future<Output = Event> + 'a {
+    std::future::poll_fn(move |cx| {
+        if stop.as_mut().poll(cx).is_ready() {
+            return std::task::Poll::Ready(Event::Stop);
+        }
+        if let std::task::Poll::Ready(message) = inbox.poll_recv(cx) {
+            return std::task::Poll::Ready(Event::Message(message));
+        }
+        if timed && timer.as_mut().poll(cx).is_ready() {
+            return std::task::Poll::Ready(Event::Timer);
+        }
+        std::task::Poll::Pending
+    })
 }
 
 /// How long tokio should sleep until the runtime's clock reads `at`.
