@@ -154,16 +154,34 @@ async fn accept(listener: TcpListener, server: Rc<Server>, limits: Limits) {
     }
 }
 
+/// Completes when either future does (the other is dropped); `a` is polled first. tokio's
+/// `select!` would need its `macros` feature, which rebuilds `syn` with its `full` feature and
+/// every derive after it: a minute of build for two lines of code.
+pub(crate) async fn either(a: impl Future<Output = ()>, b: impl Future<Output = ()>) {
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
+    std::future::poll_fn(|cx| {
+        if a.as_mut().poll(cx).is_ready() || b.as_mut().poll(cx).is_ready() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+}
+
 /// Ctrl-C, or SIGTERM on Unix.
 async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
         if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
+            let interrupted = async {
+                let _ = tokio::signal::ctrl_c().await;
+            };
+            let terminated = async {
+                term.recv().await;
+            };
+            either(interrupted, terminated).await;
             return;
         }
     }

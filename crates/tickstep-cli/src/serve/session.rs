@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufRea
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, mpsc};
 
+use super::either;
 use super::protocol;
 use super::world::{After, OUTBOX_LINES, Server};
 use tickstep::schedules::ObjId;
@@ -53,11 +54,13 @@ pub(crate) async fn serve(server: Rc<Server>, socket: TcpStream, limits: Limits)
         buf: Vec::new(),
         limits,
     };
-    tokio::select! {
-        () = session.run() => {}
-        () = kicked.notified() => {}
-        _ = &mut writer => {}
-    }
+    let kicked_out = async {
+        kicked.notified().await;
+    };
+    let writer_gone = async {
+        let _ = (&mut writer).await;
+    };
+    either(session.run(), either(kicked_out, writer_gone)).await;
     if let Some(who) = session.who {
         session.server.logout(who);
     }
@@ -271,8 +274,15 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn lines_are_split_capped_and_a_partial_line_is_dropped() {
+    #[test]
+    fn lines_are_split_capped_and_a_partial_line_is_dropped() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(lines_are_split_capped());
+    }
+
+    async fn lines_are_split_capped() {
         assert_eq!(
             reads(b"who\r\nsay hi\npartial", 16).await,
             [
