@@ -13,6 +13,7 @@ mod harness;
 mod kernel;
 mod runtime;
 mod schedules;
+mod serve;
 
 use harness::{Opts, SectionFn};
 
@@ -22,6 +23,7 @@ const SECTIONS: &[(&str, SectionFn)] = &[
     ("commands", commands::run),
     ("schedules", schedules::run),
     ("runtime", runtime::run),
+    ("serve", serve::run),
 ];
 
 fn main() {

@@ -2,7 +2,8 @@
 //!
 //! * `tickstep demo` — a small living world on all three layers and the embedded store;
 //! * `tickstep schedules` — an operator's view of a schedule store (list, info, stop);
-//! * `tickstep sim` — the kernel's frame-budget model in virtual time, with an SVG plot.
+//! * `tickstep sim` — the kernel's frame-budget model in virtual time, with an SVG plot;
+//! * `tickstep serve` — a small world server that real clients reach over TCP.
 //!
 //! One module per subcommand; this file only parses and dispatches. Usage errors exit with code 2
 //! (clap's convention), runtime failures with 1.
@@ -11,6 +12,7 @@ mod demo;
 mod plot;
 mod progress;
 mod schedules;
+mod serve;
 mod sim;
 mod store;
 mod units;
@@ -35,6 +37,8 @@ enum Command {
     Schedules(schedules::SchedulesArgs),
     /// Simulate the kernel's frame budget in virtual time (docs/kernel.md §3 and §4).
     Sim(sim::SimArgs),
+    /// Serve a small world over TCP (line text; `nc 127.0.0.1 4000`).
+    Serve(serve::ServeArgs),
 }
 
 /// Prints one line to stdout. A closed pipe (`tickstep ... | head`) is not an error worth a
@@ -59,6 +63,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Schedules(args) => schedules::run(args),
         Command::Sim(args) => sim::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

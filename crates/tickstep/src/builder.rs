@@ -8,6 +8,7 @@ use tickstep_kernel::clock::{ManualClock, SystemClock};
 use tickstep_kernel::{FrameLoop, Kernel, KernelConfig, Priority, Role};
 use tickstep_schedules::{Config, Runner, Schedules, World};
 
+use crate::hosted::{FrameWaits, HostedClock};
 use crate::hub::{EngineRunner, Hub, HubSettings, KernelRunner, RunnerLink};
 use crate::verbs::{OpenWorld, RuntimeWorld, VerbTable};
 use crate::{FiringLimits, Runtime, RuntimeClock, RuntimeError};
@@ -121,6 +122,8 @@ pub struct RuntimeBuilder {
     runner: Option<Box<dyn Runner>>,
     firing_limits: FiringLimits,
     rng_seed: Option<u64>,
+    /// Set by the tokio driver: frames ask the host to wait instead of sleeping the thread.
+    host_waits: Option<FrameWaits>,
 }
 
 impl Default for RuntimeBuilder {
@@ -138,6 +141,7 @@ impl Default for RuntimeBuilder {
             runner: None,
             firing_limits: FiringLimits::none(),
             rng_seed: None,
+            host_waits: None,
         }
     }
 }
@@ -362,6 +366,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Frames leave their waits in `waits` for an async host to do (see `hosted.rs`).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn host_waits(mut self, waits: FrameWaits) -> Self {
+        self.host_waits = Some(waits);
+        self
+    }
+
     /// Boots the kernel, opens the store and wires the layers together.
     ///
     /// Firings that were in flight when the store was last saved are abandoned (their schedules
@@ -405,11 +416,17 @@ impl RuntimeBuilder {
             );
         }
 
-        let kernel = Kernel::boot(
-            clock.clone(),
-            self.role,
-            KernelConfig::default().fps(self.frame_rate),
-        );
+        let kernel_config = KernelConfig::default().fps(self.frame_rate);
+        let kernel = match self.host_waits {
+            Some(waits) => {
+                let hosted = HostedClock {
+                    clock: clock.clone(),
+                    waits,
+                };
+                Kernel::boot(hosted, self.role, kernel_config)
+            }
+            None => Kernel::boot(clock.clone(), self.role, kernel_config),
+        };
         let commands = tickstep_commands::Scheduler::new(clock.clone());
         let verbs = Rc::new(VerbTable::default());
         let link = RunnerLink::default();

@@ -84,6 +84,17 @@
 //! again after a restart): the store does not carry them. Cost: one map entry per running firing,
 //! one counter per poll, one kernel timer per firing with a `seconds` limit.
 //!
+//! # Inside a tokio server (feature `tokio`)
+//!
+//! A network server runs the runtime as a future: `TokioDriver` runs its frames on a
+//! current-thread tokio runtime (in a `LocalSet`), sleeping on tokio's timer between frames so
+//! socket tasks share the thread, and straight to the kernel's next wake when idle (an idle
+//! server runs no frames). A `RuntimeHandle` (`Send`) delivers work from other threads and wakes
+//! an idle runtime; shutdown on a signal or a handle commits the store; with a `ManualClock` the
+//! runtime follows tokio's clock, so tests use tokio's paused clock for virtual time. The
+//! `tokio_driver` module docs say how (threading, wake-ups, shutdown, time); `tickstep serve`
+//! in the CLI is a whole world server built on it.
+//!
 //! # Costs
 //!
 //! On top of each layer's own costs: one kernel job per command period; one kernel timer per
@@ -123,8 +134,11 @@ mod builder;
 mod clock;
 mod error;
 mod firings;
+mod hosted;
 mod hub;
 mod runtime;
+#[cfg(feature = "tokio")]
+pub mod tokio_driver;
 mod verbs;
 
 pub use tickstep_commands as commands;
@@ -142,6 +156,8 @@ pub use runtime::{Reporter, Runtime, RuntimeStats};
 /// The kernel's futures, which async verbs await through [`VerbCall`] (re-exported here so a verb
 /// can name them): one implementation for kernel tasks and verbs alike.
 pub use tickstep_kernel::{Sleep, TimedOut, Timeout, WaitUntil, wait_until, yield_now};
+#[cfg(feature = "tokio")]
+pub use tokio_driver::{DriverStopped, RuntimeHandle, TokioDriver};
 pub use verbs::{OpenWorld, VerbCall, VerbResult};
 
 /// The workspace README's examples, compiled and run as doctests so they cannot go stale.

@@ -1,0 +1,530 @@
+//! The `serve` section: `tickstep serve`, the real binary, driven over loopback by many
+//! concurrent line-protocol clients while many durable schedules fire.
+//!
+//! | measure | what | goal |
+//! |---|---|---|
+//! | `rtt_p50`, `rtt_p99` | command round trip (`info <own id>` sent → its `ok:` line read), over every client | p99 under one 60 fps frame, 16.7 ms |
+//! | `rtt_vs_echo` | `rtt_p50` against a bare tokio line-echo server on the same machine, same clients, same pacing, in the same run | ratio ≤ 3 |
+//! | `step_p50`, `step_p99` | the server's own frame step times (heartbeat time of every frame run, from the wizard's `stats`) | under the frame period |
+//! | `overruns` | frames whose step exceeded the frame period while the network was busy | 0 |
+//! | `firings_per_s` | schedule firings the server started per second during the window (each one a kernel task and a line to its owner) | informational |
+//! | `rss` | the server's resident memory at the end | ≤ 512 MB |
+//!
+//! Full: 1,000 connections, 100 schedules each (100,000 live, `every 20–40 s tell …`, intervals
+//! spread so the first firings fall evenly over the window: 5,000 firings/s due on average), each
+//! client sending one command every 100 ms for a 20 s window that opens when the first schedules
+//! come due. `--quick`: 100 connections, 10,000 schedules, a 5 s window — and every note says so.
+//! `TICKSTEP_BENCH_SERVE=connections,each,seconds` tries other sizes. The store
+//! is on tmpfs (`/dev/shm` when present): creation is fsync'd, and the bench measures the server,
+//! not the disk. The server binary is `target/<profile>/tickstep`, built first if missing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+
+use crate::harness::{Measure, Opts, Row, Section};
+
+/// One frame at 60 fps, in milliseconds: the round-trip goal.
+const FRAME_MS: f64 = 1000.0 / 60.0;
+/// Each client's command pacing.
+const PACE: Duration = Duration::from_millis(100);
+/// Bound on any single wait for a reply or for the server to start.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+struct Load {
+    connections: usize,
+    schedules_each: usize,
+    /// The measurement window, and the interval of every schedule: each fires about once in it.
+    window: Duration,
+}
+
+pub(crate) fn run(opts: &Opts) -> Section {
+    let load = if opts.quick {
+        Load {
+            connections: 100,
+            schedules_each: 100,
+            window: Duration::from_secs(5),
+        }
+    } else {
+        Load {
+            connections: 1_000,
+            schedules_each: 100,
+            window: Duration::from_secs(20),
+        }
+    };
+    // A scale of one's own, for trying the section at other sizes: "connections,each,seconds".
+    let load = std::env::var("TICKSTEP_BENCH_SERVE")
+        .ok()
+        .and_then(|v| {
+            let n: Vec<u64> = v.split(',').filter_map(|x| x.parse().ok()).collect();
+            (n.len() == 3).then(|| Load {
+                connections: n[0] as usize,
+                schedules_each: n[1] as usize,
+                window: Duration::from_secs(n[2]),
+            })
+        })
+        .unwrap_or(load);
+    let scale = format!(
+        "{}{} connections, {} schedules, {} s window",
+        if opts.quick { "QUICK: " } else { "" },
+        load.connections,
+        load.connections * load.schedules_each,
+        load.window.as_secs()
+    );
+    let threads = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime for the clients");
+    let local = tokio::task::LocalSet::new();
+    eprintln!("serve: populating the server, then measuring ({scale})");
+    let ours = local.block_on(&threads, measure_server(&load));
+    eprintln!("serve: the same clients against a bare echo server");
+    let echo = local.block_on(&threads, measure_echo(&load));
+    let due = (load.connections * load.schedules_each) as f64 / load.window.as_secs_f64();
+    rows(&ours, &echo, due, &scale)
+}
+
+/// What a run against our server measured.
+struct Measured {
+    rtt_ms: Vec<f64>,
+    stats: Stats,
+    firings_per_s: f64,
+    rss_mb: f64,
+    populate: Duration,
+}
+
+#[derive(Default)]
+struct Stats {
+    step_p50_us: f64,
+    step_p99_us: f64,
+    overruns: f64,
+    frames: f64,
+    firings: f64,
+}
+
+fn rows(ours: &Measured, echo: &[f64], due_per_s: f64, scale: &str) -> Section {
+    let mut rtt = ours.rtt_ms.clone();
+    let mut echo = echo.to_vec();
+    let (p50, p99) = (quantile(&mut rtt, 0.5), quantile(&mut rtt, 0.99));
+    let echo_p50 = quantile(&mut echo, 0.5);
+    let samples = rtt.len();
+    vec![
+        value(
+            "rtt_p50",
+            p50,
+            "ms",
+            FRAME_MS,
+            format!("{samples} round trips; {scale}"),
+        ),
+        value(
+            "rtt_p99",
+            p99,
+            "ms",
+            FRAME_MS,
+            format!("goal: under one 60 fps frame; {scale}"),
+        ),
+        Row {
+            name: "rtt_vs_echo",
+            measure: Measure::Ratio {
+                ours_ns: p50 * 1e6,
+                peer: "bare tokio line echo, same load",
+                peer_ns: echo_p50 * 1e6,
+                goal_ratio: 3.0,
+            },
+            note: format!("p50 round trip, ours (with firings) vs a server doing no work; {scale}"),
+        },
+        value(
+            "step_p50",
+            ours.stats.step_p50_us / 1000.0,
+            "ms",
+            FRAME_MS,
+            format!("{} frames run in the window; {scale}", ours.stats.frames),
+        ),
+        value(
+            "step_p99",
+            ours.stats.step_p99_us / 1000.0,
+            "ms",
+            FRAME_MS,
+            format!("the server's own heartbeat time per frame; {scale}"),
+        ),
+        value(
+            "overruns",
+            ours.stats.overruns,
+            "frames",
+            0.0,
+            format!("frames whose step exceeded the 16.7 ms period; {scale}"),
+        ),
+        value(
+            "firings_per_s",
+            ours.firings_per_s,
+            "firings/s",
+            f64::INFINITY,
+            format!("started by the server in the window (due: {due_per_s:.0}/s); {scale}"),
+        ),
+        value(
+            "rss",
+            ours.rss_mb,
+            "MB",
+            512.0,
+            format!(
+                "server VmRSS at the end (populating took {:.1} s); {scale}",
+                ours.populate.as_secs_f64()
+            ),
+        ),
+    ]
+}
+
+fn value(name: &'static str, value: f64, unit: &'static str, goal: f64, note: String) -> Row {
+    Row {
+        name,
+        measure: Measure::Value { value, unit, goal },
+        note,
+    }
+}
+
+/// The `q` quantile of `samples` (sorted in place); zero for none.
+fn quantile(samples: &mut [f64], q: f64) -> f64 {
+    if samples.is_empty() {
+        return 0.0;
+    }
+    samples.sort_by(f64::total_cmp);
+    let index = ((samples.len() as f64 * q).ceil() as usize).clamp(1, samples.len()) - 1;
+    samples[index]
+}
+
+/// The server process; killed if the bench ends early.
+struct ServerProcess {
+    child: Child,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn server_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the bench knows where it is");
+    let binary = exe.with_file_name(format!("tickstep{}", std::env::consts::EXE_SUFFIX));
+    if !binary.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let mut build = Command::new(cargo);
+        build.args(["build", "-p", "tickstep-cli"]);
+        if !cfg!(debug_assertions) {
+            build.arg("--release");
+        }
+        let status = build.status().expect("cargo runs");
+        assert!(status.success(), "building tickstep-cli failed");
+    }
+    binary
+}
+
+fn start_server(quota: usize) -> ServerProcess {
+    let shm = Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm)
+    } else {
+        tempfile::tempdir()
+    }
+    .expect("a temporary directory");
+    let mut child = Command::new(server_binary())
+        .args(["serve", "--listen", "127.0.0.1:0", "--wizard", "bench"])
+        .arg("--db")
+        .arg(dir.path().join("serve.db"))
+        .args(["--quota", &quota.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the server starts");
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        if let Some(Ok(first)) = lines.next() {
+            let _ = tx.send(first);
+        }
+        for _ in lines {} // keep draining so the server never blocks on stdout
+    });
+    let first = rx
+        .recv_timeout(PATIENCE)
+        .expect("the server prints its address");
+    let addr = first
+        .strip_prefix("tickstep serve: listening on ")
+        .expect("the address line")
+        .to_owned();
+    ServerProcess {
+        child,
+        addr,
+        _dir: dir,
+    }
+}
+
+fn rss_mb(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// A line-protocol client.
+struct Client {
+    lines: tokio::io::Lines<BufReader<OwnedReadHalf>>,
+    write: OwnedWriteHalf,
+    /// Lines the server sent by itself (`[`…), counted as they pass.
+    unsolicited: u64,
+}
+
+impl Client {
+    /// Connects as client number `n`. Clients arrive 1 ms apart (a thousand in a second), and
+    /// a connection the server has not greeted within 5 s is retried: a thousand SYNs in the same
+    /// instant can trip the kernel's SYN-flood defence, which loses connections on the client's
+    /// side only — the listener, not the server, is then what would be measured.
+    async fn connect(addr: &str, n: usize) -> Client {
+        tokio::time::sleep(Duration::from_millis(1) * u32::try_from(n).unwrap_or(u32::MAX)).await;
+        for _ in 0..5 {
+            let stream = TcpStream::connect(addr).await.expect("connect");
+            stream.set_nodelay(true).expect("nodelay");
+            let (read, write) = stream.into_split();
+            let mut lines = BufReader::new(read).lines();
+            let greeting = tokio::time::timeout(Duration::from_secs(5), lines.next_line()).await;
+            if matches!(greeting, Ok(Ok(Some(_)))) {
+                return Client {
+                    lines,
+                    write,
+                    unsolicited: 0,
+                };
+            }
+        }
+        panic!("the server greeted none of five connections");
+    }
+    /// Sends `line` and returns the first reply that is not a line the server sent by itself.
+    async fn ask(&mut self, line: &str) -> String {
+        self.write
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .expect("write");
+        loop {
+            let next = tokio::time::timeout(PATIENCE, self.lines.next_line())
+                .await
+                .expect("a reply in time")
+                .expect("read")
+                .expect("the server keeps the connection");
+            if next.starts_with('[') {
+                self.unsolicited += 1;
+            } else {
+                return next;
+            }
+        }
+    }
+}
+
+async fn measure_server(load: &Load) -> Measured {
+    let server = start_server(load.schedules_each);
+    // Whatever goes wrong, the server process is stopped before the bench reports it.
+    match tokio::time::timeout(PATIENCE * 10, drive_server(&server, load)).await {
+        Ok(Ok(measured)) => measured,
+        Ok(Err(failure)) => {
+            drop(server);
+            panic!("serve bench: {failure}");
+        }
+        Err(_) => {
+            drop(server);
+            panic!("serve bench: no result within {:?}", PATIENCE * 10);
+        }
+    }
+}
+
+async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, String> {
+    let addr = Rc::new(server.addr.clone());
+    let mut wizard = Client::connect(&addr, 0).await;
+    wizard.ask("bench").await;
+    let started = Instant::now();
+    let populated = Rc::new(tokio::sync::Barrier::new(load.connections + 1));
+    let go = Rc::new(tokio::sync::Barrier::new(load.connections + 1));
+    let mut clients = Vec::new();
+    for n in 0..load.connections {
+        let (addr, populated, go) = (Rc::clone(&addr), Rc::clone(&populated), Rc::clone(&go));
+        let (each, window) = (load.schedules_each, load.window);
+        clients.push(tokio::task::spawn_local(async move {
+            let mut client = Client::connect(&addr, n).await;
+            client.ask(&format!("player{n}")).await;
+            let mut first = 0;
+            for i in 0..each {
+                // Intervals spread over [window, 2 x window): the first firings spread evenly
+                // over the measurement window instead of arriving in one burst.
+                let spread = ((n * each + i) % 1000) as f64 / 1000.0;
+                let every = window.as_secs_f64() * (1.0 + spread);
+                let reply = client.ask(&format!("every {every:.3} tell tick {i}")).await;
+                assert!(reply.starts_with("ok: schedule #"), "{reply}");
+                if i == 0 {
+                    first = reply[14..]
+                        .split(' ')
+                        .next()
+                        .and_then(|id| id.parse::<u64>().ok())
+                        .expect("an id");
+                }
+            }
+            populated.wait().await;
+            go.wait().await; // after the wizard's stats reset
+            paced_asks(&mut client, &format!("info {first}"), window, n).await
+        }));
+    }
+    // A client that fails never reaches the barrier: watch for that instead of waiting forever.
+    tokio::select! {
+        _ = populated.wait() => {}
+        failure = first_failure(&mut clients) => return Err(failure),
+    }
+    let populate = started.elapsed();
+    eprintln!(
+        "serve: populated in {:.1} s; the window opens when the first schedules come due",
+        populate.as_secs_f64()
+    );
+    // The window opens when the first schedules come due (one interval after the first was
+    // made), so each schedule fires about once inside it.
+    tokio::time::sleep(load.window.saturating_sub(populate)).await;
+    wizard.ask("stats").await; // resets the server's frame window
+    let window_start = Instant::now();
+    go.wait().await;
+    let mut rtt_ms = Vec::new();
+    for client in clients {
+        rtt_ms.extend(client.await.map_err(|e| format!("a client failed: {e}"))?);
+    }
+    let window = window_start.elapsed();
+    let stats = parse_stats(&wizard.ask("stats").await);
+    Ok(Measured {
+        rtt_ms,
+        firings_per_s: stats.firings / window.as_secs_f64(),
+        stats,
+        rss_mb: rss_mb(server.child.id()),
+        populate,
+    })
+}
+
+/// Resolves with the first client task that ended in a panic (pending while none has).
+async fn first_failure(clients: &mut [tokio::task::JoinHandle<Vec<f64>>]) -> String {
+    loop {
+        for client in clients.iter_mut() {
+            if client.is_finished() {
+                if let Err(error) = client.await {
+                    return format!("a client failed: {error}");
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// One command every [`PACE`] (offset per client so they do not all send at once) until
+/// `window` has passed; the round-trip times in milliseconds.
+async fn paced_asks(client: &mut Client, command: &str, window: Duration, n: usize) -> Vec<f64> {
+    let offset = PACE.mul_f64((n % 100) as f64 / 100.0);
+    tokio::time::sleep(offset).await;
+    let end = Instant::now() + window;
+    let mut ticks = tokio::time::interval(PACE);
+    let mut rtts = Vec::new();
+    while Instant::now() < end {
+        ticks.tick().await;
+        let sent = Instant::now();
+        let reply = client.ask(command).await;
+        rtts.push(sent.elapsed().as_secs_f64() * 1000.0);
+        assert!(reply.starts_with("ok:"), "{reply}");
+    }
+    rtts
+}
+
+/// `ok: frames_run=… step_p50_us=… step_p99_us=… step_max_us=… overruns=… firings=…`; firings
+/// are the server's running total, turned into a window count by the caller's reset.
+fn parse_stats(line: &str) -> Stats {
+    let field = |key: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    Stats {
+        step_p50_us: field("step_p50_us"),
+        step_p99_us: field("step_p99_us"),
+        overruns: field("overruns"),
+        frames: field("frames_run"),
+        firings: field("firings_window"),
+    }
+}
+
+/// The same clients and pacing against a tokio line echo that does nothing else.
+async fn measure_echo(load: &Load) -> Vec<f64> {
+    let (bound, addr) = std::sync::mpsc::channel();
+    // The echo server runs on its own thread and runtime, as the real server runs in its process.
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let threads = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&threads, async move {
+            // tokio's bind asks for the same accept backlog (1,024) as the real server's.
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let _ = bound.send(listener.local_addr().expect("addr").to_string());
+            let mut stopped = std::pin::pin!(stopped);
+            loop {
+                let socket = tokio::select! {
+                    _ = &mut stopped => return,
+                    accepted = listener.accept() => match accepted {
+                        Ok((socket, _)) => socket,
+                        Err(_) => continue,
+                    },
+                };
+                tokio::task::spawn_local(async move {
+                    let _ = socket.set_nodelay(true);
+                    let (read, mut write) = socket.into_split();
+                    let mut lines = BufReader::new(read).lines();
+                    let _ = write.write_all(b"hello\n").await;
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        if write
+                            .write_all(format!("ok: {line}\n").as_bytes())
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+    });
+    let addr = Rc::new(addr.recv_timeout(PATIENCE).expect("the echo server binds"));
+    let mut clients = Vec::new();
+    for n in 0..load.connections {
+        let addr = Rc::clone(&addr);
+        let window = load.window;
+        clients.push(tokio::task::spawn_local(async move {
+            let mut client = Client::connect(&addr, n).await;
+            client.ask(&format!("player{n}")).await;
+            paced_asks(&mut client, "info 1", window, n).await
+        }));
+    }
+    let mut rtt_ms = Vec::new();
+    for client in clients {
+        rtt_ms.extend(client.await.expect("a client task"));
+    }
+    let _ = stop.send(());
+    server.join().expect("the echo server ends");
+    rtt_ms
+}

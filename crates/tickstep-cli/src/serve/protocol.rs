@@ -1,0 +1,359 @@
+//! The line protocol: what a player may type, parsed into a [`Request`], and the help text.
+//!
+//! One command per line, words separated by spaces; the first word is the command (case
+//! insensitive). Replies are lines starting `ok:` or `error:`; lines the world sends on its own
+//! (firings, chat, the bell) start with `[`.
+
+/// The help a connected player gets from `help`, and `tickstep serve --help` prints after the
+/// options.
+pub(crate) const HELP: &str = "\
+Protocol (plain lines; netcat or telnet will do):
+  first line             your name (1-24 letters, digits, '_' or '-'); one connection per name
+  remind <seconds> <text>       tell me <text> in <seconds>
+  every <seconds> <verb> [args] run <verb> every <seconds> (at least 1 s)
+  at <unix-seconds> <verb> [args]  run <verb> once at that Unix time
+      verbs: tell <text> (to you), say <text> (to everyone), ring [priority] (the bell)
+  stop <id>              stop a schedule of yours (the wizard may stop anyone's)
+  info <id>              a schedule's record (yours; the wizard may read anyone's)
+  schedules              your live schedules (the wizard sees everyone's)
+  who                    who is connected
+  say <text>             tell everyone connected
+  ring [priority]        ring the shared bell for 3 s; a higher priority (0-9) cuts off a lower
+                         one, an equal one takes over, a lower one is refused and told why
+  help                   this text
+  quit                   disconnect
+  shutdown               (wizard) stop the server cleanly, committing the store
+  stats                  (wizard) frame step times since the last stats, firings, schedules
+Replies start with 'ok:' or 'error:'; what the world sends by itself starts with '['.
+Schedules are durable: they survive a restart with the same --db. A firing for a player who is
+not connected waits in their mailbox, shown at their next login.";
+
+/// The shortest interval `every` accepts from a player (the seed asks a player-facing wrapper
+/// for a floor above the engine's 10 ms tick).
+pub(crate) const MIN_EVERY_SECONDS: f64 = 1.0;
+/// The highest bell priority.
+pub(crate) const MAX_RING_PRIORITY: i32 = 9;
+
+/// A verb a schedule may run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WorldVerb {
+    /// Tell the schedule's owner a text.
+    Tell,
+    /// Say a text to everyone connected.
+    Say,
+    /// Ring the bell at a priority.
+    Ring,
+}
+
+impl WorldVerb {
+    pub(crate) const ALL: [WorldVerb; 3] = [WorldVerb::Tell, WorldVerb::Say, WorldVerb::Ring];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            WorldVerb::Tell => "tell",
+            WorldVerb::Say => "say",
+            WorldVerb::Ring => "ring",
+        }
+    }
+
+    fn parse(word: &str) -> Result<WorldVerb, ProtocolError> {
+        WorldVerb::ALL
+            .into_iter()
+            .find(|v| v.name().eq_ignore_ascii_case(word))
+            .ok_or_else(|| ProtocolError::UnknownVerb(word.to_owned()))
+    }
+}
+
+/// What a schedule does when it fires.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Action {
+    pub(crate) verb: WorldVerb,
+    /// The text for tell/say, or the priority for ring, as typed.
+    pub(crate) arg: String,
+}
+
+/// One parsed line of a logged-in player.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Request {
+    Remind { seconds: f64, text: String },
+    Every { seconds: f64, action: Action },
+    At { unix_seconds: f64, action: Action },
+    Stop(u64),
+    Info(u64),
+    Schedules,
+    Who,
+    Say(String),
+    Ring(i32),
+    Help,
+    Quit,
+    Shutdown,
+    Stats,
+}
+
+/// A line the server could not accept. Each names what was typed and the rule.
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum ProtocolError {
+    #[error("unknown command {0:?} (type help)")]
+    UnknownCommand(String),
+    #[error("{command} needs {what} (type help)")]
+    Missing {
+        command: &'static str,
+        what: &'static str,
+    },
+    #[error("{value:?} is not {rule}")]
+    BadNumber { value: String, rule: &'static str },
+    #[error("unknown verb {0:?}: schedules may run tell, say or ring")]
+    UnknownVerb(String),
+    #[error("every needs at least {MIN_EVERY_SECONDS} s between firings (got {0})")]
+    TooFrequent(f64),
+    #[error("a name is 1-24 letters, digits, '_' or '-' (got {0:?})")]
+    BadName(String),
+}
+
+/// Checks a login name.
+pub(crate) fn parse_name(line: &str) -> Result<String, ProtocolError> {
+    let name = line.trim();
+    let name = name.strip_prefix("login ").map_or(name, str::trim);
+    let ok = (1..=24).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if ok {
+        Ok(name.to_owned())
+    } else {
+        Err(ProtocolError::BadName(name.chars().take(40).collect()))
+    }
+}
+
+/// Parses one command line (already known to be UTF-8 and within the length cap).
+pub(crate) fn parse(line: &str) -> Result<Option<Request>, ProtocolError> {
+    let line = line.trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    let (command, rest) = split_word(line);
+    let request = match command.to_ascii_lowercase().as_str() {
+        "remind" => {
+            let (seconds, text) = split_word(rest);
+            let seconds = seconds_arg("remind", seconds, "a delay in seconds >= 0")?;
+            Request::Remind {
+                seconds,
+                text: required("remind", text, "a text after the seconds")?,
+            }
+        }
+        "every" => {
+            let (seconds, action) = split_word(rest);
+            let seconds = seconds_arg("every", seconds, "an interval in seconds")?;
+            if seconds < MIN_EVERY_SECONDS {
+                return Err(ProtocolError::TooFrequent(seconds));
+            }
+            Request::Every {
+                seconds,
+                action: action_arg("every", action)?,
+            }
+        }
+        "at" => {
+            let (when, action) = split_word(rest);
+            Request::At {
+                unix_seconds: seconds_arg("at", when, "a Unix time in seconds >= 0")?,
+                action: action_arg("at", action)?,
+            }
+        }
+        "stop" => Request::Stop(id_arg("stop", rest)?),
+        "info" => Request::Info(id_arg("info", rest)?),
+        "schedules" => Request::Schedules,
+        "who" => Request::Who,
+        "say" => Request::Say(required("say", rest, "a text")?),
+        "ring" => Request::Ring(priority_arg(rest)?),
+        "help" => Request::Help,
+        "quit" => Request::Quit,
+        "shutdown" => Request::Shutdown,
+        "stats" => Request::Stats,
+        _ => {
+            return Err(ProtocolError::UnknownCommand(
+                command.chars().take(40).collect(),
+            ));
+        }
+    };
+    Ok(Some(request))
+}
+
+/// The first word and the rest (trimmed).
+fn split_word(text: &str) -> (&str, &str) {
+    let text = text.trim();
+    match text.split_once(char::is_whitespace) {
+        Some((word, rest)) => (word, rest.trim()),
+        None => (text, ""),
+    }
+}
+
+fn required(
+    command: &'static str,
+    text: &str,
+    what: &'static str,
+) -> Result<String, ProtocolError> {
+    if text.is_empty() {
+        Err(ProtocolError::Missing { command, what })
+    } else {
+        Ok(text.to_owned())
+    }
+}
+
+fn seconds_arg(
+    command: &'static str,
+    word: &str,
+    rule: &'static str,
+) -> Result<f64, ProtocolError> {
+    if word.is_empty() {
+        return Err(ProtocolError::Missing {
+            command,
+            what: rule,
+        });
+    }
+    match word.parse::<f64>() {
+        Ok(s) if s.is_finite() && s >= 0.0 => Ok(s),
+        _ => Err(ProtocolError::BadNumber {
+            value: word.chars().take(40).collect(),
+            rule,
+        }),
+    }
+}
+
+fn id_arg(command: &'static str, word: &str) -> Result<u64, ProtocolError> {
+    let word = word.trim();
+    if word.is_empty() {
+        return Err(ProtocolError::Missing {
+            command,
+            what: "a schedule id",
+        });
+    }
+    word.trim_start_matches('#')
+        .parse::<u64>()
+        .ok()
+        .filter(|&id| id > 0)
+        .ok_or_else(|| ProtocolError::BadNumber {
+            value: word.chars().take(40).collect(),
+            rule: "a schedule id (a positive whole number)",
+        })
+}
+
+fn priority_arg(word: &str) -> Result<i32, ProtocolError> {
+    if word.is_empty() {
+        return Ok(0);
+    }
+    word.parse::<i32>()
+        .ok()
+        .filter(|p| (0..=MAX_RING_PRIORITY).contains(p))
+        .ok_or_else(|| ProtocolError::BadNumber {
+            value: word.chars().take(40).collect(),
+            rule: "a bell priority from 0 to 9",
+        })
+}
+
+fn action_arg(command: &'static str, text: &str) -> Result<Action, ProtocolError> {
+    let (verb, arg) = split_word(text);
+    if verb.is_empty() {
+        return Err(ProtocolError::Missing {
+            command,
+            what: "a verb (tell, say or ring)",
+        });
+    }
+    let verb = WorldVerb::parse(verb)?;
+    match verb {
+        WorldVerb::Tell | WorldVerb::Say => required(command, arg, "a text for the verb")?,
+        WorldVerb::Ring => priority_arg(arg)?.to_string(),
+    };
+    Ok(Action {
+        verb,
+        arg: if verb == WorldVerb::Ring && arg.is_empty() {
+            "0".to_owned()
+        } else {
+            arg.to_owned()
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_of_the_help_parses() {
+        assert_eq!(
+            parse("remind 2 tea is ready"),
+            Ok(Some(Request::Remind {
+                seconds: 2.0,
+                text: "tea is ready".into()
+            }))
+        );
+        assert_eq!(
+            parse("EVERY 10 say hello all"),
+            Ok(Some(Request::Every {
+                seconds: 10.0,
+                action: Action {
+                    verb: WorldVerb::Say,
+                    arg: "hello all".into()
+                }
+            }))
+        );
+        assert_eq!(
+            parse("at 1900000000 ring"),
+            Ok(Some(Request::At {
+                unix_seconds: 1.9e9,
+                action: Action {
+                    verb: WorldVerb::Ring,
+                    arg: "0".into()
+                }
+            }))
+        );
+        assert_eq!(parse("stop #12"), Ok(Some(Request::Stop(12))));
+        assert_eq!(parse("info 3"), Ok(Some(Request::Info(3))));
+        assert_eq!(parse("ring 5"), Ok(Some(Request::Ring(5))));
+        assert_eq!(parse("   "), Ok(None));
+        for word in ["schedules", "who", "help", "quit", "shutdown", "stats"] {
+            assert!(parse(word).unwrap().is_some());
+        }
+    }
+
+    #[test]
+    fn bad_lines_name_the_value_and_the_rule() {
+        let err = |line| parse(line).unwrap_err().to_string();
+        assert_eq!(err("dance"), "unknown command \"dance\" (type help)");
+        assert_eq!(
+            err("remind soon hi"),
+            "\"soon\" is not a delay in seconds >= 0"
+        );
+        assert_eq!(err("remind -1 hi"), "\"-1\" is not a delay in seconds >= 0");
+        assert_eq!(
+            err("remind 5"),
+            "remind needs a text after the seconds (type help)"
+        );
+        assert_eq!(
+            err("every 0.01 say hi"),
+            "every needs at least 1 s between firings (got 0.01)"
+        );
+        assert_eq!(
+            err("every 5 dance"),
+            "unknown verb \"dance\": schedules may run tell, say or ring"
+        );
+        assert_eq!(err("ring 10"), "\"10\" is not a bell priority from 0 to 9");
+        assert_eq!(
+            err("stop 0"),
+            "\"0\" is not a schedule id (a positive whole number)"
+        );
+        assert_eq!(
+            err("remind NaN x"),
+            "\"NaN\" is not a delay in seconds >= 0"
+        );
+    }
+
+    #[test]
+    fn names_are_short_and_plain() {
+        assert_eq!(parse_name("alice\r"), Ok("alice".into()));
+        assert_eq!(parse_name("login bob"), Ok("bob".into()));
+        assert!(parse_name("").is_err());
+        assert!(parse_name("has space").is_err());
+        assert!(parse_name(&"x".repeat(25)).is_err());
+    }
+}

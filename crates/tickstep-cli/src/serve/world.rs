@@ -1,0 +1,492 @@
+//! The world a server hosts: who is online, the schedule verbs, and what each command does.
+//!
+//! Everything here runs on the server's one thread — connection tasks between frames, verbs and
+//! the bell inside frames — so it is plain `Rc`/`RefCell` state, never borrowed across an await.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::rc::{Rc, Weak};
+
+use tickstep::schedules::{self, ObjId, Options, ScheduleId, ScheduleInfo, ScheduleKind, Value};
+use tickstep::{Runtime, RuntimeHandle, VerbCall, VerbResult};
+use tokio::sync::{Notify, mpsc};
+
+use super::bell::Bell;
+use super::protocol::{Action, HELP, Request, WorldVerb};
+use super::registry::Registry;
+
+/// How many lines may wait for a connection that does not read before it is dropped.
+pub(crate) const OUTBOX_LINES: usize = 1_000;
+/// The most schedules `schedules` lists in one reply.
+const LISTING_CAP: usize = 50;
+
+/// A connection's queue of lines to write.
+pub(crate) type Outbox = mpsc::Sender<String>;
+
+/// An online player's connection: its queue, and how to drop it when it stops reading.
+struct Online {
+    outbox: Outbox,
+    kick: Rc<Notify>,
+}
+
+/// The schedules engine's view of the world: players are the only objects, each controls only
+/// itself, one of them is the wizard, and schedules may run the world's three verbs.
+pub(crate) struct Principals {
+    pub(crate) wizard: ObjId,
+    pub(crate) players: RefCell<HashSet<ObjId>>,
+}
+
+/// [`Principals`] as the engine's host world.
+pub(crate) struct ServeWorld(pub(crate) Rc<Principals>);
+
+impl schedules::World for ServeWorld {
+    fn valid(&self, obj: ObjId) -> bool {
+        self.0.players.borrow().contains(&obj)
+    }
+    fn is_wizard(&self, who: ObjId) -> bool {
+        who == self.0.wizard
+    }
+    fn controls(&self, who: ObjId, obj: ObjId) -> bool {
+        who == obj
+    }
+    fn verb_callable(&self, _perms: ObjId, _target: ObjId, verb: &str) -> bool {
+        WorldVerb::ALL.iter().any(|v| v.name() == verb)
+    }
+}
+
+/// What a command asks of the connection after its reply.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum After {
+    Continue,
+    Quit,
+    Shutdown,
+}
+
+/// The server's state.
+pub(crate) struct Server {
+    pub(crate) rt: Rc<Runtime>,
+    pub(crate) handle: RuntimeHandle,
+    registry: Registry,
+    principals: Rc<Principals>,
+    names: RefCell<HashMap<ObjId, String>>,
+    online: RefCell<HashMap<ObjId, Online>>,
+    quota: usize,
+    /// Live schedules per owner (the quota's count), kept as schedules are made, stopped, fired.
+    live: RefCell<HashMap<ObjId, usize>>,
+    /// One-shot schedules not yet fired, and their owners (a firing ends one).
+    one_shots: RefCell<HashMap<ScheduleId, ObjId>>,
+    pub(crate) bell: Bell,
+    pub(crate) commands_handled: Cell<u64>,
+    pub(crate) frames: FrameTimes,
+    /// Firings started as of the last `stats`.
+    firings_reported: Cell<u64>,
+}
+
+impl Server {
+    /// Wires the world into a runtime whose engine already holds the stored schedules.
+    pub(crate) fn new(
+        rt: Rc<Runtime>,
+        handle: RuntimeHandle,
+        registry: Registry,
+        principals: Rc<Principals>,
+        quota: usize,
+    ) -> Result<Rc<Server>, String> {
+        let names = registry
+            .players()
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .collect();
+        let bell = Bell::new(&rt);
+        let server = Rc::new(Server {
+            rt,
+            handle,
+            registry,
+            principals,
+            names: RefCell::new(names),
+            online: RefCell::new(HashMap::new()),
+            quota,
+            live: RefCell::new(HashMap::new()),
+            one_shots: RefCell::new(HashMap::new()),
+            bell,
+            commands_handled: Cell::new(0),
+            frames: FrameTimes::default(),
+            firings_reported: Cell::new(0),
+        });
+        server.count_stored_schedules();
+        server.register_verbs();
+        Ok(server)
+    }
+
+    /// The quota's counts, from the schedules the store brought back.
+    fn count_stored_schedules(&self) {
+        let txn = self.rt.schedules().begin(self.principals.wizard);
+        let ids = txn.schedules(None).unwrap_or_default();
+        let (mut live, mut one_shots) = (self.live.borrow_mut(), self.one_shots.borrow_mut());
+        for id in ids {
+            if let Ok(info) = txn.schedule_info(id) {
+                *live.entry(info.owner).or_default() += 1;
+                if info.kind == ScheduleKind::At {
+                    one_shots.insert(id, info.owner);
+                }
+            }
+        }
+    }
+
+    fn register_verbs(self: &Rc<Self>) {
+        for verb in WorldVerb::ALL {
+            let server = Rc::downgrade(self);
+            self.rt
+                .verb(verb.name(), move |call| fire(&server, verb, call));
+        }
+    }
+
+    pub(crate) fn name(&self, who: ObjId) -> String {
+        self.names
+            .borrow()
+            .get(&who)
+            .cloned()
+            .unwrap_or_else(|| format!("#{}", who.0))
+    }
+
+    pub(crate) fn is_wizard(&self, who: ObjId) -> bool {
+        who == self.principals.wizard
+    }
+
+    /// Logs `name` in: its id, and its mail. Refused when that name is already connected.
+    pub(crate) fn login(
+        &self,
+        name: &str,
+        outbox: Outbox,
+        kick: Rc<Notify>,
+    ) -> Result<(ObjId, Vec<String>), String> {
+        let who = self.registry.id_for(name).map_err(|e| e.to_string())?;
+        if self.online.borrow().contains_key(&who) {
+            return Err(format!("{name} is already connected"));
+        }
+        self.names.borrow_mut().insert(who, name.to_owned());
+        self.principals.players.borrow_mut().insert(who);
+        self.online
+            .borrow_mut()
+            .insert(who, Online { outbox, kick });
+        let mail = self.registry.take_mail(who).map_err(|e| e.to_string())?;
+        Ok((who, mail))
+    }
+
+    pub(crate) fn logout(&self, who: ObjId) {
+        self.online.borrow_mut().remove(&who);
+    }
+
+    /// Sends `line` to `who` now, or to their mailbox when they are offline. A connection whose
+    /// outbox is full (it stopped reading) loses the line and is disconnected by its task.
+    pub(crate) fn tell(&self, who: ObjId, line: String) {
+        let outbox = self
+            .online
+            .borrow()
+            .get(&who)
+            .map(|o| (o.outbox.clone(), Rc::clone(&o.kick)));
+        match outbox {
+            Some((outbox, kick)) => {
+                if outbox.try_send(line).is_err() {
+                    self.logout(who);
+                    kick.notify_one(); // its session ends and closes the connection
+                }
+            }
+            None => {
+                if let Err(error) = self.registry.post(who, &line) {
+                    eprintln!("tickstep serve: mail for #{} lost: {error}", who.0);
+                }
+            }
+        }
+    }
+
+    /// Sends `line` to everyone connected.
+    pub(crate) fn broadcast(&self, line: &str) {
+        let online: Vec<ObjId> = self.online.borrow().keys().copied().collect();
+        for who in online {
+            self.tell(who, line.to_owned());
+        }
+    }
+
+    /// Runs one command of `who`, returning the reply lines.
+    pub(crate) fn execute(self: &Rc<Self>, who: ObjId, request: Request) -> (Vec<String>, After) {
+        self.commands_handled.set(self.commands_handled.get() + 1);
+        let one = |line: String| (vec![line], After::Continue);
+        match request {
+            Request::Remind { seconds, text } => {
+                let when = self.rt.schedules().now_unix_seconds() + seconds;
+                let action = Action {
+                    verb: WorldVerb::Tell,
+                    arg: text,
+                };
+                one(self.create(
+                    who,
+                    Kind::At(when),
+                    &action,
+                    &format!("reminds you in {seconds} s"),
+                ))
+            }
+            Request::Every { seconds, action } => one(self.create(
+                who,
+                Kind::Every(seconds),
+                &action,
+                &format!("runs {} every {seconds} s", action.verb.name()),
+            )),
+            Request::At {
+                unix_seconds,
+                action,
+            } => one(self.create(
+                who,
+                Kind::At(unix_seconds),
+                &action,
+                &format!("runs {} at {unix_seconds}", action.verb.name()),
+            )),
+            Request::Stop(id) => one(self.stop(who, ScheduleId::from_raw(id))),
+            Request::Info(id) => one(self.info(who, ScheduleId::from_raw(id))),
+            Request::Schedules => (self.listing(who), After::Continue),
+            Request::Who => one(self.who()),
+            Request::Say(text) => {
+                self.broadcast(&format!("[say] {} says: {text}", self.name(who)));
+                one("ok: said".to_owned())
+            }
+            Request::Ring(priority) => one(self.bell.ring(self, who, priority, None)),
+            Request::Stats if self.is_wizard(who) => one(self.stats()),
+            Request::Stats => one("error: only the wizard may read the server's stats".to_owned()),
+            Request::Help => (HELP.lines().map(str::to_owned).collect(), After::Continue),
+            Request::Quit => (vec!["ok: bye".to_owned()], After::Quit),
+            Request::Shutdown if self.is_wizard(who) => {
+                (vec!["ok: shutting down".to_owned()], After::Shutdown)
+            }
+            Request::Shutdown => one("error: only the wizard may shut the server down".to_owned()),
+        }
+    }
+
+    fn create(&self, who: ObjId, kind: Kind, action: &Action, what: &str) -> String {
+        let live = self.live.borrow().get(&who).copied().unwrap_or(0);
+        if live >= self.quota {
+            return format!(
+                "error: quota reached: {} has {live} live schedules and the limit is {} per \
+                 player; stop one first",
+                self.name(who),
+                self.quota
+            );
+        }
+        let mut txn = self.rt.schedules().begin(who);
+        let args = vec![Value::Str(action.arg.clone())];
+        let created = match kind {
+            Kind::At(when) => txn.schedule_at(who, action.verb.name(), when, args, Options::new()),
+            Kind::Every(seconds) => {
+                txn.schedule_every(who, action.verb.name(), seconds, args, Options::new())
+            }
+        };
+        let id = match created.and_then(|id| txn.commit().map(|()| id)) {
+            Ok(id) => id,
+            Err(error) => return format!("error: {error}"),
+        };
+        *self.live.borrow_mut().entry(who).or_default() += 1;
+        if matches!(kind, Kind::At(_)) {
+            self.one_shots.borrow_mut().insert(id, who);
+        }
+        let _ = self.handle.wake(); // an idle runtime re-arms its schedules wake now
+        format!("ok: schedule #{} {what}", id.get())
+    }
+
+    fn stop(&self, who: ObjId, id: ScheduleId) -> String {
+        let mut txn = self.rt.schedules().begin(who);
+        let owner = txn.schedule_info(id).map(|info| info.owner);
+        match txn
+            .schedule_stop(id)
+            .and_then(|stopped| txn.commit().map(|()| stopped))
+        {
+            Ok(true) => {
+                if let Ok(owner) = owner {
+                    self.forget(owner, id);
+                }
+                format!("ok: stopped #{}", id.get())
+            }
+            Ok(false) => format!("error: #{} is not a live schedule", id.get()),
+            Err(error) => refusal(&error, "stop", id),
+        }
+    }
+
+    fn forget(&self, owner: ObjId, id: ScheduleId) {
+        self.one_shots.borrow_mut().remove(&id);
+        if let Some(count) = self.live.borrow_mut().get_mut(&owner) {
+            *count = count.saturating_sub(1);
+        }
+    }
+
+    fn info(&self, who: ObjId, id: ScheduleId) -> String {
+        match self.rt.schedules().begin(who).schedule_info(id) {
+            Ok(info) => format!("ok: {}", self.describe(&info)),
+            Err(error) => refusal(&error, "read", id),
+        }
+    }
+
+    fn describe(&self, info: &ScheduleInfo) -> String {
+        let now = self.rt.schedules().now_unix_seconds();
+        let args: Vec<String> = info.args.iter().map(ToString::to_string).collect();
+        let when = match info.kind {
+            ScheduleKind::Every => format!("every {} s", info.interval),
+            ScheduleKind::At => "once".to_owned(),
+        };
+        let next = if info.next_run > 0.0 {
+            format!("next in {:.1} s", (info.next_run - now).max(0.0))
+        } else {
+            "no next run".to_owned()
+        };
+        format!(
+            "#{} {when} {} {} owner {} runs {} faults {} {next}",
+            info.id.get(),
+            info.verb,
+            args.join(" "),
+            self.name(info.owner),
+            info.run_count,
+            info.fault_count
+        )
+    }
+
+    fn listing(&self, who: ObjId) -> Vec<String> {
+        let txn = self.rt.schedules().begin(who);
+        let ids = match txn.schedules(None) {
+            Ok(ids) => ids,
+            Err(error) => return vec![format!("error: {error}")],
+        };
+        let mut lines = vec![format!("ok: {} live schedules", ids.len())];
+        for id in ids.iter().take(LISTING_CAP) {
+            if let Ok(info) = txn.schedule_info(*id) {
+                lines.push(format!("  {}", self.describe(&info)));
+            }
+        }
+        if ids.len() > LISTING_CAP {
+            lines.push(format!("  ... and {} more", ids.len() - LISTING_CAP));
+        }
+        lines
+    }
+
+    /// The wizard's view of the server: frame step times since the last `stats`, firings,
+    /// schedules, connections.
+    fn stats(&self) -> String {
+        let (frames, p50, p99, max, overruns) = self.frames.take_summary();
+        let rt = self.rt.stats();
+        format!(
+            "ok: frames_run={frames} step_p50_us={p50} step_p99_us={p99} step_max_us={max} \
+             overruns={overruns} firings_window={} firings={} live={} online={} commands={}",
+            rt.firings_started - self.firings_reported.replace(rt.firings_started),
+            rt.firings_started,
+            rt.schedules_live,
+            self.online.borrow().len(),
+            self.commands_handled.get()
+        )
+    }
+
+    fn who(&self) -> String {
+        let mut names: Vec<String> = self
+            .online
+            .borrow()
+            .keys()
+            .map(|&who| {
+                let name = self.name(who);
+                if self.is_wizard(who) {
+                    format!("{name} (wizard)")
+                } else {
+                    name
+                }
+            })
+            .collect();
+        names.sort();
+        format!("ok: {} online: {}", names.len(), names.join(", "))
+    }
+}
+
+/// When a new schedule fires.
+#[derive(Clone, Copy)]
+enum Kind {
+    At(f64),
+    Every(f64),
+}
+
+/// A schedule error as a player reads it: a permission refusal says whose it is.
+fn refusal(error: &schedules::Error, doing: &str, id: ScheduleId) -> String {
+    if error.code() == "E_PERM" {
+        format!(
+            "error: permission denied: #{} is not yours to {doing} ({error})",
+            id.get()
+        )
+    } else {
+        format!("error: {error}")
+    }
+}
+
+/// A schedule firing one of the world's verbs.
+fn fire(server: &Weak<Server>, verb: WorldVerb, call: &VerbCall) -> VerbResult {
+    let Some(server) = server.upgrade() else {
+        return Err(Value::from("the server has stopped"));
+    };
+    let firing = call.firing();
+    let (id, owner) = (firing.schedule, firing.authority);
+    if server.one_shots.borrow().contains_key(&id) {
+        server.forget(owner, id);
+    }
+    let arg = firing.args.first().and_then(Value::as_text).unwrap_or("");
+    match verb {
+        WorldVerb::Tell => server.tell(firing.player, format!("[#{}] {arg}", id.get())),
+        WorldVerb::Say => {
+            server.broadcast(&format!(
+                "[#{}] {} says: {arg}",
+                id.get(),
+                server.name(owner)
+            ));
+        }
+        WorldVerb::Ring => {
+            let priority = arg.parse().unwrap_or(0);
+            let reply = server.bell.ring(&server, owner, priority, Some(id));
+            server.tell(owner, format!("[#{}] {reply}", id.get()));
+        }
+    }
+    Ok(Value::Int(0))
+}
+
+/// Step times of the frames run since the last summary (what `stats` reports), and the frame
+/// period they are held against.
+#[derive(Default)]
+pub(crate) struct FrameTimes {
+    micros: RefCell<Vec<u32>>,
+    overruns: Cell<u64>,
+    period_micros: Cell<u32>,
+}
+
+impl FrameTimes {
+    /// At most this many frames are kept between summaries (about 18 minutes at 60 fps).
+    const KEPT: usize = 1 << 16;
+
+    pub(crate) fn set_period(&self, period: std::time::Duration) {
+        self.period_micros
+            .set(u32::try_from(period.as_micros()).unwrap_or(u32::MAX));
+    }
+
+    /// Records one frame's step (heartbeat) time.
+    pub(crate) fn record(&self, step: std::time::Duration) {
+        let micros = u32::try_from(step.as_micros()).unwrap_or(u32::MAX);
+        if micros > self.period_micros.get() {
+            self.overruns.set(self.overruns.get() + 1);
+        }
+        let mut kept = self.micros.borrow_mut();
+        if kept.len() < Self::KEPT {
+            kept.push(micros);
+        }
+    }
+
+    /// (frames, p50, p99, max, overruns) in microseconds, and a fresh start.
+    fn take_summary(&self) -> (usize, u32, u32, u32, u64) {
+        let mut kept = std::mem::take(&mut *self.micros.borrow_mut());
+        kept.sort_unstable();
+        let at = |q: f64| {
+            kept.get(((kept.len() as f64 * q).ceil() as usize).saturating_sub(1))
+                .copied()
+                .unwrap_or(0)
+        };
+        let summary = (kept.len(), at(0.5), at(0.99), at(1.0), self.overruns.get());
+        self.overruns.set(0);
+        summary
+    }
+}

@@ -1,0 +1,460 @@
+//! `tickstep serve`, the real binary on an ephemeral loopback port, spoken to over TCP as a
+//! netcat user would. Every wait is bounded (a deadline per expected line, a bound on each
+//! process); the assertions are about what was said, never about how long it took. Reminders use
+//! one-second delays, so the suite spends a few seconds of real time in all.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The longest any single expected line may take to arrive.
+const PATIENCE: Duration = Duration::from_secs(15);
+
+/// A running server; killed when dropped (a clean stop goes through the wizard's `shutdown`).
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(db: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tickstep"))
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--wizard",
+                "merlin",
+                "--db",
+            ])
+            .arg(db)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the tickstep binary starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let first = rx
+            .recv_timeout(PATIENCE)
+            .expect("the server prints its address");
+        let addr = first
+            .strip_prefix("tickstep serve: listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+            .to_owned();
+        Server { child, addr }
+    }
+
+    fn connect(&self) -> Client {
+        let stream = TcpStream::connect(&self.addr).expect("the server accepts");
+        stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let mut client = Client {
+            stream,
+            pending: Vec::new(),
+            seen: Vec::new(),
+        };
+        client.expect("hello:");
+        client
+    }
+
+    fn login(&self, name: &str) -> Client {
+        let mut client = self.connect();
+        client.send(name);
+        client.expect(&format!("ok: welcome, {name}"));
+        client
+    }
+
+    /// The wizard's clean stop; the process must exit successfully.
+    fn shutdown(mut self) {
+        let mut wizard = self.login("merlin");
+        wizard.send("shutdown");
+        wizard.expect("ok: shutting down");
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "the server exited with {status}");
+                return;
+            }
+            assert!(Instant::now() < deadline, "the server did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Client {
+    stream: TcpStream,
+    pending: Vec<u8>,
+    /// Every line received, for failure messages.
+    seen: Vec<String>,
+}
+
+impl Client {
+    fn send(&mut self, line: &str) {
+        self.send_bytes(format!("{line}\n").as_bytes());
+    }
+
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("the server reads");
+    }
+
+    /// The next line, or `None` once the server has closed the connection.
+    fn line(&mut self, deadline: Instant) -> Option<String> {
+        loop {
+            if let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=end).collect();
+                let line = String::from_utf8_lossy(&line[..end]).into_owned();
+                self.seen.push(line.clone());
+                return Some(line);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no complete line in time; saw {:#?}",
+                self.seen
+            );
+            let mut chunk = [0u8; 4096];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return None,
+                Ok(n) => self.pending.extend_from_slice(&chunk[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return None, // reset by the server
+            }
+        }
+    }
+
+    /// Skips lines until one starts with `prefix`, and returns it.
+    fn expect(&mut self, prefix: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            match self.line(deadline) {
+                Some(line) if line.starts_with(prefix) => return line,
+                Some(_) => {}
+                None => panic!("closed before {prefix:?}; saw {:#?}", self.seen),
+            }
+        }
+    }
+
+    /// Asserts the server closes the connection (after any lines).
+    fn expect_closed(&mut self) {
+        let deadline = Instant::now() + PATIENCE;
+        while self.line(deadline).is_some() {}
+    }
+
+    /// Sends a command and returns its reply (the first `ok:` or `error:` line).
+    fn ask(&mut self, line: &str) -> String {
+        self.send(line);
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            match self.line(deadline) {
+                Some(reply) if reply.starts_with("ok:") || reply.starts_with("error:") => {
+                    return reply;
+                }
+                Some(_) => {}
+                None => panic!("closed before a reply to {line:?}; saw {:#?}", self.seen),
+            }
+        }
+    }
+}
+
+/// The schedule id in a reply such as `ok: schedule #7 reminds you in 1 s`.
+fn id_of(reply: &str) -> u64 {
+    let digits: String = reply
+        .split('#')
+        .nth(1)
+        .unwrap_or_else(|| panic!("no id in {reply:?}"))
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap()
+}
+
+fn store(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("world.db")
+}
+
+#[test]
+fn a_reminder_fires_and_schedules_and_mail_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    let remind = alice.ask("remind 1 tea is ready");
+    assert!(remind.starts_with("ok: schedule #"), "{remind}");
+    let tea = id_of(&remind);
+    assert_eq!(alice.expect("[#"), format!("[#{tea}] tea is ready"));
+
+    let hourly = id_of(&alice.ask("every 3600 tell stretch"));
+    // A reminder for alice that fires while she is away goes to her mailbox.
+    let away = id_of(&alice.ask("remind 1 you missed this"));
+    assert_eq!(alice.ask("quit"), "ok: bye");
+    alice.expect_closed();
+    let mut bob = server.login("bob");
+    bob.ask("remind 1 ping");
+    bob.expect("[#"); // bob's later reminder has fired, so alice's has too
+    drop(bob);
+    server.shutdown();
+
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    assert_eq!(
+        alice.expect("[mail] ["),
+        format!("[mail] [#{away}] you missed this")
+    );
+    let listing = alice.ask("schedules");
+    assert_eq!(listing, "ok: 1 live schedules");
+    let row = alice.expect("  #");
+    assert!(
+        row.starts_with(&format!("  #{hourly} every 3600 s tell")),
+        "{row}"
+    );
+    let info = alice.ask(&format!("info {hourly}"));
+    assert!(info.contains("owner alice"), "{info}");
+    server.shutdown();
+}
+
+#[test]
+fn players_cannot_touch_each_others_schedules_but_the_wizard_can() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    let mut bob = server.login("bob");
+    let id = id_of(&alice.ask("every 60 say hello"));
+
+    let stop = bob.ask(&format!("stop {id}"));
+    assert!(
+        stop.starts_with(&format!(
+            "error: permission denied: #{id} is not yours to stop"
+        )),
+        "{stop}"
+    );
+    let info = bob.ask(&format!("info #{id}"));
+    assert!(
+        info.starts_with(&format!(
+            "error: permission denied: #{id} is not yours to read"
+        )),
+        "{info}"
+    );
+    assert_eq!(bob.ask("schedules"), "ok: 0 live schedules");
+    assert_eq!(
+        bob.ask("shutdown"),
+        "error: only the wizard may shut the server down"
+    );
+
+    let mut wizard = server.login("merlin");
+    assert!(wizard.ask(&format!("info {id}")).contains("owner alice"));
+    assert_eq!(
+        wizard.ask(&format!("stop {id}")),
+        format!("ok: stopped #{id}")
+    );
+    assert_eq!(
+        alice.ask(&format!("stop {id}")),
+        format!("error: #{id} is not a live schedule")
+    );
+    let who = wizard.ask("who");
+    assert_eq!(who, "ok: 3 online: alice, bob, merlin (wizard)");
+}
+
+#[test]
+fn ten_thousand_schedules_from_one_player_meet_the_quota() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--quota", "5"]);
+    let mut greedy = server.login("greedy");
+    // Written from another thread while this one reads the replies, as a flooding client would.
+    let mut writer = greedy.stream.try_clone().unwrap();
+    let flood = std::thread::spawn(move || {
+        let lines = "every 60 tell more\n".repeat(10_000);
+        writer.write_all(lines.as_bytes()).unwrap();
+    });
+    let (mut ok, mut refused) = (0, 0);
+    let deadline = Instant::now() + PATIENCE;
+    while ok + refused < 10_000 {
+        let line = greedy
+            .line(deadline)
+            .expect("the server keeps the connection");
+        if line.starts_with("ok: schedule #") {
+            ok += 1;
+        } else if line
+            .starts_with("error: quota reached: greedy has 5 live schedules and the limit is 5")
+        {
+            refused += 1;
+        }
+    }
+    flood.join().unwrap();
+    assert_eq!((ok, refused), (5, 9_995));
+    let mut other = server.login("other");
+    assert!(
+        other
+            .ask("remind 60 still served")
+            .starts_with("ok: schedule #")
+    );
+}
+
+#[test]
+fn hostile_input_gets_a_clear_reply_or_a_clean_disconnect() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &store(&dir),
+        &["--login-timeout", "1s", "--max-line", "256"],
+    );
+    let mut steady = server.login("steady");
+
+    // Unknown commands and bad numbers: a reply naming the value and the rule.
+    assert_eq!(
+        steady.ask("dance"),
+        "error: unknown command \"dance\" (type help)"
+    );
+    assert_eq!(
+        steady.ask("remind soon tea"),
+        "error: \"soon\" is not a delay in seconds >= 0"
+    );
+    assert_eq!(
+        steady.ask("every 0.001 say spam"),
+        "error: every needs at least 1 s between firings (got 0.001)"
+    );
+
+    // Bytes that are not UTF-8: refused, the connection stays.
+    steady.send_bytes(b"say \xff\xfe\n");
+    assert_eq!(
+        steady.expect("error:"),
+        "error: the line is not UTF-8 text (byte 0xff at offset 4); ignored"
+    );
+    assert!(steady.ask("who").starts_with("ok: 1 online"));
+
+    // A huge line: a reason, then the connection closes.
+    let mut huge = server.login("huge");
+    huge.send(&"x".repeat(100_000));
+    assert_eq!(
+        huge.expect("error:"),
+        "error: line longer than 256 bytes; closing the connection"
+    );
+    huge.expect_closed();
+
+    // A client that never speaks is dropped after the login timeout.
+    let mut silent = server.connect();
+    assert_eq!(
+        silent.expect("error:"),
+        "error: no name within 1 s; goodbye"
+    );
+    silent.expect_closed();
+
+    // A client that hangs up mid-line: the partial command is never run, its name is free again.
+    let mut hasty = server.login("hasty");
+    hasty.send_bytes(b"remind 1 half a li");
+    hasty.stream.shutdown(Shutdown::Both).unwrap();
+    drop(hasty);
+    let deadline = Instant::now() + PATIENCE;
+    let mut again = loop {
+        // The old session ends when the server reads the hang-up; until then the name is taken.
+        assert!(Instant::now() < deadline, "the hung-up session never ended");
+        let mut c = server.connect();
+        c.send("hasty");
+        if c.expect("").starts_with("ok: welcome") {
+            break c;
+        }
+    };
+    assert_eq!(again.ask("schedules"), "ok: 0 live schedules");
+
+    // A bad name is refused and may be retried; the server served everyone throughout.
+    let mut named = server.connect();
+    named.send("no spaces allowed");
+    assert!(
+        named
+            .expect("error:")
+            .starts_with("error: a name is 1-24 letters")
+    );
+    named.send("named");
+    named.expect("ok: welcome, named");
+    assert_eq!(steady.ask("who"), "ok: 3 online: hasty, named, steady");
+}
+
+#[test]
+fn two_players_contend_for_the_bell_and_the_loser_is_told_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    let mut bob = server.login("bob");
+    let mut carol = server.login("carol");
+
+    assert_eq!(alice.ask("ring 3"), "ok: you ring the bell (priority 3)");
+    bob.expect("[bell] DING! alice rings the bell (priority 3)");
+    assert_eq!(
+        bob.ask("ring 1"),
+        "error: the bell is busy: alice's ring has priority 3, yours is 1; a lower priority loses"
+    );
+    assert_eq!(carol.ask("ring 7"), "ok: you ring the bell (priority 7)");
+    assert_eq!(
+        alice.expect("[bell] your ring"),
+        "[bell] your ring was cut off: carol (priority 7) took the bell from you (your priority 3)"
+    );
+    bob.expect("[bell] DING! carol rings the bell (priority 7)");
+    bob.expect("[bell] the bell falls silent (carol)");
+}
+
+#[test]
+fn help_documents_the_protocol_on_the_command_line_and_on_the_wire() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tickstep"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "--listen",
+        "--db",
+        "--wizard",
+        "remind <seconds> <text>",
+        "ring [priority]",
+    ] {
+        assert!(text.contains(needle), "--help lacks {needle:?}");
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    alice.send("help");
+    alice.expect("Protocol (plain lines");
+    alice.expect("  every <seconds> <verb> [args]");
+}
+
+#[test]
+fn an_idle_world_runs_no_frames_however_much_its_players_chat() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut wizard = server.login("merlin");
+    let mut alice = server.login("alice");
+    let mut bob = server.login("bob");
+    wizard.ask("stats"); // starts a fresh window
+    for n in 0..50 {
+        assert!(alice.ask("who").starts_with("ok: 3 online"));
+        assert_eq!(alice.ask(&format!("say hello {n}")), "ok: said");
+        bob.expect(&format!("[say] alice says: hello {n}"));
+    }
+    let stats = wizard.ask("stats");
+    assert!(stats.starts_with("ok: frames_run=0 "), "{stats}");
+    // Work for the kernel brings frames back.
+    assert!(alice.ask("remind 0 now").starts_with("ok: schedule #"));
+    alice.expect("[#");
+    let stats = wizard.ask("stats");
+    assert!(!stats.starts_with("ok: frames_run=0 "), "{stats}");
+}
