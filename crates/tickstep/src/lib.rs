@@ -86,6 +86,8 @@
 //!
 //! # Inside a tokio server (feature `tokio`)
 //!
+//! (Specified in docs/runtime.md §5.6–§5.10; the server in docs/serve.md.)
+//!
 //! A network server runs the runtime as a future: `TokioDriver` runs its frames on a
 //! current-thread tokio runtime (in a `LocalSet`), sleeping on tokio's timer between frames so
 //! socket tasks share the thread, and straight to the kernel's next wake when idle (an idle

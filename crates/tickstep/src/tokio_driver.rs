@@ -1,5 +1,5 @@
 //! The [`Runtime`] as a future on a tokio current-thread runtime, beside a server's sockets
-//! (feature `tokio`).
+//! (feature `tokio`; docs/runtime.md §5.6–§5.10).
 //!
 //! # How a server embeds the runtime
 //!
@@ -53,6 +53,8 @@
 //! submission wakes it.
 //!
 //! # Decisions
+//!
+//! Rules docs/runtime.md §8.13–§8.17.
 //!
 //! * Submitted closures run between frames, not inside one: a closure is arbitrary code the
 //!   kernel cannot budget, and running it as soon as the thread is free gives other tasks a reply

@@ -6,7 +6,7 @@
 //! line and the missing rule. Forms recognised:
 //!
 //! * `docs/<layer>.md §N` or `§N.M`, also without the `docs/` prefix, where `<layer>` is one of
-//!   `kernel`, `commands`, `schedules`, `runtime`, `bevy`;
+//!   `kernel`, `commands`, `schedules`, `runtime`, `bevy`, `serve`;
 //! * lists and ranges after one document: `docs/kernel.md §4.2, §4.3 and §5–§6` (a citation may
 //!   wrap onto the next comment line);
 //! * inside `docs/<layer>.md`, a bare `§N.M` cites that same document.
@@ -20,7 +20,14 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The documents that hold numbered rules.
-const LAYERS: [&str; 5] = ["kernel", "commands", "schedules", "runtime", "bevy"];
+const LAYERS: [&str; 6] = [
+    "kernel",
+    "commands",
+    "schedules",
+    "runtime",
+    "bevy",
+    "serve",
+];
 
 /// One problem, already phrased as `path:line: what`.
 type Problem = String;

@@ -1,5 +1,6 @@
 //! The shared bell: a mechanism of the command layer that one ring (a coroutine command) owns
-//! at a time, so two players contend for it by priority and the loser is told why.
+//! at a time, so two players contend for it by priority and the loser is told why
+//! (docs/serve.md §5).
 //!
 //! The server's runtime has no always-on command cycle (it would keep an idle server busy every
 //! 20 ms); instead a ring starts a kernel job that runs the command scheduler once per command

@@ -1,4 +1,4 @@
-//! `tickstep serve`: a small world server that real clients reach over TCP.
+//! `tickstep serve`: a small world server that real clients reach over TCP (docs/serve.md).
 //!
 //! One tokio current-thread runtime runs everything: the [`TokioDriver`] runs the tickstep
 //! runtime's frames (sleeping on tokio's timer, straight through idle time), the accept loop and

@@ -1,4 +1,5 @@
-//! The line protocol: what a player may type, parsed into a [`Request`], and the help text.
+//! The line protocol: what a player may type, parsed into a [`Request`], and the help text
+//! (docs/serve.md §3).
 //!
 //! One command per line, words separated by spaces; the first word is the command (case
 //! insensitive). Replies are lines starting `ok:` or `error:`; lines the world sends on its own

@@ -1,5 +1,6 @@
 //! Who the players are and what waits for them: names mapped to durable object ids, and the
-//! mailbox of firings that found their player offline ("a background session for player").
+//! mailbox of firings that found their player offline ("a background session for player";
+//! docs/serve.md §2.2, §4.5).
 //!
 //! Kept in a small `SQLite` file beside the schedule store (`FILE.world`), so a restart finds the
 //! same ids for the same names — the schedules the store brings back are owned by those ids —

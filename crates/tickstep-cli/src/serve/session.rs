@@ -1,4 +1,5 @@
-//! One connection: read capped lines, log in, run commands, write replies and the world's lines.
+//! One connection: read capped lines, log in, run commands, write replies and the world's lines
+//! (docs/serve.md §2).
 //!
 //! Hostile input never reaches the world: a line over the cap closes the connection with a
 //! reason; bytes that are not UTF-8 get an error naming the first bad byte and the line is

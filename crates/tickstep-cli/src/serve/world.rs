@@ -1,4 +1,5 @@
-//! The world a server hosts: who is online, the schedule verbs, and what each command does.
+//! The world a server hosts: who is online, the schedule verbs, and what each command does
+//! (docs/serve.md §4).
 //!
 //! Everything here runs on the server's one thread — connection tasks between frames, verbs and
 //! the bell inside frames — so it is plain `Rc`/`RefCell` state, never borrowed across an await.
