@@ -151,14 +151,15 @@ mod info;
 mod limits;
 mod options;
 mod perms;
+mod row;
 mod store;
 pub mod testkit;
 mod txn;
 mod value;
 
-pub use engine::{Config, DEFAULT_RETENTION, DEFAULT_TICK, InFlight, Schedules, TickReport};
+pub use engine::{Config, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
 pub use error::Error;
-pub use host::{Fault, FaultKind, Firing, Outcome, Refused, Runner, World};
+pub use host::{Fault, FaultKind, Firing, InFlight, Outcome, Refused, Runner, World};
 pub use id::{ObjId, RunId, ScheduleId};
 pub use info::{RetireReason, ScheduleInfo, ScheduleKind};
 pub use limits::MAX_VALUE_DEPTH;

@@ -20,14 +20,15 @@
 //! Points past the end of 64-bit Unix nanoseconds retire the schedule with
 //! `deadline_out_of_range` (a fault).
 
-use crate::engine::Core;
-use crate::engine::entry::Kind;
+use super::core::Core;
+use super::entry::Kind;
+use super::table::Later;
 use crate::options::MAX_CATCHUP_FIRINGS;
 use crate::{Catchup, Firing, Overlap, ScheduleId};
 
 /// How many cadence points, starting at `point`, have arrived by `now` (at least one: a popped
 /// entry's deadline has arrived even when jitter moved it before the point itself).
-pub(crate) fn points_arrived(point: u64, interval: u64, now: u64) -> u64 {
+pub(super) fn points_arrived(point: u64, interval: u64, now: u64) -> u64 {
     if now <= point || interval == 0 {
         1
     } else {
@@ -36,17 +37,14 @@ pub(crate) fn points_arrived(point: u64, interval: u64, now: u64) -> u64 {
 }
 
 /// `point + n * interval`, or `None` past the end of 64-bit nanoseconds.
-pub(crate) fn advance(point: u64, interval: u64, n: u64) -> Option<u64> {
+pub(super) fn advance(point: u64, interval: u64, n: u64) -> Option<u64> {
     interval.checked_mul(n).and_then(|d| point.checked_add(d))
 }
-
-/// Re-arms to do once this tick's loop is over, so an entry is visited at most once per tick.
-pub(crate) type Later = Vec<(u64, u64)>;
 
 impl Core {
     /// `point` moved by a uniform random offset in `[-jitter, +jitter]`, never earlier than one
     /// tick after `now`. Without jitter the point is kept as is.
-    pub(crate) fn jittered(&mut self, point: u64, jitter_ns: u64, now: u64) -> u64 {
+    pub(super) fn jittered(&mut self, point: u64, jitter_ns: u64, now: u64) -> u64 {
         if jitter_ns == 0 {
             return point;
         }
@@ -60,7 +58,7 @@ impl Core {
     }
 
     /// Arms `id` at `at`; a deadline already due waits for the next tick.
-    pub(crate) fn arm_at(&mut self, id: u64, at: u64, now: u64, later: &mut Later) {
+    pub(super) fn arm_at(&mut self, id: u64, at: u64, now: u64, later: &mut Later) {
         if at <= now {
             later.push((id, at));
         } else {
@@ -69,7 +67,7 @@ impl Core {
     }
 
     /// Arms `id` for its next cadence point, jittered.
-    pub(crate) fn arm_next(&mut self, id: u64, now: u64, later: &mut Later) {
+    pub(super) fn arm_next(&mut self, id: u64, now: u64, later: &mut Later) {
         let Some((point, jitter)) = self.table.get(id).map(|e| (e.next_run, e.jitter_ns)) else {
             return;
         };
@@ -79,7 +77,7 @@ impl Core {
 
     /// Handles one due entry: returns the firing to start, if any, having already updated the
     /// cadence (the next deadline is armed as the firing starts).
-    pub(crate) fn visit(&mut self, id: u64, now: u64, later: &mut Later) -> Option<Firing> {
+    pub(super) fn visit(&mut self, id: u64, now: u64, later: &mut Later) -> Option<Firing> {
         let e = self.table.get(id)?;
         if !e.is_live() {
             return None;
@@ -212,7 +210,7 @@ impl Core {
     /// after the one being served (saved as `next_run` when the firing started), with catch-up
     /// applied to the points that passed while the engine was down. Catch-up firings wait for the
     /// restored firing to settle, as they would have had it started normally.
-    pub(crate) fn catch_up_interrupted(&mut self, id: u64, now: u64) {
+    pub(super) fn catch_up_interrupted(&mut self, id: u64, now: u64) {
         let Some(e) = self.table.get(id) else {
             return;
         };
@@ -250,7 +248,7 @@ impl Core {
     }
 
     /// Starts a firing of `id` serving cadence point `nominal`: counts it, computes `elapsed`.
-    pub(crate) fn start(&mut self, id: u64, nominal: u64, now: u64) -> Firing {
+    pub(super) fn start(&mut self, id: u64, nominal: u64, now: u64) -> Firing {
         let e = self
             .table
             .get_mut(id)

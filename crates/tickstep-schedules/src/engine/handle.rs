@@ -9,9 +9,11 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::{Clock, Instant};
 
-use super::{Config, Core, InFlight, Shared};
-use crate::store::SqliteStore;
-use crate::{Error, ObjId, RunId, Runner, Txn, Value, World};
+use super::config::Config;
+use super::core::{Core, Shared};
+use super::rows::Loader;
+use crate::store::{self, OpenPolicy};
+use crate::{Error, InFlight, RunId, Runner, Value, World};
 
 /// A handle to a schedule engine. Cheap to clone; every clone drives the same engine.
 ///
@@ -56,7 +58,7 @@ use crate::{Error, ObjId, RunId, Runner, Txn, Value, World};
 /// ```
 #[derive(Clone)]
 pub struct Schedules {
-    pub(crate) shared: Rc<Shared>,
+    pub(super) shared: Rc<Shared>,
 }
 
 impl Schedules {
@@ -104,11 +106,13 @@ impl Schedules {
         runner: impl Runner + 'static,
         config: Config,
     ) -> Result<Self, Error> {
-        let store = SqliteStore::open(path.as_ref())?;
+        let mut store = store::open(path.as_ref(), OpenPolicy::default())?;
         let seed = clock.unix_nanos();
         let mut core = Core::new(config, seed, None);
         let now = clock.unix_nanos();
-        store.load_into(&mut core, now)?;
+        let mut loader = Loader::new(&mut core);
+        let high_water = store.load(&mut loader)?;
+        loader.finish(high_water, now);
         core.store = Some(store);
         Ok(Self::from_parts(core, clock, world, runner))
     }
@@ -129,20 +133,9 @@ impl Schedules {
         }
     }
 
-    /// Opens a transaction with the calling task's permissions `perms` (its `task_perms()`).
-    /// Creations and stops take effect when it commits; dropping it rolls back.
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # let world = TestWorld::new();
-    /// # let wiz = world.add_wizard();
-    /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), world, TestRunner::new(), Default::default());
-    /// let txn = engine.begin(wiz);
-    /// assert_eq!(txn.perms(), wiz);
-    /// ```
-    pub fn begin(&self, perms: ObjId) -> Txn {
-        Txn::new(Rc::clone(&self.shared), perms)
+    /// The engine's shared state, for a [`Txn`](crate::Txn).
+    pub(crate) fn shared(&self) -> &Rc<Shared> {
+        &self.shared
     }
 
     /// The earliest deadline, as an instant on the engine's clock, so a driver can

@@ -8,12 +8,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use super::codec::{self, from_sql, to_sql};
 use super::schema;
 use super::sqlite::SqliteStore;
-use crate::engine::Interner;
+use crate::row::ScheduleRow;
 use crate::{Catchup, Error, Fault, InFlight, ObjId, Overlap, ScheduleId, ScheduleKind, Value};
 
 /// How long a read waits for the engine's write lock before giving up (WAL readers rarely wait:
@@ -209,10 +209,11 @@ impl Inspector {
             ))
             .map_err(codec::load_error)?;
         let mut rows = stmt.query([]).map_err(codec::load_error)?;
-        let mut verbs = Interner::default();
         let mut all = Vec::new();
         while let Some(row) = rows.next().map_err(codec::load_error)? {
-            all.push(StoredSchedule::decode(row, &mut verbs).map_err(codec::load_error)?);
+            all.push(StoredSchedule::from(
+                codec::decode(row).map_err(codec::load_error)?,
+            ));
         }
         Ok(all)
     }
@@ -235,14 +236,14 @@ impl Inspector {
     /// assert_eq!(inspector.get(ScheduleId::from_raw(7)).unwrap(), None);
     /// ```
     pub fn get(&self, id: ScheduleId) -> Result<Option<StoredSchedule>, Error> {
-        let mut verbs = Interner::default();
         self.conn
             .query_row(
                 &format!("SELECT {} FROM schedules WHERE id = ?1", codec::COLUMNS),
                 [to_sql(id.get())],
-                |row| StoredSchedule::decode(row, &mut verbs),
+                codec::decode,
             )
             .optional()
+            .map(|row| row.map(StoredSchedule::from))
             .map_err(codec::load_error)
     }
 
@@ -311,47 +312,50 @@ impl Inspector {
     /// assert_eq!(Inspector::open(&path).unwrap().get(id).unwrap(), None);
     /// ```
     pub fn stop(path: impl AsRef<Path>, id: ScheduleId) -> Result<bool, Error> {
-        let store = SqliteStore::open_existing(path.as_ref())?;
-        let removed = store.commit_durable(&[], &[id.get()], &Interner::default())?;
-        Ok(removed > 0)
+        let mut store = SqliteStore::open_existing(path.as_ref())?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        store.stop_as_operator(id.get(), now)
     }
 }
 
-impl StoredSchedule {
-    /// Decodes one row (selected with [`codec::COLUMNS`]) with the store's codec.
-    fn decode(row: &Row<'_>, verbs: &mut Interner) -> rusqlite::Result<Self> {
-        let (e, running) = codec::decode(row, verbs)?;
-        let id = ScheduleId::from_raw(e.id);
-        Ok(StoredSchedule {
+impl From<ScheduleRow> for StoredSchedule {
+    /// A decoded row as the operator sees it.
+    fn from(r: ScheduleRow) -> Self {
+        let id = ScheduleId::from_raw(r.id);
+        let c = r.cadence;
+        StoredSchedule {
             id,
-            kind: e.kind,
-            target: e.target,
-            verb: verbs.name(e.verb).to_string(),
-            args: e.args().map(|a| a.to_vec()).unwrap_or_default(),
-            state: e.state().map(|s| (**s).clone()),
-            owner: e.owner,
-            player: e.player,
-            interval_ns: e.interval_ns,
-            interval_clamped: e.interval_clamped,
-            jitter_ns: e.jitter_ns,
-            max_faults: e.max_faults,
-            catchup: e.catchup,
-            overlap: e.overlap,
-            adaptive: e.adaptive,
-            pass_elapsed: e.pass_elapsed,
-            created_unix_nanos: e.created_at,
-            next_run_unix_nanos: e.next_run,
-            fire_at_unix_nanos: e.fire_at,
-            armed: e.armed,
-            last_run_unix_nanos: e.last_run,
-            run_count: e.run_count,
-            fault_count: e.fault_count,
-            consecutive_faults: e.consecutive_faults,
-            missed_count: e.missed_count,
-            overlap_count: e.overlap_count,
-            last_duration_ns: e.last_duration_ns,
-            last_fault: e.last_fault().cloned(),
-            running: running
+            kind: r.kind,
+            target: r.target,
+            verb: r.verb,
+            args: r.args.unwrap_or_default(),
+            state: r.state,
+            owner: r.owner,
+            player: r.player,
+            interval_ns: r.interval_ns,
+            interval_clamped: r.interval_clamped,
+            jitter_ns: r.jitter_ns,
+            max_faults: r.max_faults,
+            catchup: r.catchup,
+            overlap: r.overlap,
+            adaptive: r.adaptive,
+            pass_elapsed: r.pass_elapsed,
+            created_unix_nanos: r.created_at,
+            next_run_unix_nanos: c.next_run,
+            fire_at_unix_nanos: c.fire_at,
+            armed: c.armed,
+            last_run_unix_nanos: c.last_run,
+            run_count: c.run_count,
+            fault_count: c.fault_count,
+            consecutive_faults: c.consecutive_faults,
+            missed_count: c.missed_count,
+            overlap_count: c.overlap_count,
+            last_duration_ns: c.last_duration_ns,
+            last_fault: c.last_fault,
+            running: c
+                .running
                 .iter()
                 .map(|r| InFlight {
                     schedule: id,
@@ -359,6 +363,6 @@ impl StoredSchedule {
                     nominal_unix_nanos: r.nominal,
                 })
                 .collect(),
-        })
+        }
     }
 }
