@@ -38,8 +38,11 @@
 //! * **Storage.** [`Schedules::open`] uses one SQLite file in WAL mode with a versioned schema;
 //!   an operator can read it with the `sqlite3` shell while the engine runs. Creation and stop are
 //!   fsync'd before `commit` returns. On open, schedules come back with ids, deadlines, counters
-//!   and options intact, catch-up is applied to what was missed, and firings that were in flight
-//!   are handed back ([`Schedules::interrupted`]) to be reattached or abandoned.
+//!   and options intact, and firings that were in flight are handed back
+//!   ([`Schedules::interrupted`]) to be reattached or abandoned. Catch-up is applied inside
+//!   [`Schedules::open`], before it returns: `schedule_info` and [`Schedules::next_deadline`]
+//!   show the true `next_run` and `missed_count` at once; the firings the policy keeps start at
+//!   the first tick, and the file shows the new counters after that tick's group commit.
 //!   [`Schedules::in_memory`] is the same engine with no file. An [`Inspector`] reads the file
 //!   read-only beside a running engine (decoding rows with the store's own codec) and performs
 //!   an operator's durable stop, for tools such as the `tickstep schedules` command.
@@ -69,6 +72,14 @@
 //!
 //! # Decisions where the spec was open
 //!
+//! * **Catch-up at open.** A recurring schedule that missed two or more points while the engine
+//!   was down has its policy applied by [`Schedules::open`] (skip: counted missed and re-armed
+//!   after now; once/all: the kept points wait in the backlog and fire from the first tick, one
+//!   per tick). One passed point is left as a late firing for the first tick.
+//! * **End of the deadline range.** A due cadence point fires even when the point after it does
+//!   not fit in 64-bit Unix nanoseconds; the schedule retires `deadline_out_of_range` as that
+//!   firing starts (when its next deadline would be armed), so the firing's outcome is not
+//!   recorded.
 //! * **Catch-up threshold.** When the engine gets to a schedule and exactly one cadence point has
 //!   passed, that is an ordinary (slightly late) firing under every policy; so `skip` never drops
 //!   a point for a few milliseconds of tick lateness. When two or more have passed, the schedule

@@ -231,6 +231,59 @@ fn catchup_all_after_downtime_fires_each_missed_point_in_order() {
 }
 
 #[test]
+fn catchup_skip_is_applied_at_open_so_info_is_true_before_the_first_tick() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new());
+    let h = restart(h, &path, 45.0); // points at +10 .. +40 passed while down
+    let info = h.info(id);
+    assert_eq!(info.missed_count, 4, "counted at open, no tick yet");
+    assert!(approx(info.next_run, common::t0() + 50.0));
+    assert_eq!(
+        h.engine.next_deadline_unix_nanos(),
+        Some((common::t0() + 50.0) as u64 * 1_000_000_000)
+    );
+    h.tick();
+    assert_eq!(
+        (h.fired(), h.info(id).missed_count),
+        (0, 4),
+        "the tick adds nothing"
+    );
+    // The first group commit writes what open decided.
+    assert_eq!(sql_count(&path, "SELECT missed_count FROM schedules"), 4);
+}
+
+#[test]
+fn catchup_once_is_applied_at_open_and_the_kept_point_fires_at_the_first_tick() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new().catchup(Catchup::Once));
+    let h = restart(h, &path, 45.0);
+    let info = h.info(id);
+    assert_eq!(info.missed_count, 3);
+    assert!(approx(info.next_run, common::t0() + 40.0), "due now");
+    h.tick();
+    assert_eq!(h.fired(), 1);
+    assert!(approx(h.nominal(0), common::t0() + 40.0));
+    let info = h.info(id);
+    assert_eq!(info.missed_count, 3);
+    assert!(approx(info.next_run, common::t0() + 50.0));
+}
+
+#[test]
+fn one_passed_point_at_open_is_an_ordinary_late_firing_not_a_catch_up() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new());
+    let h = restart(h, &path, 15.0); // only +10 passed
+    let info = h.info(id);
+    assert_eq!(info.missed_count, 0);
+    assert!(approx(info.next_run, common::t0() + 10.0));
+    h.tick();
+    assert_eq!(h.fired(), 1);
+}
+
+#[test]
 fn an_in_flight_firing_is_handed_back_and_a_reattached_one_still_counts_as_running() {
     let (_dir, path) = db();
     let h = Host::open(&path, ManualClock::new());

@@ -18,7 +18,9 @@
 //!   per tick. Dropped points count in `missed_count`.
 //!
 //! Points past the end of 64-bit Unix nanoseconds retire the schedule with
-//! `deadline_out_of_range` (a fault).
+//! `deadline_out_of_range` (a fault) when the engine computes them: a due point fires first, even
+//! when the point after it is out of range (the last representable point fires; the schedule
+//! retires as that firing starts, which is when its next deadline would be armed).
 
 use super::core::Core;
 use super::entry::Kind;
@@ -128,8 +130,7 @@ impl Core {
         }
         if e.backlog > 0 {
             let Some(next) = advance(point, interval, 1) else {
-                self.out_of_range(id, now);
-                return None;
+                return Some(self.start_last(id, point, now));
             };
             let e = self.table.get_mut(id)?;
             e.backlog -= 1;
@@ -169,23 +170,33 @@ impl Core {
         let Some(first) = fire_from else {
             return self.move_cadence(id, advance(point, interval, n), now, later);
         };
-        let (Some(nominal), Some(end)) =
-            (advance(point, interval, first), advance(point, interval, n))
-        else {
+        // The fired point has arrived (it is at most now), so it is representable.
+        let Some(nominal) = advance(point, interval, first) else {
             self.out_of_range(id, now);
             return None;
         };
         let e = self.table.get_mut(id)?;
         e.backlog = u16::try_from(backlog).unwrap_or(u16::MAX);
         if backlog > 0 {
-            // nominal + interval <= end, so it cannot overflow.
+            // nominal + interval is a later arrived point, at most now: it cannot overflow.
             e.next_run = nominal + interval;
             self.arm_at(id, nominal + interval, now, later);
-        } else {
+        } else if let Some(end) = advance(point, interval, n) {
             e.next_run = end;
             self.arm_next(id, now, later);
+        } else {
+            return Some(self.start_last(id, nominal, now));
         }
         Some(self.start(id, nominal, now))
+    }
+
+    /// Fires `nominal`, a valid cadence point whose successor is past the end of 64-bit Unix
+    /// nanoseconds: the point fires, and computing the next one retires the schedule
+    /// `deadline_out_of_range` (a fault). Retired, the firing's outcome is not recorded.
+    fn start_last(&mut self, id: u64, nominal: u64, now: u64) -> Firing {
+        let firing = self.start(id, nominal, now);
+        self.out_of_range(id, now);
+        firing
     }
 
     /// Moves the cadence to `next` and arms it, or retires when it ran off the end of time.
@@ -217,8 +228,44 @@ impl Core {
         if e.kind != Kind::Every || !e.is_live() || e.backlog > 0 || e.next_run > now {
             return;
         }
+        let n = points_arrived(e.next_run, e.interval_ns, now);
+        self.catch_up(id, n, now);
+    }
+
+    /// At load: a recurring schedule with nothing in flight that missed two or more cadence
+    /// points while the engine was down gets its catch-up policy applied now, not at the first
+    /// tick, so `schedule_info` right after open shows the true `next_run` and `missed_count`.
+    /// The firings the policy keeps wait in the backlog and start at the first tick, exactly as
+    /// the first tick would have started them. One passed point is an ordinary late firing (the
+    /// catch-up threshold) and is left for the first tick.
+    pub(super) fn catch_up_at_open(&mut self, id: u64, now: u64) {
+        let Some(e) = self.table.get(id) else {
+            return;
+        };
+        let idle = e.kind == Kind::Every
+            && e.is_live()
+            && e.armed
+            && !e.is_running()
+            && e.backlog == 0
+            && e.queued().is_none();
+        let due = e.next_run.max(e.fire_at);
+        if !idle || due > now {
+            return;
+        }
+        let n = points_arrived(due, e.interval_ns, now);
+        if n >= 2 {
+            self.catch_up(id, n, now);
+        }
+    }
+
+    /// Applies the catch-up policy to the `n` cadence points from `next_run` that have passed:
+    /// `skip` drops them all, `once` keeps the latest, `all` keeps the latest
+    /// [`MAX_CATCHUP_FIRINGS`]; kept points wait in the backlog, one firing per tick.
+    fn catch_up(&mut self, id: u64, n: u64, now: u64) {
+        let Some(e) = self.table.get(id) else {
+            return;
+        };
         let (point, interval, catchup) = (e.next_run, e.interval_ns, e.catchup);
-        let n = points_arrived(point, interval, now);
         let (first, backlog) = match catchup {
             Catchup::Skip => (n, 0),
             Catchup::Once => (n - 1, 1),

@@ -82,8 +82,11 @@ impl Schedules {
     }
 
     /// Opens (or creates) the SQLite store at `path` and loads its schedules: ids, deadlines,
-    /// counters and options intact; catch-up applied to cadence points missed while the engine
-    /// was down; firings that were in flight listed by [`Schedules::interrupted`].
+    /// counters and options intact; firings that were in flight listed by
+    /// [`Schedules::interrupted`]. Catch-up for cadence points missed while the engine was down is
+    /// applied before this returns, so `schedule_info` shows the true `next_run` and
+    /// `missed_count` right away; the firings it keeps start at the first [`Schedules::tick`],
+    /// whose group commit also writes the new counters to the file.
     ///
     /// # Errors
     ///
@@ -110,10 +113,11 @@ impl Schedules {
         let seed = clock.unix_nanos();
         let mut core = Core::new(config, seed, None);
         let now = clock.unix_nanos();
-        let mut loader = Loader::new(&mut core);
+        let mut loader = Loader::new(&mut core, now);
         let high_water = store.load(&mut loader)?;
-        loader.finish(high_water, now);
+        let behind = loader.finish(high_water);
         core.store = Some(store);
+        core.catch_up_loaded(behind);
         Ok(Self::from_parts(core, clock, world, runner))
     }
 

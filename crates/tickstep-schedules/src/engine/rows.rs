@@ -138,33 +138,64 @@ pub(super) struct Loader<'a> {
     core: &'a mut Core,
     max_id: u64,
     interrupted_ids: Vec<u64>,
+    /// Idle recurring schedules whose deadline passed while the engine was down.
+    behind: Vec<u64>,
     deadlines: Vec<(u64, u64)>,
+    now: u64,
 }
 
 impl<'a> Loader<'a> {
-    pub(super) fn new(core: &'a mut Core) -> Self {
+    /// A loader for an engine opening at `now` (Unix nanoseconds).
+    pub(super) fn new(core: &'a mut Core, now: u64) -> Self {
         Loader {
             core,
             max_id: 0,
             interrupted_ids: Vec::new(),
+            behind: Vec::new(),
             deadlines: Vec::new(),
+            now,
         }
     }
 
-    /// Arms what was loaded (one O(n) heap build), resumes the id counter above both the
-    /// high-water mark and every loaded id, and applies catch-up to what was in flight.
-    pub(super) fn finish(self, high_water: u64, now: u64) {
+    /// Arms what was loaded (one O(n) heap build) and resumes the id counter above both the
+    /// high-water mark and every loaded id. Returns the schedules that need catch-up, to be
+    /// applied once the store is attached (so that what catch-up changes is marked for the first
+    /// group commit).
+    pub(super) fn finish(self, high_water: u64) -> Behind {
         let Loader {
             core,
             max_id,
             interrupted_ids,
+            behind,
             deadlines,
+            now,
         } = self;
         core.table.arm_in_bulk(deadlines);
         core.last_id = high_water.max(max_id);
         core.reserved_through = high_water;
-        for id in interrupted_ids {
-            core.catch_up_interrupted(id, now);
+        Behind {
+            interrupted: interrupted_ids,
+            idle: behind,
+            now,
+        }
+    }
+}
+
+/// Loaded schedules whose deadline passed while the engine was down.
+pub(super) struct Behind {
+    interrupted: Vec<u64>,
+    idle: Vec<u64>,
+    now: u64,
+}
+
+impl Core {
+    /// Catch-up at open, for what was in flight and for what missed cadence points idle.
+    pub(super) fn catch_up_loaded(&mut self, behind: Behind) {
+        for id in behind.interrupted {
+            self.catch_up_interrupted(id, behind.now);
+        }
+        for id in behind.idle {
+            self.catch_up_at_open(id, behind.now);
         }
     }
 }
@@ -198,6 +229,9 @@ impl RowSink for Loader<'_> {
         }
         if entry.armed {
             self.deadlines.push((entry.fire_at, entry.id));
+            if !entry.is_running() && entry.fire_at.max(entry.next_run) <= self.now {
+                self.behind.push(entry.id);
+            }
         }
         core.table.place(entry);
         Ok(())
