@@ -116,10 +116,24 @@
 //! * **Operators** read a store with [`Inspector`] (read-only, never migrating; a file of another
 //!   schema is refused with [`Error::SchemaTooNew`] or [`Error::NotAStore`], never misread) and
 //!   stop a schedule with [`Inspector::stop`], which deletes the row through the engine's own
-//!   fsync'd commit. An engine already running on the file keeps its in-memory copy until the
-//!   host notices (by polling [`Inspector::ids`] and stopping what is missing); the next engine
-//!   to open the file never loads it. A row the codec cannot
-//!   decode fails the whole read with the value named, exactly as it would fail an engine's open.
+//!   fsync'd commit and leaves a note in the store's `operator_stops` table. Every engine running
+//!   on the file notices at its next tick, before it fires anything: each tick reads
+//!   `PRAGMA data_version`, which changes only when another connection committed, and reads the
+//!   notes (an indexed range scan from the last one seen) only then — about a microsecond per
+//!   tick when nothing happened (the bench's `stop_poll_tick` row). The engine drops the schedule
+//!   as a committed `schedule_stop` would and lists it in [`Schedules::take_operator_stops`];
+//!   the next engine to open the file never loads it. A row the codec cannot decode fails the
+//!   whole read with the value named, exactly as it would fail an engine's open.
+//! * **Store integrity.** Opening looks at the file read-only first and refuses, writing nothing
+//!   (not even the switch to WAL): a file that is not SQLite or holds another application's
+//!   tables or `application_id` ([`Error::NotAStore`]; [`Config::share_file`] opts in to sharing
+//!   one), a damaged file ([`Error::Damaged`], naming the file and `sqlite3 FILE .recover`), a
+//!   newer schema ([`Error::SchemaTooNew`], both versions). `PRAGMA quick_check` runs only when
+//!   opening must write before loading (a migration or the first switch to WAL): on a current
+//!   store the load itself reads every schedule row and refuses damage it meets, so the common
+//!   open pays nothing extra (a 1M-schedule store's `quick_check` costs about as much as loading
+//!   it: the bench's `quick_check_1m` row). A fresh store is stamped with tickstep's
+//!   `application_id` (0x54535450, "TSTP").
 //! * **Errors** name the offending value and the rule; [`Error::code`] maps them to `E_INVARG`,
 //!   `E_PERM` (and `E_QUOTA` for a store failure).
 //!

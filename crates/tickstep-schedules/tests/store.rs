@@ -389,7 +389,7 @@ fn an_operator_can_read_the_store_with_the_sqlite3_shell_while_the_engine_runs()
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        "tick|1|hello|1"
+        "tick|1|hello|2"
     );
     // The engine keeps writing while the shell reads.
     h.finish_all();
@@ -411,7 +411,7 @@ fn the_store_uses_wal_and_records_its_schema_version() {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
 }
 
 #[test]
@@ -420,7 +420,7 @@ fn a_store_written_by_a_newer_schema_is_refused_not_misread() {
     drop(Host::open(&path, ManualClock::new()));
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute(
-        "INSERT INTO schema_migrations VALUES (2, 'from the future')",
+        "INSERT INTO schema_migrations VALUES (3, 'from the future')",
         [],
     )
     .unwrap();
@@ -436,8 +436,8 @@ fn a_store_written_by_a_newer_schema_is_refused_not_misread() {
     assert!(matches!(
         result.err(),
         Some(Error::SchemaTooNew {
-            found: 2,
-            supported: 1
+            found: 3,
+            supported: 2
         })
     ));
 }
@@ -608,11 +608,13 @@ fn opening_a_store_where_no_file_can_be_made_is_a_store_error() {
 }
 
 #[test]
-fn opening_a_file_that_is_not_a_database_is_a_store_error() {
+fn opening_a_file_that_is_not_a_database_is_refused_as_not_a_store_and_left_alone() {
     let (_dir, path) = db();
-    std::fs::write(&path, b"this is not an SQLite file, it is a shopping list").unwrap();
+    let text = b"this is not an SQLite file, it is a shopping list";
+    std::fs::write(&path, text).unwrap();
     let err = open_at(&path).err().unwrap();
-    assert!(matches!(err, Error::Store { .. }), "{err}");
+    assert!(matches!(err, Error::NotAStore { .. }), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), text);
 }
 
 #[test]

@@ -25,6 +25,11 @@ pub struct Config {
     /// Seed for the jitter random number generator. `None` seeds it from the clock's wall time,
     /// which is deterministic under a [`ManualClock`](tickstep_kernel::clock::ManualClock).
     pub rng_seed: Option<u64>,
+    /// Lets [`Schedules::open`](crate::Schedules::open) add the store's tables to a `SQLite` file
+    /// that already holds another application's tables (and switch that file to WAL). Off by
+    /// default: such a file is refused with [`Error::NotAStore`](crate::Error::NotAStore) and
+    /// left untouched.
+    pub share_file: bool,
 }
 
 /// The default tick (10 ms).
@@ -48,6 +53,7 @@ impl Default for Config {
             max_firings_per_tick: 1024,
             retention: DEFAULT_RETENTION,
             rng_seed: None,
+            share_file: false,
         }
     }
 }

@@ -70,6 +70,8 @@ pub(crate) struct Core {
     pub(super) changes: ChangeSet,
     /// Operator stops found by the last poll, reused across ticks.
     pub(super) stopped_buf: Vec<u64>,
+    /// Schedules dropped because an operator stopped them, until the host takes the list.
+    pub(super) operator_stopped: Vec<u64>,
 }
 
 impl Core {
@@ -94,6 +96,7 @@ impl Core {
             later_buf: Vec::new(),
             changes: ChangeSet::default(),
             stopped_buf: Vec::new(),
+            operator_stopped: Vec::new(),
         }
     }
 

@@ -109,7 +109,10 @@ impl Schedules {
         runner: impl Runner + 'static,
         config: Config,
     ) -> Result<Self, Error> {
-        let mut store = store::open(path.as_ref(), OpenPolicy::default())?;
+        let policy = OpenPolicy {
+            share_file: config.share_file,
+        };
+        let mut store = store::open(path.as_ref(), policy)?;
         let seed = clock.unix_nanos();
         let mut core = Core::new(config, seed, None);
         let now = clock.unix_nanos();
@@ -234,6 +237,40 @@ impl Schedules {
             },
         );
         true
+    }
+
+    /// The schedules an operator stopped from outside the engine (with
+    /// [`Inspector::stop`](crate::Inspector::stop), e.g. `tickstep schedules stop`) that this
+    /// engine has dropped since the last call, oldest first. A tick polls the store for such stops
+    /// before it fires anything, so a stopped schedule never fires after the tick that noticed it;
+    /// this list lets a host say so.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "upkeep");
+    /// let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(),
+    ///     Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "upkeep", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    ///
+    /// Inspector::stop(&path, id).unwrap(); // as `tickstep schedules stop` does, from anywhere
+    /// engine.tick().unwrap();
+    /// assert_eq!(engine.take_operator_stops(), vec![id]);
+    /// assert!(!engine.begin(wiz).schedule_valid(id));
+    /// ```
+    pub fn take_operator_stops(&self) -> Vec<crate::ScheduleId> {
+        let mut core = self.shared.core.borrow_mut();
+        core.operator_stopped
+            .drain(..)
+            .map(crate::ScheduleId::from_raw)
+            .collect()
     }
 
     /// Writes every pending cadence update to the store now (a tick does this itself).

@@ -284,6 +284,7 @@ impl Core {
             if self.table.get(id).is_some_and(|e| e.persist) {
                 tracing::info!(schedule = id, "schedule stopped by an operator");
                 self.drop_entry(id);
+                self.operator_stopped.push(id);
             }
         }
         stopped.clear();

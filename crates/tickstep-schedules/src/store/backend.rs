@@ -42,6 +42,5 @@ pub(crate) trait Backend {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct OpenPolicy {
     /// Add the store's tables to a database that already holds another application's tables.
-    #[allow(dead_code)] // read by the integrity checks, next
     pub(crate) share_file: bool,
 }

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use rusqlite::Row;
 
 use crate::row::{Cadence, RunningRow, ScheduleRow};
-use crate::{Catchup, Error, Fault, FaultKind, ObjId, Overlap, RunId, ScheduleKind, Value};
+use crate::{Catchup, Fault, FaultKind, ObjId, Overlap, RunId, ScheduleKind, Value};
 
 /// A `u64` as SQLite's signed integer, bits preserved (readable as is below 2^63).
 pub(crate) fn to_sql(n: u64) -> i64 {
@@ -266,12 +266,4 @@ pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
             running,
         },
     })
-}
-
-/// Maps a rusqlite error in loading to ours.
-pub(crate) fn load_error(e: rusqlite::Error) -> Error {
-    Error::Store {
-        context: "loading schedules",
-        source: e,
-    }
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use super::codec::{self, from_sql, to_sql};
+use super::integrity;
 use super::schema;
 use super::sqlite::SqliteStore;
 use crate::row::ScheduleRow;
@@ -52,6 +53,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub struct Inspector {
     conn: Connection,
+    path: std::path::PathBuf,
 }
 
 /// One schedule as the store holds it: what was committed by the engine's last durable commit or
@@ -173,6 +175,7 @@ impl Inspector {
     /// ```
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
+        integrity::check_header(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -181,7 +184,10 @@ impl Inspector {
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(Error::store("setting the busy timeout"))?;
         schema::check_current(&conn, path)?;
-        Ok(Inspector { conn })
+        Ok(Inspector {
+            conn,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Every saved schedule, by id.
@@ -207,12 +213,12 @@ impl Inspector {
                 "SELECT {} FROM schedules ORDER BY id",
                 codec::COLUMNS
             ))
-            .map_err(codec::load_error)?;
-        let mut rows = stmt.query([]).map_err(codec::load_error)?;
+            .map_err(self.load_error())?;
+        let mut rows = stmt.query([]).map_err(self.load_error())?;
         let mut all = Vec::new();
-        while let Some(row) = rows.next().map_err(codec::load_error)? {
+        while let Some(row) = rows.next().map_err(self.load_error())? {
             all.push(StoredSchedule::from(
-                codec::decode(row).map_err(codec::load_error)?,
+                codec::decode(row).map_err(self.load_error())?,
             ));
         }
         Ok(all)
@@ -244,7 +250,7 @@ impl Inspector {
             )
             .optional()
             .map(|row| row.map(StoredSchedule::from))
-            .map_err(codec::load_error)
+            .map_err(self.load_error())
     }
 
     /// The ids of every saved schedule, by id, without decoding the rows (cheap enough to poll).
@@ -266,14 +272,14 @@ impl Inspector {
         let mut stmt = self
             .conn
             .prepare("SELECT id FROM schedules ORDER BY id")
-            .map_err(codec::load_error)?;
+            .map_err(self.load_error())?;
         let ids = stmt
             .query_map([], |r| {
                 r.get::<_, i64>(0)
                     .map(|id| ScheduleId::from_raw(from_sql(id)))
             })
-            .map_err(codec::load_error)?;
-        ids.collect::<Result<_, _>>().map_err(codec::load_error)
+            .map_err(self.load_error())?;
+        ids.collect::<Result<_, _>>().map_err(self.load_error())
     }
 
     /// Stops schedule `id` in the store at `path`, as an operator: deletes its row in a
@@ -281,10 +287,10 @@ impl Inspector {
     /// reached the disk when this returns. Returns whether the store held it (`false` is not an
     /// error, as with `schedule_stop`).
     ///
-    /// An engine running on the file keeps its in-memory copy (and keeps firing it) until it
-    /// notices: a host that wants operator stops to take effect live compares its schedules with
-    /// [`Inspector::ids`] now and then and stops the missing ones itself. The next engine that
-    /// opens the file does not load it. Like [`Inspector::open`], this never creates, converts or
+    /// The same transaction leaves a note in the store's `operator_stops` table: every engine
+    /// running on the file drops the schedule at its next tick, before firing anything (see
+    /// [`Schedules::take_operator_stops`](crate::Schedules::take_operator_stops)). The next
+    /// engine that opens the file does not load it. Like [`Inspector::open`], this never creates, converts or
     /// migrates the file.
     ///
     /// # Errors
@@ -317,6 +323,13 @@ impl Inspector {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
         store.stop_as_operator(id.get(), now)
+    }
+}
+
+impl Inspector {
+    /// Maps a read error: damage names the file and the way to recover it.
+    fn load_error(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
+        |e| integrity::store_error(&self.path, "loading schedules", e)
     }
 }
 

@@ -8,13 +8,10 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::backend::{Backend, OpenPolicy};
 use super::codec::{self, CadenceParams, to_sql};
-use super::schema::{self, CURRENT_VERSION};
+use super::integrity::{self, store_error};
+use super::schema::{self, APPLICATION_ID, CURRENT_VERSION};
 use crate::Error;
 use crate::row::{ChangeSet, Durability, RowSink};
-
-fn store_error(_path: &Path, context: &'static str, e: rusqlite::Error) -> Error {
-    Error::Store { context, source: e }
-}
 
 /// How long a statement waits for another connection's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -34,30 +31,36 @@ pub(crate) struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens or creates the file, switches it to WAL, and migrates it.
-    pub(crate) fn open(path: &Path, _policy: OpenPolicy) -> Result<Self, Error> {
+    /// Examines the file read-only (refusing a damaged, foreign or newer one without writing to
+    /// it), then opens or creates it, switches it to WAL, and migrates it.
+    pub(crate) fn open(path: &Path, policy: OpenPolicy) -> Result<Self, Error> {
+        let verdict = integrity::examine(path, policy.share_file)?;
         let mut conn = Connection::open(path).map_err(Error::store("opening the store"))?;
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(Error::store("switching the store to WAL"))?;
-        debug_assert_eq!(mode.to_ascii_lowercase(), "wal");
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(Error::store("setting synchronous"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(Error::store("setting the busy timeout"))?;
-        schema::migrate(&mut conn)?;
-        let mut store = SqliteStore::from_conn(conn, path, CURRENT_VERSION);
-        if store.has_stops {
-            store.stops_seen = store
-                .conn
-                .query_row(
-                    "SELECT COALESCE(MAX(seq), 0) FROM operator_stops",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(|e| store_error(path, "reading operator stops", e))?;
-            store.data_version = store.data_version()?;
+        if !verdict.wal {
+            let mode: String = conn
+                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+                .map_err(|e| store_error(path, "switching the store to WAL", e))?;
+            debug_assert_eq!(mode.to_ascii_lowercase(), "wal");
         }
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(Error::store("setting synchronous"))?;
+        schema::migrate(&mut conn, verdict.version)?;
+        if verdict.fresh && !verdict.shared {
+            conn.pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(Error::store("stamping the store's application id"))?;
+        }
+        let mut store = SqliteStore::from_conn(conn, path, CURRENT_VERSION);
+        store.stops_seen = store
+            .conn
+            .query_row(
+                "SELECT COALESCE(MAX(seq), 0) FROM operator_stops",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| store_error(path, "reading operator stops", e))?;
+        store.data_version = store.data_version()?;
         Ok(store)
     }
 
@@ -66,6 +69,7 @@ impl SqliteStore {
     ///
     /// [`Inspector::stop`]: crate::Inspector::stop
     pub(crate) fn open_existing(path: &Path) -> Result<Self, Error> {
+        integrity::check_header(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -73,8 +77,7 @@ impl SqliteStore {
         .map_err(Error::store("opening the store"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(Error::store("setting the busy timeout"))?;
-        schema::check_current(&conn, path)?;
-        let version = CURRENT_VERSION;
+        let version = schema::check_current(&conn, path)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(Error::store("setting synchronous"))?;
         Ok(SqliteStore::from_conn(conn, path, version))
