@@ -117,10 +117,11 @@
 //!   schema is refused with [`Error::SchemaTooNew`] or [`Error::NotAStore`], never misread) and
 //!   stop a schedule with [`Inspector::stop`], which deletes the row through the engine's own
 //!   fsync'd commit and leaves a note in the store's `operator_stops` table. Every engine running
-//!   on the file notices at its next tick, before it fires anything: each tick reads
-//!   `PRAGMA data_version`, which changes only when another connection committed, and reads the
-//!   notes (an indexed range scan from the last one seen) only then — about a microsecond per
-//!   tick when nothing happened (the bench's `stop_poll_tick` row). The engine drops the schedule
+//!   on the file notices at its next tick, before it fires anything: a tick at least one engine
+//!   tick interval ([`Config::tick`], 10 ms) after the last poll reads `PRAGMA data_version`,
+//!   which changes only when another connection committed, and reads the notes (an indexed range
+//!   scan from the last one seen) only then. The poll costs a few microseconds on the project's
+//!   VM (the bench's `stop_poll_tick` row), at most once per 10 ms however often the host ticks. The engine drops the schedule
 //!   as a committed `schedule_stop` would and lists it in [`Schedules::take_operator_stops`];
 //!   the next engine to open the file never loads it. A row the codec cannot decode fails the
 //!   whole read with the value named, exactly as it would fail an engine's open.

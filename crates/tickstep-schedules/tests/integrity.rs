@@ -347,7 +347,7 @@ fn a_running_firing_of_an_operator_stopped_schedule_is_ignored_when_it_reports()
     h.after(1.0);
     let run = h.last_run();
     assert!(Inspector::stop(&path, id).unwrap());
-    h.tick();
+    h.after(0.01); // the next tick one poll interval later
     assert!(!h.valid(id));
     assert!(!h.finish(run, tickstep_schedules::Value::Int(0)));
     // The engine's later group commits never bring the row back.
@@ -364,4 +364,26 @@ fn a_store_whose_path_holds_uri_characters_opens_and_reopens() {
     saved_store(&path);
     let engine = open(&path).unwrap();
     assert_eq!(engine.live_count(), 50);
+}
+
+#[test]
+fn the_store_is_polled_for_operator_stops_at_most_once_per_engine_tick_interval() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(60.0, Options::new());
+    h.tick(); // polls
+    assert!(Inspector::stop(&path, id).unwrap());
+    h.tick(); // same instant: not polled again
+    assert!(h.valid(id));
+    h.advance(0.009);
+    h.tick();
+    assert!(h.valid(id), "9 ms is under the 10 ms tick interval");
+    h.advance(0.001);
+    h.tick();
+    assert!(
+        !h.valid(id),
+        "noticed one tick interval after the last poll"
+    );
+    assert_eq!(h.engine.take_operator_stops(), vec![id]);
+    assert!(h.engine.take_operator_stops().is_empty(), "taken once");
 }

@@ -72,6 +72,8 @@ pub(crate) struct Core {
     pub(super) stopped_buf: Vec<u64>,
     /// Schedules dropped because an operator stopped them, until the host takes the list.
     pub(super) operator_stopped: Vec<u64>,
+    /// When the store was last polled for operator stops (monotonic).
+    pub(super) last_stop_poll: Option<Instant>,
 }
 
 impl Core {
@@ -97,6 +99,7 @@ impl Core {
             changes: ChangeSet::default(),
             stopped_buf: Vec::new(),
             operator_stopped: Vec::new(),
+            last_stop_poll: None,
         }
     }
 

@@ -12,6 +12,9 @@
 //!   deleted from outside and drops their entries, once per tick.
 
 use std::rc::Rc;
+use std::time::Duration;
+
+use tickstep_kernel::clock::Instant;
 
 use super::core::{Core, RunRecord};
 use super::entry::{Entry, Extra, Running};
@@ -274,10 +277,24 @@ impl Core {
     /// Drops the entries of schedules an operator stopped in the store from outside (their rows
     /// are already gone), as a committed `schedule_stop` would. A run they had in flight goes on;
     /// its outcome is ignored.
-    pub(super) fn apply_operator_stops(&mut self) -> Result<(), Error> {
+    ///
+    /// The store is asked at most once per engine tick interval ([`Config::tick`], 10 ms by
+    /// default) of monotonic time, so a host ticking faster than that does not pay the poll every
+    /// call; a stop is noticed by the first tick at least one interval after the last poll.
+    ///
+    /// [`Config::tick`]: crate::Config::tick
+    pub(super) fn apply_operator_stops(&mut self, mono: Instant) -> Result<(), Error> {
         let Some(store) = self.store.as_mut() else {
             return Ok(());
         };
+        let interval = Duration::from_nanos(self.tick_ns);
+        if self
+            .last_stop_poll
+            .is_some_and(|last| mono.duration_since(last) < interval)
+        {
+            return Ok(());
+        }
+        self.last_stop_poll = Some(mono);
         let mut stopped = std::mem::take(&mut self.stopped_buf);
         let result = store.poll_stops(&mut stopped);
         for &id in &stopped {

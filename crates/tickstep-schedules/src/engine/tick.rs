@@ -84,7 +84,7 @@ impl Schedules {
         let mono = shared.clock.now();
         let firings = {
             let mut core = shared.core.borrow_mut();
-            if let Err(error) = core.apply_operator_stops() {
+            if let Err(error) = core.apply_operator_stops(mono) {
                 // The next tick polls again; firing goes on meanwhile.
                 tracing::warn!(%error, "could not poll the store for operator stops");
             }

@@ -39,7 +39,8 @@ pub(crate) struct Verdict {
     pub(crate) version: i64,
     /// The file holds another application's tables (the caller opted in).
     pub(crate) shared: bool,
-    /// The file is already in WAL mode.
+    /// The file is already in WAL mode (read from its header: an `immutable` connection always
+    /// reports the rollback journal).
     pub(crate) wal: bool,
 }
 
@@ -67,49 +68,59 @@ pub(crate) fn damaged(path: &Path, detail: String) -> Error {
     }
 }
 
-/// Refuses a file that is there but is not SQLite; `Ok(false)` when there is no file or it is
-/// empty (a store is created in it), `Ok(true)` when it starts with SQLite's header.
-pub(crate) fn check_header(path: &Path) -> Result<bool, Error> {
+/// What the first bytes of a file say.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Header {
+    /// No file, or an empty one: a store is created in it.
+    Absent,
+    /// SQLite's header; `wal` from its file-format bytes (offsets 18 and 19 are 2 in WAL mode).
+    Sqlite { wal: bool },
+}
+
+/// Refuses a file that is there but is not SQLite, without opening it as a database.
+pub(crate) fn check_header(path: &Path) -> Result<Header, Error> {
+    let unreadable = |e: std::io::Error| Error::NotAStore {
+        path: path.to_path_buf(),
+        detail: format!("cannot be read: {e}"),
+    };
     let mut file = match std::fs::File::open(path) {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => {
-            return Err(Error::NotAStore {
-                path: path.to_path_buf(),
-                detail: format!("cannot be read: {e}"),
-            });
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Header::Absent),
+        Err(e) => return Err(unreadable(e)),
     };
-    let mut head = Vec::with_capacity(16);
+    let mut head = Vec::with_capacity(20);
     file.by_ref()
-        .take(16)
+        .take(20)
         .read_to_end(&mut head)
-        .map_err(|e| Error::NotAStore {
-            path: path.to_path_buf(),
-            detail: format!("cannot be read: {e}"),
-        })?;
+        .map_err(unreadable)?;
     if head.is_empty() {
-        return Ok(false);
+        return Ok(Header::Absent);
     }
-    if head.as_slice() != SQLITE_MAGIC {
+    if !head.starts_with(SQLITE_MAGIC) {
         return Err(Error::NotAStore {
             path: path.to_path_buf(),
             detail: "not a SQLite database (the file does not start with SQLite's header)".into(),
         });
     }
-    Ok(true)
+    // A header cut short is damage SQLite itself reports when the file is opened.
+    Ok(Header::Sqlite {
+        wal: head.get(18..20) == Some(&[2, 2]),
+    })
 }
 
 /// Looks at the file read-only and refuses what must not be touched.
 pub(crate) fn examine(path: &Path, share_file: bool) -> Result<Verdict, Error> {
-    if !check_header(path)? {
-        return Ok(Verdict {
-            fresh: true,
-            version: 0,
-            shared: false,
-            wal: false,
-        });
-    }
+    let wal = match check_header(path)? {
+        Header::Absent => {
+            return Ok(Verdict {
+                fresh: true,
+                version: 0,
+                shared: false,
+                wal: false,
+            });
+        }
+        Header::Sqlite { wal } => wal,
+    };
     let conn = open_untouched(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .map_err(|e| store_error(path, "setting the busy timeout", e))?;
@@ -126,9 +137,6 @@ pub(crate) fn examine(path: &Path, share_file: bool) -> Result<Verdict, Error> {
             .collect::<Result<_, _>>()
             .map_err(read)?
     };
-    let journal: String = conn
-        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-        .map_err(read)?;
     let foreign: Vec<&str> = tables
         .iter()
         .map(String::as_str)
@@ -178,7 +186,6 @@ pub(crate) fn examine(path: &Path, share_file: bool) -> Result<Verdict, Error> {
             supported: CURRENT_VERSION,
         });
     }
-    let wal = journal.eq_ignore_ascii_case("wal");
     let fresh = tables.is_empty();
     if !fresh && (version < CURRENT_VERSION || !wal) {
         quick_check(&conn, path)?;
