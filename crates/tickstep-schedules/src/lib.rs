@@ -171,6 +171,9 @@
 
 mod engine;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod host;
 mod id;
 mod info;
