@@ -35,6 +35,8 @@ pub(crate) mod cadence;
 pub(crate) mod config;
 pub(crate) mod core;
 pub(crate) mod entry;
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzz_hooks;
 pub(crate) mod handle;
 pub(crate) mod interner;
 pub(crate) mod outcome;

@@ -24,6 +24,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
+pub(crate) use super::damage::{damaged, is_damage, store_error};
 use super::schema::{APPLICATION_ID, CURRENT_VERSION, OWN_TABLES};
 use crate::Error;
 
@@ -42,30 +43,6 @@ pub(crate) struct Verdict {
     /// The file is already in WAL mode (read from its header: an `immutable` connection always
     /// reports the rollback journal).
     pub(crate) wal: bool,
-}
-
-/// Whether `e` is SQLite saying the file is damaged.
-pub(crate) fn is_damage(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
-    )
-}
-
-/// `e` as [`Error::Damaged`] when SQLite says the file is damaged, else as a store failure.
-pub(crate) fn store_error(path: &Path, context: &'static str, e: rusqlite::Error) -> Error {
-    if is_damage(&e) {
-        damaged(path, e.to_string())
-    } else {
-        Error::Store { context, source: e }
-    }
-}
-
-pub(crate) fn damaged(path: &Path, detail: String) -> Error {
-    Error::Damaged {
-        path: path.to_path_buf(),
-        detail,
-    }
 }
 
 /// What the first bytes of a file say.

@@ -10,6 +10,7 @@
 //! * [`backend`] — the [`Backend`] trait: what the engine asks of any store;
 //! * [`schema`] — tables and versioned migrations;
 //! * [`codec`] — row ⇄ SQL (JSON for values, bit-preserving integers for `u64`);
+//! * [`damage`] — SQLite's "damaged" told apart from other failures;
 //! * [`integrity`] — what opening checks before it writes anything (damaged, foreign, newer);
 //! * [`sqlite`] — the `SQLite` backend: durable commits, per-tick group commits, loading, stops;
 //! * [`inspect`] — the operator's read-only view ([`Inspector`]) and durable stop, on the same
@@ -43,6 +44,7 @@
 
 pub(crate) mod backend;
 pub(crate) mod codec;
+pub(crate) mod damage;
 pub(crate) mod inspect;
 pub(crate) mod integrity;
 pub(crate) mod schema;

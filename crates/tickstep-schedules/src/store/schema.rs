@@ -157,8 +157,8 @@ pub(crate) fn check_current(conn: &Connection, path: &Path) -> Result<i64, Error
         {
             return Err(Error::store("reading the schema version")(e));
         }
-        Err(e) if super::integrity::is_damage(&e) => {
-            return Err(super::integrity::damaged(path, e.to_string()));
+        Err(e) if super::damage::is_damage(&e) => {
+            return Err(super::damage::damaged(path, e.to_string()));
         }
         Err(e) => return Err(not_a_store(e.to_string())),
     };
