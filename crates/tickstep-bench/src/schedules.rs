@@ -7,6 +7,8 @@
 //! | `fire_sqlite` | the same on a SQLite store: the tick's group commit writes one UPDATE per schedule; per firing | N raw `UPDATE`s of the same row shape in one transaction (the physical limit), goal ratio ≤ 2 and ≤ 10,000 ns |
 //! | `load_1m` | seconds for `Schedules::open` of a store holding 1,000,000 schedules (`--quick`: 100,000, scaled ×10) | goal ≤ 3 s |
 //! | `bytes_per_schedule` | resident-set growth per loaded schedule, measured in a fresh child process | goal ≤ 300 B |
+//! | `stop_poll_tick` | an idle tick (nothing due) of an engine on a `SQLite` store, 10 ms after the last so it polls for operator stops (`PRAGMA data_version`); ns per tick | the same idle tick in memory, in the note; goal ≤ 20,000 ns (0.2% of the 10 ms poll interval) |
+//! | `quick_check_1m` | seconds of `PRAGMA quick_check` on the `load_1m` store (what opening would add if it always checked) | beside `load_1m`, in the note; goal ≤ 3 s |
 
 use std::path::Path;
 use std::process::Command;
@@ -41,6 +43,8 @@ pub(crate) fn run(opts: &Opts) -> Section {
         fire_sqlite(dir.path(), due, rounds),
         load(&big, stored, opts.quick.then_some(scale), rounds.min(5)),
         bytes_per_schedule(&big, stored),
+        stop_poll_tick(dir.path(), rounds),
+        quick_check(&big, stored, opts.quick.then_some(scale), rounds.min(5)),
     ]
 }
 
@@ -301,5 +305,86 @@ fn bytes_per_schedule(path: &Path, n: usize) -> Row {
         note: format!(
             "resident-set growth of a fresh process opening {n} schedules (no args), per schedule; includes SQLite's page cache"
         ),
+    }
+}
+
+/// An engine with 100 daily schedules (none due during the measure).
+fn idle_fixture(store: Option<&Path>) -> Fixture {
+    let fixture = Fixture::new(0, store);
+    let mut txn = fixture.engine.begin(WIZARD);
+    for _ in 0..100 {
+        txn.schedule_every(ROOM, "tick", 86_400.0, vec![], Options::new())
+            .expect("create");
+    }
+    txn.commit().expect("commit");
+    fixture
+}
+
+/// Ns per idle tick of `fixture`, over `ticks` ticks one engine tick (10 ms) apart, so every tick
+/// is due to poll the store.
+fn idle_ticks(fixture: &Fixture, ticks: usize) -> f64 {
+    let (engine, clock) = (&fixture.engine, &fixture.clock);
+    ns_per_op(ticks, || {
+        for _ in 0..ticks {
+            clock.advance(tickstep_schedules::DEFAULT_TICK);
+            let report = engine.tick().expect("tick");
+            assert_eq!(report.started, 0, "nothing is due");
+        }
+    })
+}
+
+fn stop_poll_tick(dir: &Path, rounds: usize) -> Row {
+    const TICKS: usize = 2_000;
+    let stored = idle_fixture(Some(&dir.join("poll.db")));
+    let inmem = idle_fixture(None);
+    let (ours_ns, inmem_ns) = interleave(
+        rounds,
+        || idle_ticks(&stored, TICKS),
+        || idle_ticks(&inmem, TICKS),
+    );
+    Row {
+        name: "stop_poll_tick",
+        measure: Measure::Ns {
+            ours_ns,
+            goal_ns: 20_000.0,
+        },
+        note: format!(
+            "idle tick on a SQLite store, 10 ms of virtual time after the last (so it polls: one PRAGMA data_version); the same tick in memory: {inmem_ns:.0} ns; a host ticking faster polls once per 10 ms"
+        ),
+    }
+}
+
+fn quick_check(path: &Path, n: usize, scale: Option<f64>, rounds: usize) -> Row {
+    let mut samples: Vec<f64> = (0..rounds)
+        .map(|_| {
+            let conn = rusqlite::Connection::open_with_flags(
+                path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .expect("open read-only");
+            let start = Instant::now();
+            let verdict: String = conn
+                .query_row("PRAGMA quick_check", [], |r| r.get(0))
+                .expect("quick_check");
+            let seconds = start.elapsed().as_secs_f64();
+            assert_eq!(verdict, "ok");
+            seconds * scale.unwrap_or(1.0)
+        })
+        .collect();
+    Row {
+        name: "quick_check_1m",
+        measure: Measure::Value {
+            value: median(&mut samples),
+            unit: "s",
+            goal: 3.0,
+        },
+        note: match scale {
+            None => format!(
+                "PRAGMA quick_check of the load_1m store ({n} schedules), wall median of {rounds}; opening runs it only before a migration or WAL switch"
+            ),
+            Some(scale) => format!(
+                "--quick: quick_check of {n} schedules scaled x{scale} (linear), wall median of {rounds}; opening runs it only before a migration or WAL switch"
+            ),
+        },
     }
 }

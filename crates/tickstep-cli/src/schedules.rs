@@ -1,7 +1,7 @@
 //! `tickstep schedules`: an operator's view of a schedule store — `list`, `info ID`, `stop ID` —
 //! as a table or `--json`. `list` and `info` only read (safe while a demo runs); `stop` removes
-//! the schedule's row durably, and a demo running on the store notices within a second and
-//! stops it in its engine too.
+//! the schedule's row durably, and every engine running on the store (a demo, a server) drops it
+//! at its next tick.
 
 use std::path::PathBuf;
 
@@ -41,7 +41,7 @@ enum Action {
     /// counts live only in the running process (`Runtime::running_firings`), which another
     /// process cannot see.
     Running,
-    /// Stop a schedule (removes it from the store; a running demo stops it within a second).
+    /// Stop a schedule (removes it from the store; a running engine drops it at its next tick).
     Stop {
         /// The schedule id.
         id: u64,

@@ -34,10 +34,15 @@ fn require_file(path: &Path) -> Result<(), String> {
     ))
 }
 
-/// The error with the file named once.
+/// The error with the file named once: a damaged store's message already names it and says how
+/// to recover it; a foreign file's names it and its tables; a newer store's names both versions.
 fn explain(path: &Path, e: &Error) -> String {
     match e {
-        Error::NotAStore { .. } => e.to_string(),
+        Error::NotAStore { .. } | Error::Damaged { .. } => e.to_string(),
+        Error::SchemaTooNew { .. } => format!(
+            "{}: {e}; upgrade tickstep to read it (nothing was changed)",
+            path.display()
+        ),
         _ => format!("{}: {e}", path.display()),
     }
 }

@@ -462,3 +462,103 @@ fn schedules_running_lists_the_firings_the_engine_saved_in_flight() {
     let table = tickstep(&["schedules", "--db", db, "running"]);
     assert!(stdout(&table).contains("#4:long_job"), "{}", stdout(&table));
 }
+
+fn sqlite3(db: &Path, sql: &str) -> String {
+    let out = Command::new("sqlite3")
+        .arg(db)
+        .arg(sql)
+        .output()
+        .expect("the sqlite3 shell must be installed (.ci/run installs it)");
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out).trim().to_owned()
+}
+
+#[test]
+fn a_damaged_store_is_refused_with_how_to_recover_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("world.db");
+    let path = db.to_str().unwrap();
+    let demo = tickstep(&["demo", "--virtual", "--duration", "2s", "--db", path]);
+    assert!(demo.status.success(), "{}", stderr(&demo));
+    let root: usize = sqlite3(
+        &db,
+        "SELECT rootpage FROM sqlite_master WHERE name = 'schedules'",
+    )
+    .parse()
+    .unwrap();
+    let page: usize = sqlite3(&db, "PRAGMA page_size").parse().unwrap();
+    let mut bytes = std::fs::read(&db).unwrap();
+    bytes[(root - 1) * page..root * page].fill(0xA5);
+    std::fs::write(&db, &bytes).unwrap();
+    for args in [
+        &["schedules", "--db", path, "list"][..],
+        &["demo", "--virtual", "--duration", "1s", "--db", path][..],
+    ] {
+        let out = tickstep(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains("is damaged"), "{err}");
+        assert!(err.contains(&format!("sqlite3 {path} .recover")), "{err}");
+        assert_eq!(
+            std::fs::read(&db).unwrap(),
+            bytes,
+            "{args:?} changed the file"
+        );
+    }
+}
+
+#[test]
+fn a_demo_pointed_at_another_applications_database_refuses_it_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("notes.db");
+    sqlite3(
+        &db,
+        "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('keep me');",
+    );
+    let before = std::fs::read(&db).unwrap();
+    let out = tickstep(&[
+        "demo",
+        "--virtual",
+        "--duration",
+        "1s",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("another application's tables (notes)"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no WAL files either"
+    );
+}
+
+#[test]
+fn a_store_from_a_newer_tickstep_is_refused_naming_both_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("future.db");
+    let path = db.to_str().unwrap();
+    let demo = tickstep(&["demo", "--virtual", "--duration", "1s", "--db", path]);
+    assert!(demo.status.success(), "{}", stderr(&demo));
+    sqlite3(
+        &db,
+        "INSERT INTO schema_migrations VALUES (99, 'from the future')",
+    );
+    for args in [
+        &["schedules", "--db", path, "list"][..],
+        &["demo", "--virtual", "--duration", "1s", "--db", path][..],
+    ] {
+        let out = tickstep(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("version 99") && err.contains("up to 2"),
+            "{err}"
+        );
+    }
+}

@@ -56,9 +56,11 @@ pub enum Error {
         /// The newest version this build knows.
         supported: i64,
     },
-    /// The file an [`Inspector`](crate::Inspector) was pointed at is not a schedule store of a
-    /// schema this build reads (not `SQLite`, no migration table, or an unmigrated older schema).
-    /// Nothing was read or written.
+    /// The file is not a schedule store this build may use: not `SQLite`; another application's
+    /// database (its tables or `application_id`), which [`Schedules::open`](crate::Schedules::open)
+    /// refuses unless [`Config::share_file`](crate::Config::share_file) opts in; or, for an
+    /// [`Inspector`](crate::Inspector), no migration table or an unmigrated older schema.
+    /// Nothing was written.
     #[error("{} is not a tickstep schedule store: {detail}", path.display())]
     NotAStore {
         /// The file.
@@ -66,6 +68,25 @@ pub enum Error {
         /// What was wrong with it.
         detail: String,
     },
+    /// The store file is damaged: SQLite reads it as corrupt, or `quick_check` found a problem.
+    /// It was refused before anything wrote to it; the message says how to recover it.
+    #[error("schedule store {} is damaged ({detail}); {}", path.display(), recover_hint(path))]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite reported.
+        detail: String,
+    },
+}
+
+/// Recovery advice for [`Error::Damaged`], naming the file.
+fn recover_hint(path: &std::path::Path) -> String {
+    let p = path.display();
+    format!(
+        "nothing was written to it. Recover what it still holds with \
+         `sqlite3 {p} .recover | sqlite3 {p}.recovered`, check the copy with \
+         `tickstep schedules --db {p}.recovered list`, then move it in place of the damaged file"
+    )
 }
 
 impl Error {
@@ -82,7 +103,7 @@ impl Error {
         match self {
             Error::InvalidArg { .. } | Error::NotAStore { .. } => "E_INVARG",
             Error::Perm { .. } => "E_PERM",
-            Error::Store { .. } | Error::SchemaTooNew { .. } => "E_QUOTA",
+            Error::Store { .. } | Error::SchemaTooNew { .. } | Error::Damaged { .. } => "E_QUOTA",
         }
     }
 

@@ -320,3 +320,24 @@ impl Fault {
         Value::List(vec![Value::from(self.kind.as_str()), self.value.clone()])
     }
 }
+
+/// A firing that was in flight when the store was last saved, handed back to the host on open.
+///
+/// The host either [reattaches](crate::Schedules::reattach) it (the restored task still counts as the
+/// schedule's running firing, and its outcome is reported as usual) or
+/// [abandons](crate::Schedules::abandon) it (a fault, "interrupted by restart").
+///
+/// ```
+/// use tickstep_schedules::{InFlight, RunId, ScheduleId};
+/// let f = InFlight { schedule: ScheduleId::from_raw(1), run: RunId(9), nominal_unix_nanos: 0 };
+/// assert_eq!(f.run, RunId(9));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct InFlight {
+    /// The schedule whose firing it was.
+    pub schedule: ScheduleId,
+    /// The host's run id.
+    pub run: RunId,
+    /// The cadence point it was serving.
+    pub nominal_unix_nanos: u64,
+}

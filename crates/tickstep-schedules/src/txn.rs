@@ -2,9 +2,10 @@
 
 use std::rc::Rc;
 
-use crate::engine::entry::{Entry, Extra, Kind};
-use crate::engine::{Core, Shared};
-use crate::info::ScheduleInfo;
+use crate::engine::Schedules;
+use crate::engine::access::{Draft, NewSchedule, Summary};
+use crate::engine::core::Shared;
+use crate::info::{ScheduleInfo, ScheduleKind as Kind};
 use crate::limits::{check_storable, seconds_to_nanos};
 use crate::perms::{check_list_owner, check_player, may_manage};
 use crate::{Error, ObjId, Options, ScheduleId, Value};
@@ -59,14 +60,14 @@ const LAST_DEADLINE: &str = "18446744073 (Unix seconds, July 2554)";
 pub struct Txn {
     shared: Rc<Shared>,
     perms: ObjId,
-    creates: Vec<Entry>,
+    creates: Vec<Draft>,
     stops: Vec<u64>,
     /// Retired entries the caller stopped: their retained entry goes at commit.
     discards: Vec<u64>,
 }
 
 impl Txn {
-    pub(crate) fn new(shared: Rc<Shared>, perms: ObjId) -> Self {
+    fn new(shared: Rc<Shared>, perms: ObjId) -> Self {
         Txn {
             shared,
             perms,
@@ -170,10 +171,7 @@ impl Txn {
                 ),
             )
         })?;
-        let (tick_ns, now) = (
-            self.shared.core.borrow().tick_ns,
-            self.shared.clock.unix_nanos(),
-        );
+        let (tick_ns, now) = (self.shared.tick_ns(), self.shared.now_unix_nanos());
         let clamped = requested < tick_ns;
         let interval_ns = requested.max(tick_ns);
         let first = now.checked_add(interval_ns).ok_or_else(|| {
@@ -210,7 +208,7 @@ impl Txn {
             check_storable(arg, "args")?;
         }
         let resolved = options.resolve(kind == Kind::Every)?;
-        let world = &*self.shared.world;
+        let world = self.shared.world();
         if verb.is_empty() {
             return Err(Error::invalid("\"\"", "verb must be a non-empty name"));
         }
@@ -228,51 +226,23 @@ impl Txn {
         }
         let player = options.player.unwrap_or(target);
         check_player(world, self.perms, player)?;
-        let now = self.shared.clock.unix_nanos();
-        let mut core = self.shared.core.borrow_mut();
-        let id = core.allocate_id()?;
-        let verb = core.verbs.intern(verb);
-        let has_extra = !args.is_empty() || options.state.is_some();
-        let extra = has_extra.then(|| {
-            Box::new(Extra {
-                args: (!args.is_empty()).then(|| Rc::from(args)),
-                state: options.state.map(Rc::new),
-                ..Extra::default()
-            })
-        });
-        self.creates.push(Entry {
-            id,
-            fire_at: first,
-            next_run: first,
-            interval_ns,
-            jitter_ns: resolved.jitter_ns,
-            created_at: now,
-            last_run: 0,
-            run_count: 0,
-            fault_count: 0,
-            missed_count: 0,
-            overlap_count: 0,
-            last_duration_ns: 0,
+        let draft = self.shared.draft(NewSchedule {
+            kind,
             target,
+            verb,
+            first,
+            interval_ns,
+            interval_clamped,
+            args,
+            options,
+            resolved,
             owner: self.perms,
             player,
-            verb,
-            max_faults: options.max_faults,
-            consecutive_faults: 0,
-            backlog: 0,
-            kind,
-            catchup: options.catchup,
-            overlap: options.overlap,
-            adaptive: resolved.adaptive,
-            pass_elapsed: options.pass_elapsed,
-            persist: options.persist,
-            interval_clamped,
-            // Not in the heap until commit; armed so schedule_info shows the first deadline.
-            armed: true,
-            dirty: false,
-            extra,
-        });
-        Ok(ScheduleId::from_raw(id))
+            now: self.shared.now_unix_nanos(),
+        })?;
+        let id = ScheduleId::from_raw(draft.id());
+        self.creates.push(draft);
+        Ok(id)
     }
 
     /// `schedule_stop(id)`: stops a live schedule when this transaction commits. Returns `true`
@@ -300,24 +270,18 @@ impl Txn {
     /// ```
     pub fn schedule_stop(&mut self, id: ScheduleId) -> Result<bool, Error> {
         let raw = id.get();
-        if let Some(pos) = self.creates.iter().position(|e| e.id == raw) {
+        if let Some(pos) = self.creates.iter().position(|d| d.id() == raw) {
             self.creates.remove(pos);
             return Ok(true);
         }
         if self.stops.contains(&raw) {
             return Ok(false);
         }
-        let now = self.shared.clock.unix_nanos();
-        let Some((owner, live)) = self
-            .shared
-            .core
-            .borrow()
-            .visible(raw, now)
-            .map(|e| (e.owner, e.is_live()))
-        else {
+        let now = self.shared.now_unix_nanos();
+        let Some(Summary { owner, live, .. }) = self.shared.lookup(raw, now) else {
             return Ok(false);
         };
-        let allowed = may_manage(&*self.shared.world, self.perms, owner);
+        let allowed = may_manage(self.shared.world(), self.perms, owner);
         if live {
             if !allowed {
                 return Err(Error::perm(
@@ -348,18 +312,14 @@ impl Txn {
     /// ```
     pub fn schedule_valid(&self, id: ScheduleId) -> bool {
         let raw = id.get();
-        if self.creates.iter().any(|e| e.id == raw) {
+        if self.creates.iter().any(|d| d.id() == raw) {
             return true;
         }
         if self.stops.contains(&raw) {
             return false;
         }
-        let now = self.shared.clock.unix_nanos();
-        self.shared
-            .core
-            .borrow()
-            .visible(raw, now)
-            .is_some_and(Entry::is_live)
+        let now = self.shared.now_unix_nanos();
+        self.shared.lookup(raw, now).is_some_and(|s| s.live)
     }
 
     /// `schedule_info(id)`: the schedule's record, live or retired within the last 60 s.
@@ -380,31 +340,26 @@ impl Txn {
     pub fn schedule_info(&self, id: ScheduleId) -> Result<ScheduleInfo, Error> {
         let raw = id.get();
         let unknown = || Error::invalid(id, "no such schedule");
-        if let Some(e) = self.creates.iter().find(|e| e.id == raw) {
-            return Ok(self.shared.core.borrow().info(e));
+        if let Some(d) = self.creates.iter().find(|d| d.id() == raw) {
+            return Ok(self.shared.draft_info(d));
         }
         if self.stops.contains(&raw) {
             return Err(unknown());
         }
-        let now = self.shared.clock.unix_nanos();
+        let now = self.shared.now_unix_nanos();
         let owner = self
             .shared
-            .core
-            .borrow()
-            .visible(raw, now)
-            .map(|e| e.owner)
+            .lookup(raw, now)
+            .map(|s| s.owner)
             .ok_or_else(unknown)?;
-        if !may_manage(&*self.shared.world, self.perms, owner) {
+        if !may_manage(self.shared.world(), self.perms, owner) {
             return Err(Error::perm(
                 self.perms,
                 id,
                 "schedule_info is for the schedule's owner or a wizard",
             ));
         }
-        let core = self.shared.core.borrow();
-        core.visible(raw, now)
-            .map(|e| core.info(e))
-            .ok_or_else(unknown)
+        self.shared.info(raw, now).ok_or_else(unknown)
     }
 
     /// `schedules()` / `schedules(owner)`: live schedule ids in ascending order. Without an owner,
@@ -430,7 +385,7 @@ impl Txn {
     /// assert_eq!(txn.schedules(Some(wiz)).unwrap_err().code(), "E_PERM");
     /// ```
     pub fn schedules(&self, owner: Option<ObjId>) -> Result<Vec<ScheduleId>, Error> {
-        let world = &*self.shared.world;
+        let world = self.shared.world();
         if let Some(owner) = owner {
             check_list_owner(world, self.perms, owner)?;
         }
@@ -464,16 +419,17 @@ impl Txn {
 
     /// Live ids matching `keep`, committed or created in this transaction, minus this
     /// transaction's stops, ascending.
-    fn listing(&self, keep: impl Fn(&Entry) -> bool) -> Vec<ScheduleId> {
-        let mut ids: Vec<u64> = {
-            let core = self.shared.core.borrow();
-            core.table
+    fn listing(&self, keep: impl Fn(&Summary) -> bool) -> Vec<ScheduleId> {
+        let mut ids = Vec::new();
+        self.shared
+            .live_ids(|s| keep(s) && !self.stops.contains(&s.id), &mut ids);
+        ids.extend(
+            self.creates
                 .iter()
-                .filter(|e| e.is_live() && keep(e) && !self.stops.contains(&e.id))
-                .map(|e| e.id)
-                .collect()
-        };
-        ids.extend(self.creates.iter().filter(|e| keep(e)).map(|e| e.id));
+                .map(Draft::summary)
+                .filter(|s| keep(s))
+                .map(|s| s.id),
+        );
         ids.sort_unstable();
         ids.into_iter().map(ScheduleId::from_raw).collect()
     }
@@ -500,14 +456,11 @@ impl Txn {
     /// assert!(engine.begin(wiz).schedule_valid(id));
     /// ```
     pub fn commit(mut self) -> Result<(), Error> {
-        let now = self.shared.clock.unix_nanos();
+        let now = self.shared.now_unix_nanos();
         let creates = std::mem::take(&mut self.creates);
         let stops = std::mem::take(&mut self.stops);
         let discards = std::mem::take(&mut self.discards);
-        self.shared
-            .core
-            .borrow_mut()
-            .apply_commit(creates, &stops, &discards, now)
+        self.shared.commit(creates, &stops, &discards, now)
     }
 
     /// Discards the transaction: its creations never existed, its stops never happened.
@@ -522,58 +475,20 @@ impl Txn {
     pub fn rollback(self) {}
 }
 
-impl Core {
-    /// Hands out the next id. Past the durable high-water mark, first raises the mark by a block
-    /// (fsync'd), so no id handed out — committed or not — can be handed out again after a
-    /// restart.
-    fn allocate_id(&mut self) -> Result<u64, Error> {
-        let id = self.last_id + 1;
-        if let Some(store) = &self.store {
-            if id > self.reserved_through {
-                let through = id.saturating_add(crate::store::ID_BLOCK);
-                store.reserve_ids(through)?;
-                self.reserved_through = through;
-            }
-        }
-        self.last_id = id;
-        Ok(id)
-    }
-
-    /// The durable part first (one SQLite transaction), then memory; on a store error nothing
-    /// changes.
-    fn apply_commit(
-        &mut self,
-        mut creates: Vec<Entry>,
-        stops: &[u64],
-        discards: &[u64],
-        now: u64,
-    ) -> Result<(), Error> {
-        if let Some(store) = &self.store {
-            let gone: Vec<u64> = stops
-                .iter()
-                .chain(discards)
-                .copied()
-                .filter(|&id| self.table.get(id).is_some_and(|e| e.persist))
-                .collect();
-            let new_rows: Vec<&Entry> = creates.iter().filter(|e| e.persist).collect();
-            if !new_rows.is_empty() || !gone.is_empty() {
-                store.commit_durable(&new_rows, &gone, &self.verbs)?;
-            }
-        }
-        for &id in stops {
-            self.drop_entry(id);
-        }
-        for &id in discards {
-            if self.table.get(id).is_some_and(|e| !e.is_live()) {
-                self.drop_entry(id);
-            }
-        }
-        for mut e in creates.drain(..) {
-            let (point, jitter) = (e.next_run, e.jitter_ns);
-            e.fire_at = self.jittered(point, jitter, now);
-            e.armed = true;
-            self.table.insert(e);
-        }
-        Ok(())
+impl Schedules {
+    /// Opens a transaction with the calling task's permissions `perms` (its `task_perms()`).
+    /// Creations and stops take effect when it commits; dropping it rolls back.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_kernel::clock::ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let txn = engine.begin(wiz);
+    /// assert_eq!(txn.perms(), wiz);
+    /// ```
+    pub fn begin(&self, perms: ObjId) -> Txn {
+        Txn::new(Rc::clone(self.shared()), perms)
     }
 }

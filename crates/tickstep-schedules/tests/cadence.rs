@@ -408,6 +408,48 @@ fn cadence_running_off_the_end_of_time_retires_deadline_out_of_range_counted_as_
 }
 
 #[test]
+fn the_last_representable_cadence_point_fires_then_the_schedule_retires_deadline_out_of_range() {
+    // The schedule's last representable point is MAX - 100 s: the next would be MAX + 20 s.
+    // (The clock stays a minute short of the end so the retired entry's retention can be seen.)
+    const LAST: u64 = u64::MAX - 100_000_000_000;
+    let h = Host::new();
+    h.clock.set_unix_nanos(LAST - 120_000_000_000);
+    let id = h.every(120.0, Options::new());
+    h.after(120.0); // now = LAST: the point is due; the one after it is not representable
+    assert_eq!(h.fired(), 1, "the current, valid point fires");
+    assert_eq!(h.started()[0].1.nominal_unix_nanos, LAST);
+    let info = h.info(id);
+    assert_eq!(info.run_count, 1);
+    assert_eq!(info.retire_reason, Some(RetireReason::DeadlineOutOfRange));
+    assert_eq!(info.fault_count, 1);
+    assert!(!h.valid(id));
+    h.tick();
+    assert_eq!(h.fired(), 1, "retired: nothing fires again");
+}
+
+#[test]
+fn a_catch_up_backlog_reaching_the_end_of_time_fires_its_last_point_then_retires() {
+    const END: u64 = u64::MAX - 50_000_000_000;
+    let h = Host::new();
+    h.clock.set_unix_nanos(END - 300_000_000_000);
+    let id = h.every(100.0, Options::new().catchup(Catchup::All));
+    h.after(300.0); // points at END-200 s, END-100 s and END have arrived; END+100 s is past MAX
+    for _ in 0..3 {
+        h.finish_all();
+        h.tick();
+    }
+    let nominals: Vec<u64> = h
+        .started()
+        .iter()
+        .map(|(_, f)| END - f.nominal_unix_nanos)
+        .collect();
+    assert_eq!(nominals, vec![200_000_000_000, 100_000_000_000, 0]);
+    let info = h.info(id);
+    assert_eq!(info.retire_reason, Some(RetireReason::DeadlineOutOfRange));
+    assert_eq!(info.run_count, 3);
+}
+
+#[test]
 fn adaptive_delay_past_the_end_of_time_retires_deadline_out_of_range() {
     let h = Host::new();
     let id = h.at(0.0, Options::new());

@@ -144,27 +144,27 @@ fn reading_a_store_leaves_the_file_unchanged_and_adds_only_empty_wal_sidecars() 
 fn a_store_written_by_a_newer_schema_is_refused_naming_both_versions() {
     let (dir, path) = db();
     drop(Host::open(&path, ManualClock::new()));
-    set_schema_version(&path, 2);
+    set_schema_version(&path, 3);
     let before = snapshot(dir.path());
     let err = Inspector::open(&path).unwrap_err();
     assert!(
         matches!(
             err,
             Error::SchemaTooNew {
-                found: 2,
-                supported: 1
+                found: 3,
+                supported: 2
             }
         ),
         "{err:?}"
     );
     let text = err.to_string();
     assert!(
-        text.contains("version 2") && text.contains("up to 1"),
+        text.contains("version 3") && text.contains("up to 2"),
         "{text}"
     );
     assert!(matches!(
         Inspector::stop(&path, ScheduleId::from_raw(1)),
-        Err(Error::SchemaTooNew { found: 2, .. })
+        Err(Error::SchemaTooNew { found: 3, .. })
     ));
     assert_eq!(snapshot(dir.path()), before, "refused without writing");
 }

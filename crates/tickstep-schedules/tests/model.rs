@@ -119,16 +119,32 @@ impl Model {
     }
 
     /// Loading after a restart: a recurring schedule whose firing was in flight gets catch-up for
-    /// the points that passed, waiting behind the restored firing.
+    /// the points that passed, waiting behind the restored firing; an idle one that missed two or
+    /// more points gets its catch-up at open too (one passed point is an ordinary late firing).
     fn restore(&mut self, now: u64) {
         for s in self.s.values_mut() {
             let Kind::Every(i) = s.kind else { continue };
-            if s.running.is_empty() || s.backlog > 0 || s.next_run > now {
-                continue;
-            }
             let mut n = 0;
-            while s.next_run + n * i <= now {
-                n += 1;
+            if s.running.is_empty() {
+                let Some(due) = s.fire_at.map(|at| at.max(s.next_run)) else {
+                    continue;
+                };
+                if s.backlog > 0 || s.queued.is_some() || due > now {
+                    continue;
+                }
+                while due + n * i <= now {
+                    n += 1;
+                }
+                if n < 2 {
+                    continue;
+                }
+            } else {
+                if s.backlog > 0 || s.next_run > now {
+                    continue;
+                }
+                while s.next_run + n * i <= now {
+                    n += 1;
+                }
             }
             let (first, backlog) = match s.catchup {
                 Catchup::Skip => (n, 0),

@@ -231,6 +231,59 @@ fn catchup_all_after_downtime_fires_each_missed_point_in_order() {
 }
 
 #[test]
+fn catchup_skip_is_applied_at_open_so_info_is_true_before_the_first_tick() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new());
+    let h = restart(h, &path, 45.0); // points at +10 .. +40 passed while down
+    let info = h.info(id);
+    assert_eq!(info.missed_count, 4, "counted at open, no tick yet");
+    assert!(approx(info.next_run, common::t0() + 50.0));
+    assert_eq!(
+        h.engine.next_deadline_unix_nanos(),
+        Some((common::t0() + 50.0) as u64 * 1_000_000_000)
+    );
+    h.tick();
+    assert_eq!(
+        (h.fired(), h.info(id).missed_count),
+        (0, 4),
+        "the tick adds nothing"
+    );
+    // The first group commit writes what open decided.
+    assert_eq!(sql_count(&path, "SELECT missed_count FROM schedules"), 4);
+}
+
+#[test]
+fn catchup_once_is_applied_at_open_and_the_kept_point_fires_at_the_first_tick() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new().catchup(Catchup::Once));
+    let h = restart(h, &path, 45.0);
+    let info = h.info(id);
+    assert_eq!(info.missed_count, 3);
+    assert!(approx(info.next_run, common::t0() + 40.0), "due now");
+    h.tick();
+    assert_eq!(h.fired(), 1);
+    assert!(approx(h.nominal(0), common::t0() + 40.0));
+    let info = h.info(id);
+    assert_eq!(info.missed_count, 3);
+    assert!(approx(info.next_run, common::t0() + 50.0));
+}
+
+#[test]
+fn one_passed_point_at_open_is_an_ordinary_late_firing_not_a_catch_up() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new());
+    let h = restart(h, &path, 15.0); // only +10 passed
+    let info = h.info(id);
+    assert_eq!(info.missed_count, 0);
+    assert!(approx(info.next_run, common::t0() + 10.0));
+    h.tick();
+    assert_eq!(h.fired(), 1);
+}
+
+#[test]
 fn an_in_flight_firing_is_handed_back_and_a_reattached_one_still_counts_as_running() {
     let (_dir, path) = db();
     let h = Host::open(&path, ManualClock::new());
@@ -336,7 +389,7 @@ fn an_operator_can_read_the_store_with_the_sqlite3_shell_while_the_engine_runs()
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        "tick|1|hello|1"
+        "tick|1|hello|2"
     );
     // The engine keeps writing while the shell reads.
     h.finish_all();
@@ -358,7 +411,7 @@ fn the_store_uses_wal_and_records_its_schema_version() {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
 }
 
 #[test]
@@ -367,7 +420,7 @@ fn a_store_written_by_a_newer_schema_is_refused_not_misread() {
     drop(Host::open(&path, ManualClock::new()));
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute(
-        "INSERT INTO schema_migrations VALUES (2, 'from the future')",
+        "INSERT INTO schema_migrations VALUES (3, 'from the future')",
         [],
     )
     .unwrap();
@@ -383,8 +436,8 @@ fn a_store_written_by_a_newer_schema_is_refused_not_misread() {
     assert!(matches!(
         result.err(),
         Some(Error::SchemaTooNew {
-            found: 2,
-            supported: 1
+            found: 3,
+            supported: 2
         })
     ));
 }
@@ -555,11 +608,13 @@ fn opening_a_store_where_no_file_can_be_made_is_a_store_error() {
 }
 
 #[test]
-fn opening_a_file_that_is_not_a_database_is_a_store_error() {
+fn opening_a_file_that_is_not_a_database_is_refused_as_not_a_store_and_left_alone() {
     let (_dir, path) = db();
-    std::fs::write(&path, b"this is not an SQLite file, it is a shopping list").unwrap();
+    let text = b"this is not an SQLite file, it is a shopping list";
+    std::fs::write(&path, text).unwrap();
     let err = open_at(&path).err().unwrap();
-    assert!(matches!(err, Error::Store { .. }), "{err}");
+    assert!(matches!(err, Error::NotAStore { .. }), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), text);
 }
 
 #[test]

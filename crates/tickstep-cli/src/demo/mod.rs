@@ -134,7 +134,8 @@ fn status_lines(
         })
         .map_err(|e| e.to_string())?;
         world.keep_lockup_armed(rt.schedules())?;
-        for id in world.notice_operator_stops(rt)? {
+        // The engine noticed operator stops at its ticks (it polls the store); say which.
+        for id in rt.schedules().take_operator_stops() {
             say(format!("schedule {} was stopped by an operator", id.get()));
         }
         let line = sampler.line(rt, world, clock.now() - start);

@@ -66,7 +66,9 @@ fn drive(
             last = sampler.second(rt);
             next_second = next_second.saturating_add(Duration::from_secs(1));
             world.keep_lockup_armed(rt.schedules())?;
-            world.notice_operator_stops(rt)?;
+            // The engine dropped operator-stopped schedules itself; the live view only drains
+            // the list (the line mode prints it).
+            let _ = rt.schedules().take_operator_stops();
         }
         let elapsed = clock.now() - start;
         terminal

@@ -196,33 +196,6 @@ impl DemoWorldState {
     }
 }
 
-impl DemoWorldState {
-    /// Schedules an operator stopped with `tickstep schedules stop` while this demo ran: their
-    /// rows are gone from the store, so they are stopped in the engine too (and returned).
-    pub(crate) fn notice_operator_stops(&self, rt: &Runtime) -> Result<Vec<ScheduleId>, String> {
-        let Some(path) = rt.store_path() else {
-            return Ok(Vec::new());
-        };
-        let saved = crate::store::open(path)?.ids().map_err(|e| e.to_string())?;
-        let engine = rt.schedules();
-        let mut txn = engine.begin(WIZARD);
-        let mine = self
-            .schedules
-            .iter()
-            .map(|(_, id, _)| *id)
-            .chain(self.lockup.get());
-        let mut stopped = Vec::new();
-        for id in mine {
-            if txn.schedule_valid(id) && !saved.contains(&id) && !stopped.contains(&id) {
-                txn.schedule_stop(id).map_err(|e| e.to_string())?;
-                stopped.push(id);
-            }
-        }
-        txn.commit().map_err(|e| e.to_string())?;
-        Ok(stopped)
-    }
-}
-
 /// The usher of one room: takes its door, lets one waiting player in, and (from inside the
 /// command) re-arms the debounced guest-book flush.
 fn usher(

@@ -18,16 +18,19 @@
 //!   per tick. Dropped points count in `missed_count`.
 //!
 //! Points past the end of 64-bit Unix nanoseconds retire the schedule with
-//! `deadline_out_of_range` (a fault).
+//! `deadline_out_of_range` (a fault) when the engine computes them: a due point fires first, even
+//! when the point after it is out of range (the last representable point fires; the schedule
+//! retires as that firing starts, which is when its next deadline would be armed).
 
-use crate::engine::Core;
-use crate::engine::entry::Kind;
+use super::core::Core;
+use super::entry::Kind;
+use super::table::Later;
 use crate::options::MAX_CATCHUP_FIRINGS;
 use crate::{Catchup, Firing, Overlap, ScheduleId};
 
 /// How many cadence points, starting at `point`, have arrived by `now` (at least one: a popped
 /// entry's deadline has arrived even when jitter moved it before the point itself).
-pub(crate) fn points_arrived(point: u64, interval: u64, now: u64) -> u64 {
+pub(super) fn points_arrived(point: u64, interval: u64, now: u64) -> u64 {
     if now <= point || interval == 0 {
         1
     } else {
@@ -36,17 +39,14 @@ pub(crate) fn points_arrived(point: u64, interval: u64, now: u64) -> u64 {
 }
 
 /// `point + n * interval`, or `None` past the end of 64-bit nanoseconds.
-pub(crate) fn advance(point: u64, interval: u64, n: u64) -> Option<u64> {
+pub(super) fn advance(point: u64, interval: u64, n: u64) -> Option<u64> {
     interval.checked_mul(n).and_then(|d| point.checked_add(d))
 }
-
-/// Re-arms to do once this tick's loop is over, so an entry is visited at most once per tick.
-pub(crate) type Later = Vec<(u64, u64)>;
 
 impl Core {
     /// `point` moved by a uniform random offset in `[-jitter, +jitter]`, never earlier than one
     /// tick after `now`. Without jitter the point is kept as is.
-    pub(crate) fn jittered(&mut self, point: u64, jitter_ns: u64, now: u64) -> u64 {
+    pub(super) fn jittered(&mut self, point: u64, jitter_ns: u64, now: u64) -> u64 {
         if jitter_ns == 0 {
             return point;
         }
@@ -60,7 +60,7 @@ impl Core {
     }
 
     /// Arms `id` at `at`; a deadline already due waits for the next tick.
-    pub(crate) fn arm_at(&mut self, id: u64, at: u64, now: u64, later: &mut Later) {
+    pub(super) fn arm_at(&mut self, id: u64, at: u64, now: u64, later: &mut Later) {
         if at <= now {
             later.push((id, at));
         } else {
@@ -69,7 +69,7 @@ impl Core {
     }
 
     /// Arms `id` for its next cadence point, jittered.
-    pub(crate) fn arm_next(&mut self, id: u64, now: u64, later: &mut Later) {
+    pub(super) fn arm_next(&mut self, id: u64, now: u64, later: &mut Later) {
         let Some((point, jitter)) = self.table.get(id).map(|e| (e.next_run, e.jitter_ns)) else {
             return;
         };
@@ -79,7 +79,7 @@ impl Core {
 
     /// Handles one due entry: returns the firing to start, if any, having already updated the
     /// cadence (the next deadline is armed as the firing starts).
-    pub(crate) fn visit(&mut self, id: u64, now: u64, later: &mut Later) -> Option<Firing> {
+    pub(super) fn visit(&mut self, id: u64, now: u64, later: &mut Later) -> Option<Firing> {
         let e = self.table.get(id)?;
         if !e.is_live() {
             return None;
@@ -130,8 +130,7 @@ impl Core {
         }
         if e.backlog > 0 {
             let Some(next) = advance(point, interval, 1) else {
-                self.out_of_range(id, now);
-                return None;
+                return Some(self.start_last(id, point, now));
             };
             let e = self.table.get_mut(id)?;
             e.backlog -= 1;
@@ -171,23 +170,33 @@ impl Core {
         let Some(first) = fire_from else {
             return self.move_cadence(id, advance(point, interval, n), now, later);
         };
-        let (Some(nominal), Some(end)) =
-            (advance(point, interval, first), advance(point, interval, n))
-        else {
+        // The fired point has arrived (it is at most now), so it is representable.
+        let Some(nominal) = advance(point, interval, first) else {
             self.out_of_range(id, now);
             return None;
         };
         let e = self.table.get_mut(id)?;
         e.backlog = u16::try_from(backlog).unwrap_or(u16::MAX);
         if backlog > 0 {
-            // nominal + interval <= end, so it cannot overflow.
+            // nominal + interval is a later arrived point, at most now: it cannot overflow.
             e.next_run = nominal + interval;
             self.arm_at(id, nominal + interval, now, later);
-        } else {
+        } else if let Some(end) = advance(point, interval, n) {
             e.next_run = end;
             self.arm_next(id, now, later);
+        } else {
+            return Some(self.start_last(id, nominal, now));
         }
         Some(self.start(id, nominal, now))
+    }
+
+    /// Fires `nominal`, a valid cadence point whose successor is past the end of 64-bit Unix
+    /// nanoseconds: the point fires, and computing the next one retires the schedule
+    /// `deadline_out_of_range` (a fault). Retired, the firing's outcome is not recorded.
+    fn start_last(&mut self, id: u64, nominal: u64, now: u64) -> Firing {
+        let firing = self.start(id, nominal, now);
+        self.out_of_range(id, now);
+        firing
     }
 
     /// Moves the cadence to `next` and arms it, or retires when it ran off the end of time.
@@ -212,15 +221,51 @@ impl Core {
     /// after the one being served (saved as `next_run` when the firing started), with catch-up
     /// applied to the points that passed while the engine was down. Catch-up firings wait for the
     /// restored firing to settle, as they would have had it started normally.
-    pub(crate) fn catch_up_interrupted(&mut self, id: u64, now: u64) {
+    pub(super) fn catch_up_interrupted(&mut self, id: u64, now: u64) {
         let Some(e) = self.table.get(id) else {
             return;
         };
         if e.kind != Kind::Every || !e.is_live() || e.backlog > 0 || e.next_run > now {
             return;
         }
+        let n = points_arrived(e.next_run, e.interval_ns, now);
+        self.catch_up(id, n, now);
+    }
+
+    /// At load: a recurring schedule with nothing in flight that missed two or more cadence
+    /// points while the engine was down gets its catch-up policy applied now, not at the first
+    /// tick, so `schedule_info` right after open shows the true `next_run` and `missed_count`.
+    /// The firings the policy keeps wait in the backlog and start at the first tick, exactly as
+    /// the first tick would have started them. One passed point is an ordinary late firing (the
+    /// catch-up threshold) and is left for the first tick.
+    pub(super) fn catch_up_at_open(&mut self, id: u64, now: u64) {
+        let Some(e) = self.table.get(id) else {
+            return;
+        };
+        let idle = e.kind == Kind::Every
+            && e.is_live()
+            && e.armed
+            && !e.is_running()
+            && e.backlog == 0
+            && e.queued().is_none();
+        let due = e.next_run.max(e.fire_at);
+        if !idle || due > now {
+            return;
+        }
+        let n = points_arrived(due, e.interval_ns, now);
+        if n >= 2 {
+            self.catch_up(id, n, now);
+        }
+    }
+
+    /// Applies the catch-up policy to the `n` cadence points from `next_run` that have passed:
+    /// `skip` drops them all, `once` keeps the latest, `all` keeps the latest
+    /// [`MAX_CATCHUP_FIRINGS`]; kept points wait in the backlog, one firing per tick.
+    fn catch_up(&mut self, id: u64, n: u64, now: u64) {
+        let Some(e) = self.table.get(id) else {
+            return;
+        };
         let (point, interval, catchup) = (e.next_run, e.interval_ns, e.catchup);
-        let n = points_arrived(point, interval, now);
         let (first, backlog) = match catchup {
             Catchup::Skip => (n, 0),
             Catchup::Once => (n - 1, 1),
@@ -250,7 +295,7 @@ impl Core {
     }
 
     /// Starts a firing of `id` serving cadence point `nominal`: counts it, computes `elapsed`.
-    pub(crate) fn start(&mut self, id: u64, nominal: u64, now: u64) -> Firing {
+    pub(super) fn start(&mut self, id: u64, nominal: u64, now: u64) -> Firing {
         let e = self
             .table
             .get_mut(id)

@@ -11,120 +11,120 @@ use std::rc::Rc;
 use crate::info::RetireReason;
 use crate::{Catchup, Fault, ObjId, Overlap, RunId, Value};
 
-pub(crate) use crate::info::ScheduleKind as Kind;
+pub(super) use crate::info::ScheduleKind as Kind;
 
 /// A schedule. Times are Unix nanoseconds (0 = never).
 #[derive(Clone, Debug)]
 #[allow(clippy::struct_excessive_bools)] // one byte each; packing them into bits would save ~4 bytes
 pub(crate) struct Entry {
-    pub(crate) id: u64,
+    pub(super) id: u64,
     /// When the next firing is due (the cadence point plus jitter); meaningful while `armed`.
-    pub(crate) fire_at: u64,
+    pub(super) fire_at: u64,
     /// The next cadence point (the nominal deadline the next firing serves).
-    pub(crate) next_run: u64,
+    pub(super) next_run: u64,
     /// Cadence for `Every` (after clamping to the tick); 0 for `At`.
-    pub(crate) interval_ns: u64,
-    pub(crate) jitter_ns: u64,
-    pub(crate) created_at: u64,
+    pub(super) interval_ns: u64,
+    pub(super) jitter_ns: u64,
+    pub(super) created_at: u64,
     /// When the previous firing started (wall clock), for `elapsed` and `last_run`.
-    pub(crate) last_run: u64,
-    pub(crate) run_count: u64,
-    pub(crate) fault_count: u64,
-    pub(crate) missed_count: u64,
-    pub(crate) overlap_count: u64,
-    pub(crate) last_duration_ns: u64,
-    pub(crate) target: ObjId,
+    pub(super) last_run: u64,
+    pub(super) run_count: u64,
+    pub(super) fault_count: u64,
+    pub(super) missed_count: u64,
+    pub(super) overlap_count: u64,
+    pub(super) last_duration_ns: u64,
+    pub(super) target: ObjId,
     /// Owner and authority principal (the creating task's permissions).
-    pub(crate) owner: ObjId,
-    pub(crate) player: ObjId,
+    pub(super) owner: ObjId,
+    pub(super) player: ObjId,
     /// Index into the engine's verb interner.
-    pub(crate) verb: u32,
-    pub(crate) max_faults: u32,
-    pub(crate) consecutive_faults: u32,
+    pub(super) verb: u32,
+    pub(super) max_faults: u32,
+    pub(super) consecutive_faults: u32,
     /// Missed cadence points still to fire under `catchup = "all"` (at most 1,000).
-    pub(crate) backlog: u16,
-    pub(crate) kind: Kind,
-    pub(crate) catchup: Catchup,
-    pub(crate) overlap: Overlap,
-    pub(crate) adaptive: bool,
-    pub(crate) pass_elapsed: bool,
-    pub(crate) persist: bool,
-    pub(crate) interval_clamped: bool,
+    pub(super) backlog: u16,
+    pub(super) kind: Kind,
+    pub(super) catchup: Catchup,
+    pub(super) overlap: Overlap,
+    pub(super) adaptive: bool,
+    pub(super) pass_elapsed: bool,
+    pub(super) persist: bool,
+    pub(super) interval_clamped: bool,
     /// Whether `fire_at` is a live deadline in the timer heap.
-    pub(crate) armed: bool,
+    pub(super) armed: bool,
     /// Whether the store has not seen this entry's latest cadence state yet.
-    pub(crate) dirty: bool,
-    pub(crate) extra: Option<Box<Extra>>,
+    pub(super) dirty: bool,
+    pub(super) extra: Option<Box<Extra>>,
 }
 
 /// The rare and variable-sized parts of an entry.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Extra {
-    pub(crate) args: Option<Rc<[Value]>>,
-    pub(crate) state: Option<Rc<Value>>,
-    pub(crate) last_fault: Option<Fault>,
+pub(super) struct Extra {
+    pub(super) args: Option<Rc<[Value]>>,
+    pub(super) state: Option<Rc<Value>>,
+    pub(super) last_fault: Option<Fault>,
     /// Firings started and not yet settled, oldest first.
-    pub(crate) running: Vec<Running>,
+    pub(super) running: Vec<Running>,
     /// The nominal deadline of a firing waiting under `overlap = "queue"`.
-    pub(crate) queued: Option<u64>,
-    pub(crate) retired: Option<Retired>,
-    pub(crate) window: DurationWindow,
+    pub(super) queued: Option<u64>,
+    pub(super) retired: Option<Retired>,
+    pub(super) window: DurationWindow,
 }
 
 /// A firing in flight.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct Running {
-    pub(crate) run: RunId,
-    pub(crate) nominal: u64,
-    pub(crate) started_unix: u64,
+pub(super) struct Running {
+    pub(super) run: RunId,
+    pub(super) nominal: u64,
+    pub(super) started_unix: u64,
 }
 
 /// Why and when an entry retired.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct Retired {
-    pub(crate) reason: RetireReason,
-    pub(crate) at: u64,
+pub(super) struct Retired {
+    pub(super) reason: RetireReason,
+    pub(super) at: u64,
 }
 
 impl Entry {
-    pub(crate) fn extra_mut(&mut self) -> &mut Extra {
+    pub(super) fn extra_mut(&mut self) -> &mut Extra {
         self.extra.get_or_insert_with(Box::default)
     }
 
-    pub(crate) fn running(&self) -> &[Running] {
+    pub(super) fn running(&self) -> &[Running] {
         self.extra.as_deref().map_or(&[], |x| &x.running)
     }
 
-    pub(crate) fn is_running(&self) -> bool {
+    pub(super) fn is_running(&self) -> bool {
         !self.running().is_empty()
     }
 
-    pub(crate) fn retired(&self) -> Option<Retired> {
+    pub(super) fn retired(&self) -> Option<Retired> {
         self.extra.as_deref().and_then(|x| x.retired)
     }
 
-    pub(crate) fn is_live(&self) -> bool {
+    pub(super) fn is_live(&self) -> bool {
         self.retired().is_none()
     }
 
-    pub(crate) fn queued(&self) -> Option<u64> {
+    pub(super) fn queued(&self) -> Option<u64> {
         self.extra.as_deref().and_then(|x| x.queued)
     }
 
-    pub(crate) fn args(&self) -> Option<&Rc<[Value]>> {
+    pub(super) fn args(&self) -> Option<&Rc<[Value]>> {
         self.extra.as_deref().and_then(|x| x.args.as_ref())
     }
 
-    pub(crate) fn state(&self) -> Option<&Rc<Value>> {
+    pub(super) fn state(&self) -> Option<&Rc<Value>> {
         self.extra.as_deref().and_then(|x| x.state.as_ref())
     }
 
-    pub(crate) fn last_fault(&self) -> Option<&Fault> {
+    pub(super) fn last_fault(&self) -> Option<&Fault> {
         self.extra.as_deref().and_then(|x| x.last_fault.as_ref())
     }
 
     /// Calls `f` on every object this entry keeps alive: target, player, args, state, fault value.
-    pub(crate) fn for_each_object(&self, f: &mut dyn FnMut(ObjId)) {
+    pub(super) fn for_each_object(&self, f: &mut dyn FnMut(ObjId)) {
         f(self.target);
         f(self.player);
         if let Some(x) = self.extra.as_deref() {
@@ -147,15 +147,15 @@ impl Entry {
 /// The window holds the last [`DurationWindow::LEN`] settled firings of this server run (it is not
 /// persisted; `last_duration_ns` is). With 64 samples, p99 is the largest of them.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct DurationWindow {
+pub(super) struct DurationWindow {
     samples: Vec<u64>,
     next: usize,
 }
 
 impl DurationWindow {
-    pub(crate) const LEN: usize = 64;
+    pub(super) const LEN: usize = 64;
 
-    pub(crate) fn push(&mut self, nanos: u64) {
+    pub(super) fn push(&mut self, nanos: u64) {
         if self.samples.len() < Self::LEN {
             self.samples.push(nanos);
         } else {
@@ -164,7 +164,7 @@ impl DurationWindow {
         self.next = (self.next + 1) % Self::LEN;
     }
 
-    pub(crate) fn mean(&self) -> u64 {
+    pub(super) fn mean(&self) -> u64 {
         if self.samples.is_empty() {
             return 0;
         }
@@ -173,7 +173,7 @@ impl DurationWindow {
     }
 
     /// The nearest-rank 99th percentile.
-    pub(crate) fn p99(&self) -> u64 {
+    pub(super) fn p99(&self) -> u64 {
         if self.samples.is_empty() {
             return 0;
         }

@@ -9,9 +9,11 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::{Clock, Instant};
 
-use super::{Config, Core, InFlight, Shared};
-use crate::store::SqliteStore;
-use crate::{Error, ObjId, RunId, Runner, Txn, Value, World};
+use super::config::Config;
+use super::core::{Core, Shared};
+use super::rows::Loader;
+use crate::store::{self, OpenPolicy};
+use crate::{Error, InFlight, RunId, Runner, Value, World};
 
 /// A handle to a schedule engine. Cheap to clone; every clone drives the same engine.
 ///
@@ -56,7 +58,7 @@ use crate::{Error, ObjId, RunId, Runner, Txn, Value, World};
 /// ```
 #[derive(Clone)]
 pub struct Schedules {
-    pub(crate) shared: Rc<Shared>,
+    pub(super) shared: Rc<Shared>,
 }
 
 impl Schedules {
@@ -80,8 +82,11 @@ impl Schedules {
     }
 
     /// Opens (or creates) the SQLite store at `path` and loads its schedules: ids, deadlines,
-    /// counters and options intact; catch-up applied to cadence points missed while the engine
-    /// was down; firings that were in flight listed by [`Schedules::interrupted`].
+    /// counters and options intact; firings that were in flight listed by
+    /// [`Schedules::interrupted`]. Catch-up for cadence points missed while the engine was down is
+    /// applied before this returns, so `schedule_info` shows the true `next_run` and
+    /// `missed_count` right away; the firings it keeps start at the first [`Schedules::tick`],
+    /// whose group commit also writes the new counters to the file.
     ///
     /// # Errors
     ///
@@ -104,12 +109,18 @@ impl Schedules {
         runner: impl Runner + 'static,
         config: Config,
     ) -> Result<Self, Error> {
-        let store = SqliteStore::open(path.as_ref())?;
+        let policy = OpenPolicy {
+            share_file: config.share_file,
+        };
+        let mut store = store::open(path.as_ref(), policy)?;
         let seed = clock.unix_nanos();
         let mut core = Core::new(config, seed, None);
         let now = clock.unix_nanos();
-        store.load_into(&mut core, now)?;
+        let mut loader = Loader::new(&mut core, now);
+        let high_water = store.load(&mut loader)?;
+        let behind = loader.finish(high_water);
         core.store = Some(store);
+        core.catch_up_loaded(behind);
         Ok(Self::from_parts(core, clock, world, runner))
     }
 
@@ -129,20 +140,9 @@ impl Schedules {
         }
     }
 
-    /// Opens a transaction with the calling task's permissions `perms` (its `task_perms()`).
-    /// Creations and stops take effect when it commits; dropping it rolls back.
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # let world = TestWorld::new();
-    /// # let wiz = world.add_wizard();
-    /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), world, TestRunner::new(), Default::default());
-    /// let txn = engine.begin(wiz);
-    /// assert_eq!(txn.perms(), wiz);
-    /// ```
-    pub fn begin(&self, perms: ObjId) -> Txn {
-        Txn::new(Rc::clone(&self.shared), perms)
+    /// The engine's shared state, for a [`Txn`](crate::Txn).
+    pub(crate) fn shared(&self) -> &Rc<Shared> {
+        &self.shared
     }
 
     /// The earliest deadline, as an instant on the engine's clock, so a driver can
@@ -237,6 +237,40 @@ impl Schedules {
             },
         );
         true
+    }
+
+    /// The schedules an operator stopped from outside the engine (with
+    /// [`Inspector::stop`](crate::Inspector::stop), e.g. `tickstep schedules stop`) that this
+    /// engine has dropped since the last call, oldest first. A tick polls the store for such stops
+    /// before it fires anything, so a stopped schedule never fires after the tick that noticed it;
+    /// this list lets a host say so.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "upkeep");
+    /// let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(),
+    ///     Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "upkeep", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    ///
+    /// Inspector::stop(&path, id).unwrap(); // as `tickstep schedules stop` does, from anywhere
+    /// engine.tick().unwrap();
+    /// assert_eq!(engine.take_operator_stops(), vec![id]);
+    /// assert!(!engine.begin(wiz).schedule_valid(id));
+    /// ```
+    pub fn take_operator_stops(&self) -> Vec<crate::ScheduleId> {
+        let mut core = self.shared.core.borrow_mut();
+        core.operator_stopped
+            .drain(..)
+            .map(crate::ScheduleId::from_raw)
+            .collect()
     }
 
     /// Writes every pending cadence update to the store now (a tick does this itself).

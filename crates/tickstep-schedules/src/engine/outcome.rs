@@ -11,8 +11,10 @@
 //!
 //! A run of a schedule that was stopped or retired meanwhile is ignored.
 
-use crate::engine::entry::{Kind, Retired};
-use crate::engine::{Core, Schedules, cadence::Later};
+use super::core::Core;
+use super::entry::{Kind, Retired};
+use super::handle::Schedules;
+use super::table::Later;
 use crate::info::RetireReason;
 use crate::limits::seconds_to_nanos;
 use crate::{Fault, FaultKind, Outcome, RunId, Value};
@@ -58,7 +60,7 @@ impl Schedules {
 }
 
 impl Core {
-    pub(crate) fn settle(
+    pub(super) fn settle(
         &mut self,
         run: RunId,
         outcome: Outcome,
@@ -135,7 +137,7 @@ impl Core {
     }
 
     /// Counts a fault; retires on `max_faults`, and retires a settled one-shot.
-    pub(crate) fn fault(&mut self, id: u64, fault: Fault, now: u64) {
+    pub(super) fn fault(&mut self, id: u64, fault: Fault, now: u64) {
         let Some(e) = self.table.get_mut(id) else {
             return;
         };
@@ -155,7 +157,7 @@ impl Core {
     }
 
     /// The next deadline would pass the end of time: a fault, and retirement for that reason.
-    pub(crate) fn out_of_range(&mut self, id: u64, now: u64) {
+    pub(super) fn out_of_range(&mut self, id: u64, now: u64) {
         let Some(e) = self.table.get_mut(id) else {
             return;
         };
@@ -169,7 +171,7 @@ impl Core {
     }
 
     /// Retires `id`: it will not fire again; its entry stays for the retention period.
-    pub(crate) fn retire(&mut self, id: u64, reason: RetireReason, now: u64) {
+    pub(super) fn retire(&mut self, id: u64, reason: RetireReason, now: u64) {
         let Some(e) = self.table.get_mut(id).filter(|e| e.is_live()) else {
             return;
         };

@@ -6,12 +6,12 @@
 //! ones in O(1) each. Lookups also treat an entry past its drop time as gone, so a driver that
 //! sleeps through the sweep never shows a stale entry.
 
-use crate::engine::Core;
-use crate::engine::entry::Entry;
+use super::core::Core;
+use super::entry::Entry;
 
 impl Core {
     /// Drops retired entries whose retention has run out.
-    pub(crate) fn sweep_retired(&mut self, now: u64) {
+    pub(super) fn sweep_retired(&mut self, now: u64) {
         while let Some(&(drop_at, id)) = self.retired.front() {
             if drop_at > now {
                 break;
@@ -24,7 +24,7 @@ impl Core {
     }
 
     /// Removes an entry outright (stop, discard, expiry), forgetting its runs.
-    pub(crate) fn drop_entry(&mut self, id: u64) -> Option<Entry> {
+    pub(super) fn drop_entry(&mut self, id: u64) -> Option<Entry> {
         let e = self.table.remove(id)?;
         for r in e.running() {
             self.runs.remove(&r.run);
@@ -38,7 +38,7 @@ impl Core {
     }
 
     /// The entry for `id` as lookups should see it: absent once retention has run out.
-    pub(crate) fn visible(&self, id: u64, now: u64) -> Option<&Entry> {
+    pub(super) fn visible(&self, id: u64, now: u64) -> Option<&Entry> {
         let e = self.table.get(id)?;
         match e.retired() {
             Some(r) if r.at.saturating_add(self.retention_ns) <= now => None,

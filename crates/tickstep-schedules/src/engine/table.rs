@@ -18,7 +18,7 @@ use super::entry::Entry;
 /// host hands out, and a firing looks them up several times, so the cheap hash is a measured win
 /// (`fire_inmem` went from about 540 to 165 ns per firing).
 #[derive(Clone, Copy, Default)]
-pub(crate) struct IdHasher(u64);
+pub(super) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -37,7 +37,7 @@ impl Hasher for IdHasher {
 }
 
 /// A map keyed by ids.
-pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+pub(super) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// Hashes schedule ids for the table's index so that consecutive ids land in consecutive buckets.
 ///
@@ -46,7 +46,7 @@ pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 /// table's bucket is chosen by the low bits, which are the id's own). The top seven bits, which
 /// the table uses as a per-bucket tag, are mixed so that tags still tell neighbours apart.
 #[derive(Clone, Copy, Default)]
-pub(crate) struct SequentialIdHasher(u64);
+pub(super) struct SequentialIdHasher(u64);
 
 impl Hasher for SequentialIdHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -65,6 +65,10 @@ impl Hasher for SequentialIdHasher {
     }
 }
 
+/// Re-arms to do once a tick's loop is over, so an entry is visited at most once per tick:
+/// (id, deadline).
+pub(super) type Later = Vec<(u64, u64)>;
+
 #[derive(Debug, Default)]
 pub(crate) struct Table {
     slots: Vec<Option<Entry>>,
@@ -75,26 +79,26 @@ pub(crate) struct Table {
 
 impl Table {
     /// Reserves room for `n` more entries (used when loading a store).
-    pub(crate) fn reserve(&mut self, n: usize) {
+    pub(super) fn reserve(&mut self, n: usize) {
         self.slots.reserve_exact(n);
         self.index.reserve(n);
     }
 
     /// Adds armed deadlines in bulk (loading a store): the heap is rebuilt in O(n) instead of
     /// sifting each deadline in, which matters at a million schedules.
-    pub(crate) fn arm_in_bulk(&mut self, deadlines: Vec<(u64, u64)>) {
+    pub(super) fn arm_in_bulk(&mut self, deadlines: Vec<(u64, u64)>) {
         // Same layout: this collect reuses the vector's allocation.
         let mut items: Vec<Reverse<(u64, u64)>> = deadlines.into_iter().map(Reverse).collect();
         items.append(&mut std::mem::take(&mut self.heap).into_vec());
         self.heap = BinaryHeap::from(items);
     }
 
-    pub(crate) fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.index.len()
     }
 
     /// Inserts `entry`, arming it when `entry.armed`.
-    pub(crate) fn insert(&mut self, entry: Entry) {
+    pub(super) fn insert(&mut self, entry: Entry) {
         if entry.armed {
             self.heap.push(Reverse((entry.fire_at, entry.id)));
         }
@@ -103,7 +107,7 @@ impl Table {
 
     /// Inserts `entry` without touching the heap; the caller arms it (see
     /// [`Table::arm_in_bulk`]).
-    pub(crate) fn place(&mut self, entry: Entry) {
+    pub(super) fn place(&mut self, entry: Entry) {
         let id = entry.id;
         let slot = if let Some(slot) = self.free.pop() {
             self.slots[slot as usize] = Some(entry);
@@ -115,24 +119,24 @@ impl Table {
         self.index.insert(id, slot);
     }
 
-    pub(crate) fn get(&self, id: u64) -> Option<&Entry> {
+    pub(super) fn get(&self, id: u64) -> Option<&Entry> {
         let slot = *self.index.get(&id)?;
         self.slots[slot as usize].as_ref()
     }
 
-    pub(crate) fn get_mut(&mut self, id: u64) -> Option<&mut Entry> {
+    pub(super) fn get_mut(&mut self, id: u64) -> Option<&mut Entry> {
         let slot = *self.index.get(&id)?;
         self.slots[slot as usize].as_mut()
     }
 
-    pub(crate) fn remove(&mut self, id: u64) -> Option<Entry> {
+    pub(super) fn remove(&mut self, id: u64) -> Option<Entry> {
         let slot = self.index.remove(&id)?;
         self.free.push(slot);
         self.slots[slot as usize].take()
     }
 
     /// Arms `id` to fire at `at` (the entry must exist).
-    pub(crate) fn arm(&mut self, id: u64, at: u64) {
+    pub(super) fn arm(&mut self, id: u64, at: u64) {
         if let Some(e) = self.get_mut(id) {
             e.fire_at = at;
             e.armed = true;
@@ -141,7 +145,7 @@ impl Table {
     }
 
     /// Drops stale items from the top of the heap; returns the earliest live deadline.
-    pub(crate) fn next_deadline(&mut self) -> Option<u64> {
+    pub(super) fn next_deadline(&mut self) -> Option<u64> {
         while let Some(&Reverse((at, id))) = self.heap.peek() {
             if self.is_current(at, id) {
                 return Some(at);
@@ -152,7 +156,7 @@ impl Table {
     }
 
     /// Pops the earliest entry due at or before `now`, disarming it.
-    pub(crate) fn pop_due(&mut self, now: u64) -> Option<u64> {
+    pub(super) fn pop_due(&mut self, now: u64) -> Option<u64> {
         let at = self.next_deadline()?;
         if at > now {
             return None;
@@ -168,7 +172,7 @@ impl Table {
         self.get(id).is_some_and(|e| e.armed && e.fire_at == at)
     }
 
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> {
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Entry> {
         self.slots.iter().flatten()
     }
 }

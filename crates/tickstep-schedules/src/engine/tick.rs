@@ -20,8 +20,9 @@
 
 use tickstep_kernel::clock::Instant;
 
-use crate::engine::entry::Running;
-use crate::engine::{Core, RunRecord, Schedules};
+use super::core::{Core, RunRecord};
+use super::entry::Running;
+use super::handle::Schedules;
 use crate::info::RetireReason;
 use crate::{Error, Fault, FaultKind, Firing, RunId, Value};
 
@@ -81,7 +82,14 @@ impl Schedules {
         let shared = &*self.shared;
         let now = shared.clock.unix_nanos();
         let mono = shared.clock.now();
-        let firings = shared.core.borrow_mut().plan(now);
+        let firings = {
+            let mut core = shared.core.borrow_mut();
+            if let Err(error) = core.apply_operator_stops(mono) {
+                // The next tick polls again; firing goes on meanwhile.
+                tracing::warn!(%error, "could not poll the store for operator stops");
+            }
+            core.plan(now)
+        };
         let mut report = TickReport::default();
         for firing in &firings {
             let verdict = self.try_start(firing);

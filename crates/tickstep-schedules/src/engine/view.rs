@@ -1,13 +1,14 @@
 //! Read-only answers: `schedule_info` records, GC roots, the engine's idea of now.
 
-use crate::engine::entry::{Entry, Kind};
-use crate::engine::{Core, Schedules};
+use super::core::Core;
+use super::entry::{Entry, Kind};
+use super::handle::Schedules;
 use crate::info::{ScheduleInfo, unix_seconds};
 use crate::{ObjId, ScheduleId};
 
 impl Core {
     /// The `schedule_info` record of `e`.
-    pub(crate) fn info(&self, e: &Entry) -> ScheduleInfo {
+    pub(super) fn info(&self, e: &Entry) -> ScheduleInfo {
         let x = e.extra.as_deref();
         let retired = e.retired();
         let next_run = if e.armed { e.fire_at } else { 0 };

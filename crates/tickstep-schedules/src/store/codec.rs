@@ -1,12 +1,15 @@
-//! Entry ⇄ row conversion.
+//! Row ⇄ SQL: [`ScheduleRow`]s and [`Cadence`] updates as `SQLite` columns (JSON for values,
+//! bit-preserving integers for `u64`).
+//!
+//! The codec knows rows, never the engine's entries: the engine converts between the two on its
+//! side of the boundary (`engine/rows.rs`).
 
 use std::fmt::Write as _;
 
 use rusqlite::Row;
 
-use crate::engine::Interner;
-use crate::engine::entry::{Entry, Extra, Kind, Running};
-use crate::{Catchup, Error, Fault, FaultKind, ObjId, Overlap, RunId, Value};
+use crate::row::{Cadence, RunningRow, ScheduleRow};
+use crate::{Catchup, Fault, FaultKind, ObjId, Overlap, RunId, ScheduleKind, Value};
 
 /// A `u64` as SQLite's signed integer, bits preserved (readable as is below 2^63).
 pub(crate) fn to_sql(n: u64) -> i64 {
@@ -24,7 +27,7 @@ pub(crate) const COLUMNS: &str = "id, kind, target, verb, args, state, owner, pl
      next_run, fire_at, armed, last_run, run_count, fault_count, consecutive_faults, missed_count, \
      overlap_count, last_duration_ns, backlog, queued, last_fault, running";
 
-/// `INSERT` of a whole row; parameters as [`insert_params`] binds them.
+/// `INSERT` of a whole row; parameters as [`insert`] binds them.
 pub(crate) const INSERT: &str = "INSERT OR REPLACE INTO schedules (id, kind, target, verb, args, state, \
      owner, player, interval_ns, interval_clamped, jitter_ns, max_faults, catchup, overlap, adaptive, \
      pass_elapsed, created_at, next_run, fire_at, armed, last_run, run_count, fault_count, \
@@ -32,7 +35,7 @@ pub(crate) const INSERT: &str = "INSERT OR REPLACE INTO schedules (id, kind, tar
      running) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
      ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)";
 
-/// `UPDATE` of the cadence state only; parameters as [`CadenceRow::bind`] binds them.
+/// `UPDATE` of the cadence state only; parameters as [`CadenceParams::bind`] binds them.
 pub(crate) const UPDATE_CADENCE: &str = "UPDATE schedules SET next_run = ?2, fire_at = ?3, armed = ?4, \
      last_run = ?5, run_count = ?6, fault_count = ?7, consecutive_faults = ?8, missed_count = ?9, \
      overlap_count = ?10, last_duration_ns = ?11, backlog = ?12, queued = ?13, last_fault = ?14, \
@@ -51,8 +54,8 @@ fn fault_json(f: &Fault) -> String {
     )
 }
 
-/// Writes `[[run, nominal, started], ..]` into `out` (cleared first); `None` when nothing runs.
-fn running_json(running: &[Running], out: &mut String) -> bool {
+/// Writes `[[run, nominal, started], ..]` into `out` (cleared first); `false` when nothing runs.
+fn running_json(running: &[RunningRow], out: &mut String) -> bool {
     out.clear();
     if running.is_empty() {
         return false;
@@ -68,37 +71,39 @@ fn running_json(running: &[Running], out: &mut String) -> bool {
     true
 }
 
-/// The cadence columns of one entry, ready to bind.
-pub(crate) struct CadenceRow {
+/// The cadence columns of one row, ready to bind.
+pub(crate) struct CadenceParams {
     values: [i64; 12],
     queued: Option<i64>,
     last_fault: Option<String>,
     has_running: bool,
 }
 
-impl CadenceRow {
-    pub(crate) fn new(e: &Entry, running_buf: &mut String) -> Self {
-        CadenceRow {
+impl CadenceParams {
+    /// `running_buf` receives the running firings' JSON (reused across rows).
+    pub(crate) fn new(id: u64, c: &Cadence, running_buf: &mut String) -> Self {
+        CadenceParams {
             values: [
-                to_sql(e.id),
-                to_sql(e.next_run),
-                to_sql(e.fire_at),
-                i64::from(e.armed),
-                to_sql(e.last_run),
-                to_sql(e.run_count),
-                to_sql(e.fault_count),
-                i64::from(e.consecutive_faults),
-                to_sql(e.missed_count),
-                to_sql(e.overlap_count),
-                to_sql(e.last_duration_ns),
-                i64::from(e.backlog),
+                to_sql(id),
+                to_sql(c.next_run),
+                to_sql(c.fire_at),
+                i64::from(c.armed),
+                to_sql(c.last_run),
+                to_sql(c.run_count),
+                to_sql(c.fault_count),
+                i64::from(c.consecutive_faults),
+                to_sql(c.missed_count),
+                to_sql(c.overlap_count),
+                to_sql(c.last_duration_ns),
+                i64::from(c.backlog),
             ],
-            queued: e.queued().map(to_sql),
-            last_fault: e.last_fault().map(fault_json),
-            has_running: running_json(e.running(), running_buf),
+            queued: c.queued.map(to_sql),
+            last_fault: c.last_fault.as_ref().map(fault_json),
+            has_running: running_json(&c.running, running_buf),
         }
     }
 
+    /// Binds [`UPDATE_CADENCE`]'s parameters; `running` is the buffer given to [`Self::new`].
     pub(crate) fn bind(
         &self,
         stmt: &mut rusqlite::Statement<'_>,
@@ -114,14 +119,10 @@ impl CadenceRow {
     }
 }
 
-/// Executes `INSERT` for a whole entry.
-pub(crate) fn insert(
-    stmt: &mut rusqlite::Statement<'_>,
-    e: &Entry,
-    verbs: &Interner,
-) -> rusqlite::Result<()> {
+/// Executes [`INSERT`] for a whole row.
+pub(crate) fn insert(stmt: &mut rusqlite::Statement<'_>, r: &ScheduleRow) -> rusqlite::Result<()> {
     let mut running = String::new();
-    let cadence = CadenceRow::new(e, &mut running);
+    let cadence = CadenceParams::new(r.id, &r.cadence, &mut running);
     let [
         id,
         next_run,
@@ -138,22 +139,22 @@ pub(crate) fn insert(
     ] = cadence.values;
     stmt.execute(rusqlite::params![
         id,
-        e.kind.as_str(),
-        e.target.0,
-        &**verbs.name(e.verb),
-        e.args().map(|a| json(&**a)),
-        e.state().map(|s| json(&**s)),
-        e.owner.0,
-        e.player.0,
-        to_sql(e.interval_ns),
-        e.interval_clamped,
-        to_sql(e.jitter_ns),
-        e.max_faults,
-        e.catchup.as_str(),
-        e.overlap.as_str(),
-        e.adaptive,
-        e.pass_elapsed,
-        to_sql(e.created_at),
+        r.kind.as_str(),
+        r.target.0,
+        r.verb,
+        r.args.as_ref().map(json),
+        r.state.as_ref().map(json),
+        r.owner.0,
+        r.player.0,
+        to_sql(r.interval_ns),
+        r.interval_clamped,
+        to_sql(r.jitter_ns),
+        r.max_faults,
+        r.catchup.as_str(),
+        r.overlap.as_str(),
+        r.adaptive,
+        r.pass_elapsed,
+        to_sql(r.created_at),
         next_run,
         fire_at,
         armed,
@@ -184,64 +185,59 @@ fn parse_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> rusqlit
     serde_json::from_str(text).map_err(|_| corrupt(what, text))
 }
 
-/// Reads one row (selected with [`COLUMNS`]) into an entry and its running firings.
-pub(crate) fn decode(
-    row: &Row<'_>,
-    verbs: &mut Interner,
-) -> rusqlite::Result<(Entry, Vec<Running>)> {
+/// Decodes a stored fault (`{"kind": .., "value": ..}`).
+pub(crate) fn parse_fault(text: &str) -> rusqlite::Result<Fault> {
+    let raw: serde_json::Value = parse_json("last_fault", text)?;
+    let kind = raw["kind"]
+        .as_str()
+        .and_then(FaultKind::parse)
+        .ok_or_else(|| corrupt("last_fault", text))?;
+    let value: Value =
+        serde_json::from_value(raw["value"].clone()).map_err(|_| corrupt("last_fault", text))?;
+    Ok(Fault { kind, value })
+}
+
+/// Decodes the `running` column (`[[run, nominal, started], ..]`).
+pub(crate) fn parse_running(text: &str) -> rusqlite::Result<Vec<RunningRow>> {
+    Ok(parse_json::<Vec<(u64, u64, u64)>>("running", text)?
+        .into_iter()
+        .map(|(run, nominal, started_unix)| RunningRow {
+            run: RunId(run),
+            nominal,
+            started_unix,
+        })
+        .collect())
+}
+
+/// Reads one row (selected with [`COLUMNS`]).
+pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
     let u = |i: usize| -> rusqlite::Result<u64> { row.get::<_, i64>(i).map(from_sql) };
     let text = |i: usize| -> rusqlite::Result<Option<String>> { row.get::<_, Option<String>>(i) };
     let kind = match row.get_ref(1)?.as_str()? {
-        "at" => Kind::At,
-        "every" => Kind::Every,
+        "at" => ScheduleKind::At,
+        "every" => ScheduleKind::Every,
         other => return Err(corrupt("kind", other)),
     };
-    let verb = verbs.intern(row.get_ref(3)?.as_str()?);
+    let verb = row.get_ref(3)?.as_str()?.to_owned();
     let args: Option<Vec<Value>> = text(4)?.map(|t| parse_json("args", &t)).transpose()?;
     let state: Option<Value> = text(5)?.map(|t| parse_json("state", &t)).transpose()?;
     let catchup_text = row.get_ref(12)?.as_str()?;
     let catchup = Catchup::parse(catchup_text).ok_or_else(|| corrupt("catchup", catchup_text))?;
     let overlap_text = row.get_ref(13)?.as_str()?;
     let overlap = Overlap::parse(overlap_text).ok_or_else(|| corrupt("overlap", overlap_text))?;
-    let last_fault = text(29)?
-        .map(|t| {
-            let raw: serde_json::Value = parse_json("last_fault", &t)?;
-            let kind = raw["kind"]
-                .as_str()
-                .and_then(FaultKind::parse)
-                .ok_or_else(|| corrupt("last_fault", &t))?;
-            let value: Value = serde_json::from_value(raw["value"].clone())
-                .map_err(|_| corrupt("last_fault", &t))?;
-            Ok::<_, rusqlite::Error>(Fault { kind, value })
-        })
-        .transpose()?;
-    let running: Vec<Running> = text(30)?
-        .map(|t| parse_json::<Vec<(u64, u64, u64)>>("running", &t))
+    let last_fault = text(29)?.map(|t| parse_fault(&t)).transpose()?;
+    let running = text(30)?
+        .map(|t| parse_running(&t))
         .transpose()?
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(run, nominal, started_unix)| Running {
-            run: RunId(run),
-            nominal,
-            started_unix,
-        })
-        .collect();
+        .unwrap_or_default();
     let queued: Option<u64> = row.get::<_, Option<i64>>(28)?.map(from_sql);
-    let needs_extra = args.is_some() || state.is_some() || last_fault.is_some() || queued.is_some();
-    let extra = needs_extra.then(|| {
-        Box::new(Extra {
-            args: args.map(std::rc::Rc::from),
-            state: state.map(std::rc::Rc::new),
-            last_fault,
-            queued,
-            ..Extra::default()
-        })
-    });
-    let entry = Entry {
+    Ok(ScheduleRow {
         id: u(0)?,
         kind,
         target: ObjId(row.get(2)?),
         verb,
+        args,
+        state,
         owner: ObjId(row.get(6)?),
         player: ObjId(row.get(7)?),
         interval_ns: u(8)?,
@@ -252,29 +248,22 @@ pub(crate) fn decode(
         overlap,
         adaptive: row.get(14)?,
         pass_elapsed: row.get(15)?,
-        persist: true,
         created_at: u(16)?,
-        next_run: u(17)?,
-        fire_at: u(18)?,
-        armed: row.get(19)?,
-        last_run: u(20)?,
-        run_count: u(21)?,
-        fault_count: u(22)?,
-        consecutive_faults: row.get(23)?,
-        missed_count: u(24)?,
-        overlap_count: u(25)?,
-        last_duration_ns: u(26)?,
-        backlog: row.get(27)?,
-        dirty: false,
-        extra,
-    };
-    Ok((entry, running))
-}
-
-/// Maps a rusqlite error in loading to ours.
-pub(crate) fn load_error(e: rusqlite::Error) -> Error {
-    Error::Store {
-        context: "loading schedules",
-        source: e,
-    }
+        cadence: Cadence {
+            next_run: u(17)?,
+            fire_at: u(18)?,
+            armed: row.get(19)?,
+            last_run: u(20)?,
+            run_count: u(21)?,
+            fault_count: u(22)?,
+            consecutive_faults: row.get(23)?,
+            missed_count: u(24)?,
+            overlap_count: u(25)?,
+            last_duration_ns: u(26)?,
+            backlog: row.get(27)?,
+            queued,
+            last_fault,
+            running,
+        },
+    })
 }

@@ -8,12 +8,13 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use super::codec::{self, from_sql, to_sql};
+use super::integrity;
 use super::schema;
 use super::sqlite::SqliteStore;
-use crate::engine::Interner;
+use crate::row::ScheduleRow;
 use crate::{Catchup, Error, Fault, InFlight, ObjId, Overlap, ScheduleId, ScheduleKind, Value};
 
 /// How long a read waits for the engine's write lock before giving up (WAL readers rarely wait:
@@ -52,6 +53,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub struct Inspector {
     conn: Connection,
+    path: std::path::PathBuf,
 }
 
 /// One schedule as the store holds it: what was committed by the engine's last durable commit or
@@ -173,6 +175,7 @@ impl Inspector {
     /// ```
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
+        integrity::check_header(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -181,7 +184,10 @@ impl Inspector {
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(Error::store("setting the busy timeout"))?;
         schema::check_current(&conn, path)?;
-        Ok(Inspector { conn })
+        Ok(Inspector {
+            conn,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Every saved schedule, by id.
@@ -207,12 +213,13 @@ impl Inspector {
                 "SELECT {} FROM schedules ORDER BY id",
                 codec::COLUMNS
             ))
-            .map_err(codec::load_error)?;
-        let mut rows = stmt.query([]).map_err(codec::load_error)?;
-        let mut verbs = Interner::default();
+            .map_err(self.load_error())?;
+        let mut rows = stmt.query([]).map_err(self.load_error())?;
         let mut all = Vec::new();
-        while let Some(row) = rows.next().map_err(codec::load_error)? {
-            all.push(StoredSchedule::decode(row, &mut verbs).map_err(codec::load_error)?);
+        while let Some(row) = rows.next().map_err(self.load_error())? {
+            all.push(StoredSchedule::from(
+                codec::decode(row).map_err(self.load_error())?,
+            ));
         }
         Ok(all)
     }
@@ -235,15 +242,15 @@ impl Inspector {
     /// assert_eq!(inspector.get(ScheduleId::from_raw(7)).unwrap(), None);
     /// ```
     pub fn get(&self, id: ScheduleId) -> Result<Option<StoredSchedule>, Error> {
-        let mut verbs = Interner::default();
         self.conn
             .query_row(
                 &format!("SELECT {} FROM schedules WHERE id = ?1", codec::COLUMNS),
                 [to_sql(id.get())],
-                |row| StoredSchedule::decode(row, &mut verbs),
+                codec::decode,
             )
             .optional()
-            .map_err(codec::load_error)
+            .map(|row| row.map(StoredSchedule::from))
+            .map_err(self.load_error())
     }
 
     /// The ids of every saved schedule, by id, without decoding the rows (cheap enough to poll).
@@ -265,14 +272,14 @@ impl Inspector {
         let mut stmt = self
             .conn
             .prepare("SELECT id FROM schedules ORDER BY id")
-            .map_err(codec::load_error)?;
+            .map_err(self.load_error())?;
         let ids = stmt
             .query_map([], |r| {
                 r.get::<_, i64>(0)
                     .map(|id| ScheduleId::from_raw(from_sql(id)))
             })
-            .map_err(codec::load_error)?;
-        ids.collect::<Result<_, _>>().map_err(codec::load_error)
+            .map_err(self.load_error())?;
+        ids.collect::<Result<_, _>>().map_err(self.load_error())
     }
 
     /// Stops schedule `id` in the store at `path`, as an operator: deletes its row in a
@@ -280,10 +287,10 @@ impl Inspector {
     /// reached the disk when this returns. Returns whether the store held it (`false` is not an
     /// error, as with `schedule_stop`).
     ///
-    /// An engine running on the file keeps its in-memory copy (and keeps firing it) until it
-    /// notices: a host that wants operator stops to take effect live compares its schedules with
-    /// [`Inspector::ids`] now and then and stops the missing ones itself. The next engine that
-    /// opens the file does not load it. Like [`Inspector::open`], this never creates, converts or
+    /// The same transaction leaves a note in the store's `operator_stops` table: every engine
+    /// running on the file drops the schedule at its next tick, before firing anything (see
+    /// [`Schedules::take_operator_stops`](crate::Schedules::take_operator_stops)). The next
+    /// engine that opens the file does not load it. Like [`Inspector::open`], this never creates, converts or
     /// migrates the file.
     ///
     /// # Errors
@@ -311,47 +318,57 @@ impl Inspector {
     /// assert_eq!(Inspector::open(&path).unwrap().get(id).unwrap(), None);
     /// ```
     pub fn stop(path: impl AsRef<Path>, id: ScheduleId) -> Result<bool, Error> {
-        let store = SqliteStore::open_existing(path.as_ref())?;
-        let removed = store.commit_durable(&[], &[id.get()], &Interner::default())?;
-        Ok(removed > 0)
+        let mut store = SqliteStore::open_existing(path.as_ref())?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        store.stop_as_operator(id.get(), now)
     }
 }
 
-impl StoredSchedule {
-    /// Decodes one row (selected with [`codec::COLUMNS`]) with the store's codec.
-    fn decode(row: &Row<'_>, verbs: &mut Interner) -> rusqlite::Result<Self> {
-        let (e, running) = codec::decode(row, verbs)?;
-        let id = ScheduleId::from_raw(e.id);
-        Ok(StoredSchedule {
+impl Inspector {
+    /// Maps a read error: damage names the file and the way to recover it.
+    fn load_error(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
+        |e| integrity::store_error(&self.path, "loading schedules", e)
+    }
+}
+
+impl From<ScheduleRow> for StoredSchedule {
+    /// A decoded row as the operator sees it.
+    fn from(r: ScheduleRow) -> Self {
+        let id = ScheduleId::from_raw(r.id);
+        let c = r.cadence;
+        StoredSchedule {
             id,
-            kind: e.kind,
-            target: e.target,
-            verb: verbs.name(e.verb).to_string(),
-            args: e.args().map(|a| a.to_vec()).unwrap_or_default(),
-            state: e.state().map(|s| (**s).clone()),
-            owner: e.owner,
-            player: e.player,
-            interval_ns: e.interval_ns,
-            interval_clamped: e.interval_clamped,
-            jitter_ns: e.jitter_ns,
-            max_faults: e.max_faults,
-            catchup: e.catchup,
-            overlap: e.overlap,
-            adaptive: e.adaptive,
-            pass_elapsed: e.pass_elapsed,
-            created_unix_nanos: e.created_at,
-            next_run_unix_nanos: e.next_run,
-            fire_at_unix_nanos: e.fire_at,
-            armed: e.armed,
-            last_run_unix_nanos: e.last_run,
-            run_count: e.run_count,
-            fault_count: e.fault_count,
-            consecutive_faults: e.consecutive_faults,
-            missed_count: e.missed_count,
-            overlap_count: e.overlap_count,
-            last_duration_ns: e.last_duration_ns,
-            last_fault: e.last_fault().cloned(),
-            running: running
+            kind: r.kind,
+            target: r.target,
+            verb: r.verb,
+            args: r.args.unwrap_or_default(),
+            state: r.state,
+            owner: r.owner,
+            player: r.player,
+            interval_ns: r.interval_ns,
+            interval_clamped: r.interval_clamped,
+            jitter_ns: r.jitter_ns,
+            max_faults: r.max_faults,
+            catchup: r.catchup,
+            overlap: r.overlap,
+            adaptive: r.adaptive,
+            pass_elapsed: r.pass_elapsed,
+            created_unix_nanos: r.created_at,
+            next_run_unix_nanos: c.next_run,
+            fire_at_unix_nanos: c.fire_at,
+            armed: c.armed,
+            last_run_unix_nanos: c.last_run,
+            run_count: c.run_count,
+            fault_count: c.fault_count,
+            consecutive_faults: c.consecutive_faults,
+            missed_count: c.missed_count,
+            overlap_count: c.overlap_count,
+            last_duration_ns: c.last_duration_ns,
+            last_fault: c.last_fault,
+            running: c
+                .running
                 .iter()
                 .map(|r| InFlight {
                     schedule: id,
@@ -359,6 +376,6 @@ impl StoredSchedule {
                     nominal_unix_nanos: r.nominal,
                 })
                 .collect(),
-        })
+        }
     }
 }

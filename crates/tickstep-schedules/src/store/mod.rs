@@ -1,8 +1,18 @@
-//! Durable storage: one SQLite file in WAL mode.
+//! Durable storage behind one boundary: a store speaks in rows.
 //!
+//! The engine owns its state; a store never sees it. [`Backend`] is everything the engine asks of
+//! a store: stream the saved rows at open ([`Backend::load`] into a [`RowSink`]), raise the id
+//! high-water mark, write a tick's or a transaction's [`ChangeSet`], and report the schedules an
+//! operator stopped from outside ([`Backend::poll_stops`]). Which store is chosen at open, from
+//! the location ([`open`]): a path is a `SQLite` file today; a `postgres://` URL is recognised and
+//! refused until that store exists, and adding it means a second `Backend`, no engine edit.
+//!
+//! * [`backend`] — the [`Backend`] trait: what the engine asks of any store;
 //! * [`schema`] — tables and versioned migrations;
-//! * [`codec`] — entry ⇄ row (JSON for values, bit-preserving integers for `u64`);
-//! * [`sqlite`] — the store: durable commits, per-tick group commits, loading;
+//! * [`codec`] — row ⇄ SQL (JSON for values, bit-preserving integers for `u64`);
+//! * [`damage`] — SQLite's "damaged" told apart from other failures;
+//! * [`integrity`] — what opening checks before it writes anything (damaged, foreign, newer);
+//! * [`sqlite`] — the `SQLite` backend: durable commits, per-tick group commits, loading, stops;
 //! * [`inspect`] — the operator's read-only view ([`Inspector`]) and durable stop, on the same
 //!   schema check and codec.
 //!
@@ -32,13 +42,40 @@
 //! Rust use [`Inspector`], which decodes rows with this module's codec and refuses a schema it
 //! does not know, so they never carry a second copy of the column list.
 
+pub(crate) mod backend;
 pub(crate) mod codec;
+pub(crate) mod damage;
 pub(crate) mod inspect;
+pub(crate) mod integrity;
 pub(crate) mod schema;
 pub(crate) mod sqlite;
 
+use std::path::Path;
+
 pub use inspect::{Inspector, StoredSchedule};
-pub(crate) use sqlite::SqliteStore;
+
+pub(crate) use backend::{Backend, OpenPolicy};
+
+use crate::Error;
 
 /// How many ids one durable high-water-mark write reserves.
 pub(crate) const ID_BLOCK: u64 = 1024;
+
+/// Opens the store at `location`: a `SQLite` file path, created when missing.
+///
+/// # Errors
+///
+/// [`Error::InvalidArg`] for a `postgres://` location (not built yet); otherwise as
+/// [`sqlite::SqliteStore::open`].
+pub(crate) fn open(location: &Path, policy: OpenPolicy) -> Result<Box<dyn Backend>, Error> {
+    if let Some(text) = location.to_str() {
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            // The URL may carry a password: name the scheme only.
+            return Err(Error::invalid(
+                "postgres://…",
+                "PostgreSQL stores are not available in this build; give a SQLite file path",
+            ));
+        }
+    }
+    Ok(Box::new(sqlite::SqliteStore::open(location, policy)?))
+}

@@ -5,6 +5,11 @@
 //! not seen, each in its own transaction; a file from a newer build is refused rather than
 //! misread.
 //!
+//! Version 2 adds `operator_stops`, where an operator's stop (`Inspector::stop`) leaves a note
+//! that running engines poll (see [`Backend::poll_stops`](super::Backend::poll_stops)), and
+//! stamps the file with tickstep's `application_id` (unless it is shared with another
+//! application), so that a tool can tell a store from another program's database.
+//!
 //! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
 //! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
 //! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
@@ -17,13 +22,30 @@ use rusqlite::{Connection, ErrorCode};
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 1;
+pub(crate) const CURRENT_VERSION: i64 = 2;
+
+/// The oldest schema version an [`Inspector`](crate::Inspector) reads (the `schedules` table has
+/// not changed since).
+pub(crate) const OLDEST_READABLE: i64 = 1;
+
+/// `PRAGMA application_id` of a file that is a store and nothing else: "TSTP".
+pub(crate) const APPLICATION_ID: i64 = 0x5453_5450;
+
+/// The tables a store file holds (`sqlite_sequence` is SQLite's, for `AUTOINCREMENT`).
+pub(crate) const OWN_TABLES: [&str; 5] = [
+    "meta",
+    "operator_stops",
+    "schema_migrations",
+    "schedules",
+    "sqlite_sequence",
+];
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 1] = [(
-    1,
-    "schedules table, id high-water mark",
-    "
+const MIGRATIONS: [(i64, &str, &str); 2] = [
+    (
+        1,
+        "schedules table, id high-water mark",
+        "
     CREATE TABLE meta (
         key   TEXT PRIMARY KEY,
         value INTEGER NOT NULL
@@ -64,10 +86,26 @@ const MIGRATIONS: [(i64, &str, &str); 1] = [(
         running            TEXT              -- JSON [[run id, nominal, started], ..]
     );
     ",
-)];
+    ),
+    (
+        2,
+        "operator stops that running engines poll",
+        "
+    CREATE TABLE operator_stops (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused, so pollers keep their place
+        id         INTEGER NOT NULL,                  -- the schedule stopped
+        stopped_at INTEGER NOT NULL                   -- Unix nanoseconds, for pruning
+    );
+    ",
+    ),
+];
 
-/// Creates the migration table if needed and applies every migration the file lacks.
-pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {
+/// Applies every migration past `found` (the version [`examine`](super::integrity::examine)
+/// read), each in its own transaction, creating the migration table first on a fresh file.
+pub(crate) fn migrate(conn: &mut Connection, found: i64) -> Result<(), Error> {
+    if found >= CURRENT_VERSION {
+        return Ok(());
+    }
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS schema_migrations (
              version     INTEGER PRIMARY KEY,
@@ -75,19 +113,6 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {
          );",
     )
     .map_err(Error::store("creating the migration table"))?;
-    let found: i64 = conn
-        .query_row(
-            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(Error::store("reading the schema version"))?;
-    if found > CURRENT_VERSION {
-        return Err(Error::SchemaTooNew {
-            found,
-            supported: CURRENT_VERSION,
-        });
-    }
     for (version, description, sql) in MIGRATIONS {
         if version <= found {
             continue;
@@ -108,10 +133,10 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), Error> {
     Ok(())
 }
 
-/// Checks, without writing anything, that `conn` holds a store of exactly this build's schema —
-/// what a reader that must not migrate (the [`Inspector`](crate::Inspector)) needs before it
-/// decodes a row.
-pub(crate) fn check_current(conn: &Connection, path: &Path) -> Result<(), Error> {
+/// Checks, without writing anything, that `conn` holds a store whose `schedules` table this build
+/// reads, and returns its version — what a reader that must not migrate (the
+/// [`Inspector`](crate::Inspector)) needs before it decodes a row.
+pub(crate) fn check_current(conn: &Connection, path: &Path) -> Result<i64, Error> {
     let not_a_store = |detail: String| Error::NotAStore {
         path: path.to_path_buf(),
         detail,
@@ -132,6 +157,9 @@ pub(crate) fn check_current(conn: &Connection, path: &Path) -> Result<(), Error>
         {
             return Err(Error::store("reading the schema version")(e));
         }
+        Err(e) if super::damage::is_damage(&e) => {
+            return Err(super::damage::damaged(path, e.to_string()));
+        }
         Err(e) => return Err(not_a_store(e.to_string())),
     };
     if found > CURRENT_VERSION {
@@ -140,11 +168,11 @@ pub(crate) fn check_current(conn: &Connection, path: &Path) -> Result<(), Error>
             supported: CURRENT_VERSION,
         });
     }
-    if found < CURRENT_VERSION {
+    if found < OLDEST_READABLE {
         return Err(not_a_store(format!(
-            "schema version {found}, this build reads version {CURRENT_VERSION} \
-             (opening it with the engine migrates it)"
+            "schema version {found}, this build reads versions {OLDEST_READABLE} to \
+             {CURRENT_VERSION} (opening it with the engine migrates it)"
         )));
     }
-    Ok(())
+    Ok(found)
 }

@@ -1,61 +1,197 @@
-//! The SQLite store: open and migrate, durable commits, per-tick group commits, loading.
+//! The `SQLite` backend: open (after [`integrity`](super::integrity) has looked), durable commits,
+//! per-tick group commits, loading, and polling for operator stops.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-use super::codec::{self, CadenceRow, from_sql, to_sql};
-use super::schema;
-use crate::engine::entry::Entry;
-use crate::engine::{Core, InFlight, Interner, RunRecord};
-use crate::{Error, ScheduleId};
+use super::backend::{Backend, OpenPolicy};
+use super::codec::{self, CadenceParams, to_sql};
+use super::integrity::{self, store_error};
+use super::schema::{self, APPLICATION_ID, CURRENT_VERSION};
+use crate::Error;
+use crate::row::{ChangeSet, Durability, RowSink};
+
+/// How long a statement waits for another connection's write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One open store file.
 pub(crate) struct SqliteStore {
     conn: Connection,
+    path: PathBuf,
+    /// `PRAGMA data_version` when the stops table was last read: it changes only when another
+    /// connection commits, so an unchanged value means no operator stop can have arrived.
+    data_version: i64,
+    /// The last `operator_stops.seq` this engine has seen.
+    stops_seen: i64,
+    /// Whether the file has the `operator_stops` table (version 2 on).
+    has_stops: bool,
+    running_buf: String,
 }
 
 impl SqliteStore {
-    /// Opens or creates the file, switches it to WAL, and migrates it.
-    pub(crate) fn open(path: &Path) -> Result<Self, Error> {
+    /// Examines the file read-only (refusing a damaged, foreign or newer one without writing to
+    /// it), then opens or creates it, switches it to WAL, and migrates it.
+    pub(crate) fn open(path: &Path, policy: OpenPolicy) -> Result<Self, Error> {
+        let verdict = integrity::examine(path, policy.share_file)?;
         let mut conn = Connection::open(path).map_err(Error::store("opening the store"))?;
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(Error::store("switching the store to WAL"))?;
-        debug_assert_eq!(mode.to_ascii_lowercase(), "wal");
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(Error::store("setting the busy timeout"))?;
+        if !verdict.wal {
+            let mode: String = conn
+                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+                .map_err(|e| store_error(path, "switching the store to WAL", e))?;
+            debug_assert_eq!(mode.to_ascii_lowercase(), "wal");
+        }
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(Error::store("setting synchronous"))?;
-        conn.busy_timeout(Duration::from_secs(5))
-            .map_err(Error::store("setting the busy timeout"))?;
-        schema::migrate(&mut conn)?;
-        Ok(SqliteStore { conn })
+        schema::migrate(&mut conn, verdict.version)?;
+        if verdict.fresh && !verdict.shared {
+            conn.pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(Error::store("stamping the store's application id"))?;
+        }
+        let mut store = SqliteStore::from_conn(conn, path, CURRENT_VERSION);
+        store.stops_seen = store
+            .conn
+            .query_row(
+                "SELECT COALESCE(MAX(seq), 0) FROM operator_stops",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| store_error(path, "reading operator stops", e))?;
+        store.data_version = store.data_version()?;
+        Ok(store)
     }
 
-    /// Opens an existing store of exactly this build's schema for writing, without creating,
+    /// Opens an existing store of a schema this build reads, for writing, without creating,
     /// converting or migrating anything: the operator's way in ([`Inspector::stop`]).
     ///
     /// [`Inspector::stop`]: crate::Inspector::stop
     pub(crate) fn open_existing(path: &Path) -> Result<Self, Error> {
+        integrity::check_header(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(Error::store("opening the store"))?;
-        conn.busy_timeout(Duration::from_secs(5))
+        conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(Error::store("setting the busy timeout"))?;
-        schema::check_current(&conn, path)?;
+        let version = schema::check_current(&conn, path)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(Error::store("setting synchronous"))?;
-        Ok(SqliteStore { conn })
+        Ok(SqliteStore::from_conn(conn, path, version))
+    }
+
+    fn from_conn(conn: Connection, path: &Path, version: i64) -> Self {
+        SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            data_version: 0,
+            stops_seen: 0,
+            has_stops: version >= 2,
+            running_buf: String::new(),
+        }
     }
 
     fn set_synchronous(&self, level: &str) -> rusqlite::Result<()> {
         self.conn.pragma_update(None, "synchronous", level)
     }
 
-    /// Raises the id high-water mark to `through`, fsync'd before returning.
-    pub(crate) fn reserve_ids(&self, through: u64) -> Result<(), Error> {
+    fn data_version(&self) -> Result<i64, Error> {
+        self.conn
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut stmt| stmt.query_row([], |r| r.get(0)))
+            .map_err(|e| store_error(&self.path, "polling for operator stops", e))
+    }
+
+    /// An operator's stop: deletes the row and leaves a note for running engines, in one
+    /// `synchronous=FULL` transaction; whether the row existed. Notes older than a week are pruned
+    /// (an engine polls every tick; one paused longer than that never loads the row again anyway).
+    pub(crate) fn stop_as_operator(&mut self, id: u64, now_unix_nanos: u64) -> Result<bool, Error> {
+        const WEEK_NS: u64 = 7 * 24 * 3600 * 1_000_000_000;
+        let context = "stopping a schedule as an operator";
+        self.set_synchronous("FULL")
+            .map_err(Error::store(context))?;
+        let result = (|| {
+            let tx = self.conn.unchecked_transaction()?;
+            let removed = tx.execute("DELETE FROM schedules WHERE id = ?1", [to_sql(id)])?;
+            if removed > 0 && self.has_stops {
+                tx.execute(
+                    "INSERT INTO operator_stops (id, stopped_at) VALUES (?1, ?2)",
+                    [to_sql(id), to_sql(now_unix_nanos)],
+                )?;
+                tx.execute(
+                    "DELETE FROM operator_stops WHERE stopped_at < ?1",
+                    [to_sql(now_unix_nanos.saturating_sub(WEEK_NS))],
+                )?;
+            }
+            tx.commit().map(|()| removed > 0)
+        })();
+        let restored = self.set_synchronous("NORMAL");
+        result
+            .and_then(|removed| restored.map(|()| removed))
+            .map_err(|e| store_error(&self.path, context, e))
+    }
+
+    fn write(&mut self, changes: &ChangeSet) -> rusqlite::Result<usize> {
+        let tx = self.conn.unchecked_transaction()?;
+        let mut removed = 0;
+        {
+            if !changes.inserts.is_empty() {
+                let mut insert = tx.prepare_cached(codec::INSERT)?;
+                for row in &changes.inserts {
+                    codec::insert(&mut insert, row)?;
+                }
+            }
+            if !changes.updates.is_empty() {
+                let mut update = tx.prepare_cached(codec::UPDATE_CADENCE)?;
+                for (id, cadence) in &changes.updates {
+                    CadenceParams::new(*id, cadence, &mut self.running_buf)
+                        .bind(&mut update, &self.running_buf)?;
+                    update.raw_execute()?;
+                }
+            }
+            if !changes.deletes.is_empty() {
+                let mut delete = tx.prepare_cached("DELETE FROM schedules WHERE id = ?1")?;
+                for &id in &changes.deletes {
+                    removed += delete.execute([to_sql(id)])?;
+                }
+            }
+        }
+        tx.commit().map(|()| removed)
+    }
+}
+
+impl Backend for SqliteStore {
+    fn load(&mut self, sink: &mut dyn RowSink) -> Result<u64, Error> {
+        let path = self.path.clone();
+        let read = |e| store_error(&path, "loading schedules", e);
+        let high_water: i64 = self
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'id_high_water'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(read)?;
+        let count: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM schedules", [], |r| r.get(0))
+            .map_err(read)?;
+        sink.expect(usize::try_from(count).unwrap_or(0));
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT {} FROM schedules", codec::COLUMNS))
+            .map_err(read)?;
+        let mut rows = stmt.query([]).map_err(read)?;
+        while let Some(row) = rows.next().map_err(read)? {
+            sink.apply(codec::decode(row).map_err(read)?)?;
+        }
+        Ok(codec::from_sql(high_water))
+    }
+
+    fn reserve_ids(&mut self, through: u64) -> Result<(), Error> {
         let context = "reserving schedule ids";
         self.set_synchronous("FULL")
             .map_err(Error::store(context))?;
@@ -67,151 +203,52 @@ impl SqliteStore {
         result
             .and(restored)
             .map(drop)
-            .map_err(Error::store(context))
+            .map_err(|e| store_error(&self.path, context, e))
     }
 
-    /// Creations and stops in one transaction, fsync'd before returning; how many of the `gone`
-    /// rows existed.
-    pub(crate) fn commit_durable(
-        &self,
-        rows: &[&Entry],
-        gone: &[u64],
-        verbs: &Interner,
-    ) -> Result<usize, Error> {
-        let context = "committing schedule creations and stops";
+    fn commit(&mut self, changes: &ChangeSet, durability: Durability) -> Result<usize, Error> {
+        let context = match durability {
+            Durability::Synced => "committing schedule creations and stops",
+            Durability::Grouped => "group-committing cadence updates",
+        };
+        if durability == Durability::Grouped {
+            return self
+                .write(changes)
+                .map_err(|e| store_error(&self.path, context, e));
+        }
         self.set_synchronous("FULL")
             .map_err(Error::store(context))?;
-        let result = (|| {
-            let mut removed = 0;
-            let tx = self.conn.unchecked_transaction()?;
-            {
-                let mut insert = tx.prepare_cached(codec::INSERT)?;
-                for e in rows {
-                    codec::insert(&mut insert, e, verbs)?;
-                }
-                let mut delete = tx.prepare_cached("DELETE FROM schedules WHERE id = ?1")?;
-                for &id in gone {
-                    removed += delete.execute([to_sql(id)])?;
-                }
-            }
-            tx.commit().map(|()| removed)
-        })();
+        let result = self.write(changes);
         let restored = self.set_synchronous("NORMAL");
         result
             .and_then(|removed| restored.map(|()| removed))
-            .map_err(Error::store(context))
+            .map_err(|e| store_error(&self.path, context, e))
     }
 
-    /// The per-tick group commit: cadence state of `entries`, deletion of `doomed` rows.
-    pub(crate) fn write_cadence<'a>(
-        &self,
-        entries: impl Iterator<Item = &'a Entry>,
-        doomed: &[u64],
-    ) -> Result<(), Error> {
-        let result = (|| {
-            let tx = self.conn.unchecked_transaction()?;
-            {
-                let mut update = tx.prepare_cached(codec::UPDATE_CADENCE)?;
-                let mut running = String::new();
-                for e in entries {
-                    CadenceRow::new(e, &mut running).bind(&mut update, &running)?;
-                    update.raw_execute()?;
-                }
-                let mut delete = tx.prepare_cached("DELETE FROM schedules WHERE id = ?1")?;
-                for &id in doomed {
-                    delete.execute([to_sql(id)])?;
-                }
-            }
-            tx.commit()
-        })();
-        result.map_err(Error::store("group-committing cadence updates"))
-    }
-
-    /// Loads every saved schedule into `core`, re-registers in-flight firings as interrupted, and
-    /// applies catch-up to interrupted recurring schedules.
-    pub(crate) fn load_into(&self, core: &mut Core, now: u64) -> Result<(), Error> {
-        let high_water: u64 = self
-            .conn
-            .query_row(
-                "SELECT value FROM meta WHERE key = 'id_high_water'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(from_sql)
-            .map_err(codec::load_error)?;
-        let count: i64 = self
-            .conn
-            .query_row("SELECT COUNT(*) FROM schedules", [], |r| r.get(0))
-            .map_err(codec::load_error)?;
-        core.table.reserve(usize::try_from(count).unwrap_or(0));
+    fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error> {
+        if !self.has_stops {
+            return Ok(());
+        }
+        let version = self.data_version()?;
+        if version == self.data_version {
+            return Ok(());
+        }
+        let path = &self.path;
+        let read = |e| store_error(path, "polling for operator stops", e);
         let mut stmt = self
             .conn
-            .prepare(&format!("SELECT {} FROM schedules", codec::COLUMNS))
-            .map_err(codec::load_error)?;
-        let mut rows = stmt.query([]).map_err(codec::load_error)?;
-        let mut max_id = 0;
-        let mut interrupted_ids = Vec::new();
-        let mut deadlines = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
-        while let Some(row) = rows.next().map_err(codec::load_error)? {
-            let (mut entry, running) =
-                codec::decode(row, &mut core.verbs).map_err(codec::load_error)?;
-            max_id = max_id.max(entry.id);
-            if !running.is_empty() {
-                for r in &running {
-                    core.runs.insert(
-                        r.run,
-                        RunRecord {
-                            schedule: entry.id,
-                            started: None,
-                        },
-                    );
-                    core.interrupted.push(InFlight {
-                        schedule: ScheduleId::from_raw(entry.id),
-                        run: r.run,
-                        nominal_unix_nanos: r.nominal,
-                    });
-                }
-                interrupted_ids.push(entry.id);
-                entry.extra_mut().running = running;
-            }
-            if entry.armed {
-                deadlines.push((entry.fire_at, entry.id));
-            }
-            core.table.place(entry);
+            .prepare_cached("SELECT seq, id FROM operator_stops WHERE seq > ?1 ORDER BY seq")
+            .map_err(read)?;
+        let mut rows = stmt.query([self.stops_seen]).map_err(read)?;
+        let mut seen = self.stops_seen;
+        while let Some(row) = rows.next().map_err(read)? {
+            seen = row.get(0).map_err(read)?;
+            stopped.push(codec::from_sql(row.get(1).map_err(read)?));
         }
-        core.table.arm_in_bulk(deadlines);
-        core.last_id = high_water.max(max_id);
-        core.reserved_through = high_water;
-        for id in interrupted_ids {
-            core.catch_up_interrupted(id, now);
-        }
-        Ok(())
-    }
-}
-
-impl Core {
-    /// Step 4 of a tick: writes every dirty entry's cadence and deletes retired rows, in one
-    /// transaction. On failure everything stays pending.
-    pub(crate) fn group_commit(&mut self) -> Result<(), Error> {
-        let Some(store) = &self.store else {
-            return Ok(());
-        };
-        if self.dirty.is_empty() && self.doomed_rows.is_empty() {
-            return Ok(());
-        }
-        let table = &self.table;
-        let entries = self
-            .dirty
-            .iter()
-            .filter_map(|&id| table.get(id))
-            .filter(|e| e.is_live() && e.persist);
-        store.write_cadence(entries, &self.doomed_rows)?;
-        for id in self.dirty.drain(..) {
-            if let Some(e) = self.table.get_mut(id) {
-                e.dirty = false;
-            }
-        }
-        self.doomed_rows.clear();
+        drop(rows);
+        drop(stmt);
+        self.stops_seen = seen;
+        self.data_version = version;
         Ok(())
     }
 }

@@ -1,0 +1,241 @@
+//! The narrow API a [`Txn`](crate::Txn) uses, and all it may use: the clock and the world, a
+//! [`Draft`] for each creation, a [`Summary`] of what it looks up, `schedule_info` records, live
+//! ids, and one commit. A transaction never sees an entry or the engine's fields, so the engine's
+//! layout can change without touching it.
+//!
+//! Each call borrows the engine for its own short step and returns with no borrow held, so the
+//! transaction can ask the host's [`World`] between calls (permission checks are host code).
+
+use std::rc::Rc;
+
+use super::core::{Core, Shared};
+use super::entry::{Entry, Extra, Kind};
+use crate::info::ScheduleInfo;
+use crate::options::{Options, Resolved};
+use crate::row::{ChangeSet, Durability};
+use crate::store::ID_BLOCK;
+use crate::{Error, ObjId, Value, World};
+
+/// What a transaction may know of a schedule: enough to check permissions and filter listings.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Summary {
+    pub(crate) id: u64,
+    pub(crate) owner: ObjId,
+    pub(crate) target: ObjId,
+    /// Not retired.
+    pub(crate) live: bool,
+}
+
+/// A schedule created inside a transaction and not committed yet: it has its id, and the engine
+/// knows nothing else of it until [`Shared::commit`].
+#[derive(Debug)]
+pub(crate) struct Draft(Entry);
+
+impl Draft {
+    pub(crate) fn id(&self) -> u64 {
+        self.0.id
+    }
+
+    pub(crate) fn summary(&self) -> Summary {
+        summary(&self.0)
+    }
+}
+
+fn summary(e: &Entry) -> Summary {
+    Summary {
+        id: e.id,
+        owner: e.owner,
+        target: e.target,
+        live: e.is_live(),
+    }
+}
+
+/// Everything a creation has checked, ready to become a [`Draft`].
+pub(crate) struct NewSchedule<'a> {
+    pub(crate) kind: Kind,
+    pub(crate) target: ObjId,
+    pub(crate) verb: &'a str,
+    /// The first cadence point (Unix nanoseconds).
+    pub(crate) first: u64,
+    pub(crate) interval_ns: u64,
+    pub(crate) interval_clamped: bool,
+    pub(crate) args: Vec<Value>,
+    pub(crate) options: Options,
+    pub(crate) resolved: Resolved,
+    /// The creating task's permissions: owner and authority.
+    pub(crate) owner: ObjId,
+    pub(crate) player: ObjId,
+    pub(crate) now: u64,
+}
+
+impl Shared {
+    /// The clock's wall time, Unix nanoseconds.
+    pub(crate) fn now_unix_nanos(&self) -> u64 {
+        self.clock.unix_nanos()
+    }
+
+    /// The host's object model.
+    pub(crate) fn world(&self) -> &dyn World {
+        &*self.world
+    }
+
+    /// The engine's tick, nanoseconds (the floor for intervals).
+    pub(crate) fn tick_ns(&self) -> u64 {
+        self.core.borrow().tick_ns
+    }
+
+    /// Hands out an id and builds the draft. Fails only when the store cannot raise the id
+    /// high-water mark.
+    pub(crate) fn draft(&self, new: NewSchedule<'_>) -> Result<Draft, Error> {
+        let mut core = self.core.borrow_mut();
+        let id = core.allocate_id()?;
+        let verb = core.verbs.intern(new.verb);
+        let NewSchedule { args, options, .. } = new;
+        let has_extra = !args.is_empty() || options.state.is_some();
+        let extra = has_extra.then(|| {
+            Box::new(Extra {
+                args: (!args.is_empty()).then(|| Rc::from(args)),
+                state: options.state.map(Rc::new),
+                ..Extra::default()
+            })
+        });
+        Ok(Draft(Entry {
+            id,
+            fire_at: new.first,
+            next_run: new.first,
+            interval_ns: new.interval_ns,
+            jitter_ns: new.resolved.jitter_ns,
+            created_at: new.now,
+            last_run: 0,
+            run_count: 0,
+            fault_count: 0,
+            missed_count: 0,
+            overlap_count: 0,
+            last_duration_ns: 0,
+            target: new.target,
+            owner: new.owner,
+            player: new.player,
+            verb,
+            max_faults: options.max_faults,
+            consecutive_faults: 0,
+            backlog: 0,
+            kind: new.kind,
+            catchup: options.catchup,
+            overlap: options.overlap,
+            adaptive: new.resolved.adaptive,
+            pass_elapsed: options.pass_elapsed,
+            persist: options.persist,
+            interval_clamped: new.interval_clamped,
+            // Not in the heap until commit; armed so schedule_info shows the first deadline.
+            armed: true,
+            dirty: false,
+            extra,
+        }))
+    }
+
+    /// The committed schedule `id` as lookups see it at `now` (a retired one until its retention
+    /// runs out).
+    pub(crate) fn lookup(&self, id: u64, now: u64) -> Option<Summary> {
+        self.core.borrow().visible(id, now).map(summary)
+    }
+
+    /// The `schedule_info` record of committed schedule `id`.
+    pub(crate) fn info(&self, id: u64, now: u64) -> Option<ScheduleInfo> {
+        let core = self.core.borrow();
+        core.visible(id, now).map(|e| core.info(e))
+    }
+
+    /// The `schedule_info` record of a draft.
+    pub(crate) fn draft_info(&self, draft: &Draft) -> ScheduleInfo {
+        self.core.borrow().info(&draft.0)
+    }
+
+    /// Appends the ids of live committed schedules that `keep` accepts.
+    pub(crate) fn live_ids(&self, keep: impl Fn(&Summary) -> bool, out: &mut Vec<u64>) {
+        let core = self.core.borrow();
+        out.extend(
+            core.table
+                .iter()
+                .filter(|e| e.is_live())
+                .map(summary)
+                .filter(|s| keep(s))
+                .map(|s| s.id),
+        );
+    }
+
+    /// Applies a transaction: the durable part first (one synced store commit), then memory; on a
+    /// store error nothing changes.
+    pub(crate) fn commit(
+        &self,
+        drafts: Vec<Draft>,
+        stops: &[u64],
+        discards: &[u64],
+        now: u64,
+    ) -> Result<(), Error> {
+        self.core
+            .borrow_mut()
+            .apply_commit(drafts, stops, discards, now)
+    }
+}
+
+impl Core {
+    /// Hands out the next id. Past the durable high-water mark, first raises the mark by a block
+    /// (fsync'd), so no id handed out — committed or not — can be handed out again after a
+    /// restart.
+    fn allocate_id(&mut self) -> Result<u64, Error> {
+        let id = self.last_id + 1;
+        if let Some(store) = self.store.as_mut() {
+            if id > self.reserved_through {
+                let through = id.saturating_add(ID_BLOCK);
+                store.reserve_ids(through)?;
+                self.reserved_through = through;
+            }
+        }
+        self.last_id = id;
+        Ok(id)
+    }
+
+    fn apply_commit(
+        &mut self,
+        drafts: Vec<Draft>,
+        stops: &[u64],
+        discards: &[u64],
+        now: u64,
+    ) -> Result<(), Error> {
+        if let Some(store) = self.store.as_mut() {
+            let table = &self.table;
+            let changes = ChangeSet {
+                inserts: drafts
+                    .iter()
+                    .filter(|d| d.0.persist)
+                    .map(|d| d.0.to_row(&self.verbs))
+                    .collect(),
+                updates: Vec::new(),
+                deletes: stops
+                    .iter()
+                    .chain(discards)
+                    .copied()
+                    .filter(|&id| table.get(id).is_some_and(|e| e.persist))
+                    .collect(),
+            };
+            if !changes.is_empty() {
+                store.commit(&changes, Durability::Synced)?;
+            }
+        }
+        for &id in stops {
+            self.drop_entry(id);
+        }
+        for &id in discards {
+            if self.table.get(id).is_some_and(|e| !e.is_live()) {
+                self.drop_entry(id);
+            }
+        }
+        for Draft(mut e) in drafts {
+            let (point, jitter) = (e.next_run, e.jitter_ns);
+            e.fire_at = self.jittered(point, jitter, now);
+            e.armed = true;
+            self.table.insert(e);
+        }
+        Ok(())
+    }
+}

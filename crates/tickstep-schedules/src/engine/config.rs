@@ -1,0 +1,59 @@
+//! Engine settings.
+
+use std::time::Duration;
+
+/// Engine settings. Start from [`Config::default`] and change fields.
+///
+/// ```
+/// use std::time::Duration;
+/// let mut config = tickstep_schedules::Config::default();
+/// config.tick = Duration::from_millis(50);
+/// config.rng_seed = Some(7);
+/// assert_eq!(config.max_firings_per_tick, 1024);
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct Config {
+    /// The scheduler tick: the floor for intervals (shorter ones are clamped and reported
+    /// `interval_clamped`) and the earliest jitter may move a deadline to. Default 10 ms.
+    pub tick: Duration,
+    /// The most due entries one [`Schedules::tick`](crate::Schedules::tick) handles; the rest wait for the next tick.
+    /// Default 1,024.
+    pub max_firings_per_tick: usize,
+    /// How long a retired entry stays visible to `schedule_info`. Default 60 s.
+    pub retention: Duration,
+    /// Seed for the jitter random number generator. `None` seeds it from the clock's wall time,
+    /// which is deterministic under a [`ManualClock`](tickstep_kernel::clock::ManualClock).
+    pub rng_seed: Option<u64>,
+    /// Lets [`Schedules::open`](crate::Schedules::open) add the store's tables to a `SQLite` file
+    /// that already holds another application's tables (and switch that file to WAL). Off by
+    /// default: such a file is refused with [`Error::NotAStore`](crate::Error::NotAStore) and
+    /// left untouched.
+    pub share_file: bool,
+}
+
+/// The default tick (10 ms).
+///
+/// ```
+/// assert_eq!(tickstep_schedules::DEFAULT_TICK, std::time::Duration::from_millis(10));
+/// ```
+pub const DEFAULT_TICK: Duration = Duration::from_millis(10);
+
+/// The default retention of retired entries (60 s).
+///
+/// ```
+/// assert_eq!(tickstep_schedules::DEFAULT_RETENTION.as_secs(), 60);
+/// ```
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(60);
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            tick: DEFAULT_TICK,
+            max_firings_per_tick: 1024,
+            retention: DEFAULT_RETENTION,
+            rng_seed: None,
+            share_file: false,
+        }
+    }
+}

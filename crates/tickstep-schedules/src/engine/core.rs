@@ -1,0 +1,118 @@
+//! The engine's state, shared by every [`Schedules`](super::Schedules) handle and [`Txn`](crate::Txn).
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use tickstep_kernel::clock::{Clock, Instant};
+
+use super::config::Config;
+use super::interner::Interner;
+use super::table::{self, Later, Table};
+use crate::limits::duration_nanos;
+use crate::row::ChangeSet;
+use crate::store::Backend;
+use crate::{InFlight, RunId, Runner, Value, World};
+
+/// Everything a handle or a transaction holds: the state and the host's parts.
+pub(crate) struct Shared {
+    pub(super) core: RefCell<Core>,
+    pub(super) world: Box<dyn World>,
+    pub(super) runner: Box<dyn Runner>,
+    pub(super) clock: Box<dyn Clock>,
+}
+
+impl Drop for Shared {
+    /// A clean shutdown writes the last cadence updates (outcomes reported since the last tick),
+    /// so only a crash hands firings back as interrupted.
+    fn drop(&mut self) {
+        if let Err(error) = self.core.get_mut().group_commit() {
+            tracing::warn!(%error, "schedule engine dropped with cadence updates it could not save");
+        }
+    }
+}
+
+/// A run the engine is waiting to hear about.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RunRecord {
+    pub(super) schedule: u64,
+    /// Monotonic start, for durations; `None` for runs restored from the store.
+    pub(super) started: Option<Instant>,
+}
+
+/// The engine's state.
+pub(crate) struct Core {
+    pub(super) table: Table,
+    pub(super) verbs: Interner,
+    pub(super) runs: table::IdMap<RunId, RunRecord>,
+    /// Retired entries in retirement order: (drop at, id).
+    pub(super) retired: VecDeque<(u64, u64)>,
+    /// Entries whose cadence state the store has not seen yet.
+    pub(super) dirty: Vec<u64>,
+    /// Rows to delete at the next group commit (retired persistent schedules).
+    pub(super) doomed_rows: Vec<u64>,
+    /// The last id handed out.
+    pub(super) last_id: u64,
+    /// Ids up to this are covered by the durable high-water mark.
+    pub(super) reserved_through: u64,
+    pub(super) rng: fastrand::Rng,
+    pub(super) tick_ns: u64,
+    pub(super) retention_ns: u64,
+    pub(super) max_per_tick: usize,
+    pub(super) store: Option<Box<dyn Backend>>,
+    pub(super) interrupted: Vec<InFlight>,
+    /// Shared by every firing of a schedule without arguments.
+    pub(super) empty_args: Rc<[Value]>,
+    /// Reused across ticks so planning does not allocate.
+    pub(super) firing_buf: Vec<crate::Firing>,
+    pub(super) later_buf: Later,
+    /// The group commit's change set, reused across ticks.
+    pub(super) changes: ChangeSet,
+    /// Operator stops found by the last poll, reused across ticks.
+    pub(super) stopped_buf: Vec<u64>,
+    /// Schedules dropped because an operator stopped them, until the host takes the list.
+    pub(super) operator_stopped: Vec<u64>,
+    /// When the store was last polled for operator stops (monotonic).
+    pub(super) last_stop_poll: Option<Instant>,
+}
+
+impl Core {
+    pub(super) fn new(config: Config, seed: u64, store: Option<Box<dyn Backend>>) -> Self {
+        Core {
+            table: Table::default(),
+            verbs: Interner::default(),
+            runs: table::IdMap::default(),
+            retired: VecDeque::new(),
+            dirty: Vec::new(),
+            doomed_rows: Vec::new(),
+            last_id: 0,
+            reserved_through: 0,
+            rng: fastrand::Rng::with_seed(config.rng_seed.unwrap_or(seed)),
+            tick_ns: duration_nanos(config.tick).max(1),
+            retention_ns: duration_nanos(config.retention),
+            max_per_tick: config.max_firings_per_tick.max(1),
+            store,
+            interrupted: Vec::new(),
+            empty_args: Rc::from(Vec::new()),
+            firing_buf: Vec::new(),
+            later_buf: Vec::new(),
+            changes: ChangeSet::default(),
+            stopped_buf: Vec::new(),
+            operator_stopped: Vec::new(),
+            last_stop_poll: None,
+        }
+    }
+
+    /// Marks an entry's cadence state for the next group commit (persistent entries only).
+    pub(super) fn mark_dirty(&mut self, id: u64) {
+        if self.store.is_none() {
+            return;
+        }
+        if let Some(e) = self.table.get_mut(id) {
+            if e.persist && !e.dirty {
+                e.dirty = true;
+                self.dirty.push(id);
+            }
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! The engine's side of the storage boundary: entries become rows on the way out, rows become
+//! entries on the way in, and the store never sees an entry.
+//!
+//! * **Load** — [`Loader`] is the [`RowSink`] a store streams its rows into at open: each row
+//!   becomes an entry, in-flight firings are handed back as interrupted, and catch-up is applied
+//!   (see [`cadence`](super::cadence)) so the state right after open is the true one.
+//! * **Commit** — [`Core::group_commit`] turns every dirty entry into a [`Cadence`] update and
+//!   every retired persistent entry into a delete, in one [`ChangeSet`] written
+//!   [`Durability::Grouped`]; a transaction's commit ([`access`](super::access)) writes whole rows
+//!   [`Durability::Synced`].
+//! * **Operator stops** — [`Core::apply_operator_stops`] asks the store which rows an operator
+//!   deleted from outside and drops their entries, once per tick.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use tickstep_kernel::clock::Instant;
+
+use super::core::{Core, RunRecord};
+use super::entry::{Entry, Extra, Running};
+use super::interner::Interner;
+use crate::row::{Cadence, Durability, RowSink, RunningRow, ScheduleRow};
+use crate::{Error, InFlight, ScheduleId};
+
+impl Entry {
+    /// The entry's cadence state as a row part.
+    pub(super) fn cadence(&self) -> Cadence {
+        Cadence {
+            next_run: self.next_run,
+            fire_at: self.fire_at,
+            armed: self.armed,
+            last_run: self.last_run,
+            run_count: self.run_count,
+            fault_count: self.fault_count,
+            consecutive_faults: self.consecutive_faults,
+            missed_count: self.missed_count,
+            overlap_count: self.overlap_count,
+            last_duration_ns: self.last_duration_ns,
+            backlog: self.backlog,
+            queued: self.queued(),
+            last_fault: self.last_fault().cloned(),
+            running: self
+                .running()
+                .iter()
+                .map(|r| RunningRow {
+                    run: r.run,
+                    nominal: r.nominal,
+                    started_unix: r.started_unix,
+                })
+                .collect(),
+        }
+    }
+
+    /// The whole entry as a row.
+    pub(super) fn to_row(&self, verbs: &Interner) -> ScheduleRow {
+        ScheduleRow {
+            id: self.id,
+            kind: self.kind,
+            target: self.target,
+            verb: verbs.name(self.verb).to_string(),
+            args: self.args().map(|a| a.to_vec()),
+            state: self.state().map(|s| (**s).clone()),
+            owner: self.owner,
+            player: self.player,
+            interval_ns: self.interval_ns,
+            interval_clamped: self.interval_clamped,
+            jitter_ns: self.jitter_ns,
+            max_faults: self.max_faults,
+            catchup: self.catchup,
+            overlap: self.overlap,
+            adaptive: self.adaptive,
+            pass_elapsed: self.pass_elapsed,
+            created_at: self.created_at,
+            cadence: self.cadence(),
+        }
+    }
+
+    /// A saved row as an entry (persistent, clean).
+    pub(super) fn from_row(row: ScheduleRow, verbs: &mut Interner) -> Self {
+        let c = row.cadence;
+        let running: Vec<Running> = c
+            .running
+            .into_iter()
+            .map(|r| Running {
+                run: r.run,
+                nominal: r.nominal,
+                started_unix: r.started_unix,
+            })
+            .collect();
+        let needs_extra = row.args.is_some()
+            || row.state.is_some()
+            || c.last_fault.is_some()
+            || c.queued.is_some()
+            || !running.is_empty();
+        let extra = needs_extra.then(|| {
+            Box::new(Extra {
+                args: row.args.map(Rc::from),
+                state: row.state.map(Rc::new),
+                last_fault: c.last_fault,
+                queued: c.queued,
+                running,
+                ..Extra::default()
+            })
+        });
+        Entry {
+            id: row.id,
+            kind: row.kind,
+            target: row.target,
+            verb: verbs.intern(&row.verb),
+            owner: row.owner,
+            player: row.player,
+            interval_ns: row.interval_ns,
+            interval_clamped: row.interval_clamped,
+            jitter_ns: row.jitter_ns,
+            max_faults: row.max_faults,
+            catchup: row.catchup,
+            overlap: row.overlap,
+            adaptive: row.adaptive,
+            pass_elapsed: row.pass_elapsed,
+            persist: true,
+            created_at: row.created_at,
+            next_run: c.next_run,
+            fire_at: c.fire_at,
+            armed: c.armed,
+            last_run: c.last_run,
+            run_count: c.run_count,
+            fault_count: c.fault_count,
+            consecutive_faults: c.consecutive_faults,
+            missed_count: c.missed_count,
+            overlap_count: c.overlap_count,
+            last_duration_ns: c.last_duration_ns,
+            backlog: c.backlog,
+            dirty: false,
+            extra,
+        }
+    }
+}
+
+/// Applies loaded rows to a core: the [`RowSink`] a store's load fills.
+pub(super) struct Loader<'a> {
+    core: &'a mut Core,
+    max_id: u64,
+    interrupted_ids: Vec<u64>,
+    /// Idle recurring schedules whose deadline passed while the engine was down.
+    behind: Vec<u64>,
+    deadlines: Vec<(u64, u64)>,
+    now: u64,
+}
+
+impl<'a> Loader<'a> {
+    /// A loader for an engine opening at `now` (Unix nanoseconds).
+    pub(super) fn new(core: &'a mut Core, now: u64) -> Self {
+        Loader {
+            core,
+            max_id: 0,
+            interrupted_ids: Vec::new(),
+            behind: Vec::new(),
+            deadlines: Vec::new(),
+            now,
+        }
+    }
+
+    /// Arms what was loaded (one O(n) heap build) and resumes the id counter above both the
+    /// high-water mark and every loaded id. Returns the schedules that need catch-up, to be
+    /// applied once the store is attached (so that what catch-up changes is marked for the first
+    /// group commit).
+    pub(super) fn finish(self, high_water: u64) -> Behind {
+        let Loader {
+            core,
+            max_id,
+            interrupted_ids,
+            behind,
+            deadlines,
+            now,
+        } = self;
+        core.table.arm_in_bulk(deadlines);
+        core.last_id = high_water.max(max_id);
+        core.reserved_through = high_water;
+        Behind {
+            interrupted: interrupted_ids,
+            idle: behind,
+            now,
+        }
+    }
+}
+
+/// Loaded schedules whose deadline passed while the engine was down.
+pub(super) struct Behind {
+    interrupted: Vec<u64>,
+    idle: Vec<u64>,
+    now: u64,
+}
+
+impl Core {
+    /// Catch-up at open, for what was in flight and for what missed cadence points idle.
+    pub(super) fn catch_up_loaded(&mut self, behind: Behind) {
+        for id in behind.interrupted {
+            self.catch_up_interrupted(id, behind.now);
+        }
+        for id in behind.idle {
+            self.catch_up_at_open(id, behind.now);
+        }
+    }
+}
+
+impl RowSink for Loader<'_> {
+    fn expect(&mut self, rows: usize) {
+        self.core.table.reserve(rows);
+        self.deadlines.reserve(rows);
+    }
+
+    fn apply(&mut self, row: ScheduleRow) -> Result<(), Error> {
+        let core = &mut *self.core;
+        let entry = Entry::from_row(row, &mut core.verbs);
+        self.max_id = self.max_id.max(entry.id);
+        if entry.is_running() {
+            for r in entry.running() {
+                core.runs.insert(
+                    r.run,
+                    RunRecord {
+                        schedule: entry.id,
+                        started: None,
+                    },
+                );
+                core.interrupted.push(InFlight {
+                    schedule: ScheduleId::from_raw(entry.id),
+                    run: r.run,
+                    nominal_unix_nanos: r.nominal,
+                });
+            }
+            self.interrupted_ids.push(entry.id);
+        }
+        if entry.armed {
+            self.deadlines.push((entry.fire_at, entry.id));
+            if !entry.is_running() && entry.fire_at.max(entry.next_run) <= self.now {
+                self.behind.push(entry.id);
+            }
+        }
+        core.table.place(entry);
+        Ok(())
+    }
+}
+
+impl Core {
+    /// Step 4 of a tick: writes every dirty entry's cadence and deletes retired rows, in one
+    /// transaction. On failure everything stays pending.
+    pub(crate) fn group_commit(&mut self) -> Result<(), Error> {
+        let Some(store) = self.store.as_mut() else {
+            return Ok(());
+        };
+        if self.dirty.is_empty() && self.doomed_rows.is_empty() {
+            return Ok(());
+        }
+        let changes = &mut self.changes;
+        changes.clear();
+        let table = &self.table;
+        changes.updates.extend(
+            self.dirty
+                .iter()
+                .filter_map(|&id| table.get(id))
+                .filter(|e| e.is_live() && e.persist)
+                .map(|e| (e.id, e.cadence())),
+        );
+        changes.deletes.extend_from_slice(&self.doomed_rows);
+        let result = store.commit(changes, Durability::Grouped);
+        changes.clear();
+        result?;
+        for id in self.dirty.drain(..) {
+            if let Some(e) = self.table.get_mut(id) {
+                e.dirty = false;
+            }
+        }
+        self.doomed_rows.clear();
+        Ok(())
+    }
+
+    /// Drops the entries of schedules an operator stopped in the store from outside (their rows
+    /// are already gone), as a committed `schedule_stop` would. A run they had in flight goes on;
+    /// its outcome is ignored.
+    ///
+    /// The store is asked at most once per engine tick interval ([`Config::tick`], 10 ms by
+    /// default) of monotonic time, so a host ticking faster than that does not pay the poll every
+    /// call; a stop is noticed by the first tick at least one interval after the last poll.
+    ///
+    /// [`Config::tick`]: crate::Config::tick
+    pub(super) fn apply_operator_stops(&mut self, mono: Instant) -> Result<(), Error> {
+        let Some(store) = self.store.as_mut() else {
+            return Ok(());
+        };
+        let interval = Duration::from_nanos(self.tick_ns);
+        if self
+            .last_stop_poll
+            .is_some_and(|last| mono.duration_since(last) < interval)
+        {
+            return Ok(());
+        }
+        self.last_stop_poll = Some(mono);
+        let mut stopped = std::mem::take(&mut self.stopped_buf);
+        let result = store.poll_stops(&mut stopped);
+        for &id in &stopped {
+            if self.table.get(id).is_some_and(|e| e.persist) {
+                tracing::info!(schedule = id, "schedule stopped by an operator");
+                self.drop_entry(id);
+                self.operator_stopped.push(id);
+            }
+        }
+        stopped.clear();
+        self.stopped_buf = stopped;
+        result
+    }
+}

@@ -1,0 +1,118 @@
+//! Rows: what the engine and a store hand each other, and nothing else.
+//!
+//! This module is the storage boundary's vocabulary. It imports nothing of the engine: a store
+//! turns rows into its own format (SQL parameters for `SQLite`; the same rows would become
+//! statements or `COPY` batches for a `PostgreSQL` store) without knowing how the engine keeps
+//! schedules in memory, and the engine builds and applies rows without knowing which store it
+//! talks to. Rows are plain owned data (`Send`), so a store that does its I/O on another thread
+//! can take a [`ChangeSet`] across and hand [`ScheduleRow`]s back.
+//!
+//! * Loading: a store streams every saved schedule as a [`ScheduleRow`] into a [`RowSink`].
+//! * Committing: the engine hands the store a [`ChangeSet`] — whole rows to insert, cadence state
+//!   to update, ids to delete — with a [`Durability`] that says when the write must be on disk.
+
+use crate::{Catchup, Fault, ObjId, Overlap, RunId, ScheduleKind, Value};
+
+/// A firing in flight when the row was written.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct RunningRow {
+    /// The host's run id.
+    pub(crate) run: RunId,
+    /// The cadence point it serves (Unix nanoseconds).
+    pub(crate) nominal: u64,
+    /// When it started (Unix nanoseconds).
+    pub(crate) started_unix: u64,
+}
+
+/// The part of a schedule that changes as it fires: group-committed once per tick.
+#[derive(Clone, PartialEq, Debug, Default)]
+pub(crate) struct Cadence {
+    pub(crate) next_run: u64,
+    pub(crate) fire_at: u64,
+    pub(crate) armed: bool,
+    pub(crate) last_run: u64,
+    pub(crate) run_count: u64,
+    pub(crate) fault_count: u64,
+    pub(crate) consecutive_faults: u32,
+    pub(crate) missed_count: u64,
+    pub(crate) overlap_count: u64,
+    pub(crate) last_duration_ns: u64,
+    pub(crate) backlog: u16,
+    pub(crate) queued: Option<u64>,
+    pub(crate) last_fault: Option<Fault>,
+    pub(crate) running: Vec<RunningRow>,
+}
+
+/// One saved schedule, whole.
+#[derive(Clone, PartialEq, Debug)]
+#[allow(clippy::struct_excessive_bools)] // the schedule's options, one to one
+pub(crate) struct ScheduleRow {
+    pub(crate) id: u64,
+    pub(crate) kind: ScheduleKind,
+    pub(crate) target: ObjId,
+    pub(crate) verb: String,
+    /// `None` for no arguments.
+    pub(crate) args: Option<Vec<Value>>,
+    pub(crate) state: Option<Value>,
+    pub(crate) owner: ObjId,
+    pub(crate) player: ObjId,
+    pub(crate) interval_ns: u64,
+    pub(crate) interval_clamped: bool,
+    pub(crate) jitter_ns: u64,
+    pub(crate) max_faults: u32,
+    pub(crate) catchup: Catchup,
+    pub(crate) overlap: Overlap,
+    pub(crate) adaptive: bool,
+    pub(crate) pass_elapsed: bool,
+    pub(crate) created_at: u64,
+    pub(crate) cadence: Cadence,
+}
+
+/// When a commit must be on disk.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Durability {
+    /// Before the commit returns (creations and stops: `Txn::commit`'s promise).
+    Synced,
+    /// Written before the commit returns, synced with the store's next checkpoint (a tick's
+    /// cadence updates: a process crash loses nothing, a power cut may replay a firing).
+    Grouped,
+}
+
+/// What one commit writes. Cleared and reused, so a tick's group commit does not allocate once
+/// its buffers have grown.
+#[derive(Clone, PartialEq, Debug, Default)]
+pub(crate) struct ChangeSet {
+    /// Whole rows to insert (or replace).
+    pub(crate) inserts: Vec<ScheduleRow>,
+    /// Cadence state of existing rows, by id; an id the store no longer holds is skipped.
+    pub(crate) updates: Vec<(u64, Cadence)>,
+    /// Rows to delete.
+    pub(crate) deletes: Vec<u64>,
+}
+
+impl ChangeSet {
+    /// Whether the commit would write nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.inserts.is_empty() && self.updates.is_empty() && self.deletes.is_empty()
+    }
+
+    /// Empties the set, keeping its buffers.
+    pub(crate) fn clear(&mut self) {
+        self.inserts.clear();
+        self.updates.clear();
+        self.deletes.clear();
+    }
+}
+
+/// Where a store's load delivers rows.
+pub(crate) trait RowSink {
+    /// How many rows are coming (a hint, for reserving room).
+    fn expect(&mut self, rows: usize);
+
+    /// Applies one row.
+    ///
+    /// # Errors
+    ///
+    /// Whatever the engine refuses in the row; the load stops there.
+    fn apply(&mut self, row: ScheduleRow) -> Result<(), crate::Error>;
+}

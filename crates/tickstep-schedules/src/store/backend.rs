@@ -1,0 +1,46 @@
+//! The storage boundary as a trait: what the engine asks of any store, in rows.
+
+use crate::Error;
+use crate::row::{ChangeSet, Durability, RowSink};
+
+/// What a store must do for the engine. Every method runs on the engine's thread between ticks or
+/// inside one; a backend whose I/O is remote keeps that off the caller's thread (see the crate
+/// essay on how a `PostgreSQL` store would).
+pub(crate) trait Backend {
+    /// Streams every saved schedule into `sink`; returns the durable id high-water mark.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] (a row that does not decode is named), [`Error::Damaged`].
+    fn load(&mut self, sink: &mut dyn RowSink) -> Result<u64, Error>;
+
+    /// Raises the id high-water mark to `through`, durable before returning.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`]; the mark is unchanged.
+    fn reserve_ids(&mut self, through: u64) -> Result<(), Error>;
+
+    /// Writes `changes` in one transaction, as durable as `durability` says; returns how many of
+    /// `changes.deletes` existed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`]; nothing was written.
+    fn commit(&mut self, changes: &ChangeSet, durability: Durability) -> Result<usize, Error>;
+
+    /// Appends to `stopped` the ids an operator stopped from outside this engine since the last
+    /// call. Called once per tick, so it must be cheap when nothing happened.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`]; the next call reports what this one missed.
+    fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error>;
+}
+
+/// How the caller wants a store opened.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct OpenPolicy {
+    /// Add the store's tables to a database that already holds another application's tables.
+    pub(crate) share_file: bool,
+}
