@@ -1,4 +1,5 @@
-//! Rows: what the engine and a store hand each other, and nothing else.
+//! Rows: what the engine and a store hand each other, and nothing else (docs/schedules.md
+//! §11.12).
 //!
 //! This module is the storage boundary's vocabulary. It imports nothing of the engine: a store
 //! turns rows into its own format (SQL parameters for `SQLite`; the same rows would become

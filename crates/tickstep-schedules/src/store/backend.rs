@@ -1,4 +1,5 @@
-//! The storage boundary as a trait: what the engine asks of any store, in rows.
+//! The storage boundary as a trait: what the engine asks of any store, in rows (docs/schedules.md
+//! §11.12).
 
 use crate::Error;
 use crate::row::{ChangeSet, Durability, RowSink};

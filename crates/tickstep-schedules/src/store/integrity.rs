@@ -1,4 +1,5 @@
-//! What opening a store file checks before anything writes to it.
+//! What opening a store file checks before anything writes to it (docs/schedules.md §11.9,
+//! §11.10).
 //!
 //! A file is looked at through a read-only connection first, and refused — with nothing written,
 //! not even the switch to WAL — when it is:

@@ -5,9 +5,9 @@
 //! not seen, each in its own transaction; a file from a newer build is refused rather than
 //! misread.
 //!
-//! Version 2 adds `operator_stops`, where an operator's stop (`Inspector::stop`) leaves a note
-//! that running engines poll (see [`Backend::poll_stops`](super::Backend::poll_stops)), and
-//! stamps the file with tickstep's `application_id` (unless it is shared with another
+//! Version 2 (docs/schedules.md §11.11) adds `operator_stops`, where an operator's stop
+//! (`Inspector::stop`) leaves a note that running engines poll (see
+//! [`Backend::poll_stops`](super::Backend::poll_stops)), and stamps the file with tickstep's `application_id` (unless it is shared with another
 //! application), so that a tool can tell a store from another program's database.
 //!
 //! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
