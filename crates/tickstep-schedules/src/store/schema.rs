@@ -7,8 +7,9 @@
 //!
 //! Version 2 (docs/schedules.md §11.11) adds `operator_stops`, where an operator's stop
 //! (`Inspector::stop`) leaves a note that running engines poll (see
-//! [`Backend::poll_stops`](super::Backend::poll_stops)), and stamps the file with tickstep's `application_id` (unless it is shared with another
-//! application), so that a tool can tell a store from another program's database.
+//! [`Backend::poll_stops`](super::Backend::poll_stops)), and stamps the file with tickstep's
+//! `application_id` (unless it is shared with another application), so that a tool can tell a
+//! store from another program's database.
 //!
 //! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
 //! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
