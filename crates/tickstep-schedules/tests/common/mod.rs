@@ -2,6 +2,8 @@
 //! clock, and short helpers so each test reads like the sentence it checks.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod pg;
+
 use std::path::Path;
 use std::time::Duration;
 
