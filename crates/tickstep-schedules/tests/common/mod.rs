@@ -3,6 +3,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod pg;
+pub mod stores;
 
 use std::path::Path;
 use std::time::Duration;
