@@ -164,8 +164,17 @@ impl Worker {
         }
     }
 
-    /// Writes `batches` in order, in one transaction; how many deletes existed.
+    /// Writes `batches` in order, in one transaction; how many deletes existed. A connection
+    /// found dead by the attempt is replaced and the write tried once more at once (a write is
+    /// safe to repeat: inserts are upserts, updates whole states, deletes by id).
     fn write(&mut self, batches: &[ChangeSet]) -> Result<usize, Error> {
+        match self.write_once(batches) {
+            Err(_) if self.client.is_closed() => self.write_once(batches),
+            result => result,
+        }
+    }
+
+    fn write_once(&mut self, batches: &[ChangeSet]) -> Result<usize, Error> {
         let context = "writing schedules";
         self.reconnect_if_closed()?;
         let mut tx = self.client.transaction().map_err(database_error(context))?;
