@@ -42,6 +42,18 @@ impl Host {
         Self::build(ManualClock::new(), config, None)
     }
 
+    /// A host on `store` (in memory, a `SQLite` file or a `PostgreSQL` database).
+    pub fn on(store: &stores::Store) -> Self {
+        Self::on_with_config(store, config())
+    }
+
+    pub fn on_with_config(store: &stores::Store, config: Config) -> Self {
+        match store.kind() {
+            stores::Kind::Memory => Self::build(ManualClock::new(), config, None),
+            _ => Self::build(ManualClock::new(), config, Some(store.path())),
+        }
+    }
+
     pub fn open(path: &Path, clock: ManualClock) -> Self {
         Self::build(clock, config(), Some(path))
     }

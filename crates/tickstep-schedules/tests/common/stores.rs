@@ -1,5 +1,5 @@
-//! The back ends the integration suite runs on, and [`on_both_stores!`], which turns one test
-//! body into a `sqlite` and a `postgres` test.
+//! The back ends the integration suite runs on, and [`on_both_stores!`] / [`on_every_store!`],
+//! which turn one test body into a `sqlite` and a `postgres` test (and a `memory` one).
 //!
 //! A test written with it gets a [`Store`]: a location to open (a file path or a `postgres://`
 //! URL, both given to `Schedules::open` as they are) and a way to read the stored rows with SQL,
@@ -20,11 +20,22 @@ pub struct Store {
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Kind {
+    /// No store: `Schedules::in_memory`.
+    Memory,
     Sqlite,
     Postgres,
 }
 
 impl Store {
+    /// No store at all: the engine runs in memory.
+    pub fn memory() -> Store {
+        Store {
+            location: String::new(),
+            kind: Kind::Memory,
+            _dir: None,
+        }
+    }
+
     /// A fresh `SQLite` file in a temp directory.
     pub fn sqlite() -> Store {
         let dir = tempfile::tempdir().unwrap();
@@ -62,7 +73,7 @@ impl Store {
     /// `sql` with the `SQLite` store's table names mapped to this store's.
     pub fn sql(&self, sql: &str) -> String {
         match self.kind {
-            Kind::Sqlite => sql.to_string(),
+            Kind::Memory | Kind::Sqlite => sql.to_string(),
             Kind::Postgres => sql
                 .replace("schema_migrations", "tickstep_schema_migrations")
                 .replace("FROM schedules", "FROM tickstep_schedules")
@@ -74,6 +85,7 @@ impl Store {
     pub fn count(&self, sql: &str) -> i64 {
         let sql = self.sql(sql);
         match self.kind {
+            Kind::Memory => panic!("an in-memory engine has no rows to count"),
             Kind::Sqlite => {
                 let conn = rusqlite::Connection::open(&self.location).unwrap();
                 conn.query_row(&sql, [], |r| r.get::<_, Option<i64>>(0))
@@ -96,6 +108,7 @@ impl Store {
     pub fn execute(&self, sql: &str) {
         let sql = self.sql(sql);
         match self.kind {
+            Kind::Memory => panic!("an in-memory engine has no database"),
             Kind::Sqlite => rusqlite::Connection::open(&self.location)
                 .unwrap()
                 .execute_batch(&sql)
@@ -119,6 +132,37 @@ macro_rules! on_both_stores {
             use super::*;
 
             fn body($store: &$crate::common::stores::Store) $body
+
+            #[test]
+            fn sqlite() {
+                body(&$crate::common::stores::Store::sqlite());
+            }
+
+            #[test]
+            fn postgres() {
+                let url = $crate::pg_or_skip!(stringify!($name));
+                body(&$crate::common::stores::Store::postgres(url));
+            }
+        }
+    };
+}
+
+/// `on_every_store! { fn name(store) { body } }`: like [`on_both_stores!`], plus a `memory` test on
+/// an engine with no store — for behaviour that must not depend on the store at all.
+#[macro_export]
+macro_rules! on_every_store {
+    ($(#[$meta:meta])* fn $name:ident($store:ident) $body:block) => {
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            fn body($store: &$crate::common::stores::Store) $body
+
+            #[test]
+            fn memory() {
+                body(&$crate::common::stores::Store::memory());
+            }
 
             #[test]
             fn sqlite() {
