@@ -40,7 +40,13 @@
 //!   fsync'd before `commit` returns. On open, schedules come back with ids, deadlines, counters
 //!   and options intact, catch-up is applied to what was missed, and firings that were in flight
 //!   are handed back ([`Schedules::interrupted`]) to be reattached or abandoned.
-//!   [`Schedules::in_memory`] is the same engine with no file. An [`Inspector`] reads the file
+//!   [`Schedules::in_memory`] is the same engine with no file. Given a `postgres://` URL instead
+//!   of a path (crate feature `postgres`), [`Schedules::open`] keeps the same rows in a
+//!   `PostgreSQL` database (tables prefixed `tickstep_`, versioned migrations): a store thread owns
+//!   the connection, creations and stops are committed on the server before `commit` returns, and
+//!   a tick's cadence updates are handed to that thread and written behind it, so a tick never
+//!   waits on the network ([`Schedules::wait_for_writes`] waits for them). One engine per
+//!   database for now: claims across several nodes are not built. An [`Inspector`] reads the file
 //!   read-only beside a running engine (decoding rows with the store's own codec) and performs
 //!   an operator's durable stop, for tools such as the `tickstep schedules` command.
 //! * **Single-threaded.** The [`Schedules`] handle is an `Rc`: `!Send`, proven by a
@@ -109,6 +115,13 @@
 //!   host notices (by polling [`Inspector::ids`] and stopping what is missing); the next engine
 //!   to open the file never loads it. A row the codec cannot
 //!   decode fails the whole read with the value named, exactly as it would fail an engine's open.
+//! * **`PostgreSQL` writes behind the tick**: a crash may lose the cadence updates still queued on
+//!   the store thread (replayed on restart: a firing may repeat, never vanish); a lost connection
+//!   keeps them queued and retries with a backoff from 50 ms to 5 s, the engine running on in
+//!   memory; a transaction's commit meanwhile fails with [`Error::Database`] and applies nothing.
+//! * **`PostgreSQL` tables are prefixed `tickstep_`**, so the store can share a database with
+//!   another application (its own `schedules` table is left alone); migrations take an advisory
+//!   lock, so engines opening one database at once migrate it once.
 //! * **Errors** name the offending value and the rule; [`Error::code`] maps them to `E_INVARG`,
 //!   `E_PERM` (and `E_QUOTA` for a store failure).
 //!
