@@ -7,6 +7,7 @@
 //! | `fire_sqlite` | the same on a SQLite store: the tick's group commit writes one UPDATE per schedule; per firing | N raw `UPDATE`s of the same row shape in one transaction (the physical limit), goal ratio ≤ 2 and ≤ 10,000 ns |
 //! | `load_1m` | seconds for `Schedules::open` of a store holding 1,000,000 schedules (`--quick`: 100,000, scaled ×10) | goal ≤ 3 s |
 //! | `bytes_per_schedule` | resident-set growth per loaded schedule, measured in a fresh child process | goal ≤ 300 B |
+//! | `fire_postgres` | see [`postgres`]: only when `TICKSTEP_PG_URL` names a server | raw batched `UPDATE`s through the same client |
 
 use std::path::Path;
 use std::process::Command;
@@ -18,6 +19,8 @@ use tickstep_schedules::testkit::{CountingRunner, OpenWorld};
 use tickstep_schedules::{Config, ObjId, Options, Outcome, RunId, Schedules, Value};
 
 use crate::harness::{Measure, Opts, Row, Section, interleave, median, ns_per_op};
+
+mod postgres;
 
 /// Set in the child process that measures resident memory: the store to open.
 const RSS_CHILD_ENV: &str = "TICKSTEP_BENCH_SCHEDULES_RSS_CHILD";
@@ -36,12 +39,19 @@ pub(crate) fn run(opts: &Opts) -> Section {
     let dir = tempfile::tempdir().expect("temp dir");
     let big = dir.path().join("load.db");
     build_store(&big, stored);
-    vec![
+    let mut rows = vec![
         fire_inmem(due, rounds),
         fire_sqlite(dir.path(), due, rounds),
-        load(&big, stored, opts.quick.then_some(scale), rounds.min(5)),
-        bytes_per_schedule(&big, stored),
-    ]
+    ];
+    rows.extend(postgres::rows(due, rounds));
+    rows.push(load(
+        &big,
+        stored,
+        opts.quick.then_some(scale),
+        rounds.min(5),
+    ));
+    rows.push(bytes_per_schedule(&big, stored));
+    rows
 }
 
 const WIZARD: ObjId = ObjId(1);

@@ -1,0 +1,143 @@
+//! The schedules section's `PostgreSQL` rows, on the server `TICKSTEP_PG_URL` names (each row in a
+//! database of its own, dropped afterwards). Without the variable the rows are left out and the
+//! run says so on stderr: the bench never starts a server itself.
+//!
+//! | measure | ours | against |
+//! |---|---|---|
+//! | `fire_postgres` | N due recurring schedules on a `PostgreSQL` store: one tick fires them, every outcome is reported, the next tick hands the updates to the store thread, and the time runs until they are committed (`wait_for_writes`); per persisted firing | the same N rows updated with one batched `UPDATE … FROM unnest(…)` per transaction through the same client (`postgres` crate), goal ratio ≤ 2.0 |
+
+use postgres::{Client, NoTls};
+
+use super::Fixture;
+use crate::harness::{Measure, Row, interleave, ns_per_op};
+
+/// The variable naming the server.
+const URL_VAR: &str = "TICKSTEP_PG_URL";
+
+/// The batched update a careful hand-written client would send: every row's cadence columns as
+/// arrays, one statement.
+const RAW_BATCH: &str = "UPDATE tickstep_schedules AS s SET next_run = u.c, fire_at = u.c, \
+     armed = true, last_run = u.c, run_count = u.c, fault_count = 0, consecutive_faults = 0, \
+     missed_count = 0, overlap_count = 0, last_duration_ns = 0, backlog = 0, queued = NULL, \
+     last_fault = NULL, running = u.running \
+     FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS u(id, c, running) WHERE s.id = u.id";
+
+/// A scratch database on the server, dropped with the value.
+struct Scratch {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl Scratch {
+    fn new(admin_url: &str, label: &str) -> Result<Self, postgres::Error> {
+        let name = format!("tickstep_bench_{}_{label}", std::process::id());
+        let mut admin = Client::connect(admin_url, NoTls)?;
+        admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))?;
+        admin.batch_execute(&format!("CREATE DATABASE {name}"))?;
+        Ok(Scratch {
+            admin_url: admin_url.to_string(),
+            url: with_database(admin_url, &name),
+            name,
+        })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = Client::connect(&self.admin_url, NoTls) {
+            let _ = admin.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
+
+/// `url` with its database name replaced by `name` (query parameters kept).
+fn with_database(url: &str, name: &str) -> String {
+    let (main, query) = url
+        .split_once('?')
+        .map_or((url, None), |(m, q)| (m, Some(q)));
+    let after_scheme = main.find("://").map_or(0, |i| i + 3);
+    let host_end = main[after_scheme..]
+        .find('/')
+        .map_or(main.len(), |i| after_scheme + i);
+    match query {
+        Some(q) => format!("{}/{name}?{q}", &main[..host_end]),
+        None => format!("{}/{name}", &main[..host_end]),
+    }
+}
+
+/// The `PostgreSQL` rows, or none (with the reason on stderr) when no server is named.
+pub(super) fn rows(n: usize, rounds: usize) -> Vec<Row> {
+    let Ok(admin_url) = std::env::var(URL_VAR) else {
+        eprintln!(
+            "schedules: fire_postgres left out: set {URL_VAR} to a server it may create databases on"
+        );
+        return Vec::new();
+    };
+    match fire_postgres(&admin_url, n, rounds) {
+        Ok(row) => vec![row],
+        Err(e) => {
+            eprintln!("schedules: fire_postgres left out: {e}");
+            Vec::new()
+        }
+    }
+}
+
+fn fire_postgres(admin_url: &str, n: usize, rounds: usize) -> Result<Row, postgres::Error> {
+    let ours_db = Scratch::new(admin_url, "ours")?;
+    let raw_db = Scratch::new(admin_url, "raw")?;
+    let mut ours = Fixture::new(n, Some(std::path::Path::new(&ours_db.url)));
+    // The baseline's rows are written by the engine too, so both tables hold the same shape.
+    drop(Fixture::new(n, Some(std::path::Path::new(&raw_db.url))));
+    let mut client = Client::connect(&raw_db.url, NoTls)?;
+    let ids: Vec<i64> = client
+        .query("SELECT id FROM tickstep_schedules ORDER BY id", &[])?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mut counter: i64 = 0;
+    let mut raw = || {
+        counter += 1;
+        let c = counter;
+        ns_per_op(n, || {
+            let values = vec![c; ids.len()];
+            let running: Vec<String> = ids.iter().map(|_| format!("[[{c},{c},{c}]]")).collect();
+            let mut tx = client.transaction().expect("begin");
+            tx.execute(RAW_BATCH, &[&ids, &values, &running])
+                .expect("update");
+            tx.commit().expect("commit");
+        })
+    };
+    let mut persisted = || {
+        // The firing tick, then the tick that hands the outcomes to the store thread, then the
+        // wait until that thread has committed them: firings persisted, end to end.
+        let firing = ours.fire_all(n);
+        let written = ns_per_op(n, || {
+            ours.engine.tick().expect("tick");
+            ours.engine.wait_for_writes().expect("written");
+        });
+        firing + written
+    };
+    let (ours_ns, peer_ns) = interleave(rounds, &mut persisted, &mut raw);
+    Ok(Row {
+        name: "fire_postgres",
+        measure: Measure::Ratio {
+            ours_ns,
+            peer: "raw batched UPDATE (unnest), one PG txn",
+            peer_ns,
+            goal_ratio: 2.0,
+        },
+        note: format!(
+            "{n} due every-1s schedules on PostgreSQL (loopback), fire + outcomes + write-behind until committed; per persisted firing ({:.0}/s; goal >= 20000/s: {})",
+            1e9 / ours_ns,
+            if 1e9 / ours_ns >= 20_000.0 {
+                "met"
+            } else {
+                "MISSED"
+            }
+        ),
+    })
+}
