@@ -60,11 +60,12 @@ fn a_lost_connection_keeps_the_updates_queued_and_writes_them_once_reconnected()
     let store = Store::postgres(url.clone());
     let h = Host::open(store.path(), ManualClock::new());
     h.every(1.0, Options::new());
-    // The server ends every session of the engine's database but ours.
+    // The server ends every session of the engine's database but ours, and waits (up to 10 s)
+    // until each is gone.
     let mut admin = client(&url);
     let killed: i64 = admin
         .query_one(
-            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity \
+            "SELECT COUNT(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) FROM pg_stat_activity \
              WHERE datname = current_database() AND pid <> pg_backend_pid()",
             &[],
         )

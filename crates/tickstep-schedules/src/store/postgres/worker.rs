@@ -169,7 +169,14 @@ impl Worker {
     /// safe to repeat: inserts are upserts, updates whole states, deletes by id).
     fn write(&mut self, batches: &[ChangeSet]) -> Result<usize, Error> {
         match self.write_once(batches) {
-            Err(_) if self.client.is_closed() => self.write_once(batches),
+            Err(e) if self.client.is_closed() || connection_lost(&e) => {
+                tracing::info!(error = %e, "PostgreSQL schedule store: connection lost, reconnecting");
+                self.client = self
+                    .config
+                    .connect(postgres::NoTls)
+                    .map_err(database_error("reconnecting to PostgreSQL"))?;
+                self.write_once(batches)
+            }
             result => result,
         }
     }
@@ -271,4 +278,21 @@ impl Worker {
         }
         Ok(())
     }
+}
+
+/// Whether `e` says the session is gone (closed socket, or the server ending it: an
+/// administrator's termination, a shutdown, a connection exception), so a fresh connection may
+/// succeed where this one cannot.
+fn connection_lost(e: &Error) -> bool {
+    let Error::Database { source, .. } = e else {
+        return false;
+    };
+    let Some(pg) = source.downcast_ref::<postgres::Error>() else {
+        return false;
+    };
+    pg.is_closed()
+        || pg.code().is_some_and(|code| {
+            let code = code.code();
+            code.starts_with("08") || code.starts_with("57P")
+        })
 }
