@@ -32,9 +32,40 @@
 //!
 //! One engine per database: ids come from the `tickstep_meta` high-water mark raised with
 //! `GREATEST`, exactly as in the `SQLite` store, which is unique for one node; several nodes on
-//! one database (claims, leases, fencing, id blocks handed out by the database) are not built.
-//! Operator stops: the [`Inspector`](crate::Inspector) reads `SQLite` files only, so there is no
-//! outside stop to poll for yet.
+//! one database are not built. Operator stops: the [`Inspector`](crate::Inspector) reads `SQLite`
+//! files only, so there is no outside stop to poll for yet.
+//!
+//! # Several nodes: the design the next step builds (nothing below exists yet)
+//!
+//! * **Ownership by claim.** A schedule is owned by at most one node at a time and lives in that
+//!   node's table between claims (the engine owns its state; the database arbitrates who). New
+//!   columns: `owner_node`, `lease_until` (database time), `fence BIGINT`. The store thread claims
+//!   ahead of deadlines in batches: `SELECT id … WHERE (owner_node IS NULL OR lease_until <
+//!   clock_timestamp()) AND fire_at <= $horizon ORDER BY fire_at LIMIT $batch FOR UPDATE SKIP
+//!   LOCKED`, then in the same transaction sets `owner_node`, `lease_until = clock_timestamp() +
+//!   lease` and `fence = fence + 1`, returning whole rows that the engine loads like rows at open.
+//!   `SKIP LOCKED` lets nodes claim disjoint batches without waiting on one another.
+//! * **Fencing.** Every write-behind `UPDATE` carries the fence it was claimed with (`… AND
+//!   s.fence = u.fence AND s.owner_node = $node`). A node paused past its lease finds its rows
+//!   re-claimed with a higher fence: its late writes match nothing, are counted (a stat and a
+//!   `tracing` warning) and its entries dropped, never applied.
+//! * **Heartbeat.** Once per lease third the thread extends every lease it holds in one statement
+//!   (`UPDATE … SET lease_until = clock_timestamp() + lease WHERE owner_node = $node`); a node
+//!   that stops heartbeating loses all its schedules after one lease time.
+//! * **Clocks.** Leases are in database time only (`clock_timestamp()` on both the claim and the
+//!   check), so node clock skew can never make two leases overlap. Deadlines stay in the engine's
+//!   wall clock (Unix ns, as now, since cadence arithmetic is the engine's): a node whose clock is
+//!   `s` ahead fires its schedules `s` early, never twice, because the claim and the fence decide
+//!   who fires. Nodes should run NTP; the claim horizon (`fire_at <= node now + lookahead`) absorbs
+//!   skew smaller than the lookahead.
+//! * **Ids.** `reserve_ids` must return a block the database hands out (`UPDATE tickstep_meta SET
+//!   value = value + $block RETURNING value`), not raise a mark the node chose: a change to the
+//!   boundary's id call and to the engine's id allocation (`engine/access.rs`).
+//! * **Stops from any node.** A stop of a schedule another node owns deletes the row and inserts
+//!   into `tickstep_operator_stops` with `NOTIFY tickstep_stops`; the store thread `LISTEN`s and
+//!   hands the ids to `poll_stops` (within one tick of the notification), and re-reads the table
+//!   after every reconnect, since notifications sent while disconnected are lost. `schedule_info`
+//!   for a schedule owned elsewhere reads its row.
 
 mod codec;
 mod schema;
