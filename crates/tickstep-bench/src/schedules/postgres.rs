@@ -4,6 +4,7 @@
 //!
 //! | measure | ours | against |
 //! |---|---|---|
+//! | `tick_p99_postgres` | p99 of one `tick()`'s wall time on a `PostgreSQL` store: N schedules every 1 s spread over 100 phases, a tick every 10 ms of virtual time firing N/100 and reporting their outcomes, 1,000 ticks | the same ticks on a `SQLite` store (which writes each tick's group commit before `tick` returns); goal ratio ≤ 1.0: the frame never waits on the network |
 //! | `fire_postgres` | N due recurring schedules on a `PostgreSQL` store: one tick fires them (handing the store thread one batch: the previous round's outcomes and the new firings, a row each), every outcome is reported, and the time runs until the batch is committed (`wait_for_writes`); per persisted firing | the same N rows updated with one batched `UPDATE … FROM unnest(…)` per transaction through the same client (`postgres` crate), goal ratio ≤ 2.0 |
 
 use postgres::{Client, NoTls};
@@ -77,13 +78,87 @@ pub(super) fn rows(n: usize, rounds: usize) -> Vec<Row> {
         );
         return Vec::new();
     };
+    let mut rows = Vec::new();
     match fire_postgres(&admin_url, n, rounds) {
-        Ok(row) => vec![row],
-        Err(e) => {
-            eprintln!("schedules: fire_postgres left out: {e}");
-            Vec::new()
+        Ok(row) => rows.push(row),
+        Err(e) => eprintln!("schedules: fire_postgres left out: {e}"),
+    }
+    match tick_p99(&admin_url, n) {
+        Ok(row) => rows.push(row),
+        Err(e) => eprintln!("schedules: tick_p99_postgres left out: {e}"),
+    }
+    rows
+}
+
+/// Ticks of 10 ms over `n` schedules in 100 phases; the p99 of `tick()` alone, in ns.
+fn tick_p99_on(location: &std::path::Path, n: usize) -> f64 {
+    use std::time::{Duration, Instant};
+    let clock = tickstep_kernel::clock::ManualClock::new();
+    let runner = tickstep_schedules::testkit::CountingRunner::default();
+    let engine = tickstep_schedules::Schedules::open(
+        location,
+        clock.clone(),
+        tickstep_schedules::testkit::OpenWorld,
+        runner.clone(),
+        super::config(n),
+    )
+    .expect("open store");
+    let step = Duration::from_millis(10);
+    for _ in 0..100 {
+        let mut txn = engine.begin(super::WIZARD);
+        for _ in 0..n / 100 {
+            txn.schedule_every(
+                super::ROOM,
+                "tick",
+                1.0,
+                vec![],
+                tickstep_schedules::Options::new(),
+            )
+            .expect("create");
+        }
+        txn.commit().expect("commit");
+        clock.advance(step);
+    }
+    let mut outcomes = Vec::new();
+    let mut samples = Vec::with_capacity(1_000);
+    for _ in 0..1_000 {
+        clock.advance(step);
+        let start = Instant::now();
+        engine.tick().expect("tick");
+        samples.push(start.elapsed().as_nanos() as f64);
+        outcomes.clear();
+        runner.drain_started_into(&mut outcomes);
+        for &run in &outcomes {
+            engine.report(
+                run,
+                tickstep_schedules::Outcome::Returned(tickstep_schedules::Value::Int(0)),
+            );
         }
     }
+    engine.wait_for_writes().expect("written");
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() * 99 / 100]
+}
+
+fn tick_p99(admin_url: &str, n: usize) -> Result<Row, postgres::Error> {
+    let db = Scratch::new(admin_url, "ticks")?;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sqlite_path = dir.path().join("ticks.db");
+    let sqlite_ns = tick_p99_on(&sqlite_path, n);
+    let ours_ns = tick_p99_on(std::path::Path::new(&db.url), n);
+    Ok(Row {
+        name: "tick_p99_postgres",
+        measure: Measure::Ratio {
+            ours_ns,
+            peer: "the same ticks on SQLite",
+            peer_ns: sqlite_ns,
+            goal_ratio: 1.0,
+        },
+        note: format!(
+            "p99 of tick() over 1000 ticks of 10 ms, {n} every-1s schedules in 100 phases ({} firings + outcomes a tick); per tick",
+            n / 100
+        ),
+    })
 }
 
 fn fire_postgres(admin_url: &str, n: usize, rounds: usize) -> Result<Row, postgres::Error> {
