@@ -143,8 +143,9 @@
 //!   open pays nothing extra (on a 1M-schedule store `quick_check` took 0.51 s against 1.9 s for
 //!   the open itself: the bench's `quick_check_1m` and `load_1m` rows, full run). A fresh store is stamped with tickstep's
 //!   `application_id` (0x54535450, "TSTP").
-//!   Operator stops and these integrity checks are `SQLite`'s: a `PostgreSQL` store has no operator
-//!   stop path yet (its engine polls nothing) and checks only its schema version.
+//!   Operator stops and the file checks are `SQLite`'s: a `PostgreSQL` store has no operator stop
+//!   path yet (its engine polls nothing); it refuses a newer schema and rows it cannot decode, and
+//!   [`Config::share_file`] does not apply to it (its prefixed tables always share a database).
 //! * **`PostgreSQL` writes behind the tick**: a crash may lose the cadence updates still queued on
 //!   the store thread (replayed on restart: a firing may repeat, never vanish); a lost connection
 //!   keeps them queued and retries with a backoff from 50 ms to 5 s, the engine running on in
