@@ -9,6 +9,7 @@
 //! | `bytes_per_schedule` | resident-set growth per loaded schedule, measured in a fresh child process | goal ≤ 300 B |
 //! | `stop_poll_tick` | an idle tick (nothing due) of an engine on a `SQLite` store, 10 ms after the last so it polls for operator stops (`PRAGMA data_version`); ns per tick | the same idle tick in memory, in the note; goal ≤ 20,000 ns (0.2% of the 10 ms poll interval) |
 //! | `quick_check_1m` | seconds of `PRAGMA quick_check` on the `load_1m` store (what opening would add if it always checked) | beside `load_1m`, in the note; goal ≤ 3 s |
+//! | `fire_postgres` | see [`postgres`]: only when `TICKSTEP_PG_URL` names a server | raw batched `UPDATE`s through the same client |
 
 use std::path::Path;
 use std::process::Command;
@@ -20,6 +21,8 @@ use tickstep_schedules::testkit::{CountingRunner, OpenWorld};
 use tickstep_schedules::{Config, ObjId, Options, Outcome, RunId, Schedules, Value};
 
 use crate::harness::{Measure, Opts, Row, Section, interleave, median, ns_per_op};
+
+mod postgres;
 
 /// Set in the child process that measures resident memory: the store to open.
 const RSS_CHILD_ENV: &str = "TICKSTEP_BENCH_SCHEDULES_RSS_CHILD";
@@ -38,14 +41,18 @@ pub(crate) fn run(opts: &Opts) -> Section {
     let dir = tempfile::tempdir().expect("temp dir");
     let big = dir.path().join("load.db");
     build_store(&big, stored);
-    vec![
+    let mut rows = vec![
         fire_inmem(due, rounds),
         fire_sqlite(dir.path(), due, rounds),
+    ];
+    rows.extend(postgres::rows(due, rounds));
+    rows.extend([
         load(&big, stored, opts.quick.then_some(scale), rounds.min(5)),
         bytes_per_schedule(&big, stored),
         stop_poll_tick(dir.path(), rounds),
         quick_check(&big, stored, opts.quick.then_some(scale), rounds.min(5)),
-    ]
+    ]);
+    rows
 }
 
 const WIZARD: ObjId = ObjId(1);

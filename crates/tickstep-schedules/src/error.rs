@@ -48,6 +48,17 @@ pub enum Error {
         #[source]
         source: rusqlite::Error,
     },
+    /// The `PostgreSQL` store failed (connection, statement, or a row it could not decode); the
+    /// operation was not applied. `source` is the client's error, or the decoding failure naming
+    /// the value.
+    #[error("schedule store (PostgreSQL) failed while {context}: {source}")]
+    Database {
+        /// What the engine was doing.
+        context: &'static str,
+        /// The client's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The store was written by a newer build whose schema this one does not know.
     #[error("schedule store has schema version {found}; this build supports up to {supported}")]
     SchemaTooNew {
@@ -103,7 +114,10 @@ impl Error {
         match self {
             Error::InvalidArg { .. } | Error::NotAStore { .. } => "E_INVARG",
             Error::Perm { .. } => "E_PERM",
-            Error::Store { .. } | Error::SchemaTooNew { .. } | Error::Damaged { .. } => "E_QUOTA",
+            Error::Store { .. }
+            | Error::Database { .. }
+            | Error::SchemaTooNew { .. }
+            | Error::Damaged { .. } => "E_QUOTA",
         }
     }
 

@@ -43,7 +43,13 @@
 //!   [`Schedules::open`], before it returns: `schedule_info` and [`Schedules::next_deadline`]
 //!   show the true `next_run` and `missed_count` at once; the firings the policy keeps start at
 //!   the first tick, and the file shows the new counters after that tick's group commit.
-//!   [`Schedules::in_memory`] is the same engine with no file. An [`Inspector`] reads the file
+//!   [`Schedules::in_memory`] is the same engine with no file. Given a `postgres://` URL instead
+//!   of a path (crate feature `postgres`), [`Schedules::open`] keeps the same rows in a
+//!   `PostgreSQL` database (tables prefixed `tickstep_`, versioned migrations): a store thread owns
+//!   the connection, creations and stops are committed on the server before `commit` returns, and
+//!   a tick's cadence updates are handed to that thread and written behind it, so a tick never
+//!   waits on the network ([`Schedules::wait_for_writes`] waits for them). One engine per
+//!   database for now: claims across several nodes are not built. An [`Inspector`] reads the file
 //!   read-only beside a running engine (decoding rows with the store's own codec) and performs
 //!   an operator's durable stop, for tools such as the `tickstep schedules` command.
 //! * **Single-threaded.** The [`Schedules`] handle is an `Rc`: `!Send`, proven by a
@@ -137,6 +143,16 @@
 //!   open pays nothing extra (on a 1M-schedule store `quick_check` took 0.51 s against 1.9 s for
 //!   the open itself: the bench's `quick_check_1m` and `load_1m` rows, full run). A fresh store is stamped with tickstep's
 //!   `application_id` (0x54535450, "TSTP").
+//!   Operator stops and the file checks are `SQLite`'s: a `PostgreSQL` store has no operator stop
+//!   path yet (its engine polls nothing); it refuses a newer schema and rows it cannot decode, and
+//!   [`Config::share_file`] does not apply to it (its prefixed tables always share a database).
+//! * **`PostgreSQL` writes behind the tick**: a crash may lose the cadence updates still queued on
+//!   the store thread (replayed on restart: a firing may repeat, never vanish); a lost connection
+//!   keeps them queued and retries with a backoff from 50 ms to 5 s, the engine running on in
+//!   memory; a transaction's commit meanwhile fails with [`Error::Database`] and applies nothing.
+//! * **`PostgreSQL` tables are prefixed `tickstep_`**, so the store can share a database with
+//!   another application (its own `schedules` table is left alone); migrations take an advisory
+//!   lock, so engines opening one database at once migrate it once.
 //! * **Errors** name the offending value and the rule; [`Error::code`] maps them to `E_INVARG`,
 //!   `E_PERM` (and `E_QUOTA` for a store failure).
 //!

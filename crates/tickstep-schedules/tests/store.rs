@@ -6,6 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::stores::Store;
 use common::{Host, approx};
 use tickstep_kernel::clock::{Clock, ManualClock};
 use tickstep_schedules::{
@@ -25,338 +26,356 @@ fn restart(h: Host, path: &Path, secs_later: f64) -> Host {
     Host::open(path, ManualClock::starting_at_unix_nanos(wall))
 }
 
+/// A count read beside the engine, once the store has written what it was handed.
+fn count(h: &Host, store: &Store, sql: &str) -> i64 {
+    h.engine.wait_for_writes().unwrap();
+    store.count(sql)
+}
+
 fn sql_count(path: &Path, sql: &str) -> i64 {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
-#[test]
-fn restart_keeps_ids_deadlines_counters_and_options_intact() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let mut txn = h.engine.begin(h.prog);
-    let id = txn
-        .schedule_every(
-            h.room,
-            "tick",
-            10.0,
-            vec![
-                Value::from("arg"),
-                Value::Map(vec![(Value::Int(1), Value::Float(2.5))]),
-            ],
-            Options::new()
-                .catchup(Catchup::Once)
-                .overlap(Overlap::Queue)
-                .max_faults(7)
-                .state(Value::Symbol("cursor".into()))
-                .player(h.prog)
-                .jitter_seconds(0.25),
-        )
-        .unwrap();
-    txn.commit().unwrap();
-    for _ in 0..3 {
-        h.advance(10.25);
-        h.tick();
-        h.advance(0.5);
-        h.fault(h.last_run());
-    }
-    h.tick(); // group commit of the last outcome
-    let before = h.info(id);
-    let h = restart(h, &path, 0.0);
-    let after = h.info(id);
-    assert_eq!(
-        after.mean_duration_ns, 0,
-        "the duration window is per server run"
-    );
-    let mut expected = before.clone();
-    expected.mean_duration_ns = 0;
-    expected.p99_duration_ns = 0;
-    assert_eq!(after, expected);
-    assert_eq!(after.fault_count, 3);
-    assert_eq!(after.last_fault.unwrap().value, Value::from("E_DIV"));
-}
-
-#[test]
-fn the_id_high_water_mark_never_goes_back_across_restarts() {
-    let (_dir, path) = db();
-    let mut h = Host::open(&path, ManualClock::new());
-    let mut all: Vec<ScheduleId> = Vec::new();
-    for round in 0..4 {
-        for persist in [true, false] {
-            let mut txn = h.engine.begin(h.prog);
-            let id = txn
-                .schedule_every(h.room, "tick", 1.0, vec![], Options::new().persist(persist))
-                .unwrap();
-            if round % 2 == 0 {
-                txn.commit().unwrap();
-            }
-            all.push(id);
+on_both_stores! {
+    fn restart_keeps_ids_deadlines_counters_and_options_intact(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let mut txn = h.engine.begin(h.prog);
+        let id = txn
+            .schedule_every(
+                h.room,
+                "tick",
+                10.0,
+                vec![
+                    Value::from("arg"),
+                    Value::Map(vec![(Value::Int(1), Value::Float(2.5))]),
+                ],
+                Options::new()
+                    .catchup(Catchup::Once)
+                    .overlap(Overlap::Queue)
+                    .max_faults(7)
+                    .state(Value::Symbol("cursor".into()))
+                    .player(h.prog)
+                    .jitter_seconds(0.25),
+            )
+            .unwrap();
+        txn.commit().unwrap();
+        for _ in 0..3 {
+            h.advance(10.25);
+            h.tick();
+            h.advance(0.5);
+            h.fault(h.last_run());
         }
-        h = restart(h, &path, 1.0);
+        h.tick(); // group commit of the last outcome
+        let before = h.info(id);
+        let h = restart(h, path, 0.0);
+        let after = h.info(id);
+        assert_eq!(
+            after.mean_duration_ns, 0,
+            "the duration window is per server run"
+        );
+        let mut expected = before.clone();
+        expected.mean_duration_ns = 0;
+        expected.p99_duration_ns = 0;
+        assert_eq!(after, expected);
+        assert_eq!(after.fault_count, 3);
+        assert_eq!(after.last_fault.unwrap().value, Value::from("E_DIV"));
     }
-    assert!(all.windows(2).all(|w| w[0] < w[1]), "{all:?}");
 }
 
-#[test]
-fn rolled_back_ids_never_appear_after_restart() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let mut txn = h.engine.begin(h.prog);
-    let ghost = txn
-        .schedule_every(h.room, "tick", 1.0, vec![], Options::new())
-        .unwrap();
-    txn.rollback();
-    let h = restart(h, &path, 0.0);
-    assert!(!h.valid(ghost));
-    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM schedules"), 0);
-    let fresh = h.every(1.0, Options::new());
-    assert!(fresh > ghost);
+on_both_stores! {
+    fn the_id_high_water_mark_never_goes_back_across_restarts(store) {
+        let path = store.path();
+        let mut h = Host::open(path, ManualClock::new());
+        let mut all: Vec<ScheduleId> = Vec::new();
+        for round in 0..4 {
+            for persist in [true, false] {
+                let mut txn = h.engine.begin(h.prog);
+                let id = txn
+                    .schedule_every(h.room, "tick", 1.0, vec![], Options::new().persist(persist))
+                    .unwrap();
+                if round % 2 == 0 {
+                    txn.commit().unwrap();
+                }
+                all.push(id);
+            }
+            h = restart(h, path, 1.0);
+        }
+        assert!(all.windows(2).all(|w| w[0] < w[1]), "{all:?}");
+    }
 }
 
-#[test]
-fn creation_and_stop_are_durable_when_commit_returns() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.every(60.0, Options::new());
-    // Another connection sees the row at once: no tick, no flush needed.
-    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM schedules"), 1);
-    let mut txn = h.engine.begin(h.prog);
-    txn.schedule_stop(id).unwrap();
-    assert_eq!(
-        sql_count(&path, "SELECT COUNT(*) FROM schedules"),
-        1,
-        "not before commit"
-    );
-    txn.commit().unwrap();
-    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM schedules"), 0);
+on_both_stores! {
+    fn rolled_back_ids_never_appear_after_restart(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let mut txn = h.engine.begin(h.prog);
+        let ghost = txn
+            .schedule_every(h.room, "tick", 1.0, vec![], Options::new())
+            .unwrap();
+        txn.rollback();
+        let h = restart(h, path, 0.0);
+        assert!(!h.valid(ghost));
+        assert_eq!(count(&h, store, "SELECT COUNT(*) FROM schedules"), 0);
+        let fresh = h.every(1.0, Options::new());
+        assert!(fresh > ghost);
+    }
 }
 
-#[test]
-fn cadence_updates_are_group_committed_once_per_tick() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let ids: Vec<_> = (0..5).map(|_| h.every(1.0, Options::new())).collect();
-    h.after(1.0);
-    assert_eq!(
-        sql_count(&path, "SELECT SUM(run_count) FROM schedules"),
-        5,
-        "one tick, all five rows"
-    );
-    h.finish_all();
-    assert_eq!(
-        sql_count(
-            &path,
-            "SELECT COUNT(*) FROM schedules WHERE running IS NULL"
-        ),
-        0
-    );
-    h.tick();
-    assert_eq!(
-        sql_count(
-            &path,
-            "SELECT COUNT(*) FROM schedules WHERE running IS NULL"
-        ),
-        5
-    );
-    let _ = ids;
+on_both_stores! {
+    fn creation_and_stop_are_durable_when_commit_returns(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(60.0, Options::new());
+        // Another connection sees the row at once: no tick, no flush needed.
+        assert_eq!(count(&h, store, "SELECT COUNT(*) FROM schedules"), 1);
+        let mut txn = h.engine.begin(h.prog);
+        txn.schedule_stop(id).unwrap();
+        assert_eq!(
+            count(&h, store, "SELECT COUNT(*) FROM schedules"),
+            1,
+            "not before commit"
+        );
+        txn.commit().unwrap();
+        assert_eq!(count(&h, store, "SELECT COUNT(*) FROM schedules"), 0);
+    }
 }
 
-#[test]
-fn non_persistent_schedules_never_touch_the_disk_and_vanish_on_restart() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.every(1.0, Options::new().persist(false));
-    h.after(1.0);
-    h.finish_all();
-    h.tick();
-    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM schedules"), 0);
-    let h = restart(h, &path, 0.0);
-    assert!(!h.valid(id));
-    assert_eq!(h.engine.live_count(), 0);
-}
-
-#[test]
-fn retired_entries_are_not_saved_so_a_restart_drops_them() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.at(0.0, Options::new());
-    h.tick();
-    h.finish(h.last_run(), Value::Int(0));
-    h.tick();
-    assert!(h.info(id).retired);
-    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM schedules"), 0);
-    let h = restart(h, &path, 0.0);
-    assert_eq!(
-        h.engine.begin(h.wiz).schedule_info(id).unwrap_err().code(),
-        "E_INVARG"
-    );
-}
-
-#[test]
-fn catchup_skip_after_downtime_drops_the_missed_points() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.every(10.0, Options::new());
-    let h = restart(h, &path, 45.0); // points at +10 .. +40 passed while down
-    h.tick();
-    assert_eq!(h.fired(), 0);
-    let info = h.info(id);
-    assert_eq!(info.missed_count, 4);
-    assert!(approx(info.next_run, common::t0() + 50.0));
-}
-
-#[test]
-fn catchup_once_after_downtime_fires_one_late_firing() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.every(10.0, Options::new().catchup(Catchup::Once));
-    let h = restart(h, &path, 45.0);
-    h.tick();
-    assert_eq!(h.fired(), 1);
-    assert_eq!(h.info(id).missed_count, 3);
-}
-
-#[test]
-fn catchup_all_after_downtime_fires_each_missed_point_in_order() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    h.every(10.0, Options::new().catchup(Catchup::All));
-    let h = restart(h, &path, 45.0);
-    for _ in 0..4 {
-        h.tick();
+on_both_stores! {
+    fn cadence_updates_are_group_committed_once_per_tick(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let ids: Vec<_> = (0..5).map(|_| h.every(1.0, Options::new())).collect();
+        h.after(1.0);
+        assert_eq!(
+            count(&h, store, "SELECT SUM(run_count) FROM schedules"),
+            5,
+            "one tick, all five rows"
+        );
         h.finish_all();
+        assert_eq!(
+            count(&h, store, "SELECT COUNT(*) FROM schedules WHERE running IS NULL"
+            ),
+            0
+        );
+        h.tick();
+        assert_eq!(
+            count(&h, store, "SELECT COUNT(*) FROM schedules WHERE running IS NULL"
+            ),
+            5
+        );
+        let _ = ids;
     }
-    let nominals: Vec<f64> = (0..4).map(|i| h.nominal(i) - common::t0()).collect();
-    assert_eq!(nominals, vec![10.0, 20.0, 30.0, 40.0]);
 }
 
-#[test]
-fn catchup_skip_is_applied_at_open_so_info_is_true_before_the_first_tick() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.every(10.0, Options::new());
-    let h = restart(h, &path, 45.0); // points at +10 .. +40 passed while down
-    let info = h.info(id);
-    assert_eq!(info.missed_count, 4, "counted at open, no tick yet");
-    assert!(approx(info.next_run, common::t0() + 50.0));
-    assert_eq!(
-        h.engine.next_deadline_unix_nanos(),
-        Some((common::t0() + 50.0) as u64 * 1_000_000_000)
-    );
-    h.tick();
-    assert_eq!(
-        (h.fired(), h.info(id).missed_count),
-        (0, 4),
-        "the tick adds nothing"
-    );
-    // The first group commit writes what open decided.
-    assert_eq!(sql_count(&path, "SELECT missed_count FROM schedules"), 4);
+on_both_stores! {
+    fn non_persistent_schedules_never_touch_the_disk_and_vanish_on_restart(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(1.0, Options::new().persist(false));
+        h.after(1.0);
+        h.finish_all();
+        h.tick();
+        assert_eq!(count(&h, store, "SELECT COUNT(*) FROM schedules"), 0);
+        let h = restart(h, path, 0.0);
+        assert!(!h.valid(id));
+        assert_eq!(h.engine.live_count(), 0);
+    }
 }
 
-#[test]
-fn catchup_once_is_applied_at_open_and_the_kept_point_fires_at_the_first_tick() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.every(10.0, Options::new().catchup(Catchup::Once));
-    let h = restart(h, &path, 45.0);
-    let info = h.info(id);
-    assert_eq!(info.missed_count, 3);
-    assert!(approx(info.next_run, common::t0() + 40.0), "due now");
-    h.tick();
-    assert_eq!(h.fired(), 1);
-    assert!(approx(h.nominal(0), common::t0() + 40.0));
-    let info = h.info(id);
-    assert_eq!(info.missed_count, 3);
-    assert!(approx(info.next_run, common::t0() + 50.0));
+on_both_stores! {
+    fn retired_entries_are_not_saved_so_a_restart_drops_them(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.at(0.0, Options::new());
+        h.tick();
+        h.finish(h.last_run(), Value::Int(0));
+        h.tick();
+        assert!(h.info(id).retired);
+        assert_eq!(count(&h, store, "SELECT COUNT(*) FROM schedules"), 0);
+        let h = restart(h, path, 0.0);
+        assert_eq!(
+            h.engine.begin(h.wiz).schedule_info(id).unwrap_err().code(),
+            "E_INVARG"
+        );
+    }
 }
 
-#[test]
-fn one_passed_point_at_open_is_an_ordinary_late_firing_not_a_catch_up() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.every(10.0, Options::new());
-    let h = restart(h, &path, 15.0); // only +10 passed
-    let info = h.info(id);
-    assert_eq!(info.missed_count, 0);
-    assert!(approx(info.next_run, common::t0() + 10.0));
-    h.tick();
-    assert_eq!(h.fired(), 1);
+on_both_stores! {
+    fn catchup_skip_after_downtime_drops_the_missed_points(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(10.0, Options::new());
+        let h = restart(h, path, 45.0); // points at +10 .. +40 passed while down
+        h.tick();
+        assert_eq!(h.fired(), 0);
+        let info = h.info(id);
+        assert_eq!(info.missed_count, 4);
+        assert!(approx(info.next_run, common::t0() + 50.0));
+    }
 }
 
-#[test]
-fn an_in_flight_firing_is_handed_back_and_a_reattached_one_still_counts_as_running() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.every(10.0, Options::new());
-    h.after(10.0);
-    let run = h.last_run();
-    let h = restart(h, &path, 3.0);
-    let interrupted = h.engine.interrupted();
-    assert_eq!(interrupted.len(), 1);
-    assert_eq!((interrupted[0].schedule, interrupted[0].run), (id, run));
-    assert!(h.engine.reattach(run));
-    assert!(h.engine.interrupted().is_empty());
-    assert_eq!(h.info(id).running_task, Some(run));
-    // The deadline it was serving is not fired again; overlap applies to it as before.
-    h.after(7.0);
-    assert_eq!(h.fired(), 0);
-    assert_eq!(h.info(id).overlap_count, 1);
-    assert!(h.engine.report(run, Outcome::Returned(Value::Int(0))));
-    h.after(10.0);
-    assert_eq!(h.fired(), 1);
+on_both_stores! {
+    fn catchup_once_after_downtime_fires_one_late_firing(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(10.0, Options::new().catchup(Catchup::Once));
+        let h = restart(h, path, 45.0);
+        h.tick();
+        assert_eq!(h.fired(), 1);
+        assert_eq!(h.info(id).missed_count, 3);
+    }
 }
 
-#[test]
-fn an_abandoned_in_flight_firing_is_a_fault_interrupted_by_restart() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.at(0.0, Options::new());
-    h.tick();
-    let run = h.last_run();
-    let h = restart(h, &path, 1.0);
-    assert!(h.engine.abandon(run));
-    let info = h.info(id);
-    let fault = info.last_fault.unwrap();
-    assert_eq!(fault.kind, FaultKind::Interrupted);
-    assert_eq!(fault.value, Value::from("interrupted by restart"));
-    assert_eq!(
-        info.retire_reason,
-        Some(RetireReason::Completed),
-        "a one-shot then retires"
-    );
+on_both_stores! {
+    fn catchup_all_after_downtime_fires_each_missed_point_in_order(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        h.every(10.0, Options::new().catchup(Catchup::All));
+        let h = restart(h, path, 45.0);
+        for _ in 0..4 {
+            h.tick();
+            h.finish_all();
+        }
+        let nominals: Vec<f64> = (0..4).map(|i| h.nominal(i) - common::t0()).collect();
+        assert_eq!(nominals, vec![10.0, 20.0, 30.0, 40.0]);
+    }
 }
 
-#[test]
-fn a_restored_firing_of_an_interrupted_recurring_schedule_is_armed_for_the_next_point_with_catchup()
-{
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.every(10.0, Options::new().catchup(Catchup::Once));
-    h.after(10.0); // serving +10; +20 armed
-    let run = h.last_run();
-    let h = restart(h, &path, 35.0); // now +45: +20, +30, +40 passed while down
-    h.engine.reattach(run);
-    h.tick();
-    assert_eq!(h.fired(), 0, "catch-up waits for the restored firing");
-    assert_eq!(h.info(id).missed_count, 2);
-    h.engine.report(run, Outcome::Returned(Value::Int(0)));
-    h.tick();
-    assert_eq!(h.fired(), 1);
-    assert!(approx(h.nominal(0), common::t0() + 40.0));
+on_both_stores! {
+    fn catchup_skip_is_applied_at_open_so_info_is_true_before_the_first_tick(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(10.0, Options::new());
+        let h = restart(h, path, 45.0); // points at +10 .. +40 passed while down
+        let info = h.info(id);
+        assert_eq!(info.missed_count, 4, "counted at open, no tick yet");
+        assert!(approx(info.next_run, common::t0() + 50.0));
+        assert_eq!(
+            h.engine.next_deadline_unix_nanos(),
+            Some((common::t0() + 50.0) as u64 * 1_000_000_000)
+        );
+        h.tick();
+        assert_eq!(
+            (h.fired(), h.info(id).missed_count),
+            (0, 4),
+            "the tick adds nothing"
+        );
+        // The first group commit writes what open decided.
+        assert_eq!(count(&h, store, "SELECT missed_count FROM schedules"), 4);
+    }
 }
 
-#[test]
-fn the_result_of_a_restored_firing_whose_schedule_was_stopped_is_ignored() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.every(10.0, Options::new());
-    h.after(10.0);
-    let run = h.last_run();
-    let h = restart(h, &path, 1.0);
-    let mut txn = h.engine.begin(h.prog);
-    txn.schedule_stop(id).unwrap();
-    txn.commit().unwrap();
-    assert!(!h.engine.report(run, Outcome::Returned(Value::Int(0))));
+on_both_stores! {
+    fn catchup_once_is_applied_at_open_and_the_kept_point_fires_at_the_first_tick(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(10.0, Options::new().catchup(Catchup::Once));
+        let h = restart(h, path, 45.0);
+        let info = h.info(id);
+        assert_eq!(info.missed_count, 3);
+        assert!(approx(info.next_run, common::t0() + 40.0), "due now");
+        h.tick();
+        assert_eq!(h.fired(), 1);
+        assert!(approx(h.nominal(0), common::t0() + 40.0));
+        let info = h.info(id);
+        assert_eq!(info.missed_count, 3);
+        assert!(approx(info.next_run, common::t0() + 50.0));
+    }
+}
+
+on_both_stores! {
+    fn one_passed_point_at_open_is_an_ordinary_late_firing_not_a_catch_up(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(10.0, Options::new());
+        let h = restart(h, path, 15.0); // only +10 passed
+        let info = h.info(id);
+        assert_eq!(info.missed_count, 0);
+        assert!(approx(info.next_run, common::t0() + 10.0));
+        h.tick();
+        assert_eq!(h.fired(), 1);
+    }
+}
+
+on_both_stores! {
+    fn an_in_flight_firing_is_handed_back_and_a_reattached_one_still_counts_as_running(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(10.0, Options::new());
+        h.after(10.0);
+        let run = h.last_run();
+        let h = restart(h, path, 3.0);
+        let interrupted = h.engine.interrupted();
+        assert_eq!(interrupted.len(), 1);
+        assert_eq!((interrupted[0].schedule, interrupted[0].run), (id, run));
+        assert!(h.engine.reattach(run));
+        assert!(h.engine.interrupted().is_empty());
+        assert_eq!(h.info(id).running_task, Some(run));
+        // The deadline it was serving is not fired again; overlap applies to it as before.
+        h.after(7.0);
+        assert_eq!(h.fired(), 0);
+        assert_eq!(h.info(id).overlap_count, 1);
+        assert!(h.engine.report(run, Outcome::Returned(Value::Int(0))));
+        h.after(10.0);
+        assert_eq!(h.fired(), 1);
+    }
+}
+
+on_both_stores! {
+    fn an_abandoned_in_flight_firing_is_a_fault_interrupted_by_restart(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.at(0.0, Options::new());
+        h.tick();
+        let run = h.last_run();
+        let h = restart(h, path, 1.0);
+        assert!(h.engine.abandon(run));
+        let info = h.info(id);
+        let fault = info.last_fault.unwrap();
+        assert_eq!(fault.kind, FaultKind::Interrupted);
+        assert_eq!(fault.value, Value::from("interrupted by restart"));
+        assert_eq!(
+            info.retire_reason,
+            Some(RetireReason::Completed),
+            "a one-shot then retires"
+        );
+    }
+}
+
+on_both_stores! {
+    fn a_restored_firing_of_an_interrupted_recurring_schedule_is_armed_for_the_next_point_with_catchup(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(10.0, Options::new().catchup(Catchup::Once));
+        h.after(10.0); // serving +10; +20 armed
+        let run = h.last_run();
+        let h = restart(h, path, 35.0); // now +45: +20, +30, +40 passed while down
+        h.engine.reattach(run);
+        h.tick();
+        assert_eq!(h.fired(), 0, "catch-up waits for the restored firing");
+        assert_eq!(h.info(id).missed_count, 2);
+        h.engine.report(run, Outcome::Returned(Value::Int(0)));
+        h.tick();
+        assert_eq!(h.fired(), 1);
+        assert!(approx(h.nominal(0), common::t0() + 40.0));
+    }
+}
+
+on_both_stores! {
+    fn the_result_of_a_restored_firing_whose_schedule_was_stopped_is_ignored(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(10.0, Options::new());
+        h.after(10.0);
+        let run = h.last_run();
+        let h = restart(h, path, 1.0);
+        let mut txn = h.engine.begin(h.prog);
+        txn.schedule_stop(id).unwrap();
+        txn.commit().unwrap();
+        assert!(!h.engine.report(run, Outcome::Returned(Value::Int(0))));
+    }
 }
 
 #[test]
@@ -398,7 +417,7 @@ fn an_operator_can_read_the_store_with_the_sqlite3_shell_while_the_engine_runs()
 }
 
 #[test]
-fn the_store_uses_wal_and_records_its_schema_version() {
+fn sqlite_only_the_file_uses_wal_and_records_its_schema_version() {
     let (_dir, path) = db();
     let _h = Host::open(&path, ManualClock::new());
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -414,36 +433,33 @@ fn the_store_uses_wal_and_records_its_schema_version() {
     assert_eq!(version, 2);
 }
 
-#[test]
-fn a_store_written_by_a_newer_schema_is_refused_not_misread() {
-    let (_dir, path) = db();
-    drop(Host::open(&path, ManualClock::new()));
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute(
-        "INSERT INTO schema_migrations VALUES (3, 'from the future')",
-        [],
-    )
-    .unwrap();
-    drop(conn);
-    let world = tickstep_schedules::testkit::TestWorld::new();
-    let result = tickstep_schedules::Schedules::open(
-        &path,
-        ManualClock::new(),
-        world,
-        tickstep_schedules::testkit::TestRunner::new(),
-        common::config(),
-    );
-    assert!(matches!(
-        result.err(),
-        Some(Error::SchemaTooNew {
-            found: 3,
-            supported: 2
-        })
-    ));
+on_both_stores! {
+    fn a_store_written_by_a_newer_schema_is_refused_not_misread(store) {
+        let path = store.path();
+        drop(Host::open(path, ManualClock::new()));
+        // The stores version their schemas apart: SQLite is at 2 (operator stops), PostgreSQL at 1.
+        let supported = if store.kind() == common::stores::Kind::Sqlite { 2 } else { 1 };
+        let found = supported + 1;
+        store.execute(&format!(
+            "INSERT INTO schema_migrations (version, description) VALUES ({found}, 'from the future')"
+        ));
+        let world = tickstep_schedules::testkit::TestWorld::new();
+        let result = tickstep_schedules::Schedules::open(
+            path,
+            ManualClock::new(),
+            world,
+            tickstep_schedules::testkit::TestRunner::new(),
+            common::config(),
+        );
+        assert!(matches!(
+            result.err(),
+            Some(Error::SchemaTooNew { found: f, supported: s }) if f == found && s == supported
+        ));
+    }
 }
 
 #[test]
-fn a_commit_the_store_refuses_applies_nothing() {
+fn a_commit_the_store_refuses_applies_nothing_sqlite_only_fault_injected_by_a_sqlite_trigger() {
     let (_dir, path) = db();
     let h = Host::open(&path, ManualClock::new());
     let kept = h.every(1.0, Options::new());
@@ -470,7 +486,8 @@ fn a_commit_the_store_refuses_applies_nothing() {
 }
 
 #[test]
-fn a_failed_group_commit_keeps_the_updates_pending_for_the_next_tick() {
+fn a_failed_group_commit_keeps_the_updates_pending_for_the_next_tick_sqlite_only_postgres_retries_on_its_store_thread()
+ {
     let (_dir, path) = db();
     let h = Host::open(&path, ManualClock::new());
     h.every(1.0, Options::new());
@@ -487,106 +504,111 @@ fn a_failed_group_commit_keeps_the_updates_pending_for_the_next_tick() {
     assert_eq!(sql_count(&path, "SELECT run_count FROM schedules"), 1);
 }
 
-#[test]
-fn anonymous_object_references_are_still_enumerated_after_a_restart() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let anon = h.world.add_anonymous(h.prog);
-    let mut txn = h.engine.begin(h.prog);
-    txn.schedule_every(h.room, "tick", 5.0, vec![Value::Obj(anon)], Options::new())
-        .unwrap();
-    txn.commit().unwrap();
-    let world = h.world.clone();
-    let wall = h.clock.unix_nanos();
-    drop(h);
-    let engine = tickstep_schedules::Schedules::open(
-        &path,
-        ManualClock::starting_at_unix_nanos(wall),
-        world,
-        tickstep_schedules::testkit::TestRunner::new(),
-        common::config(),
-    )
-    .unwrap();
-    assert_eq!(engine.anonymous_references(), vec![anon]);
-}
-
-#[test]
-fn a_clean_shutdown_saves_outcomes_reported_since_the_last_tick() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.every(10.0, Options::new());
-    h.after(10.0);
-    h.fault(h.last_run()); // reported, no tick after it
-    let h = restart(h, &path, 0.0);
-    assert!(
-        h.engine.interrupted().is_empty(),
-        "the outcome was saved on drop"
-    );
-    let info = h.info(id);
-    assert_eq!((info.fault_count, info.running_task), (1, None));
-}
-
-#[test]
-fn values_at_the_deepest_allowed_nesting_survive_a_restart() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let deep = (0..tickstep_schedules::MAX_VALUE_DEPTH).fold(Value::Int(7), |inner, i| {
-        if i % 2 == 0 {
-            Value::Map(vec![(Value::from("k"), inner)])
-        } else {
-            Value::List(vec![inner])
-        }
-    });
-    let mut txn = h.engine.begin(h.prog);
-    let id = txn
-        .schedule_every(
-            h.room,
-            "tick",
-            1.0,
-            vec![deep.clone()],
-            Options::new().state(deep.clone()),
+on_both_stores! {
+    fn anonymous_object_references_are_still_enumerated_after_a_restart(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let anon = h.world.add_anonymous(h.prog);
+        let mut txn = h.engine.begin(h.prog);
+        txn.schedule_every(h.room, "tick", 5.0, vec![Value::Obj(anon)], Options::new())
+            .unwrap();
+        txn.commit().unwrap();
+        let world = h.world.clone();
+        let wall = h.clock.unix_nanos();
+        drop(h);
+        let engine = tickstep_schedules::Schedules::open(
+            path,
+            ManualClock::starting_at_unix_nanos(wall),
+            world,
+            tickstep_schedules::testkit::TestRunner::new(),
+            common::config(),
         )
         .unwrap();
-    txn.commit().unwrap();
-    let h = restart(h, &path, 0.0);
-    let info = h.info(id);
-    assert_eq!((info.args, info.state), (vec![deep.clone()], Some(deep)));
+        assert_eq!(engine.anonymous_references(), vec![anon]);
+    }
 }
 
-#[test]
-fn a_fault_value_the_store_cannot_hold_is_kept_as_text_and_the_store_stays_readable() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    let id = h.every(1.0, Options::new());
-    h.after(1.0);
-    let nan = Value::List(vec![Value::Float(f64::NAN)]);
-    h.runner.finish(
-        &h.engine,
-        h.last_run(),
-        Outcome::Fault {
-            kind: FaultKind::Error,
-            value: nan,
-        },
-    );
-    h.tick();
-    let h = restart(h, &path, 0.0);
-    let fault = h.info(id).last_fault.unwrap();
-    assert_eq!(fault.value, Value::from("{NaN}"));
+on_both_stores! {
+    fn a_clean_shutdown_saves_outcomes_reported_since_the_last_tick(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(10.0, Options::new());
+        h.after(10.0);
+        h.fault(h.last_run()); // reported, no tick after it
+        let h = restart(h, path, 0.0);
+        assert!(
+            h.engine.interrupted().is_empty(),
+            "the outcome was saved on drop"
+        );
+        let info = h.info(id);
+        assert_eq!((info.fault_count, info.running_task), (1, None));
+    }
 }
 
-#[test]
-fn an_in_flight_firing_of_a_non_persistent_schedule_is_unknown_after_restart() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    h.every(1.0, Options::new().persist(false));
-    h.after(1.0);
-    let run = h.last_run();
-    let h = restart(h, &path, 1.0);
-    assert!(h.engine.interrupted().is_empty());
-    assert!(
-        !h.engine.report(run, Outcome::Returned(Value::Int(0))),
-        "its result is ignored"
-    );
+on_both_stores! {
+    fn values_at_the_deepest_allowed_nesting_survive_a_restart(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let deep = (0..tickstep_schedules::MAX_VALUE_DEPTH).fold(Value::Int(7), |inner, i| {
+            if i % 2 == 0 {
+                Value::Map(vec![(Value::from("k"), inner)])
+            } else {
+                Value::List(vec![inner])
+            }
+        });
+        let mut txn = h.engine.begin(h.prog);
+        let id = txn
+            .schedule_every(
+                h.room,
+                "tick",
+                1.0,
+                vec![deep.clone()],
+                Options::new().state(deep.clone()),
+            )
+            .unwrap();
+        txn.commit().unwrap();
+        let h = restart(h, path, 0.0);
+        let info = h.info(id);
+        assert_eq!((info.args, info.state), (vec![deep.clone()], Some(deep)));
+    }
+}
+
+on_both_stores! {
+    fn a_fault_value_the_store_cannot_hold_is_kept_as_text_and_the_store_stays_readable(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(1.0, Options::new());
+        h.after(1.0);
+        let nan = Value::List(vec![Value::Float(f64::NAN)]);
+        h.runner.finish(
+            &h.engine,
+            h.last_run(),
+            Outcome::Fault {
+                kind: FaultKind::Error,
+                value: nan,
+            },
+        );
+        h.tick();
+        let h = restart(h, path, 0.0);
+        let fault = h.info(id).last_fault.unwrap();
+        assert_eq!(fault.value, Value::from("{NaN}"));
+    }
+}
+
+on_both_stores! {
+    fn an_in_flight_firing_of_a_non_persistent_schedule_is_unknown_after_restart(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        h.every(1.0, Options::new().persist(false));
+        h.after(1.0);
+        let run = h.last_run();
+        let h = restart(h, path, 1.0);
+        assert!(h.engine.interrupted().is_empty());
+        assert!(
+            !h.engine.report(run, Outcome::Returned(Value::Int(0))),
+            "its result is ignored"
+        );
+    }
 }
 
 fn open_at(path: &Path) -> Result<tickstep_schedules::Schedules, Error> {
@@ -617,30 +639,29 @@ fn opening_a_file_that_is_not_a_database_is_refused_as_not_a_store_and_left_alon
     assert_eq!(std::fs::read(&path).unwrap(), text);
 }
 
-#[test]
-fn a_row_an_operator_corrupted_is_refused_on_open_naming_the_column() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    h.every(1.0, Options::new());
-    drop(h);
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute("UPDATE schedules SET args = 'not json'", [])
-        .unwrap();
-    drop(conn);
-    let err = open_at(&path).err().unwrap();
-    assert!(err.to_string().contains("bad args"), "{err}");
+on_both_stores! {
+    fn a_row_an_operator_corrupted_is_refused_on_open_naming_the_column(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        h.every(1.0, Options::new());
+        drop(h);
+        store.execute("UPDATE schedules SET args = 'not json'");
+        let err = open_at(path).err().unwrap();
+        assert!(err.to_string().contains("bad args"), "{err}");
+    }
 }
 
-#[test]
-fn elapsed_spans_a_restart_with_the_real_gap() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    h.every(10.0, Options::new());
-    h.after(10.0);
-    h.finish_all();
-    let h = restart(h, &path, 25.0); // down from +10 to +35
-    h.tick(); // the driver ticks on open: skip drops +20 and +30
-    h.after(5.0); // +40
-    let elapsed = h.started()[0].1.elapsed.unwrap();
-    assert!(approx(elapsed, 30.0), "{elapsed}");
+on_both_stores! {
+    fn elapsed_spans_a_restart_with_the_real_gap(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        h.every(10.0, Options::new());
+        h.after(10.0);
+        h.finish_all();
+        let h = restart(h, path, 25.0); // down from +10 to +35
+        h.tick(); // the driver ticks on open: skip drops +20 and +30
+        h.after(5.0); // +40
+        let elapsed = h.started()[0].1.elapsed.unwrap();
+        assert!(approx(elapsed, 30.0), "{elapsed}");
+    }
 }

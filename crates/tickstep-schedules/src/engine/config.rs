@@ -28,7 +28,8 @@ pub struct Config {
     /// Lets [`Schedules::open`](crate::Schedules::open) add the store's tables to a `SQLite` file
     /// that already holds another application's tables (and switch that file to WAL). Off by
     /// default: such a file is refused with [`Error::NotAStore`](crate::Error::NotAStore) and
-    /// left untouched.
+    /// left untouched. A `PostgreSQL` store ignores it: its tables are prefixed `tickstep_`
+    /// and always share their database.
     pub share_file: bool,
 }
 

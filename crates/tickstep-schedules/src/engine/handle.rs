@@ -273,11 +273,14 @@ impl Schedules {
             .collect()
     }
 
-    /// Writes every pending cadence update to the store now (a tick does this itself).
+    /// Writes every pending cadence update to the store now (a tick does this itself), and waits
+    /// until the store has written everything handed to it — with a store that writes behind
+    /// (`PostgreSQL`'s store thread), past ticks' updates included.
     ///
     /// # Errors
     ///
-    /// [`Error::Store`] when SQLite fails; the updates stay pending for the next attempt.
+    /// [`Error::Store`] or [`Error::Database`] when the store fails; the updates stay pending for
+    /// the next attempt.
     ///
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
@@ -286,6 +289,30 @@ impl Schedules {
     /// engine.flush().unwrap();
     /// ```
     pub fn flush(&self) -> Result<(), Error> {
-        self.shared.core.borrow_mut().group_commit()
+        let mut core = self.shared.core.borrow_mut();
+        core.group_commit()?;
+        core.store.as_mut().map_or(Ok(()), |store| store.flush())
+    }
+
+    /// Waits until the store has written everything already handed to it, committing nothing
+    /// new (unlike [`flush`](Schedules::flush), outcomes reported since the last tick stay
+    /// pending). Immediate with the `SQLite` store, which writes before each commit returns; with
+    /// the `PostgreSQL` store, past ticks' updates are written behind and this waits for them —
+    /// what a reader of the database (an operator tool, a test) needs before it looks.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Database`] for a write the store could not make (it stays queued and is retried).
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// engine.tick().unwrap();
+    /// engine.wait_for_writes().unwrap();
+    /// ```
+    pub fn wait_for_writes(&self) -> Result<(), Error> {
+        let mut core = self.shared.core.borrow_mut();
+        core.store.as_mut().map_or(Ok(()), |store| store.flush())
     }
 }

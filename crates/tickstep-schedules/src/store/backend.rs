@@ -37,6 +37,17 @@ pub(crate) trait Backend {
     ///
     /// [`Error::Store`]; the next call reports what this one missed.
     fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error>;
+
+    /// Waits until every commit handed over so far is written. A store that writes before
+    /// `commit` returns has nothing to wait for; one that writes behind (`PostgreSQL`'s store
+    /// thread) waits for its queue, and reports a write that failed meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// The store's error for a write it could not make; the write stays queued.
+    fn flush(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
 }
 
 /// How the caller wants a store opened.

@@ -41,12 +41,12 @@ pub(crate) const UPDATE_CADENCE: &str = "UPDATE schedules SET next_run = ?2, fir
      overlap_count = ?10, last_duration_ns = ?11, backlog = ?12, queued = ?13, last_fault = ?14, \
      running = ?15 WHERE id = ?1";
 
-fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
+pub(crate) fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
     // Values are checked storable (finite floats) before they reach the store.
     serde_json::to_string(v).expect("storable values serialise")
 }
 
-fn fault_json(f: &Fault) -> String {
+pub(crate) fn fault_json(f: &Fault) -> String {
     format!(
         "{{\"kind\":\"{}\",\"value\":{}}}",
         f.kind.as_str(),
@@ -55,7 +55,7 @@ fn fault_json(f: &Fault) -> String {
 }
 
 /// Writes `[[run, nominal, started], ..]` into `out` (cleared first); `false` when nothing runs.
-fn running_json(running: &[RunningRow], out: &mut String) -> bool {
+pub(crate) fn running_json(running: &[RunningRow], out: &mut String) -> bool {
     out.clear();
     if running.is_empty() {
         return false;

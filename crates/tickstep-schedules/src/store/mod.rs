@@ -4,8 +4,8 @@
 //! a store: stream the saved rows at open ([`Backend::load`] into a [`RowSink`]), raise the id
 //! high-water mark, write a tick's or a transaction's [`ChangeSet`], and report the schedules an
 //! operator stopped from outside ([`Backend::poll_stops`]). Which store is chosen at open, from
-//! the location ([`open`]): a path is a `SQLite` file today; a `postgres://` URL is recognised and
-//! refused until that store exists, and adding it means a second `Backend`, no engine edit.
+//! the location ([`open`]): a path is a `SQLite` file; a `postgres://` URL is the `PostgreSQL`
+//! store (`postgres`, behind the crate's `postgres` feature), a second `Backend`.
 //!
 //! * [`backend`] — the [`Backend`] trait: what the engine asks of any store;
 //! * [`schema`] — tables and versioned migrations;
@@ -13,6 +13,8 @@
 //! * [`damage`] — SQLite's "damaged" told apart from other failures;
 //! * [`integrity`] — what opening checks before it writes anything (damaged, foreign, newer);
 //! * [`sqlite`] — the `SQLite` backend: durable commits, per-tick group commits, loading, stops;
+//! * `postgres` — the `PostgreSQL` backend: a store thread, writes behind the tick (feature
+//!   `postgres`);
 //! * [`inspect`] — the operator's read-only view ([`Inspector`]) and durable stop, on the same
 //!   schema check and codec.
 //!
@@ -47,6 +49,8 @@ pub(crate) mod codec;
 pub(crate) mod damage;
 pub(crate) mod inspect;
 pub(crate) mod integrity;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
 pub(crate) mod schema;
 pub(crate) mod sqlite;
 
@@ -65,15 +69,20 @@ pub(crate) const ID_BLOCK: u64 = 1024;
 ///
 /// # Errors
 ///
-/// [`Error::InvalidArg`] for a `postgres://` location (not built yet); otherwise as
-/// [`sqlite::SqliteStore::open`].
+/// A `postgres://` location opens the `PostgreSQL` store (as `postgres::PostgresStore::open`);
+/// in a build without the `postgres` feature it is [`Error::InvalidArg`]. Anything else is a
+/// file, as [`sqlite::SqliteStore::open`].
 pub(crate) fn open(location: &Path, policy: OpenPolicy) -> Result<Box<dyn Backend>, Error> {
     if let Some(text) = location.to_str() {
         if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            #[cfg(feature = "postgres")]
+            return Ok(Box::new(postgres::PostgresStore::open(text)?));
+            #[cfg(not(feature = "postgres"))]
             // The URL may carry a password: name the scheme only.
             return Err(Error::invalid(
                 "postgres://…",
-                "PostgreSQL stores are not available in this build; give a SQLite file path",
+                "this build has no PostgreSQL store (enable tickstep-schedules' `postgres` \
+                 feature); give a SQLite file path",
             ));
         }
     }

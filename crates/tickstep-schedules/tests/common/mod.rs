@@ -2,6 +2,9 @@
 //! clock, and short helpers so each test reads like the sentence it checks.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod pg;
+pub mod stores;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -37,6 +40,18 @@ impl Host {
 
     pub fn with_config(config: Config) -> Self {
         Self::build(ManualClock::new(), config, None)
+    }
+
+    /// A host on `store` (in memory, a `SQLite` file or a `PostgreSQL` database).
+    pub fn on(store: &stores::Store) -> Self {
+        Self::on_with_config(store, config())
+    }
+
+    pub fn on_with_config(store: &stores::Store, config: Config) -> Self {
+        match store.kind() {
+            stores::Kind::Memory => Self::build(ManualClock::new(), config, None),
+            _ => Self::build(ManualClock::new(), config, Some(store.path())),
+        }
     }
 
     pub fn open(path: &Path, clock: ManualClock) -> Self {

@@ -1,0 +1,216 @@
+//! The schedules section's `PostgreSQL` rows, on the server `TICKSTEP_PG_URL` names (each row in a
+//! database of its own, dropped afterwards). Without the variable the rows are left out and the
+//! run says so on stderr: the bench never starts a server itself.
+//!
+//! | measure | ours | against |
+//! |---|---|---|
+//! | `tick_p99_postgres` | p99 of one `tick()`'s wall time on a `PostgreSQL` store: N schedules every 1 s spread over 100 phases, a tick every 10 ms of virtual time firing N/100 and reporting their outcomes, 1,000 ticks | the same ticks on a `SQLite` store (which writes each tick's group commit before `tick` returns); goal ratio ≤ 1.0: the frame never waits on the network |
+//! | `fire_postgres` | N due recurring schedules on a `PostgreSQL` store: one tick fires them (handing the store thread one batch: the previous round's outcomes and the new firings, a row each), every outcome is reported, and the time runs until the batch is committed (`wait_for_writes`); per persisted firing | the same N rows updated with one batched `UPDATE … FROM unnest(…)` per transaction through the same client (`postgres` crate), goal ratio ≤ 2.0 |
+
+use postgres::{Client, NoTls};
+
+use super::Fixture;
+use crate::harness::{Measure, Row, interleave, ns_per_op};
+
+/// The variable naming the server.
+const URL_VAR: &str = "TICKSTEP_PG_URL";
+
+/// The batched update a careful hand-written client would send: every row's cadence columns as
+/// arrays, one statement.
+const RAW_BATCH: &str = "UPDATE tickstep_schedules AS s SET next_run = u.c, fire_at = u.c, \
+     armed = true, last_run = u.c, run_count = u.c, fault_count = 0, consecutive_faults = 0, \
+     missed_count = 0, overlap_count = 0, last_duration_ns = 0, backlog = 0, queued = NULL, \
+     last_fault = NULL, running = u.running \
+     FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS u(id, c, running) WHERE s.id = u.id";
+
+/// A scratch database on the server, dropped with the value.
+struct Scratch {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl Scratch {
+    fn new(admin_url: &str, label: &str) -> Result<Self, postgres::Error> {
+        let name = format!("tickstep_bench_{}_{label}", std::process::id());
+        let mut admin = Client::connect(admin_url, NoTls)?;
+        admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))?;
+        admin.batch_execute(&format!("CREATE DATABASE {name}"))?;
+        Ok(Scratch {
+            admin_url: admin_url.to_string(),
+            url: with_database(admin_url, &name),
+            name,
+        })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = Client::connect(&self.admin_url, NoTls) {
+            let _ = admin.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
+
+/// `url` with its database name replaced by `name` (query parameters kept).
+fn with_database(url: &str, name: &str) -> String {
+    let (main, query) = url
+        .split_once('?')
+        .map_or((url, None), |(m, q)| (m, Some(q)));
+    let after_scheme = main.find("://").map_or(0, |i| i + 3);
+    let host_end = main[after_scheme..]
+        .find('/')
+        .map_or(main.len(), |i| after_scheme + i);
+    match query {
+        Some(q) => format!("{}/{name}?{q}", &main[..host_end]),
+        None => format!("{}/{name}", &main[..host_end]),
+    }
+}
+
+/// The `PostgreSQL` rows, or none (with the reason on stderr) when no server is named.
+pub(super) fn rows(n: usize, rounds: usize) -> Vec<Row> {
+    let Ok(admin_url) = std::env::var(URL_VAR) else {
+        eprintln!(
+            "schedules: fire_postgres left out: set {URL_VAR} to a server it may create databases on"
+        );
+        return Vec::new();
+    };
+    let mut rows = Vec::new();
+    match fire_postgres(&admin_url, n, rounds) {
+        Ok(row) => rows.push(row),
+        Err(e) => eprintln!("schedules: fire_postgres left out: {e}"),
+    }
+    match tick_p99(&admin_url, n) {
+        Ok(row) => rows.push(row),
+        Err(e) => eprintln!("schedules: tick_p99_postgres left out: {e}"),
+    }
+    rows
+}
+
+/// Ticks of 10 ms over `n` schedules in 100 phases; the p99 of `tick()` alone, in ns.
+fn tick_p99_on(location: &std::path::Path, n: usize) -> f64 {
+    use std::time::{Duration, Instant};
+    let clock = tickstep_kernel::clock::ManualClock::new();
+    let runner = tickstep_schedules::testkit::CountingRunner::default();
+    let engine = tickstep_schedules::Schedules::open(
+        location,
+        clock.clone(),
+        tickstep_schedules::testkit::OpenWorld,
+        runner.clone(),
+        super::config(n),
+    )
+    .expect("open store");
+    let step = Duration::from_millis(10);
+    for _ in 0..100 {
+        let mut txn = engine.begin(super::WIZARD);
+        for _ in 0..n / 100 {
+            txn.schedule_every(
+                super::ROOM,
+                "tick",
+                1.0,
+                vec![],
+                tickstep_schedules::Options::new(),
+            )
+            .expect("create");
+        }
+        txn.commit().expect("commit");
+        clock.advance(step);
+    }
+    let mut outcomes = Vec::new();
+    let mut samples = Vec::with_capacity(1_000);
+    for _ in 0..1_000 {
+        clock.advance(step);
+        let start = Instant::now();
+        engine.tick().expect("tick");
+        samples.push(start.elapsed().as_nanos() as f64);
+        outcomes.clear();
+        runner.drain_started_into(&mut outcomes);
+        for &run in &outcomes {
+            engine.report(
+                run,
+                tickstep_schedules::Outcome::Returned(tickstep_schedules::Value::Int(0)),
+            );
+        }
+    }
+    engine.wait_for_writes().expect("written");
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() * 99 / 100]
+}
+
+fn tick_p99(admin_url: &str, n: usize) -> Result<Row, postgres::Error> {
+    let db = Scratch::new(admin_url, "ticks")?;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sqlite_path = dir.path().join("ticks.db");
+    let sqlite_ns = tick_p99_on(&sqlite_path, n);
+    let ours_ns = tick_p99_on(std::path::Path::new(&db.url), n);
+    Ok(Row {
+        name: "tick_p99_postgres",
+        measure: Measure::Ratio {
+            ours_ns,
+            peer: "the same ticks on SQLite",
+            peer_ns: sqlite_ns,
+            goal_ratio: 1.0,
+        },
+        note: format!(
+            "p99 of tick() over 1000 ticks of 10 ms, {n} every-1s schedules in 100 phases ({} firings + outcomes a tick); per tick",
+            n / 100
+        ),
+    })
+}
+
+fn fire_postgres(admin_url: &str, n: usize, rounds: usize) -> Result<Row, postgres::Error> {
+    let ours_db = Scratch::new(admin_url, "ours")?;
+    let raw_db = Scratch::new(admin_url, "raw")?;
+    let mut ours = Fixture::new(n, Some(std::path::Path::new(&ours_db.url)));
+    // The baseline's rows are written by the engine too, so both tables hold the same shape.
+    drop(Fixture::new(n, Some(std::path::Path::new(&raw_db.url))));
+    let mut client = Client::connect(&raw_db.url, NoTls)?;
+    let ids: Vec<i64> = client
+        .query("SELECT id FROM tickstep_schedules ORDER BY id", &[])?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mut counter: i64 = 0;
+    let mut raw = || {
+        counter += 1;
+        let c = counter;
+        ns_per_op(n, || {
+            let values = vec![c; ids.len()];
+            let running: Vec<String> = ids.iter().map(|_| format!("[[{c},{c},{c}]]")).collect();
+            let mut tx = client.transaction().expect("begin");
+            tx.execute(RAW_BATCH, &[&ids, &values, &running])
+                .expect("update");
+            tx.commit().expect("commit");
+        })
+    };
+    let mut persisted = || {
+        // As `fire_sqlite` counts it: the tick that fires all n (its group commit carries the
+        // previous round's outcomes and the new firings, one row each) and the outcomes, then the
+        // wait until the store thread has committed that tick's batch: firings persisted, end to end.
+        let firing = ours.fire_all(n);
+        let written = ns_per_op(n, || ours.engine.wait_for_writes().expect("written"));
+        firing + written
+    };
+    let (ours_ns, peer_ns) = interleave(rounds, &mut persisted, &mut raw);
+    Ok(Row {
+        name: "fire_postgres",
+        measure: Measure::Ratio {
+            ours_ns,
+            peer: "raw batched UPDATE (unnest), one PG txn",
+            peer_ns,
+            goal_ratio: 2.0,
+        },
+        note: format!(
+            "{n} due every-1s schedules on PostgreSQL (loopback), fire + outcomes + write-behind until committed; per persisted firing ({:.0}/s; goal >= 20000/s: {})",
+            1e9 / ours_ns,
+            if 1e9 / ours_ns >= 20_000.0 {
+                "met"
+            } else {
+                "MISSED"
+            }
+        ),
+    })
+}

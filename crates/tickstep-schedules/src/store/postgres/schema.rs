@@ -1,0 +1,117 @@
+//! The `PostgreSQL` schema and its versioned migrations.
+//!
+//! Every table is prefixed `tickstep_`, so the store can live in a database another application
+//! already uses without touching (or misreading) its tables. `tickstep_schema_migrations` holds a
+//! row per applied version, like the `SQLite` store's `schema_migrations`. Migrations run in one
+//! transaction under a transaction-scoped advisory lock, so nodes opening the same database at
+//! once migrate it once, and a failure leaves the previous version whole (`PostgreSQL` DDL is
+//! transactional). A database migrated by a newer build is refused with
+//! [`Error::SchemaTooNew`].
+//!
+//! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
+//! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
+//! to query them).
+
+use postgres::Client;
+
+use super::database_error;
+use crate::Error;
+
+/// The newest schema version this build knows.
+pub(crate) const CURRENT_VERSION: i64 = 1;
+
+/// The advisory lock key that serialises migrations (any constant other applications are
+/// unlikely to pick: "tsch" in ASCII).
+const MIGRATION_LOCK: i64 = 0x7473_6368;
+
+/// Migrations in order: (version, description, SQL).
+const MIGRATIONS: [(i64, &str, &str); 1] = [(
+    1,
+    "schedules table, id high-water mark",
+    "
+    CREATE TABLE tickstep_meta (
+        key   TEXT PRIMARY KEY,
+        value BIGINT NOT NULL
+    );
+    INSERT INTO tickstep_meta (key, value) VALUES ('id_high_water', 0);
+    CREATE TABLE tickstep_schedules (
+        id                 BIGINT  PRIMARY KEY,
+        kind               TEXT    NOT NULL CHECK (kind IN ('at', 'every')),
+        target             BIGINT  NOT NULL,
+        verb               TEXT    NOT NULL,
+        args               TEXT,             -- JSON list; NULL for none
+        state              TEXT,             -- JSON value; NULL for none
+        owner              BIGINT  NOT NULL, -- also the authority principal
+        player             BIGINT  NOT NULL,
+        interval_ns        BIGINT  NOT NULL,
+        interval_clamped   BOOLEAN NOT NULL,
+        jitter_ns          BIGINT  NOT NULL,
+        max_faults         BIGINT  NOT NULL,
+        catchup            TEXT    NOT NULL,
+        overlap            TEXT    NOT NULL,
+        adaptive           BOOLEAN NOT NULL,
+        pass_elapsed       BOOLEAN NOT NULL,
+        created_at         BIGINT  NOT NULL, -- Unix nanoseconds
+        -- cadence state below: written behind, once per tick
+        next_run           BIGINT  NOT NULL,
+        fire_at            BIGINT  NOT NULL,
+        armed              BOOLEAN NOT NULL,
+        last_run           BIGINT  NOT NULL,
+        run_count          BIGINT  NOT NULL,
+        fault_count        BIGINT  NOT NULL,
+        consecutive_faults BIGINT  NOT NULL,
+        missed_count       BIGINT  NOT NULL,
+        overlap_count      BIGINT  NOT NULL,
+        last_duration_ns   BIGINT  NOT NULL,
+        backlog            INTEGER NOT NULL,
+        queued             BIGINT,
+        last_fault         TEXT,             -- JSON {\"kind\": .., \"value\": ..}
+        running            TEXT              -- JSON [[run id, nominal, started], ..]
+    );
+    ",
+)];
+
+/// Creates the migration table if needed and applies every migration the database lacks, in one
+/// transaction under the migration lock.
+pub(crate) fn migrate(client: &mut Client) -> Result<(), Error> {
+    let mut tx = client
+        .transaction()
+        .map_err(database_error("starting a migration"))?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(database_error("taking the migration lock"))?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS tickstep_schema_migrations (
+             version     BIGINT PRIMARY KEY,
+             description TEXT NOT NULL,
+             applied_at  TIMESTAMPTZ NOT NULL DEFAULT now()
+         );",
+    )
+    .map_err(database_error("creating the migration table"))?;
+    let found: i64 = tx
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0) FROM tickstep_schema_migrations",
+            &[],
+        )
+        .map_err(database_error("reading the schema version"))?
+        .get(0);
+    if found > CURRENT_VERSION {
+        return Err(Error::SchemaTooNew {
+            found,
+            supported: CURRENT_VERSION,
+        });
+    }
+    for (version, description, sql) in MIGRATIONS {
+        if version <= found {
+            continue;
+        }
+        tx.batch_execute(sql)
+            .map_err(database_error("applying a migration"))?;
+        tx.execute(
+            "INSERT INTO tickstep_schema_migrations (version, description) VALUES ($1, $2)",
+            &[&version, &description],
+        )
+        .map_err(database_error("recording a migration"))?;
+    }
+    tx.commit()
+        .map_err(database_error("committing the migrations"))
+}

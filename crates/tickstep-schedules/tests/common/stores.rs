@@ -1,0 +1,179 @@
+//! The back ends the integration suite runs on, and [`on_both_stores!`] / [`on_every_store!`],
+//! which turn one test body into a `sqlite` and a `postgres` test (and a `memory` one).
+//!
+//! A test written with it gets a [`Store`]: a location to open (a file path or a `postgres://`
+//! URL, both given to `Schedules::open` as they are) and a way to read the stored rows with SQL,
+//! as an operator would. Table names are written as the `SQLite` store spells them
+//! (`schedules`, `schema_migrations`); [`Store::sql`] maps them to the `PostgreSQL` store's
+//! prefixed tables. The `postgres` half skips (saying why) when there is no server, unless
+//! `TICKSTEP_REQUIRE_PG=1`.
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::Path;
+
+/// One store a test runs on.
+pub struct Store {
+    location: String,
+    kind: Kind,
+    _dir: Option<tempfile::TempDir>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// No store: `Schedules::in_memory`.
+    Memory,
+    Sqlite,
+    Postgres,
+}
+
+impl Store {
+    /// No store at all: the engine runs in memory.
+    pub fn memory() -> Store {
+        Store {
+            location: String::new(),
+            kind: Kind::Memory,
+            _dir: None,
+        }
+    }
+
+    /// A fresh `SQLite` file in a temp directory.
+    pub fn sqlite() -> Store {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir
+            .path()
+            .join("schedules.db")
+            .to_str()
+            .unwrap()
+            .to_string();
+        Store {
+            location,
+            kind: Kind::Sqlite,
+            _dir: Some(dir),
+        }
+    }
+
+    /// The `PostgreSQL` database at `url` (fresh, from `pg_or_skip!`).
+    pub fn postgres(url: String) -> Store {
+        Store {
+            location: url,
+            kind: Kind::Postgres,
+            _dir: None,
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// What `Schedules::open` is given.
+    pub fn path(&self) -> &Path {
+        Path::new(&self.location)
+    }
+
+    /// `sql` with the `SQLite` store's table names mapped to this store's.
+    pub fn sql(&self, sql: &str) -> String {
+        match self.kind {
+            Kind::Memory | Kind::Sqlite => sql.to_string(),
+            Kind::Postgres => sql
+                .replace("schema_migrations", "tickstep_schema_migrations")
+                .replace("FROM schedules", "FROM tickstep_schedules")
+                .replace("UPDATE schedules", "UPDATE tickstep_schedules"),
+        }
+    }
+
+    /// The first column of the first row of `sql`, an integer (`NULL` reads as 0).
+    pub fn count(&self, sql: &str) -> i64 {
+        let sql = self.sql(sql);
+        match self.kind {
+            Kind::Memory => panic!("an in-memory engine has no rows to count"),
+            Kind::Sqlite => {
+                let conn = rusqlite::Connection::open(&self.location).unwrap();
+                conn.query_row(&sql, [], |r| r.get::<_, Option<i64>>(0))
+                    .unwrap()
+                    .unwrap_or(0)
+            }
+            Kind::Postgres => {
+                let mut client =
+                    postgres::Client::connect(&self.location, postgres::NoTls).unwrap();
+                // SUM over BIGINT is NUMERIC in PostgreSQL: read every answer as a BIGINT.
+                let row = client
+                    .query_one(&format!("SELECT ({sql})::bigint"), &[])
+                    .unwrap();
+                row.get::<_, Option<i64>>(0).unwrap_or(0)
+            }
+        }
+    }
+
+    /// Runs `sql` (statements, no results) beside the engine.
+    pub fn execute(&self, sql: &str) {
+        let sql = self.sql(sql);
+        match self.kind {
+            Kind::Memory => panic!("an in-memory engine has no database"),
+            Kind::Sqlite => rusqlite::Connection::open(&self.location)
+                .unwrap()
+                .execute_batch(&sql)
+                .unwrap(),
+            Kind::Postgres => postgres::Client::connect(&self.location, postgres::NoTls)
+                .unwrap()
+                .batch_execute(&sql)
+                .unwrap(),
+        }
+    }
+}
+
+/// `on_both_stores! { fn name(store) { body } }`: a module `name` with a test `sqlite` and a
+/// test `postgres`, each running `body` with `store: &Store` on a fresh store of its kind.
+#[macro_export]
+macro_rules! on_both_stores {
+    ($(#[$meta:meta])* fn $name:ident($store:ident) $body:block) => {
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            fn body($store: &$crate::common::stores::Store) $body
+
+            #[test]
+            fn sqlite() {
+                body(&$crate::common::stores::Store::sqlite());
+            }
+
+            #[test]
+            fn postgres() {
+                let url = $crate::pg_or_skip!(stringify!($name));
+                body(&$crate::common::stores::Store::postgres(url));
+            }
+        }
+    };
+}
+
+/// `on_every_store! { fn name(store) { body } }`: like [`on_both_stores!`], plus a `memory` test on
+/// an engine with no store — for behaviour that must not depend on the store at all.
+#[macro_export]
+macro_rules! on_every_store {
+    ($(#[$meta:meta])* fn $name:ident($store:ident) $body:block) => {
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            fn body($store: &$crate::common::stores::Store) $body
+
+            #[test]
+            fn memory() {
+                body(&$crate::common::stores::Store::memory());
+            }
+
+            #[test]
+            fn sqlite() {
+                body(&$crate::common::stores::Store::sqlite());
+            }
+
+            #[test]
+            fn postgres() {
+                let url = $crate::pg_or_skip!(stringify!($name));
+                body(&$crate::common::stores::Store::postgres(url));
+            }
+        }
+    };
+}
