@@ -1,5 +1,5 @@
 //! The `PostgreSQL` store: the same boundary as the `SQLite` store, over the network, with the
-//! network kept off the engine's thread.
+//! network kept off the engine's thread (docs/schedules.md §11.13–§11.20).
 //!
 //! [`Schedules::open`](crate::Schedules::open) picks it when the location is a `postgres://` (or
 //! `postgresql://`) URL, in a build with the `postgres` feature. Opening connects, migrates the

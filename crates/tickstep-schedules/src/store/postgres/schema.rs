@@ -1,4 +1,4 @@
-//! The `PostgreSQL` schema and its versioned migrations.
+//! The `PostgreSQL` schema and its versioned migrations (docs/schedules.md §11.13).
 //!
 //! Every table is prefixed `tickstep_`, so the store can live in a database another application
 //! already uses without touching (or misreading) its tables. `tickstep_schema_migrations` holds a

@@ -1,4 +1,5 @@
-//! The store thread: the one place the `PostgreSQL` connection is used.
+//! The store thread: the one place the `PostgreSQL` connection is used (docs/schedules.md
+//! §11.14–§11.16).
 //!
 //! The engine's thread sends [`Request`]s down a channel. A tick's cadence updates
 //! ([`Request::Behind`]) are queued and the sender never waits: the thread drains everything that
