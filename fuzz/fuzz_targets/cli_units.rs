@@ -28,7 +28,17 @@ use units::{
 };
 
 const UNITS: [&str; 9] = ["ns", "us", "µs", "ms", "s", "m", "h", "", "x"];
-const PRIORITIES: [&str; 9] = ["kernel", "HIGH", "normal", "low", "background", "3", "0", "6", " 2 "];
+const PRIORITIES: [&str; 9] = [
+    "kernel",
+    "HIGH",
+    "normal",
+    "low",
+    "background",
+    "3",
+    "0",
+    "6",
+    " 2 ",
+];
 
 fn check_duration(text: &str) {
     let parsed = parse_duration(text);
@@ -39,16 +49,25 @@ fn check_duration(text: &str) {
         Err(_) => assert!(positive.is_err(), "{text:?}"),
     }
     let Ok(d) = parsed else { return };
-    let unit_ok = ["ns", "us", "µs", "ms", "s", "m", "h"].iter().any(|u| text.trim().ends_with(u));
+    let unit_ok = ["ns", "us", "µs", "ms", "s", "m", "h"]
+        .iter()
+        .any(|u| text.trim().ends_with(u));
     assert!(unit_ok, "{text:?} parsed without a unit");
 
     let printed = format!("{d:?}");
-    assert_eq!(parse_duration(&printed), Ok(d), "{text:?} -> {d:?} printed {printed:?}");
+    assert_eq!(
+        parse_duration(&printed),
+        Ok(d),
+        "{text:?} -> {d:?} printed {printed:?}"
+    );
 
     let nanos = format!("{}ns", d.as_nanos());
     let back = parse_duration(&nanos).unwrap_or_else(|e| panic!("{nanos:?}: {e}"));
     let tolerance = (d.as_nanos() >> 50).max(1);
-    assert!(back.as_nanos().abs_diff(d.as_nanos()) <= tolerance, "{nanos:?} -> {back:?}");
+    assert!(
+        back.as_nanos().abs_diff(d.as_nanos()) <= tolerance,
+        "{nanos:?} -> {back:?}"
+    );
 }
 
 fn check_priority(text: &str) {
@@ -64,7 +83,11 @@ fn check_priority(text: &str) {
         .iter()
         .find(|(name, level)| key == *name || key == level.to_string())
         .map(|&(_, level)| level);
-    assert_eq!(parse_priority(text).ok().map(|p| p.level()), expected, "{text:?}");
+    assert_eq!(
+        parse_priority(text).ok().map(|p| p.level()),
+        expected,
+        "{text:?}"
+    );
 }
 
 fn check_load(text: &str) {
@@ -77,7 +100,11 @@ fn check_load(text: &str) {
         format!("{}={}x{:?}", load.priority.level(), load.count, load.cost),
         format!("{name}={}x{:?}", load.count, load.cost),
     ] {
-        assert_eq!(parse_load(&printed), Ok(load), "{text:?} printed {printed:?}");
+        assert_eq!(
+            parse_load(&printed),
+            Ok(load),
+            "{text:?} printed {printed:?}"
+        );
     }
 }
 
@@ -114,7 +141,12 @@ fn load_text(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
         1 => MAX_TASKS_PER_FRAME + u.int_in_range(0..=1)?,
         _ => u.arbitrary()?,
     };
-    Ok(format!("{}={}x{}", u.choose(&PRIORITIES)?, count, duration_text(u)?))
+    Ok(format!(
+        "{}={}x{}",
+        u.choose(&PRIORITIES)?,
+        count,
+        duration_text(u)?
+    ))
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -13,10 +13,10 @@
 
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
+use tickstep_fuzz::value;
 use tickstep_kernel::clock::ManualClock;
 use tickstep_schedules::testkit::{TestRunner, TestWorld};
 use tickstep_schedules::{Catchup, Error, OPTION_KEYS, Options, Overlap, Schedules, Value};
-use tickstep_fuzz::value;
 
 /// How a well-formed map must parse, or the key of the first pair it must refuse.
 fn model(options: &Value) -> Result<Options, Option<String>> {
@@ -82,7 +82,12 @@ fn check(options: &Value, u: &mut Unstructured<'_>) {
     let world = TestWorld::new();
     let wizard = world.add_wizard();
     world.add_verb(wizard, "tick");
-    let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    let engine = Schedules::in_memory(
+        ManualClock::new(),
+        world,
+        TestRunner::new(),
+        Default::default(),
+    );
     let mut txn = engine.begin(wizard);
     let every = u.arbitrary::<bool>().unwrap_or(false);
     let created = if every {
@@ -93,7 +98,9 @@ fn check(options: &Value, u: &mut Unstructured<'_>) {
     };
     match created {
         Ok(id) => {
-            let info = txn.schedule_info(id).expect("a schedule just created has info");
+            let info = txn
+                .schedule_info(id)
+                .expect("a schedule just created has info");
             assert!(info.jitter.is_finite() && info.jitter >= 0.0, "{info:?}");
             txn.commit().expect("in-memory commit");
         }

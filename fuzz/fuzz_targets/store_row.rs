@@ -25,21 +25,47 @@ use std::time::Duration;
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use rusqlite::{Connection, params};
+use tickstep_fuzz::{text, value};
 use tickstep_kernel::clock::{Clock, ManualClock};
 use tickstep_schedules::testkit::{TestRunner, TestWorld};
 use tickstep_schedules::{
     Catchup, Error, Inspector, ObjId, Options, ScheduleId, Schedules, StoredSchedule, Value,
 };
-use tickstep_fuzz::{text, value};
 
 /// The `schedules` columns in the codec's order (`id` first; it is never edited: it is the
 /// table's integer primary key, and SQLite refuses anything else there).
 const COLUMNS: [&str; 31] = [
-    "id", "kind", "target", "verb", "args", "state", "owner", "player", "interval_ns",
-    "interval_clamped", "jitter_ns", "max_faults", "catchup", "overlap", "adaptive",
-    "pass_elapsed", "created_at", "next_run", "fire_at", "armed", "last_run", "run_count",
-    "fault_count", "consecutive_faults", "missed_count", "overlap_count", "last_duration_ns",
-    "backlog", "queued", "last_fault", "running",
+    "id",
+    "kind",
+    "target",
+    "verb",
+    "args",
+    "state",
+    "owner",
+    "player",
+    "interval_ns",
+    "interval_clamped",
+    "jitter_ns",
+    "max_faults",
+    "catchup",
+    "overlap",
+    "adaptive",
+    "pass_elapsed",
+    "created_at",
+    "next_run",
+    "fire_at",
+    "armed",
+    "last_run",
+    "run_count",
+    "fault_count",
+    "consecutive_faults",
+    "missed_count",
+    "overlap_count",
+    "last_duration_ns",
+    "backlog",
+    "queued",
+    "last_fault",
+    "running",
 ];
 
 struct Fixture {
@@ -65,8 +91,12 @@ fn world() -> (TestWorld, ObjId) {
 
 fn build_fixture() -> Fixture {
     let shm = Path::new("/dev/shm");
-    let dir = if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }
-        .expect("a temporary directory");
+    let dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm)
+    } else {
+        tempfile::tempdir()
+    }
+    .expect("a temporary directory");
     let path = dir.path().join("schedules.db");
     let clock = ManualClock::new();
     let created_unix_nanos = clock.unix_nanos();
@@ -74,17 +104,29 @@ fn build_fixture() -> Fixture {
     let engine = Schedules::open(&path, clock, world, TestRunner::new(), Default::default())
         .expect("a fresh store");
     let mut txn = engine.begin(wizard);
-    let options = Options::new().state(Value::from("s")).catchup(Catchup::All).jitter_seconds(1.0);
+    let options = Options::new()
+        .state(Value::from("s"))
+        .catchup(Catchup::All)
+        .jitter_seconds(1.0);
     let every = txn
-        .schedule_every(wizard, "tick", 60.0, vec![Value::Int(1), Value::from("a")], options)
+        .schedule_every(
+            wizard,
+            "tick",
+            60.0,
+            vec![Value::Int(1), Value::from("a")],
+            options,
+        )
         .expect("schedule_every");
     let when = engine.now_unix_seconds() + 30.0;
-    let at = txn.schedule_at(wizard, "tick", when, vec![], Options::new()).expect("schedule_at");
+    let at = txn
+        .schedule_at(wizard, "tick", when, vec![], Options::new())
+        .expect("schedule_at");
     txn.commit().expect("commit");
     engine.flush().expect("flush");
     drop(engine);
     let conn = Connection::open(&path).expect("reopen");
-    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).expect("checkpoint");
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .expect("checkpoint");
     drop(conn);
     let strict = std::fs::read(&path).expect("read the store");
 
@@ -94,15 +136,28 @@ fn build_fixture() -> Fixture {
         COLUMNS[1..].join(", ")
     );
     let conn = Connection::open(&path).expect("reopen");
-    conn.execute_batch("PRAGMA writable_schema = ON").expect("writable_schema");
-    conn.execute("UPDATE sqlite_schema SET sql = ?1 WHERE name = 'schedules'", [&loose_sql])
-        .expect("rewrite the table's declaration");
-    conn.execute_batch("PRAGMA writable_schema = OFF").expect("writable_schema off");
-    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).expect("checkpoint");
+    conn.execute_batch("PRAGMA writable_schema = ON")
+        .expect("writable_schema");
+    conn.execute(
+        "UPDATE sqlite_schema SET sql = ?1 WHERE name = 'schedules'",
+        [&loose_sql],
+    )
+    .expect("rewrite the table's declaration");
+    conn.execute_batch("PRAGMA writable_schema = OFF")
+        .expect("writable_schema off");
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .expect("checkpoint");
     drop(conn);
     let loose = std::fs::read(&path).expect("read the loose store");
     let as_sql = |id: ScheduleId| i64::from_ne_bytes(id.get().to_ne_bytes());
-    Fixture { path, strict, loose, ids: [as_sql(every), as_sql(at)], created_unix_nanos, _dir: dir }
+    Fixture {
+        path,
+        strict,
+        loose,
+        ids: [as_sql(every), as_sql(at)],
+        created_unix_nanos,
+        _dir: dir,
+    }
 }
 
 /// A value for one cell.
@@ -130,8 +185,19 @@ fn json_text(u: &mut Unstructured<'_>, column: &str) -> Result<String> {
             serde_json::to_string(&items).unwrap_or_default()
         }
         "last_fault" => {
-            let kinds = ["error", "killed", "time_limit", "max_faults", "nope", "E_PERM"];
-            format!("{{\"kind\":\"{}\",\"value\":{}}}", u.choose(&kinds)?, enc(&v(u)?))
+            let kinds = [
+                "error",
+                "killed",
+                "time_limit",
+                "max_faults",
+                "nope",
+                "E_PERM",
+            ];
+            format!(
+                "{{\"kind\":\"{}\",\"value\":{}}}",
+                u.choose(&kinds)?,
+                enc(&v(u)?)
+            )
         }
         "running" => {
             let mut triples = Vec::new();
@@ -199,9 +265,14 @@ fn check_kept(s: &StoredSchedule, column: &str, cell: &Cell) {
         ("catchup", Cell::Text(t)) => assert_eq!(s.catchup.as_str(), t),
         ("overlap", Cell::Text(t)) => assert_eq!(s.overlap.as_str(), t),
         ("state", Cell::Text(t)) => {
-            assert_eq!(s.state.as_ref(), Some(&serde_json::from_str::<Value>(t).unwrap()));
+            assert_eq!(
+                s.state.as_ref(),
+                Some(&serde_json::from_str::<Value>(t).unwrap())
+            );
         }
-        ("args", Cell::Text(t)) => assert_eq!(s.args, serde_json::from_str::<Vec<Value>>(t).unwrap()),
+        ("args", Cell::Text(t)) => {
+            assert_eq!(s.args, serde_json::from_str::<Vec<Value>>(t).unwrap())
+        }
         ("state" | "args" | "last_fault" | "running", Cell::Null) => {}
         _ => {}
     }
@@ -272,7 +343,10 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         }
         Err(err) => {
             assert!(matches!(err, Error::Store { .. }), "{err:?}");
-            assert!(names_a_column(err, &edited), "{err} names none of {edited:?}");
+            assert!(
+                names_a_column(err, &edited),
+                "{err} names none of {edited:?}"
+            );
         }
     }
     for (i, &raw) in fx.ids.iter().enumerate() {
@@ -281,7 +355,11 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
             (Ok(Some(one)), Ok(rows)) => assert_eq!(Some(&one), rows.iter().find(|s| s.id == id)),
             (Err(err), Err(_)) => {
                 assert!(matches!(err, Error::Store { .. }), "{err:?}");
-                let mine: Vec<_> = applied.iter().filter(|(r, ..)| *r == i).map(|&(_, c, _)| (c, COLUMNS[c])).collect();
+                let mine: Vec<_> = applied
+                    .iter()
+                    .filter(|(r, ..)| *r == i)
+                    .map(|&(_, c, _)| (c, COLUMNS[c]))
+                    .collect();
                 assert!(names_a_column(&err, &mine), "{err} names none of {mine:?}");
             }
             (Ok(Some(_)), Err(_)) => {} // the other row is the broken one
@@ -293,12 +371,21 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     // The engine, at some later time.
     let clock = ManualClock::starting_at_unix_nanos(fx.created_unix_nanos + later);
     let (world, _) = world();
-    let engine = Schedules::open(path, clock.clone(), world, TestRunner::new(), Default::default());
+    let engine = Schedules::open(
+        path,
+        clock.clone(),
+        world,
+        TestRunner::new(),
+        Default::default(),
+    );
     let engine = match (engine, &listed) {
         (Ok(engine), Ok(_)) => engine,
         (Err(err), Err(_)) => {
             assert!(matches!(err, Error::Store { .. }), "{err:?}");
-            assert!(names_a_column(&err, &edited), "{err} names none of {edited:?}");
+            assert!(
+                names_a_column(&err, &edited),
+                "{err} names none of {edited:?}"
+            );
             return Ok(());
         }
         (Ok(_), Err(err)) => panic!("the engine loaded what the inspector refused: {err}"),

@@ -21,7 +21,10 @@ const DECODER_DEPTH_BOUND: usize = 64;
 fn round_trip(v: &Value) {
     let text = serde_json::to_vec(v).expect("a finite value encodes");
     let back: Value = serde_json::from_slice(&text).unwrap_or_else(|e| {
-        panic!("{v:?} encoded as {} does not decode: {e}", String::from_utf8_lossy(&text))
+        panic!(
+            "{v:?} encoded as {} does not decode: {e}",
+            String::from_utf8_lossy(&text)
+        )
     });
     assert_eq!(&back, v, "encoded as {}", String::from_utf8_lossy(&text));
     let again = serde_json::to_vec(&back).expect("re-encode");

@@ -6,7 +6,7 @@
 //! without recursing deep enough to exhaust the fuzzer's stack.
 
 use arbitrary::{Result, Unstructured};
-use tickstep_schedules::{ObjId, OPTION_KEYS, Value};
+use tickstep_schedules::{OPTION_KEYS, ObjId, Value};
 
 /// Strings the parsers give meaning to, so the fuzzer reaches past "unknown key" quickly.
 const WORDS: [&str; 14] = [

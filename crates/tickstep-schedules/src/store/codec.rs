@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use rusqlite::Row;
+use rusqlite::types::FromSqlError;
 
 use crate::engine::Interner;
 use crate::engine::entry::{Entry, Extra, Kind, Running};
@@ -180,6 +181,26 @@ fn corrupt(what: &str, text: &str) -> rusqlite::Error {
     )
 }
 
+/// Column `i` as borrowed text, or an error naming the column. (`ValueRef::as_str`'s own error,
+/// converted by `?`, names neither the column nor its type: a blob or non-UTF-8 text in `verb`
+/// would read as a bare "Invalid type".)
+fn text_column<'r>(row: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    let value = row.get_ref(i)?;
+    value.as_str().map_err(|e| {
+        let name = row.as_ref().column_name(i).unwrap_or("?").to_owned();
+        match e {
+            FromSqlError::InvalidType => {
+                rusqlite::Error::InvalidColumnType(i, name, value.data_type())
+            }
+            other => rusqlite::Error::FromSqlConversionFailure(
+                i,
+                value.data_type(),
+                format!("{name} is not UTF-8 text: {other}").into(),
+            ),
+        }
+    })
+}
+
 fn parse_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> rusqlite::Result<T> {
     serde_json::from_str(text).map_err(|_| corrupt(what, text))
 }
@@ -191,17 +212,17 @@ pub(crate) fn decode(
 ) -> rusqlite::Result<(Entry, Vec<Running>)> {
     let u = |i: usize| -> rusqlite::Result<u64> { row.get::<_, i64>(i).map(from_sql) };
     let text = |i: usize| -> rusqlite::Result<Option<String>> { row.get::<_, Option<String>>(i) };
-    let kind = match row.get_ref(1)?.as_str()? {
+    let kind = match text_column(row, 1)? {
         "at" => Kind::At,
         "every" => Kind::Every,
         other => return Err(corrupt("kind", other)),
     };
-    let verb = verbs.intern(row.get_ref(3)?.as_str()?);
+    let verb = verbs.intern(text_column(row, 3)?);
     let args: Option<Vec<Value>> = text(4)?.map(|t| parse_json("args", &t)).transpose()?;
     let state: Option<Value> = text(5)?.map(|t| parse_json("state", &t)).transpose()?;
-    let catchup_text = row.get_ref(12)?.as_str()?;
+    let catchup_text = text_column(row, 12)?;
     let catchup = Catchup::parse(catchup_text).ok_or_else(|| corrupt("catchup", catchup_text))?;
-    let overlap_text = row.get_ref(13)?.as_str()?;
+    let overlap_text = text_column(row, 13)?;
     let overlap = Overlap::parse(overlap_text).ok_or_else(|| corrupt("overlap", overlap_text))?;
     let last_fault = text(29)?
         .map(|t| {

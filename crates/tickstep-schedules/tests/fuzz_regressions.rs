@@ -1,0 +1,73 @@
+//! Inputs the fuzzers (`fuzz/`, README "Fuzzing") found, kept as tests so they stay fixed.
+//!
+//! `store_row`: a text column of a stored schedule (`verb`, `catchup`, `overlap`) holding a blob
+//! or text that is not UTF-8 — the table's declared types allow both — was refused with a bare
+//! "Invalid type" (or "invalid utf-8 …"), naming neither the column nor the row's field, against
+//! the promise that a corrupt value is named in the error.
+
+use rusqlite::Connection;
+use tickstep_kernel::clock::ManualClock;
+use tickstep_schedules::testkit::{TestRunner, TestWorld};
+use tickstep_schedules::{Error, Inspector, Options, ScheduleId, Schedules};
+
+/// A store holding one recurring schedule; its id as the store keeps it.
+fn store_with_one_schedule(path: &std::path::Path) -> ScheduleId {
+    let world = TestWorld::new();
+    let wizard = world.add_wizard();
+    world.add_verb(wizard, "tick");
+    let engine = Schedules::open(
+        path,
+        ManualClock::new(),
+        world,
+        TestRunner::new(),
+        Default::default(),
+    )
+    .unwrap();
+    let mut txn = engine.begin(wizard);
+    let id = txn
+        .schedule_every(wizard, "tick", 60.0, vec![], Options::new())
+        .unwrap();
+    txn.commit().unwrap();
+    id
+}
+
+/// Every way the store refuses the file, as text.
+fn refusals(path: &std::path::Path, id: ScheduleId) -> Vec<String> {
+    let inspector = Inspector::open(path).unwrap();
+    let listed = inspector.list().unwrap_err();
+    let got = inspector.get(id).unwrap_err();
+    let opened = Schedules::open(
+        path,
+        ManualClock::new(),
+        TestWorld::new(),
+        TestRunner::new(),
+        Default::default(),
+    )
+    .err()
+    .expect("the engine refuses the row too");
+    [listed, got, opened]
+        .into_iter()
+        .map(|e| {
+            assert!(matches!(e, Error::Store { .. }), "{e:?}");
+            e.to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_text_column_holding_a_blob_or_bad_utf8_is_refused_naming_the_column() {
+    for column in ["verb", "catchup", "overlap"] {
+        for value in ["X'00ff'", "CAST(X'ff' AS TEXT)"] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("s.db");
+            let id = store_with_one_schedule(&path);
+            Connection::open(&path)
+                .unwrap()
+                .execute(&format!("UPDATE schedules SET {column} = {value}"), [])
+                .unwrap();
+            for message in refusals(&path, id) {
+                assert!(message.contains(column), "{column} = {value}: {message}");
+            }
+        }
+    }
+}
