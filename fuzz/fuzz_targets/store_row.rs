@@ -318,14 +318,16 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         let _ = std::fs::remove_file(p);
     }
     std::fs::write(path, if loose { &fx.loose } else { &fx.strict }).expect("write the image");
-    let conn = Connection::open(path).expect("open the image");
+    let mut conn = Connection::open(path).expect("open the image");
+    let tx = conn.transaction().expect("begin");
     let mut applied: Vec<(usize, usize, Cell)> = Vec::new();
     for (row, column, cell) in edits {
-        if write(&conn, fx.ids[row], COLUMNS[column], &cell) {
+        if write(&tx, fx.ids[row], COLUMNS[column], &cell) {
             applied.retain(|(r, c, _)| (*r, *c) != (row, column));
             applied.push((row, column, cell));
         }
     }
+    tx.commit().expect("commit the edits");
     drop(conn);
     let edited: Vec<(usize, &str)> = applied.iter().map(|&(_, c, _)| (c, COLUMNS[c])).collect();
 

@@ -8,7 +8,7 @@
 use rusqlite::Connection;
 use tickstep_kernel::clock::ManualClock;
 use tickstep_schedules::testkit::{TestRunner, TestWorld};
-use tickstep_schedules::{Error, Inspector, Options, ScheduleId, Schedules};
+use tickstep_schedules::{Config, Error, Inspector, Options, ScheduleId, Schedules};
 
 /// A store holding one recurring schedule; its id as the store keeps it.
 fn store_with_one_schedule(path: &std::path::Path) -> ScheduleId {
@@ -20,7 +20,7 @@ fn store_with_one_schedule(path: &std::path::Path) -> ScheduleId {
         ManualClock::new(),
         world,
         TestRunner::new(),
-        Default::default(),
+        Config::default(),
     )
     .unwrap();
     let mut txn = engine.begin(wizard);
@@ -41,7 +41,7 @@ fn refusals(path: &std::path::Path, id: ScheduleId) -> Vec<String> {
         ManualClock::new(),
         TestWorld::new(),
         TestRunner::new(),
-        Default::default(),
+        Config::default(),
     )
     .err()
     .expect("the engine refuses the row too");
