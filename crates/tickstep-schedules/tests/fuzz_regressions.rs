@@ -71,3 +71,47 @@ fn a_text_column_holding_a_blob_or_bad_utf8_is_refused_naming_the_column() {
         }
     }
 }
+
+/// `value_json`: serde_json's default float parser may land one unit in the last place away, so
+/// a float in `state` or `args` came back from the store a different number
+/// (3.131513062514021e-294 read as 3.1315130625140214e-294). The workspace enables serde_json's
+/// `float_roundtrip`.
+#[test]
+fn a_stored_float_reads_back_bit_for_bit() {
+    use tickstep_schedules::Value;
+    let floats = [
+        3.131_513_062_514_021e-294,
+        4.244_056_466_6e-314,
+        2.479_337_265_619_248_7e183,
+    ];
+    let state = Value::List(floats.iter().copied().map(Value::Float).collect());
+    let json = serde_json::to_string(&state).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&json).unwrap(),
+        state,
+        "{json}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let world = TestWorld::new();
+    let wizard = world.add_wizard();
+    world.add_verb(wizard, "tick");
+    let engine = Schedules::open(
+        &path,
+        ManualClock::new(),
+        world,
+        TestRunner::new(),
+        Config::default(),
+    )
+    .unwrap();
+    let mut txn = engine.begin(wizard);
+    let options = Options::new().state(state.clone());
+    let id = txn
+        .schedule_every(wizard, "tick", 60.0, vec![state.clone()], options)
+        .unwrap();
+    txn.commit().unwrap();
+    let stored = Inspector::open(&path).unwrap().get(id).unwrap().unwrap();
+    assert_eq!(stored.state, Some(state.clone()));
+    assert_eq!(stored.args, vec![state]);
+}
