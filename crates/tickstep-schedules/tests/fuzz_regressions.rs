@@ -72,9 +72,9 @@ fn a_text_column_holding_a_blob_or_bad_utf8_is_refused_naming_the_column() {
     }
 }
 
-/// `value_json`: serde_json's default float parser may land one unit in the last place away, so
+/// `value_json`: `serde_json`'s default float parser may land one unit in the last place away, so
 /// a float in `state` or `args` came back from the store a different number
-/// (3.131513062514021e-294 read as 3.1315130625140214e-294). The workspace enables serde_json's
+/// (3.131513062514021e-294 read as 3.1315130625140214e-294). The workspace enables `serde_json`'s
 /// `float_roundtrip`.
 #[test]
 fn a_stored_float_reads_back_bit_for_bit() {
