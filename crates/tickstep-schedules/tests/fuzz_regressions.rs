@@ -115,3 +115,46 @@ fn a_stored_float_reads_back_bit_for_bit() {
     assert_eq!(stored.state, Some(state.clone()));
     assert_eq!(stored.args, vec![state]);
 }
+
+/// `store_row`: a stored row whose counters sit at their maximum (a damaged file, or a
+/// schedule that fired 2^64 times) made the next firing overflow `run_count` — a panic in a
+/// checked build. Counters loaded from the store now saturate.
+#[test]
+fn counters_at_their_maximum_saturate_when_the_schedule_fires() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let id = store_with_one_schedule(&path);
+    Connection::open(&path)
+        .unwrap()
+        .execute(
+            "UPDATE schedules SET run_count = -1, fault_count = -1, missed_count = -1, \
+             overlap_count = -1, consecutive_faults = 4294967295",
+            [],
+        )
+        .unwrap();
+    let clock = ManualClock::new();
+    // The same world as the one that created it, so the verb resolves and the firing starts.
+    let world = TestWorld::new();
+    let wizard = world.add_wizard();
+    world.add_verb(wizard, "tick");
+    let engine = Schedules::open(
+        &path,
+        clock.clone(),
+        world,
+        TestRunner::new(),
+        Config::default(),
+    )
+    .unwrap();
+    for _ in 0..3 {
+        clock.advance(Duration::from_secs(61));
+        engine.tick().unwrap();
+    }
+    engine.flush().unwrap();
+    drop(engine);
+    let stored = Inspector::open(&path).unwrap().get(id).unwrap();
+    if let Some(stored) = stored {
+        assert_eq!(stored.run_count, u64::MAX);
+        assert_eq!(stored.missed_count, u64::MAX);
+    }
+}
