@@ -1,107 +1,129 @@
-//! The options map parser (`Options::from_map`), fed maps built from arbitrary bytes: known and
-//! unknown keys, every value type, nesting. A map that parses is then used to create a schedule
-//! on an in-memory engine (which checks what the parser cannot: jitter range, state size and
-//! storability) and fired, so an accepted option can never panic the engine later.
+//! `Options::from_map` on arbitrary `Value` trees (built from the bytes, or decoded from the bytes
+//! as JSON), then the options used to create a schedule in an in-memory engine.
+//!
+//! Properties, beyond "never panics":
+//! - `from_map` agrees with an independent model built on the typed builder: it succeeds exactly
+//!   when every key is a known option spelled as a string or symbol and every value has the type
+//!   the docs give, and then equals the builder applied pair by pair (the last repeat wins);
+//! - every refusal is `E_INVARG` and names the offending key (or, for a non-text key or a
+//!   non-map, carries that value's text);
+//! - creating a schedule with parsed options either succeeds or fails with a typed error; it
+//!   never panics, whatever the jitter, state or player.
 #![no_main]
 
+use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
+use tickstep_fuzz::value;
 use tickstep_kernel::clock::ManualClock;
-use tickstep_schedules::testkit::{CountingRunner, OpenWorld};
-use tickstep_schedules::{ObjId, Options, Schedules, Value};
+use tickstep_schedules::testkit::{TestRunner, TestWorld};
+use tickstep_schedules::{Catchup, Error, OPTION_KEYS, Options, Overlap, Schedules, Value};
 
-const KEYS: [&str; 12] = [
-    "adaptive", "pass_elapsed", "persist", "catchup", "overlap", "jitter", "max_faults", "state",
-    "player", "seconds", "ticks", "",
-];
-const WORDS: [&str; 8] = ["skip", "once", "all", "queue", "concurrent", "Once", "yes", "\u{0}"];
-
-/// Reads bytes as a small program that builds a value.
-struct Bytes<'a>(&'a [u8]);
-
-impl Bytes<'_> {
-    fn byte(&mut self) -> u8 {
-        let Some((&b, rest)) = self.0.split_first() else {
-            return 0;
+/// How a well-formed map must parse, or the key of the first pair it must refuse.
+fn model(options: &Value) -> Result<Options, Option<String>> {
+    let Value::Map(pairs) = options else {
+        return Err(None);
+    };
+    let mut out = Options::new();
+    for (key, v) in pairs {
+        let Some(name) = key.as_text() else {
+            return Err(None);
         };
-        self.0 = rest;
-        b
-    }
-
-    fn u64(&mut self) -> u64 {
-        (0..8).fold(0, |n, _| (n << 8) | u64::from(self.byte()))
-    }
-
-    fn text(&mut self) -> String {
-        let len = usize::from(self.byte() % 16);
-        let bytes: Vec<u8> = (0..len).map(|_| self.byte()).collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
-
-    fn value(&mut self, depth: u32) -> Value {
-        match self.byte() % 11 {
-            0 => Value::Int(self.u64() as i64),
-            1 => Value::Float(f64::from_bits(self.u64())),
-            2 => Value::Float(f64::from(self.byte()) / 4.0),
-            3 => Value::Str(self.text()),
-            4 => Value::from(WORDS[usize::from(self.byte()) % WORDS.len()]),
-            5 => Value::Symbol(self.text()),
-            6 => Value::Obj(ObjId(i64::from(self.byte() as i8))),
-            7 => Value::Bool(self.byte() % 2 == 0),
-            8 if depth < 40 => {
-                let n = self.byte() % 4;
-                Value::List((0..n).map(|_| self.value(depth + 1)).collect())
+        let bad = || Some(name.to_owned());
+        out = match name {
+            "adaptive" => out.adaptive(v.as_flag().ok_or_else(bad)?),
+            "pass_elapsed" => out.pass_elapsed(v.as_flag().ok_or_else(bad)?),
+            "persist" => out.persist(v.as_flag().ok_or_else(bad)?),
+            "catchup" => out.catchup(v.as_text().and_then(Catchup::parse).ok_or_else(bad)?),
+            "overlap" => out.overlap(v.as_text().and_then(Overlap::parse).ok_or_else(bad)?),
+            "jitter" => out.jitter_seconds(match *v {
+                Value::Int(i) => i as f64,
+                Value::Float(f) => f,
+                _ => return Err(bad()),
+            }),
+            "max_faults" => match *v {
+                Value::Int(i) => out.max_faults(u32::try_from(i).map_err(|_| bad())?),
+                _ => return Err(bad()),
+            },
+            "state" => out.state(v.clone()),
+            "player" => match *v {
+                Value::Obj(o) => out.player(o),
+                _ => return Err(bad()),
+            },
+            _ => {
+                assert!(!OPTION_KEYS.contains(&name));
+                return Err(bad());
             }
-            9 if depth < 40 => {
-                let n = self.byte() % 4;
-                Value::Map((0..n).map(|_| (self.value(depth + 1), self.value(depth + 1))).collect())
-            }
-            _ => Value::Int(i64::from(self.byte())),
-        }
+        };
     }
+    Ok(out)
+}
 
-    fn options(&mut self) -> Value {
-        if self.byte() % 8 == 0 {
-            return self.value(0); // not even a map, sometimes
+fn check(options: &Value, u: &mut Unstructured<'_>) {
+    let parsed = Options::from_map(options);
+    match (model(options), &parsed) {
+        // Debug, not `==`: a NaN jitter or state is refused later, not here, and NaN != NaN.
+        (Ok(expected), Ok(got)) => assert_eq!(format!("{expected:?}"), format!("{got:?}")),
+        (Err(key), Err(err)) => {
+            assert_eq!(err.code(), "E_INVARG", "{err}");
+            let Error::InvalidArg { value, .. } = err else {
+                panic!("not InvalidArg: {err:?}");
+            };
+            let message = err.to_string();
+            match key {
+                // Unknown keys are shown as values (quoted and escaped), bad values by their key's
+                // plain name.
+                Some(name) => assert!(
+                    message.contains(&name) || message.contains(&format!("{name:?}")),
+                    "{name:?} not named in {message}"
+                ),
+                None => assert!(!value.is_empty() || message.contains("map"), "{message}"),
+            }
         }
-        let n = self.byte() % 6;
-        Value::Map(
-            (0..n)
-                .map(|_| {
-                    let key = match self.byte() % 4 {
-                        0 => self.value(1),
-                        1 => Value::Symbol(KEYS[usize::from(self.byte()) % KEYS.len()].into()),
-                        _ => Value::from(KEYS[usize::from(self.byte()) % KEYS.len()]),
-                    };
-                    (key, self.value(1))
-                })
-                .collect(),
-        )
+        (expected, got) => panic!("model {expected:?} but from_map {got:?} for {options:?}"),
+    }
+    let Ok(options) = parsed else { return };
+
+    // Use them: every outcome of creating a schedule is a typed error or a schedule.
+    let world = TestWorld::new();
+    let wizard = world.add_wizard();
+    world.add_verb(wizard, "tick");
+    let engine = Schedules::in_memory(
+        ManualClock::new(),
+        world,
+        TestRunner::new(),
+        Default::default(),
+    );
+    let mut txn = engine.begin(wizard);
+    let every = u.arbitrary::<bool>().unwrap_or(false);
+    let created = if every {
+        txn.schedule_every(wizard, "tick", 60.0, vec![], options)
+    } else {
+        let when = engine.now_unix_seconds() + 60.0;
+        txn.schedule_at(wizard, "tick", when, vec![], options)
+    };
+    match created {
+        Ok(id) => {
+            let info = txn
+                .schedule_info(id)
+                .expect("a schedule just created has info");
+            assert!(info.jitter.is_finite() && info.jitter >= 0.0, "{info:?}");
+            txn.commit().expect("in-memory commit");
+        }
+        Err(e) => assert!(matches!(e.code(), "E_INVARG" | "E_PERM"), "{e:?}"),
     }
 }
 
 fuzz_target!(|data: &[u8]| {
-    let mut bytes = Bytes(data);
-    let map = bytes.options();
-    let every = bytes.byte() % 2 == 0;
-    let Ok(options) = Options::from_map(&map) else {
+    let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    let clock = ManualClock::new();
-    let runner = CountingRunner::default();
-    let engine = Schedules::in_memory(clock.clone(), OpenWorld, runner.clone(), Default::default());
-    let mut txn = engine.begin(ObjId(1));
-    let created = if every {
-        txn.schedule_every(ObjId(2), "tick", 1.0, vec![], options)
-    } else {
-        let at = engine.now_unix_seconds() + 1.0;
-        txn.schedule_at(ObjId(2), "tick", at, vec![], options)
-    };
-    if created.is_err() {
-        return;
-    }
-    txn.commit().expect("an in-memory commit cannot fail");
-    for _ in 0..3 {
-        clock.advance(std::time::Duration::from_secs(1));
-        engine.tick().expect("an in-memory tick cannot fail");
+    let mut u = Unstructured::new(rest);
+    if mode & 1 == 0 {
+        // A tree from the bytes; 40 levels is past MAX_VALUE_DEPTH (32), so `state` gets both.
+        if let Ok(options) = value(&mut u, 40) {
+            check(&options, &mut u);
+        }
+    } else if let Ok(options) = serde_json::from_slice::<Value>(rest) {
+        check(&options, &mut Unstructured::new(&[]));
     }
 });

@@ -110,9 +110,9 @@ impl Core {
             let e = self.table.get_mut(id)?;
             if take_queue_slot {
                 e.extra_mut().queued = Some(point);
-                e.overlap_count += n - 1;
+                e.overlap_count = e.overlap_count.saturating_add(n - 1);
             } else {
-                e.overlap_count += n;
+                e.overlap_count = e.overlap_count.saturating_add(n);
             }
             self.mark_dirty(id);
             return self.move_cadence(id, advance(point, interval, n), now, later);
@@ -162,9 +162,9 @@ impl Core {
         let dropped = fire_from.map_or(n, |first| first);
         let e = self.table.get_mut(id)?;
         if running {
-            e.overlap_count += dropped;
+            e.overlap_count = e.overlap_count.saturating_add(dropped);
         } else {
-            e.missed_count += dropped;
+            e.missed_count = e.missed_count.saturating_add(dropped);
         }
         self.mark_dirty(id);
         let Some(first) = fire_from else {
@@ -279,7 +279,9 @@ impl Core {
             return;
         };
         let e = self.table.get_mut(id).expect("checked above");
-        e.missed_count += if backlog == 0 { n } else { first };
+        e.missed_count = e
+            .missed_count
+            .saturating_add(if backlog == 0 { n } else { first });
         e.next_run = next;
         e.backlog = u16::try_from(backlog).unwrap_or(u16::MAX);
         let mut later = Later::new();
@@ -300,7 +302,7 @@ impl Core {
             .table
             .get_mut(id)
             .expect("start is only called for an entry that exists");
-        e.run_count += 1;
+        e.run_count = e.run_count.saturating_add(1);
         let elapsed = e.pass_elapsed.then(|| {
             if e.last_run == 0 {
                 0.0

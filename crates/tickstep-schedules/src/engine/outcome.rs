@@ -141,7 +141,7 @@ impl Core {
         let Some(e) = self.table.get_mut(id) else {
             return;
         };
-        e.fault_count += 1;
+        e.fault_count = e.fault_count.saturating_add(1);
         e.consecutive_faults = e.consecutive_faults.saturating_add(1);
         e.extra_mut().last_fault = Some(Fault {
             kind: fault.kind,
@@ -161,7 +161,7 @@ impl Core {
         let Some(e) = self.table.get_mut(id) else {
             return;
         };
-        e.fault_count += 1;
+        e.fault_count = e.fault_count.saturating_add(1);
         e.consecutive_faults = e.consecutive_faults.saturating_add(1);
         e.extra_mut().last_fault = Some(Fault {
             kind: FaultKind::DeadlineOutOfRange,

@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use rusqlite::Row;
+use rusqlite::types::FromSqlError;
 
 use crate::row::{Cadence, RunningRow, ScheduleRow};
 use crate::{Catchup, Fault, FaultKind, ObjId, Overlap, RunId, ScheduleKind, Value};
@@ -181,6 +182,26 @@ fn corrupt(what: &str, text: &str) -> rusqlite::Error {
     )
 }
 
+/// Column `i` as borrowed text, or an error naming the column. (`ValueRef::as_str`'s own error,
+/// converted by `?`, names neither the column nor its type: a blob or non-UTF-8 text in `verb`
+/// would read as a bare "Invalid type".)
+fn text_column<'r>(row: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    let value = row.get_ref(i)?;
+    value.as_str().map_err(|e| {
+        let name = row.as_ref().column_name(i).unwrap_or("?").to_owned();
+        match e {
+            FromSqlError::InvalidType => {
+                rusqlite::Error::InvalidColumnType(i, name, value.data_type())
+            }
+            other => rusqlite::Error::FromSqlConversionFailure(
+                i,
+                value.data_type(),
+                format!("{name} is not UTF-8 text: {other}").into(),
+            ),
+        }
+    })
+}
+
 fn parse_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> rusqlite::Result<T> {
     serde_json::from_str(text).map_err(|_| corrupt(what, text))
 }
@@ -213,17 +234,17 @@ pub(crate) fn parse_running(text: &str) -> rusqlite::Result<Vec<RunningRow>> {
 pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
     let u = |i: usize| -> rusqlite::Result<u64> { row.get::<_, i64>(i).map(from_sql) };
     let text = |i: usize| -> rusqlite::Result<Option<String>> { row.get::<_, Option<String>>(i) };
-    let kind = match row.get_ref(1)?.as_str()? {
+    let kind = match text_column(row, 1)? {
         "at" => ScheduleKind::At,
         "every" => ScheduleKind::Every,
         other => return Err(corrupt("kind", other)),
     };
-    let verb = row.get_ref(3)?.as_str()?.to_owned();
+    let verb = text_column(row, 3)?.to_owned();
     let args: Option<Vec<Value>> = text(4)?.map(|t| parse_json("args", &t)).transpose()?;
     let state: Option<Value> = text(5)?.map(|t| parse_json("state", &t)).transpose()?;
-    let catchup_text = row.get_ref(12)?.as_str()?;
+    let catchup_text = text_column(row, 12)?;
     let catchup = Catchup::parse(catchup_text).ok_or_else(|| corrupt("catchup", catchup_text))?;
-    let overlap_text = row.get_ref(13)?.as_str()?;
+    let overlap_text = text_column(row, 13)?;
     let overlap = Overlap::parse(overlap_text).ok_or_else(|| corrupt("overlap", overlap_text))?;
     let last_fault = text(29)?.map(|t| parse_fault(&t)).transpose()?;
     let running = text(30)?

@@ -1,0 +1,413 @@
+//! The store's row codec with arbitrary values in every column, through the public readers.
+//!
+//! Once per process a real store is built with the engine (two schedules: a recurring one with
+//! arguments and state, a one-shot), and two images of it are kept in memory: the file as the
+//! engine wrote it ("strict": its column types and NOT NULL/CHECK constraints), and the same file
+//! with its `schedules` table declared without types or constraints ("loose": what a damaged file
+//! or a foreign writer can hold, so a NULL, a real, a blob or non-UTF-8 text can reach any
+//! column). Per input, one image is written to a file on /dev/shm, the input's edits overwrite
+//! cells of its rows with rusqlite (an edit SQLite refuses under the strict schema is skipped),
+//! and the file is read by `Inspector::list`, `Inspector::get` and `Schedules::open`, then ticked.
+//!
+//! Properties, beyond "never panics, never aborts":
+//! - the inspector opens the file (its schema is intact);
+//! - `list` and `get` agree, and the engine loads exactly when the inspector can decode every row;
+//! - a refusal is `Error::Store` whose message names an edited column (the crate's promise:
+//!   "a corrupt value is named in the source error");
+//! - a load keeps what was written: an edited integer, flag, text or JSON cell reads back as is;
+//! - a loaded engine ticks, settles restored firings and ticks again with typed results.
+#![no_main]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use arbitrary::{Result, Unstructured};
+use libfuzzer_sys::fuzz_target;
+use rusqlite::{Connection, params};
+use tickstep_fuzz::{text, value};
+use tickstep_kernel::clock::{Clock, ManualClock};
+use tickstep_schedules::testkit::{TestRunner, TestWorld};
+use tickstep_schedules::{
+    Catchup, Error, Inspector, ObjId, Options, ScheduleId, Schedules, StoredSchedule, Value,
+};
+
+/// The `schedules` columns in the codec's order (`id` first; it is never edited: it is the
+/// table's integer primary key, and SQLite refuses anything else there).
+const COLUMNS: [&str; 31] = [
+    "id",
+    "kind",
+    "target",
+    "verb",
+    "args",
+    "state",
+    "owner",
+    "player",
+    "interval_ns",
+    "interval_clamped",
+    "jitter_ns",
+    "max_faults",
+    "catchup",
+    "overlap",
+    "adaptive",
+    "pass_elapsed",
+    "created_at",
+    "next_run",
+    "fire_at",
+    "armed",
+    "last_run",
+    "run_count",
+    "fault_count",
+    "consecutive_faults",
+    "missed_count",
+    "overlap_count",
+    "last_duration_ns",
+    "backlog",
+    "queued",
+    "last_fault",
+    "running",
+];
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    strict: Vec<u8>,
+    loose: Vec<u8>,
+    ids: [i64; 2],
+    created_unix_nanos: u64,
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(build_fixture)
+}
+
+fn world() -> (TestWorld, ObjId) {
+    let world = TestWorld::new();
+    let wizard = world.add_wizard();
+    world.add_verb(wizard, "tick");
+    (world, wizard)
+}
+
+fn build_fixture() -> Fixture {
+    let shm = Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm)
+    } else {
+        tempfile::tempdir()
+    }
+    .expect("a temporary directory");
+    let path = dir.path().join("schedules.db");
+    let clock = ManualClock::new();
+    let created_unix_nanos = clock.unix_nanos();
+    let (world, wizard) = world();
+    let engine = Schedules::open(&path, clock, world, TestRunner::new(), Default::default())
+        .expect("a fresh store");
+    let mut txn = engine.begin(wizard);
+    let options = Options::new()
+        .state(Value::from("s"))
+        .catchup(Catchup::All)
+        .jitter_seconds(1.0);
+    let every = txn
+        .schedule_every(
+            wizard,
+            "tick",
+            60.0,
+            vec![Value::Int(1), Value::from("a")],
+            options,
+        )
+        .expect("schedule_every");
+    let when = engine.now_unix_seconds() + 30.0;
+    let at = txn
+        .schedule_at(wizard, "tick", when, vec![], Options::new())
+        .expect("schedule_at");
+    txn.commit().expect("commit");
+    engine.flush().expect("flush");
+    drop(engine);
+    let conn = Connection::open(&path).expect("reopen");
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .expect("checkpoint");
+    drop(conn);
+    let strict = std::fs::read(&path).expect("read the store");
+
+    // The same file with an untyped, unconstrained `schedules` table.
+    let loose_sql = format!(
+        "CREATE TABLE schedules (id INTEGER PRIMARY KEY, {})",
+        COLUMNS[1..].join(", ")
+    );
+    let conn = Connection::open(&path).expect("reopen");
+    conn.execute_batch("PRAGMA writable_schema = ON")
+        .expect("writable_schema");
+    conn.execute(
+        "UPDATE sqlite_schema SET sql = ?1 WHERE name = 'schedules'",
+        [&loose_sql],
+    )
+    .expect("rewrite the table's declaration");
+    conn.execute_batch("PRAGMA writable_schema = OFF")
+        .expect("writable_schema off");
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .expect("checkpoint");
+    drop(conn);
+    let loose = std::fs::read(&path).expect("read the loose store");
+    let as_sql = |id: ScheduleId| i64::from_ne_bytes(id.get().to_ne_bytes());
+    Fixture {
+        path,
+        strict,
+        loose,
+        ids: [as_sql(every), as_sql(at)],
+        created_unix_nanos,
+        _dir: dir,
+    }
+}
+
+/// A value for one cell.
+#[derive(Debug, Clone)]
+enum Cell {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    /// Text that is not UTF-8 (written with `CAST(blob AS TEXT)`).
+    RawText(Vec<u8>),
+    Blob(Vec<u8>),
+}
+
+fn json_text(u: &mut Unstructured<'_>, column: &str) -> Result<String> {
+    let v = |u: &mut Unstructured<'_>| value(u, 36);
+    let enc = |v: &Value| serde_json::to_string(v).unwrap_or_default();
+    Ok(match column {
+        "args" => {
+            let mut items = Vec::new();
+            u.arbitrary_loop(None, Some(4), |u| {
+                items.push(v(u)?);
+                Ok(std::ops::ControlFlow::Continue(()))
+            })?;
+            serde_json::to_string(&items).unwrap_or_default()
+        }
+        "last_fault" => {
+            let kinds = [
+                "error",
+                "killed",
+                "time_limit",
+                "max_faults",
+                "nope",
+                "E_PERM",
+            ];
+            format!(
+                "{{\"kind\":\"{}\",\"value\":{}}}",
+                u.choose(&kinds)?,
+                enc(&v(u)?)
+            )
+        }
+        "running" => {
+            let mut triples = Vec::new();
+            u.arbitrary_loop(None, Some(3), |u| {
+                let t: (u64, u64, u64) = (u.int_in_range(0..=3)?, u.arbitrary()?, u.arbitrary()?);
+                triples.push(format!("[{},{},{}]", t.0, t.1, t.2));
+                Ok(std::ops::ControlFlow::Continue(()))
+            })?;
+            format!("[{}]", triples.join(","))
+        }
+        _ => enc(&v(u)?),
+    })
+}
+
+fn cell(u: &mut Unstructured<'_>, column: &str) -> Result<Cell> {
+    Ok(match u.int_in_range(0..=7u8)? {
+        0 => Cell::Null,
+        1 | 2 => Cell::Int(tickstep_fuzz::int(u)?),
+        3 => Cell::Real(tickstep_fuzz::float(u)?),
+        4 => Cell::Text(match column {
+            "args" | "state" | "last_fault" | "running" => json_text(u, column)?,
+            _ => text(u)?,
+        }),
+        5 => Cell::Text(u.arbitrary()?),
+        6 => Cell::RawText(u.arbitrary()?),
+        _ => Cell::Blob(u.arbitrary()?),
+    })
+}
+
+/// Writes `cell` into `column` of row `id`; false when SQLite refuses it (a constraint).
+fn write(conn: &Connection, id: i64, column: &str, cell: &Cell) -> bool {
+    let set = |expr: &str| format!("UPDATE schedules SET {column} = {expr} WHERE id = ?1");
+    let done = match cell {
+        Cell::Null => conn.execute(&set("NULL"), params![id]),
+        Cell::Int(i) => conn.execute(&set("?2"), params![id, i]),
+        Cell::Real(f) if f.is_nan() => conn.execute(&set("?2"), params![id, Option::<f64>::None]),
+        Cell::Real(f) => conn.execute(&set("?2"), params![id, f]),
+        Cell::Text(s) => conn.execute(&set("?2"), params![id, s]),
+        Cell::RawText(b) => conn.execute(&set("CAST(?2 AS TEXT)"), params![id, b]),
+        Cell::Blob(b) => conn.execute(&set("?2"), params![id, b]),
+    };
+    done.is_ok()
+}
+
+/// Checks that an edit which loaded reads back as written (where the codec reads it as is).
+fn check_kept(s: &StoredSchedule, column: &str, cell: &Cell) {
+    let bits = |i: i64| u64::from_ne_bytes(i.to_ne_bytes());
+    match (column, cell) {
+        ("target", Cell::Int(i)) => assert_eq!(s.target, ObjId(*i)),
+        ("owner", Cell::Int(i)) => assert_eq!(s.owner, ObjId(*i)),
+        ("player", Cell::Int(i)) => assert_eq!(s.player, ObjId(*i)),
+        ("interval_ns", Cell::Int(i)) => assert_eq!(s.interval_ns, bits(*i)),
+        ("jitter_ns", Cell::Int(i)) => assert_eq!(s.jitter_ns, bits(*i)),
+        ("max_faults", Cell::Int(i)) => assert_eq!(i64::from(s.max_faults), *i),
+        ("created_at", Cell::Int(i)) => assert_eq!(s.created_unix_nanos, bits(*i)),
+        ("next_run", Cell::Int(i)) => assert_eq!(s.next_run_unix_nanos, bits(*i)),
+        ("fire_at", Cell::Int(i)) => assert_eq!(s.fire_at_unix_nanos, bits(*i)),
+        ("run_count", Cell::Int(i)) => assert_eq!(s.run_count, bits(*i)),
+        ("missed_count", Cell::Int(i)) => assert_eq!(s.missed_count, bits(*i)),
+        ("interval_clamped", Cell::Int(i)) => assert_eq!(s.interval_clamped, *i != 0),
+        ("adaptive", Cell::Int(i)) => assert_eq!(s.adaptive, *i != 0),
+        ("armed", Cell::Int(i)) => assert_eq!(s.armed, *i != 0),
+        ("verb", Cell::Text(t)) => assert_eq!(&s.verb, t),
+        ("kind", Cell::Text(t)) => assert_eq!(s.kind.as_str(), t),
+        ("catchup", Cell::Text(t)) => assert_eq!(s.catchup.as_str(), t),
+        ("overlap", Cell::Text(t)) => assert_eq!(s.overlap.as_str(), t),
+        ("state", Cell::Text(t)) => {
+            assert_eq!(
+                s.state.as_ref(),
+                Some(&serde_json::from_str::<Value>(t).unwrap())
+            );
+        }
+        ("args", Cell::Text(t)) => {
+            assert_eq!(s.args, serde_json::from_str::<Vec<Value>>(t).unwrap())
+        }
+        ("state" | "args" | "last_fault" | "running", Cell::Null) => {}
+        _ => {}
+    }
+}
+
+/// Whether `err` names one of the edited columns (by name, or by its index in the row).
+fn names_a_column(err: &Error, edited: &[(usize, &str)]) -> bool {
+    let message = err.to_string();
+    edited.iter().any(|&(index, column)| {
+        message.contains(column)
+            || message.contains(&format!("index: {index},"))
+            || message.contains(&format!("index {index}"))
+    })
+}
+
+fn run(u: &mut Unstructured<'_>) -> Result<()> {
+    let fx = fixture();
+    let loose = u.arbitrary::<bool>()?;
+    let mut edits: Vec<(usize, usize, Cell)> = Vec::new();
+    u.arbitrary_loop(Some(1), Some(8), |u| {
+        let row = u.int_in_range(0..=1usize)?;
+        let column = u.int_in_range(1..=COLUMNS.len() - 1)?;
+        edits.push((row, column, cell(u, COLUMNS[column])?));
+        Ok(std::ops::ControlFlow::Continue(()))
+    })?;
+    // The engine reopens at some later wall time, an hour short of the end of the timeline at
+    // most (the test ticks a minute further; the clock itself saturates there).
+    let latest = u64::MAX - fx.created_unix_nanos - 3_600_000_000_000;
+    let later = match u.int_in_range(0..=4u8)? {
+        0 => 0,
+        1 => 61_000_000_000,
+        2 => 400 * 86_400 * 1_000_000_000,
+        3 => latest,
+        _ => u.int_in_range(0..=latest)?,
+    };
+    let decisions: Vec<bool> = (0..4).map(|_| u.arbitrary()).collect::<Result<_>>()?;
+
+    // A fresh copy of the chosen image, then the edits.
+    let path = &fx.path;
+    for side in ["-wal", "-shm"] {
+        let mut p = path.clone().into_os_string();
+        p.push(side);
+        let _ = std::fs::remove_file(p);
+    }
+    std::fs::write(path, if loose { &fx.loose } else { &fx.strict }).expect("write the image");
+    let mut conn = Connection::open(path).expect("open the image");
+    let tx = conn.transaction().expect("begin");
+    let mut applied: Vec<(usize, usize, Cell)> = Vec::new();
+    for (row, column, cell) in edits {
+        if write(&tx, fx.ids[row], COLUMNS[column], &cell) {
+            applied.retain(|(r, c, _)| (*r, *c) != (row, column));
+            applied.push((row, column, cell));
+        }
+    }
+    tx.commit().expect("commit the edits");
+    drop(conn);
+    let edited: Vec<(usize, &str)> = applied.iter().map(|&(_, c, _)| (c, COLUMNS[c])).collect();
+
+    // The operator's reader.
+    let inspector = Inspector::open(path).expect("the schema is untouched, so the file opens");
+    let listed = inspector.list();
+    match &listed {
+        Ok(rows) => {
+            assert_eq!(rows.len(), 2);
+            for (row, column, cell) in &applied {
+                let id = ScheduleId::from_raw(u64::from_ne_bytes(fx.ids[*row].to_ne_bytes()));
+                let stored = rows.iter().find(|s| s.id == id).expect("both rows listed");
+                check_kept(stored, COLUMNS[*column], cell);
+            }
+        }
+        Err(err) => {
+            assert!(matches!(err, Error::Store { .. }), "{err:?}");
+            assert!(
+                names_a_column(err, &edited),
+                "{err} names none of {edited:?}"
+            );
+        }
+    }
+    for (i, &raw) in fx.ids.iter().enumerate() {
+        let id = ScheduleId::from_raw(u64::from_ne_bytes(raw.to_ne_bytes()));
+        match (inspector.get(id), &listed) {
+            (Ok(Some(one)), Ok(rows)) => assert_eq!(Some(&one), rows.iter().find(|s| s.id == id)),
+            (Err(err), Err(_)) => {
+                assert!(matches!(err, Error::Store { .. }), "{err:?}");
+                let mine: Vec<_> = applied
+                    .iter()
+                    .filter(|(r, ..)| *r == i)
+                    .map(|&(_, c, _)| (c, COLUMNS[c]))
+                    .collect();
+                assert!(names_a_column(&err, &mine), "{err} names none of {mine:?}");
+            }
+            (Ok(Some(_)), Err(_)) => {} // the other row is the broken one
+            (got, listed) => panic!("get {got:?} disagrees with list {listed:?}"),
+        }
+    }
+    drop(inspector);
+
+    // The engine, at some later time.
+    let clock = ManualClock::starting_at_unix_nanos(fx.created_unix_nanos + later);
+    let (world, _) = world();
+    let engine = Schedules::open(
+        path,
+        clock.clone(),
+        world,
+        TestRunner::new(),
+        Default::default(),
+    );
+    let engine = match (engine, &listed) {
+        (Ok(engine), Ok(_)) => engine,
+        (Err(err), Err(_)) => {
+            assert!(matches!(err, Error::Store { .. }), "{err:?}");
+            assert!(
+                names_a_column(&err, &edited),
+                "{err} names none of {edited:?}"
+            );
+            return Ok(());
+        }
+        (Ok(_), Err(err)) => panic!("the engine loaded what the inspector refused: {err}"),
+        (Err(err), Ok(_)) => panic!("the engine refused what the inspector read: {err}"),
+    };
+    let _ = engine.tick();
+    for (run, &keep) in engine.interrupted().iter().zip(decisions.iter().cycle()) {
+        if keep {
+            engine.reattach(run.run);
+        } else {
+            engine.abandon(run.run);
+        }
+    }
+    clock.advance(Duration::from_secs(61));
+    let _ = engine.tick();
+    let _ = engine.next_deadline_unix_nanos();
+    let _ = engine.flush();
+    Ok(())
+}
+
+fuzz_target!(|data: &[u8]| {
+    let _ = run(&mut Unstructured::new(data));
+});
