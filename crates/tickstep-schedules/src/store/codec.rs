@@ -182,9 +182,9 @@ fn corrupt(what: &str, text: &str) -> rusqlite::Error {
     )
 }
 
-/// Column `i` as borrowed text, or an error naming the column. (`ValueRef::as_str`'s own error,
-/// converted by `?`, names neither the column nor its type: a blob or non-UTF-8 text in `verb`
-/// would read as a bare "Invalid type".)
+/// Column `i` as borrowed text, or an error naming the column (docs/schedules.md §12.2).
+/// (`ValueRef::as_str`'s own error, converted by `?`, names neither the column nor its type: a
+/// blob or non-UTF-8 text in `verb` would read as a bare "Invalid type".)
 fn text_column<'r>(row: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
     let value = row.get_ref(i)?;
     value.as_str().map_err(|e| {
