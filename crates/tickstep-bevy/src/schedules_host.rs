@@ -329,7 +329,7 @@ impl Runner for KernelRunner {
                         },
                         Err(payload) => Outcome::Fault {
                             kind: FaultKind::Error,
-                            value: Value::Str(panic_message(&*payload)),
+                            value: Value::Str(tickstep_kernel::panic_message(&*payload)),
                         },
                     };
                     if let Some(driver) = weak.upgrade() {
@@ -340,14 +340,6 @@ impl Runner for KernelRunner {
             );
         Ok(run)
     }
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "verb panicked".to_owned())
 }
 
 impl TickstepSchedules {

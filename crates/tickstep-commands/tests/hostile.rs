@@ -128,7 +128,7 @@ fn a_panic_with_a_non_string_payload_is_reported_and_resumed_unchanged() {
     assert_eq!(
         events.borrow().last().unwrap().kind,
         EventKind::CompletedWithError {
-            message: "panic with a non-string payload".into()
+            message: "Box<dyn Any>".into()
         }
     );
 }

@@ -164,7 +164,7 @@ fn end_mount(
         }
         Err(payload) => {
             let e = s.entry(key).expect("still allocated");
-            let message = panic_message(payload.as_ref());
+            let message = tickstep_kernel::panic_message(payload.as_ref());
             tracing::error!(
                 command = %e.cmd.name(),
                 id = %e.id,
@@ -190,15 +190,5 @@ fn end_mount(
             }
             s.free(key);
         }
-    }
-}
-
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic with a non-string payload".to_owned()
     }
 }
