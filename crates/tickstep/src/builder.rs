@@ -504,7 +504,12 @@ fn open_store(
     runner: EngineRunner,
     config: Config,
 ) -> Result<Opened, RuntimeError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+    // A `postgres://` URL names a server, not a file: it has no directory to create.
+    let is_url = path.to_str().is_some_and(|p| p.contains("://"));
+    if let Some(dir) = path
+        .parent()
+        .filter(|d| !is_url && !d.as_os_str().is_empty())
+    {
         std::fs::create_dir_all(dir).map_err(|source| RuntimeError::StoreDir {
             path: dir.to_owned(),
             source,

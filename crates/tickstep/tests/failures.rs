@@ -326,3 +326,18 @@ fn overload_events_reach_listeners() {
     assert_eq!(rt.stats().overloads, seen.get());
     assert!(rt.last_overload().is_some());
 }
+
+/// A `postgres://` store location is a server's address: a refused connection is a store error,
+/// and nothing is created on disk for it (docs/runtime.md §6 — no directory named `postgres:`).
+#[test]
+fn a_refused_postgres_url_is_a_store_error_and_creates_no_directory() {
+    let url = "postgres://nobody@127.0.0.1:1/tickstep";
+    let err = Runtime::builder()
+        .manual_clock(ManualClock::new())
+        .store_path(url)
+        .build()
+        .err()
+        .expect("nothing listens on port 1");
+    assert!(matches!(err, RuntimeError::Store { .. }), "{err}");
+    assert!(!std::path::Path::new("postgres:").exists());
+}
