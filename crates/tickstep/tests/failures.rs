@@ -332,12 +332,13 @@ fn overload_events_reach_listeners() {
 #[test]
 fn a_refused_postgres_url_is_a_store_error_and_creates_no_directory() {
     let url = "postgres://nobody@127.0.0.1:1/tickstep";
-    let err = Runtime::builder()
+    let Err(err) = Runtime::builder()
         .manual_clock(ManualClock::new())
         .store_path(url)
         .build()
-        .err()
-        .expect("nothing listens on port 1");
+    else {
+        panic!("nothing listens on port 1");
+    };
     assert!(matches!(err, RuntimeError::Store { .. }), "{err}");
     assert!(!std::path::Path::new("postgres:").exists());
 }
