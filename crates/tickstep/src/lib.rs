@@ -81,7 +81,7 @@
 //!
 //! All three are faults of the schedule like any other: counted toward `max_faults`, shown in
 //! `schedule_info`'s `last_fault`. Per-schedule limits are held in memory by the runtime (set them
-//! again after a restart): the store does not carry them. Cost: one map entry per running firing,
+//! again after a restart): the store does not carry them. Cost: one list entry per running firing,
 //! one counter per poll, one kernel timer per firing with a `seconds` limit.
 //!
 //! # Inside a tokio server (feature `tokio`)
