@@ -217,6 +217,6 @@ pub use options::{
     Overlap,
 };
 pub use queue_runner::QueueRunner;
-pub use store::{Inspector, StoredSchedule};
+pub use store::{Inspector, StoredSchedule, is_server_location};
 pub use txn::Txn;
 pub use value::Value;

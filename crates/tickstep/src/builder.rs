@@ -505,7 +505,7 @@ fn open_store(
     config: Config,
 ) -> Result<Opened, RuntimeError> {
     // A `postgres://` URL names a server, not a file: it has no directory to create.
-    let is_url = path.to_str().is_some_and(|p| p.contains("://"));
+    let is_url = tickstep_schedules::is_server_location(&path);
     if let Some(dir) = path
         .parent()
         .filter(|d| !is_url && !d.as_os_str().is_empty())

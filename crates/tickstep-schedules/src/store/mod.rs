@@ -65,6 +65,23 @@ use crate::Error;
 /// How many ids one durable high-water-mark write reserves.
 pub(crate) const ID_BLOCK: u64 = 1024;
 
+/// Whether a store location names a `PostgreSQL` server (`postgres://…` or `postgresql://…`)
+/// rather than a `SQLite` file: the one rule [`Schedules::open`](crate::Schedules::open) and its
+/// hosts use, so a host never creates a directory for a URL.
+///
+/// ```
+/// use std::path::Path;
+/// use tickstep_schedules::is_server_location;
+///
+/// assert!(is_server_location(Path::new("postgres://world@db.local/tickstep")));
+/// assert!(!is_server_location(Path::new("saves/world.db")));
+/// ```
+pub fn is_server_location(location: &Path) -> bool {
+    location
+        .to_str()
+        .is_some_and(|text| text.starts_with("postgres://") || text.starts_with("postgresql://"))
+}
+
 /// Opens the store at `location`: a `SQLite` file path, created when missing.
 ///
 /// # Errors
@@ -73,18 +90,18 @@ pub(crate) const ID_BLOCK: u64 = 1024;
 /// in a build without the `postgres` feature it is [`Error::InvalidArg`]. Anything else is a
 /// file, as [`sqlite::SqliteStore::open`].
 pub(crate) fn open(location: &Path, policy: OpenPolicy) -> Result<Box<dyn Backend>, Error> {
-    if let Some(text) = location.to_str() {
-        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-            #[cfg(feature = "postgres")]
-            return Ok(Box::new(postgres::PostgresStore::open(text)?));
-            #[cfg(not(feature = "postgres"))]
-            // The URL may carry a password: name the scheme only.
-            return Err(Error::invalid(
-                "postgres://…",
-                "this build has no PostgreSQL store (enable tickstep-schedules' `postgres` \
-                 feature); give a SQLite file path",
-            ));
-        }
+    if is_server_location(location) {
+        #[cfg(feature = "postgres")]
+        return Ok(Box::new(postgres::PostgresStore::open(
+            &location.to_string_lossy(),
+        )?));
+        #[cfg(not(feature = "postgres"))]
+        // The URL may carry a password: name the scheme only.
+        return Err(Error::invalid(
+            "postgres://…",
+            "this build has no PostgreSQL store (enable tickstep-schedules' `postgres` \
+             feature); give a SQLite file path",
+        ));
     }
     Ok(Box::new(sqlite::SqliteStore::open(location, policy)?))
 }
