@@ -9,6 +9,7 @@ use std::time::Duration;
 /// let mut config = tickstep_schedules::Config::default();
 /// config.tick = Duration::from_millis(50);
 /// config.rng_seed = Some(7);
+/// config.max_tick_time = Some(Duration::from_millis(2));
 /// assert_eq!(config.max_firings_per_tick, 1024);
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -20,6 +21,11 @@ pub struct Config {
     /// The most due entries one [`Schedules::tick`](crate::Schedules::tick) handles; the rest wait for the next tick.
     /// Default 1,024.
     pub max_firings_per_tick: usize,
+    /// The most engine-clock time one tick spends starting firings (docs/schedules.md §10.5):
+    /// once it has passed, the tick starts no further firings, commits, and leaves the rest due
+    /// for the next tick. `None` (the default) bounds a tick by
+    /// [`max_firings_per_tick`](Config::max_firings_per_tick) alone.
+    pub max_tick_time: Option<Duration>,
     /// How long a retired entry stays visible to `schedule_info`. Default 60 s.
     pub retention: Duration,
     /// Seed for the jitter random number generator. `None` seeds it from the clock's wall time,
@@ -52,6 +58,7 @@ impl Default for Config {
         Config {
             tick: DEFAULT_TICK,
             max_firings_per_tick: 1024,
+            max_tick_time: None,
             retention: DEFAULT_RETENTION,
             rng_seed: None,
             share_file: false,

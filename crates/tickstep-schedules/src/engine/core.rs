@@ -59,6 +59,8 @@ pub(crate) struct Core {
     pub(super) tick_ns: u64,
     pub(super) retention_ns: u64,
     pub(super) max_per_tick: usize,
+    /// [`Config::max_tick_time`]: the time a tick may spend starting firings.
+    pub(super) max_tick_time: Option<std::time::Duration>,
     pub(super) store: Option<Box<dyn Backend>>,
     pub(super) interrupted: Vec<InFlight>,
     /// Shared by every firing of a schedule without arguments.
@@ -91,6 +93,7 @@ impl Core {
             tick_ns: duration_nanos(config.tick).max(1),
             retention_ns: duration_nanos(config.retention),
             max_per_tick: config.max_firings_per_tick.max(1),
+            max_tick_time: config.max_tick_time,
             store,
             interrupted: Vec::new(),
             empty_args: Rc::from(Vec::new()),

@@ -14,6 +14,14 @@
 //! time in memory or 2–4 ms with the SQLite group commit (measured by `tickstep-bench`), plus the
 //! host's start cost. [`TickReport::more_due`] tells a driver to tick again soon.
 //!
+//! With [`Config::max_tick_time`](crate::Config) set, steps 1–3 run one firing at a time and
+//! the tick reads the engine clock after each start: once the slice has passed it plans no
+//! more (docs/schedules.md §10.5). The entries it did not pop stay on the heap at their
+//! deadlines, so the next tick resumes in deadline order; entries re-armed to a due deadline are
+//! put back only when the whole tick ends, as in the unsliced tick. The group commit after a
+//! slice writes only what the slice started, so a host that bounds the slice bounds the commit
+//! with it. One extra clock read per firing is the slice's whole cost.
+//!
 //! Per firing the engine does a heap pop and push, a few id-hash lookups, reference-count bumps
 //! for verb and arguments, and no allocation beyond amortised growth of its reusable buffers. It
 //! reads each clock timeline once per tick, not per firing.
@@ -22,6 +30,7 @@ use tickstep_kernel::clock::Instant;
 
 use super::core::{Core, RunRecord};
 use super::entry::Running;
+use super::table::Later;
 use super::handle::Schedules;
 use crate::info::RetireReason;
 use crate::{Error, Fault, FaultKind, Firing, RunId, Value};
@@ -82,26 +91,49 @@ impl Schedules {
         let shared = &*self.shared;
         let now = shared.clock.unix_nanos();
         let mono = shared.clock.now();
-        let firings = {
+        let (mut later, slice_end) = {
             let mut core = shared.core.borrow_mut();
             if let Err(error) = core.apply_operator_stops(mono) {
                 // The next tick polls again; firing goes on meanwhile.
                 tracing::warn!(%error, "could not poll the store for operator stops");
             }
-            core.plan(now)
+            core.sweep_retired(now);
+            let later = std::mem::take(&mut core.later_buf);
+            (later, core.max_tick_time.map(|slice| mono.saturating_add(slice)))
         };
+        // Unsliced, one plan covers the whole tick; sliced, the tick plans one firing at a time
+        // and looks at the clock before each next one (§10.5).
+        let chunk = if slice_end.is_some() { 1 } else { usize::MAX };
         let mut report = TickReport::default();
-        for firing in &firings {
-            let verdict = self.try_start(firing);
-            if matches!(verdict, Verdict::Started(_)) {
-                report.started += 1;
-            } else {
-                report.not_started += 1;
+        let mut visits = 0;
+        loop {
+            let firings = shared
+                .core
+                .borrow_mut()
+                .plan(now, chunk, &mut visits, &mut later);
+            let planned = firings.len();
+            for firing in &firings {
+                let verdict = self.try_start(firing);
+                if matches!(verdict, Verdict::Started(_)) {
+                    report.started += 1;
+                } else {
+                    report.not_started += 1;
+                }
+                shared.core.borrow_mut().record(firing, verdict, now, mono);
             }
-            shared.core.borrow_mut().record(firing, verdict, now, mono);
+            let mut core = shared.core.borrow_mut();
+            core.recycle(firings);
+            let out_of_time = slice_end.is_some_and(|end| shared.clock.now() >= end);
+            if planned < chunk || visits >= core.max_per_tick || out_of_time {
+                break;
+            }
         }
         let mut core = shared.core.borrow_mut();
-        core.recycle(firings);
+        // Re-armed only now, so one tick visits an entry once (§10.2).
+        for (id, at) in later.drain(..) {
+            core.table.arm(id, at);
+        }
+        core.later_buf = later;
         core.group_commit()?;
         report.more_due = core.table.next_deadline().is_some_and(|at| at <= now);
         Ok(report)
@@ -136,23 +168,20 @@ impl Schedules {
 }
 
 impl Core {
-    /// Step 1: the firings this tick starts.
-    fn plan(&mut self, now: u64) -> Vec<Firing> {
-        self.sweep_retired(now);
+    /// Step 1: up to `want` of the firings this tick starts, visiting due entries while the
+    /// tick has visited fewer than the per-tick bound (`visits` counts across a tick's plans).
+    /// Entries re-armed to a deadline already due go to `later`, re-armed when the tick ends.
+    fn plan(&mut self, now: u64, want: usize, visits: &mut usize, later: &mut Later) -> Vec<Firing> {
         let mut firings = std::mem::take(&mut self.firing_buf);
-        let mut later = std::mem::take(&mut self.later_buf);
-        for _ in 0..self.max_per_tick {
+        while firings.len() < want && *visits < self.max_per_tick {
             let Some(id) = self.table.pop_due(now) else {
                 break;
             };
-            if let Some(firing) = self.visit(id, now, &mut later) {
+            *visits += 1;
+            if let Some(firing) = self.visit(id, now, later) {
                 firings.push(firing);
             }
         }
-        for (id, at) in later.drain(..) {
-            self.table.arm(id, at);
-        }
-        self.later_buf = later;
         firings
     }
 
