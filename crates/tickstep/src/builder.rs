@@ -25,6 +25,13 @@ pub const DEFAULT_COMMAND_PERIOD: Duration = Duration::from_millis(20);
 /// assert_eq!(tickstep::DEFAULT_SCHEDULES_TICK.as_millis(), 10);
 /// ```
 pub const DEFAULT_SCHEDULES_TICK: Duration = tickstep_schedules::DEFAULT_TICK;
+/// The most time one schedules tick spends starting firings by default: the kernel's floor
+/// budget, 1.5 ms, the slice of work a server step is sure to get (docs/runtime.md §3.4).
+///
+/// ```
+/// assert_eq!(tickstep::DEFAULT_SCHEDULES_TICK_TIME, tickstep::kernel::DEFAULT_BUDGET);
+/// ```
+pub const DEFAULT_SCHEDULES_TICK_TIME: Duration = tickstep_kernel::DEFAULT_BUDGET;
 /// The default frame rate: 60 fps.
 ///
 /// ```
@@ -117,6 +124,7 @@ pub struct RuntimeBuilder {
     diagnostics: Option<bool>,
     command_period: Option<Duration>,
     schedules_tick: Duration,
+    schedules_tick_time: Option<Duration>,
     firing_priority: Priority,
     world: Box<dyn World>,
     runner: Option<Box<dyn Runner>>,
@@ -136,6 +144,7 @@ impl Default for RuntimeBuilder {
             diagnostics: None,
             command_period: Some(DEFAULT_COMMAND_PERIOD),
             schedules_tick: DEFAULT_SCHEDULES_TICK,
+            schedules_tick_time: Some(DEFAULT_SCHEDULES_TICK_TIME),
             firing_priority: Priority::Normal,
             world: Box::new(OpenWorld),
             runner: None,
@@ -156,6 +165,7 @@ impl std::fmt::Debug for RuntimeBuilder {
             .field("diagnostics", &self.diagnostics)
             .field("command_period", &self.command_period)
             .field("schedules_tick", &self.schedules_tick)
+            .field("schedules_tick_time", &self.schedules_tick_time)
             .finish_non_exhaustive()
     }
 }
@@ -291,6 +301,22 @@ impl RuntimeBuilder {
     #[must_use]
     pub fn schedules_tick(mut self, tick: Duration) -> Self {
         self.schedules_tick = tick;
+        self
+    }
+
+    /// The most time one schedules tick spends starting firings (docs/runtime.md §3.4): the tick
+    /// is one kernel task the budget cannot split, so a backlog of due firings is started a
+    /// slice per tick, the rest at the next ticks in deadline order. Default
+    /// [`DEFAULT_SCHEDULES_TICK_TIME`] (1.5 ms); `None` bounds a tick by count alone (1,024
+    /// firings).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let _b = tickstep::Runtime::builder().schedules_tick_time(Some(Duration::from_millis(4)));
+    /// ```
+    #[must_use]
+    pub fn schedules_tick_time(mut self, slice: Option<Duration>) -> Self {
+        self.schedules_tick_time = slice;
         self
     }
 
@@ -443,6 +469,7 @@ impl RuntimeBuilder {
         };
         let mut config = Config::default();
         config.tick = self.schedules_tick;
+        config.max_tick_time = self.schedules_tick_time;
         config.rng_seed = self.rng_seed;
         let (engine, store_path) = match self.store {
             Store::InMemory => (

@@ -148,8 +148,8 @@ pub use tickstep_kernel as kernel;
 pub use tickstep_schedules as schedules;
 
 pub use builder::{
-    DEFAULT_COMMAND_PERIOD, DEFAULT_FRAME_RATE, DEFAULT_SCHEDULES_TICK, RuntimeBuilder,
-    STORE_FILE_NAME, Store, default_store_path,
+    DEFAULT_COMMAND_PERIOD, DEFAULT_FRAME_RATE, DEFAULT_SCHEDULES_TICK,
+    DEFAULT_SCHEDULES_TICK_TIME, RuntimeBuilder, STORE_FILE_NAME, Store, default_store_path,
 };
 pub use clock::RuntimeClock;
 pub use error::RuntimeError;

@@ -30,8 +30,8 @@ use tickstep_kernel::clock::Instant;
 
 use super::core::{Core, RunRecord};
 use super::entry::Running;
-use super::table::Later;
 use super::handle::Schedules;
+use super::table::Later;
 use crate::info::RetireReason;
 use crate::{Error, Fault, FaultKind, Firing, RunId, Value};
 
@@ -99,7 +99,10 @@ impl Schedules {
             }
             core.sweep_retired(now);
             let later = std::mem::take(&mut core.later_buf);
-            (later, core.max_tick_time.map(|slice| mono.saturating_add(slice)))
+            (
+                later,
+                core.max_tick_time.map(|slice| mono.saturating_add(slice)),
+            )
         };
         // Unsliced, one plan covers the whole tick; sliced, the tick plans one firing at a time
         // and looks at the clock before each next one (§10.5).
@@ -171,7 +174,13 @@ impl Core {
     /// Step 1: up to `want` of the firings this tick starts, visiting due entries while the
     /// tick has visited fewer than the per-tick bound (`visits` counts across a tick's plans).
     /// Entries re-armed to a deadline already due go to `later`, re-armed when the tick ends.
-    fn plan(&mut self, now: u64, want: usize, visits: &mut usize, later: &mut Later) -> Vec<Firing> {
+    fn plan(
+        &mut self,
+        now: u64,
+        want: usize,
+        visits: &mut usize,
+        later: &mut Later,
+    ) -> Vec<Firing> {
         let mut firings = std::mem::take(&mut self.firing_buf);
         while firings.len() < want && *visits < self.max_per_tick {
             let Some(id) = self.table.pop_due(now) else {
