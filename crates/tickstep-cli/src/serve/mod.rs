@@ -117,6 +117,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     driver.on_frame(move |rt| {
         if let Some(server) = recorder.upgrade() {
             server.frames.record(rt.frame_loop().heartbeat_time());
+            server.between_frames();
         }
     });
 

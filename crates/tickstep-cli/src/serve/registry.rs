@@ -4,8 +4,12 @@
 //!
 //! Kept in a small `SQLite` file beside the schedule store (`FILE.world`), so a restart finds the
 //! same ids for the same names — the schedules the store brings back are owned by those ids —
-//! and the same undelivered mail. Names and mail are a few rows; each write is one statement.
+//! and the same undelivered mail. Names are a few rows, each write one statement. Mail is posted
+//! by firings, inside frames, so it is queued in memory and written in one transaction between
+//! frames ([`Registry::flush_mail`], docs/serve.md §4.6); reading a mailbox, and dropping the
+//! registry, write the queue first.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension as _, params};
@@ -18,6 +22,8 @@ const FIRST_PLAYER: i64 = 100;
 pub(crate) struct Registry {
     db: Connection,
     path: PathBuf,
+    /// Mail posted and not written yet, in posting order.
+    unwritten: RefCell<Vec<(ObjId, String)>>,
 }
 
 /// A failure of the world file, naming it.
@@ -51,7 +57,11 @@ impl Registry {
             FIRST_PLAYER - 1
         ))
         .map_err(fail)?;
-        Ok(Registry { db, path })
+        Ok(Registry {
+            db,
+            path,
+            unwritten: RefCell::new(Vec::new()),
+        })
     }
 
     fn fail(&self, source: rusqlite::Error) -> RegistryError {
@@ -91,19 +101,35 @@ impl Registry {
         rows.collect::<Result<_, _>>().map_err(|e| self.fail(e))
     }
 
-    /// Leaves `text` for an offline player.
-    pub(crate) fn post(&self, player: ObjId, text: &str) -> Result<(), RegistryError> {
-        self.db
-            .execute(
-                "INSERT INTO mail (player, text) VALUES (?1, ?2)",
-                params![player.0, text],
-            )
-            .map(drop)
-            .map_err(|e| self.fail(e))
+    /// Queues `text` for `player`'s mailbox; [`flush_mail`](Self::flush_mail) writes it.
+    pub(crate) fn post(&self, player: ObjId, text: String) {
+        self.unwritten.borrow_mut().push((player, text));
     }
 
-    /// Takes the player's mail, oldest first.
+    /// Writes the queued mail in one transaction (one WAL append however many firings posted).
+    /// On failure the mail stays queued for the next flush.
+    pub(crate) fn flush_mail(&self) -> Result<(), RegistryError> {
+        if self.unwritten.borrow().is_empty() {
+            return Ok(());
+        }
+        let txn = self.db.unchecked_transaction().map_err(|e| self.fail(e))?;
+        {
+            let mut insert = txn
+                .prepare_cached("INSERT INTO mail (player, text) VALUES (?1, ?2)")
+                .map_err(|e| self.fail(e))?;
+            for (player, text) in self.unwritten.borrow().iter() {
+                insert
+                    .execute(params![player.0, text])
+                    .map_err(|e| self.fail(e))?;
+            }
+        }
+        txn.commit().map_err(|e| self.fail(e))?;
+        self.unwritten.borrow_mut().clear();
+        Ok(())
+    }
+
     pub(crate) fn take_mail(&self, player: ObjId) -> Result<Vec<String>, RegistryError> {
+        self.flush_mail()?;
         let mut statement = self
             .db
             .prepare_cached("SELECT text FROM mail WHERE player = ?1 ORDER BY seq")
@@ -120,6 +146,15 @@ impl Registry {
     }
 }
 
+impl Drop for Registry {
+    /// A server that stops writes the mail of its last frames.
+    fn drop(&mut self) {
+        if let Err(error) = self.flush_mail() {
+            eprintln!("tickstep serve: undelivered mail lost: {error}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,8 +168,9 @@ mod tests {
             let alice = r.id_for("alice").unwrap();
             let bob = r.id_for("bob").unwrap();
             assert_eq!(r.id_for("alice").unwrap(), alice);
-            r.post(bob, "one").unwrap();
-            r.post(bob, "two").unwrap();
+            r.post(bob, "one".to_owned());
+            r.flush_mail().unwrap();
+            r.post(bob, "two".to_owned()); // written when the registry is dropped
             (alice, bob)
         };
         let r = Registry::open(&store).unwrap();
@@ -143,5 +179,23 @@ mod tests {
         assert_eq!(r.players().unwrap().len(), 2);
         assert_eq!(r.take_mail(bob).unwrap(), ["one", "two"]);
         assert!(r.take_mail(bob).unwrap().is_empty());
+    }
+
+    #[test]
+    fn queued_mail_is_read_in_posting_order_before_and_after_a_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Registry::open(&dir.path().join("w.db")).unwrap();
+        let bob = r.id_for("bob").unwrap();
+        let carol = r.id_for("carol").unwrap();
+        for n in 0..500 {
+            r.post(if n % 2 == 0 { bob } else { carol }, format!("m{n}"));
+        }
+        r.flush_mail().unwrap();
+        r.post(bob, "late".to_owned()); // still queued: take_mail writes it first
+        let mail = r.take_mail(bob).unwrap();
+        assert_eq!(mail.len(), 251);
+        assert_eq!(mail.first().map(String::as_str), Some("m0"));
+        assert_eq!(mail.last().map(String::as_str), Some("late"));
+        assert_eq!(r.take_mail(carol).unwrap().len(), 250);
     }
 }

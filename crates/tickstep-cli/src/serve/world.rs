@@ -192,11 +192,16 @@ impl Server {
                     kick.notify_one(); // its session ends and closes the connection
                 }
             }
-            None => {
-                if let Err(error) = self.registry.post(who, &line) {
-                    eprintln!("tickstep serve: mail for #{} lost: {error}", who.0);
-                }
-            }
+            // Written between frames, in one transaction (`Server::between_frames`).
+            None => self.registry.post(who, line),
+        }
+    }
+
+    /// What the server does after each frame, outside its budget: write the mail the frame's
+    /// firings posted, in one transaction (docs/serve.md §4.6).
+    pub(crate) fn between_frames(&self) {
+        if let Err(error) = self.registry.flush_mail() {
+            eprintln!("tickstep serve: mail not written yet (kept for the next frame): {error}");
         }
     }
 
