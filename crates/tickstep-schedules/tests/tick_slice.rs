@@ -124,7 +124,7 @@ on_every_store! {
 #[test]
 fn an_entry_rearmed_to_a_due_deadline_waits_for_the_next_sliced_tick() {
     // catch-up "all": a schedule three intervals behind is re-armed to a deadline already due;
-    // within one sliced tick it must not be visited again (§10.2).
+    // within one sliced tick it must not be visited again (docs/schedules.md §10.2).
     let mut config = config();
     config.max_tick_time = Some(Duration::from_secs(1));
     let h = Host::with_config(config);

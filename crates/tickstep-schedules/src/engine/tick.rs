@@ -105,7 +105,7 @@ impl Schedules {
             )
         };
         // Unsliced, one plan covers the whole tick; sliced, the tick plans one firing at a time
-        // and looks at the clock before each next one (§10.5).
+        // and looks at the clock before each next one (docs/schedules.md §10.5).
         let chunk = if slice_end.is_some() { 1 } else { usize::MAX };
         let mut report = TickReport::default();
         let mut visits = 0;
@@ -132,7 +132,7 @@ impl Schedules {
             }
         }
         let mut core = shared.core.borrow_mut();
-        // Re-armed only now, so one tick visits an entry once (§10.2).
+        // Re-armed only now, so one tick visits an entry once (docs/schedules.md §10.2).
         for (id, at) in later.drain(..) {
             core.table.arm(id, at);
         }
