@@ -14,12 +14,11 @@
 //! * [`bell`]: the bell mechanism and its on-demand command cycle;
 //! * [`registry`]: names → durable ids, and the offline mailbox, beside the store.
 //!
-//! Costs (`cargo run --release -p tickstep-bench -- serve`, the shared two-core VM, 15:13 UTC,
-//! 1,000 connections each sending a command every 100 ms, 100,000 schedules firing ~4,200/s):
-//! command round trip p50 2.3 ms / p99 78 ms (goal 16.7 ms: missed at this load; met at the
-//! `--quick` scale's p50, and its p99 swings 16–25 ms with the machine's load), frame step p50
-//! 1.2 ms / p99 11 ms, 5 frames of 1,203 over 16.7 ms (the schedules tick firing a burst, never
-//! socket work: connection tasks run between frames), 82 MB resident. An idle server runs no
+//! Costs: docs/serve.md's essay has the bench's numbers and the load they were taken at. Per
+//! frame the server's own work is the schedules tick (bounded to 1.5 ms of starts,
+//! docs/runtime.md §3.4), one kernel task per firing (a line put on a connection's queue, or on
+//! the mail queue), and, after the frame, one SQLite transaction for the mail queue; sockets are
+//! read and written by the connections' own tasks, between frames. An idle server runs no
 //! frames, however many players chat.
 //!
 //! Decisions: names are the login (no passwords; a loopback toy, not an authentication
