@@ -179,16 +179,17 @@ impl Shared {
 }
 
 impl Core {
-    /// Hands out the next id. Past the durable high-water mark, first raises the mark by a block
-    /// (fsync'd), so no id handed out — committed or not — can be handed out again after a
-    /// restart.
+    /// Hands out the next id. Past the reserved block, first asks the store for a new one
+    /// (durable before it is used), so no id handed out — committed or not — can be handed out
+    /// again after a restart, nor by another engine sharing the store (docs/schedules.md §11.4,
+    /// §11.18). The block may start above the next id when other engines took the ids between.
     fn allocate_id(&mut self) -> Result<u64, Error> {
-        let id = self.last_id + 1;
+        let mut id = self.last_id + 1;
         if let Some(store) = self.store.as_mut() {
             if id > self.reserved_through {
-                let through = id.saturating_add(ID_BLOCK);
-                store.reserve_ids(through)?;
-                self.reserved_through = through;
+                let block = store.reserve_ids(id, ID_BLOCK)?;
+                id = *block.start();
+                self.reserved_through = *block.end();
             }
         }
         self.last_id = id;

@@ -1,6 +1,8 @@
 //! The storage boundary as a trait: what the engine asks of any store, in rows (docs/schedules.md
 //! §11.12).
 
+use std::ops::RangeInclusive;
+
 use crate::Error;
 use crate::row::{ChangeSet, Durability, RowSink};
 
@@ -15,12 +17,16 @@ pub(crate) trait Backend {
     /// [`Error::Store`] (a row that does not decode is named), [`Error::Damaged`].
     fn load(&mut self, sink: &mut dyn RowSink) -> Result<u64, Error>;
 
-    /// Raises the id high-water mark to `through`, durable before returning.
+    /// Reserves a block of `block` ids for this engine alone, none below `next` (the engine's
+    /// next id), durable before returning; returns the block granted. A store that serves one
+    /// engine grants `next..=next + block` by raising its high-water mark (`SQLite`); one that
+    /// several engines share hands out a block no other engine ever gets (`PostgreSQL`:
+    /// docs/schedules.md §11.18), so the block may start above `next`.
     ///
     /// # Errors
     ///
-    /// [`Error::Store`]; the mark is unchanged.
-    fn reserve_ids(&mut self, through: u64) -> Result<(), Error>;
+    /// [`Error::Store`] or [`Error::Database`]; nothing was reserved.
+    fn reserve_ids(&mut self, next: u64, block: u64) -> Result<RangeInclusive<u64>, Error>;
 
     /// Writes `changes` in one transaction, as durable as `durability` says; returns how many of
     /// `changes.deletes` existed.

@@ -71,6 +71,7 @@ mod codec;
 mod schema;
 mod worker;
 
+use std::ops::RangeInclusive;
 use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
 
@@ -178,8 +179,8 @@ impl Backend for PostgresStore {
         }
     }
 
-    fn reserve_ids(&mut self, through: u64) -> Result<(), Error> {
-        self.ask(|reply| Request::Reserve { through, reply })
+    fn reserve_ids(&mut self, next: u64, block: u64) -> Result<RangeInclusive<u64>, Error> {
+        self.ask(|reply| Request::Reserve { next, block, reply })
     }
 
     fn commit(&mut self, changes: &ChangeSet, durability: Durability) -> Result<usize, Error> {

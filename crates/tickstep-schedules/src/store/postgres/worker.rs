@@ -14,6 +14,7 @@
 //! reports it. When the engine goes away the thread makes a last few attempts, then stops.
 
 use std::collections::VecDeque;
+use std::ops::RangeInclusive;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
@@ -23,7 +24,7 @@ use super::codec::{self, CadenceColumns};
 use super::database_error;
 use crate::Error;
 use crate::row::{ChangeSet, ScheduleRow};
-use crate::store::codec::to_sql;
+use crate::store::codec::{from_sql, to_sql};
 
 /// Rows per message while loading.
 const LOAD_CHUNK: usize = 1024;
@@ -36,10 +37,11 @@ const ATTEMPTS_AT_EXIT: u32 = 3;
 pub(super) enum Request {
     /// Stream every row, then the id high-water mark.
     Load(Sender<Loaded>),
-    /// Raise the id high-water mark (a reply when it is committed).
+    /// Take a block of ids from the database (a reply when it is committed).
     Reserve {
-        through: u64,
-        reply: Sender<Result<(), Error>>,
+        next: u64,
+        block: u64,
+        reply: Sender<Result<RangeInclusive<u64>, Error>>,
     },
     /// Write now, answer when committed: how many deletes existed.
     Synced {
@@ -123,8 +125,8 @@ impl Worker {
         match request {
             Request::Behind(changes) => self.queue.push_back(changes),
             Request::Load(out) => self.load(&out),
-            Request::Reserve { through, reply } => {
-                let result = self.reserve(through);
+            Request::Reserve { next, block, reply } => {
+                let result = self.reserve(next, block);
                 let _ = reply.send(result);
             }
             Request::Synced { changes, reply } => {
@@ -216,16 +218,24 @@ impl Worker {
         Ok(removed)
     }
 
-    fn reserve(&mut self, through: u64) -> Result<(), Error> {
+    /// Takes the next `block` ids from the database's counter (never below `next`, so one
+    /// engine's ids keep rising): the row lock makes concurrent reservations by other nodes wait
+    /// and then take the block after, so no two nodes ever get the same id, and the counter is
+    /// committed before any id of the block is used (docs/schedules.md §11.18).
+    fn reserve(&mut self, next: u64, block: u64) -> Result<RangeInclusive<u64>, Error> {
         let context = "reserving schedule ids";
         self.reconnect_if_closed()?;
-        self.client
-            .execute(
-                "UPDATE tickstep_meta SET value = GREATEST(value, $1) WHERE key = 'id_high_water'",
-                &[&to_sql(through)],
+        let end: i64 = self
+            .client
+            .query_one(
+                "UPDATE tickstep_meta SET value = GREATEST(value, $1) + $2 \
+                 WHERE key = 'id_high_water' RETURNING value",
+                &[&to_sql(next.saturating_sub(1)), &to_sql(block)],
             )
-            .map(drop)
-            .map_err(database_error(context))
+            .map_err(database_error(context))?
+            .get(0);
+        let end = from_sql(end);
+        Ok(end.saturating_sub(block) + 1..=end)
     }
 
     fn load(&mut self, out: &Sender<Loaded>) {
@@ -261,7 +271,7 @@ impl Worker {
             if !chunk.is_empty() {
                 let _ = out.send(Loaded::Rows(chunk));
             }
-            Ok(crate::store::codec::from_sql(high_water))
+            Ok(from_sql(high_water))
         })();
         let _ = out.send(match result {
             Ok(high_water) => Loaded::Done(high_water),
