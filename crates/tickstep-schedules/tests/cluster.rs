@@ -6,6 +6,7 @@
 mod common;
 
 use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 
 use common::Host;
 use common::stores::Store;
@@ -35,4 +36,100 @@ fn postgres_only_two_engines_creating_interleaved_get_disjoint_ids() {
     let c = Host::open(store.path(), ManualClock::new());
     let id = c.at(60.0, Options::new()).get();
     assert!(!seen.contains(&id) && id > *seen.iter().max().unwrap());
+}
+
+/// A host on `store` whose node lease is `lease` (real time: the database's clock).
+fn node(store: &Store, lease: Duration) -> Host {
+    let mut config = common::config();
+    config.lease = lease;
+    Host::on_with_config(store, config)
+}
+
+/// Ticks `h` until `done` holds, at most 10 s of real time (claims run on the store thread every
+/// third of a lease, on the real clock): the outcome is asserted, never how long it took.
+fn tick_until(h: &Host, mut done: impl FnMut(&Host) -> bool) -> bool {
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < give_up {
+        h.tick();
+        if done(h) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+#[test]
+fn postgres_only_a_node_past_its_lease_loses_its_schedules_to_another_and_its_late_writes_are_refused()
+ {
+    let url = pg_or_skip!("takeover");
+    let store = Store::postgres(url);
+    // A renews its lease rarely, so the test can end it from outside; B claims often.
+    let a = node(&store, Duration::from_secs(600));
+    let b = node(&store, Duration::from_millis(90));
+    let id = a.every(1.0, Options::new());
+    assert_eq!(a.after(1.0).started, 1);
+    a.finish_all();
+    a.engine.flush().unwrap();
+    assert_eq!(
+        store.count("SELECT fence FROM schedules"),
+        1,
+        "held since creation"
+    );
+    b.advance(2.0);
+    // A live holder keeps it: B claims nothing while A's lease runs.
+    b.tick();
+    assert!(b.engine.begin(b.wiz).schedule_info(id).is_err());
+    // A's lease runs out (as if A were paused past it).
+    store.execute(
+        "UPDATE tickstep_nodes SET lease_until = now() - interval '1 second' \
+         WHERE lease_until > now() + interval '1 minute'",
+    );
+    assert!(
+        tick_until(&b, |b| b.valid(id)),
+        "B took the schedule over once A's lease ran out"
+    );
+    assert_eq!(b.engine.cluster_stats().claimed, 1);
+    assert_eq!(store.count("SELECT fence FROM schedules"), 2);
+    // B fired (in the tick that took it over) the point A had not fired yet, exactly where A
+    // left the cadence.
+    assert_eq!(b.fired(), 1);
+    assert_eq!(b.nominal(0), a.nominal(0) + 1.0);
+    b.finish_all();
+    b.engine.flush().unwrap();
+    // A wakes up and fires it too, in memory: its write is refused, counted, and A drops it.
+    assert_eq!(a.after(1.0).started, 1);
+    a.finish_all();
+    a.engine.flush().unwrap();
+    let stats = a.engine.cluster_stats();
+    assert!(stats.refused_writes >= 1, "{stats:?}");
+    assert_eq!(stats.taken_over, 1);
+    a.tick();
+    assert!(!a.valid(id), "A dropped the schedule B holds");
+    assert_eq!(
+        store.count("SELECT run_count FROM schedules"),
+        2,
+        "A's late write never landed: the row has A's first firing and B's"
+    );
+    assert_eq!(b.info(id).run_count, 2);
+}
+
+#[test]
+fn postgres_only_a_node_closed_cleanly_hands_its_schedules_back_at_once() {
+    let url = pg_or_skip!("release");
+    let store = Store::postgres(url);
+    let a = node(&store, Duration::from_secs(600));
+    let b = node(&store, Duration::from_millis(90));
+    let ids: Vec<_> = (0..5).map(|_| a.every(1.0, Options::new())).collect();
+    drop(a);
+    assert_eq!(
+        store.count("SELECT COUNT(*) FROM schedules WHERE owner_node IS NULL"),
+        5
+    );
+    b.advance(1.0);
+    assert!(
+        tick_until(&b, |b| ids.iter().all(|&id| b.valid(id))),
+        "B claimed every schedule A gave back, long before A's 10-minute lease"
+    );
+    assert_eq!(b.fired(), 5, "and fired each in the tick that took it");
 }

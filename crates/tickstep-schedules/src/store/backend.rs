@@ -4,7 +4,7 @@
 use std::ops::RangeInclusive;
 
 use crate::Error;
-use crate::row::{ChangeSet, Durability, RowSink};
+use crate::row::{ChangeSet, Durability, RowSink, ScheduleRow};
 
 /// What a store must do for the engine. Every method runs on the engine's thread between ticks or
 /// inside one; a backend whose I/O is remote keeps that off the caller's thread (see the crate
@@ -44,6 +44,21 @@ pub(crate) trait Backend {
     /// [`Error::Store`]; the next call reports what this one missed.
     fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error>;
 
+    /// Moves into `claimed` the rows the store claimed for this engine since the last call
+    /// (whole rows, to be applied like rows at open) and into `lost` the ids of schedules
+    /// another engine took over (their writes were refused; the engine drops them). `now` is
+    /// the engine's wall clock (Unix ns), where the store's next claims look ahead from. Called
+    /// once per tick, so it must not wait on I/O. A store only one engine uses has neither
+    /// (docs/schedules.md §11.19).
+    fn poll_claims(&mut self, now: u64, claimed: &mut Vec<ScheduleRow>, lost: &mut Vec<u64>) {
+        let _ = (now, claimed, lost);
+    }
+
+    /// What the store counted of claims and fencing so far.
+    fn cluster_stats(&self) -> ClusterStats {
+        ClusterStats::default()
+    }
+
     /// Waits until every commit handed over so far is written. A store that writes before
     /// `commit` returns has nothing to wait for; one that writes behind (`PostgreSQL`'s store
     /// thread) waits for its queue, and reports a write that failed meanwhile.
@@ -61,4 +76,27 @@ pub(crate) trait Backend {
 pub(crate) struct OpenPolicy {
     /// Add the store's tables to a database that already holds another application's tables.
     pub(crate) share_file: bool,
+    /// How long a node's claims outlive its last heartbeat (a store several engines share).
+    pub(crate) lease: std::time::Duration,
+}
+
+/// What an engine's store counted of claims and fencing since it opened
+/// ([`Schedules::cluster_stats`](crate::Schedules::cluster_stats); docs/schedules.md §11.19).
+/// All zero for a `SQLite` store or an engine with no store, which share with no other engine.
+///
+/// ```
+/// let stats = tickstep_schedules::ClusterStats::default();
+/// assert_eq!((stats.claimed, stats.refused_writes, stats.taken_over), (0, 0, 0));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClusterStats {
+    /// Schedules this node claimed: at open (rows nobody held) and since (rows nobody held, or
+    /// whose holder's lease ran out, due within one lease).
+    pub claimed: u64,
+    /// Row writes (cadence updates, retirements) the database refused because another node had
+    /// claimed the row since this node did: never applied.
+    pub refused_writes: u64,
+    /// Schedules this node dropped because another node took them over.
+    pub taken_over: u64,
 }

@@ -58,6 +58,7 @@ use std::path::Path;
 
 pub use inspect::{Inspector, StoredSchedule};
 
+pub use backend::ClusterStats;
 pub(crate) use backend::{Backend, OpenPolicy};
 
 use crate::Error;
@@ -94,6 +95,7 @@ pub(crate) fn open(location: &Path, policy: OpenPolicy) -> Result<Box<dyn Backen
         #[cfg(feature = "postgres")]
         return Ok(Box::new(postgres::PostgresStore::open(
             &location.to_string_lossy(),
+            policy.lease,
         )?));
         #[cfg(not(feature = "postgres"))]
         // The URL may carry a password: name the scheme only.

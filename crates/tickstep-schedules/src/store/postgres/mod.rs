@@ -67,17 +67,21 @@
 //!   after every reconnect, since notifications sent while disconnected are lost. `schedule_info`
 //!   for a schedule owned elsewhere reads its row.
 
+mod claims;
 mod codec;
 mod schema;
 mod worker;
 
 use std::ops::RangeInclusive;
+use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use super::backend::Backend;
+use super::backend::{Backend, ClusterStats};
 use crate::Error;
-use crate::row::{ChangeSet, Durability, RowSink};
+use crate::row::{ChangeSet, Durability, RowSink, ScheduleRow};
+use claims::Mailbox;
 use worker::{Loaded, Request, Worker};
 
 /// Maps a client error to ours, with what the store was doing.
@@ -103,17 +107,19 @@ fn redacted(url: &str) -> String {
 pub(crate) struct PostgresStore {
     requests: Option<Sender<Request>>,
     thread: Option<JoinHandle<()>>,
+    mailbox: Arc<Mailbox>,
 }
 
 impl PostgresStore {
-    /// Connects to `url`, migrates the schema, and starts the store thread.
+    /// Connects to `url`, migrates the schema, registers a new node with a `lease`, and starts
+    /// the store thread.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidArg`] for a URL the client cannot parse (named without its password);
     /// [`Error::Database`] when the server refuses the connection or the migration;
     /// [`Error::SchemaTooNew`] when a newer build migrated the database.
-    pub(crate) fn open(url: &str) -> Result<Self, Error> {
+    pub(crate) fn open(url: &str, lease: Duration) -> Result<Self, Error> {
         let config: postgres::Config = url.parse().map_err(|e| {
             Error::invalid(
                 redacted(url),
@@ -124,8 +130,13 @@ impl PostgresStore {
             .connect(postgres::NoTls)
             .map_err(database_error("connecting to PostgreSQL"))?;
         schema::migrate(&mut client)?;
+        // A random 63-bit id: two nodes meeting on one would need 2^31 nodes to be likely.
+        let node = fastrand::i64(1..i64::MAX);
+        let lease = lease.max(Duration::from_millis(30));
+        claims::register(&mut client, node, lease)?;
         let (requests, inbox) = mpsc::channel();
-        let worker = Worker::new(client, config);
+        let mailbox = Arc::new(Mailbox::default());
+        let worker = Worker::new(client, config, node, lease, Arc::clone(&mailbox));
         let thread = std::thread::Builder::new()
             .name("tickstep-pg-store".into())
             .spawn(move || worker.run(&inbox))
@@ -136,6 +147,7 @@ impl PostgresStore {
         Ok(PostgresStore {
             requests: Some(requests),
             thread: Some(thread),
+            mailbox,
         })
     }
 
@@ -199,6 +211,14 @@ impl Backend for PostgresStore {
     /// `NOTIFY` for the several-nodes design, not built).
     fn poll_stops(&mut self, _stopped: &mut Vec<u64>) -> Result<(), Error> {
         Ok(())
+    }
+
+    fn poll_claims(&mut self, now: u64, claimed: &mut Vec<ScheduleRow>, lost: &mut Vec<u64>) {
+        self.mailbox.take(now, claimed, lost);
+    }
+
+    fn cluster_stats(&self) -> ClusterStats {
+        self.mailbox.stats()
     }
 
     fn flush(&mut self) -> Result<(), Error> {

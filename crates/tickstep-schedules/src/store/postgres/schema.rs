@@ -18,17 +18,20 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 1;
+pub(crate) const CURRENT_VERSION: i64 = 3;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6368;
 
-/// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 1] = [(
-    1,
-    "schedules table, id high-water mark",
-    "
+/// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
+/// missing one is applied, so a build that adds a version below one already applied (two
+/// branches numbering theirs apart) still brings every database up to date.
+const MIGRATIONS: [(i64, &str, &str); 2] = [
+    (
+        1,
+        "schedules table, id high-water mark",
+        "
     CREATE TABLE tickstep_meta (
         key   TEXT PRIMARY KEY,
         value BIGINT NOT NULL
@@ -69,7 +72,28 @@ const MIGRATIONS: [(i64, &str, &str); 1] = [(
         running            TEXT              -- JSON [[run id, nominal, started], ..]
     );
     ",
-)];
+    ),
+    (
+        3,
+        "claims: owner node and fence per schedule, node leases",
+        "
+    -- The node that holds the schedule (NULL: nobody, claimable) and the fencing token its
+    -- claim set: every write a node makes carries both and matches nothing once another node
+    -- has claimed the row (docs/schedules.md §11.19).
+    ALTER TABLE tickstep_schedules
+        ADD COLUMN owner_node BIGINT,
+        ADD COLUMN fence      BIGINT NOT NULL DEFAULT 0;
+    CREATE INDEX tickstep_schedules_owner ON tickstep_schedules (owner_node);
+    -- One row per open engine: its lease, in the database's time. A schedule whose owner's
+    -- lease has run out is claimable by any other node.
+    CREATE TABLE tickstep_nodes (
+        node        BIGINT      PRIMARY KEY,
+        lease_until TIMESTAMPTZ NOT NULL,
+        started_at  TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+    );
+    ",
+    ),
+];
 
 /// Creates the migration table if needed and applies every migration the database lacks, in one
 /// transaction under the migration lock.
@@ -87,13 +111,13 @@ pub(crate) fn migrate(client: &mut Client) -> Result<(), Error> {
          );",
     )
     .map_err(database_error("creating the migration table"))?;
-    let found: i64 = tx
-        .query_one(
-            "SELECT COALESCE(MAX(version), 0) FROM tickstep_schema_migrations",
-            &[],
-        )
+    let applied: Vec<i64> = tx
+        .query("SELECT version FROM tickstep_schema_migrations", &[])
         .map_err(database_error("reading the schema version"))?
-        .get(0);
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    let found = applied.iter().copied().max().unwrap_or(0);
     if found > CURRENT_VERSION {
         return Err(Error::SchemaTooNew {
             found,
@@ -101,7 +125,7 @@ pub(crate) fn migrate(client: &mut Client) -> Result<(), Error> {
         });
     }
     for (version, description, sql) in MIGRATIONS {
-        if version <= found {
+        if applied.contains(&version) {
             continue;
         }
         tx.batch_execute(sql)
