@@ -126,13 +126,25 @@ impl PostgresStore {
                 format!("must be a PostgreSQL connection URL: {e}"),
             )
         })?;
+        let lease = lease.max(Duration::from_millis(30));
+        // A node paused inside a write transaction would keep its rows locked, and `SKIP
+        // LOCKED` claims would pass them by for as long as it stays paused: the server ends
+        // such a transaction after a lease of idleness (at least a second), which frees the
+        // rows for a takeover; the paused node's write then fails, and once it reconnects the
+        // fence refuses it.
+        let mut config = config;
+        let idle_ms = lease.max(Duration::from_secs(1)).as_millis();
+        let options = format!(
+            "{} -c idle_in_transaction_session_timeout={idle_ms}",
+            config.get_options().unwrap_or_default()
+        );
+        config.options(options.trim_start());
         let mut client = config
             .connect(postgres::NoTls)
             .map_err(database_error("connecting to PostgreSQL"))?;
         schema::migrate(&mut client)?;
         // A random 63-bit id: two nodes meeting on one would need 2^31 nodes to be likely.
         let node = fastrand::i64(1..i64::MAX);
-        let lease = lease.max(Duration::from_millis(30));
         claims::register(&mut client, node, lease)?;
         let (requests, inbox) = mpsc::channel();
         let mailbox = Arc::new(Mailbox::default());
