@@ -111,6 +111,7 @@ impl Schedules {
     ) -> Result<Self, Error> {
         let policy = OpenPolicy {
             share_file: config.share_file,
+            stop_poll: config.tick,
         };
         let mut store = store::open(path.as_ref(), policy)?;
         let seed = clock.unix_nanos();

@@ -51,8 +51,12 @@ pub(crate) trait Backend {
 }
 
 /// How the caller wants a store opened.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct OpenPolicy {
     /// Add the store's tables to a database that already holds another application's tables.
     pub(crate) share_file: bool,
+    /// How often a store whose I/O runs on its own thread looks for operator stops
+    /// (`Config::tick`; the `SQLite` store is polled by the engine's tick instead).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) stop_poll: std::time::Duration,
 }

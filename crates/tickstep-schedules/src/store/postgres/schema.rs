@@ -18,17 +18,18 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 1;
+pub(crate) const CURRENT_VERSION: i64 = 2;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6368;
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 1] = [(
-    1,
-    "schedules table, id high-water mark",
-    "
+const MIGRATIONS: [(i64, &str, &str); 2] = [
+    (
+        1,
+        "schedules table, id high-water mark",
+        "
     CREATE TABLE tickstep_meta (
         key   TEXT PRIMARY KEY,
         value BIGINT NOT NULL
@@ -69,7 +70,20 @@ const MIGRATIONS: [(i64, &str, &str); 1] = [(
         running            TEXT              -- JSON [[run id, nominal, started], ..]
     );
     ",
-)];
+    ),
+    (2, "operator stops", OPERATOR_STOPS),
+];
+
+/// Version 2: the notes an operator's stop leaves for running engines (docs/schedules.md
+/// §11.21), read by `seq` past the last one an engine has seen.
+const OPERATOR_STOPS: &str = "
+    CREATE TABLE tickstep_operator_stops (
+        seq           BIGSERIAL PRIMARY KEY,
+        schedule_id   BIGINT NOT NULL,
+        stopped_at_ns BIGINT NOT NULL -- Unix nanoseconds, for pruning
+    );
+    CREATE INDEX tickstep_operator_stops_at ON tickstep_operator_stops (stopped_at_ns);
+";
 
 /// Creates the migration table if needed and applies every migration the database lacks, in one
 /// transaction under the migration lock.
@@ -114,4 +128,45 @@ pub(crate) fn migrate(client: &mut Client) -> Result<(), Error> {
     }
     tx.commit()
         .map_err(database_error("committing the migrations"))
+}
+
+/// Why [`check_current`] refused a database.
+pub(crate) enum CheckError {
+    /// No `tickstep_schema_migrations` table: not a store (or one no engine has opened yet).
+    Missing,
+    /// A newer schema, or the server failed.
+    Other(Error),
+}
+
+/// The schema version of an existing store, without creating or migrating anything (for the
+/// inspector): refuses a database with no migration table, or one a newer build migrated.
+pub(crate) fn check_current(client: &mut Client) -> Result<i64, CheckError> {
+    let context = "reading the schema version";
+    let exists: bool = client
+        .query_one(
+            "SELECT to_regclass('tickstep_schema_migrations') IS NOT NULL",
+            &[],
+        )
+        .map_err(|e| CheckError::Other(database_error(context)(e)))?
+        .get(0);
+    if !exists {
+        return Err(CheckError::Missing);
+    }
+    let found: i64 = client
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0) FROM tickstep_schema_migrations",
+            &[],
+        )
+        .map_err(|e| CheckError::Other(database_error(context)(e)))?
+        .get(0);
+    if found > CURRENT_VERSION {
+        return Err(CheckError::Other(Error::SchemaTooNew {
+            found,
+            supported: CURRENT_VERSION,
+        }));
+    }
+    if found < 1 {
+        return Err(CheckError::Missing);
+    }
+    Ok(found)
 }

@@ -15,12 +15,13 @@
 
 use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::Client;
 
 use super::codec::{self, CadenceColumns};
 use super::database_error;
+use super::stops::StopWatch;
 use crate::Error;
 use crate::row::{ChangeSet, ScheduleRow};
 use crate::store::codec::to_sql;
@@ -67,45 +68,51 @@ pub(super) struct Worker {
     queue: VecDeque<ChangeSet>,
     columns: CadenceColumns,
     backoff: Duration,
+    /// When a failed write is tried again.
+    retry_at: Instant,
+    stops: StopWatch,
 }
 
 impl Worker {
-    pub(super) fn new(client: Client, config: postgres::Config) -> Self {
+    pub(super) fn new(client: Client, config: postgres::Config, stops: StopWatch) -> Self {
         Worker {
             client,
             config,
             queue: VecDeque::new(),
             columns: CadenceColumns::default(),
             backoff: FIRST_BACKOFF,
+            retry_at: Instant::now(),
+            stops,
         }
     }
 
-    /// Serves requests until the engine hangs up.
+    /// Serves requests until the engine hangs up, waking at least once per stop-poll interval
+    /// to look for operator stops, and at the backoff to retry a failed write.
     pub(super) fn run(mut self, requests: &Receiver<Request>) {
         loop {
-            let request = if self.queue.is_empty() {
-                match requests.recv() {
-                    Ok(r) => r,
-                    Err(_) => break,
-                }
-            } else {
-                match requests.recv_timeout(self.backoff) {
-                    Ok(r) => r,
-                    Err(RecvTimeoutError::Timeout) => {
-                        self.retry_queue();
-                        continue;
-                    }
-                    Err(RecvTimeoutError::Disconnected) => break,
-                }
-            };
-            self.serve(request);
-            // Everything that arrived meanwhile joins the same commit.
-            while let Ok(more) = requests.try_recv() {
-                self.serve(more);
-            }
+            let mut wake = self.stops.next_poll();
             if !self.queue.is_empty() {
-                self.retry_queue();
+                wake = wake.min(self.retry_at);
             }
+            match requests.recv_timeout(wake.saturating_duration_since(Instant::now())) {
+                Ok(request) => {
+                    self.serve(request);
+                    // Everything that arrived meanwhile joins the same commit.
+                    while let Ok(more) = requests.try_recv() {
+                        self.serve(more);
+                    }
+                    if !self.queue.is_empty() {
+                        self.retry_queue();
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if !self.queue.is_empty() && Instant::now() >= self.retry_at {
+                        self.retry_queue();
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            self.poll_stops();
         }
         for _ in 0..ATTEMPTS_AT_EXIT {
             if self.write_queue().is_ok() {
@@ -117,6 +124,17 @@ impl Worker {
             batches = self.queue.len(),
             "PostgreSQL schedule store closed with cadence updates it could not write"
         );
+    }
+
+    /// Looks for operator stops if a poll is due. A failure (the connection is gone) waits for
+    /// the next poll or write to reconnect; the notes are read again then.
+    fn poll_stops(&mut self) {
+        if self.client.is_closed() {
+            return;
+        }
+        if let Err(error) = self.stops.poll_if_due(&mut self.client) {
+            tracing::debug!(%error, "PostgreSQL schedule store: could not poll for operator stops");
+        }
     }
 
     fn serve(&mut self, request: Request) {
@@ -134,7 +152,11 @@ impl Worker {
                 let _ = reply.send(result);
             }
             Request::Flush(reply) => {
-                let _ = reply.send(self.write_queue());
+                let result = self.write_queue().and_then(|()| {
+                    self.reconnect_if_closed()?;
+                    self.stops.read_notes(&mut self.client)
+                });
+                let _ = reply.send(result);
             }
         }
     }
@@ -143,6 +165,7 @@ impl Worker {
         if let Err(error) = self.write_queue() {
             tracing::warn!(%error, batches = self.queue.len(), retry_in = ?self.backoff,
                 "PostgreSQL schedule store: cadence updates kept in memory, retrying");
+            self.retry_at = Instant::now() + self.backoff;
             self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
         }
     }
@@ -172,10 +195,7 @@ impl Worker {
         match self.write_once(batches) {
             Err(e) if self.client.is_closed() || connection_lost(&e) => {
                 tracing::info!(error = %e, "PostgreSQL schedule store: connection lost, reconnecting");
-                self.client = self
-                    .config
-                    .connect(postgres::NoTls)
-                    .map_err(database_error("reconnecting to PostgreSQL"))?;
+                self.reconnect()?;
                 self.write_once(batches)
             }
             result => result,
@@ -272,11 +292,17 @@ impl Worker {
     fn reconnect_if_closed(&mut self) -> Result<(), Error> {
         if self.client.is_closed() {
             tracing::info!("PostgreSQL schedule store: reconnecting");
-            self.client = self
-                .config
-                .connect(postgres::NoTls)
-                .map_err(database_error("reconnecting to PostgreSQL"))?;
+            self.reconnect()?;
         }
+        Ok(())
+    }
+
+    /// Replaces the connection.
+    fn reconnect(&mut self) -> Result<(), Error> {
+        self.client = self
+            .config
+            .connect(postgres::NoTls)
+            .map_err(database_error("reconnecting to PostgreSQL"))?;
         Ok(())
     }
 }
