@@ -32,11 +32,9 @@ impl std::fmt::Debug for PgInspector {
 fn open_checked(url: &str) -> Result<(Client, i64), Error> {
     let mut client = connect(url)?;
     let version = schema::check_current(&mut client).map_err(|e| match e {
-        schema::CheckError::Missing => Error::NotAStore {
+        schema::CheckError::NotAStore(detail) => Error::NotAStore {
             path: PathBuf::from(redacted(url)),
-            detail: "the database has no tickstep_schema_migrations table (no engine has opened \
-                     it)"
-            .into(),
+            detail,
         },
         schema::CheckError::Other(e) => e,
     })?;

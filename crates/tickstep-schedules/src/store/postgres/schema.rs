@@ -132,8 +132,8 @@ pub(crate) fn migrate(client: &mut Client) -> Result<(), Error> {
 
 /// Why [`check_current`] refused a database.
 pub(crate) enum CheckError {
-    /// No `tickstep_schema_migrations` table: not a store (or one no engine has opened yet).
-    Missing,
+    /// Not a store this build reads: what is missing, in words.
+    NotAStore(String),
     /// A newer schema, or the server failed.
     Other(Error),
 }
@@ -150,7 +150,9 @@ pub(crate) fn check_current(client: &mut Client) -> Result<i64, CheckError> {
         .map_err(|e| CheckError::Other(database_error(context)(e)))?
         .get(0);
     if !exists {
-        return Err(CheckError::Missing);
+        return Err(CheckError::NotAStore(
+            "the database has no tickstep_schema_migrations table (no engine has opened it)".into(),
+        ));
     }
     let found: i64 = client
         .query_one(
@@ -166,7 +168,10 @@ pub(crate) fn check_current(client: &mut Client) -> Result<i64, CheckError> {
         }));
     }
     if found < 1 {
-        return Err(CheckError::Missing);
+        return Err(CheckError::NotAStore(format!(
+            "schema version {found} (unmigrated); an engine migrates it when it opens the \
+             database"
+        )));
     }
     Ok(found)
 }
