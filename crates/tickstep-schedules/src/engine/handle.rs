@@ -112,6 +112,7 @@ impl Schedules {
         let policy = OpenPolicy {
             share_file: config.share_file,
             lease: config.lease,
+            stop_poll: config.tick,
         };
         let mut store = store::open(path.as_ref(), policy)?;
         let seed = clock.unix_nanos();

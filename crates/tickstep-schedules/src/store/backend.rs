@@ -72,10 +72,14 @@ pub(crate) trait Backend {
 }
 
 /// How the caller wants a store opened.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct OpenPolicy {
     /// Add the store's tables to a database that already holds another application's tables.
     pub(crate) share_file: bool,
+    /// How often a store whose I/O runs on its own thread looks for operator stops
+    /// (`Config::tick`; the `SQLite` store is polled by the engine's tick instead).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) stop_poll: std::time::Duration,
     /// How long a node's claims outlive its last heartbeat (a store several engines share).
     pub(crate) lease: std::time::Duration,
 }

@@ -18,6 +18,11 @@ use crate::store::codec::{
 };
 use crate::{Catchup, ObjId, Overlap, ScheduleKind, Value};
 
+/// The `SELECT` that reads rows (an operator's view), columns as [`decode`] reads them.
+pub(super) fn select_all() -> String {
+    format!("SELECT {COLUMNS} FROM tickstep_schedules")
+}
+
 /// The claim: takes rows nobody holds, or whose holder's lease has run out (database time),
 /// due by `$2` (the node's wall clock plus the lookahead, Unix ns) or not armed, at most `$3` of
 /// them (`NULL`: all), for node `$1`; bumps each row's fence; returns whole rows, columns as

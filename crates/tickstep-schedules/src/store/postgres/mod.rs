@@ -1,5 +1,5 @@
 //! The `PostgreSQL` store: the same boundary as the `SQLite` store, over the network, with the
-//! network kept off the engine's thread (docs/schedules.md §11.13–§11.20).
+//! network kept off the engine's thread (docs/schedules.md §11.13–§11.24).
 //!
 //! [`Schedules::open`](crate::Schedules::open) picks it when the location is a `postgres://` (or
 //! `postgresql://`) URL, in a build with the `postgres` feature. Opening connects, migrates the
@@ -32,8 +32,15 @@
 //!
 //! One engine per database: ids come from the `tickstep_meta` high-water mark raised with
 //! `GREATEST`, exactly as in the `SQLite` store, which is unique for one node; several nodes on
-//! one database are not built. Operator stops: the [`Inspector`](crate::Inspector) reads `SQLite`
-//! files only, so there is no outside stop to poll for yet.
+//! one database are not built.
+//!
+//! # Operators
+//!
+//! [`Inspector`](crate::Inspector) opens a `postgres://` URL too ([`inspect`]: read-only session,
+//! the store's schema check and codec). Its stop deletes the row, leaves a note in
+//! `tickstep_operator_stops` and sends `NOTIFY tickstep_stops` in one transaction; the store
+//! thread reads new notes at most once per `Config::tick` and hands the ids to the engine's next
+//! poll without the tick waiting ([`stops`], docs/schedules.md §11.21–§11.24).
 //!
 //! # Several nodes: the design the next step builds (nothing below exists yet)
 //!
@@ -69,12 +76,14 @@
 
 mod claims;
 mod codec;
+pub(crate) mod inspect;
 mod schema;
+pub(crate) mod stops;
 mod worker;
 
 use std::ops::RangeInclusive;
 use std::sync::Arc;
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -103,9 +112,36 @@ fn redacted(url: &str) -> String {
     }
 }
 
+/// `url` as a client configuration.
+///
+/// # Errors
+///
+/// [`Error::InvalidArg`] naming the URL without its password.
+fn parse(url: &str) -> Result<postgres::Config, Error> {
+    url.parse().map_err(|e| {
+        Error::invalid(
+            redacted(url),
+            format!("must be a PostgreSQL connection URL: {e}"),
+        )
+    })
+}
+
+/// A connection to `url`, for the operator's tools.
+///
+/// # Errors
+///
+/// As [`parse`]; [`Error::Database`] when the server refuses the connection.
+fn connect(url: &str) -> Result<postgres::Client, Error> {
+    parse(url)?
+        .connect(postgres::NoTls)
+        .map_err(database_error("connecting to PostgreSQL"))
+}
+
 /// The engine's side of the store: a channel to the store thread.
 pub(crate) struct PostgresStore {
     requests: Option<Sender<Request>>,
+    /// Ids of schedules an operator stopped, as the store thread finds them.
+    stopped: Receiver<u64>,
     thread: Option<JoinHandle<()>>,
     mailbox: Arc<Mailbox>,
 }
@@ -119,20 +155,14 @@ impl PostgresStore {
     /// [`Error::InvalidArg`] for a URL the client cannot parse (named without its password);
     /// [`Error::Database`] when the server refuses the connection or the migration;
     /// [`Error::SchemaTooNew`] when a newer build migrated the database.
-    pub(crate) fn open(url: &str, lease: Duration) -> Result<Self, Error> {
-        let config: postgres::Config = url.parse().map_err(|e| {
-            Error::invalid(
-                redacted(url),
-                format!("must be a PostgreSQL connection URL: {e}"),
-            )
-        })?;
+    pub(crate) fn open(url: &str, stop_poll: Duration, lease: Duration) -> Result<Self, Error> {
+        let mut config = parse(url)?;
         let lease = lease.max(Duration::from_millis(30));
         // A node paused inside a write transaction would keep its rows locked, and `SKIP
         // LOCKED` claims would pass them by for as long as it stays paused: the server ends
         // such a transaction after a lease of idleness (at least a second), which frees the
         // rows for a takeover; the paused node's write then fails, and once it reconnects the
         // fence refuses it.
-        let mut config = config;
         let idle_ms = lease.max(Duration::from_secs(1)).as_millis();
         let options = format!(
             "{} -c idle_in_transaction_session_timeout={idle_ms}",
@@ -146,9 +176,11 @@ impl PostgresStore {
         // A random 63-bit id: two nodes meeting on one would need 2^31 nodes to be likely.
         let node = fastrand::i64(1..i64::MAX);
         claims::register(&mut client, node, lease)?;
+        let (found, stopped) = mpsc::channel();
+        let stops = stops::StopWatch::start(&mut client, stop_poll, found)?;
         let (requests, inbox) = mpsc::channel();
         let mailbox = Arc::new(Mailbox::default());
-        let worker = Worker::new(client, config, node, lease, Arc::clone(&mailbox));
+        let worker = Worker::new(client, config, stops, node, lease, Arc::clone(&mailbox));
         let thread = std::thread::Builder::new()
             .name("tickstep-pg-store".into())
             .spawn(move || worker.run(&inbox))
@@ -158,6 +190,7 @@ impl PostgresStore {
             })?;
         Ok(PostgresStore {
             requests: Some(requests),
+            stopped,
             thread: Some(thread),
             mailbox,
         })
@@ -217,11 +250,10 @@ impl Backend for PostgresStore {
         }
     }
 
-    /// Reports nothing: a `PostgreSQL` store has no operator stop path yet. `Inspector::stop`
-    /// and `tickstep schedules stop` write `SQLite`'s `operator_stops` table only, and this
-    /// schema has no such table, so there is nothing to poll (the module docs sketch stops by
-    /// `NOTIFY` for the several-nodes design, not built).
-    fn poll_stops(&mut self, _stopped: &mut Vec<u64>) -> Result<(), Error> {
+    /// Hands over the ids the store thread has found in `tickstep_operator_stops` since the last
+    /// call ([`stops`]); never waits for the network.
+    fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error> {
+        stopped.extend(self.stopped.try_iter());
         Ok(())
     }
 

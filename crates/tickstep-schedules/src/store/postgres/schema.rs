@@ -27,7 +27,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 2] = [
+const MIGRATIONS: [(i64, &str, &str); 3] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -73,6 +73,7 @@ const MIGRATIONS: [(i64, &str, &str); 2] = [
     );
     ",
     ),
+    (2, "operator stops", OPERATOR_STOPS),
     (
         3,
         "claims: owner node and fence per schedule, node leases",
@@ -94,6 +95,17 @@ const MIGRATIONS: [(i64, &str, &str); 2] = [
     ",
     ),
 ];
+
+/// Version 2: the notes an operator's stop leaves for running engines (docs/schedules.md
+/// §11.21), read by `seq` past the last one an engine has seen.
+const OPERATOR_STOPS: &str = "
+    CREATE TABLE tickstep_operator_stops (
+        seq           BIGSERIAL PRIMARY KEY,
+        schedule_id   BIGINT NOT NULL,
+        stopped_at_ns BIGINT NOT NULL -- Unix nanoseconds, for pruning
+    );
+    CREATE INDEX tickstep_operator_stops_at ON tickstep_operator_stops (stopped_at_ns);
+";
 
 /// Creates the migration table if needed and applies every migration the database lacks, in one
 /// transaction under the migration lock.
@@ -138,4 +150,50 @@ pub(crate) fn migrate(client: &mut Client) -> Result<(), Error> {
     }
     tx.commit()
         .map_err(database_error("committing the migrations"))
+}
+
+/// Why [`check_current`] refused a database.
+pub(crate) enum CheckError {
+    /// Not a store this build reads: what is missing, in words.
+    NotAStore(String),
+    /// A newer schema, or the server failed.
+    Other(Error),
+}
+
+/// The schema version of an existing store, without creating or migrating anything (for the
+/// inspector): refuses a database with no migration table, or one a newer build migrated.
+pub(crate) fn check_current(client: &mut Client) -> Result<i64, CheckError> {
+    let context = "reading the schema version";
+    let exists: bool = client
+        .query_one(
+            "SELECT to_regclass('tickstep_schema_migrations') IS NOT NULL",
+            &[],
+        )
+        .map_err(|e| CheckError::Other(database_error(context)(e)))?
+        .get(0);
+    if !exists {
+        return Err(CheckError::NotAStore(
+            "the database has no tickstep_schema_migrations table (no engine has opened it)".into(),
+        ));
+    }
+    let found: i64 = client
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0) FROM tickstep_schema_migrations",
+            &[],
+        )
+        .map_err(|e| CheckError::Other(database_error(context)(e)))?
+        .get(0);
+    if found > CURRENT_VERSION {
+        return Err(CheckError::Other(Error::SchemaTooNew {
+            found,
+            supported: CURRENT_VERSION,
+        }));
+    }
+    if found < 1 {
+        return Err(CheckError::NotAStore(format!(
+            "schema version {found} (unmigrated); an engine migrates it when it opens the \
+             database"
+        )));
+    }
+    Ok(found)
 }

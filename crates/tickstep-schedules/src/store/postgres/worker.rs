@@ -28,6 +28,7 @@ use postgres::Client;
 use super::claims::Mailbox;
 use super::codec::{self, CadenceColumns};
 use super::database_error;
+use super::stops::StopWatch;
 use crate::Error;
 use crate::row::{ChangeSet, ScheduleRow};
 use crate::store::codec::{from_sql, to_sql};
@@ -83,12 +84,16 @@ pub(super) struct Worker {
     queue: VecDeque<ChangeSet>,
     columns: CadenceColumns,
     backoff: Duration,
+    /// When a failed write is tried again.
+    retry_at: Instant,
+    stops: StopWatch,
 }
 
 impl Worker {
     pub(super) fn new(
         client: Client,
         config: postgres::Config,
+        stops: StopWatch,
         node: i64,
         lease: Duration,
         mailbox: Arc<Mailbox>,
@@ -104,6 +109,8 @@ impl Worker {
             queue: VecDeque::new(),
             columns: CadenceColumns::default(),
             backoff: FIRST_BACKOFF,
+            retry_at: Instant::now(),
+            stops,
         }
     }
 
@@ -124,32 +131,35 @@ impl Worker {
         }
     }
 
-    /// Serves requests until the engine hangs up.
+    /// Serves requests until the engine hangs up, waking at least once per stop-poll interval
+    /// to look for operator stops, once per lease third to renew the lease and claim, and at
+    /// the backoff to retry a failed write.
     pub(super) fn run(mut self, requests: &Receiver<Request>) {
         loop {
             self.beat_if_due();
-            let mut wait = self.next_beat.saturating_duration_since(Instant::now());
+            let mut wake = self.stops.next_poll().min(self.next_beat);
             if !self.queue.is_empty() {
-                wait = wait.min(self.backoff);
+                wake = wake.min(self.retry_at);
             }
-            let request = match requests.recv_timeout(wait) {
-                Ok(r) => r,
-                Err(RecvTimeoutError::Timeout) => {
+            match requests.recv_timeout(wake.saturating_duration_since(Instant::now())) {
+                Ok(request) => {
+                    self.serve(request);
+                    // Everything that arrived meanwhile joins the same commit.
+                    while let Ok(more) = requests.try_recv() {
+                        self.serve(more);
+                    }
                     if !self.queue.is_empty() {
                         self.retry_queue();
                     }
-                    continue;
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if !self.queue.is_empty() && Instant::now() >= self.retry_at {
+                        self.retry_queue();
+                    }
                 }
                 Err(RecvTimeoutError::Disconnected) => break,
-            };
-            self.serve(request);
-            // Everything that arrived meanwhile joins the same commit.
-            while let Ok(more) = requests.try_recv() {
-                self.serve(more);
             }
-            if !self.queue.is_empty() {
-                self.retry_queue();
-            }
+            self.poll_stops();
         }
         let mut written = false;
         for _ in 0..ATTEMPTS_AT_EXIT {
@@ -172,6 +182,17 @@ impl Worker {
         }
     }
 
+    /// Looks for operator stops if a poll is due. A failure (the connection is gone) waits for
+    /// the next poll or write to reconnect; the notes are read again then.
+    fn poll_stops(&mut self) {
+        if self.client.is_closed() {
+            return;
+        }
+        if let Err(error) = self.stops.poll_if_due(&mut self.client) {
+            tracing::debug!(%error, "PostgreSQL schedule store: could not poll for operator stops");
+        }
+    }
+
     fn serve(&mut self, request: Request) {
         match request {
             Request::Behind(changes) => self.queue.push_back(changes),
@@ -187,7 +208,11 @@ impl Worker {
                 let _ = reply.send(result);
             }
             Request::Flush(reply) => {
-                let _ = reply.send(self.write_queue());
+                let result = self.write_queue().and_then(|()| {
+                    self.reconnect_if_closed()?;
+                    self.stops.read_notes(&mut self.client)
+                });
+                let _ = reply.send(result);
             }
         }
     }
@@ -196,6 +221,7 @@ impl Worker {
         if let Err(error) = self.write_queue() {
             tracing::warn!(%error, batches = self.queue.len(), retry_in = ?self.backoff,
                 "PostgreSQL schedule store: cadence updates kept in memory, retrying");
+            self.retry_at = Instant::now() + self.backoff;
             self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
         }
     }
@@ -229,10 +255,7 @@ impl Worker {
         match self.write_once(batches, fenced_deletes) {
             Err(e) if self.client.is_closed() || connection_lost(&e) => {
                 tracing::info!(error = %e, "PostgreSQL schedule store: connection lost, reconnecting");
-                self.client = self
-                    .config
-                    .connect(postgres::NoTls)
-                    .map_err(database_error("reconnecting to PostgreSQL"))?;
+                self.reconnect()?;
                 self.write_once(batches, fenced_deletes)
             }
             Err(e) if must_retry(&e) => {
@@ -404,11 +427,17 @@ impl Worker {
     pub(super) fn reconnect_if_closed(&mut self) -> Result<(), Error> {
         if self.client.is_closed() {
             tracing::info!("PostgreSQL schedule store: reconnecting");
-            self.client = self
-                .config
-                .connect(postgres::NoTls)
-                .map_err(database_error("reconnecting to PostgreSQL"))?;
+            self.reconnect()?;
         }
+        Ok(())
+    }
+
+    /// Replaces the connection.
+    fn reconnect(&mut self) -> Result<(), Error> {
+        self.client = self
+            .config
+            .connect(postgres::NoTls)
+            .map_err(database_error("reconnecting to PostgreSQL"))?;
         Ok(())
     }
 }
