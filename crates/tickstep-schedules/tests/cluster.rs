@@ -1,4 +1,4 @@
-//! Several engines (nodes) on one `PostgreSQL` database (docs/schedules.md §11.18–§11.20): ids
+//! Several engines (nodes) on one `PostgreSQL` database (docs/schedules.md §11.18, §11.25–§11.27): ids
 //! handed out by the database, claims, leases and fencing. Every test here is `PostgreSQL` only
 //! by nature — a `SQLite` file serves one engine — so each name says `postgres_only`. (The
 //! failover test with real processes is `failover.rs`.)
@@ -132,4 +132,34 @@ fn postgres_only_a_node_closed_cleanly_hands_its_schedules_back_at_once() {
         "B claimed every schedule A gave back, long before A's 10-minute lease"
     );
     assert_eq!(b.fired(), 5, "and fired each in the tick that took it");
+}
+
+#[test]
+fn postgres_only_an_operator_stop_made_anywhere_reaches_the_node_that_holds_the_schedule() {
+    let url = pg_or_skip!("stop_anywhere");
+    let store = Store::postgres(url.clone());
+    let a = node(&store, Duration::from_secs(600));
+    let b = node(&store, Duration::from_secs(600));
+    let on_a = a.every(1.0, Options::new());
+    let on_b = b.every(60.0, Options::new());
+    // Neither node holds the other's schedule: its Txn does not know it (docs/schedules.md
+    // §11.30); the operator's stop works from anywhere.
+    assert!(a.engine.begin(a.wiz).schedule_info(on_b).is_err());
+    assert!(tickstep_schedules::Inspector::stop(&url, on_b).unwrap());
+    // The engine asks its store for stops once per `Config::tick` of its own clock.
+    assert!(
+        tick_until(&b, |b| {
+            b.advance(0.01);
+            b.engine.take_operator_stops() == vec![on_b]
+        }),
+        "the holder dropped the schedule once its store thread read the note"
+    );
+    assert!(!b.valid(on_b));
+    assert!(a.valid(on_a), "the other node's schedule is untouched");
+    a.advance(1.0);
+    b.advance(60.0);
+    assert_eq!(a.tick().started, 1);
+    b.tick();
+    assert_eq!(b.fired(), 0, "the stopped schedule never fired");
+    assert_eq!(store.count("SELECT COUNT(*) FROM schedules"), 1);
 }

@@ -1,4 +1,4 @@
-//! Failover with real processes (docs/schedules.md §11.19–§11.20): three node processes (this
+//! Failover with real processes (docs/schedules.md §11.25–§11.28): three node processes (this
 //! test binary, re-executed) share one `PostgreSQL` database and fire hundreds of schedules every
 //! 100 ms on the real clock. One node is `SIGKILL`ed mid-run; another is `SIGSTOP`ped past its
 //! lease and then `SIGCONT`ed, so its late writes meet rows the others took over.

@@ -1,4 +1,4 @@
-//! Schedules moving between nodes on a shared store (docs/schedules.md §11.19): rows the store
+//! Schedules moving between nodes on a shared store (docs/schedules.md §11.26): rows the store
 //! claimed for this engine come in and are applied like rows at open (catch-up, interrupted
 //! firings handed back); schedules another node took over go out, dropped as a stop would drop
 //! them. Both are taken from the store once per tick, without waiting on I/O.

@@ -32,7 +32,7 @@ pub struct Config {
     /// and always share their database.
     pub share_file: bool,
     /// How long a node's hold on its schedules outlives its last heartbeat, on a `PostgreSQL`
-    /// store several engines share (docs/schedules.md §11.19): the node renews it every third
+    /// store several engines share (docs/schedules.md §11.25): the node renews it every third
     /// of this; once it runs out (a crash, a pause, a lost network) other nodes take its
     /// schedules over. Measured by the database's clock, never the node's. Default 10 s;
     /// a `SQLite` store ignores it.

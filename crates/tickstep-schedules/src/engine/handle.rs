@@ -277,7 +277,7 @@ impl Schedules {
 
     /// What this engine's store counted of claims and fencing since it opened: schedules
     /// claimed, late writes refused because another node took the row over, schedules dropped
-    /// for that (docs/schedules.md §11.19). All zero without a shared `PostgreSQL` store.
+    /// for that (docs/schedules.md §11.27). All zero without a shared `PostgreSQL` store.
     ///
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};

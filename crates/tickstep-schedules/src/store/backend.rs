@@ -49,7 +49,7 @@ pub(crate) trait Backend {
     /// another engine took over (their writes were refused; the engine drops them). `now` is
     /// the engine's wall clock (Unix ns), where the store's next claims look ahead from. Called
     /// once per tick, so it must not wait on I/O. A store only one engine uses has neither
-    /// (docs/schedules.md §11.19).
+    /// (docs/schedules.md §11.26).
     fn poll_claims(&mut self, now: u64, claimed: &mut Vec<ScheduleRow>, lost: &mut Vec<u64>) {
         let _ = (now, claimed, lost);
     }
@@ -85,7 +85,7 @@ pub(crate) struct OpenPolicy {
 }
 
 /// What an engine's store counted of claims and fencing since it opened
-/// ([`Schedules::cluster_stats`](crate::Schedules::cluster_stats); docs/schedules.md §11.19).
+/// ([`Schedules::cluster_stats`](crate::Schedules::cluster_stats); docs/schedules.md §11.27).
 /// All zero for a `SQLite` store or an engine with no store, which share with no other engine.
 ///
 /// ```

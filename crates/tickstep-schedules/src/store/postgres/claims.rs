@@ -1,4 +1,4 @@
-//! Claims, the node lease and fencing on the store thread (docs/schedules.md §11.19): what a node
+//! Claims, the node lease and fencing on the store thread (docs/schedules.md §11.25–§11.27): what a node
 //! takes, how long it may keep it, and what it learns when another node took something back.
 //!
 //! * **Node lease.** Each open engine is a node with a random 63-bit id and a row in

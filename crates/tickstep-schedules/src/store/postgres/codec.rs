@@ -2,7 +2,7 @@
 //! updates as one `UPDATE … FROM unnest(…)` over column arrays (one round trip for the whole
 //! batch), deletes as one `DELETE … USING unnest(…)`, claims as one `UPDATE … RETURNING` of whole
 //! rows. Every write a node makes to a row it holds carries the row's fence and the node's id
-//! (docs/schedules.md §11.19).
+//! (docs/schedules.md §11.27).
 //!
 //! Values are encoded exactly as the `SQLite` store encodes them (its codec's JSON helpers), so a
 //! row reads back the same from either store.
@@ -102,7 +102,7 @@ pub(super) const TAKEN_OVER: &str = "SELECT s.id FROM tickstep_schedules AS s \
      WHERE s.fence <> u.fence OR s.owner_node IS DISTINCT FROM $3";
 
 /// Deletes by id, whoever holds the row (a stop made in a transaction: docs/schedules.md
-/// §11.20); the count says how many existed.
+/// §11.27); the count says how many existed.
 pub(super) const DELETE: &str = "DELETE FROM tickstep_schedules WHERE id = ANY($1::bigint[])";
 
 /// Deletes by id (`$1`) and fence (`$2`), only rows node `$3` still holds (retirements written

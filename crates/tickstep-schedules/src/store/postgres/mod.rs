@@ -28,12 +28,6 @@
 //! (`synchronous_commit = on`, the default; a database configured otherwise weakens
 //! `Txn::commit`'s promise accordingly).
 //!
-//! # Not yet
-//!
-//! One engine per database: ids come from the `tickstep_meta` high-water mark raised with
-//! `GREATEST`, exactly as in the `SQLite` store, which is unique for one node; several nodes on
-//! one database are not built.
-//!
 //! # Operators
 //!
 //! [`Inspector`](crate::Inspector) opens a `postgres://` URL too ([`inspect`]: read-only session,
@@ -42,37 +36,59 @@
 //! thread reads new notes at most once per `Config::tick` and hands the ids to the engine's next
 //! poll without the tick waiting ([`stops`], docs/schedules.md §11.21–§11.24).
 //!
-//! # Several nodes: the design the next step builds (nothing below exists yet)
+//! # Several nodes on one database (docs/schedules.md §11.20, §11.25–§11.30)
 //!
-//! * **Ownership by claim.** A schedule is owned by at most one node at a time and lives in that
-//!   node's table between claims (the engine owns its state; the database arbitrates who). New
-//!   columns: `owner_node`, `lease_until` (database time), `fence BIGINT`. The store thread claims
-//!   ahead of deadlines in batches: `SELECT id … WHERE (owner_node IS NULL OR lease_until <
-//!   clock_timestamp()) AND fire_at <= $horizon ORDER BY fire_at LIMIT $batch FOR UPDATE SKIP
-//!   LOCKED`, then in the same transaction sets `owner_node`, `lease_until = clock_timestamp() +
-//!   lease` and `fence = fence + 1`, returning whole rows that the engine loads like rows at open.
-//!   `SKIP LOCKED` lets nodes claim disjoint batches without waiting on one another.
-//! * **Fencing.** Every write-behind `UPDATE` carries the fence it was claimed with (`… AND
-//!   s.fence = u.fence AND s.owner_node = $node`). A node paused past its lease finds its rows
-//!   re-claimed with a higher fence: its late writes match nothing, are counted (a stat and a
-//!   `tracing` warning) and its entries dropped, never applied.
-//! * **Heartbeat.** Once per lease third the thread extends every lease it holds in one statement
-//!   (`UPDATE … SET lease_until = clock_timestamp() + lease WHERE owner_node = $node`); a node
-//!   that stops heartbeating loses all its schedules after one lease time.
-//! * **Clocks.** Leases are in database time only (`clock_timestamp()` on both the claim and the
-//!   check), so node clock skew can never make two leases overlap. Deadlines stay in the engine's
-//!   wall clock (Unix ns, as now, since cadence arithmetic is the engine's): a node whose clock is
-//!   `s` ahead fires its schedules `s` early, never twice, because the claim and the fence decide
-//!   who fires. Nodes should run NTP; the claim horizon (`fire_at <= node now + lookahead`) absorbs
-//!   skew smaller than the lookahead.
-//! * **Ids.** `reserve_ids` must return a block the database hands out (`UPDATE tickstep_meta SET
-//!   value = value + $block RETURNING value`), not raise a mark the node chose: a change to the
-//!   boundary's id call and to the engine's id allocation (`engine/access.rs`).
-//! * **Stops from any node.** A stop of a schedule another node owns deletes the row and inserts
-//!   into `tickstep_operator_stops` with `NOTIFY tickstep_stops`; the store thread `LISTEN`s and
-//!   hands the ids to `poll_stops` (within one tick of the notification), and re-reads the table
-//!   after every reconnect, since notifications sent while disconnected are lost. `schedule_info`
-//!   for a schedule owned elsewhere reads its row.
+//! Any number of engines (nodes) may open the same database. The engine owns its state; the
+//! database only arbitrates which node holds which schedule ([`claims`]).
+//!
+//! * **Ids.** `reserve_ids` takes a block from the database's counter (`UPDATE tickstep_meta SET
+//!   value = GREATEST(value, $next - 1) + $block … RETURNING value`): the row lock orders
+//!   concurrent reservations, so no two nodes — and no restart — ever get the same id.
+//! * **Nodes and leases.** Each open engine registers a random 63-bit node id in
+//!   `tickstep_nodes` with `lease_until = clock_timestamp() + lease` (`Config::lease`, 10 s by
+//!   default). The store thread renews it every third of the lease: **one single-row statement**,
+//!   whatever the number of schedules the node holds. (A lease per schedule row, renewed for
+//!   every row, would rewrite the whole table three times per lease and leave as many dead
+//!   tuples; the node-level lease gives the same takeover rule at O(1).)
+//! * **Claims.** A row names its holder (`owner_node`) and the fence of the claim that gave it
+//!   to that holder. Claimable: no holder, or a holder whose lease ran out (database time). One
+//!   statement claims: `UPDATE … SET owner_node = $me, fence = fence + 1 FROM (SELECT id …
+//!   WHERE claimable AND (NOT armed OR fire_at <= $horizon) ORDER BY fire_at LIMIT 1024 FOR
+//!   UPDATE SKIP LOCKED) … RETURNING` the whole rows. `SKIP LOCKED` lets nodes claim at once
+//!   without waiting on one another or on a row being written. Opening claims every claimable
+//!   row, whatever its deadline (what a restart resumes, with catch-up); after that the thread
+//!   claims, every third of the lease, rows due within one lease of the engine's clock, and the
+//!   engine applies them at its next tick like rows at open (`poll_claims`, never waiting).
+//!   Schedules created on a node are held by it from creation (fence 1). A clean close hands
+//!   every row back (`owner_node = NULL`) so another node claims it at its next round instead
+//!   of after a lease.
+//! * **Fencing.** The thread keeps the fence of every row it holds; every write-behind update
+//!   and retirement carries it (`… AND s.fence = u.fence AND s.owner_node = $me`). A node
+//!   paused past its lease finds its rows claimed with a higher fence: its late writes match
+//!   nothing, are counted ([`ClusterStats`](crate::ClusterStats), a `tracing` warning) and the
+//!   schedules dropped from its engine, never applied. The server ends a transaction left idle
+//!   for a lease (`idle_in_transaction_session_timeout`), so a node paused mid-write cannot keep
+//!   its rows locked from the claims. A transaction's stop deletes whoever holds the row.
+//! * **Exactly once.** A firing is recorded by the fenced cadence update that carries its run;
+//!   only the holder's update commits, so each cadence point is committed once. The verb's own
+//!   side effects are at-least-once on failover: a node that fired in memory and then lost its
+//!   write (killed) or had it refused (fenced) may have run the verb for a point the next holder
+//!   runs again. A verb that needs exactly-once effects writes them in the same database keyed
+//!   by (schedule id, cadence point).
+//! * **Clocks.** Leases are measured by the database's clock only (`clock_timestamp()` for both
+//!   the renewal and the claim check), so node clock skew cannot make two holds overlap.
+//!   Deadlines stay in each engine's wall clock (Unix ns; cadence arithmetic is the engine's): a
+//!   node whose clock runs `s` ahead fires `s` early, never twice, since the claim and the fence
+//!   decide who fires. Skew below the lookahead (one lease) only moves when a row is claimed.
+//! * **Stops.** An operator's stop from anywhere (`Inspector::stop`, `tickstep schedules stop`)
+//!   deletes the row and leaves a note ([`stops`]); the holding node's store thread reads it
+//!   within one `Config::tick` and its engine drops the schedule at the next tick.
+//!
+//! Costs per node: a hash-map entry (id → fence) per held schedule on the store thread; one
+//! heartbeat statement and one claim statement (an index scan on `owner_node`) per third of a
+//! lease; per write-behind batch, two more array columns and, only when a write matched fewer
+//! rows than it carried, one query to tell taken-over rows from stopped ones. A takeover
+//! happens one lease after a node's last heartbeat plus at most a third of a lease.
 
 mod claims;
 mod codec;

@@ -80,7 +80,7 @@ const MIGRATIONS: [(i64, &str, &str); 3] = [
         "
     -- The node that holds the schedule (NULL: nobody, claimable) and the fencing token its
     -- claim set: every write a node makes carries both and matches nothing once another node
-    -- has claimed the row (docs/schedules.md §11.19).
+    -- has claimed the row (docs/schedules.md §11.26–§11.27).
     ALTER TABLE tickstep_schedules
         ADD COLUMN owner_node BIGINT,
         ADD COLUMN fence      BIGINT NOT NULL DEFAULT 0;
