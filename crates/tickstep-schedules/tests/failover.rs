@@ -279,41 +279,7 @@ fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
     }
     assert_eq!(created.len(), 3 * SCHEDULES_PER_NODE);
 
-    // The committed log: every point once, none missing, all still firing after the failovers.
-    let mut committed: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-    for row in client
-        .query("SELECT schedule, point FROM firing_log", &[])
-        .unwrap()
-    {
-        let (s, p): (i64, i64) = (row.get(0), row.get(1));
-        committed
-            .entry(s.cast_unsigned())
-            .or_default()
-            .push(p.cast_unsigned());
-    }
-    assert_eq!(committed.len(), created.len(), "every schedule fired");
-    let interval = 100_000_000;
-    for (schedule, points) in &mut committed {
-        points.sort_unstable();
-        for w in points.windows(2) {
-            assert_ne!(
-                w[0], w[1],
-                "schedule {schedule}: point {} committed twice",
-                w[0]
-            );
-            assert_eq!(
-                w[1] - w[0],
-                interval,
-                "schedule {schedule}: points missing between {} and {}",
-                w[0],
-                w[1]
-            );
-        }
-        assert!(
-            *points.last().unwrap() > cont_wall,
-            "schedule {schedule} kept firing after the failovers"
-        );
-    }
+    let committed = committed_points(&mut client, created.len(), cont_wall);
     let backwards: i64 = client
         .query_one("SELECT COUNT(*) FROM backwards", &[])
         .unwrap()
@@ -346,10 +312,70 @@ fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
     assert!(paused[0] > 0, "the paused node's late writes were refused");
     assert!(paused[1] > 0, "and it dropped the schedules it lost");
 
-    // External effects: every committed firing was started; a firing started but never
-    // committed (at-least-once) only on a node killed or fenced off.
+    let repeated = check_side_effects(&nodes, &committed, &stats);
+    eprintln!(
+        "failover: {} committed firings, {} started more than once or not committed \
+         (at-least-once side effects), paused node refused {} writes",
+        committed.values().map(Vec::len).sum::<usize>(),
+        repeated,
+        paused[0]
+    );
+}
+
+/// The committed log, per schedule, checked: every point once, none missing between the first
+/// and the last, all still firing after the failovers.
+fn committed_points(
+    client: &mut postgres::Client,
+    schedules: usize,
+    cont_wall: u64,
+) -> BTreeMap<u64, Vec<u64>> {
+    // The committed log: every point once, none missing, all still firing after the failovers.
+    let mut committed: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for row in client
+        .query("SELECT schedule, point FROM firing_log", &[])
+        .unwrap()
+    {
+        let (s, p): (i64, i64) = (row.get(0), row.get(1));
+        committed
+            .entry(u64::try_from(s).unwrap())
+            .or_default()
+            .push(u64::try_from(p).unwrap());
+    }
+    assert_eq!(committed.len(), schedules, "every schedule fired");
+    let interval = 100_000_000;
+    for (schedule, points) in &mut committed {
+        points.sort_unstable();
+        for w in points.windows(2) {
+            assert_ne!(
+                w[0], w[1],
+                "schedule {schedule}: point {} committed twice",
+                w[0]
+            );
+            assert_eq!(
+                w[1] - w[0],
+                interval,
+                "schedule {schedule}: points missing between {} and {}",
+                w[0],
+                w[1]
+            );
+        }
+        assert!(
+            *points.last().unwrap() > cont_wall,
+            "schedule {schedule} kept firing after the failovers"
+        );
+    }
+    committed
+}
+
+/// External effects: every committed firing was started; a firing started but never
+/// committed, or started twice, on a node killed or fenced off. Returns how many such points.
+fn check_side_effects(
+    nodes: &[Node],
+    committed: &BTreeMap<u64, Vec<u64>>,
+    stats: &BTreeMap<usize, Vec<u64>>,
+) -> usize {
     let mut external: BTreeMap<(u64, u64), BTreeSet<u64>> = BTreeMap::new();
-    for n in &nodes {
+    for n in nodes {
         for l in n
             .lines
             .lock()
@@ -362,7 +388,7 @@ fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
         }
     }
     let mut repeated = 0;
-    for (schedule, points) in &committed {
+    for (schedule, points) in committed {
         for p in points {
             assert!(
                 external.contains_key(&(*schedule, *p)),
@@ -386,13 +412,7 @@ fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
             );
         }
     }
-    eprintln!(
-        "failover: {} committed firings, {} started more than once or not committed \
-         (at-least-once side effects), paused node refused {} writes",
-        committed.values().map(Vec::len).sum::<usize>(),
-        repeated,
-        paused[0]
-    );
+    repeated
 }
 
 fn unix_now() -> u64 {

@@ -81,6 +81,7 @@ pub(crate) struct OpenPolicy {
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) stop_poll: std::time::Duration,
     /// How long a node's claims outlive its last heartbeat (a store several engines share).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) lease: std::time::Duration,
 }
 

@@ -204,7 +204,7 @@ impl Backend for SqliteStore {
         let restored = self.set_synchronous("NORMAL");
         result
             .and(restored)
-            .map(|_| next..=through)
+            .map(|()| next..=through)
             .map_err(|e| store_error(&self.path, context, e))
     }
 

@@ -168,7 +168,7 @@ impl Worker {
         let horizon = to_sql(now.saturating_add(lookahead).min(i64::MAX as u64));
         for _ in 0..CLAIM_ROUNDS {
             let rows = self.claim(horizon, Some(CLAIM_BATCH))?;
-            let full = rows.len() as i64 == CLAIM_BATCH;
+            let full = i64::try_from(rows.len()).is_ok_and(|n| n == CLAIM_BATCH);
             if !rows.is_empty() {
                 tracing::info!(
                     node = self.node,
