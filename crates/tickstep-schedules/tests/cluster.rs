@@ -79,14 +79,14 @@ fn postgres_only_a_node_past_its_lease_loses_its_schedules_to_another_and_its_la
     b.advance(2.0);
     // A live holder keeps it: B claims nothing while A's lease runs.
     b.tick();
-    assert!(b.engine.begin(b.wiz).schedule_info(id).is_err());
+    assert_eq!(b.engine.live_count(), 0, "B holds nothing");
     // A's lease runs out (as if A were paused past it).
     store.execute(
         "UPDATE tickstep_nodes SET lease_until = now() - interval '1 second' \
          WHERE lease_until > now() + interval '1 minute'",
     );
     assert!(
-        tick_until(&b, |b| b.valid(id)),
+        tick_until(&b, |b| b.engine.live_count() == 1),
         "B took the schedule over once A's lease ran out"
     );
     assert_eq!(b.engine.cluster_stats().claimed, 1);
@@ -105,7 +105,8 @@ fn postgres_only_a_node_past_its_lease_loses_its_schedules_to_another_and_its_la
     assert!(stats.refused_writes >= 1, "{stats:?}");
     assert_eq!(stats.taken_over, 1);
     a.tick();
-    assert!(!a.valid(id), "A dropped the schedule B holds");
+    assert_eq!(a.engine.live_count(), 0, "A dropped the schedule B holds");
+    assert!(a.valid(id), "and still sees it, read from B's row");
     assert_eq!(
         store.count("SELECT run_count FROM schedules"),
         2,
@@ -128,7 +129,7 @@ fn postgres_only_a_node_closed_cleanly_hands_its_schedules_back_at_once() {
     );
     b.advance(1.0);
     assert!(
-        tick_until(&b, |b| ids.iter().all(|&id| b.valid(id))),
+        tick_until(&b, |b| b.engine.live_count() == ids.len()),
         "B claimed every schedule A gave back, long before A's 10-minute lease"
     );
     assert_eq!(b.fired(), 5, "and fired each in the tick that took it");
@@ -142,9 +143,10 @@ fn postgres_only_an_operator_stop_made_anywhere_reaches_the_node_that_holds_the_
     let b = node(&store, Duration::from_secs(600));
     let on_a = a.every(1.0, Options::new());
     let on_b = b.every(60.0, Options::new());
-    // Neither node holds the other's schedule: its Txn does not know it (docs/schedules.md
-    // §11.30); the operator's stop works from anywhere.
-    assert!(a.engine.begin(a.wiz).schedule_info(on_b).is_err());
+    // A node that does not hold a schedule reads it from the database (docs/schedules.md §11.30).
+    let seen_from_a = a.info(on_b);
+    assert!(common::approx(seen_from_a.next_run, b.info(on_b).next_run));
+    assert!(a.valid(on_b));
     assert!(tickstep_schedules::Inspector::stop(&url, on_b).unwrap());
     // The engine asks its store for stops once per `Config::tick` of its own clock.
     assert!(
@@ -162,4 +164,31 @@ fn postgres_only_an_operator_stop_made_anywhere_reaches_the_node_that_holds_the_
     b.tick();
     assert_eq!(b.fired(), 0, "the stopped schedule never fired");
     assert_eq!(store.count("SELECT COUNT(*) FROM schedules"), 1);
+}
+
+#[test]
+fn postgres_only_a_transaction_on_any_node_stops_a_schedule_another_node_holds() {
+    let url = pg_or_skip!("txn_stop_anywhere");
+    let store = Store::postgres(url);
+    let a = node(&store, Duration::from_secs(600));
+    let b = node(&store, Duration::from_secs(600));
+    let on_b = b.every(60.0, Options::new());
+    let mut txn = a.engine.begin(a.prog);
+    assert!(
+        txn.schedule_stop(on_b).unwrap(),
+        "the owner stops it from node A"
+    );
+    txn.commit().unwrap();
+    assert_eq!(store.count("SELECT COUNT(*) FROM schedules"), 0);
+    assert!(!a.valid(on_b));
+    assert!(
+        tick_until(&b, |b| {
+            b.advance(0.01);
+            b.engine.live_count() == 0
+        }),
+        "node B, which held it, dropped it once its store thread read the note"
+    );
+    b.advance(60.0);
+    b.tick();
+    assert_eq!(b.fired(), 0, "the stopped schedule never fired");
 }

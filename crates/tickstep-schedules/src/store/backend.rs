@@ -54,6 +54,19 @@ pub(crate) trait Backend {
         let _ = (now, claimed, lost);
     }
 
+    /// The saved row of schedule `id` as the store holds it now, whichever engine holds it;
+    /// `None` when it holds none. Only a store several engines share can hold a row this engine
+    /// has not loaded (docs/schedules.md §11.30); it answers after a round trip, behind the
+    /// writes queued before.
+    ///
+    /// # Errors
+    ///
+    /// The store's error; nothing changed.
+    fn row_elsewhere(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
+        let _ = id;
+        Ok(None)
+    }
+
     /// What the store counted of claims and fencing so far.
     fn cluster_stats(&self) -> ClusterStats {
         ClusterStats::default()

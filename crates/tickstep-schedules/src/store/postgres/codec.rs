@@ -102,8 +102,18 @@ pub(super) const TAKEN_OVER: &str = "SELECT s.id FROM tickstep_schedules AS s \
      WHERE s.fence <> u.fence OR s.owner_node IS DISTINCT FROM $3";
 
 /// Deletes by id, whoever holds the row (a stop made in a transaction: docs/schedules.md
-/// §11.27); the count says how many existed.
-pub(super) const DELETE: &str = "DELETE FROM tickstep_schedules WHERE id = ANY($1::bigint[])";
+/// §11.27); returns the ids that existed.
+pub(super) const DELETE: &str =
+    "DELETE FROM tickstep_schedules WHERE id = ANY($1::bigint[]) RETURNING id";
+
+/// The notes a transaction's stops leave for the nodes holding them (`$1` ids, `$2` Unix ns),
+/// as an operator's stop does (docs/schedules.md §11.21, §11.30).
+pub(super) const NOTE_STOPS: &str = "INSERT INTO tickstep_operator_stops (schedule_id, stopped_at_ns) \
+     SELECT id, $2 FROM unnest($1::bigint[]) AS id";
+
+/// The notification of those stops, one per id (payload: the id).
+pub(super) const NOTIFY_STOPS: &str =
+    "SELECT pg_notify('tickstep_stops', id::text) FROM unnest($1::bigint[]) AS id";
 
 /// Deletes by id (`$1`) and fence (`$2`), only rows node `$3` still holds (retirements written
 /// behind the tick, fenced like cadence updates).

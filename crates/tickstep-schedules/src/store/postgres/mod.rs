@@ -80,9 +80,12 @@
 //!   Deadlines stay in each engine's wall clock (Unix ns; cadence arithmetic is the engine's): a
 //!   node whose clock runs `s` ahead fires `s` early, never twice, since the claim and the fence
 //!   decide who fires. Skew below the lookahead (one lease) only moves when a row is claimed.
-//! * **Stops.** An operator's stop from anywhere (`Inspector::stop`, `tickstep schedules stop`)
-//!   deletes the row and leaves a note ([`stops`]); the holding node's store thread reads it
-//!   within one `Config::tick` and its engine drops the schedule at the next tick.
+//! * **Any node.** A node's `Txn` reads a schedule it does not hold from its row (one round
+//!   trip, after the node's queued writes), so `schedule_info` and `schedule_stop` work from any
+//!   node. A stop — in a `Txn` on any node, or an operator's (`Inspector::stop`) — deletes the
+//!   row and leaves a note with `NOTIFY` ([`stops`]); the holding node's store thread reads the
+//!   notes once per `Config::tick` (polling, not listening: see [`stops`]) and its engine drops
+//!   the schedule at its next tick.
 //!
 //! Costs per node: a hash-map entry (id → fence) per held schedule on the store thread; one
 //! heartbeat statement and one claim statement (an index scan on `owner_node`) per third of a
@@ -275,6 +278,10 @@ impl Backend for PostgresStore {
 
     fn poll_claims(&mut self, now: u64, claimed: &mut Vec<ScheduleRow>, lost: &mut Vec<u64>) {
         self.mailbox.take(now, claimed, lost);
+    }
+
+    fn row_elsewhere(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
+        self.ask(|reply| Request::Fetch { id, reply })
     }
 
     fn cluster_stats(&self) -> ClusterStats {

@@ -57,6 +57,11 @@ pub(super) enum Request {
     },
     /// Write behind: nobody waits.
     Behind(ChangeSet),
+    /// Read one schedule's row, whoever holds it, after writing what is queued.
+    Fetch {
+        id: u64,
+        reply: Sender<Result<Option<ScheduleRow>, Error>>,
+    },
     /// Answer once everything queued before is written.
     Flush(Sender<Result<(), Error>>),
 }
@@ -207,6 +212,10 @@ impl Worker {
                     .and_then(|()| self.write(std::slice::from_ref(&changes), false));
                 let _ = reply.send(result);
             }
+            Request::Fetch { id, reply } => {
+                let result = self.write_queue().and_then(|()| self.fetch(id));
+                let _ = reply.send(result);
+            }
             Request::Flush(reply) => {
                 let result = self.write_queue().and_then(|()| {
                     self.reconnect_if_closed()?;
@@ -334,9 +343,22 @@ impl Worker {
                     }
                     n
                 } else {
+                    // A transaction's stops: whoever holds the row, and a note for the holder
+                    // (docs/schedules.md §11.21, §11.30); this engine has dropped its own already.
                     let ids: Vec<i64> = changes.deletes.iter().map(|&id| to_sql(id)).collect();
-                    tx.execute(codec::DELETE, &[&ids])
+                    let deleted: Vec<i64> = tx
+                        .query(codec::DELETE, &[&ids])
                         .map_err(database_error(context))?
+                        .iter()
+                        .map(|r| r.get(0))
+                        .collect();
+                    if !deleted.is_empty() {
+                        tx.execute(codec::NOTE_STOPS, &[&deleted, &to_sql(unix_now())])
+                            .map_err(database_error(context))?;
+                        tx.execute(codec::NOTIFY_STOPS, &[&deleted])
+                            .map_err(database_error(context))?;
+                    }
+                    u64::try_from(deleted.len()).unwrap_or(u64::MAX)
                 };
                 removed += usize::try_from(n).unwrap_or(usize::MAX);
                 gone.extend_from_slice(&changes.deletes);
@@ -424,6 +446,21 @@ impl Worker {
         });
     }
 
+    /// Schedule `id`'s row as the database holds it now.
+    fn fetch(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
+        let context = "reading a schedule held elsewhere";
+        self.reconnect_if_closed()?;
+        let row = self
+            .client
+            .query_opt(
+                &format!("{} WHERE id = $1", codec::select_all()),
+                &[&to_sql(id)],
+            )
+            .map_err(database_error(context))?;
+        row.map(|r| codec::decode(&r).map_err(|source| Error::Database { context, source }))
+            .transpose()
+    }
+
     pub(super) fn reconnect_if_closed(&mut self) -> Result<(), Error> {
         if self.client.is_closed() {
             tracing::info!("PostgreSQL schedule store: reconnecting");
@@ -440,6 +477,13 @@ impl Worker {
             .map_err(database_error("reconnecting to PostgreSQL"))?;
         Ok(())
     }
+}
+
+/// The wall clock in Unix nanoseconds (for pruning the notes a stop leaves).
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 /// Whether the server aborted the transaction for a serialization failure (`40001`) or a
