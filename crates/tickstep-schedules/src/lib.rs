@@ -206,7 +206,7 @@ pub mod testkit;
 mod txn;
 mod value;
 
-pub use engine::{Config, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
+pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
 pub use error::Error;
 pub use host::{Fault, FaultKind, Firing, InFlight, Outcome, Refused, Runner, World};
 pub use id::{ObjId, RunId, ScheduleId};
@@ -217,6 +217,6 @@ pub use options::{
     Overlap,
 };
 pub use queue_runner::QueueRunner;
-pub use store::{Inspector, StoredSchedule, is_server_location};
+pub use store::{ClusterStats, Inspector, StoredSchedule, is_server_location};
 pub use txn::Txn;
 pub use value::Value;

@@ -1,5 +1,7 @@
 //! The operator's inspector: read-only opening, schema refusal, rows as the engine committed
-//! them, and the durable operator stop. Real SQLite files in temp dirs.
+//! them, and the durable operator stop — on both stores (a `SQLite` file in a temp dir, a
+//! `PostgreSQL` database on the throwaway server). Tests about files are `sqlite_only_`, tests
+//! about a server `postgres_only_`.
 
 mod common;
 
@@ -7,6 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::Host;
+use common::stores::{Kind, Store};
 use tickstep_kernel::clock::ManualClock;
 use tickstep_schedules::{
     Catchup, Error, FaultKind, InFlight, Inspector, Options, Overlap, ScheduleId, ScheduleKind,
@@ -37,15 +40,12 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, u64, usize, std::time::SystemTime)> {
     files
 }
 
-fn set_schema_version(path: &Path, version: i64) {
-    let conn = rusqlite::Connection::open(path).unwrap();
-    conn.execute("DELETE FROM schema_migrations", []).unwrap();
+fn set_schema_version(store: &Store, version: i64) {
+    store.execute("DELETE FROM schema_migrations");
     if version > 0 {
-        conn.execute(
-            "INSERT INTO schema_migrations VALUES (?1, 'set by a test')",
-            [version],
-        )
-        .unwrap();
+        store.execute(&format!(
+            "INSERT INTO schema_migrations (version, description) VALUES ({version}, 'set by a test')"
+        ));
     }
 }
 
@@ -86,7 +86,7 @@ fn assert_matches_engine(h: &Host, stored: &StoredSchedule) {
 }
 
 #[test]
-fn opening_a_missing_file_is_an_error_and_creates_nothing() {
+fn sqlite_only_opening_a_missing_file_is_an_error_and_creates_nothing() {
     let (dir, path) = db();
     assert!(matches!(Inspector::open(&path), Err(Error::Store { .. })));
     assert!(matches!(
@@ -97,7 +97,7 @@ fn opening_a_missing_file_is_an_error_and_creates_nothing() {
 }
 
 #[test]
-fn reading_a_store_leaves_the_file_unchanged_and_adds_only_empty_wal_sidecars() {
+fn sqlite_only_reading_a_store_leaves_the_file_unchanged_and_adds_only_empty_wal_sidecars() {
     let (dir, path) = db();
     let h = Host::open(&path, ManualClock::new());
     h.every(10.0, Options::new());
@@ -140,37 +140,37 @@ fn reading_a_store_leaves_the_file_unchanged_and_adds_only_empty_wal_sidecars() 
     );
 }
 
-#[test]
-fn a_store_written_by_a_newer_schema_is_refused_naming_both_versions() {
-    let (dir, path) = db();
-    drop(Host::open(&path, ManualClock::new()));
-    set_schema_version(&path, 3);
-    let before = snapshot(dir.path());
-    let err = Inspector::open(&path).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::SchemaTooNew {
-                found: 3,
-                supported: 2
-            }
-        ),
-        "{err:?}"
-    );
-    let text = err.to_string();
-    assert!(
-        text.contains("version 3") && text.contains("up to 2"),
-        "{text}"
-    );
-    assert!(matches!(
-        Inspector::stop(&path, ScheduleId::from_raw(1)),
-        Err(Error::SchemaTooNew { found: 3, .. })
-    ));
-    assert_eq!(snapshot(dir.path()), before, "refused without writing");
+on_both_stores! {
+    fn a_store_written_by_a_newer_schema_is_refused_naming_both_versions(store) {
+        drop(Host::open(store.path(), ManualClock::new()));
+        let supported = store.count("SELECT MAX(version) FROM schema_migrations");
+        let newer = supported + 1;
+        set_schema_version(store, newer);
+        let before = (store.kind() == Kind::Sqlite)
+            .then(|| snapshot(store.path().parent().unwrap()));
+        let err = Inspector::open(store.path()).unwrap_err();
+        assert!(
+            matches!(err, Error::SchemaTooNew { found, supported: s } if found == newer && s == supported),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("version {newer}")) && text.contains(&format!("up to {supported}")),
+            "{text}"
+        );
+        assert!(matches!(
+            Inspector::stop(store.path(), ScheduleId::from_raw(1)),
+            Err(Error::SchemaTooNew { found, .. }) if found == newer
+        ));
+        if let Some(before) = before {
+            assert_eq!(snapshot(store.path().parent().unwrap()), before, "refused without writing");
+        }
+        assert_eq!(store.count("SELECT COUNT(*) FROM schema_migrations"), 1, "not migrated");
+    }
 }
 
 #[test]
-fn a_file_that_is_not_a_store_is_refused_naming_the_file() {
+fn sqlite_only_a_file_that_is_not_a_store_is_refused_naming_the_file() {
     let (dir, path) = db();
     fs::write(&path, b"shopping list").unwrap();
     let err = Inspector::open(&path).unwrap_err();
@@ -192,7 +192,7 @@ fn a_file_that_is_not_a_store_is_refused_naming_the_file() {
 }
 
 #[test]
-fn an_sqlite_file_without_the_schema_is_not_a_store_and_is_not_migrated() {
+fn sqlite_only_an_sqlite_file_without_the_schema_is_not_a_store_and_is_not_migrated() {
     let (_dir, path) = db();
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch("CREATE TABLE notes (text TEXT)")
@@ -214,22 +214,65 @@ fn an_sqlite_file_without_the_schema_is_not_a_store_and_is_not_migrated() {
 }
 
 #[test]
-fn a_store_of_an_older_schema_is_refused_not_migrated() {
-    let (_dir, path) = db();
-    drop(Host::open(&path, ManualClock::new()));
-    set_schema_version(&path, 0);
-    let err = Inspector::open(&path).unwrap_err();
-    assert!(err.to_string().contains("schema version 0"), "{err}");
+fn postgres_only_a_database_without_the_schema_is_not_a_store_named_without_its_password() {
+    let url = pg_or_skip!("inspect_foreign_database");
+    let mut app = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    app.batch_execute("CREATE TABLE notes (text TEXT)").unwrap();
+    // The same server and database, with a password the server ignores (trust) but the
+    // message must not show.
+    let with_password = url.replacen("postgres@", "postgres:hunter2@", 1);
+    let err = Inspector::open(&with_password).unwrap_err();
+    assert!(matches!(err, Error::NotAStore { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("tickstep_schema_migrations"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
     assert!(matches!(
-        Inspector::stop(&path, ScheduleId::from_raw(1)),
+        Inspector::stop(&url, ScheduleId::from_raw(1)),
         Err(Error::NotAStore { .. })
     ));
+    let tables: i64 = app
+        .query_one(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 1, "nothing was created in it");
 }
 
 #[test]
-fn list_and_get_match_what_the_engine_committed_while_it_runs() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
+fn postgres_only_an_unreachable_server_is_a_database_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://postgres@127.0.0.1:{port}/db");
+    assert!(matches!(Inspector::open(&url), Err(Error::Database { .. })));
+    assert!(matches!(
+        Inspector::stop(&url, ScheduleId::from_raw(1)),
+        Err(Error::Database { .. })
+    ));
+}
+
+on_both_stores! {
+    fn a_store_of_an_older_schema_is_refused_not_migrated(store) {
+        drop(Host::open(store.path(), ManualClock::new()));
+        set_schema_version(store, 0);
+        let err = Inspector::open(store.path()).unwrap_err();
+        assert!(err.to_string().contains("schema version 0"), "{err}");
+        assert!(matches!(
+            Inspector::stop(store.path(), ScheduleId::from_raw(1)),
+            Err(Error::NotAStore { .. })
+        ));
+        assert_eq!(store.count("SELECT COUNT(*) FROM schema_migrations"), 0, "not migrated");
+    }
+}
+
+on_both_stores! {
+fn list_and_get_match_what_the_engine_committed_while_it_runs(store) {
+    let path = store.path();
+    let h = Host::open(path, ManualClock::new());
     let mut txn = h.engine.begin(h.prog);
     let busy = txn
         .schedule_every(
@@ -260,8 +303,9 @@ fn list_and_get_match_what_the_engine_committed_while_it_runs() {
     h.fault(h.last_run());
     h.after(10.0);
     let running = h.last_run();
+    h.engine.wait_for_writes().unwrap(); // PostgreSQL writes ticks behind
 
-    let inspector = Inspector::open(&path).unwrap();
+    let inspector = Inspector::open(path).unwrap();
     let all = inspector.list().unwrap();
     assert_eq!(
         all.iter().map(|s| s.id).collect::<Vec<_>>(),
@@ -292,57 +336,62 @@ fn list_and_get_match_what_the_engine_committed_while_it_runs() {
     assert_eq!(all[1].kind, ScheduleKind::At);
     assert!(all[1].running.is_empty() && all[1].last_fault.is_none());
 }
+}
 
-#[test]
-fn a_non_persistent_or_unknown_schedule_is_not_in_the_store() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
+on_both_stores! {
+fn a_non_persistent_or_unknown_schedule_is_not_in_the_store(store) {
+    let path = store.path();
+    let h = Host::open(path, ManualClock::new());
     let fleeting = h.every(10.0, Options::new().persist(false));
-    let inspector = Inspector::open(&path).unwrap();
+    let inspector = Inspector::open(path).unwrap();
     assert_eq!(inspector.get(fleeting).unwrap(), None);
     assert_eq!(inspector.get(ScheduleId::from_raw(u64::MAX)).unwrap(), None);
     assert!(inspector.list().unwrap().is_empty());
 }
+}
 
-#[test]
-fn an_operator_stop_removes_the_schedule_durably_and_a_reopened_engine_does_not_load_it() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
+on_both_stores! {
+fn an_operator_stop_removes_the_schedule_durably_and_a_reopened_engine_does_not_load_it(store) {
+    let path = store.path();
+    let h = Host::open(path, ManualClock::new());
     let stopped = h.every(10.0, Options::new());
     let kept = h.every(10.0, Options::new());
 
-    assert!(Inspector::stop(&path, stopped).unwrap());
+    assert!(Inspector::stop(path, stopped).unwrap());
     assert!(
-        !Inspector::stop(&path, stopped).unwrap(),
+        !Inspector::stop(path, stopped).unwrap(),
         "a second stop finds nothing"
     );
-    assert!(!Inspector::stop(&path, ScheduleId::from_raw(999)).unwrap());
+    assert!(!Inspector::stop(path, ScheduleId::from_raw(999)).unwrap());
     // The running engine keeps its in-memory copy until it notices.
     assert!(h.valid(stopped));
-    assert_eq!(Inspector::open(&path).unwrap().ids().unwrap(), vec![kept]);
+    assert_eq!(Inspector::open(path).unwrap().ids().unwrap(), vec![kept]);
 
     // Its later group commits (cadence updates) and clean shutdown do not bring the row back.
     h.after(10.0);
     h.finish_all();
-    assert_eq!(Inspector::open(&path).unwrap().ids().unwrap(), vec![kept]);
+    h.engine.flush().unwrap();
+    assert_eq!(Inspector::open(path).unwrap().ids().unwrap(), vec![kept]);
     let clock = h.clock.clone();
     drop(h);
-    let reopened = Host::open(&path, clock);
+    let reopened = Host::open(path, clock);
     assert!(!reopened.valid(stopped));
     assert!(reopened.valid(kept));
 }
+}
 
-#[test]
-fn an_operator_stop_leaves_the_other_schedules_loadable() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
+on_both_stores! {
+fn an_operator_stop_leaves_the_other_schedules_loadable(store) {
+    let path = store.path();
+    let h = Host::open(path, ManualClock::new());
     let stopped = h.every(10.0, Options::new());
     let kept = h.every(10.0, Options::new().state(Value::Int(4)));
     let clock = h.clock.clone();
     drop(h);
-    assert!(Inspector::stop(&path, stopped).unwrap());
-    let reopened = Host::open(&path, clock);
+    assert!(Inspector::stop(path, stopped).unwrap());
+    let reopened = Host::open(path, clock);
     assert!(!reopened.valid(stopped));
     assert!(reopened.valid(kept));
     assert_eq!(reopened.info(kept).state, Some(Value::Int(4)));
+}
 }

@@ -6,8 +6,11 @@ mod common;
 
 use common::Host;
 use common::stores::Store;
+use std::time::{Duration, Instant};
 use tickstep_kernel::clock::ManualClock;
-use tickstep_schedules::{Error, Options, Schedules};
+
+use postgres::fallible_iterator::FallibleIterator;
+use tickstep_schedules::{Error, Inspector, Options, Schedules};
 
 fn open(location: &str) -> Result<Schedules, Error> {
     Schedules::open(
@@ -145,5 +148,101 @@ fn two_engines_opening_a_fresh_database_at_once_migrate_it_once() {
         h.join().unwrap().expect("both opened");
     }
     let store = Store::postgres(url);
-    assert_eq!(store.count("SELECT COUNT(*) FROM schema_migrations"), 1);
+    assert_eq!(
+        store.count("SELECT COUNT(*) FROM schema_migrations"),
+        store.count("SELECT MAX(version) FROM schema_migrations"),
+        "each version applied once"
+    );
+}
+
+#[test]
+fn an_operator_stop_deletes_the_row_leaves_a_note_and_notifies_in_one_transaction() {
+    let url = pg_or_skip!("operator_stop_note");
+    let store = Store::postgres(url.clone());
+    let h = Host::open(store.path(), ManualClock::new());
+    let stopped = h.every(60.0, Options::new());
+    let kept = h.every(60.0, Options::new());
+    let mut listener = client(&url);
+    listener.batch_execute("LISTEN tickstep_stops").unwrap();
+
+    assert!(Inspector::stop(&url, stopped).unwrap());
+    assert!(
+        !Inspector::stop(&url, stopped).unwrap(),
+        "already gone: no note"
+    );
+    assert_eq!(
+        store.count("SELECT COUNT(*) FROM schedules"),
+        1,
+        "only the kept row"
+    );
+    assert_eq!(
+        store.count(&format!(
+            "SELECT COUNT(*) FROM tickstep_operator_stops WHERE schedule_id = {}",
+            stopped.get()
+        )),
+        1
+    );
+    assert_eq!(
+        store.count("SELECT COUNT(*) FROM tickstep_operator_stops"),
+        1
+    );
+    let mut notes = listener.notifications();
+    let mut waiting = notes.timeout_iter(Duration::from_secs(10));
+    let note = waiting.next().unwrap().expect("a notification within 10 s");
+    assert_eq!(
+        (note.channel(), note.payload()),
+        ("tickstep_stops", stopped.get().to_string().as_str())
+    );
+    assert!(h.valid(kept));
+}
+
+#[test]
+fn a_running_engine_drops_a_schedule_stopped_on_another_connection_at_its_next_poll() {
+    let url = pg_or_skip!("operator_stop_engine");
+    let store = Store::postgres(url.clone());
+    let h = Host::open(store.path(), ManualClock::new());
+    let stopped = h.every(60.0, Options::new());
+    let kept = h.every(60.0, Options::new());
+    h.tick();
+    assert!(Inspector::stop(&url, stopped).unwrap());
+    // The flush reads the notes committed before it, so the next poll has them.
+    h.engine.wait_for_writes().unwrap();
+    h.tick(); // same instant: not polled again
+    assert!(h.valid(stopped));
+    h.advance(0.01);
+    h.tick();
+    assert!(
+        !h.valid(stopped),
+        "dropped one tick interval after the last poll"
+    );
+    assert!(h.valid(kept));
+    assert_eq!(h.engine.take_operator_stops(), vec![stopped]);
+    // A restarted engine does not load it, and its old notes are not replayed.
+    let clock = h.clock.clone();
+    drop(h);
+    let reopened = Host::open(store.path(), clock);
+    reopened.after(0.01);
+    assert!(!reopened.valid(stopped));
+    assert!(reopened.valid(kept));
+    assert!(reopened.engine.take_operator_stops().is_empty());
+}
+
+#[test]
+fn the_store_thread_notices_a_stop_on_its_own_without_a_flush() {
+    let url = pg_or_skip!("operator_stop_notify");
+    let h = Host::open(Store::postgres(url.clone()).path(), ManualClock::new());
+    let stopped = h.every(60.0, Options::new());
+    assert!(Inspector::stop(&url, stopped).unwrap());
+    // Real time: the store thread polls the notes once per (real) tick interval. Bounded at
+    // 10 s; only the outcome is asserted.
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while h.valid(stopped) && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(5));
+        h.after(0.01);
+    }
+    assert!(
+        !h.valid(stopped),
+        "noticed by the store thread's poll within 10 s"
+    );
+    assert_eq!(h.engine.take_operator_stops(), vec![stopped]);
 }

@@ -24,14 +24,14 @@ const RAW_BATCH: &str = "UPDATE tickstep_schedules AS s SET next_run = u.c, fire
      FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS u(id, c, running) WHERE s.id = u.id";
 
 /// A scratch database on the server, dropped with the value.
-struct Scratch {
+pub(super) struct Scratch {
     admin_url: String,
     name: String,
-    url: String,
+    pub(super) url: String,
 }
 
 impl Scratch {
-    fn new(admin_url: &str, label: &str) -> Result<Self, postgres::Error> {
+    pub(super) fn new(admin_url: &str, label: &str) -> Result<Self, postgres::Error> {
         let name = format!("tickstep_bench_{}_{label}", std::process::id());
         let mut admin = Client::connect(admin_url, NoTls)?;
         admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))?;
@@ -80,8 +80,20 @@ pub(super) fn rows(n: usize, rounds: usize) -> Vec<Row> {
     };
     let mut rows = Vec::new();
     match fire_postgres(&admin_url, n, rounds) {
-        Ok(row) => rows.push(row),
+        Ok(row) => {
+            if let Measure::Ratio { ours_ns, .. } = row.measure {
+                match super::cluster::fire_3nodes(&admin_url, n, rounds, ours_ns) {
+                    Ok(three) => rows.push(three),
+                    Err(e) => eprintln!("schedules: fire_postgres_3nodes left out: {e}"),
+                }
+            }
+            rows.insert(0, row);
+        }
         Err(e) => eprintln!("schedules: fire_postgres left out: {e}"),
+    }
+    match super::cluster::claim_to_start(&admin_url, n / 4) {
+        Ok(claims) => rows.extend(claims),
+        Err(e) => eprintln!("schedules: claim_to_start left out: {e}"),
     }
     match tick_p99(&admin_url, n) {
         Ok(row) => rows.push(row),

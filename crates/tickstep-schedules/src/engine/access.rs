@@ -136,13 +136,20 @@ impl Shared {
     /// The committed schedule `id` as lookups see it at `now` (a retired one until its retention
     /// runs out).
     pub(crate) fn lookup(&self, id: u64, now: u64) -> Option<Summary> {
-        self.core.borrow().visible(id, now).map(summary)
+        let mut core = self.core.borrow_mut();
+        if let Some(e) = core.visible(id, now) {
+            return Some(summary(e));
+        }
+        core.held_elsewhere(id).map(|e| summary(&e))
     }
 
     /// The `schedule_info` record of committed schedule `id`.
     pub(crate) fn info(&self, id: u64, now: u64) -> Option<ScheduleInfo> {
-        let core = self.core.borrow();
-        core.visible(id, now).map(|e| core.info(e))
+        let mut core = self.core.borrow_mut();
+        if let Some(e) = core.visible(id, now) {
+            return Some(core.info(e));
+        }
+        core.held_elsewhere(id).map(|e| core.info(&e))
     }
 
     /// The `schedule_info` record of a draft.
@@ -179,16 +186,34 @@ impl Shared {
 }
 
 impl Core {
-    /// Hands out the next id. Past the durable high-water mark, first raises the mark by a block
-    /// (fsync'd), so no id handed out — committed or not — can be handed out again after a
-    /// restart.
+    /// The schedule `id` as another engine sharing the store holds it (never one this engine
+    /// has: a retired entry past its retention stays gone), read from the store's row; `None`
+    /// without such a store or row. A read error is logged and reads as `None`.
+    fn held_elsewhere(&mut self, id: u64) -> Option<Entry> {
+        if self.table.get(id).is_some() {
+            return None;
+        }
+        let store = self.store.as_mut()?;
+        match store.row_elsewhere(id) {
+            Ok(row) => row.map(|row| Entry::from_row(row, &mut self.verbs)),
+            Err(error) => {
+                tracing::warn!(%error, schedule = id, "could not read a schedule held elsewhere");
+                None
+            }
+        }
+    }
+
+    /// Hands out the next id. Past the reserved block, first asks the store for a new one
+    /// (durable before it is used), so no id handed out — committed or not — can be handed out
+    /// again after a restart, nor by another engine sharing the store (docs/schedules.md §11.4,
+    /// §11.18). The block may start above the next id when other engines took the ids between.
     fn allocate_id(&mut self) -> Result<u64, Error> {
-        let id = self.last_id + 1;
+        let mut id = self.last_id + 1;
         if let Some(store) = self.store.as_mut() {
             if id > self.reserved_through {
-                let through = id.saturating_add(ID_BLOCK);
-                store.reserve_ids(through)?;
-                self.reserved_through = through;
+                let block = store.reserve_ids(id, ID_BLOCK)?;
+                id = *block.start();
+                self.reserved_through = *block.end();
             }
         }
         self.last_id = id;
@@ -215,7 +240,9 @@ impl Core {
                     .iter()
                     .chain(discards)
                     .copied()
-                    .filter(|&id| table.get(id).is_some_and(|e| e.persist))
+                    // Not in the table: held by another engine on a shared store (only such a
+                    // store lets a transaction find it), whose row the stop deletes.
+                    .filter(|&id| table.get(id).is_none_or(|e| e.persist))
                     .collect(),
             };
             if !changes.is_empty() {

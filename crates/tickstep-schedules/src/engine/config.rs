@@ -37,6 +37,12 @@ pub struct Config {
     /// left untouched. A `PostgreSQL` store ignores it: its tables are prefixed `tickstep_`
     /// and always share their database.
     pub share_file: bool,
+    /// How long a node's hold on its schedules outlives its last heartbeat, on a `PostgreSQL`
+    /// store several engines share (docs/schedules.md §11.25): the node renews it every third
+    /// of this; once it runs out (a crash, a pause, a lost network) other nodes take its
+    /// schedules over. Measured by the database's clock, never the node's. Default 10 s;
+    /// a `SQLite` store ignores it.
+    pub lease: Duration,
 }
 
 /// The default tick (10 ms).
@@ -53,6 +59,13 @@ pub const DEFAULT_TICK: Duration = Duration::from_millis(10);
 /// ```
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(60);
 
+/// The default lease of a node on a shared `PostgreSQL` store (10 s).
+///
+/// ```
+/// assert_eq!(tickstep_schedules::DEFAULT_LEASE.as_secs(), 10);
+/// ```
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -62,6 +75,7 @@ impl Default for Config {
             retention: DEFAULT_RETENTION,
             rng_seed: None,
             share_file: false,
+            lease: DEFAULT_LEASE,
         }
     }
 }

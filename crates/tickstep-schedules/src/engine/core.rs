@@ -76,6 +76,9 @@ pub(crate) struct Core {
     pub(super) operator_stopped: Vec<u64>,
     /// When the store was last polled for operator stops (monotonic).
     pub(super) last_stop_poll: Option<Instant>,
+    /// Rows claimed from other nodes and ids taken over by them, reused across ticks.
+    pub(super) claimed_buf: Vec<crate::row::ScheduleRow>,
+    pub(super) lost_buf: Vec<u64>,
 }
 
 impl Core {
@@ -103,6 +106,8 @@ impl Core {
             stopped_buf: Vec::new(),
             operator_stopped: Vec::new(),
             last_stop_poll: None,
+            claimed_buf: Vec::new(),
+            lost_buf: Vec::new(),
         }
     }
 

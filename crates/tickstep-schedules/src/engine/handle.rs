@@ -111,6 +111,8 @@ impl Schedules {
     ) -> Result<Self, Error> {
         let policy = OpenPolicy {
             share_file: config.share_file,
+            lease: config.lease,
+            stop_poll: config.tick,
         };
         let mut store = store::open(path.as_ref(), policy)?;
         let seed = clock.unix_nanos();
@@ -271,6 +273,23 @@ impl Schedules {
             .drain(..)
             .map(crate::ScheduleId::from_raw)
             .collect()
+    }
+
+    /// What this engine's store counted of claims and fencing since it opened: schedules
+    /// claimed, late writes refused because another node took the row over, schedules dropped
+    /// for that (docs/schedules.md §11.27). All zero without a shared `PostgreSQL` store.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.cluster_stats().refused_writes, 0);
+    /// ```
+    pub fn cluster_stats(&self) -> crate::ClusterStats {
+        let core = self.shared.core.borrow();
+        core.store
+            .as_ref()
+            .map_or_else(crate::ClusterStats::default, |store| store.cluster_stats())
     }
 
     /// Writes every pending cadence update to the store now (a tick does this itself), and waits

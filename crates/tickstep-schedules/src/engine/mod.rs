@@ -13,6 +13,7 @@
 //! * [`entry`] — the compact per-schedule record;
 //! * [`interner`] — verb names as `u32`s;
 //! * [`rows`] — entry ⇄ row, loading, the group commit, operator stops;
+//! * [`claims`] — rows another node gave up, taken in between ticks; schedules another node took;
 //! * [`access`] — the narrow API a [`Txn`](crate::Txn) uses: drafts, lookups, commit;
 //! * [`table`] — slab, id index and deadline heap;
 //! * [`cadence`] — deadline arithmetic: overlap, catch-up, jitter, arming;
@@ -32,6 +33,7 @@
 
 pub(crate) mod access;
 pub(crate) mod cadence;
+pub(crate) mod claims;
 pub(crate) mod config;
 pub(crate) mod core;
 pub(crate) mod entry;
@@ -46,6 +48,6 @@ pub(crate) mod table;
 pub(crate) mod tick;
 pub(crate) mod view;
 
-pub use config::{Config, DEFAULT_RETENTION, DEFAULT_TICK};
+pub use config::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK};
 pub use handle::Schedules;
 pub use tick::TickReport;

@@ -182,6 +182,20 @@ impl<'a> Loader<'a> {
             now,
         }
     }
+
+    /// Like [`Loader::finish`] for rows claimed while the engine runs: each is armed on its
+    /// own (the heap is not rebuilt) and the id counter is left alone (the store hands out
+    /// ids; a claimed row's id was never this engine's to reuse).
+    pub(super) fn finish_claims(self) -> Behind {
+        for (at, id) in self.deadlines {
+            self.core.table.arm(id, at);
+        }
+        Behind {
+            interrupted: self.interrupted_ids,
+            idle: self.behind,
+            now: self.now,
+        }
+    }
 }
 
 /// Loaded schedules whose deadline passed while the engine was down.
@@ -211,6 +225,10 @@ impl RowSink for Loader<'_> {
 
     fn apply(&mut self, row: ScheduleRow) -> Result<(), Error> {
         let core = &mut *self.core;
+        if core.table.get(row.id).is_some() {
+            // Claimed back after it was taken over: the row is the truth now.
+            core.drop_entry(row.id);
+        }
         let entry = Entry::from_row(row, &mut core.verbs);
         self.max_id = self.max_id.max(entry.id);
         if entry.is_running() {

@@ -97,6 +97,9 @@ impl Schedules {
                 // The next tick polls again; firing goes on meanwhile.
                 tracing::warn!(%error, "could not poll the store for operator stops");
             }
+            if let Err(error) = core.apply_claims(now) {
+                tracing::error!(%error, "a schedule claimed from another node could not be applied");
+            }
             core.sweep_retired(now);
             let later = std::mem::take(&mut core.later_buf);
             (

@@ -1,8 +1,10 @@
 //! The storage boundary as a trait: what the engine asks of any store, in rows (docs/schedules.md
 //! §11.12).
 
+use std::ops::RangeInclusive;
+
 use crate::Error;
-use crate::row::{ChangeSet, Durability, RowSink};
+use crate::row::{ChangeSet, Durability, RowSink, ScheduleRow};
 
 /// What a store must do for the engine. Every method runs on the engine's thread between ticks or
 /// inside one; a backend whose I/O is remote keeps that off the caller's thread (see the crate
@@ -15,12 +17,16 @@ pub(crate) trait Backend {
     /// [`Error::Store`] (a row that does not decode is named), [`Error::Damaged`].
     fn load(&mut self, sink: &mut dyn RowSink) -> Result<u64, Error>;
 
-    /// Raises the id high-water mark to `through`, durable before returning.
+    /// Reserves a block of `block` ids for this engine alone, none below `next` (the engine's
+    /// next id), durable before returning; returns the block granted. A store that serves one
+    /// engine grants `next..=next + block` by raising its high-water mark (`SQLite`); one that
+    /// several engines share hands out a block no other engine ever gets (`PostgreSQL`:
+    /// docs/schedules.md §11.18), so the block may start above `next`.
     ///
     /// # Errors
     ///
-    /// [`Error::Store`]; the mark is unchanged.
-    fn reserve_ids(&mut self, through: u64) -> Result<(), Error>;
+    /// [`Error::Store`] or [`Error::Database`]; nothing was reserved.
+    fn reserve_ids(&mut self, next: u64, block: u64) -> Result<RangeInclusive<u64>, Error>;
 
     /// Writes `changes` in one transaction, as durable as `durability` says; returns how many of
     /// `changes.deletes` existed.
@@ -38,6 +44,34 @@ pub(crate) trait Backend {
     /// [`Error::Store`]; the next call reports what this one missed.
     fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error>;
 
+    /// Moves into `claimed` the rows the store claimed for this engine since the last call
+    /// (whole rows, to be applied like rows at open) and into `lost` the ids of schedules
+    /// another engine took over (their writes were refused; the engine drops them). `now` is
+    /// the engine's wall clock (Unix ns), where the store's next claims look ahead from. Called
+    /// once per tick, so it must not wait on I/O. A store only one engine uses has neither
+    /// (docs/schedules.md §11.26).
+    fn poll_claims(&mut self, now: u64, claimed: &mut Vec<ScheduleRow>, lost: &mut Vec<u64>) {
+        let _ = (now, claimed, lost);
+    }
+
+    /// The saved row of schedule `id` as the store holds it now, whichever engine holds it;
+    /// `None` when it holds none. Only a store several engines share can hold a row this engine
+    /// has not loaded (docs/schedules.md §11.30); it answers after a round trip, behind the
+    /// writes queued before.
+    ///
+    /// # Errors
+    ///
+    /// The store's error; nothing changed.
+    fn row_elsewhere(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
+        let _ = id;
+        Ok(None)
+    }
+
+    /// What the store counted of claims and fencing so far.
+    fn cluster_stats(&self) -> ClusterStats {
+        ClusterStats::default()
+    }
+
     /// Waits until every commit handed over so far is written. A store that writes before
     /// `commit` returns has nothing to wait for; one that writes behind (`PostgreSQL`'s store
     /// thread) waits for its queue, and reports a write that failed meanwhile.
@@ -51,8 +85,36 @@ pub(crate) trait Backend {
 }
 
 /// How the caller wants a store opened.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct OpenPolicy {
     /// Add the store's tables to a database that already holds another application's tables.
     pub(crate) share_file: bool,
+    /// How often a store whose I/O runs on its own thread looks for operator stops
+    /// (`Config::tick`; the `SQLite` store is polled by the engine's tick instead).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) stop_poll: std::time::Duration,
+    /// How long a node's claims outlive its last heartbeat (a store several engines share).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) lease: std::time::Duration,
+}
+
+/// What an engine's store counted of claims and fencing since it opened
+/// ([`Schedules::cluster_stats`](crate::Schedules::cluster_stats); docs/schedules.md §11.27).
+/// All zero for a `SQLite` store or an engine with no store, which share with no other engine.
+///
+/// ```
+/// let stats = tickstep_schedules::ClusterStats::default();
+/// assert_eq!((stats.claimed, stats.refused_writes, stats.taken_over), (0, 0, 0));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClusterStats {
+    /// Schedules this node claimed: at open (rows nobody held) and since (rows nobody held, or
+    /// whose holder's lease ran out, due within one lease).
+    pub claimed: u64,
+    /// Row writes (cadence updates, retirements) the database refused because another node had
+    /// claimed the row since this node did: never applied.
+    pub refused_writes: u64,
+    /// Schedules this node dropped because another node took them over.
+    pub taken_over: u64,
 }

@@ -1,5 +1,7 @@
-//! The operator's view of a store file: [`Inspector`] reads it without an engine, and
-//! [`Inspector::stop`] removes a schedule the way the engine's own durable stop does.
+//! The operator's view of a store: [`Inspector`] reads it without an engine, and
+//! [`Inspector::stop`] removes a schedule the way the engine's own durable stop does. A file is
+//! read here; a `postgres://` URL (feature `postgres`) by the `PostgreSQL` store's inspector
+//! (docs/schedules.md §11.24).
 //!
 //! Everything here goes through the store's own schema check and row codec, so a schema change is
 //! made in one place and the inspector follows it; a file of a schema this build does not know is
@@ -21,8 +23,10 @@ use crate::{Catchup, Error, Fault, InFlight, ObjId, Overlap, ScheduleId, Schedul
 /// only while the engine checkpoints or a writer recovers the file).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A read-only view of a schedule store file, for operators and tools (the `tickstep schedules`
-/// command is one).
+/// A read-only view of a schedule store, for operators and tools (the `tickstep schedules`
+/// command is one): a `SQLite` file or, in a build with the `postgres` feature, a `postgres://`
+/// URL (a read-only session, the `PostgreSQL` store's own schema check and codec;
+/// docs/schedules.md §11.24).
 ///
 /// [`Inspector::open`] opens the file with `SQLite`'s read-only flag: it never creates, migrates
 /// or writes the file, and — the file being in WAL mode — reads a consistent snapshot without
@@ -52,8 +56,18 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// ```
 #[derive(Debug)]
 pub struct Inspector {
-    conn: Connection,
-    path: std::path::PathBuf,
+    source: Source,
+}
+
+/// Where an inspector reads.
+#[derive(Debug)]
+enum Source {
+    Sqlite {
+        conn: Connection,
+        path: std::path::PathBuf,
+    },
+    #[cfg(feature = "postgres")]
+    Postgres(super::postgres::inspect::PgInspector),
 }
 
 /// One schedule as the store holds it: what was committed by the engine's last durable commit or
@@ -154,7 +168,8 @@ pub struct StoredSchedule {
 }
 
 impl Inspector {
-    /// Opens the store at `path` read-only and checks its schema.
+    /// Opens the store at `path` read-only and checks its schema. A `postgres://` URL connects
+    /// to that database instead (docs/schedules.md §11.24).
     ///
     /// The store file itself is never written. Like every WAL reader (the `sqlite3` shell too),
     /// the connection creates the `-shm` index and an empty `-wal` log beside it if no engine has
@@ -164,7 +179,10 @@ impl Inspector {
     ///
     /// [`Error::Store`] if the file does not exist or cannot be opened (it is not created);
     /// [`Error::NotAStore`] if it is not a schedule store of a schema this build reads;
-    /// [`Error::SchemaTooNew`] (naming both versions) if a newer build wrote it.
+    /// [`Error::SchemaTooNew`] (naming both versions) if a newer build wrote it. For a URL:
+    /// [`Error::InvalidArg`] if it does not parse (or the build has no `postgres` feature),
+    /// [`Error::Database`] if the server refuses, [`Error::NotAStore`] if the database has no
+    /// tickstep schema.
     ///
     /// ```
     /// use tickstep_schedules::{Error, Inspector};
@@ -175,6 +193,14 @@ impl Inspector {
     /// ```
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
+        if let Some(url) = server_url(path)? {
+            #[cfg(feature = "postgres")]
+            return Ok(Inspector {
+                source: Source::Postgres(super::postgres::inspect::PgInspector::open(url)?),
+            });
+            #[cfg(not(feature = "postgres"))]
+            let _ = url;
+        }
         integrity::check_header(path)?;
         let conn = Connection::open_with_flags(
             path,
@@ -185,8 +211,10 @@ impl Inspector {
             .map_err(Error::store("setting the busy timeout"))?;
         schema::check_current(&conn, path)?;
         Ok(Inspector {
-            conn,
-            path: path.to_path_buf(),
+            source: Source::Sqlite {
+                conn,
+                path: path.to_path_buf(),
+            },
         })
     }
 
@@ -207,18 +235,24 @@ impl Inspector {
     /// assert!(inspector.list().unwrap().is_empty());
     /// ```
     pub fn list(&self) -> Result<Vec<StoredSchedule>, Error> {
-        let mut stmt = self
-            .conn
+        let (conn, load_error) = match &self.source {
+            Source::Sqlite { conn, path } => (conn, load_error(path)),
+            #[cfg(feature = "postgres")]
+            Source::Postgres(pg) => {
+                return Ok(pg.list()?.into_iter().map(StoredSchedule::from).collect());
+            }
+        };
+        let mut stmt = conn
             .prepare(&format!(
                 "SELECT {} FROM schedules ORDER BY id",
                 codec::COLUMNS
             ))
-            .map_err(self.load_error())?;
-        let mut rows = stmt.query([]).map_err(self.load_error())?;
+            .map_err(&load_error)?;
+        let mut rows = stmt.query([]).map_err(&load_error)?;
         let mut all = Vec::new();
-        while let Some(row) = rows.next().map_err(self.load_error())? {
+        while let Some(row) = rows.next().map_err(&load_error)? {
             all.push(StoredSchedule::from(
-                codec::decode(row).map_err(self.load_error())?,
+                codec::decode(row).map_err(&load_error)?,
             ));
         }
         Ok(all)
@@ -242,15 +276,19 @@ impl Inspector {
     /// assert_eq!(inspector.get(ScheduleId::from_raw(7)).unwrap(), None);
     /// ```
     pub fn get(&self, id: ScheduleId) -> Result<Option<StoredSchedule>, Error> {
-        self.conn
-            .query_row(
-                &format!("SELECT {} FROM schedules WHERE id = ?1", codec::COLUMNS),
-                [to_sql(id.get())],
-                codec::decode,
-            )
-            .optional()
-            .map(|row| row.map(StoredSchedule::from))
-            .map_err(self.load_error())
+        let (conn, path) = match &self.source {
+            Source::Sqlite { conn, path } => (conn, path),
+            #[cfg(feature = "postgres")]
+            Source::Postgres(pg) => return Ok(pg.get(id.get())?.map(StoredSchedule::from)),
+        };
+        conn.query_row(
+            &format!("SELECT {} FROM schedules WHERE id = ?1", codec::COLUMNS),
+            [to_sql(id.get())],
+            codec::decode,
+        )
+        .optional()
+        .map(|row| row.map(StoredSchedule::from))
+        .map_err(load_error(path))
     }
 
     /// The ids of every saved schedule, by id, without decoding the rows (cheap enough to poll).
@@ -269,17 +307,23 @@ impl Inspector {
     /// assert!(ids.is_empty());
     /// ```
     pub fn ids(&self) -> Result<Vec<ScheduleId>, Error> {
-        let mut stmt = self
-            .conn
+        let (conn, load_error) = match &self.source {
+            Source::Sqlite { conn, path } => (conn, load_error(path)),
+            #[cfg(feature = "postgres")]
+            Source::Postgres(pg) => {
+                return Ok(pg.ids()?.into_iter().map(ScheduleId::from_raw).collect());
+            }
+        };
+        let mut stmt = conn
             .prepare("SELECT id FROM schedules ORDER BY id")
-            .map_err(self.load_error())?;
+            .map_err(&load_error)?;
         let ids = stmt
             .query_map([], |r| {
                 r.get::<_, i64>(0)
                     .map(|id| ScheduleId::from_raw(from_sql(id)))
             })
-            .map_err(self.load_error())?;
-        ids.collect::<Result<_, _>>().map_err(self.load_error())
+            .map_err(&load_error)?;
+        ids.collect::<Result<_, _>>().map_err(load_error)
     }
 
     /// Stops schedule `id` in the store at `path`, as an operator: deletes its row in a
@@ -291,11 +335,14 @@ impl Inspector {
     /// running on the file drops the schedule at its next tick, before firing anything (see
     /// [`Schedules::take_operator_stops`](crate::Schedules::take_operator_stops)). The next
     /// engine that opens the file does not load it. Like [`Inspector::open`], this never creates, converts or
-    /// migrates the file.
+    /// migrates the file. On a `postgres://` URL the delete, the note in
+    /// `tickstep_operator_stops` and a `NOTIFY tickstep_stops` are one transaction
+    /// (docs/schedules.md §11.21).
     ///
     /// # Errors
     ///
-    /// As [`Inspector::open`]; [`Error::Store`] if the delete fails (then nothing was deleted).
+    /// As [`Inspector::open`]; [`Error::Store`] (or [`Error::Database`] on a URL) if the delete
+    /// fails (then nothing was deleted).
     ///
     /// ```
     /// # use tickstep_kernel::clock::ManualClock;
@@ -318,18 +365,43 @@ impl Inspector {
     /// assert_eq!(Inspector::open(&path).unwrap().get(id).unwrap(), None);
     /// ```
     pub fn stop(path: impl AsRef<Path>, id: ScheduleId) -> Result<bool, Error> {
-        let mut store = SqliteStore::open_existing(path.as_ref())?;
+        let path = path.as_ref();
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-        store.stop_as_operator(id.get(), now)
+        if let Some(url) = server_url(path)? {
+            #[cfg(feature = "postgres")]
+            return super::postgres::inspect::stop(url, id.get(), now);
+            #[cfg(not(feature = "postgres"))]
+            let _ = url;
+        }
+        SqliteStore::open_existing(path)?.stop_as_operator(id.get(), now)
     }
 }
 
-impl Inspector {
-    /// Maps a read error: damage names the file and the way to recover it.
-    fn load_error(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
-        |e| integrity::store_error(&self.path, "loading schedules", e)
+/// Maps a read error: damage names the file and the way to recover it.
+fn load_error(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
+    move |e| integrity::store_error(path, "loading schedules", e)
+}
+
+/// The URL when `path` names a `PostgreSQL` server, `None` for a file.
+///
+/// # Errors
+///
+/// [`Error::InvalidArg`] for a server location in a build without the `postgres` feature (named
+/// by its scheme only: the URL may carry a password).
+fn server_url(path: &Path) -> Result<Option<&str>, Error> {
+    if !super::is_server_location(path) {
+        return Ok(None);
+    }
+    if cfg!(feature = "postgres") {
+        Ok(path.to_str())
+    } else {
+        Err(Error::invalid(
+            "postgres://…",
+            "this build has no PostgreSQL store (enable tickstep-schedules' `postgres` \
+             feature); give a SQLite file path",
+        ))
     }
 }
 

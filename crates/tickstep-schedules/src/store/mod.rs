@@ -16,7 +16,7 @@
 //! * `postgres` — the `PostgreSQL` backend: a store thread, writes behind the tick (feature
 //!   `postgres`);
 //! * [`inspect`] — the operator's read-only view ([`Inspector`]) and durable stop, on the same
-//!   schema check and codec.
+//!   schema check and codec (a `SQLite` file or, with `postgres`, a `postgres://` URL).
 //!
 //! # Durability
 //!
@@ -58,6 +58,7 @@ use std::path::Path;
 
 pub use inspect::{Inspector, StoredSchedule};
 
+pub use backend::ClusterStats;
 pub(crate) use backend::{Backend, OpenPolicy};
 
 use crate::Error;
@@ -94,6 +95,8 @@ pub(crate) fn open(location: &Path, policy: OpenPolicy) -> Result<Box<dyn Backen
         #[cfg(feature = "postgres")]
         return Ok(Box::new(postgres::PostgresStore::open(
             &location.to_string_lossy(),
+            policy.stop_poll,
+            policy.lease,
         )?));
         #[cfg(not(feature = "postgres"))]
         // The URL may carry a password: name the scheme only.

@@ -1,6 +1,7 @@
 //! The `SQLite` backend: open (after [`integrity`](super::integrity) has looked), durable commits,
 //! per-tick group commits, loading, and polling for operator stops.
 
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -191,8 +192,9 @@ impl Backend for SqliteStore {
         Ok(codec::from_sql(high_water))
     }
 
-    fn reserve_ids(&mut self, through: u64) -> Result<(), Error> {
+    fn reserve_ids(&mut self, next: u64, block: u64) -> Result<RangeInclusive<u64>, Error> {
         let context = "reserving schedule ids";
+        let through = next.saturating_add(block);
         self.set_synchronous("FULL")
             .map_err(Error::store(context))?;
         let result = self.conn.execute(
@@ -202,7 +204,7 @@ impl Backend for SqliteStore {
         let restored = self.set_synchronous("NORMAL");
         result
             .and(restored)
-            .map(drop)
+            .map(|()| next..=through)
             .map_err(|e| store_error(&self.path, context, e))
     }
 

@@ -1,6 +1,8 @@
 //! Rows ⇄ `PostgreSQL` parameters: whole rows inserted one statement each, a tick's cadence
 //! updates as one `UPDATE … FROM unnest(…)` over column arrays (one round trip for the whole
-//! batch), deletes as one `DELETE … WHERE id = ANY(…)`.
+//! batch), deletes as one `DELETE … USING unnest(…)`, claims as one `UPDATE … RETURNING` of whole
+//! rows. Every write a node makes to a row it holds carries the row's fence and the node's id
+//! (docs/schedules.md §11.27).
 //!
 //! Values are encoded exactly as the `SQLite` store encodes them (its codec's JSON helpers), so a
 //! row reads back the same from either store.
@@ -16,32 +18,69 @@ use crate::store::codec::{
 };
 use crate::{Catchup, ObjId, Overlap, ScheduleKind, Value};
 
-/// The `SELECT` that loads every row, columns as [`decode`] reads them.
+/// The `SELECT` that reads rows (an operator's view), columns as [`decode`] reads them.
 pub(super) fn select_all() -> String {
     format!("SELECT {COLUMNS} FROM tickstep_schedules")
 }
 
-/// `INSERT` of a whole row, replacing a row of the same id (an upsert, like `SQLite`'s
-/// `INSERT OR REPLACE`).
+/// The claim: takes rows nobody holds, or whose holder's lease has run out (database time),
+/// due by `$2` (the node's wall clock plus the lookahead, Unix ns) or not armed, at most `$3` of
+/// them (`NULL`: all), for node `$1`; bumps each row's fence; returns whole rows, columns as
+/// [`decode`] reads them, then the new fence. `SKIP LOCKED` lets nodes claiming at once take
+/// disjoint rows without waiting on one another, and a row a node is writing is skipped, not
+/// waited for. A node never claims from itself (its own lease may have lapsed while it was
+/// paused: the rows nobody took meanwhile are still its own, with the same fence).
+pub(super) fn claim_sql() -> &'static str {
+    static SQL: OnceLock<String> = OnceLock::new();
+    SQL.get_or_init(|| {
+        let returned: Vec<String> = COLUMNS
+            .split(',')
+            .map(|c| format!("s.{}", c.trim()))
+            .collect();
+        format!(
+            "UPDATE tickstep_schedules AS s SET owner_node = $1, fence = s.fence + 1 \
+             FROM (SELECT id FROM tickstep_schedules \
+                   WHERE (owner_node IS NULL OR owner_node IN \
+                          (SELECT node FROM tickstep_nodes \
+                           WHERE lease_until < clock_timestamp() AND node <> $1)) \
+                     AND (NOT armed OR fire_at <= $2) \
+                   ORDER BY fire_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS c \
+             WHERE s.id = c.id RETURNING {}, s.fence",
+            returned.join(", ")
+        )
+    })
+}
+
+/// The column [`claim_sql`] returns the new fence in.
+pub(super) const FENCE_COLUMN: usize = 31;
+
+/// `INSERT` of a whole row, held by node `$32` from its creation with fence 1; replacing a row
+/// of the same id (an upsert, like `SQLite`'s `INSERT OR REPLACE`) takes it over with the next
+/// fence. Returns the fence.
 pub(super) fn insert_sql() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();
     SQL.get_or_init(|| {
         let columns: Vec<&str> = COLUMNS.split(',').map(str::trim).collect();
         let params: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
+        let node = columns.len() + 1;
         let sets: Vec<String> = columns[1..]
             .iter()
             .map(|c| format!("{c} = EXCLUDED.{c}"))
             .collect();
         format!(
-            "INSERT INTO tickstep_schedules ({COLUMNS}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}",
+            "INSERT INTO tickstep_schedules ({COLUMNS}, owner_node, fence) VALUES ({}, ${node}, 1) \
+             ON CONFLICT (id) DO UPDATE SET {}, owner_node = EXCLUDED.owner_node, \
+             fence = tickstep_schedules.fence + 1 RETURNING fence",
             params.join(", "),
             sets.join(", ")
         )
     })
 }
 
-/// The batched cadence update: one row of arrays, unnested and joined on id. An id the table no
-/// longer holds matches nothing and is skipped, as the boundary asks.
+/// The batched cadence update: one row of arrays, unnested and joined on id, fenced: a row
+/// matches only while node `$17` holds it with the fence in `$16`. An id the table no longer
+/// holds matches nothing and is skipped, as the boundary asks; one another node took over
+/// matches nothing and is found by [`TAKEN_OVER`].
 pub(super) const UPDATE_CADENCE: &str = "UPDATE tickstep_schedules AS s SET next_run = u.next_run, \
      fire_at = u.fire_at, armed = u.armed, last_run = u.last_run, run_count = u.run_count, \
      fault_count = u.fault_count, consecutive_faults = u.consecutive_faults, \
@@ -50,13 +89,37 @@ pub(super) const UPDATE_CADENCE: &str = "UPDATE tickstep_schedules AS s SET next
      last_fault = u.last_fault, running = u.running \
      FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], $5::bigint[], \
      $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], \
-     $12::integer[], $13::bigint[], $14::text[], $15::text[]) \
+     $12::integer[], $13::bigint[], $14::text[], $15::text[], $16::bigint[]) \
      AS u(id, next_run, fire_at, armed, last_run, run_count, fault_count, consecutive_faults, \
-     missed_count, overlap_count, last_duration_ns, backlog, queued, last_fault, running) \
-     WHERE s.id = u.id";
+     missed_count, overlap_count, last_duration_ns, backlog, queued, last_fault, running, fence) \
+     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node = $17";
 
-/// Deletes by id; the count says how many existed.
-pub(super) const DELETE: &str = "DELETE FROM tickstep_schedules WHERE id = ANY($1::bigint[])";
+/// Of the rows (`$1` ids, `$2` fences) a fenced write just matched nothing in, those that still
+/// exist under another holder or fence: taken over, the write refused. Rows a stop deleted are
+/// not among them.
+pub(super) const TAKEN_OVER: &str = "SELECT s.id FROM tickstep_schedules AS s \
+     JOIN unnest($1::bigint[], $2::bigint[]) AS u(id, fence) ON s.id = u.id \
+     WHERE s.fence <> u.fence OR s.owner_node IS DISTINCT FROM $3";
+
+/// Deletes by id, whoever holds the row (a stop made in a transaction: docs/schedules.md
+/// §11.27); returns the ids that existed.
+pub(super) const DELETE: &str =
+    "DELETE FROM tickstep_schedules WHERE id = ANY($1::bigint[]) RETURNING id";
+
+/// The notes a transaction's stops leave for the nodes holding them (`$1` ids, `$2` Unix ns),
+/// as an operator's stop does (docs/schedules.md §11.21, §11.30).
+pub(super) const NOTE_STOPS: &str = "INSERT INTO tickstep_operator_stops (schedule_id, stopped_at_ns) \
+     SELECT id, $2 FROM unnest($1::bigint[]) AS id";
+
+/// The notification of those stops, one per id (payload: the id).
+pub(super) const NOTIFY_STOPS: &str =
+    "SELECT pg_notify('tickstep_stops', id::text) FROM unnest($1::bigint[]) AS id";
+
+/// Deletes by id (`$1`) and fence (`$2`), only rows node `$3` still holds (retirements written
+/// behind the tick, fenced like cadence updates).
+pub(super) const DELETE_FENCED: &str = "DELETE FROM tickstep_schedules AS s \
+     USING unnest($1::bigint[], $2::bigint[]) AS u(id, fence) \
+     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node = $3";
 
 /// A batch of cadence updates as column arrays, the parameters of [`UPDATE_CADENCE`]. Kept and
 /// cleared between batches so a steady tick does not reallocate.
@@ -77,6 +140,7 @@ pub(super) struct CadenceColumns {
     queued: Vec<Option<i64>>,
     last_fault: Vec<Option<String>>,
     running: Vec<Option<String>>,
+    fence: Vec<i64>,
     running_buf: String,
 }
 
@@ -97,9 +161,21 @@ impl CadenceColumns {
         self.queued.clear();
         self.last_fault.clear();
         self.running.clear();
+        self.fence.clear();
     }
 
-    pub(super) fn push(&mut self, id: u64, c: &Cadence) {
+    /// How many rows the batch holds.
+    pub(super) fn len(&self) -> usize {
+        self.id.len()
+    }
+
+    /// The batch's ids and fences, the parameters of [`TAKEN_OVER`].
+    pub(super) fn ids_and_fences(&self) -> (&Vec<i64>, &Vec<i64>) {
+        (&self.id, &self.fence)
+    }
+
+    pub(super) fn push(&mut self, id: u64, fence: i64, c: &Cadence) {
+        self.fence.push(fence);
         self.id.push(to_sql(id));
         self.next_run.push(to_sql(c.next_run));
         self.fire_at.push(to_sql(c.fire_at));
@@ -119,8 +195,8 @@ impl CadenceColumns {
         self.running.push(running.then(|| self.running_buf.clone()));
     }
 
-    /// The parameters of [`UPDATE_CADENCE`], in order.
-    pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 15] {
+    /// The parameters of [`UPDATE_CADENCE`], in order, for the writes of `node`.
+    pub(super) fn params<'a>(&'a self, node: &'a i64) -> [&'a (dyn ToSql + Sync); 17] {
         [
             &self.id,
             &self.next_run,
@@ -137,20 +213,23 @@ impl CadenceColumns {
             &self.queued,
             &self.last_fault,
             &self.running,
+            &self.fence,
+            node,
         ]
     }
 }
 
-/// Inserts one whole row with [`insert_sql`].
+/// Inserts one whole row with [`insert_sql`], held by `node`; returns its fence.
 pub(super) fn insert(
     tx: &mut postgres::Transaction<'_>,
     stmt: &postgres::Statement,
     r: &ScheduleRow,
-) -> Result<(), postgres::Error> {
+    node: i64,
+) -> Result<i64, postgres::Error> {
     let c = &r.cadence;
     let mut running = String::new();
     let has_running = running_json(&c.running, &mut running);
-    tx.execute(
+    let row = tx.query_one(
         stmt,
         &[
             &to_sql(r.id),
@@ -184,9 +263,10 @@ pub(super) fn insert(
             &c.queued.map(to_sql),
             &c.last_fault.as_ref().map(fault_json),
             &has_running.then_some(running.as_str()),
+            &node,
         ],
     )?;
-    Ok(())
+    row.try_get(0)
 }
 
 /// A row the store holds but cannot turn back into a schedule: the column and its text.
@@ -221,7 +301,7 @@ fn narrow<T: TryFrom<i64>>(column: &'static str, n: i64) -> Decoded<T> {
     T::try_from(n).map_err(|_| corrupt(column, &n))
 }
 
-/// Reads one row selected with [`select_all`].
+/// Reads one row a claim returned ([`claim_sql`]; the fence is read apart).
 pub(super) fn decode(row: &Row) -> Decoded<ScheduleRow> {
     let u = |i: usize| -> Decoded<u64> { Ok(from_sql(row.try_get::<_, i64>(i)?)) };
     let kind_text: &str = row.try_get(1)?;

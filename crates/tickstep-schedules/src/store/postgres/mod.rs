@@ -1,5 +1,5 @@
 //! The `PostgreSQL` store: the same boundary as the `SQLite` store, over the network, with the
-//! network kept off the engine's thread (docs/schedules.md §11.13–§11.20).
+//! network kept off the engine's thread (docs/schedules.md §11.13–§11.24).
 //!
 //! [`Schedules::open`](crate::Schedules::open) picks it when the location is a `postgres://` (or
 //! `postgresql://`) URL, in a build with the `postgres` feature. Opening connects, migrates the
@@ -28,55 +28,88 @@
 //! (`synchronous_commit = on`, the default; a database configured otherwise weakens
 //! `Txn::commit`'s promise accordingly).
 //!
-//! # Not yet
+//! # Operators
 //!
-//! One engine per database: ids come from the `tickstep_meta` high-water mark raised with
-//! `GREATEST`, exactly as in the `SQLite` store, which is unique for one node; several nodes on
-//! one database are not built. Operator stops: the [`Inspector`](crate::Inspector) reads `SQLite`
-//! files only, so there is no outside stop to poll for yet.
+//! [`Inspector`](crate::Inspector) opens a `postgres://` URL too ([`inspect`]: read-only session,
+//! the store's schema check and codec). Its stop deletes the row, leaves a note in
+//! `tickstep_operator_stops` and sends `NOTIFY tickstep_stops` in one transaction; the store
+//! thread reads new notes at most once per `Config::tick` and hands the ids to the engine's next
+//! poll without the tick waiting ([`stops`], docs/schedules.md §11.21–§11.24).
 //!
-//! # Several nodes: the design the next step builds (nothing below exists yet)
+//! # Several nodes on one database (docs/schedules.md §11.20, §11.25–§11.30)
 //!
-//! * **Ownership by claim.** A schedule is owned by at most one node at a time and lives in that
-//!   node's table between claims (the engine owns its state; the database arbitrates who). New
-//!   columns: `owner_node`, `lease_until` (database time), `fence BIGINT`. The store thread claims
-//!   ahead of deadlines in batches: `SELECT id … WHERE (owner_node IS NULL OR lease_until <
-//!   clock_timestamp()) AND fire_at <= $horizon ORDER BY fire_at LIMIT $batch FOR UPDATE SKIP
-//!   LOCKED`, then in the same transaction sets `owner_node`, `lease_until = clock_timestamp() +
-//!   lease` and `fence = fence + 1`, returning whole rows that the engine loads like rows at open.
-//!   `SKIP LOCKED` lets nodes claim disjoint batches without waiting on one another.
-//! * **Fencing.** Every write-behind `UPDATE` carries the fence it was claimed with (`… AND
-//!   s.fence = u.fence AND s.owner_node = $node`). A node paused past its lease finds its rows
-//!   re-claimed with a higher fence: its late writes match nothing, are counted (a stat and a
-//!   `tracing` warning) and its entries dropped, never applied.
-//! * **Heartbeat.** Once per lease third the thread extends every lease it holds in one statement
-//!   (`UPDATE … SET lease_until = clock_timestamp() + lease WHERE owner_node = $node`); a node
-//!   that stops heartbeating loses all its schedules after one lease time.
-//! * **Clocks.** Leases are in database time only (`clock_timestamp()` on both the claim and the
-//!   check), so node clock skew can never make two leases overlap. Deadlines stay in the engine's
-//!   wall clock (Unix ns, as now, since cadence arithmetic is the engine's): a node whose clock is
-//!   `s` ahead fires its schedules `s` early, never twice, because the claim and the fence decide
-//!   who fires. Nodes should run NTP; the claim horizon (`fire_at <= node now + lookahead`) absorbs
-//!   skew smaller than the lookahead.
-//! * **Ids.** `reserve_ids` must return a block the database hands out (`UPDATE tickstep_meta SET
-//!   value = value + $block RETURNING value`), not raise a mark the node chose: a change to the
-//!   boundary's id call and to the engine's id allocation (`engine/access.rs`).
-//! * **Stops from any node.** A stop of a schedule another node owns deletes the row and inserts
-//!   into `tickstep_operator_stops` with `NOTIFY tickstep_stops`; the store thread `LISTEN`s and
-//!   hands the ids to `poll_stops` (within one tick of the notification), and re-reads the table
-//!   after every reconnect, since notifications sent while disconnected are lost. `schedule_info`
-//!   for a schedule owned elsewhere reads its row.
+//! Any number of engines (nodes) may open the same database. The engine owns its state; the
+//! database only arbitrates which node holds which schedule ([`claims`]).
+//!
+//! * **Ids.** `reserve_ids` takes a block from the database's counter (`UPDATE tickstep_meta SET
+//!   value = GREATEST(value, $next - 1) + $block … RETURNING value`): the row lock orders
+//!   concurrent reservations, so no two nodes — and no restart — ever get the same id.
+//! * **Nodes and leases.** Each open engine registers a random 63-bit node id in
+//!   `tickstep_nodes` with `lease_until = clock_timestamp() + lease` (`Config::lease`, 10 s by
+//!   default). The store thread renews it every third of the lease: **one single-row statement**,
+//!   whatever the number of schedules the node holds. (A lease per schedule row, renewed for
+//!   every row, would rewrite the whole table three times per lease and leave as many dead
+//!   tuples; the node-level lease gives the same takeover rule at O(1).)
+//! * **Claims.** A row names its holder (`owner_node`) and the fence of the claim that gave it
+//!   to that holder. Claimable: no holder, or a holder whose lease ran out (database time). One
+//!   statement claims: `UPDATE … SET owner_node = $me, fence = fence + 1 FROM (SELECT id …
+//!   WHERE claimable AND (NOT armed OR fire_at <= $horizon) ORDER BY fire_at LIMIT 1024 FOR
+//!   UPDATE SKIP LOCKED) … RETURNING` the whole rows. `SKIP LOCKED` lets nodes claim at once
+//!   without waiting on one another or on a row being written. Opening claims every claimable
+//!   row, whatever its deadline (what a restart resumes, with catch-up); after that the thread
+//!   claims, every third of the lease, rows due within one lease of the engine's clock, and the
+//!   engine applies them at its next tick like rows at open (`poll_claims`, never waiting).
+//!   Schedules created on a node are held by it from creation (fence 1). A clean close hands
+//!   every row back (`owner_node = NULL`) so another node claims it at its next round instead
+//!   of after a lease.
+//! * **Fencing.** The thread keeps the fence of every row it holds; every write-behind update
+//!   and retirement carries it (`… AND s.fence = u.fence AND s.owner_node = $me`). A node
+//!   paused past its lease finds its rows claimed with a higher fence: its late writes match
+//!   nothing, are counted ([`ClusterStats`](crate::ClusterStats), a `tracing` warning) and the
+//!   schedules dropped from its engine, never applied. The server ends a transaction left idle
+//!   for a lease (`idle_in_transaction_session_timeout`), so a node paused mid-write cannot keep
+//!   its rows locked from the claims. A transaction's stop deletes whoever holds the row.
+//! * **Exactly once.** A firing is recorded by the fenced cadence update that carries its run;
+//!   only the holder's update commits, so each cadence point is committed once. The verb's own
+//!   side effects are at-least-once on failover: a node that fired in memory and then lost its
+//!   write (killed) or had it refused (fenced) may have run the verb for a point the next holder
+//!   runs again. A verb that needs exactly-once effects writes them in the same database keyed
+//!   by (schedule id, cadence point).
+//! * **Clocks.** Leases are measured by the database's clock only (`clock_timestamp()` for both
+//!   the renewal and the claim check), so node clock skew cannot make two holds overlap.
+//!   Deadlines stay in each engine's wall clock (Unix ns; cadence arithmetic is the engine's): a
+//!   node whose clock runs `s` ahead fires `s` early, never twice, since the claim and the fence
+//!   decide who fires. Skew below the lookahead (one lease) only moves when a row is claimed.
+//! * **Any node.** A node's `Txn` reads a schedule it does not hold from its row (one round
+//!   trip, after the node's queued writes), so `schedule_info` and `schedule_stop` work from any
+//!   node. A stop — in a `Txn` on any node, or an operator's (`Inspector::stop`) — deletes the
+//!   row and leaves a note with `NOTIFY` ([`stops`]); the holding node's store thread reads the
+//!   notes once per `Config::tick` (polling, not listening: see [`stops`]) and its engine drops
+//!   the schedule at its next tick.
+//!
+//! Costs per node: a hash-map entry (id → fence) per held schedule on the store thread; one
+//! heartbeat statement and one claim statement (an index scan on `owner_node`) per third of a
+//! lease; per write-behind batch, two more array columns and, only when a write matched fewer
+//! rows than it carried, one query to tell taken-over rows from stopped ones. A takeover
+//! happens one lease after a node's last heartbeat plus at most a third of a lease.
 
+mod claims;
 mod codec;
+pub(crate) mod inspect;
 mod schema;
+pub(crate) mod stops;
 mod worker;
 
-use std::sync::mpsc::{self, Sender};
+use std::ops::RangeInclusive;
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use super::backend::Backend;
+use super::backend::{Backend, ClusterStats};
 use crate::Error;
-use crate::row::{ChangeSet, Durability, RowSink};
+use crate::row::{ChangeSet, Durability, RowSink, ScheduleRow};
+use claims::Mailbox;
 use worker::{Loaded, Request, Worker};
 
 /// Maps a client error to ours, with what the store was doing.
@@ -98,33 +131,75 @@ fn redacted(url: &str) -> String {
     }
 }
 
+/// `url` as a client configuration.
+///
+/// # Errors
+///
+/// [`Error::InvalidArg`] naming the URL without its password.
+fn parse(url: &str) -> Result<postgres::Config, Error> {
+    url.parse().map_err(|e| {
+        Error::invalid(
+            redacted(url),
+            format!("must be a PostgreSQL connection URL: {e}"),
+        )
+    })
+}
+
+/// A connection to `url`, for the operator's tools.
+///
+/// # Errors
+///
+/// As [`parse`]; [`Error::Database`] when the server refuses the connection.
+fn connect(url: &str) -> Result<postgres::Client, Error> {
+    parse(url)?
+        .connect(postgres::NoTls)
+        .map_err(database_error("connecting to PostgreSQL"))
+}
+
 /// The engine's side of the store: a channel to the store thread.
 pub(crate) struct PostgresStore {
     requests: Option<Sender<Request>>,
+    /// Ids of schedules an operator stopped, as the store thread finds them.
+    stopped: Receiver<u64>,
     thread: Option<JoinHandle<()>>,
+    mailbox: Arc<Mailbox>,
 }
 
 impl PostgresStore {
-    /// Connects to `url`, migrates the schema, and starts the store thread.
+    /// Connects to `url`, migrates the schema, registers a new node with a `lease`, and starts
+    /// the store thread.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidArg`] for a URL the client cannot parse (named without its password);
     /// [`Error::Database`] when the server refuses the connection or the migration;
     /// [`Error::SchemaTooNew`] when a newer build migrated the database.
-    pub(crate) fn open(url: &str) -> Result<Self, Error> {
-        let config: postgres::Config = url.parse().map_err(|e| {
-            Error::invalid(
-                redacted(url),
-                format!("must be a PostgreSQL connection URL: {e}"),
-            )
-        })?;
+    pub(crate) fn open(url: &str, stop_poll: Duration, lease: Duration) -> Result<Self, Error> {
+        let mut config = parse(url)?;
+        let lease = lease.max(Duration::from_millis(30));
+        // A node paused inside a write transaction would keep its rows locked, and `SKIP
+        // LOCKED` claims would pass them by for as long as it stays paused: the server ends
+        // such a transaction after a lease of idleness (at least a second), which frees the
+        // rows for a takeover; the paused node's write then fails, and once it reconnects the
+        // fence refuses it.
+        let idle_ms = lease.max(Duration::from_secs(1)).as_millis();
+        let options = format!(
+            "{} -c idle_in_transaction_session_timeout={idle_ms}",
+            config.get_options().unwrap_or_default()
+        );
+        config.options(options.trim_start());
         let mut client = config
             .connect(postgres::NoTls)
             .map_err(database_error("connecting to PostgreSQL"))?;
         schema::migrate(&mut client)?;
+        // A random 63-bit id: two nodes meeting on one would need 2^31 nodes to be likely.
+        let node = fastrand::i64(1..i64::MAX);
+        claims::register(&mut client, node, lease)?;
+        let (found, stopped) = mpsc::channel();
+        let stops = stops::StopWatch::start(&mut client, stop_poll, found)?;
         let (requests, inbox) = mpsc::channel();
-        let worker = Worker::new(client, config);
+        let mailbox = Arc::new(Mailbox::default());
+        let worker = Worker::new(client, config, stops, node, lease, Arc::clone(&mailbox));
         let thread = std::thread::Builder::new()
             .name("tickstep-pg-store".into())
             .spawn(move || worker.run(&inbox))
@@ -134,7 +209,9 @@ impl PostgresStore {
             })?;
         Ok(PostgresStore {
             requests: Some(requests),
+            stopped,
             thread: Some(thread),
+            mailbox,
         })
     }
 
@@ -178,8 +255,8 @@ impl Backend for PostgresStore {
         }
     }
 
-    fn reserve_ids(&mut self, through: u64) -> Result<(), Error> {
-        self.ask(|reply| Request::Reserve { through, reply })
+    fn reserve_ids(&mut self, next: u64, block: u64) -> Result<RangeInclusive<u64>, Error> {
+        self.ask(|reply| Request::Reserve { next, block, reply })
     }
 
     fn commit(&mut self, changes: &ChangeSet, durability: Durability) -> Result<usize, Error> {
@@ -192,12 +269,23 @@ impl Backend for PostgresStore {
         }
     }
 
-    /// Reports nothing: a `PostgreSQL` store has no operator stop path yet. `Inspector::stop`
-    /// and `tickstep schedules stop` write `SQLite`'s `operator_stops` table only, and this
-    /// schema has no such table, so there is nothing to poll (the module docs sketch stops by
-    /// `NOTIFY` for the several-nodes design, not built).
-    fn poll_stops(&mut self, _stopped: &mut Vec<u64>) -> Result<(), Error> {
+    /// Hands over the ids the store thread has found in `tickstep_operator_stops` since the last
+    /// call ([`stops`]); never waits for the network.
+    fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error> {
+        stopped.extend(self.stopped.try_iter());
         Ok(())
+    }
+
+    fn poll_claims(&mut self, now: u64, claimed: &mut Vec<ScheduleRow>, lost: &mut Vec<u64>) {
+        self.mailbox.take(now, claimed, lost);
+    }
+
+    fn row_elsewhere(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
+        self.ask(|reply| Request::Fetch { id, reply })
+    }
+
+    fn cluster_stats(&self) -> ClusterStats {
+        self.mailbox.stats()
     }
 
     fn flush(&mut self) -> Result<(), Error> {

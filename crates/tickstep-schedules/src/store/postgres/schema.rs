@@ -18,17 +18,20 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 1;
+pub(crate) const CURRENT_VERSION: i64 = 3;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7473_6368;
 
-/// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 1] = [(
-    1,
-    "schedules table, id high-water mark",
-    "
+/// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
+/// missing one is applied, so a build that adds a version below one already applied (two
+/// branches numbering theirs apart) still brings every database up to date.
+const MIGRATIONS: [(i64, &str, &str); 3] = [
+    (
+        1,
+        "schedules table, id high-water mark",
+        "
     CREATE TABLE tickstep_meta (
         key   TEXT PRIMARY KEY,
         value BIGINT NOT NULL
@@ -69,7 +72,40 @@ const MIGRATIONS: [(i64, &str, &str); 1] = [(
         running            TEXT              -- JSON [[run id, nominal, started], ..]
     );
     ",
-)];
+    ),
+    (2, "operator stops", OPERATOR_STOPS),
+    (
+        3,
+        "claims: owner node and fence per schedule, node leases",
+        "
+    -- The node that holds the schedule (NULL: nobody, claimable) and the fencing token its
+    -- claim set: every write a node makes carries both and matches nothing once another node
+    -- has claimed the row (docs/schedules.md §11.26–§11.27).
+    ALTER TABLE tickstep_schedules
+        ADD COLUMN owner_node BIGINT,
+        ADD COLUMN fence      BIGINT NOT NULL DEFAULT 0;
+    CREATE INDEX tickstep_schedules_owner ON tickstep_schedules (owner_node);
+    -- One row per open engine: its lease, in the database's time. A schedule whose owner's
+    -- lease has run out is claimable by any other node.
+    CREATE TABLE tickstep_nodes (
+        node        BIGINT      PRIMARY KEY,
+        lease_until TIMESTAMPTZ NOT NULL,
+        started_at  TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+    );
+    ",
+    ),
+];
+
+/// Version 2: the notes an operator's stop leaves for running engines (docs/schedules.md
+/// §11.21), read by `seq` past the last one an engine has seen.
+const OPERATOR_STOPS: &str = "
+    CREATE TABLE tickstep_operator_stops (
+        seq           BIGSERIAL PRIMARY KEY,
+        schedule_id   BIGINT NOT NULL,
+        stopped_at_ns BIGINT NOT NULL -- Unix nanoseconds, for pruning
+    );
+    CREATE INDEX tickstep_operator_stops_at ON tickstep_operator_stops (stopped_at_ns);
+";
 
 /// Creates the migration table if needed and applies every migration the database lacks, in one
 /// transaction under the migration lock.
@@ -87,13 +123,13 @@ pub(crate) fn migrate(client: &mut Client) -> Result<(), Error> {
          );",
     )
     .map_err(database_error("creating the migration table"))?;
-    let found: i64 = tx
-        .query_one(
-            "SELECT COALESCE(MAX(version), 0) FROM tickstep_schema_migrations",
-            &[],
-        )
+    let applied: Vec<i64> = tx
+        .query("SELECT version FROM tickstep_schema_migrations", &[])
         .map_err(database_error("reading the schema version"))?
-        .get(0);
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    let found = applied.iter().copied().max().unwrap_or(0);
     if found > CURRENT_VERSION {
         return Err(Error::SchemaTooNew {
             found,
@@ -101,7 +137,7 @@ pub(crate) fn migrate(client: &mut Client) -> Result<(), Error> {
         });
     }
     for (version, description, sql) in MIGRATIONS {
-        if version <= found {
+        if applied.contains(&version) {
             continue;
         }
         tx.batch_execute(sql)
@@ -114,4 +150,50 @@ pub(crate) fn migrate(client: &mut Client) -> Result<(), Error> {
     }
     tx.commit()
         .map_err(database_error("committing the migrations"))
+}
+
+/// Why [`check_current`] refused a database.
+pub(crate) enum CheckError {
+    /// Not a store this build reads: what is missing, in words.
+    NotAStore(String),
+    /// A newer schema, or the server failed.
+    Other(Error),
+}
+
+/// The schema version of an existing store, without creating or migrating anything (for the
+/// inspector): refuses a database with no migration table, or one a newer build migrated.
+pub(crate) fn check_current(client: &mut Client) -> Result<i64, CheckError> {
+    let context = "reading the schema version";
+    let exists: bool = client
+        .query_one(
+            "SELECT to_regclass('tickstep_schema_migrations') IS NOT NULL",
+            &[],
+        )
+        .map_err(|e| CheckError::Other(database_error(context)(e)))?
+        .get(0);
+    if !exists {
+        return Err(CheckError::NotAStore(
+            "the database has no tickstep_schema_migrations table (no engine has opened it)".into(),
+        ));
+    }
+    let found: i64 = client
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0) FROM tickstep_schema_migrations",
+            &[],
+        )
+        .map_err(|e| CheckError::Other(database_error(context)(e)))?
+        .get(0);
+    if found > CURRENT_VERSION {
+        return Err(CheckError::Other(Error::SchemaTooNew {
+            found,
+            supported: CURRENT_VERSION,
+        }));
+    }
+    if found < 1 {
+        return Err(CheckError::NotAStore(format!(
+            "schema version {found} (unmigrated); an engine migrates it when it opens the \
+             database"
+        )));
+    }
+    Ok(found)
 }

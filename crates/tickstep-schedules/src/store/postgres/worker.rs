@@ -11,19 +11,27 @@
 //! A write that fails stays queued: the thread logs it, reconnects if the connection is gone, and
 //! retries with a backoff doubling from 50 ms to 5 s, while the engine keeps running in memory. A
 //! synced request meanwhile is answered with the error (nothing of it applied), and a flush
-//! reports it. When the engine goes away the thread makes a last few attempts, then stops.
+//! reports it. When the engine goes away the thread makes a last few attempts, hands its rows
+//! back, then stops.
+//!
+//! Between requests, every third of the lease, the thread renews the node's lease and claims
+//! what is claimable ([`claims`](super::claims)); writes are fenced with the fences it keeps.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::ops::RangeInclusive;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::Client;
 
+use super::claims::Mailbox;
 use super::codec::{self, CadenceColumns};
 use super::database_error;
+use super::stops::StopWatch;
 use crate::Error;
 use crate::row::{ChangeSet, ScheduleRow};
-use crate::store::codec::to_sql;
+use crate::store::codec::{from_sql, to_sql};
 
 /// Rows per message while loading.
 const LOAD_CHUNK: usize = 1024;
@@ -36,10 +44,11 @@ const ATTEMPTS_AT_EXIT: u32 = 3;
 pub(super) enum Request {
     /// Stream every row, then the id high-water mark.
     Load(Sender<Loaded>),
-    /// Raise the id high-water mark (a reply when it is committed).
+    /// Take a block of ids from the database (a reply when it is committed).
     Reserve {
-        through: u64,
-        reply: Sender<Result<(), Error>>,
+        next: u64,
+        block: u64,
+        reply: Sender<Result<RangeInclusive<u64>, Error>>,
     },
     /// Write now, answer when committed: how many deletes existed.
     Synced {
@@ -48,6 +57,11 @@ pub(super) enum Request {
     },
     /// Write behind: nobody waits.
     Behind(ChangeSet),
+    /// Read one schedule's row, whoever holds it, after writing what is queued.
+    Fetch {
+        id: u64,
+        reply: Sender<Result<Option<ScheduleRow>, Error>>,
+    },
     /// Answer once everything queued before is written.
     Flush(Sender<Result<(), Error>>),
 }
@@ -61,80 +75,153 @@ pub(super) enum Loaded {
 
 /// The thread's state.
 pub(super) struct Worker {
-    client: Client,
+    pub(super) client: Client,
     config: postgres::Config,
+    /// This node's id (`owner_node` of the rows it holds).
+    pub(super) node: i64,
+    pub(super) lease: Duration,
+    /// The fence of every row this node holds, by schedule id.
+    pub(super) fences: HashMap<u64, i64>,
+    pub(super) mailbox: Arc<Mailbox>,
+    /// When the lease is renewed and claims are made next.
+    next_beat: Instant,
     /// Write-behind batches not yet committed, oldest first.
     queue: VecDeque<ChangeSet>,
     columns: CadenceColumns,
     backoff: Duration,
+    /// When a failed write is tried again.
+    retry_at: Instant,
+    stops: StopWatch,
 }
 
 impl Worker {
-    pub(super) fn new(client: Client, config: postgres::Config) -> Self {
+    pub(super) fn new(
+        client: Client,
+        config: postgres::Config,
+        stops: StopWatch,
+        node: i64,
+        lease: Duration,
+        mailbox: Arc<Mailbox>,
+    ) -> Self {
         Worker {
             client,
             config,
+            node,
+            lease,
+            fences: HashMap::new(),
+            mailbox,
+            next_beat: Instant::now() + lease / 3,
             queue: VecDeque::new(),
             columns: CadenceColumns::default(),
             backoff: FIRST_BACKOFF,
+            retry_at: Instant::now(),
+            stops,
         }
     }
 
-    /// Serves requests until the engine hangs up.
+    /// Renews the lease and claims, when a third of the lease has passed since the last time.
+    fn beat_if_due(&mut self) {
+        let now = Instant::now();
+        if now < self.next_beat {
+            return;
+        }
+        self.next_beat = now + self.lease / 3;
+        if let Err(error) = self.beat() {
+            tracing::warn!(%error, node = self.node,
+                "PostgreSQL schedule store: could not renew this node's lease");
+            return;
+        }
+        if let Err(error) = self.claim_due() {
+            tracing::warn!(%error, node = self.node, "PostgreSQL schedule store: claiming failed");
+        }
+    }
+
+    /// Serves requests until the engine hangs up, waking at least once per stop-poll interval
+    /// to look for operator stops, once per lease third to renew the lease and claim, and at
+    /// the backoff to retry a failed write.
     pub(super) fn run(mut self, requests: &Receiver<Request>) {
         loop {
-            let request = if self.queue.is_empty() {
-                match requests.recv() {
-                    Ok(r) => r,
-                    Err(_) => break,
-                }
-            } else {
-                match requests.recv_timeout(self.backoff) {
-                    Ok(r) => r,
-                    Err(RecvTimeoutError::Timeout) => {
-                        self.retry_queue();
-                        continue;
-                    }
-                    Err(RecvTimeoutError::Disconnected) => break,
-                }
-            };
-            self.serve(request);
-            // Everything that arrived meanwhile joins the same commit.
-            while let Ok(more) = requests.try_recv() {
-                self.serve(more);
-            }
+            self.beat_if_due();
+            let mut wake = self.stops.next_poll().min(self.next_beat);
             if !self.queue.is_empty() {
-                self.retry_queue();
+                wake = wake.min(self.retry_at);
             }
+            match requests.recv_timeout(wake.saturating_duration_since(Instant::now())) {
+                Ok(request) => {
+                    self.serve(request);
+                    // Everything that arrived meanwhile joins the same commit.
+                    while let Ok(more) = requests.try_recv() {
+                        self.serve(more);
+                    }
+                    if !self.queue.is_empty() {
+                        self.retry_queue();
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if !self.queue.is_empty() && Instant::now() >= self.retry_at {
+                        self.retry_queue();
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            self.poll_stops();
         }
+        let mut written = false;
         for _ in 0..ATTEMPTS_AT_EXIT {
             if self.write_queue().is_ok() {
-                return;
+                written = true;
+                break;
             }
             std::thread::sleep(self.backoff);
         }
-        tracing::error!(
-            batches = self.queue.len(),
-            "PostgreSQL schedule store closed with cadence updates it could not write"
-        );
+        if !written {
+            tracing::error!(
+                batches = self.queue.len(),
+                "PostgreSQL schedule store closed with cadence updates it could not write"
+            );
+        }
+        if let Err(error) = self.release() {
+            tracing::warn!(%error, node = self.node,
+                "PostgreSQL schedule store: could not hand this node's schedules back; \
+                 other nodes take them over once its lease runs out");
+        }
+    }
+
+    /// Looks for operator stops if a poll is due. A failure (the connection is gone) waits for
+    /// the next poll or write to reconnect; the notes are read again then.
+    fn poll_stops(&mut self) {
+        if self.client.is_closed() {
+            return;
+        }
+        if let Err(error) = self.stops.poll_if_due(&mut self.client) {
+            tracing::debug!(%error, "PostgreSQL schedule store: could not poll for operator stops");
+        }
     }
 
     fn serve(&mut self, request: Request) {
         match request {
             Request::Behind(changes) => self.queue.push_back(changes),
             Request::Load(out) => self.load(&out),
-            Request::Reserve { through, reply } => {
-                let result = self.reserve(through);
+            Request::Reserve { next, block, reply } => {
+                let result = self.reserve(next, block);
                 let _ = reply.send(result);
             }
             Request::Synced { changes, reply } => {
                 let result = self
                     .write_queue()
-                    .and_then(|()| self.write(std::slice::from_ref(&changes)));
+                    .and_then(|()| self.write(std::slice::from_ref(&changes), false));
+                let _ = reply.send(result);
+            }
+            Request::Fetch { id, reply } => {
+                let result = self.write_queue().and_then(|()| self.fetch(id));
                 let _ = reply.send(result);
             }
             Request::Flush(reply) => {
-                let _ = reply.send(self.write_queue());
+                let result = self.write_queue().and_then(|()| {
+                    self.reconnect_if_closed()?;
+                    self.stops.read_notes(&mut self.client)
+                });
+                let _ = reply.send(result);
             }
         }
     }
@@ -143,6 +230,7 @@ impl Worker {
         if let Err(error) = self.write_queue() {
             tracing::warn!(%error, batches = self.queue.len(), retry_in = ?self.backoff,
                 "PostgreSQL schedule store: cadence updates kept in memory, retrying");
+            self.retry_at = Instant::now() + self.backoff;
             self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
         }
     }
@@ -153,7 +241,7 @@ impl Worker {
             return Ok(());
         }
         let batches: Vec<ChangeSet> = self.queue.drain(..).collect();
-        match self.write(&batches) {
+        match self.write(&batches, true) {
             Ok(_) => {
                 self.backoff = FIRST_BACKOFF;
                 Ok(())
@@ -166,66 +254,142 @@ impl Worker {
     }
 
     /// Writes `batches` in order, in one transaction; how many deletes existed. A connection
-    /// found dead by the attempt is replaced and the write tried once more at once (a write is
-    /// safe to repeat: inserts are upserts, updates whole states, deletes by id).
-    fn write(&mut self, batches: &[ChangeSet]) -> Result<usize, Error> {
-        match self.write_once(batches) {
+    /// found dead by the attempt is replaced, and a transaction the server aborted for a
+    /// serialization failure or a deadlock is retried, once more at once (a write is safe to
+    /// repeat: inserts are upserts, updates whole states, deletes by id — a retried write is
+    /// the same firing recorded once, never a second one). `fenced_deletes`: deletes are
+    /// retirements written behind the tick, made only while this node holds the row; otherwise
+    /// they are a transaction's stops, made whoever holds it.
+    fn write(&mut self, batches: &[ChangeSet], fenced_deletes: bool) -> Result<usize, Error> {
+        match self.write_once(batches, fenced_deletes) {
             Err(e) if self.client.is_closed() || connection_lost(&e) => {
                 tracing::info!(error = %e, "PostgreSQL schedule store: connection lost, reconnecting");
-                self.client = self
-                    .config
-                    .connect(postgres::NoTls)
-                    .map_err(database_error("reconnecting to PostgreSQL"))?;
-                self.write_once(batches)
+                self.reconnect()?;
+                self.write_once(batches, fenced_deletes)
+            }
+            Err(e) if must_retry(&e) => {
+                tracing::debug!(error = %e, "PostgreSQL schedule store: write retried");
+                self.write_once(batches, fenced_deletes)
             }
             result => result,
         }
     }
 
-    fn write_once(&mut self, batches: &[ChangeSet]) -> Result<usize, Error> {
+    fn write_once(&mut self, batches: &[ChangeSet], fenced_deletes: bool) -> Result<usize, Error> {
         let context = "writing schedules";
         self.reconnect_if_closed()?;
+        let node = self.node;
         let mut tx = self.client.transaction().map_err(database_error(context))?;
         let mut removed = 0;
+        // Rows whose write another node's claim refused; rows this node no longer holds.
+        let mut refused: Vec<u64> = Vec::new();
+        let mut gone: Vec<u64> = Vec::new();
         for changes in batches {
             if !changes.inserts.is_empty() {
                 let stmt = tx
                     .prepare(codec::insert_sql())
                     .map_err(database_error(context))?;
                 for row in &changes.inserts {
-                    codec::insert(&mut tx, &stmt, row).map_err(database_error(context))?;
+                    let fence = codec::insert(&mut tx, &stmt, row, node)
+                        .map_err(database_error(context))?;
+                    self.fences.insert(row.id, fence);
                 }
             }
             if !changes.updates.is_empty() {
                 self.columns.clear();
                 for (id, cadence) in &changes.updates {
-                    self.columns.push(*id, cadence);
+                    match self.fences.get(id) {
+                        Some(&fence) => self.columns.push(*id, fence, cadence),
+                        None => refused.push(*id), // taken over before: refused unwritten
+                    }
                 }
-                tx.execute(codec::UPDATE_CADENCE, &self.columns.params())
-                    .map_err(database_error(context))?;
+                if self.columns.len() > 0 {
+                    let n = tx
+                        .execute(codec::UPDATE_CADENCE, &self.columns.params(&node))
+                        .map_err(database_error(context))?;
+                    if usize::try_from(n).unwrap_or(usize::MAX) < self.columns.len() {
+                        let (ids, fences) = self.columns.ids_and_fences();
+                        for row in tx
+                            .query(codec::TAKEN_OVER, &[ids, fences, &node])
+                            .map_err(database_error(context))?
+                        {
+                            refused.push(from_sql(row.get(0)));
+                        }
+                    }
+                }
             }
             if !changes.deletes.is_empty() {
-                let ids: Vec<i64> = changes.deletes.iter().map(|&id| to_sql(id)).collect();
-                let n = tx
-                    .execute(codec::DELETE, &[&ids])
-                    .map_err(database_error(context))?;
+                let n = if fenced_deletes {
+                    let (mut ids, mut fences) = (Vec::new(), Vec::new());
+                    for id in &changes.deletes {
+                        match self.fences.get(id) {
+                            Some(&fence) => {
+                                ids.push(to_sql(*id));
+                                fences.push(fence);
+                            }
+                            None => refused.push(*id),
+                        }
+                    }
+                    let n = tx
+                        .execute(codec::DELETE_FENCED, &[&ids, &fences, &node])
+                        .map_err(database_error(context))?;
+                    if usize::try_from(n).unwrap_or(usize::MAX) < ids.len() {
+                        for row in tx
+                            .query(codec::TAKEN_OVER, &[&ids, &fences, &node])
+                            .map_err(database_error(context))?
+                        {
+                            refused.push(from_sql(row.get(0)));
+                        }
+                    }
+                    n
+                } else {
+                    // A transaction's stops: whoever holds the row, and a note for the holder
+                    // (docs/schedules.md §11.21, §11.30); this engine has dropped its own already.
+                    let ids: Vec<i64> = changes.deletes.iter().map(|&id| to_sql(id)).collect();
+                    let deleted: Vec<i64> = tx
+                        .query(codec::DELETE, &[&ids])
+                        .map_err(database_error(context))?
+                        .iter()
+                        .map(|r| r.get(0))
+                        .collect();
+                    if !deleted.is_empty() {
+                        tx.execute(codec::NOTE_STOPS, &[&deleted, &to_sql(unix_now())])
+                            .map_err(database_error(context))?;
+                        tx.execute(codec::NOTIFY_STOPS, &[&deleted])
+                            .map_err(database_error(context))?;
+                    }
+                    u64::try_from(deleted.len()).unwrap_or(u64::MAX)
+                };
                 removed += usize::try_from(n).unwrap_or(usize::MAX);
+                gone.extend_from_slice(&changes.deletes);
             }
         }
         tx.commit().map_err(database_error(context))?;
+        self.refused(&refused);
+        for id in gone {
+            self.fences.remove(&id);
+        }
         Ok(removed)
     }
 
-    fn reserve(&mut self, through: u64) -> Result<(), Error> {
+    /// Takes the next `block` ids from the database's counter (never below `next`, so one
+    /// engine's ids keep rising): the row lock makes concurrent reservations by other nodes wait
+    /// and then take the block after, so no two nodes ever get the same id, and the counter is
+    /// committed before any id of the block is used (docs/schedules.md §11.18).
+    fn reserve(&mut self, next: u64, block: u64) -> Result<RangeInclusive<u64>, Error> {
         let context = "reserving schedule ids";
         self.reconnect_if_closed()?;
-        self.client
-            .execute(
-                "UPDATE tickstep_meta SET value = GREATEST(value, $1) WHERE key = 'id_high_water'",
-                &[&to_sql(through)],
+        let end: i64 = self
+            .client
+            .query_one(
+                "UPDATE tickstep_meta SET value = GREATEST(value, $1) + $2 \
+                 WHERE key = 'id_high_water' RETURNING value",
+                &[&to_sql(next.saturating_sub(1)), &to_sql(block)],
             )
-            .map(drop)
-            .map_err(database_error(context))
+            .map_err(database_error(context))?
+            .get(0);
+        let end = from_sql(end);
+        Ok(end.saturating_sub(block) + 1..=end)
     }
 
     fn load(&mut self, out: &Sender<Loaded>) {
@@ -239,18 +403,30 @@ impl Worker {
                 )
                 .map_err(database_error(context))?
                 .get(0);
+            // Opening claims every row nobody holds (or whose holder's lease ran out), whatever
+            // its deadline: what a restart or a takeover resumes. Rows live nodes hold stay
+            // theirs.
+            let everything = i64::MAX;
+            let params: [&(dyn postgres::types::ToSql + Sync); 3] =
+                [&self.node, &everything, &None::<i64>];
             let rows = self
                 .client
-                .query_raw(codec::select_all().as_str(), std::iter::empty::<i64>())
+                .query_raw(codec::claim_sql(), params.iter().copied())
                 .map_err(database_error(context))?;
             let mut chunk = Vec::with_capacity(LOAD_CHUNK);
             let mut rows = rows;
+            let mut claimed = 0u64;
             while let Some(row) = postgres::fallible_iterator::FallibleIterator::next(&mut rows)
                 .map_err(database_error(context))?
             {
-                chunk.push(
-                    codec::decode(&row).map_err(|source| Error::Database { context, source })?,
-                );
+                let decoded =
+                    codec::decode(&row).map_err(|source| Error::Database { context, source })?;
+                let fence: i64 = row
+                    .try_get(codec::FENCE_COLUMN)
+                    .map_err(database_error(context))?;
+                self.fences.insert(decoded.id, fence);
+                claimed += 1;
+                chunk.push(decoded);
                 if chunk.len() == LOAD_CHUNK {
                     let full = std::mem::replace(&mut chunk, Vec::with_capacity(LOAD_CHUNK));
                     if out.send(Loaded::Rows(full)).is_err() {
@@ -261,7 +437,8 @@ impl Worker {
             if !chunk.is_empty() {
                 let _ = out.send(Loaded::Rows(chunk));
             }
-            Ok(crate::store::codec::from_sql(high_water))
+            self.mailbox.count_claimed(claimed);
+            Ok(from_sql(high_water))
         })();
         let _ = out.send(match result {
             Ok(high_water) => Loaded::Done(high_water),
@@ -269,16 +446,56 @@ impl Worker {
         });
     }
 
-    fn reconnect_if_closed(&mut self) -> Result<(), Error> {
+    /// Schedule `id`'s row as the database holds it now.
+    fn fetch(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
+        let context = "reading a schedule held elsewhere";
+        self.reconnect_if_closed()?;
+        let row = self
+            .client
+            .query_opt(
+                &format!("{} WHERE id = $1", codec::select_all()),
+                &[&to_sql(id)],
+            )
+            .map_err(database_error(context))?;
+        row.map(|r| codec::decode(&r).map_err(|source| Error::Database { context, source }))
+            .transpose()
+    }
+
+    pub(super) fn reconnect_if_closed(&mut self) -> Result<(), Error> {
         if self.client.is_closed() {
             tracing::info!("PostgreSQL schedule store: reconnecting");
-            self.client = self
-                .config
-                .connect(postgres::NoTls)
-                .map_err(database_error("reconnecting to PostgreSQL"))?;
+            self.reconnect()?;
         }
         Ok(())
     }
+
+    /// Replaces the connection.
+    fn reconnect(&mut self) -> Result<(), Error> {
+        self.client = self
+            .config
+            .connect(postgres::NoTls)
+            .map_err(database_error("reconnecting to PostgreSQL"))?;
+        Ok(())
+    }
+}
+
+/// The wall clock in Unix nanoseconds (for pruning the notes a stop leaves).
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// Whether the server aborted the transaction for a serialization failure (`40001`) or a
+/// deadlock (`40P01`): nothing of it was applied, and running it again is the remedy.
+fn must_retry(e: &Error) -> bool {
+    let Error::Database { source, .. } = e else {
+        return false;
+    };
+    source
+        .downcast_ref::<postgres::Error>()
+        .and_then(postgres::Error::code)
+        .is_some_and(|code| matches!(code.code(), "40001" | "40P01"))
 }
 
 /// Whether `e` says the session is gone (closed socket, or the server ending it: an

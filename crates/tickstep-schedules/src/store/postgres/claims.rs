@@ -1,0 +1,237 @@
+//! Claims, the node lease and fencing on the store thread (docs/schedules.md §11.25–§11.27): what a node
+//! takes, how long it may keep it, and what it learns when another node took something back.
+//!
+//! * **Node lease.** Each open engine is a node with a random 63-bit id and a row in
+//!   `tickstep_nodes` whose `lease_until` is database time (`clock_timestamp()`). The store thread
+//!   renews it every third of the lease ([`Worker::beat`]): one single-row statement, whatever
+//!   the number of schedules the node holds.
+//! * **Claims.** A schedule row names its holder (`owner_node`) and the fence of the claim that
+//!   gave it to that holder. A row nobody holds, or whose holder's lease ran out, is claimable:
+//!   the thread claims such rows ahead of their deadlines (due within one lease of the engine's
+//!   clock) in batches, bumping the fence ([`Worker::claim_due`]), and leaves the whole rows in
+//!   the [`Mailbox`] for the engine's next tick, which applies them like rows at open.
+//! * **Fencing.** The thread remembers the fence of every row it holds; every write carries it
+//!   (see `codec`). A write that matches nothing because another node claimed the row since is
+//!   refused: counted, logged, and the schedule handed to the engine as lost, to be dropped.
+//! * **Release.** A clean shutdown hands every row back (`owner_node = NULL`) and removes the
+//!   node, so the next engine to open claims them at once instead of after a lease.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use postgres::types::ToSql;
+
+use super::codec;
+use super::database_error;
+use super::worker::Worker;
+use crate::Error;
+use crate::row::ScheduleRow;
+use crate::store::ClusterStats;
+use crate::store::codec::to_sql;
+
+/// Rows per claim statement after open.
+pub(super) const CLAIM_BATCH: i64 = 1024;
+/// Claim statements per wake-up at most, so a large takeover does not hold queued writes back.
+const CLAIM_ROUNDS: usize = 8;
+
+/// What the store thread leaves for the engine, and what it counts. Shared by the engine's
+/// handle and the thread; the engine only ever takes from it, never waits on I/O for it.
+#[derive(Default)]
+pub(super) struct Mailbox {
+    inbox: Mutex<Inbox>,
+    /// The engine's wall clock at its last poll (Unix ns): claims look ahead from it.
+    engine_now: AtomicU64,
+    claimed: AtomicU64,
+    refused_writes: AtomicU64,
+    taken_over: AtomicU64,
+}
+
+#[derive(Default)]
+struct Inbox {
+    claimed: Vec<ScheduleRow>,
+    lost: Vec<u64>,
+}
+
+impl Mailbox {
+    /// The engine's side: notes its clock and takes what arrived.
+    pub(super) fn take(&self, now: u64, claimed: &mut Vec<ScheduleRow>, lost: &mut Vec<u64>) {
+        self.engine_now.store(now, Ordering::Relaxed);
+        let mut inbox = self
+            .inbox
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Losses first: a row lost and claimed back later arrives in that order.
+        lost.append(&mut inbox.lost);
+        claimed.append(&mut inbox.claimed);
+    }
+
+    pub(super) fn stats(&self) -> ClusterStats {
+        ClusterStats {
+            claimed: self.claimed.load(Ordering::Relaxed),
+            refused_writes: self.refused_writes.load(Ordering::Relaxed),
+            taken_over: self.taken_over.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(super) fn count_claimed(&self, rows: u64) {
+        self.claimed.fetch_add(rows, Ordering::Relaxed);
+    }
+
+    fn deliver(&self, rows: Vec<ScheduleRow>) {
+        self.count_claimed(rows.len() as u64);
+        let mut inbox = self
+            .inbox
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        inbox.claimed.extend(rows);
+    }
+}
+
+/// Seconds as `make_interval` takes them.
+fn seconds(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// Registers node `node` with a fresh lease (on the opening connection, before the thread
+/// starts).
+///
+/// # Errors
+///
+/// [`Error::Database`] when the server refuses the row.
+pub(super) fn register(
+    client: &mut postgres::Client,
+    node: i64,
+    lease: Duration,
+) -> Result<(), Error> {
+    client
+        .execute(
+            "INSERT INTO tickstep_nodes (node, lease_until) \
+             VALUES ($1, clock_timestamp() + make_interval(secs => $2))",
+            &[&node, &seconds(lease)],
+        )
+        .map(drop)
+        .map_err(database_error("registering this node"))
+}
+
+impl Worker {
+    /// Renews this node's lease (re-creating its row if someone removed it).
+    pub(super) fn beat(&mut self) -> Result<(), Error> {
+        self.reconnect_if_closed()?;
+        self.client
+            .execute(
+                "INSERT INTO tickstep_nodes (node, lease_until) \
+                 VALUES ($1, clock_timestamp() + make_interval(secs => $2)) \
+                 ON CONFLICT (node) DO UPDATE SET lease_until = EXCLUDED.lease_until",
+                &[&self.node, &seconds(self.lease)],
+            )
+            .map(drop)
+            .map_err(database_error("renewing this node's lease"))
+    }
+
+    /// Runs one claim statement: up to `limit` claimable rows (`None`: all) due by `horizon`
+    /// (Unix ns, as the database stores it). Records each row's fence; returns the rows.
+    pub(super) fn claim(
+        &mut self,
+        horizon: i64,
+        limit: Option<i64>,
+    ) -> Result<Vec<ScheduleRow>, Error> {
+        let context = "claiming schedules";
+        self.reconnect_if_closed()?;
+        let params: [&(dyn ToSql + Sync); 3] = [&self.node, &horizon, &limit];
+        let rows = self
+            .client
+            .query(codec::claim_sql(), &params)
+            .map_err(database_error(context))?;
+        let mut claimed = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let fence: i64 = row
+                .try_get(codec::FENCE_COLUMN)
+                .map_err(database_error(context))?;
+            let decoded =
+                codec::decode(row).map_err(|source| Error::Database { context, source })?;
+            self.fences.insert(decoded.id, fence);
+            claimed.push(decoded);
+        }
+        Ok(claimed)
+    }
+
+    /// Claims rows due within one lease of the engine's clock, batch after batch, and leaves
+    /// them for the engine. Nothing before the engine's first poll (no clock to look ahead
+    /// from).
+    pub(super) fn claim_due(&mut self) -> Result<(), Error> {
+        let now = self.mailbox.engine_now.load(Ordering::Relaxed);
+        if now == 0 {
+            return Ok(());
+        }
+        let lookahead = u64::try_from(self.lease.as_nanos()).unwrap_or(u64::MAX);
+        let horizon = to_sql(now.saturating_add(lookahead).min(i64::MAX as u64));
+        for _ in 0..CLAIM_ROUNDS {
+            let rows = self.claim(horizon, Some(CLAIM_BATCH))?;
+            let full = i64::try_from(rows.len()).is_ok_and(|n| n == CLAIM_BATCH);
+            if !rows.is_empty() {
+                tracing::info!(
+                    node = self.node,
+                    schedules = rows.len(),
+                    "PostgreSQL schedule store: claimed schedules nobody held"
+                );
+                self.mailbox.deliver(rows);
+            }
+            if !full {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts writes another node's claim refused, forgets those rows and tells the engine to
+    /// drop them.
+    pub(super) fn refused(&mut self, ids: &[u64]) {
+        if ids.is_empty() {
+            return;
+        }
+        self.mailbox
+            .refused_writes
+            .fetch_add(ids.len() as u64, Ordering::Relaxed);
+        let lost: Vec<u64> = ids
+            .iter()
+            .copied()
+            .filter(|id| self.fences.remove(id).is_some())
+            .collect();
+        if lost.is_empty() {
+            return;
+        }
+        tracing::warn!(
+            node = self.node,
+            refused_writes = ids.len(),
+            schedules = lost.len(),
+            first = lost[0],
+            "PostgreSQL schedule store: another node took these schedules over (this node's lease ran out); \
+             its late writes were refused and the schedules are dropped here"
+        );
+        self.mailbox
+            .taken_over
+            .fetch_add(lost.len() as u64, Ordering::Relaxed);
+        let mut inbox = self
+            .mailbox
+            .inbox
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        inbox.lost.extend(lost);
+    }
+
+    /// Hands every row this node holds back and removes the node (a clean shutdown).
+    pub(super) fn release(&mut self) -> Result<(), Error> {
+        self.reconnect_if_closed()?;
+        let context = "releasing this node's schedules";
+        let mut tx = self.client.transaction().map_err(database_error(context))?;
+        tx.execute(
+            "UPDATE tickstep_schedules SET owner_node = NULL WHERE owner_node = $1",
+            &[&self.node],
+        )
+        .map_err(database_error(context))?;
+        tx.execute("DELETE FROM tickstep_nodes WHERE node = $1", &[&self.node])
+            .map_err(database_error(context))?;
+        tx.commit().map_err(database_error(context))
+    }
+}

@@ -1,0 +1,102 @@
+//! The operator's view of a `PostgreSQL` store (docs/schedules.md §11.24): what
+//! [`Inspector`](crate::Inspector) does for a `postgres://` URL.
+//!
+//! The inspector never creates or migrates anything: it checks the schema the way the store does
+//! (refusing a database without tickstep's tables as [`Error::NotAStore`] and a newer one as
+//! [`Error::SchemaTooNew`]), reads in read-only transactions, and decodes rows with the store's
+//! own codec. A stop goes through [`stops::stop_as_operator`] on a connection of its own.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+
+use postgres::Client;
+
+use super::stops;
+use super::{codec, connect, database_error, redacted, schema};
+use crate::Error;
+use crate::row::ScheduleRow;
+use crate::store::codec::{from_sql, to_sql};
+
+/// A read-only connection to a `PostgreSQL` store.
+pub(crate) struct PgInspector {
+    client: RefCell<Client>,
+}
+
+impl std::fmt::Debug for PgInspector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgInspector").finish_non_exhaustive()
+    }
+}
+
+/// Connects to `url` and checks that it holds a store of a schema this build reads; the version.
+fn open_checked(url: &str) -> Result<(Client, i64), Error> {
+    let mut client = connect(url)?;
+    let version = schema::check_current(&mut client).map_err(|e| match e {
+        schema::CheckError::NotAStore(detail) => Error::NotAStore {
+            path: PathBuf::from(redacted(url)),
+            detail,
+        },
+        schema::CheckError::Other(e) => e,
+    })?;
+    Ok((client, version))
+}
+
+impl PgInspector {
+    /// Connects and checks the schema; every later read runs in a read-only transaction.
+    pub(crate) fn open(url: &str) -> Result<Self, Error> {
+        let (mut client, _) = open_checked(url)?;
+        client
+            .batch_execute("SET default_transaction_read_only = on")
+            .map_err(database_error("making the inspector's session read-only"))?;
+        Ok(PgInspector {
+            client: RefCell::new(client),
+        })
+    }
+
+    fn rows(
+        &self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<ScheduleRow>, Error> {
+        let context = "loading schedules";
+        let rows = self
+            .client
+            .borrow_mut()
+            .query(sql, params)
+            .map_err(database_error(context))?;
+        rows.iter()
+            .map(|row| codec::decode(row).map_err(|source| Error::Database { context, source }))
+            .collect()
+    }
+
+    /// Every row, by id.
+    pub(crate) fn list(&self) -> Result<Vec<ScheduleRow>, Error> {
+        self.rows(&format!("{} ORDER BY id", codec::select_all()), &[])
+    }
+
+    /// Row `id`, if held.
+    pub(crate) fn get(&self, id: u64) -> Result<Option<ScheduleRow>, Error> {
+        let mut rows = self.rows(
+            &format!("{} WHERE id = $1", codec::select_all()),
+            &[&to_sql(id)],
+        )?;
+        Ok(rows.pop())
+    }
+
+    /// Every id, by id.
+    pub(crate) fn ids(&self) -> Result<Vec<u64>, Error> {
+        let rows = self
+            .client
+            .borrow_mut()
+            .query("SELECT id FROM tickstep_schedules ORDER BY id", &[])
+            .map_err(database_error("loading schedule ids"))?;
+        Ok(rows.iter().map(|r| from_sql(r.get(0))).collect())
+    }
+}
+
+/// An operator's stop of `id` in the store at `url`: the row deleted, a note left and engines
+/// notified, in one transaction (a version-1 store, without the notes table, gets no note).
+pub(crate) fn stop(url: &str, id: u64, now_unix_nanos: u64) -> Result<bool, Error> {
+    let (mut client, version) = open_checked(url)?;
+    stops::stop_as_operator(&mut client, id, now_unix_nanos, version >= 2)
+}

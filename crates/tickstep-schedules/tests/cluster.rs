@@ -1,0 +1,194 @@
+//! Several engines (nodes) on one `PostgreSQL` database (docs/schedules.md §11.18, §11.25–§11.27): ids
+//! handed out by the database, claims, leases and fencing. Every test here is `PostgreSQL` only
+//! by nature — a `SQLite` file serves one engine — so each name says `postgres_only`. (The
+//! failover test with real processes is `failover.rs`.)
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use common::Host;
+use common::stores::Store;
+use tickstep_kernel::clock::ManualClock;
+use tickstep_schedules::Options;
+
+#[test]
+fn postgres_only_two_engines_creating_interleaved_get_disjoint_ids() {
+    let url = pg_or_skip!("disjoint_ids");
+    let store = Store::postgres(url);
+    let a = Host::open(store.path(), ManualClock::new());
+    let b = Host::open(store.path(), ManualClock::new());
+    let mut seen = BTreeSet::new();
+    let mut per_node = [Vec::new(), Vec::new()];
+    // More than one block each (1,024 ids), so both nodes come back for a second block.
+    for i in 0..2_200 {
+        let (node, h) = if i % 2 == 0 { (0, &a) } else { (1, &b) };
+        let id = h.at(60.0, Options::new().persist(false)).get();
+        assert!(seen.insert(id), "id {id} handed out twice");
+        per_node[node].push(id);
+    }
+    for ids in &per_node {
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "each node's ids rise");
+    }
+    drop((a, b));
+    // A restart never hands out an id either node used.
+    let c = Host::open(store.path(), ManualClock::new());
+    let id = c.at(60.0, Options::new()).get();
+    assert!(!seen.contains(&id) && id > *seen.iter().max().unwrap());
+}
+
+/// A host on `store` whose node lease is `lease` (real time: the database's clock).
+fn node(store: &Store, lease: Duration) -> Host {
+    let mut config = common::config();
+    config.lease = lease;
+    Host::on_with_config(store, config)
+}
+
+/// Ticks `h` until `done` holds, at most 10 s of real time (claims run on the store thread every
+/// third of a lease, on the real clock): the outcome is asserted, never how long it took.
+fn tick_until(h: &Host, mut done: impl FnMut(&Host) -> bool) -> bool {
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < give_up {
+        h.tick();
+        if done(h) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+#[test]
+fn postgres_only_a_node_past_its_lease_loses_its_schedules_to_another_and_its_late_writes_are_refused()
+ {
+    let url = pg_or_skip!("takeover");
+    let store = Store::postgres(url);
+    // A renews its lease rarely, so the test can end it from outside; B claims often.
+    let a = node(&store, Duration::from_secs(600));
+    let b = node(&store, Duration::from_millis(90));
+    let id = a.every(1.0, Options::new());
+    assert_eq!(a.after(1.0).started, 1);
+    a.finish_all();
+    a.engine.flush().unwrap();
+    assert_eq!(
+        store.count("SELECT fence FROM schedules"),
+        1,
+        "held since creation"
+    );
+    b.advance(2.0);
+    // A live holder keeps it: B claims nothing while A's lease runs.
+    b.tick();
+    assert_eq!(b.engine.live_count(), 0, "B holds nothing");
+    // A's lease runs out (as if A were paused past it).
+    store.execute(
+        "UPDATE tickstep_nodes SET lease_until = now() - interval '1 second' \
+         WHERE lease_until > now() + interval '1 minute'",
+    );
+    assert!(
+        tick_until(&b, |b| b.engine.live_count() == 1),
+        "B took the schedule over once A's lease ran out"
+    );
+    assert_eq!(b.engine.cluster_stats().claimed, 1);
+    assert_eq!(store.count("SELECT fence FROM schedules"), 2);
+    // B fired (in the tick that took it over) the point A had not fired yet, exactly where A
+    // left the cadence.
+    assert_eq!(b.fired(), 1);
+    assert!(common::approx(b.nominal(0), a.nominal(0) + 1.0));
+    b.finish_all();
+    b.engine.flush().unwrap();
+    // A wakes up and fires it too, in memory: its write is refused, counted, and A drops it.
+    assert_eq!(a.after(1.0).started, 1);
+    a.finish_all();
+    a.engine.flush().unwrap();
+    let stats = a.engine.cluster_stats();
+    assert!(stats.refused_writes >= 1, "{stats:?}");
+    assert_eq!(stats.taken_over, 1);
+    a.tick();
+    assert_eq!(a.engine.live_count(), 0, "A dropped the schedule B holds");
+    assert!(a.valid(id), "and still sees it, read from B's row");
+    assert_eq!(
+        store.count("SELECT run_count FROM schedules"),
+        2,
+        "A's late write never landed: the row has A's first firing and B's"
+    );
+    assert_eq!(b.info(id).run_count, 2);
+}
+
+#[test]
+fn postgres_only_a_node_closed_cleanly_hands_its_schedules_back_at_once() {
+    let url = pg_or_skip!("release");
+    let store = Store::postgres(url);
+    let a = node(&store, Duration::from_secs(600));
+    let b = node(&store, Duration::from_millis(90));
+    let ids: Vec<_> = (0..5).map(|_| a.every(1.0, Options::new())).collect();
+    drop(a);
+    assert_eq!(
+        store.count("SELECT COUNT(*) FROM schedules WHERE owner_node IS NULL"),
+        5
+    );
+    b.advance(1.0);
+    assert!(
+        tick_until(&b, |b| b.engine.live_count() == ids.len()),
+        "B claimed every schedule A gave back, long before A's 10-minute lease"
+    );
+    assert_eq!(b.fired(), 5, "and fired each in the tick that took it");
+}
+
+#[test]
+fn postgres_only_an_operator_stop_made_anywhere_reaches_the_node_that_holds_the_schedule() {
+    let url = pg_or_skip!("stop_anywhere");
+    let store = Store::postgres(url.clone());
+    let a = node(&store, Duration::from_secs(600));
+    let b = node(&store, Duration::from_secs(600));
+    let on_a = a.every(1.0, Options::new());
+    let on_b = b.every(60.0, Options::new());
+    // A node that does not hold a schedule reads it from the database (docs/schedules.md §11.30).
+    let seen_from_a = a.info(on_b);
+    assert!(common::approx(seen_from_a.next_run, b.info(on_b).next_run));
+    assert!(a.valid(on_b));
+    assert!(tickstep_schedules::Inspector::stop(&url, on_b).unwrap());
+    // The engine asks its store for stops once per `Config::tick` of its own clock.
+    assert!(
+        tick_until(&b, |b| {
+            b.advance(0.01);
+            b.engine.take_operator_stops() == vec![on_b]
+        }),
+        "the holder dropped the schedule once its store thread read the note"
+    );
+    assert!(!b.valid(on_b));
+    assert!(a.valid(on_a), "the other node's schedule is untouched");
+    a.advance(1.0);
+    b.advance(60.0);
+    assert_eq!(a.tick().started, 1);
+    b.tick();
+    assert_eq!(b.fired(), 0, "the stopped schedule never fired");
+    assert_eq!(store.count("SELECT COUNT(*) FROM schedules"), 1);
+}
+
+#[test]
+fn postgres_only_a_transaction_on_any_node_stops_a_schedule_another_node_holds() {
+    let url = pg_or_skip!("txn_stop_anywhere");
+    let store = Store::postgres(url);
+    let a = node(&store, Duration::from_secs(600));
+    let b = node(&store, Duration::from_secs(600));
+    let on_b = b.every(60.0, Options::new());
+    let mut txn = a.engine.begin(a.prog);
+    assert!(
+        txn.schedule_stop(on_b).unwrap(),
+        "the owner stops it from node A"
+    );
+    txn.commit().unwrap();
+    assert_eq!(store.count("SELECT COUNT(*) FROM schedules"), 0);
+    assert!(!a.valid(on_b));
+    assert!(
+        tick_until(&b, |b| {
+            b.advance(0.01);
+            b.engine.live_count() == 0
+        }),
+        "node B, which held it, dropped it once its store thread read the note"
+    );
+    b.advance(60.0);
+    b.tick();
+    assert_eq!(b.fired(), 0, "the stopped schedule never fired");
+}
