@@ -25,7 +25,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A read-only view of a schedule store, for operators and tools (the `tickstep schedules`
 /// command is one): a `SQLite` file or, in a build with the `postgres` feature, a `postgres://`
-/// URL (a read-only session, the `PostgreSQL` store's own schema check and codec; §11.24).
+/// URL (a read-only session, the `PostgreSQL` store's own schema check and codec;
+/// docs/schedules.md §11.24).
 ///
 /// [`Inspector::open`] opens the file with `SQLite`'s read-only flag: it never creates, migrates
 /// or writes the file, and — the file being in WAL mode — reads a consistent snapshot without
@@ -335,7 +336,8 @@ impl Inspector {
     /// [`Schedules::take_operator_stops`](crate::Schedules::take_operator_stops)). The next
     /// engine that opens the file does not load it. Like [`Inspector::open`], this never creates, converts or
     /// migrates the file. On a `postgres://` URL the delete, the note in
-    /// `tickstep_operator_stops` and a `NOTIFY tickstep_stops` are one transaction (§11.21).
+    /// `tickstep_operator_stops` and a `NOTIFY tickstep_stops` are one transaction (docs/schedules.md
+    /// §11.21).
     ///
     /// # Errors
     ///
