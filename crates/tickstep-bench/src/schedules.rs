@@ -7,6 +7,8 @@
 //! | `fire_sqlite` | the same on a SQLite store: the tick's group commit writes one UPDATE per schedule; per firing | N raw `UPDATE`s of the same row shape in one transaction (the physical limit), goal ratio ≤ 2 and ≤ 10,000 ns |
 //! | `load_1m` | seconds for `Schedules::open` of a store holding 1,000,000 schedules (`--quick`: 100,000, scaled ×10) | goal ≤ 3 s |
 //! | `bytes_per_schedule` | resident-set growth per loaded schedule, measured in a fresh child process | goal ≤ 300 B |
+//! | `stored_bytes_sqlite` | bytes of the `load_1m` store file per stored schedule (`page_count × page_size / rows`: table, its id b-tree and free pages) | beside `stored_bytes_postgres`; goal ≤ 512 B |
+//! | `stored_bytes_postgres` | see [`postgres`]: `pg_total_relation_size` of the schedules table (heap, TOAST, primary-key index) per row | goal ≤ 512 B |
 //! | `stop_poll_tick` | an idle tick (nothing due) of an engine on a `SQLite` store, 10 ms after the last so it polls for operator stops (`PRAGMA data_version`); ns per tick | the same idle tick in memory, in the note; goal ≤ 20,000 ns (0.2% of the 10 ms poll interval) |
 //! | `quick_check_1m` | seconds of `PRAGMA quick_check` on the `load_1m` store (what opening would add if it always checked) | beside `load_1m`, in the note; goal ≤ 3 s |
 //! | `fire_postgres` | see [`postgres`]: only when `TICKSTEP_PG_URL` names a server | raw batched `UPDATE`s through the same client |
@@ -51,6 +53,7 @@ pub(crate) fn run(opts: &Opts) -> Section {
     rows.extend([
         load(&big, stored, opts.quick.then_some(scale), rounds.min(5)),
         bytes_per_schedule(&big, stored),
+        stored_bytes_sqlite(&big),
         stop_poll_tick(dir.path(), rounds),
         quick_check(&big, stored, opts.quick.then_some(scale), rounds.min(5)),
     ]);
@@ -316,6 +319,31 @@ fn bytes_per_schedule(path: &Path, n: usize) -> Row {
         ),
     }
 }
+
+/// Bytes of the store file per stored schedule.
+fn stored_bytes_sqlite(path: &Path) -> Row {
+    let conn = rusqlite::Connection::open(path).expect("open the store");
+    let (bytes, rows): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT page_count FROM pragma_page_count()) * \
+             (SELECT page_size FROM pragma_page_size()), (SELECT COUNT(*) FROM schedules)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("measure the store");
+    Row {
+        name: "stored_bytes_sqlite",
+        measure: Measure::Value {
+            value: bytes as f64 / rows.max(1) as f64,
+            unit: "B",
+            goal: STORED_BYTES_GOAL,
+        },
+        note: format!("SQLite file of {rows} schedules (no args), page_count x page_size per row"),
+    }
+}
+
+/// The bound both stores' bytes per stored schedule are held to.
+const STORED_BYTES_GOAL: f64 = 512.0;
 
 /// An engine with 100 daily schedules (none due during the measure).
 fn idle_fixture(store: Option<&Path>) -> Fixture {

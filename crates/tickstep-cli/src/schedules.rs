@@ -1,7 +1,8 @@
 //! `tickstep schedules`: an operator's view of a schedule store — `list`, `info ID`, `stop ID` —
 //! as a table or `--json`. `list` and `info` only read (safe while a demo runs); `stop` removes
 //! the schedule's row durably, and every engine running on the store (a demo, a server) drops it
-//! at its next tick.
+//! at its next tick. `--db` takes a file or a `postgres://` URL; every subcommand works on both
+//! (docs/schedules.md §11.24).
 
 use std::path::PathBuf;
 
@@ -16,7 +17,7 @@ use crate::store;
 /// `tickstep schedules` options.
 #[derive(Args, Debug)]
 pub(crate) struct SchedulesArgs {
-    /// The schedule store to inspect.
+    /// The schedule store to inspect: an `SQLite` file, or a `postgres://user@host/db` URL.
     #[arg(long, default_value = "./tickstep.db", global = true)]
     db: PathBuf,
     /// Print JSON instead of a table.
@@ -69,7 +70,7 @@ fn list(args: &SchedulesArgs) -> Result<(), String> {
         return Ok(());
     }
     if rows.is_empty() {
-        say(format!("no schedules in {}", args.db.display()));
+        say(format!("no schedules in {}", store::shown(&args.db)));
         return Ok(());
     }
     let now = now_unix_nanos();
@@ -155,7 +156,7 @@ fn running(args: &SchedulesArgs) -> Result<(), String> {
     if in_flight.is_empty() {
         say(format!(
             "no firing in flight in {} (as the engine last saved it)",
-            args.db.display()
+            store::shown(&args.db)
         ));
         return Ok(());
     }
@@ -181,7 +182,7 @@ fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
         .ok_or_else(|| {
             format!(
                 "no schedule {id} in {} (it never existed, was stopped, or retired)",
-                args.db.display()
+                store::shown(&args.db)
             )
         })?;
     let info = store::to_json(&row);

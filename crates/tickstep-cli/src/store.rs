@@ -1,6 +1,8 @@
 //! Reading a schedule store the way an operator does, through the schedules crate's
 //! [`Inspector`]: opened read-only, so it works while a demo (or any engine) is writing it — WAL
-//! gives readers a consistent snapshot without blocking the writer. The schema, its version check
+//! gives readers a consistent snapshot without blocking the writer; a `postgres://` URL is read
+//! in a read-only session beside the engines on that database. Locations are shown without
+//! their password ([`shown`]). The schema, its version check
 //! and the row decoding all live in `tickstep-schedules`; this module only words the errors for a
 //! terminal and shapes a [`StoredSchedule`] as the `schedule_info` map
 //! of docs/schedules.md §9.1.
@@ -8,10 +10,17 @@
 use std::path::Path;
 
 use serde_json::{Value as Json, json};
-use tickstep::schedules::{Error, Inspector, ScheduleId, StoredSchedule, Value};
+use tickstep::schedules::{
+    Error, Inspector, ScheduleId, StoredSchedule, Value, display_location, is_server_location,
+};
 
-/// Opens `path` read-only; refuses a missing file (without creating it), a file that is not a
-/// store and a newer schema.
+/// `path` as it may be printed: a URL's password is replaced by `***`.
+pub(crate) fn shown(path: &Path) -> String {
+    display_location(path)
+}
+
+/// Opens `path` read-only; refuses a missing file (without creating it), a file or database that
+/// is not a store and a newer schema.
 pub(crate) fn open(path: &Path) -> Result<Inspector, String> {
     require_file(path)?;
     Inspector::open(path).map_err(|e| explain(path, &e))
@@ -23,14 +32,16 @@ pub(crate) fn stop(path: &Path, id: u64) -> Result<bool, String> {
     Inspector::stop(path, ScheduleId::from_raw(id)).map_err(|e| explain(path, &e))
 }
 
+/// A missing file is refused before the inspector runs (which would say the same less kindly);
+/// a server URL is checked by connecting.
 fn require_file(path: &Path) -> Result<(), String> {
-    if path.exists() {
+    if is_server_location(path) || path.exists() {
         return Ok(());
     }
     Err(format!(
         "no schedule store at {} (run `tickstep demo --db {}` to create one)",
-        path.display(),
-        path.display()
+        shown(path),
+        shown(path)
     ))
 }
 
@@ -41,9 +52,9 @@ fn explain(path: &Path, e: &Error) -> String {
         Error::NotAStore { .. } | Error::Damaged { .. } => e.to_string(),
         Error::SchemaTooNew { .. } => format!(
             "{}: {e}; upgrade tickstep to read it (nothing was changed)",
-            path.display()
+            shown(path)
         ),
-        _ => format!("{}: {e}", path.display()),
+        _ => format!("{}: {e}", shown(path)),
     }
 }
 

@@ -217,6 +217,6 @@ pub use options::{
     Overlap,
 };
 pub use queue_runner::QueueRunner;
-pub use store::{ClusterStats, Inspector, StoredSchedule, is_server_location};
+pub use store::{ClusterStats, Inspector, StoredSchedule, display_location, is_server_location};
 pub use txn::Txn;
 pub use value::Value;

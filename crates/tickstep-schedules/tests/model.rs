@@ -13,6 +13,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::Host;
+use common::stores::{self, Store};
 use proptest::prelude::*;
 use tickstep_kernel::clock::{Clock, ManualClock};
 use tickstep_schedules::{Catchup, FaultKind, Options, Outcome, Overlap, ScheduleId, Value};
@@ -450,20 +451,15 @@ impl Sim {
     }
 }
 
-fn run(ops: &[Op], with_store: bool) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("model.db");
-    let h = if with_store {
-        Host::open(&path, ManualClock::new())
-    } else {
-        Host::new()
-    };
+fn run(ops: &[Op], store: &Store) {
+    let with_store = store.kind() != stores::Kind::Memory;
+    let h = Host::on(store);
     let mut sim = Sim {
         h,
         m: Model::default(),
         runs: Vec::new(),
         last_id: 0,
-        path: with_store.then_some(path),
+        path: with_store.then(|| store.path().to_path_buf()),
     };
     for (step, op) in ops.iter().enumerate() {
         match *op {
@@ -514,7 +510,7 @@ proptest! {
 
     #[test]
     fn the_in_memory_engine_matches_the_reference_model(ops in prop::collection::vec(op(), 1..120)) {
-        run(&ops, false);
+        run(&ops, &Store::memory());
     }
 }
 
@@ -524,6 +520,20 @@ proptest! {
 
     #[test]
     fn the_sqlite_backed_engine_matches_the_reference_model_across_restarts(ops in prop::collection::vec(op(), 1..80)) {
-        run(&ops, true);
+        run(&ops, &Store::sqlite());
+    }
+}
+
+proptest! {
+    // Each case is a fresh database on the throwaway server: fewer cases still.
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_postgres_backed_engine_matches_the_reference_model_across_restarts(ops in prop::collection::vec(op(), 1..80)) {
+        match common::pg::database("model") {
+            Ok(url) => run(&ops, &Store::postgres(url)),
+            Err(why) if !common::pg::required() => eprintln!("skipped: no PostgreSQL: {why}"),
+            Err(why) => panic!("{}=1 but no PostgreSQL: {why}", common::pg::REQUIRE_VAR),
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Recipes a host writes with schedules (debounce, one driver per object, upkeep over `elapsed`,
 //! one heartbeat schedule, an audit), and re-entrancy (docs/schedules.md §10.3): user code calling
-//! back into the engine.
+//! back into the engine. Each runs in memory and on both stores: none depends on the store.
 
 mod common;
 
@@ -10,9 +10,9 @@ use std::rc::Rc;
 use common::Host;
 use tickstep_schedules::{Options, ScheduleId, Value};
 
-#[test]
-fn recipe_debounce_coalesces_a_burst_of_events_into_one_flush() {
-    let h = Host::new();
+on_every_store! {
+fn recipe_debounce_coalesces_a_burst_of_events_into_one_flush(store) {
+    let h = Host::on(store);
     let flush_id: Cell<Option<ScheduleId>> = Cell::new(None);
     let event = || {
         let mut txn = h.engine.begin(h.prog);
@@ -47,10 +47,11 @@ fn recipe_debounce_coalesces_a_burst_of_events_into_one_flush() {
         "the flush is running; nine were stopped"
     );
 }
+}
 
-#[test]
-fn recipe_one_driver_per_object_never_double_drives() {
-    let h = Host::new();
+on_every_store! {
+fn recipe_one_driver_per_object_never_double_drives(store) {
+    let h = Host::on(store);
     let drive_id: Cell<Option<ScheduleId>> = Cell::new(None);
     let ensure_driver = || {
         let mut txn = h.engine.begin(h.prog);
@@ -77,10 +78,11 @@ fn recipe_one_driver_per_object_never_double_drives() {
     assert_eq!(h.fired(), 3);
     assert_eq!(h.engine.live_count(), 1);
 }
+}
 
-#[test]
-fn recipe_per_object_upkeep_integrates_over_elapsed_whatever_the_punctuality() {
-    let h = Host::new();
+on_every_store! {
+fn recipe_per_object_upkeep_integrates_over_elapsed_whatever_the_punctuality(store) {
+    let h = Host::on(store);
     let hp = Cell::new(0.0_f64);
     let regen_per_second = 2.0;
     h.every(5.0, Options::new());
@@ -105,17 +107,19 @@ fn recipe_per_object_upkeep_integrates_over_elapsed_whatever_the_punctuality() {
         hp.get()
     );
 }
+}
 
-#[test]
-fn recipe_heartbeat_replacement_is_one_recurring_schedule_with_one_listing() {
-    let h = Host::new();
+on_every_store! {
+fn recipe_heartbeat_replacement_is_one_recurring_schedule_with_one_listing(store) {
+    let h = Host::on(store);
     let id = h.every(1.0, Options::new());
     assert_eq!(h.engine.begin(h.prog).schedules(None).unwrap(), vec![id]);
 }
+}
 
-#[test]
-fn a_firing_may_create_and_stop_schedules_from_inside_runner_start() {
-    let h = Rc::new(Host::new());
+on_every_store! {
+fn a_firing_may_create_and_stop_schedules_from_inside_runner_start(store) {
+    let h = Rc::new(Host::on(store));
     let created: Rc<Cell<Option<ScheduleId>>> = Rc::new(Cell::new(None));
     {
         let (engine, prog, room, created) = (h.engine.clone(), h.prog, h.room, created.clone());
@@ -144,10 +148,11 @@ fn a_firing_may_create_and_stop_schedules_from_inside_runner_start() {
     h.after(2.0);
     assert_eq!(h.started().last().unwrap().1.schedule, next);
 }
+}
 
-#[test]
-fn reporting_an_outcome_from_inside_a_start_for_an_earlier_run_is_safe() {
-    let h = Rc::new(Host::new());
+on_every_store! {
+fn reporting_an_outcome_from_inside_a_start_for_an_earlier_run_is_safe(store) {
+    let h = Rc::new(Host::on(store));
     {
         let (engine, runner) = (h.engine.clone(), h.runner.clone());
         h.runner.on_start(move |_| {
@@ -167,6 +172,7 @@ fn reporting_an_outcome_from_inside_a_start_for_an_earlier_run_is_safe() {
     h.after(1.0); // overlap skip: the first is still running
     assert_eq!(h.fired(), 1);
     assert_eq!(h.info(id).overlap_count, 1);
+}
 }
 
 /// A world whose answers call back into the engine, as a host's permission code might.
@@ -263,9 +269,9 @@ fn world_callbacks_may_call_back_into_the_engine_without_a_borrow_panic() {
     assert!(calls.get() > 5, "the world was asked, and asked back");
 }
 
-#[test]
-fn recipe_wizard_audit_flags_schedules_firing_more_often_than_once_a_second() {
-    let h = Host::new();
+on_every_store! {
+fn recipe_wizard_audit_flags_schedules_firing_more_often_than_once_a_second(store) {
+    let h = Host::on(store);
     let fast = h.every(0.25, Options::new());
     h.every(5.0, Options::new());
     let wizard = h.engine.begin(h.wiz);
@@ -280,4 +286,5 @@ fn recipe_wizard_audit_flags_schedules_firing_more_often_than_once_a_second() {
         })
         .collect();
     assert_eq!(flagged, vec![fast]);
+}
 }

@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | `tick_p99_postgres` | p99 of one `tick()`'s wall time on a `PostgreSQL` store: N schedules every 1 s spread over 100 phases, a tick every 10 ms of virtual time firing N/100 and reporting their outcomes, 1,000 ticks | the same ticks on a `SQLite` store (which writes each tick's group commit before `tick` returns); goal ratio ≤ 1.0: the frame never waits on the network |
 //! | `fire_postgres` | N due recurring schedules on a `PostgreSQL` store: one tick fires them (handing the store thread one batch: the previous round's outcomes and the new firings, a row each), every outcome is reported, and the time runs until the batch is committed (`wait_for_writes`); per persisted firing | the same N rows updated with one batched `UPDATE … FROM unnest(…)` per transaction through the same client (`postgres` crate), goal ratio ≤ 2.0 |
+//! | `stored_bytes_postgres` | `pg_total_relation_size` of the schedules table (heap, TOAST, primary-key index, maps, after `VACUUM`) per stored schedule, N schedules without args | beside `stored_bytes_sqlite`; goal ≤ 512 B |
 
 use postgres::{Client, NoTls};
 
@@ -95,6 +96,10 @@ pub(super) fn rows(n: usize, rounds: usize) -> Vec<Row> {
         Ok(claims) => rows.extend(claims),
         Err(e) => eprintln!("schedules: claim_to_start left out: {e}"),
     }
+    match stored_bytes(&admin_url, n) {
+        Ok(row) => rows.push(row),
+        Err(e) => eprintln!("schedules: stored_bytes_postgres left out: {e}"),
+    }
     match tick_p99(&admin_url, n) {
         Ok(row) => rows.push(row),
         Err(e) => eprintln!("schedules: tick_p99_postgres left out: {e}"),
@@ -169,6 +174,32 @@ fn tick_p99(admin_url: &str, n: usize) -> Result<Row, postgres::Error> {
         note: format!(
             "p99 of tick() over 1000 ticks of 10 ms, {n} every-1s schedules in 100 phases ({} firings + outcomes a tick); per tick",
             n / 100
+        ),
+    })
+}
+
+/// `pg_total_relation_size` of the schedules table (heap, TOAST, index) per stored schedule.
+fn stored_bytes(admin_url: &str, n: usize) -> Result<Row, postgres::Error> {
+    let db = Scratch::new(admin_url, "bytes")?;
+    drop(Fixture::new(n, Some(std::path::Path::new(&db.url))));
+    let mut client = Client::connect(&db.url, NoTls)?;
+    // VACUUM first so the visibility and free-space maps exist, as on any table in service.
+    client.batch_execute("VACUUM tickstep_schedules")?;
+    let row = client.query_one(
+        "SELECT pg_total_relation_size('tickstep_schedules')::float8, COUNT(*)::float8 \
+         FROM tickstep_schedules",
+        &[],
+    )?;
+    let (bytes, rows): (f64, f64) = (row.get(0), row.get(1));
+    Ok(Row {
+        name: "stored_bytes_postgres",
+        measure: Measure::Value {
+            value: bytes / rows.max(1.0),
+            unit: "B",
+            goal: super::STORED_BYTES_GOAL,
+        },
+        note: format!(
+            "PostgreSQL table of {rows} schedules (no args): pg_total_relation_size (heap, TOAST, primary key, maps) per row"
         ),
     })
 }

@@ -36,7 +36,8 @@ pub(crate) struct DemoArgs {
     /// Stop after this long (e.g. 3s, 2m). Default: run until Ctrl-C.
     #[arg(long, value_parser = parse_positive_duration)]
     duration: Option<Duration>,
-    /// The schedule store (an `SQLite` file, created if missing).
+    /// The schedule store: an `SQLite` file (created if missing), or a `postgres://user@host/db`
+    /// URL (tables created in that database).
     #[arg(long, default_value = "./tickstep.db")]
     db: PathBuf,
     /// A live view in the terminal instead of one status line per second (q or Ctrl-C quits).
@@ -77,7 +78,10 @@ pub(crate) fn run(args: &DemoArgs) -> Result<(), String> {
 
 /// What the demo is about to do, and what it found in the store.
 fn introduce(rt: &Runtime, world: &DemoWorldState, args: &DemoArgs) {
-    say(format!("tickstep demo on store {}", args.db.display()));
+    say(format!(
+        "tickstep demo on store {}",
+        crate::store::shown(&args.db)
+    ));
     let engine = rt.schedules();
     let now = engine.now_unix_seconds();
     let mut found_any = false;
@@ -172,7 +176,7 @@ fn finish(rt: Runtime, world: &DemoWorldState) -> Result<(), String> {
     if let Some(path) = path {
         say(format!(
             "store committed: {} ({live} live schedules; the persistent ones come back on the next run)",
-            path.display()
+            crate::store::shown(&path)
         ));
     }
     Ok(())

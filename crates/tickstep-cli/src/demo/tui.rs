@@ -100,7 +100,7 @@ fn draw(frame: &mut Frame<'_>, rt: &Runtime, world: &DemoWorldState, s: &Second,
     .areas(frame.area());
     let store = rt
         .store_path()
-        .map_or_else(|| "memory".to_owned(), |p| p.display().to_string());
+        .map_or_else(|| "memory".to_owned(), crate::store::shown);
     frame.render_widget(
         Line::from(format!(
             " tickstep demo · store {store} · {:.0}s · q quits",

@@ -83,6 +83,50 @@ pub fn is_server_location(location: &Path) -> bool {
         .is_some_and(|text| text.starts_with("postgres://") || text.starts_with("postgresql://"))
 }
 
+/// `location` as it may be shown to a person: a file path as is, a server URL with any password
+/// replaced by `***` (for messages and logs, which must never carry a credential).
+///
+/// ```
+/// use std::path::Path;
+/// use tickstep_schedules::display_location;
+///
+/// assert_eq!(display_location(Path::new("postgres://world:secret@db/t")), "postgres://world:***@db/t");
+/// assert_eq!(display_location(Path::new("postgres://db:5432/t")), "postgres://db:5432/t");
+/// assert_eq!(
+///     display_location(Path::new("postgres://db/t?sslmode=disable&password=secret")),
+///     "postgres://db/t?sslmode=disable&password=***"
+/// );
+/// assert_eq!(display_location(Path::new("saves/world.db")), "saves/world.db");
+/// ```
+pub fn display_location(location: &Path) -> String {
+    let text = location.to_string_lossy();
+    if !is_server_location(location) {
+        return text.into_owned();
+    }
+    let start = text.find("://").map_or(0, |i| i + 3);
+    let authority_end = text[start..].find('/').map_or(text.len(), |i| start + i);
+    let authority = &text[start..authority_end];
+    let shown = match (authority.rfind('@'), authority.find(':')) {
+        (Some(at), Some(colon)) if colon < at => {
+            format!("{}***{}", &text[..=start + colon], &text[start + at..])
+        }
+        _ => text.into_owned(),
+    };
+    // A password may also be a query parameter.
+    let Some(query_start) = shown.find('?') else {
+        return shown;
+    };
+    let (base, query) = shown.split_at(query_start + 1);
+    let params: Vec<String> = query
+        .split('&')
+        .map(|p| match p.split_once('=') {
+            Some(("password", _)) => "password=***".to_string(),
+            _ => p.to_string(),
+        })
+        .collect();
+    format!("{base}{}", params.join("&"))
+}
+
 /// Opens the store at `location`: a `SQLite` file path, created when missing.
 ///
 /// # Errors

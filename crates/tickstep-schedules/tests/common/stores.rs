@@ -61,6 +61,21 @@ impl Store {
         }
     }
 
+    /// The store at `location`, as given to a child process: a `postgres://` URL or a file path
+    /// (which the caller keeps alive).
+    pub fn at(location: &str) -> Store {
+        let kind = if tickstep_schedules::is_server_location(Path::new(location)) {
+            Kind::Postgres
+        } else {
+            Kind::Sqlite
+        };
+        Store {
+            location: location.to_string(),
+            kind,
+            _dir: None,
+        }
+    }
+
     pub fn kind(&self) -> Kind {
         self.kind
     }
@@ -101,6 +116,29 @@ impl Store {
                     .unwrap();
                 row.get::<_, Option<i64>>(0).unwrap_or(0)
             }
+        }
+    }
+
+    /// Every row of `sql`, two integer columns each.
+    pub fn pairs(&self, sql: &str) -> Vec<(i64, i64)> {
+        let sql = self.sql(sql);
+        match self.kind {
+            Kind::Memory => panic!("an in-memory engine has no rows to read"),
+            Kind::Sqlite => {
+                let conn = rusqlite::Connection::open(&self.location).unwrap();
+                let mut stmt = conn.prepare(&sql).unwrap();
+                stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect()
+            }
+            Kind::Postgres => postgres::Client::connect(&self.location, postgres::NoTls)
+                .unwrap()
+                .query(&sql, &[])
+                .unwrap()
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect(),
         }
     }
 

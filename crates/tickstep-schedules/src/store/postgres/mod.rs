@@ -122,13 +122,7 @@ pub(crate) fn database_error(context: &'static str) -> impl FnOnce(postgres::Err
 
 /// `url` with any password replaced by `***`, for messages.
 fn redacted(url: &str) -> String {
-    let start = url.find("://").map_or(0, |i| i + 3);
-    match (url[start..].find('@'), url[start..].find(':')) {
-        (Some(at), Some(colon)) if colon < at => {
-            format!("{}***{}", &url[..=start + colon], &url[start + at..])
-        }
-        _ => url.to_string(),
-    }
+    crate::display_location(std::path::Path::new(url))
 }
 
 /// `url` as a client configuration.

@@ -73,7 +73,7 @@ const MIGRATIONS: [(i64, &str, &str); 3] = [
     );
     ",
     ),
-    (2, "operator stops", OPERATOR_STOPS),
+    (2, "operator stops; schedules fillfactor 70", OPERATOR_STOPS),
     (
         3,
         "claims: owner node and fence per schedule, node leases",
@@ -97,7 +97,8 @@ const MIGRATIONS: [(i64, &str, &str); 3] = [
 ];
 
 /// Version 2: the notes an operator's stop leaves for running engines (docs/schedules.md
-/// §11.21), read by `seq` past the last one an engine has seen.
+/// §11.21), read by `seq` past the last one an engine has seen; and a fill factor that keeps the
+/// per-tick cadence rewrites on their page.
 const OPERATOR_STOPS: &str = "
     CREATE TABLE tickstep_operator_stops (
         seq           BIGSERIAL PRIMARY KEY,
@@ -105,6 +106,9 @@ const OPERATOR_STOPS: &str = "
         stopped_at_ns BIGINT NOT NULL -- Unix nanoseconds, for pruning
     );
     CREATE INDEX tickstep_operator_stops_at ON tickstep_operator_stops (stopped_at_ns);
+    -- Room on each page for the new versions of its rows: a tick rewrites every fired row, and a
+    -- new version that fits on its page is a HOT update (no index entry, no new page).
+    ALTER TABLE tickstep_schedules SET (fillfactor = 70);
 ";
 
 /// Creates the migration table if needed and applies every migration the database lacks, in one

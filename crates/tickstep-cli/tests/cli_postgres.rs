@@ -1,0 +1,201 @@
+//! The real `tickstep` binary on a `PostgreSQL` store: `demo --db postgres://…` and every
+//! `schedules` subcommand, on the throwaway server the schedules crate's tests start (its
+//! starter is included from there, not copied). Without a server each test prints that it
+//! skipped and why, unless `TICKSTEP_REQUIRE_PG=1` makes that a failure.
+
+#[path = "../../tickstep-schedules/tests/common/pg.rs"]
+mod pg;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Output, Stdio};
+
+fn tickstep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tickstep"))
+        .args(args)
+        .output()
+        .expect("the tickstep binary runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A fresh database for the calling test, or `None` after printing why it skipped.
+fn database(label: &str) -> Option<String> {
+    match pg::database(label) {
+        Ok(url) => Some(url),
+        Err(why) if !pg::required() => {
+            eprintln!("skipped {label}: no PostgreSQL: {why}");
+            None
+        }
+        Err(why) => panic!("{}=1 but no PostgreSQL: {why}", pg::REQUIRE_VAR),
+    }
+}
+
+/// The same database with a password in the URL (the throwaway server trusts loopback, so it is
+/// ignored) that no output may show.
+fn with_password(url: &str) -> String {
+    url.replacen("://postgres@", "://postgres:hunter2@", 1)
+}
+
+fn bell_id(db: &str) -> u64 {
+    let list = tickstep(&["schedules", "--db", db, "list", "--json"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let all: serde_json::Value = serde_json::from_str(&stdout(&list)).expect("list --json is JSON");
+    all.as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["verb"] == "ring")
+        .expect("the bell is saved")["id"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn demo_and_schedules_list_info_running_and_stop_work_on_postgres() {
+    let Some(url) = database("cli_demo_and_schedules") else {
+        return;
+    };
+    let db = with_password(&url);
+    let demo = tickstep(&["demo", "--virtual", "--duration", "3s", "--db", &db]);
+    assert!(demo.status.success(), "{}", stderr(&demo));
+    let text = stdout(&demo);
+    assert!(
+        text.contains("created schedule") && text.contains(": bell"),
+        "{text}"
+    );
+    assert!(
+        text.contains("store committed: postgres://postgres:***@"),
+        "{text}"
+    );
+    assert!(!text.contains("hunter2"), "{text}");
+
+    let id = bell_id(&db).to_string();
+    let table = tickstep(&["schedules", "--db", &db, "list"]);
+    assert!(stdout(&table).starts_with("ID  KIND"), "{}", stdout(&table));
+    assert!(stdout(&table).contains("#10:ring"));
+    let info = tickstep(&["schedules", "--db", &db, "info", &id, "--json"]);
+    let info: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();
+    assert_eq!(info["verb"], "ring");
+    assert!(info["run_count"].as_u64().unwrap() >= 1);
+    let running = tickstep(&["schedules", "--db", &db, "running", "--json"]);
+    assert!(running.status.success(), "{}", stderr(&running));
+    let running: serde_json::Value = serde_json::from_str(&stdout(&running)).unwrap();
+    assert!(running.is_array(), "{running}");
+
+    let stop = tickstep(&["schedules", "--db", &db, "stop", &id, "--json"]);
+    assert_eq!(
+        stdout(&stop).trim(),
+        format!("{{\"id\":{id},\"stopped\":true}}"),
+        "{}",
+        stderr(&stop)
+    );
+    let again = tickstep(&["schedules", "--db", &db, "stop", &id]);
+    assert!(again.status.success());
+    assert!(stdout(&again).contains("nothing to stop"));
+    let gone = tickstep(&["schedules", "--db", &db, "info", &id]);
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(
+        stderr(&gone).contains(&format!("no schedule {id}")),
+        "{}",
+        stderr(&gone)
+    );
+    assert!(!stderr(&gone).contains("hunter2"), "{}", stderr(&gone));
+
+    // The next demo run no longer finds the stopped bell, and finds the others.
+    let rerun = tickstep(&["demo", "--virtual", "--duration", "1s", "--db", &db]);
+    let text = stdout(&rerun);
+    assert!(
+        text.contains("created schedule") && text.contains(": bell"),
+        "{text}"
+    );
+    assert!(
+        text.contains("found schedule") && text.contains(": regenerate"),
+        "{text}"
+    );
+}
+
+#[test]
+fn schedules_on_a_database_no_engine_opened_says_so_and_creates_nothing() {
+    let Some(url) = database("cli_not_a_store") else {
+        return;
+    };
+    let out = tickstep(&["schedules", "--db", &with_password(&url), "list"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("is not a tickstep schedule store"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let tables: i64 = client
+        .query_one(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 0, "a read-only command created nothing");
+}
+
+#[test]
+fn schedules_on_an_unreachable_server_is_a_clear_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let db = format!("postgres://postgres:hunter2@127.0.0.1:{port}/db");
+    let out = tickstep(&["schedules", "--db", &db, "list"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("connecting to PostgreSQL"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+}
+
+#[test]
+fn schedules_stops_a_bell_while_a_demo_runs_on_postgres_and_the_demo_notices() {
+    let Some(db) = database("cli_live_stop") else {
+        return;
+    };
+    // The real clock: the demo must really be running while the operator acts (bounded: 3 s).
+    let mut demo = Command::new(env!("CARGO_BIN_EXE_tickstep"))
+        .args(["demo", "--duration", "3s", "--db", &db])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(demo.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    // Wait (by reading, not sleeping) for the first status line: the store is live.
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let first_second = line.starts_with("[   1s]");
+        seen.push(line);
+        if first_second {
+            break;
+        }
+    }
+    let bell = bell_id(&db);
+    let stop = tickstep(&["schedules", "--db", &db, "stop", &bell.to_string()]);
+    assert!(
+        stdout(&stop).contains(&format!("stopped schedule {bell}")),
+        "{}{}",
+        stdout(&stop),
+        stderr(&stop)
+    );
+    seen.extend(lines.map(Result::unwrap));
+    assert!(demo.wait().unwrap().success());
+    let text = seen.join("\n");
+    assert!(
+        text.contains(&format!("schedule {bell} was stopped by an operator")),
+        "{text}"
+    );
+    let after = tickstep(&["schedules", "--db", &db, "info", &bell.to_string()]);
+    assert_eq!(
+        after.status.code(),
+        Some(1),
+        "the demo did not resurrect it"
+    );
+}
