@@ -260,6 +260,10 @@ impl Scheduler {
     /// assert_eq!(sched.stats().steps, 0);
     /// ```
     pub fn stats(&self) -> Stats {
+        // What the statistics report includes the last step's pending sampled attribution.
+        if let Ok(mut core) = self.shared.core.try_borrow_mut() {
+            core.attribute_pending();
+        }
         let core = self.shared.core.borrow();
         let c = &core.counters;
         let (window_task_max, window_task_key) = core.profiler.window_task();
@@ -358,6 +362,7 @@ impl Scheduler {
         if !on {
             core.profiler.reset();
             core.profiler.clear_window();
+            core.counters.pending_attribution = None;
         }
         core.profiling = on;
     }
