@@ -136,12 +136,21 @@ fn step_pre_render(world: &mut World) {
 fn kernel_frame(world: &mut World) {
     let parts = Rc::clone(&world.non_send::<TickstepKernel>().parts);
     parts.driver.rearm();
-    // The loop would find the same; asking first skips its per-frame bookkeeping when idle.
-    if parts.main.is_attached() || parts.main.has_runnable_work() {
+    // One clock read serves an idle frame: the work check and the frame's end (docs/bevy.md
+    // §3.4). The loop would find the same; asking first skips its per-frame bookkeeping.
+    let now = parts.clock.now();
+    let step = parts.main.is_attached() || parts.main.has_runnable_work_at(now);
+    if step {
         parts.frames.run_frames(1);
     }
-    parts.world.apply(world);
-    parts.meter.end_frame(parts.clock.now());
+    let applied = parts.world.apply(world);
+    // A step or world operations took time since `now`: the frame ends at a fresh reading.
+    let end = if step || applied > 0 {
+        parts.clock.now()
+    } else {
+        now
+    };
+    parts.meter.end_frame(end);
 
     let steps = parts.frames.steps_taken();
     if parts.published_steps.replace(steps) != steps {

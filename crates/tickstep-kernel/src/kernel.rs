@@ -92,7 +92,7 @@ impl KernelConfig {
     /// Whether schedulers start with the hot-task profiler on. **Default: on** (as the spec's
     /// `ProfileTasks`), for every role. Its cost per task is one array update (the budget check's
     /// clock read doubles as the task's end time); on an overloaded step, the deferral
-    /// attribution looks at no more than 8 queued tasks and is reserved inside the budget. A
+    /// attribution looks at no more than 8 queued tasks, inside a step's budget. A
     /// lean boot turns it off: no origin lookups, while the aggregate step statistics stay.
     ///
     /// ```

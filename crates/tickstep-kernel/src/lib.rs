@@ -118,8 +118,9 @@
 //! * When the budget is spent with the profiler on, the step attributes its deferred tasks to
 //!   their origins by looking at no more than 8 of them (all of them up to 8, else 8 evenly
 //!   spaced samples whose shares add up to the exact count), so the cost does not grow with the
-//!   backlog; the drain stops early by what the last attribution cost, so it fits inside the
-//!   budget (`overrun_backlog_100k`: worst overrun past a 2 ms budget with 100,000 tasks waiting).
+//!   backlog; the sampled attribution (cold entries spread over the backlog, ~2 µs) is made at
+//!   the next step's start, inside its budget, not past the budget that ran out
+//!   (`overrun_backlog_100k`: worst overrun past a 2 ms budget with 100,000 tasks waiting).
 //! * Recurring jobs, timers, futures and entries live in a slab of one-cache-line slots.
 //!   Timers sit on an indexed 4-ary heap: O(log n) arm and cancel (cancel removes at once), and a
 //!   burst of due timers is split off in one sequential pass instead of popped one by one, put in
@@ -179,8 +180,8 @@
 //!   an [`Overload`] the streak starts over, so sustained overload reports every three windows.
 //! * **Deferral attribution** (the window's deferred origins) is exact up to 8 deferred tasks
 //!   a step, else estimated from 8 evenly spaced samples at a phase that moves each step (their
-//!   shares sum to the exact count); the profiled drain stops early by the last attribution's
-//!   measured cost (at most a quarter of the budget), so diagnostics stay inside the budget.
+//!   shares sum to the exact count); the sampling is made at the next step's start (or by the
+//!   first `stats()`/`take_step_window()` before it), so diagnostics stay inside a budget.
 //!   [`Stats::pending`] counts distinct waiting tasks; the window's `deferred`, task-steps.
 //! * **Ends are inclusive**: [`FrameLoop::run_for`] / [`FrameLoop::run_to`] serve every deadline
 //!   at or before the end (the frame that serves it runs and is not slept past), as a manual

@@ -39,8 +39,8 @@ pub struct Stats {
     pub pending: [usize; 5],
     /// Queued entries the last step's deferral attribution looked at: every deferred task up to
     /// 8, then 8 evenly spaced samples, whatever the backlog (0 with the profiler off or
-    /// nothing deferred). The attribution's cost is bounded by this, and the drain reserves what
-    /// it cost last time inside the budget.
+    /// nothing deferred). The attribution's cost is bounded by this; the sampled one is made at
+    /// the next step's start, inside its budget, or by the first read of the statistics.
     pub attribution_visits: u64,
     /// Smoothed step cost (exponential average, alpha 0.1): the frame-aware correction term.
     pub step_ema: Duration,

@@ -1,6 +1,6 @@
 //! The profiler's deferral attribution keeps the budget honest: its work is capped whatever the
-//! backlog, its counts still add up to the exact deferred total, and what it costs is reserved
-//! inside the next step's budget.
+//! backlog, its counts still add up to the exact deferred total, and the sampled attribution is
+//! made at the next step's start, inside that step's budget, not past the budget that ran out.
 
 mod common;
 
@@ -110,43 +110,65 @@ impl Clock for CostClock {
     }
 }
 
-#[test]
-fn the_attributions_cost_is_reserved_inside_the_next_budget() {
+/// Steps of a 1,000-task Low backlog (90 µs tasks) on the cost-model clock, profiler `on` or off:
+/// tasks run per step and each step's length.
+fn profiled_steps(on: bool) -> Vec<(usize, Duration)> {
     let clock = ManualClock::new();
     let sched = Scheduler::new(
         Rc::new(CostClock {
             inner: clock.clone(),
             per_read: Duration::from_micros(10),
         }),
-        SchedulerConfig::server(),
+        SchedulerConfig::server().profile_tasks(on),
     );
     let ran = Rc::new(Cell::new(0));
-    let queue = |sched: &Scheduler| {
-        for _ in 0..1_000 {
-            let (c, r) = (clock.clone(), ran.clone());
-            sched.schedule_detached(
-                move || {
-                    c.advance(Duration::from_micros(90));
-                    r.set(r.get() + 1);
-                },
-                Priority::Low,
-            );
-        }
-    };
-    queue(&sched);
-    let budget = Duration::from_micros(1_005);
-    sched.step_with_budget(budget);
-    let first = ran.replace(0);
-    assert!(sched.stats().attribution_visits > 0);
-    // Each task costs 90 µs plus the 10 µs read that ends it. With nothing reserved the first
-    // step checks 1,000 µs < 1,005 µs after ten tasks and runs an eleventh. Its attribution cost
-    // one read (10 µs), so the next step stops 10 µs earlier: after ten.
-    assert_eq!(first, 11);
-    sched.step_with_budget(budget);
-    assert_eq!(ran.get(), 10);
-    // Ten tasks (1,000 µs) and the attribution's one read: the task that ended at 1,000 µs
-    // started before the reserved deadline, and nothing after it ran past the budget's reach.
-    assert_eq!(sched.stats().last_step, Duration::from_micros(1_010));
+    for _ in 0..1_000 {
+        let (c, r) = (clock.clone(), ran.clone());
+        sched.schedule_detached(
+            move || {
+                c.advance(Duration::from_micros(90));
+                r.set(r.get() + 1);
+            },
+            Priority::Low,
+        );
+    }
+    (0..3)
+        .map(|_| {
+            sched.step_with_budget(Duration::from_micros(1_005));
+            (ran.replace(0), sched.stats().last_step)
+        })
+        .collect()
+}
+
+#[test]
+fn the_sampled_attribution_adds_nothing_past_the_budget() {
+    // Each task costs 90 µs plus the 10 µs read that ends it: the check at 1,010 µs < 1,015 µs
+    // (the start read cost 10 µs) lets an eleventh run, then the budget is spent with 989 or more
+    // tasks waiting, which are sampled. The sampling is made at the next step's start (or when
+    // the statistics are read), so every step ends at the read that ended its last task, and no
+    // step stops earlier to make room for it (the reserve this replaced cost a task a step).
+    let on = profiled_steps(true);
+    assert_eq!(on, [(11, Duration::from_micros(1_110)); 3]);
+    // Off, the budget check reads the clock before each task instead: one task fewer, same rule.
+    assert_eq!(
+        profiled_steps(false),
+        [(10, Duration::from_micros(1_020)); 3]
+    );
+}
+
+#[test]
+fn a_pending_attribution_is_made_by_the_next_step_or_the_window() {
+    let (clock, sched) = server();
+    backlog(&clock, &sched, 1_000);
+    sched.step_with_budget(MS);
+    sched.step_with_budget(MS); // makes the first step's attribution at its start
+    let window = sched.take_step_window(); // makes the second's
+    let attributed: u64 = window.top_deferred.iter().map(|(_, n)| n).sum();
+    assert_eq!((attributed, window.deferred), (2_000, 2_000));
+    assert!(
+        sched.take_step_window().top_deferred.is_empty(),
+        "nothing left pending"
+    );
 }
 
 #[test]

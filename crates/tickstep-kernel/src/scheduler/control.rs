@@ -223,7 +223,24 @@ impl Scheduler {
     /// assert!(sched.has_runnable_work());
     /// ```
     pub fn has_runnable_work(&self) -> bool {
-        let now = self.shared.clock.now();
+        self.has_runnable_work_at(self.shared.clock.now())
+    }
+
+    /// [`Scheduler::has_runnable_work`] as of `now`, a reading of this scheduler's clock the
+    /// caller already has: a host that reads the clock once per frame asks without a second
+    /// read (the Bevy plugin's idle frame does).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::clock::{Clock, Instant};
+    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let _t = sched.after(Duration::from_secs(1), || {}, Priority::Low).unwrap();
+    /// assert!(!sched.has_runnable_work_at(clock.now()));
+    /// assert!(sched.has_runnable_work_at(Instant::from_nanos(1_000_000_000)));
+    /// ```
+    pub fn has_runnable_work_at(&self, now: Instant) -> bool {
         self.shared
             .core
             .borrow()
@@ -260,6 +277,10 @@ impl Scheduler {
     /// assert_eq!(sched.stats().steps, 0);
     /// ```
     pub fn stats(&self) -> Stats {
+        // What the statistics report includes the last step's pending sampled attribution.
+        if let Ok(mut core) = self.shared.core.try_borrow_mut() {
+            core.attribute_pending();
+        }
         let core = self.shared.core.borrow();
         let c = &core.counters;
         let (window_task_max, window_task_key) = core.profiler.window_task();
@@ -358,6 +379,7 @@ impl Scheduler {
         if !on {
             core.profiler.reset();
             core.profiler.clear_window();
+            core.counters.pending_attribution = None;
         }
         core.profiling = on;
     }

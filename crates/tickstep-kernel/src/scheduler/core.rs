@@ -85,8 +85,9 @@ pub(crate) struct Counters {
     pub(crate) window_deferred: u64,
     /// Queued entries the last step's deferral attribution looked at.
     pub(crate) attribution_visits: u64,
-    /// What the last deferral attribution cost: how early the next profiled drain stops.
-    pub(crate) attribution_reserve: Duration,
+    /// A sampled deferral attribution still to be made: the queue the budget ran out before and
+    /// the exact live count from there (see [`Core::defer_from`]).
+    pub(crate) pending_attribution: Option<(usize, u64)>,
 }
 
 #[allow(clippy::struct_excessive_bools)] // independent flags, not a state machine
@@ -471,53 +472,57 @@ impl Core {
 
     /// Budget spent before `queue`: counts what waits there and after it, attributing it to
     /// origins when profiling. Returns the live count and how many queued entries the
-    /// attribution looked at.
+    /// attribution looked at now.
     ///
-    /// The attribution is capped so that its cost does not grow with the backlog (it runs after
-    /// the budget check, so an uncapped scan made every overloaded step overrun by the length of
-    /// its backlog): up to [`DEFER_SAMPLES`] waiting entries it is exact; beyond that it looks at
-    /// [`DEFER_SAMPLES`] entries evenly spaced over the backlog, front to back (at a phase that
-    /// moves each step), and each stands for its stretch of the backlog. The counts are then an estimate whose total is
-    /// the exact deferred count (a sampled entry that was cancelled gives its share to nobody).
+    /// The attribution is capped so that its cost does not grow with the backlog: up to
+    /// [`DEFER_SAMPLES`] waiting entries it is exact and made at once (at most that many entries
+    /// looked at past the budget); beyond that it is sampled ([`Core::attribute_pending`]), and
+    /// the sampling is left for the start of the next step, inside that step's budget, or for
+    /// whoever reads the statistics or the window first. Sampling reads entries spread over the
+    /// whole backlog, cold in the cache: done here it ran past the budget every overloaded step.
     pub(crate) fn defer_from(&mut self, queue: usize) -> (u64, u64) {
         let live = self.queues.live_from(queue) as u64;
         if !self.profiling || live == 0 {
             return (live, 0);
         }
-        let steps = self.counters.steps;
+        if live > DEFER_SAMPLES as u64 || self.queues.len_from(queue) > DEFER_SAMPLES {
+            self.counters.pending_attribution = Some((queue, live));
+            return (live, 0);
+        }
         let Core {
             queues,
             slab,
             profiler,
             ..
         } = self;
-        let mut attribute = |entry: &QueueEntry, weight: u64| {
-            let origin = match entry {
-                QueueEntry::Slot(index) => {
-                    let slot = slab.at(*index);
-                    if slot.cancelled {
-                        return;
-                    }
-                    if slot.origin == NO_ORIGIN {
-                        slot.origin = profiler.intern_location(slot.location);
-                    }
-                    slot.origin
-                }
-                QueueEntry::Once(task) => match task.meta() {
-                    (location, NO_ORIGIN) => profiler.intern_location(location),
-                    (_, origin) => origin,
-                },
-            };
-            profiler.note_deferred(origin, weight);
-        };
-        if live <= DEFER_SAMPLES as u64 && queues.len_from(queue) <= DEFER_SAMPLES {
-            let mut visited = 0;
-            for entry in queues.live_entries_from(queue) {
-                attribute(entry, 1);
-                visited += 1;
-            }
-            return (live, visited);
+        let mut visited = 0;
+        for entry in queues.live_entries_from(queue) {
+            attribute(slab, profiler, entry, 1);
+            visited += 1;
         }
+        (live, visited)
+    }
+
+    /// Makes the sampled attribution a budget-stopped step left pending (docs/kernel.md §11.7):
+    /// [`DEFER_SAMPLES`] entries evenly spaced over the backlog from the queue the budget ran
+    /// out before, front to back (at a phase that moves each step), each standing for its stretch
+    /// of the backlog. The counts are an estimate whose total is the exact deferred count of that
+    /// step (a sampled entry that was cancelled meanwhile gives its share to nobody).
+    pub(crate) fn attribute_pending(&mut self) {
+        let Some((queue, live)) = self.counters.pending_attribution.take() else {
+            return;
+        };
+        if !self.profiling {
+            return;
+        }
+        let steps = self.counters.steps;
+        let Core {
+            queues,
+            slab,
+            profiler,
+            counters,
+            ..
+        } = self;
         let raw = queues.len_from(queue) as u64;
         let samples = DEFER_SAMPLES as u64;
         // Where in its stretch each sample sits moves from step to step (by the golden ratio), so
@@ -546,16 +551,15 @@ impl Core {
         }
         std::hint::black_box(touched);
         for (entry, weight) in picked.into_iter().flatten() {
-            attribute(entry, weight);
+            attribute(slab, profiler, entry, weight);
         }
-        (live, samples)
+        counters.attribution_visits = samples;
     }
 
     /// Step stages 1 and 2: marks the step running, computes its budget and releases ready work.
     /// Returns the budget, whether the profiler is on, whether a burst of timers came due, and
-    /// the deadline the profiled drain checks: with the profiler on, a spent budget is followed
-    /// by the deferral attribution, so the drain stops early by what the last one cost and the
-    /// attribution runs inside the budget.
+    /// the deadline the profiled drain checks (the budget's end). The last step's pending
+    /// deferral attribution is made first, so its cost is inside this step's budget.
     pub(crate) fn begin_step(
         &mut self,
         explicit: Option<Duration>,
@@ -564,29 +568,12 @@ impl Core {
         wakes: &WakeQueue,
     ) -> (Duration, bool, bool, Instant) {
         self.stepping = true;
+        // The last step's sampled deferral attribution, inside this step's budget.
+        self.attribute_pending();
         let reattached = std::mem::take(&mut self.attach.reattached);
         let budget = self.budget.for_step(explicit, start, frame, reattached);
         let burst = self.release_ready(start, wakes);
-        let reserve = self.counters.attribution_reserve;
-        let profiled = start.saturating_add(budget.saturating_sub(reserve));
-        (budget, self.profiling, burst, profiled)
-    }
-
-    /// Records what the step's deferral attribution looked at and cost: `attributed` is when the
-    /// drain stopped for the budget with the profiler on, and how many entries it looked at.
-    pub(crate) fn note_attribution(
-        &mut self,
-        attributed: Option<(Instant, u64)>,
-        end: Instant,
-        budget: Duration,
-    ) {
-        let c = &mut self.counters;
-        c.attribution_visits = attributed.map_or(0, |(_, visited)| visited);
-        if let Some((stopped, _)) = attributed {
-            // What it cost this time is the next step's reserve, bounded so that a stall in it
-            // (a preempted thread) cannot take most of a later budget.
-            c.attribution_reserve = (end - stopped).min(budget / 4);
-        }
+        (budget, self.profiling, burst, start.saturating_add(budget))
     }
 
     /// Step stage 4: records the finished step.
@@ -612,6 +599,7 @@ impl Core {
 
     /// Drains the diagnostics window.
     pub(crate) fn take_window(&mut self) -> StepWindow {
+        self.attribute_pending();
         let c = &mut self.counters;
         let (longest_task, longest_task_origin) = self.profiler.window_task();
         let window = StepWindow {
@@ -631,6 +619,7 @@ impl Core {
     /// Cancels everything and empties every place. Returns the bodies to drop.
     pub(crate) fn destroy(&mut self) -> Vec<Body> {
         self.destroyed = true;
+        self.counters.pending_attribution = None;
         let mut bodies: Vec<Body> = self
             .queues
             .clear()
@@ -652,4 +641,26 @@ impl Core {
         }
         bodies
     }
+}
+
+/// Counts `weight` deferrals of one queued entry against its origin (interning its call site if
+/// needed); a cancelled slot counts for nobody.
+fn attribute(slab: &mut Slab, profiler: &mut Profiler, entry: &QueueEntry, weight: u64) {
+    let origin = match entry {
+        QueueEntry::Slot(index) => {
+            let slot = slab.at(*index);
+            if slot.cancelled {
+                return;
+            }
+            if slot.origin == NO_ORIGIN {
+                slot.origin = profiler.intern_location(slot.location);
+            }
+            slot.origin
+        }
+        QueueEntry::Once(task) => match task.meta() {
+            (location, NO_ORIGIN) => profiler.intern_location(location),
+            (_, origin) => origin,
+        },
+    };
+    profiler.note_deferred(origin, weight);
 }

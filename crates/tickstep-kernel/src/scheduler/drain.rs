@@ -51,8 +51,8 @@ impl Scheduler {
             core.begin_step(explicit, start, frame, &shared.wakes)
         };
         let deadline_check = shared.clock.deadline(start.saturating_add(budget));
-        // With the profiler on: when the drain stopped for the budget and what it attributed.
-        let mut attributed: Option<(Instant, u64)> = None;
+        // With the profiler on: how many deferred entries the drain attributed when it stopped.
+        let mut visited = 0;
         let _scope = TaskScope::enter();
         let _stepping = SteppingGuard(shared);
         let zones = crate::zones::profiler_zones();
@@ -94,9 +94,7 @@ impl Scheduler {
                             deadline_check.passed()
                         };
                         if spent {
-                            let visited;
                             (deferred, visited) = core.defer_from(queue);
-                            attributed = profiling.then_some((now, visited));
                             break 'drain;
                         }
                     }
@@ -135,7 +133,7 @@ impl Scheduler {
             None => shared.clock.now(),
         };
         core.counters.tasks_run += ran;
-        core.note_attribution(attributed, end, budget);
+        core.counters.attribution_visits = visited;
         core.finish_step(end - start, budget, frame, deferred);
         core.refresh_attachment(end, shared.wakes.is_pending());
     }
