@@ -445,9 +445,12 @@ impl Options {
                 ));
             }
         }
+        let (time_limit_ns, tick_limit) = crate::firing_limits::resolve(self)?;
         Ok(Resolved {
             adaptive: self.adaptive.unwrap_or(!every),
             jitter_ns,
+            time_limit_ns,
+            tick_limit,
         })
     }
 }
@@ -456,6 +459,10 @@ impl Options {
 pub(crate) struct Resolved {
     pub(crate) adaptive: bool,
     pub(crate) jitter_ns: u64,
+    /// The `seconds` limit in nanoseconds (at least 1), if set.
+    pub(crate) time_limit_ns: Option<u64>,
+    /// The `ticks` limit (at least 1), if set.
+    pub(crate) tick_limit: Option<u64>,
 }
 
 #[cfg(test)]

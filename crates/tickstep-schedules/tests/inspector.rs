@@ -144,27 +144,27 @@ fn reading_a_store_leaves_the_file_unchanged_and_adds_only_empty_wal_sidecars() 
 fn a_store_written_by_a_newer_schema_is_refused_naming_both_versions() {
     let (dir, path) = db();
     drop(Host::open(&path, ManualClock::new()));
-    set_schema_version(&path, 3);
+    set_schema_version(&path, 4);
     let before = snapshot(dir.path());
     let err = Inspector::open(&path).unwrap_err();
     assert!(
         matches!(
             err,
             Error::SchemaTooNew {
-                found: 3,
-                supported: 2
+                found: 4,
+                supported: 3
             }
         ),
         "{err:?}"
     );
     let text = err.to_string();
     assert!(
-        text.contains("version 3") && text.contains("up to 2"),
+        text.contains("version 4") && text.contains("up to 3"),
         "{text}"
     );
     assert!(matches!(
         Inspector::stop(&path, ScheduleId::from_raw(1)),
-        Err(Error::SchemaTooNew { found: 3, .. })
+        Err(Error::SchemaTooNew { found: 4, .. })
     ));
     assert_eq!(snapshot(dir.path()), before, "refused without writing");
 }

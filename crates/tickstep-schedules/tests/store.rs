@@ -408,7 +408,7 @@ fn an_operator_can_read_the_store_with_the_sqlite3_shell_while_the_engine_runs()
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        "tick|1|hello|2"
+        "tick|1|hello|3"
     );
     // The engine keeps writing while the shell reads.
     h.finish_all();
@@ -430,15 +430,15 @@ fn sqlite_only_the_file_uses_wal_and_records_its_schema_version() {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
 }
 
 on_both_stores! {
     fn a_store_written_by_a_newer_schema_is_refused_not_misread(store) {
         let path = store.path();
         drop(Host::open(path, ManualClock::new()));
-        // The stores version their schemas apart: SQLite is at 2 (operator stops), PostgreSQL at 1.
-        let supported = if store.kind() == common::stores::Kind::Sqlite { 2 } else { 1 };
+        // The stores version their schemas apart: SQLite is at 3 (firing limits), PostgreSQL at 4.
+        let supported = if store.kind() == common::stores::Kind::Sqlite { 3 } else { 4 };
         let found = supported + 1;
         store.execute(&format!(
             "INSERT INTO schema_migrations (version, description) VALUES ({found}, 'from the future')"

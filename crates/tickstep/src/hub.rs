@@ -392,7 +392,7 @@ impl Runner for KernelRunner {
         );
         let origin = format!("verb {}", firing.verb);
         let tasks = hub.kernel.with_origin(origin);
-        let tracker = hub.firings.tracker(firing.schedule);
+        let tracker = hub.firings.tracker(firing);
         let state = Rc::clone(&tracker.state);
         let task = match verb {
             Verb::Sync(f) => {

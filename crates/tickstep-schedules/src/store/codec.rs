@@ -22,19 +22,42 @@ pub(crate) fn from_sql(n: i64) -> u64 {
     u64::from_ne_bytes(n.to_ne_bytes())
 }
 
-/// The columns [`decode`] reads, in order.
-pub(crate) const COLUMNS: &str = "id, kind, target, verb, args, state, owner, player, interval_ns, \
-     interval_clamped, jitter_ns, max_faults, catchup, overlap, adaptive, pass_elapsed, created_at, \
-     next_run, fire_at, armed, last_run, run_count, fault_count, consecutive_faults, missed_count, \
-     overlap_count, last_duration_ns, backlog, queued, last_fault, running";
+/// The columns of schema versions 1 and 2, in [`decode`]'s order.
+macro_rules! columns_v1 {
+    () => {
+        "id, kind, target, verb, args, state, owner, player, interval_ns, \
+         interval_clamped, jitter_ns, max_faults, catchup, overlap, adaptive, pass_elapsed, \
+         created_at, next_run, fire_at, armed, last_run, run_count, fault_count, \
+         consecutive_faults, missed_count, overlap_count, last_duration_ns, backlog, queued, \
+         last_fault, running"
+    };
+}
+
+/// The columns [`decode`] reads, in order (schema version 3 on: the firing limits last).
+pub(crate) const COLUMNS: &str = concat!(columns_v1!(), ", time_limit_ns, tick_limit");
+
+/// What [`decode`] reads from a store of schema version 1 or 2, which did not keep firing limits:
+/// none.
+const COLUMNS_BEFORE_V3: &str = concat!(columns_v1!(), ", NULL, NULL");
+
+/// The select list [`decode`] reads from a store of schema `version` (a reader that does not
+/// migrate, like the `Inspector`, meets older files).
+pub(crate) fn columns_for(version: i64) -> &'static str {
+    if version >= 3 {
+        COLUMNS
+    } else {
+        COLUMNS_BEFORE_V3
+    }
+}
 
 /// `INSERT` of a whole row; parameters as [`insert`] binds them.
 pub(crate) const INSERT: &str = "INSERT OR REPLACE INTO schedules (id, kind, target, verb, args, state, \
      owner, player, interval_ns, interval_clamped, jitter_ns, max_faults, catchup, overlap, adaptive, \
      pass_elapsed, created_at, next_run, fire_at, armed, last_run, run_count, fault_count, \
      consecutive_faults, missed_count, overlap_count, last_duration_ns, backlog, queued, last_fault, \
-     running) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
-     ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)";
+     running, time_limit_ns, tick_limit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
+     ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, \
+     ?32, ?33)";
 
 /// `UPDATE` of the cadence state only; parameters as [`CadenceParams::bind`] binds them.
 pub(crate) const UPDATE_CADENCE: &str = "UPDATE schedules SET next_run = ?2, fire_at = ?3, armed = ?4, \
@@ -170,6 +193,8 @@ pub(crate) fn insert(stmt: &mut rusqlite::Statement<'_>, r: &ScheduleRow) -> rus
         cadence.queued,
         cadence.last_fault,
         cadence.has_running.then_some(running),
+        r.time_limit_ns.map(to_sql),
+        r.tick_limit.map(to_sql),
     ])?;
     Ok(())
 }
@@ -252,6 +277,12 @@ pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
         .transpose()?
         .unwrap_or_default();
     let queued: Option<u64> = row.get::<_, Option<i64>>(28)?.map(from_sql);
+    let limit = |i: usize, what: &str| -> rusqlite::Result<Option<u64>> {
+        match row.get::<_, Option<i64>>(i)? {
+            Some(0) => Err(corrupt(what, "0")),
+            n => Ok(n.map(from_sql)),
+        }
+    };
     Ok(ScheduleRow {
         id: u(0)?,
         kind,
@@ -270,6 +301,8 @@ pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
         adaptive: row.get(14)?,
         pass_elapsed: row.get(15)?,
         created_at: u(16)?,
+        time_limit_ns: limit(31, "time_limit_ns")?,
+        tick_limit: limit(32, "tick_limit")?,
         cadence: Cadence {
             next_run: u(17)?,
             fire_at: u(18)?,

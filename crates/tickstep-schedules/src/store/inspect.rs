@@ -54,6 +54,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Inspector {
     conn: Connection,
     path: std::path::PathBuf,
+    /// The file's schema version: which columns its rows have.
+    version: i64,
 }
 
 /// One schedule as the store holds it: what was committed by the engine's last durable commit or
@@ -151,6 +153,11 @@ pub struct StoredSchedule {
     /// Firings in flight at the last commit, oldest first (a restarting engine hands these back
     /// as [`Schedules::interrupted`](crate::Schedules::interrupted)).
     pub running: Vec<InFlight>,
+    /// The `seconds` option: the wall-clock limit on each firing, if any (`None` in a store
+    /// older than schema version 3, which did not keep it).
+    pub time_limit: Option<std::time::Duration>,
+    /// The `ticks` option: the poll budget of each firing, if any.
+    pub tick_limit: Option<u64>,
 }
 
 impl Inspector {
@@ -183,10 +190,11 @@ impl Inspector {
         .map_err(Error::store("opening the store read-only"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(Error::store("setting the busy timeout"))?;
-        schema::check_current(&conn, path)?;
+        let version = schema::check_current(&conn, path)?;
         Ok(Inspector {
             conn,
             path: path.to_path_buf(),
+            version,
         })
     }
 
@@ -211,7 +219,7 @@ impl Inspector {
             .conn
             .prepare(&format!(
                 "SELECT {} FROM schedules ORDER BY id",
-                codec::COLUMNS
+                codec::columns_for(self.version)
             ))
             .map_err(self.load_error())?;
         let mut rows = stmt.query([]).map_err(self.load_error())?;
@@ -244,7 +252,10 @@ impl Inspector {
     pub fn get(&self, id: ScheduleId) -> Result<Option<StoredSchedule>, Error> {
         self.conn
             .query_row(
-                &format!("SELECT {} FROM schedules WHERE id = ?1", codec::COLUMNS),
+                &format!(
+                    "SELECT {} FROM schedules WHERE id = ?1",
+                    codec::columns_for(self.version)
+                ),
                 [to_sql(id.get())],
                 codec::decode,
             )
@@ -376,6 +387,8 @@ impl From<ScheduleRow> for StoredSchedule {
                     nominal_unix_nanos: r.nominal,
                 })
                 .collect(),
+            time_limit: r.time_limit_ns.map(std::time::Duration::from_nanos),
+            tick_limit: r.tick_limit,
         }
     }
 }

@@ -184,6 +184,8 @@ pub(super) fn insert(
             &c.queued.map(to_sql),
             &c.last_fault.as_ref().map(fault_json),
             &has_running.then_some(running.as_str()),
+            &r.time_limit_ns.map(to_sql),
+            &r.tick_limit.map(to_sql),
         ],
     )?;
     Ok(())
@@ -243,6 +245,12 @@ pub(super) fn decode(row: &Row) -> Decoded<ScheduleRow> {
         .map(|t| parse_running(t).map_err(|_| corrupt("running", t)))
         .transpose()?
         .unwrap_or_default();
+    let limit = |i: usize, column: &'static str| -> Decoded<Option<u64>> {
+        match row.try_get::<_, Option<i64>>(i)? {
+            Some(0) => Err(corrupt(column, &0)),
+            n => Ok(n.map(from_sql)),
+        }
+    };
     let args: Option<Vec<Value>> = json_column("args", row.try_get(4)?)?;
     let state: Option<Value> = json_column("state", row.try_get(5)?)?;
     Ok(ScheduleRow {
@@ -263,6 +271,8 @@ pub(super) fn decode(row: &Row) -> Decoded<ScheduleRow> {
         adaptive: row.try_get(14)?,
         pass_elapsed: row.try_get(15)?,
         created_at: u(16)?,
+        time_limit_ns: limit(31, "time_limit_ns")?,
+        tick_limit: limit(32, "tick_limit")?,
         cadence: Cadence {
             next_run: u(17)?,
             fire_at: u(18)?,
