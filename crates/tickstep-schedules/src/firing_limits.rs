@@ -13,6 +13,7 @@
 
 use std::time::Duration;
 
+use crate::limits::preview;
 use crate::{Error, Options, Value};
 
 impl Options {
@@ -65,15 +66,15 @@ pub(crate) fn parse_seconds(value: &Value) -> Result<Duration, Error> {
     let seconds = match *value {
         Value::Int(i) => i as f64,
         Value::Float(f) => f,
-        _ => return Err(Error::invalid(value, rule)),
+        _ => return Err(Error::invalid(preview(value), rule)),
     };
     if seconds.is_nan() || seconds <= 0.0 {
-        return Err(Error::invalid(value, rule));
+        return Err(Error::invalid(preview(value), rule));
     }
     Duration::try_from_secs_f64(seconds)
         .ok()
         .filter(|d| time_limit_ns(*d).is_some())
-        .ok_or_else(|| Error::invalid(value, TIME_LIMIT_RANGE))
+        .ok_or_else(|| Error::invalid(preview(value), TIME_LIMIT_RANGE))
 }
 
 /// The rule a time limit that is not a whole, storable number of nanoseconds breaks.
@@ -109,7 +110,7 @@ pub(crate) fn parse_ticks(value: &Value) -> Result<u64, Error> {
     match *value {
         Value::Int(i) if i >= 1 => Ok(i.unsigned_abs()),
         _ => Err(Error::invalid(
-            value,
+            preview(value),
             "schedule option \"ticks\" must be a whole number of polls >= 1",
         )),
     }
