@@ -151,3 +151,53 @@ impl KernelWake {
         self.armed.borrow().as_ref().map(|(at, _)| *at)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickstep_kernel::SchedulerConfig;
+    use tickstep_kernel::clock::ManualClock;
+
+    fn kernel() -> Scheduler {
+        Scheduler::new(ManualClock::new(), SchedulerConfig::server())
+    }
+
+    #[test]
+    fn never_sooner_than_one_tick_after_the_last_and_an_earlier_wake_is_kept() {
+        let kernel = kernel();
+        let host = Rc::new(());
+        let wake = KernelWake::new(Duration::from_nanos(10));
+        wake.fired(100);
+        wake.rearm(Some(105), || 100, &kernel, "t", &host, |_| {})
+            .unwrap();
+        assert_eq!(wake.armed_for(), Some(110), "floored at the last tick + 10");
+        wake.rearm(Some(500), || 100, &kernel, "t", &host, |_| {})
+            .unwrap();
+        assert_eq!(
+            wake.armed_for(),
+            Some(110),
+            "a later deadline keeps the armed wake"
+        );
+        wake.fired(110);
+        wake.rearm(Some(500), || 110, &kernel, "t", &host, |_| {})
+            .unwrap();
+        assert_eq!(wake.armed_for(), Some(500));
+        wake.rearm(Some(200), || 110, &kernel, "t", &host, |_| {})
+            .unwrap();
+        assert_eq!(wake.armed_for(), Some(200), "an earlier deadline moves it");
+        wake.rearm(None, || 110, &kernel, "t", &host, |_| {})
+            .unwrap();
+        assert_eq!(wake.armed_for(), None, "nothing due: no timer");
+    }
+
+    #[test]
+    fn an_armed_wake_does_not_keep_its_host_alive() {
+        let kernel = kernel();
+        let host = Rc::new(());
+        let wake = KernelWake::new(Duration::ZERO);
+        wake.rearm(Some(1_000), || 0, &kernel, "t", &host, |_| {})
+            .unwrap();
+        assert_eq!(Rc::strong_count(&host), 1);
+        assert_eq!(Rc::weak_count(&host), 1);
+    }
+}
