@@ -44,6 +44,24 @@ fn model(options: &Value) -> Result<Options, Option<String>> {
                 Value::Int(i) => out.max_faults(u32::try_from(i).map_err(|_| bad())?),
                 _ => return Err(bad()),
             },
+            // The limits: a time limit of whole, storable nanoseconds; a poll budget of at least 1.
+            "seconds" => {
+                let secs = match *v {
+                    Value::Int(i) => i as f64,
+                    Value::Float(f) => f,
+                    _ => return Err(bad()),
+                };
+                let limit = (secs > 0.0)
+                    .then(|| std::time::Duration::try_from_secs_f64(secs).ok())
+                    .flatten()
+                    .filter(|d| d.as_nanos() >= 1 && d.as_nanos() <= u128::from(u64::MAX))
+                    .ok_or_else(bad)?;
+                out.time_limit(limit)
+            }
+            "ticks" => match *v {
+                Value::Int(i) if i >= 1 => out.tick_limit(i.unsigned_abs()),
+                _ => return Err(bad()),
+            },
             "state" => out.state(v.clone()),
             "player" => match *v {
                 Value::Obj(o) => out.player(o),
@@ -72,8 +90,11 @@ fn check(options: &Value, u: &mut Unstructured<'_>) {
             match key {
                 // Unknown keys are shown as values (quoted and escaped), bad values by their key's
                 // plain name.
+                // A long key is shown as a bounded excerpt, with its length.
                 Some(name) => assert!(
-                    message.contains(&name) || message.contains(&format!("{name:?}")),
+                    message.contains(&name)
+                        || message.contains(&format!("{name:?}"))
+                        || message.contains(" bytes)"),
                     "{name:?} not named in {message}"
                 ),
                 None => assert!(!value.is_empty() || message.contains("map"), "{message}"),
@@ -82,6 +103,7 @@ fn check(options: &Value, u: &mut Unstructured<'_>) {
         (expected, got) => panic!("model {expected:?} but from_map {got:?} for {options:?}"),
     }
     let Ok(options) = parsed else { return };
+    let limits = options.firing_limits();
 
     // Use them: every outcome of creating a schedule is a typed error or a schedule.
     let world = TestWorld::new();
@@ -107,6 +129,8 @@ fn check(options: &Value, u: &mut Unstructured<'_>) {
                 .schedule_info(id)
                 .expect("a schedule just created has info");
             assert!(info.jitter.is_finite() && info.jitter >= 0.0, "{info:?}");
+            // What the options asked for is what the schedule keeps.
+            assert_eq!((info.time_limit, info.tick_limit), limits, "{info:?}");
             txn.commit().expect("in-memory commit");
         }
         Err(e) => assert!(matches!(e.code(), "E_INVARG" | "E_PERM"), "{e:?}"),

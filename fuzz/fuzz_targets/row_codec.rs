@@ -1,4 +1,4 @@
-//! The store's row codec with arbitrary bytes in every column: each of the 31 columns gets a
+//! The store's row codec with arbitrary bytes in every column: each of the 33 columns gets a
 //! NULL, an integer, a real, raw bytes as TEXT (not necessarily UTF-8) or a BLOB. A row either
 //! fails to decode (an error naming the column, never a panic) or decodes into a row the engine
 //! then loads — catch-up at open on arbitrary stored state — and ticks through.
@@ -15,7 +15,9 @@ fn take<'a>(data: &mut &'a [u8], n: usize) -> &'a [u8] {
 }
 
 fn int(data: &mut &[u8]) -> i64 {
-    take(data, 8).iter().fold(0i64, |n, &b| (n << 8) | i64::from(b))
+    take(data, 8)
+        .iter()
+        .fold(0i64, |n, &b| (n << 8) | i64::from(b))
 }
 
 fuzz_target!(|data: &[u8]| {

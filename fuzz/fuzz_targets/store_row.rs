@@ -34,7 +34,7 @@ use tickstep_schedules::{
 
 /// The `schedules` columns in the codec's order (`id` first; it is never edited: it is the
 /// table's integer primary key, and SQLite refuses anything else there).
-const COLUMNS: [&str; 31] = [
+const COLUMNS: [&str; 33] = [
     "id",
     "kind",
     "target",
@@ -66,6 +66,8 @@ const COLUMNS: [&str; 31] = [
     "queued",
     "last_fault",
     "running",
+    "time_limit_ns",
+    "tick_limit",
 ];
 
 struct Fixture {
@@ -260,6 +262,13 @@ fn check_kept(s: &StoredSchedule, column: &str, cell: &Cell) {
         ("interval_clamped", Cell::Int(i)) => assert_eq!(s.interval_clamped, *i != 0),
         ("adaptive", Cell::Int(i)) => assert_eq!(s.adaptive, *i != 0),
         ("armed", Cell::Int(i)) => assert_eq!(s.armed, *i != 0),
+        ("time_limit_ns", Cell::Int(i)) => {
+            assert_eq!(
+                s.time_limit,
+                Some(std::time::Duration::from_nanos(bits(*i)))
+            )
+        }
+        ("tick_limit", Cell::Int(i)) => assert_eq!(s.tick_limit, Some(bits(*i))),
         ("verb", Cell::Text(t)) => assert_eq!(&s.verb, t),
         ("kind", Cell::Text(t)) => assert_eq!(s.kind.as_str(), t),
         ("catchup", Cell::Text(t)) => assert_eq!(s.catchup.as_str(), t),

@@ -26,9 +26,9 @@ use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use tickstep_kernel::clock::Clock;
-use tickstep_kernel::{Priority, Scheduler, TaskHandle};
+use tickstep_kernel::{Priority, Scheduler};
 use tickstep_schedules::{
-    FaultKind, Firing, ObjId, Outcome, Refused, RunId, Runner, Schedules, Value,
+    FaultKind, Firing, KernelWake, ObjId, Outcome, Refused, RunId, Runner, Schedules, Value,
     World as ScheduleWorld,
 };
 
@@ -193,9 +193,8 @@ pub(crate) struct Driver {
     pub(crate) engine: OnceCell<Schedules>,
     pub(crate) verbs: Rc<VerbTable>,
     pub(crate) world: WorldQueue,
-    tick_nanos: u64,
-    wake: RefCell<Option<(u64, TaskHandle)>>,
-    last_tick: Cell<Option<u64>>,
+    /// The schedules wake, shared with the `tickstep` runtime (one timer at the next deadline).
+    wake: KernelWake,
     next_run: Cell<u64>,
     pub(crate) ticks: Cell<u64>,
 }
@@ -215,9 +214,7 @@ impl Driver {
             engine: OnceCell::new(),
             verbs: Rc::default(),
             world,
-            tick_nanos: u64::try_from(tick.as_nanos()).unwrap_or(u64::MAX),
-            wake: RefCell::new(None),
-            last_tick: Cell::new(None),
+            wake: KernelWake::new(tick),
             next_run: Cell::new(0),
             ticks: Cell::new(0),
         })
@@ -231,52 +228,19 @@ impl Driver {
 
     /// Arms (or moves earlier) the kernel timer for the engine's earliest deadline.
     pub(crate) fn rearm(self: &Rc<Self>) {
-        let Some(next) = self
+        // `after` refuses only a delay past the end of the clock; such a deadline never comes.
+        let next = self
             .engine
             .get()
-            .and_then(Schedules::next_deadline_unix_nanos)
-        else {
-            if let Some((_, wake)) = self.wake.borrow_mut().take() {
-                wake.cancel();
-            }
-            return;
-        };
-        let floor = self
-            .last_tick
-            .get()
-            .map_or(0, |t| t.saturating_add(self.tick_nanos));
-        let at = next.max(floor);
-        if self
+            .and_then(Schedules::next_deadline_unix_nanos);
+        let now = || self.clock.unix_nanos();
+        let _ = self
             .wake
-            .borrow()
-            .as_ref()
-            .is_some_and(|(armed, _)| *armed <= at)
-        {
-            return;
-        }
-        if let Some((_, old)) = self.wake.borrow_mut().take() {
-            old.cancel();
-        }
-        let delay = Duration::from_nanos(at.saturating_sub(self.clock.unix_nanos()));
-        let driver = Rc::downgrade(self);
-        let armed = self.kernel.with_origin(TICK_ORIGIN).after(
-            delay,
-            move || {
-                if let Some(driver) = driver.upgrade() {
-                    driver.tick();
-                }
-            },
-            Priority::High,
-        );
-        // `after` refuses only a delay past the end of the clock; such a deadline never comes.
-        if let Ok(handle) = armed {
-            *self.wake.borrow_mut() = Some((at, handle));
-        }
+            .rearm(next, now, &self.kernel, TICK_ORIGIN, self, Driver::tick);
     }
 
     fn tick(self: &Rc<Self>) {
-        drop(self.wake.borrow_mut().take()); // this wake has fired
-        self.last_tick.set(Some(self.clock.unix_nanos()));
+        self.wake.fired(self.clock.unix_nanos());
         self.ticks.set(self.ticks.get() + 1);
         // A store error keeps the cadence updates pending; the engine writes them next tick.
         let _ = self.engine().tick();

@@ -118,7 +118,7 @@ pub trait Runner {
     /// use tickstep_schedules::{Firing, ObjId, RunId, Runner, ScheduleId};
     /// let f = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
     ///     args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1), authority: ObjId(1),
-    ///     nominal_unix_nanos: 0 };
+    ///     nominal_unix_nanos: 0, time_limit: None, tick_limit: None };
     /// assert_eq!(TestRunner::new().start(&f), Ok(RunId(1)));
     /// ```
     fn start(&self, firing: &Firing) -> Result<RunId, Refused>;
@@ -153,6 +153,8 @@ pub struct Refused(pub String);
 ///     player: ObjId(10),
 ///     authority: ObjId(3),
 ///     nominal_unix_nanos: 0,
+///     time_limit: None,
+///     tick_limit: Some(30),
 /// };
 /// assert_eq!(f.call_args(), vec![Value::Int(1), Value::from("key"), Value::Float(0.0)]);
 /// ```
@@ -177,6 +179,11 @@ pub struct Firing {
     pub authority: ObjId,
     /// The cadence point (Unix nanoseconds) this firing serves.
     pub nominal_unix_nanos: u64,
+    /// The schedule's `seconds` option: a wall-clock limit for the runner to enforce
+    /// (docs/schedules.md §5.10); `None` for none.
+    pub time_limit: Option<std::time::Duration>,
+    /// The schedule's `ticks` option: a poll budget for the runner to enforce; `None` for none.
+    pub tick_limit: Option<u64>,
 }
 
 impl Firing {
@@ -187,7 +194,7 @@ impl Firing {
     /// # use tickstep_schedules::{Firing, ObjId, ScheduleId, Value};
     /// # let f = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
     /// #   args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1), authority: ObjId(1),
-    /// #   nominal_unix_nanos: 0 };
+    /// #   nominal_unix_nanos: 0, time_limit: None, tick_limit: None };
     /// assert!(f.call_args().is_empty());
     /// ```
     pub fn call_args(&self) -> Vec<Value> {

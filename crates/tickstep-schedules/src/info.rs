@@ -175,6 +175,11 @@ pub struct ScheduleInfo {
     pub player: ObjId,
     /// The `state` option.
     pub state: Option<Value>,
+    /// The `seconds` option: the wall-clock limit on each firing, if any (docs/schedules.md
+    /// §5.10).
+    pub time_limit: Option<std::time::Duration>,
+    /// The `ticks` option: the poll budget of each firing, if any.
+    pub tick_limit: Option<u64>,
 }
 
 /// Unix nanoseconds as float seconds (0 stays 0.0, "never").
@@ -248,6 +253,12 @@ impl ScheduleInfo {
             ("persist", Value::Bool(self.persist)),
             ("player", obj(self.player)),
             ("state", self.state.clone().unwrap_or(Value::Int(0))),
+            (
+                "seconds",
+                self.time_limit
+                    .map_or(Value::Int(0), |d| Value::Float(d.as_secs_f64())),
+            ),
+            ("ticks", int(self.tick_limit.unwrap_or(0))),
         ];
         Value::Map(
             pairs

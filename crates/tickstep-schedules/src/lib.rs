@@ -196,6 +196,7 @@ pub mod fuzzing;
 mod host;
 mod id;
 mod info;
+mod kernel_wake;
 mod limits;
 mod options;
 mod perms;
@@ -211,6 +212,7 @@ pub use error::Error;
 pub use host::{Fault, FaultKind, Firing, InFlight, Outcome, Refused, Runner, World};
 pub use id::{ObjId, RunId, ScheduleId};
 pub use info::{RetireReason, ScheduleInfo, ScheduleKind};
+pub use kernel_wake::KernelWake;
 pub use limits::MAX_VALUE_DEPTH;
 pub use options::{
     Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, OPTION_KEYS, Options,

@@ -47,16 +47,28 @@ pub(crate) fn storable_fault_value(value: Value) -> Value {
 /// (Display recurses; values reaching it have passed the depth check or are fault values whose
 /// depth the host produced.)
 pub(crate) fn preview(value: &Value) -> String {
-    let mut text = value.to_string();
-    if text.len() > 80 {
-        let cut = (0..=77)
-            .rev()
-            .find(|&i| text.is_char_boundary(i))
-            .unwrap_or(0);
-        text.truncate(cut);
-        text.push_str("...");
+    let text = value.to_string();
+    if text.len() > EXCERPT_BYTES {
+        excerpt(&text)
+    } else {
+        text
     }
-    text
+}
+
+/// The longest text an error message quotes from a value or a stored column, in bytes.
+const EXCERPT_BYTES: usize = 80;
+
+/// `text` for an error message: whole when short, else its first 77 bytes (at a character
+/// boundary), `...` and its full length, so a corrupt 1 MB column does not make a 1 MB error.
+pub(crate) fn excerpt(text: &str) -> String {
+    if text.len() <= EXCERPT_BYTES {
+        return text.to_owned();
+    }
+    let cut = (0..=EXCERPT_BYTES - 3)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    format!("{}... ({} bytes)", &text[..cut], text.len())
 }
 
 /// `seconds` as whole nanoseconds, or `None` when negative, not finite, or past `u64::MAX`.

@@ -4,7 +4,7 @@
 //! Values are checked when the schedule is created, not when the builder is filled in, so every
 //! bad option surfaces as `E_INVARG` at the call site with nothing created.
 
-use crate::limits::{check_storable, seconds_to_nanos};
+use crate::limits::{check_storable, preview, seconds_to_nanos};
 use crate::{Error, ObjId, Value};
 
 /// Largest serialised `state`, in bytes (4 KB, docs/schedules.md §5.7).
@@ -349,19 +349,22 @@ impl Options {
     /// ```
     pub fn from_map(options: &Value) -> Result<Self, Error> {
         let Value::Map(pairs) = options else {
-            return Err(Error::invalid(options, "schedule options must be a map"));
+            return Err(Error::invalid(
+                preview(options),
+                "schedule options must be a map",
+            ));
         };
         let mut out = Options::default();
         for (key, value) in pairs {
             let Some(name) = key.as_text() else {
                 return Err(Error::invalid(
-                    key,
+                    preview(key),
                     "schedule option keys must be strings or symbols",
                 ));
             };
             let wrong = |expected: &str| {
                 Error::invalid(
-                    value,
+                    preview(value),
                     format!("schedule option \"{name}\" must be {expected}"),
                 )
             };
@@ -406,7 +409,7 @@ impl Options {
                 },
                 _ => {
                     return Err(Error::invalid(
-                        key,
+                        preview(key),
                         format!(
                             "unknown schedule option (known: {})",
                             OPTION_KEYS.join(", ")
@@ -445,9 +448,12 @@ impl Options {
                 ));
             }
         }
+        let (time_limit_ns, tick_limit) = crate::firing_limits::resolve(self)?;
         Ok(Resolved {
             adaptive: self.adaptive.unwrap_or(!every),
             jitter_ns,
+            time_limit_ns,
+            tick_limit,
         })
     }
 }
@@ -456,6 +462,10 @@ impl Options {
 pub(crate) struct Resolved {
     pub(crate) adaptive: bool,
     pub(crate) jitter_ns: u64,
+    /// The `seconds` limit in nanoseconds (at least 1), if set.
+    pub(crate) time_limit_ns: Option<u64>,
+    /// The `ticks` limit (at least 1), if set.
+    pub(crate) tick_limit: Option<u64>,
 }
 
 #[cfg(test)]

@@ -85,7 +85,7 @@ impl QueueRunner {
     /// let runner = QueueRunner::with_limit(1);
     /// let f = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
     ///     args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1),
-    ///     authority: ObjId(1), nominal_unix_nanos: 0 };
+    ///     authority: ObjId(1), nominal_unix_nanos: 0, time_limit: None, tick_limit: None };
     /// assert!(runner.start(&f).is_ok());
     /// let refused = runner.start(&f).unwrap_err();
     /// assert_eq!(refused.to_string(), "runner refused: 1 started firings wait to be taken (limit 1)");

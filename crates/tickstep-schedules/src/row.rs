@@ -66,6 +66,10 @@ pub(crate) struct ScheduleRow {
     pub(crate) adaptive: bool,
     pub(crate) pass_elapsed: bool,
     pub(crate) created_at: u64,
+    /// The `seconds` option in nanoseconds (at least 1); `None` for no limit.
+    pub(crate) time_limit_ns: Option<u64>,
+    /// The `ticks` option (at least 1); `None` for no limit.
+    pub(crate) tick_limit: Option<u64>,
     pub(crate) cadence: Cadence,
 }
 

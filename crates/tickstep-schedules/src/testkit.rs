@@ -308,7 +308,7 @@ impl TestRunner {
     /// runner.set_refusing(Some("queue full"));
     /// let f = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
     ///     args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1), authority: ObjId(1),
-    ///     nominal_unix_nanos: 0 };
+    ///     nominal_unix_nanos: 0, time_limit: None, tick_limit: None };
     /// assert!(runner.start(&f).is_err());
     /// ```
     pub fn set_refusing(&self, reason: Option<&str>) {

@@ -418,8 +418,11 @@ impl Sim {
             return;
         };
         let wall = self.h.clock.unix_nanos();
-        // A clean shutdown: what the old engine holds reaches the file before the new one reads it.
+        // A clean shutdown: what the old engine holds reaches the store before the new one reads
+        // it, and the old engine is gone first (on PostgreSQL it hands its rows back as it closes,
+        // docs/schedules.md §11.26; a node still open keeps them).
         self.h.engine.flush().unwrap();
+        drop(std::mem::replace(&mut self.h, Host::new()));
         self.h = Host::open(&path, ManualClock::starting_at_unix_nanos(wall));
         self.m.s.retain(|_, s| s.retired_at.is_none()); // retired entries are not saved
         self.m.restore(wall);

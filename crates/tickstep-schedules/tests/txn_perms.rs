@@ -490,6 +490,8 @@ on_every_store! {
             "persist",
             "player",
             "state",
+            "seconds",
+            "ticks",
         ];
         let Value::Map(pairs) = &map else { panic!() };
         assert_eq!(pairs.len(), keys.len());

@@ -366,8 +366,9 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The limits every firing runs under unless its schedule has its own
-    /// ([`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits)). Default: none. See
+    /// The limits every firing runs under unless its schedule has its own (its `seconds` and
+    /// `ticks` options, or [`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits)).
+    /// Default: none. See
     /// [`FiringLimits`] for what `seconds` and `ticks` do to sync and async verbs.
     ///
     /// ```

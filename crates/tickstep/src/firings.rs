@@ -35,7 +35,8 @@ use tickstep_kernel::{Scheduler, Sleep, TaskHandle};
 use tickstep_schedules::{FaultKind, Firing, ObjId, Options, Outcome, RunId, ScheduleId, Value};
 
 /// Limits on one firing ([`RuntimeBuilder::firing_limits`](crate::RuntimeBuilder::firing_limits)
-/// for every firing, [`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits) per
+/// for every firing; a schedule's `seconds` and `ticks` options, stored with it; and
+/// [`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits), an in-memory override per
 /// schedule). `None` is no limit. See the crate docs, "Firings are tasks", for what each does.
 ///
 /// ```
@@ -104,9 +105,10 @@ impl FiringLimits {
     }
 
     /// The limits a schedule's options set (the `seconds` and `ticks` keys of an options map, or
-    /// [`Options::time_limit`] / [`Options::tick_limit`]). The engine does not keep them: hand
-    /// them to the runtime when the schedule is created, with
-    /// [`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits).
+    /// [`Options::time_limit`] / [`Options::tick_limit`]). The engine keeps them with the
+    /// schedule and hands them to the runtime with every firing, so a host need not call this;
+    /// it serves a host that builds a [`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits)
+    /// override from an options map.
     ///
     /// ```
     /// use std::time::Duration;
@@ -118,6 +120,25 @@ impl FiringLimits {
     pub fn from_options(options: &Options) -> Self {
         let (seconds, ticks) = options.firing_limits();
         FiringLimits { seconds, ticks }
+    }
+
+    /// The limits the engine hands over with a firing: the schedule's own `seconds` and `ticks`
+    /// options (docs/runtime.md §4.5).
+    ///
+    /// ```
+    /// # use std::rc::Rc;
+    /// use tickstep::FiringLimits;
+    /// use tickstep::schedules::{Firing, ObjId, ScheduleId};
+    /// let firing = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
+    ///     args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1),
+    ///     authority: ObjId(1), nominal_unix_nanos: 0, time_limit: None, tick_limit: Some(3) };
+    /// assert_eq!(FiringLimits::of_firing(&firing), FiringLimits::none().ticks(3));
+    /// ```
+    pub fn of_firing(firing: &Firing) -> Self {
+        FiringLimits {
+            seconds: firing.time_limit,
+            ticks: firing.tick_limit,
+        }
     }
 
     /// `self`, with each limit `other` sets taking its place.
@@ -233,16 +254,17 @@ impl Firings {
     }
 
     /// What a starting firing's task needs; [`Firings::register`] records it once its task
-    /// exists.
-    pub(crate) fn tracker(&self, schedule: ScheduleId) -> Tracker {
+    /// exists. Its limits: the runtime's defaults, overridden by the schedule's stored options,
+    /// overridden by the host's in-memory override (docs/runtime.md §4.5).
+    pub(crate) fn tracker(&self, firing: &Firing) -> Tracker {
+        let stored = FiringLimits::of_firing(firing);
+        let mut limits = self.defaults.overridden_by(stored);
         let per_schedule = self.per_schedule.borrow();
-        let limits = if per_schedule.is_empty() {
-            self.defaults
-        } else {
-            per_schedule
-                .get(&schedule)
-                .map_or(self.defaults, |own| self.defaults.overridden_by(*own))
-        };
+        if !per_schedule.is_empty()
+            && let Some(own) = per_schedule.get(&firing.schedule)
+        {
+            limits = limits.overridden_by(*own);
+        }
         Tracker {
             limits,
             state: Rc::default(),

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::Clock;
 use tickstep_kernel::{Overload, Priority, Scheduler, TaskHandle};
-use tickstep_schedules::{Firing, Outcome, Refused, RunId, Runner, Schedules};
+use tickstep_schedules::{Firing, KernelWake, Outcome, Refused, RunId, Runner, Schedules};
 
 use crate::RuntimeClock;
 use crate::error::RuntimeError;
@@ -68,11 +68,8 @@ pub(crate) struct Hub {
     command_job: RefCell<Option<TaskHandle>>,
     /// The command cycle's period (`None`: built without commands).
     command_period: Cell<Option<Duration>>,
-    /// The armed wake: (Unix nanoseconds it serves, its kernel timer).
-    wake: RefCell<Option<(u64, TaskHandle)>>,
-    /// When the engine was last ticked, Unix nanoseconds.
-    last_tick: Cell<Option<u64>>,
-    tick_nanos: u64,
+    /// The schedules wake: one kernel timer at the engine's next deadline.
+    wake: KernelWake,
     next_run: Cell<u64>,
     overload_listeners: RefCell<Vec<OverloadListener>>,
     last_overload: RefCell<Option<Overload>>,
@@ -116,9 +113,7 @@ impl Hub {
             failure: RefCell::new(None),
             command_job: RefCell::new(None),
             command_period: Cell::new(None),
-            wake: RefCell::new(None),
-            last_tick: Cell::new(None),
-            tick_nanos: u64::try_from(schedules_tick.as_nanos()).unwrap_or(u64::MAX),
+            wake: KernelWake::new(schedules_tick),
             next_run: Cell::new(0),
             overload_listeners: RefCell::new(Vec::new()),
             last_overload: RefCell::new(None),
@@ -201,50 +196,23 @@ impl Hub {
     /// Runs after every settled firing, so the common case — the armed wake is already early
     /// enough — is one heap peek and a comparison in Unix nanoseconds, with no clock read.
     pub(crate) fn rearm_schedules(self: &Rc<Self>) {
-        let Some(next) = self.engine.next_deadline_unix_nanos() else {
-            if let Some((_, wake)) = self.wake.borrow_mut().take() {
-                wake.cancel();
-            }
-            return;
-        };
-        let floor = self
-            .last_tick
-            .get()
-            .map_or(0, |t| t.saturating_add(self.tick_nanos));
-        let at = next.max(floor);
-        if self
-            .wake
-            .borrow()
-            .as_ref()
-            .is_some_and(|(armed, _)| *armed <= at)
-        {
-            return;
-        }
-        if let Some((_, old)) = self.wake.borrow_mut().take() {
-            old.cancel();
-        }
-        let delay = Duration::from_nanos(at.saturating_sub(self.clock.unix_nanos()));
-        let hub = Rc::downgrade(self);
-        let armed = self.kernel.with_origin(SCHEDULES_TICK_ORIGIN).after(
-            delay,
-            move || {
-                if let Some(hub) = hub.upgrade() {
-                    hub.tick_schedules();
-                }
-            },
-            Priority::High,
+        let next = self.engine.next_deadline_unix_nanos();
+        let now = || self.clock.unix_nanos();
+        let armed = self.wake.rearm(
+            next,
+            now,
+            &self.kernel,
+            SCHEDULES_TICK_ORIGIN,
+            self,
+            Hub::tick_schedules,
         );
-        match armed {
-            Ok(handle) => *self.wake.borrow_mut() = Some((at, handle)),
-            Err(error) => {
-                tracing::warn!(target: "tickstep", "cannot arm the schedules tick: {error}");
-            }
+        if let Err(error) = armed {
+            tracing::warn!(target: "tickstep", "cannot arm the schedules tick: {error}");
         }
     }
 
     fn tick_schedules(self: &Rc<Self>) {
-        drop(self.wake.borrow_mut().take()); // this wake has fired
-        self.last_tick.set(Some(self.clock.unix_nanos()));
+        self.wake.fired(self.clock.unix_nanos());
         bump(&self.counters.schedule_ticks, 1);
         let engine = self.engine().clone();
         match engine.tick() {
@@ -392,7 +360,7 @@ impl Runner for KernelRunner {
         );
         let origin = format!("verb {}", firing.verb);
         let tasks = hub.kernel.with_origin(origin);
-        let tracker = hub.firings.tracker(firing.schedule);
+        let tracker = hub.firings.tracker(firing);
         let state = Rc::clone(&tracker.state);
         let task = match verb {
             Verb::Sync(f) => {

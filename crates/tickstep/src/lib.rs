@@ -63,7 +63,8 @@
 //! (Specified in docs/runtime.md §4.5–§4.10.)
 //!
 //! Each firing the runtime runs is a kernel task with limits ([`FiringLimits`]: a runtime-wide
-//! default from [`RuntimeBuilder::firing_limits`], per schedule with
+//! default from [`RuntimeBuilder::firing_limits`], per schedule from its `seconds` and `ticks`
+//! options — stored with the schedule, so they survive a restart — or, in memory, from
 //! [`Runtime::set_firing_limits`]), listed by [`Runtime::running_firings`] and killed by
 //! [`Runtime::kill_firing`]:
 //!

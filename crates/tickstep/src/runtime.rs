@@ -403,10 +403,11 @@ impl Runtime {
         runs.into_iter().filter(|run| self.hub.kill(*run)).count()
     }
 
-    /// Gives `schedule`'s firings their own limits, each set limit replacing the runtime's
-    /// default ([`RuntimeBuilder::firing_limits`](crate::RuntimeBuilder::firing_limits)); `None`
-    /// goes back to the default. Held by the runtime in memory: set it again after a restart
-    /// (the store does not carry limits).
+    /// Overrides `schedule`'s firing limits in memory: each limit set here replaces the one the
+    /// schedule was created with (its `seconds` and `ticks` options, stored with it) and the
+    /// runtime's default ([`RuntimeBuilder::firing_limits`](crate::RuntimeBuilder::firing_limits));
+    /// `None` removes the override. The override is not stored and is gone after a restart; the
+    /// schedule's own options are not (docs/runtime.md §4.5).
     ///
     /// ```
     /// use std::time::Duration;

@@ -188,12 +188,57 @@ fn limits_from_a_scripts_options_map_apply_to_that_schedule() {
     });
     let map = Value::Map(vec![(Value::from("seconds"), Value::Float(1.5))]);
     let options = Options::from_map(&map).unwrap();
-    let id = every(&rt, "nap", 60.0, options.clone());
-    rt.set_firing_limits(id, Some(FiringLimits::from_options(&options)));
+    // The schedule keeps its options' limits: the host hands nothing over.
+    let id = every(&rt, "nap", 60.0, options);
     rt.run_for(Duration::from_secs(62)).unwrap();
     assert_eq!(last_fault(&rt, id), Some(FaultKind::TimeLimit));
     // A bad limit in the map is refused at the call site, nothing created.
     let bad = Value::Map(vec![(Value::from("ticks"), Value::Int(0))]);
     let err = Options::from_map(&bad).unwrap_err();
     assert!(err.to_string().contains("ticks"), "{err}");
+}
+
+/// A runtime on the store file `path`, on `clock`, with no default limits.
+fn on_file(path: &std::path::Path, clock: &ManualClock) -> Runtime {
+    Runtime::builder()
+        .manual_clock(clock.clone())
+        .without_commands()
+        .store_path(path)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_schedules_own_limits_survive_a_restart_and_still_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("limits.db");
+    let clock = ManualClock::new();
+    let (timed, polled) = {
+        let rt = on_file(&path, &clock);
+        // Code is not stored: the first run registers the names, the second the code it runs.
+        rt.verb("nap", |_call| Ok(Value::Int(0)));
+        rt.verb("twice", |_call| Ok(Value::Int(0)));
+        let map = Value::Map(vec![(Value::from("seconds"), Value::Int(2))]);
+        let timed = every(&rt, "nap", 60.0, Options::from_map(&map).unwrap());
+        let polled = every(&rt, "twice", 60.0, Options::new().tick_limit(1));
+        rt.shutdown().unwrap();
+        (timed, polled)
+    };
+    // Nothing carries the limits over but the store: no override, no default.
+    let rt = on_file(&path, &clock);
+    rt.async_verb("nap", |call| async move {
+        call.sleep(Duration::from_secs(10)).await;
+        Ok(Value::Int(0))
+    });
+    rt.async_verb("twice", |_call| async move {
+        tickstep::yield_now().await;
+        Ok(Value::Int(0))
+    });
+    let info = rt.schedules().begin(WIZARD).schedule_info(timed).unwrap();
+    assert_eq!(info.time_limit, Some(Duration::from_secs(2)));
+    rt.run_for(Duration::from_secs(61)).unwrap();
+    assert_eq!(last_fault(&rt, polled), Some(FaultKind::TickLimit));
+    assert_eq!(last_fault(&rt, timed), None, "still asleep, inside its 2 s");
+    rt.run_for(Duration::from_millis(2_050)).unwrap();
+    assert_eq!(last_fault(&rt, timed), Some(FaultKind::TimeLimit));
 }

@@ -9,7 +9,7 @@
 use std::rc::Rc;
 
 use super::core::{Core, Shared};
-use super::entry::{Entry, Extra, Kind};
+use super::entry::{Entry, Extra, Kind, Limits};
 use crate::info::ScheduleInfo;
 use crate::options::{Options, Resolved};
 use crate::row::{ChangeSet, Durability};
@@ -91,11 +91,16 @@ impl Shared {
         let id = core.allocate_id()?;
         let verb = core.verbs.intern(new.verb);
         let NewSchedule { args, options, .. } = new;
-        let has_extra = !args.is_empty() || options.state.is_some();
+        let limits = Limits {
+            time_limit_ns: new.resolved.time_limit_ns,
+            tick_limit: new.resolved.tick_limit,
+        };
+        let has_extra = !args.is_empty() || options.state.is_some() || !limits.is_none();
         let extra = has_extra.then(|| {
             Box::new(Extra {
                 args: (!args.is_empty()).then(|| Rc::from(args)),
                 state: options.state.map(Rc::new),
+                limits,
                 ..Extra::default()
             })
         });

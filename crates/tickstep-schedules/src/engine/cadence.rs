@@ -22,6 +22,8 @@
 //! when the point after it is out of range (the last representable point fires; the schedule
 //! retires as that firing starts, which is when its next deadline would be armed).
 
+use std::time::Duration;
+
 use super::core::Core;
 use super::entry::Kind;
 use super::table::Later;
@@ -321,6 +323,8 @@ impl Core {
             player: e.player,
             authority: e.owner,
             nominal_unix_nanos: nominal,
+            time_limit: e.limits().time_limit_ns.map(Duration::from_nanos),
+            tick_limit: e.limits().tick_limit,
         };
         self.mark_dirty(id);
         firing

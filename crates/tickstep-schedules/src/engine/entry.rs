@@ -3,7 +3,7 @@
 //! A loaded server may hold a million schedules that are idle nearly all the time, so the entry is
 //! a flat, fixed-size record (about 150 bytes): times and counters inline, the verb interned to a
 //! `u32`, every bool a byte. Everything that is rare or variable-sized — arguments, state, the last
-//! fault, running firings, the duration window, retirement — lives behind one optional box
+//! fault, running firings, the duration window, retirement, firing limits — lives behind one optional box
 //! ([`Extra`]) that an idle schedule without arguments never allocates.
 
 use std::rc::Rc;
@@ -69,6 +69,22 @@ pub(super) struct Extra {
     pub(super) queued: Option<u64>,
     pub(super) retired: Option<Retired>,
     pub(super) window: DurationWindow,
+    /// The `seconds` and `ticks` options, for the runner (nanoseconds, polls).
+    pub(super) limits: Limits,
+}
+
+/// A schedule's per-firing limits (docs/schedules.md §5.10): kept, stored and handed to the
+/// runner, never enforced by the engine.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(super) struct Limits {
+    pub(super) time_limit_ns: Option<u64>,
+    pub(super) tick_limit: Option<u64>,
+}
+
+impl Limits {
+    pub(super) fn is_none(self) -> bool {
+        self.time_limit_ns.is_none() && self.tick_limit.is_none()
+    }
 }
 
 /// A firing in flight.
@@ -117,6 +133,12 @@ impl Entry {
 
     pub(super) fn state(&self) -> Option<&Rc<Value>> {
         self.extra.as_deref().and_then(|x| x.state.as_ref())
+    }
+
+    pub(super) fn limits(&self) -> Limits {
+        self.extra
+            .as_deref()
+            .map_or(Limits::default(), |x| x.limits)
     }
 
     pub(super) fn last_fault(&self) -> Option<&Fault> {

@@ -17,7 +17,7 @@ use std::time::Duration;
 use tickstep_kernel::clock::Instant;
 
 use super::core::{Core, RunRecord};
-use super::entry::{Entry, Extra, Running};
+use super::entry::{Entry, Extra, Limits, Running};
 use super::interner::Interner;
 use crate::row::{Cadence, Durability, RowSink, RunningRow, ScheduleRow};
 use crate::{Error, InFlight, ScheduleId};
@@ -71,6 +71,8 @@ impl Entry {
             adaptive: self.adaptive,
             pass_elapsed: self.pass_elapsed,
             created_at: self.created_at,
+            time_limit_ns: self.limits().time_limit_ns,
+            tick_limit: self.limits().tick_limit,
             cadence: self.cadence(),
         }
     }
@@ -87,8 +89,13 @@ impl Entry {
                 started_unix: r.started_unix,
             })
             .collect();
+        let limits = Limits {
+            time_limit_ns: row.time_limit_ns,
+            tick_limit: row.tick_limit,
+        };
         let needs_extra = row.args.is_some()
             || row.state.is_some()
+            || !limits.is_none()
             || c.last_fault.is_some()
             || c.queued.is_some()
             || !running.is_empty();
@@ -99,6 +106,7 @@ impl Entry {
                 last_fault: c.last_fault,
                 queued: c.queued,
                 running,
+                limits,
                 ..Extra::default()
             })
         });

@@ -50,6 +50,11 @@ impl Core {
             persist: e.persist,
             player: e.player,
             state: e.state().map(|s| (**s).clone()),
+            time_limit: e
+                .limits()
+                .time_limit_ns
+                .map(std::time::Duration::from_nanos),
+            tick_limit: e.limits().tick_limit,
         }
     }
 }

@@ -22,19 +22,42 @@ pub(crate) fn from_sql(n: i64) -> u64 {
     u64::from_ne_bytes(n.to_ne_bytes())
 }
 
-/// The columns [`decode`] reads, in order.
-pub(crate) const COLUMNS: &str = "id, kind, target, verb, args, state, owner, player, interval_ns, \
-     interval_clamped, jitter_ns, max_faults, catchup, overlap, adaptive, pass_elapsed, created_at, \
-     next_run, fire_at, armed, last_run, run_count, fault_count, consecutive_faults, missed_count, \
-     overlap_count, last_duration_ns, backlog, queued, last_fault, running";
+/// The columns of schema versions 1 and 2, in [`decode`]'s order.
+macro_rules! columns_v1 {
+    () => {
+        "id, kind, target, verb, args, state, owner, player, interval_ns, \
+         interval_clamped, jitter_ns, max_faults, catchup, overlap, adaptive, pass_elapsed, \
+         created_at, next_run, fire_at, armed, last_run, run_count, fault_count, \
+         consecutive_faults, missed_count, overlap_count, last_duration_ns, backlog, queued, \
+         last_fault, running"
+    };
+}
+
+/// The columns [`decode`] reads, in order (schema version 3 on: the firing limits last).
+pub(crate) const COLUMNS: &str = concat!(columns_v1!(), ", time_limit_ns, tick_limit");
+
+/// What [`decode`] reads from a store of schema version 1 or 2, which did not keep firing limits:
+/// none.
+const COLUMNS_BEFORE_V3: &str = concat!(columns_v1!(), ", NULL, NULL");
+
+/// The select list [`decode`] reads from a store of schema `version` (a reader that does not
+/// migrate, like the `Inspector`, meets older files).
+pub(crate) fn columns_for(version: i64) -> &'static str {
+    if version >= 3 {
+        COLUMNS
+    } else {
+        COLUMNS_BEFORE_V3
+    }
+}
 
 /// `INSERT` of a whole row; parameters as [`insert`] binds them.
 pub(crate) const INSERT: &str = "INSERT OR REPLACE INTO schedules (id, kind, target, verb, args, state, \
      owner, player, interval_ns, interval_clamped, jitter_ns, max_faults, catchup, overlap, adaptive, \
      pass_elapsed, created_at, next_run, fire_at, armed, last_run, run_count, fault_count, \
      consecutive_faults, missed_count, overlap_count, last_duration_ns, backlog, queued, last_fault, \
-     running) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
-     ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)";
+     running, time_limit_ns, tick_limit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
+     ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, \
+     ?32, ?33)";
 
 /// `UPDATE` of the cadence state only; parameters as [`CadenceParams::bind`] binds them.
 pub(crate) const UPDATE_CADENCE: &str = "UPDATE schedules SET next_run = ?2, fire_at = ?3, armed = ?4, \
@@ -170,15 +193,32 @@ pub(crate) fn insert(stmt: &mut rusqlite::Statement<'_>, r: &ScheduleRow) -> rus
         cadence.queued,
         cadence.last_fault,
         cadence.has_running.then_some(running),
+        r.time_limit_ns.map(to_sql),
+        r.tick_limit.map(to_sql),
     ])?;
     Ok(())
 }
 
-fn corrupt(what: &str, text: &str) -> rusqlite::Error {
+/// A stored value the codec cannot read: names the schedule (when its id read), the column and
+/// its index, and a bounded excerpt of the value.
+fn corrupt(id: Option<u64>, index: usize, column: &str, text: &str) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(
-        0,
+        index,
         rusqlite::types::Type::Text,
-        format!("bad {what} in schedules row: {text:?}").into(),
+        format!(
+            "{}: bad {column} in schedules row: {:?}",
+            schedule_name(id),
+            crate::limits::excerpt(text)
+        )
+        .into(),
+    )
+}
+
+/// "schedule 7", or "schedule (id unreadable)" when the id column itself is bad.
+pub(crate) fn schedule_name(id: Option<u64>) -> String {
+    id.map_or_else(
+        || "schedule (id unreadable)".to_owned(),
+        |id| format!("schedule {id}"),
     )
 }
 
@@ -202,56 +242,69 @@ fn text_column<'r>(row: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
     })
 }
 
-fn parse_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> rusqlite::Result<T> {
-    serde_json::from_str(text).map_err(|_| corrupt(what, text))
+fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+    serde_json::from_str(text).ok()
 }
 
-/// Decodes a stored fault (`{"kind": .., "value": ..}`).
-pub(crate) fn parse_fault(text: &str) -> rusqlite::Result<Fault> {
-    let raw: serde_json::Value = parse_json("last_fault", text)?;
-    let kind = raw["kind"]
-        .as_str()
-        .and_then(FaultKind::parse)
-        .ok_or_else(|| corrupt("last_fault", text))?;
-    let value: Value =
-        serde_json::from_value(raw["value"].clone()).map_err(|_| corrupt("last_fault", text))?;
-    Ok(Fault { kind, value })
+/// Decodes a stored fault (`{"kind": .., "value": ..}`); `None` if it is not one.
+pub(crate) fn parse_fault(text: &str) -> Option<Fault> {
+    let raw: serde_json::Value = parse_json(text)?;
+    let kind = raw["kind"].as_str().and_then(FaultKind::parse)?;
+    let value: Value = serde_json::from_value(raw["value"].clone()).ok()?;
+    Some(Fault { kind, value })
 }
 
-/// Decodes the `running` column (`[[run, nominal, started], ..]`).
-pub(crate) fn parse_running(text: &str) -> rusqlite::Result<Vec<RunningRow>> {
-    Ok(parse_json::<Vec<(u64, u64, u64)>>("running", text)?
-        .into_iter()
-        .map(|(run, nominal, started_unix)| RunningRow {
-            run: RunId(run),
-            nominal,
-            started_unix,
-        })
-        .collect())
+/// Decodes the `running` column (`[[run, nominal, started], ..]`); `None` if it is not that.
+pub(crate) fn parse_running(text: &str) -> Option<Vec<RunningRow>> {
+    Some(
+        parse_json::<Vec<(u64, u64, u64)>>(text)?
+            .into_iter()
+            .map(|(run, nominal, started_unix)| RunningRow {
+                run: RunId(run),
+                nominal,
+                started_unix,
+            })
+            .collect(),
+    )
 }
 
 /// Reads one row (selected with [`COLUMNS`]).
 pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
     let u = |i: usize| -> rusqlite::Result<u64> { row.get::<_, i64>(i).map(from_sql) };
     let text = |i: usize| -> rusqlite::Result<Option<String>> { row.get::<_, Option<String>>(i) };
+    // Read first, so every error below names the schedule.
+    let id = u(0).ok();
+    let bad = |index: usize, column: &str, text: &str| corrupt(id, index, column, text);
     let kind = match text_column(row, 1)? {
         "at" => ScheduleKind::At,
         "every" => ScheduleKind::Every,
-        other => return Err(corrupt("kind", other)),
+        other => return Err(bad(1, "kind", other)),
     };
     let verb = text_column(row, 3)?.to_owned();
-    let args: Option<Vec<Value>> = text(4)?.map(|t| parse_json("args", &t)).transpose()?;
-    let state: Option<Value> = text(5)?.map(|t| parse_json("state", &t)).transpose()?;
+    let args: Option<Vec<Value>> = text(4)?
+        .map(|t| parse_json(&t).ok_or_else(|| bad(4, "args", &t)))
+        .transpose()?;
+    let state: Option<Value> = text(5)?
+        .map(|t| parse_json(&t).ok_or_else(|| bad(5, "state", &t)))
+        .transpose()?;
     let catchup_text = text_column(row, 12)?;
-    let catchup = Catchup::parse(catchup_text).ok_or_else(|| corrupt("catchup", catchup_text))?;
+    let catchup = Catchup::parse(catchup_text).ok_or_else(|| bad(12, "catchup", catchup_text))?;
     let overlap_text = text_column(row, 13)?;
-    let overlap = Overlap::parse(overlap_text).ok_or_else(|| corrupt("overlap", overlap_text))?;
-    let last_fault = text(29)?.map(|t| parse_fault(&t)).transpose()?;
+    let overlap = Overlap::parse(overlap_text).ok_or_else(|| bad(13, "overlap", overlap_text))?;
+    let last_fault = text(29)?
+        .map(|t| parse_fault(&t).ok_or_else(|| bad(29, "last_fault", &t)))
+        .transpose()?;
     let running = text(30)?
-        .map(|t| parse_running(&t))
+        .map(|t| parse_running(&t).ok_or_else(|| bad(30, "running", &t)))
         .transpose()?
         .unwrap_or_default();
     let queued: Option<u64> = row.get::<_, Option<i64>>(28)?.map(from_sql);
+    let limit = |i: usize, column: &str| -> rusqlite::Result<Option<u64>> {
+        match row.get::<_, Option<i64>>(i)? {
+            Some(0) => Err(bad(i, column, "0")),
+            n => Ok(n.map(from_sql)),
+        }
+    };
     Ok(ScheduleRow {
         id: u(0)?,
         kind,
@@ -270,6 +323,8 @@ pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
         adaptive: row.get(14)?,
         pass_elapsed: row.get(15)?,
         created_at: u(16)?,
+        time_limit_ns: limit(31, "time_limit_ns")?,
+        tick_limit: limit(32, "tick_limit")?,
         cadence: Cadence {
             next_run: u(17)?,
             fire_at: u(18)?,

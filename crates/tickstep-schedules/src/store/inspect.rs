@@ -65,6 +65,8 @@ enum Source {
     Sqlite {
         conn: Connection,
         path: std::path::PathBuf,
+        /// The file's schema version: which columns its rows have.
+        version: i64,
     },
     #[cfg(feature = "postgres")]
     Postgres(super::postgres::inspect::PgInspector),
@@ -165,6 +167,11 @@ pub struct StoredSchedule {
     /// Firings in flight at the last commit, oldest first (a restarting engine hands these back
     /// as [`Schedules::interrupted`](crate::Schedules::interrupted)).
     pub running: Vec<InFlight>,
+    /// The `seconds` option: the wall-clock limit on each firing, if any (`None` in a store
+    /// older than schema version 3, which did not keep it).
+    pub time_limit: Option<std::time::Duration>,
+    /// The `ticks` option: the poll budget of each firing, if any.
+    pub tick_limit: Option<u64>,
 }
 
 impl Inspector {
@@ -209,11 +216,12 @@ impl Inspector {
         .map_err(Error::store("opening the store read-only"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(Error::store("setting the busy timeout"))?;
-        schema::check_current(&conn, path)?;
+        let version = schema::check_current(&conn, path)?;
         Ok(Inspector {
             source: Source::Sqlite {
                 conn,
                 path: path.to_path_buf(),
+                version,
             },
         })
     }
@@ -235,8 +243,12 @@ impl Inspector {
     /// assert!(inspector.list().unwrap().is_empty());
     /// ```
     pub fn list(&self) -> Result<Vec<StoredSchedule>, Error> {
-        let (conn, load_error) = match &self.source {
-            Source::Sqlite { conn, path } => (conn, load_error(path)),
+        let (conn, load_error, version) = match &self.source {
+            Source::Sqlite {
+                conn,
+                path,
+                version,
+            } => (conn, load_error(path), *version),
             #[cfg(feature = "postgres")]
             Source::Postgres(pg) => {
                 return Ok(pg.list()?.into_iter().map(StoredSchedule::from).collect());
@@ -245,7 +257,7 @@ impl Inspector {
         let mut stmt = conn
             .prepare(&format!(
                 "SELECT {} FROM schedules ORDER BY id",
-                codec::COLUMNS
+                codec::columns_for(version)
             ))
             .map_err(&load_error)?;
         let mut rows = stmt.query([]).map_err(&load_error)?;
@@ -276,13 +288,20 @@ impl Inspector {
     /// assert_eq!(inspector.get(ScheduleId::from_raw(7)).unwrap(), None);
     /// ```
     pub fn get(&self, id: ScheduleId) -> Result<Option<StoredSchedule>, Error> {
-        let (conn, path) = match &self.source {
-            Source::Sqlite { conn, path } => (conn, path),
+        let (conn, path, version) = match &self.source {
+            Source::Sqlite {
+                conn,
+                path,
+                version,
+            } => (conn, path, *version),
             #[cfg(feature = "postgres")]
             Source::Postgres(pg) => return Ok(pg.get(id.get())?.map(StoredSchedule::from)),
         };
         conn.query_row(
-            &format!("SELECT {} FROM schedules WHERE id = ?1", codec::COLUMNS),
+            &format!(
+                "SELECT {} FROM schedules WHERE id = ?1",
+                codec::columns_for(version)
+            ),
             [to_sql(id.get())],
             codec::decode,
         )
@@ -308,7 +327,7 @@ impl Inspector {
     /// ```
     pub fn ids(&self) -> Result<Vec<ScheduleId>, Error> {
         let (conn, load_error) = match &self.source {
-            Source::Sqlite { conn, path } => (conn, load_error(path)),
+            Source::Sqlite { conn, path, .. } => (conn, load_error(path)),
             #[cfg(feature = "postgres")]
             Source::Postgres(pg) => {
                 return Ok(pg.ids()?.into_iter().map(ScheduleId::from_raw).collect());
@@ -448,6 +467,8 @@ impl From<ScheduleRow> for StoredSchedule {
                     nominal_unix_nanos: r.nominal,
                 })
                 .collect(),
+            time_limit: r.time_limit_ns.map(std::time::Duration::from_nanos),
+            tick_limit: r.tick_limit,
         }
     }
 }

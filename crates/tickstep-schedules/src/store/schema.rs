@@ -11,6 +11,10 @@
 //! `application_id` (unless it is shared with another application), so that a tool can tell a
 //! store from another program's database.
 //!
+//! Version 3 (docs/schedules.md §11.32) adds the firing limits a schedule was created with
+//! (`time_limit_ns`, `tick_limit`; NULL for none), so they survive a restart. Rows written by an
+//! older version read as having none.
+//!
 //! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
 //! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
 //! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
@@ -23,10 +27,10 @@ use rusqlite::{Connection, ErrorCode};
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 2;
+pub(crate) const CURRENT_VERSION: i64 = 3;
 
-/// The oldest schema version an [`Inspector`](crate::Inspector) reads (the `schedules` table has
-/// not changed since).
+/// The oldest schema version an [`Inspector`](crate::Inspector) reads (it reads the firing limits
+/// version 3 added as none from an older file).
 pub(crate) const OLDEST_READABLE: i64 = 1;
 
 /// `PRAGMA application_id` of a file that is a store and nothing else: "TSTP".
@@ -42,7 +46,7 @@ pub(crate) const OWN_TABLES: [&str; 5] = [
 ];
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 2] = [
+const MIGRATIONS: [(i64, &str, &str); 3] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -97,6 +101,14 @@ const MIGRATIONS: [(i64, &str, &str); 2] = [
         id         INTEGER NOT NULL,                  -- the schedule stopped
         stopped_at INTEGER NOT NULL                   -- Unix nanoseconds, for pruning
     );
+    ",
+    ),
+    (
+        3,
+        "per-firing limits kept with each schedule",
+        "
+    ALTER TABLE schedules ADD COLUMN time_limit_ns INTEGER; -- seconds option, ns; NULL for none
+    ALTER TABLE schedules ADD COLUMN tick_limit    INTEGER; -- ticks option, polls; NULL for none
     ",
     ),
 ];

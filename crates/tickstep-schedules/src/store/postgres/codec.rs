@@ -14,7 +14,8 @@ use postgres::types::ToSql;
 
 use crate::row::{Cadence, ScheduleRow};
 use crate::store::codec::{
-    COLUMNS, fault_json, from_sql, json, parse_fault, parse_running, running_json, to_sql,
+    COLUMNS, fault_json, from_sql, json, parse_fault, parse_running, running_json, schedule_name,
+    to_sql,
 };
 use crate::{Catchup, ObjId, Overlap, ScheduleKind, Value};
 
@@ -51,8 +52,8 @@ pub(super) fn claim_sql() -> &'static str {
     })
 }
 
-/// The column [`claim_sql`] returns the new fence in.
-pub(super) const FENCE_COLUMN: usize = 31;
+/// The column [`claim_sql`] returns the new fence in: the one after [`COLUMNS`].
+pub(super) const FENCE_COLUMN: usize = 33;
 
 /// `INSERT` of a whole row, held by node `$32` from its creation with fence 1; replacing a row
 /// of the same id (an upsert, like `SQLite`'s `INSERT OR REPLACE`) takes it over with the next
@@ -263,68 +264,84 @@ pub(super) fn insert(
             &c.queued.map(to_sql),
             &c.last_fault.as_ref().map(fault_json),
             &has_running.then_some(running.as_str()),
+            &r.time_limit_ns.map(to_sql),
+            &r.tick_limit.map(to_sql),
             &node,
         ],
     )?;
     row.try_get(0)
 }
 
-/// A row the store holds but cannot turn back into a schedule: the column and its text.
+/// A row the store holds but cannot turn back into a schedule: the schedule (when its id read),
+/// the column and a bounded excerpt of its value.
 #[derive(Debug, thiserror::Error)]
-#[error("bad {column} in tickstep_schedules row: {text:?}")]
+#[error("{}: bad {column} in tickstep_schedules row: {text:?}", schedule_name(*.id))]
 pub(crate) struct Corrupt {
+    id: Option<u64>,
     column: &'static str,
     text: String,
 }
 
 fn corrupt(
+    id: Option<u64>,
     column: &'static str,
     text: &(impl std::fmt::Display + ?Sized),
 ) -> Box<dyn std::error::Error + Send + Sync> {
     Box::new(Corrupt {
+        id,
         column,
-        text: text.to_string(),
+        text: crate::limits::excerpt(&text.to_string()),
     })
 }
 
 type Decoded<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
 fn json_column<T: serde::de::DeserializeOwned>(
+    id: Option<u64>,
     column: &'static str,
     text: Option<String>,
 ) -> Decoded<Option<T>> {
-    text.map(|t| serde_json::from_str(&t).map_err(|_| corrupt(column, &t)))
+    text.map(|t| serde_json::from_str(&t).map_err(|_| corrupt(id, column, &t)))
         .transpose()
 }
 
-fn narrow<T: TryFrom<i64>>(column: &'static str, n: i64) -> Decoded<T> {
-    T::try_from(n).map_err(|_| corrupt(column, &n))
+fn narrow<T: TryFrom<i64>>(id: Option<u64>, column: &'static str, n: i64) -> Decoded<T> {
+    T::try_from(n).map_err(|_| corrupt(id, column, &n))
 }
 
 /// Reads one row a claim returned ([`claim_sql`]; the fence is read apart).
 pub(super) fn decode(row: &Row) -> Decoded<ScheduleRow> {
     let u = |i: usize| -> Decoded<u64> { Ok(from_sql(row.try_get::<_, i64>(i)?)) };
+    // Read first, so every error below names the schedule.
+    let id = u(0).ok();
+    let corrupt = |column, text: &dyn std::fmt::Display| corrupt(id, column, text);
     let kind_text: &str = row.try_get(1)?;
     let kind = match kind_text {
         "at" => ScheduleKind::At,
         "every" => ScheduleKind::Every,
-        other => return Err(corrupt("kind", other)),
+        other => return Err(corrupt("kind", &other)),
     };
     let catchup_text: &str = row.try_get(12)?;
-    let catchup = Catchup::parse(catchup_text).ok_or_else(|| corrupt("catchup", catchup_text))?;
+    let catchup = Catchup::parse(catchup_text).ok_or_else(|| corrupt("catchup", &catchup_text))?;
     let overlap_text: &str = row.try_get(13)?;
-    let overlap = Overlap::parse(overlap_text).ok_or_else(|| corrupt("overlap", overlap_text))?;
+    let overlap = Overlap::parse(overlap_text).ok_or_else(|| corrupt("overlap", &overlap_text))?;
     let last_fault = row
         .try_get::<_, Option<&str>>(29)?
-        .map(|t| parse_fault(t).map_err(|_| corrupt("last_fault", t)))
+        .map(|t| parse_fault(t).ok_or_else(|| corrupt("last_fault", &t)))
         .transpose()?;
     let running = row
         .try_get::<_, Option<&str>>(30)?
-        .map(|t| parse_running(t).map_err(|_| corrupt("running", t)))
+        .map(|t| parse_running(t).ok_or_else(|| corrupt("running", &t)))
         .transpose()?
         .unwrap_or_default();
-    let args: Option<Vec<Value>> = json_column("args", row.try_get(4)?)?;
-    let state: Option<Value> = json_column("state", row.try_get(5)?)?;
+    let limit = |i: usize, column: &'static str| -> Decoded<Option<u64>> {
+        match row.try_get::<_, Option<i64>>(i)? {
+            Some(0) => Err(corrupt(column, &0)),
+            n => Ok(n.map(from_sql)),
+        }
+    };
+    let args: Option<Vec<Value>> = json_column(id, "args", row.try_get(4)?)?;
+    let state: Option<Value> = json_column(id, "state", row.try_get(5)?)?;
     Ok(ScheduleRow {
         id: u(0)?,
         kind,
@@ -337,12 +354,14 @@ pub(super) fn decode(row: &Row) -> Decoded<ScheduleRow> {
         interval_ns: u(8)?,
         interval_clamped: row.try_get(9)?,
         jitter_ns: u(10)?,
-        max_faults: narrow("max_faults", row.try_get(11)?)?,
+        max_faults: narrow(id, "max_faults", row.try_get(11)?)?,
         catchup,
         overlap,
         adaptive: row.try_get(14)?,
         pass_elapsed: row.try_get(15)?,
         created_at: u(16)?,
+        time_limit_ns: limit(31, "time_limit_ns")?,
+        tick_limit: limit(32, "tick_limit")?,
         cadence: Cadence {
             next_run: u(17)?,
             fire_at: u(18)?,
@@ -350,14 +369,24 @@ pub(super) fn decode(row: &Row) -> Decoded<ScheduleRow> {
             last_run: u(20)?,
             run_count: u(21)?,
             fault_count: u(22)?,
-            consecutive_faults: narrow("consecutive_faults", row.try_get(23)?)?,
+            consecutive_faults: narrow(id, "consecutive_faults", row.try_get(23)?)?,
             missed_count: u(24)?,
             overlap_count: u(25)?,
             last_duration_ns: u(26)?,
-            backlog: narrow("backlog", i64::from(row.try_get::<_, i32>(27)?))?,
+            backlog: narrow(id, "backlog", i64::from(row.try_get::<_, i32>(27)?))?,
             queued: row.try_get::<_, Option<i64>>(28)?.map(from_sql),
             last_fault,
             running,
         },
     })
+}
+
+#[cfg(test)]
+mod fence_column_tests {
+    use super::{COLUMNS, FENCE_COLUMN};
+
+    #[test]
+    fn the_fence_is_returned_right_after_the_row_columns() {
+        assert_eq!(FENCE_COLUMN, COLUMNS.split(',').count());
+    }
 }

@@ -8,6 +8,17 @@
 //! transactional). A database migrated by a newer build is refused with
 //! [`Error::SchemaTooNew`].
 //!
+//! Versions are numbered by the change, not by their place in this build: a build may know
+//! versions with gaps between them (changes made on other branches, numbered when they were
+//! written). The runner therefore applies every known version the database has not recorded, in
+//! order, whatever the gaps. A database that records a version this build does not know was
+//! migrated by a different build and is refused, nothing applied: [`Error::SchemaTooNew`] when
+//! that version is newer than every version this build knows, [`Error::Database`] naming it
+//! otherwise (a version from a branch this build does not carry).
+//!
+//! Version 4 adds the firing limits a schedule was created with (`time_limit_ns`, `tick_limit`;
+//! NULL for none), as the `SQLite` store's version 3 does.
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -18,7 +29,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 3;
+pub(crate) const CURRENT_VERSION: i64 = 4;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -27,7 +38,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 3] = [
+const MIGRATIONS: [(i64, &str, &str); 4] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -94,6 +105,15 @@ const MIGRATIONS: [(i64, &str, &str); 3] = [
     );
     ",
     ),
+    (
+        4,
+        "per-firing limits kept with each schedule",
+        "
+    ALTER TABLE tickstep_schedules
+        ADD COLUMN time_limit_ns BIGINT, -- seconds option, ns; NULL for none
+        ADD COLUMN tick_limit    BIGINT; -- ticks option, polls; NULL for none
+    ",
+    ),
 ];
 
 /// Version 2: the notes an operator's stop leaves for running engines (docs/schedules.md
@@ -128,22 +148,16 @@ pub(crate) fn migrate(client: &mut Client) -> Result<(), Error> {
     )
     .map_err(database_error("creating the migration table"))?;
     let applied: Vec<i64> = tx
-        .query("SELECT version FROM tickstep_schema_migrations", &[])
-        .map_err(database_error("reading the schema version"))?
+        .query(
+            "SELECT version FROM tickstep_schema_migrations ORDER BY version",
+            &[],
+        )
+        .map_err(database_error("reading the schema versions"))?
         .iter()
         .map(|row| row.get(0))
         .collect();
-    let found = applied.iter().copied().max().unwrap_or(0);
-    if found > CURRENT_VERSION {
-        return Err(Error::SchemaTooNew {
-            found,
-            supported: CURRENT_VERSION,
-        });
-    }
-    for (version, description, sql) in MIGRATIONS {
-        if applied.contains(&version) {
-            continue;
-        }
+    for plan in pending(&applied) {
+        let (version, description, sql) = plan?;
         tx.batch_execute(sql)
             .map_err(database_error("applying a migration"))?;
         tx.execute(
@@ -200,4 +214,93 @@ pub(crate) fn check_current(client: &mut Client) -> Result<i64, CheckError> {
         )));
     }
     Ok(found)
+}
+
+/// The migrations to apply to a database that recorded `applied`, in order: every known version
+/// it lacks, gaps and all. A recorded version this build does not know comes first, as an error,
+/// so nothing is applied to a database another build shaped.
+fn pending(
+    applied: &[i64],
+) -> impl Iterator<Item = Result<(i64, &'static str, &'static str), Error>> {
+    let unknown = applied
+        .iter()
+        .copied()
+        .filter(|v| !MIGRATIONS.iter().any(|(known, ..)| known == v))
+        .max();
+    let refusal = unknown.map(|found| Err(unknown_version(found)));
+    let todo = MIGRATIONS
+        .into_iter()
+        .filter(move |(version, ..)| unknown.is_none() && !applied.contains(version))
+        .map(Ok);
+    refusal.into_iter().chain(todo)
+}
+
+/// The refusal of a database that records migration `found`, which this build does not know.
+fn unknown_version(found: i64) -> Error {
+    if found > CURRENT_VERSION {
+        return Error::SchemaTooNew {
+            found,
+            supported: CURRENT_VERSION,
+        };
+    }
+    let known: Vec<String> = MIGRATIONS.iter().map(|(v, ..)| v.to_string()).collect();
+    Error::Database {
+        context: "checking the schema version",
+        source: format!(
+            "the database records schema version {found}, which this build does not know (it \
+             knows {}): a different build migrated it",
+            known.join(", ")
+        )
+        .into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn versions(applied: &[i64]) -> Result<Vec<i64>, i64> {
+        pending(applied)
+            .map(|p| match p {
+                Ok((v, ..)) => Ok(v),
+                Err(Error::SchemaTooNew { found, .. }) => Err(found),
+                Err(other) => panic!("{other}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_known_version_missing_is_applied_gaps_and_all() {
+        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4]));
+        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4]));
+        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3]));
+        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3]));
+        assert_eq!(versions(&[1, 2, 3, 4]), Ok(vec![]));
+    }
+
+    #[test]
+    fn a_newer_version_is_schema_too_new_naming_both() {
+        assert_eq!(versions(&[1, 4, 5]), Err(5));
+        let err = pending(&[1, 4, 5]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 5") && err.to_string().contains("up to 4"));
+    }
+
+    #[test]
+    fn an_unknown_version_in_a_gap_is_refused_naming_it_and_what_is_known() {
+        let mut plan = pending(&[0, 1]);
+        let err = plan.next().unwrap().unwrap_err();
+        assert!(matches!(err, Error::Database { .. }), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4"),
+            "{text}"
+        );
+        assert!(plan.next().is_none(), "nothing is applied after a refusal");
+    }
+
+    #[test]
+    fn migrations_are_listed_in_increasing_version_order() {
+        assert!(MIGRATIONS.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(MIGRATIONS.last().map(|m| m.0), Some(CURRENT_VERSION));
+    }
 }

@@ -1,0 +1,53 @@
+//! A stored value the codec cannot read fails the open with an error naming the schedule, the
+//! column and a bounded excerpt of the value (docs/schedules.md §12.3); a bad options map names a
+//! bounded excerpt of the value, not the whole of it (docs/schedules.md §12.3).
+
+mod common;
+
+use common::Host;
+use tickstep_kernel::clock::ManualClock;
+use tickstep_schedules::{Options, Schedules, Value};
+
+on_both_stores! {
+    fn a_corrupt_stored_value_names_the_schedule_the_column_and_an_excerpt(store) {
+        let h = Host::on(store);
+        let id = h.every(10.0, Options::new().state(Value::Int(1)));
+        h.engine.flush().unwrap();
+        drop(h);
+        let huge = format!("{{\"not json{}", "x".repeat(10_000));
+        store.execute(&format!("UPDATE schedules SET state = '{huge}' WHERE id = {}", id.get()));
+        let err = Schedules::open(
+            store.path(),
+            ManualClock::new(),
+            tickstep_schedules::testkit::TestWorld::new(),
+            tickstep_schedules::testkit::TestRunner::new(),
+            common::config(),
+        )
+        .err()
+        .unwrap();
+        let text = format!("{err}: {:?}", std::error::Error::source(&err).map(ToString::to_string));
+        assert!(text.contains(&format!("schedule {}", id.get())), "{text}");
+        assert!(text.contains("bad state"), "{text}");
+        assert!(text.contains("{\\\"not json") && text.contains("(10010 bytes)"), "{text}");
+        assert!(!text.contains("index: 0"), "{text}");
+        assert!(text.len() < 600, "bounded: {} bytes", text.len());
+    }
+}
+
+#[test]
+fn a_bad_options_map_names_a_bounded_excerpt_of_the_value() {
+    let big = Value::List(vec![Value::Str("y".repeat(5_000))]);
+    for map in [
+        Value::Map(vec![(Value::from("catchup"), big.clone())]),
+        Value::Map(vec![(big.clone(), Value::Int(1))]),
+        big.clone(),
+    ] {
+        let err = Options::from_map(&map).unwrap_err();
+        let text = err.to_string();
+        assert_eq!(err.code(), "E_INVARG");
+        assert!(text.contains("yyyy") && text.contains(" bytes)"), "{text}");
+        assert!(text.len() < 300, "bounded: {} bytes: {text}", text.len());
+    }
+    let err = Options::from_map(&Value::Map(vec![(Value::from("catchup"), big)])).unwrap_err();
+    assert!(err.to_string().contains("\"catchup\""), "{err}");
+}
