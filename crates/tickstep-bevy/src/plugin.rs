@@ -2,12 +2,12 @@
 //! kernel steps.
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 use std::time::Duration;
 
 use bevy_app::{App, Last, Plugin};
-use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
+use bevy_ecs::schedule::ScheduleLabel;
 use tickstep_kernel::clock::{Clock, ManualClock, SystemClock};
 use tickstep_kernel::{Kernel, KernelConfig, Phase, Priority, Role, ScheduleError};
 use tickstep_schedules::{Config, Schedules};
@@ -15,6 +15,7 @@ use tickstep_schedules::{Config, Schedules};
 use crate::frame_meter::FrameMeter;
 use crate::resources::{CommandsCycle, FrameParts};
 use crate::schedules_host::{Driver, GameWorld, KernelRunner};
+use crate::settings::Settings;
 use crate::{
     GameClock, PluginError, RealClock, TickstepCommands, TickstepKernel, TickstepSchedules,
     WorldQueue,
@@ -44,21 +45,6 @@ pub const DEFAULT_SCHEDULES_TICK: Duration = tickstep_schedules::DEFAULT_TICK;
 #[derive(Clone, Debug)]
 pub struct TickstepPlugin {
     pub(crate) settings: Settings,
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct Settings {
-    pub(crate) role: Role,
-    pub(crate) frame_target: Option<Duration>,
-    pub(crate) budget: Option<Duration>,
-    pub(crate) store: Option<PathBuf>,
-    pub(crate) manual_clock: Option<ManualClock>,
-    pub(crate) kernel_schedule: InternedScheduleLabel,
-    pub(crate) schedules_tick: Duration,
-    pub(crate) diagnostics: Option<bool>,
-    pub(crate) per_cycle_events: bool,
-    pub(crate) phases: Vec<Phase>,
-    pub(crate) firing_priority: Priority,
 }
 
 impl Default for TickstepPlugin {

@@ -11,16 +11,13 @@
 use std::any::TypeId;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use bevy_ecs::entity::Entity;
-use tickstep_commands::{Command, Mechanism, RunError};
+use tickstep_commands::{Mechanism, RunError};
 use tickstep_kernel::{FrameLoop, Kernel, Phase, Scheduler, SchedulerConfig};
-use tickstep_schedules::Schedules;
 
 use crate::frame_meter::FrameMeter;
-use crate::mechanisms::MechanismComponent;
 use crate::schedules_host::Driver;
 use crate::{GameClock, RealClock, WorldQueue};
 
@@ -279,61 +276,6 @@ impl TickstepCommands {
         &self.cycle.world
     }
 
-    /// The mechanism `M` of `entity` (an entity's `Legs`, its `Arms`), made on first use and named
-    /// `"<entity> <M::NAME>"`. When the entity loses the component (or is despawned) the
-    /// mechanism is dropped and the commands requiring it are canceled, if the kind was registered
-    /// with [`TickstepAppExt::add_mechanism`](crate::TickstepAppExt::add_mechanism).
-    ///
-    /// ```
-    /// use bevy_app::App;
-    /// use bevy_ecs::prelude::*;
-    /// use tickstep_bevy::{MechanismComponent, TickstepAppExt, TickstepCommands, TickstepPlugin};
-    ///
-    /// #[derive(Component)]
-    /// struct Legs;
-    /// impl MechanismComponent for Legs { const NAME: &'static str = "legs"; }
-    ///
-    /// let mut app = App::new();
-    /// app.add_plugins(TickstepPlugin::builder().build()?).add_mechanism::<Legs>();
-    /// let hero = app.world_mut().spawn(Legs).id();
-    /// let commands = app.world().non_send::<TickstepCommands>();
-    /// let legs = commands.mechanism::<Legs>(hero);
-    /// assert!(legs.name().ends_with("legs"));
-    /// assert_eq!(legs, commands.mechanism::<Legs>(hero));
-    /// # Ok::<(), tickstep_bevy::PluginError>(())
-    /// ```
-    pub fn mechanism<M: MechanismComponent>(&self, entity: Entity) -> Mechanism {
-        self.mechanisms
-            .borrow_mut()
-            .entry((TypeId::of::<M>(), entity))
-            .or_insert_with(|| {
-                Mechanism::new(&self.cycle.scheduler, format!("{entity} {}", M::NAME))
-            })
-            .clone()
-    }
-
-    /// Drops the mechanism `M` of `entity` and cancels every command that requires it.
-    pub(crate) fn release<M: MechanismComponent>(&self, entity: Entity) {
-        let Some(mechanism) = self
-            .mechanisms
-            .borrow_mut()
-            .remove(&(TypeId::of::<M>(), entity))
-        else {
-            return;
-        };
-        let scheduler = &self.cycle.scheduler;
-        let doomed: Vec<Command> = scheduler
-            .running()
-            .into_iter()
-            .chain(scheduler.queued())
-            .map(|info| info.command)
-            .filter(|cmd| cmd.requires(&mechanism))
-            .collect();
-        for cmd in &doomed {
-            scheduler.cancel(cmd);
-        }
-    }
-
     /// The error that stopped the commands cycle, if one did (a command body returned `Err`).
     ///
     /// ```
@@ -364,105 +306,5 @@ impl TickstepCommands {
     /// ```
     pub fn resume(&self) -> Option<RunError> {
         self.cycle.failure.borrow_mut().take()
-    }
-}
-
-/// The durable schedules engine: `schedule_at` / `schedule_every` from any system, verbs as Rust
-/// code, firings as budgeted kernel tasks.
-///
-/// ```
-/// use bevy_app::{App, Startup};
-/// use bevy_ecs::prelude::*;
-/// use tickstep_bevy::{TickstepPlugin, TickstepSchedules};
-/// use tickstep_kernel::ManualClock;
-/// use tickstep_schedules::{ObjId, Options, Value};
-///
-/// fn arm_upkeep(schedules: NonSend<TickstepSchedules>) {
-///     let mut txn = schedules.engine().begin(ObjId(0));
-///     txn.schedule_every(ObjId(0), "upkeep", 60.0, vec![], Options::new()).unwrap();
-///     txn.commit().unwrap();
-/// }
-///
-/// let mut app = App::new();
-/// app.add_plugins(TickstepPlugin::builder().manual_clock(ManualClock::new()).build()?);
-/// app.world().non_send::<TickstepSchedules>().verb("upkeep", |_| Ok(Value::Int(0)));
-/// app.add_systems(Startup, arm_upkeep);
-/// app.update();
-/// assert_eq!(app.world().non_send::<TickstepSchedules>().engine().live_count(), 1);
-/// # Ok::<(), tickstep_bevy::PluginError>(())
-/// ```
-pub struct TickstepSchedules {
-    pub(crate) driver: Rc<Driver>,
-    pub(crate) store_path: Option<PathBuf>,
-    pub(crate) abandoned: usize,
-}
-
-impl std::fmt::Debug for TickstepSchedules {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TickstepSchedules")
-            .field("store_path", &self.store_path)
-            .field("abandoned", &self.abandoned)
-            .finish_non_exhaustive()
-    }
-}
-
-impl TickstepSchedules {
-    /// The engine: [`Schedules::begin`] opens a transaction for `schedule_at`, `schedule_every`,
-    /// `schedule_stop` and `schedule_info`.
-    ///
-    /// ```
-    /// # use bevy_app::App;
-    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
-    /// # let mut app = App::new();
-    /// # app.add_plugins(TickstepPlugin::builder().build()?);
-    /// assert_eq!(app.world().non_send::<TickstepSchedules>().engine().live_count(), 0);
-    /// # Ok::<(), tickstep_bevy::PluginError>(())
-    /// ```
-    pub fn engine(&self) -> &Schedules {
-        self.driver.engine()
-    }
-
-    /// The store file, or `None` for an in-memory engine.
-    ///
-    /// ```
-    /// # use bevy_app::App;
-    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
-    /// # let mut app = App::new();
-    /// # app.add_plugins(TickstepPlugin::builder().build()?);
-    /// assert!(app.world().non_send::<TickstepSchedules>().store_path().is_none());
-    /// # Ok::<(), tickstep_bevy::PluginError>(())
-    /// ```
-    pub fn store_path(&self) -> Option<&Path> {
-        self.store_path.as_deref()
-    }
-
-    /// How many firings were in flight when the store was last saved and were abandoned at
-    /// start-up (each a fault "interrupted by restart": a Rust closure cannot resume from disk).
-    ///
-    /// ```
-    /// # use bevy_app::App;
-    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
-    /// # let mut app = App::new();
-    /// # app.add_plugins(TickstepPlugin::builder().build()?);
-    /// assert_eq!(app.world().non_send::<TickstepSchedules>().abandoned_at_start(), 0);
-    /// # Ok::<(), tickstep_bevy::PluginError>(())
-    /// ```
-    pub fn abandoned_at_start(&self) -> usize {
-        self.abandoned
-    }
-
-    /// How many times the engine has been ticked (once per due deadline, at most once per
-    /// schedules tick).
-    ///
-    /// ```
-    /// # use bevy_app::App;
-    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
-    /// # let mut app = App::new();
-    /// # app.add_plugins(TickstepPlugin::builder().build()?);
-    /// assert_eq!(app.world().non_send::<TickstepSchedules>().ticks(), 0);
-    /// # Ok::<(), tickstep_bevy::PluginError>(())
-    /// ```
-    pub fn ticks(&self) -> u64 {
-        self.driver.ticks.get()
     }
 }

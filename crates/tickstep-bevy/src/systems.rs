@@ -26,7 +26,7 @@ use bevy_time::{Fixed, Time, TimePlugin, TimeSystems, TimeUpdateStrategy};
 use tickstep_kernel::Phase;
 use tickstep_kernel::clock::{Clock, Instant};
 
-use crate::plugin::Settings;
+use crate::settings::Settings;
 use crate::{
     CommandEvent, CommandsFailed, KernelOverload, KernelStats, TickstepCommands, TickstepKernel,
 };

@@ -16,6 +16,7 @@
 //! Wakes from other threads (an async task woken by a thread) are noticed at the next frame
 //! boundary; while the loop sleeps through idle frames they wait for the sleep to end.
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
@@ -443,5 +444,65 @@ impl std::fmt::Debug for FrameLoop {
             .field("period", &self.shared.period)
             .field("frame_count", &self.frame_count())
             .finish_non_exhaustive()
+    }
+}
+
+/// Binding lives with the loop: the scheduler keeps only an opaque link to it, so the engine
+/// (`scheduler/`) names nothing of this module.
+impl Scheduler {
+    /// Binds the scheduler to its phase on `frame_loop`: from now on the loop steps it every
+    /// frame while it has runnable work, and wakes it 34 ms before its earliest deadline
+    /// otherwise. The loop's measured frame stats become the frame-aware budget's source.
+    /// Binding again moves the scheduler to the new loop.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::PhaseNotRun`] when the loop's role does not run the scheduler's phase
+    /// (PreRender on a server).
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    ///
+    /// ```
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
+    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// sched.bind(&fl)?;
+    /// sched.schedule(|| {}, Priority::Normal);
+    /// fl.run_frames(1);
+    /// assert_eq!(sched.stats().tasks_run, 1);
+    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
+    /// ```
+    #[track_caller]
+    pub fn bind(&self, frame_loop: &FrameLoop) -> Result<(), ScheduleError> {
+        let phase = self.live_phase();
+        if !frame_loop.role().runs(phase) {
+            return Err(ScheduleError::PhaseNotRun { phase });
+        }
+        self.unbind();
+        frame_loop.register(self.clone());
+        let link: Weak<dyn Any> = frame_loop.downgrade();
+        self.set_loop_link(link, frame_loop.frame_stats());
+        Ok(())
+    }
+
+    /// Detaches from the frame loop and cancels the idle wake. [`Scheduler::step`] still works.
+    ///
+    /// ```
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role, Scheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
+    /// let sched = Scheduler::new(clock, SchedulerConfig::server());
+    /// sched.bind(&fl).unwrap();
+    /// sched.unbind();
+    /// assert!(!sched.is_bound());
+    /// ```
+    pub fn unbind(&self) {
+        let bound = self.take_loop_link().and_then(|weak| weak.upgrade());
+        if let Some(frame_loop) = bound.and_then(|link| link.downcast::<LoopShared>().ok()) {
+            FrameLoop::unregister(&frame_loop, self);
+        }
     }
 }

@@ -9,48 +9,7 @@
 
 use std::time::Duration;
 
-use crate::{Error, Options, Value};
-
-impl Options {
-    /// A wall-clock limit on each firing (the `seconds` key).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let o = tickstep_schedules::Options::new().time_limit(Duration::from_secs(5));
-    /// assert_eq!(o.firing_limits(), (Some(Duration::from_secs(5)), None));
-    /// ```
-    #[must_use]
-    pub fn time_limit(mut self, limit: Duration) -> Self {
-        self.time_limit = Some(limit);
-        self
-    }
-
-    /// A poll budget for each firing of an async verb (the `ticks` key).
-    ///
-    /// ```
-    /// let o = tickstep_schedules::Options::new().tick_limit(30);
-    /// assert_eq!(o.firing_limits(), (None, Some(30)));
-    /// ```
-    #[must_use]
-    pub fn tick_limit(mut self, polls: u64) -> Self {
-        self.tick_limit = Some(polls);
-        self
-    }
-
-    /// The per-firing limits set: `(seconds, ticks)`, `None` for no limit.
-    ///
-    /// ```
-    /// use tickstep_schedules::{Options, Value};
-    /// let o = Options::from_map(&Value::Map(vec![
-    ///     (Value::from("seconds"), Value::Float(2.5)),
-    ///     (Value::from("ticks"), Value::Int(10)),
-    /// ])).unwrap();
-    /// assert_eq!(o.firing_limits(), (Some(std::time::Duration::from_millis(2500)), Some(10)));
-    /// ```
-    pub fn firing_limits(&self) -> (Option<Duration>, Option<u64>) {
-        (self.time_limit, self.tick_limit)
-    }
-}
+use crate::{Error, Value};
 
 /// The `seconds` option's value: a positive, finite number of seconds that fits a `Duration`.
 pub(crate) fn parse_seconds(value: &Value) -> Result<Duration, Error> {
@@ -85,6 +44,7 @@ pub(crate) fn parse_ticks(value: &Value) -> Result<u64, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Options;
 
     fn one(key: &str, value: Value) -> Result<Options, Error> {
         Options::from_map(&Value::Map(vec![(Value::from(key), value)]))

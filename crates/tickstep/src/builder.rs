@@ -126,6 +126,20 @@ pub struct RuntimeBuilder {
     host_waits: Option<FrameWaits>,
 }
 
+/// The builder is the way into a runtime: it lives here, beside the builder, so the runtime's
+/// file names nothing of the builder.
+impl Runtime {
+    /// A builder with the defaults (see [`RuntimeBuilder`]).
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+}
+
 impl Default for RuntimeBuilder {
     fn default() -> Self {
         RuntimeBuilder {

@@ -11,7 +11,7 @@ use tickstep_schedules::{Outcome, RunId, ScheduleId, Schedules};
 
 use crate::hub::Hub;
 use crate::verbs::{Verb, VerbCall, VerbFuture, VerbResult};
-use crate::{FiringLimits, RunningFiring, RuntimeBuilder, RuntimeClock, RuntimeError};
+use crate::{FiringLimits, RunningFiring, RuntimeClock, RuntimeError};
 
 /// How much virtual or real time one slice of [`Runtime::run_for`] covers: failures are noticed
 /// at the end of the slice they happened in.
@@ -128,16 +128,6 @@ pub struct RuntimeStats {
 }
 
 impl Runtime {
-    /// A builder with the defaults (see [`RuntimeBuilder`]).
-    ///
-    /// ```
-    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
-    /// # Ok::<(), tickstep::RuntimeError>(())
-    /// ```
-    pub fn builder() -> RuntimeBuilder {
-        RuntimeBuilder::default()
-    }
-
     pub(crate) fn assemble(
         hub: Rc<Hub>,
         kernel: Kernel,

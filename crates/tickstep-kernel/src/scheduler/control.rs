@@ -1,14 +1,14 @@
 //! Driving and inspecting a scheduler: step, bind, destroy, statistics, profiler, error hooks.
 
+use std::any::Any;
 use std::panic::Location;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use crate::clock::{Clock, Instant};
-use crate::frame_loop::FrameLoop;
 use crate::{
-    BudgetMode, FrameStats, HotTask, Phase, QueueDepths, Role, ScheduleError, Scheduler, Stats,
-    StepWindow, TaskError,
+    BudgetMode, FrameStats, HotTask, Phase, QueueDepths, Role, Scheduler, Stats, StepWindow,
+    TaskError,
 };
 
 use super::budget::FrameSource;
@@ -51,74 +51,32 @@ impl Scheduler {
         self.run_step(Some(budget));
     }
 
-    /// Binds the scheduler to its phase on `frame_loop`: from now on the loop steps it every
-    /// frame while it has runnable work, and wakes it 34 ms before its earliest deadline
-    /// otherwise. The loop's measured frame stats become the frame-aware budget's source.
-    /// Binding again moves the scheduler to the new loop.
-    ///
-    /// # Errors
-    ///
-    /// [`ScheduleError::PhaseNotRun`] when the loop's role does not run the scheduler's phase
-    /// (PreRender on a server).
-    ///
-    /// # Panics
-    ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
-    ///
-    /// ```
-    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
-    /// let clock = ManualClock::new();
-    /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
-    /// sched.bind(&fl)?;
-    /// sched.schedule(|| {}, Priority::Normal);
-    /// fl.run_frames(1);
-    /// assert_eq!(sched.stats().tasks_run, 1);
-    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
-    /// ```
-    #[track_caller]
-    pub fn bind(&self, frame_loop: &FrameLoop) -> Result<(), ScheduleError> {
-        let phase = {
-            let core = self.shared.core.borrow();
-            assert!(!core.destroyed, "scheduler is destroyed");
-            core.phase
-        };
-        if !frame_loop.role().runs(phase) {
-            return Err(ScheduleError::PhaseNotRun { phase });
-        }
-        self.unbind();
-        frame_loop.register(self.clone());
-        let source: Rc<dyn FrameStats> = frame_loop.frame_stats();
+    /// Takes the opaque link to a frame loop out of a bound scheduler and stops its attachment
+    /// (the frame loop's `unbind` unregisters it from the loop the link points at).
+    pub(crate) fn take_loop_link(&self) -> Option<Weak<dyn Any>> {
         let mut core = self.shared.core.borrow_mut();
-        core.frame_source = Some(FrameSource::new(source));
-        core.attach.bound = Some(frame_loop.downgrade());
-        let now = self.shared.clock.now();
-        core.refresh_attachment(now, self.shared.wakes.is_pending());
-        Ok(())
+        let bound = core.attach.bound.take();
+        core.attach.attached = false;
+        core.attach.wake_at = None;
+        bound
     }
 
-    /// Detaches from the frame loop and cancels the idle wake. [`Scheduler::step`] still works.
-    ///
-    /// ```
-    /// use tickstep_kernel::{FrameLoop, ManualClock, Role, Scheduler, SchedulerConfig};
-    /// let clock = ManualClock::new();
-    /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-    /// let sched = Scheduler::new(clock, SchedulerConfig::server());
-    /// sched.bind(&fl).unwrap();
-    /// sched.unbind();
-    /// assert!(!sched.is_bound());
-    /// ```
-    pub fn unbind(&self) {
-        let bound = {
-            let mut core = self.shared.core.borrow_mut();
-            let bound = core.attach.bound.take();
-            core.attach.attached = false;
-            core.attach.wake_at = None;
-            bound
-        };
-        if let Some(frame_loop) = bound.and_then(|weak| weak.upgrade()) {
-            FrameLoop::unregister(&frame_loop, self);
-        }
+    /// Links the scheduler to a frame loop (opaque here) whose frames feed its frame-aware
+    /// budget, and attaches it if it has runnable work.
+    pub(crate) fn set_loop_link(&self, link: Weak<dyn Any>, frames: Rc<dyn FrameStats>) {
+        let mut core = self.shared.core.borrow_mut();
+        core.frame_source = Some(FrameSource::new(frames));
+        core.attach.bound = Some(link);
+        let now = self.shared.clock.now();
+        core.refresh_attachment(now, self.shared.wakes.is_pending());
+    }
+
+    /// The scheduler's phase, asserting it is not destroyed (binding a destroyed one is a bug).
+    #[track_caller]
+    pub(crate) fn live_phase(&self) -> Phase {
+        let core = self.shared.core.borrow();
+        assert!(!core.destroyed, "scheduler is destroyed");
+        core.phase
     }
 
     /// Unbinds, drops every error handler, cancels every handle it owns and clears every queue.

@@ -5,6 +5,8 @@
 //! task, calling a hook) is handed back to the caller to do after the borrow is released. That is
 //! the whole re-entrancy story: a task can schedule, cancel or inspect its own scheduler freely.
 
+use std::any::Any;
+use std::rc::Weak;
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
@@ -13,7 +15,6 @@ use crate::clock::{Clock, Instant};
 use crate::{Phase, Priority, Role, SchedulerConfig, StepWindow};
 
 use super::budget::{Budget, FrameReading, FrameSource};
-use super::idle::Attachment;
 use super::profile::{NO_ORIGIN, Profiler};
 use super::queues::{OnceTask, QueueEntry, Queues};
 use super::slab::{Body, Cadence, NewTask, Place, Slab, TaskKey, TaskRef};
@@ -87,6 +88,20 @@ pub(crate) struct Counters {
     pub(crate) attribution_visits: u64,
     /// What the last deferral attribution cost: how early the next profiled drain stops.
     pub(crate) attribution_reserve: Duration,
+}
+
+/// A scheduler's link to its frame loop.
+#[derive(Default)]
+pub(crate) struct Attachment {
+    /// The loop this scheduler is bound to (`None` = unbound: only manual steps run it). Opaque
+    /// here so the engine names nothing of the frame loop; `frame_loop.rs` downcasts it.
+    pub(crate) bound: Option<Weak<dyn Any>>,
+    /// Stepped by the loop every frame.
+    pub(crate) attached: bool,
+    /// The next step is the first after reattaching from idle (the budget's special case).
+    pub(crate) reattached: bool,
+    /// When a detached scheduler wants to be reattached.
+    pub(crate) wake_at: Option<Instant>,
 }
 
 #[allow(clippy::struct_excessive_bools)] // independent flags, not a state machine

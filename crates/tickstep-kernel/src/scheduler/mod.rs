@@ -1,7 +1,7 @@
 //! The frame-budgeted scheduler.
 //!
 //! Public surface: [`Scheduler`] (this file: the handle and its constructor), task creation in
-//! [`submit`], stepping and inspection in [`control`], handles in [`crate::handle`].
+//! [`submit`], stepping and inspection in [`control`], handles in [`handle`].
 //! Engine internals, all crate-private:
 //!
 //! | file | idea |
@@ -24,6 +24,7 @@ mod control;
 mod core;
 mod drain;
 mod free_set;
+mod handle;
 mod idle;
 mod labeled;
 mod panics;
@@ -43,6 +44,7 @@ use crate::clock::Clock;
 use crate::clock_dispatch::AnyClock;
 use crate::{SchedulerConfig, TaskError};
 
+pub use handle::{Entry, TaskHandle};
 pub use idle::WAKE_WINDOW;
 pub use labeled::Labeled;
 

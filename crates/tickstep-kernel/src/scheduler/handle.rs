@@ -3,7 +3,7 @@
 use std::cell::Cell;
 use std::rc::Weak;
 
-use crate::scheduler::{Shared, TaskKey, TaskRef};
+use super::{Shared, TaskKey, TaskRef};
 
 /// The handle of one `schedule`, `after`, `every` or `spawn`.
 ///
