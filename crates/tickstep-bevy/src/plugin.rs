@@ -9,7 +9,7 @@ use std::time::Duration;
 use bevy_app::{App, Last, Plugin};
 use bevy_ecs::schedule::ScheduleLabel;
 use tickstep_kernel::clock::{Clock, ManualClock, SystemClock};
-use tickstep_kernel::{Kernel, KernelConfig, Phase, Priority, Role, ScheduleError};
+use tickstep_kernel::{FramePhase, Kernel, KernelConfig, Priority, Role, ScheduleError};
 use tickstep_schedules::{Config, Schedules};
 
 use crate::frame_meter::FrameMeter;
@@ -131,7 +131,7 @@ impl TickstepPlugin {
         let world = WorldQueue::default();
 
         let game_clock = GameClock::starting_at_unix_nanos(clock.unix_nanos());
-        let commands = tickstep_commands::Scheduler::new(game_clock.clone());
+        let commands = tickstep_commands::CommandScheduler::new(game_clock.clone());
         let events = Rc::new(RefCell::new(Vec::new()));
         let sink = Rc::downgrade(&events);
         let per_cycle_events = s.per_cycle_events;
@@ -162,7 +162,7 @@ impl TickstepPlugin {
         let phases = s
             .phases
             .iter()
-            .filter(|p| **p != Phase::Heartbeat)
+            .filter(|p| **p != FramePhase::Heartbeat)
             .map(|p| TickstepKernel::new_phase(&clock, kernel.scheduler(), *p))
             .collect();
         let parts = Rc::new(FrameParts {
@@ -245,7 +245,7 @@ fn open_engine(
 impl Plugin for TickstepPlugin {
     fn build(&self, app: &mut App) {
         if let Err(err) = self.try_install(app) {
-            panic!("TickstepPlugin: {err}");
+            panic!("TickstepPlugin: {}", tickstep_kernel::ErrorChain(&err));
         }
     }
 }
@@ -380,13 +380,13 @@ impl TickstepPluginBuilder {
     /// (and a schedule run per fixed step) to every frame.
     ///
     /// ```
-    /// use tickstep_kernel::Phase;
+    /// use tickstep_kernel::FramePhase;
     /// let p = tickstep_bevy::TickstepPlugin::builder()
-    ///     .phases([Phase::PreSimulation, Phase::PostSimulation])
+    ///     .phases([FramePhase::PreSimulation, FramePhase::PostSimulation])
     ///     .build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn phases(mut self, phases: impl IntoIterator<Item = Phase>) -> Self {
+    pub fn phases(mut self, phases: impl IntoIterator<Item = FramePhase>) -> Self {
         self.plugin.settings.phases = phases.into_iter().collect();
         self.plugin.settings.phases.dedup();
         self

@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use bevy_ecs::entity::Entity;
 use tickstep_commands::{Mechanism, RunError};
-use tickstep_kernel::{FrameLoop, Kernel, Phase, Scheduler, SchedulerConfig};
+use tickstep_kernel::{FrameLoop, FramePhase, FrameScheduler, Kernel, SchedulerConfig};
 
 use crate::frame_meter::FrameMeter;
 use crate::schedules_host::Driver;
@@ -45,7 +45,7 @@ pub struct TickstepKernel {
 /// per frame, not one per handle.
 pub(crate) struct FrameParts {
     pub(crate) frames: FrameLoop,
-    pub(crate) main: Scheduler,
+    pub(crate) main: FrameScheduler,
     pub(crate) clock: RealClock,
     pub(crate) world: WorldQueue,
     pub(crate) meter: Rc<FrameMeter>,
@@ -58,8 +58,8 @@ pub(crate) struct FrameParts {
 /// A phase scheduler and the one-phase frame loop that steps it from its Bevy schedule.
 #[derive(Clone)]
 pub(crate) struct PhaseScheduler {
-    pub(crate) phase: Phase,
-    pub(crate) scheduler: Scheduler,
+    pub(crate) phase: FramePhase,
+    pub(crate) scheduler: FrameScheduler,
     pub(crate) frames: FrameLoop,
 }
 
@@ -82,10 +82,10 @@ impl TickstepKernel {
     /// # let mut app = App::new();
     /// # app.add_plugins(TickstepPlugin::builder().build()?);
     /// let kernel = app.world().non_send::<TickstepKernel>();
-    /// assert_eq!(kernel.scheduler().phase(), tickstep_kernel::Phase::Heartbeat);
+    /// assert_eq!(kernel.scheduler().phase(), tickstep_kernel::FramePhase::Heartbeat);
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn scheduler(&self) -> &Scheduler {
+    pub fn scheduler(&self) -> &FrameScheduler {
         self.kernel.scheduler()
     }
 
@@ -146,30 +146,34 @@ impl TickstepKernel {
     /// ```
     /// use bevy_app::App;
     /// use tickstep_bevy::{TickstepKernel, TickstepPlugin};
-    /// use tickstep_kernel::Phase;
+    /// use tickstep_kernel::FramePhase;
     ///
     /// let mut app = App::new();
-    /// app.add_plugins(TickstepPlugin::builder().phases([Phase::PreSimulation]).build()?);
+    /// app.add_plugins(TickstepPlugin::builder().phases([FramePhase::PreSimulation]).build()?);
     /// let kernel = app.world().non_send::<TickstepKernel>();
-    /// assert!(kernel.phase_scheduler(Phase::PreSimulation).is_some());
-    /// assert!(kernel.phase_scheduler(Phase::PostSimulation).is_none()); // not asked for
+    /// assert!(kernel.phase_scheduler(FramePhase::PreSimulation).is_some());
+    /// assert!(kernel.phase_scheduler(FramePhase::PostSimulation).is_none()); // not asked for
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn phase_scheduler(&self, phase: Phase) -> Option<Scheduler> {
-        if phase == Phase::Heartbeat {
+    pub fn phase_scheduler(&self, phase: FramePhase) -> Option<FrameScheduler> {
+        if phase == FramePhase::Heartbeat {
             return Some(self.scheduler().clone());
         }
         self.phase(phase).map(|p| p.scheduler)
     }
 
-    pub(crate) fn phase(&self, phase: Phase) -> Option<PhaseScheduler> {
+    pub(crate) fn phase(&self, phase: FramePhase) -> Option<PhaseScheduler> {
         self.phases.iter().find(|p| p.phase == phase).cloned()
     }
 
     /// A phase scheduler and its one-phase frame loop.
-    pub(crate) fn new_phase(clock: &RealClock, main: &Scheduler, phase: Phase) -> PhaseScheduler {
+    pub(crate) fn new_phase(
+        clock: &RealClock,
+        main: &FrameScheduler,
+        phase: FramePhase,
+    ) -> PhaseScheduler {
         let role = main.role();
-        let scheduler = Scheduler::new(
+        let scheduler = FrameScheduler::new(
             clock.clone(),
             SchedulerConfig::for_role(role)
                 .budget(main.budget_mode().floor())
@@ -213,7 +217,7 @@ pub struct TickstepCommands {
 
 /// What the commands cycle uses, behind one `Rc` (one resource lookup per fixed step).
 pub(crate) struct CommandsCycle {
-    pub(crate) scheduler: tickstep_commands::Scheduler,
+    pub(crate) scheduler: tickstep_commands::CommandScheduler,
     pub(crate) clock: GameClock,
     pub(crate) world: WorldQueue,
     pub(crate) events: Rc<RefCell<Vec<crate::CommandEvent>>>,
@@ -241,7 +245,7 @@ impl TickstepCommands {
     /// assert!(commands.scheduler().running().is_empty());
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn scheduler(&self) -> &tickstep_commands::Scheduler {
+    pub fn scheduler(&self) -> &tickstep_commands::CommandScheduler {
         &self.cycle.scheduler
     }
 

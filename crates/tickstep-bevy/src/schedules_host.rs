@@ -27,7 +27,7 @@ use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use tickstep_kernel::clock::Clock;
-use tickstep_kernel::{Priority, Scheduler, TaskHandle};
+use tickstep_kernel::{FrameScheduler, Priority, TaskHandle};
 use tickstep_schedules::{
     FaultKind, Firing, ObjId, Outcome, Refused, RunId, Runner, Schedules, Value,
     World as ScheduleWorld,
@@ -190,7 +190,7 @@ impl ScheduleWorld for GameWorld {
 /// What the kernel timer, the runner and the firings share.
 pub(crate) struct Driver {
     pub(crate) clock: RealClock,
-    pub(crate) kernel: Scheduler,
+    pub(crate) kernel: FrameScheduler,
     pub(crate) engine: OnceCell<Schedules>,
     pub(crate) verbs: Rc<VerbTable>,
     pub(crate) world: WorldQueue,
@@ -206,7 +206,7 @@ const TICK_ORIGIN: &str = "tickstep-bevy schedules tick";
 impl Driver {
     pub(crate) fn new(
         clock: RealClock,
-        kernel: Scheduler,
+        kernel: FrameScheduler,
         world: WorldQueue,
         tick: Duration,
     ) -> Rc<Driver> {

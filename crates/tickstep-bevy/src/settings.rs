@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bevy_ecs::schedule::InternedScheduleLabel;
 use tickstep_kernel::clock::ManualClock;
-use tickstep_kernel::{Phase, Priority, Role};
+use tickstep_kernel::{FramePhase, Priority, Role};
 
 /// Everything [`TickstepPlugin`](crate::TickstepPlugin) was configured with.
 #[derive(Clone, Debug)]
@@ -21,6 +21,6 @@ pub(crate) struct Settings {
     pub(crate) schedules_tick: Duration,
     pub(crate) diagnostics: Option<bool>,
     pub(crate) per_cycle_events: bool,
-    pub(crate) phases: Vec<Phase>,
+    pub(crate) phases: Vec<FramePhase>,
     pub(crate) firing_priority: Priority,
 }

@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use serde_json::{Value as Json, json};
+use tickstep::kernel::ErrorChain;
 use tickstep::schedules::{Error, Inspector, ScheduleId, StoredSchedule, Value};
 
 /// Opens `path` read-only; refuses a missing file (without creating it), a file that is not a
@@ -43,7 +44,7 @@ fn explain(path: &Path, e: &Error) -> String {
             "{}: {e}; upgrade tickstep to read it (nothing was changed)",
             path.display()
         ),
-        _ => format!("{}: {e}", path.display()),
+        _ => format!("{}: {}", path.display(), ErrorChain(e)),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::{Phase, Role};
+use crate::{FramePhase, Role};
 
 /// Why a scheduler call was refused. Nothing was created or changed when one is returned.
 ///
@@ -49,22 +49,16 @@ pub enum ScheduleError {
     /// A PreRender scheduler was asked for (or bound) on a server.
     #[error("PreRender schedulers are client-only")]
     PreRenderOnServer,
-    /// [`Scheduler::schedule_entry`](crate::Scheduler::schedule_entry) on an entry that is already
+    /// [`FrameScheduler::schedule_entry`](crate::FrameScheduler::schedule_entry) on an entry that is already
     /// queued or running: queuing one entry twice would run it twice.
     #[error(
         "Scheduler.schedule_entry: entry is already queued or running (queue it again after it runs)"
     )]
     EntryBusy,
-    /// [`Scheduler::schedule_entry`](crate::Scheduler::schedule_entry) on a cancelled entry, or one
+    /// [`FrameScheduler::schedule_entry`](crate::FrameScheduler::schedule_entry) on a cancelled entry, or one
     /// that belongs to another scheduler.
     #[error("Scheduler.schedule_entry: entry is cancelled or belongs to another scheduler")]
     EntryCancelled,
-    /// The frame loop's target frame rate is outside 1–1000 fps.
-    #[error("FrameLoop target frame rate must be 1 to 1000 fps (got {fps})")]
-    InvalidFrameRate {
-        /// The rejected frame rate.
-        fps: u32,
-    },
     /// Overload diagnostics were enabled on a client; they are published on the server only.
     #[error("Kernel diagnostics are server-only (this kernel's role is {role:?})")]
     DiagnosticsServerOnly {
@@ -75,7 +69,26 @@ pub enum ScheduleError {
     #[error("this frame loop does not run the {phase:?} phase")]
     PhaseNotRun {
         /// The scheduler's phase.
-        phase: Phase,
+        phase: FramePhase,
+    },
+}
+
+/// Why a frame loop was refused: its settings, not a scheduler call (docs/kernel.md §10.2).
+///
+/// ```
+/// use tickstep_kernel::{FrameLoop, FrameLoopError, ManualClock, Role};
+/// let err = FrameLoop::try_new(ManualClock::new(), Role::Server, 0).unwrap_err();
+/// assert_eq!(err, FrameLoopError::InvalidFrameRate { fps: 0 });
+/// assert_eq!(err.to_string(), "FrameLoop target frame rate must be 1 to 1000 fps (got 0)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrameLoopError {
+    /// The frame loop's target frame rate is outside 1–1000 fps.
+    #[error("FrameLoop target frame rate must be 1 to 1000 fps (got {fps})")]
+    InvalidFrameRate {
+        /// The rejected frame rate.
+        fps: u32,
     },
 }
 
@@ -138,5 +151,41 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         s.clone()
     } else {
         "Box<dyn Any>".to_owned()
+    }
+}
+
+/// An error and its causes on one line, `outer: cause: root cause`: how a reporter prints an
+/// error, since every tickstep error's `Display` describes that error alone and its cause comes
+/// only from [`source`](std::error::Error::source) (docs/README.md, "Errors"). Every layer's
+/// reporters print errors through this one.
+///
+/// ```
+/// use tickstep_kernel::ErrorChain;
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("cannot open the store")]
+/// struct Open(#[source] std::io::Error);
+///
+/// let err = Open(std::io::Error::other("disk full"));
+/// assert_eq!(err.to_string(), "cannot open the store");
+/// assert_eq!(ErrorChain(&err).to_string(), "cannot open the store: disk full");
+/// ```
+#[derive(Clone, Copy)]
+pub struct ErrorChain<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(error) = cause {
+            write!(f, ": {error}")?;
+            cause = error.source();
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }

@@ -22,17 +22,17 @@ use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use crate::clock::{Clock, Instant};
-use crate::{FrameStats, Phase, Role, ScheduleError, Scheduler};
+use crate::{FrameLoopError, FramePhase, FrameScheduler, FrameStats, Role, ScheduleError};
 
 /// A frame loop (cheap clonable handle).
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
+/// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, FrameScheduler, SchedulerConfig};
 ///
 /// let clock = ManualClock::new();
 /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-/// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+/// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
 /// sched.bind(&fl).unwrap();
 /// for _ in 0..1000 {
 ///     let _t = sched.after(Duration::from_secs(10), || {}, Priority::Low).unwrap();
@@ -56,7 +56,7 @@ pub(crate) struct LoopShared {
 }
 
 struct LoopState {
-    bound: Vec<Scheduler>,
+    bound: Vec<FrameScheduler>,
     frame_count: u64,
     frames_run: u64,
     steps: u64,
@@ -107,7 +107,7 @@ impl FrameLoop {
     ///
     /// # Errors
     ///
-    /// [`ScheduleError::InvalidFrameRate`] when `fps` is 0 or above 1000.
+    /// [`FrameLoopError::InvalidFrameRate`] when `fps` is 0 or above 1000.
     ///
     /// ```
     /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
@@ -117,9 +117,9 @@ impl FrameLoop {
         clock: impl Clock + 'static,
         role: Role,
         fps: u32,
-    ) -> Result<Self, ScheduleError> {
+    ) -> Result<Self, FrameLoopError> {
         if !(1..=1000).contains(&fps) {
-            return Err(ScheduleError::InvalidFrameRate { fps });
+            return Err(FrameLoopError::InvalidFrameRate { fps });
         }
         Ok(FrameLoop {
             shared: Rc::new(LoopShared {
@@ -327,11 +327,11 @@ impl FrameLoop {
         Rc::downgrade(&self.shared)
     }
 
-    pub(crate) fn register(&self, scheduler: Scheduler) {
+    pub(crate) fn register(&self, scheduler: FrameScheduler) {
         self.shared.state.borrow_mut().bound.push(scheduler);
     }
 
-    pub(crate) fn unregister(shared: &Rc<LoopShared>, scheduler: &Scheduler) {
+    pub(crate) fn unregister(shared: &Rc<LoopShared>, scheduler: &FrameScheduler) {
         shared
             .state
             .borrow_mut()
@@ -361,7 +361,7 @@ impl FrameLoop {
             .fold(false, |any, s| s.poll_attachment(start) | any);
         if !attached && simulation.is_none() {
             // Idle: sleep to the first frame at or after the earliest wake.
-            let wake = bound.iter().filter_map(Scheduler::wake_at).min();
+            let wake = bound.iter().filter_map(FrameScheduler::wake_at).min();
             let period = shared.period.as_nanos();
             let skip = match wake {
                 Some(wake) => u64::try_from((wake - frame_at).as_nanos().div_ceil(period))
@@ -386,11 +386,11 @@ impl FrameLoop {
         }
         let mut physics = Duration::ZERO;
         let mut steps = 0;
-        for phase in Phase::IN_FRAME_ORDER {
+        for phase in FramePhase::IN_FRAME_ORDER {
             if !shared.role.runs(phase) {
                 continue;
             }
-            if phase == Phase::PostSimulation
+            if phase == FramePhase::PostSimulation
                 && let Some(simulate) = &simulation
             {
                 let before = clock.now();
@@ -449,7 +449,7 @@ impl std::fmt::Debug for FrameLoop {
 
 /// Binding lives with the loop: the scheduler keeps only an opaque link to it, so the engine
 /// (`scheduler/`) names nothing of this module.
-impl Scheduler {
+impl FrameScheduler {
     /// Binds the scheduler to its phase on `frame_loop`: from now on the loop steps it every
     /// frame while it has runnable work, and wakes it 34 ms before its earliest deadline
     /// otherwise. The loop's measured frame stats become the frame-aware budget's source.
@@ -462,13 +462,13 @@ impl Scheduler {
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
-    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, FrameScheduler, SchedulerConfig};
     /// let clock = ManualClock::new();
     /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// sched.bind(&fl)?;
     /// sched.schedule(|| {}, Priority::Normal);
     /// fl.run_frames(1);
@@ -488,13 +488,13 @@ impl Scheduler {
         Ok(())
     }
 
-    /// Detaches from the frame loop and cancels the idle wake. [`Scheduler::step`] still works.
+    /// Detaches from the frame loop and cancels the idle wake. [`FrameScheduler::step`] still works.
     ///
     /// ```
-    /// use tickstep_kernel::{FrameLoop, ManualClock, Role, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role, FrameScheduler, SchedulerConfig};
     /// let clock = ManualClock::new();
     /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-    /// let sched = Scheduler::new(clock, SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(clock, SchedulerConfig::server());
     /// sched.bind(&fl).unwrap();
     /// sched.unbind();
     /// assert!(!sched.is_bound());

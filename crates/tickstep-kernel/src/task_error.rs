@@ -4,14 +4,14 @@ use std::backtrace::Backtrace;
 
 use crate::Priority;
 
-/// A task that panicked, as handed to every [`Scheduler::on_error`](crate::Scheduler::on_error)
+/// A task that panicked, as handed to every [`FrameScheduler::on_error`](crate::FrameScheduler::on_error)
 /// handler. The step that ran it went on with the next task.
 ///
 /// ```
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+/// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
 /// use std::{cell::RefCell, rc::Rc};
 ///
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// let seen = Rc::new(RefCell::new(String::new()));
 /// let sink = seen.clone();
 /// sched.on_error(move |err| *sink.borrow_mut() = err.message().to_owned());
@@ -32,8 +32,8 @@ impl TaskError {
     /// The panic message (`"Box<dyn Any>"` when the payload was not a string).
     ///
     /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// # use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// # let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.on_error(|err| assert_eq!(err.message(), "bad input 7"));
     /// sched.schedule(|| panic!("bad input {}", 7), Priority::High);
     /// sched.step();
@@ -45,8 +45,8 @@ impl TaskError {
     /// Where the task came from: its label, or the `file:line:column` that scheduled it.
     ///
     /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// # use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// # let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.on_error(|err| assert_eq!(err.origin(), "Process Lobby"));
     /// sched.with_origin("Process Lobby").schedule(|| panic!("x"), Priority::High);
     /// sched.step();
@@ -58,8 +58,8 @@ impl TaskError {
     /// Where the panic happened (`file:line:column`), when the scheduler's panic hook saw it.
     ///
     /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// # use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// # let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.on_error(|err| assert!(err.panic_location().unwrap().contains(".rs:")));
     /// sched.schedule(|| panic!("x"), Priority::High);
     /// sched.step();
@@ -71,8 +71,8 @@ impl TaskError {
     /// The priority the task ran at.
     ///
     /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// # use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// # let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.on_error(|err| assert_eq!(err.priority(), Priority::Low));
     /// sched.schedule(|| panic!("x"), Priority::Low);
     /// sched.step_with_budget(std::time::Duration::from_secs(1));
@@ -85,8 +85,8 @@ impl TaskError {
     /// otherwise a disabled backtrace.
     ///
     /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// # use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// # let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.on_error(|err| { let _ = err.backtrace().status(); });
     /// sched.schedule(|| panic!("x"), Priority::High);
     /// sched.step();

@@ -10,14 +10,14 @@ use std::time::Duration;
 
 use common::{MS, server};
 use tickstep_kernel::clock::{Clock, Instant};
-use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+use tickstep_kernel::{FrameScheduler, ManualClock, Priority, SchedulerConfig};
 
 const TASK_COST: Duration = Duration::from_micros(50);
 
 /// A backlog of `n` Background jobs of 50 µs (virtual) each, half from origin "even" and half
 /// from "odd"; each job re-queues a copy of itself, so the backlog never shrinks.
-fn backlog(clock: &ManualClock, sched: &Scheduler, n: usize) {
-    fn job(clock: &ManualClock, sched: &Scheduler, label: &'static str) {
+fn backlog(clock: &ManualClock, sched: &FrameScheduler, n: usize) {
+    fn job(clock: &ManualClock, sched: &FrameScheduler, label: &'static str) {
         let (c, s) = (clock.clone(), sched.clone());
         sched.with_origin(label).schedule_detached(
             move || {
@@ -113,7 +113,7 @@ impl Clock for CostClock {
 #[test]
 fn the_attributions_cost_is_reserved_inside_the_next_budget() {
     let clock = ManualClock::new();
-    let sched = Scheduler::new(
+    let sched = FrameScheduler::new(
         Rc::new(CostClock {
             inner: clock.clone(),
             per_read: Duration::from_micros(10),
@@ -121,7 +121,7 @@ fn the_attributions_cost_is_reserved_inside_the_next_budget() {
         SchedulerConfig::server(),
     );
     let ran = Rc::new(Cell::new(0));
-    let queue = |sched: &Scheduler| {
+    let queue = |sched: &FrameScheduler| {
         for _ in 0..1_000 {
             let (c, r) = (clock.clone(), ran.clone());
             sched.schedule_detached(
@@ -152,7 +152,7 @@ fn the_attributions_cost_is_reserved_inside_the_next_budget() {
 #[test]
 fn with_the_profiler_off_nothing_is_visited() {
     let clock = ManualClock::new();
-    let sched = Scheduler::new(
+    let sched = FrameScheduler::new(
         clock.clone(),
         SchedulerConfig::server().profile_tasks(false),
     );

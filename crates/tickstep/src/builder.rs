@@ -394,7 +394,8 @@ impl RuntimeBuilder {
     ///
     /// # Errors
     ///
-    /// [`RuntimeError::Kernel`] for a frame rate outside 1–1000 or diagnostics on a client;
+    /// [`RuntimeError::FrameLoop`] for a frame rate outside 1–1000, [`RuntimeError::Kernel`] for
+    /// diagnostics on a client;
     /// [`RuntimeError::ZeroPeriod`] for a zero command period or schedules tick;
     /// [`RuntimeError::StoreDir`] / [`RuntimeError::Store`] when the store cannot be opened.
     ///
@@ -441,7 +442,7 @@ impl RuntimeBuilder {
             }
             None => Kernel::boot(clock.clone(), self.role, kernel_config),
         };
-        let commands = tickstep_commands::Scheduler::new(clock.clone());
+        let commands = tickstep_commands::CommandScheduler::new(clock.clone());
         let verbs = Rc::new(VerbTable::default());
         let link = RunnerLink::default();
         let (callable, runner) = match self.runner {

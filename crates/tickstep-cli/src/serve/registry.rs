@@ -22,7 +22,7 @@ pub(crate) struct Registry {
 
 /// A failure of the world file, naming it.
 #[derive(Debug, thiserror::Error)]
-#[error("world file {}: {source}", path.display())]
+#[error("world file {} failed", path.display())]
 pub(crate) struct RegistryError {
     path: PathBuf,
     #[source]

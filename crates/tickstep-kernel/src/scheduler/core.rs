@@ -12,7 +12,7 @@ use std::task::Waker;
 use std::time::Duration;
 
 use crate::clock::{Clock, Instant};
-use crate::{Phase, Priority, Role, SchedulerConfig, StepWindow};
+use crate::{FramePhase, Priority, Role, SchedulerConfig, StepWindow};
 
 use super::budget::{Budget, FrameReading, FrameSource};
 use super::profile::{NO_ORIGIN, Profiler};
@@ -117,7 +117,7 @@ pub(crate) struct Core {
     pub(crate) stagger: bool,
     /// `every()` calls so far: the `n` of the stagger offset.
     pub(crate) every_calls: u64,
-    pub(crate) phase: Phase,
+    pub(crate) phase: FramePhase,
     pub(crate) role: Role,
     pub(crate) destroyed: bool,
     pub(crate) stepping: bool,
