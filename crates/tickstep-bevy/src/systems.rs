@@ -95,7 +95,7 @@ fn run_commands(world: &mut World) {
     cycle.clock.publish(elapsed);
     let stopped = cycle.failure.borrow().is_some();
     if !stopped && let Err(error) = cycle.scheduler.run() {
-        let message = error.to_string();
+        let message = tickstep_kernel::ErrorChain(&error).to_string();
         tracing::error!(target: "tickstep_bevy", "commands cycle stopped: {message}");
         *cycle.failure.borrow_mut() = Some(error);
         world.write_message(CommandsFailed { message });
