@@ -358,7 +358,7 @@ impl FrameScheduler {
     }
 
     /// Installs the engine frame-stats source the frame-aware budget reads (binding to a
-    /// [`FrameLoop`] installs the loop's own). Whether it reports seconds or legacy milliseconds
+    /// [`FrameLoop`](crate::FrameLoop) installs the loop's own). Whether it reports seconds or legacy milliseconds
     /// is read once, here.
     ///
     /// ```
