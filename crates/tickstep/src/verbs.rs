@@ -185,7 +185,7 @@ impl VerbCall {
     ///
     /// ```
     /// use tickstep::commands::{Command, CommandScheduler};
-    /// async fn run_and_wait(call: &tickstep::VerbCall, commands: &FrameScheduler, cmd: &Command) {
+    /// async fn run_and_wait(call: &tickstep::VerbCall, commands: &CommandScheduler, cmd: &Command) {
     ///     commands.schedule(cmd);
     ///     let (c, cmd) = (commands.clone(), cmd.clone());
     ///     call.wait_until(move || !c.is_scheduled(&cmd) && !c.is_running(&cmd)).await;
