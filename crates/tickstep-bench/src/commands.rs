@@ -16,7 +16,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use tickstep_commands::{Command, Mechanism, Scheduler, Trigger};
+use tickstep_commands::{Command, CommandScheduler, Mechanism, Trigger};
 use tickstep_kernel::clock::SystemClock;
 
 use crate::harness::{Measure, Opts, Row, Section, interleave, ns_per_op};
@@ -70,8 +70,8 @@ async fn yield_forever() {
     }
 }
 
-fn scheduler_with_yielding_commands(timing: bool) -> Scheduler {
-    let scheduler = Scheduler::new(SystemClock::new());
+fn scheduler_with_yielding_commands(timing: bool) -> CommandScheduler {
+    let scheduler = CommandScheduler::new(SystemClock::new());
     scheduler.set_mount_timing(timing);
     for i in 0..COMMANDS {
         let mechanism = Mechanism::new(&scheduler, format!("m{i}"));
@@ -278,7 +278,7 @@ fn run_1000_vs_peer(
 }
 
 fn trigger_poll_1000(rounds: usize) -> Row {
-    let scheduler = Scheduler::new(SystemClock::new());
+    let scheduler = CommandScheduler::new(SystemClock::new());
     let never = Command::no_requirements()
         .executing(|co| async move {
             co.park().await;

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use tickstep::Runtime;
 use tickstep::commands::Mechanism;
 use tickstep::kernel::{Kernel, KernelConfig, ManualClock, Priority, Role};
-use tickstep::schedules::testkit::OpenWorld;
+use tickstep::schedules::testkit::PermissiveWorld;
 use tickstep::schedules::{
     Config, Firing, ObjId, Options, Outcome, Refused, RunId, Runner, Schedules, Value,
 };
@@ -131,7 +131,7 @@ impl BareFiring {
         let runner = NumberingRunner::default();
         let mut config = Config::default();
         config.rng_seed = Some(7);
-        let engine = Schedules::in_memory(clock.clone(), OpenWorld, runner.clone(), config);
+        let engine = Schedules::in_memory(clock.clone(), PermissiveWorld, runner.clone(), config);
         let mut txn = engine.begin(WIZARD);
         for _ in 0..DUE {
             txn.schedule_every(ObjId(2), "tick", 1.0, vec![], Options::new())
@@ -179,7 +179,7 @@ fn frame(rounds: usize) -> Row {
     let mut peer = {
         let clock = ManualClock::new();
         let kernel = Kernel::boot(clock.clone(), Role::Server, KernelConfig::default().fps(60));
-        let commands = tickstep::commands::Scheduler::new(clock);
+        let commands = tickstep::commands::CommandScheduler::new(clock);
         let world = keepers(&commands);
         let job = kernel
             .scheduler()
@@ -210,7 +210,7 @@ fn frame(rounds: usize) -> Row {
 }
 
 /// `MECHANISMS` mechanisms, each with a default command that runs every cycle.
-fn keepers(commands: &tickstep::commands::Scheduler) -> Vec<Mechanism> {
+fn keepers(commands: &tickstep::commands::CommandScheduler) -> Vec<Mechanism> {
     (0..MECHANISMS)
         .map(|i| {
             let m = Mechanism::new(commands, format!("door {i}"));

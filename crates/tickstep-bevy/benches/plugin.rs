@@ -15,7 +15,7 @@
 //!   slices other processes take: on an oversubscribed machine it is the closest to an idle one.
 //! * `task_via_plugin`: per task, 1,000 empty kernel tasks scheduled through the plugin's
 //!   scheduler and run by one `App::update()` (minus an idle update), against the bare kernel
-//!   (`Scheduler::schedule` + `step`, same tasks, same budget, same clock).
+//!   (`FrameScheduler::schedule` + `step`, same tasks, same budget, same clock).
 //! * `task_with_world_op`: the same through the plugin, each task also queuing one world
 //!   operation (a resource increment) applied at the sync point.
 //!
@@ -29,7 +29,7 @@ use bevy_ecs::prelude::*;
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use tickstep_bevy::{TickstepKernel, TickstepPlugin};
 use tickstep_kernel::clock::{Clock, SystemClock};
-use tickstep_kernel::{Priority, Scheduler, SchedulerConfig};
+use tickstep_kernel::{FrameScheduler, Priority, SchedulerConfig};
 
 const TASKS: usize = 1_000;
 const BIG_BUDGET: Duration = Duration::from_secs(1);
@@ -93,7 +93,7 @@ fn fastest(v: &[f64]) -> f64 {
     v.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
-fn schedule_tasks(sched: &Scheduler, with_op: Option<&tickstep_bevy::WorldQueue>) {
+fn schedule_tasks(sched: &FrameScheduler, with_op: Option<&tickstep_bevy::WorldQueue>) {
     for _ in 0..TASKS {
         match with_op {
             None => {
@@ -146,7 +146,7 @@ fn main() {
 
     let mut bare = headless(false);
     let mut with = headless(true);
-    let kernel = Scheduler::new(clock.clone(), SchedulerConfig::server().budget(BIG_BUDGET));
+    let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server().budget(BIG_BUDGET));
 
     let (mut idle_bare, mut idle_with) = (Vec::new(), Vec::new());
     let (mut via_plugin, mut via_kernel, mut with_op) = (Vec::new(), Vec::new(), Vec::new());

@@ -44,7 +44,7 @@ pub enum PluginError {
     #[error(transparent)]
     Kernel(#[from] ScheduleError),
     /// The durable schedules' store could not be opened.
-    #[error("schedule store {path}: {source}")]
+    #[error("schedule store {path} failed")]
     Store {
         /// The store file.
         path: PathBuf,
@@ -53,7 +53,7 @@ pub enum PluginError {
         source: tickstep_schedules::Error,
     },
     /// The store's directory could not be created.
-    #[error("cannot create the store directory {path}: {source}")]
+    #[error("cannot create the store directory {path}")]
     StoreDir {
         /// The directory.
         path: PathBuf,

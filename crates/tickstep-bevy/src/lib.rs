@@ -206,6 +206,7 @@ mod messages;
 mod plugin;
 mod resources;
 mod schedules_host;
+mod settings;
 mod systems;
 mod world_queue;
 
@@ -214,6 +215,6 @@ pub use error::PluginError;
 pub use mechanisms::{MechanismComponent, TickstepAppExt};
 pub use messages::{CommandEvent, CommandEventKind, CommandsFailed, KernelOverload, KernelStats};
 pub use plugin::{DEFAULT_SCHEDULES_TICK, TickstepPlugin, TickstepPluginBuilder};
-pub use resources::{TickstepCommands, TickstepKernel, TickstepSchedules};
-pub use schedules_host::{VerbCall, VerbResult};
+pub use resources::{TickstepCommands, TickstepKernel};
+pub use schedules_host::{TickstepSchedules, VerbCall, VerbResult};
 pub use world_queue::{Reply, WorldQueue};

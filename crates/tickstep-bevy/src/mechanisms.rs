@@ -8,13 +8,17 @@
 //! adds one system that releases the mechanism — cancelling the commands that require it — when
 //! the component is removed or the entity despawned.
 
+use std::any::TypeId;
+
 use bevy_app::{App, PreUpdate};
 use bevy_ecs::component::Component;
+use bevy_ecs::entity::Entity;
 use bevy_ecs::lifecycle::RemovedComponents;
 use bevy_ecs::system::NonSend;
+use tickstep_commands::{Command, Mechanism};
 
-use crate::schedules_host::VerbResult;
-use crate::{TickstepCommands, TickstepSchedules, VerbCall};
+use crate::schedules_host::{TickstepSchedules, VerbResult};
+use crate::{TickstepCommands, VerbCall};
 
 /// A component that stands for a mechanism of its entity.
 ///
@@ -123,5 +127,63 @@ fn release_removed<M: MechanismComponent>(
 ) {
     for entity in removed.read() {
         commands.release::<M>(entity);
+    }
+}
+
+/// Mechanisms per entity live here, beside the component trait they are keyed by.
+impl TickstepCommands {
+    /// The mechanism `M` of `entity` (an entity's `Legs`, its `Arms`), made on first use and named
+    /// `"<entity> <M::NAME>"`. When the entity loses the component (or is despawned) the
+    /// mechanism is dropped and the commands requiring it are canceled, if the kind was registered
+    /// with [`TickstepAppExt::add_mechanism`](crate::TickstepAppExt::add_mechanism).
+    ///
+    /// ```
+    /// use bevy_app::App;
+    /// use bevy_ecs::prelude::*;
+    /// use tickstep_bevy::{MechanismComponent, TickstepAppExt, TickstepCommands, TickstepPlugin};
+    ///
+    /// #[derive(Component)]
+    /// struct Legs;
+    /// impl MechanismComponent for Legs { const NAME: &'static str = "legs"; }
+    ///
+    /// let mut app = App::new();
+    /// app.add_plugins(TickstepPlugin::builder().build()?).add_mechanism::<Legs>();
+    /// let hero = app.world_mut().spawn(Legs).id();
+    /// let commands = app.world().non_send::<TickstepCommands>();
+    /// let legs = commands.mechanism::<Legs>(hero);
+    /// assert!(legs.name().ends_with("legs"));
+    /// assert_eq!(legs, commands.mechanism::<Legs>(hero));
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn mechanism<M: MechanismComponent>(&self, entity: Entity) -> Mechanism {
+        self.mechanisms
+            .borrow_mut()
+            .entry((TypeId::of::<M>(), entity))
+            .or_insert_with(|| {
+                Mechanism::new(&self.cycle.scheduler, format!("{entity} {}", M::NAME))
+            })
+            .clone()
+    }
+
+    /// Drops the mechanism `M` of `entity` and cancels every command that requires it.
+    pub(crate) fn release<M: MechanismComponent>(&self, entity: Entity) {
+        let Some(mechanism) = self
+            .mechanisms
+            .borrow_mut()
+            .remove(&(TypeId::of::<M>(), entity))
+        else {
+            return;
+        };
+        let scheduler = &self.cycle.scheduler;
+        let doomed: Vec<Command> = scheduler
+            .running()
+            .into_iter()
+            .chain(scheduler.queued())
+            .map(|info| info.command)
+            .filter(|cmd| cmd.requires(&mechanism))
+            .collect();
+        for cmd in &doomed {
+            scheduler.cancel(cmd);
+        }
     }
 }

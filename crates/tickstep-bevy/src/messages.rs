@@ -197,6 +197,7 @@ impl From<&Event> for CommandEvent {
 #[derive(Message, Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CommandsFailed {
-    /// The error, naming the command and where it was scheduled.
+    /// The error, naming the command and where it was scheduled, then its cause (the error's
+    /// whole chain, docs/README.md "Errors").
     pub message: String,
 }

@@ -2,19 +2,20 @@
 //! kernel steps.
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 use std::time::Duration;
 
 use bevy_app::{App, Last, Plugin};
-use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
+use bevy_ecs::schedule::ScheduleLabel;
 use tickstep_kernel::clock::{Clock, ManualClock, SystemClock};
-use tickstep_kernel::{Kernel, KernelConfig, Phase, Priority, Role, ScheduleError};
+use tickstep_kernel::{FramePhase, Kernel, KernelConfig, Priority, Role, ScheduleError};
 use tickstep_schedules::{Config, Schedules};
 
 use crate::frame_meter::FrameMeter;
 use crate::resources::{CommandsCycle, FrameParts};
 use crate::schedules_host::{Driver, GameWorld, KernelRunner};
+use crate::settings::Settings;
 use crate::{
     GameClock, PluginError, RealClock, TickstepCommands, TickstepKernel, TickstepSchedules,
     WorldQueue,
@@ -44,21 +45,6 @@ pub const DEFAULT_SCHEDULES_TICK: Duration = tickstep_schedules::DEFAULT_TICK;
 #[derive(Clone, Debug)]
 pub struct TickstepPlugin {
     pub(crate) settings: Settings,
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct Settings {
-    pub(crate) role: Role,
-    pub(crate) frame_target: Option<Duration>,
-    pub(crate) budget: Option<Duration>,
-    pub(crate) store: Option<PathBuf>,
-    pub(crate) manual_clock: Option<ManualClock>,
-    pub(crate) kernel_schedule: InternedScheduleLabel,
-    pub(crate) schedules_tick: Duration,
-    pub(crate) diagnostics: Option<bool>,
-    pub(crate) per_cycle_events: bool,
-    pub(crate) phases: Vec<Phase>,
-    pub(crate) firing_priority: Priority,
 }
 
 impl Default for TickstepPlugin {
@@ -145,7 +131,7 @@ impl TickstepPlugin {
         let world = WorldQueue::default();
 
         let game_clock = GameClock::starting_at_unix_nanos(clock.unix_nanos());
-        let commands = tickstep_commands::Scheduler::new(game_clock.clone());
+        let commands = tickstep_commands::CommandScheduler::new(game_clock.clone());
         let events = Rc::new(RefCell::new(Vec::new()));
         let sink = Rc::downgrade(&events);
         let per_cycle_events = s.per_cycle_events;
@@ -176,7 +162,7 @@ impl TickstepPlugin {
         let phases = s
             .phases
             .iter()
-            .filter(|p| **p != Phase::Heartbeat)
+            .filter(|p| **p != FramePhase::Heartbeat)
             .map(|p| TickstepKernel::new_phase(&clock, kernel.scheduler(), *p))
             .collect();
         let parts = Rc::new(FrameParts {
@@ -259,7 +245,7 @@ fn open_engine(
 impl Plugin for TickstepPlugin {
     fn build(&self, app: &mut App) {
         if let Err(err) = self.try_install(app) {
-            panic!("TickstepPlugin: {err}");
+            panic!("TickstepPlugin: {}", tickstep_kernel::ErrorChain(&err));
         }
     }
 }
@@ -394,13 +380,13 @@ impl TickstepPluginBuilder {
     /// (and a schedule run per fixed step) to every frame.
     ///
     /// ```
-    /// use tickstep_kernel::Phase;
+    /// use tickstep_kernel::FramePhase;
     /// let p = tickstep_bevy::TickstepPlugin::builder()
-    ///     .phases([Phase::PreSimulation, Phase::PostSimulation])
+    ///     .phases([FramePhase::PreSimulation, FramePhase::PostSimulation])
     ///     .build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn phases(mut self, phases: impl IntoIterator<Item = Phase>) -> Self {
+    pub fn phases(mut self, phases: impl IntoIterator<Item = FramePhase>) -> Self {
         self.plugin.settings.phases = phases.into_iter().collect();
         self.plugin.settings.phases.dedup();
         self

@@ -11,16 +11,13 @@
 use std::any::TypeId;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use bevy_ecs::entity::Entity;
-use tickstep_commands::{Command, Mechanism, RunError};
-use tickstep_kernel::{FrameLoop, Kernel, Phase, Scheduler, SchedulerConfig};
-use tickstep_schedules::Schedules;
+use tickstep_commands::{Mechanism, RunError};
+use tickstep_kernel::{FrameLoop, FramePhase, FrameScheduler, Kernel, SchedulerConfig};
 
 use crate::frame_meter::FrameMeter;
-use crate::mechanisms::MechanismComponent;
 use crate::schedules_host::Driver;
 use crate::{GameClock, RealClock, WorldQueue};
 
@@ -48,7 +45,7 @@ pub struct TickstepKernel {
 /// per frame, not one per handle.
 pub(crate) struct FrameParts {
     pub(crate) frames: FrameLoop,
-    pub(crate) main: Scheduler,
+    pub(crate) main: FrameScheduler,
     pub(crate) clock: RealClock,
     pub(crate) world: WorldQueue,
     pub(crate) meter: Rc<FrameMeter>,
@@ -61,8 +58,8 @@ pub(crate) struct FrameParts {
 /// A phase scheduler and the one-phase frame loop that steps it from its Bevy schedule.
 #[derive(Clone)]
 pub(crate) struct PhaseScheduler {
-    pub(crate) phase: Phase,
-    pub(crate) scheduler: Scheduler,
+    pub(crate) phase: FramePhase,
+    pub(crate) scheduler: FrameScheduler,
     pub(crate) frames: FrameLoop,
 }
 
@@ -85,10 +82,10 @@ impl TickstepKernel {
     /// # let mut app = App::new();
     /// # app.add_plugins(TickstepPlugin::builder().build()?);
     /// let kernel = app.world().non_send::<TickstepKernel>();
-    /// assert_eq!(kernel.scheduler().phase(), tickstep_kernel::Phase::Heartbeat);
+    /// assert_eq!(kernel.scheduler().phase(), tickstep_kernel::FramePhase::Heartbeat);
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn scheduler(&self) -> &Scheduler {
+    pub fn scheduler(&self) -> &FrameScheduler {
         self.kernel.scheduler()
     }
 
@@ -149,30 +146,34 @@ impl TickstepKernel {
     /// ```
     /// use bevy_app::App;
     /// use tickstep_bevy::{TickstepKernel, TickstepPlugin};
-    /// use tickstep_kernel::Phase;
+    /// use tickstep_kernel::FramePhase;
     ///
     /// let mut app = App::new();
-    /// app.add_plugins(TickstepPlugin::builder().phases([Phase::PreSimulation]).build()?);
+    /// app.add_plugins(TickstepPlugin::builder().phases([FramePhase::PreSimulation]).build()?);
     /// let kernel = app.world().non_send::<TickstepKernel>();
-    /// assert!(kernel.phase_scheduler(Phase::PreSimulation).is_some());
-    /// assert!(kernel.phase_scheduler(Phase::PostSimulation).is_none()); // not asked for
+    /// assert!(kernel.phase_scheduler(FramePhase::PreSimulation).is_some());
+    /// assert!(kernel.phase_scheduler(FramePhase::PostSimulation).is_none()); // not asked for
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn phase_scheduler(&self, phase: Phase) -> Option<Scheduler> {
-        if phase == Phase::Heartbeat {
+    pub fn phase_scheduler(&self, phase: FramePhase) -> Option<FrameScheduler> {
+        if phase == FramePhase::Heartbeat {
             return Some(self.scheduler().clone());
         }
         self.phase(phase).map(|p| p.scheduler)
     }
 
-    pub(crate) fn phase(&self, phase: Phase) -> Option<PhaseScheduler> {
+    pub(crate) fn phase(&self, phase: FramePhase) -> Option<PhaseScheduler> {
         self.phases.iter().find(|p| p.phase == phase).cloned()
     }
 
     /// A phase scheduler and its one-phase frame loop.
-    pub(crate) fn new_phase(clock: &RealClock, main: &Scheduler, phase: Phase) -> PhaseScheduler {
+    pub(crate) fn new_phase(
+        clock: &RealClock,
+        main: &FrameScheduler,
+        phase: FramePhase,
+    ) -> PhaseScheduler {
         let role = main.role();
-        let scheduler = Scheduler::new(
+        let scheduler = FrameScheduler::new(
             clock.clone(),
             SchedulerConfig::for_role(role)
                 .budget(main.budget_mode().floor())
@@ -216,7 +217,7 @@ pub struct TickstepCommands {
 
 /// What the commands cycle uses, behind one `Rc` (one resource lookup per fixed step).
 pub(crate) struct CommandsCycle {
-    pub(crate) scheduler: tickstep_commands::Scheduler,
+    pub(crate) scheduler: tickstep_commands::CommandScheduler,
     pub(crate) clock: GameClock,
     pub(crate) world: WorldQueue,
     pub(crate) events: Rc<RefCell<Vec<crate::CommandEvent>>>,
@@ -244,7 +245,7 @@ impl TickstepCommands {
     /// assert!(commands.scheduler().running().is_empty());
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn scheduler(&self) -> &tickstep_commands::Scheduler {
+    pub fn scheduler(&self) -> &tickstep_commands::CommandScheduler {
         &self.cycle.scheduler
     }
 
@@ -279,61 +280,6 @@ impl TickstepCommands {
         &self.cycle.world
     }
 
-    /// The mechanism `M` of `entity` (an entity's `Legs`, its `Arms`), made on first use and named
-    /// `"<entity> <M::NAME>"`. When the entity loses the component (or is despawned) the
-    /// mechanism is dropped and the commands requiring it are canceled, if the kind was registered
-    /// with [`TickstepAppExt::add_mechanism`](crate::TickstepAppExt::add_mechanism).
-    ///
-    /// ```
-    /// use bevy_app::App;
-    /// use bevy_ecs::prelude::*;
-    /// use tickstep_bevy::{MechanismComponent, TickstepAppExt, TickstepCommands, TickstepPlugin};
-    ///
-    /// #[derive(Component)]
-    /// struct Legs;
-    /// impl MechanismComponent for Legs { const NAME: &'static str = "legs"; }
-    ///
-    /// let mut app = App::new();
-    /// app.add_plugins(TickstepPlugin::builder().build()?).add_mechanism::<Legs>();
-    /// let hero = app.world_mut().spawn(Legs).id();
-    /// let commands = app.world().non_send::<TickstepCommands>();
-    /// let legs = commands.mechanism::<Legs>(hero);
-    /// assert!(legs.name().ends_with("legs"));
-    /// assert_eq!(legs, commands.mechanism::<Legs>(hero));
-    /// # Ok::<(), tickstep_bevy::PluginError>(())
-    /// ```
-    pub fn mechanism<M: MechanismComponent>(&self, entity: Entity) -> Mechanism {
-        self.mechanisms
-            .borrow_mut()
-            .entry((TypeId::of::<M>(), entity))
-            .or_insert_with(|| {
-                Mechanism::new(&self.cycle.scheduler, format!("{entity} {}", M::NAME))
-            })
-            .clone()
-    }
-
-    /// Drops the mechanism `M` of `entity` and cancels every command that requires it.
-    pub(crate) fn release<M: MechanismComponent>(&self, entity: Entity) {
-        let Some(mechanism) = self
-            .mechanisms
-            .borrow_mut()
-            .remove(&(TypeId::of::<M>(), entity))
-        else {
-            return;
-        };
-        let scheduler = &self.cycle.scheduler;
-        let doomed: Vec<Command> = scheduler
-            .running()
-            .into_iter()
-            .chain(scheduler.queued())
-            .map(|info| info.command)
-            .filter(|cmd| cmd.requires(&mechanism))
-            .collect();
-        for cmd in &doomed {
-            scheduler.cancel(cmd);
-        }
-    }
-
     /// The error that stopped the commands cycle, if one did (a command body returned `Err`).
     ///
     /// ```
@@ -364,105 +310,5 @@ impl TickstepCommands {
     /// ```
     pub fn resume(&self) -> Option<RunError> {
         self.cycle.failure.borrow_mut().take()
-    }
-}
-
-/// The durable schedules engine: `schedule_at` / `schedule_every` from any system, verbs as Rust
-/// code, firings as budgeted kernel tasks.
-///
-/// ```
-/// use bevy_app::{App, Startup};
-/// use bevy_ecs::prelude::*;
-/// use tickstep_bevy::{TickstepPlugin, TickstepSchedules};
-/// use tickstep_kernel::ManualClock;
-/// use tickstep_schedules::{ObjId, Options, Value};
-///
-/// fn arm_upkeep(schedules: NonSend<TickstepSchedules>) {
-///     let mut txn = schedules.engine().begin(ObjId(0));
-///     txn.schedule_every(ObjId(0), "upkeep", 60.0, vec![], Options::new()).unwrap();
-///     txn.commit().unwrap();
-/// }
-///
-/// let mut app = App::new();
-/// app.add_plugins(TickstepPlugin::builder().manual_clock(ManualClock::new()).build()?);
-/// app.world().non_send::<TickstepSchedules>().verb("upkeep", |_| Ok(Value::Int(0)));
-/// app.add_systems(Startup, arm_upkeep);
-/// app.update();
-/// assert_eq!(app.world().non_send::<TickstepSchedules>().engine().live_count(), 1);
-/// # Ok::<(), tickstep_bevy::PluginError>(())
-/// ```
-pub struct TickstepSchedules {
-    pub(crate) driver: Rc<Driver>,
-    pub(crate) store_path: Option<PathBuf>,
-    pub(crate) abandoned: usize,
-}
-
-impl std::fmt::Debug for TickstepSchedules {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TickstepSchedules")
-            .field("store_path", &self.store_path)
-            .field("abandoned", &self.abandoned)
-            .finish_non_exhaustive()
-    }
-}
-
-impl TickstepSchedules {
-    /// The engine: [`Schedules::begin`] opens a transaction for `schedule_at`, `schedule_every`,
-    /// `schedule_stop` and `schedule_info`.
-    ///
-    /// ```
-    /// # use bevy_app::App;
-    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
-    /// # let mut app = App::new();
-    /// # app.add_plugins(TickstepPlugin::builder().build()?);
-    /// assert_eq!(app.world().non_send::<TickstepSchedules>().engine().live_count(), 0);
-    /// # Ok::<(), tickstep_bevy::PluginError>(())
-    /// ```
-    pub fn engine(&self) -> &Schedules {
-        self.driver.engine()
-    }
-
-    /// The store file, or `None` for an in-memory engine.
-    ///
-    /// ```
-    /// # use bevy_app::App;
-    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
-    /// # let mut app = App::new();
-    /// # app.add_plugins(TickstepPlugin::builder().build()?);
-    /// assert!(app.world().non_send::<TickstepSchedules>().store_path().is_none());
-    /// # Ok::<(), tickstep_bevy::PluginError>(())
-    /// ```
-    pub fn store_path(&self) -> Option<&Path> {
-        self.store_path.as_deref()
-    }
-
-    /// How many firings were in flight when the store was last saved and were abandoned at
-    /// start-up (each a fault "interrupted by restart": a Rust closure cannot resume from disk).
-    ///
-    /// ```
-    /// # use bevy_app::App;
-    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
-    /// # let mut app = App::new();
-    /// # app.add_plugins(TickstepPlugin::builder().build()?);
-    /// assert_eq!(app.world().non_send::<TickstepSchedules>().abandoned_at_start(), 0);
-    /// # Ok::<(), tickstep_bevy::PluginError>(())
-    /// ```
-    pub fn abandoned_at_start(&self) -> usize {
-        self.abandoned
-    }
-
-    /// How many times the engine has been ticked (once per due deadline, at most once per
-    /// schedules tick).
-    ///
-    /// ```
-    /// # use bevy_app::App;
-    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
-    /// # let mut app = App::new();
-    /// # app.add_plugins(TickstepPlugin::builder().build()?);
-    /// assert_eq!(app.world().non_send::<TickstepSchedules>().ticks(), 0);
-    /// # Ok::<(), tickstep_bevy::PluginError>(())
-    /// ```
-    pub fn ticks(&self) -> u64 {
-        self.driver.ticks.get()
     }
 }

@@ -22,17 +22,18 @@
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use tickstep_kernel::clock::Clock;
-use tickstep_kernel::{Priority, Scheduler};
+use tickstep_kernel::{FrameScheduler, Priority};
 use tickstep_schedules::{
     FaultKind, Firing, KernelWake, ObjId, Outcome, Refused, RunId, Runner, Schedules, Value,
     World as ScheduleWorld,
 };
 
-use crate::{RealClock, TickstepSchedules, WorldQueue};
+use crate::{RealClock, WorldQueue};
 
 /// What a verb returns: `Ok` is the verb's return value, `Err` a fault value.
 pub type VerbResult = Result<Value, Value>;
@@ -189,7 +190,7 @@ impl ScheduleWorld for GameWorld {
 /// What the kernel timer, the runner and the firings share.
 pub(crate) struct Driver {
     pub(crate) clock: RealClock,
-    pub(crate) kernel: Scheduler,
+    pub(crate) kernel: FrameScheduler,
     pub(crate) engine: OnceCell<Schedules>,
     pub(crate) verbs: Rc<VerbTable>,
     pub(crate) world: WorldQueue,
@@ -204,7 +205,7 @@ const TICK_ORIGIN: &str = "tickstep-bevy schedules tick";
 impl Driver {
     pub(crate) fn new(
         clock: RealClock,
-        kernel: Scheduler,
+        kernel: FrameScheduler,
         world: WorldQueue,
         tick: Duration,
     ) -> Rc<Driver> {
@@ -330,5 +331,105 @@ impl TickstepSchedules {
     /// ```
     pub fn verb(&self, name: &str, verb: impl Fn(&VerbCall) -> VerbResult + 'static) {
         self.driver.verbs.insert(name, Rc::new(verb));
+    }
+}
+
+/// The durable schedules engine: `schedule_at` / `schedule_every` from any system, verbs as Rust
+/// code, firings as budgeted kernel tasks.
+///
+/// ```
+/// use bevy_app::{App, Startup};
+/// use bevy_ecs::prelude::*;
+/// use tickstep_bevy::{TickstepPlugin, TickstepSchedules};
+/// use tickstep_kernel::ManualClock;
+/// use tickstep_schedules::{ObjId, Options, Value};
+///
+/// fn arm_upkeep(schedules: NonSend<TickstepSchedules>) {
+///     let mut txn = schedules.engine().begin(ObjId(0));
+///     txn.schedule_every(ObjId(0), "upkeep", 60.0, vec![], Options::new()).unwrap();
+///     txn.commit().unwrap();
+/// }
+///
+/// let mut app = App::new();
+/// app.add_plugins(TickstepPlugin::builder().manual_clock(ManualClock::new()).build()?);
+/// app.world().non_send::<TickstepSchedules>().verb("upkeep", |_| Ok(Value::Int(0)));
+/// app.add_systems(Startup, arm_upkeep);
+/// app.update();
+/// assert_eq!(app.world().non_send::<TickstepSchedules>().engine().live_count(), 1);
+/// # Ok::<(), tickstep_bevy::PluginError>(())
+/// ```
+pub struct TickstepSchedules {
+    pub(crate) driver: Rc<Driver>,
+    pub(crate) store_path: Option<PathBuf>,
+    pub(crate) abandoned: usize,
+}
+
+impl std::fmt::Debug for TickstepSchedules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TickstepSchedules")
+            .field("store_path", &self.store_path)
+            .field("abandoned", &self.abandoned)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TickstepSchedules {
+    /// The engine: [`Schedules::begin`] opens a transaction for `schedule_at`, `schedule_every`,
+    /// `schedule_stop` and `schedule_info`.
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// assert_eq!(app.world().non_send::<TickstepSchedules>().engine().live_count(), 0);
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn engine(&self) -> &Schedules {
+        self.driver.engine()
+    }
+
+    /// The store file, or `None` for an in-memory engine.
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// assert!(app.world().non_send::<TickstepSchedules>().store_path().is_none());
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn store_path(&self) -> Option<&Path> {
+        self.store_path.as_deref()
+    }
+
+    /// How many firings were in flight when the store was last saved and were abandoned at
+    /// start-up (each a fault "interrupted by restart": a Rust closure cannot resume from disk).
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// assert_eq!(app.world().non_send::<TickstepSchedules>().abandoned_at_start(), 0);
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn abandoned_at_start(&self) -> usize {
+        self.abandoned
+    }
+
+    /// How many times the engine has been ticked (once per due deadline, at most once per
+    /// schedules tick).
+    ///
+    /// ```
+    /// # use bevy_app::App;
+    /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
+    /// # let mut app = App::new();
+    /// # app.add_plugins(TickstepPlugin::builder().build()?);
+    /// assert_eq!(app.world().non_send::<TickstepSchedules>().ticks(), 0);
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn ticks(&self) -> u64 {
+        self.driver.ticks.get()
     }
 }

@@ -23,10 +23,10 @@ use bevy_app::{
 };
 use bevy_ecs::prelude::*;
 use bevy_time::{Fixed, Time, TimePlugin, TimeSystems, TimeUpdateStrategy};
-use tickstep_kernel::Phase;
+use tickstep_kernel::FramePhase;
 use tickstep_kernel::clock::{Clock, Instant};
 
-use crate::plugin::Settings;
+use crate::settings::Settings;
 use crate::{
     CommandEvent, CommandsFailed, KernelOverload, KernelStats, TickstepCommands, TickstepKernel,
 };
@@ -51,10 +51,10 @@ pub(crate) fn install(app: &mut App, settings: &Settings) {
         .add_systems(settings.kernel_schedule, kernel_frame);
     for phase in &settings.phases {
         match phase {
-            Phase::PreSimulation => app.add_systems(FixedPreUpdate, step_pre_simulation),
-            Phase::PostSimulation => app.add_systems(FixedPostUpdate, step_post_simulation),
-            Phase::PreRender => app.add_systems(PostUpdate, step_pre_render),
-            Phase::Heartbeat => app,
+            FramePhase::PreSimulation => app.add_systems(FixedPreUpdate, step_pre_simulation),
+            FramePhase::PostSimulation => app.add_systems(FixedPostUpdate, step_post_simulation),
+            FramePhase::PreRender => app.add_systems(PostUpdate, step_pre_render),
+            FramePhase::Heartbeat => app,
         };
     }
 }
@@ -95,7 +95,7 @@ fn run_commands(world: &mut World) {
     cycle.clock.publish(elapsed);
     let stopped = cycle.failure.borrow().is_some();
     if !stopped && let Err(error) = cycle.scheduler.run() {
-        let message = error.to_string();
+        let message = tickstep_kernel::ErrorChain(&error).to_string();
         tracing::error!(target: "tickstep_bevy", "commands cycle stopped: {message}");
         *cycle.failure.borrow_mut() = Some(error);
         world.write_message(CommandsFailed { message });
@@ -112,7 +112,7 @@ fn publish_command_events(world: &mut World, events: &RefCell<Vec<CommandEvent>>
     world.write_message_batch(events);
 }
 
-fn step_phase(world: &mut World, phase: Phase) {
+fn step_phase(world: &mut World, phase: FramePhase) {
     let kernel = world.non_send::<TickstepKernel>();
     let (Some(stepper), queue) = (kernel.phase(phase), kernel.parts.world.clone()) else {
         return;
@@ -122,15 +122,15 @@ fn step_phase(world: &mut World, phase: Phase) {
 }
 
 fn step_pre_simulation(world: &mut World) {
-    step_phase(world, Phase::PreSimulation);
+    step_phase(world, FramePhase::PreSimulation);
 }
 
 fn step_post_simulation(world: &mut World) {
-    step_phase(world, Phase::PostSimulation);
+    step_phase(world, FramePhase::PostSimulation);
 }
 
 fn step_pre_render(world: &mut World) {
-    step_phase(world, Phase::PreRender);
+    step_phase(world, FramePhase::PreRender);
 }
 
 fn kernel_frame(world: &mut World) {

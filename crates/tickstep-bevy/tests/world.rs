@@ -12,7 +12,7 @@ use bevy_ecs::prelude::*;
 use common::{MS, app, frame};
 use tickstep_bevy::{PluginError, TickstepCommands, TickstepKernel, TickstepPlugin};
 use tickstep_commands::Command;
-use tickstep_kernel::{Phase, Priority, Role};
+use tickstep_kernel::{FramePhase, Priority, Role};
 
 #[derive(Component, Debug, PartialEq)]
 struct Health(u32);
@@ -104,7 +104,7 @@ fn phase_schedulers_step_around_the_fixed_update_they_bracket() {
     let (mut app, clock) = common::app_with(
         TickstepPlugin::builder()
             .diagnostics(false)
-            .phases([Phase::PreSimulation, Phase::PostSimulation]),
+            .phases([FramePhase::PreSimulation, FramePhase::PostSimulation]),
         20 * MS,
     );
     app.init_resource::<Log>()
@@ -114,8 +114,8 @@ fn phase_schedulers_step_around_the_fixed_update_they_bracket() {
     {
         let kernel = app.world().non_send::<TickstepKernel>();
         for (phase, name) in [
-            (Phase::PreSimulation, "pre"),
-            (Phase::PostSimulation, "post"),
+            (FramePhase::PreSimulation, "pre"),
+            (FramePhase::PostSimulation, "post"),
         ] {
             let world = kernel.world().clone();
             let _job = kernel
@@ -145,13 +145,13 @@ fn pre_render_is_client_only() {
     let (client, _) = common::app_with(
         TickstepPlugin::builder()
             .role(Role::Client)
-            .phases([Phase::PreRender]),
+            .phases([FramePhase::PreRender]),
         20 * MS,
     );
     let kernel = client.world().non_send::<TickstepKernel>();
-    assert!(kernel.phase_scheduler(Phase::PreRender).is_some());
+    assert!(kernel.phase_scheduler(FramePhase::PreRender).is_some());
     let err = TickstepPlugin::builder()
-        .phases([Phase::PreRender])
+        .phases([FramePhase::PreRender])
         .build()
         .unwrap_err();
     assert_eq!(err.to_string(), "PreRender schedulers are client-only");

@@ -14,6 +14,7 @@ mod progress;
 mod schedules;
 mod serve;
 mod sim;
+mod sim_report;
 mod store;
 mod units;
 

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::sim::SimReport;
+use crate::sim_report::{FrameRecord, SimReport};
 
 const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 700;
@@ -41,7 +41,7 @@ pub(crate) fn draw(path: &Path, report: &SimReport) -> Result<(), Box<dyn std::e
         .y_label_area_size(50)
         .build_cartesian_2d(0..frames, 0.0..peak_ms)?;
     chart.configure_mesh().x_desc("frame").y_desc("ms").draw()?;
-    let series = |pick: &dyn Fn(&crate::sim::FrameRecord) -> f64| -> Vec<(u64, f64)> {
+    let series = |pick: &dyn Fn(&FrameRecord) -> f64| -> Vec<(u64, f64)> {
         report
             .frames
             .iter()

@@ -20,6 +20,7 @@ use tickstep::kernel::{Kernel, KernelConfig, ManualClock, Priority, Role};
 use crate::plot;
 use crate::progress;
 use crate::say;
+use crate::sim_report::{FrameRecord, OverloadRecord, SimReport};
 use crate::units::{Load, MAX_TASK_COST, ms, parse_duration, parse_load};
 
 /// The most frames one run simulates (each frame's record is kept for the table and the plot).
@@ -73,37 +74,6 @@ pub(crate) enum SimRole {
     Server,
     /// Fixed 1.5 ms slice, no diagnostics.
     Client,
-}
-
-/// What one frame did.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct FrameRecord {
-    pub(crate) budget: Duration,
-    pub(crate) step: Duration,
-    /// `StepEma` after the frame: the scheduler's smoothed step cost, which the frame-aware
-    /// budget subtracts back out of the heartbeat time.
-    pub(crate) step_ema: Duration,
-    /// Tasks run, per priority (Kernel first).
-    pub(crate) ran: [u64; 5],
-    /// Tasks waiting after the frame (deferred), per priority.
-    pub(crate) deferred: [u64; 5],
-}
-
-/// A published Kernel.Overload.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct OverloadRecord {
-    pub(crate) frame: u64,
-    pub(crate) deferred: u64,
-    pub(crate) longest_task: Duration,
-    pub(crate) origin: Option<String>,
-    pub(crate) top_deferred: String,
-}
-
-/// A finished simulation.
-#[derive(Debug, Default)]
-pub(crate) struct SimReport {
-    pub(crate) frames: Vec<FrameRecord>,
-    pub(crate) overloads: Vec<OverloadRecord>,
 }
 
 const PRIORITY_NAMES: [&str; 5] = ["kernel", "high", "normal", "low", "background"];
@@ -386,7 +356,7 @@ fn explain_swing(report: &SimReport) {
     ));
     say(
         "a host that knows its own slack per frame (or must not see the budget swing under a \
-         sudden, sustained load) passes an explicit budget: Scheduler::step_with_budget",
+         sudden, sustained load) passes an explicit budget: FrameScheduler::step_with_budget",
     );
 }
 

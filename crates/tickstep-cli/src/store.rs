@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use serde_json::{Value as Json, json};
+use tickstep::kernel::ErrorChain;
 use tickstep::schedules::{
     Error, Inspector, ScheduleId, StoredSchedule, Value, display_location, is_server_location,
 };
@@ -54,7 +55,7 @@ fn explain(path: &Path, e: &Error) -> String {
             "{}: {e}; upgrade tickstep to read it (nothing was changed)",
             shown(path)
         ),
-        _ => format!("{}: {e}", shown(path)),
+        _ => format!("{}: {}", shown(path), ErrorChain(e)),
     }
 }
 

@@ -4,10 +4,10 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tickstep_commands::{Command, Mechanism, Scheduler, Trigger};
+use tickstep_commands::{Command, CommandScheduler, Mechanism, Trigger};
 use tickstep_kernel::clock::{ManualClock, SystemClock};
 
-fn yielding_forever(scheduler: &Scheduler, n: usize) {
+fn yielding_forever(scheduler: &CommandScheduler, n: usize) {
     for i in 0..n {
         let mechanism = Mechanism::new(scheduler, format!("m{i}"));
         let cmd = mechanism
@@ -23,12 +23,12 @@ fn yielding_forever(scheduler: &Scheduler, n: usize) {
 }
 
 fn run_1000(c: &mut Criterion) {
-    let scheduler = Scheduler::new(ManualClock::new());
+    let scheduler = CommandScheduler::new(ManualClock::new());
     yielding_forever(&scheduler, 1000);
     c.bench_function("run() with 1000 yielding commands, ManualClock", |b| {
         b.iter(|| scheduler.run().unwrap());
     });
-    let real = Scheduler::new(SystemClock::new());
+    let real = CommandScheduler::new(SystemClock::new());
     yielding_forever(&real, 1000);
     c.bench_function("run() with 1000 yielding commands, SystemClock", |b| {
         b.iter(|| real.run().unwrap());
@@ -43,7 +43,7 @@ fn run_1000(c: &mut Criterion) {
 }
 
 fn trigger_poll_1000(c: &mut Criterion) {
-    let scheduler = Scheduler::new(ManualClock::new());
+    let scheduler = CommandScheduler::new(ManualClock::new());
     let cmd = Command::no_requirements()
         .executing(|co| async move {
             co.park().await;

@@ -25,10 +25,10 @@ fn may_continue(inner: &Weak<Inner>, bound: Mounted) -> bool {
 /// Future of [`Coroutine::yield_now`]: pending once, ready on the next mount.
 ///
 /// ```
-/// use tickstep_commands::{Command, YieldNow};
+/// use tickstep_commands::{Command, CycleYieldNow};
 /// let c = Command::no_requirements()
 ///     .executing(|co| async move {
-///         let step: YieldNow = co.yield_now();
+///         let step: CycleYieldNow = co.yield_now();
 ///         step.await;
 ///     })
 ///     .named("c");
@@ -36,11 +36,11 @@ fn may_continue(inner: &Weak<Inner>, bound: Mounted) -> bool {
 /// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless awaited"]
-pub struct YieldNow {
+pub struct CycleYieldNow {
     pub(crate) yielded: bool,
 }
 
-impl Future for YieldNow {
+impl Future for CycleYieldNow {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
         if self.yielded {
@@ -97,13 +97,13 @@ impl Future for Wait {
 /// # let _ = c;
 /// ```
 #[must_use = "futures do nothing unless awaited"]
-pub struct WaitUntil<F> {
+pub struct CycleWaitUntil<F> {
     pub(crate) condition: F,
     pub(crate) inner: Weak<Inner>,
     pub(crate) bound: Mounted,
 }
 
-impl<F: FnMut() -> bool + Unpin> Future for WaitUntil<F> {
+impl<F: FnMut() -> bool + Unpin> Future for CycleWaitUntil<F> {
     type Output = ();
     fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
         let this = Pin::into_inner(self);
@@ -130,14 +130,14 @@ impl<F: FnMut() -> bool + Unpin> Future for WaitUntil<F> {
 /// # let _ = c;
 /// ```
 #[must_use = "futures do nothing unless awaited"]
-pub struct WaitUntilTimeout<F> {
+pub struct CycleWaitUntilTimeout<F> {
     pub(crate) condition: F,
     pub(crate) deadline: Instant,
     pub(crate) inner: Weak<Inner>,
     pub(crate) bound: Mounted,
 }
 
-impl<F: FnMut() -> bool + Unpin> Future for WaitUntilTimeout<F> {
+impl<F: FnMut() -> bool + Unpin> Future for CycleWaitUntilTimeout<F> {
     type Output = WaitResult;
     fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<WaitResult> {
         let this = Pin::into_inner(self);

@@ -61,11 +61,11 @@ pub(crate) struct CommandDef {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_commands::{Command, Mechanism, Scheduler};
+/// use tickstep_commands::{Command, Mechanism, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
 /// let clock = ManualClock::new();
-/// let scheduler = Scheduler::new(clock.clone());
+/// let scheduler = CommandScheduler::new(clock.clone());
 /// let arm = Mechanism::new(&scheduler, "arm");
 /// let raise = Command::requiring(&arm)
 ///     .executing(|co| async move { co.wait(Duration::from_millis(40)).await; })
@@ -89,9 +89,9 @@ impl Command {
     /// [`NeedsBody::requiring`]).
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Mechanism, Scheduler};
+    /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let wrist = Mechanism::new(&scheduler, "wrist");
     /// let stow = Command::requiring(&arm).requiring(&wrist)
@@ -141,9 +141,9 @@ impl Command {
     /// The mechanisms the command requires, without duplicates.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Mechanism, Scheduler};
+    /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let c = Command::requiring(&arm).requiring(&arm).executing(|_co| async {}).named("c");
     /// assert_eq!(c.requirements(), [arm]);
@@ -155,9 +155,9 @@ impl Command {
     /// Whether the command requires `mechanism`.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Mechanism, Scheduler};
+    /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// assert!(arm.run(|_co| async {}).named("c").requires(&arm));
     /// ```
@@ -168,9 +168,9 @@ impl Command {
     /// Whether the two commands require at least one common mechanism.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Mechanism, Scheduler};
+    /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let a = arm.run(|_co| async {}).named("a");
     /// let b = arm.run(|_co| async {}).named("b");
@@ -252,9 +252,9 @@ impl fmt::Debug for Command {
 /// First builder stage: requirements chosen, body still missing.
 ///
 /// ```
-/// # use tickstep_commands::{Command, Mechanism, Scheduler};
+/// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
 /// # use tickstep_kernel::clock::ManualClock;
-/// # let scheduler = Scheduler::new(ManualClock::new());
+/// # let scheduler = CommandScheduler::new(ManualClock::new());
 /// let arm = Mechanism::new(&scheduler, "arm");
 /// let stage = Command::requiring(&arm);
 /// let cmd = stage.executing(|_co| async {}).named("noop");
@@ -269,9 +269,9 @@ impl NeedsBody {
     /// Adds another required mechanism (duplicates are ignored).
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Mechanism, Scheduler};
+    /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let (arm, wrist) = (Mechanism::new(&scheduler, "arm"), Mechanism::new(&scheduler, "wrist"));
     /// let c = Command::no_requirements().requiring(&arm).requiring(&wrist).executing(|_co| async {}).named("c");
     /// assert!(c.requires(&arm) && c.requires(&wrist));
@@ -308,7 +308,7 @@ impl NeedsBody {
 
     /// Sets a body that may fail: its future returns `Result<(), BoxError>`, so `?` works on any
     /// error type. An `Err` ends the command with `CompletedWithError`, cancels its root
-    /// composition and makes [`Scheduler::run`](crate::Scheduler::run) return a
+    /// composition and makes [`CommandScheduler::run`](crate::CommandScheduler::run) return a
     /// [`RunError`](crate::RunError).
     ///
     /// ```
@@ -349,10 +349,10 @@ impl NeedsBody {
 ///
 /// ```
 /// use std::{cell::Cell, rc::Rc};
-/// use tickstep_commands::{Command, Scheduler};
+/// use tickstep_commands::{Command, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let stop = Rc::new(Cell::new(false));
 /// let flag = stop.clone();
 /// let spin = Command::no_requirements()
@@ -411,10 +411,10 @@ impl CommandBuilder {
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// use tickstep_commands::{Command, Scheduler};
+    /// use tickstep_commands::{Command, CommandScheduler};
     /// use tickstep_kernel::clock::ManualClock;
     ///
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let hooked = Rc::new(Cell::new(0));
     /// let count = hooked.clone();
     /// let c = Command::no_requirements()

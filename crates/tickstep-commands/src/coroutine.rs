@@ -17,22 +17,24 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::Instant;
 
-use crate::awaitables::{Join, JoinMode, Wait, WaitUntil, WaitUntilTimeout, YieldNow};
+use crate::awaitables::{
+    CycleWaitUntil, CycleWaitUntilTimeout, CycleYieldNow, Join, JoinMode, Wait,
+};
 use crate::command::Command;
 use crate::error::ForkError;
 use crate::id::{Key, Mounted};
-use crate::scheduler::Scheduler;
+use crate::scheduler::CommandScheduler;
 use crate::scheduler::inner::Inner;
 
 /// The coroutine bound to one running command (or sideload).
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_commands::{Command, Scheduler, WaitResult};
+/// use tickstep_commands::{Command, CommandScheduler, WaitResult};
 /// use tickstep_kernel::clock::ManualClock;
 ///
 /// let clock = ManualClock::new();
-/// let scheduler = Scheduler::new(clock.clone());
+/// let scheduler = CommandScheduler::new(clock.clone());
 /// let c = Command::no_requirements()
 ///     .executing(|co| async move {
 ///         co.yield_now().await;
@@ -53,7 +55,7 @@ use crate::scheduler::inner::Inner;
 ///
 /// ```compile_fail
 /// fn needs_send<T: Send>(_: T) {}
-/// let scheduler = tickstep_commands::Scheduler::new(tickstep_kernel::clock::ManualClock::new());
+/// let scheduler = tickstep_commands::CommandScheduler::new(tickstep_kernel::clock::ManualClock::new());
 /// scheduler.sideload(|co| {
 ///     needs_send(co);
 ///     async {}
@@ -126,9 +128,9 @@ impl Coroutine {
     /// If used outside the command it is bound to.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("c");
     /// scheduler.schedule(&c);
     /// scheduler.run().unwrap();
@@ -137,9 +139,9 @@ impl Coroutine {
     /// assert!(!scheduler.is_running(&c));
     /// ```
     #[track_caller]
-    pub fn yield_now(&self) -> YieldNow {
+    pub fn yield_now(&self) -> CycleYieldNow {
         self.check_bound();
-        YieldNow { yielded: false }
+        CycleYieldNow { yielded: false }
     }
 
     /// Yields forever: the command runs (holding its mechanisms) until canceled or interrupted.
@@ -149,9 +151,9 @@ impl Coroutine {
     /// If used outside the command it is bound to.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&c);
     /// for _ in 0..10 { scheduler.run().unwrap(); }
@@ -173,10 +175,10 @@ impl Coroutine {
     ///
     /// ```
     /// use std::time::Duration;
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
     /// let clock = ManualClock::new();
-    /// let scheduler = Scheduler::new(clock.clone());
+    /// let scheduler = CommandScheduler::new(clock.clone());
     /// let c = Command::no_requirements()
     ///     .executing(|co| async move { co.wait(Duration::from_millis(5)).await; })
     ///     .named("c");
@@ -204,9 +206,9 @@ impl Coroutine {
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let go = Rc::new(Cell::new(false));
     /// let flag = go.clone();
     /// let c = Command::no_requirements()
@@ -219,9 +221,9 @@ impl Coroutine {
     /// assert!(!scheduler.is_running(&c));
     /// ```
     #[track_caller]
-    pub fn wait_until<F: FnMut() -> bool>(&self, condition: F) -> WaitUntil<F> {
+    pub fn wait_until<F: FnMut() -> bool>(&self, condition: F) -> CycleWaitUntil<F> {
         self.check_bound();
-        WaitUntil {
+        CycleWaitUntil {
             condition,
             inner: self.inner.clone(),
             bound: self.bound,
@@ -237,9 +239,9 @@ impl Coroutine {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_commands::{Command, Scheduler, WaitResult};
+    /// use tickstep_commands::{Command, CommandScheduler, WaitResult};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements()
     ///     .executing(|co| async move {
     ///         assert_eq!(co.wait_until_timeout(|| true, Duration::ZERO).await, WaitResult::ConditionMet);
@@ -253,9 +255,9 @@ impl Coroutine {
         &self,
         condition: F,
         timeout: Duration,
-    ) -> WaitUntilTimeout<F> {
+    ) -> CycleWaitUntilTimeout<F> {
         let inner = self.engine();
-        WaitUntilTimeout {
+        CycleWaitUntilTimeout {
             condition,
             deadline: inner.clock.now().saturating_add(timeout),
             inner: self.inner.clone(),
@@ -276,9 +278,9 @@ impl Coroutine {
     /// If used outside the command it is bound to, or from a sideload.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let a = Command::no_requirements().executing(|co| async move { co.park().await; }).named("a");
     /// let child = a.clone();
     /// let parent = Command::no_requirements()
@@ -334,9 +336,9 @@ impl Coroutine {
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let step = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("step");
     /// let done = Rc::new(Cell::new(false));
     /// let d = done.clone();
@@ -372,9 +374,9 @@ impl Coroutine {
     /// If used outside the command it is bound to, or from a sideload.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let a = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("a");
     /// let b = Command::no_requirements().executing(|_co| async {}).named("b");
     /// let both = Command::no_requirements()
@@ -402,9 +404,9 @@ impl Coroutine {
     /// If used outside the command it is bound to, or from a sideload.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let slow = Command::no_requirements().executing(|co| async move { co.park().await; }).named("slow");
     /// let fast = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("fast");
     /// let s = slow.clone();
@@ -450,9 +452,9 @@ impl Coroutine {
     /// If used outside the command it is bound to, or from a sideload.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let quitter = Command::no_requirements()
     ///     .executing(|co| async move { co.request_cancellation().await; unreachable!() })
     ///     .named("quitter");
@@ -485,9 +487,9 @@ impl Coroutine {
     /// If used outside the command it is bound to, or from a sideload.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Mechanism, Scheduler};
+    /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let hold = arm.run(|co| async move { co.park().await; }).with_priority(9).named("hold");
     /// let nudge = arm.run(|co| async move { co.park().await; }).named("nudge");
@@ -520,9 +522,9 @@ impl Coroutine {
     /// If the scheduler was dropped.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements()
     ///     .executing(|co| async move { assert!(co.scheduler().current_command().is_some()); })
     ///     .named("c");
@@ -530,8 +532,8 @@ impl Coroutine {
     /// scheduler.run().unwrap();
     /// ```
     #[track_caller]
-    pub fn scheduler(&self) -> Scheduler {
-        Scheduler {
+    pub fn scheduler(&self) -> CommandScheduler {
+        CommandScheduler {
             inner: self
                 .inner
                 .upgrade()
@@ -546,9 +548,9 @@ impl Coroutine {
     /// If the scheduler was dropped.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::{Instant, ManualClock};
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { assert_eq!(co.now(), Instant::ZERO); }).named("c");
     /// scheduler.schedule(&c);
     /// scheduler.run().unwrap();

@@ -24,22 +24,24 @@ pub type BoxError = Box<dyn std::error::Error + 'static>;
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_commands::{Command, Scheduler};
+/// use tickstep_commands::{Command, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let failing = Command::no_requirements()
 ///     .executing_fallible(|_co| async move { Err("motor stalled".into()) })
 ///     .named("intake");
 /// scheduler.schedule(&failing);
 /// let err = scheduler.run().unwrap_err();
 /// assert_eq!(&*err.command, "intake");
-/// assert!(err.to_string().contains("motor stalled"));
+/// // The cause is the source, not part of the message (docs/README.md, "Errors").
+/// assert_eq!(std::error::Error::source(&err).unwrap().to_string(), "motor stalled");
+/// assert!(!err.to_string().contains("motor stalled"));
 /// assert!(err.to_string().contains("scheduled at"));
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-#[error("command `{command}` ({id}, scheduled at {scheduled_at}) failed: {source}")]
+#[error("command `{command}` ({id}, scheduled at {scheduled_at}) failed")]
 pub struct RunError {
     /// The failed command's name.
     pub command: Rc<str>,
@@ -92,11 +94,11 @@ pub(crate) fn list_pairs(pairs: &[ConflictPair]) -> String {
 /// A fork or await could not start its children. Nothing was started (all-or-nothing).
 ///
 /// ```
-/// use tickstep_commands::{Command, ForkError, Mechanism, Scheduler};
+/// use tickstep_commands::{Command, ForkError, Mechanism, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 /// use std::{cell::RefCell, rc::Rc};
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let arm = Mechanism::new(&scheduler, "arm");
 /// let a = arm.run(|co| async move { co.park().await; }).named("a");
 /// let b = arm.run(|co| async move { co.park().await; }).named("b");
@@ -150,10 +152,10 @@ pub enum ForkError {
 /// A composition could not be built from the given commands.
 ///
 /// ```
-/// use tickstep_commands::{compose, CompositionError, Mechanism, Scheduler};
+/// use tickstep_commands::{compose, CompositionError, Mechanism, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let arm = Mechanism::new(&scheduler, "arm");
 /// let a = arm.run(|co| async move { co.yield_now().await; }).named("a");
 /// let b = arm.run(|co| async move { co.yield_now().await; }).named("b");
@@ -194,10 +196,10 @@ pub enum CompositionError {
 /// `set_default_command` was given a command that does not fit the mechanism.
 ///
 /// ```
-/// use tickstep_commands::{Command, DefaultCommandError, Mechanism, Scheduler};
+/// use tickstep_commands::{Command, DefaultCommandError, Mechanism, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let arm = Mechanism::new(&scheduler, "arm");
 /// let free = Command::no_requirements().executing(|co| async move { co.park().await; }).named("free");
 /// let err = arm.set_default_command(&free).unwrap_err();
@@ -228,10 +230,10 @@ pub enum DefaultCommandError {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_commands::{Scheduler, Trigger, TriggerError};
+/// use tickstep_commands::{CommandScheduler, Trigger, TriggerError};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let button = Trigger::new(&scheduler, || false);
 /// let err = button.multi_press(0, Duration::from_millis(500)).unwrap_err();
 /// assert_eq!(err, TriggerError::InvalidPressCount { count: 0 });

@@ -10,10 +10,10 @@ use tickstep_kernel::clock::Instant;
 /// ids are never reused by a scheduler.
 ///
 /// ```
-/// use tickstep_commands::{Command, Scheduler};
+/// use tickstep_commands::{Command, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let cmd = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
 /// scheduler.schedule(&cmd);
 /// let id = scheduler.queued()[0].id;
@@ -26,9 +26,9 @@ impl CommandId {
     /// The raw number (1 for the first instance a scheduler creates).
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// # let cmd = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&cmd);
     /// assert_eq!(scheduler.queued()[0].id.get(), 1);
@@ -106,14 +106,14 @@ impl EventKind {
 }
 
 /// A lifecycle event delivered to listeners added with
-/// [`Scheduler::on_event`](crate::Scheduler::on_event).
+/// [`CommandScheduler::on_event`](crate::CommandScheduler::on_event).
 ///
 /// ```
 /// use std::{cell::RefCell, rc::Rc};
-/// use tickstep_commands::{Command, Scheduler};
+/// use tickstep_commands::{Command, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let log = Rc::new(RefCell::new(Vec::new()));
 /// let sink = log.clone();
 /// scheduler.on_event(move |e| sink.borrow_mut().push(e.to_string()));

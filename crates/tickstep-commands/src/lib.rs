@@ -5,18 +5,18 @@
 //!
 //! A port of the model of `WPILib`'s coroutine command framework ("commands v3") to Rust. A
 //! [`Command`] has a name, a priority, the [`Mechanism`]s it requires and a body: an `async`
-//! closure that receives a [`Coroutine`]. The [`Scheduler`] polls every running body once per
-//! [`Scheduler::run`] (typically every 20 ms from the robot loop). A body runs until it finishes
+//! closure that receives a [`Coroutine`]. The [`CommandScheduler`] polls every running body once per
+//! [`CommandScheduler::run`] (typically every 20 ms from the robot loop). A body runs until it finishes
 //! or reaches a yield point (`co.yield_now()`, `co.wait(..)`, `co.await_cmd(..)`, …), so command
 //! code reads top to bottom instead of being split into `initialize/execute/isFinished/end`.
 //!
 //! ```
 //! use std::time::Duration;
-//! use tickstep_commands::{compose, Mechanism, Scheduler, Trigger};
+//! use tickstep_commands::{compose, Mechanism, CommandScheduler, Trigger};
 //! use tickstep_kernel::clock::ManualClock;
 //!
 //! let clock = ManualClock::new();
-//! let scheduler = Scheduler::new(clock.clone());
+//! let scheduler = CommandScheduler::new(clock.clone());
 //! let arm = Mechanism::new(&scheduler, "arm");
 //! arm.set_default_command(&arm.idle()).unwrap();
 //!
@@ -44,8 +44,8 @@
 //! * **Phases of `run()`** (docs/commands.md §2.1): cleanup of dead scopes (their bindings'
 //!   commands canceled) → sideloads → trigger polling → default commands for idle mechanisms →
 //!   promotion of queued commands → execution of running commands, newest first.
-//! * **Scheduled vs mounted.** `schedule` from outside a command *queues* ([`Scheduler::is_scheduled`]);
-//!   promotion makes it *running* ([`Scheduler::is_running`]). At promotion a higher priority
+//! * **Scheduled vs mounted.** `schedule` from outside a command *queues* ([`CommandScheduler::is_scheduled`]);
+//!   promotion makes it *running* ([`CommandScheduler::is_running`]). At promotion a higher priority
 //!   interrupts the owner of a shared mechanism, a tie goes to the newcomer, a lower priority is
 //!   discarded; `schedule` already answers with a [`ScheduleResult`] against running and queued
 //!   rivals.
@@ -59,7 +59,7 @@
 //!   `CompletedWithError`, and Overran (watchdog). Endings are reported top-down, as the
 //!   reference does: a command's Completed / `CompletedWithError` / Canceled comes before its
 //!   descendants' Canceled. `on_cancel` runs only for an instance that was running, never on
-//!   completion or error. [`Scheduler::on_lifecycle_event`] listens without the per-cycle
+//!   completion or error. [`CommandScheduler::on_lifecycle_event`] listens without the per-cycle
 //!   Mounted/Yielded (which are then not even built).
 //! * **Errors.** A body that returns `Err` ([`NeedsBody::executing_fallible`]) or panics emits
 //!   `CompletedWithError`; its children and its root composition are canceled; then `run()`
@@ -92,7 +92,7 @@
 //! binding with one integer comparison. Events are not even built when no listener exists. Per
 //! bound trigger per cycle: one `Rc` clone, one memoized signal evaluation and a few comparisons.
 //! Scheduling allocates (the instance's cold half, its body future); cycles do not.
-//! [`Scheduler::set_mount_timing`]`(false)` removes the per-mount clock read (and with it the
+//! [`CommandScheduler::set_mount_timing`]`(false)` removes the per-mount clock read (and with it the
 //! watchdog and per-command run times) for the tightest loops.
 //!
 //! Measured on a shared two-core VM under heavy load (load average 8–10;
@@ -221,7 +221,7 @@ mod signal;
 mod telemetry;
 mod trigger;
 
-pub use awaitables::{Join, Wait, WaitUntil, WaitUntilTimeout, YieldNow};
+pub use awaitables::{CycleWaitUntil, CycleWaitUntilTimeout, CycleYieldNow, Join, Wait};
 pub use command::{Command, CommandBuilder, NeedsBody};
 pub use coroutine::{Coroutine, WaitResult};
 pub use error::{
@@ -231,7 +231,44 @@ pub use error::{
 pub use event::{CommandId, Event, EventKind};
 pub use mechanism::Mechanism;
 pub use schedule_result::ScheduleResult;
-pub use scheduler::{DEFAULT_WATCHDOG_LIMIT, Scheduler};
+pub use scheduler::{CommandScheduler, DEFAULT_WATCHDOG_LIMIT};
 pub use scope::OpMode;
 pub use telemetry::{CommandInfo, Telemetry};
 pub use trigger::Trigger;
+
+/// The old name of [`CommandScheduler`], kept for one release.
+///
+/// ```
+/// #[allow(deprecated)]
+/// let _old: tickstep_commands::Scheduler =
+///     tickstep_commands::CommandScheduler::new(tickstep_kernel::ManualClock::new());
+/// ```
+#[deprecated(note = "renamed to CommandScheduler (one meaning for `Scheduler` across tickstep)")]
+pub type Scheduler = CommandScheduler;
+
+/// The old name of [`CycleWaitUntil`], kept for one release.
+///
+/// ```
+/// #[allow(deprecated)]
+/// fn _old(_: tickstep_commands::WaitUntil<fn() -> bool>) {}
+/// ```
+#[deprecated(note = "renamed to CycleWaitUntil (one meaning for `WaitUntil` across tickstep)")]
+pub type WaitUntil<F> = CycleWaitUntil<F>;
+
+/// The old name of [`CycleWaitUntilTimeout`], kept for one release.
+///
+/// ```
+/// #[allow(deprecated)]
+/// fn _old(_: tickstep_commands::WaitUntilTimeout<fn() -> bool>) {}
+/// ```
+#[deprecated(note = "renamed to CycleWaitUntilTimeout, beside CycleWaitUntil")]
+pub type WaitUntilTimeout<F> = CycleWaitUntilTimeout<F>;
+
+/// The old name of [`CycleYieldNow`], kept for one release.
+///
+/// ```
+/// #[allow(deprecated)]
+/// fn _old(_: tickstep_commands::YieldNow) {}
+/// ```
+#[deprecated(note = "renamed to CycleYieldNow (one meaning for `YieldNow` across tickstep)")]
+pub type YieldNow = CycleYieldNow;

@@ -7,7 +7,7 @@ use std::rc::{Rc, Weak};
 use crate::command::{Command, CommandBuilder};
 use crate::coroutine::Coroutine;
 use crate::error::DefaultCommandError;
-use crate::scheduler::Scheduler;
+use crate::scheduler::CommandScheduler;
 use crate::scheduler::inner::Inner;
 
 pub(crate) struct MechanismData {
@@ -20,10 +20,10 @@ pub(crate) struct MechanismData {
 /// A named mechanism registered with one scheduler. Cheap to clone; equality is identity.
 ///
 /// ```
-/// use tickstep_commands::{Mechanism, Scheduler};
+/// use tickstep_commands::{Mechanism, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let arm = Mechanism::new(&scheduler, "arm");
 /// assert_eq!(arm.name(), "arm");
 /// assert_eq!(arm.clone(), arm);
@@ -36,13 +36,13 @@ impl Mechanism {
     /// Registers a mechanism named `name` with `scheduler`.
     ///
     /// ```
-    /// # use tickstep_commands::{Mechanism, Scheduler};
+    /// # use tickstep_commands::{Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let drive = Mechanism::new(&scheduler, "drive");
     /// assert_eq!(drive.to_string(), "drive");
     /// ```
-    pub fn new(scheduler: &Scheduler, name: impl Into<String>) -> Self {
+    pub fn new(scheduler: &CommandScheduler, name: impl Into<String>) -> Self {
         let name: Rc<str> = Rc::from(name.into());
         let (index, tag) = scheduler.inner.add_mechanism();
         Mechanism(Rc::new(MechanismData {
@@ -56,9 +56,9 @@ impl Mechanism {
     /// The mechanism's name.
     ///
     /// ```
-    /// # use tickstep_commands::{Mechanism, Scheduler};
+    /// # use tickstep_commands::{Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// assert_eq!(Mechanism::new(&scheduler, "lift").name(), "lift");
     /// ```
     pub fn name(&self) -> &str {
@@ -76,9 +76,9 @@ impl Mechanism {
     /// Starts building a command that requires this mechanism and runs `body`.
     ///
     /// ```
-    /// # use tickstep_commands::{Mechanism, Scheduler};
+    /// # use tickstep_commands::{Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let raise = arm.run(|co| async move { co.yield_now().await; }).named("raise");
     /// assert!(raise.requires(&arm));
@@ -95,9 +95,9 @@ impl Mechanism {
     /// [`NeedsBody::executing_fallible`](crate::NeedsBody::executing_fallible)).
     ///
     /// ```
-    /// # use tickstep_commands::{Mechanism, Scheduler};
+    /// # use tickstep_commands::{Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let home = arm.run_fallible(|_co| async move { Err("limit switch missing".into()) }).named("home");
     /// scheduler.schedule(&home);
@@ -116,9 +116,9 @@ impl Mechanism {
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// # use tickstep_commands::{Mechanism, Scheduler};
+    /// # use tickstep_commands::{Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let steps = Rc::new(Cell::new(0));
     /// let s = steps.clone();
@@ -140,9 +140,9 @@ impl Mechanism {
     /// else wants it. Named `"<mechanism> idle"`.
     ///
     /// ```
-    /// # use tickstep_commands::{Mechanism, Scheduler};
+    /// # use tickstep_commands::{Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let idle = arm.idle();
     /// assert_eq!(idle.name(), "arm idle");
@@ -157,7 +157,7 @@ impl Mechanism {
     }
 
     /// Sets this mechanism's default command; see
-    /// [`Scheduler::set_default_command`].
+    /// [`CommandScheduler::set_default_command`].
     ///
     /// # Errors
     ///
@@ -168,9 +168,9 @@ impl Mechanism {
     /// If the scheduler was dropped.
     ///
     /// ```
-    /// # use tickstep_commands::{Mechanism, Scheduler};
+    /// # use tickstep_commands::{Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// arm.set_default_command(&arm.idle()).unwrap();
     /// assert_eq!(arm.default_command().unwrap().name(), "arm idle");
@@ -187,9 +187,9 @@ impl Mechanism {
     /// If the scheduler was dropped.
     ///
     /// ```
-    /// # use tickstep_commands::{Mechanism, Scheduler};
+    /// # use tickstep_commands::{Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// # let scheduler = Scheduler::new(ManualClock::new());
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// assert!(Mechanism::new(&scheduler, "arm").default_command().is_none());
     /// ```
     #[track_caller]
@@ -204,15 +204,15 @@ impl Mechanism {
     /// If the scheduler was dropped.
     ///
     /// ```
-    /// # use tickstep_commands::{Mechanism, Scheduler};
+    /// # use tickstep_commands::{Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// arm.scheduler().run().unwrap();
     /// ```
     #[track_caller]
-    pub fn scheduler(&self) -> Scheduler {
-        Scheduler {
+    pub fn scheduler(&self) -> CommandScheduler {
+        CommandScheduler {
             inner: self
                 .0
                 .scheduler

@@ -3,13 +3,13 @@
 
 use std::fmt;
 
-/// What [`Scheduler::schedule`](crate::Scheduler::schedule) did with a command.
+/// What [`CommandScheduler::schedule`](crate::CommandScheduler::schedule) did with a command.
 ///
 /// ```
-/// use tickstep_commands::{Command, Mechanism, ScheduleResult, Scheduler};
+/// use tickstep_commands::{Command, Mechanism, ScheduleResult, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let arm = Mechanism::new(&scheduler, "arm");
 /// let high = arm.run(|co| async move { co.park().await; }).with_priority(5).named("high");
 /// let low = arm.run(|co| async move { co.park().await; }).named("low");

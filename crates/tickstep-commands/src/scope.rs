@@ -20,7 +20,7 @@ pub(crate) enum Scope {
 }
 
 /// An opmode identifier set by the host with
-/// [`Scheduler::set_opmode`](crate::Scheduler::set_opmode) (autonomous, teleop, test, …).
+/// [`CommandScheduler::set_opmode`](crate::CommandScheduler::set_opmode) (autonomous, teleop, test, …).
 ///
 /// ```
 /// use tickstep_commands::OpMode;

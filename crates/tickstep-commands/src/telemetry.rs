@@ -8,10 +8,10 @@ use crate::event::CommandId;
 /// One queued or running command instance.
 ///
 /// ```
-/// use tickstep_commands::{Command, Scheduler};
+/// use tickstep_commands::{Command, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).with_priority(3).named("c");
 /// scheduler.schedule(&c);
 /// scheduler.run().unwrap();
@@ -39,12 +39,12 @@ pub struct CommandInfo {
     pub total_run_time: Duration,
 }
 
-/// A snapshot from [`Scheduler::telemetry`](crate::Scheduler::telemetry).
+/// A snapshot from [`CommandScheduler::telemetry`](crate::CommandScheduler::telemetry).
 ///
 /// ```
-/// # use tickstep_commands::Scheduler;
+/// # use tickstep_commands::CommandScheduler;
 /// # use tickstep_kernel::clock::ManualClock;
-/// let t = Scheduler::new(ManualClock::new()).telemetry();
+/// let t = CommandScheduler::new(ManualClock::new()).telemetry();
 /// assert_eq!((t.cycle, t.bindings, t.sideloads), (0, 0, 0));
 /// ```
 #[derive(Clone, Debug, PartialEq)]

@@ -26,7 +26,7 @@ use tickstep_kernel::clock::Instant;
 use crate::binding::Kind;
 use crate::command::Command;
 use crate::error::TriggerError;
-use crate::scheduler::Scheduler;
+use crate::scheduler::CommandScheduler;
 use crate::scheduler::inner::Inner;
 use crate::signal::{Ctx, Node};
 
@@ -34,10 +34,10 @@ use crate::signal::{Ctx, Node};
 ///
 /// ```
 /// use std::{cell::Cell, rc::Rc};
-/// use tickstep_commands::{Command, Scheduler, Trigger};
+/// use tickstep_commands::{Command, CommandScheduler, Trigger};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let pressed = Rc::new(Cell::new(false));
 /// let button = { let p = pressed.clone(); Trigger::new(&scheduler, move || p.get()) };
 /// let shoot = Command::no_requirements().executing(|co| async move { co.park().await; }).named("shoot");
@@ -63,13 +63,13 @@ impl Trigger {
     /// A trigger on `signal`, polled by `scheduler`.
     ///
     /// ```
-    /// # use tickstep_commands::{Scheduler, Trigger};
+    /// # use tickstep_commands::{CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let always = Trigger::new(&scheduler, || true);
     /// # let _ = always;
     /// ```
-    pub fn new(scheduler: &Scheduler, signal: impl Fn() -> bool + 'static) -> Self {
+    pub fn new(scheduler: &CommandScheduler, signal: impl Fn() -> bool + 'static) -> Self {
         Trigger {
             node: Node::new(move |_| signal()),
             scheduler: Rc::downgrade(&scheduler.inner),
@@ -93,9 +93,9 @@ impl Trigger {
     /// Triggers derived from the returned one keep the choice.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).first_low_is_falling_edge().on_false(&c);
     /// scheduler.run().unwrap();
@@ -132,9 +132,9 @@ impl Trigger {
     /// If the scheduler was dropped.
     ///
     /// ```
-    /// # use tickstep_commands::{Scheduler, Trigger};
+    /// # use tickstep_commands::{CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let never = Trigger::new(&scheduler, || false);
     /// assert!(!never.get());
     /// assert!(never.not().get());
@@ -156,9 +156,9 @@ impl Trigger {
     /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).on_true(&c);
     /// scheduler.run().unwrap(); // true on the first poll counts as a rising edge
@@ -176,9 +176,9 @@ impl Trigger {
     /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).on_false(&c);
     /// scheduler.run().unwrap();
@@ -197,9 +197,9 @@ impl Trigger {
     /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).while_true(&c);
     /// scheduler.run().unwrap();
@@ -218,9 +218,9 @@ impl Trigger {
     /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).while_false(&c);
     /// scheduler.run().unwrap();
@@ -238,9 +238,9 @@ impl Trigger {
     /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).toggle_on_true(&c);
     /// scheduler.run().unwrap();
@@ -258,9 +258,9 @@ impl Trigger {
     /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).toggle_on_false(&c);
     /// scheduler.run().unwrap();
@@ -280,9 +280,9 @@ impl Trigger {
     /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let blip = Command::no_requirements().executing(|_co| async {}).named("blip");
     /// Trigger::new(&scheduler, || true).retry_while_true(&blip);
     /// scheduler.run().unwrap();
@@ -303,9 +303,9 @@ impl Trigger {
     /// If the scheduler was dropped or `command` requires another scheduler's mechanism.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).retry_while_false(&c);
     /// scheduler.run().unwrap();
@@ -324,9 +324,9 @@ impl Trigger {
     /// If the scheduler was dropped.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// let t = Trigger::new(&scheduler, || true);
     /// t.while_true(&c);
@@ -349,9 +349,9 @@ impl Trigger {
     /// inputs never miss a cycle.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).and(&Trigger::new(&scheduler, || false)).on_true(&c);
     /// scheduler.run().unwrap();
@@ -366,9 +366,9 @@ impl Trigger {
     /// True when either is true (both evaluated every cycle).
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).or(&Trigger::new(&scheduler, || false)).on_true(&c);
     /// scheduler.run().unwrap();
@@ -383,9 +383,9 @@ impl Trigger {
     /// The negation.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).not().on_true(&c);
     /// scheduler.run().unwrap();
@@ -403,10 +403,10 @@ impl Trigger {
     ///
     /// ```
     /// use std::time::Duration;
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
     /// let clock = ManualClock::new();
-    /// let scheduler = Scheduler::new(clock.clone());
+    /// let scheduler = CommandScheduler::new(clock.clone());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).debounce(Duration::from_millis(30)).on_true(&c);
     /// scheduler.run().unwrap();
@@ -436,9 +436,9 @@ impl Trigger {
     /// True for exactly the cycle this trigger turns true (a first poll reading true counts).
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).rising_edge().while_true(&c);
     /// scheduler.run().unwrap();
@@ -459,9 +459,9 @@ impl Trigger {
     /// True for exactly the cycle this trigger turns false after being true.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).falling_edge().on_true(&c);
     /// scheduler.run().unwrap();
@@ -492,10 +492,10 @@ impl Trigger {
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
-    /// # use tickstep_commands::{Command, Scheduler, Trigger};
+    /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
     /// # use tickstep_kernel::clock::ManualClock;
     /// let clock = ManualClock::new();
-    /// let scheduler = Scheduler::new(clock.clone());
+    /// let scheduler = CommandScheduler::new(clock.clone());
     /// let held = Rc::new(Cell::new(false));
     /// let h = held.clone();
     /// let double_tap = Trigger::new(&scheduler, move || h.get())
@@ -547,9 +547,9 @@ impl Trigger {
     /// one too large for a `Duration`); [`TriggerError::InvalidPressCount`] for a count below 1.
     ///
     /// ```
-    /// # use tickstep_commands::{Scheduler, Trigger, TriggerError};
+    /// # use tickstep_commands::{CommandScheduler, Trigger, TriggerError};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let button = Trigger::new(&scheduler, || false);
     /// assert!(button.multi_press_seconds(2, 0.4).is_ok());
     /// assert_eq!(

@@ -327,7 +327,7 @@ fn state_machine_transition_fires_on_a_rising_edge_and_true_on_entry_counts() {
 }
 
 /// The running command named `name` (state commands are cloned into the machine).
-fn parked_named(scheduler: &tickstep_commands::Scheduler, name: &str) -> Command {
+fn parked_named(scheduler: &tickstep_commands::CommandScheduler, name: &str) -> Command {
     scheduler
         .running()
         .into_iter()

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
-use tickstep_commands::{Command, Mechanism, ScheduleResult, Scheduler};
+use tickstep_commands::{Command, CommandScheduler, Mechanism, ScheduleResult};
 use tickstep_kernel::clock::ManualClock;
 
 const MECHANISMS: usize = 3;
@@ -139,7 +139,7 @@ proptest! {
         specs in proptest::collection::vec(spec(), 2..7),
         ops in proptest::collection::vec(op(6), 1..60),
     ) {
-        let scheduler = Scheduler::new(ManualClock::new());
+        let scheduler = CommandScheduler::new(ManualClock::new());
         let mechanisms: Vec<Mechanism> =
             (0..MECHANISMS).map(|m| Mechanism::new(&scheduler, format!("m{m}"))).collect();
         let commands: Vec<Command> = specs

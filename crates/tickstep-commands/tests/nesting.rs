@@ -475,9 +475,11 @@ fn run_error_names_where_a_top_level_command_was_scheduled() {
         err.to_string()
             .starts_with("command `failing` (#1, scheduled at ")
     );
-    assert!(
-        err.to_string()
-            .ends_with("failed: an error occurred when formatting an argument")
+    // The cause is the error's source, not part of its message (docs/README.md, "Errors").
+    assert!(err.to_string().ends_with(") failed"));
+    assert_eq!(
+        std::error::Error::source(&err).map(ToString::to_string),
+        Some("an error occurred when formatting an argument".to_owned())
     );
 }
 

@@ -5,17 +5,17 @@
 mod common;
 
 use common::*;
-use tickstep_commands::{Command, OpMode, Scheduler, Trigger};
+use tickstep_commands::{Command, CommandScheduler, OpMode, Trigger};
 
 /// A trigger that is always true, bound while-true to a fresh parked command.
-fn bind_always(scheduler: &Scheduler, name: &str) -> Command {
+fn bind_always(scheduler: &CommandScheduler, name: &str) -> Command {
     let command = parked(name);
     Trigger::new(scheduler, || true).while_true(&command);
     command
 }
 
 /// A command that binds `bound` while-true inside its body, then runs once more and ends.
-fn binding_command(scheduler: &Scheduler, name: &str, bound: &Command) -> Command {
+fn binding_command(scheduler: &CommandScheduler, name: &str, bound: &Command) -> Command {
     let (sched, bound) = (scheduler.clone(), bound.clone());
     Command::no_requirements()
         .executing(move |co| {

@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use common::*;
-use tickstep_commands::{Command, Mechanism, Scheduler};
+use tickstep_commands::{Command, CommandScheduler, Mechanism};
 
 #[test]
 fn basic() {
@@ -106,7 +106,7 @@ fn compositions_do_not_need_requirements() {
     assert_eq!(scheduler.running().len(), 3);
 }
 
-fn running_on(scheduler: &Scheduler, mech: &Mechanism) -> Vec<String> {
+fn running_on(scheduler: &CommandScheduler, mech: &Mechanism) -> Vec<String> {
     scheduler
         .running()
         .into_iter()

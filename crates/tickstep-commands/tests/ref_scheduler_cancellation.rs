@@ -7,13 +7,13 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use common::*;
-use tickstep_commands::{Command, Mechanism, Scheduler, compose};
+use tickstep_commands::{Command, CommandScheduler, Mechanism, compose};
 
-fn scheduled_or_running(scheduler: &Scheduler, cmd: &Command) -> bool {
+fn scheduled_or_running(scheduler: &CommandScheduler, cmd: &Command) -> bool {
     scheduler.is_scheduled(cmd) || scheduler.is_running(cmd)
 }
 
-fn running_on(scheduler: &Scheduler, mech: &Mechanism) -> Vec<String> {
+fn running_on(scheduler: &CommandScheduler, mech: &Mechanism) -> Vec<String> {
     scheduler
         .running()
         .into_iter()

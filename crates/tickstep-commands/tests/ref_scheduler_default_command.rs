@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
 use common::*;
-use tickstep_commands::{Command, Mechanism, OpMode, Scheduler};
+use tickstep_commands::{Command, CommandScheduler, Mechanism, OpMode};
 
 /// A command that sets `default` as `mech`'s default from inside its body, then parks.
 fn scoping(name: &str, mech: &Mechanism, default: &Command) -> Command {
@@ -165,7 +165,7 @@ fn default_command_changing_default_command() {
     });
     *flipper.me.borrow_mut() = Rc::downgrade(&flipper);
     flipper.mech.set_default_command(&flipper.make(1)).unwrap();
-    let running_on_mech = |s: &Scheduler| {
+    let running_on_mech = |s: &CommandScheduler| {
         s.running()
             .into_iter()
             .filter(|i| i.requirements == ["Mech"])

@@ -11,7 +11,7 @@ mod common;
 
 use common::*;
 use tickstep_commands::{
-    Command, Coroutine, ForkError, Mechanism, ScheduleResult, Scheduler, Trigger,
+    Command, CommandScheduler, Coroutine, ForkError, Mechanism, ScheduleResult, Trigger,
 };
 
 /// The reference's `PriorityCommand`: parks, at `priority`, on `mechs`.
@@ -269,7 +269,7 @@ fn low_priority_child_cancels_parent_await_any() {
 
 /// The parent keeps running and sees the refusal of `failing` (none of `cmds` started).
 fn assert_fork_failure(
-    scheduler: &Scheduler,
+    scheduler: &CommandScheduler,
     clock: &tickstep_kernel::clock::ManualClock,
     op: Op,
     blocker: &Command,

@@ -315,7 +315,7 @@ fn ensure_bound_deeply_nested_dependencies() {
 /// Runs one cycle and reads `t`.
 fn step(
     clock: &tickstep_kernel::clock::ManualClock,
-    s: &tickstep_commands::Scheduler,
+    s: &tickstep_commands::CommandScheduler,
     t: &Trigger,
 ) -> bool {
     s.run().unwrap();

@@ -7,17 +7,17 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use common::{CYCLE, counter, cycles, parked, parked_on, record, setup, strs, take, yields};
-use tickstep_commands::{Command, Mechanism, OpMode, Scheduler, Trigger, TriggerError};
+use tickstep_commands::{Command, CommandScheduler, Mechanism, OpMode, Trigger, TriggerError};
 
 /// A trigger on a shared boolean the test flips.
-fn button(scheduler: &Scheduler) -> (Rc<Cell<bool>>, Trigger) {
+fn button(scheduler: &CommandScheduler) -> (Rc<Cell<bool>>, Trigger) {
     let level = Rc::new(Cell::new(false));
     let l = level.clone();
     (level, Trigger::new(scheduler, move || l.get()))
 }
 
 /// Counts how many times a command completed or started (by Mounted events of its first poll).
-fn completions(scheduler: &Scheduler, name: &'static str) -> Rc<Cell<u32>> {
+fn completions(scheduler: &CommandScheduler, name: &'static str) -> Rc<Cell<u32>> {
     let n = Rc::new(Cell::new(0));
     let m = n.clone();
     scheduler.on_event(move |e| {

@@ -14,7 +14,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig, SystemClock};
+use tickstep_kernel::{FrameScheduler, ManualClock, Priority, SchedulerConfig, SystemClock};
 
 const TASKS: u64 = 1_000;
 const TIMERS: u64 = 10_000;
@@ -26,7 +26,7 @@ fn schedule_step(c: &mut Criterion) {
     let mut group = c.benchmark_group("schedule_step");
     group.throughput(Throughput::Elements(TASKS));
     for (name, profile) in [("profiler_off", false), ("profiler_on", true)] {
-        let sched = Scheduler::new(
+        let sched = FrameScheduler::new(
             SystemClock::new(),
             SchedulerConfig::server().profile_tasks(profile),
         );
@@ -67,7 +67,7 @@ fn timers_fire(c: &mut Criterion) {
         b.iter_batched(
             || {
                 let clock = ManualClock::new();
-                let sched = Scheduler::new(
+                let sched = FrameScheduler::new(
                     clock.clone(),
                     SchedulerConfig::server().profile_tasks(false),
                 );
@@ -89,7 +89,7 @@ fn timers_fire(c: &mut Criterion) {
     group.bench_function("after_then_cancel_10k", |b| {
         b.iter_batched(
             || {
-                Scheduler::new(
+                FrameScheduler::new(
                     ManualClock::new(),
                     SchedulerConfig::server().profile_tasks(false),
                 )

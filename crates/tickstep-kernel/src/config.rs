@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::{Phase, Role};
+use crate::{FramePhase, Role};
 
 /// The server's default frame-aware target: slightly under 1/60 s to leave the engine headroom.
 ///
@@ -17,7 +17,7 @@ pub const DEFAULT_TARGET_FRAME: Duration = Duration::from_micros(16_500);
 /// ```
 pub const DEFAULT_BUDGET: Duration = Duration::from_micros(1_500);
 
-/// Settings for [`Scheduler::new`](crate::Scheduler::new). Start from a role preset and adjust.
+/// Settings for [`FrameScheduler::new`](crate::FrameScheduler::new). Start from a role preset and adjust.
 ///
 /// Budget selection follows docs/kernel.md §4.1: a `target_frame` selects frame-aware mode (with
 /// `budget` as its floor, default 1.5 ms); a `budget` alone selects fixed mode on either role;
@@ -39,12 +39,12 @@ pub struct SchedulerConfig {
     role: Role,
     budget: Option<Duration>,
     target_frame: Option<Duration>,
-    phase: Phase,
+    phase: FramePhase,
     profile_tasks: bool,
     stagger_recurring: bool,
 }
 
-/// The budget rule a scheduler's steps run under when [`Scheduler::step`](crate::Scheduler::step)
+/// The budget rule a scheduler's steps run under when [`FrameScheduler::step`](crate::FrameScheduler::step)
 /// gets no explicit budget.
 ///
 /// ```
@@ -128,7 +128,7 @@ impl SchedulerConfig {
             role,
             budget: None,
             target_frame: None,
-            phase: Phase::Heartbeat,
+            phase: FramePhase::Heartbeat,
             profile_tasks: true,
             stagger_recurring: false,
         }
@@ -163,14 +163,14 @@ impl SchedulerConfig {
         self
     }
 
-    /// The phase [`Scheduler::bind`](crate::Scheduler::bind) attaches to (default Heartbeat).
+    /// The phase [`FrameScheduler::bind`](crate::FrameScheduler::bind) attaches to (default Heartbeat).
     ///
     /// ```
-    /// use tickstep_kernel::{Phase, SchedulerConfig};
-    /// assert_eq!(SchedulerConfig::server().phase(Phase::PreSimulation).phase_of(), Phase::PreSimulation);
+    /// use tickstep_kernel::{FramePhase, SchedulerConfig};
+    /// assert_eq!(SchedulerConfig::server().phase(FramePhase::PreSimulation).phase_of(), FramePhase::PreSimulation);
     /// ```
     #[must_use]
-    pub fn phase(mut self, phase: Phase) -> Self {
+    pub fn phase(mut self, phase: FramePhase) -> Self {
         self.phase = phase;
         self
     }
@@ -213,10 +213,10 @@ impl SchedulerConfig {
     /// The configured phase.
     ///
     /// ```
-    /// use tickstep_kernel::{Phase, SchedulerConfig};
-    /// assert_eq!(SchedulerConfig::client().phase_of(), Phase::Heartbeat);
+    /// use tickstep_kernel::{FramePhase, SchedulerConfig};
+    /// assert_eq!(SchedulerConfig::client().phase_of(), FramePhase::Heartbeat);
     /// ```
-    pub fn phase_of(&self) -> Phase {
+    pub fn phase_of(&self) -> FramePhase {
         self.phase
     }
 

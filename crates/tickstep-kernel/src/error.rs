@@ -1,9 +1,8 @@
 //! Errors: typed, named after the rule they break, carrying the offending value.
 
-use std::backtrace::Backtrace;
 use std::time::Duration;
 
-use crate::{Phase, Priority, Role};
+use crate::{FramePhase, Role};
 
 /// Why a scheduler call was refused. Nothing was created or changed when one is returned.
 ///
@@ -50,22 +49,16 @@ pub enum ScheduleError {
     /// A PreRender scheduler was asked for (or bound) on a server.
     #[error("PreRender schedulers are client-only")]
     PreRenderOnServer,
-    /// [`Scheduler::schedule_entry`](crate::Scheduler::schedule_entry) on an entry that is already
+    /// [`FrameScheduler::schedule_entry`](crate::FrameScheduler::schedule_entry) on an entry that is already
     /// queued or running: queuing one entry twice would run it twice.
     #[error(
         "Scheduler.schedule_entry: entry is already queued or running (queue it again after it runs)"
     )]
     EntryBusy,
-    /// [`Scheduler::schedule_entry`](crate::Scheduler::schedule_entry) on a cancelled entry, or one
+    /// [`FrameScheduler::schedule_entry`](crate::FrameScheduler::schedule_entry) on a cancelled entry, or one
     /// that belongs to another scheduler.
     #[error("Scheduler.schedule_entry: entry is cancelled or belongs to another scheduler")]
     EntryCancelled,
-    /// The frame loop's target frame rate is outside 1–1000 fps.
-    #[error("FrameLoop target frame rate must be 1 to 1000 fps (got {fps})")]
-    InvalidFrameRate {
-        /// The rejected frame rate.
-        fps: u32,
-    },
     /// Overload diagnostics were enabled on a client; they are published on the server only.
     #[error("Kernel diagnostics are server-only (this kernel's role is {role:?})")]
     DiagnosticsServerOnly {
@@ -76,113 +69,28 @@ pub enum ScheduleError {
     #[error("this frame loop does not run the {phase:?} phase")]
     PhaseNotRun {
         /// The scheduler's phase.
-        phase: Phase,
+        phase: FramePhase,
     },
 }
 
-/// A task that panicked, as handed to every [`Scheduler::on_error`](crate::Scheduler::on_error)
-/// handler. The step that ran it went on with the next task.
+/// Why a frame loop was refused: its settings, not a scheduler call (docs/kernel.md §10.2).
 ///
 /// ```
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-/// use std::{cell::RefCell, rc::Rc};
-///
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-/// let seen = Rc::new(RefCell::new(String::new()));
-/// let sink = seen.clone();
-/// sched.on_error(move |err| *sink.borrow_mut() = err.message().to_owned());
-/// sched.schedule(|| panic!("boom"), Priority::Normal);
-/// sched.step_with_budget(std::time::Duration::from_secs(1));
-/// assert_eq!(*seen.borrow(), "boom");
+/// use tickstep_kernel::{FrameLoop, FrameLoopError, ManualClock, Role};
+/// let err = FrameLoop::try_new(ManualClock::new(), Role::Server, 0).unwrap_err();
+/// assert_eq!(err, FrameLoopError::InvalidFrameRate { fps: 0 });
+/// assert_eq!(err.to_string(), "FrameLoop target frame rate must be 1 to 1000 fps (got 0)");
 /// ```
-#[derive(Debug)]
-pub struct TaskError {
-    pub(crate) message: String,
-    pub(crate) origin: String,
-    pub(crate) panic_location: Option<String>,
-    pub(crate) priority: Priority,
-    pub(crate) backtrace: Backtrace,
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrameLoopError {
+    /// The frame loop's target frame rate is outside 1–1000 fps.
+    #[error("FrameLoop target frame rate must be 1 to 1000 fps (got {fps})")]
+    InvalidFrameRate {
+        /// The rejected frame rate.
+        fps: u32,
+    },
 }
-
-impl TaskError {
-    /// The panic message (`"Box<dyn Any>"` when the payload was not a string).
-    ///
-    /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// sched.on_error(|err| assert_eq!(err.message(), "bad input 7"));
-    /// sched.schedule(|| panic!("bad input {}", 7), Priority::High);
-    /// sched.step();
-    /// ```
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    /// Where the task came from: its label, or the `file:line:column` that scheduled it.
-    ///
-    /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// sched.on_error(|err| assert_eq!(err.origin(), "Process Lobby"));
-    /// sched.with_origin("Process Lobby").schedule(|| panic!("x"), Priority::High);
-    /// sched.step();
-    /// ```
-    pub fn origin(&self) -> &str {
-        &self.origin
-    }
-
-    /// Where the panic happened (`file:line:column`), when the scheduler's panic hook saw it.
-    ///
-    /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// sched.on_error(|err| assert!(err.panic_location().unwrap().contains(".rs:")));
-    /// sched.schedule(|| panic!("x"), Priority::High);
-    /// sched.step();
-    /// ```
-    pub fn panic_location(&self) -> Option<&str> {
-        self.panic_location.as_deref()
-    }
-
-    /// The priority the task ran at.
-    ///
-    /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// sched.on_error(|err| assert_eq!(err.priority(), Priority::Low));
-    /// sched.schedule(|| panic!("x"), Priority::Low);
-    /// sched.step_with_budget(std::time::Duration::from_secs(1));
-    /// ```
-    pub fn priority(&self) -> Priority {
-        self.priority
-    }
-
-    /// The stack at the panic, captured when the host enables backtraces (`RUST_BACKTRACE=1`);
-    /// otherwise a disabled backtrace.
-    ///
-    /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// sched.on_error(|err| { let _ = err.backtrace().status(); });
-    /// sched.schedule(|| panic!("x"), Priority::High);
-    /// sched.step();
-    /// ```
-    pub fn backtrace(&self) -> &Backtrace {
-        &self.backtrace
-    }
-}
-
-impl std::fmt::Display for TaskError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "task {} panicked: {}", self.origin, self.message)?;
-        if let Some(at) = &self.panic_location {
-            write!(f, " (at {at})")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for TaskError {}
 
 /// Converts `f64` seconds from a script or config into a [`Duration`], with the checks of
 /// docs/kernel.md §5.2.
@@ -243,5 +151,41 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         s.clone()
     } else {
         "Box<dyn Any>".to_owned()
+    }
+}
+
+/// An error and its causes on one line, `outer: cause: root cause`: how a reporter prints an
+/// error, since every tickstep error's `Display` describes that error alone and its cause comes
+/// only from [`source`](std::error::Error::source) (docs/README.md, "Errors"). Every layer's
+/// reporters print errors through this one.
+///
+/// ```
+/// use tickstep_kernel::ErrorChain;
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("cannot open the store")]
+/// struct Open(#[source] std::io::Error);
+///
+/// let err = Open(std::io::Error::other("disk full"));
+/// assert_eq!(err.to_string(), "cannot open the store");
+/// assert_eq!(ErrorChain(&err).to_string(), "cannot open the store: disk full");
+/// ```
+#[derive(Clone, Copy)]
+pub struct ErrorChain<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(error) = cause {
+            write!(f, ": {error}")?;
+            cause = error.source();
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }

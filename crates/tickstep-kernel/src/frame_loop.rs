@@ -16,22 +16,23 @@
 //! Wakes from other threads (an async task woken by a thread) are noticed at the next frame
 //! boundary; while the loop sleeps through idle frames they wait for the sleep to end.
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use crate::clock::{Clock, Instant};
-use crate::{FrameStats, Phase, Role, ScheduleError, Scheduler};
+use crate::{FrameLoopError, FramePhase, FrameScheduler, FrameStats, Role, ScheduleError};
 
 /// A frame loop (cheap clonable handle).
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
+/// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, FrameScheduler, SchedulerConfig};
 ///
 /// let clock = ManualClock::new();
 /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-/// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+/// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
 /// sched.bind(&fl).unwrap();
 /// for _ in 0..1000 {
 ///     let _t = sched.after(Duration::from_secs(10), || {}, Priority::Low).unwrap();
@@ -55,7 +56,7 @@ pub(crate) struct LoopShared {
 }
 
 struct LoopState {
-    bound: Vec<Scheduler>,
+    bound: Vec<FrameScheduler>,
     frame_count: u64,
     frames_run: u64,
     steps: u64,
@@ -106,7 +107,7 @@ impl FrameLoop {
     ///
     /// # Errors
     ///
-    /// [`ScheduleError::InvalidFrameRate`] when `fps` is 0 or above 1000.
+    /// [`FrameLoopError::InvalidFrameRate`] when `fps` is 0 or above 1000.
     ///
     /// ```
     /// use tickstep_kernel::{FrameLoop, ManualClock, Role};
@@ -116,9 +117,9 @@ impl FrameLoop {
         clock: impl Clock + 'static,
         role: Role,
         fps: u32,
-    ) -> Result<Self, ScheduleError> {
+    ) -> Result<Self, FrameLoopError> {
         if !(1..=1000).contains(&fps) {
-            return Err(ScheduleError::InvalidFrameRate { fps });
+            return Err(FrameLoopError::InvalidFrameRate { fps });
         }
         Ok(FrameLoop {
             shared: Rc::new(LoopShared {
@@ -326,11 +327,11 @@ impl FrameLoop {
         Rc::downgrade(&self.shared)
     }
 
-    pub(crate) fn register(&self, scheduler: Scheduler) {
+    pub(crate) fn register(&self, scheduler: FrameScheduler) {
         self.shared.state.borrow_mut().bound.push(scheduler);
     }
 
-    pub(crate) fn unregister(shared: &Rc<LoopShared>, scheduler: &Scheduler) {
+    pub(crate) fn unregister(shared: &Rc<LoopShared>, scheduler: &FrameScheduler) {
         shared
             .state
             .borrow_mut()
@@ -360,7 +361,7 @@ impl FrameLoop {
             .fold(false, |any, s| s.poll_attachment(start) | any);
         if !attached && simulation.is_none() {
             // Idle: sleep to the first frame at or after the earliest wake.
-            let wake = bound.iter().filter_map(Scheduler::wake_at).min();
+            let wake = bound.iter().filter_map(FrameScheduler::wake_at).min();
             let period = shared.period.as_nanos();
             let skip = match wake {
                 Some(wake) => u64::try_from((wake - frame_at).as_nanos().div_ceil(period))
@@ -385,11 +386,11 @@ impl FrameLoop {
         }
         let mut physics = Duration::ZERO;
         let mut steps = 0;
-        for phase in Phase::IN_FRAME_ORDER {
+        for phase in FramePhase::IN_FRAME_ORDER {
             if !shared.role.runs(phase) {
                 continue;
             }
-            if phase == Phase::PostSimulation
+            if phase == FramePhase::PostSimulation
                 && let Some(simulate) = &simulation
             {
                 let before = clock.now();
@@ -443,5 +444,65 @@ impl std::fmt::Debug for FrameLoop {
             .field("period", &self.shared.period)
             .field("frame_count", &self.frame_count())
             .finish_non_exhaustive()
+    }
+}
+
+/// Binding lives with the loop: the scheduler keeps only an opaque link to it, so the engine
+/// (`scheduler/`) names nothing of this module.
+impl FrameScheduler {
+    /// Binds the scheduler to its phase on `frame_loop`: from now on the loop steps it every
+    /// frame while it has runnable work, and wakes it 34 ms before its earliest deadline
+    /// otherwise. The loop's measured frame stats become the frame-aware budget's source.
+    /// Binding again moves the scheduler to the new loop.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::PhaseNotRun`] when the loop's role does not run the scheduler's phase
+    /// (PreRender on a server).
+    ///
+    /// # Panics
+    ///
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
+    ///
+    /// ```
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, FrameScheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// sched.bind(&fl)?;
+    /// sched.schedule(|| {}, Priority::Normal);
+    /// fl.run_frames(1);
+    /// assert_eq!(sched.stats().tasks_run, 1);
+    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
+    /// ```
+    #[track_caller]
+    pub fn bind(&self, frame_loop: &FrameLoop) -> Result<(), ScheduleError> {
+        let phase = self.live_phase();
+        if !frame_loop.role().runs(phase) {
+            return Err(ScheduleError::PhaseNotRun { phase });
+        }
+        self.unbind();
+        frame_loop.register(self.clone());
+        let link: Weak<dyn Any> = frame_loop.downgrade();
+        self.set_loop_link(link, frame_loop.frame_stats());
+        Ok(())
+    }
+
+    /// Detaches from the frame loop and cancels the idle wake. [`FrameScheduler::step`] still works.
+    ///
+    /// ```
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Role, FrameScheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
+    /// let sched = FrameScheduler::new(clock, SchedulerConfig::server());
+    /// sched.bind(&fl).unwrap();
+    /// sched.unbind();
+    /// assert!(!sched.is_bound());
+    /// ```
+    pub fn unbind(&self) {
+        let bound = self.take_loop_link().and_then(|weak| weak.upgrade());
+        if let Some(frame_loop) = bound.and_then(|link| link.downcast::<LoopShared>().ok()) {
+            FrameLoop::unregister(&frame_loop, self);
+        }
     }
 }

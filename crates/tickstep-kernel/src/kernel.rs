@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::clock::Clock;
 use crate::{
-    FrameLoop, HotTask, Phase, Priority, Role, ScheduleError, Scheduler, SchedulerConfig,
+    FrameLoop, FramePhase, FrameScheduler, HotTask, Priority, Role, ScheduleError, SchedulerConfig,
     StepWindow, TaskHandle,
 };
 
@@ -165,9 +165,9 @@ pub struct Overload {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_kernel::{Kernel, KernelConfig, ManualClock, Phase, Priority, Role};
+/// use tickstep_kernel::{Kernel, KernelConfig, ManualClock, FramePhase, Priority, Role};
 /// let kernel = Kernel::boot(ManualClock::new(), Role::Server, KernelConfig::default());
-/// let pre_sim = kernel.phase_scheduler(Phase::PreSimulation)?;
+/// let pre_sim = kernel.phase_scheduler(FramePhase::PreSimulation)?;
 /// pre_sim.schedule(|| {}, Priority::Normal);
 /// kernel.scheduler().schedule(|| {}, Priority::Normal);
 /// kernel.frame_loop().run_frames(1);
@@ -177,12 +177,12 @@ pub struct Overload {
 pub struct Kernel {
     role: Role,
     frame_loop: FrameLoop,
-    main: Scheduler,
+    main: FrameScheduler,
     config: KernelConfig,
     /// Creates schedulers on the kernel's clock (keeps the clock's concrete type, so its reads
     /// stay statically dispatched).
-    new_scheduler: Box<dyn Fn(SchedulerConfig) -> Scheduler>,
-    phases: RefCell<Vec<Scheduler>>,
+    new_scheduler: Box<dyn Fn(SchedulerConfig) -> FrameScheduler>,
+    phases: RefCell<Vec<FrameScheduler>>,
     diagnostics: RefCell<Option<TaskHandle>>,
 }
 
@@ -195,14 +195,14 @@ impl Kernel {
     /// When the configured frame rate is 0 or above 1000.
     ///
     /// ```
-    /// use tickstep_kernel::{Kernel, KernelConfig, ManualClock, Phase, Role};
+    /// use tickstep_kernel::{Kernel, KernelConfig, ManualClock, FramePhase, Role};
     /// let kernel = Kernel::boot(ManualClock::new(), Role::Client, KernelConfig::default());
-    /// assert_eq!(kernel.scheduler().phase(), Phase::Heartbeat);
+    /// assert_eq!(kernel.scheduler().phase(), FramePhase::Heartbeat);
     /// ```
     #[track_caller]
     pub fn boot<C: Clock + Clone + 'static>(clock: C, role: Role, config: KernelConfig) -> Kernel {
         let frame_loop = FrameLoop::new(clock.clone(), role, config.fps);
-        let new_scheduler = Box::new(move |config| Scheduler::new(clock.clone(), config));
+        let new_scheduler = Box::new(move |config| FrameScheduler::new(clock.clone(), config));
         let main = new_scheduler(config.scheduler_config(role));
         main.bind(&frame_loop)
             .expect("every role runs the Heartbeat phase");
@@ -225,7 +225,7 @@ impl Kernel {
     /// let kernel = Kernel::boot(ManualClock::new(), Role::Server, KernelConfig::default());
     /// assert!(kernel.scheduler().is_bound());
     /// ```
-    pub fn scheduler(&self) -> &Scheduler {
+    pub fn scheduler(&self) -> &FrameScheduler {
         &self.main
     }
 
@@ -261,18 +261,18 @@ impl Kernel {
     /// PreRender on a server.
     ///
     /// ```
-    /// use tickstep_kernel::{Kernel, KernelConfig, ManualClock, Phase, Role};
+    /// use tickstep_kernel::{Kernel, KernelConfig, ManualClock, FramePhase, Role};
     /// let kernel = Kernel::boot(ManualClock::new(), Role::Server, KernelConfig::default());
-    /// let a = kernel.phase_scheduler(Phase::PostSimulation)?;
-    /// assert!(a.same_as(&kernel.phase_scheduler(Phase::PostSimulation)?));
+    /// let a = kernel.phase_scheduler(FramePhase::PostSimulation)?;
+    /// assert!(a.same_as(&kernel.phase_scheduler(FramePhase::PostSimulation)?));
     /// assert_eq!(
-    ///     kernel.phase_scheduler(Phase::PreRender).unwrap_err().to_string(),
+    ///     kernel.phase_scheduler(FramePhase::PreRender).unwrap_err().to_string(),
     ///     "PreRender schedulers are client-only"
     /// );
     /// # Ok::<(), tickstep_kernel::ScheduleError>(())
     /// ```
-    pub fn phase_scheduler(&self, phase: Phase) -> Result<Scheduler, ScheduleError> {
-        if phase == Phase::Heartbeat {
+    pub fn phase_scheduler(&self, phase: FramePhase) -> Result<FrameScheduler, ScheduleError> {
+        if phase == FramePhase::Heartbeat {
             return Ok(self.main.clone());
         }
         if !self.role.runs(phase) {

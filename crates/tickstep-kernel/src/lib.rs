@@ -2,7 +2,7 @@
 //!
 //! # What it is
 //!
-//! A [`Scheduler`] decides when kernel work runs. It keeps five priority queues, drains them once
+//! A [`FrameScheduler`] decides when kernel work runs. It keeps five priority queues, drains them once
 //! per step under a time budget, and defers whatever does not fit to a later step instead of
 //! blowing the frame. Timers live in a deadline heap. A scheduler bound to a [`FrameLoop`] with
 //! nothing ready detaches from its phase and arms one wake for its earliest deadline, so an idle
@@ -11,11 +11,11 @@
 //!
 //! ```
 //! use std::{cell::RefCell, rc::Rc, time::Duration};
-//! use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
+//! use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, FrameScheduler, SchedulerConfig};
 //!
 //! let clock = ManualClock::new();
 //! let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
-//! let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+//! let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
 //! sched.bind(&frames)?;
 //!
 //! let log = Rc::new(RefCell::new(Vec::new()));
@@ -50,7 +50,7 @@
 //! livelock the frame. Work added to a lower queue not yet reached may run this step. Kernel
 //! priority is budget-exempt (deferring the kernel's own work would stall the thing deferring);
 //! Background starves first. A panicking task is caught, reported to
-//! [`Scheduler::on_error`] with its message, origin, location and backtrace, and the step goes
+//! [`FrameScheduler::on_error`] with its message, origin, location and backtrace, and the step goes
 //! on. A recurring entry is in exactly one place at a time (heap or frame list, queued, running),
 //! and its next deadline is set only after it runs: a starved job runs once when budget frees,
 //! never in a burst; a positive interval is drift-free (previous deadline + interval, snapped to
@@ -58,7 +58,7 @@
 //!
 //! # The budget
 //!
-//! An explicit [`Scheduler::step_with_budget`] wins. Otherwise a target frame selects frame-aware
+//! An explicit [`FrameScheduler::step_with_budget`] wins. Otherwise a target frame selects frame-aware
 //! mode, and without one the fixed slice applies ([`BudgetMode`]). The server defaults to
 //! frame-aware against 16.5 ms with a 1.5 ms floor; the client to a fixed 1.5 ms, because its
 //! heartbeat time excludes rendering and a frame-aware client would starve it. With Target and
@@ -79,7 +79,7 @@
 //! arrives the budget zig-zags for some 25-45 frames (a frame that used the whole budget makes
 //! the next heartbeat look busy, the next budget small, and so on) before it settles
 //! (`tickstep sim --load normal=45x300us` shows it, with a StepEma column). That is the rule as
-//! specified, kept. **Pass an explicit budget** ([`Scheduler::step_with_budget`]) instead when
+//! specified, kept. **Pass an explicit budget** ([`FrameScheduler::step_with_budget`]) instead when
 //! the host knows its own slack each frame (it measures its frame itself, or its engine stats do
 //! not include the scheduler's work), when a sudden sustained load must not see the budget swing,
 //! or when it runs the scheduler outside a frame loop (a tool, a test, a batch job).
@@ -95,10 +95,10 @@
 //!
 //! # Async tasks
 //!
-//! [`Scheduler::spawn`] runs a future as a task, polled under the same budget. A `Pending` future
+//! [`FrameScheduler::spawn`] runs a future as a task, polled under the same budget. A `Pending` future
 //! does not suspend the rest of its step: it lets the step move on (docs/kernel.md §9.1);
 //! its waker queues it for a later step, and step statistics count poll time only.
-//! [`Scheduler::every_async`] arms its next deadline only after the run's future completes, so a
+//! [`FrameScheduler::every_async`] arms its next deadline only after the run's future completes, so a
 //! recurring async job never overlaps itself.
 //!
 //! # Costs
@@ -165,7 +165,7 @@
 //!   one-shot that is running counts as run: cancelling it from inside itself does nothing.
 //!   A cancelled queued one-shot's captures are dropped when its turn is skipped.
 //! * **Origins**: the `#[track_caller]` call site is the Rust form of `debug.info(fn, "sl")`;
-//!   [`Scheduler::with_origin`] labels one task, [`Scheduler::set_task_origin`] renames a site.
+//!   [`FrameScheduler::with_origin`] labels one task, [`FrameScheduler::set_task_origin`] renames a site.
 //! * **Panic reporting** uses a process-wide panic hook installed once, which captures the panic
 //!   location and backtrace while a step runs its tasks (and stays silent: the report goes to
 //!   `on_error`, or to `tracing::error!` when no handler is connected). Panics outside steps reach
@@ -186,7 +186,7 @@
 //! * **Ends are inclusive**: [`FrameLoop::run_for`] / [`FrameLoop::run_to`] serve every deadline
 //!   at or before the end (the frame that serves it runs and is not slept past), as a manual
 //!   step does for `deadline <= now`.
-//! * **Waits**: a [`Scheduler::sleep`] past the end of the clock stays pending and arms nothing;
+//! * **Waits**: a [`FrameScheduler::sleep`] past the end of the clock stays pending and arms nothing;
 //!   its wake timer runs at Kernel priority (it only wakes); [`wait_until`] re-polls every step.
 //! * **Phase schedulers**: `phase_scheduler(Heartbeat)` is the main scheduler.
 //! * **Clocks**: [`SystemClock`] and [`ManualClock`] passed directly are statically dispatched
@@ -207,25 +207,55 @@ mod config;
 mod error;
 mod frame_loop;
 mod frame_stats;
-mod handle;
 mod kernel;
 mod phase;
 mod priority;
 mod scheduler;
 mod stats;
+mod task_error;
 pub mod waits;
 mod zones;
 
 pub use clock::{Clock, Instant, ManualClock, SystemClock};
 pub use config::{BudgetMode, DEFAULT_BUDGET, DEFAULT_TARGET_FRAME, SchedulerConfig};
-pub use error::{ScheduleError, TaskError, panic_message, seconds_to_duration};
+pub use error::{ErrorChain, FrameLoopError, ScheduleError, panic_message, seconds_to_duration};
 pub use frame_loop::FrameLoop;
 pub use frame_stats::FrameStats;
-pub use handle::{Entry, TaskHandle};
 pub use kernel::{DIAGNOSTICS_WINDOW, Kernel, KernelConfig, OVERLOAD_WINDOWS, Overload};
-pub use phase::{Phase, Role};
+pub use phase::{FramePhase, Role};
 pub use priority::Priority;
-pub use scheduler::{Labeled, Scheduler, WAKE_WINDOW};
+pub use scheduler::{FrameScheduler, Labeled, ReusableTask, TaskHandle, WAKE_WINDOW};
 pub use stats::{HotTask, QueueDepths, Stats, StepWindow};
+pub use task_error::TaskError;
 pub use waits::{Sleep, TimedOut, Timeout, WaitUntil, YieldNow, wait_until, yield_now};
 pub use zones::{profiler_zones, set_profiler_zones};
+
+/// The old name of [`FrameScheduler`], kept for one release.
+///
+/// ```
+/// #[allow(deprecated)]
+/// let _old: tickstep_kernel::Scheduler = tickstep_kernel::FrameScheduler::new(
+///     tickstep_kernel::ManualClock::new(),
+///     tickstep_kernel::SchedulerConfig::server(),
+/// );
+/// ```
+#[deprecated(note = "renamed to FrameScheduler (one meaning for `Scheduler` across tickstep)")]
+pub type Scheduler = FrameScheduler;
+
+/// The old name of [`FramePhase`], kept for one release.
+///
+/// ```
+/// #[allow(deprecated)]
+/// let _old: tickstep_kernel::Phase = tickstep_kernel::FramePhase::Heartbeat;
+/// ```
+#[deprecated(note = "renamed to FramePhase (one meaning for `Phase` across tickstep)")]
+pub type Phase = FramePhase;
+
+/// The old name of [`ReusableTask`], kept for one release.
+///
+/// ```
+/// #[allow(deprecated)]
+/// fn _takes(_: &tickstep_kernel::Entry) {}
+/// ```
+#[deprecated(note = "renamed to ReusableTask (one meaning for `Entry` across tickstep)")]
+pub type Entry = ReusableTask;

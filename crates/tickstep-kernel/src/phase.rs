@@ -4,9 +4,9 @@
 /// whether the PreRender phase exists.
 ///
 /// ```
-/// use tickstep_kernel::{Phase, Role};
-/// assert!(Role::Client.runs(Phase::PreRender));
-/// assert!(!Role::Server.runs(Phase::PreRender));
+/// use tickstep_kernel::{FramePhase, Role};
+/// assert!(Role::Client.runs(FramePhase::PreRender));
+/// assert!(!Role::Server.runs(FramePhase::PreRender));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
@@ -20,26 +20,26 @@ impl Role {
     /// Whether a frame in this role runs `phase` (every phase but PreRender runs on both).
     ///
     /// ```
-    /// use tickstep_kernel::{Phase, Role};
-    /// assert!(Role::Server.runs(Phase::Heartbeat));
+    /// use tickstep_kernel::{FramePhase, Role};
+    /// assert!(Role::Server.runs(FramePhase::Heartbeat));
     /// ```
-    pub fn runs(self, phase: Phase) -> bool {
-        phase != Phase::PreRender || self == Role::Client
+    pub fn runs(self, phase: FramePhase) -> bool {
+        phase != FramePhase::PreRender || self == Role::Client
     }
 }
 
 /// A point in the frame where bound schedulers step.
 ///
-/// A frame runs [`Phase::PreRender`] (client only), then [`Phase::PreSimulation`], the physics
-/// step, [`Phase::PostSimulation`], and finally [`Phase::Heartbeat`].
+/// A frame runs [`FramePhase::PreRender`] (client only), then [`FramePhase::PreSimulation`], the physics
+/// step, [`FramePhase::PostSimulation`], and finally [`FramePhase::Heartbeat`].
 ///
 /// ```
-/// use tickstep_kernel::Phase;
-/// assert_eq!(Phase::default(), Phase::Heartbeat);
-/// assert_eq!(Phase::IN_FRAME_ORDER.len(), 4);
+/// use tickstep_kernel::FramePhase;
+/// assert_eq!(FramePhase::default(), FramePhase::Heartbeat);
+/// assert_eq!(FramePhase::IN_FRAME_ORDER.len(), 4);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Phase {
+pub enum FramePhase {
     /// Before each simulation (physics) step: physics-coupled work.
     PreSimulation,
     /// After each simulation step.
@@ -51,17 +51,17 @@ pub enum Phase {
     PreRender,
 }
 
-impl Phase {
+impl FramePhase {
     /// The phases in the order a frame runs them.
     ///
     /// ```
-    /// use tickstep_kernel::Phase;
-    /// assert_eq!(Phase::IN_FRAME_ORDER[0], Phase::PreRender);
+    /// use tickstep_kernel::FramePhase;
+    /// assert_eq!(FramePhase::IN_FRAME_ORDER[0], FramePhase::PreRender);
     /// ```
-    pub const IN_FRAME_ORDER: [Phase; 4] = [
-        Phase::PreRender,
-        Phase::PreSimulation,
-        Phase::PostSimulation,
-        Phase::Heartbeat,
+    pub const IN_FRAME_ORDER: [FramePhase; 4] = [
+        FramePhase::PreRender,
+        FramePhase::PreSimulation,
+        FramePhase::PostSimulation,
+        FramePhase::Heartbeat,
     ];
 }

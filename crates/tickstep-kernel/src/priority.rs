@@ -2,7 +2,7 @@
 
 use crate::ScheduleError;
 
-/// The five priority levels of a [`Scheduler`](crate::Scheduler), drained in this order every step.
+/// The five priority levels of a [`FrameScheduler`](crate::FrameScheduler), drained in this order every step.
 ///
 /// * `Kernel` is budget-exempt: it runs even on a saturated frame, because deferring the kernel's
 ///   own work (diagnostics, health reporting) would stall the thing doing the deferring.

@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-/// A snapshot of a scheduler's statistics ([`Scheduler::stats`](crate::Scheduler::stats)), updated
+/// A snapshot of a scheduler's statistics ([`FrameScheduler::stats`](crate::FrameScheduler::stats)), updated
 /// at the end of every step. The fields are those of docs/kernel.md §11.1.
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// sched.schedule(|| {}, Priority::Normal);
 /// sched.step_with_budget(Duration::from_secs(1));
 /// let stats = sched.stats();
@@ -66,12 +66,12 @@ pub struct Stats {
     pub window_deferred_keys: Vec<(String, u64)>,
 }
 
-/// One drained diagnostics window ([`Scheduler::take_step_window`](crate::Scheduler::take_step_window)).
+/// One drained diagnostics window ([`FrameScheduler::take_step_window`](crate::FrameScheduler::take_step_window)).
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// sched.schedule(|| {}, Priority::Normal);
 /// sched.step_with_budget(Duration::ZERO);
 /// let window = sched.take_step_window();
@@ -117,12 +117,12 @@ impl StepWindow {
     }
 }
 
-/// Pending work by place ([`Scheduler::queue_depths`](crate::Scheduler::queue_depths)).
+/// Pending work by place ([`FrameScheduler::queue_depths`](crate::FrameScheduler::queue_depths)).
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// sched.schedule(|| {}, Priority::Low);
 /// let _t = sched.after(Duration::from_secs(1), || {}, Priority::Low).unwrap();
 /// let depths = sched.queue_depths();
@@ -138,11 +138,11 @@ pub struct QueueDepths {
     pub timers: usize,
 }
 
-/// One origin in the profiler readout ([`Scheduler::top_tasks`](crate::Scheduler::top_tasks)).
+/// One origin in the profiler readout ([`FrameScheduler::top_tasks`](crate::FrameScheduler::top_tasks)).
 ///
 /// ```
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// sched.with_origin("tick").schedule(|| {}, Priority::Kernel);
 /// sched.step();
 /// let hot = &sched.top_tasks(1)[0];

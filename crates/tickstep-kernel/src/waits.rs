@@ -1,6 +1,6 @@
-//! Futures an async kernel task awaits: [`yield_now`], [`Scheduler::sleep`],
-//! [`Scheduler::sleep_until`], [`wait_until`], [`Scheduler::timeout`] and
-//! [`Scheduler::wait_until_timeout`] (docs/kernel.md §9.5–§9.7).
+//! Futures an async kernel task awaits: [`yield_now`], [`FrameScheduler::sleep`],
+//! [`FrameScheduler::sleep_until`], [`wait_until`], [`FrameScheduler::timeout`] and
+//! [`FrameScheduler::wait_until_timeout`] (docs/kernel.md §9.5–§9.7).
 //!
 //! They read time from the scheduler's [`Clock`](crate::Clock), so they run in virtual time: on
 //! a [`ManualClock`](crate::ManualClock) a frame loop sleeps straight to a sleeping task's
@@ -27,7 +27,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crate::clock::Instant;
-use crate::{Priority, Scheduler, TaskHandle};
+use crate::{FrameScheduler, Priority, TaskHandle};
 
 /// Yields once: the task is polled again on the next step.
 ///
@@ -35,8 +35,8 @@ use crate::{Priority, Scheduler, TaskHandle};
 ///
 /// ```
 /// use std::{cell::Cell, rc::Rc};
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig, yield_now};
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig, yield_now};
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// let batches = Rc::new(Cell::new(0));
 /// let b = batches.clone();
 /// sched.spawn_detached(async move {
@@ -78,8 +78,8 @@ impl Future for YieldNow {
 ///
 /// ```
 /// use std::{cell::Cell, rc::Rc};
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig, wait_until};
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig, wait_until};
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// let (open, entered) = (Rc::new(Cell::new(false)), Rc::new(Cell::new(false)));
 /// let (o, e) = (open.clone(), entered.clone());
 /// sched.spawn_detached(async move {
@@ -121,7 +121,7 @@ impl<F> std::fmt::Debug for WaitUntil<F> {
     }
 }
 
-/// A [`Scheduler::timeout`] whose deadline passed before its future finished.
+/// A [`FrameScheduler::timeout`] whose deadline passed before its future finished.
 ///
 /// ```
 /// assert_eq!(tickstep_kernel::TimedOut.to_string(), "the deadline passed first");
@@ -130,10 +130,10 @@ impl<F> std::fmt::Debug for WaitUntil<F> {
 #[error("the deadline passed first")]
 pub struct TimedOut;
 
-/// The future of [`Scheduler::sleep`] and [`Scheduler::sleep_until`].
+/// The future of [`FrameScheduler::sleep`] and [`FrameScheduler::sleep_until`].
 #[must_use = "futures do nothing unless awaited"]
 pub struct Sleep {
-    scheduler: Scheduler,
+    scheduler: FrameScheduler,
     deadline: Instant,
     /// The waker the timer wakes: the latest poll's.
     waker: Rc<RefCell<Option<Waker>>>,
@@ -147,8 +147,8 @@ impl Sleep {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// assert_eq!(sched.sleep(Duration::from_secs(2)).deadline().as_nanos(), 2_000_000_000);
     /// ```
     pub fn deadline(&self) -> Instant {
@@ -205,7 +205,7 @@ impl std::fmt::Debug for Sleep {
     }
 }
 
-/// The future of [`Scheduler::timeout`]: the inner future's output, or [`TimedOut`].
+/// The future of [`FrameScheduler::timeout`]: the inner future's output, or [`TimedOut`].
 #[must_use = "futures do nothing unless awaited"]
 pub struct Timeout<F> {
     future: Pin<Box<F>>,
@@ -234,16 +234,16 @@ impl<F> std::fmt::Debug for Timeout<F> {
     }
 }
 
-impl Scheduler {
+impl FrameScheduler {
     /// A future that completes once `duration` has passed on this scheduler's clock (virtual
     /// time included), measured from this call. See the [module docs](crate::waits) for the cost.
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
-    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, FrameScheduler, SchedulerConfig};
     /// let clock = ManualClock::new();
     /// let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
-    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// sched.bind(&frames)?;
     /// let woke = Rc::new(Cell::new(false));
     /// let (s, w) = (sched.clone(), woke.clone());
@@ -265,9 +265,9 @@ impl Scheduler {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
     /// let clock = ManualClock::new();
-    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let at = sched.now() + Duration::from_secs(5);
     /// let s = sched.clone();
     /// let handle = sched.spawn(async move { s.sleep_until(at).await }, Priority::Normal);
@@ -297,9 +297,9 @@ impl Scheduler {
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig, TimedOut};
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig, TimedOut};
     /// let clock = ManualClock::new();
-    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let result = Rc::new(Cell::new(None));
     /// let (s, r) = (sched.clone(), result.clone());
     /// sched.spawn_detached(async move {
@@ -324,13 +324,13 @@ impl Scheduler {
     ///
     /// # Errors
     ///
-    /// As [`Scheduler::timeout`].
+    /// As [`FrameScheduler::timeout`].
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
     /// let clock = ManualClock::new();
-    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let result = Rc::new(Cell::new(None));
     /// let (s, r) = (sched.clone(), result.clone());
     /// sched.spawn_detached(async move {

@@ -10,7 +10,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use common::{Log, MS, SECOND, server};
-use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
+use tickstep_kernel::{FrameLoop, FrameScheduler, ManualClock, Priority, Role, SchedulerConfig};
 
 /// A future that stays pending until its gate is opened, then wakes its task.
 #[derive(Clone, Default)]
@@ -245,7 +245,7 @@ fn a_wake_from_another_thread_is_served() {
 fn a_woken_future_reattaches_a_sleeping_bound_scheduler() {
     let clock = ManualClock::new();
     let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     sched.bind(&fl).unwrap();
     let log = Log::new();
     let gate = Gate::default();

@@ -10,14 +10,14 @@ use std::time::Duration;
 
 use common::{MS, server};
 use tickstep_kernel::clock::{Clock, Instant};
-use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+use tickstep_kernel::{FrameScheduler, ManualClock, Priority, SchedulerConfig};
 
 const TASK_COST: Duration = Duration::from_micros(50);
 
 /// A backlog of `n` Background jobs of 50 µs (virtual) each, half from origin "even" and half
 /// from "odd"; each job re-queues a copy of itself, so the backlog never shrinks.
-fn backlog(clock: &ManualClock, sched: &Scheduler, n: usize) {
-    fn job(clock: &ManualClock, sched: &Scheduler, label: &'static str) {
+fn backlog(clock: &ManualClock, sched: &FrameScheduler, n: usize) {
+    fn job(clock: &ManualClock, sched: &FrameScheduler, label: &'static str) {
         let (c, s) = (clock.clone(), sched.clone());
         sched.with_origin(label).schedule_detached(
             move || {
@@ -114,7 +114,7 @@ impl Clock for CostClock {
 /// tasks run per step and each step's length.
 fn profiled_steps(on: bool) -> Vec<(usize, Duration)> {
     let clock = ManualClock::new();
-    let sched = Scheduler::new(
+    let sched = FrameScheduler::new(
         Rc::new(CostClock {
             inner: clock.clone(),
             per_read: Duration::from_micros(10),
@@ -174,7 +174,7 @@ fn a_pending_attribution_is_made_by_the_next_step_or_the_window() {
 #[test]
 fn with_the_profiler_off_nothing_is_visited() {
     let clock = ManualClock::new();
-    let sched = Scheduler::new(
+    let sched = FrameScheduler::new(
         clock.clone(),
         SchedulerConfig::server().profile_tasks(false),
     );

@@ -124,7 +124,7 @@ fn work_added_to_the_queue_being_drained_waits_for_the_next_step() {
 
 #[test]
 fn a_task_that_reschedules_itself_cannot_livelock_the_step() {
-    fn again(s: &tickstep_kernel::Scheduler, runs: Rc<std::cell::Cell<u32>>) {
+    fn again(s: &tickstep_kernel::FrameScheduler, runs: Rc<std::cell::Cell<u32>>) {
         runs.set(runs.get() + 1);
         let s2 = s.clone();
         let _ = s.schedule(move || again(&s2, runs), Priority::Kernel);
@@ -381,7 +381,7 @@ fn step_statistics_record_time_budget_and_counts() {
 
 #[test]
 fn a_real_clock_honours_the_budget_too() {
-    let sched = tickstep_kernel::Scheduler::new(
+    let sched = tickstep_kernel::FrameScheduler::new(
         tickstep_kernel::SystemClock::new(),
         SchedulerConfig::server(),
     );

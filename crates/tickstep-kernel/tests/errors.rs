@@ -17,7 +17,7 @@ struct Seen {
     priority: Priority,
 }
 
-fn collect(sched: &tickstep_kernel::Scheduler) -> Rc<RefCell<Vec<Seen>>> {
+fn collect(sched: &tickstep_kernel::FrameScheduler) -> Rc<RefCell<Vec<Seen>>> {
     let seen: Rc<RefCell<Vec<Seen>>> = Rc::default();
     let sink = seen.clone();
     sched.on_error(move |err| {

@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use common::{Log, MS, SECOND};
 use tickstep_kernel::{
-    Clock, FrameLoop, FrameStats, Instant, ManualClock, Phase, Priority, Role, ScheduleError,
-    Scheduler, SchedulerConfig,
+    Clock, FrameLoop, FrameLoopError, FramePhase, FrameScheduler, FrameStats, Instant, ManualClock,
+    Priority, Role, ScheduleError, SchedulerConfig,
 };
 
-fn phased(clock: &ManualClock, fl: &FrameLoop, phase: Phase, log: &Log) -> Scheduler {
-    let sched = Scheduler::new(clock.clone(), SchedulerConfig::client().phase(phase));
+fn phased(clock: &ManualClock, fl: &FrameLoop, phase: FramePhase, log: &Log) -> FrameScheduler {
+    let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::client().phase(phase));
     sched.bind(fl).unwrap();
     let _h = sched
         .every(
@@ -30,11 +30,11 @@ fn a_client_frame_runs_prerender_presimulation_postsimulation_then_heartbeat() {
     let clock = ManualClock::new();
     let fl = FrameLoop::new(clock.clone(), Role::Client, 60);
     let log = Log::new();
-    let _keep: Vec<Scheduler> = [
-        Phase::Heartbeat,
-        Phase::PostSimulation,
-        Phase::PreSimulation,
-        Phase::PreRender,
+    let _keep: Vec<FrameScheduler> = [
+        FramePhase::Heartbeat,
+        FramePhase::PostSimulation,
+        FramePhase::PreSimulation,
+        FramePhase::PreRender,
     ]
     .into_iter()
     .map(|p| phased(&clock, &fl, p, &log))
@@ -58,11 +58,14 @@ fn a_client_frame_runs_prerender_presimulation_postsimulation_then_heartbeat() {
 fn a_server_frame_has_no_prerender_phase() {
     let clock = ManualClock::new();
     let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-    let sched = Scheduler::new(clock, SchedulerConfig::server().phase(Phase::PreRender));
+    let sched = FrameScheduler::new(
+        clock,
+        SchedulerConfig::server().phase(FramePhase::PreRender),
+    );
     assert_eq!(
         sched.bind(&fl),
         Err(ScheduleError::PhaseNotRun {
-            phase: Phase::PreRender
+            phase: FramePhase::PreRender
         })
     );
     assert!(!sched.is_bound());
@@ -73,7 +76,7 @@ fn frames_run_at_the_target_rate_in_virtual_time() {
     let clock = ManualClock::new();
     let fl = FrameLoop::new(clock.clone(), Role::Server, 50);
     let log = Log::new();
-    let _s = phased(&clock, &fl, Phase::Heartbeat, &log);
+    let _s = phased(&clock, &fl, FramePhase::Heartbeat, &log);
     fl.run_frames(50);
     assert_eq!(clock.now().as_nanos(), 1_000_000_000);
     assert_eq!(
@@ -86,7 +89,7 @@ fn frames_run_at_the_target_rate_in_virtual_time() {
 fn a_frame_that_overruns_starts_the_next_at_once_without_a_burst() {
     let clock = ManualClock::new();
     let fl = FrameLoop::new(clock.clone(), Role::Server, 50); // 20 ms frames
-    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     sched.bind(&fl).unwrap();
     let c = clock.clone();
     let _h = sched
@@ -106,7 +109,7 @@ fn the_loop_measures_heartbeat_and_physics_time_for_bound_schedulers() {
     let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
     let c = clock.clone();
     fl.set_simulation(move |_| c.advance(2 * MS));
-    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     sched.bind(&fl).unwrap();
     let c = clock.clone();
     let _h = sched
@@ -136,7 +139,7 @@ impl Secs for FrameLoop {
 #[test]
 fn invalid_frame_rates_are_refused_with_the_value() {
     let err = FrameLoop::try_new(ManualClock::new(), Role::Server, 0).unwrap_err();
-    assert_eq!(err, ScheduleError::InvalidFrameRate { fps: 0 });
+    assert_eq!(err, FrameLoopError::InvalidFrameRate { fps: 0 });
     assert!(err.to_string().contains("(got 0)"));
     assert!(FrameLoop::try_new(ManualClock::new(), Role::Server, 1001).is_err());
 }
@@ -153,7 +156,7 @@ fn binding_to_a_second_loop_moves_the_scheduler() {
     let a = FrameLoop::new(clock.clone(), Role::Server, 60);
     let b = FrameLoop::new(clock.clone(), Role::Server, 60);
     let log = Log::new();
-    let sched = phased(&clock, &a, Phase::Heartbeat, &log);
+    let sched = phased(&clock, &a, FramePhase::Heartbeat, &log);
     sched.bind(&b).unwrap();
     a.run_frames(3);
     assert_eq!(a.steps_taken(), 0);
@@ -168,7 +171,7 @@ fn run_for_serves_a_deadline_due_exactly_at_its_end() {
     for fps in [50, 60] {
         let clock = ManualClock::new();
         let frames = FrameLoop::new(clock.clone(), Role::Server, fps);
-        let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+        let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
         sched.bind(&frames).unwrap();
         let runs = Rc::new(Cell::new(0));
         let r = runs.clone();
@@ -196,7 +199,7 @@ fn run_for_in_slices_serves_what_one_long_run_serves() {
     let run = |slices: u32| {
         let clock = ManualClock::new();
         let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
-        let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+        let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
         sched.bind(&frames).unwrap();
         let runs = Rc::new(Cell::new(0));
         let r = runs.clone();
@@ -224,7 +227,7 @@ fn run_for_in_slices_serves_what_one_long_run_serves() {
 #[test]
 fn a_manual_step_serves_a_deadline_equal_to_now() {
     let clock = ManualClock::new();
-    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     let ran = Rc::new(Cell::new(false));
     let r = ran.clone();
     let _t = sched
@@ -241,7 +244,7 @@ fn a_manual_step_serves_a_deadline_equal_to_now() {
 fn an_hour_in_one_second_slices_serves_the_deadline_at_the_hour() {
     let clock = ManualClock::new();
     let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
-    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     sched.bind(&frames).unwrap();
     let ran = Rc::new(Cell::new(0));
     let r = ran.clone();

@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use common::{Log, MS, SECOND};
 use tickstep_kernel::{
-    Clock, FrameLoop, Instant, ManualClock, Priority, Role, Scheduler, SchedulerConfig, WAKE_WINDOW,
+    Clock, FrameLoop, FrameScheduler, Instant, ManualClock, Priority, Role, SchedulerConfig,
+    WAKE_WINDOW,
 };
 
-fn bound() -> (ManualClock, FrameLoop, Scheduler) {
+fn bound() -> (ManualClock, FrameLoop, FrameScheduler) {
     let clock = ManualClock::new();
     let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     sched.bind(&fl).unwrap();
     (clock, fl, sched)
 }
@@ -213,7 +214,7 @@ fn unbind_disconnects_and_cancels_the_wake_but_step_still_works() {
 fn an_unbound_scheduler_never_steps_by_itself() {
     let clock = ManualClock::new();
     let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-    let sched = Scheduler::new(clock, SchedulerConfig::server());
+    let sched = FrameScheduler::new(clock, SchedulerConfig::server());
     let _ = sched.schedule(|| {}, Priority::Normal);
     fl.run_frames(10);
     assert_eq!(sched.stats().steps, 0);

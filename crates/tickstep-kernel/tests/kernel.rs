@@ -8,14 +8,15 @@ use std::time::Duration;
 
 use common::{MS, SECOND};
 use tickstep_kernel::{
-    BudgetMode, Kernel, KernelConfig, ManualClock, Overload, Phase, Priority, Role, ScheduleError,
+    BudgetMode, FramePhase, Kernel, KernelConfig, ManualClock, Overload, Priority, Role,
+    ScheduleError,
 };
 
 #[test]
 fn boot_binds_the_main_scheduler_to_heartbeat() {
     let kernel = Kernel::boot(ManualClock::new(), Role::Server, KernelConfig::default());
     let main = kernel.scheduler();
-    assert_eq!(main.phase(), Phase::Heartbeat);
+    assert_eq!(main.phase(), FramePhase::Heartbeat);
     assert!(main.is_bound());
     assert!(matches!(main.budget_mode(), BudgetMode::FrameAware { .. }));
     let client = Kernel::boot(ManualClock::new(), Role::Client, KernelConfig::default());
@@ -32,14 +33,14 @@ fn phase_schedulers_are_cached_per_phase_with_a_fixed_budget_equal_to_the_main_f
         Role::Server,
         KernelConfig::default().budget(2 * MS).target_frame(16 * MS),
     );
-    let pre = kernel.phase_scheduler(Phase::PreSimulation).unwrap();
-    assert!(pre.same_as(&kernel.phase_scheduler(Phase::PreSimulation).unwrap()));
-    assert!(!pre.same_as(&kernel.phase_scheduler(Phase::PostSimulation).unwrap()));
+    let pre = kernel.phase_scheduler(FramePhase::PreSimulation).unwrap();
+    assert!(pre.same_as(&kernel.phase_scheduler(FramePhase::PreSimulation).unwrap()));
+    assert!(!pre.same_as(&kernel.phase_scheduler(FramePhase::PostSimulation).unwrap()));
     assert_eq!(pre.budget_mode(), BudgetMode::Fixed(2 * MS));
-    assert_eq!(pre.phase(), Phase::PreSimulation);
+    assert_eq!(pre.phase(), FramePhase::PreSimulation);
     assert!(
         kernel
-            .phase_scheduler(Phase::Heartbeat)
+            .phase_scheduler(FramePhase::Heartbeat)
             .unwrap()
             .same_as(kernel.scheduler())
     );
@@ -48,13 +49,16 @@ fn phase_schedulers_are_cached_per_phase_with_a_fixed_budget_equal_to_the_main_f
 #[test]
 fn prerender_schedulers_are_client_only() {
     let server = Kernel::boot(ManualClock::new(), Role::Server, KernelConfig::default());
-    let err = server.phase_scheduler(Phase::PreRender).unwrap_err();
+    let err = server.phase_scheduler(FramePhase::PreRender).unwrap_err();
     assert_eq!(err, ScheduleError::PreRenderOnServer);
     assert_eq!(err.to_string(), "PreRender schedulers are client-only");
     let client = Kernel::boot(ManualClock::new(), Role::Client, KernelConfig::default());
     assert_eq!(
-        client.phase_scheduler(Phase::PreRender).unwrap().phase(),
-        Phase::PreRender
+        client
+            .phase_scheduler(FramePhase::PreRender)
+            .unwrap()
+            .phase(),
+        FramePhase::PreRender
     );
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::Log;
 use proptest::prelude::*;
-use tickstep_kernel::{Clock, ManualClock, Priority, Scheduler, SchedulerConfig, TaskHandle};
+use tickstep_kernel::{Clock, FrameScheduler, ManualClock, Priority, SchedulerConfig, TaskHandle};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -231,7 +231,7 @@ fn body(log: &Log, clock: &ManualClock, id: usize, cost: u64) -> impl FnMut() + 
 
 fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     let clock = ManualClock::new();
-    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     let log = Log::new();
     let mut model = Model::default();
     let mut handles: Vec<Rc<TaskHandle>> = Vec::new();

@@ -50,7 +50,7 @@ fn top_tasks_is_hottest_first_and_limited_to_count() {
 #[test]
 fn set_task_origin_names_a_call_site_in_the_profiler() {
     #[track_caller]
-    fn spawn_process(sched: &tickstep_kernel::Scheduler) -> &'static Location<'static> {
+    fn spawn_process(sched: &tickstep_kernel::FrameScheduler) -> &'static Location<'static> {
         let _ = sched.schedule(|| {}, Priority::Normal);
         Location::caller()
     }

@@ -96,7 +96,7 @@ fn an_entry_is_queued_again_without_allocating_a_new_task() {
 fn an_entry_may_queue_itself_again_while_running() {
     let (_clock, sched) = server();
     let runs = Rc::new(Cell::new(0));
-    let slot: Rc<RefCell<Option<tickstep_kernel::Entry>>> = Rc::default();
+    let slot: Rc<RefCell<Option<tickstep_kernel::ReusableTask>>> = Rc::default();
     let (s, r, e) = (sched.clone(), runs.clone(), Rc::downgrade(&slot));
     let entry = sched.entry(
         move || {
@@ -155,7 +155,7 @@ fn dropping_an_entry_frees_it() {
 
 #[test]
 fn dropping_a_tasks_captures_may_use_the_scheduler() {
-    struct OnDrop(tickstep_kernel::Scheduler, Log);
+    struct OnDrop(tickstep_kernel::FrameScheduler, Log);
     impl Drop for OnDrop {
         fn drop(&mut self) {
             let _ = self.0.schedule(self.1.task("from drop"), Priority::Normal);

@@ -9,14 +9,14 @@ use std::time::Duration;
 use common::{MS, SECOND, server};
 use tickstep_kernel::clock::{Clock, Instant};
 use tickstep_kernel::{
-    FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig, TimedOut, wait_until,
+    FrameLoop, FrameScheduler, ManualClock, Priority, Role, SchedulerConfig, TimedOut, wait_until,
     yield_now,
 };
 
-fn bound() -> (ManualClock, FrameLoop, Scheduler) {
+fn bound() -> (ManualClock, FrameLoop, FrameScheduler) {
     let clock = ManualClock::new();
     let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
-    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     sched.bind(&frames).unwrap();
     (clock, frames, sched)
 }

@@ -40,7 +40,7 @@ pub enum Error {
         rule: String,
     },
     /// The SQLite store failed; the operation was not applied.
-    #[error("schedule store failed while {context}: {source}")]
+    #[error("schedule store failed while {context}")]
     Store {
         /// What the engine was doing.
         context: &'static str,
@@ -51,7 +51,7 @@ pub enum Error {
     /// The `PostgreSQL` store failed (connection, statement, or a row it could not decode); the
     /// operation was not applied. `source` is the client's error, or the decoding failure naming
     /// the value.
-    #[error("schedule store (PostgreSQL) failed while {context}: {source}")]
+    #[error("schedule store (PostgreSQL) failed while {context}")]
     Database {
         /// What the engine was doing.
         context: &'static str,

@@ -16,49 +16,6 @@ use std::time::Duration;
 use crate::limits::preview;
 use crate::{Error, Options, Value};
 
-impl Options {
-    /// A wall-clock limit on each firing (the `seconds` key). Checked at creation: more than
-    /// zero and at most `u64::MAX` nanoseconds (about 584 years), else `E_INVARG`.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let o = tickstep_schedules::Options::new().time_limit(Duration::from_secs(5));
-    /// assert_eq!(o.firing_limits(), (Some(Duration::from_secs(5)), None));
-    /// ```
-    #[must_use]
-    pub fn time_limit(mut self, limit: Duration) -> Self {
-        self.time_limit = Some(limit);
-        self
-    }
-
-    /// A poll budget for each firing of an async verb (the `ticks` key). Checked at creation: at
-    /// least 1, else `E_INVARG`.
-    ///
-    /// ```
-    /// let o = tickstep_schedules::Options::new().tick_limit(30);
-    /// assert_eq!(o.firing_limits(), (None, Some(30)));
-    /// ```
-    #[must_use]
-    pub fn tick_limit(mut self, polls: u64) -> Self {
-        self.tick_limit = Some(polls);
-        self
-    }
-
-    /// The per-firing limits set: `(seconds, ticks)`, `None` for no limit.
-    ///
-    /// ```
-    /// use tickstep_schedules::{Options, Value};
-    /// let o = Options::from_map(&Value::Map(vec![
-    ///     (Value::from("seconds"), Value::Float(2.5)),
-    ///     (Value::from("ticks"), Value::Int(10)),
-    /// ])).unwrap();
-    /// assert_eq!(o.firing_limits(), (Some(std::time::Duration::from_millis(2500)), Some(10)));
-    /// ```
-    pub fn firing_limits(&self) -> (Option<Duration>, Option<u64>) {
-        (self.time_limit, self.tick_limit)
-    }
-}
-
 /// The `seconds` option's value: a positive, finite number of seconds that is at least one
 /// nanosecond and fits 64-bit nanoseconds (what the store keeps).
 pub(crate) fn parse_seconds(value: &Value) -> Result<Duration, Error> {
@@ -119,6 +76,7 @@ pub(crate) fn parse_ticks(value: &Value) -> Result<u64, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Options;
 
     fn one(key: &str, value: Value) -> Result<Options, Error> {
         Options::from_map(&Value::Map(vec![(Value::from(key), value)]))

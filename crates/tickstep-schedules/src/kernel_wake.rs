@@ -12,7 +12,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
-use tickstep_kernel::{Priority, ScheduleError, Scheduler, TaskHandle};
+use tickstep_kernel::{FrameScheduler, Priority, ScheduleError, TaskHandle};
 
 /// The armed kernel timer that ticks an engine at its next deadline.
 ///
@@ -21,11 +21,11 @@ use tickstep_kernel::{Priority, ScheduleError, Scheduler, TaskHandle};
 /// use std::rc::Rc;
 /// use std::time::Duration;
 /// use tickstep_kernel::clock::ManualClock;
-/// use tickstep_kernel::{Scheduler, SchedulerConfig};
+/// use tickstep_kernel::{FrameScheduler, SchedulerConfig};
 /// use tickstep_schedules::KernelWake;
 ///
 /// let clock = ManualClock::starting_at_unix_nanos(1_000);
-/// let kernel = Scheduler::new(clock.clone(), SchedulerConfig::server());
+/// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
 /// let wake = KernelWake::new(Duration::from_millis(10));
 /// // The host: what the timer ticks, held weakly by the timer.
 /// let fired = Rc::new(Cell::new(false));
@@ -75,8 +75,8 @@ impl KernelWake {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// # use tickstep_kernel::{clock::ManualClock, Scheduler, SchedulerConfig};
-    /// let kernel = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// # use tickstep_kernel::{clock::ManualClock, FrameScheduler, SchedulerConfig};
+    /// let kernel = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let wake = tickstep_schedules::KernelWake::new(Duration::from_millis(10));
     /// wake.rearm(None, || 0, &kernel, "tick", &std::rc::Rc::new(()), |_| {})?;
     /// assert_eq!(wake.armed_for(), None);
@@ -86,7 +86,7 @@ impl KernelWake {
         &self,
         next: Option<u64>,
         now: impl FnOnce() -> u64,
-        kernel: &Scheduler,
+        kernel: &FrameScheduler,
         origin: impl Into<Cow<'static, str>>,
         host: &Rc<H>,
         tick: fn(&Rc<H>),
@@ -158,8 +158,8 @@ mod tests {
     use tickstep_kernel::SchedulerConfig;
     use tickstep_kernel::clock::ManualClock;
 
-    fn kernel() -> Scheduler {
-        Scheduler::new(ManualClock::new(), SchedulerConfig::server())
+    fn kernel() -> FrameScheduler {
+        FrameScheduler::new(ManualClock::new(), SchedulerConfig::server())
     }
 
     #[test]

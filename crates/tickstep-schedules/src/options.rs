@@ -4,6 +4,8 @@
 //! Values are checked when the schedule is created, not when the builder is filled in, so every
 //! bad option surfaces as `E_INVARG` at the call site with nothing created.
 
+use std::time::Duration;
+
 use crate::limits::{check_storable, preview, seconds_to_nanos};
 use crate::{Error, ObjId, Value};
 
@@ -166,7 +168,7 @@ pub struct Options {
     pub(crate) state: Option<Value>,
     pub(crate) persist: bool,
     pub(crate) player: Option<ObjId>,
-    pub(crate) time_limit: Option<std::time::Duration>,
+    pub(crate) time_limit: Option<Duration>,
     pub(crate) tick_limit: Option<u64>,
 }
 
@@ -466,6 +468,50 @@ pub(crate) struct Resolved {
     pub(crate) time_limit_ns: Option<u64>,
     /// The `ticks` limit (at least 1), if set.
     pub(crate) tick_limit: Option<u64>,
+}
+
+/// The per-firing limits (docs/schedules.md §5.10); parsed and checked in `firing_limits.rs`.
+impl Options {
+    /// A wall-clock limit on each firing (the `seconds` key). Checked at creation: more than
+    /// zero and at most `u64::MAX` nanoseconds (about 584 years), else `E_INVARG`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let o = tickstep_schedules::Options::new().time_limit(Duration::from_secs(5));
+    /// assert_eq!(o.firing_limits(), (Some(Duration::from_secs(5)), None));
+    /// ```
+    #[must_use]
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = Some(limit);
+        self
+    }
+
+    /// A poll budget for each firing of an async verb (the `ticks` key). Checked at creation: at
+    /// least 1, else `E_INVARG`.
+    ///
+    /// ```
+    /// let o = tickstep_schedules::Options::new().tick_limit(30);
+    /// assert_eq!(o.firing_limits(), (None, Some(30)));
+    /// ```
+    #[must_use]
+    pub fn tick_limit(mut self, polls: u64) -> Self {
+        self.tick_limit = Some(polls);
+        self
+    }
+
+    /// The per-firing limits set: `(seconds, ticks)`, `None` for no limit.
+    ///
+    /// ```
+    /// use tickstep_schedules::{Options, Value};
+    /// let o = Options::from_map(&Value::Map(vec![
+    ///     (Value::from("seconds"), Value::Float(2.5)),
+    ///     (Value::from("ticks"), Value::Int(10)),
+    /// ])).unwrap();
+    /// assert_eq!(o.firing_limits(), (Some(std::time::Duration::from_millis(2500)), Some(10)));
+    /// ```
+    pub fn firing_limits(&self) -> (Option<Duration>, Option<u64>) {
+        (self.time_limit, self.tick_limit)
+    }
 }
 
 #[cfg(test)]

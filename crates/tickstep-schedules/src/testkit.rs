@@ -383,14 +383,14 @@ impl Runner for TestRunner {
 ///
 /// ```
 /// use tickstep_schedules::{ObjId, World};
-/// use tickstep_schedules::testkit::OpenWorld;
-/// assert!(OpenWorld.valid(ObjId(7)) && OpenWorld.is_wizard(ObjId(7)));
-/// assert!(OpenWorld.verb_callable(ObjId(1), ObjId(2), "anything"));
+/// use tickstep_schedules::testkit::PermissiveWorld;
+/// assert!(PermissiveWorld.valid(ObjId(7)) && PermissiveWorld.is_wizard(ObjId(7)));
+/// assert!(PermissiveWorld.verb_callable(ObjId(1), ObjId(2), "anything"));
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
-pub struct OpenWorld;
+pub struct PermissiveWorld;
 
-impl World for OpenWorld {
+impl World for PermissiveWorld {
     fn valid(&self, _: ObjId) -> bool {
         true
     }
@@ -404,6 +404,26 @@ impl World for OpenWorld {
         true
     }
 }
+
+/// The old name of [`PermissiveWorld`], kept for one release (`tickstep::OpenWorld` is the
+/// runtime's default world; this one is for tests and benchmarks).
+///
+/// ```
+/// #[allow(deprecated)]
+/// let _old: tickstep_schedules::testkit::OpenWorld = tickstep_schedules::testkit::PermissiveWorld;
+/// ```
+#[deprecated(note = "renamed to PermissiveWorld (`OpenWorld` is the tickstep runtime's world)")]
+pub type OpenWorld = PermissiveWorld;
+
+/// The old name of [`PermissiveWorld`] as a value, kept for one release.
+///
+/// ```
+/// #[allow(deprecated)]
+/// let _old = tickstep_schedules::testkit::OpenWorld;
+/// ```
+#[deprecated(note = "renamed to PermissiveWorld (`OpenWorld` is the tickstep runtime's world)")]
+#[allow(non_upper_case_globals)] // a unit struct's old name, usable as a value as before
+pub const OpenWorld: PermissiveWorld = PermissiveWorld;
 
 /// A [`Runner`] that starts nothing: it numbers each run and remembers the id, so a benchmark
 /// can report outcomes in bulk with [`CountingRunner::take_started`]. No firing is recorded beyond

@@ -49,7 +49,8 @@ fn refusals(path: &std::path::Path, id: ScheduleId) -> Vec<String> {
         .into_iter()
         .map(|e| {
             assert!(matches!(e, Error::Store { .. }), "{e:?}");
-            e.to_string()
+            // The message with its cause: the cause is the error's source (docs/README.md).
+            tickstep_kernel::ErrorChain(&e).to_string()
         })
         .collect()
 }

@@ -475,7 +475,12 @@ fn a_commit_the_store_refuses_applies_nothing_sqlite_only_fault_injected_by_a_sq
     txn.schedule_stop(kept).unwrap();
     let err = txn.commit().unwrap_err();
     assert!(matches!(err, Error::Store { .. }), "{err}");
-    assert!(err.to_string().contains("disk says no"), "{err}");
+    assert!(
+        tickstep_kernel::ErrorChain(&err)
+            .to_string()
+            .contains("disk says no"),
+        "{err}"
+    );
     assert!(!h.valid(lost), "the creation never happened");
     assert!(h.valid(kept), "nor did the stop");
     conn.execute_batch("DROP TRIGGER no_inserts").unwrap();
@@ -647,7 +652,8 @@ on_both_stores! {
         drop(h);
         store.execute("UPDATE schedules SET args = 'not json'");
         let err = open_at(path).err().unwrap();
-        assert!(err.to_string().contains("bad args"), "{err}");
+        let report = tickstep_kernel::ErrorChain(&err).to_string();
+        assert!(report.contains("bad args"), "{report}");
     }
 }
 

@@ -134,6 +134,20 @@ pub struct RuntimeBuilder {
     host_waits: Option<FrameWaits>,
 }
 
+/// The builder is the way into a runtime: it lives here, beside the builder, so the runtime's
+/// file names nothing of the builder.
+impl Runtime {
+    /// A builder with the defaults (see [`RuntimeBuilder`]).
+    ///
+    /// ```
+    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+}
+
 impl Default for RuntimeBuilder {
     fn default() -> Self {
         RuntimeBuilder {
@@ -407,7 +421,8 @@ impl RuntimeBuilder {
     ///
     /// # Errors
     ///
-    /// [`RuntimeError::Kernel`] for a frame rate outside 1–1000 or diagnostics on a client;
+    /// [`RuntimeError::FrameLoop`] for a frame rate outside 1–1000, [`RuntimeError::Kernel`] for
+    /// diagnostics on a client;
     /// [`RuntimeError::ZeroPeriod`] for a zero command period or schedules tick;
     /// [`RuntimeError::StoreDir`] / [`RuntimeError::Store`] when the store cannot be opened.
     ///
@@ -454,7 +469,7 @@ impl RuntimeBuilder {
             }
             None => Kernel::boot(clock.clone(), self.role, kernel_config),
         };
-        let commands = tickstep_commands::Scheduler::new(clock.clone());
+        let commands = tickstep_commands::CommandScheduler::new(clock.clone());
         let verbs = Rc::new(VerbTable::default());
         let link = RunnerLink::default();
         let (callable, runner) = match self.runner {

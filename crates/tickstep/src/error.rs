@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use tickstep_commands::RunError;
-use tickstep_kernel::ScheduleError;
+use tickstep_kernel::{FrameLoopError, ScheduleError};
 
 /// A typed runtime error. Each variant names the value and the rule it broke.
 ///
@@ -17,15 +17,18 @@ use tickstep_kernel::ScheduleError;
 ///     .frame_rate(0)
 ///     .build()
 ///     .unwrap_err();
-/// assert!(matches!(err, RuntimeError::Kernel(_)));
+/// assert!(matches!(err, RuntimeError::FrameLoop(_)));
 /// assert_eq!(err.to_string(), "FrameLoop target frame rate must be 1 to 1000 fps (got 0)");
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RuntimeError {
-    /// The kernel refused a setting (a frame rate out of range, diagnostics on a client).
+    /// The kernel refused a setting (diagnostics on a client).
     #[error(transparent)]
     Kernel(#[from] ScheduleError),
+    /// The frame loop refused its settings (a frame rate out of range).
+    #[error(transparent)]
+    FrameLoop(#[from] FrameLoopError),
     /// A period that must be positive was zero.
     #[error("{what} must be greater than zero (got {got:?})")]
     ZeroPeriod {
@@ -35,7 +38,7 @@ pub enum RuntimeError {
         got: std::time::Duration,
     },
     /// The schedule store could not be opened or written.
-    #[error("schedule store {path}: {source}")]
+    #[error("schedule store {path} failed")]
     Store {
         /// The store file.
         path: PathBuf,
@@ -44,7 +47,7 @@ pub enum RuntimeError {
         source: tickstep_schedules::Error,
     },
     /// The store's directory could not be created.
-    #[error("cannot create the store directory {path}: {source}")]
+    #[error("cannot create the store directory {path}")]
     StoreDir {
         /// The directory.
         path: PathBuf,
@@ -54,7 +57,7 @@ pub enum RuntimeError {
     },
     /// A command body failed: as in the command layer, the failure is not swallowed. The command
     /// cycle stops (no further `run()`), and the `run_*` call that saw it returns this.
-    #[error("command failed: {0}")]
+    #[error(transparent)]
     Command(#[from] RunError),
     /// A command body panicked inside the command cycle. The kernel isolated the panic, the command
     /// cycle stops, and the `run_*` call that saw it returns this.

@@ -31,7 +31,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tickstep_kernel::clock::Instant;
-use tickstep_kernel::{Scheduler, Sleep, TaskHandle};
+use tickstep_kernel::{FrameScheduler, Sleep, TaskHandle};
 use tickstep_schedules::{FaultKind, Firing, ObjId, Options, Outcome, RunId, ScheduleId, Value};
 
 /// Limits on one firing ([`RuntimeBuilder::firing_limits`](crate::RuntimeBuilder::firing_limits)
@@ -398,11 +398,11 @@ pub(crate) struct Limited<F> {
     state: Rc<FiringState>,
     ticks: Option<u64>,
     time: Option<(Instant, Duration, Sleep)>,
-    kernel: Scheduler,
+    kernel: FrameScheduler,
 }
 
 impl<F> Limited<F> {
-    pub(crate) fn new(inner: F, tracker: &Tracker, kernel: &Scheduler) -> Self {
+    pub(crate) fn new(inner: F, tracker: &Tracker, kernel: &FrameScheduler) -> Self {
         let started = kernel.now();
         Limited {
             inner: Box::pin(inner),

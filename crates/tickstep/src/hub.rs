@@ -21,7 +21,7 @@ use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use tickstep_kernel::clock::Clock;
-use tickstep_kernel::{Overload, Priority, Scheduler, TaskHandle};
+use tickstep_kernel::{ErrorChain, FrameScheduler, Overload, Priority, TaskHandle};
 use tickstep_schedules::{Firing, KernelWake, Outcome, Refused, RunId, Runner, Schedules};
 
 use crate::RuntimeClock;
@@ -56,8 +56,8 @@ type OverloadListener = Rc<dyn Fn(&Overload)>;
 
 pub(crate) struct Hub {
     pub(crate) clock: RuntimeClock,
-    pub(crate) kernel: Scheduler,
-    pub(crate) commands: tickstep_commands::Scheduler,
+    pub(crate) kernel: FrameScheduler,
+    pub(crate) commands: tickstep_commands::CommandScheduler,
     pub(crate) engine: Schedules,
     pub(crate) verbs: Rc<VerbTable>,
     pub(crate) firing_priority: Priority,
@@ -90,8 +90,8 @@ impl Hub {
     /// start after the link is set.
     pub(crate) fn new(
         clock: RuntimeClock,
-        kernel: Scheduler,
-        commands: tickstep_commands::Scheduler,
+        kernel: FrameScheduler,
+        commands: tickstep_commands::CommandScheduler,
         engine: Schedules,
         verbs: Rc<VerbTable>,
         settings: HubSettings,
@@ -226,7 +226,7 @@ impl Hub {
             Err(error) => {
                 // The engine keeps the updates pending and writes them at its next tick.
                 bump(&self.counters.store_errors, 1);
-                tracing::warn!(target: "tickstep", "schedules tick: {error}");
+                tracing::warn!(target: "tickstep", "schedules tick: {}", ErrorChain(&error));
             }
         }
         self.rearm_schedules();

@@ -6,12 +6,12 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use tickstep_kernel::clock::Clock;
-use tickstep_kernel::{FrameLoop, Kernel, Overload, Scheduler, Stats};
+use tickstep_kernel::{FrameLoop, FrameScheduler, Kernel, Overload, Stats};
 use tickstep_schedules::{Outcome, RunId, ScheduleId, Schedules};
 
 use crate::hub::Hub;
 use crate::verbs::{Verb, VerbCall, VerbFuture, VerbResult};
-use crate::{FiringLimits, RunningFiring, RuntimeBuilder, RuntimeClock, RuntimeError};
+use crate::{FiringLimits, RunningFiring, RuntimeClock, RuntimeError};
 
 /// How much virtual or real time one slice of [`Runtime::run_for`] covers: failures are noticed
 /// at the end of the slice they happened in.
@@ -128,16 +128,6 @@ pub struct RuntimeStats {
 }
 
 impl Runtime {
-    /// A builder with the defaults (see [`RuntimeBuilder`]).
-    ///
-    /// ```
-    /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
-    /// # Ok::<(), tickstep::RuntimeError>(())
-    /// ```
-    pub fn builder() -> RuntimeBuilder {
-        RuntimeBuilder::default()
-    }
-
     pub(crate) fn assemble(
         hub: Rc<Hub>,
         kernel: Kernel,
@@ -167,9 +157,9 @@ impl Runtime {
     /// The kernel (frame loop, main scheduler, phase schedulers).
     ///
     /// ```
-    /// use tickstep::kernel::Phase;
+    /// use tickstep::kernel::FramePhase;
     /// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
-    /// assert_eq!(rt.kernel().scheduler().phase(), Phase::Heartbeat);
+    /// assert_eq!(rt.kernel().scheduler().phase(), FramePhase::Heartbeat);
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn kernel(&self) -> &Kernel {
@@ -184,7 +174,7 @@ impl Runtime {
     /// rt.scheduler().schedule(|| {}, Priority::Low);
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
-    pub fn scheduler(&self) -> &Scheduler {
+    pub fn scheduler(&self) -> &FrameScheduler {
         self.kernel.scheduler()
     }
 
@@ -208,7 +198,7 @@ impl Runtime {
     /// rt.commands().schedule(&hello);
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
-    pub fn commands(&self) -> &tickstep_commands::Scheduler {
+    pub fn commands(&self) -> &tickstep_commands::CommandScheduler {
         &self.hub.commands
     }
 

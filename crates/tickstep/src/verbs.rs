@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 
 use std::time::Duration;
 
-use tickstep_kernel::Scheduler;
+use tickstep_kernel::FrameScheduler;
 use tickstep_schedules::{
     FaultKind, Firing, ObjId, Outcome, RunId, ScheduleId, Schedules, Value, World,
 };
@@ -95,7 +95,7 @@ pub struct VerbCall {
     firing: Firing,
     run: RunId,
     engine: Schedules,
-    kernel: Scheduler,
+    kernel: FrameScheduler,
 }
 
 impl VerbCall {
@@ -184,8 +184,8 @@ impl VerbCall {
     /// verbs waiting on a command or on world state).
     ///
     /// ```
-    /// use tickstep::commands::{Command, Scheduler};
-    /// async fn run_and_wait(call: &tickstep::VerbCall, commands: &Scheduler, cmd: &Command) {
+    /// use tickstep::commands::{Command, CommandScheduler};
+    /// async fn run_and_wait(call: &tickstep::VerbCall, commands: &CommandScheduler, cmd: &Command) {
     ///     commands.schedule(cmd);
     ///     let (c, cmd) = (commands.clone(), cmd.clone());
     ///     call.wait_until(move || !c.is_scheduled(&cmd) && !c.is_running(&cmd)).await;
@@ -220,7 +220,12 @@ impl VerbCall {
         self.kernel.wait_until_timeout(condition, limit)
     }
 
-    pub(crate) fn new(firing: Firing, run: RunId, engine: Schedules, kernel: Scheduler) -> Self {
+    pub(crate) fn new(
+        firing: Firing,
+        run: RunId,
+        engine: Schedules,
+        kernel: FrameScheduler,
+    ) -> Self {
         VerbCall {
             firing,
             run,

@@ -23,7 +23,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use tickstep_kernel::clock::{ManualClock, SystemClock};
-use tickstep_kernel::{FrameLoop, Priority, Role, Scheduler, SchedulerConfig};
+use tickstep_kernel::{FrameLoop, FrameScheduler, Priority, Role, SchedulerConfig};
 use tokio_util::time::DelayQueue;
 
 use crate::harness::{Measure, Opts, Row, Section, interleave, ns_per_op};
@@ -178,7 +178,7 @@ impl Rng {
 }
 
 fn ours_schedule_step(tasks: usize, profile: bool) -> f64 {
-    let sched = Scheduler::new(
+    let sched = FrameScheduler::new(
         SystemClock::new(),
         SchedulerConfig::server().profile_tasks(profile),
     );
@@ -218,14 +218,14 @@ fn baseline_schedule_step(tasks: usize) -> f64 {
 /// Our scheduler, kept across rounds, with the seeds both sides share.
 struct OursTimers {
     clock: ManualClock,
-    sched: Scheduler,
+    sched: FrameScheduler,
     fired: Rc<Cell<usize>>,
 }
 
 impl OursTimers {
     fn new() -> Self {
         let clock = ManualClock::new();
-        let sched = Scheduler::new(
+        let sched = FrameScheduler::new(
             clock.clone(),
             SchedulerConfig::server().profile_tasks(false),
         );
@@ -347,7 +347,7 @@ impl PeerTimers {
 }
 
 fn ours_spawn_run(futures: usize) -> f64 {
-    let sched = Scheduler::new(
+    let sched = FrameScheduler::new(
         SystemClock::new(),
         SchedulerConfig::server().profile_tasks(false),
     );
@@ -382,7 +382,7 @@ fn executor_spawn_run(futures: usize) -> f64 {
 fn idle_steps() -> u64 {
     let clock = ManualClock::new();
     let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
-    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     sched.bind(&frames).expect("a live scheduler binds");
     let mut rng = Rng(42);
     for _ in 0..1_000 {

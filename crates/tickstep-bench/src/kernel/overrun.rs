@@ -32,7 +32,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use tickstep_kernel::clock::{Clock, Instant, SystemClock};
-use tickstep_kernel::{Priority, Scheduler, SchedulerConfig};
+use tickstep_kernel::{FrameScheduler, Priority, SchedulerConfig};
 
 use crate::harness::{Measure, Row};
 
@@ -109,7 +109,7 @@ fn noise_floor() -> (Duration, Duration) {
 }
 
 /// One job: spins for [`TASK`], notes when it ended, queues a copy of itself.
-fn job(sched: &Scheduler, clock: &SystemClock, last_end: &Rc<Cell<Option<Instant>>>) {
+fn job(sched: &FrameScheduler, clock: &SystemClock, last_end: &Rc<Cell<Option<Instant>>>) {
     let (s, c, l) = (sched.clone(), clock.clone(), Rc::clone(last_end));
     sched.schedule_detached(
         move || {
@@ -136,7 +136,7 @@ fn preemptions() -> Option<u64> {
 /// The worst and median overrun over the steps the OS did not preempt, and how many it did.
 fn overruns(profile: bool) -> Overruns {
     let clock = SystemClock::new();
-    let sched = Scheduler::new(
+    let sched = FrameScheduler::new(
         clock.clone(),
         SchedulerConfig::server().profile_tasks(profile),
     );

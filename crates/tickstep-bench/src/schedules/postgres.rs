@@ -115,7 +115,7 @@ fn tick_p99_on(location: &std::path::Path, n: usize) -> f64 {
     let engine = tickstep_schedules::Schedules::open(
         location,
         clock.clone(),
-        tickstep_schedules::testkit::OpenWorld,
+        tickstep_schedules::testkit::PermissiveWorld,
         runner.clone(),
         super::config(n),
     )

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use clap::Args;
 use tickstep::Runtime;
+use tickstep::kernel::ErrorChain;
 use tickstep::kernel::clock::{Clock, SystemClock};
 use tickstep::kernel::{ManualClock, Role};
 
@@ -59,7 +60,7 @@ pub(crate) fn run(args: &DemoArgs) -> Result<(), String> {
     } else {
         builder.system_clock()
     };
-    let rt = builder.build().map_err(|e| e.to_string())?;
+    let rt = builder.build().map_err(|e| ErrorChain(&e).to_string())?;
     let world = DemoWorldState::install(&rt)?;
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -136,7 +137,7 @@ fn status_lines(
             sampler.frame(rt);
             stop.load(Ordering::SeqCst) || clock.now() >= until
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ErrorChain(&e).to_string())?;
         world.keep_lockup_armed(rt.schedules())?;
         // The engine noticed operator stops at its ticks (it polls the store); say which.
         for id in rt.schedules().take_operator_stops() {
@@ -165,7 +166,7 @@ fn finish(rt: Runtime, world: &DemoWorldState) -> Result<(), String> {
     let path = rt.store_path().map(std::path::Path::to_path_buf);
     let live = rt.schedules().live_count();
     let tally = &world.tally;
-    rt.shutdown().map_err(|e| e.to_string())?;
+    rt.shutdown().map_err(|e| ErrorChain(&e).to_string())?;
     say(format!(
         "stopped cleanly: {} players admitted, {} lockdowns, {} bell rings, vitality {:.1}",
         tally.admitted.get(),

@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use tickstep::Runtime;
 use tickstep::commands::{Command, EventKind, Mechanism, Trigger};
+use tickstep::kernel::ErrorChain;
 use tickstep::kernel::{Priority, TaskHandle};
 use tickstep::schedules::{ObjId, Options, ScheduleId, ScheduleInfo, Schedules, Value, World};
 
@@ -189,8 +190,8 @@ impl DemoWorldState {
         let at = engine.now_unix_seconds() + LOCKUP_DELAY;
         let id = txn
             .schedule_at(VAULT, "lockup", at, vec![], Options::new())
-            .map_err(|e| e.to_string())?;
-        txn.commit().map_err(|e| e.to_string())?;
+            .map_err(|e| ErrorChain(&e).to_string())?;
+        txn.commit().map_err(|e| ErrorChain(&e).to_string())?;
         self.lockup.set(Some(id));
         Ok(())
     }
@@ -318,7 +319,7 @@ fn people(rt: &Runtime, rooms: &Rc<Vec<Room>>) -> Result<Vec<TaskHandle>, String
             },
             Priority::Low,
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ErrorChain(&e).to_string())?;
     let r = Rc::clone(rooms);
     let leave = rt
         .scheduler()
@@ -334,7 +335,7 @@ fn people(rt: &Runtime, rooms: &Rc<Vec<Room>>) -> Result<Vec<TaskHandle>, String
             },
             Priority::Low,
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ErrorChain(&e).to_string())?;
     Ok(vec![arrive, leave])
 }
 
@@ -362,8 +363,8 @@ fn ensure_schedules(engine: &Schedules) -> Result<Vec<(&'static str, ScheduleId,
             let at = engine.now_unix_seconds() + LOCKUP_DELAY;
             txn.schedule_at(target, verb, at, vec![], Options::new())
         };
-        let id = created.map_err(|e| e.to_string())?;
-        txn.commit().map_err(|e| e.to_string())?;
+        let id = created.map_err(|e| ErrorChain(&e).to_string())?;
+        txn.commit().map_err(|e| ErrorChain(&e).to_string())?;
         found.push((name, id, Origin::Created));
     }
     Ok(found)

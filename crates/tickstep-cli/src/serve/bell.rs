@@ -11,11 +11,23 @@ use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use tickstep::commands::{Mechanism, ScheduleResult};
+use tickstep::kernel::ErrorChain;
 use tickstep::kernel::{Priority, TaskHandle};
 use tickstep::schedules::{ObjId, ScheduleId};
 use tickstep::{DEFAULT_COMMAND_PERIOD, Runtime};
 
-use super::world::Server;
+/// What the bell needs of the server it rings in: names, messages and the runtime. A trait here
+/// (implemented by the world's `Server`) so the bell names nothing of the world, which owns it.
+pub(crate) trait Hall {
+    /// A player's name.
+    fn name(&self, who: ObjId) -> String;
+    /// Sends `line` to one player.
+    fn tell(&self, who: ObjId, line: String);
+    /// Sends `line` to every player online.
+    fn broadcast(&self, line: &str);
+    /// The server's runtime.
+    fn runtime(&self) -> &Rc<Runtime>;
+}
 
 /// How long a ring holds the bell.
 pub(crate) const RING_TIME: Duration = Duration::from_secs(3);
@@ -37,9 +49,9 @@ impl Bell {
     }
 
     /// Asks for the bell on behalf of `who`; the reply says whether they got it and, if not, why.
-    pub(crate) fn ring(
+    pub(crate) fn ring<S: Hall + 'static>(
         &self,
-        server: &Rc<Server>,
+        server: &Rc<S>,
         who: ObjId,
         priority: i32,
         from: Option<ScheduleId>,
@@ -79,11 +91,11 @@ impl Bell {
                 );
             })
             .named(format!("{name}'s ring"));
-        let result = server.rt.commands().schedule(&command);
+        let result = server.runtime().commands().schedule(&command);
         match result {
             ScheduleResult::Success => {
                 *self.holder.borrow_mut() = Some((name, priority));
-                self.start_pump(&server.rt);
+                self.start_pump(server.runtime());
                 format!("ok: you ring the bell{by} (priority {priority})")
             }
             ScheduleResult::LowerPriorityThanRunning {
@@ -114,7 +126,10 @@ impl Bell {
             DEFAULT_COMMAND_PERIOD,
             move || {
                 if let Err(error) = commands.run() {
-                    eprintln!("tickstep serve: a bell command failed: {error}");
+                    eprintln!(
+                        "tickstep serve: a bell command failed: {}",
+                        ErrorChain(&error)
+                    );
                 }
                 if commands.running().is_empty() && commands.queued().is_empty() {
                     stop_pump(&pump);
@@ -137,7 +152,7 @@ fn stop_pump(pump: &Weak<RefCell<Option<TaskHandle>>>) {
     }
 }
 
-fn announce(server: &Weak<Server>, line: &str) {
+fn announce<S: Hall>(server: &Weak<S>, line: &str) {
     if let Some(server) = server.upgrade() {
         server.broadcast(line);
     }

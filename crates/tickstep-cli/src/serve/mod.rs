@@ -39,6 +39,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use clap::Args;
+use tickstep::kernel::ErrorChain;
 use tickstep::{Runtime, TokioDriver};
 use tokio::net::TcpListener;
 
@@ -89,9 +90,11 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     if args.max_line == 0 {
         return Err("--max-line must be at least 1 byte".to_owned());
     }
-    let registry = Registry::open(&args.db).map_err(|e| e.to_string())?;
-    let wizard = registry.id_for(&wizard_name).map_err(|e| e.to_string())?;
-    let players = registry.players().map_err(|e| e.to_string())?;
+    let registry = Registry::open(&args.db).map_err(|e| ErrorChain(&e).to_string())?;
+    let wizard = registry
+        .id_for(&wizard_name)
+        .map_err(|e| ErrorChain(&e).to_string())?;
+    let players = registry.players().map_err(|e| ErrorChain(&e).to_string())?;
     let principals = Rc::new(Principals {
         wizard,
         players: std::cell::RefCell::new(players.iter().map(|(id, _)| *id).collect()),
@@ -101,7 +104,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         .frame_rate(args.frame_rate)
         .without_commands()
         .world(ServeWorld(Rc::clone(&principals)));
-    let mut driver = TokioDriver::new(builder).map_err(|e| e.to_string())?;
+    let mut driver = TokioDriver::new(builder).map_err(|e| ErrorChain(&e).to_string())?;
     let server = Server::new(
         Rc::clone(driver.runtime()),
         driver.handle(),
@@ -142,7 +145,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     let result = driver.run_until(shutdown_signal()).await;
     acceptor.abort();
     drop(server);
-    result.map_err(|e| e.to_string())?;
+    result.map_err(|e| ErrorChain(&e).to_string())?;
     say("tickstep serve: stopped; the store is committed");
     Ok(())
 }

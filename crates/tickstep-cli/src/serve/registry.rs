@@ -28,7 +28,7 @@ pub(crate) struct Registry {
 
 /// A failure of the world file, naming it.
 #[derive(Debug, thiserror::Error)]
-#[error("world file {}: {source}", path.display())]
+#[error("world file {} failed", path.display())]
 pub(crate) struct RegistryError {
     path: PathBuf,
     #[source]
@@ -150,7 +150,10 @@ impl Drop for Registry {
     /// A server that stops writes the mail of its last frames.
     fn drop(&mut self) {
         if let Err(error) = self.flush_mail() {
-            eprintln!("tickstep serve: undelivered mail lost: {error}");
+            eprintln!(
+                "tickstep serve: undelivered mail lost: {}",
+                tickstep::kernel::ErrorChain(&error)
+            );
         }
     }
 }

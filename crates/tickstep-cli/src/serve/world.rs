@@ -8,11 +8,12 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::rc::{Rc, Weak};
 
+use tickstep::kernel::ErrorChain;
 use tickstep::schedules::{self, ObjId, Options, ScheduleId, ScheduleInfo, ScheduleKind, Value};
 use tickstep::{Runtime, RuntimeHandle, VerbCall, VerbResult};
 use tokio::sync::{Notify, mpsc};
 
-use super::bell::Bell;
+use super::bell::{Bell, Hall};
 use super::protocol::{Action, HELP, Request, WorldVerb};
 use super::registry::Registry;
 
@@ -94,7 +95,7 @@ impl Server {
     ) -> Result<Rc<Server>, String> {
         let names = registry
             .players()
-            .map_err(|e| e.to_string())?
+            .map_err(|e| ErrorChain(&e).to_string())?
             .into_iter()
             .collect();
         let bell = Bell::new(&rt);
@@ -160,7 +161,10 @@ impl Server {
         outbox: Outbox,
         kick: Rc<Notify>,
     ) -> Result<(ObjId, Vec<String>), String> {
-        let who = self.registry.id_for(name).map_err(|e| e.to_string())?;
+        let who = self
+            .registry
+            .id_for(name)
+            .map_err(|e| ErrorChain(&e).to_string())?;
         if self.online.borrow().contains_key(&who) {
             return Err(format!("{name} is already connected"));
         }
@@ -169,7 +173,10 @@ impl Server {
         self.online
             .borrow_mut()
             .insert(who, Online { outbox, kick });
-        let mail = self.registry.take_mail(who).map_err(|e| e.to_string())?;
+        let mail = self
+            .registry
+            .take_mail(who)
+            .map_err(|e| ErrorChain(&e).to_string())?;
         Ok((who, mail))
     }
 
@@ -201,7 +208,10 @@ impl Server {
     /// firings posted, in one transaction (docs/serve.md §4.6).
     pub(crate) fn between_frames(&self) {
         if let Err(error) = self.registry.flush_mail() {
-            eprintln!("tickstep serve: mail not written yet (kept for the next frame): {error}");
+            eprintln!(
+                "tickstep serve: mail not written yet (kept for the next frame): {}",
+                ErrorChain(&error)
+            );
         }
     }
 
@@ -286,7 +296,7 @@ impl Server {
         };
         let id = match created.and_then(|id| txn.commit().map(|()| id)) {
             Ok(id) => id,
-            Err(error) => return format!("error: {error}"),
+            Err(error) => return format!("error: {}", ErrorChain(&error)),
         };
         *self.live.borrow_mut().entry(who).or_default() += 1;
         if matches!(kind, Kind::At(_)) {
@@ -419,7 +429,7 @@ fn refusal(error: &schedules::Error, doing: &str, id: ScheduleId) -> String {
             id.get()
         )
     } else {
-        format!("error: {error}")
+        format!("error: {}", ErrorChain(error))
     }
 }
 
@@ -494,5 +504,21 @@ impl FrameTimes {
         let summary = (kept.len(), at(0.5), at(0.99), at(1.0), self.overruns.get());
         self.overruns.set(0);
         summary
+    }
+}
+
+/// The bell rings in the server: names, messages and the runtime it needs.
+impl Hall for Server {
+    fn name(&self, who: ObjId) -> String {
+        Server::name(self, who)
+    }
+    fn tell(&self, who: ObjId, line: String) {
+        Server::tell(self, who, line);
+    }
+    fn broadcast(&self, line: &str) {
+        Server::broadcast(self, line);
+    }
+    fn runtime(&self) -> &Rc<Runtime> {
+        &self.rt
     }
 }

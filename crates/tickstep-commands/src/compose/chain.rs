@@ -59,11 +59,11 @@ impl Command {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_commands::{Command, Scheduler};
+    /// use tickstep_commands::{Command, CommandScheduler};
     /// use tickstep_kernel::clock::ManualClock;
     ///
     /// let clock = ManualClock::new();
-    /// let scheduler = Scheduler::new(clock.clone());
+    /// let scheduler = CommandScheduler::new(clock.clone());
     /// let forever = Command::no_requirements().executing(|co| async move { co.park().await; }).named("A");
     /// let bounded = forever.with_timeout(Duration::from_secs(1));
     /// assert_eq!(bounded.name(), "(A | wait 1s)");
@@ -85,10 +85,10 @@ impl Command {
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// use tickstep_commands::{Command, Scheduler};
+    /// use tickstep_commands::{Command, CommandScheduler};
     /// use tickstep_kernel::clock::ManualClock;
     ///
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let stop = Rc::new(Cell::new(false));
     /// let flag = stop.clone();
     /// let spin = Command::no_requirements().executing(|co| async move { co.park().await; }).named("spin");

@@ -69,10 +69,10 @@ pub(crate) fn group(name: String, children: &[Command], body: BodyFn) -> Command
 ///
 /// ```
 /// use std::{cell::RefCell, rc::Rc};
-/// use tickstep_commands::{compose, Command, Scheduler};
+/// use tickstep_commands::{compose, Command, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let log = Rc::new(RefCell::new(Vec::new()));
 /// let step = |name: &'static str| {
 ///     let log = log.clone();
@@ -176,10 +176,10 @@ pub(crate) fn race_of(children: &Rc<[Command]>) -> Command {
 /// As [`parallel`] over all the commands; [`CompositionError::Empty`] without a required one.
 ///
 /// ```
-/// use tickstep_commands::{compose, Command, Scheduler};
+/// use tickstep_commands::{compose, Command, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let drive = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("A");
 /// let lights = Command::no_requirements().executing(|co| async move { co.park().await; }).named("B");
 /// let spin = Command::no_requirements().executing(|co| async move { co.park().await; }).named("C");

@@ -95,10 +95,10 @@ struct StateDef {
 ///
 /// ```
 /// use std::{cell::Cell, rc::Rc};
-/// use tickstep_commands::{compose::StateMachine, Command, Scheduler};
+/// use tickstep_commands::{compose::StateMachine, Command, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
-/// let scheduler = Scheduler::new(ManualClock::new());
+/// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let ready = Rc::new(Cell::new(false));
 /// let r = ready.clone();
 /// let park = |name: &str| Command::no_requirements().executing(|co| async move { co.park().await; }).named(name);

@@ -1,4 +1,4 @@
-//! The public methods of [`Scheduler`].
+//! The public methods of [`CommandScheduler`].
 
 use std::future::Future;
 use std::panic::Location;
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::{Clock, Instant};
 
-use super::Scheduler;
+use super::CommandScheduler;
 use super::inner::Inner;
 use super::state::{Listen, Phase, Sideload};
 use crate::command::{BodyFuture, Command};
@@ -20,18 +20,18 @@ use crate::schedule_result::ScheduleResult;
 use crate::scope::OpMode;
 use crate::telemetry::{CommandInfo, Telemetry};
 
-impl Scheduler {
+impl CommandScheduler {
     /// A scheduler reading time from `clock` (a [`ManualClock`](tickstep_kernel::clock::ManualClock)
     /// in tests, a [`SystemClock`](tickstep_kernel::clock::SystemClock) on a robot).
     ///
     /// ```
-    /// use tickstep_commands::Scheduler;
+    /// use tickstep_commands::CommandScheduler;
     /// use tickstep_kernel::clock::SystemClock;
-    /// let scheduler = Scheduler::new(SystemClock::new());
+    /// let scheduler = CommandScheduler::new(SystemClock::new());
     /// assert!(scheduler.running().is_empty());
     /// ```
     pub fn new(clock: impl Clock + 'static) -> Self {
-        Scheduler {
+        CommandScheduler {
             inner: Inner::new(Box::new(clock)),
         }
     }
@@ -47,10 +47,10 @@ impl Scheduler {
     /// If `cmd` requires a mechanism created for another scheduler.
     ///
     /// ```
-    /// use tickstep_commands::{Command, Mechanism, ScheduleResult, Scheduler};
+    /// use tickstep_commands::{Command, Mechanism, ScheduleResult, CommandScheduler};
     /// use tickstep_kernel::clock::ManualClock;
     ///
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let a = arm.run(|co| async move { co.park().await; }).with_priority(2).named("a");
     /// let b = arm.run(|co| async move { co.park().await; }).named("b");
@@ -67,9 +67,9 @@ impl Scheduler {
     /// command from inside its own body ends it when the body next yields.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&c);
     /// scheduler.cancel(&c);
@@ -85,9 +85,9 @@ impl Scheduler {
     /// Cancels every queued and running command (children with their parents).
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let a = Command::no_requirements().executing(|co| async move { co.park().await; }).named("a");
     /// let b = Command::no_requirements().executing(|co| async move { co.park().await; }).named("b");
     /// scheduler.schedule(&a);
@@ -123,9 +123,9 @@ impl Scheduler {
     /// cancellation of its root. Also panics when called from inside `run()` itself.
     ///
     /// ```
-    /// # use tickstep_commands::Scheduler;
+    /// # use tickstep_commands::CommandScheduler;
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// scheduler.run().unwrap();
     /// ```
     #[track_caller]
@@ -136,9 +136,9 @@ impl Scheduler {
     /// Whether `cmd` is queued ("scheduled"): requested, not yet started.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&c);
     /// assert!(scheduler.is_scheduled(&c));
@@ -152,9 +152,9 @@ impl Scheduler {
     /// Whether `cmd` is running ("mounted"): promoted or started as a child, not yet ended.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&c);
     /// assert!(!scheduler.is_running(&c));
@@ -174,9 +174,9 @@ impl Scheduler {
     /// Queued commands, oldest first.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|_co| async {}).named("c");
     /// scheduler.schedule(&c);
     /// assert_eq!(scheduler.queued()[0].command, c);
@@ -190,9 +190,9 @@ impl Scheduler {
     /// Running commands, in the order they started (execution runs this list backwards).
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&c);
     /// scheduler.run().unwrap();
@@ -207,10 +207,10 @@ impl Scheduler {
     /// The command that started `cmd` as its child, if `cmd` is running as a child.
     ///
     /// ```
-    /// use tickstep_commands::{Command, Scheduler};
+    /// use tickstep_commands::{Command, CommandScheduler};
     /// use tickstep_kernel::clock::ManualClock;
     ///
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let child = Command::no_requirements().executing(|co| async move { co.park().await; }).named("child");
     /// let inner = child.clone();
     /// let parent = Command::no_requirements()
@@ -233,9 +233,9 @@ impl Scheduler {
     /// The command whose body is being polled right now, if any.
     ///
     /// ```
-    /// # use tickstep_commands::Scheduler;
+    /// # use tickstep_commands::CommandScheduler;
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// assert!(scheduler.current_command().is_none());
     /// ```
     pub fn current_command(&self) -> Option<Command> {
@@ -263,10 +263,10 @@ impl Scheduler {
     /// If `mechanism` belongs to another scheduler.
     ///
     /// ```
-    /// use tickstep_commands::{Mechanism, Scheduler};
+    /// use tickstep_commands::{Mechanism, CommandScheduler};
     /// use tickstep_kernel::clock::ManualClock;
     ///
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let hold = arm.run(|co| async move { co.park().await; }).named("hold");
     /// scheduler.set_default_command(&arm, &hold).unwrap();
@@ -305,9 +305,9 @@ impl Scheduler {
     /// The default command of `mechanism`, if set.
     ///
     /// ```
-    /// # use tickstep_commands::{Mechanism, Scheduler};
+    /// # use tickstep_commands::{Mechanism, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// assert!(scheduler.default_command(&arm).is_none());
     /// ```
@@ -333,10 +333,10 @@ impl Scheduler {
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// use tickstep_commands::Scheduler;
+    /// use tickstep_commands::CommandScheduler;
     /// use tickstep_kernel::clock::ManualClock;
     ///
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let ticks = Rc::new(Cell::new(0));
     /// let t = ticks.clone();
     /// scheduler.sideload(move |co| async move {
@@ -374,10 +374,10 @@ impl Scheduler {
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// use tickstep_commands::Scheduler;
+    /// use tickstep_commands::CommandScheduler;
     /// use tickstep_kernel::clock::ManualClock;
     ///
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let n = Rc::new(Cell::new(0));
     /// let m = n.clone();
     /// scheduler.add_periodic(move || m.set(m.get() + 1));
@@ -393,10 +393,10 @@ impl Scheduler {
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// use tickstep_commands::{Command, Scheduler};
+    /// use tickstep_commands::{Command, CommandScheduler};
     /// use tickstep_kernel::clock::ManualClock;
     ///
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let seen = Rc::new(Cell::new(0));
     /// let s = seen.clone();
     /// scheduler.on_event(move |_| s.set(s.get() + 1));
@@ -415,10 +415,10 @@ impl Scheduler {
     ///
     /// ```
     /// use std::{cell::RefCell, rc::Rc};
-    /// use tickstep_commands::{Command, Scheduler};
+    /// use tickstep_commands::{Command, CommandScheduler};
     /// use tickstep_kernel::clock::ManualClock;
     ///
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let log = Rc::new(RefCell::new(Vec::new()));
     /// let sink = log.clone();
     /// scheduler.on_lifecycle_event(move |e| sink.borrow_mut().push(e.to_string()));
@@ -452,9 +452,9 @@ impl Scheduler {
     /// the next `run()` after the opmode changes (a dying binding cancels what it scheduled).
     ///
     /// ```
-    /// use tickstep_commands::{OpMode, Scheduler};
+    /// use tickstep_commands::{OpMode, CommandScheduler};
     /// use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// scheduler.set_opmode(Some(OpMode::new(1)));
     /// assert_eq!(scheduler.opmode(), Some(OpMode::new(1)));
     /// ```
@@ -469,9 +469,9 @@ impl Scheduler {
     /// The active opmode.
     ///
     /// ```
-    /// # use tickstep_commands::Scheduler;
+    /// # use tickstep_commands::CommandScheduler;
     /// # use tickstep_kernel::clock::ManualClock;
-    /// assert_eq!(Scheduler::new(ManualClock::new()).opmode(), None);
+    /// assert_eq!(CommandScheduler::new(ManualClock::new()).opmode(), None);
     /// ```
     pub fn opmode(&self) -> Option<OpMode> {
         self.inner.state.borrow().opmode
@@ -483,9 +483,9 @@ impl Scheduler {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// # use tickstep_commands::Scheduler;
+    /// # use tickstep_commands::CommandScheduler;
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// scheduler.set_watchdog_limit(Some(Duration::from_millis(5)));
     /// ```
     pub fn set_watchdog_limit(&self, limit: Option<Duration>) {
@@ -496,9 +496,9 @@ impl Scheduler {
     /// watchdog and per-command run times stop; the whole-`run()` time stays.
     ///
     /// ```
-    /// # use tickstep_commands::Scheduler;
+    /// # use tickstep_commands::CommandScheduler;
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// scheduler.set_mount_timing(false);
     /// ```
     pub fn set_mount_timing(&self, on: bool) {
@@ -508,9 +508,9 @@ impl Scheduler {
     /// A snapshot of queued and running commands and the last `run()` time.
     ///
     /// ```
-    /// # use tickstep_commands::{Command, Scheduler};
+    /// # use tickstep_commands::{Command, CommandScheduler};
     /// # use tickstep_kernel::clock::ManualClock;
-    /// let scheduler = Scheduler::new(ManualClock::new());
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// scheduler.run().unwrap();
     /// let t = scheduler.telemetry();
     /// assert_eq!(t.cycle, 1);
@@ -532,16 +532,16 @@ impl Scheduler {
     /// The scheduler's clock reading.
     ///
     /// ```
-    /// # use tickstep_commands::Scheduler;
+    /// # use tickstep_commands::CommandScheduler;
     /// # use tickstep_kernel::clock::{Instant, ManualClock};
-    /// assert_eq!(Scheduler::new(ManualClock::new()).now(), Instant::ZERO);
+    /// assert_eq!(CommandScheduler::new(ManualClock::new()).now(), Instant::ZERO);
     /// ```
     pub fn now(&self) -> Instant {
         self.inner.clock.now()
     }
 }
 
-impl std::fmt::Debug for Scheduler {
+impl std::fmt::Debug for CommandScheduler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = self.inner.state.borrow();
         f.debug_struct("Scheduler")

@@ -1,6 +1,6 @@
-//! The scheduler: queues, promotes and mounts commands once per [`Scheduler::run`].
+//! The scheduler: queues, promotes and mounts commands once per [`CommandScheduler::run`].
 //!
-//! * [`api`](self) — the public [`Scheduler`] handle and its methods.
+//! * [`api`](self) — the public [`CommandScheduler`] handle and its methods.
 //! * `state` — the data (slab of instances, lists, mechanisms) and its invariants; the identity
 //!   types it keys by (`Key`, `Mounted`) live in the leaf module `crate::id`.
 //! * `lifecycle` — queue / start child / promote / cancel / finish, under one borrow.
@@ -31,23 +31,23 @@ pub const DEFAULT_WATCHDOG_LIMIT: Duration = Duration::from_millis(20);
 
 /// The command scheduler. Cheap to clone (a shared handle); single-threaded by construction.
 ///
-/// Call [`Scheduler::run`] once per cycle. See the [crate docs](crate) for the model.
+/// Call [`CommandScheduler::run`] once per cycle. See the [crate docs](crate) for the model.
 ///
 /// It is `!Send`: commands, triggers and the scheduler live on one thread.
 ///
 /// ```compile_fail
 /// fn needs_send<T: Send>(_: T) {}
-/// let scheduler = tickstep_commands::Scheduler::new(tickstep_kernel::clock::ManualClock::new());
+/// let scheduler = tickstep_commands::CommandScheduler::new(tickstep_kernel::clock::ManualClock::new());
 /// needs_send(scheduler);
 /// ```
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_commands::{Command, Scheduler};
+/// use tickstep_commands::{Command, CommandScheduler};
 /// use tickstep_kernel::clock::ManualClock;
 ///
 /// let clock = ManualClock::new();
-/// let scheduler = Scheduler::new(clock.clone());
+/// let scheduler = CommandScheduler::new(clock.clone());
 /// let hello = Command::no_requirements()
 ///     .executing(|co| async move { co.wait(Duration::from_millis(30)).await; })
 ///     .named("hello");
@@ -60,6 +60,6 @@ pub const DEFAULT_WATCHDOG_LIMIT: Duration = Duration::from_millis(20);
 /// assert!(!scheduler.is_running(&hello));
 /// ```
 #[derive(Clone)]
-pub struct Scheduler {
+pub struct CommandScheduler {
     pub(crate) inner: Rc<inner::Inner>,
 }

@@ -5,20 +5,20 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
-use tickstep_commands::{Command, Event, Mechanism, Scheduler};
+use tickstep_commands::{Command, CommandScheduler, Event, Mechanism};
 use tickstep_kernel::clock::ManualClock;
 
 /// One robot cycle.
 pub const CYCLE: Duration = Duration::from_millis(20);
 
-pub fn setup() -> (ManualClock, Scheduler) {
+pub fn setup() -> (ManualClock, CommandScheduler) {
     let clock = ManualClock::new();
-    let scheduler = Scheduler::new(clock.clone());
+    let scheduler = CommandScheduler::new(clock.clone());
     (clock, scheduler)
 }
 
 /// Records every event as "Kind name".
-pub fn record(scheduler: &Scheduler) -> Rc<RefCell<Vec<String>>> {
+pub fn record(scheduler: &CommandScheduler) -> Rc<RefCell<Vec<String>>> {
     let log = Rc::new(RefCell::new(Vec::new()));
     let sink = log.clone();
     scheduler.on_event(move |e: &Event| sink.borrow_mut().push(e.to_string()));
@@ -26,7 +26,7 @@ pub fn record(scheduler: &Scheduler) -> Rc<RefCell<Vec<String>>> {
 }
 
 /// Records full events.
-pub fn record_events(scheduler: &Scheduler) -> Rc<RefCell<Vec<Event>>> {
+pub fn record_events(scheduler: &CommandScheduler) -> Rc<RefCell<Vec<Event>>> {
     let log = Rc::new(RefCell::new(Vec::new()));
     let sink = log.clone();
     scheduler.on_event(move |e: &Event| sink.borrow_mut().push(e.clone()));
@@ -38,7 +38,7 @@ pub fn take(log: &Rc<RefCell<Vec<String>>>) -> Vec<String> {
 }
 
 /// Runs `n` cycles, advancing the clock one cycle after each.
-pub fn cycles(clock: &ManualClock, scheduler: &Scheduler, n: usize) {
+pub fn cycles(clock: &ManualClock, scheduler: &CommandScheduler, n: usize) {
     for _ in 0..n {
         scheduler.run().unwrap();
         clock.advance(CYCLE);
@@ -101,7 +101,7 @@ pub fn strs(v: &[&str]) -> Vec<String> {
 }
 
 /// Names of the running commands, in the order they started.
-pub fn running_names(scheduler: &Scheduler) -> Vec<String> {
+pub fn running_names(scheduler: &CommandScheduler) -> Vec<String> {
     scheduler.running().into_iter().map(|i| i.name).collect()
 }
 

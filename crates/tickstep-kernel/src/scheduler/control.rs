@@ -1,27 +1,27 @@
 //! Driving and inspecting a scheduler: step, bind, destroy, statistics, profiler, error hooks.
 
+use std::any::Any;
 use std::panic::Location;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use crate::clock::{Clock, Instant};
-use crate::frame_loop::FrameLoop;
 use crate::{
-    BudgetMode, FrameStats, HotTask, Phase, QueueDepths, Role, ScheduleError, Scheduler, Stats,
+    BudgetMode, FramePhase, FrameScheduler, FrameStats, HotTask, QueueDepths, Role, Stats,
     StepWindow, TaskError,
 };
 
 use super::budget::FrameSource;
 
-impl Scheduler {
+impl FrameScheduler {
     /// Runs one step under the configured budget mode.
     ///
-    /// A step after [`Scheduler::destroy`] does nothing, and so does a step called from inside a
+    /// A step after [`FrameScheduler::destroy`] does nothing, and so does a step called from inside a
     /// running task of the same scheduler (the running step already owns the queues).
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.schedule(|| {}, Priority::Kernel);
     /// sched.step();
     /// assert_eq!(sched.stats().steps, 1);
@@ -40,8 +40,8 @@ impl Scheduler {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.schedule(|| {}, Priority::Kernel);
     /// sched.schedule(|| {}, Priority::High);
     /// sched.step_with_budget(Duration::ZERO);
@@ -51,74 +51,32 @@ impl Scheduler {
         self.run_step(Some(budget));
     }
 
-    /// Binds the scheduler to its phase on `frame_loop`: from now on the loop steps it every
-    /// frame while it has runnable work, and wakes it 34 ms before its earliest deadline
-    /// otherwise. The loop's measured frame stats become the frame-aware budget's source.
-    /// Binding again moves the scheduler to the new loop.
-    ///
-    /// # Errors
-    ///
-    /// [`ScheduleError::PhaseNotRun`] when the loop's role does not run the scheduler's phase
-    /// (PreRender on a server).
-    ///
-    /// # Panics
-    ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
-    ///
-    /// ```
-    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
-    /// let clock = ManualClock::new();
-    /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
-    /// sched.bind(&fl)?;
-    /// sched.schedule(|| {}, Priority::Normal);
-    /// fl.run_frames(1);
-    /// assert_eq!(sched.stats().tasks_run, 1);
-    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
-    /// ```
-    #[track_caller]
-    pub fn bind(&self, frame_loop: &FrameLoop) -> Result<(), ScheduleError> {
-        let phase = {
-            let core = self.shared.core.borrow();
-            assert!(!core.destroyed, "scheduler is destroyed");
-            core.phase
-        };
-        if !frame_loop.role().runs(phase) {
-            return Err(ScheduleError::PhaseNotRun { phase });
-        }
-        self.unbind();
-        frame_loop.register(self.clone());
-        let source: Rc<dyn FrameStats> = frame_loop.frame_stats();
+    /// Takes the opaque link to a frame loop out of a bound scheduler and stops its attachment
+    /// (the frame loop's `unbind` unregisters it from the loop the link points at).
+    pub(crate) fn take_loop_link(&self) -> Option<Weak<dyn Any>> {
         let mut core = self.shared.core.borrow_mut();
-        core.frame_source = Some(FrameSource::new(source));
-        core.attach.bound = Some(frame_loop.downgrade());
-        let now = self.shared.clock.now();
-        core.refresh_attachment(now, self.shared.wakes.is_pending());
-        Ok(())
+        let bound = core.attach.bound.take();
+        core.attach.attached = false;
+        core.attach.wake_at = None;
+        bound
     }
 
-    /// Detaches from the frame loop and cancels the idle wake. [`Scheduler::step`] still works.
-    ///
-    /// ```
-    /// use tickstep_kernel::{FrameLoop, ManualClock, Role, Scheduler, SchedulerConfig};
-    /// let clock = ManualClock::new();
-    /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-    /// let sched = Scheduler::new(clock, SchedulerConfig::server());
-    /// sched.bind(&fl).unwrap();
-    /// sched.unbind();
-    /// assert!(!sched.is_bound());
-    /// ```
-    pub fn unbind(&self) {
-        let bound = {
-            let mut core = self.shared.core.borrow_mut();
-            let bound = core.attach.bound.take();
-            core.attach.attached = false;
-            core.attach.wake_at = None;
-            bound
-        };
-        if let Some(frame_loop) = bound.and_then(|weak| weak.upgrade()) {
-            FrameLoop::unregister(&frame_loop, self);
-        }
+    /// Links the scheduler to a frame loop (opaque here) whose frames feed its frame-aware
+    /// budget, and attaches it if it has runnable work.
+    pub(crate) fn set_loop_link(&self, link: Weak<dyn Any>, frames: Rc<dyn FrameStats>) {
+        let mut core = self.shared.core.borrow_mut();
+        core.frame_source = Some(FrameSource::new(frames));
+        core.attach.bound = Some(link);
+        let now = self.shared.clock.now();
+        core.refresh_attachment(now, self.shared.wakes.is_pending());
+    }
+
+    /// The scheduler's phase, asserting it is not destroyed (binding a destroyed one is a bug).
+    #[track_caller]
+    pub(crate) fn live_phase(&self) -> FramePhase {
+        let core = self.shared.core.borrow();
+        assert!(!core.destroyed, "scheduler is destroyed");
+        core.phase
     }
 
     /// Unbinds, drops every error handler, cancels every handle it owns and clears every queue.
@@ -127,8 +85,8 @@ impl Scheduler {
     /// step stops after that task.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let h = sched.schedule(|| unreachable!(), Priority::Normal);
     /// sched.destroy();
     /// sched.step();
@@ -143,11 +101,11 @@ impl Scheduler {
         drop(hooks);
     }
 
-    /// Whether [`Scheduler::destroy`] was called.
+    /// Whether [`FrameScheduler::destroy`] was called.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// assert!(!sched.is_destroyed());
     /// ```
     pub fn is_destroyed(&self) -> bool {
@@ -157,8 +115,8 @@ impl Scheduler {
     /// Whether the scheduler is bound to a frame loop.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
-    /// assert!(!Scheduler::new(ManualClock::new(), SchedulerConfig::server()).is_bound());
+    /// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
+    /// assert!(!FrameScheduler::new(ManualClock::new(), SchedulerConfig::server()).is_bound());
     /// ```
     pub fn is_bound(&self) -> bool {
         self.shared.core.borrow().attach.bound.is_some()
@@ -168,10 +126,10 @@ impl Scheduler {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, FrameScheduler, SchedulerConfig};
     /// let clock = ManualClock::new();
     /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-    /// let sched = Scheduler::new(clock, SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(clock, SchedulerConfig::server());
     /// sched.bind(&fl).unwrap();
     /// assert!(!sched.is_attached());
     /// let _t = sched.after(Duration::from_millis(10), || {}, Priority::Low).unwrap();
@@ -186,10 +144,10 @@ impl Scheduler {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_kernel::{FrameLoop, Instant, ManualClock, Priority, Role, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{FrameLoop, Instant, ManualClock, Priority, Role, FrameScheduler, SchedulerConfig};
     /// let clock = ManualClock::new();
     /// let fl = FrameLoop::new(clock.clone(), Role::Server, 60);
-    /// let sched = Scheduler::new(clock, SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(clock, SchedulerConfig::server());
     /// sched.bind(&fl).unwrap();
     /// let _t = sched.after(Duration::from_secs(1), || {}, Priority::Low).unwrap();
     /// assert_eq!(sched.wake_at(), Some(Instant::from_nanos(966_000_000)));
@@ -202,8 +160,8 @@ impl Scheduler {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_kernel::{Instant, ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{Instant, ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// assert_eq!(sched.next_deadline(), None);
     /// let _t = sched.after(Duration::from_nanos(50), || {}, Priority::Low).unwrap();
     /// assert_eq!(sched.next_deadline(), Some(Instant::from_nanos(50)));
@@ -216,8 +174,8 @@ impl Scheduler {
     /// future, or a deadline at most 34 ms away.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// assert!(!sched.has_runnable_work());
     /// sched.schedule(|| {}, Priority::Low);
     /// assert!(sched.has_runnable_work());
@@ -252,8 +210,8 @@ impl Scheduler {
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let crashes = Rc::new(Cell::new(0));
     /// let c = crashes.clone();
     /// sched.on_error(move |_| c.set(c.get() + 1));
@@ -272,8 +230,8 @@ impl Scheduler {
     /// A snapshot of the statistics (updated at the end of every step).
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// assert_eq!(sched.stats().steps, 0);
     /// ```
     pub fn stats(&self) -> Stats {
@@ -309,8 +267,8 @@ impl Scheduler {
     /// longest task and its origin, and the five most deferred origins.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.step();
     /// assert_eq!(sched.take_step_window().steps, 1);
     /// ```
@@ -321,8 +279,8 @@ impl Scheduler {
     /// Live tasks per queue plus pending `every()`/`after()` entries (debugging aid).
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.schedule(|| {}, Priority::Kernel);
     /// assert_eq!(sched.queue_depths().queues[0], 1);
     /// ```
@@ -334,11 +292,11 @@ impl Scheduler {
         }
     }
 
-    /// The `count` hottest origins by total time since the last [`Scheduler::reset_profile`].
+    /// The `count` hottest origins by total time since the last [`FrameScheduler::reset_profile`].
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.schedule(|| {}, Priority::Kernel);
     /// sched.step();
     /// assert_eq!(sched.top_tasks(5)[0].calls, 1);
@@ -347,11 +305,11 @@ impl Scheduler {
         self.shared.core.borrow().profiler.top(count)
     }
 
-    /// Clears the profiler (pair with [`Scheduler::top_tasks`] over a fixed window).
+    /// Clears the profiler (pair with [`FrameScheduler::top_tasks`] over a fixed window).
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.schedule(|| {}, Priority::Kernel);
     /// sched.step();
     /// sched.reset_profile();
@@ -366,8 +324,8 @@ impl Scheduler {
     /// check, no origin lookup and no scan of the deferred backlog. Aggregate stats stay.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.set_task_profiling(false);
     /// sched.schedule(|| {}, Priority::Kernel);
     /// sched.step();
@@ -387,8 +345,8 @@ impl Scheduler {
     /// Whether per-task profiling is on.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
-    /// assert!(Scheduler::new(ManualClock::new(), SchedulerConfig::server()).profiles_tasks());
+    /// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
+    /// assert!(FrameScheduler::new(ManualClock::new(), SchedulerConfig::server()).profiles_tasks());
     /// ```
     pub fn profiles_tasks(&self) -> bool {
         self.shared.core.borrow().profiling
@@ -396,18 +354,18 @@ impl Scheduler {
 
     /// Names every task created at `location` with `label` in the profiler and error reports
     /// (docs/kernel.md §2.4; Rust functions are identified by their call site). For a
-    /// per-task label use [`Scheduler::with_origin`].
+    /// per-task label use [`FrameScheduler::with_origin`].
     ///
     /// ```
     /// use std::panic::Location;
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
     ///
     /// #[track_caller]
-    /// fn queue_sweep(sched: &Scheduler) -> &'static Location<'static> {
+    /// fn queue_sweep(sched: &FrameScheduler) -> &'static Location<'static> {
     ///     let _ = sched.schedule(|| {}, Priority::Kernel);
     ///     Location::caller() // the same site the task was attributed to
     /// }
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let site = queue_sweep(&sched);
     /// sched.set_task_origin(site, "World sweep");
     /// sched.step();
@@ -422,15 +380,15 @@ impl Scheduler {
     }
 
     /// Installs the engine frame-stats source the frame-aware budget reads (binding to a
-    /// [`FrameLoop`] installs the loop's own). Whether it reports seconds or legacy milliseconds
+    /// [`FrameLoop`](crate::FrameLoop) installs the loop's own). Whether it reports seconds or legacy milliseconds
     /// is read once, here.
     ///
     /// ```
     /// use std::{rc::Rc, time::Duration};
-    /// use tickstep_kernel::{FrameStats, ManualClock, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{FrameStats, ManualClock, FrameScheduler, SchedulerConfig};
     /// struct Busy;
     /// impl FrameStats for Busy { fn heartbeat_time(&self) -> f64 { 0.004 } }
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.set_frame_stats(Rc::new(Busy));
     /// sched.step();
     /// assert_eq!(sched.stats().last_frame_busy, Duration::from_millis(4));
@@ -442,30 +400,30 @@ impl Scheduler {
     /// The budget rule of undriven steps.
     ///
     /// ```
-    /// use tickstep_kernel::{BudgetMode, ManualClock, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::client());
+    /// use tickstep_kernel::{BudgetMode, ManualClock, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::client());
     /// assert!(matches!(sched.budget_mode(), BudgetMode::Fixed(_)));
     /// ```
     pub fn budget_mode(&self) -> BudgetMode {
         self.shared.core.borrow().budget.mode
     }
 
-    /// The phase [`Scheduler::bind`] attaches to.
+    /// The phase [`FrameScheduler::bind`] attaches to.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Phase, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// assert_eq!(sched.phase(), Phase::Heartbeat);
+    /// use tickstep_kernel::{ManualClock, FramePhase, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// assert_eq!(sched.phase(), FramePhase::Heartbeat);
     /// ```
-    pub fn phase(&self) -> Phase {
+    pub fn phase(&self) -> FramePhase {
         self.shared.core.borrow().phase
     }
 
     /// The role the scheduler was configured for.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Role, Scheduler, SchedulerConfig};
-    /// assert_eq!(Scheduler::new(ManualClock::new(), SchedulerConfig::client()).role(), Role::Client);
+    /// use tickstep_kernel::{ManualClock, Role, FrameScheduler, SchedulerConfig};
+    /// assert_eq!(FrameScheduler::new(ManualClock::new(), SchedulerConfig::client()).role(), Role::Client);
     /// ```
     pub fn role(&self) -> Role {
         self.shared.core.borrow().role
@@ -474,8 +432,8 @@ impl Scheduler {
     /// The scheduler's current time on its clock.
     ///
     /// ```
-    /// use tickstep_kernel::{Instant, ManualClock, Scheduler, SchedulerConfig};
-    /// assert_eq!(Scheduler::new(ManualClock::new(), SchedulerConfig::server()).now(), Instant::ZERO);
+    /// use tickstep_kernel::{Instant, ManualClock, FrameScheduler, SchedulerConfig};
+    /// assert_eq!(FrameScheduler::new(ManualClock::new(), SchedulerConfig::server()).now(), Instant::ZERO);
     /// ```
     pub fn now(&self) -> Instant {
         self.shared.clock.now()

@@ -5,15 +5,16 @@
 //! task, calling a hook) is handed back to the caller to do after the borrow is released. That is
 //! the whole re-entrancy story: a task can schedule, cancel or inspect its own scheduler freely.
 
+use std::any::Any;
+use std::rc::Weak;
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
 
 use crate::clock::{Clock, Instant};
-use crate::{Phase, Priority, Role, SchedulerConfig, StepWindow};
+use crate::{FramePhase, Priority, Role, SchedulerConfig, StepWindow};
 
 use super::budget::{Budget, FrameReading, FrameSource};
-use super::idle::Attachment;
 use super::profile::{NO_ORIGIN, Profiler};
 use super::queues::{OnceTask, QueueEntry, Queues};
 use super::slab::{Body, Cadence, NewTask, Place, Slab, TaskKey, TaskRef};
@@ -90,6 +91,20 @@ pub(crate) struct Counters {
     pub(crate) pending_attribution: Option<(usize, u64)>,
 }
 
+/// A scheduler's link to its frame loop.
+#[derive(Default)]
+pub(crate) struct Attachment {
+    /// The loop this scheduler is bound to (`None` = unbound: only manual steps run it). Opaque
+    /// here so the engine names nothing of the frame loop; `frame_loop.rs` downcasts it.
+    pub(crate) bound: Option<Weak<dyn Any>>,
+    /// Stepped by the loop every frame.
+    pub(crate) attached: bool,
+    /// The next step is the first after reattaching from idle (the budget's special case).
+    pub(crate) reattached: bool,
+    /// When a detached scheduler wants to be reattached.
+    pub(crate) wake_at: Option<Instant>,
+}
+
 #[allow(clippy::struct_excessive_bools)] // independent flags, not a state machine
 pub(crate) struct Core {
     pub(crate) slab: Slab,
@@ -103,7 +118,7 @@ pub(crate) struct Core {
     pub(crate) stagger: bool,
     /// `every()` calls so far: the `n` of the stagger offset.
     pub(crate) every_calls: u64,
-    pub(crate) phase: Phase,
+    pub(crate) phase: FramePhase,
     pub(crate) role: Role,
     pub(crate) destroyed: bool,
     pub(crate) stepping: bool,

@@ -17,7 +17,7 @@ use std::time::Duration;
 use crate::clock::Clock;
 use crate::clock::Instant;
 use crate::clock_dispatch::AnyClock;
-use crate::{Priority, Scheduler, TaskError};
+use crate::{FrameScheduler, Priority, TaskError};
 
 use super::core::{Core, Front, Next, Outcome, Running, WARM_AHEAD};
 use super::panics::{TaskScope, run_task, take_caught};
@@ -29,7 +29,7 @@ type Panic = Box<dyn Any + Send>;
 /// Where a task was scheduled and its profiler origin.
 type Meta = (&'static std::panic::Location<'static>, u32);
 
-impl Scheduler {
+impl FrameScheduler {
     /// Runs one step (see the crate docs). `explicit` overrides the budget mode.
     pub(crate) fn run_step(&self, explicit: Option<Duration>) {
         let shared = &*self.shared;

@@ -13,11 +13,9 @@
 //! detaching and re-arming around every run, and a long deadline reattaches one window early so
 //! the phase is attached when it comes due.
 
-use std::rc::Weak;
 use std::time::Duration;
 
 use crate::clock::Instant;
-use crate::frame_loop::LoopShared;
 
 use super::core::Core;
 
@@ -27,19 +25,6 @@ use super::core::Core;
 /// assert_eq!(tickstep_kernel::WAKE_WINDOW.as_millis(), 34);
 /// ```
 pub const WAKE_WINDOW: Duration = Duration::from_millis(34);
-
-/// A scheduler's link to its frame loop.
-#[derive(Default)]
-pub(crate) struct Attachment {
-    /// The loop this scheduler is bound to (`None` = unbound: only manual steps run it).
-    pub(crate) bound: Option<Weak<LoopShared>>,
-    /// Stepped by the loop every frame.
-    pub(crate) attached: bool,
-    /// The next step is the first after reattaching from idle (the budget's special case).
-    pub(crate) reattached: bool,
-    /// When a detached scheduler wants to be reattached.
-    pub(crate) wake_at: Option<Instant>,
-}
 
 impl Core {
     /// Whether there is work for the next step (see the module docs).

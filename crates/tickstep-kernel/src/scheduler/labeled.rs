@@ -4,18 +4,18 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::time::Duration;
 
-use crate::{Entry, Priority, ScheduleError, Scheduler, TaskHandle};
+use crate::{FrameScheduler, Priority, ReusableTask, ScheduleError, TaskHandle};
 
 use super::slab::Body;
 use super::submit::Start;
 
-impl Scheduler {
+impl FrameScheduler {
     /// Names the next task created through the returned builder in the profiler and in error
     /// reports, instead of its `file:line:column` (docs/kernel.md §2.4, for one task).
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.with_origin("Process Lobby").schedule(|| {}, Priority::Normal);
     /// sched.step();
     /// assert_eq!(sched.top_tasks(1)[0].key, "Process Lobby");
@@ -37,32 +37,32 @@ impl Scheduler {
     }
 }
 
-/// Creates tasks under a fixed origin label ([`Scheduler::with_origin`]).
+/// Creates tasks under a fixed origin label ([`FrameScheduler::with_origin`]).
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// let labeled = sched.with_origin("Health");
 /// let _a = labeled.every(Duration::from_secs(1), || {}, Priority::Kernel).unwrap();
 /// let _b = labeled.schedule(|| {}, Priority::Kernel);
 /// ```
 #[derive(Debug)]
 pub struct Labeled<'a> {
-    scheduler: &'a Scheduler,
+    scheduler: &'a FrameScheduler,
     label: Option<Cow<'static, str>>,
 }
 
 impl Labeled<'_> {
-    /// [`Scheduler::schedule`] under this label.
+    /// [`FrameScheduler::schedule`] under this label.
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// # use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// # let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let _h = sched.with_origin("job").schedule(|| {}, Priority::Low);
     /// ```
     #[track_caller]
@@ -73,15 +73,15 @@ impl Labeled<'_> {
         self.scheduler.handle(key)
     }
 
-    /// [`Scheduler::schedule_detached`] under this label.
+    /// [`FrameScheduler::schedule_detached`] under this label.
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// # use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// # let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// sched.with_origin("job").schedule_detached(|| {}, Priority::Low);
     /// ```
     #[track_caller]
@@ -90,19 +90,19 @@ impl Labeled<'_> {
             .submit_once(f, priority, self.label.as_deref());
     }
 
-    /// [`Scheduler::after`] under this label.
+    /// [`FrameScheduler::after`] under this label.
     ///
     /// # Errors
     ///
-    /// As [`Scheduler::after`].
+    /// As [`FrameScheduler::after`].
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// # use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// # let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let _h = sched.with_origin("job").after(std::time::Duration::from_secs(1), || {}, Priority::Low)?;
     /// # Ok::<(), tickstep_kernel::ScheduleError>(())
     /// ```
@@ -122,19 +122,19 @@ impl Labeled<'_> {
         Ok(self.scheduler.handle(key))
     }
 
-    /// [`Scheduler::every`] under this label.
+    /// [`FrameScheduler::every`] under this label.
     ///
     /// # Errors
     ///
-    /// As [`Scheduler::every`].
+    /// As [`FrameScheduler::every`].
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// # use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// # let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let _h = sched.with_origin("job").every(std::time::Duration::ZERO, || {}, Priority::Low)?;
     /// # Ok::<(), tickstep_kernel::ScheduleError>(())
     /// ```
@@ -154,15 +154,15 @@ impl Labeled<'_> {
         Ok(self.scheduler.handle(key))
     }
 
-    /// [`Scheduler::spawn`] under this label.
+    /// [`FrameScheduler::spawn`] under this label.
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// # use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// # let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let _h = sched.with_origin("upload").spawn(async {}, Priority::Background);
     /// ```
     #[track_caller]
@@ -183,20 +183,20 @@ impl Labeled<'_> {
         self.scheduler.handle(key)
     }
 
-    /// [`Scheduler::entry`] under this label.
+    /// [`FrameScheduler::entry`] under this label.
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
-    /// # use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// # let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// # use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// # let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let entry = sched.with_origin("Process Lobby").entry(|| {}, Priority::Normal);
     /// sched.schedule_entry(&entry).unwrap();
     /// ```
     #[track_caller]
-    pub fn entry(&self, f: impl FnMut() + 'static, priority: Priority) -> Entry {
+    pub fn entry(&self, f: impl FnMut() + 'static, priority: Priority) -> ReusableTask {
         let key = self
             .scheduler
             .submit(
@@ -206,7 +206,7 @@ impl Labeled<'_> {
                 self.label.as_deref(),
             )
             .expect("entries have no deadline to overflow");
-        Entry {
+        ReusableTask {
             handle: self.scheduler.handle(key),
         }
     }

@@ -1,7 +1,7 @@
 //! The frame-budgeted scheduler.
 //!
-//! Public surface: [`Scheduler`] (this file: the handle and its constructor), task creation in
-//! [`submit`], stepping and inspection in [`control`], handles in [`crate::handle`].
+//! Public surface: [`FrameScheduler`] (this file: the handle and its constructor), task creation in
+//! [`submit`], stepping and inspection in [`control`], handles in [`handle`].
 //! Engine internals, all crate-private:
 //!
 //! | file | idea |
@@ -24,6 +24,7 @@ mod control;
 mod core;
 mod drain;
 mod free_set;
+mod handle;
 mod idle;
 mod labeled;
 mod panics;
@@ -43,6 +44,7 @@ use crate::clock::Clock;
 use crate::clock_dispatch::AnyClock;
 use crate::{SchedulerConfig, TaskError};
 
+pub use handle::{ReusableTask, TaskHandle};
 pub use idle::WAKE_WINDOW;
 pub use labeled::Labeled;
 
@@ -51,7 +53,7 @@ pub(crate) use slab::{TaskKey, TaskRef};
 use self::core::Core;
 use wake::WakeQueue;
 
-/// An error handler connected with [`Scheduler::on_error`].
+/// An error handler connected with [`FrameScheduler::on_error`].
 type ErrorHook = Rc<dyn Fn(&TaskError)>;
 
 /// Everything a scheduler handle points at.
@@ -67,27 +69,27 @@ pub(crate) struct Shared {
 /// A frame-budgeted task scheduler: five priority queues drained once per step under a time
 /// budget, a deadline heap for timers, and a frame list for per-step jobs.
 ///
-/// `Scheduler` is a cheap, clonable handle (`Rc`); every clone drives the same scheduler. It is
+/// `FrameScheduler` is a cheap, clonable handle (`Rc`); every clone drives the same scheduler. It is
 /// single-threaded by design, so it is neither `Send` nor `Sync`:
 ///
 /// ```compile_fail
-/// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// std::thread::spawn(move || sched.step()); // error: `Rc<..>` cannot be sent between threads
 /// ```
 ///
 /// It is re-entrant: a running task may schedule, cancel, inspect or destroy its own scheduler.
 /// A closure that captures a clone of its own scheduler keeps it alive until the closure is
-/// dropped (it ran, was cancelled, or [`Scheduler::destroy`] cleared it), as with any `Rc`;
+/// dropped (it ran, was cancelled, or [`FrameScheduler::destroy`] cleared it), as with any `Rc`;
 /// long-lived jobs that need their scheduler should capture a clone and be cancelled by their
 /// owner, or the owner should call `destroy`. See the crate docs for the model, the budget
 /// formulas and the costs.
 ///
 /// ```
 /// use std::{cell::RefCell, rc::Rc, time::Duration};
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+/// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
 ///
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// let order = Rc::new(RefCell::new(Vec::new()));
 /// let o = order.clone();
 /// sched.schedule(move || o.borrow_mut().push("normal"), Priority::Normal);
@@ -97,7 +99,7 @@ pub(crate) struct Shared {
 /// assert_eq!(*order.borrow(), ["kernel", "normal"]);
 /// ```
 #[derive(Clone)]
-pub struct Scheduler {
+pub struct FrameScheduler {
     pub(crate) shared: Rc<Shared>,
 }
 
@@ -106,26 +108,26 @@ pub struct Scheduler {
 pub(crate) struct WeakScheduler(Weak<Shared>);
 
 impl WeakScheduler {
-    pub(crate) fn upgrade(&self) -> Option<Scheduler> {
-        self.0.upgrade().map(|shared| Scheduler { shared })
+    pub(crate) fn upgrade(&self) -> Option<FrameScheduler> {
+        self.0.upgrade().map(|shared| FrameScheduler { shared })
     }
 }
 
-impl Scheduler {
+impl FrameScheduler {
     /// A new, unbound scheduler reading time from `clock`.
     ///
-    /// It runs only when [`Scheduler::step`] is called, until [`Scheduler::bind`] attaches it to a
+    /// It runs only when [`FrameScheduler::step`] is called, until [`FrameScheduler::bind`] attaches it to a
     /// [`FrameLoop`](crate::FrameLoop).
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::client());
+    /// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::client());
     /// assert!(!sched.is_bound());
     /// ```
     #[allow(clippy::needless_pass_by_value)] // the config is consumed by value in spirit: a builder's end
     pub fn new(clock: impl Clock + 'static, config: SchedulerConfig) -> Self {
         panics::install_hook();
-        Scheduler {
+        FrameScheduler {
             shared: Rc::new(Shared {
                 clock: AnyClock::new(clock),
                 core: RefCell::new(Core::new(&config)),
@@ -143,16 +145,16 @@ impl Scheduler {
     /// Whether two handles drive the same scheduler.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
-    /// let a = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
+    /// let a = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// assert!(a.same_as(&a.clone()));
     /// ```
-    pub fn same_as(&self, other: &Scheduler) -> bool {
+    pub fn same_as(&self, other: &FrameScheduler) -> bool {
         Rc::ptr_eq(&self.shared, &other.shared)
     }
 }
 
-impl std::fmt::Debug for Scheduler {
+impl std::fmt::Debug for FrameScheduler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let core = self.shared.core.try_borrow();
         let mut d = f.debug_struct("Scheduler");

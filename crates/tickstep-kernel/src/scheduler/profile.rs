@@ -2,13 +2,13 @@
 //!
 //! An origin is where a task came from: the `#[track_caller]` [`Location`] of the `schedule`,
 //! `after`, `every` or `spawn` call (docs/kernel.md §2.4 and §13.3), or a
-//! label set with [`Scheduler::with_origin`](crate::Scheduler::with_origin). Origins are interned
+//! label set with [`FrameScheduler::with_origin`](crate::FrameScheduler::with_origin). Origins are interned
 //! into a dense table once per call site; a slot caches its index, so the per-task cost of
 //! profiling is one array update and no hashing. Interning itself is skipped for repeat calls
 //! from the same site by a one-entry cache (a pointer comparison).
 //!
 //! The window counters (longest task, deferred per origin) feed
-//! [`Scheduler::take_step_window`](crate::Scheduler::take_step_window).
+//! [`FrameScheduler::take_step_window`](crate::FrameScheduler::take_step_window).
 
 use std::collections::HashMap;
 use std::panic::Location;

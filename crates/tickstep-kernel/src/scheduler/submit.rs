@@ -10,7 +10,9 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crate::clock::{Clock, Instant};
-use crate::{Entry, Priority, ScheduleError, Scheduler, TaskHandle, seconds_to_duration};
+use crate::{
+    FrameScheduler, Priority, ReusableTask, ScheduleError, TaskHandle, seconds_to_duration,
+};
 
 use super::pool::MAX_POOLED;
 use super::queues::OnceFn;
@@ -37,7 +39,7 @@ impl Start {
     }
 }
 
-impl Scheduler {
+impl FrameScheduler {
     /// Stores a task. Panics (at the user's call site) when the scheduler is destroyed.
     #[track_caller]
     pub(super) fn submit(
@@ -156,12 +158,12 @@ impl Scheduler {
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let sum = Rc::new(Cell::new(0));
     /// let (s, a, b) = (sum.clone(), 2, 3);
     /// let _h = sched.schedule(move || s.set(a + b), Priority::High);
@@ -174,19 +176,19 @@ impl Scheduler {
         self.handle(key)
     }
 
-    /// Fire and forget: [`Scheduler::schedule`] without a handle, for work nobody will cancel.
+    /// Fire and forget: [`FrameScheduler::schedule`] without a handle, for work nobody will cancel.
     /// (`schedule` returns a `#[must_use]` [`TaskHandle`] because dropping a handle does not
     /// cancel the task, which surprises readers used to guards; this form says it on purpose.)
     /// Costs the same as `schedule`.
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let ran = Rc::new(Cell::new(false));
     /// let r = ran.clone();
     /// sched.schedule_detached(move || r.set(true), Priority::Low); // no warning, no handle
@@ -206,13 +208,13 @@ impl Scheduler {
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
     /// let clock = ManualClock::new();
-    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let fired = Rc::new(Cell::new(false));
     /// let f = fired.clone();
     /// let _h = sched.after(Duration::from_secs(5), move || f.set(true), Priority::Normal)?;
@@ -243,13 +245,13 @@ impl Scheduler {
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
     /// let clock = ManualClock::new();
-    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let ticks = Rc::new(Cell::new(0));
     /// let t = ticks.clone();
     /// let sweep = sched.every(Duration::from_secs(30), move || t.set(t.get() + 1), Priority::Background)?;
@@ -271,7 +273,7 @@ impl Scheduler {
         self.unlabeled().every(interval, f, priority)
     }
 
-    /// [`Scheduler::after`] with the delay in `f64` seconds, checked the way a script's number is.
+    /// [`FrameScheduler::after`] with the delay in `f64` seconds, checked the way a script's number is.
     ///
     /// # Errors
     ///
@@ -281,11 +283,11 @@ impl Scheduler {
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// assert!(sched.after_secs(0.5, || {}, Priority::Low).is_ok());
     /// let err = sched.after_secs(f64::NAN, || {}, Priority::Low).unwrap_err();
     /// assert_eq!(err.to_string(), "Scheduler.after delay must be a finite number >= 0 (got NaN)");
@@ -301,7 +303,7 @@ impl Scheduler {
         self.after(delay, f, priority)
     }
 
-    /// [`Scheduler::every`] with the interval in `f64` seconds, checked the way a script's number
+    /// [`FrameScheduler::every`] with the interval in `f64` seconds, checked the way a script's number
     /// is. A NaN interval would otherwise run the task every frame forever.
     ///
     /// # Errors
@@ -312,11 +314,11 @@ impl Scheduler {
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let err = sched.every_secs(-1.0, || {}, Priority::Low).unwrap_err();
     /// assert_eq!(err.to_string(), "Scheduler.every interval must be a finite number >= 0 (got -1)");
     /// ```
@@ -337,12 +339,12 @@ impl Scheduler {
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let done = Rc::new(Cell::new(false));
     /// let d = done.clone();
     /// let _h = sched.spawn(async move { d.set(true) }, Priority::Normal);
@@ -358,17 +360,17 @@ impl Scheduler {
         self.unlabeled().spawn(future, priority)
     }
 
-    /// Fire and forget: [`Scheduler::spawn`] without a handle (see
-    /// [`Scheduler::schedule_detached`]).
+    /// Fire and forget: [`FrameScheduler::spawn`] without a handle (see
+    /// [`FrameScheduler::schedule_detached`]).
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let done = Rc::new(Cell::new(false));
     /// let d = done.clone();
     /// sched.spawn_detached(async move { d.set(true) }, Priority::Normal);
@@ -390,13 +392,13 @@ impl Scheduler {
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
     /// let clock = ManualClock::new();
-    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let runs = Rc::new(Cell::new(0));
     /// let r = runs.clone();
     /// let _h = sched.every_async(Duration::from_secs(1), move || {
@@ -432,22 +434,22 @@ impl Scheduler {
         Ok(self.handle(key))
     }
 
-    /// Creates a reusable [`Entry`] for `f`. It runs only when queued with
-    /// [`Scheduler::schedule_entry`], which never allocates.
+    /// Creates a reusable [`ReusableTask`] for `f`. It runs only when queued with
+    /// [`FrameScheduler::schedule_entry`], which never allocates.
     ///
     /// # Panics
     ///
-    /// With `scheduler is destroyed` after [`Scheduler::destroy`].
+    /// With `scheduler is destroyed` after [`FrameScheduler::destroy`].
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let entry = sched.entry(|| {}, Priority::Normal);
     /// sched.schedule_entry(&entry).unwrap();
     /// assert_eq!(sched.queue_depths().queues[2], 1);
     /// ```
     #[track_caller]
-    pub fn entry(&self, f: impl FnMut() + 'static, priority: Priority) -> Entry {
+    pub fn entry(&self, f: impl FnMut() + 'static, priority: Priority) -> ReusableTask {
         self.unlabeled().entry(f, priority)
     }
 
@@ -461,14 +463,14 @@ impl Scheduler {
     /// it was cancelled or belongs to another scheduler. Nothing changes on error.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, ScheduleError, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, ScheduleError, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let entry = sched.entry(|| {}, Priority::Normal);
     /// sched.schedule_entry(&entry)?;
     /// assert_eq!(sched.schedule_entry(&entry), Err(ScheduleError::EntryBusy));
     /// # Ok::<(), ScheduleError>(())
     /// ```
-    pub fn schedule_entry(&self, entry: &Entry) -> Result<(), ScheduleError> {
+    pub fn schedule_entry(&self, entry: &ReusableTask) -> Result<(), ScheduleError> {
         if !std::ptr::eq(entry.handle.shared.as_ptr(), Rc::as_ptr(&self.shared)) {
             return Err(ScheduleError::EntryCancelled);
         }

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use tickstep_kernel::{ManualClock, Scheduler, SchedulerConfig};
+use tickstep_kernel::{FrameScheduler, ManualClock, SchedulerConfig};
 
 pub const MS: Duration = Duration::from_millis(1);
 pub const SECOND: Duration = Duration::from_secs(1);
@@ -52,16 +52,16 @@ impl Log {
 }
 
 /// A server scheduler on a fresh manual clock.
-pub fn server() -> (ManualClock, Scheduler) {
+pub fn server() -> (ManualClock, FrameScheduler) {
     let clock = ManualClock::new();
-    let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     (clock, sched)
 }
 
 /// A scheduler with `config` on a fresh manual clock.
-pub fn with_config(config: SchedulerConfig) -> (ManualClock, Scheduler) {
+pub fn with_config(config: SchedulerConfig) -> (ManualClock, FrameScheduler) {
     let clock = ManualClock::new();
-    let sched = Scheduler::new(clock.clone(), config);
+    let sched = FrameScheduler::new(clock.clone(), config);
     (clock, sched)
 }
 

@@ -3,7 +3,7 @@
 use std::cell::Cell;
 use std::rc::Weak;
 
-use crate::scheduler::{Shared, TaskKey, TaskRef};
+use super::{Shared, TaskKey, TaskRef};
 
 /// The handle of one `schedule`, `after`, `every` or `spawn`.
 ///
@@ -18,17 +18,17 @@ use crate::scheduler::{Shared, TaskKey, TaskRef};
 /// A handle is `!Send` like its scheduler:
 ///
 /// ```compile_fail
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// let h = sched.schedule(|| {}, Priority::Normal);
 /// std::thread::spawn(move || h.cancel()); // error: `Weak<..>` cannot be sent between threads
 /// ```
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+/// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
 ///
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// let reminder = sched.after(Duration::from_secs(5), || unreachable!(), Priority::Normal).unwrap();
 /// reminder.cancel(); // removed from the heap at once; the callback never runs
 /// assert!(reminder.is_cancelled());
@@ -63,8 +63,8 @@ impl TaskHandle {
     /// inside any task, including the one being cancelled, and after the scheduler is gone.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let h = sched.schedule(|| unreachable!(), Priority::Normal);
     /// h.cancel();
     /// sched.step();
@@ -98,11 +98,11 @@ impl TaskHandle {
     }
 
     /// Whether the task was cancelled before it finished: by this handle, or by
-    /// [`Scheduler::destroy`](crate::Scheduler::destroy). False for a task that already ran.
+    /// [`FrameScheduler::destroy`](crate::FrameScheduler::destroy). False for a task that already ran.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let h = sched.schedule(|| {}, Priority::Normal);
     /// sched.step();
     /// h.cancel(); // already ran: does nothing
@@ -118,15 +118,15 @@ impl TaskHandle {
 }
 
 /// A reusable task its owner queues again and again without allocating
-/// ([`Scheduler::entry`](crate::Scheduler::entry) and
-/// [`Scheduler::schedule_entry`](crate::Scheduler::schedule_entry)); docs/kernel.md §7.5.
+/// ([`FrameScheduler::entry`](crate::FrameScheduler::entry) and
+/// [`FrameScheduler::schedule_entry`](crate::FrameScheduler::schedule_entry)); docs/kernel.md §7.5.
 ///
 /// Dropping the entry cancels it and frees its slot.
 ///
 /// ```
 /// use std::{cell::Cell, rc::Rc};
-/// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-/// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+/// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+/// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
 /// let runs = Rc::new(Cell::new(0));
 /// let r = runs.clone();
 /// let entry = sched.entry(move || r.set(r.get() + 1), Priority::High);
@@ -137,16 +137,16 @@ impl TaskHandle {
 /// assert_eq!(runs.get(), 3);
 /// ```
 #[derive(Debug)]
-pub struct Entry {
+pub struct ReusableTask {
     pub(crate) handle: TaskHandle,
 }
 
-impl Entry {
+impl ReusableTask {
     /// Cancels the entry: it leaves its queue (skipped) and can no longer be queued.
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let entry = sched.entry(|| {}, Priority::High);
     /// entry.cancel();
     /// assert!(sched.schedule_entry(&entry).is_err());
@@ -155,11 +155,11 @@ impl Entry {
         self.handle.cancel();
     }
 
-    /// Whether the entry was cancelled (by [`Entry::cancel`] or by destroy).
+    /// Whether the entry was cancelled (by [`ReusableTask::cancel`] or by destroy).
     ///
     /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
-    /// let sched = Scheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let entry = sched.entry(|| {}, Priority::High);
     /// sched.destroy();
     /// assert!(entry.is_cancelled());
@@ -169,7 +169,7 @@ impl Entry {
     }
 }
 
-impl Drop for Entry {
+impl Drop for ReusableTask {
     fn drop(&mut self) {
         self.handle.cancel();
     }
