@@ -184,7 +184,7 @@ impl FrameScheduler {
         self.has_runnable_work_at(self.shared.clock.now())
     }
 
-    /// [`Scheduler::has_runnable_work`] as of `now`, a reading of this scheduler's clock the
+    /// [`FrameScheduler::has_runnable_work`] as of `now`, a reading of this scheduler's clock the
     /// caller already has: a host that reads the clock once per frame asks without a second
     /// read (the Bevy plugin's idle frame does).
     ///
