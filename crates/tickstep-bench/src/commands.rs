@@ -128,8 +128,10 @@ enum Peer {
     AsyncExecutor,
 }
 
-/// Task polls per measured peer batch (per task: this divided by `COMMANDS`).
-const PEER_POLLS: u64 = 50 * COMMANDS as u64;
+/// Task polls per measured peer batch: one poll of each task, the same sample as one of our
+/// `run()`s, so both sides' medians filter the machine's preemptions alike (a long peer batch
+/// would carry every stall of its milliseconds while our short samples dodge them).
+const PEER_POLLS: u64 = COMMANDS as u64;
 
 /// A yield for executors that re-poll woken tasks: wakes itself and returns `Pending` once
 /// (what `futures_lite::future::yield_now` does).

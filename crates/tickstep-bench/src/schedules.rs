@@ -27,6 +27,7 @@ use crate::harness::{Measure, Opts, Row, Section, interleave, median, ns_per_op}
 
 mod cluster;
 mod postgres;
+mod scratch;
 
 /// Set in the child process that measures resident memory: the store to open.
 const RSS_CHILD_ENV: &str = "TICKSTEP_BENCH_SCHEDULES_RSS_CHILD";

@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use crate::limits::preview;
-use crate::{Error, Options, Value};
+use crate::{Error, Value};
 
 /// The `seconds` option's value: a positive, finite number of seconds that is at least one
 /// nanosecond and fits 64-bit nanoseconds (what the store keeps).
@@ -45,21 +45,24 @@ fn time_limit_ns(limit: Duration) -> Option<u64> {
 
 /// Checks the limits the typed builder could not (`time_limit(Duration::ZERO)`, `tick_limit(0)`,
 /// a time limit past 64-bit nanoseconds) and returns them as stored: nanoseconds and polls.
-pub(crate) fn resolve(options: &Options) -> Result<(Option<u64>, Option<u64>), Error> {
-    let time_limit_ns = match options.time_limit {
+pub(crate) fn resolve(
+    time_limit: Option<Duration>,
+    tick_limit: Option<u64>,
+) -> Result<(Option<u64>, Option<u64>), Error> {
+    let time_limit_ns = match time_limit {
         None => None,
         Some(limit) => Some(
             time_limit_ns(limit)
                 .ok_or_else(|| Error::invalid(format!("{limit:?}"), TIME_LIMIT_RANGE))?,
         ),
     };
-    if options.tick_limit == Some(0) {
+    if tick_limit == Some(0) {
         return Err(Error::invalid(
             0,
             "schedule option \"ticks\" must be a whole number of polls >= 1",
         ));
     }
-    Ok((time_limit_ns, options.tick_limit))
+    Ok((time_limit_ns, tick_limit))
 }
 
 /// The `ticks` option's value: a whole number of polls, at least 1.

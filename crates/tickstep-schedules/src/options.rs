@@ -450,7 +450,8 @@ impl Options {
                 ));
             }
         }
-        let (time_limit_ns, tick_limit) = crate::firing_limits::resolve(self)?;
+        let (time_limit_ns, tick_limit) =
+            crate::firing_limits::resolve(self.time_limit, self.tick_limit)?;
         Ok(Resolved {
             adaptive: self.adaptive.unwrap_or(!every),
             jitter_ns,

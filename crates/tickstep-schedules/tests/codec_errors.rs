@@ -25,7 +25,7 @@ on_both_stores! {
         )
         .err()
         .unwrap();
-        let text = format!("{err}: {:?}", std::error::Error::source(&err).map(ToString::to_string));
+        let text = tickstep_kernel::ErrorChain(&err).to_string();
         assert!(text.contains(&format!("schedule {}", id.get())), "{text}");
         assert!(text.contains("bad state"), "{text}");
         assert!(text.contains("{\\\"not json") && text.contains("(10010 bytes)"), "{text}");

@@ -193,5 +193,6 @@ fn a_stored_limit_of_zero_fails_the_open_naming_the_column() {
     )
     .err()
     .unwrap();
-    assert!(err.to_string().contains("tick_limit"), "{err}");
+    let text = tickstep_kernel::ErrorChain(&err).to_string();
+    assert!(text.contains("tick_limit"), "{text}");
 }

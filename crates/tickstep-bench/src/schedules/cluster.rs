@@ -16,7 +16,7 @@ use tickstep_schedules::testkit::{CountingRunner, PermissiveWorld};
 use tickstep_schedules::{Outcome, RunId, Schedules, Value};
 
 use super::Fixture;
-use super::postgres::Scratch;
+use super::scratch::Scratch;
 use crate::harness::{Measure, Row, median};
 
 const NODES: usize = 3;

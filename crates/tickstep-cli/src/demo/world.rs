@@ -17,6 +17,7 @@
 //!   out at every arrival).
 
 use std::cell::Cell;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -24,7 +25,10 @@ use tickstep::Runtime;
 use tickstep::commands::{Command, EventKind, Mechanism, Trigger};
 use tickstep::kernel::ErrorChain;
 use tickstep::kernel::{Priority, TaskHandle};
-use tickstep::schedules::{ObjId, Options, ScheduleId, ScheduleInfo, Schedules, Value, World};
+use tickstep::schedules::{
+    Inspector, ObjId, Options, ScheduleId, ScheduleInfo, Schedules, Value, World,
+    is_server_location,
+};
 
 /// The demo's wizard: owner of every object and schedule.
 pub(crate) const WIZARD: ObjId = ObjId(1);
@@ -114,12 +118,14 @@ pub(crate) struct DemoWorldState {
     pub(crate) lockup: Cell<Option<ScheduleId>>,
     /// The durable schedules this run uses: (name, id, how it was obtained).
     pub(crate) schedules: Vec<(&'static str, ScheduleId, Origin)>,
+    /// The database URL when the store is shared with other demos (`None` for a file).
+    shared_store: Option<PathBuf>,
     _timers: Vec<TaskHandle>,
 }
 
 impl DemoWorldState {
     /// Builds the world on `rt`: verbs, mechanisms, commands, triggers, timers, schedules.
-    pub(crate) fn install(rt: &Runtime) -> Result<DemoWorldState, String> {
+    pub(crate) fn install(rt: &Runtime, db: &Path) -> Result<DemoWorldState, String> {
         let tally = Rc::new(Tally::default());
         let alarm = Rc::new(Cell::new(false));
         let commands = rt.commands();
@@ -166,7 +172,7 @@ impl DemoWorldState {
         });
         register_verbs(rt, &rooms, &tally, &alarm);
         let timers = people(rt, &rooms)?;
-        let schedules = ensure_schedules(rt.schedules())?;
+        let schedules = ensure_schedules(rt.schedules(), db)?;
         let lockup = schedules
             .iter()
             .find(|(name, _, _)| *name == "lockup")
@@ -177,6 +183,7 @@ impl DemoWorldState {
             alarm,
             lockup: Cell::new(lockup),
             schedules,
+            shared_store: is_server_location(db).then(|| db.to_path_buf()),
             _timers: timers,
         })
     }
@@ -186,6 +193,19 @@ impl DemoWorldState {
         let mut txn = engine.begin(WIZARD);
         if self.lockup.get().is_some_and(|id| txn.schedule_valid(id)) || self.alarm.get() {
             return Ok(());
+        }
+        // On a shared database another demo may have armed the next one already: adopt it
+        // rather than arm a second (two demos checking in the same instant can still both arm).
+        if let Some(db) = &self.shared_store {
+            let stored = Inspector::open(db)
+                .and_then(|store| store.list())
+                .map_err(|e| ErrorChain(&e).to_string())?;
+            if let Some(row) = stored.iter().find(|row| {
+                row.target == VAULT && row.verb == "lockup" && txn.schedule_valid(row.id)
+            }) {
+                self.lockup.set(Some(row.id));
+                return Ok(());
+            }
         }
         let at = engine.now_unix_seconds() + LOCKUP_DELAY;
         let id = txn
@@ -339,8 +359,21 @@ fn people(rt: &Runtime, rooms: &Rc<Vec<Room>>) -> Result<Vec<TaskHandle>, String
     Ok(vec![arrive, leave])
 }
 
-/// Finds this demo's persistent schedules from an earlier run, or creates them.
-fn ensure_schedules(engine: &Schedules) -> Result<Vec<(&'static str, ScheduleId, Origin)>, String> {
+/// Finds this demo's persistent schedules from an earlier run, or creates them. On a database
+/// that several demos share, the schedules another node holds are not in this node's lists
+/// (docs/schedules.md §11.30), so they are looked up in the store's rows before any is created:
+/// a second demo joins the first one's world instead of ringing a second bell.
+fn ensure_schedules(
+    engine: &Schedules,
+    db: &Path,
+) -> Result<Vec<(&'static str, ScheduleId, Origin)>, String> {
+    let elsewhere = if is_server_location(db) {
+        Inspector::open(db)
+            .and_then(|store| store.list())
+            .map_err(|e| ErrorChain(&e).to_string())?
+    } else {
+        Vec::new()
+    };
     let wanted: [(&'static str, ObjId, &'static str, Option<f64>); 3] = [
         ("bell", HALL, "ring", Some(2.0)),
         ("regenerate", GARDEN, "regenerate", Some(1.0)),
@@ -349,7 +382,12 @@ fn ensure_schedules(engine: &Schedules) -> Result<Vec<(&'static str, ScheduleId,
     let mut found = Vec::new();
     for (name, target, verb, every) in wanted {
         let mut txn = engine.begin(WIZARD);
-        let earlier = txn.schedules_for(target).into_iter().find_map(|id| {
+        let held = txn.schedules_for(target);
+        let stored = elsewhere
+            .iter()
+            .filter(|row| row.target == target && row.verb == verb)
+            .map(|row| row.id);
+        let earlier = held.into_iter().chain(stored).find_map(|id| {
             let info = txn.schedule_info(id).ok()?;
             (info.verb == verb && !info.retired && info.persist).then_some(info)
         });

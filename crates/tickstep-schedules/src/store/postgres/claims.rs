@@ -9,15 +9,13 @@
 //!   gave it to that holder. A row nobody holds, or whose holder's lease ran out, is claimable:
 //!   the thread claims such rows ahead of their deadlines (due within one lease of the engine's
 //!   clock) in batches, bumping the fence ([`Worker::claim_due`]), and leaves the whole rows in
-//!   the [`Mailbox`] for the engine's next tick, which applies them like rows at open.
+//!   the mailbox (`mailbox.rs`) for the engine's next tick, which applies them like rows at open.
 //! * **Fencing.** The thread remembers the fence of every row it holds; every write carries it
 //!   (see `codec`). A write that matches nothing because another node claimed the row since is
 //!   refused: counted, logged, and the schedule handed to the engine as lost, to be dropped.
 //! * **Release.** A clean shutdown hands every row back (`owner_node = NULL`) and removes the
 //!   node, so the next engine to open claims them at once instead of after a lease.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use postgres::types::ToSql;
@@ -27,66 +25,12 @@ use super::database_error;
 use super::worker::Worker;
 use crate::Error;
 use crate::row::ScheduleRow;
-use crate::store::ClusterStats;
 use crate::store::codec::to_sql;
 
 /// Rows per claim statement after open.
 pub(super) const CLAIM_BATCH: i64 = 1024;
 /// Claim statements per wake-up at most, so a large takeover does not hold queued writes back.
 const CLAIM_ROUNDS: usize = 8;
-
-/// What the store thread leaves for the engine, and what it counts. Shared by the engine's
-/// handle and the thread; the engine only ever takes from it, never waits on I/O for it.
-#[derive(Default)]
-pub(super) struct Mailbox {
-    inbox: Mutex<Inbox>,
-    /// The engine's wall clock at its last poll (Unix ns): claims look ahead from it.
-    engine_now: AtomicU64,
-    claimed: AtomicU64,
-    refused_writes: AtomicU64,
-    taken_over: AtomicU64,
-}
-
-#[derive(Default)]
-struct Inbox {
-    claimed: Vec<ScheduleRow>,
-    lost: Vec<u64>,
-}
-
-impl Mailbox {
-    /// The engine's side: notes its clock and takes what arrived.
-    pub(super) fn take(&self, now: u64, claimed: &mut Vec<ScheduleRow>, lost: &mut Vec<u64>) {
-        self.engine_now.store(now, Ordering::Relaxed);
-        let mut inbox = self
-            .inbox
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // Losses first: a row lost and claimed back later arrives in that order.
-        lost.append(&mut inbox.lost);
-        claimed.append(&mut inbox.claimed);
-    }
-
-    pub(super) fn stats(&self) -> ClusterStats {
-        ClusterStats {
-            claimed: self.claimed.load(Ordering::Relaxed),
-            refused_writes: self.refused_writes.load(Ordering::Relaxed),
-            taken_over: self.taken_over.load(Ordering::Relaxed),
-        }
-    }
-
-    pub(super) fn count_claimed(&self, rows: u64) {
-        self.claimed.fetch_add(rows, Ordering::Relaxed);
-    }
-
-    fn deliver(&self, rows: Vec<ScheduleRow>) {
-        self.count_claimed(rows.len() as u64);
-        let mut inbox = self
-            .inbox
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        inbox.claimed.extend(rows);
-    }
-}
 
 /// Seconds as `make_interval` takes them.
 fn seconds(d: Duration) -> f64 {
@@ -160,7 +104,7 @@ impl Worker {
     /// them for the engine. Nothing before the engine's first poll (no clock to look ahead
     /// from).
     pub(super) fn claim_due(&mut self) -> Result<(), Error> {
-        let now = self.mailbox.engine_now.load(Ordering::Relaxed);
+        let now = self.mailbox.engine_now();
         if now == 0 {
             return Ok(());
         }
@@ -190,9 +134,7 @@ impl Worker {
         if ids.is_empty() {
             return;
         }
-        self.mailbox
-            .refused_writes
-            .fetch_add(ids.len() as u64, Ordering::Relaxed);
+        self.mailbox.count_refused(ids.len() as u64);
         let lost: Vec<u64> = ids
             .iter()
             .copied()
@@ -209,15 +151,7 @@ impl Worker {
             "PostgreSQL schedule store: another node took these schedules over (this node's lease ran out); \
              its late writes were refused and the schedules are dropped here"
         );
-        self.mailbox
-            .taken_over
-            .fetch_add(lost.len() as u64, Ordering::Relaxed);
-        let mut inbox = self
-            .mailbox
-            .inbox
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        inbox.lost.extend(lost);
+        self.mailbox.lose(lost);
     }
 
     /// Hands every row this node holds back and removes the node (a clean shutdown).

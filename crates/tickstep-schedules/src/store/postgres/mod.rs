@@ -96,6 +96,7 @@
 mod claims;
 mod codec;
 pub(crate) mod inspect;
+mod mailbox;
 mod schema;
 pub(crate) mod stops;
 mod worker;
@@ -109,7 +110,7 @@ use std::time::Duration;
 use super::backend::{Backend, ClusterStats};
 use crate::Error;
 use crate::row::{ChangeSet, Durability, RowSink, ScheduleRow};
-use claims::Mailbox;
+use mailbox::Mailbox;
 use worker::{Loaded, Request, Worker};
 
 /// Maps a client error to ours, with what the store was doing.

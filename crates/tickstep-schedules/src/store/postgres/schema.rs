@@ -290,7 +290,8 @@ mod tests {
         let mut plan = pending(&[0, 1]);
         let err = plan.next().unwrap().unwrap_err();
         assert!(matches!(err, Error::Database { .. }), "{err}");
-        let text = err.to_string();
+        // The reason is the error's source (docs/README.md: one error convention).
+        let text = tickstep_kernel::ErrorChain(&err).to_string();
         assert!(
             text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4"),
             "{text}"

@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 
 use postgres::Client;
 
-use super::claims::Mailbox;
 use super::codec::{self, CadenceColumns};
 use super::database_error;
+use super::mailbox::Mailbox;
 use super::stops::StopWatch;
 use crate::Error;
 use crate::row::{ChangeSet, ScheduleRow};
