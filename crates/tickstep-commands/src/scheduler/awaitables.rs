@@ -12,12 +12,25 @@ use std::task::{Context, Poll};
 
 use tickstep_kernel::clock::Instant;
 
-use crate::coroutine::{Coroutine, WaitResult};
 use crate::error::ForkError;
 use crate::id::{Key, Mounted};
-use crate::scheduler::inner::Inner;
+use crate::scheduler::Inner;
 
 /// True when the bound command may go on (it was not canceled during this poll).
+/// How [`Coroutine::wait_until_timeout`] ended.
+///
+/// ```
+/// use tickstep_commands::WaitResult;
+/// assert_ne!(WaitResult::ConditionMet, WaitResult::TimedOut);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitResult {
+    /// The condition returned true (checked before the timeout, so it wins a tie).
+    ConditionMet,
+    /// The timeout passed first.
+    TimedOut,
+}
+
 fn may_continue(inner: &Weak<Inner>, bound: Mounted) -> bool {
     inner.upgrade().is_some_and(|i| i.still_running(bound))
 }
@@ -221,13 +234,5 @@ impl Future for Join {
             }
         }
         Poll::Ready(Ok(()))
-    }
-}
-
-/// Calls `step` then yields, forever (the body of `run_repeatedly` and `add_periodic`).
-pub(crate) async fn repeat_forever(co: Coroutine, mut step: impl FnMut()) {
-    loop {
-        step();
-        co.yield_now().await;
     }
 }
