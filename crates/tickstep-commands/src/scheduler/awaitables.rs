@@ -17,7 +17,7 @@ use crate::id::{Key, Mounted};
 use crate::scheduler::Inner;
 
 /// True when the bound command may go on (it was not canceled during this poll).
-/// How [`Coroutine::wait_until_timeout`] ended.
+/// How [`Coroutine::wait_until_timeout`](crate::Coroutine::wait_until_timeout) ended.
 ///
 /// ```
 /// use tickstep_commands::WaitResult;
@@ -35,7 +35,8 @@ fn may_continue(inner: &Weak<Inner>, bound: Mounted) -> bool {
     inner.upgrade().is_some_and(|i| i.still_running(bound))
 }
 
-/// Future of [`Coroutine::yield_now`]: pending once, ready on the next mount.
+/// Future of [`Coroutine::yield_now`](crate::Coroutine::yield_now): pending once, ready on the
+/// next mount.
 ///
 /// ```
 /// use tickstep_commands::{Command, CycleYieldNow};
@@ -65,7 +66,8 @@ impl Future for CycleYieldNow {
     }
 }
 
-/// Future of [`Coroutine::wait`]: ready at the first mount at or after its deadline.
+/// Future of [`Coroutine::wait`](crate::Coroutine::wait): ready at the first mount at or after
+/// its deadline.
 ///
 /// ```
 /// use std::time::Duration;
@@ -100,7 +102,8 @@ impl Future for Wait {
     }
 }
 
-/// Future of [`Coroutine::wait_until`]: ready at the first mount where its condition holds.
+/// Future of [`Coroutine::wait_until`](crate::Coroutine::wait_until): ready at the first mount
+/// where its condition holds.
 ///
 /// ```
 /// use tickstep_commands::Command;
@@ -128,7 +131,8 @@ impl<F: FnMut() -> bool + Unpin> Future for CycleWaitUntil<F> {
     }
 }
 
-/// Future of [`Coroutine::wait_until_timeout`]: a [`WaitResult`] saying which came first.
+/// Future of [`Coroutine::wait_until_timeout`](crate::Coroutine::wait_until_timeout): a
+/// [`WaitResult`] saying which came first.
 ///
 /// ```
 /// use std::time::Duration;
@@ -178,9 +182,11 @@ pub(crate) enum JoinMode {
     Any,
 }
 
-/// Future of [`Coroutine::await_cmd`], [`Coroutine::await_all`] and [`Coroutine::await_any`]:
-/// the children start when the method is called; this resolves when they end (all, or any), or
-/// at once with the [`ForkError`] that kept them from starting.
+/// Future of [`Coroutine::await_cmd`](crate::Coroutine::await_cmd),
+/// [`Coroutine::await_all`](crate::Coroutine::await_all) and
+/// [`Coroutine::await_any`](crate::Coroutine::await_any): the children start when the method is
+/// called; this resolves when they end (all, or any), or at once with the [`ForkError`] that kept
+/// them from starting.
 ///
 /// ```
 /// use tickstep_commands::{Command, Join};
