@@ -205,35 +205,30 @@
 
 #![forbid(unsafe_code)]
 
-mod awaitables;
-mod binding;
-mod command;
 pub mod compose;
-mod coroutine;
 mod error;
 mod event;
 mod id;
-mod mechanism;
 mod schedule_result;
 mod scheduler;
 mod scope;
 mod signal;
-mod telemetry;
 mod trigger;
 
-pub use awaitables::{CycleWaitUntil, CycleWaitUntilTimeout, CycleYieldNow, Join, Wait};
-pub use command::{Command, CommandBuilder, NeedsBody};
-pub use coroutine::{Coroutine, WaitResult};
 pub use error::{
     BoxError, CompositionError, ConflictPair, DefaultCommandError, ForkError, RunError,
     StateMachineError, TriggerError,
 };
 pub use event::{CommandId, Event, EventKind};
-pub use mechanism::Mechanism;
 pub use schedule_result::ScheduleResult;
+pub use scheduler::Coroutine;
+pub use scheduler::Mechanism;
+pub use scheduler::awaitables::WaitResult;
+pub use scheduler::awaitables::{CycleWaitUntil, CycleWaitUntilTimeout, CycleYieldNow, Join, Wait};
+pub use scheduler::command::{Command, CommandBuilder, NeedsBody};
+pub use scheduler::telemetry::{CommandInfo, Telemetry};
 pub use scheduler::{CommandScheduler, DEFAULT_WATCHDOG_LIMIT};
 pub use scope::OpMode;
-pub use telemetry::{CommandInfo, Telemetry};
 pub use trigger::Trigger;
 
 /// The old name of [`CommandScheduler`], kept for one release.

@@ -23,11 +23,11 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::Instant;
 
-use crate::binding::Kind;
-use crate::command::Command;
 use crate::error::TriggerError;
 use crate::scheduler::CommandScheduler;
-use crate::scheduler::inner::Inner;
+use crate::scheduler::Inner;
+use crate::scheduler::binding::Kind;
+use crate::scheduler::command::Command;
 use crate::signal::{Ctx, Node};
 
 /// A boolean signal polled once per scheduler cycle, to bind commands to.

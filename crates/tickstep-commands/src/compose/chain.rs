@@ -5,8 +5,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::group::{group, parallel, race, race_of, sequence_of, wait};
-use crate::command::{BodyFn, BodyFuture, Command};
 use crate::error::CompositionError;
+use crate::scheduler::command::{BodyFn, BodyFuture, Command};
 
 impl Command {
     /// `self`, then `next` (a [`sequence`](super::sequence)). Named `A -> B`.
@@ -122,7 +122,7 @@ impl Command {
 
 /// Resolves with the first of a join and a condition wait (the join wins a tie).
 async fn race2(
-    join: crate::awaitables::Join,
+    join: crate::scheduler::awaitables::Join,
     stop: impl std::future::Future<Output = ()> + Unpin,
 ) -> Result<(), crate::error::ForkError> {
     let mut join = join;

@@ -3,9 +3,9 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::command::{BodyFn, BodyFuture, Command, build};
 use crate::error::CompositionError;
-use crate::mechanism::Mechanism;
+use crate::scheduler::Mechanism;
+use crate::scheduler::command::{BodyFn, BodyFuture, Command, build};
 use crate::scheduler::inner::conflicting_pairs;
 
 /// The union of the children's requirements, in first-seen order.

@@ -24,10 +24,10 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::command::{BodyFn, BodyFuture, Command};
 use crate::compose::group::group;
-use crate::coroutine::Coroutine;
 use crate::error::{BoxError, StateMachineError};
+use crate::scheduler::Coroutine;
+use crate::scheduler::command::{BodyFn, BodyFuture, Command};
 
 static NEXT_MACHINE: AtomicU64 = AtomicU64::new(1);
 

@@ -8,17 +8,17 @@ use std::time::Duration;
 use tickstep_kernel::clock::{Clock, Instant};
 
 use super::CommandScheduler;
-use super::inner::Inner;
+use super::Inner;
 use super::state::{Listen, Phase, Sideload};
-use crate::command::{BodyFuture, Command};
-use crate::coroutine::Coroutine;
 use crate::error::{DefaultCommandError, RunError};
 use crate::event::Event;
 use crate::id::Mounted;
-use crate::mechanism::Mechanism;
 use crate::schedule_result::ScheduleResult;
+use crate::scheduler::Coroutine;
+use crate::scheduler::Mechanism;
+use crate::scheduler::command::{BodyFuture, Command};
+use crate::scheduler::telemetry::{CommandInfo, Telemetry};
 use crate::scope::OpMode;
-use crate::telemetry::{CommandInfo, Telemetry};
 
 impl CommandScheduler {
     /// A scheduler reading time from `clock` (a [`ManualClock`](tickstep_kernel::clock::ManualClock)
@@ -385,7 +385,7 @@ impl CommandScheduler {
     /// assert_eq!(n.get(), 3);
     /// ```
     pub fn add_periodic(&self, f: impl FnMut() + 'static) {
-        self.sideload(move |co| crate::awaitables::repeat_forever(co, f));
+        self.sideload(move |co| crate::scheduler::coroutine::repeat_forever(co, f));
     }
 
     /// Adds an event listener. Listeners observe; they cannot change or suppress what happened

@@ -4,10 +4,10 @@
 use std::panic::Location;
 use std::rc::Rc;
 
-use super::inner::Inner;
+use super::Inner;
 use super::state::MechSlot;
-use crate::binding::{Action, Binding, Kind};
-use crate::command::Command;
+use crate::scheduler::binding::{Action, Binding, Kind};
+use crate::scheduler::command::Command;
 use crate::signal::{Ctx, Node};
 
 impl Inner {

@@ -14,10 +14,10 @@
 use std::panic::Location;
 use std::rc::Rc;
 
-use super::inner::Inner;
+use super::Inner;
 use super::state::DefaultBinding;
-use crate::command::Command;
 use crate::id::Key;
+use crate::scheduler::command::Command;
 use crate::scope::Scope;
 
 impl Inner {

@@ -13,13 +13,13 @@ use std::task::{Context, Poll, Waker};
 
 use tickstep_kernel::clock::Instant;
 
-use super::inner::Inner;
+use super::Inner;
 use super::state::{Deferred, Failure, Phase, State};
-use crate::command::{BodyFn, BodyFuture};
-use crate::coroutine::Coroutine;
 use crate::error::{BoxError, RunError};
 use crate::event::EventKind;
 use crate::id::{Key, Mounted};
+use crate::scheduler::Coroutine;
+use crate::scheduler::command::{BodyFn, BodyFuture};
 
 type Polled = Result<Poll<Result<(), BoxError>>, Box<dyn Any + Send>>;
 

@@ -10,12 +10,13 @@ use std::rc::Rc;
 
 use tickstep_kernel::clock::Clock;
 
+use super::Inner;
 use super::state::{Deferred, Listen, Phase, State};
-use crate::command::Command;
 use crate::error::{ConflictPair, ForkError};
 use crate::event::{Event, EventKind};
 use crate::id::{Key, Mounted};
 use crate::schedule_result::ScheduleResult;
+use crate::scheduler::command::Command;
 use crate::scope::Scope;
 
 #[derive(Clone)]
@@ -23,17 +24,6 @@ pub(crate) struct Listener {
     pub(crate) call: Rc<dyn Fn(&Event)>,
     /// Skips the per-cycle `Mounted`/`Yielded` events.
     pub(crate) lifecycle_only: bool,
-}
-
-pub(crate) struct Inner {
-    pub(crate) state: RefCell<State>,
-    pub(crate) clock: Box<dyn Clock>,
-    /// What is being polled right now (the innermost mount). Shared with every coroutine so the
-    /// "is my command the one mounted?" check of a yield is one load, not a `Weak` upgrade.
-    pub(crate) mounted: Rc<Cell<Mounted>>,
-    /// Copy-on-write, so delivering an event clones one `Rc`, not the list.
-    pub(crate) listeners: RefCell<Rc<Vec<Listener>>>,
-    settling: Cell<bool>,
 }
 
 /// Puts the mount marker back when dropped (also on unwinding).

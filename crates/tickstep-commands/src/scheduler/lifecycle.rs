@@ -14,8 +14,8 @@ use crate::scope::Scope;
 /// How many children one command may start within one `run()` (the guard against a body that
 /// starts children ending at once in a loop that never yields).
 pub(crate) const MAX_CHILD_STARTS_PER_RUN: u32 = 10_000;
-use crate::command::Command;
 use crate::event::{CommandId, EventKind};
+use crate::scheduler::command::Command;
 
 /// Who displaced a command, for the `Interrupted` event.
 pub(crate) type Interrupter = Option<(CommandId, Rc<str>)>;

@@ -9,18 +9,44 @@
 //! * `defaults` — scoped default commands.
 //! * `execute` — mounting one command.
 //! * `run` — the phases of one cycle.
+//! * `command`, `coroutine`, `awaitables`, `mechanism` — the handles user code holds, and the
+//!   futures a body awaits (commands.md §3–§5).
+//! * `binding`, `telemetry` — what a trigger binds and what [`CommandScheduler::telemetry`]
+//!   returns: both hold commands the engine stores.
+//!
+//! Why the handles live here: a command's body takes a [`Coroutine`], the coroutine and every
+//! [`Mechanism`] hold a weak link to the engine ([`Inner`]), and the engine stores commands. That
+//! is a cycle of types, so no file layout splits it across sibling modules. It is closed here,
+//! once: the types every file of the folder names (`CommandScheduler`, `Inner`, `Coroutine`,
+//! `Mechanism`) are declared in this file, their parent, and their `impl` blocks sit in the
+//! files beside them. A file may use its parent's items, so the files of this folder form no
+//! cycle, and no module outside the folder is imported by it and imports it back. Identity types
+//! (`crate::id`), events (`crate::event`), errors and scopes stay leaf modules outside.
 
 mod api;
+pub(crate) mod awaitables;
+pub(crate) mod binding;
 mod bindings;
+pub(crate) mod command;
+pub(crate) mod coroutine;
 mod defaults;
 pub(crate) mod execute;
 pub(crate) mod inner;
 mod lifecycle;
+mod mechanism;
 mod run;
 pub(crate) mod state;
+pub(crate) mod telemetry;
 
-use std::rc::Rc;
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
 use std::time::Duration;
+
+use tickstep_kernel::clock::Clock;
+
+use crate::id::Mounted;
+use inner::Listener;
+use state::State;
 
 /// The greedy-loop watchdog's default limit: one 20 ms robot cycle.
 ///
@@ -61,5 +87,83 @@ pub const DEFAULT_WATCHDOG_LIMIT: Duration = Duration::from_millis(20);
 /// ```
 #[derive(Clone)]
 pub struct CommandScheduler {
-    pub(crate) inner: Rc<inner::Inner>,
+    pub(crate) inner: Rc<Inner>,
 }
+
+/// The shared engine behind every handle (its methods are in `inner` and the files beside it).
+pub(crate) struct Inner {
+    pub(crate) state: RefCell<State>,
+    pub(crate) clock: Box<dyn Clock>,
+    /// What is being polled right now (the innermost mount). Shared with every coroutine so the
+    /// "is my command the one mounted?" check of a yield is one load, not a `Weak` upgrade.
+    pub(crate) mounted: Rc<Cell<Mounted>>,
+    /// Copy-on-write, so delivering an event clones one `Rc`, not the list.
+    pub(crate) listeners: RefCell<Rc<Vec<Listener>>>,
+    /// Set while [`Inner::settle`] runs (private: only the folder's files read it).
+    settling: Cell<bool>,
+}
+
+/// The coroutine bound to one running command (or sideload).
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_commands::{Command, CommandScheduler, WaitResult};
+/// use tickstep_kernel::clock::ManualClock;
+///
+/// let clock = ManualClock::new();
+/// let scheduler = CommandScheduler::new(clock.clone());
+/// let c = Command::no_requirements()
+///     .executing(|co| async move {
+///         co.yield_now().await;
+///         co.wait(Duration::from_millis(10)).await;
+///         let r = co.wait_until_timeout(|| false, Duration::from_millis(10)).await;
+///         assert_eq!(r, WaitResult::TimedOut);
+///     })
+///     .named("c");
+/// scheduler.schedule(&c);
+/// for _ in 0..6 {
+///     scheduler.run().unwrap();
+///     clock.advance(Duration::from_millis(20));
+/// }
+/// assert!(!scheduler.is_running(&c));
+/// ```
+///
+/// Like every handle of this crate it stays on the scheduler's thread:
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// let scheduler = tickstep_commands::CommandScheduler::new(tickstep_kernel::clock::ManualClock::new());
+/// scheduler.sideload(|co| {
+///     needs_send(co);
+///     async {}
+/// });
+/// ```
+pub struct Coroutine {
+    inner: Weak<Inner>,
+    /// The scheduler's mount marker (see `Inner::mounted`).
+    mounted: Rc<Cell<Mounted>>,
+    bound: Mounted,
+}
+
+/// What a [`Mechanism`] handle shares: its name, its slot in the engine and the engine.
+pub(crate) struct MechanismData {
+    name: Rc<str>,
+    index: usize,
+    tag: usize,
+    scheduler: Weak<Inner>,
+}
+
+/// A named mechanism registered with one scheduler. Cheap to clone; equality is identity.
+///
+/// ```
+/// use tickstep_commands::{Mechanism, CommandScheduler};
+/// use tickstep_kernel::clock::ManualClock;
+///
+/// let scheduler = CommandScheduler::new(ManualClock::new());
+/// let arm = Mechanism::new(&scheduler, "arm");
+/// assert_eq!(arm.name(), "arm");
+/// assert_eq!(arm.clone(), arm);
+/// assert_ne!(Mechanism::new(&scheduler, "arm"), arm);
+/// ```
+#[derive(Clone)]
+pub struct Mechanism(Rc<MechanismData>);

@@ -12,11 +12,12 @@
 
 use std::rc::Rc;
 
-use super::inner::{Inner, RestoreMounted};
+use super::Inner;
+use super::inner::RestoreMounted;
 use super::state::{Failure, Phase, State};
-use crate::binding::Binding;
 use crate::error::RunError;
 use crate::id::Mounted;
+use crate::scheduler::binding::Binding;
 use crate::scope::Scope;
 
 struct RunGuard<'a>(&'a Inner);

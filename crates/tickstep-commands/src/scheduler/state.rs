@@ -19,13 +19,13 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::Instant;
 
-use crate::binding::Binding;
-use crate::command::{BodyFuture, Command};
 use crate::error::RunError;
 use crate::event::{CommandId, Event, EventKind};
 use crate::id::{Key, MAX_SLOTS, Mounted};
+use crate::scheduler::binding::Binding;
+use crate::scheduler::command::{BodyFuture, Command};
+use crate::scheduler::telemetry::CommandInfo;
 use crate::scope::{OpMode, Scope};
-use crate::telemetry::CommandInfo;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Phase {

@@ -2,35 +2,13 @@
 //! (a child may use what its ancestors own).
 
 use std::fmt;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
-use crate::command::{Command, CommandBuilder};
-use crate::coroutine::Coroutine;
+use super::{Mechanism, MechanismData};
 use crate::error::DefaultCommandError;
 use crate::scheduler::CommandScheduler;
-use crate::scheduler::inner::Inner;
-
-pub(crate) struct MechanismData {
-    name: Rc<str>,
-    index: usize,
-    tag: usize,
-    scheduler: Weak<Inner>,
-}
-
-/// A named mechanism registered with one scheduler. Cheap to clone; equality is identity.
-///
-/// ```
-/// use tickstep_commands::{Mechanism, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
-///
-/// let scheduler = CommandScheduler::new(ManualClock::new());
-/// let arm = Mechanism::new(&scheduler, "arm");
-/// assert_eq!(arm.name(), "arm");
-/// assert_eq!(arm.clone(), arm);
-/// assert_ne!(Mechanism::new(&scheduler, "arm"), arm);
-/// ```
-#[derive(Clone)]
-pub struct Mechanism(Rc<MechanismData>);
+use crate::scheduler::Coroutine;
+use crate::scheduler::command::{Command, CommandBuilder};
 
 impl Mechanism {
     /// Registers a mechanism named `name` with `scheduler`.
@@ -131,7 +109,7 @@ impl Mechanism {
         let step = Rc::new(step);
         self.run(move |co| {
             let step = step.clone();
-            crate::awaitables::repeat_forever(co, move || step())
+            crate::scheduler::coroutine::repeat_forever(co, move || step())
         })
     }
 

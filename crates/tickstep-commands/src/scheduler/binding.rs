@@ -8,8 +8,8 @@ use std::cell::Cell;
 use std::panic::Location;
 use std::rc::Rc;
 
-use crate::command::Command;
 use crate::id::Key;
+use crate::scheduler::command::Command;
 use crate::scope::Scope;
 use crate::signal::{Ctx, Node};
 

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use crate::command::Command;
 use crate::event::CommandId;
+use crate::scheduler::command::Command;
 
 /// One queued or running command instance.
 ///

@@ -12,17 +12,31 @@ use std::task::{Context, Poll};
 
 use tickstep_kernel::clock::Instant;
 
-use crate::coroutine::{Coroutine, WaitResult};
 use crate::error::ForkError;
 use crate::id::{Key, Mounted};
-use crate::scheduler::inner::Inner;
+use crate::scheduler::Inner;
 
 /// True when the bound command may go on (it was not canceled during this poll).
+/// How [`Coroutine::wait_until_timeout`](crate::Coroutine::wait_until_timeout) ended.
+///
+/// ```
+/// use tickstep_commands::WaitResult;
+/// assert_ne!(WaitResult::ConditionMet, WaitResult::TimedOut);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitResult {
+    /// The condition returned true (checked before the timeout, so it wins a tie).
+    ConditionMet,
+    /// The timeout passed first.
+    TimedOut,
+}
+
 fn may_continue(inner: &Weak<Inner>, bound: Mounted) -> bool {
     inner.upgrade().is_some_and(|i| i.still_running(bound))
 }
 
-/// Future of [`Coroutine::yield_now`]: pending once, ready on the next mount.
+/// Future of [`Coroutine::yield_now`](crate::Coroutine::yield_now): pending once, ready on the
+/// next mount.
 ///
 /// ```
 /// use tickstep_commands::{Command, CycleYieldNow};
@@ -52,7 +66,8 @@ impl Future for CycleYieldNow {
     }
 }
 
-/// Future of [`Coroutine::wait`]: ready at the first mount at or after its deadline.
+/// Future of [`Coroutine::wait`](crate::Coroutine::wait): ready at the first mount at or after
+/// its deadline.
 ///
 /// ```
 /// use std::time::Duration;
@@ -87,7 +102,8 @@ impl Future for Wait {
     }
 }
 
-/// Future of [`Coroutine::wait_until`]: ready at the first mount where its condition holds.
+/// Future of [`Coroutine::wait_until`](crate::Coroutine::wait_until): ready at the first mount
+/// where its condition holds.
 ///
 /// ```
 /// use tickstep_commands::Command;
@@ -115,7 +131,8 @@ impl<F: FnMut() -> bool + Unpin> Future for CycleWaitUntil<F> {
     }
 }
 
-/// Future of [`Coroutine::wait_until_timeout`]: a [`WaitResult`] saying which came first.
+/// Future of [`Coroutine::wait_until_timeout`](crate::Coroutine::wait_until_timeout): a
+/// [`WaitResult`] saying which came first.
 ///
 /// ```
 /// use std::time::Duration;
@@ -165,9 +182,11 @@ pub(crate) enum JoinMode {
     Any,
 }
 
-/// Future of [`Coroutine::await_cmd`], [`Coroutine::await_all`] and [`Coroutine::await_any`]:
-/// the children start when the method is called; this resolves when they end (all, or any), or
-/// at once with the [`ForkError`] that kept them from starting.
+/// Future of [`Coroutine::await_cmd`](crate::Coroutine::await_cmd),
+/// [`Coroutine::await_all`](crate::Coroutine::await_all) and
+/// [`Coroutine::await_any`](crate::Coroutine::await_any): the children start when the method is
+/// called; this resolves when they end (all, or any), or at once with the [`ForkError`] that kept
+/// them from starting.
 ///
 /// ```
 /// use tickstep_commands::{Command, Join};
@@ -221,13 +240,5 @@ impl Future for Join {
             }
         }
         Poll::Ready(Ok(()))
-    }
-}
-
-/// Calls `step` then yields, forever (the body of `run_repeatedly` and `add_periodic`).
-pub(crate) async fn repeat_forever(co: Coroutine, mut step: impl FnMut()) {
-    loop {
-        step();
-        co.yield_now().await;
     }
 }

@@ -8,79 +8,21 @@
 //! The scheduler polls with a no-op waker and mounts every running command once per cycle, so
 //! the futures here need no wake-up bookkeeping: each poll re-checks its condition.
 
-use std::cell::Cell;
 use std::convert::Infallible;
 use std::future::Future;
 use std::panic::Location;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 use std::time::Duration;
 
 use tickstep_kernel::clock::Instant;
 
-use crate::awaitables::{
+use super::awaitables::{
     CycleWaitUntil, CycleWaitUntilTimeout, CycleYieldNow, Join, JoinMode, Wait,
 };
-use crate::command::Command;
 use crate::error::ForkError;
 use crate::id::{Key, Mounted};
-use crate::scheduler::CommandScheduler;
-use crate::scheduler::inner::Inner;
-
-/// The coroutine bound to one running command (or sideload).
-///
-/// ```
-/// use std::time::Duration;
-/// use tickstep_commands::{Command, CommandScheduler, WaitResult};
-/// use tickstep_kernel::clock::ManualClock;
-///
-/// let clock = ManualClock::new();
-/// let scheduler = CommandScheduler::new(clock.clone());
-/// let c = Command::no_requirements()
-///     .executing(|co| async move {
-///         co.yield_now().await;
-///         co.wait(Duration::from_millis(10)).await;
-///         let r = co.wait_until_timeout(|| false, Duration::from_millis(10)).await;
-///         assert_eq!(r, WaitResult::TimedOut);
-///     })
-///     .named("c");
-/// scheduler.schedule(&c);
-/// for _ in 0..6 {
-///     scheduler.run().unwrap();
-///     clock.advance(Duration::from_millis(20));
-/// }
-/// assert!(!scheduler.is_running(&c));
-/// ```
-///
-/// Like every handle of this crate it stays on the scheduler's thread:
-///
-/// ```compile_fail
-/// fn needs_send<T: Send>(_: T) {}
-/// let scheduler = tickstep_commands::CommandScheduler::new(tickstep_kernel::clock::ManualClock::new());
-/// scheduler.sideload(|co| {
-///     needs_send(co);
-///     async {}
-/// });
-/// ```
-pub struct Coroutine {
-    inner: Weak<Inner>,
-    /// The scheduler's mount marker (see `Inner::mounted`).
-    mounted: Rc<Cell<Mounted>>,
-    bound: Mounted,
-}
-
-/// How [`Coroutine::wait_until_timeout`] ended.
-///
-/// ```
-/// use tickstep_commands::WaitResult;
-/// assert_ne!(WaitResult::ConditionMet, WaitResult::TimedOut);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WaitResult {
-    /// The condition returned true (checked before the timeout, so it wins a tie).
-    ConditionMet,
-    /// The timeout passed first.
-    TimedOut,
-}
+use crate::scheduler::command::Command;
+use crate::scheduler::{CommandScheduler, Coroutine, Inner};
 
 impl Coroutine {
     pub(crate) fn new(inner: &Rc<Inner>, bound: Mounted) -> Self {
@@ -566,5 +508,13 @@ impl std::fmt::Debug for Coroutine {
         f.debug_struct("Coroutine")
             .field("bound", &self.bound)
             .finish_non_exhaustive()
+    }
+}
+
+/// Calls `step` then yields, forever (the body of `run_repeatedly` and `add_periodic`).
+pub(crate) async fn repeat_forever(co: Coroutine, mut step: impl FnMut()) {
+    loop {
+        step();
+        co.yield_now().await;
     }
 }

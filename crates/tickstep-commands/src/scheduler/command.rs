@@ -13,10 +13,10 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
 
-use crate::coroutine::Coroutine;
 use crate::error::BoxError;
 use crate::id::Key;
-use crate::mechanism::Mechanism;
+use crate::scheduler::Coroutine;
+use crate::scheduler::Mechanism;
 
 /// The boxed future of one running command instance. An infallible body is polled as it is (no
 /// adapter future around it), which keeps the per-cycle poll one virtual call.
