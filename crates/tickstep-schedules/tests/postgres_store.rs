@@ -246,3 +246,96 @@ fn the_store_thread_notices_a_stop_on_its_own_without_a_flush() {
     );
     assert_eq!(h.engine.take_operator_stops(), vec![stopped]);
 }
+
+/// docs/schedules.md §11.27: a write the server aborts for a deadlock is retried whole, and the
+/// firings it carries are recorded once, none of them a fault. The deadlock is real: another
+/// session holds one schedule row while the store thread's batched update waits for it, then
+/// asks for the rows that update already holds; the store thread's session finds the deadlock
+/// first (the other session's `deadlock_timeout` is set far longer) and is the one aborted.
+#[test]
+fn a_write_the_server_aborts_for_a_deadlock_is_retried_and_each_firing_recorded_once() {
+    let url = pg_or_skip!("deadlock_retry");
+    let store = Store::postgres(url.clone());
+    let h = Host::open(store.path(), ManualClock::new());
+    let ids: Vec<_> = (0..50).map(|_| h.every(1.0, Options::new())).collect();
+    let middle = i64::try_from(ids[ids.len() / 2].get()).unwrap();
+    let mut other = client(&url);
+    other.batch_execute("SET deadlock_timeout = '60s'").unwrap();
+    let deadlocks = |c: &mut postgres::Client| -> i64 {
+        c.query_one(
+            "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    let mut watcher = client(&url);
+    let before = deadlocks(&mut watcher);
+    let mut tx = other.transaction().unwrap();
+    tx.execute(
+        "SELECT 1 FROM tickstep_schedules WHERE id = $1 FOR UPDATE",
+        &[&middle],
+    )
+    .unwrap();
+    // Every schedule fires; the store thread's one update of all 50 rows waits on `middle`.
+    assert_eq!(h.after(1.0).started, 50);
+    h.finish_all();
+    h.tick();
+    let waiting = |c: &mut postgres::Client| -> i64 {
+        c.query_one(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE wait_event_type = 'Lock' AND datname = current_database()",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while waiting(&mut watcher) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the store thread never waited on the held row"
+        );
+        std::thread::yield_now();
+    }
+    // Take every row the update does not hold yet; the ones it holds are what this session now
+    // waits for, while it waits for `middle`: a deadlock, unless it held none.
+    let free: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM (SELECT id FROM tickstep_schedules WHERE id <> $1 \
+             FOR UPDATE SKIP LOCKED) AS s",
+            &[&middle],
+        )
+        .unwrap()
+        .get(0);
+    assert!(
+        free < 49,
+        "the update held some rows before it waited ({free} were free)"
+    );
+    tx.execute(
+        "SELECT 1 FROM tickstep_schedules WHERE id <> $1 FOR UPDATE",
+        &[&middle],
+    )
+    .unwrap();
+    let rows_before_retry: i64 = tx
+        .query_one("SELECT sum(run_count)::bigint FROM tickstep_schedules", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows_before_retry, 0, "the aborted write applied nothing");
+    tx.commit().unwrap();
+    h.engine.wait_for_writes().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while deadlocks(&mut watcher) == before {
+        assert!(Instant::now() < deadline, "the server reported no deadlock");
+        std::thread::yield_now();
+    }
+    assert_eq!(
+        store.count("SELECT COUNT(*) FROM schedules WHERE run_count = 1"),
+        50,
+        "the retried write recorded each firing once"
+    );
+    for id in ids {
+        let info = h.info(id);
+        assert_eq!((info.run_count, info.fault_count), (1, 0), "{id:?}");
+    }
+}
