@@ -5,8 +5,7 @@
 mod common;
 
 use common::Host;
-use tickstep_kernel::clock::ManualClock;
-use tickstep_schedules::{Options, Schedules, Value};
+use tickstep_schedules::{Options, Value};
 
 on_both_stores! {
     fn a_corrupt_stored_value_names_the_schedule_the_column_and_an_excerpt(store) {
@@ -16,16 +15,7 @@ on_both_stores! {
         drop(h);
         let huge = format!("{{\"not json{}", "x".repeat(10_000));
         store.execute(&format!("UPDATE schedules SET state = '{huge}' WHERE id = {}", id.get()));
-        let err = Schedules::open(
-            store.path(),
-            ManualClock::new(),
-            tickstep_schedules::testkit::TestWorld::new(),
-            tickstep_schedules::testkit::TestRunner::new(),
-            common::config(),
-        )
-        .err()
-        .unwrap();
-        let text = tickstep_kernel::ErrorChain(&err).to_string();
+        let text = common::open_refusal(store.path());
         assert!(text.contains(&format!("schedule {}", id.get())), "{text}");
         assert!(text.contains("bad state"), "{text}");
         assert!(text.contains("{\\\"not json") && text.contains("(10010 bytes)"), "{text}");

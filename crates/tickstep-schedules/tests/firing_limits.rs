@@ -184,15 +184,6 @@ fn a_stored_limit_of_zero_fails_the_open_naming_the_column() {
         .unwrap()
         .execute("UPDATE schedules SET tick_limit = 0", [])
         .unwrap();
-    let err = tickstep_schedules::Schedules::open(
-        &path,
-        ManualClock::new(),
-        tickstep_schedules::testkit::TestWorld::new(),
-        tickstep_schedules::testkit::TestRunner::new(),
-        common::config(),
-    )
-    .err()
-    .unwrap();
-    let text = tickstep_kernel::ErrorChain(&err).to_string();
+    let text = common::open_refusal(&path);
     assert!(text.contains("tick_limit"), "{text}");
 }

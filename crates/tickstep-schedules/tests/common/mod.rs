@@ -176,6 +176,21 @@ impl Host {
 }
 
 /// Seconds as float Unix time relative to the manual clock's default start.
+/// Why opening the store at `location` fails, as a reporter prints it (the whole error chain);
+/// panics if it opens.
+pub fn open_refusal(location: &Path) -> String {
+    let err = Schedules::open(
+        location,
+        ManualClock::new(),
+        TestWorld::new(),
+        TestRunner::new(),
+        config(),
+    )
+    .err()
+    .expect("the store is refused");
+    tickstep_kernel::ErrorChain(&err).to_string()
+}
+
 pub fn t0() -> f64 {
     ManualClock::DEFAULT_UNIX_NANOS as f64 / 1e9
 }
