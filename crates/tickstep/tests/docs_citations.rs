@@ -15,9 +15,10 @@
 //! checks that each document's numbering is well formed (sections 1, 2, 3…; rules N.1, N.2… inside
 //! section N), so a rule number means one thing.
 
+mod source_tree;
+
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 /// The documents that hold numbered rules.
 const LAYERS: [&str; 6] = [
@@ -238,42 +239,9 @@ fn check(docs: &[(&'static str, String)], files: &[(String, String)]) -> Vec<Pro
     problems
 }
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("crates/tickstep sits two levels below the workspace root")
-        .to_path_buf()
-}
-
-/// Every `.rs` and `.md` file under `dir`, skipping `target/` and hidden folders.
-fn sources(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|entry| entry.expect("a readable directory entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if path.is_dir() {
-            if name != "target" && !name.starts_with('.') {
-                sources(root, &path, out);
-            }
-        } else if path
-            .extension()
-            .is_some_and(|ext| ext == "rs" || ext == "md")
-        {
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-            let relative = path.strip_prefix(root).unwrap_or(&path);
-            out.push((relative.to_string_lossy().replace('\\', "/"), text));
-        }
-    }
-}
-
 #[test]
 fn every_cited_rule_exists_in_docs() {
-    let root = workspace_root();
+    let root = source_tree::workspace_root();
     let docs: Vec<(&'static str, String)> = LAYERS
         .iter()
         .map(|layer| {
@@ -284,7 +252,7 @@ fn every_cited_rule_exists_in_docs() {
         })
         .collect();
     let mut files = Vec::new();
-    sources(&root, &root, &mut files);
+    source_tree::files(&root, &root, &["rs", "md"], &mut files);
     assert!(
         files.len() > 50,
         "the scan found only {} files under {}",

@@ -18,9 +18,10 @@
 //! [`KNOWN`] lists the cycles still to break, with why; the test also fails when one of them is
 //! gone, so the list can only shrink.
 
+mod source_tree;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 /// A module path inside its crate: `[]` is the crate root, `["scheduler", "idle"]` a file.
 type ModPath = Vec<String>;
@@ -414,36 +415,9 @@ fn crate_cycles(sources: &Sources) -> Vec<(ModPath, Vec<String>, Vec<String>)> {
     found
 }
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("crates/tickstep sits two levels below the workspace root")
-        .to_path_buf()
-}
-
-/// Every `.rs` file under `dir`, relative to `root`.
-fn rust_files(root: &Path, dir: &Path, out: &mut Sources) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|entry| entry.expect("a readable directory entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            rust_files(root, &path, out);
-        } else if path.extension().is_some_and(|ext| ext == "rs") {
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-            let relative = path.strip_prefix(root).unwrap_or(&path);
-            out.push((relative.to_string_lossy().replace('\\', "/"), text));
-        }
-    }
-}
-
 #[test]
 fn no_crate_has_an_import_cycle() {
-    let crates = workspace_root().join("crates");
+    let crates = source_tree::workspace_root().join("crates");
     let mut report = String::new();
     let mut seen_known = BTreeSet::new();
     let mut checked = 0;
@@ -459,7 +433,7 @@ fn no_crate_has_an_import_cycle() {
         }
         let name = folder.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let mut sources = Sources::new();
-        rust_files(&src, &src, &mut sources);
+        source_tree::files(&src, &src, &["rs"], &mut sources);
         let graph = graph(&sources);
         assert!(
             graph.edges.len() > 2 || graph.modules.len() < 4,
