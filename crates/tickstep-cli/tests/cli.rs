@@ -1,22 +1,11 @@
 //! The real `tickstep` binary, run as a user would.
 
+mod run;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn tickstep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tickstep"))
-        .args(args)
-        .output()
-        .expect("the tickstep binary runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use run::{stderr, stdout, tickstep};
 
 #[test]
 fn help_is_available_on_every_command() {

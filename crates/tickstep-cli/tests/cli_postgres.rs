@@ -5,24 +5,12 @@
 
 #[path = "../../tickstep-schedules/tests/common/pg.rs"]
 mod pg;
+mod run;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-fn tickstep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tickstep"))
-        .args(args)
-        .output()
-        .expect("the tickstep binary runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use run::{stderr, stdout, tickstep};
 
 /// A fresh database for the calling test, or `None` after printing why it skipped.
 fn database(label: &str) -> Option<String> {
