@@ -346,27 +346,15 @@ fn demo_tui_draws_the_world_in_a_terminal() {
 
 #[test]
 fn schedules_reads_and_stops_while_a_demo_runs_and_the_demo_notices() {
-    use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("live.db");
     let db = db.to_str().unwrap();
     // The real clock: the demo must really be running while the operator acts.
-    let mut demo = Command::new(env!("CARGO_BIN_EXE_tickstep"))
-        .args(["demo", "--duration", "3s", "--db", db])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(demo.stdout.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    // Wait (by reading, not sleeping) for the first status line: the store exists and is live.
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        let first_second = line.starts_with("[   1s]");
-        seen.push(line);
-        if first_second {
-            break;
-        }
-    }
+    let run::LiveDemo {
+        child: mut demo,
+        lines,
+        mut seen,
+    } = run::live_demo(db);
     let list = tickstep(&["schedules", "--db", db, "list", "--json"]);
     assert!(list.status.success(), "{}", stderr(&list));
     let all: serde_json::Value = serde_json::from_str(&stdout(&list)).unwrap();

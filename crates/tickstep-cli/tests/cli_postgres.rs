@@ -7,9 +7,6 @@
 mod pg;
 mod run;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-
 use run::{stderr, stdout, tickstep};
 
 /// A fresh database for the calling test, or `None` after printing why it skipped.
@@ -149,22 +146,11 @@ fn schedules_stops_a_bell_while_a_demo_runs_on_postgres_and_the_demo_notices() {
         return;
     };
     // The real clock: the demo must really be running while the operator acts (bounded: 3 s).
-    let mut demo = Command::new(env!("CARGO_BIN_EXE_tickstep"))
-        .args(["demo", "--duration", "3s", "--db", &db])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(demo.stdout.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    // Wait (by reading, not sleeping) for the first status line: the store is live.
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        let first_second = line.starts_with("[   1s]");
-        seen.push(line);
-        if first_second {
-            break;
-        }
-    }
+    let run::LiveDemo {
+        child: mut demo,
+        lines,
+        mut seen,
+    } = run::live_demo(&db);
     let bell = bell_id(&db);
     let stop = tickstep(&["schedules", "--db", &db, "stop", &bell.to_string()]);
     assert!(

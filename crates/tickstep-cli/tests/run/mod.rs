@@ -19,3 +19,33 @@ pub(crate) fn stdout(out: &Output) -> String {
 pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// A `tickstep demo` running on the real clock for 3 s, read up to its first status line (so
+/// its store is live): the child, the rest of its stdout, and the lines read so far.
+pub(crate) struct LiveDemo {
+    pub(crate) child: std::process::Child,
+    pub(crate) lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    pub(crate) seen: Vec<String>,
+}
+
+/// Starts a 3 s demo on store `db` and waits, by reading (never sleeping), for its first
+/// status line.
+pub(crate) fn live_demo(db: &str) -> LiveDemo {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tickstep"))
+        .args(["demo", "--duration", "3s", "--db", db])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the demo starts");
+    let mut lines = std::io::BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.expect("the demo's stdout reads");
+        let first_second = line.starts_with("[   1s]");
+        seen.push(line);
+        if first_second {
+            break;
+        }
+    }
+    LiveDemo { child, lines, seen }
+}
