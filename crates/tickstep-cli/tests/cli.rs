@@ -350,11 +350,7 @@ fn schedules_reads_and_stops_while_a_demo_runs_and_the_demo_notices() {
     let db = dir.path().join("live.db");
     let db = db.to_str().unwrap();
     // The real clock: the demo must really be running while the operator acts.
-    let run::LiveDemo {
-        child: mut demo,
-        lines,
-        mut seen,
-    } = run::live_demo(db);
+    let demo = run::live_demo(db);
     let list = tickstep(&["schedules", "--db", db, "list", "--json"]);
     assert!(list.status.success(), "{}", stderr(&list));
     let all: serde_json::Value = serde_json::from_str(&stdout(&list)).unwrap();
@@ -372,9 +368,7 @@ fn schedules_reads_and_stops_while_a_demo_runs_and_the_demo_notices() {
         "{}",
         stdout(&stop)
     );
-    seen.extend(lines.map(Result::unwrap));
-    assert!(demo.wait().unwrap().success());
-    let text = seen.join("\n");
+    let text = demo.finish();
     assert!(
         text.contains(&format!("schedule {bell} was stopped by an operator")),
         "{text}"

@@ -146,11 +146,7 @@ fn schedules_stops_a_bell_while_a_demo_runs_on_postgres_and_the_demo_notices() {
         return;
     };
     // The real clock: the demo must really be running while the operator acts (bounded: 3 s).
-    let run::LiveDemo {
-        child: mut demo,
-        lines,
-        mut seen,
-    } = run::live_demo(&db);
+    let demo = run::live_demo(&db);
     let bell = bell_id(&db);
     let stop = tickstep(&["schedules", "--db", &db, "stop", &bell.to_string()]);
     assert!(
@@ -159,9 +155,7 @@ fn schedules_stops_a_bell_while_a_demo_runs_on_postgres_and_the_demo_notices() {
         stdout(&stop),
         stderr(&stop)
     );
-    seen.extend(lines.map(Result::unwrap));
-    assert!(demo.wait().unwrap().success());
-    let text = seen.join("\n");
+    let text = demo.finish();
     assert!(
         text.contains(&format!("schedule {bell} was stopped by an operator")),
         "{text}"

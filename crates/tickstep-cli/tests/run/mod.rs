@@ -49,3 +49,13 @@ pub(crate) fn live_demo(db: &str) -> LiveDemo {
     }
     LiveDemo { child, lines, seen }
 }
+
+impl LiveDemo {
+    /// Reads the rest of the demo's output, checks it exits successfully, and returns all it
+    /// printed.
+    pub(crate) fn finish(mut self) -> String {
+        self.seen.extend(self.lines.map(Result::unwrap));
+        assert!(self.child.wait().expect("the demo ends").success());
+        self.seen.join("\n")
+    }
+}
