@@ -540,3 +540,141 @@ proptest! {
         }
     }
 }
+
+/// A case the SQLite model test found on 2026-12-01, present since before that day's changes
+/// (it fails on 9e58a0c too): after a restart, a concurrent-overlap schedule's run started by the
+/// new engine is no longer known when its outcome arrives (`report` returns false where the model
+/// applies it, step 43). Kept here, ignored, until the cause is found: `cargo test -p
+/// tickstep-schedules --test model -- --ignored`.
+#[test]
+#[ignore = "known bug: a run started after a restart is forgotten (see the comment)"]
+fn known_failure_a_run_started_after_a_restart_is_forgotten() {
+    let ops = [
+        Op::CreateEvery {
+            secs: 4,
+            overlap: 2,
+            catchup: 0,
+            max_faults: 1,
+            commit: true,
+        },
+        Op::CreateEvery {
+            secs: 1,
+            overlap: 2,
+            catchup: 1,
+            max_faults: 3,
+            commit: true,
+        },
+        Op::CreateEvery {
+            secs: 4,
+            overlap: 0,
+            catchup: 0,
+            max_faults: 2,
+            commit: true,
+        },
+        Op::Advance { half_secs: 11 },
+        Op::Advance { half_secs: 8 },
+        Op::Finish {
+            pick: 0,
+            outcome: 0,
+        },
+        Op::CreateEvery {
+            secs: 1,
+            overlap: 0,
+            catchup: 1,
+            max_faults: 0,
+            commit: true,
+        },
+        Op::Finish {
+            pick: 11478361626215964150,
+            outcome: 0,
+        },
+        Op::Advance { half_secs: 6 },
+        Op::Finish {
+            pick: 12041116620695564094,
+            outcome: 3,
+        },
+        Op::Finish {
+            pick: 1755874347950663577,
+            outcome: 3,
+        },
+        Op::Finish {
+            pick: 2216949966766753055,
+            outcome: 2,
+        },
+        Op::Stop {
+            pick: 6954161755953739531,
+            commit: true,
+        },
+        Op::Advance { half_secs: 7 },
+        Op::Restart,
+        Op::Advance { half_secs: 5 },
+        Op::Advance { half_secs: 6 },
+        Op::Advance { half_secs: 1 },
+        Op::Finish {
+            pick: 15344623762920468678,
+            outcome: 1,
+        },
+        Op::Advance { half_secs: 13 },
+        Op::Advance { half_secs: 8 },
+        Op::Advance { half_secs: 8 },
+        Op::Advance { half_secs: 13 },
+        Op::Advance { half_secs: 11 },
+        Op::CreateEvery {
+            secs: 4,
+            overlap: 2,
+            catchup: 0,
+            max_faults: 3,
+            commit: true,
+        },
+        Op::CreateEvery {
+            secs: 4,
+            overlap: 0,
+            catchup: 0,
+            max_faults: 3,
+            commit: true,
+        },
+        Op::Advance { half_secs: 10 },
+        Op::Advance { half_secs: 12 },
+        Op::CreateEvery {
+            secs: 4,
+            overlap: 0,
+            catchup: 2,
+            max_faults: 2,
+            commit: true,
+        },
+        Op::CreateAt {
+            in_secs: 0,
+            commit: true,
+        },
+        Op::Advance { half_secs: 10 },
+        Op::CreateAt {
+            in_secs: 4,
+            commit: true,
+        },
+        Op::Advance { half_secs: 12 },
+        Op::CreateEvery {
+            secs: 1,
+            overlap: 1,
+            catchup: 2,
+            max_faults: 0,
+            commit: true,
+        },
+        Op::Advance { half_secs: 8 },
+        Op::Finish {
+            pick: 5893015360981563213,
+            outcome: 3,
+        },
+        Op::Advance { half_secs: 1 },
+        Op::Advance { half_secs: 5 },
+        Op::Advance { half_secs: 7 },
+        Op::Advance { half_secs: 4 },
+        Op::Advance { half_secs: 3 },
+        Op::Advance { half_secs: 5 },
+        Op::Advance { half_secs: 8 },
+        Op::Finish {
+            pick: 10188467105199327289,
+            outcome: 2,
+        },
+    ];
+    run(&ops, &Store::sqlite());
+}
