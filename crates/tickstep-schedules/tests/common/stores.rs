@@ -159,17 +159,25 @@ impl Store {
     }
 }
 
-/// `on_both_stores! { fn name(store) { body } }`: a module `name` with a test `sqlite` and a
-/// test `postgres`, each running `body` with `store: &Store` on a fresh store of its kind.
+/// The one expansion behind [`on_both_stores!`] and [`on_every_store!`]: a module `name` whose
+/// tests run `body` with `store: &Store` on a fresh store of each kind listed (`memory` first
+/// when asked for), so the two macros cannot drift apart.
 #[macro_export]
-macro_rules! on_both_stores {
-    ($(#[$meta:meta])* fn $name:ident($store:ident) $body:block) => {
+macro_rules! on_stores {
+    ([$($memory:ident)?] $(#[$meta:meta])* fn $name:ident($store:ident) $body:block) => {
         $(#[$meta])*
         mod $name {
             #[allow(unused_imports)]
             use super::*;
 
             fn body($store: &$crate::common::stores::Store) $body
+
+            $(
+                #[test]
+                fn $memory() {
+                    body(&$crate::common::stores::Store::memory());
+                }
+            )?
 
             #[test]
             fn sqlite() {
@@ -185,33 +193,20 @@ macro_rules! on_both_stores {
     };
 }
 
+/// `on_both_stores! { fn name(store) { body } }`: a module `name` with a test `sqlite` and a
+/// test `postgres`, each running `body` with `store: &Store` on a fresh store of its kind.
+#[macro_export]
+macro_rules! on_both_stores {
+    ($($test:tt)*) => {
+        $crate::on_stores!([] $($test)*);
+    };
+}
+
 /// `on_every_store! { fn name(store) { body } }`: like [`on_both_stores!`], plus a `memory` test on
 /// an engine with no store — for behaviour that must not depend on the store at all.
 #[macro_export]
 macro_rules! on_every_store {
-    ($(#[$meta:meta])* fn $name:ident($store:ident) $body:block) => {
-        $(#[$meta])*
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-
-            fn body($store: &$crate::common::stores::Store) $body
-
-            #[test]
-            fn memory() {
-                body(&$crate::common::stores::Store::memory());
-            }
-
-            #[test]
-            fn sqlite() {
-                body(&$crate::common::stores::Store::sqlite());
-            }
-
-            #[test]
-            fn postgres() {
-                let url = $crate::pg_or_skip!(stringify!($name));
-                body(&$crate::common::stores::Store::postgres(url));
-            }
-        }
+    ($($test:tt)*) => {
+        $crate::on_stores!([memory] $($test)*);
     };
 }
