@@ -12,8 +12,7 @@ use common::Host;
 use common::stores::{Kind, Store};
 use tickstep_kernel::clock::ManualClock;
 use tickstep_schedules::{
-    Catchup, Error, FaultKind, InFlight, Inspector, Options, Overlap, ScheduleId, ScheduleKind,
-    StoredSchedule, Value,
+    Error, FaultKind, InFlight, Inspector, Options, ScheduleId, ScheduleKind, StoredSchedule, Value,
 };
 
 fn db() -> (tempfile::TempDir, PathBuf) {
@@ -279,17 +278,8 @@ fn list_and_get_match_what_the_engine_committed_while_it_runs(store) {
             h.room,
             "tick",
             10.0,
-            vec![
-                Value::from("arg"),
-                Value::Map(vec![(Value::Int(1), Value::Float(2.5))]),
-            ],
-            Options::new()
-                .catchup(Catchup::Once)
-                .overlap(Overlap::Queue)
-                .max_faults(7)
-                .state(Value::Symbol("cursor".into()))
-                .player(h.prog)
-                .jitter_seconds(0.25)
+            common::nested_args(),
+            common::unusual_options(h.prog)
                 .pass_elapsed(false),
         )
         .unwrap();

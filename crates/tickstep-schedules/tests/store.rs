@@ -10,7 +10,7 @@ use common::stores::Store;
 use common::{Host, approx};
 use tickstep_kernel::clock::{Clock, ManualClock};
 use tickstep_schedules::{
-    Catchup, Error, FaultKind, Options, Outcome, Overlap, RetireReason, ScheduleId, Value,
+    Catchup, Error, FaultKind, Options, Outcome, RetireReason, ScheduleId, Value,
 };
 
 fn db() -> (tempfile::TempDir, PathBuf) {
@@ -47,17 +47,8 @@ on_both_stores! {
                 h.room,
                 "tick",
                 10.0,
-                vec![
-                    Value::from("arg"),
-                    Value::Map(vec![(Value::Int(1), Value::Float(2.5))]),
-                ],
-                Options::new()
-                    .catchup(Catchup::Once)
-                    .overlap(Overlap::Queue)
-                    .max_faults(7)
-                    .state(Value::Symbol("cursor".into()))
-                    .player(h.prog)
-                    .jitter_seconds(0.25),
+                common::nested_args(),
+                common::unusual_options(h.prog),
             )
             .unwrap();
         txn.commit().unwrap();

@@ -191,6 +191,25 @@ pub fn open_refusal(location: &Path) -> String {
     tickstep_kernel::ErrorChain(&err).to_string()
 }
 
+/// Arguments with a nested map, for tests that check a schedule comes back exactly as created.
+pub fn nested_args() -> Vec<Value> {
+    vec![
+        Value::from("arg"),
+        Value::Map(vec![(Value::Int(1), Value::Float(2.5))]),
+    ]
+}
+
+/// Every option set away from its default (player `player`), for the same tests.
+pub fn unusual_options(player: ObjId) -> Options {
+    Options::new()
+        .catchup(tickstep_schedules::Catchup::Once)
+        .overlap(tickstep_schedules::Overlap::Queue)
+        .max_faults(7)
+        .state(Value::Symbol("cursor".into()))
+        .player(player)
+        .jitter_seconds(0.25)
+}
+
 pub fn t0() -> f64 {
     ManualClock::DEFAULT_UNIX_NANOS as f64 / 1e9
 }
