@@ -274,7 +274,7 @@ async fn before_frame_and_on_frame_bracket_every_frame_that_ran() {
     driver.before_frame(move |rt| {
         before
             .borrow_mut()
-            .push((rt.frame_loop().frames_run(), None))
+            .push((rt.frame_loop().frames_run(), None));
     });
     driver.on_frame(move |rt| {
         let mut seen = after.borrow_mut();
