@@ -457,7 +457,8 @@ fn an_idle_world_runs_no_frames_however_much_its_players_chat() {
     alice.expect("[#");
     let stats = wizard.ask("stats");
     assert!(!stats.starts_with("ok: frames_run=0 "), "{stats}");
-    // Each frame is reported on the wall clock and in the server thread's CPU time (§3.5).
+    // Each frame is reported on the wall clock and in the server thread's CPU time
+    // (docs/serve.md §3.5).
     let field = |key: &str| {
         stats
             .split_whitespace()
