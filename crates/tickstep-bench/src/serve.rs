@@ -7,13 +7,18 @@
 //! | `rtt_vs_echo` | `rtt_p50` against a bare tokio line-echo server on the same machine, same clients, same pacing, in the same run | ratio ≤ 3 |
 //! | `step_p50`, `step_p99` | the server's own frame step times (heartbeat time of every frame run, from the wizard's `stats`) | under the frame period |
 //! | `overruns` | frames whose step exceeded the frame period while the network was busy | 0 |
-//! | `firings_per_s` | schedule firings the server started per second during the window (each one a kernel task and a line to its owner) | informational |
+//! | `step_cpu_p99` | the server thread's CPU time inside each frame's step (its own work, without the time the OS gave other processes mid-frame) | under the frame period |
+//! | `overruns_cpu` | frames whose step's CPU time exceeded the frame period: the server's own work overran | 0 |
+//! | `firings_per_s` | schedule firings the server started per second during the window (each one a kernel task and a line to its owner), against the firings due in the window, counted from when each schedule was really made | informational |
+//! | `server_cpu`, `clients_cpu` | CPU the server process, and the bench's clients, used during the window (cores; 2 is the whole machine) | informational |
 //! | `rss` | the server's resident memory at the end | ≤ 512 MB |
 //!
 //! Full: 1,000 connections, 100 schedules each (100,000 live, `every 20–40 s tell …`, intervals
 //! spread so the first firings fall evenly over the window: 5,000 firings/s due on average), each
 //! client sending one command every 100 ms for a 20 s window that opens when the first schedules
-//! come due. `--quick`: 100 connections, 10,000 schedules, a 5 s window — and every note says so.
+//! come due. Populating takes seconds, so the schedules made last come due after the window
+//! opens and fewer than 5,000 a second are due in its first seconds: the note gives the rate
+//! really due. `--quick`: 100 connections, 10,000 schedules, a 5 s window — and every note says so.
 //! `TICKSTEP_BENCH_SERVE=connections,each,seconds` tries other sizes. The store
 //! is on tmpfs (`/dev/shm` when present): creation is fsync'd, and the bench measures the server,
 //! not the disk. The server binary is `target/<profile>/tickstep`, built first if missing.
@@ -85,8 +90,7 @@ pub(crate) fn run(opts: &Opts) -> Section {
     let ours = local.block_on(&threads, measure_server(&load));
     eprintln!("serve: the same clients against a bare echo server");
     let echo = local.block_on(&threads, measure_echo(&load));
-    let due = (load.connections * load.schedules_each) as f64 / load.window.as_secs_f64();
-    rows(&ours, &echo, due, &scale)
+    rows(&ours, &echo, &scale)
 }
 
 /// What a run against our server measured.
@@ -94,6 +98,11 @@ struct Measured {
     rtt_ms: Vec<f64>,
     stats: Stats,
     firings_per_s: f64,
+    /// Firings due in the window per second, from each schedule's creation time and interval.
+    due_per_s: f64,
+    /// CPU seconds per second of the window: the server process, and this process's clients.
+    server_cores: f64,
+    clients_cores: f64,
     rss_mb: f64,
     populate: Duration,
 }
@@ -103,11 +112,14 @@ struct Stats {
     step_p50_us: f64,
     step_p99_us: f64,
     overruns: f64,
+    step_cpu_p50_us: f64,
+    step_cpu_p99_us: f64,
+    cpu_overruns: f64,
     frames: f64,
     firings: f64,
 }
 
-fn rows(ours: &Measured, echo: &[f64], due_per_s: f64, scale: &str) -> Section {
+fn rows(ours: &Measured, echo: &[f64], scale: &str) -> Section {
     let mut rtt = ours.rtt_ms.clone();
     let mut echo = echo.to_vec();
     let (p50, p99) = (quantile(&mut rtt, 0.5), quantile(&mut rtt, 0.99));
@@ -160,11 +172,54 @@ fn rows(ours: &Measured, echo: &[f64], due_per_s: f64, scale: &str) -> Section {
             format!("frames whose step exceeded the 16.7 ms period; {scale}"),
         ),
         value(
+            "step_cpu_p99",
+            ours.stats.step_cpu_p99_us / 1000.0,
+            "ms",
+            FRAME_MS,
+            format!(
+                "the server thread's CPU time per frame step (p50 {:.2} ms); {scale}",
+                ours.stats.step_cpu_p50_us / 1000.0
+            ),
+        ),
+        value(
+            "overruns_cpu",
+            ours.stats.cpu_overruns,
+            "frames",
+            0.0,
+            format!("frames whose step took more than 16.7 ms of CPU time; {scale}"),
+        ),
+    ]
+    .into_iter()
+    .chain(work_rows(ours, scale))
+    .collect()
+}
+
+/// What the server got through and what it cost: firings, CPU, memory.
+fn work_rows(ours: &Measured, scale: &str) -> Section {
+    vec![
+        value(
             "firings_per_s",
             ours.firings_per_s,
             "firings/s",
             f64::INFINITY,
-            format!("started by the server in the window (due: {due_per_s:.0}/s); {scale}"),
+            format!(
+                "started by the server in the window (due in it: {:.0}/s); {scale}",
+                ours.due_per_s
+            ),
+        ),
+        value(
+            "server_cpu",
+            ours.server_cores,
+            "cores",
+            f64::INFINITY,
+            format!("CPU the server process used in the window, of 2; {scale}"),
+        ),
+        value(
+            "clients_cpu",
+            ours.clients_cores,
+            "cores",
+            f64::INFINITY,
+            format!("CPU the bench's clients used in the window, of 2; {scale}"),
         ),
         value(
             "rss",
@@ -281,6 +336,36 @@ fn rss_mb(pid: u32) -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
+/// CPU seconds process `pid` has used (user + system, every thread), from `/proc/PID/stat` in
+/// clock ticks of 1/100 s (Linux's `USER_HZ`); `NaN` where it cannot be read.
+fn cpu_seconds(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            // Fields after the command name (which may hold spaces), counted from `state` (3).
+            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            let user: f64 = fields.get(14 - 3)?.parse().ok()?;
+            let system: f64 = fields.get(15 - 3)?.parse().ok()?;
+            Some((user + system) / 100.0)
+        })
+        .unwrap_or(f64::NAN)
+}
+
+/// How many of the firings of schedules made at `made` (each with its interval in seconds)
+/// fall in `[start, end]`.
+fn due_between(made: &[(Instant, f64)], start: Instant, end: Instant) -> usize {
+    made.iter()
+        .map(|&(at, every)| {
+            let every = Duration::from_secs_f64(every);
+            (1..)
+                .map(|k| at + every * k)
+                .skip_while(|due| *due < start)
+                .take_while(|due| *due <= end)
+                .count()
+        })
+        .sum()
+}
+
 /// A line-protocol client.
 struct Client {
     lines: tokio::io::Lines<BufReader<OwnedReadHalf>>,
@@ -356,9 +441,12 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
     let started = Instant::now();
     let populated = Rc::new(tokio::sync::Barrier::new(load.connections + 1));
     let go = Rc::new(tokio::sync::Barrier::new(load.connections + 1));
+    // When each schedule was made (its `ok` read) and its interval.
+    let made = Rc::new(std::cell::RefCell::new(Vec::new()));
     let mut clients = Vec::new();
     for n in 0..load.connections {
         let (addr, populated, go) = (Rc::clone(&addr), Rc::clone(&populated), Rc::clone(&go));
+        let made = Rc::clone(&made);
         let (each, window) = (load.schedules_each, load.window);
         clients.push(tokio::task::spawn_local(async move {
             let mut client = Client::connect(&addr, n).await;
@@ -371,6 +459,8 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
                 let every = window.as_secs_f64() * (1.0 + spread);
                 let reply = client.ask(&format!("every {every:.3} tell tick {i}")).await;
                 assert!(reply.starts_with("ok: schedule #"), "{reply}");
+                made.borrow_mut()
+                    .push((Instant::now(), (every * 1000.0).round() / 1000.0));
                 if i == 0 {
                     first = reply[14..]
                         .split(' ')
@@ -399,16 +489,29 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
     tokio::time::sleep(load.window.saturating_sub(populate)).await;
     wizard.ask("stats").await; // resets the server's frame window
     let window_start = Instant::now();
+    let cpu_start = (
+        cpu_seconds(server.child.id()),
+        cpu_seconds(std::process::id()),
+    );
     go.wait().await;
     let mut rtt_ms = Vec::new();
     for client in clients {
         rtt_ms.extend(client.await.map_err(|e| format!("a client failed: {e}"))?);
     }
     let window = window_start.elapsed();
+    let cpu_end = (
+        cpu_seconds(server.child.id()),
+        cpu_seconds(std::process::id()),
+    );
     let stats = parse_stats(&wizard.ask("stats").await);
+    let seconds = window.as_secs_f64();
+    let due = due_between(&made.borrow(), window_start, window_start + window);
     Ok(Measured {
         rtt_ms,
-        firings_per_s: stats.firings / window.as_secs_f64(),
+        firings_per_s: stats.firings / seconds,
+        due_per_s: due as f64 / seconds,
+        server_cores: (cpu_end.0 - cpu_start.0) / seconds,
+        clients_cores: (cpu_end.1 - cpu_start.1) / seconds,
         stats,
         rss_mb: rss_mb(server.child.id()),
         populate,
@@ -447,7 +550,8 @@ async fn paced_asks(client: &mut Client, command: &str, window: Duration, n: usi
     rtts
 }
 
-/// `ok: frames_run=… step_p50_us=… step_p99_us=… step_max_us=… overruns=… firings=…`; firings
+/// `ok: frames_run=… step_p50_us=… step_p99_us=… step_max_us=… overruns=… step_cpu_p50_us=…
+/// step_cpu_p99_us=… step_cpu_max_us=… cpu_overruns=… firings_window=… …`; firings
 /// are the server's running total, turned into a window count by the caller's reset.
 fn parse_stats(line: &str) -> Stats {
     let field = |key: &str| {
@@ -460,6 +564,9 @@ fn parse_stats(line: &str) -> Stats {
         step_p50_us: field("step_p50_us"),
         step_p99_us: field("step_p99_us"),
         overruns: field("overruns"),
+        step_cpu_p50_us: field("step_cpu_p50_us"),
+        step_cpu_p99_us: field("step_cpu_p99_us"),
+        cpu_overruns: field("cpu_overruns"),
         frames: field("frames_run"),
         firings: field("firings_window"),
     }

@@ -457,4 +457,15 @@ fn an_idle_world_runs_no_frames_however_much_its_players_chat() {
     alice.expect("[#");
     let stats = wizard.ask("stats");
     assert!(!stats.starts_with("ok: frames_run=0 "), "{stats}");
+    // Each frame is reported on the wall clock and in the server thread's CPU time
+    // (docs/serve.md §3.5).
+    let field = |key: &str| {
+        stats
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    for key in ["step_max_us", "overruns", "step_cpu_max_us", "cpu_overruns"] {
+        assert!(field(key).is_some(), "{key} in {stats}");
+    }
 }

@@ -119,6 +119,7 @@ enum Message {
 pub struct TokioDriver {
     runtime: Rc<Runtime>,
     waits: FrameWaits,
+    before_frame: Option<FrameObserver>,
     on_frame: Option<FrameObserver>,
     sender: mpsc::UnboundedSender<Message>,
     inbox: mpsc::UnboundedReceiver<Message>,
@@ -188,6 +189,7 @@ impl TokioDriver {
         Ok(TokioDriver {
             runtime,
             waits,
+            before_frame: None,
             on_frame: None,
             sender,
             inbox,
@@ -235,6 +237,23 @@ impl TokioDriver {
         self.on_frame = Some(Box::new(observe));
     }
 
+    /// Calls `observe` just before every step of the frame loop (a frame, or an idle pass that
+    /// runs none), with nothing borrowed. Paired with [`on_frame`](Self::on_frame) it brackets
+    /// each frame that ran: where a server reads a clock of its own at the frame's start (e.g.
+    /// the thread's CPU time, to tell the frame's own work from time the OS gave to other
+    /// processes, docs/runtime.md §5.11).
+    ///
+    /// ```
+    /// let mut driver = tickstep::TokioDriver::new(tickstep::Runtime::builder().in_memory_store())?;
+    /// let started = std::rc::Rc::new(std::cell::Cell::new(0_u64));
+    /// let mark = std::rc::Rc::clone(&started);
+    /// driver.before_frame(move |rt| mark.set(rt.frame_loop().frames_run()));
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn before_frame(&mut self, observe: impl FnMut(&Runtime) + 'static) {
+        self.before_frame = Some(Box::new(observe));
+    }
+
     /// Runs frames until a handle calls [`RuntimeHandle::shutdown`]; then commits the store.
     ///
     /// # Errors
@@ -276,6 +295,9 @@ impl TokioDriver {
         let mut stop = stop;
         let outcome = loop {
             let ran_before = self.runtime.frame_loop().frames_run();
+            if let Some(observe) = self.before_frame.as_mut() {
+                observe(&self.runtime);
+            }
             if let Err(error) = self.runtime.step_frame() {
                 break Err(error);
             }

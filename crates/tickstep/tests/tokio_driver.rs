@@ -258,3 +258,46 @@ async fn a_burst_of_wakes_while_idle_does_not_delay_the_next_firing() {
         .unwrap();
     assert_eq!(rings.get(), 1, "the 3 s firing ran on time");
 }
+
+#[tokio::test(start_paused = true)]
+async fn before_frame_and_on_frame_bracket_every_frame_that_ran() {
+    let clock = ManualClock::new();
+    let mut driver = TokioDriver::new(quiet(&clock)).unwrap();
+    let rt = driver.runtime().clone();
+    let _job = rt
+        .scheduler()
+        .every(Duration::from_millis(100), || {}, Priority::Normal)
+        .unwrap();
+    // (frames run when a step began, frames run when its frame ended)
+    let seen = Rc::new(RefCell::new(Vec::<(u64, Option<u64>)>::new()));
+    let (before, after) = (seen.clone(), seen.clone());
+    driver.before_frame(move |rt| {
+        before
+            .borrow_mut()
+            .push((rt.frame_loop().frames_run(), None));
+    });
+    driver.on_frame(move |rt| {
+        let mut seen = after.borrow_mut();
+        let last = seen.last_mut().expect("before_frame ran first");
+        assert!(last.1.is_none(), "one on_frame per step at most");
+        last.1 = Some(rt.frame_loop().frames_run());
+    });
+    let local = tokio::task::LocalSet::new();
+    local
+        .run_until(driver.run_until(tokio::time::sleep(Duration::from_secs(2))))
+        .await
+        .unwrap();
+    let seen = seen.borrow();
+    let ran: Vec<_> = seen
+        .iter()
+        .filter_map(|(b, a)| a.map(|a| (*b, a)))
+        .collect();
+    assert_eq!(ran.len() as u64, rt.stats().frames_run);
+    assert!(
+        ran.len() >= 19,
+        "a 100 ms job runs about 20 frames in 2 s: {ran:?}"
+    );
+    assert!(ran.iter().all(|(b, a)| a == &(b + 1)), "{ran:?}");
+    // Idle passes get a before_frame and no on_frame.
+    assert!(seen.len() > ran.len(), "{seen:?}");
+}

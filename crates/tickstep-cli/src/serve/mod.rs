@@ -12,6 +12,7 @@
 //! * [`session`]: one connection — capped lines, login, replies;
 //! * [`world`]: who is online, the verbs schedules run, what each command does;
 //! * [`bell`]: the bell mechanism and its on-demand command cycle;
+//! * [`frame_times`]: the frames' step times, on the wall clock and in CPU time (`stats`);
 //! * [`registry`]: names → durable ids, and the offline mailbox, beside the store.
 //!
 //! Costs: docs/serve.md's essay has the bench's numbers and the load they were taken at. Per
@@ -28,6 +29,7 @@
 //! name itself within `--login-timeout` (60 s) is dropped.
 
 mod bell;
+mod frame_times;
 mod protocol;
 mod registry;
 mod session;
@@ -115,6 +117,12 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     server
         .frames
         .set_period(driver.runtime().frame_loop().period());
+    let starter = Rc::downgrade(&server);
+    driver.before_frame(move |_| {
+        if let Some(server) = starter.upgrade() {
+            server.frames.step_starts();
+        }
+    });
     let recorder = Rc::downgrade(&server);
     driver.on_frame(move |rt| {
         if let Some(server) = recorder.upgrade() {

@@ -14,6 +14,7 @@ use tickstep::{Runtime, RuntimeHandle, VerbCall, VerbResult};
 use tokio::sync::{Notify, mpsc};
 
 use super::bell::{Bell, Hall};
+use super::frame_times::FrameTimes;
 use super::protocol::{Action, HELP, Request, WorldVerb};
 use super::registry::Registry;
 
@@ -382,11 +383,21 @@ impl Server {
     /// The wizard's view of the server: frame step times since the last `stats`, firings,
     /// schedules, connections.
     fn stats(&self) -> String {
-        let (frames, p50, p99, max, overruns) = self.frames.take_summary();
+        let frames = self.frames.take_summary();
         let rt = self.rt.stats();
         format!(
-            "ok: frames_run={frames} step_p50_us={p50} step_p99_us={p99} step_max_us={max} \
-             overruns={overruns} firings_window={} firings={} live={} online={} commands={}",
+            "ok: frames_run={} step_p50_us={} step_p99_us={} step_max_us={} overruns={} \
+             step_cpu_p50_us={} step_cpu_p99_us={} step_cpu_max_us={} cpu_overruns={} \
+             firings_window={} firings={} live={} online={} commands={}",
+            frames.count,
+            frames.wall.p50,
+            frames.wall.p99,
+            frames.wall.max,
+            frames.wall.overruns,
+            frames.cpu.p50,
+            frames.cpu.p99,
+            frames.cpu.max,
+            frames.cpu.overruns,
             rt.firings_started - self.firings_reported.replace(rt.firings_started),
             rt.firings_started,
             rt.schedules_live,
@@ -460,51 +471,6 @@ fn fire(server: &Weak<Server>, verb: WorldVerb, call: &VerbCall) -> VerbResult {
         }
     }
     Ok(Value::Int(0))
-}
-
-/// Step times of the frames run since the last summary (what `stats` reports), and the frame
-/// period they are held against.
-#[derive(Default)]
-pub(crate) struct FrameTimes {
-    micros: RefCell<Vec<u32>>,
-    overruns: Cell<u64>,
-    period_micros: Cell<u32>,
-}
-
-impl FrameTimes {
-    /// At most this many frames are kept between summaries (about 18 minutes at 60 fps).
-    const KEPT: usize = 1 << 16;
-
-    pub(crate) fn set_period(&self, period: std::time::Duration) {
-        self.period_micros
-            .set(u32::try_from(period.as_micros()).unwrap_or(u32::MAX));
-    }
-
-    /// Records one frame's step (heartbeat) time.
-    pub(crate) fn record(&self, step: std::time::Duration) {
-        let micros = u32::try_from(step.as_micros()).unwrap_or(u32::MAX);
-        if micros > self.period_micros.get() {
-            self.overruns.set(self.overruns.get() + 1);
-        }
-        let mut kept = self.micros.borrow_mut();
-        if kept.len() < Self::KEPT {
-            kept.push(micros);
-        }
-    }
-
-    /// (frames, p50, p99, max, overruns) in microseconds, and a fresh start.
-    fn take_summary(&self) -> (usize, u32, u32, u32, u64) {
-        let mut kept = std::mem::take(&mut *self.micros.borrow_mut());
-        kept.sort_unstable();
-        let at = |q: f64| {
-            kept.get(((kept.len() as f64 * q).ceil() as usize).saturating_sub(1))
-                .copied()
-                .unwrap_or(0)
-        };
-        let summary = (kept.len(), at(0.5), at(0.99), at(1.0), self.overruns.get());
-        self.overruns.set(0);
-        summary
-    }
 }
 
 /// The bell rings in the server: names, messages and the runtime it needs.
