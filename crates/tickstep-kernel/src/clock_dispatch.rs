@@ -83,13 +83,22 @@ impl AnyClock {
     pub fn new<C: Clock + 'static>(clock: C) -> Self {
         let mut slot = Some(clock);
         let any: &mut dyn std::any::Any = &mut slot;
-        if let Some(system) = any.downcast_mut::<Option<SystemClock>>() {
-            return AnyClock(Dispatch::System(system.take().expect("just filled")));
+        if let Some(system) = any
+            .downcast_mut::<Option<SystemClock>>()
+            .and_then(Option::take)
+        {
+            return AnyClock(Dispatch::System(system));
         }
-        if let Some(manual) = any.downcast_mut::<Option<ManualClock>>() {
-            return AnyClock(Dispatch::Manual(manual.take().expect("just filled")));
+        if let Some(manual) = any
+            .downcast_mut::<Option<ManualClock>>()
+            .and_then(Option::take)
+        {
+            return AnyClock(Dispatch::Manual(manual));
         }
-        AnyClock(Dispatch::Other(Box::new(slot.take().expect("just filled"))))
+        match slot {
+            Some(other) => AnyClock(Dispatch::Other(Box::new(other))),
+            None => unreachable!("only a recognised clock is taken out of the slot"),
+        }
     }
 
     /// The clock read raw: counter ticks for a [`SystemClock`] (one counter read, no scaling),

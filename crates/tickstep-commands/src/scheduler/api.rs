@@ -450,6 +450,8 @@ impl CommandScheduler {
             Listen::Everything
         };
         s.listen = s.listen.max(wanted);
+        // Added mid-run: event timestamps resume from the latest reading (docs/commands.md §10.4).
+        s.now = s.current_now(&self.inner.clock);
     }
 
     /// Enters (`Some`) or leaves (`None`) an opmode. Bindings, sideloads, default commands and

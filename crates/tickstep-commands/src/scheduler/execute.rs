@@ -17,7 +17,7 @@ use std::time::Duration;
 use tickstep_kernel::AnyClock;
 
 use super::Inner;
-use super::state::{Deferred, Failure, Phase, State};
+use super::state::{Deferred, Failure, Listen, Phase, State};
 use crate::error::{BoxError, RunError};
 use crate::event::EventKind;
 use crate::id::{Key, Mounted};
@@ -78,7 +78,9 @@ impl Inner {
                     if let Some((start, end)) = span {
                         e.record_run(end.saturating_sub(start));
                         s.now_raw = end;
-                        s.now = self.clock.raw_instant(end);
+                        if s.listen != Listen::Nothing {
+                            s.now = self.clock.raw_instant(end);
+                        }
                     }
                     s.emit_cycle(key, EventKind::Yielded);
                     // `Ok(Pending)` owns nothing: forgetting it spares the common cycle an

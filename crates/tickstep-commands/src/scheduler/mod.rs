@@ -93,7 +93,7 @@ pub struct CommandScheduler {
 /// The shared engine behind every handle (its methods are in `inner` and the files beside it).
 pub(crate) struct Inner {
     pub(crate) state: RefCell<State>,
-    /// Static dispatch for the shipped clocks; mount timing reads it raw (docs/commands.md §10.3).
+    /// Static dispatch for the shipped clocks; mount timing reads it raw (docs/commands.md §10.4).
     pub(crate) clock: AnyClock,
     /// What is being polled right now (the innermost mount). Shared with every coroutine so the
     /// "is my command the one mounted?" check of a yield is one load, not a `Weak` upgrade.
