@@ -97,15 +97,16 @@
 //! [`CommandScheduler::set_mount_timing`]`(false)` removes the per-mount clock read (and with it the
 //! watchdog and per-command run times) for the tightest loops.
 //!
-//! Measured on a shared two-core VM while other builds ran (load average 6–10;
+//! Measured on a shared two-core VM while other builds ran (load average 6–8;
 //! `cargo build --release -p tickstep-bench && target/release/tickstep-bench commands --quick
-//! --json`, three runs, ratios from the same run): with 1,000 commands yielding every cycle, a
-//! `run()` costs 0.41–0.43× what a tokio current-thread `LocalSet` spends per task poll on
-//! long-lived tasks looping on `tokio::task::yield_now` with mount timing on, 0.21–0.22× with it
-//! off, and 0.33–0.34× of `async_executor::LocalExecutor`. In absolute terms 43–59 ns per command
-//! timed (about 20–28 ns of it is the counter read itself on this VM) and 19–27 ns untimed,
-//! against 104–132 ns per tokio poll — still 8–20× the bare limit of polling the same futures
-//! from a `Vec`, which keeps no books at all. An idle bound trigger costs about 13 ns per cycle.
+//! --json`, five runs, ratios from the same run): with 1,000 commands yielding every cycle, a
+//! `run()` costs 0.43–0.47× (median 0.45×) what a tokio current-thread `LocalSet` spends per task
+//! poll on long-lived tasks looping on `tokio::task::yield_now` with mount timing on, 0.21–0.22×
+//! with it off, and 0.36–0.38× of `async_executor::LocalExecutor`. In absolute terms 56–58 ns per
+//! command timed (20–28 ns of it is the time-stamp-counter read itself on this VM) and 26–28 ns
+//! untimed, against 124–138 ns per tokio poll — still 9–21× the bare limit of polling the same
+//! futures from a `Vec`, which keeps no books at all. An idle bound trigger costs about 13 ns per
+//! cycle.
 
 //! # Layout
 //!
