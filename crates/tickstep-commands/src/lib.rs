@@ -85,26 +85,28 @@
 //! # Costs
 //!
 //! Per running command per cycle: two `RefCell` borrows and slab lookups, one boxed-future poll
-//! inside `catch_unwind` (zero-cost unless it panics), and — while mount timing is on — one clock
-//! read (a mount starts where the previous ended). No allocation and no hash lookup: instances
-//! live in a generational slab whose per-cycle fields are kept apart from the cold ones, mechanisms
-//! are indices, a command finds its live instance through a cached key, and a yield checks its
-//! binding with one integer comparison. Events are not even built when no listener exists. Per
-//! bound trigger per cycle: one `Rc` clone, one memoized signal evaluation and a few comparisons.
-//! Scheduling allocates (the instance's cold half, its body future); cycles do not.
+//! inside `catch_unwind` (zero-cost unless it panics), and — while mount timing is on — one raw
+//! clock read (a mount starts where the previous ended; for a `SystemClock` one time-stamp-counter
+//! read, kept in ticks and scaled to nanoseconds only when telemetry reads it, docs/commands.md
+//! §10.4). No allocation and no hash lookup: instances live in a generational slab whose per-cycle
+//! fields are kept apart from the cold ones, mechanisms are indices, a command finds its live
+//! instance through a cached key, and a yield checks its binding with one integer comparison.
+//! Events are not even built when no listener exists. Per bound trigger per cycle: one `Rc`
+//! clone, one memoized signal evaluation and a few comparisons. Scheduling allocates (the
+//! instance's cold half, its body future); cycles do not.
 //! [`CommandScheduler::set_mount_timing`]`(false)` removes the per-mount clock read (and with it the
 //! watchdog and per-command run times) for the tightest loops.
 //!
-//! Measured on a shared two-core VM under heavy load (load average 8–10;
-//! `cargo run --release -p tickstep-bench -- commands --quick --json`, three runs): with 1,000
-//! commands yielding every cycle, a `run()` costs 0.15–0.28× what a tokio current-thread
-//! `LocalSet` spends per task poll on long-lived tasks looping on `tokio::task::yield_now` with
-//! mount timing on (one time-stamp-counter read per mount; a yield under the watchdog limit takes
-//! an inline path that touches only the slab entry), 0.11–0.17× with it off, and 0.18–0.23× of
-//! `async_executor::LocalExecutor` (the peers' own cost varied from 170 to 340 ns per poll under
-//! that load). In absolute terms 41–68 ns per command timed and 16–37 ns untimed — still 10–25×
-//! the bare limit of polling the same futures from a `Vec`, which keeps no books at all. An idle
-//! bound trigger costs about 13 ns per cycle.
+//! Measured on a shared two-core VM while other builds ran (load average 6–8;
+//! `cargo build --release -p tickstep-bench && target/release/tickstep-bench commands --quick
+//! --json`, five runs, ratios from the same run): with 1,000 commands yielding every cycle, a
+//! `run()` costs 0.43–0.47× (median 0.45×) what a tokio current-thread `LocalSet` spends per task
+//! poll on long-lived tasks looping on `tokio::task::yield_now` with mount timing on, 0.21–0.22×
+//! with it off, and 0.36–0.38× of `async_executor::LocalExecutor`. In absolute terms 56–58 ns per
+//! command timed (20–28 ns of it is the time-stamp-counter read itself on this VM) and 26–28 ns
+//! untimed, against 124–138 ns per tokio poll — still 9–21× the bare limit of polling the same
+//! futures from a `Vec`, which keeps no books at all. An idle bound trigger costs about 13 ns per
+//! cycle.
 
 //! # Layout
 //!

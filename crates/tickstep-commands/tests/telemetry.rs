@@ -162,3 +162,35 @@ fn mount_timing_off_skips_per_command_times_and_the_watchdog() {
     );
     assert!(!take(&log).iter().any(|e| e.starts_with("Overran")));
 }
+
+/// docs/commands.md §10.4: a yielding mount keeps its end reading raw while nobody listens; a
+/// listener added later in the same `run()` still stamps events with the latest mount's end.
+#[test]
+fn a_listener_added_mid_run_stamps_events_with_the_latest_mount_end() {
+    let (clock, scheduler) = setup();
+    let child = parked("child");
+    let log = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let (sink, handle) = (log.clone(), scheduler.clone());
+    let adder = Command::no_requirements()
+        .executing(move |co| {
+            let (child, sink, handle) = (child.clone(), sink.clone(), handle.clone());
+            async move {
+                *sink.borrow_mut() = Some(common::record_events(&handle));
+                co.fork([&child]).unwrap();
+                co.park().await;
+            }
+        })
+        .named("adder");
+    // Scheduled last, so mounted first (newest first): its 5 ms mount ends before `adder` runs.
+    scheduler.schedule(&adder);
+    scheduler.schedule(&busy(&clock, "slow", Duration::from_millis(5)));
+    scheduler.run().unwrap();
+    let events = log.borrow().clone().expect("adder ran");
+    let events = events.borrow();
+    let first = events.first().expect("the fork was reported");
+    assert_eq!(&*first.name, "child");
+    assert_eq!(first.at.as_nanos(), 5_000_000, "{events:?}");
+    let running = scheduler.running();
+    let slow = running.iter().find(|i| i.name == "slow").unwrap();
+    assert_eq!(slow.last_run_time, Duration::from_millis(5));
+}

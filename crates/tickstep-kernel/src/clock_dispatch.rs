@@ -1,12 +1,16 @@
-//! Static dispatch over the workspace's clocks, and budget deadlines in raw counter ticks.
+//! Static dispatch over the workspace's clocks, budget deadlines in raw counter ticks, and raw
+//! readings for callers that time many short spans.
 //!
 //! The scheduler reads its clock before every task. Behind a `Box<dyn Clock>` that read is an
 //! indirect call; behind [`AnyClock`] it is a match the compiler inlines for the two clocks the
 //! workspace ships. A [`Deadline`] goes one step further for a [`SystemClock`]: the budget
 //! deadline is converted to raw time-stamp-counter ticks once per step, so each check is a counter
-//! read and one comparison, with no scaling to nanoseconds.
+//! read and one comparison, with no scaling to nanoseconds. [`AnyClock::raw`] offers the same to
+//! other layers: the command scheduler times every mount in raw ticks and scales a span to
+//! nanoseconds only when it is read.
 
 use crate::clock::{Clock, Instant, ManualClock, SystemClock};
+use std::time::Duration;
 
 /// Counter ticks scaled once to learn the tick rate (large, so the ratio is exact to the
 /// calibration's own precision).
@@ -31,41 +35,160 @@ impl Deadline<'_> {
     }
 }
 
-/// A clock with static dispatch for the two clocks the workspace ships, so the scheduler's
-/// per-task budget check inlines the read instead of calling through a vtable.
-pub(crate) enum AnyClock {
+/// Any [`Clock`], with static dispatch for the two clocks the workspace ships ([`SystemClock`],
+/// [`ManualClock`]), so a hot loop's clock read inlines instead of calling through a vtable.
+///
+/// Besides [`Clock`] it reads the clock *raw*: in [`SystemClock`] counter ticks (no scaling), or
+/// in nanoseconds for every other clock. Raw readings are for timing many short spans cheaply;
+/// scale one with [`AnyClock::raw_to_nanos`] or [`AnyClock::raw_instant`] when it is used.
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_kernel::{AnyClock, Clock, ManualClock};
+///
+/// let manual = ManualClock::new();
+/// let clock = AnyClock::new(manual.clone());
+/// let start = clock.raw();
+/// manual.advance(Duration::from_micros(3));
+/// assert_eq!(clock.raw_to_nanos(clock.raw() - start), 3_000);
+/// assert_eq!(clock.raw_instant(clock.raw()), clock.now());
+/// ```
+pub struct AnyClock(Dispatch);
+
+enum Dispatch {
     System(SystemClock),
     Manual(ManualClock),
     Other(Box<dyn Clock>),
 }
 
+impl std::fmt::Debug for AnyClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match &self.0 {
+            Dispatch::System(_) => "SystemClock",
+            Dispatch::Manual(_) => "ManualClock",
+            Dispatch::Other(_) => "dyn Clock",
+        };
+        f.debug_tuple("AnyClock").field(&kind).finish()
+    }
+}
+
 impl AnyClock {
-    pub(crate) fn new<C: Clock + 'static>(clock: C) -> Self {
+    /// Wraps `clock`; a [`SystemClock`] or [`ManualClock`] is recognised and dispatched
+    /// statically, any other clock goes behind a box.
+    ///
+    /// ```
+    /// use tickstep_kernel::{AnyClock, Clock, Instant, ManualClock};
+    /// assert_eq!(AnyClock::new(ManualClock::new()).now(), Instant::ZERO);
+    /// ```
+    pub fn new<C: Clock + 'static>(clock: C) -> Self {
         let mut slot = Some(clock);
         let any: &mut dyn std::any::Any = &mut slot;
-        if let Some(system) = any.downcast_mut::<Option<SystemClock>>() {
-            return AnyClock::System(system.take().expect("just filled"));
+        if let Some(system) = any
+            .downcast_mut::<Option<SystemClock>>()
+            .and_then(Option::take)
+        {
+            return AnyClock(Dispatch::System(system));
         }
-        if let Some(manual) = any.downcast_mut::<Option<ManualClock>>() {
-            return AnyClock::Manual(manual.take().expect("just filled"));
+        if let Some(manual) = any
+            .downcast_mut::<Option<ManualClock>>()
+            .and_then(Option::take)
+        {
+            return AnyClock(Dispatch::Manual(manual));
         }
-        AnyClock::Other(Box::new(slot.take().expect("just filled")))
+        match slot {
+            Some(other) => AnyClock(Dispatch::Other(Box::new(other))),
+            None => unreachable!("only a recognised clock is taken out of the slot"),
+        }
     }
+
+    /// The clock read raw: counter ticks for a [`SystemClock`] (one counter read, no scaling),
+    /// the monotonic nanoseconds of [`Clock::now`] for every other clock. Never earlier than a
+    /// previous raw reading of the same clock; the difference of two readings is a span in raw
+    /// units.
+    ///
+    /// ```
+    /// use tickstep_kernel::{AnyClock, SystemClock};
+    /// let clock = AnyClock::new(SystemClock::new());
+    /// let (a, b) = (clock.raw(), clock.raw());
+    /// assert!(b >= a);
+    /// ```
+    #[inline]
+    pub fn raw(&self) -> u64 {
+        match &self.0 {
+            Dispatch::System(system) => system.counter.raw(),
+            Dispatch::Manual(manual) => manual.now().as_nanos(),
+            Dispatch::Other(other) => other.now().as_nanos(),
+        }
+    }
+
+    /// A span of `raw` units (the difference of two [`AnyClock::raw`] readings) in nanoseconds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::{AnyClock, SystemClock};
+    /// let clock = AnyClock::new(SystemClock::new());
+    /// let ticks = clock.raw_of(Duration::from_millis(5));
+    /// let nanos = clock.raw_to_nanos(ticks);
+    /// assert!(nanos.abs_diff(5_000_000) < 1_000, "{nanos}");
+    /// ```
+    #[inline]
+    pub fn raw_to_nanos(&self, raw: u64) -> u64 {
+        match &self.0 {
+            Dispatch::System(system) => system.counter.delta_as_nanos(0, raw),
+            _ => raw,
+        }
+    }
+
+    /// The [`Instant`] of a raw reading (what [`Clock::now`] would have returned then).
+    ///
+    /// ```
+    /// use tickstep_kernel::{AnyClock, Clock, ManualClock};
+    /// let clock = AnyClock::new(ManualClock::new());
+    /// assert_eq!(clock.raw_instant(clock.raw()), clock.now());
+    /// ```
+    #[inline]
+    pub fn raw_instant(&self, raw: u64) -> Instant {
+        match &self.0 {
+            Dispatch::System(system) => {
+                Instant::from_nanos(system.counter.delta_as_nanos(system.origin, raw))
+            }
+            _ => Instant::from_nanos(raw),
+        }
+    }
+
+    /// How many raw units `span` lasts (saturating), so a limit can be compared with raw spans
+    /// without scaling each one.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::{AnyClock, ManualClock};
+    /// let clock = AnyClock::new(ManualClock::new());
+    /// assert_eq!(clock.raw_of(Duration::from_micros(2)), 2_000);
+    /// ```
+    pub fn raw_of(&self, span: Duration) -> u64 {
+        let nanos = u64::try_from(span.as_nanos()).unwrap_or(u64::MAX);
+        match &self.0 {
+            Dispatch::System(system) => ticks_in(&system.counter, nanos),
+            _ => nanos,
+        }
+    }
+}
+
+/// Counter ticks in `nanos`, from the calibration itself: a large span is scaled once.
+fn ticks_in(counter: &quanta::Clock, nanos: u64) -> u64 {
+    let span_nanos = u128::from(counter.delta_as_nanos(0, CALIBRATION_SPAN).max(1));
+    u64::try_from(u128::from(nanos) * u128::from(CALIBRATION_SPAN) / span_nanos).unwrap_or(u64::MAX)
 }
 
 impl AnyClock {
     /// The deadline `at`, in the form [`Deadline::passed`] checks fastest.
     pub(crate) fn deadline(&self, at: Instant) -> Deadline<'_> {
-        match self {
-            AnyClock::System(system) => {
+        match &self.0 {
+            Dispatch::System(system) => {
                 let counter = &system.counter;
                 let raw_now = counter.raw();
                 let now = Instant::from_nanos(counter.delta_as_nanos(system.origin, raw_now));
-                // Ticks per nanosecond from the calibration itself: scale a large span once.
-                let span_nanos = u128::from(counter.delta_as_nanos(0, CALIBRATION_SPAN).max(1));
-                let remaining = u128::from(at.as_nanos().saturating_sub(now.as_nanos()));
-                let ticks = u64::try_from(remaining * u128::from(CALIBRATION_SPAN) / span_nanos)
-                    .unwrap_or(u64::MAX);
+                let ticks = ticks_in(counter, at.as_nanos().saturating_sub(now.as_nanos()));
                 Deadline::Ticks {
                     counter,
                     at: raw_now.saturating_add(ticks),
@@ -79,26 +202,26 @@ impl AnyClock {
 impl Clock for AnyClock {
     #[inline]
     fn now(&self) -> Instant {
-        match self {
-            AnyClock::System(c) => c.now(),
-            AnyClock::Manual(c) => c.now(),
-            AnyClock::Other(c) => c.now(),
+        match &self.0 {
+            Dispatch::System(c) => c.now(),
+            Dispatch::Manual(c) => c.now(),
+            Dispatch::Other(c) => c.now(),
         }
     }
 
     fn unix_nanos(&self) -> u64 {
-        match self {
-            AnyClock::System(c) => c.unix_nanos(),
-            AnyClock::Manual(c) => c.unix_nanos(),
-            AnyClock::Other(c) => c.unix_nanos(),
+        match &self.0 {
+            Dispatch::System(c) => c.unix_nanos(),
+            Dispatch::Manual(c) => c.unix_nanos(),
+            Dispatch::Other(c) => c.unix_nanos(),
         }
     }
 
     fn sleep_until(&self, deadline: Instant) {
-        match self {
-            AnyClock::System(c) => c.sleep_until(deadline),
-            AnyClock::Manual(c) => c.sleep_until(deadline),
-            AnyClock::Other(c) => c.sleep_until(deadline),
+        match &self.0 {
+            Dispatch::System(c) => c.sleep_until(deadline),
+            Dispatch::Manual(c) => c.sleep_until(deadline),
+            Dispatch::Other(c) => c.sleep_until(deadline),
         }
     }
 }

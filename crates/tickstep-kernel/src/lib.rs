@@ -217,6 +217,7 @@ pub mod waits;
 mod zones;
 
 pub use clock::{Clock, Instant, ManualClock, SystemClock};
+pub use clock_dispatch::AnyClock;
 pub use config::{BudgetMode, DEFAULT_BUDGET, DEFAULT_TARGET_FRAME, SchedulerConfig};
 pub use error::{ErrorChain, FrameLoopError, ScheduleError, panic_message, seconds_to_duration};
 pub use frame_loop::FrameLoop;

@@ -5,6 +5,7 @@ use std::panic::Location;
 use std::rc::Rc;
 use std::time::Duration;
 
+use tickstep_kernel::AnyClock;
 use tickstep_kernel::clock::{Clock, Instant};
 
 use super::CommandScheduler;
@@ -32,7 +33,7 @@ impl CommandScheduler {
     /// ```
     pub fn new(clock: impl Clock + 'static) -> Self {
         CommandScheduler {
-            inner: Inner::new(Box::new(clock)),
+            inner: Inner::new(AnyClock::new(clock)),
         }
     }
 
@@ -184,7 +185,9 @@ impl CommandScheduler {
     pub fn queued(&self) -> Vec<CommandInfo> {
         let s = self.inner.state.borrow();
         let keys = s.live_in(&s.queued, Phase::Queued);
-        keys.into_iter().filter_map(|k| s.info(k)).collect()
+        keys.into_iter()
+            .filter_map(|k| s.info(k, &self.inner.clock))
+            .collect()
     }
 
     /// Running commands, in the order they started (execution runs this list backwards).
@@ -201,7 +204,9 @@ impl CommandScheduler {
     pub fn running(&self) -> Vec<CommandInfo> {
         let s = self.inner.state.borrow();
         let keys = s.live_in(&s.running, Phase::Running);
-        keys.into_iter().filter_map(|k| s.info(k)).collect()
+        keys.into_iter()
+            .filter_map(|k| s.info(k, &self.inner.clock))
+            .collect()
     }
 
     /// The command that started `cmd` as its child, if `cmd` is running as a child.
@@ -445,6 +450,8 @@ impl CommandScheduler {
             Listen::Everything
         };
         s.listen = s.listen.max(wanted);
+        // Added mid-run: event timestamps resume from the latest reading (docs/commands.md §10.4).
+        s.now = s.current_now(&self.inner.clock);
     }
 
     /// Enters (`Some`) or leaves (`None`) an opmode. Bindings, sideloads, default commands and
@@ -489,7 +496,10 @@ impl CommandScheduler {
     /// scheduler.set_watchdog_limit(Some(Duration::from_millis(5)));
     /// ```
     pub fn set_watchdog_limit(&self, limit: Option<Duration>) {
-        self.inner.state.borrow_mut().watchdog = limit;
+        let raw = limit.map_or(u64::MAX, |limit| self.inner.clock.raw_of(limit));
+        let mut s = self.inner.state.borrow_mut();
+        s.watchdog = limit;
+        s.watchdog_raw = raw;
     }
 
     /// Turns per-mount timing on (default) or off. Off removes the clock read per mount: the

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::rc::Weak;
 use std::task::{Context, Poll};
 
-use tickstep_kernel::clock::Instant;
+use tickstep_kernel::clock::{Clock, Instant};
 
 use crate::error::ForkError;
 use crate::id::{Key, Mounted};

@@ -16,7 +16,7 @@ impl Inner {
     pub(crate) fn poll_bindings(self: &Rc<Self>) {
         let (count, ctx) = {
             let s = self.state.borrow();
-            (s.bindings.len(), Self::trigger_ctx_of(&s))
+            (s.bindings.len(), self.trigger_ctx_of(&s))
         };
         for i in 0..count {
             let Some(binding) = self.state.borrow().bindings.get(i).cloned() else {
@@ -54,16 +54,16 @@ impl Inner {
         key.is_some()
     }
 
-    fn trigger_ctx_of(s: &super::state::State) -> Ctx {
+    fn trigger_ctx_of(&self, s: &super::state::State) -> Ctx {
         Ctx {
             cycle: s.cycle,
-            now: s.now,
+            now: s.current_now(&self.clock),
         }
     }
 
     /// What a trigger read now sees: the current cycle and the latest clock reading.
     pub(crate) fn trigger_ctx(&self) -> Ctx {
-        Self::trigger_ctx_of(&self.state.borrow())
+        self.trigger_ctx_of(&self.state.borrow())
     }
 
     /// Adds a binding in the caller's scope.

@@ -14,7 +14,7 @@ use std::panic::Location;
 use std::rc::Rc;
 use std::time::Duration;
 
-use tickstep_kernel::clock::Instant;
+use tickstep_kernel::clock::{Clock, Instant};
 
 use super::awaitables::{
     CycleWaitUntil, CycleWaitUntilTimeout, CycleYieldNow, Join, JoinMode, Wait,
@@ -81,6 +81,7 @@ impl Coroutine {
     /// assert!(!scheduler.is_running(&c));
     /// ```
     #[track_caller]
+    #[inline]
     pub fn yield_now(&self) -> CycleYieldNow {
         self.check_bound();
         CycleYieldNow { yielded: false }

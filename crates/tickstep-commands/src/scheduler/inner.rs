@@ -8,6 +8,7 @@ use std::cell::{Cell, RefCell};
 use std::panic::Location;
 use std::rc::Rc;
 
+use tickstep_kernel::AnyClock;
 use tickstep_kernel::clock::Clock;
 
 use super::Inner;
@@ -42,9 +43,10 @@ impl Drop for ResetOnDrop<'_> {
 }
 
 impl Inner {
-    pub(crate) fn new(clock: Box<dyn Clock>) -> Rc<Inner> {
+    pub(crate) fn new(clock: AnyClock) -> Rc<Inner> {
+        let watchdog_raw = clock.raw_of(super::DEFAULT_WATCHDOG_LIMIT);
         Rc::new_cyclic(|weak| Inner {
-            state: RefCell::new(State::new(weak.as_ptr() as usize)),
+            state: RefCell::new(State::new(weak.as_ptr() as usize, watchdog_raw)),
             clock,
             mounted: Rc::new(Cell::new(Mounted::NOTHING)),
             listeners: RefCell::new(Rc::new(Vec::new())),

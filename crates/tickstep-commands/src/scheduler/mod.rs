@@ -42,7 +42,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
-use tickstep_kernel::clock::Clock;
+use tickstep_kernel::AnyClock;
 
 use crate::id::Mounted;
 use inner::Listener;
@@ -93,7 +93,8 @@ pub struct CommandScheduler {
 /// The shared engine behind every handle (its methods are in `inner` and the files beside it).
 pub(crate) struct Inner {
     pub(crate) state: RefCell<State>,
-    pub(crate) clock: Box<dyn Clock>,
+    /// Static dispatch for the shipped clocks; mount timing reads it raw (docs/commands.md §10.4).
+    pub(crate) clock: AnyClock,
     /// What is being polled right now (the innermost mount). Shared with every coroutine so the
     /// "is my command the one mounted?" check of a yield is one load, not a `Weak` upgrade.
     pub(crate) mounted: Rc<Cell<Mounted>>,

@@ -12,6 +12,8 @@
 
 use std::rc::Rc;
 
+use tickstep_kernel::clock::Clock;
+
 use super::Inner;
 use super::inner::RestoreMounted;
 use super::state::{Failure, Phase, State};
@@ -41,7 +43,8 @@ impl Inner {
             );
             s.in_run = true;
             s.cycle += 1;
-            s.now = self.clock.now();
+            s.now_raw = self.clock.raw();
+            s.now = self.clock.raw_instant(s.now_raw);
             s.compact();
             s.now
         };
@@ -74,8 +77,7 @@ impl Inner {
     fn execute(self: &Rc<Self>) {
         let count = self.state.borrow().running.len();
         for i in (0..count).rev() {
-            let key = self.state.borrow().running[i];
-            if self.mount(key) {
+            if self.mount_running(i) {
                 // The failure leaves run() now, like an exception out of the loop: commands not yet
                 // polled this cycle are polled next cycle.
                 return;

@@ -17,6 +17,7 @@ use std::panic::Location;
 use std::rc::Rc;
 use std::time::Duration;
 
+use tickstep_kernel::AnyClock;
 use tickstep_kernel::clock::Instant;
 
 use crate::error::RunError;
@@ -46,9 +47,10 @@ pub(crate) struct Entry {
     pub(crate) last_cycle: u64,
     pub(crate) future: Option<BodyFuture>,
     /// Mount timing, kept inline so a timed mount never touches the cold box: the last mount's
-    /// and all mounts' durations in nanoseconds (saturating).
-    pub(crate) last_run_ns: u64,
-    pub(crate) total_run_ns: u64,
+    /// and all mounts' durations in the clock's raw units (saturating), scaled to nanoseconds
+    /// only when telemetry reads them.
+    pub(crate) last_run_raw: u64,
+    pub(crate) total_run_raw: u64,
     info: Box<Info>,
 }
 
@@ -73,12 +75,11 @@ pub(crate) struct Info {
 }
 
 impl Entry {
-    /// Records one mount's duration.
+    /// Records one mount's duration, in raw clock units.
     #[inline]
-    pub(crate) fn record_run(&mut self, took: Duration) {
-        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-        self.last_run_ns = ns;
-        self.total_run_ns = self.total_run_ns.saturating_add(ns);
+    pub(crate) fn record_run(&mut self, took_raw: u64) {
+        self.last_run_raw = took_raw;
+        self.total_run_raw = self.total_run_raw.saturating_add(took_raw);
     }
 }
 
@@ -162,14 +163,22 @@ pub(crate) struct State {
     pub(crate) listen: Listen,
     pub(crate) cycle: u64,
     next_id: u64,
-    /// The latest clock reading (event timestamps, mount timing).
+    /// The latest clock reading, for event timestamps. While `run()` executes and nobody
+    /// listens, a yielding mount updates only `now_raw` (scaling every mount's end for a timestamp
+    /// nobody reads cost about a tenth of a timed mount); read it through [`State::current_now`].
     pub(crate) now: Instant,
+    /// The latest clock reading raw (see `AnyClock::raw`) while `run()` executes: where the next
+    /// top-level mount's timing starts.
+    pub(crate) now_raw: u64,
     pub(crate) failure: Option<Failure>,
     pub(crate) opmode: Option<OpMode>,
     pub(crate) opmode_epoch: u64,
     /// The opmode epoch whose opmode-scoped commands were last swept.
     pub(crate) swept_epoch: u64,
     pub(crate) watchdog: Option<Duration>,
+    /// The watchdog limit in raw clock units (`u64::MAX` when off), so the common mount compares
+    /// two integers instead of scaling its span.
+    pub(crate) watchdog_raw: u64,
     pub(crate) timing: bool,
     pub(crate) last_run_time: Duration,
     pub(crate) in_run: bool,
@@ -199,7 +208,7 @@ impl Drop for State {
 }
 
 impl State {
-    pub(crate) fn new(tag: usize) -> Self {
+    pub(crate) fn new(tag: usize, watchdog_raw: u64) -> Self {
         State {
             tag,
             slots: Vec::new(),
@@ -216,11 +225,13 @@ impl State {
             cycle: 0,
             next_id: 1,
             now: Instant::ZERO,
+            now_raw: 0,
             failure: None,
             opmode: None,
             opmode_epoch: 0,
             swept_epoch: 0,
             watchdog: Some(super::DEFAULT_WATCHDOG_LIMIT),
+            watchdog_raw,
             timing: true,
             last_run_time: Duration::ZERO,
             in_run: false,
@@ -244,6 +255,15 @@ impl State {
             slot.entry.as_mut()
         } else {
             None
+        }
+    }
+
+    /// The latest clock reading: inside `run()` the raw one scaled (see `now`), outside it `now`.
+    pub(crate) fn current_now(&self, clock: &AnyClock) -> Instant {
+        if self.in_run {
+            clock.raw_instant(self.now_raw)
+        } else {
+            self.now
         }
     }
 
@@ -282,8 +302,8 @@ impl State {
             mounted: false,
             last_cycle: 0,
             future: None,
-            last_run_ns: 0,
-            total_run_ns: 0,
+            last_run_raw: 0,
+            total_run_raw: 0,
             info: Box::new(Info {
                 id,
                 cmd: cmd.clone(),
@@ -435,7 +455,7 @@ impl State {
     }
 
     /// A snapshot of one instance, for telemetry.
-    pub(crate) fn info(&self, key: Key) -> Option<CommandInfo> {
+    pub(crate) fn info(&self, key: Key, clock: &AnyClock) -> Option<CommandInfo> {
         let e = self.entry(key)?;
         Some(CommandInfo {
             id: e.id,
@@ -449,8 +469,8 @@ impl State {
                 .iter()
                 .map(|m| m.name().to_owned())
                 .collect(),
-            last_run_time: Duration::from_nanos(e.last_run_ns),
-            total_run_time: Duration::from_nanos(e.total_run_ns),
+            last_run_time: Duration::from_nanos(clock.raw_to_nanos(e.last_run_raw)),
+            total_run_time: Duration::from_nanos(clock.raw_to_nanos(e.total_run_raw)),
         })
     }
 
