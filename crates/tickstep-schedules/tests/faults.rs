@@ -396,3 +396,25 @@ on_every_store! {
         assert_eq!(h.info(other).fault_count, 1);
     }
 }
+
+on_every_store! {
+    /// docs/schedules.md §7.9: a runner that hands out the id of a run still awaited breaks its
+    /// contract (the engine warns, and the id names the new run from then on); stopping the
+    /// schedule of the earlier run must not forget the new one.
+    fn stopping_a_schedule_keeps_a_run_of_another_schedule_that_took_its_run_id(store) {
+        let h = Host::on(store);
+        let stopped = h.every(1.0, Options::new());
+        let other = h.every(2.0, Options::new());
+        h.after(1.0);
+        let run = h.last_run();
+        h.runner.renumber_from(run);
+        h.after(1.0);
+        let (reused, firing) = h.started().last().cloned().unwrap();
+        assert_eq!((reused, firing.schedule), (run, other));
+        let mut txn = h.engine.begin(h.prog);
+        assert!(txn.schedule_stop(stopped).unwrap());
+        txn.commit().unwrap();
+        assert!(h.fault(run), "the run of `other` is still awaited");
+        assert_eq!(h.info(other).fault_count, 1);
+    }
+}
