@@ -513,8 +513,17 @@ fn new_sched(kind: Kind, overlap: Overlap, catchup: Catchup, max_faults: u32, fi
     }
 }
 
+/// `PROPTEST_CASES` when set (a long soak: `PROPTEST_CASES=2000 cargo test --test model`), else
+/// the test's own `default` (a literal `cases` in the config would override the variable).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn the_in_memory_engine_matches_the_reference_model(ops in prop::collection::vec(op(), 1..120)) {
@@ -524,7 +533,7 @@ proptest! {
 
 proptest! {
     // Each case fsyncs real SQLite commits: fewer, shorter cases.
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(64), ..ProptestConfig::default() })]
 
     #[test]
     fn the_sqlite_backed_engine_matches_the_reference_model_across_restarts(ops in prop::collection::vec(op(), 1..80)) {
@@ -534,7 +543,7 @@ proptest! {
 
 proptest! {
     // Each case is a fresh database on the throwaway server: fewer cases still.
-    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(16), ..ProptestConfig::default() })]
 
     #[test]
     fn the_postgres_backed_engine_matches_the_reference_model_across_restarts(ops in prop::collection::vec(op(), 1..80)) {
