@@ -90,7 +90,8 @@ pub trait World {
 /// only when `start` returns); queue it and report it afterwards. Run ids must be unique among
 /// the runs the engine is waiting for, including firings restored from the store: a host whose
 /// ids start again from 1 after a restart should reattach or abandon
-/// [interrupted](crate::Schedules::interrupted) runs before ticking.
+/// [interrupted](crate::Schedules::interrupted) runs before ticking. Once a run's outcome is
+/// reported (even one the engine ignores) its id is free again (docs/schedules.md §7.9).
 ///
 /// ```
 /// use std::cell::Cell;

@@ -326,6 +326,26 @@ impl TestRunner {
         self.state.borrow_mut().on_start = Some(Rc::new(hook));
     }
 
+    /// Gives the next run started the id `next`, counting up from there: run ids are the
+    /// host's, and a host may hand out one it used before (a recycled slot, or a counter that
+    /// started again at 1 in a new process), as docs/schedules.md §7.9 allows.
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use tickstep_schedules::{Firing, ObjId, RunId, Runner, ScheduleId};
+    /// let runner = tickstep_schedules::testkit::TestRunner::new();
+    /// let f = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
+    ///     args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1), authority: ObjId(1),
+    ///     nominal_unix_nanos: 0, time_limit: None, tick_limit: None };
+    /// assert_eq!(runner.start(&f), Ok(RunId(1)));
+    /// runner.renumber_from(RunId(1));
+    /// assert_eq!(runner.start(&f), Ok(RunId(1)));
+    /// assert_eq!(runner.start(&f), Ok(RunId(2)));
+    /// ```
+    pub fn renumber_from(&self, next: RunId) {
+        self.state.borrow_mut().next_run = next.0.saturating_sub(1);
+    }
+
     /// Reports `outcome` for `run` to `engine`; returns what [`Schedules::report`] returned.
     ///
     /// ```

@@ -24,6 +24,24 @@ on_both_stores! {
     }
 }
 
+on_both_stores! {
+    /// Both stores read rows with one decoder (`store/decode.rs`): a stored integer too large for
+    /// the field it is kept for is refused naming the schedule, the column and the value.
+    fn a_stored_integer_too_large_for_its_field_names_the_schedule_and_the_column(store) {
+        for (column, value) in [("max_faults", "5000000000"), ("consecutive_faults", "-1"), ("backlog", "70000")] {
+            let h = Host::on(store);
+            let id = h.every(10.0, Options::new());
+            h.engine.flush().unwrap();
+            drop(h);
+            store.execute(&format!("UPDATE schedules SET {column} = {value} WHERE id = {}", id.get()));
+            let text = common::open_refusal(store.path());
+            assert!(text.contains(&format!("schedule {}", id.get())), "{text}");
+            assert!(text.contains(&format!("bad {column}")) && text.contains(value), "{text}");
+            store.execute(&format!("DELETE FROM schedules WHERE id = {}", id.get()));
+        }
+    }
+}
+
 #[test]
 fn a_bad_options_map_names_a_bounded_excerpt_of_the_value() {
     let big = Value::List(vec![Value::Str("y".repeat(5_000))]);

@@ -3,7 +3,7 @@
 mod common;
 
 use common::Host;
-use tickstep_schedules::{FaultKind, Options, Outcome, RetireReason, Value};
+use tickstep_schedules::{FaultKind, Options, Outcome, Overlap, RetireReason, Value};
 
 on_every_store! {
     fn a_fault_in_one_firing_leaves_the_other_schedules_alone(store) {
@@ -362,5 +362,59 @@ on_every_store! {
             h.engine.begin(h.wiz).schedule_info(id).unwrap_err().code(),
             "E_INVARG"
         );
+    }
+}
+
+on_every_store! {
+    /// docs/schedules.md §7.9: the outcome of a retired schedule's run is ignored but ends the
+    /// wait, so the host may give that id to a new run, and the retired entry expiring later
+    /// leaves the new run alone.
+    fn a_run_id_reused_after_a_retired_schedules_run_ended_belongs_to_the_new_run(store) {
+        let h = Host::on(store);
+        let concurrent = Options::new().overlap(Overlap::Concurrent).max_faults(1);
+        let retiring = h.every(1.0, concurrent);
+        h.after(1.0);
+        let first = h.last_run();
+        h.after(1.0);
+        let second = h.last_run();
+        assert!(h.fault(first), "max_faults 1: it retires, `second` goes on");
+        assert_eq!(h.info(retiring).running_task, Some(second));
+        assert!(!h.finish(second, Value::Int(0)), "ignored: its schedule retired");
+        assert_eq!(h.info(retiring).running_task, None, "the run is over");
+
+        let other = h.every(1.0, Options::new());
+        h.runner.renumber_from(second);
+        h.after(1.0);
+        let (run, firing) = h.started().last().cloned().unwrap();
+        assert_eq!((run, firing.schedule), (second, other), "the id names a new run");
+        h.after(60.0);
+        assert!(
+            h.engine.begin(h.wiz).schedule_info(retiring).is_err(),
+            "the retired entry has expired"
+        );
+        assert!(h.fault(second), "the new run is still awaited");
+        assert_eq!(h.info(other).fault_count, 1);
+    }
+}
+
+on_every_store! {
+    /// docs/schedules.md §7.9: a runner that hands out the id of a run still awaited breaks its
+    /// contract (the engine warns, and the id names the new run from then on); stopping the
+    /// schedule of the earlier run must not forget the new one.
+    fn stopping_a_schedule_keeps_a_run_of_another_schedule_that_took_its_run_id(store) {
+        let h = Host::on(store);
+        let stopped = h.every(1.0, Options::new());
+        let other = h.every(2.0, Options::new());
+        h.after(1.0);
+        let run = h.last_run();
+        h.runner.renumber_from(run);
+        h.after(1.0);
+        let (reused, firing) = h.started().last().cloned().unwrap();
+        assert_eq!((reused, firing.schedule), (run, other));
+        let mut txn = h.engine.begin(h.prog);
+        assert!(txn.schedule_stop(stopped).unwrap());
+        txn.commit().unwrap();
+        assert!(h.fault(run), "the run of `other` is still awaited");
+        assert_eq!(h.info(other).fault_count, 1);
     }
 }

@@ -3,7 +3,9 @@
 //! `store_row`: a text column of a stored schedule (`verb`, `catchup`, `overlap`) holding a blob
 //! or text that is not UTF-8 — the table's declared types allow both — was refused with a bare
 //! "Invalid type" (or "invalid utf-8 …"), naming neither the column nor the row's field, against
-//! the promise that a corrupt value is named in the error.
+//! the promise that a corrupt value is named in the error. The JSON columns (`args`, `state`,
+//! `last_fault`, `running`) had the same gap for text that is not UTF-8 until both stores'
+//! decoders became one (`store/decode.rs`), which reads every text column the same way.
 
 use rusqlite::Connection;
 use tickstep_kernel::clock::ManualClock;
@@ -57,7 +59,15 @@ fn refusals(path: &std::path::Path, id: ScheduleId) -> Vec<String> {
 
 #[test]
 fn a_text_column_holding_a_blob_or_bad_utf8_is_refused_naming_the_column() {
-    for column in ["verb", "catchup", "overlap"] {
+    for column in [
+        "verb",
+        "catchup",
+        "overlap",
+        "args",
+        "state",
+        "last_fault",
+        "running",
+    ] {
         for value in ["X'00ff'", "CAST(X'ff' AS TEXT)"] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("s.db");

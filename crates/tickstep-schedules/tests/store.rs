@@ -10,7 +10,7 @@ use common::stores::Store;
 use common::{Host, approx};
 use tickstep_kernel::clock::{Clock, ManualClock};
 use tickstep_schedules::{
-    Catchup, Error, FaultKind, Options, Outcome, RetireReason, ScheduleId, Value,
+    Catchup, Error, FaultKind, Options, Outcome, Overlap, RetireReason, RunId, ScheduleId, Value,
 };
 
 fn db() -> (tempfile::TempDir, PathBuf) {
@@ -351,6 +351,41 @@ on_both_stores! {
         h.tick();
         assert_eq!(h.fired(), 1);
         assert!(approx(h.nominal(0), common::t0() + 40.0));
+    }
+}
+
+on_both_stores! {
+    /// docs/schedules.md §7.9, §11.5: the new host numbers its runs from 1 again, so its first
+    /// runs take the ids of restored runs it abandoned, whose schedule retired at the first
+    /// abandon; when that retired entry expires, the new runs are still settled by their outcomes.
+    fn a_run_started_after_a_restart_is_settled_by_its_outcome(store) {
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let concurrent = Options::new().overlap(Overlap::Concurrent).max_faults(1);
+        let retiring = h.every(1.0, concurrent.clone());
+        h.after(1.0);
+        h.after(1.0);
+        let h = restart(h, path, 0.5);
+        let mut restored: Vec<RunId> = h.engine.interrupted().iter().map(|f| f.run).collect();
+        restored.sort_unstable();
+        assert_eq!(restored.len(), 2);
+        for &run in &restored {
+            assert!(h.engine.abandon(run));
+        }
+        assert_eq!(h.info(retiring).retire_reason, Some(RetireReason::MaxFaults));
+        assert_eq!(h.info(retiring).running_task, None, "both abandoned runs are over");
+
+        let id = h.every(1.0, concurrent);
+        h.after(1.0);
+        h.after(1.0);
+        let runs: Vec<RunId> = h.started().iter().map(|(run, _)| *run).collect();
+        assert_eq!(runs, restored, "the new host numbers its runs from 1 again");
+        h.after(60.0);
+        assert!(!h.valid(retiring));
+        for run in runs {
+            assert!(h.finish(run, Value::Int(0)), "run {run:?} is awaited");
+        }
+        assert_eq!(h.info(id).consecutive_faults, 0);
     }
 }
 

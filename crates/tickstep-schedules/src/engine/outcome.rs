@@ -9,7 +9,9 @@
 //!   last success). `max_faults` consecutive faults (0 = never) retire as `max_faults`; otherwise a
 //!   one-shot retires as `completed`, since it will not fire again.
 //!
-//! A run of a schedule that was stopped or retired meanwhile is ignored.
+//! A run of a schedule that was stopped or retired meanwhile is ignored, though its outcome still
+//! ends the engine's wait for it: a retired entry stops naming the run, whose id the host may
+//! give to a new run (docs/schedules.md §7.9).
 
 use super::core::Core;
 use super::entry::{Kind, Retired};
@@ -72,11 +74,17 @@ impl Core {
         };
         self.interrupted.retain(|f| f.run != run);
         let id = record.schedule;
-        let Some(e) = self.table.get_mut(id).filter(|e| e.is_live()) else {
+        let Some(e) = self.table.get_mut(id) else {
             return false;
         };
+        // The run is over even when its schedule retired meanwhile: an entry still naming it
+        // would report it as `running_task`, and expiring later would forget whichever new run
+        // the host gave the same id (docs/schedules.md §7.9).
+        e.extra_mut().running.retain(|r| r.run != run);
+        if !e.is_live() {
+            return false;
+        }
         let x = e.extra_mut();
-        x.running.retain(|r| r.run != run);
         if let Some(started) = record.started {
             let nanos = u64::try_from((mono - started).as_nanos()).unwrap_or(u64::MAX);
             x.window.push(nanos);

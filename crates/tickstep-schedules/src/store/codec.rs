@@ -2,15 +2,17 @@
 //! bit-preserving integers for `u64`).
 //!
 //! The codec knows rows, never the engine's entries: the engine converts between the two on its
-//! side of the boundary (`engine/rows.rs`).
+//! side of the boundary (`engine/rows.rs`). Reading a row back is shared with the `PostgreSQL`
+//! store ([`decode`](super::decode)); this module says how a `SQLite` row gives up a column.
 
 use std::fmt::Write as _;
 
 use rusqlite::Row;
 use rusqlite::types::FromSqlError;
 
+use super::decode::StoredColumns;
 use crate::row::{Cadence, RunningRow, ScheduleRow};
-use crate::{Catchup, Fault, FaultKind, ObjId, Overlap, RunId, ScheduleKind, Value};
+use crate::{Fault, FaultKind, RunId, Value};
 
 /// A `u64` as SQLite's signed integer, bits preserved (readable as is below 2^63).
 pub(crate) fn to_sql(n: u64) -> i64 {
@@ -268,78 +270,44 @@ pub(crate) fn parse_running(text: &str) -> Option<Vec<RunningRow>> {
     )
 }
 
-/// Reads one row (selected with [`COLUMNS`]).
+/// Reads one row (selected with [`COLUMNS`]), with the decoding both stores share.
 pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
-    let u = |i: usize| -> rusqlite::Result<u64> { row.get::<_, i64>(i).map(from_sql) };
-    let text = |i: usize| -> rusqlite::Result<Option<String>> { row.get::<_, Option<String>>(i) };
-    // Read first, so every error below names the schedule.
-    let id = u(0).ok();
-    let bad = |index: usize, column: &str, text: &str| corrupt(id, index, column, text);
-    let kind = match text_column(row, 1)? {
-        "at" => ScheduleKind::At,
-        "every" => ScheduleKind::Every,
-        other => return Err(bad(1, "kind", other)),
-    };
-    let verb = text_column(row, 3)?.to_owned();
-    let args: Option<Vec<Value>> = text(4)?
-        .map(|t| parse_json(&t).ok_or_else(|| bad(4, "args", &t)))
-        .transpose()?;
-    let state: Option<Value> = text(5)?
-        .map(|t| parse_json(&t).ok_or_else(|| bad(5, "state", &t)))
-        .transpose()?;
-    let catchup_text = text_column(row, 12)?;
-    let catchup = Catchup::parse(catchup_text).ok_or_else(|| bad(12, "catchup", catchup_text))?;
-    let overlap_text = text_column(row, 13)?;
-    let overlap = Overlap::parse(overlap_text).ok_or_else(|| bad(13, "overlap", overlap_text))?;
-    let last_fault = text(29)?
-        .map(|t| parse_fault(&t).ok_or_else(|| bad(29, "last_fault", &t)))
-        .transpose()?;
-    let running = text(30)?
-        .map(|t| parse_running(&t).ok_or_else(|| bad(30, "running", &t)))
-        .transpose()?
-        .unwrap_or_default();
-    let queued: Option<u64> = row.get::<_, Option<i64>>(28)?.map(from_sql);
-    let limit = |i: usize, column: &str| -> rusqlite::Result<Option<u64>> {
-        match row.get::<_, Option<i64>>(i)? {
-            Some(0) => Err(bad(i, column, "0")),
-            n => Ok(n.map(from_sql)),
+    super::decode::decode(row)
+}
+
+impl StoredColumns for Row<'_> {
+    type Error = rusqlite::Error;
+
+    fn int(&self, i: usize) -> rusqlite::Result<i64> {
+        self.get(i)
+    }
+
+    fn int_or_null(&self, i: usize) -> rusqlite::Result<Option<i64>> {
+        self.get(i)
+    }
+
+    fn flag(&self, i: usize) -> rusqlite::Result<bool> {
+        self.get(i)
+    }
+
+    fn text(&self, i: usize) -> rusqlite::Result<&str> {
+        text_column(self, i)
+    }
+
+    fn text_or_null(&self, i: usize) -> rusqlite::Result<Option<&str>> {
+        if self.get_ref(i)? == rusqlite::types::ValueRef::Null {
+            return Ok(None);
         }
-    };
-    Ok(ScheduleRow {
-        id: u(0)?,
-        kind,
-        target: ObjId(row.get(2)?),
-        verb,
-        args,
-        state,
-        owner: ObjId(row.get(6)?),
-        player: ObjId(row.get(7)?),
-        interval_ns: u(8)?,
-        interval_clamped: row.get(9)?,
-        jitter_ns: u(10)?,
-        max_faults: row.get(11)?,
-        catchup,
-        overlap,
-        adaptive: row.get(14)?,
-        pass_elapsed: row.get(15)?,
-        created_at: u(16)?,
-        time_limit_ns: limit(31, "time_limit_ns")?,
-        tick_limit: limit(32, "tick_limit")?,
-        cadence: Cadence {
-            next_run: u(17)?,
-            fire_at: u(18)?,
-            armed: row.get(19)?,
-            last_run: u(20)?,
-            run_count: u(21)?,
-            fault_count: u(22)?,
-            consecutive_faults: row.get(23)?,
-            missed_count: u(24)?,
-            overlap_count: u(25)?,
-            last_duration_ns: u(26)?,
-            backlog: row.get(27)?,
-            queued,
-            last_fault,
-            running,
-        },
-    })
+        text_column(self, i).map(Some)
+    }
+
+    fn corrupt(
+        &self,
+        id: Option<u64>,
+        index: usize,
+        column: &'static str,
+        text: &str,
+    ) -> rusqlite::Error {
+        corrupt(id, index, column, text)
+    }
 }

@@ -10,6 +10,7 @@
 //! * [`backend`] — the [`Backend`] trait: what the engine asks of any store;
 //! * [`schema`] — tables and versioned migrations;
 //! * [`codec`] — row ⇄ SQL (JSON for values, bit-preserving integers for `u64`);
+//! * [`decode`] — a stored row back into a row, written once for both SQL stores;
 //! * [`damage`] — SQLite's "damaged" told apart from other failures;
 //! * [`integrity`] — what opening checks before it writes anything (damaged, foreign, newer);
 //! * [`sqlite`] — the `SQLite` backend: durable commits, per-tick group commits, loading, stops;
@@ -47,6 +48,7 @@
 pub(crate) mod backend;
 pub(crate) mod codec;
 pub(crate) mod damage;
+pub(crate) mod decode;
 pub(crate) mod inspect;
 pub(crate) mod integrity;
 #[cfg(feature = "postgres")]

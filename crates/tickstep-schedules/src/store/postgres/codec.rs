@@ -4,20 +4,18 @@
 //! rows. Every write a node makes to a row it holds carries the row's fence and the node's id
 //! (docs/schedules.md §11.27).
 //!
-//! Values are encoded exactly as the `SQLite` store encodes them (its codec's JSON helpers), so a
-//! row reads back the same from either store.
+//! Values are encoded exactly as the `SQLite` store encodes them (its codec's JSON helpers), and
+//! read back by the same decoder ([`decode`](crate::store::decode)), so a row reads back the same
+//! from either store.
 
 use std::sync::OnceLock;
 
 use postgres::Row;
-use postgres::types::ToSql;
+use postgres::types::{ToSql, Type};
 
 use crate::row::{Cadence, ScheduleRow};
-use crate::store::codec::{
-    COLUMNS, fault_json, from_sql, json, parse_fault, parse_running, running_json, schedule_name,
-    to_sql,
-};
-use crate::{Catchup, ObjId, Overlap, ScheduleKind, Value};
+use crate::store::codec::{COLUMNS, fault_json, json, running_json, schedule_name, to_sql};
+use crate::store::decode::StoredColumns;
 
 /// The `SELECT` that reads rows (an operator's view), columns as [`decode`] reads them.
 pub(super) fn select_all() -> String {
@@ -282,103 +280,58 @@ pub(crate) struct Corrupt {
     text: String,
 }
 
-fn corrupt(
-    id: Option<u64>,
-    column: &'static str,
-    text: &(impl std::fmt::Display + ?Sized),
-) -> Box<dyn std::error::Error + Send + Sync> {
-    Box::new(Corrupt {
-        id,
-        column,
-        text: crate::limits::excerpt(&text.to_string()),
-    })
-}
-
 type Decoded<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
-fn json_column<T: serde::de::DeserializeOwned>(
-    id: Option<u64>,
-    column: &'static str,
-    text: Option<String>,
-) -> Decoded<Option<T>> {
-    text.map(|t| serde_json::from_str(&t).map_err(|_| corrupt(id, column, &t)))
-        .transpose()
-}
-
-fn narrow<T: TryFrom<i64>>(id: Option<u64>, column: &'static str, n: i64) -> Decoded<T> {
-    T::try_from(n).map_err(|_| corrupt(id, column, &n))
-}
-
-/// Reads one row a claim returned ([`claim_sql`]; the fence is read apart).
+/// Reads one row a claim returned ([`claim_sql`]; the fence is read apart), with the decoding
+/// both stores share.
 pub(super) fn decode(row: &Row) -> Decoded<ScheduleRow> {
-    let u = |i: usize| -> Decoded<u64> { Ok(from_sql(row.try_get::<_, i64>(i)?)) };
-    // Read first, so every error below names the schedule.
-    let id = u(0).ok();
-    let corrupt = |column, text: &dyn std::fmt::Display| corrupt(id, column, text);
-    let kind_text: &str = row.try_get(1)?;
-    let kind = match kind_text {
-        "at" => ScheduleKind::At,
-        "every" => ScheduleKind::Every,
-        other => return Err(corrupt("kind", &other)),
-    };
-    let catchup_text: &str = row.try_get(12)?;
-    let catchup = Catchup::parse(catchup_text).ok_or_else(|| corrupt("catchup", &catchup_text))?;
-    let overlap_text: &str = row.try_get(13)?;
-    let overlap = Overlap::parse(overlap_text).ok_or_else(|| corrupt("overlap", &overlap_text))?;
-    let last_fault = row
-        .try_get::<_, Option<&str>>(29)?
-        .map(|t| parse_fault(t).ok_or_else(|| corrupt("last_fault", &t)))
-        .transpose()?;
-    let running = row
-        .try_get::<_, Option<&str>>(30)?
-        .map(|t| parse_running(t).ok_or_else(|| corrupt("running", &t)))
-        .transpose()?
-        .unwrap_or_default();
-    let limit = |i: usize, column: &'static str| -> Decoded<Option<u64>> {
-        match row.try_get::<_, Option<i64>>(i)? {
-            Some(0) => Err(corrupt(column, &0)),
-            n => Ok(n.map(from_sql)),
+    crate::store::decode::decode(row)
+}
+
+impl StoredColumns for Row {
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn int(&self, i: usize) -> Decoded<i64> {
+        // `backlog` is an INTEGER column; every other integer is a BIGINT.
+        if self
+            .columns()
+            .get(i)
+            .is_some_and(|c| *c.type_() == Type::INT4)
+        {
+            return Ok(i64::from(self.try_get::<_, i32>(i)?));
         }
-    };
-    let args: Option<Vec<Value>> = json_column(id, "args", row.try_get(4)?)?;
-    let state: Option<Value> = json_column(id, "state", row.try_get(5)?)?;
-    Ok(ScheduleRow {
-        id: u(0)?,
-        kind,
-        target: ObjId(row.try_get(2)?),
-        verb: row.try_get(3)?,
-        args,
-        state,
-        owner: ObjId(row.try_get(6)?),
-        player: ObjId(row.try_get(7)?),
-        interval_ns: u(8)?,
-        interval_clamped: row.try_get(9)?,
-        jitter_ns: u(10)?,
-        max_faults: narrow(id, "max_faults", row.try_get(11)?)?,
-        catchup,
-        overlap,
-        adaptive: row.try_get(14)?,
-        pass_elapsed: row.try_get(15)?,
-        created_at: u(16)?,
-        time_limit_ns: limit(31, "time_limit_ns")?,
-        tick_limit: limit(32, "tick_limit")?,
-        cadence: Cadence {
-            next_run: u(17)?,
-            fire_at: u(18)?,
-            armed: row.try_get(19)?,
-            last_run: u(20)?,
-            run_count: u(21)?,
-            fault_count: u(22)?,
-            consecutive_faults: narrow(id, "consecutive_faults", row.try_get(23)?)?,
-            missed_count: u(24)?,
-            overlap_count: u(25)?,
-            last_duration_ns: u(26)?,
-            backlog: narrow(id, "backlog", i64::from(row.try_get::<_, i32>(27)?))?,
-            queued: row.try_get::<_, Option<i64>>(28)?.map(from_sql),
-            last_fault,
-            running,
-        },
-    })
+        Ok(self.try_get(i)?)
+    }
+
+    fn int_or_null(&self, i: usize) -> Decoded<Option<i64>> {
+        Ok(self.try_get(i)?)
+    }
+
+    fn flag(&self, i: usize) -> Decoded<bool> {
+        Ok(self.try_get(i)?)
+    }
+
+    fn text(&self, i: usize) -> Decoded<&str> {
+        Ok(self.try_get(i)?)
+    }
+
+    fn text_or_null(&self, i: usize) -> Decoded<Option<&str>> {
+        Ok(self.try_get(i)?)
+    }
+
+    fn corrupt(
+        &self,
+        id: Option<u64>,
+        _index: usize,
+        column: &'static str,
+        text: &str,
+    ) -> Self::Error {
+        Box::new(Corrupt {
+            id,
+            column,
+            text: crate::limits::excerpt(text),
+        })
+    }
 }
 
 #[cfg(test)]
