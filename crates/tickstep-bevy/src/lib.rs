@@ -79,7 +79,7 @@
 //! | frame start (the frame meter) | `First`, before `TimeSystems` | the earliest point of a frame |
 //! | physics time (`PhysicsStepTime`) | `RunFixedMainLoop`, around the fixed loop | Bevy's simulation is the fixed main loop |
 //! | kernel phase `PreSimulation` | `FixedPreUpdate` (each fixed step) | work that must line up with each simulation step |
-//! | commands cycle | `FixedUpdate` (each fixed step) | a robot loop is a fixed-rate loop; Bevy's is `FixedUpdate` |
+//! | commands cycle | `FixedUpdate` (each fixed step), once the app has reached [`TickstepCommands`] | a robot loop is a fixed-rate loop; Bevy's is `FixedUpdate` |
 //! | kernel phase `PostSimulation` | `FixedPostUpdate` (each fixed step) | after each simulation step |
 //! | kernel phase `PreRender` (client) | `PostUpdate` | camera work, before the frame is handed to rendering |
 //! | kernel phase `Heartbeat` (the main scheduler) | `Last` by default ([`TickstepPluginBuilder::kernel_schedule`]) | it spends what the frame has left |
