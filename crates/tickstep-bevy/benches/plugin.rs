@@ -13,6 +13,13 @@
 //!   about; the unpaired medians and the fastest rounds are printed beside it. On Linux the same
 //!   comparison is also made in CPU time (the thread's `schedstat`), which leaves out the time
 //!   slices other processes take: on an oversubscribed machine it is the closest to an idle one.
+//! * `frame_idle_commands_used`: the same pair of apps, except that the plugin's app has reached
+//!   its commands layer once (a command ran and finished), so its commands cycle sits in
+//!   `FixedUpdate` (docs/bevy.md §6.5) — a `FixedUpdate` schedule the bare app does not have.
+//!   Paired frames only.
+//! * `frame_idle_fixed_game`: both apps also have one game system of their own in `FixedUpdate`
+//!   (as a game with a fixed-step simulation does), the plugin's commands layer used. Paired
+//!   frames only.
 //! * `task_via_plugin`: per task, 1,000 empty kernel tasks scheduled through the plugin's
 //!   scheduler and run by one `App::update()` (minus an idle update), against the bare kernel
 //!   (`FrameScheduler::schedule` + `step`, same tasks, same budget, same clock).
@@ -24,10 +31,11 @@
 
 use std::time::Duration;
 
-use bevy_app::App;
+use bevy_app::{App, FixedUpdate};
 use bevy_ecs::prelude::*;
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
-use tickstep_bevy::{TickstepKernel, TickstepPlugin};
+use tickstep_bevy::{TickstepCommands, TickstepKernel, TickstepPlugin};
+use tickstep_commands::Command;
 use tickstep_kernel::clock::{Clock, SystemClock};
 use tickstep_kernel::{FrameScheduler, Priority, SchedulerConfig};
 
@@ -37,14 +45,28 @@ const BIG_BUDGET: Duration = Duration::from_secs(1);
 #[derive(Resource, Default)]
 struct Counter(u64);
 
-fn headless(plugin: bool) -> App {
+/// What the app has besides `TimePlugin`.
+#[derive(Clone, Copy, PartialEq)]
+enum Setup {
+    /// Nothing: the baseline.
+    Bare,
+    /// The plugin, nothing scheduled, its commands layer never reached.
+    Plugin,
+    /// The plugin after one command ran to its end (the commands cycle is in `FixedUpdate`).
+    PluginCommandsUsed,
+}
+
+fn headless(setup: Setup, fixed_game_system: bool) -> App {
     let mut app = App::new();
     app.add_plugins(TimePlugin)
         .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_nanos(
             16_666_667,
         )))
         .init_resource::<Counter>();
-    if plugin {
+    if fixed_game_system {
+        app.add_systems(FixedUpdate, |mut c: ResMut<'_, Counter>| c.0 += 1);
+    }
+    if setup != Setup::Bare {
         app.add_plugins(
             TickstepPlugin::builder()
                 .budget(BIG_BUDGET)
@@ -53,8 +75,19 @@ fn headless(plugin: bool) -> App {
                 .expect("valid settings"),
         );
     }
+    if setup == Setup::PluginCommandsUsed {
+        let once = Command::no_requirements()
+            .executing(|_co| async {})
+            .named("once");
+        let commands = app.world().non_send::<TickstepCommands>();
+        assert!(commands.scheduler().schedule(&once).is_success());
+    }
     for _ in 0..10 {
         app.update(); // warm: schedules built, first-update special cases done
+    }
+    if setup == Setup::PluginCommandsUsed {
+        let commands = app.world().non_send::<TickstepCommands>();
+        assert!(commands.scheduler().running().is_empty(), "the command ran");
     }
     app
 }
@@ -135,6 +168,37 @@ fn paired_differences(
     }
 }
 
+/// One round of per-task samples: the medians (ns per task) through the plugin, through the plugin
+/// with a world operation, and on the bare kernel.
+fn task_round(clock: &SystemClock, with: &mut App, kernel: &FrameScheduler) -> (f64, f64, f64) {
+    let plugin_sched = with
+        .world()
+        .non_send::<TickstepKernel>()
+        .scheduler()
+        .clone();
+    let queue = with.world().non_send::<TickstepKernel>().world().clone();
+    let (mut per_task, mut per_task_op, mut per_task_bare) = (Vec::new(), Vec::new(), Vec::new());
+    // Each sample: an idle frame, then scheduling 1,000 tasks and the frame that runs them,
+    // back to back; per task = (schedule + frame - idle frame) / 1,000. The bare kernel's
+    // sample (schedule + step) sits right beside it.
+    let mut through_plugin = |op: Option<&tickstep_bevy::WorldQueue>| {
+        let idle = time(clock, 1, || with.update());
+        let start = clock.now();
+        schedule_tasks(&plugin_sched, op);
+        with.update();
+        ((clock.now() - start).as_nanos() as f64 - idle) / TASKS as f64
+    };
+    for _ in 0..50 {
+        per_task.push(through_plugin(None));
+        per_task_op.push(through_plugin(Some(&queue)));
+        let start = clock.now();
+        schedule_tasks(kernel, None);
+        kernel.step();
+        per_task_bare.push((clock.now() - start).as_nanos() as f64 / TASKS as f64);
+    }
+    (median(per_task), median(per_task_op), median(per_task_bare))
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let (rounds, frames, task_rounds) = if quick {
@@ -144,8 +208,12 @@ fn main() {
     };
     let clock = SystemClock::new();
 
-    let mut bare = headless(false);
-    let mut with = headless(true);
+    let mut bare = headless(Setup::Bare, false);
+    let mut with = headless(Setup::Plugin, false);
+    let mut used = headless(Setup::PluginCommandsUsed, false);
+    let mut bare_fixed = headless(Setup::Bare, true);
+    let mut used_fixed = headless(Setup::PluginCommandsUsed, true);
+    let (mut added_used, mut added_fixed_game) = (Vec::new(), Vec::new());
     let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server().budget(BIG_BUDGET));
 
     let (mut idle_bare, mut idle_with) = (Vec::new(), Vec::new());
@@ -163,38 +231,21 @@ fn main() {
             cpu_with.push(w);
         }
         paired_differences(&clock, frames, &mut bare, &mut with, &mut added);
+        paired_differences(&clock, frames, &mut bare, &mut used, &mut added_used);
+        paired_differences(
+            &clock,
+            frames,
+            &mut bare_fixed,
+            &mut used_fixed,
+            &mut added_fixed_game,
+        );
         if round >= task_rounds {
             continue;
         }
-        let plugin_sched = with
-            .world()
-            .non_send::<TickstepKernel>()
-            .scheduler()
-            .clone();
-        let queue = with.world().non_send::<TickstepKernel>().world().clone();
-        let (mut per_task, mut per_task_op, mut per_task_bare) =
-            (Vec::new(), Vec::new(), Vec::new());
-        // Each sample: an idle frame, then scheduling 1,000 tasks and the frame that runs them,
-        // back to back; per task = (schedule + frame - idle frame) / 1,000. The bare kernel's
-        // sample (schedule + step) sits right beside it.
-        let mut through_plugin = |op: Option<&tickstep_bevy::WorldQueue>| {
-            let idle = time(&clock, 1, || with.update());
-            let start = clock.now();
-            schedule_tasks(&plugin_sched, op);
-            with.update();
-            ((clock.now() - start).as_nanos() as f64 - idle) / TASKS as f64
-        };
-        for _ in 0..50 {
-            per_task.push(through_plugin(None));
-            per_task_op.push(through_plugin(Some(&queue)));
-            let start = clock.now();
-            schedule_tasks(&kernel, None);
-            kernel.step();
-            per_task_bare.push((clock.now() - start).as_nanos() as f64 / TASKS as f64);
-        }
-        via_plugin.push(median(per_task));
-        with_op.push(median(per_task_op));
-        via_kernel.push(median(per_task_bare));
+        let (plugin, plugin_op, bare_kernel) = task_round(&clock, &mut with, &kernel);
+        via_plugin.push(plugin);
+        with_op.push(plugin_op);
+        via_kernel.push(bare_kernel);
     }
     assert!(
         with.world().resource::<Counter>().0 > 0,
@@ -219,6 +270,20 @@ fn main() {
             "frame_idle (CPU)    adds {:>5.0} ns per frame: plugin {with_cpu:.0} ns, bare App::update {bare_cpu:.0} ns of CPU, ratio {:.3}",
             with_cpu - bare_cpu,
             with_cpu / bare_cpu
+        );
+    }
+    let bare_fixed_ns = time(&clock, frames, || bare_fixed.update());
+    for (name, adds, base) in [
+        ("frame_idle_commands_used", median(added_used), bare_ns),
+        (
+            "frame_idle_fixed_game",
+            median(added_fixed_game),
+            bare_fixed_ns,
+        ),
+    ] {
+        println!(
+            "{name:<24} adds {adds:>5.0} ns per frame (paired): ratio {:.3} to the same app's bare App::update of {base:.0} ns",
+            (base + adds) / base
         );
     }
     let kernel_ns = median(via_kernel);

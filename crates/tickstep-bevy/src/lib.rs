@@ -79,7 +79,7 @@
 //! | frame start (the frame meter) | `First`, before `TimeSystems` | the earliest point of a frame |
 //! | physics time (`PhysicsStepTime`) | `RunFixedMainLoop`, around the fixed loop | Bevy's simulation is the fixed main loop |
 //! | kernel phase `PreSimulation` | `FixedPreUpdate` (each fixed step) | work that must line up with each simulation step |
-//! | commands cycle | `FixedUpdate` (each fixed step) | a robot loop is a fixed-rate loop; Bevy's is `FixedUpdate` |
+//! | commands cycle | `FixedUpdate` (each fixed step), once the app has reached [`TickstepCommands`] | a robot loop is a fixed-rate loop; Bevy's is `FixedUpdate` |
 //! | kernel phase `PostSimulation` | `FixedPostUpdate` (each fixed step) | after each simulation step |
 //! | kernel phase `PreRender` (client) | `PostUpdate` | camera work, before the frame is handed to rendering |
 //! | kernel phase `Heartbeat` (the main scheduler) | `Last` by default ([`TickstepPluginBuilder::kernel_schedule`]) | it spends what the frame has left |
@@ -139,28 +139,33 @@
 //! # Costs
 //!
 //! Measured with `cargo bench -p tickstep-bevy --bench plugin` (see `benches/plugin.rs`) on the
-//! shared two-core VM while other builds ran (load average 10–13), ratio = plugin / baseline:
+//! shared two-core VM while four other builds ran, ratio = plugin / baseline; "paired" is the
+//! median difference of frames run back to back, which holds still under that load:
 //!
 //! | measure | baseline | result |
 //! |---|---|---|
-//! | a frame with nothing scheduled, CPU time | the same headless app's bare `App::update()` (3.8–7.9 µs of CPU) | adds 0.40–2.0 µs (0.84 and 1.65 in the two full runs): 1.05–1.35 |
-//! | the same, wall time | the same (10–24 µs of wall time here) | adds 0.88–1.35 µs (median of paired frames): 1.06–1.09 |
-//! | a kernel task run through the plugin | the bare kernel (`schedule` + `step`), 58–104 ns | 0.84–1.04 (0.98 in the last full run): the same path, the plugin adds nothing per task |
-//! | the same, the task also queuing a world operation | the bare kernel | 1.25–1.41 (~25–30 ns per operation: one boxed closure, applied at the sync point) |
+//! | a frame with nothing scheduled, wall time, paired (`frame_idle`) | the same headless app's bare `App::update()` (13–19 µs of wall time in these runs) | adds 0.70 µs (full run), 0.77–0.86 µs (three quick runs): 1.05 |
+//! | the same, CPU time (unpaired, noisy) | the same (6–8 µs of CPU) | adds −1.7–1.1 µs |
+//! | a frame with nothing scheduled after a command has run (`frame_idle_commands_used`) | the same bare app | adds 1.3–1.5 µs: 1.08–1.11 — the commands cycle now sits in a `FixedUpdate` schedule the bare app does not have |
+//! | the same in a game with its own `FixedUpdate` system (`frame_idle_fixed_game`) | that game's bare `App::update()` | adds 0.99–1.21 µs: 1.04–1.07 |
+//! | a kernel task run through the plugin | the bare kernel (`schedule` + `step`), 70–110 ns | 0.87–0.96: the same path, the plugin adds nothing per task |
+//! | the same, the task also queuing a world operation | the bare kernel | 1.23–1.36 (~25–30 ns per operation: one boxed closure, applied at the sync point) |
 //!
-//! So the per-frame goal of under 1 µs is met on some runs and missed (by up to 2x) on others: on
-//! this oversubscribed machine the run-to-run spread of a bare frame is several microseconds, and
-//! the figure includes Bevy's own cost of running the plugin's five systems. Most of the rest is
-//! five clock reads a frame (frame start, the fixed loop's start and end, the idle check, frame
-//! end), which cost 30–100 ns each here.
+//! So the per-frame goal of under 1 µs is met for the idle plugin. Counted in instructions
+//! (valgrind's callgrind, deterministic on a loaded machine), a bare frame of that app is ~31,200
+//! instructions and the idle plugin adds ~2,100 (it added ~4,500–5,200 before its commands cycle
+//! became lazy). An app that has used its commands pays the cycle's `FixedUpdate` schedule on
+//! top (~2,900 instructions more): Bevy runs every schedule that exists, and moving a schedule out
+//! of its map and back costs more than everything else the plugin does per frame. A game with
+//! fixed-step systems pays for that schedule anyway, so there the plugin adds ~3,200
+//! instructions (~1 µs) with its commands in use.
 //!
-//! Per frame the plugin adds five systems (frame start in `First`, two around the fixed loop, the
-//! commands cycle per fixed step, the kernel frame in `Last`), three message types for Bevy to
-//! rotate, four clock reads, an attachment check of the main scheduler (the idle kernel takes no
-//! step), a heap peek for the schedules' next deadline and a couple of `Rc` clones; no
-//! allocation. About 0.5 µs of it is Bevy's own cost of running those systems and rotating those
-//! messages (an app with five empty systems and three message types in the same places costs
-//! about that much over the bare app). Per world operation: one boxed closure. Per published message:
+//! Per frame the idle plugin adds four systems (frame start in `First`, two around the fixed
+//! loop, the kernel frame in `Last`), three message types for Bevy to rotate, four clock reads,
+//! an attachment check of the main scheduler (the idle kernel takes no step), a heap peek for the
+//! schedules' next deadline and a couple of `Rc` clones; no allocation. Once the app has reached
+//! its commands (docs/bevy.md §6.5) the commands cycle adds a fifth system in `FixedUpdate`, run
+//! once per fixed step. Per world operation: one boxed closure. Per published message:
 //! one copy into its `Send` form (a command's name becomes an `Arc<str>`, one allocation).
 //!
 //! Build cost: the three Bevy sub-crates with default features off (and the 40-odd crates they

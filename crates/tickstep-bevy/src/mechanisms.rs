@@ -156,6 +156,7 @@ impl TickstepCommands {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn mechanism<M: MechanismComponent>(&self, entity: Entity) -> Mechanism {
+        self.cycle.wanted.set(true);
         self.mechanisms
             .borrow_mut()
             .entry((TypeId::of::<M>(), entity))

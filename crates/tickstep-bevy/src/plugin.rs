@@ -159,6 +159,7 @@ impl TickstepPlugin {
             unreachable!("the engine is set once");
         }
 
+        let commands_wanted = Rc::new(std::cell::Cell::new(false));
         let phases = s
             .phases
             .iter()
@@ -175,6 +176,9 @@ impl TickstepPlugin {
             overloads,
             command_events: Rc::clone(&events),
             published_steps: std::cell::Cell::new(0),
+            game_clock: game_clock.clone(),
+            commands_wanted: Rc::clone(&commands_wanted),
+            commands_installed: std::cell::Cell::new(false),
         });
         app.insert_non_send(TickstepKernel {
             kernel,
@@ -188,6 +192,7 @@ impl TickstepPlugin {
                 world,
                 events,
                 failure: RefCell::new(None),
+                wanted: commands_wanted,
             }),
             mechanisms: RefCell::default(),
         });

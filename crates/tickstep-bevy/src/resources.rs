@@ -53,6 +53,12 @@ pub(crate) struct FrameParts {
     pub(crate) overloads: Rc<RefCell<Vec<tickstep_kernel::Overload>>>,
     pub(crate) command_events: Rc<RefCell<Vec<crate::CommandEvent>>>,
     pub(crate) published_steps: Cell<u64>,
+    /// The commands' clock, published at the end of every fixed main loop (docs/bevy.md §4.2).
+    pub(crate) game_clock: GameClock,
+    /// Set when the app first reaches the commands layer (docs/bevy.md §6.5).
+    pub(crate) commands_wanted: Rc<Cell<bool>>,
+    /// Whether the commands cycle's system is in `FixedUpdate` yet.
+    pub(crate) commands_installed: Cell<bool>,
 }
 
 /// A phase scheduler and the one-phase frame loop that steps it from its Bevy schedule.
@@ -222,6 +228,8 @@ pub(crate) struct CommandsCycle {
     pub(crate) world: WorldQueue,
     pub(crate) events: Rc<RefCell<Vec<crate::CommandEvent>>>,
     pub(crate) failure: RefCell<Option<RunError>>,
+    /// Shared with [`FrameParts::commands_wanted`]: set by every way into the commands layer.
+    pub(crate) wanted: Rc<Cell<bool>>,
 }
 
 impl std::fmt::Debug for TickstepCommands {
@@ -246,6 +254,7 @@ impl TickstepCommands {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn scheduler(&self) -> &tickstep_commands::CommandScheduler {
+        self.cycle.wanted.set(true);
         &self.cycle.scheduler
     }
 
@@ -262,6 +271,7 @@ impl TickstepCommands {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn clock(&self) -> &GameClock {
+        self.cycle.wanted.set(true);
         &self.cycle.clock
     }
 

@@ -4,9 +4,10 @@
 //! | Bevy schedule | system | what it does |
 //! |---|---|---|
 //! | `First`, before `TimeSystems` | `begin_frame` | starts the frame meter; with a manual clock, feeds its movement to `Time<Real>` |
-//! | `RunFixedMainLoop`, before/after the fixed loop | `begin_fixed` / `end_fixed` | measures the physics share of the frame |
+//! | `RunFixedMainLoop`, before the fixed loop | `begin_fixed` | starts measuring the physics share of the frame; the first time the app has reached the commands layer, adds `run_commands` to `FixedUpdate` |
+//! | `RunFixedMainLoop`, after the fixed loop | `end_fixed` | ends the physics share; publishes `Time<Fixed>` to the game clock |
 //! | `FixedPreUpdate` | `step_pre_simulation` | steps the `PreSimulation` phase scheduler (if asked for), then the sync point |
-//! | `FixedUpdate` | `run_commands` | publishes `Time<Fixed>` to the game clock, runs one commands cycle, then the sync point |
+//! | `FixedUpdate` (once the commands layer is used) | `run_commands` | publishes `Time<Fixed>` to the game clock, runs one commands cycle, then the sync point |
 //! | `FixedPostUpdate` | `step_post_simulation` | steps the `PostSimulation` phase scheduler (if asked for), then the sync point |
 //! | `PostUpdate` (client) | `step_pre_render` | steps the `PreRender` phase scheduler (if asked for), then the sync point |
 //! | the kernel schedule (`Last`) | `kernel_frame` | re-arms the schedules tick, steps the main scheduler, the sync point, closes the frame meter, publishes stats and messages |
@@ -47,7 +48,6 @@ pub(crate) fn install(app: &mut App, settings: &Settings) {
                 end_fixed.in_set(RunFixedMainLoopSystems::AfterFixedMainLoop),
             ),
         )
-        .add_systems(FixedUpdate, run_commands)
         .add_systems(settings.kernel_schedule, kernel_frame);
     for phase in &settings.phases {
         match phase {
@@ -80,13 +80,24 @@ fn begin_frame(
 }
 
 #[allow(clippy::needless_pass_by_value)]
-fn begin_fixed(kernel: NonSend<'_, TickstepKernel>) {
-    kernel.parts.meter.begin_fixed(kernel.parts.clock.now());
+fn begin_fixed(kernel: NonSend<'_, TickstepKernel>, mut schedules: ResMut<'_, Schedules>) {
+    let parts = &kernel.parts;
+    // The commands cycle joins `FixedUpdate` the first time the app reaches the commands layer
+    // (docs/bevy.md §6.5): until then an idle app pays for no `FixedUpdate` schedule of ours.
+    // `FixedUpdate` is not running here, so adding to it is safe.
+    if !parts.commands_installed.get() && parts.commands_wanted.get() {
+        schedules.add_systems(FixedUpdate, run_commands);
+        parts.commands_installed.set(true);
+    }
+    parts.meter.begin_fixed(parts.clock.now());
 }
 
 #[allow(clippy::needless_pass_by_value)]
-fn end_fixed(kernel: NonSend<'_, TickstepKernel>) {
-    kernel.parts.meter.end_fixed(kernel.parts.clock.now());
+fn end_fixed(kernel: NonSend<'_, TickstepKernel>, fixed: Res<'_, Time<Fixed>>) {
+    let parts = &kernel.parts;
+    parts.meter.end_fixed(parts.clock.now());
+    // The game clock stays current without a commands cycle too (docs/bevy.md §4.2).
+    parts.game_clock.publish(fixed.elapsed());
 }
 
 fn run_commands(world: &mut World) {
