@@ -213,6 +213,30 @@ fn sqlite_only_an_sqlite_file_without_the_schema_is_not_a_store_and_is_not_migra
 }
 
 #[test]
+fn postgres_only_a_version_3_database_is_read_by_the_inspector_without_limits_and_not_migrated() {
+    let url = pg_or_skip!("inspect_version_3");
+    let store = Store::postgres(url.clone());
+    let h = Host::open(store.path(), ManualClock::new());
+    let id = h.every(10.0, Options::new().max_faults(4));
+    h.engine.wait_for_writes().unwrap();
+    drop(h);
+    // What a version-3 build left behind: no limit columns, no version-4 migration.
+    store.execute(
+        "ALTER TABLE tickstep_schedules DROP COLUMN time_limit_ns, DROP COLUMN tick_limit; \
+         DELETE FROM schema_migrations WHERE version = 4",
+    );
+
+    let inspector = Inspector::open(&url).unwrap();
+    let stored = inspector.get(id).unwrap().unwrap();
+    assert_eq!(
+        (stored.time_limit, stored.tick_limit, stored.max_faults),
+        (None, None, 4)
+    );
+    assert_eq!(inspector.list().unwrap().len(), 1);
+    assert_eq!(store.count("SELECT MAX(version) FROM schema_migrations"), 3);
+}
+
+#[test]
 fn postgres_only_a_database_without_the_schema_is_not_a_store_named_without_its_password() {
     let url = pg_or_skip!("inspect_foreign_database");
     let mut app = postgres::Client::connect(&url, postgres::NoTls).unwrap();

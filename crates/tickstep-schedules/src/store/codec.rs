@@ -38,9 +38,13 @@ macro_rules! columns_v1 {
 /// The columns [`decode`] reads, in order (schema version 3 on: the firing limits last).
 pub(crate) const COLUMNS: &str = concat!(columns_v1!(), ", time_limit_ns, tick_limit");
 
-/// What [`decode`] reads from a store of schema version 1 or 2, which did not keep firing limits:
-/// none.
-const COLUMNS_BEFORE_V3: &str = concat!(columns_v1!(), ", NULL, NULL");
+/// What [`decode`] reads from a store that did not keep firing limits yet (`SQLite` before schema
+/// version 3, `PostgreSQL` before 4): none. The NULLs are typed because `PostgreSQL`'s client
+/// checks a column's type even when its value is NULL.
+pub(crate) const COLUMNS_WITHOUT_LIMITS: &str = concat!(
+    columns_v1!(),
+    ", CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)"
+);
 
 /// The select list [`decode`] reads from a store of schema `version` (a reader that does not
 /// migrate, like the `Inspector`, meets older files).
@@ -48,7 +52,7 @@ pub(crate) fn columns_for(version: i64) -> &'static str {
     if version >= 3 {
         COLUMNS
     } else {
-        COLUMNS_BEFORE_V3
+        COLUMNS_WITHOUT_LIMITS
     }
 }
 

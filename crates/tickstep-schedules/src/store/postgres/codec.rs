@@ -14,12 +14,25 @@ use postgres::Row;
 use postgres::types::{ToSql, Type};
 
 use crate::row::{Cadence, ScheduleRow};
-use crate::store::codec::{COLUMNS, fault_json, json, running_json, schedule_name, to_sql};
+use crate::store::codec::{
+    COLUMNS, COLUMNS_WITHOUT_LIMITS, fault_json, json, running_json, schedule_name, to_sql,
+};
 use crate::store::decode::StoredColumns;
 
-/// The `SELECT` that reads rows (an operator's view), columns as [`decode`] reads them.
+/// The `SELECT` that reads rows of a store of the current schema, columns as [`decode`] reads
+/// them.
 pub(super) fn select_all() -> String {
     format!("SELECT {COLUMNS} FROM tickstep_schedules")
+}
+
+/// The `SELECT` that reads rows of a store of schema `version`, as an operator's view that does
+/// not migrate meets them: before version 4 there are no firing limits to read.
+pub(super) fn select_all_of(version: i64) -> String {
+    if version >= 4 {
+        select_all()
+    } else {
+        format!("SELECT {COLUMNS_WITHOUT_LIMITS} FROM tickstep_schedules")
+    }
 }
 
 /// The claim: takes rows nobody holds, or whose holder's lease has run out (database time),

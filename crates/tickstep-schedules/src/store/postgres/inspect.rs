@@ -20,6 +20,8 @@ use crate::store::codec::{from_sql, to_sql};
 /// A read-only connection to a `PostgreSQL` store.
 pub(crate) struct PgInspector {
     client: RefCell<Client>,
+    /// The `SELECT` of the database's schema version, which the inspector does not migrate.
+    select: String,
 }
 
 impl std::fmt::Debug for PgInspector {
@@ -44,12 +46,13 @@ fn open_checked(url: &str) -> Result<(Client, i64), Error> {
 impl PgInspector {
     /// Connects and checks the schema; every later read runs in a read-only transaction.
     pub(crate) fn open(url: &str) -> Result<Self, Error> {
-        let (mut client, _) = open_checked(url)?;
+        let (mut client, version) = open_checked(url)?;
         client
             .batch_execute("SET default_transaction_read_only = on")
             .map_err(database_error("making the inspector's session read-only"))?;
         Ok(PgInspector {
             client: RefCell::new(client),
+            select: codec::select_all_of(version),
         })
     }
 
@@ -71,15 +74,12 @@ impl PgInspector {
 
     /// Every row, by id.
     pub(crate) fn list(&self) -> Result<Vec<ScheduleRow>, Error> {
-        self.rows(&format!("{} ORDER BY id", codec::select_all()), &[])
+        self.rows(&format!("{} ORDER BY id", self.select), &[])
     }
 
     /// Row `id`, if held.
     pub(crate) fn get(&self, id: u64) -> Result<Option<ScheduleRow>, Error> {
-        let mut rows = self.rows(
-            &format!("{} WHERE id = $1", codec::select_all()),
-            &[&to_sql(id)],
-        )?;
+        let mut rows = self.rows(&format!("{} WHERE id = $1", self.select), &[&to_sql(id)])?;
         Ok(rows.pop())
     }
 
