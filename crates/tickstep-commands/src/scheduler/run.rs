@@ -39,7 +39,7 @@ impl Inner {
             let mut s = self.state.borrow_mut();
             assert!(
                 !s.in_run,
-                "Scheduler::run was called from inside run() (from a command, trigger, sideload or listener); call it once per cycle from the robot loop"
+                "CommandScheduler::run was called from inside run() (from a command, trigger, sideload or listener); call it once per cycle from the robot loop"
             );
             s.in_run = true;
             s.cycle += 1;
