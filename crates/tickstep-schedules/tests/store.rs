@@ -459,6 +459,34 @@ fn sqlite_only_the_file_uses_wal_and_records_its_schema_version() {
     assert_eq!(version, 3);
 }
 
+/// Rows in the database file itself, ignoring the WAL (`immutable` reads the main file only).
+fn rows_in_main_file(path: &Path) -> i64 {
+    let uri = format!("file:{}?immutable=1", path.display());
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+    let conn = rusqlite::Connection::open_with_flags(uri, flags).unwrap();
+    conn.query_row("SELECT COUNT(*) FROM schedules", [], |r| r.get(0))
+        .unwrap_or(0) // before the first checkpoint the main file may not have the table yet
+}
+
+/// docs/schedules.md §11.34. A real thread on a real file: bounded in time and count, asserting
+/// the outcome (the row reached the database file while the engine is open), never how soon.
+#[test]
+fn sqlite_only_commits_reach_the_database_file_through_the_checkpoint_thread_while_open() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    // One small commit: SQLite's own automatic checkpoint would wait for 1,000 WAL pages, so
+    // only the store's thread can bring this row into the main file before the engine closes.
+    h.every(10.0, Options::new());
+    let mut polls = 0;
+    while rows_in_main_file(&path) < 1 {
+        polls += 1;
+        assert!(polls < 1_000, "no checkpoint reached the file in 10 s");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // The engine keeps the row and runs on.
+    assert_eq!(h.engine.begin(h.prog).schedules(None).unwrap().len(), 1);
+}
+
 on_both_stores! {
     fn a_store_written_by_a_newer_schema_is_refused_not_misread(store) {
         let path = store.path();

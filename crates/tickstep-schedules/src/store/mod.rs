@@ -14,6 +14,7 @@
 //! * [`damage`] — SQLite's "damaged" told apart from other failures;
 //! * [`integrity`] — what opening checks before it writes anything (damaged, foreign, newer);
 //! * [`sqlite`] — the `SQLite` backend: durable commits, per-tick group commits, loading, stops;
+//! * [`checkpointer`] — the `SQLite` store's WAL checkpoints, on a thread of their own;
 //! * `postgres` — the `PostgreSQL` backend: a store thread, writes behind the tick (feature
 //!   `postgres`);
 //! * [`inspect`] — the operator's read-only view ([`Inspector`]) and durable stop, on the same
@@ -46,6 +47,7 @@
 //! does not know, so they never carry a second copy of the column list.
 
 pub(crate) mod backend;
+pub(crate) mod checkpointer;
 pub(crate) mod codec;
 pub(crate) mod damage;
 pub(crate) mod decode;

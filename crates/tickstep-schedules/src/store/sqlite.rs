@@ -8,6 +8,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 use super::backend::{Backend, OpenPolicy};
+use super::checkpointer::Checkpointer;
 use super::codec::{self, CadenceParams, to_sql};
 use super::integrity::{self, store_error};
 use super::schema::{self, APPLICATION_ID, CURRENT_VERSION};
@@ -19,6 +20,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One open store file.
 pub(crate) struct SqliteStore {
+    /// The engine's store checkpoints on this thread, never in a commit (§11.34); `None` for the
+    /// operator's short-lived connection, which keeps SQLite's automatic checkpoint. Declared
+    /// before `conn` so that it closes first and `conn`, closing last, removes the WAL.
+    checkpointer: Option<Checkpointer>,
     conn: Connection,
     path: PathBuf,
     /// `PRAGMA data_version` when the stops table was last read: it changes only when another
@@ -53,6 +58,13 @@ impl SqliteStore {
                 .map_err(Error::store("stamping the store's application id"))?;
         }
         let mut store = SqliteStore::from_conn(conn, path, CURRENT_VERSION);
+        store.checkpointer = Checkpointer::start(path, BUSY_TIMEOUT);
+        if store.checkpointer.is_some() {
+            store
+                .conn
+                .pragma_update(None, "wal_autocheckpoint", 0)
+                .map_err(|e| store_error(path, "leaving checkpoints to their thread", e))?;
+        }
         store.stops_seen = store
             .conn
             .query_row(
@@ -86,6 +98,7 @@ impl SqliteStore {
 
     fn from_conn(conn: Connection, path: &Path, version: i64) -> Self {
         SqliteStore {
+            checkpointer: None,
             conn,
             path: path.to_path_buf(),
             data_version: 0,
@@ -213,18 +226,19 @@ impl Backend for SqliteStore {
             Durability::Synced => "committing schedule creations and stops",
             Durability::Grouped => "group-committing cadence updates",
         };
-        if durability == Durability::Grouped {
-            return self
-                .write(changes)
-                .map_err(|e| store_error(&self.path, context, e));
+        let result = if durability == Durability::Grouped {
+            self.write(changes)
+        } else {
+            self.set_synchronous("FULL")
+                .map_err(Error::store(context))?;
+            let result = self.write(changes);
+            let restored = self.set_synchronous("NORMAL");
+            result.and_then(|removed| restored.map(|()| removed))
+        };
+        if let (Some(checkpointer), false) = (&self.checkpointer, changes.is_empty()) {
+            checkpointer.committed();
         }
-        self.set_synchronous("FULL")
-            .map_err(Error::store(context))?;
-        let result = self.write(changes);
-        let restored = self.set_synchronous("NORMAL");
-        result
-            .and_then(|removed| restored.map(|()| removed))
-            .map_err(|e| store_error(&self.path, context, e))
+        result.map_err(|e| store_error(&self.path, context, e))
     }
 
     fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error> {

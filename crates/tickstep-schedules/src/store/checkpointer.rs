@@ -1,0 +1,110 @@
+//! WAL checkpoints off the tick (docs/schedules.md §11.34).
+//!
+//! SQLite's automatic checkpoint runs inside the commit that crosses 1,000 WAL pages: that commit
+//! copies the pages into the database file and fsyncs it, which stalls the tick that made it by
+//! milliseconds to tens of milliseconds — long enough to overrun a 60 fps frame. The engine's
+//! connection therefore never checkpoints; a thread of the store's own, on a second connection,
+//! runs a `PASSIVE` checkpoint after commits instead (a passive checkpoint never blocks the writer
+//! and never waits for it). At most one checkpoint runs per [`PAUSE`], so a busy store fsyncs a few
+//! times a second, as it did with the automatic checkpoint, not once per tick.
+
+use std::path::Path;
+use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+/// The least time between two checkpoints: the WAL grows by at most what a store commits in it.
+const PAUSE: Duration = Duration::from_millis(250);
+
+/// The checkpointing thread of one open store; dropping it ends the thread (after a last
+/// checkpoint if something was committed since the previous one) and joins it.
+pub(crate) struct Checkpointer {
+    /// Holds at most one wake-up: a commit while one is pending adds nothing.
+    wake: Option<SyncSender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    /// Opens a second connection to the store at `path` and starts the thread on it; `None`
+    /// (with a warning) when either fails, and the caller keeps SQLite's automatic checkpoint.
+    pub(crate) fn start(path: &Path, busy_timeout: Duration) -> Option<Self> {
+        let conn = match Connection::open(path).and_then(|conn| {
+            conn.busy_timeout(busy_timeout)?;
+            Ok(conn)
+        }) {
+            Ok(conn) => conn,
+            Err(error) => {
+                tracing::warn!(%error, "no checkpoint connection; commits will checkpoint the WAL");
+                return None;
+            }
+        };
+        let (wake, woken) = mpsc::sync_channel(1);
+        let thread = std::thread::Builder::new()
+            .name("tickstep-sqlite-checkpoint".into())
+            .spawn(move || run(&conn, &woken));
+        match thread {
+            Ok(thread) => Some(Checkpointer {
+                wake: Some(wake),
+                thread: Some(thread),
+            }),
+            Err(error) => {
+                tracing::warn!(%error, "no checkpoint thread; commits will checkpoint the WAL");
+                None
+            }
+        }
+    }
+
+    /// Tells the thread the store committed: one non-blocking channel send, nothing when a
+    /// wake-up is already pending.
+    pub(crate) fn committed(&self) {
+        if let Some(wake) = &self.wake {
+            if let Err(TrySendError::Disconnected(())) = wake.try_send(()) {
+                tracing::warn!("the SQLite checkpoint thread has stopped; the WAL will grow");
+            }
+        }
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.wake = None; // disconnects: the thread ends its pause at once and returns
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The thread: a checkpoint after a wake-up, then a [`PAUSE`] in which further wake-ups are
+/// gathered into the next checkpoint; closing the store ends the pause at once, with a last
+/// checkpoint if something was committed since the previous one.
+fn run(conn: &Connection, woken: &mpsc::Receiver<()>) {
+    let mut pending = false;
+    loop {
+        if !pending && woken.recv().is_err() {
+            return;
+        }
+        checkpoint(conn);
+        pending = false;
+        let until = Instant::now() + PAUSE;
+        loop {
+            match woken.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                Ok(()) => pending = true,
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => {
+                    if pending {
+                        checkpoint(conn);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn checkpoint(conn: &Connection) {
+    if let Err(error) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+        tracing::warn!(%error, "a WAL checkpoint failed; the next commit retries it");
+    }
+}
