@@ -20,9 +20,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One open store file.
 pub(crate) struct SqliteStore {
-    /// The engine's store checkpoints on this thread, never in a commit (§11.34); `None` for the
-    /// operator's short-lived connection, which keeps SQLite's automatic checkpoint. Declared
-    /// before `conn` so that it closes first and `conn`, closing last, removes the WAL.
+    /// The engine's store checkpoints on this thread, never in a commit (docs/schedules.md
+    /// §11.34); `None` for the operator's short-lived connection, which keeps SQLite's automatic
+    /// checkpoint. Declared before `conn` so that it closes first and `conn`, closing last,
+    /// removes the WAL.
     checkpointer: Option<Checkpointer>,
     conn: Connection,
     path: PathBuf,
