@@ -12,7 +12,6 @@ use rusqlite::Connection;
 use rusqlite::types::Value as Sql;
 use tickstep_kernel::clock::ManualClock;
 
-use crate::store::codec;
 use crate::testkit::{CountingRunner, PermissiveWorld};
 use crate::{Config, Error, Outcome, Schedules, Value};
 
@@ -86,11 +85,14 @@ pub fn load_row(columns: &[Column], now_unix_nanos: u64) -> Result<usize, Error>
             flags.push(Sql::Integer(i64::from(as_text)));
         }
         params.extend(flags);
-        stmt.query_row(rusqlite::params_from_iter(params), codec::decode)
-            .map_err(|source| Error::Store {
-                context: "decoding a fuzzed row",
-                source,
-            })
+        stmt.query_row(
+            rusqlite::params_from_iter(params),
+            crate::store::sqlite_row::decode,
+        )
+        .map_err(|source| Error::Store {
+            context: "decoding a fuzzed row",
+            source,
+        })
     })?;
     // The wall clock stays clear of the end of u64 so the test clock itself never overflows.
     let clock = ManualClock::starting_at_unix_nanos(now_unix_nanos % (1 << 62));

@@ -3,14 +3,11 @@
 //!
 //! The codec knows rows, never the engine's entries: the engine converts between the two on its
 //! side of the boundary (`engine/rows.rs`). Reading a row back is shared with the `PostgreSQL`
-//! store ([`decode`](super::decode)); this module says how a `SQLite` row gives up a column.
+//! store ([`decode`](super::decode)); [`sqlite_row`](super::sqlite_row) says how a `SQLite` row
+//! gives up a column.
 
 use std::fmt::Write as _;
 
-use rusqlite::Row;
-use rusqlite::types::FromSqlError;
-
-use super::decode::StoredColumns;
 use crate::row::{Cadence, RunningRow, ScheduleRow};
 use crate::{Fault, FaultKind, RunId, Value};
 
@@ -24,7 +21,7 @@ pub(crate) fn from_sql(n: i64) -> u64 {
     u64::from_ne_bytes(n.to_ne_bytes())
 }
 
-/// The columns of schema versions 1 and 2, in [`decode`]'s order.
+/// The columns of schema versions 1 and 2, in [`decode`](super::decode::decode)'s order.
 macro_rules! columns_v1 {
     () => {
         "id, kind, target, verb, args, state, owner, player, interval_ns, \
@@ -35,10 +32,10 @@ macro_rules! columns_v1 {
     };
 }
 
-/// The columns [`decode`] reads, in order (schema version 3 on: the firing limits last).
+/// The columns [`decode`](super::decode::decode) reads, in order (schema version 3 on: the firing limits last).
 pub(crate) const COLUMNS: &str = concat!(columns_v1!(), ", time_limit_ns, tick_limit");
 
-/// What [`decode`] reads from a store that did not keep firing limits yet (`SQLite` before schema
+/// What [`decode`](super::decode::decode) reads from a store that did not keep firing limits yet (`SQLite` before schema
 /// version 3, `PostgreSQL` before 4): none. The NULLs are typed because `PostgreSQL`'s client
 /// checks a column's type even when its value is NULL.
 pub(crate) const COLUMNS_WITHOUT_LIMITS: &str = concat!(
@@ -46,7 +43,7 @@ pub(crate) const COLUMNS_WITHOUT_LIMITS: &str = concat!(
     ", CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)"
 );
 
-/// The select list [`decode`] reads from a store of schema `version` (a reader that does not
+/// The select list [`decode`](super::decode::decode) reads from a store of schema `version` (a reader that does not
 /// migrate, like the `Inspector`, meets older files).
 pub(crate) fn columns_for(version: i64) -> &'static str {
     if version >= 3 {
@@ -205,47 +202,12 @@ pub(crate) fn insert(stmt: &mut rusqlite::Statement<'_>, r: &ScheduleRow) -> rus
     Ok(())
 }
 
-/// A stored value the codec cannot read: names the schedule (when its id read), the column and
-/// its index, and a bounded excerpt of the value.
-fn corrupt(id: Option<u64>, index: usize, column: &str, text: &str) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(
-        index,
-        rusqlite::types::Type::Text,
-        format!(
-            "{}: bad {column} in schedules row: {:?}",
-            schedule_name(id),
-            crate::limits::excerpt(text)
-        )
-        .into(),
-    )
-}
-
 /// "schedule 7", or "schedule (id unreadable)" when the id column itself is bad.
 pub(crate) fn schedule_name(id: Option<u64>) -> String {
     id.map_or_else(
         || "schedule (id unreadable)".to_owned(),
         |id| format!("schedule {id}"),
     )
-}
-
-/// Column `i` as borrowed text, or an error naming the column (docs/schedules.md §12.2).
-/// (`ValueRef::as_str`'s own error, converted by `?`, names neither the column nor its type: a
-/// blob or non-UTF-8 text in `verb` would read as a bare "Invalid type".)
-fn text_column<'r>(row: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
-    let value = row.get_ref(i)?;
-    value.as_str().map_err(|e| {
-        let name = row.as_ref().column_name(i).unwrap_or("?").to_owned();
-        match e {
-            FromSqlError::InvalidType => {
-                rusqlite::Error::InvalidColumnType(i, name, value.data_type())
-            }
-            other => rusqlite::Error::FromSqlConversionFailure(
-                i,
-                value.data_type(),
-                format!("{name} is not UTF-8 text: {other}").into(),
-            ),
-        }
-    })
 }
 
 fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
@@ -272,46 +234,4 @@ pub(crate) fn parse_running(text: &str) -> Option<Vec<RunningRow>> {
             })
             .collect(),
     )
-}
-
-/// Reads one row (selected with [`COLUMNS`]), with the decoding both stores share.
-pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
-    super::decode::decode(row)
-}
-
-impl StoredColumns for Row<'_> {
-    type Error = rusqlite::Error;
-
-    fn int(&self, i: usize) -> rusqlite::Result<i64> {
-        self.get(i)
-    }
-
-    fn int_or_null(&self, i: usize) -> rusqlite::Result<Option<i64>> {
-        self.get(i)
-    }
-
-    fn flag(&self, i: usize) -> rusqlite::Result<bool> {
-        self.get(i)
-    }
-
-    fn text(&self, i: usize) -> rusqlite::Result<&str> {
-        text_column(self, i)
-    }
-
-    fn text_or_null(&self, i: usize) -> rusqlite::Result<Option<&str>> {
-        if self.get_ref(i)? == rusqlite::types::ValueRef::Null {
-            return Ok(None);
-        }
-        text_column(self, i).map(Some)
-    }
-
-    fn corrupt(
-        &self,
-        id: Option<u64>,
-        index: usize,
-        column: &'static str,
-        text: &str,
-    ) -> rusqlite::Error {
-        corrupt(id, index, column, text)
-    }
 }

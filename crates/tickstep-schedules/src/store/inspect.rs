@@ -16,6 +16,7 @@ use super::codec::{self, from_sql, to_sql};
 use super::integrity;
 use super::schema;
 use super::sqlite::SqliteStore;
+use super::sqlite_row;
 use crate::row::ScheduleRow;
 use crate::{Catchup, Error, Fault, InFlight, ObjId, Overlap, ScheduleId, ScheduleKind, Value};
 
@@ -264,7 +265,7 @@ impl Inspector {
         let mut all = Vec::new();
         while let Some(row) = rows.next().map_err(&load_error)? {
             all.push(StoredSchedule::from(
-                codec::decode(row).map_err(&load_error)?,
+                sqlite_row::decode(row).map_err(&load_error)?,
             ));
         }
         Ok(all)
@@ -303,7 +304,7 @@ impl Inspector {
                 codec::columns_for(version)
             ),
             [to_sql(id.get())],
-            codec::decode,
+            sqlite_row::decode,
         )
         .optional()
         .map(|row| row.map(StoredSchedule::from))

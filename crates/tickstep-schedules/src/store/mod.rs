@@ -14,6 +14,7 @@
 //! * [`damage`] — SQLite's "damaged" told apart from other failures;
 //! * [`integrity`] — what opening checks before it writes anything (damaged, foreign, newer);
 //! * [`sqlite`] — the `SQLite` backend: durable commits, per-tick group commits, loading, stops;
+//! * [`sqlite_row`] — how a `SQLite` row gives up a column to the shared decoder;
 //! * [`checkpointer`] — the `SQLite` store's WAL checkpoints, on a thread of their own;
 //! * `postgres` — the `PostgreSQL` backend: a store thread, writes behind the tick (feature
 //!   `postgres`);
@@ -57,6 +58,7 @@ pub(crate) mod integrity;
 pub(crate) mod postgres;
 pub(crate) mod schema;
 pub(crate) mod sqlite;
+pub(crate) mod sqlite_row;
 
 use std::path::Path;
 

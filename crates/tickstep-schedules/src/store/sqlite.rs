@@ -12,6 +12,7 @@ use super::checkpointer::Checkpointer;
 use super::codec::{self, CadenceParams, to_sql};
 use super::integrity::{self, store_error};
 use super::schema::{self, APPLICATION_ID, CURRENT_VERSION};
+use super::sqlite_row;
 use crate::Error;
 use crate::row::{ChangeSet, Durability, RowSink};
 
@@ -201,7 +202,7 @@ impl Backend for SqliteStore {
             .map_err(read)?;
         let mut rows = stmt.query([]).map_err(read)?;
         while let Some(row) = rows.next().map_err(read)? {
-            sink.apply(codec::decode(row).map_err(read)?)?;
+            sink.apply(sqlite_row::decode(row).map_err(read)?)?;
         }
         Ok(codec::from_sql(high_water))
     }
