@@ -18,8 +18,7 @@ use rusqlite::Connection;
 /// The least time between two checkpoints: the WAL grows by at most what a store commits in it.
 const PAUSE: Duration = Duration::from_millis(250);
 
-/// The checkpointing thread of one open store; dropping it ends the thread (after a last
-/// checkpoint if something was committed since the previous one) and joins it.
+/// The checkpointing thread of one open store; dropping it ends the thread and joins it.
 pub(crate) struct Checkpointer {
     /// Holds at most one wake-up: a commit while one is pending adds nothing.
     wake: Option<SyncSender<()>>,
@@ -77,8 +76,8 @@ impl Drop for Checkpointer {
 }
 
 /// The thread: a checkpoint after a wake-up, then a [`PAUSE`] in which further wake-ups are
-/// gathered into the next checkpoint; closing the store ends the pause at once, with a last
-/// checkpoint if something was committed since the previous one.
+/// gathered into the next checkpoint. Closing the store ends it at once: the engine's
+/// connection, closing last, checkpoints whatever is left.
 fn run(conn: &Connection, woken: &mpsc::Receiver<()>) {
     let mut pending = false;
     loop {
@@ -92,12 +91,7 @@ fn run(conn: &Connection, woken: &mpsc::Receiver<()>) {
             match woken.recv_timeout(until.saturating_duration_since(Instant::now())) {
                 Ok(()) => pending = true,
                 Err(RecvTimeoutError::Timeout) => break,
-                Err(RecvTimeoutError::Disconnected) => {
-                    if pending {
-                        checkpoint(conn);
-                    }
-                    return;
-                }
+                Err(RecvTimeoutError::Disconnected) => return,
             }
         }
     }

@@ -237,7 +237,9 @@ impl Backend for SqliteStore {
             let restored = self.set_synchronous("NORMAL");
             result.and_then(|removed| restored.map(|()| removed))
         };
-        if let (Some(checkpointer), false) = (&self.checkpointer, changes.is_empty()) {
+        if !changes.is_empty()
+            && let Some(checkpointer) = &self.checkpointer
+        {
             checkpointer.committed();
         }
         result.map_err(|e| store_error(&self.path, context, e))
