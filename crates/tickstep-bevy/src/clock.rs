@@ -76,11 +76,13 @@ impl Clock for RealClock {
     fn sleep_until(&self, _deadline: Instant) {}
 }
 
-/// The commands' clock: Bevy's `Time<Fixed>` elapsed time, as of the last commands cycle.
+/// The commands' clock: Bevy's `Time<Fixed>` elapsed time, as of the last fixed step.
 ///
 /// The plugin publishes `Time<Fixed>::elapsed()` into it right before each commands cycle in
-/// `FixedUpdate`, so a command's `wait(d)` counts fixed-timestep game time: it stops while Bevy's
-/// virtual time is paused and scales with its relative speed. The wall side
+/// `FixedUpdate`, and at the end of every fixed main loop (so it reads the same whether or not
+/// the cycle is installed, docs/bevy.md §4.2). A command's `wait(d)` therefore counts
+/// fixed-timestep game time: it stops while Bevy's virtual time is paused and scales with its
+/// relative speed. The wall side
 /// ([`Clock::unix_nanos`]) is the real wall clock at app start plus the game time (commands
 /// persist nothing; it only stamps telemetry).
 ///
