@@ -134,6 +134,26 @@ impl CommandScheduler {
         self.inner.run()
     }
 
+    /// Whether the next cycle would do nothing but count itself (docs/commands.md §2.4): nothing
+    /// queued or running, no trigger binding, sideload or default command (ever set), no opmode
+    /// change to sweep. A host may skip the cycles of an idle scheduler; work scheduled later makes
+    /// it busy again.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, CommandScheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// assert!(scheduler.is_idle());
+    /// let c = Command::no_requirements().executing(|_co| async {}).named("c");
+    /// scheduler.schedule(&c);
+    /// assert!(!scheduler.is_idle());
+    /// scheduler.run().unwrap(); // c runs to its end
+    /// assert!(scheduler.is_idle());
+    /// ```
+    pub fn is_idle(&self) -> bool {
+        self.inner.state.borrow().is_idle()
+    }
+
     /// Whether `cmd` is queued ("scheduled"): requested, not yet started.
     ///
     /// ```

@@ -35,7 +35,7 @@ impl Drop for RunGuard<'_> {
 impl Inner {
     #[track_caller]
     pub(crate) fn run(self: &Rc<Self>) -> Result<(), RunError> {
-        let start = {
+        let (start, idle) = {
             let mut s = self.state.borrow_mut();
             assert!(
                 !s.in_run,
@@ -46,17 +46,21 @@ impl Inner {
             s.now_raw = self.clock.raw();
             s.now = self.clock.raw_instant(s.now_raw);
             s.compact();
-            s.now
+            (s.now, s.is_idle())
         };
         let guard = RunGuard(self);
 
-        self.cleanup_scopes();
-        self.run_sideloads();
-        self.poll_bindings();
-        self.process_defaults();
-        self.state.borrow_mut().promote();
-        self.settle();
-        self.execute();
+        // An idle cycle only counts itself and its time (docs/commands.md §2.4): every phase
+        // would find its list empty.
+        if !idle {
+            self.cleanup_scopes();
+            self.run_sideloads();
+            self.poll_bindings();
+            self.process_defaults();
+            self.state.borrow_mut().promote();
+            self.settle();
+            self.execute();
+        }
 
         let failure = {
             let mut s = self.state.borrow_mut();

@@ -363,6 +363,20 @@ impl State {
     /// Drops ended keys from the lists and makes their slots reusable. A key only goes stale
     /// when its slot is freed, so with nothing freed since the last call there is nothing to do
     /// (the common cycle pays nothing).
+    /// Whether a cycle would do nothing but count itself (docs/commands.md §2.4): nothing queued,
+    /// running or waiting to be freed, no binding, sideload or default command, no event or hook
+    /// deferred, no opmode change to sweep.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.queued.is_empty()
+            && self.running.is_empty()
+            && self.pending_free.is_empty()
+            && self.bindings.is_empty()
+            && self.sideloads.is_empty()
+            && !self.any_defaults
+            && self.deferred.is_empty()
+            && self.swept_epoch == self.opmode_epoch
+    }
+
     pub(crate) fn compact(&mut self) {
         if self.pending_free.is_empty() {
             return;
