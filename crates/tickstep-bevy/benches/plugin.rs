@@ -13,13 +13,14 @@
 //!   about; the unpaired medians and the fastest rounds are printed beside it. On Linux the same
 //!   comparison is also made in CPU time (the thread's `schedstat`), which leaves out the time
 //!   slices other processes take: on an oversubscribed machine it is the closest to an idle one.
-//! * `frame_idle_commands_used`: the same pair of apps, except that the plugin's app has reached
-//!   its commands layer once (a command ran and finished), so its commands cycle sits in
-//!   `FixedUpdate` (docs/bevy.md §6.5) — a `FixedUpdate` schedule the bare app does not have.
+//! * `frame_idle_commands_used`: the same pair of apps, except that the plugin's app has used its
+//!   commands layer once (a command ran and finished): its cycle came into `FixedUpdate` and, the
+//!   layer idle again, left with the schedule the plugin made for it (docs/bevy.md §6.5, §6.6).
 //!   Paired frames only.
 //! * `frame_idle_fixed_game`: both apps also have one game system of their own in `FixedUpdate`
-//!   (as a game with a fixed-step simulation does), the plugin's commands layer used. Paired
-//!   frames only.
+//!   (as a game with a fixed-step simulation does), the plugin's commands layer used: its cycle
+//!   stays in the game's `FixedUpdate`, left out by its run condition while idle. Paired frames
+//!   only.
 //! * `task_via_plugin`: per task, 1,000 empty kernel tasks scheduled through the plugin's
 //!   scheduler and run by one `App::update()` (minus an idle update), against the bare kernel
 //!   (`FrameScheduler::schedule` + `step`, same tasks, same budget, same clock).

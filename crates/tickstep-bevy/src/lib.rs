@@ -10,8 +10,8 @@
 //!
 //! * the **kernel**'s frame-budgeted scheduler, stepped once per Bevy frame in `Last`, with its
 //!   budget computed from Bevy's own frame timing;
-//! * the **commands** scheduler, one cycle per fixed step in `FixedUpdate`, on game time, with
-//!   mechanisms that belong to entities ([`MechanismComponent`]);
+//! * the **commands** scheduler, one cycle per fixed step in `FixedUpdate` while it has work, on
+//!   game time, with mechanisms that belong to entities ([`MechanismComponent`]);
 //! * the **durable schedules** engine, ticked when a deadline is due, firing verbs (Rust code) as
 //!   budgeted kernel tasks, stored in a `SQLite` file that survives restarting the app.
 //!
@@ -79,7 +79,7 @@
 //! | frame start (the frame meter) | `First`, before `TimeSystems` | the earliest point of a frame |
 //! | physics time (`PhysicsStepTime`) | `RunFixedMainLoop`, around the fixed loop | Bevy's simulation is the fixed main loop |
 //! | kernel phase `PreSimulation` | `FixedPreUpdate` (each fixed step) | work that must line up with each simulation step |
-//! | commands cycle | `FixedUpdate` (each fixed step), once the app has reached [`TickstepCommands`] | a robot loop is a fixed-rate loop; Bevy's is `FixedUpdate` |
+//! | commands cycle ([`CommandsCycleSystems`]) | `FixedUpdate` (each fixed step), while the commands have work | a robot loop is a fixed-rate loop; Bevy's is `FixedUpdate` |
 //! | kernel phase `PostSimulation` | `FixedPostUpdate` (each fixed step) | after each simulation step |
 //! | kernel phase `PreRender` (client) | `PostUpdate` | camera work, before the frame is handed to rendering |
 //! | kernel phase `Heartbeat` (the main scheduler) | `Last` by default ([`TickstepPluginBuilder::kernel_schedule`]) | it spends what the frame has left |
@@ -204,6 +204,7 @@
 #![forbid(unsafe_code)]
 
 mod clock;
+mod cycle_placement;
 mod error;
 mod frame_meter;
 mod mechanisms;
@@ -216,6 +217,7 @@ mod systems;
 mod world_queue;
 
 pub use clock::{GameClock, RealClock};
+pub use cycle_placement::CommandsCycleSystems;
 pub use error::PluginError;
 pub use mechanisms::{MechanismComponent, TickstepAppExt};
 pub use messages::{CommandEvent, CommandEventKind, CommandsFailed, KernelOverload, KernelStats};

@@ -156,7 +156,6 @@ impl TickstepCommands {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn mechanism<M: MechanismComponent>(&self, entity: Entity) -> Mechanism {
-        self.cycle.wanted.set(true);
         self.mechanisms
             .borrow_mut()
             .entry((TypeId::of::<M>(), entity))

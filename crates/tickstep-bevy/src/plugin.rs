@@ -12,6 +12,7 @@ use tickstep_kernel::clock::{Clock, ManualClock, SystemClock};
 use tickstep_kernel::{FramePhase, Kernel, KernelConfig, Priority, Role, ScheduleError};
 use tickstep_schedules::{Config, Schedules};
 
+use crate::cycle_placement::CyclePlacement;
 use crate::frame_meter::FrameMeter;
 use crate::resources::{CommandsCycle, FrameParts};
 use crate::schedules_host::{Driver, GameWorld, KernelRunner};
@@ -159,7 +160,6 @@ impl TickstepPlugin {
             unreachable!("the engine is set once");
         }
 
-        let commands_wanted = Rc::new(std::cell::Cell::new(false));
         let phases = s
             .phases
             .iter()
@@ -177,8 +177,8 @@ impl TickstepPlugin {
             command_events: Rc::clone(&events),
             published_steps: std::cell::Cell::new(0),
             game_clock: game_clock.clone(),
-            commands_wanted: Rc::clone(&commands_wanted),
-            commands_installed: std::cell::Cell::new(false),
+            commands: commands.clone(),
+            cycle_placement: RefCell::new(CyclePlacement::Absent),
         });
         app.insert_non_send(TickstepKernel {
             kernel,
@@ -192,7 +192,6 @@ impl TickstepPlugin {
                 world,
                 events,
                 failure: RefCell::new(None),
-                wanted: commands_wanted,
             }),
             mechanisms: RefCell::default(),
         });

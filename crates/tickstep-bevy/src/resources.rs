@@ -17,6 +17,7 @@ use bevy_ecs::entity::Entity;
 use tickstep_commands::{Mechanism, RunError};
 use tickstep_kernel::{FrameLoop, FramePhase, FrameScheduler, Kernel, SchedulerConfig};
 
+use crate::cycle_placement::CyclePlacement;
 use crate::frame_meter::FrameMeter;
 use crate::schedules_host::Driver;
 use crate::{GameClock, RealClock, WorldQueue};
@@ -55,10 +56,11 @@ pub(crate) struct FrameParts {
     pub(crate) published_steps: Cell<u64>,
     /// The commands' clock, published at the end of every fixed main loop (docs/bevy.md §4.2).
     pub(crate) game_clock: GameClock,
-    /// Set when the app first reaches the commands layer (docs/bevy.md §6.5).
-    pub(crate) commands_wanted: Rc<Cell<bool>>,
-    /// Whether the commands cycle's system is in `FixedUpdate` yet.
-    pub(crate) commands_installed: Cell<bool>,
+    /// The commands scheduler, asked before and after each fixed main loop whether it has work
+    /// (docs/bevy.md §6.5, §6.6).
+    pub(crate) commands: tickstep_commands::CommandScheduler,
+    /// Where the commands cycle's system is.
+    pub(crate) cycle_placement: RefCell<CyclePlacement>,
 }
 
 /// A phase scheduler and the one-phase frame loop that steps it from its Bevy schedule.
@@ -228,8 +230,6 @@ pub(crate) struct CommandsCycle {
     pub(crate) world: WorldQueue,
     pub(crate) events: Rc<RefCell<Vec<crate::CommandEvent>>>,
     pub(crate) failure: RefCell<Option<RunError>>,
-    /// Shared with [`FrameParts::commands_wanted`]: set by every way into the commands layer.
-    pub(crate) wanted: Rc<Cell<bool>>,
 }
 
 impl std::fmt::Debug for TickstepCommands {
@@ -254,7 +254,6 @@ impl TickstepCommands {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn scheduler(&self) -> &tickstep_commands::CommandScheduler {
-        self.cycle.wanted.set(true);
         &self.cycle.scheduler
     }
 
@@ -271,7 +270,6 @@ impl TickstepCommands {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn clock(&self) -> &GameClock {
-        self.cycle.wanted.set(true);
         &self.cycle.clock
     }
 

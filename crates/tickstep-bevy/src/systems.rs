@@ -3,14 +3,14 @@
 //!
 //! | Bevy schedule | system | what it does |
 //! |---|---|---|
-//! | `First`, before `TimeSystems` | `begin_frame` | starts the frame meter; with a manual clock, feeds its movement to `Time<Real>` |
-//! | `RunFixedMainLoop`, before the fixed loop | `begin_fixed` | starts measuring the physics share of the frame; the first time the app has reached the commands layer, adds `run_commands` to `FixedUpdate` |
+//! | `First`, before `TimeSystems` | `begin_frame` (`begin_manual_frame` on a manual clock) | starts the frame meter; with a manual clock, feeds its movement to `Time<Real>` |
+//! | `RunFixedMainLoop`, before the fixed loop | `begin_fixed` | starts measuring the physics share of the frame; when the commands have work and their cycle is not in `FixedUpdate`, puts it there (docs/bevy.md §6.5) |
 //! | `RunFixedMainLoop`, after the fixed loop | `end_fixed` | ends the physics share; publishes `Time<Fixed>` to the game clock |
 //! | `FixedPreUpdate` | `step_pre_simulation` | steps the `PreSimulation` phase scheduler (if asked for), then the sync point |
-//! | `FixedUpdate` (once the commands layer is used) | `run_commands` | publishes `Time<Fixed>` to the game clock, runs one commands cycle, then the sync point |
+//! | `FixedUpdate` (while the commands have work), in `CommandsCycleSystems` | `run_commands`, if `commands_busy` | publishes `Time<Fixed>` to the game clock, runs one commands cycle, then the sync point |
 //! | `FixedPostUpdate` | `step_post_simulation` | steps the `PostSimulation` phase scheduler (if asked for), then the sync point |
 //! | `PostUpdate` (client) | `step_pre_render` | steps the `PreRender` phase scheduler (if asked for), then the sync point |
-//! | the kernel schedule (`Last`) | `kernel_frame` | re-arms the schedules tick, steps the main scheduler, the sync point, closes the frame meter, publishes stats and messages |
+//! | the kernel schedule (`Last`) | `kernel_frame` | re-arms the schedules tick, steps the main scheduler, the sync point, closes the frame meter, publishes stats and messages; parks the plugin's own `FixedUpdate` when the commands ended the frame idle (docs/bevy.md §6.6) |
 //!
 //! The steppers that touch the world queue are exclusive systems (`&mut World`): the queue is
 //! applied right after the step, in the same schedule, so work a task queued lands this frame.
@@ -19,7 +19,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use bevy_app::{
-    App, First, FixedPostUpdate, FixedPreUpdate, FixedUpdate, PostUpdate, RunFixedMainLoop,
+    App, First, FixedPostUpdate, FixedPreUpdate, PostUpdate, RunFixedMainLoop,
     RunFixedMainLoopSystems,
 };
 use bevy_ecs::prelude::*;
@@ -29,7 +29,8 @@ use tickstep_kernel::clock::{Clock, Instant};
 
 use crate::settings::Settings;
 use crate::{
-    CommandEvent, CommandsFailed, KernelOverload, KernelStats, TickstepCommands, TickstepKernel,
+    CommandEvent, CommandsCycleSystems, CommandsFailed, KernelOverload, KernelStats,
+    TickstepCommands, TickstepKernel,
 };
 
 pub(crate) fn install(app: &mut App, settings: &Settings) {
@@ -40,7 +41,14 @@ pub(crate) fn install(app: &mut App, settings: &Settings) {
         .add_message::<KernelOverload>()
         .add_message::<CommandEvent>()
         .add_message::<CommandsFailed>()
-        .add_systems(First, begin_frame.before(TimeSystems))
+        .add_systems(
+            First,
+            if settings.manual_clock.is_some() {
+                begin_manual_frame.before(TimeSystems)
+            } else {
+                begin_frame.before(TimeSystems)
+            },
+        )
         .add_systems(
             RunFixedMainLoop,
             (
@@ -61,7 +69,14 @@ pub(crate) fn install(app: &mut App, settings: &Settings) {
 
 // Bevy hands system parameters over by value.
 #[allow(clippy::needless_pass_by_value)]
-fn begin_frame(
+fn begin_frame(kernel: NonSend<'_, TickstepKernel>) {
+    let parts = &kernel.parts;
+    parts.meter.begin_frame(parts.clock.now());
+}
+
+/// [`begin_frame`] on a manual clock, which Bevy's real time then follows: one timeline for both.
+#[allow(clippy::needless_pass_by_value)]
+fn begin_manual_frame(
     kernel: NonSend<'_, TickstepKernel>,
     strategy: Option<ResMut<'_, TimeUpdateStrategy>>,
     mut last: Local<'_, Option<Instant>>,
@@ -69,26 +84,26 @@ fn begin_frame(
     let parts = &kernel.parts;
     let now = parts.clock.now();
     parts.meter.begin_frame(now);
-    if parts.clock.manual().is_some()
-        && let Some(mut strategy) = strategy
-    {
-        // Bevy's real time follows the manual clock: one timeline for both.
+    if let Some(mut strategy) = strategy {
         let moved = now - last.unwrap_or(now);
         *strategy = TimeUpdateStrategy::ManualDuration(moved);
         *last = Some(now);
     }
 }
 
-#[allow(clippy::needless_pass_by_value)]
-fn begin_fixed(kernel: NonSend<'_, TickstepKernel>, mut schedules: ResMut<'_, Schedules>) {
-    let parts = &kernel.parts;
-    // The commands cycle joins `FixedUpdate` the first time the app reaches the commands layer
-    // (docs/bevy.md §6.5): until then an idle app pays for no `FixedUpdate` schedule of ours.
-    // `FixedUpdate` is not running here, so adding to it is safe.
-    if !parts.commands_installed.get() && parts.commands_wanted.get() {
-        schedules.add_systems(FixedUpdate, run_commands);
-        parts.commands_installed.set(true);
+fn begin_fixed(world: &mut World) {
+    let parts = Rc::clone(&world.non_send::<TickstepKernel>().parts);
+    // The commands cycle is in the fixed main loop while the commands layer has work
+    // (docs/bevy.md §6.5, §6.6). `FixedUpdate` is not running here, so changing it is safe; the
+    // schedules are fetched only then.
+    let mut placement = parts.cycle_placement.borrow_mut();
+    if placement.must_join(parts.commands.is_idle()) {
+        let cycle = run_commands
+            .run_if(commands_busy)
+            .in_set(CommandsCycleSystems);
+        placement.join(&mut world.resource_mut::<Schedules>(), cycle);
     }
+    drop(placement);
     parts.meter.begin_fixed(parts.clock.now());
 }
 
@@ -98,6 +113,12 @@ fn end_fixed(kernel: NonSend<'_, TickstepKernel>, fixed: Res<'_, Time<Fixed>>) {
     parts.meter.end_fixed(parts.clock.now());
     // The game clock stays current without a commands cycle too (docs/bevy.md §4.2).
     parts.game_clock.publish(fixed.elapsed());
+}
+
+/// The run condition of [`run_commands`]: an idle cycle is left out (docs/bevy.md §6.6).
+#[allow(clippy::needless_pass_by_value)]
+fn commands_busy(kernel: NonSend<'_, TickstepKernel>) -> bool {
+    !kernel.parts.commands.is_idle()
 }
 
 fn run_commands(world: &mut World) {
@@ -173,4 +194,9 @@ fn kernel_frame(world: &mut World) {
     }
     // Events of commands scheduled or canceled outside the cycle (from Update systems).
     publish_command_events(world, &parts.command_events);
+    // An idle commands layer leaves the fixed main loop until it has work (docs/bevy.md §6.6).
+    let mut placement = parts.cycle_placement.borrow_mut();
+    if placement.may_park(parts.commands.is_idle()) {
+        placement.park(&mut world.resource_mut::<Schedules>());
+    }
 }
