@@ -150,6 +150,7 @@ impl CommandScheduler {
     /// scheduler.run().unwrap(); // c runs to its end
     /// assert!(scheduler.is_idle());
     /// ```
+    #[inline]
     pub fn is_idle(&self) -> bool {
         self.inner.state.borrow().is_idle()
     }

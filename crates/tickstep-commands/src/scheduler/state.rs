@@ -366,6 +366,7 @@ impl State {
     /// Whether a cycle would do nothing but count itself (docs/commands.md §2.4): nothing queued,
     /// running or waiting to be freed, no binding, sideload or default command, no event or hook
     /// deferred, no opmode change to sweep.
+    #[inline]
     pub(crate) fn is_idle(&self) -> bool {
         self.queued.is_empty()
             && self.running.is_empty()
