@@ -16,6 +16,8 @@
 //! * [`sqlite`] — the `SQLite` backend: durable commits, per-tick group commits, loading, stops;
 //! * [`sqlite_row`] — how a `SQLite` row gives up a column to the shared decoder;
 //! * [`checkpointer`] — the `SQLite` store's WAL checkpoints, on a thread of their own;
+//! * [`write_behind`] — the `SQLite` store's per-tick cadence writes, behind the tick on a thread
+//!   of their own;
 //! * `postgres` — the `PostgreSQL` backend: a store thread, writes behind the tick (feature
 //!   `postgres`);
 //! * [`inspect`] — the operator's read-only view ([`Inspector`]) and durable stop, on the same
@@ -59,6 +61,7 @@ pub(crate) mod postgres;
 pub(crate) mod schema;
 pub(crate) mod sqlite;
 pub(crate) mod sqlite_row;
+pub(crate) mod write_behind;
 
 use std::path::Path;
 
