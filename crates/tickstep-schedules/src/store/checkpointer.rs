@@ -42,7 +42,10 @@ impl Checkpointer {
         let (wake, woken) = mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
             .name("tickstep-sqlite-checkpoint".into())
-            .spawn(move || run(&conn, &woken));
+            .spawn(move || {
+                super::write_behind::yield_cpu_to_the_engine();
+                run(&conn, &woken);
+            });
         match thread {
             Ok(thread) => Some(Checkpointer {
                 wake: Some(wake),

@@ -29,6 +29,25 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// Attempts to write what is still queued when the store closes.
 const ATTEMPTS_AT_CLOSE: u32 = 3;
+/// How much nicer than the engine's thread the store's background threads run
+/// (docs/schedules.md §11.36).
+const BACKGROUND_NICE_STEPS: i32 = 10;
+/// The highest nice value Linux has.
+const NICEST: i32 = 19;
+
+/// Makes the calling thread [`BACKGROUND_NICE_STEPS`] nicer than it was (at most 19;
+/// docs/schedules.md §11.36): the tick wakes the store's threads from inside a frame, and at the
+/// engine's priority the woken thread takes the core from the frame that woke it. Linux keeps a
+/// nice value per thread; elsewhere `setpriority` would lower the whole process, so nothing is
+/// done.
+pub(super) fn yield_cpu_to_the_engine() {
+    #[cfg(target_os = "linux")]
+    if let Err(error) = rustix::process::getpriority_process(None).and_then(|nice| {
+        rustix::process::setpriority_process(None, (nice + BACKGROUND_NICE_STEPS).min(NICEST))
+    }) {
+        tracing::debug!(%error, "a store thread keeps the engine's CPU priority");
+    }
+}
 
 enum Request {
     /// A tick's cadence updates and retirements; nobody waits.
@@ -75,7 +94,10 @@ impl WriteBehind {
         };
         let thread = std::thread::Builder::new()
             .name("tickstep-sqlite-writer".into())
-            .spawn(move || writer.run(&received));
+            .spawn(move || {
+                yield_cpu_to_the_engine();
+                writer.run(&received);
+            });
         match thread {
             Ok(thread) => Some(WriteBehind {
                 requests: Some(requests),
@@ -217,5 +239,26 @@ impl Writer {
                 Err(error)
             }
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// docs/schedules.md §11.36: the store's threads lower their own priority, and only theirs.
+    #[test]
+    fn a_store_thread_lowers_its_own_priority_and_not_the_process() {
+        let before = rustix::process::getpriority_process(None).unwrap();
+        let lowered = std::thread::spawn(|| {
+            yield_cpu_to_the_engine();
+            rustix::process::getpriority_process(None).unwrap()
+        })
+        .join()
+        .unwrap();
+        // Relative to the engine's: a test run under `nice -n 19` stays at 19, never above it.
+        assert_eq!(lowered, (before + BACKGROUND_NICE_STEPS).min(NICEST));
+        assert!(lowered >= before);
+        assert_eq!(rustix::process::getpriority_process(None).unwrap(), before);
     }
 }
