@@ -72,7 +72,11 @@ impl SqliteStore {
                 .pragma_update(None, "wal_autocheckpoint", 0)
                 .map_err(|e| store_error(path, "leaving checkpoints to their thread", e))?;
         }
-        store.writer = WriteBehind::start(path, BUSY_TIMEOUT, store.checkpointer.is_none());
+        store.writer = WriteBehind::start(
+            path,
+            BUSY_TIMEOUT,
+            store.checkpointer.as_ref().and_then(Checkpointer::waker),
+        );
         store.stops_seen = store
             .conn
             .query_row(
@@ -251,16 +255,18 @@ impl Backend for SqliteStore {
             Durability::Synced => "committing schedule creations and stops",
             Durability::Grouped => "group-committing cadence updates",
         };
-        let result = if durability == Durability::Grouped {
-            if self
+        if durability == Durability::Grouped
+            && self
                 .writer
                 .as_ref()
                 .is_some_and(|writer| writer.queue(changes))
-            {
-                Ok(0) // behind the tick; nobody reads the count of a group commit
-            } else {
-                self.write(changes)
-            }
+        {
+            // Behind the tick; the writer tells the checkpointer. Nobody reads the count of a
+            // group commit.
+            return Ok(0);
+        }
+        let result = if durability == Durability::Grouped {
+            self.write(changes)
         } else {
             self.wait_for_writer()?;
             self.set_synchronous("FULL")

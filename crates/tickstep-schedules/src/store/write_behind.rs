@@ -8,18 +8,26 @@
 //! thread, which writes everything that has arrived in one transaction, on a connection of its
 //! own, as `PostgreSQL`'s store thread does (§11.14).
 //!
+//! The tick never wakes the thread while it is busy: after a write the thread pauses for
+//! [`GATHER`] and only a flush or the close cuts that pause short, so what the ticks queue
+//! meanwhile is one push under an uncontended lock, no system call, and the thread's own timer,
+//! not the frame, decides when it runs next (docs/schedules.md §11.37). Only a tick that finds
+//! the thread idle wakes it. After each write the thread tells the checkpointer
+//! ([`CheckpointWaker`]), so that wake-up leaves the frame too.
+//!
 //! A write that fails stays queued and is retried, with a backoff doubling from 50 ms to 5 s; a
 //! [`WriteBehind::flush`] tries at once and reports the failure. Closing (dropping) writes what
 //! is queued, with a few attempts, before the engine's connection closes.
 
 use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
+use super::checkpointer::CheckpointWaker;
 use super::integrity::store_error;
 use super::sqlite::write_changes;
 use crate::Error;
@@ -29,6 +37,10 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// Attempts to write what is still queued when the store closes.
 const ATTEMPTS_AT_CLOSE: u32 = 3;
+/// How long the thread gathers ticks' changes after a write before the next one: about one
+/// 60 fps frame, so a busy store writes about as often as it did in the tick, and a crash loses
+/// at most about this much more (docs/schedules.md §11.37).
+const GATHER: Duration = Duration::from_millis(15);
 /// How much nicer than the engine's thread the store's background threads run
 /// (docs/schedules.md §11.36).
 const BACKGROUND_NICE_STEPS: i32 = 10;
@@ -36,10 +48,9 @@ const BACKGROUND_NICE_STEPS: i32 = 10;
 const NICEST: i32 = 19;
 
 /// Makes the calling thread [`BACKGROUND_NICE_STEPS`] nicer than it was (at most 19;
-/// docs/schedules.md §11.36): the tick wakes the store's threads from inside a frame, and at the
-/// engine's priority the woken thread takes the core from the frame that woke it. Linux keeps a
-/// nice value per thread; elsewhere `setpriority` would lower the whole process, so nothing is
-/// done.
+/// docs/schedules.md §11.36): the store's threads run when the engine's thread leaves a core, and
+/// a woken one does not take the core from a frame. Linux keeps a nice value per thread;
+/// elsewhere `setpriority` would lower the whole process, so nothing is done.
 pub(super) fn yield_cpu_to_the_engine() {
     #[cfg(target_os = "linux")]
     if let Err(error) = rustix::process::getpriority_process(None).and_then(|nice| {
@@ -49,16 +60,41 @@ pub(super) fn yield_cpu_to_the_engine() {
     }
 }
 
-enum Request {
-    /// A tick's cadence updates and retirements; nobody waits.
-    Behind(ChangeSet),
-    /// Answer once everything queued before is written, or with the error that stopped it.
-    Flush(Sender<Result<(), Error>>),
+/// What the engine's thread and the writer share, under one lock that neither holds for long
+/// (never while writing).
+#[derive(Default)]
+struct State {
+    /// Batches handed over and not yet taken by the thread, oldest first.
+    queue: VecDeque<ChangeSet>,
+    /// The thread is waiting for work: the next batch wakes it.
+    idle: bool,
+    /// A flush waits: the thread writes at once and answers in `answer`.
+    flush: bool,
+    answer: Option<Result<(), Error>>,
+    /// The store is closing: write what is queued and stop.
+    closed: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// The thread waits on this one.
+    work: Condvar,
+    /// A flush waits on this one.
+    answered: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind: go on with it.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 /// The writing thread of one open store; dropping it writes what is queued and joins it.
 pub(crate) struct WriteBehind {
-    requests: Option<Sender<Request>>,
+    shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -66,12 +102,16 @@ impl WriteBehind {
     /// Opens a second connection to the store at `path`, set up as the engine's
     /// (`synchronous=NORMAL`, `wal_autocheckpoint` as `autocheckpoint` says), and starts the
     /// thread on it; `None` (with a warning) when either fails, and the caller writes on its own
-    /// thread as before.
-    pub(crate) fn start(path: &Path, busy_timeout: Duration, autocheckpoint: bool) -> Option<Self> {
+    /// thread as before. After each write the thread tells `checkpoints`.
+    pub(crate) fn start(
+        path: &Path,
+        busy_timeout: Duration,
+        checkpoints: Option<CheckpointWaker>,
+    ) -> Option<Self> {
         let conn = Connection::open(path).and_then(|conn| {
             conn.busy_timeout(busy_timeout)?;
             conn.pragma_update(None, "synchronous", "NORMAL")?;
-            if !autocheckpoint {
+            if checkpoints.is_some() {
                 conn.pragma_update(None, "wal_autocheckpoint", 0)?;
             }
             Ok(conn)
@@ -83,24 +123,30 @@ impl WriteBehind {
                 return None;
             }
         };
-        let (requests, received) = mpsc::channel();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            work: Condvar::new(),
+            answered: Condvar::new(),
+        });
         let writer = Writer {
             conn,
             path: path.to_path_buf(),
-            queue: VecDeque::new(),
+            shared: Arc::clone(&shared),
+            checkpoints,
+            pending: VecDeque::new(),
             backoff: FIRST_BACKOFF,
-            retry_at: Instant::now(),
+            retry_at: None,
             buf: String::new(),
         };
         let thread = std::thread::Builder::new()
             .name("tickstep-sqlite-writer".into())
             .spawn(move || {
                 yield_cpu_to_the_engine();
-                writer.run(&received);
+                writer.run();
             });
         match thread {
             Ok(thread) => Some(WriteBehind {
-                requests: Some(requests),
+                shared,
                 thread: Some(thread),
             }),
             Err(error) => {
@@ -110,10 +156,20 @@ impl WriteBehind {
         }
     }
 
-    /// Queues `changes` to be written behind the caller: one channel send, never a wait. False
-    /// when the thread has stopped (it panicked): nothing was queued, the caller writes.
+    /// Queues `changes` to be written behind the caller: a push under the lock, and a wake-up
+    /// only when the thread is idle. False when the thread has stopped (it panicked): nothing
+    /// was queued, the caller writes.
     pub(crate) fn queue(&self, changes: &ChangeSet) -> bool {
-        self.send(Request::Behind(changes.clone())).is_ok()
+        if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
+            return false;
+        }
+        let mut state = self.shared.lock();
+        state.queue.push_back(changes.clone());
+        if state.idle {
+            state.idle = false;
+            self.shared.work.notify_one();
+        }
+        true
     }
 
     /// Waits until everything queued so far is written.
@@ -123,16 +179,25 @@ impl WriteBehind {
     /// The error of the write that failed (what failed stays queued and is retried), or
     /// [`Error::Store`] when the thread has stopped.
     pub(crate) fn flush(&self) -> Result<(), Error> {
-        let (reply, answer) = mpsc::channel();
-        self.send(Request::Flush(reply))?;
-        answer.recv().map_err(|_| thread_gone())?
-    }
-
-    fn send(&self, request: Request) -> Result<(), Error> {
-        self.requests
-            .as_ref()
-            .and_then(|requests| requests.send(request).ok())
-            .ok_or_else(thread_gone)
+        let mut state = self.shared.lock();
+        state.flush = true;
+        state.answer = None;
+        self.shared.work.notify_one();
+        loop {
+            if let Some(answer) = state.answer.take() {
+                return answer;
+            }
+            if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
+                return Err(thread_gone());
+            }
+            // Bounded, so that a thread that died meanwhile is noticed.
+            state = self
+                .shared
+                .answered
+                .wait_timeout(state, Duration::from_millis(100))
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
     }
 }
 
@@ -152,7 +217,8 @@ fn thread_gone() -> Error {
 
 impl Drop for WriteBehind {
     fn drop(&mut self) {
-        drop(self.requests.take()); // hangs up: the thread writes what is queued and returns
+        self.shared.lock().closed = true;
+        self.shared.work.notify_one();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -163,50 +229,43 @@ impl Drop for WriteBehind {
 struct Writer {
     conn: Connection,
     path: std::path::PathBuf,
-    /// Batches not yet written, oldest first.
-    queue: VecDeque<ChangeSet>,
+    shared: Arc<Shared>,
+    checkpoints: Option<CheckpointWaker>,
+    /// Batches taken from the queue and not yet written (a failed write), oldest first.
+    pending: VecDeque<ChangeSet>,
     backoff: Duration,
-    /// When a failed write is tried again.
-    retry_at: Instant,
+    /// When a failed write is tried again; `None` while nothing failed.
+    retry_at: Option<Instant>,
     buf: String,
 }
 
+/// What woke the thread.
+struct Woken {
+    flush: bool,
+    closed: bool,
+}
+
 impl Writer {
-    /// Serves requests until the store hangs up: everything that has arrived joins one
-    /// transaction; a failed one waits for its backoff, or for a flush.
-    fn run(mut self, requests: &Receiver<Request>) {
+    fn run(mut self) {
         loop {
-            let first = if self.queue.is_empty() {
-                requests.recv().map_err(|_| RecvTimeoutError::Disconnected)
+            let woken = self.wait_for_work();
+            let result = if woken.flush || self.retry_at.is_none_or(|at| Instant::now() >= at) {
+                self.write_pending()
             } else {
-                requests.recv_timeout(self.retry_at.saturating_duration_since(Instant::now()))
+                Ok(()) // backing off
             };
-            let mut flushes = Vec::new();
-            match first {
-                Ok(request) => {
-                    for request in std::iter::once(request).chain(requests.try_iter()) {
-                        match request {
-                            Request::Behind(changes) => self.queue.push_back(changes),
-                            Request::Flush(reply) => flushes.push(reply),
-                        }
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
+            if woken.flush {
+                self.shared.lock().answer = Some(result);
+                self.shared.answered.notify_all();
             }
-            if flushes.is_empty() {
-                // While backing off, the timeout above brings the retry.
-                if Instant::now() >= self.retry_at {
-                    let _ = self.write_queue();
-                }
+            if woken.closed {
+                break;
             }
-            // A flush tries at once, whatever the backoff; a second one after a success is free.
-            for reply in flushes {
-                let _ = reply.send(self.write_queue());
-            }
+            self.gather();
         }
         for attempt in 1..=ATTEMPTS_AT_CLOSE {
-            if self.write_queue().is_ok() {
+            self.take_queue();
+            if self.write_pending().is_ok() {
                 return;
             }
             if attempt < ATTEMPTS_AT_CLOSE {
@@ -214,27 +273,93 @@ impl Writer {
             }
         }
         tracing::error!(
-            batches = self.queue.len(),
+            batches = self.pending.len(),
             "SQLite schedule store closed with cadence updates it could not write"
         );
     }
 
-    /// Writes every queued batch, in order, in one transaction; on failure all stay queued.
-    fn write_queue(&mut self) -> Result<(), Error> {
-        if self.queue.is_empty() {
+    /// Sleeps until there is something to write (or a failed write's retry is due), a flush,
+    /// or the close; takes what was queued.
+    fn wait_for_work(&mut self) -> Woken {
+        let shared = Arc::clone(&self.shared);
+        let mut state = shared.lock();
+        loop {
+            if state.flush || state.closed {
+                break;
+            }
+            let now = Instant::now();
+            match self.retry_at {
+                Some(at) if now >= at => break,
+                Some(at) => {
+                    state = shared
+                        .work
+                        .wait_timeout(state, at - now)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .0;
+                }
+                None if !state.queue.is_empty() || !self.pending.is_empty() => break,
+                None => {
+                    state.idle = true;
+                    state = shared
+                        .work
+                        .wait(state)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+            }
+        }
+        state.idle = false;
+        let woken = Woken {
+            flush: std::mem::take(&mut state.flush),
+            closed: state.closed,
+        };
+        self.pending.extend(state.queue.drain(..));
+        woken
+    }
+
+    /// After a write: [`GATHER`] while the ticks queue without waking the thread; a flush or
+    /// the close ends it early.
+    fn gather(&self) {
+        let until = Instant::now() + GATHER;
+        let mut state = self.shared.lock();
+        while !state.flush && !state.closed {
+            let now = Instant::now();
+            if now >= until {
+                return;
+            }
+            state = self
+                .shared
+                .work
+                .wait_timeout(state, until - now)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    fn take_queue(&mut self) {
+        let mut state = self.shared.lock();
+        self.pending.extend(state.queue.drain(..));
+    }
+
+    /// Writes every pending batch, in order, in one transaction; on failure all stay pending.
+    fn write_pending(&mut self) -> Result<(), Error> {
+        if self.pending.is_empty() {
             return Ok(());
         }
-        match write_changes(&self.conn, self.queue.iter(), &mut self.buf) {
+        match write_changes(&self.conn, self.pending.iter(), &mut self.buf) {
             Ok(_) => {
-                self.queue.clear();
+                self.pending.clear();
                 self.backoff = FIRST_BACKOFF;
+                self.retry_at = None;
+                if let Some(checkpoints) = &self.checkpoints {
+                    checkpoints.committed();
+                }
                 Ok(())
             }
             Err(error) => {
                 let error =
                     store_error(&self.path, "writing cadence updates behind the tick", error);
-                tracing::warn!(%error, batches = self.queue.len(), "retrying");
-                self.retry_at = Instant::now() + self.backoff;
+                tracing::warn!(%error, batches = self.pending.len(), "retrying");
+                self.retry_at = Some(Instant::now() + self.backoff);
                 self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
                 Err(error)
             }
