@@ -6,7 +6,7 @@
 //! engine's thread that was most of a busy frame, and a frame that long is the one the operating
 //! system preempts when cores are short. The tick therefore only hands its [`ChangeSet`] to this
 //! thread, which writes everything that has arrived in one transaction, on a connection of its
-//! own, as `PostgreSQL`'s store thread does (§11.14).
+//! own, as `PostgreSQL`'s store thread does (docs/schedules.md §11.15).
 //!
 //! The tick never wakes the thread while it is busy: after a write the thread pauses for
 //! [`GATHER`] and only a flush or the close cuts that pause short, so what the ticks queue
