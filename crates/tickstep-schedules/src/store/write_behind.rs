@@ -68,6 +68,8 @@ struct State {
     queue: VecDeque<ChangeSet>,
     /// The thread is waiting for work: the next batch wakes it.
     idle: bool,
+    /// The thread holds batches it has taken and not yet written (writing, or a write failed).
+    holding: bool,
     /// A flush waits: the thread writes at once and answers in `answer`.
     flush: bool,
     answer: Option<Result<(), Error>>,
@@ -180,6 +182,11 @@ impl WriteBehind {
     /// [`Error::Store`] when the thread has stopped.
     pub(crate) fn flush(&self) -> Result<(), Error> {
         let mut state = self.shared.lock();
+        if state.queue.is_empty() && !state.holding {
+            // Everything handed over is written: no round trip to the (lower-priority) thread,
+            // so a creation never waits for it to be scheduled.
+            return Ok(());
+        }
         state.flush = true;
         state.answer = None;
         self.shared.work.notify_one();
@@ -313,6 +320,7 @@ impl Writer {
             closed: state.closed,
         };
         self.pending.extend(state.queue.drain(..));
+        state.holding = !self.pending.is_empty();
         woken
     }
 
@@ -338,6 +346,7 @@ impl Writer {
     fn take_queue(&mut self) {
         let mut state = self.shared.lock();
         self.pending.extend(state.queue.drain(..));
+        state.holding = !self.pending.is_empty();
     }
 
     /// Writes every pending batch, in order, in one transaction; on failure all stay pending.
@@ -348,6 +357,7 @@ impl Writer {
         match write_changes(&self.conn, self.pending.iter(), &mut self.buf) {
             Ok(_) => {
                 self.pending.clear();
+                self.shared.lock().holding = false;
                 self.backoff = FIRST_BACKOFF;
                 self.retry_at = None;
                 if let Some(checkpoints) = &self.checkpoints {
