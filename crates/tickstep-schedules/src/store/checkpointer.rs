@@ -43,7 +43,7 @@ impl Checkpointer {
         let thread = std::thread::Builder::new()
             .name("tickstep-sqlite-checkpoint".into())
             .spawn(move || {
-                super::write_behind::yield_cpu_to_the_engine();
+                super::background::yield_cpu_to_the_engine();
                 run(&conn, &woken);
             });
         match thread {

@@ -9,10 +9,11 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::backend::{Backend, OpenPolicy};
 use super::checkpointer::Checkpointer;
-use super::codec::{self, CadenceParams, to_sql};
+use super::codec::{self, to_sql};
 use super::integrity::{self, store_error};
 use super::schema::{self, APPLICATION_ID, CURRENT_VERSION};
 use super::sqlite_row;
+use super::sqlite_write::write_changes;
 use super::write_behind::WriteBehind;
 use crate::Error;
 use crate::row::{ChangeSet, Durability, RowSink};
@@ -170,39 +171,6 @@ impl SqliteStore {
     fn write(&mut self, changes: &ChangeSet) -> rusqlite::Result<usize> {
         write_changes(&self.conn, std::iter::once(changes), &mut self.running_buf)
     }
-}
-
-/// Writes `batches` in order in one transaction on `conn`; returns how many deletes existed.
-/// `buf` is scratch space for the running-firings column.
-pub(super) fn write_changes<'a>(
-    conn: &Connection,
-    batches: impl IntoIterator<Item = &'a ChangeSet>,
-    buf: &mut String,
-) -> rusqlite::Result<usize> {
-    let tx = conn.unchecked_transaction()?;
-    let mut removed = 0;
-    for changes in batches {
-        if !changes.inserts.is_empty() {
-            let mut insert = tx.prepare_cached(codec::INSERT)?;
-            for row in &changes.inserts {
-                codec::insert(&mut insert, row)?;
-            }
-        }
-        if !changes.updates.is_empty() {
-            let mut update = tx.prepare_cached(codec::UPDATE_CADENCE)?;
-            for (id, cadence) in &changes.updates {
-                CadenceParams::new(*id, cadence, buf).bind(&mut update, buf)?;
-                update.raw_execute()?;
-            }
-        }
-        if !changes.deletes.is_empty() {
-            let mut delete = tx.prepare_cached("DELETE FROM schedules WHERE id = ?1")?;
-            for &id in &changes.deletes {
-                removed += delete.execute([to_sql(id)])?;
-            }
-        }
-    }
-    tx.commit().map(|()| removed)
 }
 
 impl Backend for SqliteStore {

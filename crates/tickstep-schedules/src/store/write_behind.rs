@@ -27,9 +27,10 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
+use super::background::yield_cpu_to_the_engine;
 use super::checkpointer::CheckpointWaker;
 use super::integrity::store_error;
-use super::sqlite::write_changes;
+use super::sqlite_write::write_changes;
 use crate::Error;
 use crate::row::ChangeSet;
 
@@ -41,23 +42,16 @@ const ATTEMPTS_AT_CLOSE: u32 = 3;
 /// 60 fps frame, so a busy store writes about as often as it did in the tick, and a crash loses
 /// at most about this much more (docs/schedules.md §11.37).
 const GATHER: Duration = Duration::from_millis(15);
-/// How much nicer than the engine's thread the store's background threads run
-/// (docs/schedules.md §11.36).
-const BACKGROUND_NICE_STEPS: i32 = 10;
-/// The highest nice value Linux has.
-const NICEST: i32 = 19;
-
-/// Makes the calling thread [`BACKGROUND_NICE_STEPS`] nicer than it was (at most 19;
-/// docs/schedules.md §11.36): the store's threads run when the engine's thread leaves a core, and
-/// a woken one does not take the core from a frame. Linux keeps a nice value per thread;
-/// elsewhere `setpriority` would lower the whole process, so nothing is done.
-pub(super) fn yield_cpu_to_the_engine() {
-    #[cfg(target_os = "linux")]
-    if let Err(error) = rustix::process::getpriority_process(None).and_then(|nice| {
-        rustix::process::setpriority_process(None, (nice + BACKGROUND_NICE_STEPS).min(NICEST))
-    }) {
-        tracing::debug!(%error, "a store thread keeps the engine's CPU priority");
-    }
+/// What the writer thread holds.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum Holds {
+    /// Nothing, and it is waiting for work: the next batch wakes it.
+    #[default]
+    Idle,
+    /// Nothing (it wrote what it took, and gathers or looks at the queue).
+    Nothing,
+    /// Batches it took and has not yet written (writing, or a write failed).
+    Batches,
 }
 
 /// What the engine's thread and the writer share, under one lock that neither holds for long
@@ -66,10 +60,8 @@ pub(super) fn yield_cpu_to_the_engine() {
 struct State {
     /// Batches handed over and not yet taken by the thread, oldest first.
     queue: VecDeque<ChangeSet>,
-    /// The thread is waiting for work: the next batch wakes it.
-    idle: bool,
-    /// The thread holds batches it has taken and not yet written (writing, or a write failed).
-    holding: bool,
+    /// What the thread is doing with the batches it took.
+    thread: Holds,
     /// A flush waits: the thread writes at once and answers in `answer`.
     flush: bool,
     answer: Option<Result<(), Error>>,
@@ -167,8 +159,8 @@ impl WriteBehind {
         }
         let mut state = self.shared.lock();
         state.queue.push_back(changes.clone());
-        if state.idle {
-            state.idle = false;
+        if state.thread == Holds::Idle {
+            state.thread = Holds::Nothing;
             self.shared.work.notify_one();
         }
         true
@@ -182,7 +174,7 @@ impl WriteBehind {
     /// [`Error::Store`] when the thread has stopped.
     pub(crate) fn flush(&self) -> Result<(), Error> {
         let mut state = self.shared.lock();
-        if state.queue.is_empty() && !state.holding {
+        if state.queue.is_empty() && state.thread != Holds::Batches {
             // Everything handed over is written: no round trip to the (lower-priority) thread,
             // so a creation never waits for it to be scheduled.
             return Ok(());
@@ -306,7 +298,7 @@ impl Writer {
                 }
                 None if !state.queue.is_empty() || !self.pending.is_empty() => break,
                 None => {
-                    state.idle = true;
+                    state.thread = Holds::Idle;
                     state = shared
                         .work
                         .wait(state)
@@ -314,13 +306,16 @@ impl Writer {
                 }
             }
         }
-        state.idle = false;
         let woken = Woken {
             flush: std::mem::take(&mut state.flush),
             closed: state.closed,
         };
         self.pending.extend(state.queue.drain(..));
-        state.holding = !self.pending.is_empty();
+        state.thread = if self.pending.is_empty() {
+            Holds::Nothing
+        } else {
+            Holds::Batches
+        };
         woken
     }
 
@@ -346,7 +341,11 @@ impl Writer {
     fn take_queue(&mut self) {
         let mut state = self.shared.lock();
         self.pending.extend(state.queue.drain(..));
-        state.holding = !self.pending.is_empty();
+        state.thread = if self.pending.is_empty() {
+            Holds::Nothing
+        } else {
+            Holds::Batches
+        };
     }
 
     /// Writes every pending batch, in order, in one transaction; on failure all stay pending.
@@ -357,7 +356,7 @@ impl Writer {
         match write_changes(&self.conn, self.pending.iter(), &mut self.buf) {
             Ok(_) => {
                 self.pending.clear();
-                self.shared.lock().holding = false;
+                self.shared.lock().thread = Holds::Nothing;
                 self.backoff = FIRST_BACKOFF;
                 self.retry_at = None;
                 if let Some(checkpoints) = &self.checkpoints {
@@ -374,26 +373,5 @@ impl Writer {
                 Err(error)
             }
         }
-    }
-}
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use super::*;
-
-    /// docs/schedules.md §11.36: the store's threads lower their own priority, and only theirs.
-    #[test]
-    fn a_store_thread_lowers_its_own_priority_and_not_the_process() {
-        let before = rustix::process::getpriority_process(None).unwrap();
-        let lowered = std::thread::spawn(|| {
-            yield_cpu_to_the_engine();
-            rustix::process::getpriority_process(None).unwrap()
-        })
-        .join()
-        .unwrap();
-        // Relative to the engine's: a test run under `nice -n 19` stays at 19, never above it.
-        assert_eq!(lowered, (before + BACKGROUND_NICE_STEPS).min(NICEST));
-        assert!(lowered >= before);
-        assert_eq!(rustix::process::getpriority_process(None).unwrap(), before);
     }
 }
