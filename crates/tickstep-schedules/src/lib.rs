@@ -34,7 +34,7 @@
 //!   sleeping until [`Schedules::next_deadline`]. A tick fires what is due (at most
 //!   [`Config::max_firings_per_tick`], 1,024 by default, so 10,000 simultaneous deadlines never
 //!   stall the host: they fire over ten ticks), then group-commits every cadence change in one
-//!   SQLite transaction.
+//!   SQLite transaction, written behind the tick by the store's writer thread.
 //! * **Storage.** [`Schedules::open`] uses one SQLite file in WAL mode with a versioned schema;
 //!   an operator can read it with the `sqlite3` shell while the engine runs. Creation and stop are
 //!   fsync'd before `commit` returns. On open, schedules come back with ids, deadlines, counters
@@ -65,7 +65,7 @@
 //! |---|---|
 //! | idle schedule | a ~150 B entry plus ~50 B of index and heap; no allocation without args or state; no work until due |
 //! | firing | heap pop, a few id-hash lookups, `Rc` clones of verb and args; no allocation in steady state; one `UPDATE` in the tick's group commit when persistent |
-//! | tick | one read of each clock timeline; at most one `SQLite` transaction |
+//! | tick | one read of each clock timeline; at most one `SQLite` transaction, handed to the store's writer thread (one channel send and a copy of the changes) |
 //! | create/stop commit | one fsync'd `SQLite` transaction (none for non-persistent schedules) plus one fsync per 1,024 ids handed out |
 //! | `schedules()`, `schedules_for()` | O(number of schedules) scan |
 //! | open | one sequential table scan; O(n) heap build |

@@ -78,8 +78,8 @@ pub(crate) struct ScheduleRow {
 pub(crate) enum Durability {
     /// Before the commit returns (creations and stops: `Txn::commit`'s promise).
     Synced,
-    /// Written before the commit returns, synced with the store's next checkpoint (a tick's
-    /// cadence updates: a process crash loses nothing, a power cut may replay a firing).
+    /// Written behind the caller, synced with the store's next checkpoint (a tick's cadence
+    /// updates: a crash may replay a firing, docs/schedules.md §11.2).
     Grouped,
 }
 

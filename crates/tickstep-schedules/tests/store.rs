@@ -419,6 +419,8 @@ fn an_operator_can_read_the_store_with_the_sqlite3_shell_while_the_engine_runs()
     .unwrap();
     txn.commit().unwrap();
     h.after(60.0); // a firing is in flight and the engine holds the file open
+    // The tick's cadence update is written behind it (docs/schedules.md §11.35).
+    h.engine.wait_for_writes().unwrap();
     let out = Command::new("sqlite3")
         .arg(&path)
         .arg(
@@ -439,6 +441,7 @@ fn an_operator_can_read_the_store_with_the_sqlite3_shell_while_the_engine_runs()
     // The engine keeps writing while the shell reads.
     h.finish_all();
     h.after(60.0);
+    h.engine.wait_for_writes().unwrap();
     assert_eq!(sql_count(&path, "SELECT run_count FROM schedules"), 2);
 }
 
@@ -544,9 +547,9 @@ fn a_commit_the_store_refuses_applies_nothing_sqlite_only_fault_injected_by_a_sq
     );
 }
 
+/// docs/schedules.md §11.35: a cadence write that fails stays queued on the writer thread.
 #[test]
-fn a_failed_group_commit_keeps_the_updates_pending_for_the_next_tick_sqlite_only_postgres_retries_on_its_store_thread()
- {
+fn a_failed_cadence_write_stays_queued_and_a_flush_reports_it_sqlite_only_postgres_alike() {
     let (_dir, path) = db();
     let h = Host::open(&path, ManualClock::new());
     h.every(1.0, Options::new());
@@ -556,11 +559,67 @@ fn a_failed_group_commit_keeps_the_updates_pending_for_the_next_tick_sqlite_only
     )
     .unwrap();
     h.advance(1.0);
-    assert!(matches!(h.engine.tick(), Err(Error::Store { .. })));
+    h.engine
+        .tick()
+        .expect("the tick hands its updates over and goes on");
     assert_eq!(h.fired(), 1, "the firing itself went ahead");
+    let err = h.engine.wait_for_writes().unwrap_err();
+    assert!(matches!(err, Error::Store { .. }), "{err}");
+    assert!(
+        tickstep_kernel::ErrorChain(&err)
+            .to_string()
+            .contains("busy"),
+        "{err}"
+    );
+    assert_eq!(sql_count(&path, "SELECT run_count FROM schedules"), 0);
     conn.execute_batch("DROP TRIGGER no_updates").unwrap();
-    h.tick();
+    h.engine
+        .wait_for_writes()
+        .expect("the queued update is written now");
     assert_eq!(sql_count(&path, "SELECT run_count FROM schedules"), 1);
+}
+
+/// docs/schedules.md §11.35: a durable creation is never overtaken by an older tick's cadence
+/// update still queued, and closing the store writes what is queued.
+#[test]
+fn queued_cadence_updates_are_written_before_a_creation_and_when_the_store_closes_sqlite_only() {
+    let (_dir, path) = db();
+    let h = Host::open(&path, ManualClock::new());
+    h.every(1.0, Options::new());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER no_updates BEFORE UPDATE ON schedules BEGIN SELECT RAISE(ABORT, 'busy'); END;",
+    )
+    .unwrap();
+    h.advance(1.0);
+    h.tick(); // its update is queued, and fails
+    let mut txn = h.engine.begin(h.prog);
+    txn.schedule_every(h.room, "tick", 5.0, vec![], Options::new())
+        .unwrap();
+    let err = txn.commit().unwrap_err();
+    assert!(
+        tickstep_kernel::ErrorChain(&err)
+            .to_string()
+            .contains("busy"),
+        "a creation waits for the queue, and reports what stops it: {err}"
+    );
+    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM schedules"), 1);
+    conn.execute_batch("DROP TRIGGER no_updates").unwrap();
+    h.every(5.0, Options::new());
+    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM schedules"), 2);
+    assert_eq!(
+        sql_count(&path, "SELECT COUNT(*) FROM schedules WHERE run_count = 1"),
+        1
+    );
+    h.finish_all();
+    h.advance(1.0);
+    h.tick(); // queued again; nobody waits for it
+    drop(h);
+    assert_eq!(
+        sql_count(&path, "SELECT MAX(run_count) FROM schedules"),
+        2,
+        "closing the store wrote the queued update"
+    );
 }
 
 on_both_stores! {

@@ -294,7 +294,7 @@ impl Schedules {
 
     /// Writes every pending cadence update to the store now (a tick does this itself), and waits
     /// until the store has written everything handed to it — with a store that writes behind
-    /// (`PostgreSQL`'s store thread), past ticks' updates included.
+    /// (both stores do: docs/schedules.md §11.35, §11.15), past ticks' updates included.
     ///
     /// # Errors
     ///
@@ -315,9 +315,9 @@ impl Schedules {
 
     /// Waits until the store has written everything already handed to it, committing nothing
     /// new (unlike [`flush`](Schedules::flush), outcomes reported since the last tick stay
-    /// pending). Immediate with the `SQLite` store, which writes before each commit returns; with
-    /// the `PostgreSQL` store, past ticks' updates are written behind and this waits for them —
-    /// what a reader of the database (an operator tool, a test) needs before it looks.
+    /// pending). Both stores write past ticks' updates behind the tick (docs/schedules.md
+    /// §11.35, §11.15) and this waits for them — what a reader of the database (an operator
+    /// tool, a test) needs before it looks.
     ///
     /// # Errors
     ///

@@ -42,7 +42,10 @@ impl Checkpointer {
         let (wake, woken) = mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
             .name("tickstep-sqlite-checkpoint".into())
-            .spawn(move || run(&conn, &woken));
+            .spawn(move || {
+                super::background::yield_cpu_to_the_engine();
+                run(&conn, &woken);
+            });
         match thread {
             Ok(thread) => Some(Checkpointer {
                 wake: Some(wake),
@@ -59,10 +62,32 @@ impl Checkpointer {
     /// wake-up is already pending.
     pub(crate) fn committed(&self) {
         if let Some(wake) = &self.wake {
-            if let Err(TrySendError::Disconnected(())) = wake.try_send(()) {
-                tracing::warn!("the SQLite checkpoint thread has stopped; the WAL will grow");
-            }
+            committed(wake);
         }
+    }
+
+    /// A way to tell the thread about commits from another thread (the store's writer, which
+    /// commits behind the tick, docs/schedules.md §11.35).
+    pub(crate) fn waker(&self) -> Option<CheckpointWaker> {
+        self.wake.clone().map(CheckpointWaker)
+    }
+}
+
+/// [`Checkpointer::committed`] for another thread. The checkpoint thread ends when every sender
+/// is gone, so a waker must be dropped before its [`Checkpointer`] is (the store's writer, which
+/// holds one, closes first).
+pub(crate) struct CheckpointWaker(SyncSender<()>);
+
+impl CheckpointWaker {
+    /// As [`Checkpointer::committed`].
+    pub(crate) fn committed(&self) {
+        committed(&self.0);
+    }
+}
+
+fn committed(wake: &SyncSender<()>) {
+    if let Err(TrySendError::Disconnected(())) = wake.try_send(()) {
+        tracing::warn!("the SQLite checkpoint thread has stopped; the WAL will grow");
     }
 }
 

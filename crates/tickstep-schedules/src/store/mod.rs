@@ -15,7 +15,11 @@
 //! * [`integrity`] — what opening checks before it writes anything (damaged, foreign, newer);
 //! * [`sqlite`] — the `SQLite` backend: durable commits, per-tick group commits, loading, stops;
 //! * [`sqlite_row`] — how a `SQLite` row gives up a column to the shared decoder;
+//! * [`sqlite_write`] — the one transaction that writes change sets, synced or behind the tick;
 //! * [`checkpointer`] — the `SQLite` store's WAL checkpoints, on a thread of their own;
+//! * [`write_behind`] — the `SQLite` store's per-tick cadence writes, behind the tick on a thread
+//!   of their own;
+//! * [`background`] — the lower CPU priority of the store's own threads;
 //! * `postgres` — the `PostgreSQL` backend: a store thread, writes behind the tick (feature
 //!   `postgres`);
 //! * [`inspect`] — the operator's read-only view ([`Inspector`]) and durable stop, on the same
@@ -48,6 +52,7 @@
 //! does not know, so they never carry a second copy of the column list.
 
 pub(crate) mod backend;
+pub(crate) mod background;
 pub(crate) mod checkpointer;
 pub(crate) mod codec;
 pub(crate) mod damage;
@@ -59,6 +64,8 @@ pub(crate) mod postgres;
 pub(crate) mod schema;
 pub(crate) mod sqlite;
 pub(crate) mod sqlite_row;
+pub(crate) mod sqlite_write;
+pub(crate) mod write_behind;
 
 use std::path::Path;
 

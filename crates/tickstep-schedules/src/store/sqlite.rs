@@ -9,10 +9,12 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::backend::{Backend, OpenPolicy};
 use super::checkpointer::Checkpointer;
-use super::codec::{self, CadenceParams, to_sql};
+use super::codec::{self, to_sql};
 use super::integrity::{self, store_error};
 use super::schema::{self, APPLICATION_ID, CURRENT_VERSION};
 use super::sqlite_row;
+use super::sqlite_write::write_changes;
+use super::write_behind::WriteBehind;
 use crate::Error;
 use crate::row::{ChangeSet, Durability, RowSink};
 
@@ -21,6 +23,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One open store file.
 pub(crate) struct SqliteStore {
+    /// Writes the ticks' cadence updates behind them (docs/schedules.md §11.35); `None` for the
+    /// operator's connection, and where the thread could not start. Declared first so that
+    /// closing writes what it holds before anything else closes.
+    writer: Option<WriteBehind>,
     /// The engine's store checkpoints on this thread, never in a commit (docs/schedules.md
     /// §11.34); `None` for the operator's short-lived connection, which keeps SQLite's automatic
     /// checkpoint. Declared before `conn` so that it closes first and `conn`, closing last,
@@ -67,6 +73,11 @@ impl SqliteStore {
                 .pragma_update(None, "wal_autocheckpoint", 0)
                 .map_err(|e| store_error(path, "leaving checkpoints to their thread", e))?;
         }
+        store.writer = WriteBehind::start(
+            path,
+            BUSY_TIMEOUT,
+            store.checkpointer.as_ref().and_then(Checkpointer::waker),
+        );
         store.stops_seen = store
             .conn
             .query_row(
@@ -100,6 +111,7 @@ impl SqliteStore {
 
     fn from_conn(conn: Connection, path: &Path, version: i64) -> Self {
         SqliteStore {
+            writer: None,
             checkpointer: None,
             conn,
             path: path.to_path_buf(),
@@ -150,32 +162,14 @@ impl SqliteStore {
             .map_err(|e| store_error(&self.path, context, e))
     }
 
+    /// Waits until the writer thread has written what the ticks handed it, so that a write on
+    /// this connection is never overtaken by an older tick's updates, nor waits for its lock.
+    fn wait_for_writer(&self) -> Result<(), Error> {
+        self.writer.as_ref().map_or(Ok(()), WriteBehind::flush)
+    }
+
     fn write(&mut self, changes: &ChangeSet) -> rusqlite::Result<usize> {
-        let tx = self.conn.unchecked_transaction()?;
-        let mut removed = 0;
-        {
-            if !changes.inserts.is_empty() {
-                let mut insert = tx.prepare_cached(codec::INSERT)?;
-                for row in &changes.inserts {
-                    codec::insert(&mut insert, row)?;
-                }
-            }
-            if !changes.updates.is_empty() {
-                let mut update = tx.prepare_cached(codec::UPDATE_CADENCE)?;
-                for (id, cadence) in &changes.updates {
-                    CadenceParams::new(*id, cadence, &mut self.running_buf)
-                        .bind(&mut update, &self.running_buf)?;
-                    update.raw_execute()?;
-                }
-            }
-            if !changes.deletes.is_empty() {
-                let mut delete = tx.prepare_cached("DELETE FROM schedules WHERE id = ?1")?;
-                for &id in &changes.deletes {
-                    removed += delete.execute([to_sql(id)])?;
-                }
-            }
-        }
-        tx.commit().map(|()| removed)
+        write_changes(&self.conn, std::iter::once(changes), &mut self.running_buf)
     }
 }
 
@@ -209,6 +203,7 @@ impl Backend for SqliteStore {
 
     fn reserve_ids(&mut self, next: u64, block: u64) -> Result<RangeInclusive<u64>, Error> {
         let context = "reserving schedule ids";
+        self.wait_for_writer()?;
         let through = next.saturating_add(block);
         self.set_synchronous("FULL")
             .map_err(Error::store(context))?;
@@ -228,9 +223,20 @@ impl Backend for SqliteStore {
             Durability::Synced => "committing schedule creations and stops",
             Durability::Grouped => "group-committing cadence updates",
         };
+        if durability == Durability::Grouped
+            && self
+                .writer
+                .as_ref()
+                .is_some_and(|writer| writer.queue(changes))
+        {
+            // Behind the tick; the writer tells the checkpointer. Nobody reads the count of a
+            // group commit.
+            return Ok(0);
+        }
         let result = if durability == Durability::Grouped {
             self.write(changes)
         } else {
+            self.wait_for_writer()?;
             self.set_synchronous("FULL")
                 .map_err(Error::store(context))?;
             let result = self.write(changes);
@@ -243,6 +249,10 @@ impl Backend for SqliteStore {
             checkpointer.committed();
         }
         result.map_err(|e| store_error(&self.path, context, e))
+    }
+
+    fn flush(&mut self) -> Result<(), Error> {
+        self.wait_for_writer()
     }
 
     fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error> {

@@ -1,0 +1,40 @@
+//! One `SQLite` transaction that writes change sets in order: the store's synced commits and its
+//! writer thread's behind-the-tick writes (docs/schedules.md §11.35) share it.
+
+use rusqlite::Connection;
+
+use super::codec::{self, CadenceParams, to_sql};
+use crate::row::ChangeSet;
+
+/// Writes `batches` in order in one transaction on `conn`; returns how many deletes existed.
+/// `buf` is scratch space for the running-firings column.
+pub(super) fn write_changes<'a>(
+    conn: &Connection,
+    batches: impl IntoIterator<Item = &'a ChangeSet>,
+    buf: &mut String,
+) -> rusqlite::Result<usize> {
+    let tx = conn.unchecked_transaction()?;
+    let mut removed = 0;
+    for changes in batches {
+        if !changes.inserts.is_empty() {
+            let mut insert = tx.prepare_cached(codec::INSERT)?;
+            for row in &changes.inserts {
+                codec::insert(&mut insert, row)?;
+            }
+        }
+        if !changes.updates.is_empty() {
+            let mut update = tx.prepare_cached(codec::UPDATE_CADENCE)?;
+            for (id, cadence) in &changes.updates {
+                CadenceParams::new(*id, cadence, buf).bind(&mut update, buf)?;
+                update.raw_execute()?;
+            }
+        }
+        if !changes.deletes.is_empty() {
+            let mut delete = tx.prepare_cached("DELETE FROM schedules WHERE id = ?1")?;
+            for &id in &changes.deletes {
+                removed += delete.execute([to_sql(id)])?;
+            }
+        }
+    }
+    tx.commit().map(|()| removed)
+}

@@ -1,0 +1,377 @@
+//! The `SQLite` store's cadence writes, behind the tick on a thread of their own
+//! (docs/schedules.md §11.2, §11.35).
+//!
+//! A tick's group commit rewrites the cadence of every schedule that fired: tens of random B-tree
+//! pages copied into the WAL, a few milliseconds of CPU at thousands of firings a second. On the
+//! engine's thread that was most of a busy frame, and a frame that long is the one the operating
+//! system preempts when cores are short. The tick therefore only hands its [`ChangeSet`] to this
+//! thread, which writes everything that has arrived in one transaction, on a connection of its
+//! own, as `PostgreSQL`'s store thread does (docs/schedules.md §11.15).
+//!
+//! The tick never wakes the thread while it is busy: after a write the thread pauses for
+//! [`GATHER`] and only a flush or the close cuts that pause short, so what the ticks queue
+//! meanwhile is one push under an uncontended lock, no system call, and the thread's own timer,
+//! not the frame, decides when it runs next (docs/schedules.md §11.37). Only a tick that finds
+//! the thread idle wakes it. After each write the thread tells the checkpointer
+//! ([`CheckpointWaker`]), so that wake-up leaves the frame too.
+//!
+//! A write that fails stays queued and is retried, with a backoff doubling from 50 ms to 5 s; a
+//! [`WriteBehind::flush`] tries at once and reports the failure. Closing (dropping) writes what
+//! is queued, with a few attempts, before the engine's connection closes.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use super::background::yield_cpu_to_the_engine;
+use super::checkpointer::CheckpointWaker;
+use super::integrity::store_error;
+use super::sqlite_write::write_changes;
+use crate::Error;
+use crate::row::ChangeSet;
+
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// Attempts to write what is still queued when the store closes.
+const ATTEMPTS_AT_CLOSE: u32 = 3;
+/// How long the thread gathers ticks' changes after a write before the next one: about one
+/// 60 fps frame, so a busy store writes about as often as it did in the tick, and a crash loses
+/// at most about this much more (docs/schedules.md §11.37).
+const GATHER: Duration = Duration::from_millis(15);
+/// What the writer thread holds.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum Holds {
+    /// Nothing, and it is waiting for work: the next batch wakes it.
+    #[default]
+    Idle,
+    /// Nothing (it wrote what it took, and gathers or looks at the queue).
+    Nothing,
+    /// Batches it took and has not yet written (writing, or a write failed).
+    Batches,
+}
+
+/// What the engine's thread and the writer share, under one lock that neither holds for long
+/// (never while writing).
+#[derive(Default)]
+struct State {
+    /// Batches handed over and not yet taken by the thread, oldest first.
+    queue: VecDeque<ChangeSet>,
+    /// What the thread is doing with the batches it took.
+    thread: Holds,
+    /// A flush waits: the thread writes at once and answers in `answer`.
+    flush: bool,
+    answer: Option<Result<(), Error>>,
+    /// The store is closing: write what is queued and stop.
+    closed: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// The thread waits on this one.
+    work: Condvar,
+    /// A flush waits on this one.
+    answered: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind: go on with it.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The writing thread of one open store; dropping it writes what is queued and joins it.
+pub(crate) struct WriteBehind {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl WriteBehind {
+    /// Opens a second connection to the store at `path`, set up as the engine's
+    /// (`synchronous=NORMAL`, `wal_autocheckpoint` as `autocheckpoint` says), and starts the
+    /// thread on it; `None` (with a warning) when either fails, and the caller writes on its own
+    /// thread as before. After each write the thread tells `checkpoints`.
+    pub(crate) fn start(
+        path: &Path,
+        busy_timeout: Duration,
+        checkpoints: Option<CheckpointWaker>,
+    ) -> Option<Self> {
+        let conn = Connection::open(path).and_then(|conn| {
+            conn.busy_timeout(busy_timeout)?;
+            conn.pragma_update(None, "synchronous", "NORMAL")?;
+            if checkpoints.is_some() {
+                conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+            }
+            Ok(conn)
+        });
+        let conn = match conn {
+            Ok(conn) => conn,
+            Err(error) => {
+                tracing::warn!(%error, "no write-behind connection; ticks will write their cadence updates");
+                return None;
+            }
+        };
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            work: Condvar::new(),
+            answered: Condvar::new(),
+        });
+        let writer = Writer {
+            conn,
+            path: path.to_path_buf(),
+            shared: Arc::clone(&shared),
+            checkpoints,
+            pending: VecDeque::new(),
+            backoff: FIRST_BACKOFF,
+            retry_at: None,
+            buf: String::new(),
+        };
+        let thread = std::thread::Builder::new()
+            .name("tickstep-sqlite-writer".into())
+            .spawn(move || {
+                yield_cpu_to_the_engine();
+                writer.run();
+            });
+        match thread {
+            Ok(thread) => Some(WriteBehind {
+                shared,
+                thread: Some(thread),
+            }),
+            Err(error) => {
+                tracing::warn!(%error, "no write-behind thread; ticks will write their cadence updates");
+                None
+            }
+        }
+    }
+
+    /// Queues `changes` to be written behind the caller: a push under the lock, and a wake-up
+    /// only when the thread is idle. False when the thread has stopped (it panicked): nothing
+    /// was queued, the caller writes.
+    pub(crate) fn queue(&self, changes: &ChangeSet) -> bool {
+        if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
+            return false;
+        }
+        let mut state = self.shared.lock();
+        state.queue.push_back(changes.clone());
+        if state.thread == Holds::Idle {
+            state.thread = Holds::Nothing;
+            self.shared.work.notify_one();
+        }
+        true
+    }
+
+    /// Waits until everything queued so far is written.
+    ///
+    /// # Errors
+    ///
+    /// The error of the write that failed (what failed stays queued and is retried), or
+    /// [`Error::Store`] when the thread has stopped.
+    pub(crate) fn flush(&self) -> Result<(), Error> {
+        let mut state = self.shared.lock();
+        if state.queue.is_empty() && state.thread != Holds::Batches {
+            // Everything handed over is written: no round trip to the (lower-priority) thread,
+            // so a creation never waits for it to be scheduled.
+            return Ok(());
+        }
+        state.flush = true;
+        state.answer = None;
+        self.shared.work.notify_one();
+        loop {
+            if let Some(answer) = state.answer.take() {
+                return answer;
+            }
+            if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
+                return Err(thread_gone());
+            }
+            // Bounded, so that a thread that died meanwhile is noticed.
+            state = self
+                .shared
+                .answered
+                .wait_timeout(state, Duration::from_millis(100))
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
+    }
+}
+
+/// The thread stopped (it panicked) with what it had queued: those updates are lost, and a
+/// flush must not say they were written.
+fn thread_gone() -> Error {
+    Error::Store {
+        context: "waiting for the store's writer thread, which has stopped",
+        source: rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ABORT),
+            Some(
+                "the SQLite store's writer thread stopped; cadence updates it held are lost".into(),
+            ),
+        ),
+    }
+}
+
+impl Drop for WriteBehind {
+    fn drop(&mut self) {
+        self.shared.lock().closed = true;
+        self.shared.work.notify_one();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The thread's state.
+struct Writer {
+    conn: Connection,
+    path: std::path::PathBuf,
+    shared: Arc<Shared>,
+    checkpoints: Option<CheckpointWaker>,
+    /// Batches taken from the queue and not yet written (a failed write), oldest first.
+    pending: VecDeque<ChangeSet>,
+    backoff: Duration,
+    /// When a failed write is tried again; `None` while nothing failed.
+    retry_at: Option<Instant>,
+    buf: String,
+}
+
+/// What woke the thread.
+struct Woken {
+    flush: bool,
+    closed: bool,
+}
+
+impl Writer {
+    fn run(mut self) {
+        loop {
+            let woken = self.wait_for_work();
+            let result = if woken.flush || self.retry_at.is_none_or(|at| Instant::now() >= at) {
+                self.write_pending()
+            } else {
+                Ok(()) // backing off
+            };
+            if woken.flush {
+                self.shared.lock().answer = Some(result);
+                self.shared.answered.notify_all();
+            }
+            if woken.closed {
+                break;
+            }
+            self.gather();
+        }
+        for attempt in 1..=ATTEMPTS_AT_CLOSE {
+            self.take_queue();
+            if self.write_pending().is_ok() {
+                return;
+            }
+            if attempt < ATTEMPTS_AT_CLOSE {
+                std::thread::sleep(self.backoff);
+            }
+        }
+        tracing::error!(
+            batches = self.pending.len(),
+            "SQLite schedule store closed with cadence updates it could not write"
+        );
+    }
+
+    /// Sleeps until there is something to write (or a failed write's retry is due), a flush,
+    /// or the close; takes what was queued.
+    fn wait_for_work(&mut self) -> Woken {
+        let shared = Arc::clone(&self.shared);
+        let mut state = shared.lock();
+        loop {
+            if state.flush || state.closed {
+                break;
+            }
+            let now = Instant::now();
+            match self.retry_at {
+                Some(at) if now >= at => break,
+                Some(at) => {
+                    state = shared
+                        .work
+                        .wait_timeout(state, at - now)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .0;
+                }
+                None if !state.queue.is_empty() || !self.pending.is_empty() => break,
+                None => {
+                    state.thread = Holds::Idle;
+                    state = shared
+                        .work
+                        .wait(state)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+            }
+        }
+        let woken = Woken {
+            flush: std::mem::take(&mut state.flush),
+            closed: state.closed,
+        };
+        self.pending.extend(state.queue.drain(..));
+        state.thread = if self.pending.is_empty() {
+            Holds::Nothing
+        } else {
+            Holds::Batches
+        };
+        woken
+    }
+
+    /// After a write: [`GATHER`] while the ticks queue without waking the thread; a flush or
+    /// the close ends it early.
+    fn gather(&self) {
+        let until = Instant::now() + GATHER;
+        let mut state = self.shared.lock();
+        while !state.flush && !state.closed {
+            let now = Instant::now();
+            if now >= until {
+                return;
+            }
+            state = self
+                .shared
+                .work
+                .wait_timeout(state, until - now)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    fn take_queue(&mut self) {
+        let mut state = self.shared.lock();
+        self.pending.extend(state.queue.drain(..));
+        state.thread = if self.pending.is_empty() {
+            Holds::Nothing
+        } else {
+            Holds::Batches
+        };
+    }
+
+    /// Writes every pending batch, in order, in one transaction; on failure all stay pending.
+    fn write_pending(&mut self) -> Result<(), Error> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        match write_changes(&self.conn, self.pending.iter(), &mut self.buf) {
+            Ok(_) => {
+                self.pending.clear();
+                self.shared.lock().thread = Holds::Nothing;
+                self.backoff = FIRST_BACKOFF;
+                self.retry_at = None;
+                if let Some(checkpoints) = &self.checkpoints {
+                    checkpoints.committed();
+                }
+                Ok(())
+            }
+            Err(error) => {
+                let error =
+                    store_error(&self.path, "writing cadence updates behind the tick", error);
+                tracing::warn!(%error, batches = self.pending.len(), "retrying");
+                self.retry_at = Some(Instant::now() + self.backoff);
+                self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+                Err(error)
+            }
+        }
+    }
+}
