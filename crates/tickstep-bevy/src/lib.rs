@@ -139,34 +139,38 @@
 //! # Costs
 //!
 //! Measured with `cargo bench -p tickstep-bevy --bench plugin` (see `benches/plugin.rs`) on the
-//! shared two-core VM while four other builds ran, ratio = plugin / baseline; "paired" is the
-//! median difference of frames run back to back, which holds still under that load:
+//! shared two-core VM, ratio = plugin / baseline; "paired" is the median difference of frames run
+//! back to back, which holds still under load. The timings below were taken while the VM read its
+//! time-stamp counter in about 10 ns; later the same day the hypervisor began trapping it (95 ns a
+//! read, `Instant::now` 190 ns), and the same binaries then timed 2.3–2.8 µs for `frame_idle` and
+//! a bare frame at 17.5 µs — so the instruction counts after the table are the figures to compare:
 //!
 //! | measure | baseline | result |
 //! |---|---|---|
-//! | a frame with nothing scheduled, wall time, paired (`frame_idle`) | the same headless app's bare `App::update()` (13–19 µs of wall time in these runs) | adds 0.70 µs (full run), 0.77–0.86 µs (three quick runs): 1.05 |
+//! | a frame with nothing scheduled, wall time, paired (`frame_idle`) | the same headless app's bare `App::update()` (13–19 µs of wall time in these runs) | adds 0.70 µs (full run), 0.77–0.86 µs (quick runs): 1.05–1.13 |
 //! | the same, CPU time (unpaired, noisy) | the same (6–8 µs of CPU) | adds −1.7–1.1 µs |
-//! | a frame with nothing scheduled after a command has run (`frame_idle_commands_used`) | the same bare app | adds 1.3–1.5 µs: 1.08–1.11 — the commands cycle now sits in a `FixedUpdate` schedule the bare app does not have |
-//! | the same in a game with its own `FixedUpdate` system (`frame_idle_fixed_game`) | that game's bare `App::update()` | adds 0.99–1.21 µs: 1.04–1.07 |
+//! | a frame with nothing scheduled after a command has run (`frame_idle_commands_used`) | the same bare app | the same instructions as `frame_idle` (below): the cycle left with the `FixedUpdate` the plugin made for it (docs/bevy.md §6.6) |
+//! | the same in a game with its own `FixedUpdate` system (`frame_idle_fixed_game`) | that game's bare `App::update()` | ~9% more instructions than `frame_idle` (below): the idle cycle's run condition |
 //! | a kernel task run through the plugin | the bare kernel (`schedule` + `step`), 70–110 ns | 0.87–0.96: the same path, the plugin adds nothing per task |
 //! | the same, the task also queuing a world operation | the bare kernel | 1.23–1.36 (~25–30 ns per operation: one boxed closure, applied at the sync point) |
 //!
-//! So the per-frame goal of under 1 µs is met for the idle plugin. Counted in instructions
-//! (valgrind's callgrind, deterministic on a loaded machine), a bare frame of that app is ~31,200
-//! instructions and the idle plugin adds ~2,100 (it added ~4,500–5,200 before its commands cycle
-//! became lazy). An app that has used its commands pays the cycle's `FixedUpdate` schedule on
-//! top (~2,900 instructions more): Bevy runs every schedule that exists, and moving a schedule out
-//! of its map and back costs more than everything else the plugin does per frame. A game with
-//! fixed-step systems pays for that schedule anyway, so there the plugin adds ~3,200
-//! instructions (~1 µs) with its commands in use.
+//! Counted in instructions (valgrind's callgrind, collecting only the measured frames, which load
+//! does not disturb), a bare frame of that app is ~31,200 instructions. The idle plugin adds
+//! ~2,140 (~2,260 when it timed 0.77–0.86 µs above); an app that has used its commands adds the
+//! same ~2,140 (it added ~5,000 while the cycle's `FixedUpdate` stayed: Bevy runs every schedule
+//! that exists, and moving one out of its map and back costs more than everything else the plugin
+//! does per frame); a game with its own `FixedUpdate` system adds ~2,460 (~3,200 while the idle
+//! cycle still ran).
 //!
 //! Per frame the idle plugin adds four systems (frame start in `First`, two around the fixed
 //! loop, the kernel frame in `Last`), three message types for Bevy to rotate, four clock reads,
 //! an attachment check of the main scheduler (the idle kernel takes no step), a heap peek for the
-//! schedules' next deadline and a couple of `Rc` clones; no allocation. Once the app has reached
-//! its commands (docs/bevy.md §6.5) the commands cycle adds a fifth system in `FixedUpdate`, run
-//! once per fixed step. Per world operation: one boxed closure. Per published message:
-//! one copy into its `Send` form (a command's name becomes an `Arc<str>`, one allocation).
+//! schedules' next deadline, two idle checks of the commands scheduler and a couple of `Rc`
+//! clones; no allocation. While the commands have work the cycle is a fifth system in
+//! `FixedUpdate`, run once per fixed step (and, in a `FixedUpdate` the plugin made, that
+//! schedule's cost, ~2,700 instructions); idle, only its run condition is left, and only in a
+//! game's own `FixedUpdate`. Per world operation: one boxed closure. Per published message: one
+//! copy into its `Send` form (a command's name becomes an `Arc<str>`, one allocation).
 //!
 //! Build cost: the three Bevy sub-crates with default features off (and the 40-odd crates they
 //! pull in) add about 2.5 minutes of wall time to a debug build of this crate once the rest of
@@ -192,6 +196,9 @@
 //!   command's does.
 //! * **Mechanisms** are marker components; the `Mechanism` lives in the commands resource, made on
 //!   first use; removing the component or despawning the entity cancels the commands requiring it.
+//! * **Idle commands cycles** are left out (a run condition; the `FixedUpdate` the plugin made is
+//!   parked), so an app that used its commands pays for an idle frame what one that never did
+//!   pays; idle cycles are then not counted.
 //! * **Command failures**: an `Err` stops the commands cycle (a [`CommandsFailed`] message, the
 //!   error kept until [`TickstepCommands::resume`]); a panic propagates out of `FixedUpdate`, as
 //!   the commands layer resumes it; the kernel and the schedules go on.
