@@ -139,24 +139,24 @@
 //! # Costs
 //!
 //! Measured with `cargo bench -p tickstep-bevy --bench plugin` (see `benches/plugin.rs`) on the
-//! shared two-core VM, ratio = plugin / baseline; "paired" is the median difference of frames run
-//! back to back, which holds still under load. The timings below were taken while the VM read its
-//! time-stamp counter in about 10 ns; later the same day the hypervisor began trapping it (95 ns a
-//! read, `Instant::now` 190 ns), and the same binaries then timed 2.3–2.8 µs for `frame_idle` and
-//! a bare frame at 17.5 µs — so the instruction counts after the table are the figures to compare:
+//! shared two-core VM, quiet, ratio = plugin / baseline; "paired" is the median difference of
+//! frames run back to back, which holds still under load. One full run (21 rounds) and three
+//! `--quick` runs; this VM's speed varies by host (the same binaries timed a bare frame at 6–7 µs
+//! one morning, and at 17.5 µs while the hypervisor trapped the time-stamp counter), so the
+//! ratios and the instruction counts below are the figures to compare:
 //!
 //! | measure | baseline | result |
 //! |---|---|---|
-//! | a frame with nothing scheduled, wall time, paired (`frame_idle`) | the same headless app's bare `App::update()` (13–19 µs of wall time in these runs) | adds 0.70 µs (full run), 0.77–0.86 µs (quick runs): 1.05–1.13 |
-//! | the same, CPU time (unpaired, noisy) | the same (6–8 µs of CPU) | adds −1.7–1.1 µs |
-//! | a frame with nothing scheduled after a command has run (`frame_idle_commands_used`) | the same bare app | the same instructions as `frame_idle` (below): the cycle left with the `FixedUpdate` the plugin made for it (docs/bevy.md §6.6) |
-//! | the same in a game with its own `FixedUpdate` system (`frame_idle_fixed_game`) | that game's bare `App::update()` | ~9% more instructions than `frame_idle` (below): the idle cycle's run condition |
-//! | a kernel task run through the plugin | the bare kernel (`schedule` + `step`), 70–110 ns | 0.87–0.96: the same path, the plugin adds nothing per task |
-//! | the same, the task also queuing a world operation | the bare kernel | 1.23–1.36 (~25–30 ns per operation: one boxed closure, applied at the sync point) |
+//! | a frame with nothing scheduled, wall time, paired (`frame_idle`) | the same headless app's bare `App::update()` (2.8–3.0 µs of wall time in these runs) | adds 0.42 µs (full run), 0.37–0.39 µs (quick runs): 1.13–1.14 |
+//! | the same, CPU time (unpaired; the thread's CPU clock ticks too coarsely for a quick run) | the same | adds 0.40 µs (full run): 1.13 |
+//! | a frame with nothing scheduled after a command has run (`frame_idle_commands_used`) | the same bare app | adds 0.45 µs (full run), 0.45–0.50 µs: 1.15–1.18 — the cycle left with the `FixedUpdate` the plugin made for it (docs/bevy.md §6.6) |
+//! | the same in a game with its own `FixedUpdate` system (`frame_idle_fixed_game`) | that game's bare `App::update()` (3.0–3.3 µs) | adds 0.50 µs (full run), 0.46–0.48 µs: 1.15–1.16 — the idle cycle's run condition |
+//! | a kernel task run through the plugin | the bare kernel (`schedule` + `step`), 48–50 ns | 0.91–0.96: the same path, the plugin adds nothing per task |
+//! | the same, the task also queuing a world operation | the bare kernel | 1.33–1.36 (~17–20 ns per operation: one boxed closure, applied at the sync point) |
 //!
 //! Counted in instructions (valgrind's callgrind, collecting only the measured frames, which load
 //! does not disturb), a bare frame of that app is ~31,200 instructions. The idle plugin adds
-//! ~2,140 (~2,260 when it timed 0.77–0.86 µs above); an app that has used its commands adds the
+//! ~2,140 (~2,260 before idle cycles were left out); an app that has used its commands adds the
 //! same ~2,140 (it added ~5,000 while the cycle's `FixedUpdate` stayed: Bevy runs every schedule
 //! that exists, and moving one out of its map and back costs more than everything else the plugin
 //! does per frame); a game with its own `FixedUpdate` system adds ~2,460 (~3,200 while the idle
