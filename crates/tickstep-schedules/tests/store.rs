@@ -547,17 +547,24 @@ fn a_commit_the_store_refuses_applies_nothing_sqlite_only_fault_injected_by_a_sq
     );
 }
 
-/// docs/schedules.md §11.35: a cadence write that fails stays queued on the writer thread.
-#[test]
-fn a_failed_cadence_write_stays_queued_and_a_flush_reports_it_sqlite_only_postgres_alike() {
-    let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
+/// A host on a store at `path` with one schedule every second, and a second connection whose
+/// trigger makes every cadence update fail ("busy") until it drops `no_updates`.
+fn one_schedule_whose_updates_fail(path: &Path) -> (Host, rusqlite::Connection) {
+    let h = Host::open(path, ManualClock::new());
     h.every(1.0, Options::new());
-    let conn = rusqlite::Connection::open(&path).unwrap();
+    let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(
         "CREATE TRIGGER no_updates BEFORE UPDATE ON schedules BEGIN SELECT RAISE(ABORT, 'busy'); END;",
     )
     .unwrap();
+    (h, conn)
+}
+
+/// docs/schedules.md §11.35: a cadence write that fails stays queued on the writer thread.
+#[test]
+fn a_failed_cadence_write_stays_queued_and_a_flush_reports_it_sqlite_only_postgres_alike() {
+    let (_dir, path) = db();
+    let (h, conn) = one_schedule_whose_updates_fail(&path);
     h.advance(1.0);
     h.engine
         .tick()
@@ -584,13 +591,7 @@ fn a_failed_cadence_write_stays_queued_and_a_flush_reports_it_sqlite_only_postgr
 #[test]
 fn queued_cadence_updates_are_written_before_a_creation_and_when_the_store_closes_sqlite_only() {
     let (_dir, path) = db();
-    let h = Host::open(&path, ManualClock::new());
-    h.every(1.0, Options::new());
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch(
-        "CREATE TRIGGER no_updates BEFORE UPDATE ON schedules BEGIN SELECT RAISE(ABORT, 'busy'); END;",
-    )
-    .unwrap();
+    let (h, conn) = one_schedule_whose_updates_fail(&path);
     h.advance(1.0);
     h.tick(); // its update is queued, and fails
     let mut txn = h.engine.begin(h.prog);
