@@ -234,7 +234,7 @@ impl Core {
     ) -> Result<(), Error> {
         if let Some(store) = self.store.as_mut() {
             let table = &self.table;
-            let changes = ChangeSet {
+            let mut changes = ChangeSet {
                 inserts: drafts
                     .iter()
                     .filter(|d| d.0.persist)
@@ -251,7 +251,7 @@ impl Core {
                     .collect(),
             };
             if !changes.is_empty() {
-                store.commit(&changes, Durability::Synced)?;
+                store.commit(&mut changes, Durability::Synced)?;
             }
         }
         for &id in stops {

@@ -68,7 +68,8 @@ pub(crate) struct Core {
     /// Reused across ticks so planning does not allocate.
     pub(super) firing_buf: Vec<crate::Firing>,
     pub(super) later_buf: Later,
-    /// The group commit's change set, reused across ticks.
+    /// The group commit's change set: reused across ticks by a store that writes in the tick,
+    /// taken by one that writes behind it (docs/schedules.md §11.35, §11.15).
     pub(super) changes: ChangeSet,
     /// Operator stops found by the last poll, reused across ticks.
     pub(super) stopped_buf: Vec<u64>,

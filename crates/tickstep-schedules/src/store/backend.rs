@@ -29,12 +29,13 @@ pub(crate) trait Backend {
     fn reserve_ids(&mut self, next: u64, block: u64) -> Result<RangeInclusive<u64>, Error>;
 
     /// Writes `changes` in one transaction, as durable as `durability` says; returns how many of
-    /// `changes.deletes` existed.
+    /// `changes.deletes` existed. A store that writes behind the caller takes what `changes`
+    /// holds (leaving it empty) rather than copying it: the caller builds each change set anew.
     ///
     /// # Errors
     ///
     /// [`Error::Store`]; nothing was written.
-    fn commit(&mut self, changes: &ChangeSet, durability: Durability) -> Result<usize, Error>;
+    fn commit(&mut self, changes: &mut ChangeSet, durability: Durability) -> Result<usize, Error>;
 
     /// Appends to `stopped` the ids an operator stopped from outside this engine since the last
     /// call. Called once per tick, so it must be cheap when nothing happened.

@@ -218,20 +218,21 @@ impl Backend for SqliteStore {
             .map_err(|e| store_error(&self.path, context, e))
     }
 
-    fn commit(&mut self, changes: &ChangeSet, durability: Durability) -> Result<usize, Error> {
+    fn commit(&mut self, changes: &mut ChangeSet, durability: Durability) -> Result<usize, Error> {
         let context = match durability {
             Durability::Synced => "committing schedule creations and stops",
             Durability::Grouped => "group-committing cadence updates",
         };
         if durability == Durability::Grouped
-            && self
-                .writer
-                .as_ref()
-                .is_some_and(|writer| writer.queue(changes))
+            && let Some(writer) = &self.writer
         {
-            // Behind the tick; the writer tells the checkpointer. Nobody reads the count of a
-            // group commit.
-            return Ok(0);
+            match writer.queue(std::mem::take(changes)) {
+                // Behind the tick; the writer tells the checkpointer. Nobody reads the count of
+                // a group commit.
+                Ok(()) => return Ok(0),
+                // The thread has stopped: this tick writes them itself.
+                Err(back) => *changes = back,
+            }
         }
         let result = if durability == Durability::Grouped {
             self.write(changes)

@@ -151,19 +151,23 @@ impl WriteBehind {
     }
 
     /// Queues `changes` to be written behind the caller: a push under the lock, and a wake-up
-    /// only when the thread is idle. False when the thread has stopped (it panicked): nothing
-    /// was queued, the caller writes.
-    pub(crate) fn queue(&self, changes: &ChangeSet) -> bool {
+    /// only when the thread is idle.
+    ///
+    /// # Errors
+    ///
+    /// The thread has stopped (it panicked): `changes` come back unqueued, for the caller to
+    /// write.
+    pub(crate) fn queue(&self, changes: ChangeSet) -> Result<(), ChangeSet> {
         if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
-            return false;
+            return Err(changes);
         }
         let mut state = self.shared.lock();
-        state.queue.push_back(changes.clone());
+        state.queue.push_back(changes);
         if state.thread == Holds::Idle {
             state.thread = Holds::Nothing;
             self.shared.work.notify_one();
         }
-        true
+        Ok(())
     }
 
     /// Waits until everything queued so far is written.
@@ -310,12 +314,7 @@ impl Writer {
             flush: std::mem::take(&mut state.flush),
             closed: state.closed,
         };
-        self.pending.extend(state.queue.drain(..));
-        state.thread = if self.pending.is_empty() {
-            Holds::Nothing
-        } else {
-            Holds::Batches
-        };
+        self.take_from(&mut state);
         woken
     }
 
@@ -339,7 +338,12 @@ impl Writer {
     }
 
     fn take_queue(&mut self) {
-        let mut state = self.shared.lock();
+        let shared = Arc::clone(&self.shared);
+        self.take_from(&mut shared.lock());
+    }
+
+    /// Moves what the ticks queued behind what the thread already holds.
+    fn take_from(&mut self, state: &mut State) {
         self.pending.extend(state.queue.drain(..));
         state.thread = if self.pending.is_empty() {
             Holds::Nothing

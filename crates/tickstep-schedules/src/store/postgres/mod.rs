@@ -254,13 +254,15 @@ impl Backend for PostgresStore {
         self.ask(|reply| Request::Reserve { next, block, reply })
     }
 
-    fn commit(&mut self, changes: &ChangeSet, durability: Durability) -> Result<usize, Error> {
+    fn commit(&mut self, changes: &mut ChangeSet, durability: Durability) -> Result<usize, Error> {
         match durability {
             Durability::Synced => self.ask(|reply| Request::Synced {
-                changes: changes.clone(),
+                changes: std::mem::take(changes),
                 reply,
             }),
-            Durability::Grouped => self.send(Request::Behind(changes.clone())).map(|()| 0),
+            Durability::Grouped => self
+                .send(Request::Behind(std::mem::take(changes)))
+                .map(|()| 0),
         }
     }
 
