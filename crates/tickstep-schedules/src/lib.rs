@@ -48,8 +48,10 @@
 //!   `PostgreSQL` database (tables prefixed `tickstep_`, versioned migrations): a store thread owns
 //!   the connection, creations and stops are committed on the server before `commit` returns, and
 //!   a tick's cadence updates are handed to that thread and written behind it, so a tick never
-//!   waits on the network ([`Schedules::wait_for_writes`] waits for them). One engine per
-//!   database for now: claims across several nodes are not built. An [`Inspector`] reads the file
+//!   waits on the network ([`Schedules::wait_for_writes`] waits for them). Several engines
+//!   (nodes) may share one database: each schedule is held by one node at a time through a claim
+//!   and a lease, and a fence refuses a late write from a node whose rows were taken over
+//!   (docs/schedules.md §11.20). An [`Inspector`] reads the file
 //!   read-only beside a running engine (decoding rows with the store's own codec) and performs
 //!   an operator's durable stop, for tools such as the `tickstep schedules` command.
 //! * **Single-threaded.** The [`Schedules`] handle is an `Rc`: `!Send`, proven by a

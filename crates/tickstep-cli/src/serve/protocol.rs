@@ -29,8 +29,8 @@ Replies start with 'ok:' or 'error:'; what the world sends by itself starts with
 Schedules are durable: they survive a restart with the same --db. A firing for a player who is
 not connected waits in their mailbox, shown at their next login.";
 
-/// The shortest interval `every` accepts from a player (the seed asks a player-facing wrapper
-/// for a floor above the engine's 10 ms tick).
+/// The shortest interval `every` accepts from a player, a floor above the engine's 10 ms tick
+/// (docs/serve.md §4.2).
 pub(crate) const MIN_EVERY_SECONDS: f64 = 1.0;
 /// The highest bell priority.
 pub(crate) const MAX_RING_PRIORITY: i32 = 9;
