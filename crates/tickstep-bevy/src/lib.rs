@@ -25,6 +25,7 @@
 //! use tickstep_bevy::{MechanismComponent, TickstepAppExt, TickstepCommands, TickstepKernel,
 //!     TickstepPlugin, TickstepSchedules};
 //! use tickstep_kernel::{ManualClock, Priority};
+//! use tickstep_kernel::clock::Clock;
 //! use tickstep_schedules::{ObjId, Options, Value};
 //!
 //! #[derive(Component)]
@@ -57,15 +58,19 @@
 //!     commands.scheduler().schedule(&dash);
 //!
 //!     // A durable schedule: respawn in a minute, even across a restart (with a store file).
+//!     // `schedule_at` takes a Unix time in seconds, read from the plugin's wall clock.
+//!     let now = kernel.clock().unix_nanos() as f64 / 1e9;
 //!     let schedules = app.world().non_send::<TickstepSchedules>();
 //!     let mut txn = schedules.engine().begin(ObjId(0));
-//!     txn.schedule_at(ObjId(0), "respawn", 60.0, vec![], Options::new()).unwrap();
+//!     txn.schedule_at(ObjId(0), "respawn", now + 60.0, vec![], Options::new()).unwrap();
 //!     txn.commit().unwrap();
 //! }
 //! for _ in 0..4 {
 //!     clock.advance(Duration::from_millis(16));
 //!     app.update();
 //! }
+//! // The respawn waits for its minute.
+//! assert_eq!(app.world().non_send::<TickstepSchedules>().engine().live_count(), 1);
 //! # Ok::<(), tickstep_bevy::PluginError>(())
 //! ```
 //!
