@@ -92,11 +92,17 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     if args.max_line == 0 {
         return Err("--max-line must be at least 1 byte".to_owned());
     }
-    let registry = Registry::open(&args.db).map_err(|e| ErrorChain(&e).to_string())?;
+    let (registry, announcements) = Registry::open(&args.db)
+        .await
+        .map_err(|e| ErrorChain(&e).to_string())?;
     let wizard = registry
         .id_for(&wizard_name)
+        .await
         .map_err(|e| ErrorChain(&e).to_string())?;
-    let players = registry.players().map_err(|e| ErrorChain(&e).to_string())?;
+    let players = registry
+        .players()
+        .await
+        .map_err(|e| ErrorChain(&e).to_string())?;
     let principals = Rc::new(Principals {
         wizard,
         players: std::cell::RefCell::new(players.iter().map(|(id, _)| *id).collect()),
@@ -111,9 +117,12 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         Rc::clone(driver.runtime()),
         driver.handle(),
         registry,
+        players,
         principals,
         args.quota,
-    )?;
+    );
+    let listener_task = announcements
+        .map(|events| tokio::task::spawn_local(follow_other_nodes(events, Rc::downgrade(&server))));
     server
         .frames
         .set_period(driver.runtime().frame_loop().period());
@@ -152,6 +161,10 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     let acceptor = tokio::task::spawn_local(accept(listener, Rc::clone(&server), limits));
     let result = driver.run_until(shutdown_signal()).await;
     acceptor.abort();
+    if let Some(task) = listener_task {
+        task.abort();
+    }
+    server.close().await;
     drop(server);
     result.map_err(|e| ErrorChain(&e).to_string())?;
     say("tickstep serve: stopped; the store is committed");
@@ -169,6 +182,23 @@ async fn accept(listener: TcpListener, server: Rc<Server>, limits: Limits) {
                 eprintln!("tickstep serve: accept failed: {error}");
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
+        }
+    }
+}
+
+/// Acts on what other server nodes on the same database announce (docs/serve.md §7): a new
+/// player joins this world too, and mail for a player connected here is shown at once.
+async fn follow_other_nodes(
+    mut events: tokio::sync::mpsc::UnboundedReceiver<registry::Event>,
+    server: std::rc::Weak<Server>,
+) {
+    while let Some(event) = events.recv().await {
+        let Some(server) = server.upgrade() else {
+            return;
+        };
+        match event {
+            registry::Event::Player(who, name) => server.add_player(who, name),
+            registry::Event::Mail(who) => server.deliver_mail(who).await,
         }
     }
 }

@@ -149,6 +149,7 @@ impl Session {
         match self
             .server
             .login(name, self.outbox.clone(), Rc::clone(&self.kicked))
+            .await
         {
             Ok((who, mail)) => {
                 self.who = Some(who);

@@ -91,14 +91,11 @@ impl Server {
         rt: Rc<Runtime>,
         handle: RuntimeHandle,
         registry: Registry,
+        players: Vec<(ObjId, String)>,
         principals: Rc<Principals>,
         quota: usize,
-    ) -> Result<Rc<Server>, String> {
-        let names = registry
-            .players()
-            .map_err(|e| ErrorChain(&e).to_string())?
-            .into_iter()
-            .collect();
+    ) -> Rc<Server> {
+        let names = players.into_iter().collect();
         let bell = Bell::new(&rt);
         let server = Rc::new(Server {
             rt,
@@ -117,7 +114,7 @@ impl Server {
         });
         server.count_stored_schedules();
         server.register_verbs();
-        Ok(server)
+        server
     }
 
     /// The quota's counts, from the schedules the store brought back.
@@ -155,8 +152,9 @@ impl Server {
         who == self.principals.wizard
     }
 
-    /// Logs `name` in: its id, and its mail. Refused when that name is already connected.
-    pub(crate) fn login(
+    /// Logs `name` in: its id, and its mail. Refused when that name is already connected to
+    /// this server.
+    pub(crate) async fn login(
         &self,
         name: &str,
         outbox: Outbox,
@@ -165,20 +163,62 @@ impl Server {
         let who = self
             .registry
             .id_for(name)
+            .await
             .map_err(|e| ErrorChain(&e).to_string())?;
         if self.online.borrow().contains_key(&who) {
             return Err(format!("{name} is already connected"));
         }
-        self.names.borrow_mut().insert(who, name.to_owned());
-        self.principals.players.borrow_mut().insert(who);
+        self.add_player(who, name.to_owned());
         self.online
             .borrow_mut()
             .insert(who, Online { outbox, kick });
         let mail = self
             .registry
             .take_mail(who)
+            .await
             .map_err(|e| ErrorChain(&e).to_string())?;
         Ok((who, mail))
+    }
+
+    /// A player the world knows from now on (a login here, or a registration another server
+    /// node announced: docs/serve.md §7.2).
+    pub(crate) fn add_player(&self, who: ObjId, name: String) {
+        self.names.borrow_mut().insert(who, name);
+        self.principals.players.borrow_mut().insert(who);
+    }
+
+    /// Shows `who` the mail another server node wrote for them, if they are connected here
+    /// (docs/serve.md §7.3); otherwise it waits in the mailbox for their login.
+    pub(crate) async fn deliver_mail(&self, who: ObjId) {
+        if !self.online.borrow().contains_key(&who) {
+            return;
+        }
+        match self.registry.take_mail(who).await {
+            Ok(mail) => {
+                for line in mail {
+                    if self.online.borrow().contains_key(&who) {
+                        self.tell(who, format!("[mail] {line}"));
+                    } else {
+                        self.registry.post(who, line); // they left meanwhile: back it goes
+                    }
+                }
+            }
+            Err(error) => eprintln!(
+                "tickstep serve: mail for #{} not read yet: {}",
+                who.0,
+                ErrorChain(&error)
+            ),
+        }
+    }
+
+    /// Writes the mail still queued, at a clean stop.
+    pub(crate) async fn close(&self) {
+        if let Err(error) = self.registry.close().await {
+            eprintln!(
+                "tickstep serve: undelivered mail lost: {}",
+                ErrorChain(&error)
+            );
+        }
     }
 
     pub(crate) fn logout(&self, who: ObjId) {

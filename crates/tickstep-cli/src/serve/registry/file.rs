@@ -1,13 +1,9 @@
-//! Who the players are and what waits for them: names mapped to durable object ids, and the
-//! mailbox of firings that found their player offline ("a background session for player";
-//! docs/serve.md §2.2, §4.5).
+//! The registry of a server on a `SQLite` store: a small `SQLite` file beside it (`FILE.world`).
 //!
-//! Kept in a small `SQLite` file beside the schedule store (`FILE.world`), so a restart finds the
-//! same ids for the same names — the schedules the store brings back are owned by those ids —
-//! and the same undelivered mail. Names are a few rows, each write one statement. Mail is posted
-//! by firings, inside frames, so it is queued in memory and written in one transaction between
-//! frames ([`Registry::flush_mail`], docs/serve.md §4.6); reading a mailbox, and dropping the
-//! registry, write the queue first.
+//! Names are a few rows, each write one statement. Mail is queued in memory and written in one
+//! transaction between frames ([`FileRegistry::flush_mail`], docs/serve.md §4.6); reading a
+//! mailbox, and dropping the registry, write the queue first. A file has one server, so nothing
+//! here is shared with another node.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -15,33 +11,23 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension as _, params};
 use tickstep::schedules::ObjId;
 
-/// The first player's object id (ids below are the world's own objects).
-const FIRST_PLAYER: i64 = 100;
+use super::{FIRST_PLAYER, RegistryError};
 
-/// The players and their mail.
-pub(crate) struct Registry {
+/// The players and their mail, in a file.
+pub(crate) struct FileRegistry {
     db: Connection,
     path: PathBuf,
     /// Mail posted and not written yet, in posting order.
     unwritten: RefCell<Vec<(ObjId, String)>>,
 }
 
-/// A failure of the world file, naming it.
-#[derive(Debug, thiserror::Error)]
-#[error("world file {} failed", path.display())]
-pub(crate) struct RegistryError {
-    path: PathBuf,
-    #[source]
-    source: rusqlite::Error,
-}
-
-impl Registry {
+impl FileRegistry {
     /// Opens (creating) the world file beside `store`.
-    pub(crate) fn open(store: &Path) -> Result<Registry, RegistryError> {
+    pub(crate) fn open(store: &Path) -> Result<FileRegistry, RegistryError> {
         let mut name = store.as_os_str().to_owned();
         name.push(".world");
         let path = PathBuf::from(name);
-        let fail = |source| RegistryError {
+        let fail = |source| RegistryError::File {
             path: path.clone(),
             source,
         };
@@ -57,7 +43,7 @@ impl Registry {
             FIRST_PLAYER - 1
         ))
         .map_err(fail)?;
-        Ok(Registry {
+        Ok(FileRegistry {
             db,
             path,
             unwritten: RefCell::new(Vec::new()),
@@ -65,7 +51,7 @@ impl Registry {
     }
 
     fn fail(&self, source: rusqlite::Error) -> RegistryError {
-        RegistryError {
+        RegistryError::File {
             path: self.path.clone(),
             source,
         }
@@ -146,7 +132,7 @@ impl Registry {
     }
 }
 
-impl Drop for Registry {
+impl Drop for FileRegistry {
     /// A server that stops writes the mail of its last frames.
     fn drop(&mut self) {
         if let Err(error) = self.flush_mail() {
@@ -167,7 +153,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = dir.path().join("w.db");
         let (alice, bob) = {
-            let r = Registry::open(&store).unwrap();
+            let r = FileRegistry::open(&store).unwrap();
             let alice = r.id_for("alice").unwrap();
             let bob = r.id_for("bob").unwrap();
             assert_eq!(r.id_for("alice").unwrap(), alice);
@@ -176,7 +162,7 @@ mod tests {
             r.post(bob, "two".to_owned()); // written when the registry is dropped
             (alice, bob)
         };
-        let r = Registry::open(&store).unwrap();
+        let r = FileRegistry::open(&store).unwrap();
         assert_eq!(alice, ObjId(FIRST_PLAYER));
         assert_eq!(r.id_for("bob").unwrap(), bob);
         assert_eq!(r.players().unwrap().len(), 2);
@@ -187,7 +173,7 @@ mod tests {
     #[test]
     fn queued_mail_is_read_in_posting_order_before_and_after_a_flush() {
         let dir = tempfile::tempdir().unwrap();
-        let r = Registry::open(&dir.path().join("w.db")).unwrap();
+        let r = FileRegistry::open(&dir.path().join("w.db")).unwrap();
         let bob = r.id_for("bob").unwrap();
         let carol = r.id_for("carol").unwrap();
         for n in 0..500 {

@@ -1,0 +1,191 @@
+//! A real `tickstep serve` process on an ephemeral loopback port, and a client that speaks to it
+//! over TCP as a netcat user would. Every wait is bounded (a deadline per expected line, a bound on
+//! each process); tests assert what was said, never how long it took.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The longest any single expected line may take to arrive.
+pub(crate) const PATIENCE: Duration = Duration::from_secs(15);
+
+/// A running server; killed when dropped (a clean stop goes through the wizard's `shutdown`).
+pub(crate) struct Server {
+    pub(crate) child: Child,
+    pub(crate) addr: String,
+}
+
+impl Server {
+    pub(crate) fn start(db: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tickstep"))
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--wizard",
+                "merlin",
+                "--db",
+            ])
+            .arg(db)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the tickstep binary starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let first = rx
+            .recv_timeout(PATIENCE)
+            .expect("the server prints its address");
+        let addr = first
+            .strip_prefix("tickstep serve: listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+            .to_owned();
+        Server { child, addr }
+    }
+
+    pub(crate) fn connect(&self) -> Client {
+        let stream = TcpStream::connect(&self.addr).expect("the server accepts");
+        stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let mut client = Client {
+            stream,
+            pending: Vec::new(),
+            seen: Vec::new(),
+        };
+        client.expect("hello:");
+        client
+    }
+
+    pub(crate) fn login(&self, name: &str) -> Client {
+        let mut client = self.connect();
+        client.send(name);
+        client.expect(&format!("ok: welcome, {name}"));
+        client
+    }
+
+    /// The wizard's clean stop; the process must exit successfully.
+    pub(crate) fn shutdown(mut self) {
+        let mut wizard = self.login("merlin");
+        wizard.send("shutdown");
+        wizard.expect("ok: shutting down");
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "the server exited with {status}");
+                return;
+            }
+            assert!(Instant::now() < deadline, "the server did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub(crate) struct Client {
+    pub(crate) stream: TcpStream,
+    pending: Vec<u8>,
+    /// Every line received, for failure messages.
+    seen: Vec<String>,
+}
+
+impl Client {
+    pub(crate) fn send(&mut self, line: &str) {
+        self.send_bytes(format!("{line}\n").as_bytes());
+    }
+
+    pub(crate) fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("the server reads");
+    }
+
+    /// The next line, or `None` once the server has closed the connection.
+    pub(crate) fn line(&mut self, deadline: Instant) -> Option<String> {
+        loop {
+            if let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=end).collect();
+                let line = String::from_utf8_lossy(&line[..end]).into_owned();
+                self.seen.push(line.clone());
+                return Some(line);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no complete line in time; saw {:#?}",
+                self.seen
+            );
+            let mut chunk = [0u8; 4096];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return None,
+                Ok(n) => self.pending.extend_from_slice(&chunk[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return None, // reset by the server
+            }
+        }
+    }
+
+    /// Skips lines until one starts with `prefix`, and returns it.
+    pub(crate) fn expect(&mut self, prefix: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            match self.line(deadline) {
+                Some(line) if line.starts_with(prefix) => return line,
+                Some(_) => {}
+                None => panic!("closed before {prefix:?}; saw {:#?}", self.seen),
+            }
+        }
+    }
+
+    /// Asserts the server closes the connection (after any lines).
+    pub(crate) fn expect_closed(&mut self) {
+        let deadline = Instant::now() + PATIENCE;
+        while self.line(deadline).is_some() {}
+    }
+
+    /// Sends a command and returns its reply (the first `ok:` or `error:` line).
+    pub(crate) fn ask(&mut self, line: &str) -> String {
+        self.send(line);
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            match self.line(deadline) {
+                Some(reply) if reply.starts_with("ok:") || reply.starts_with("error:") => {
+                    return reply;
+                }
+                Some(_) => {}
+                None => panic!("closed before a reply to {line:?}; saw {:#?}", self.seen),
+            }
+        }
+    }
+}
+
+/// The schedule id in a reply such as `ok: schedule #7 reminds you in 1 s`.
+pub(crate) fn id_of(reply: &str) -> u64 {
+    let digits: String = reply
+        .split('#')
+        .nth(1)
+        .unwrap_or_else(|| panic!("no id in {reply:?}"))
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap()
+}
