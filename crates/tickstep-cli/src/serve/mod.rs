@@ -58,8 +58,9 @@ pub(crate) struct ServeArgs {
     /// Address to listen on (loopback by default; port 0 picks a free port, printed at start).
     #[arg(long, default_value = "127.0.0.1:4000")]
     listen: SocketAddr,
-    /// The schedule store; players and mail live beside it in FILE.world.
-    #[arg(long, value_name = "FILE", default_value = "./tickstep-serve.db")]
+    /// The schedule store: a file (players and mail live beside it in FILE.world) or a
+    /// postgres:// URL (players and mail in the same database, shared by every server on it).
+    #[arg(long, value_name = "FILE|URL", default_value = "./tickstep-serve.db")]
     db: PathBuf,
     /// The player name that is the wizard (may stop and inspect anyone's schedules).
     #[arg(long, value_name = "NAME", default_value = "wizard")]
@@ -150,7 +151,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     say(format!(
         "tickstep serve: {} schedules loaded from {}; the wizard is {wizard_name}; try: nc {} {}",
         driver.runtime().schedules().live_count(),
-        args.db.display(),
+        crate::store::shown(&args.db),
         bound.ip(),
         bound.port()
     ));
@@ -186,7 +187,7 @@ async fn accept(listener: TcpListener, server: Rc<Server>, limits: Limits) {
     }
 }
 
-/// Acts on what other server nodes on the same database announce (docs/serve.md §7): a new
+/// Acts on what other server nodes on the same database announce (docs/serve.md §6): a new
 /// player joins this world too, and mail for a player connected here is shown at once.
 async fn follow_other_nodes(
     mut events: tokio::sync::mpsc::UnboundedReceiver<registry::Event>,

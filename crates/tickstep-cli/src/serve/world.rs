@@ -181,14 +181,14 @@ impl Server {
     }
 
     /// A player the world knows from now on (a login here, or a registration another server
-    /// node announced: docs/serve.md §7.2).
+    /// node announced: docs/serve.md §6.2).
     pub(crate) fn add_player(&self, who: ObjId, name: String) {
         self.names.borrow_mut().insert(who, name);
         self.principals.players.borrow_mut().insert(who);
     }
 
     /// Shows `who` the mail another server node wrote for them, if they are connected here
-    /// (docs/serve.md §7.3); otherwise it waits in the mailbox for their login.
+    /// (docs/serve.md §6.3); otherwise it waits in the mailbox for their login.
     pub(crate) async fn deliver_mail(&self, who: ObjId) {
         if !self.online.borrow().contains_key(&who) {
             return;

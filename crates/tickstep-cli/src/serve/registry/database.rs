@@ -1,5 +1,5 @@
 //! The registry of a server on a `PostgreSQL` store: two tables in the same database, shared by
-//! every server node on it (docs/serve.md §7).
+//! every server node on it (docs/serve.md §6).
 //!
 //! The server's thread runs tokio, so this speaks `tokio-postgres` (the asynchronous client the
 //! store's synchronous one is built on, so it adds no crate to the build): a query is awaited by
@@ -7,10 +7,10 @@
 //! that also passes on the two notification channels every node listens to:
 //!
 //! * `tickstep_serve_mail` (payload: a player id) — mail was written for that player; the node
-//!   where they are connected takes it and shows it at once (docs/serve.md §7.3);
+//!   where they are connected takes it and shows it at once (docs/serve.md §6.3);
 //! * `tickstep_serve_players` (payload: `id name`) — a name was registered on some node; every
 //!   node adds the player to its world, so a schedule that targets them stays valid when another
-//!   node takes it over (docs/serve.md §7.2).
+//!   node takes it over (docs/serve.md §6.2).
 //!
 //! Mail posted inside a frame is queued and written after the frame by one statement (an
 //! `INSERT … SELECT FROM unnest(…)` whose rows take their sequence numbers in posting order, and

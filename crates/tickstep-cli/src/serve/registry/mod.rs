@@ -8,7 +8,7 @@
 //!
 //! * [`file`]: a `SQLite` store's server keeps a small file beside it (`FILE.world`);
 //! * [`database`]: a `PostgreSQL` store's servers share two tables in its database, and tell one
-//!   another of new players and new mail (docs/serve.md §7).
+//!   another of new players and new mail (docs/serve.md §6).
 //!
 //! Mail is posted by firings, inside frames, so it is queued in memory and written after the
 //! frame ([`Registry::flush_mail`], docs/serve.md §4.6).
