@@ -143,12 +143,11 @@
 //!
 //! # Costs
 //!
-//! Measured with `cargo bench -p tickstep-bevy --bench plugin` (see `benches/plugin.rs`) on the
-//! shared two-core VM, quiet, ratio = plugin / baseline; "paired" is the median difference of
+//! Measured with `cargo bench -p tickstep-bevy --bench plugin` (see `benches/plugin.rs`) on a
+//! shared two-core machine, quiet, ratio = plugin / baseline; "paired" is the median difference of
 //! frames run back to back, which holds still under load. One full run (21 rounds) and three
-//! `--quick` runs; this VM's speed varies by host (the same binaries timed a bare frame at 6–7 µs
-//! one morning, and at 17.5 µs while the hypervisor trapped the time-stamp counter), so the
-//! ratios and the instruction counts below are the figures to compare:
+//! `--quick` runs. Absolute times move with the machine's host; the ratios and the instruction
+//! counts are the figures to compare (this table is their one home; docs/bevy.md points here):
 //!
 //! | measure | baseline | result |
 //! |---|---|---|
@@ -161,11 +160,10 @@
 //!
 //! Counted in instructions (valgrind's callgrind, collecting only the measured frames, which load
 //! does not disturb), a bare frame of that app is ~31,200 instructions. The idle plugin adds
-//! ~2,140 (~2,260 before idle cycles were left out); an app that has used its commands adds the
-//! same ~2,140 (it added ~5,000 while the cycle's `FixedUpdate` stayed: Bevy runs every schedule
-//! that exists, and moving one out of its map and back costs more than everything else the plugin
-//! does per frame); a game with its own `FixedUpdate` system adds ~2,460 (~3,200 while the idle
-//! cycle still ran).
+//! ~2,140; an app that has used its commands adds the same ~2,140 (the cycle's own `FixedUpdate`
+//! is parked out of Bevy's map while idle, since Bevy runs every schedule that exists:
+//! docs/bevy.md §6.6); a game with its own `FixedUpdate` system adds ~2,460 (the idle cycle's run
+//! condition).
 //!
 //! Per frame the idle plugin adds four systems (frame start in `First`, two around the fixed
 //! loop, the kernel frame in `Last`), three message types for Bevy to rotate, four clock reads,
@@ -179,9 +177,8 @@
 //!
 //! Build cost: the three Bevy sub-crates with default features off (and the 40-odd crates they
 //! pull in) add about 2.5 minutes of wall time to a debug build of this crate once the rest of
-//! the workspace is built, on the shared two-core VM under load (`cargo build -p tickstep-bevy
-//! --timings`: 2 min 34 s the first time, 2 min 42 s after cleaning only the Bevy subtree);
-//! `bevy_ecs` alone is 60–90 s of it.
+//! the workspace is built, on a shared two-core machine (`cargo build -p tickstep-bevy
+//! --timings`); `bevy_ecs` alone is 60–90 s of it.
 //!
 //! # Decisions where the spec was open
 //!

@@ -103,7 +103,7 @@
 //! `run()` costs 0.43–0.47× (median 0.45×) what a tokio current-thread `LocalSet` spends per task
 //! poll on long-lived tasks looping on `tokio::task::yield_now` with mount timing on, 0.21–0.22×
 //! with it off, and 0.36–0.38× of `async_executor::LocalExecutor`. In absolute terms 56–58 ns per
-//! command timed (20–28 ns of it is the time-stamp-counter read itself on this VM) and 26–28 ns
+//! command timed (20–28 ns of it is the time-stamp-counter read itself on that machine) and 26–28 ns
 //! untimed, against 124–138 ns per tokio poll — still 9–21× the bare limit of polling the same
 //! futures from a `Vec`, which keeps no books at all. An idle bound trigger costs about 13 ns per
 //! cycle.

@@ -104,7 +104,7 @@ pub(crate) struct Client {
     pub(crate) stream: TcpStream,
     pending: Vec<u8>,
     /// Every line received, for failure messages.
-    seen: Vec<String>,
+    pub(crate) seen: Vec<String>,
 }
 
 impl Client {
