@@ -248,3 +248,33 @@ impl Drop for DropFlag {
         self.0.set(true);
     }
 }
+
+#[test]
+fn an_async_firing_in_flight_when_the_app_is_dropped_is_settled_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("save.db");
+    let start = || {
+        app_with(
+            TickstepPlugin::builder()
+                .diagnostics(false)
+                .store_path(&path),
+            20 * MS,
+        )
+    };
+    let (mut app, clock) = start();
+    app.world()
+        .non_send::<TickstepSchedules>()
+        .async_verb("long_job", |call| async move {
+            call.sleep(Duration::from_hours(1)).await;
+            Ok(Value::Int(0))
+        });
+    let id = fire_now(&app, "long_job", Options::new());
+    frames(&mut app, &clock, 5);
+    assert_eq!(running(&app), 1);
+    drop(app); // the firing's task is cancelled, the engine's last handle commits
+
+    let (app, _clock) = start();
+    let schedules = app.world().non_send::<TickstepSchedules>();
+    assert_eq!(schedules.abandoned_at_start(), 1);
+    assert_eq!(last_fault(&app, id), Some(FaultKind::Interrupted));
+}

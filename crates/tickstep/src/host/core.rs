@@ -215,10 +215,12 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
         Ok(self.settle_interrupted())
     }
 
-    /// Settles every firing the engine holds as running but this host is not running: each is
-    /// abandoned (a fault of its schedule, so overlap and catch-up go on from there) and the wake
-    /// is re-armed. Called when the engine is opened; a host that takes rows over at run time
-    /// calls it after each claim. Returns how many it settled.
+    /// Settles every firing the engine restored from the store as in flight and awaiting a
+    /// decision ([`Schedules::interrupted`]): none of them runs here, so each is abandoned (a
+    /// fault of its schedule, so overlap and catch-up go on from there), and the wake is
+    /// re-armed. Firings this host runs are not in that list, so it is safe to call at any time:
+    /// opening the engine calls it, and a host that takes rows over while it runs calls it after
+    /// each claim. Returns how many it settled.
     ///
     /// ```
     /// use tickstep::host::{HostCore, HostSettings};
@@ -475,6 +477,17 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// ```
     pub fn set_firing_limits(&self, schedule: ScheduleId, limits: Option<FiringLimits>) {
         self.firings.set_limits(schedule, limits);
+    }
+}
+
+impl<C> Drop for HostCore<C> {
+    /// Cancels the core's own kernel tasks, the wake and every running firing, so that none keeps
+    /// the engine alive through the kernel (a firing's task holds the kernel, which holds the
+    /// task). The engine's last handle then goes, and its final commit saves the firings still in
+    /// flight, which the next start settles (docs/runtime.md §9.2).
+    fn drop(&mut self) {
+        self.wake.cancel();
+        self.firings.cancel_all();
     }
 }
 
