@@ -23,7 +23,7 @@ fn host(
         .open(Some(path), Box::new(OpenWorld), None, &settings)
         .unwrap();
     core.async_verb("long_job", |call| async move {
-        call.sleep(Duration::from_hours(1)).await;
+        call.sleep(Duration::from_secs(3_600)).await; // an hour
         Ok(Value::Int(0))
     });
     (core, kernel, settled)
