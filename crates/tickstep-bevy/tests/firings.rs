@@ -10,9 +10,8 @@ use std::time::Duration;
 
 use bevy_app::App;
 use bevy_ecs::prelude::*;
-use common::{MS, app, app_with, frame};
+use common::{MS, app, app_with, frames};
 use tickstep_bevy::{FiringLimits, TickstepPlugin, TickstepSchedules, VerbWorld};
-use tickstep_kernel::ManualClock;
 use tickstep_schedules::{FaultKind, ObjId, Options, ScheduleId, Value};
 
 const WIZARD: ObjId = ObjId(1);
@@ -41,13 +40,6 @@ fn running(app: &App) -> usize {
         .len()
 }
 
-/// Runs `n` frames of 10 ms each.
-fn frames(app: &mut App, clock: &ManualClock, n: usize) {
-    for _ in 0..n {
-        frame(app, clock, 10 * MS);
-    }
-}
-
 #[test]
 fn a_schedules_seconds_option_drops_an_async_verb_at_its_limit_with_fault_time_limit() {
     let (mut app, clock) = app();
@@ -70,8 +62,8 @@ fn a_schedules_seconds_option_drops_an_async_verb_at_its_limit_with_fault_time_l
     );
     frames(&mut app, &clock, 5);
     assert_eq!(running(&app), 1, "started and asleep");
-    // 10 ms frames: the limit passes within 1 s + a frame of the start.
-    frames(&mut app, &clock, 100);
+    // 20 ms frames: the limit passes within 1 s + a frame of the start.
+    frames(&mut app, &clock, 50);
     assert_eq!(running(&app), 0);
     assert!(!finished.get(), "dropped at the limit, never resumed");
     assert_eq!(last_fault(&app, id), Some(FaultKind::TimeLimit));
@@ -200,7 +192,7 @@ fn kill_firings_of_a_schedule_kills_each_of_its_running_firings() {
         txn.commit().expect("committed");
         id
     };
-    frames(&mut app, &clock, 12); // 120 ms: two 50 ms points, each still asleep
+    frames(&mut app, &clock, 6); // 120 ms: two 50 ms points, each still asleep
     let before = running(&app);
     assert!(
         before >= 2,
@@ -230,10 +222,10 @@ fn an_async_verb_waits_across_frames_and_reaches_the_world_when_it_wakes() {
             Ok(Value::Int(0))
         });
     let id = fire_now(&app, "walk", Options::new());
-    frames(&mut app, &clock, 5);
+    frames(&mut app, &clock, 2);
     assert_eq!(running(&app), 1, "asleep across frames");
     assert!(app.world().resource::<Arrivals>().0.is_empty());
-    frames(&mut app, &clock, 15);
+    frames(&mut app, &clock, 8);
     assert_eq!(app.world().resource::<Arrivals>().0, vec![1]);
     assert_eq!(running(&app), 0);
     assert_eq!(last_fault(&app, id), None);
