@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use tickstep::Runtime;
 use tickstep::commands::Mechanism;
 use tickstep::kernel::{Kernel, KernelConfig, ManualClock, Priority, Role};
-use tickstep::schedules::testkit::PermissiveWorld;
+use tickstep::schedules::OpenWorld;
 use tickstep::schedules::{
     Config, Firing, ObjId, Options, Outcome, Refused, RunId, Runner, Schedules, Value,
 };
@@ -131,7 +131,7 @@ impl BareFiring {
         let runner = NumberingRunner::default();
         let mut config = Config::default();
         config.rng_seed = Some(7);
-        let engine = Schedules::in_memory(clock.clone(), PermissiveWorld, runner.clone(), config);
+        let engine = Schedules::in_memory(clock.clone(), OpenWorld, runner.clone(), config);
         let mut txn = engine.begin(WIZARD);
         for _ in 0..DUE {
             txn.schedule_every(ObjId(2), "tick", 1.0, vec![], Options::new())

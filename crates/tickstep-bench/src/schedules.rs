@@ -20,7 +20,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use tickstep_kernel::clock::ManualClock;
-use tickstep_schedules::testkit::{CountingRunner, PermissiveWorld};
+use tickstep_schedules::OpenWorld;
+use tickstep_schedules::testkit::CountingRunner;
 use tickstep_schedules::{Config, ObjId, Options, Outcome, RunId, Schedules, Value};
 
 use crate::harness::{Measure, Opts, Row, Section, interleave, median, ns_per_op};
@@ -84,15 +85,11 @@ impl Fixture {
         let clock = ManualClock::new();
         let runner = CountingRunner::default();
         let engine = match store {
-            Some(path) => Schedules::open(
-                path,
-                clock.clone(),
-                PermissiveWorld,
-                runner.clone(),
-                config(n),
-            )
-            .expect("open store"),
-            None => Schedules::in_memory(clock.clone(), PermissiveWorld, runner.clone(), config(n)),
+            Some(path) => {
+                Schedules::open(path, clock.clone(), OpenWorld, runner.clone(), config(n))
+                    .expect("open store")
+            }
+            None => Schedules::in_memory(clock.clone(), OpenWorld, runner.clone(), config(n)),
         };
         let mut txn = engine.begin(WIZARD);
         for _ in 0..n {
@@ -229,7 +226,7 @@ fn open(path: &Path) -> Schedules {
     Schedules::open(
         path,
         ManualClock::new(),
-        PermissiveWorld,
+        OpenWorld,
         CountingRunner::default(),
         config(1024),
     )

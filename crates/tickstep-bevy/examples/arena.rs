@@ -21,7 +21,7 @@ use bevy_app::{App, AppExit, ScheduleRunnerPlugin, Startup, Update};
 use bevy_ecs::prelude::*;
 use tickstep_bevy::{
     CommandEvent, CommandEventKind, KernelStats, MechanismComponent, RealClock, TickstepAppExt,
-    TickstepCommands, TickstepKernel, TickstepPlugin, TickstepSchedules,
+    TickstepCommands, TickstepKernel, TickstepPlugin, TickstepSchedules, VerbWorld,
 };
 use tickstep_commands::Command;
 use tickstep_kernel::clock::Clock;

@@ -12,18 +12,35 @@
 //!   budget computed from Bevy's own frame timing;
 //! * the **commands** scheduler, one cycle per fixed step in `FixedUpdate` while it has work, on
 //!   game time, with mechanisms that belong to entities ([`MechanismComponent`]);
-//! * the **durable schedules** engine, ticked when a deadline is due, firing verbs (Rust code) as
-//!   budgeted kernel tasks, stored in a `SQLite` file that survives restarting the app.
+//! * the **durable schedules** engine, ticked when a deadline is due, firing verbs (Rust code,
+//!   sync or async) as budgeted kernel tasks under their `seconds` and `ticks` limits, listed and
+//!   killable, stored in a `SQLite` file that survives restarting the app.
 //!
 //! It depends on `bevy_app`, `bevy_ecs` and `bevy_time` 0.20 only, with their default features
-//! off (no reflection, no multi-threaded executor), never on the `bevy` crate.
+//! off (no reflection, no multi-threaded executor), never on the `bevy` crate; and on `tickstep`
+//! with its default features off (no tokio), for the host core it shares with the `Runtime`.
+//! It re-exports the layers ([`kernel`], [`commands`], [`schedules`]), so a game needs this crate
+//! and Bevy's sub-crates only.
+//!
+//! # One host core
+//!
+//! The durable schedules run on `tickstep`'s host core ([`tickstep::host::HostCore`], specified
+//! in docs/runtime.md §9), the same code the `Runtime`, its tokio driver and `tickstep serve` run
+//! on: the tick, sync and async verbs ([`TickstepSchedules::verb`],
+//! [`TickstepSchedules::async_verb`]), firing limits and kill
+//! ([`TickstepSchedules::kill_firing`]), the running list, settling firings interrupted by a
+//! restart, opening the store, and the counters. The plugin keeps what is Bevy's: when frames run,
+//! and its [`RealClock`]. A verb reaches the ECS through [`VerbWorld::world`], the
+//! [`WorldQueue`] the plugin hands the core. The builder shares the `Runtime`'s settings core
+//! (role, budget, frame target, schedules tick and tick time, firing priority and limits, jitter
+//! seed), checked the same way ([`SettingsError`]).
 //!
 //! ```
 //! use std::time::Duration;
 //! use bevy_app::App;
 //! use bevy_ecs::prelude::*;
 //! use tickstep_bevy::{MechanismComponent, TickstepAppExt, TickstepCommands, TickstepKernel,
-//!     TickstepPlugin, TickstepSchedules};
+//!     TickstepPlugin, TickstepSchedules, VerbWorld};
 //! use tickstep_kernel::{ManualClock, Priority};
 //! use tickstep_kernel::clock::Clock;
 //! use tickstep_schedules::{ObjId, Options, Value};
@@ -206,9 +223,12 @@
 //!   the commands layer resumes it; the kernel and the schedules go on.
 //! * **Per-cycle events** (`Mounted`, `Yielded`) are not published unless asked for.
 //! * **Verbs** are Rust closures; every object is valid and every principal a wizard (a game has
-//!   no MOO permissions), and a verb is callable only once code is registered for it.
+//!   no MOO permissions, the one `OpenWorld`), and a verb is callable only once code is
+//!   registered for it. They run under the same limits and kill as the `Runtime`'s.
 //! * **Store**: in memory unless a file is named (a game names its own save file); firings in
 //!   flight at the last save are abandoned at start-up ("interrupted by restart").
+//! * **Dependencies**: `tickstep` with default features off, for the host core; it adds no crate
+//!   the plugin did not already build.
 
 #![forbid(unsafe_code)]
 
@@ -230,7 +250,14 @@ pub use cycle_placement::CommandsCycleSystems;
 pub use error::PluginError;
 pub use mechanisms::{MechanismComponent, TickstepAppExt};
 pub use messages::{CommandEvent, CommandEventKind, CommandsFailed, KernelOverload, KernelStats};
-pub use plugin::{DEFAULT_SCHEDULES_TICK, TickstepPlugin, TickstepPluginBuilder};
+pub use plugin::{TickstepPlugin, TickstepPluginBuilder};
 pub use resources::{TickstepCommands, TickstepKernel};
-pub use schedules_host::{TickstepSchedules, VerbCall, VerbResult};
+pub use schedules_host::{TickstepSchedules, VerbWorld};
+/// The layers and the host core's names, re-exported so that `tickstep-bevy` and Bevy's
+/// sub-crates are the only dependencies a game needs (the same items as `tickstep`'s: one name,
+/// one meaning).
+pub use tickstep::{
+    DEFAULT_SCHEDULES_TICK, DEFAULT_SCHEDULES_TICK_TIME, FiringLimits, RunningFiring, RuntimeError,
+    SettingsError, VerbCall, VerbResult, commands, kernel, schedules,
+};
 pub use world_queue::{Reply, WorldQueue};

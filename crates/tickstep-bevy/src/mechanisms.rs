@@ -17,8 +17,7 @@ use bevy_ecs::lifecycle::RemovedComponents;
 use bevy_ecs::system::NonSend;
 use tickstep_commands::{Command, Mechanism};
 
-use crate::schedules_host::{TickstepSchedules, VerbResult};
-use crate::{TickstepCommands, VerbCall};
+use crate::{TickstepCommands, TickstepSchedules, VerbCall, VerbResult};
 
 /// A component that stands for a mechanism of its entity.
 ///

@@ -8,22 +8,20 @@ use std::time::Duration;
 
 use bevy_app::{App, Last, Plugin};
 use bevy_ecs::schedule::ScheduleLabel;
+use tickstep::FiringLimits;
+use tickstep::host::{HostCore, HostSettings};
 use tickstep_kernel::clock::{Clock, ManualClock, SystemClock};
 use tickstep_kernel::{FramePhase, Kernel, KernelConfig, Priority, Role, ScheduleError};
-use tickstep_schedules::{Config, Schedules};
+use tickstep_schedules::OpenWorld;
 
 use crate::cycle_placement::CyclePlacement;
 use crate::frame_meter::FrameMeter;
 use crate::resources::{CommandsCycle, FrameParts};
-use crate::schedules_host::{Driver, GameWorld, KernelRunner};
 use crate::settings::Settings;
 use crate::{
     GameClock, PluginError, RealClock, TickstepCommands, TickstepKernel, TickstepSchedules,
     WorldQueue,
 };
-
-/// The default schedules tick: the engine is ticked at most this often (10 ms).
-pub const DEFAULT_SCHEDULES_TICK: Duration = tickstep_schedules::DEFAULT_TICK;
 
 /// The plugin: tickstep's kernel, commands and durable schedules inside a Bevy app.
 ///
@@ -52,17 +50,12 @@ impl Default for TickstepPlugin {
     fn default() -> Self {
         TickstepPlugin {
             settings: Settings {
-                role: Role::Server,
-                frame_target: None,
-                budget: None,
+                host: HostSettings::default(),
                 store: None,
                 manual_clock: None,
                 kernel_schedule: Last.intern(),
-                schedules_tick: DEFAULT_SCHEDULES_TICK,
-                diagnostics: None,
                 per_cycle_events: false,
                 phases: Vec::new(),
-                firing_priority: Priority::Normal,
             },
         }
     }
@@ -93,8 +86,8 @@ impl TickstepPlugin {
     ///
     /// # Errors
     ///
-    /// [`PluginError::Store`] or [`PluginError::StoreDir`] when the schedule store cannot be
-    /// opened; [`PluginError::Kernel`] when the kernel refuses a setting.
+    /// [`PluginError::Host`] when the schedule store cannot be opened; [`PluginError::Kernel`]
+    /// when the kernel refuses a setting.
     ///
     /// ```
     /// use bevy_app::App;
@@ -110,18 +103,15 @@ impl TickstepPlugin {
             Some(manual) => RealClock::Manual(manual.clone()),
             None => RealClock::System(SystemClock::new()),
         };
-        let mut config = KernelConfig::default();
-        if let Some(target) = s.frame_target {
-            config = config.target_frame(target);
-        }
-        if let Some(budget) = s.budget {
-            config = config.budget(budget);
-        }
-        let kernel = Kernel::boot(clock.clone(), s.role, config);
+        let kernel = Kernel::boot(
+            clock.clone(),
+            s.host.role,
+            s.host.kernel_config(KernelConfig::default()),
+        );
         let meter = Rc::new(FrameMeter::default());
         kernel.scheduler().set_frame_stats(meter.clone());
         let overloads = Rc::new(RefCell::new(Vec::new()));
-        if s.diagnostics.unwrap_or(s.role == Role::Server) {
+        if s.host.diagnostics_on() {
             let sink = Rc::downgrade(&overloads);
             kernel.enable_diagnostics(move |overload| {
                 if let Some(sink) = sink.upgrade() {
@@ -149,16 +139,17 @@ impl TickstepPlugin {
             }
         });
 
-        let driver = Driver::new(
+        // The host core, shared with the `Runtime`: verbs reach the ECS through the world
+        // queue it hands them (docs/bevy.md §7.7).
+        let schedules = HostCore::new(
             clock.clone(),
             kernel.scheduler().clone(),
-            world.clone(),
-            s.schedules_tick,
+            &s.host,
+            Some(Rc::new(world.clone())),
         );
-        let (engine, abandoned) = open_engine(s, &clock, &driver)?;
-        if driver.engine.set(engine).is_err() {
-            unreachable!("the engine is set once");
-        }
+        // A game has no MOO permissions: every object valid, every principal a wizard, and a
+        // verb callable once code is registered for it.
+        let abandoned = schedules.open(s.store.as_deref(), Box::new(OpenWorld), None, &s.host)?;
 
         let phases = s
             .phases
@@ -172,7 +163,7 @@ impl TickstepPlugin {
             clock,
             world: world.clone(),
             meter,
-            driver: Rc::clone(&driver),
+            schedules: Rc::clone(&schedules),
             overloads,
             command_events: Rc::clone(&events),
             published_steps: std::cell::Cell::new(0),
@@ -196,54 +187,13 @@ impl TickstepPlugin {
             mechanisms: RefCell::default(),
         });
         app.insert_non_send(TickstepSchedules {
-            driver,
+            core: schedules,
             store_path: s.store.clone(),
             abandoned,
         });
         crate::systems::install(app, s);
         Ok(())
     }
-}
-
-fn open_engine(
-    s: &Settings,
-    clock: &RealClock,
-    driver: &Rc<Driver>,
-) -> Result<(Schedules, usize), PluginError> {
-    let world = GameWorld {
-        verbs: Rc::clone(&driver.verbs),
-    };
-    let runner = KernelRunner {
-        driver: Rc::downgrade(driver),
-        priority: s.firing_priority,
-    };
-    let mut config = Config::default();
-    config.tick = s.schedules_tick;
-    let Some(path) = &s.store else {
-        return Ok((
-            Schedules::in_memory(clock.clone(), world, runner, config),
-            0,
-        ));
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| PluginError::StoreDir {
-            path: dir.to_owned(),
-            source,
-        })?;
-    }
-    let engine = Schedules::open(path, clock.clone(), world, runner, config).map_err(|source| {
-        PluginError::Store {
-            path: path.clone(),
-            source,
-        }
-    })?;
-    // A Rust closure cannot resume from disk: firings in flight at the last save are abandoned
-    // (each a fault "interrupted by restart", counted towards max_faults).
-    let interrupted = engine.interrupted();
-    for in_flight in &interrupted {
-        engine.abandon(in_flight.run);
-    }
-    Ok((engine, interrupted.len()))
 }
 
 impl Plugin for TickstepPlugin {
@@ -270,7 +220,7 @@ impl TickstepPluginBuilder {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn role(mut self, role: Role) -> Self {
-        self.plugin.settings.role = role;
+        self.plugin.settings.host.role = role;
         self
     }
 
@@ -283,7 +233,7 @@ impl TickstepPluginBuilder {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn frame_target(mut self, target: Duration) -> Self {
-        self.plugin.settings.frame_target = Some(target);
+        self.plugin.settings.host.frame_target = Some(target);
         self
     }
 
@@ -296,7 +246,7 @@ impl TickstepPluginBuilder {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn budget(mut self, budget: Duration) -> Self {
-        self.plugin.settings.budget = Some(budget);
+        self.plugin.settings.host.budget = Some(budget);
         self
     }
 
@@ -350,7 +300,7 @@ impl TickstepPluginBuilder {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn schedules_tick(mut self, tick: Duration) -> Self {
-        self.plugin.settings.schedules_tick = tick;
+        self.plugin.settings.host.schedules_tick = tick;
         self
     }
 
@@ -362,7 +312,7 @@ impl TickstepPluginBuilder {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn diagnostics(mut self, on: bool) -> Self {
-        self.plugin.settings.diagnostics = Some(on);
+        self.plugin.settings.host.diagnostics = Some(on);
         self
     }
 
@@ -403,7 +353,48 @@ impl TickstepPluginBuilder {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn firing_priority(mut self, priority: Priority) -> Self {
-        self.plugin.settings.firing_priority = priority;
+        self.plugin.settings.host.firing_priority = priority;
+        self
+    }
+
+    /// The most time one schedules tick spends starting firings (a backlog of due firings is
+    /// started a slice per tick). Default [`DEFAULT_SCHEDULES_TICK_TIME`](crate::DEFAULT_SCHEDULES_TICK_TIME)
+    /// (1.5 ms); `None` bounds a tick by count alone.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let p = tickstep_bevy::TickstepPlugin::builder().schedules_tick_time(Some(Duration::from_millis(3))).build()?;
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn schedules_tick_time(mut self, slice: Option<Duration>) -> Self {
+        self.plugin.settings.host.schedules_tick_time = slice;
+        self
+    }
+
+    /// The limits every firing runs under unless its schedule has its own (its `seconds` and
+    /// `ticks` options, or [`TickstepSchedules::set_firing_limits`]). Default: none.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_bevy::FiringLimits;
+    /// let p = tickstep_bevy::TickstepPlugin::builder()
+    ///     .firing_limits(FiringLimits::none().seconds(Duration::from_secs(5)))
+    ///     .build()?;
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn firing_limits(mut self, limits: FiringLimits) -> Self {
+        self.plugin.settings.host.firing_limits = limits;
+        self
+    }
+
+    /// Seeds the schedules' jitter generator (deterministic tests).
+    ///
+    /// ```
+    /// let p = tickstep_bevy::TickstepPlugin::builder().rng_seed(7).build()?;
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn rng_seed(mut self, seed: u64) -> Self {
+        self.plugin.settings.host.rng_seed = Some(seed);
         self
     }
 
@@ -411,42 +402,26 @@ impl TickstepPluginBuilder {
     ///
     /// # Errors
     ///
-    /// [`PluginError::ZeroDuration`] for a zero frame target, budget or schedules tick;
-    /// [`PluginError::BudgetAboveTarget`] when the budget (the floor) exceeds the frame target;
-    /// [`PluginError::DiagnosticsOnClient`] for diagnostics on a client;
+    /// [`PluginError::Settings`] for a zero frame target, budget or schedules tick, a budget
+    /// (the floor) above the frame target, or diagnostics on a client (the checks every host
+    /// shares, docs/runtime.md §9.3);
     /// [`PluginError::Kernel`] with [`ScheduleError::PreRenderOnServer`] for the `PreRender`
     /// phase on a server.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_bevy::{PluginError, TickstepPlugin};
+    /// use tickstep_bevy::{PluginError, SettingsError, TickstepPlugin};
     /// let err = TickstepPlugin::builder()
     ///     .frame_target(Duration::from_millis(5))
     ///     .budget(Duration::from_millis(6))
     ///     .build()
     ///     .unwrap_err();
-    /// assert!(matches!(err, PluginError::BudgetAboveTarget { .. }));
+    /// assert!(matches!(err, PluginError::Settings(SettingsError::BudgetAboveTarget { .. })));
     /// ```
     pub fn build(self) -> Result<TickstepPlugin, PluginError> {
         let s = &self.plugin.settings;
-        for (what, value) in [
-            ("frame target", s.frame_target),
-            ("budget", s.budget),
-            ("schedules tick", Some(s.schedules_tick)),
-        ] {
-            if let Some(got) = value.filter(Duration::is_zero) {
-                return Err(PluginError::ZeroDuration { what, got });
-            }
-        }
-        if let (Some(target), Some(budget)) = (s.frame_target, s.budget)
-            && budget > target
-        {
-            return Err(PluginError::BudgetAboveTarget { budget, target });
-        }
-        if s.diagnostics == Some(true) && s.role != Role::Server {
-            return Err(PluginError::DiagnosticsOnClient { role: s.role });
-        }
-        if s.phases.iter().any(|p| !s.role.runs(*p)) {
+        s.host.check()?;
+        if s.phases.iter().any(|p| !s.host.role.runs(*p)) {
             return Err(ScheduleError::PreRenderOnServer.into());
         }
         Ok(self.plugin)

@@ -19,7 +19,8 @@ use tickstep_kernel::{FrameLoop, FramePhase, FrameScheduler, Kernel, SchedulerCo
 
 use crate::cycle_placement::CyclePlacement;
 use crate::frame_meter::FrameMeter;
-use crate::schedules_host::Driver;
+use tickstep::host::HostCore;
+
 use crate::{GameClock, RealClock, WorldQueue};
 
 /// The kernel: the main frame-budgeted scheduler (stepped once per Bevy frame in the kernel's
@@ -50,7 +51,7 @@ pub(crate) struct FrameParts {
     pub(crate) clock: RealClock,
     pub(crate) world: WorldQueue,
     pub(crate) meter: Rc<FrameMeter>,
-    pub(crate) driver: Rc<Driver>,
+    pub(crate) schedules: Rc<HostCore<RealClock>>,
     pub(crate) overloads: Rc<RefCell<Vec<tickstep_kernel::Overload>>>,
     pub(crate) command_events: Rc<RefCell<Vec<crate::CommandEvent>>>,
     pub(crate) published_steps: Cell<u64>,

@@ -3,24 +3,20 @@
 //! each other.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use bevy_ecs::schedule::InternedScheduleLabel;
+use tickstep::host::HostSettings;
+use tickstep_kernel::FramePhase;
 use tickstep_kernel::clock::ManualClock;
-use tickstep_kernel::{FramePhase, Priority, Role};
 
-/// Everything [`TickstepPlugin`](crate::TickstepPlugin) was configured with.
+/// Everything [`TickstepPlugin`](crate::TickstepPlugin) was configured with: what every host
+/// shares (the `tickstep` host core's settings, docs/runtime.md §9.3), then what is Bevy's.
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
-    pub(crate) role: Role,
-    pub(crate) frame_target: Option<Duration>,
-    pub(crate) budget: Option<Duration>,
+    pub(crate) host: HostSettings,
     pub(crate) store: Option<PathBuf>,
     pub(crate) manual_clock: Option<ManualClock>,
     pub(crate) kernel_schedule: InternedScheduleLabel,
-    pub(crate) schedules_tick: Duration,
-    pub(crate) diagnostics: Option<bool>,
     pub(crate) per_cycle_events: bool,
     pub(crate) phases: Vec<FramePhase>,
-    pub(crate) firing_priority: Priority,
 }

@@ -167,7 +167,7 @@ fn step_pre_render(world: &mut World) {
 
 fn kernel_frame(world: &mut World) {
     let parts = Rc::clone(&world.non_send::<TickstepKernel>().parts);
-    parts.driver.rearm();
+    parts.schedules.rearm();
     // One clock read serves an idle frame: the work check and the frame's end (docs/bevy.md
     // §3.4). The loop would find the same; asking first skips its per-frame bookkeeping.
     let now = parts.clock.now();

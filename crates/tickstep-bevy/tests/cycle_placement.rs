@@ -13,7 +13,7 @@ use std::rc::Rc;
 use bevy_app::{App, FixedPostUpdate, FixedUpdate};
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::Schedules;
-use common::{MS, app, frame};
+use common::{MS, app, frame, frames};
 use tickstep_bevy::{CommandsCycleSystems, TickstepCommands};
 use tickstep_commands::{Command, Trigger};
 use tickstep_kernel::ManualClock;
@@ -55,12 +55,6 @@ fn started() -> (App, ManualClock) {
     let (mut app, clock) = app();
     frame(&mut app, &clock, 20 * MS);
     (app, clock)
-}
-
-fn frames(app: &mut App, clock: &ManualClock, n: usize) {
-    for _ in 0..n {
-        frame(app, clock, 20 * MS);
-    }
 }
 
 #[test]

@@ -11,7 +11,9 @@ use std::path::Path;
 use bevy_app::{App, Startup};
 use bevy_ecs::prelude::*;
 use common::{MS, frame};
-use tickstep_bevy::{PluginError, TickstepAppExt, TickstepPlugin, TickstepSchedules};
+use tickstep_bevy::{
+    PluginError, RuntimeError, TickstepAppExt, TickstepPlugin, TickstepSchedules, VerbWorld,
+};
 use tickstep_kernel::ManualClock;
 use tickstep_schedules::{ObjId, Options, ScheduleId, Value};
 
@@ -170,7 +172,7 @@ fn a_store_that_cannot_be_opened_is_a_typed_error_naming_the_path() {
     let plugin = TickstepPlugin::builder().store_path(&path).build().unwrap();
     let err = plugin.try_install(&mut App::new()).unwrap_err();
     assert!(
-        matches!(&err, PluginError::StoreDir { path: p, .. } if *p == not_a_dir),
+        matches!(&err, PluginError::Host(RuntimeError::StoreDir { path: p, .. }) if *p == not_a_dir),
         "{err}"
     );
 
@@ -182,7 +184,7 @@ fn a_store_that_cannot_be_opened_is_a_typed_error_naming_the_path() {
         .unwrap();
     let err = plugin.try_install(&mut App::new()).unwrap_err();
     assert!(
-        matches!(&err, PluginError::Store { path: p, .. } if *p == garbage),
+        matches!(&err, PluginError::Host(RuntimeError::Store { path: p, .. }) if *p == garbage),
         "{err}"
     );
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bevy_app::{App, FixedUpdate};
 use bevy_ecs::prelude::*;
 use common::{MS, app, frame};
-use tickstep_bevy::{PluginError, TickstepCommands, TickstepKernel, TickstepPlugin};
+use tickstep_bevy::{PluginError, SettingsError, TickstepCommands, TickstepKernel, TickstepPlugin};
 use tickstep_commands::Command;
 use tickstep_kernel::{FramePhase, Priority, Role};
 
@@ -173,10 +173,10 @@ fn bad_settings_are_typed_errors_naming_the_value_and_the_rule() {
         .unwrap_err();
     assert!(matches!(
         tick,
-        PluginError::ZeroDuration {
+        PluginError::Settings(SettingsError::ZeroDuration {
             what: "schedules tick",
             ..
-        }
+        })
     ));
     let above = TickstepPlugin::builder()
         .frame_target(2 * MS)
@@ -194,7 +194,7 @@ fn bad_settings_are_typed_errors_naming_the_value_and_the_rule() {
         .unwrap_err();
     assert!(matches!(
         client,
-        PluginError::DiagnosticsOnClient { role: Role::Client }
+        PluginError::Settings(SettingsError::DiagnosticsOnClient { role: Role::Client })
     ));
 }
 

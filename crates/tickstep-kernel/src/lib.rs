@@ -230,33 +230,3 @@ pub use stats::{HotTask, QueueDepths, Stats, StepWindow};
 pub use task_error::TaskError;
 pub use waits::{Sleep, TimedOut, Timeout, WaitUntil, YieldNow, wait_until, yield_now};
 pub use zones::{profiler_zones, set_profiler_zones};
-
-/// The old name of [`FrameScheduler`], kept for one release.
-///
-/// ```
-/// #[allow(deprecated)]
-/// let _old: tickstep_kernel::Scheduler = tickstep_kernel::FrameScheduler::new(
-///     tickstep_kernel::ManualClock::new(),
-///     tickstep_kernel::SchedulerConfig::server(),
-/// );
-/// ```
-#[deprecated(note = "renamed to FrameScheduler (one meaning for `Scheduler` across tickstep)")]
-pub type Scheduler = FrameScheduler;
-
-/// The old name of [`FramePhase`], kept for one release.
-///
-/// ```
-/// #[allow(deprecated)]
-/// let _old: tickstep_kernel::Phase = tickstep_kernel::FramePhase::Heartbeat;
-/// ```
-#[deprecated(note = "renamed to FramePhase (one meaning for `Phase` across tickstep)")]
-pub type Phase = FramePhase;
-
-/// The old name of [`ReusableTask`], kept for one release.
-///
-/// ```
-/// #[allow(deprecated)]
-/// fn _takes(_: &tickstep_kernel::Entry) {}
-/// ```
-#[deprecated(note = "renamed to ReusableTask (one meaning for `Entry` across tickstep)")]
-pub type Entry = ReusableTask;

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tickstep_kernel::clock::ManualClock;
-use tickstep_schedules::testkit::{CountingRunner, PermissiveWorld};
+use tickstep_schedules::OpenWorld;
+use tickstep_schedules::testkit::CountingRunner;
 use tickstep_schedules::{Config, ObjId, Options, Outcome, RunId, Schedules, Value};
 
 const N: usize = 1000;
@@ -22,9 +23,9 @@ fn engine(store: Option<&std::path::Path>) -> (Schedules, ManualClock, CountingR
     config.max_firings_per_tick = N;
     let engine = match store {
         Some(path) => {
-            Schedules::open(path, clock.clone(), PermissiveWorld, runner.clone(), config).unwrap()
+            Schedules::open(path, clock.clone(), OpenWorld, runner.clone(), config).unwrap()
         }
-        None => Schedules::in_memory(clock.clone(), PermissiveWorld, runner.clone(), config),
+        None => Schedules::in_memory(clock.clone(), OpenWorld, runner.clone(), config),
     };
     let mut txn = engine.begin(ObjId(1));
     for _ in 0..N {

@@ -12,7 +12,8 @@ use rusqlite::Connection;
 use rusqlite::types::Value as Sql;
 use tickstep_kernel::clock::ManualClock;
 
-use crate::testkit::{CountingRunner, PermissiveWorld};
+use crate::OpenWorld;
+use crate::testkit::CountingRunner;
 use crate::{Config, Error, Outcome, Schedules, Value};
 
 /// How many columns a stored row has.
@@ -97,12 +98,7 @@ pub fn load_row(columns: &[Column], now_unix_nanos: u64) -> Result<usize, Error>
     // The wall clock stays clear of the end of u64 so the test clock itself never overflows.
     let clock = ManualClock::starting_at_unix_nanos(now_unix_nanos % (1 << 62));
     let runner = CountingRunner::default();
-    let engine = Schedules::in_memory(
-        clock.clone(),
-        PermissiveWorld,
-        runner.clone(),
-        Config::default(),
-    );
+    let engine = Schedules::in_memory(clock.clone(), OpenWorld, runner.clone(), Config::default());
     engine.load_rows_for_fuzzing(vec![row]);
     let mut started = 0;
     let mut runs = Vec::new();

@@ -83,6 +83,35 @@ pub trait World {
     }
 }
 
+/// The one allow-everything world: every object exists, every principal is a wizard, everyone
+/// controls everything and every verb is callable. It is the `tickstep` runtime's and the Bevy
+/// plugin's default (each narrows "callable" to the verbs it has code for), and what tests and
+/// benchmarks use to measure the engine with nothing of a host's.
+///
+/// ```
+/// use tickstep_schedules::{ObjId, OpenWorld, World};
+/// assert!(OpenWorld.valid(ObjId(42)) && OpenWorld.is_wizard(ObjId(1)));
+/// assert!(OpenWorld.controls(ObjId(1), ObjId(2)));
+/// assert!(OpenWorld.verb_callable(ObjId(1), ObjId(2), "anything"));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenWorld;
+
+impl World for OpenWorld {
+    fn valid(&self, _obj: ObjId) -> bool {
+        true
+    }
+    fn is_wizard(&self, _who: ObjId) -> bool {
+        true
+    }
+    fn controls(&self, _who: ObjId, _obj: ObjId) -> bool {
+        true
+    }
+    fn verb_callable(&self, _perms: ObjId, _target: ObjId, _verb: &str) -> bool {
+        true
+    }
+}
+
 /// Starts firings. The outcome of each started run comes back later through
 /// [`Schedules::report`](crate::Schedules::report) with the returned [`RunId`].
 ///

@@ -32,12 +32,12 @@ struct Queue {
 /// ```
 /// use std::time::Duration;
 /// use tickstep_kernel::clock::ManualClock;
-/// use tickstep_schedules::testkit::PermissiveWorld;
+/// use tickstep_schedules::OpenWorld;
 /// use tickstep_schedules::{ObjId, Options, Outcome, QueueRunner, Schedules, Value};
 ///
 /// let clock = ManualClock::new();
 /// let runner = QueueRunner::new();
-/// let engine = Schedules::in_memory(clock.clone(), PermissiveWorld, runner.clone(), Default::default());
+/// let engine = Schedules::in_memory(clock.clone(), OpenWorld, runner.clone(), Default::default());
 /// let mut txn = engine.begin(ObjId(1));
 /// txn.schedule_every(ObjId(1), "sweep", 1.0, vec![], Options::new()).unwrap();
 /// txn.commit().unwrap();

@@ -398,53 +398,6 @@ impl Runner for TestRunner {
     }
 }
 
-/// A [`World`] where every object exists, everyone is a wizard and every verb is callable: the
-/// engine's own cost with nothing of the host's, for benchmarks.
-///
-/// ```
-/// use tickstep_schedules::{ObjId, World};
-/// use tickstep_schedules::testkit::PermissiveWorld;
-/// assert!(PermissiveWorld.valid(ObjId(7)) && PermissiveWorld.is_wizard(ObjId(7)));
-/// assert!(PermissiveWorld.verb_callable(ObjId(1), ObjId(2), "anything"));
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PermissiveWorld;
-
-impl World for PermissiveWorld {
-    fn valid(&self, _: ObjId) -> bool {
-        true
-    }
-    fn is_wizard(&self, _: ObjId) -> bool {
-        true
-    }
-    fn controls(&self, _: ObjId, _: ObjId) -> bool {
-        true
-    }
-    fn verb_callable(&self, _: ObjId, _: ObjId, _: &str) -> bool {
-        true
-    }
-}
-
-/// The old name of [`PermissiveWorld`], kept for one release (`tickstep::OpenWorld` is the
-/// runtime's default world; this one is for tests and benchmarks).
-///
-/// ```
-/// #[allow(deprecated)]
-/// let _old: tickstep_schedules::testkit::OpenWorld = tickstep_schedules::testkit::PermissiveWorld;
-/// ```
-#[deprecated(note = "renamed to PermissiveWorld (`OpenWorld` is the tickstep runtime's world)")]
-pub type OpenWorld = PermissiveWorld;
-
-/// The old name of [`PermissiveWorld`] as a value, kept for one release.
-///
-/// ```
-/// #[allow(deprecated)]
-/// let _old = tickstep_schedules::testkit::OpenWorld;
-/// ```
-#[deprecated(note = "renamed to PermissiveWorld (`OpenWorld` is the tickstep runtime's world)")]
-#[allow(non_upper_case_globals)] // a unit struct's old name, usable as a value as before
-pub const OpenWorld: PermissiveWorld = PermissiveWorld;
-
 /// A [`Runner`] that starts nothing: it numbers each run and remembers the id, so a benchmark
 /// can report outcomes in bulk with [`CountingRunner::take_started`]. No firing is recorded beyond
 /// its id, so it costs a counter and a push.

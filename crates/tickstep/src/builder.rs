@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use tickstep_kernel::clock::{ManualClock, SystemClock};
 use tickstep_kernel::{FrameLoop, Kernel, KernelConfig, Priority, Role};
-use tickstep_schedules::{Config, Runner, Schedules, World};
+use tickstep_schedules::{OpenWorld, Runner, World};
 
+use crate::host::{HostCore, HostSettings};
 use crate::hosted::{FrameWaits, HostedClock};
-use crate::hub::{EngineRunner, Hub, HubSettings, KernelRunner, RunnerLink};
-use crate::verbs::{OpenWorld, RuntimeWorld, VerbTable};
-use crate::{FiringLimits, Runtime, RuntimeClock, RuntimeError};
+use crate::hub::Hub;
+use crate::{FiringLimits, Runtime, RuntimeClock, RuntimeError, SettingsError};
 
 /// The command cycle's default period: one 20 ms robot loop.
 ///
@@ -19,19 +19,6 @@ use crate::{FiringLimits, Runtime, RuntimeClock, RuntimeError};
 /// assert_eq!(tickstep::DEFAULT_COMMAND_PERIOD.as_millis(), 20);
 /// ```
 pub const DEFAULT_COMMAND_PERIOD: Duration = Duration::from_millis(20);
-/// The schedules engine's default tick: 10 ms.
-///
-/// ```
-/// assert_eq!(tickstep::DEFAULT_SCHEDULES_TICK.as_millis(), 10);
-/// ```
-pub const DEFAULT_SCHEDULES_TICK: Duration = tickstep_schedules::DEFAULT_TICK;
-/// The most time one schedules tick spends starting firings by default: the kernel's floor
-/// budget, 1.5 ms, the slice of work a server step is sure to get (docs/runtime.md §3.4).
-///
-/// ```
-/// assert_eq!(tickstep::DEFAULT_SCHEDULES_TICK_TIME, tickstep::kernel::DEFAULT_BUDGET);
-/// ```
-pub const DEFAULT_SCHEDULES_TICK_TIME: Duration = tickstep_kernel::DEFAULT_BUDGET;
 /// The default frame rate: 60 fps.
 ///
 /// ```
@@ -117,19 +104,14 @@ fn data_dir() -> Option<PathBuf> {
 /// # Ok::<(), tickstep::RuntimeError>(())
 /// ```
 pub struct RuntimeBuilder {
-    role: Role,
+    /// What every host shares: role, budget, frame target, schedules, firings.
+    settings: HostSettings,
     frame_rate: u32,
     clock: Option<RuntimeClock>,
     store: Store,
-    diagnostics: Option<bool>,
     command_period: Option<Duration>,
-    schedules_tick: Duration,
-    schedules_tick_time: Option<Duration>,
-    firing_priority: Priority,
     world: Box<dyn World>,
     runner: Option<Box<dyn Runner>>,
-    firing_limits: FiringLimits,
-    rng_seed: Option<u64>,
     /// Set by the tokio driver: frames ask the host to wait instead of sleeping the thread.
     host_waits: Option<FrameWaits>,
 }
@@ -151,19 +133,13 @@ impl Runtime {
 impl Default for RuntimeBuilder {
     fn default() -> Self {
         RuntimeBuilder {
-            role: Role::Server,
+            settings: HostSettings::default(),
             frame_rate: DEFAULT_FRAME_RATE,
             clock: None,
             store: Store::DefaultPath,
-            diagnostics: None,
             command_period: Some(DEFAULT_COMMAND_PERIOD),
-            schedules_tick: DEFAULT_SCHEDULES_TICK,
-            schedules_tick_time: Some(DEFAULT_SCHEDULES_TICK_TIME),
-            firing_priority: Priority::Normal,
             world: Box::new(OpenWorld),
             runner: None,
-            firing_limits: FiringLimits::none(),
-            rng_seed: None,
             host_waits: None,
         }
     }
@@ -172,14 +148,11 @@ impl Default for RuntimeBuilder {
 impl std::fmt::Debug for RuntimeBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RuntimeBuilder")
-            .field("role", &self.role)
+            .field("settings", &self.settings)
             .field("frame_rate", &self.frame_rate)
             .field("clock", &self.clock)
             .field("store", &self.store)
-            .field("diagnostics", &self.diagnostics)
             .field("command_period", &self.command_period)
-            .field("schedules_tick", &self.schedules_tick)
-            .field("schedules_tick_time", &self.schedules_tick_time)
             .finish_non_exhaustive()
     }
 }
@@ -192,7 +165,7 @@ impl RuntimeBuilder {
     /// ```
     #[must_use]
     pub fn role(mut self, role: Role) -> Self {
-        self.role = role;
+        self.settings.role = role;
         self
     }
 
@@ -204,6 +177,42 @@ impl RuntimeBuilder {
     #[must_use]
     pub fn frame_rate(mut self, fps: u32) -> Self {
         self.frame_rate = fps;
+        self
+    }
+
+    /// The main scheduler's budget: its fixed slice per step, or the floor of the frame-aware
+    /// budget when a [frame target](RuntimeBuilder::frame_target) is set (docs/runtime.md §9.3,
+    /// kernel.md §4). Default: the role's, 1.5 ms.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// use tickstep::kernel::{BudgetMode, Role};
+    /// let rt = tickstep::Runtime::builder().role(Role::Client).budget(Duration::from_millis(3))
+    ///     .in_memory_store().build()?;
+    /// assert_eq!(rt.scheduler().budget_mode(), BudgetMode::Fixed(Duration::from_millis(3)));
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    #[must_use]
+    pub fn budget(mut self, budget: Duration) -> Self {
+        self.settings.budget = Some(budget);
+        self
+    }
+
+    /// The frame-aware budget's target frame time: a server's main scheduler spends what the
+    /// target leaves after the rest of the frame (docs/runtime.md §9.3, kernel.md §4). Default:
+    /// the role's.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// use tickstep::kernel::BudgetMode;
+    /// let rt = tickstep::Runtime::builder().frame_target(Duration::from_millis(30)).in_memory_store().build()?;
+    /// assert!(matches!(rt.scheduler().budget_mode(),
+    ///     BudgetMode::FrameAware { target, .. } if target == Duration::from_millis(30)));
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    #[must_use]
+    pub fn frame_target(mut self, target: Duration) -> Self {
+        self.settings.frame_target = Some(target);
         self
     }
 
@@ -270,7 +279,7 @@ impl RuntimeBuilder {
     /// ```
     #[must_use]
     pub fn diagnostics(mut self, on: bool) -> Self {
-        self.diagnostics = Some(on);
+        self.settings.diagnostics = Some(on);
         self
     }
 
@@ -314,14 +323,14 @@ impl RuntimeBuilder {
     /// ```
     #[must_use]
     pub fn schedules_tick(mut self, tick: Duration) -> Self {
-        self.schedules_tick = tick;
+        self.settings.schedules_tick = tick;
         self
     }
 
     /// The most time one schedules tick spends starting firings (docs/runtime.md §3.4): the tick
     /// is one kernel task the budget cannot split, so a backlog of due firings is started a
     /// slice per tick, the rest at the next ticks in deadline order. Default
-    /// [`DEFAULT_SCHEDULES_TICK_TIME`] (1.5 ms); `None` bounds a tick by count alone (1,024
+    /// [`DEFAULT_SCHEDULES_TICK_TIME`](crate::DEFAULT_SCHEDULES_TICK_TIME) (1.5 ms); `None` bounds a tick by count alone (1,024
     /// firings).
     ///
     /// ```
@@ -330,7 +339,7 @@ impl RuntimeBuilder {
     /// ```
     #[must_use]
     pub fn schedules_tick_time(mut self, slice: Option<Duration>) -> Self {
-        self.schedules_tick_time = slice;
+        self.settings.schedules_tick_time = slice;
         self
     }
 
@@ -341,7 +350,7 @@ impl RuntimeBuilder {
     /// ```
     #[must_use]
     pub fn firing_priority(mut self, priority: Priority) -> Self {
-        self.firing_priority = priority;
+        self.settings.firing_priority = priority;
         self
     }
 
@@ -392,7 +401,7 @@ impl RuntimeBuilder {
     /// ```
     #[must_use]
     pub fn firing_limits(mut self, limits: FiringLimits) -> Self {
-        self.firing_limits = limits;
+        self.settings.firing_limits = limits;
         self
     }
 
@@ -403,7 +412,7 @@ impl RuntimeBuilder {
     /// ```
     #[must_use]
     pub fn rng_seed(mut self, seed: u64) -> Self {
-        self.rng_seed = Some(seed);
+        self.settings.rng_seed = Some(seed);
         self
     }
 
@@ -417,13 +426,14 @@ impl RuntimeBuilder {
     /// Boots the kernel, opens the store and wires the layers together.
     ///
     /// Firings that were in flight when the store was last saved are abandoned (their schedules
-    /// record a fault, "interrupted by restart"): a Rust closure's progress cannot be restored.
+    /// record a fault, "interrupted by restart"): a Rust closure's progress cannot be restored
+    /// (the host core's settlement, docs/runtime.md §9.2).
     ///
     /// # Errors
     ///
-    /// [`RuntimeError::FrameLoop`] for a frame rate outside 1–1000, [`RuntimeError::Kernel`] for
-    /// diagnostics on a client;
-    /// [`RuntimeError::ZeroPeriod`] for a zero command period or schedules tick;
+    /// [`RuntimeError::FrameLoop`] for a frame rate outside 1–1000; [`RuntimeError::Settings`] for
+    /// a zero command period, schedules tick, budget or frame target, a budget above the frame
+    /// target, or diagnostics on a client;
     /// [`RuntimeError::StoreDir`] / [`RuntimeError::Store`] when the store cannot be opened.
     ///
     /// ```
@@ -434,84 +444,41 @@ impl RuntimeBuilder {
     /// assert!(err.to_string().contains("server-only"));
     /// ```
     pub fn build(self) -> Result<Runtime, RuntimeError> {
-        if let Some(period) = self.command_period.filter(Duration::is_zero) {
-            return Err(RuntimeError::ZeroPeriod {
+        if let Some(got) = self.command_period.filter(Duration::is_zero) {
+            return Err(SettingsError::ZeroDuration {
                 what: "command period",
-                got: period,
-            });
+                got,
+            }
+            .into());
         }
-        if self.schedules_tick.is_zero() {
-            return Err(RuntimeError::ZeroPeriod {
-                what: "schedules tick",
-                got: self.schedules_tick,
-            });
-        }
+        let settings = self.settings;
+        settings.check()?;
         let clock = self
             .clock
             .unwrap_or_else(|| RuntimeClock::System(SystemClock::new()));
         // Checked here so a bad rate is an error, not the kernel's boot panic.
-        FrameLoop::try_new(clock.clone(), self.role, self.frame_rate)?;
-        let diagnostics = self.diagnostics.unwrap_or(self.role == Role::Server);
-        if diagnostics && self.role != Role::Server {
-            return Err(
-                tickstep_kernel::ScheduleError::DiagnosticsServerOnly { role: self.role }.into(),
-            );
-        }
+        FrameLoop::try_new(clock.clone(), settings.role, self.frame_rate)?;
 
-        let kernel_config = KernelConfig::default().fps(self.frame_rate);
+        let kernel_config = settings.kernel_config(KernelConfig::default().fps(self.frame_rate));
         let kernel = match self.host_waits {
             Some(waits) => {
                 let hosted = HostedClock {
                     clock: clock.clone(),
                     waits,
                 };
-                Kernel::boot(hosted, self.role, kernel_config)
+                Kernel::boot(hosted, settings.role, kernel_config)
             }
-            None => Kernel::boot(clock.clone(), self.role, kernel_config),
+            None => Kernel::boot(clock.clone(), settings.role, kernel_config),
         };
         let commands = tickstep_commands::CommandScheduler::new(clock.clone());
-        let verbs = Rc::new(VerbTable::default());
-        let link = RunnerLink::default();
-        let (callable, runner) = match self.runner {
-            Some(host) => (None, EngineRunner::Host(host)),
-            None => (
-                Some(Rc::clone(&verbs)),
-                EngineRunner::Kernel(KernelRunner { hub: link.clone() }),
-            ),
+        let core = HostCore::new(clock, kernel.scheduler().clone(), &settings, None);
+        let store_path = match self.store {
+            Store::InMemory => None,
+            Store::DefaultPath => Some(default_store_path()),
+            Store::Path(path) => Some(path),
         };
-        let world = RuntimeWorld {
-            host: self.world,
-            verbs: callable,
-        };
-        let mut config = Config::default();
-        config.tick = self.schedules_tick;
-        config.max_tick_time = self.schedules_tick_time;
-        config.rng_seed = self.rng_seed;
-        let (engine, store_path) = match self.store {
-            Store::InMemory => (
-                Schedules::in_memory(clock.clone(), world, runner, config),
-                None,
-            ),
-            Store::DefaultPath => open_store(default_store_path(), &clock, world, runner, config)?,
-            Store::Path(path) => open_store(path, &clock, world, runner, config)?,
-        };
-        let abandoned = engine.interrupted();
-        for in_flight in &abandoned {
-            engine.abandon(in_flight.run);
-        }
-        let hub = Hub::new(
-            clock.clone(),
-            kernel.scheduler().clone(),
-            commands,
-            engine,
-            verbs,
-            HubSettings {
-                firing_priority: self.firing_priority,
-                schedules_tick: self.schedules_tick,
-                limits: self.firing_limits,
-            },
-        );
-        link.point_at(&hub);
+        let abandoned = core.open(store_path.as_deref(), self.world, self.runner, &settings)?;
+        let hub = Hub::new(core, kernel.scheduler().clone(), commands);
 
         let on_error = Rc::downgrade(&hub);
         kernel.scheduler().on_error(move |_err| {
@@ -522,7 +489,7 @@ impl RuntimeBuilder {
             // reaches the kernel's hook is some other task's.
             hub.note_task_panic();
         });
-        if diagnostics {
+        if settings.diagnostics_on() {
             let publish = Rc::downgrade(&hub);
             kernel.enable_diagnostics(move |overload| {
                 if let Some(hub) = publish.upgrade() {
@@ -533,37 +500,7 @@ impl RuntimeBuilder {
         if let Some(period) = self.command_period {
             hub.start_command_cycle(period)?;
         }
-        hub.rearm_schedules();
-        Ok(Runtime::assemble(hub, kernel, store_path, abandoned.len()))
+        hub.core.rearm();
+        Ok(Runtime::assemble(hub, kernel, store_path, abandoned))
     }
-}
-
-type Opened = (Schedules, Option<PathBuf>);
-
-fn open_store(
-    path: PathBuf,
-    clock: &RuntimeClock,
-    world: RuntimeWorld,
-    runner: EngineRunner,
-    config: Config,
-) -> Result<Opened, RuntimeError> {
-    // A `postgres://` URL names a server, not a file: it has no directory to create.
-    let is_url = tickstep_schedules::is_server_location(&path);
-    if let Some(dir) = path
-        .parent()
-        .filter(|d| !is_url && !d.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(dir).map_err(|source| RuntimeError::StoreDir {
-            path: dir.to_owned(),
-            source,
-        })?;
-    }
-    let engine =
-        Schedules::open(&path, clock.clone(), world, runner, config).map_err(|source| {
-            RuntimeError::Store {
-                path: path.clone(),
-                source,
-            }
-        })?;
-    Ok((engine, Some(path)))
 }

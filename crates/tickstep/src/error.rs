@@ -2,8 +2,10 @@
 
 use std::path::PathBuf;
 
+use std::time::Duration;
 use tickstep_commands::RunError;
-use tickstep_kernel::{FrameLoopError, ScheduleError};
+
+use tickstep_kernel::{FrameLoopError, Role, ScheduleError};
 
 /// A typed runtime error. Each variant names the value and the rule it broke.
 ///
@@ -29,18 +31,17 @@ pub enum RuntimeError {
     /// The frame loop refused its settings (a frame rate out of range).
     #[error(transparent)]
     FrameLoop(#[from] FrameLoopError),
-    /// A period that must be positive was zero.
-    #[error("{what} must be greater than zero (got {got:?})")]
-    ZeroPeriod {
-        /// Which setting.
-        what: &'static str,
-        /// The value given.
-        got: std::time::Duration,
-    },
+    /// A setting broke a rule (a zero period or tick, a budget above the frame target,
+    /// diagnostics on a client).
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The host core's engine was opened twice (docs/runtime.md §9.1).
+    #[error("the schedules engine of this host is open already")]
+    AlreadyOpen,
     /// The schedule store could not be opened or written.
     #[error("schedule store {path} failed")]
     Store {
-        /// The store file.
+        /// The store file or URL.
         path: PathBuf,
         /// What the schedule engine reported.
         #[source]
@@ -65,5 +66,45 @@ pub enum RuntimeError {
     CommandPanicked {
         /// The panic message.
         message: String,
+    },
+}
+
+/// A host setting that breaks a rule (docs/runtime.md §9.3).
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep::SettingsError;
+/// use tickstep::host::HostSettings;
+/// let mut settings = HostSettings::default();
+/// settings.schedules_tick = Duration::ZERO;
+/// let err = settings.check().unwrap_err();
+/// assert!(matches!(err, SettingsError::ZeroDuration { what: "schedules tick", .. }));
+/// assert_eq!(err.to_string(), "schedules tick must be greater than zero (got 0ns)");
+/// ```
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SettingsError {
+    /// A duration that must be positive was zero.
+    #[error("{what} must be greater than zero (got {got:?})")]
+    ZeroDuration {
+        /// Which setting.
+        what: &'static str,
+        /// The value given.
+        got: Duration,
+    },
+    /// The budget (the frame-aware floor) exceeds the frame target.
+    #[error("budget {budget:?} must not exceed the frame target {target:?}")]
+    BudgetAboveTarget {
+        /// The budget given.
+        budget: Duration,
+        /// The frame target given.
+        target: Duration,
+    },
+    /// Overload diagnostics were asked for on a client (the kernel publishes them on servers
+    /// only, kernel.md §11.6).
+    #[error("overload diagnostics are server-only (role {role:?})")]
+    DiagnosticsOnClient {
+        /// The role configured.
+        role: Role,
     },
 }

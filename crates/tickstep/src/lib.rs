@@ -58,6 +58,18 @@
 //!   ([`VerbCall::schedules`]), schedule commands or kernel tasks; a command may create schedules.
 //!   No borrow of the runtime is held while user code runs.
 //!
+//! # One host core
+//!
+//! (Specified in docs/runtime.md §9.)
+//!
+//! The wiring of the schedules engine onto a kernel is [`host::HostCore`], shared by every host:
+//! the [`Runtime`] (so the tokio driver and `tickstep serve`) and the Bevy plugin
+//! (`tickstep-bevy`). It holds the kernel runner, sync and async verbs, firing limits and kill,
+//! the running list, settling interrupted firings, opening the store and the counters; a host
+//! keeps driving frames and its clock, the core's type parameter. [`host::HostSettings`] is the
+//! one builder core: [`RuntimeBuilder`] and the plugin's builder set the same knobs (the kernel's
+//! budget and frame target included) and check them the same way ([`SettingsError`]).
+//!
 //! # Firings are tasks
 //!
 //! (Specified in docs/runtime.md §4.5–§4.10.)
@@ -111,11 +123,16 @@
 //! Each is a rule of docs/runtime.md §8.
 //!
 //! * **The world.** Schedules need a host object model for permissions; the default
-//!   [`OpenWorld`] treats every principal as a wizard. A verb is callable only when the world says
+//!   [`OpenWorld`] (the one allow-everything world, from the schedules layer) treats every
+//!   principal as a wizard. A verb is callable only when the world says
 //!   so *and* code is registered under its name, so a typo'd verb is `E_INVARG` at creation, not
 //!   a fault at three in the morning.
 //! * **Restart.** Firings in flight when the store was last saved are abandoned at build time
-//!   (a fault, "interrupted by restart"): a Rust future cannot be restored from disk.
+//!   (a fault, "interrupted by restart"): a Rust future cannot be restored from disk. The host
+//!   core does it in one call, [`host::HostCore::settle_interrupted`], which a host that takes
+//!   rows over at run time calls after each claim.
+//! * **The host core** lives in this crate, and `tickstep-bevy` depends on it with the default
+//!   features off: the lowest crate that knows all three layers, adding nothing to a Bevy build.
 //! * **Verbs are code, not data.** Register them after `build()` and before the first `run_*`:
 //!   a schedule loaded from the store whose verb has no code yet fails to start when it comes due
 //!   (a `start_failed` fault, counted towards `max_faults`) rather than being silently skipped.
@@ -136,32 +153,35 @@
 mod builder;
 mod clock;
 mod error;
-mod firings;
+pub mod host;
 mod hosted;
 mod hub;
 mod runtime;
 #[cfg(feature = "tokio")]
 pub mod tokio_driver;
-mod verbs;
 
 pub use tickstep_commands as commands;
 pub use tickstep_kernel as kernel;
 pub use tickstep_schedules as schedules;
 
 pub use builder::{
-    DEFAULT_COMMAND_PERIOD, DEFAULT_FRAME_RATE, DEFAULT_SCHEDULES_TICK,
-    DEFAULT_SCHEDULES_TICK_TIME, RuntimeBuilder, STORE_FILE_NAME, Store, default_store_path,
+    DEFAULT_COMMAND_PERIOD, DEFAULT_FRAME_RATE, RuntimeBuilder, STORE_FILE_NAME, Store,
+    default_store_path,
 };
 pub use clock::RuntimeClock;
-pub use error::RuntimeError;
-pub use firings::{FiringLimits, RunningFiring};
+pub use error::{RuntimeError, SettingsError};
+pub use host::{
+    DEFAULT_SCHEDULES_TICK, DEFAULT_SCHEDULES_TICK_TIME, FiringLimits, RunningFiring, VerbCall,
+    VerbResult,
+};
 pub use runtime::{Reporter, Runtime, RuntimeStats};
 /// The kernel's futures, which async verbs await through [`VerbCall`] (re-exported here so a verb
 /// can name them): one implementation for kernel tasks and verbs alike.
 pub use tickstep_kernel::{Sleep, TimedOut, Timeout, WaitUntil, wait_until, yield_now};
+/// The one allow-everything world, the runtime's default (re-exported from the schedules layer).
+pub use tickstep_schedules::OpenWorld;
 #[cfg(feature = "tokio")]
 pub use tokio_driver::{DriverStopped, RuntimeHandle, TokioDriver};
-pub use verbs::{OpenWorld, VerbCall, VerbResult};
 
 /// The workspace README's examples, compiled and run as doctests so they cannot go stale.
 #[cfg(doctest)]

@@ -9,8 +9,8 @@ use tickstep_kernel::clock::Clock;
 use tickstep_kernel::{FrameLoop, FrameScheduler, Kernel, Overload, Stats};
 use tickstep_schedules::{Outcome, RunId, ScheduleId, Schedules};
 
+use crate::host::{VerbCall, VerbResult};
 use crate::hub::Hub;
-use crate::verbs::{Verb, VerbCall, VerbFuture, VerbResult};
 use crate::{FiringLimits, RunningFiring, RuntimeClock, RuntimeError};
 
 /// How much virtual or real time one slice of [`Runtime::run_for`] covers: failures are noticed
@@ -70,7 +70,7 @@ impl Reporter {
     pub fn report(&self, run: RunId, outcome: Outcome) -> bool {
         self.hub
             .upgrade()
-            .is_some_and(|hub| hub.settle(run, outcome))
+            .is_some_and(|hub| hub.core.report(run, outcome))
     }
 }
 
@@ -151,7 +151,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn clock(&self) -> &RuntimeClock {
-        &self.hub.clock
+        self.hub.core.clock()
     }
 
     /// The kernel (frame loop, main scheduler, phase schedulers).
@@ -210,7 +210,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn schedules(&self) -> &Schedules {
-        self.hub.engine()
+        self.hub.core.engine()
     }
 
     /// The store file, or `None` for an in-memory store.
@@ -250,7 +250,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn verb(&self, name: &str, f: impl Fn(&VerbCall) -> VerbResult + 'static) {
-        self.hub.verbs.insert(name, Verb::Sync(Rc::new(f)));
+        self.hub.core.verb(name, f);
     }
 
     /// Registers an async verb: each firing runs `f(call)`'s future as an async kernel task (it may
@@ -272,8 +272,7 @@ impl Runtime {
         F: Fn(VerbCall) -> Fut + 'static,
         Fut: Future<Output = VerbResult> + 'static,
     {
-        let boxed = move |call| -> VerbFuture { Box::pin(f(call)) };
-        self.hub.verbs.insert(name, Verb::Async(Rc::new(boxed)));
+        self.hub.core.async_verb(name, f);
     }
 
     /// Reports the outcome of a firing the host ran itself (with
@@ -304,7 +303,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn report(&self, run: RunId, outcome: Outcome) -> bool {
-        self.hub.settle(run, outcome)
+        self.hub.core.report(run, outcome)
     }
 
     /// A cheap handle that does [`Runtime::report`] from anywhere the host's task system runs —
@@ -349,7 +348,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn running_firings(&self) -> Vec<RunningFiring> {
-        self.hub.firings.list()
+        self.hub.core.running_firings()
     }
 
     /// Kills a running firing: its kernel task is cancelled (an async verb's future is dropped
@@ -378,7 +377,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn kill_firing(&self, run: RunId) -> bool {
-        self.hub.kill(run)
+        self.hub.core.kill(run)
     }
 
     /// Kills every running firing of `schedule` ([`Runtime::kill_firing`]). Returns how many.
@@ -389,8 +388,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn kill_firings_of(&self, schedule: ScheduleId) -> usize {
-        let runs = self.hub.firings.runs_of(schedule);
-        runs.into_iter().filter(|run| self.hub.kill(*run)).count()
+        self.hub.core.kill_firings_of(schedule)
     }
 
     /// Overrides `schedule`'s firing limits in memory: each limit set here replaces the one the
@@ -408,7 +406,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn set_firing_limits(&self, schedule: ScheduleId, limits: Option<FiringLimits>) {
-        self.hub.firings.set_limits(schedule, limits);
+        self.hub.core.set_firing_limits(schedule, limits);
     }
 
     /// Calls `listener` with every kernel overload event (server with diagnostics on).
@@ -577,19 +575,20 @@ impl Runtime {
     /// ```
     pub fn stats(&self) -> RuntimeStats {
         let c = &self.hub.counters;
+        let core = self.hub.core.counts();
         RuntimeStats {
             frames: self.frame_loop().frame_count(),
             frames_run: self.frame_loop().frames_run(),
             kernel: self.scheduler().stats(),
             command_cycles: c.command_cycles.get(),
             commands_running: self.commands().running().len(),
-            schedule_ticks: c.schedule_ticks.get(),
+            schedule_ticks: core.schedule_ticks,
             schedules_live: self.schedules().live_count(),
-            firings_started: c.firings_started.get(),
-            firings_not_started: c.firings_not_started.get(),
-            firings_returned: c.firings_returned.get(),
-            firings_faulted: c.firings_faulted.get(),
-            store_errors: c.store_errors.get(),
+            firings_started: core.firings_started,
+            firings_not_started: core.firings_not_started,
+            firings_returned: core.firings_returned,
+            firings_faulted: core.firings_faulted,
+            store_errors: core.store_errors,
             task_panics: c.task_panics.get(),
             overloads: c.overloads.get(),
         }
@@ -619,7 +618,7 @@ impl Runtime {
 
     /// A failure left over from before, and a wake for schedules created from outside any task.
     fn before_run(&self) -> Result<(), RuntimeError> {
-        self.hub.rearm_schedules();
+        self.hub.core.rearm();
         self.after_frames()
     }
 
@@ -631,7 +630,7 @@ impl Runtime {
     /// every verb, so nothing runs during teardown and nothing keeps the engine alive.
     fn stop_tasks(&self) {
         self.kernel.scheduler().destroy();
-        self.hub.verbs.clear();
+        self.hub.core.clear_verbs();
     }
 }
 

@@ -12,7 +12,8 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use tickstep_kernel::clock::ManualClock;
-use tickstep_schedules::testkit::{CountingRunner, PermissiveWorld};
+use tickstep_schedules::OpenWorld;
+use tickstep_schedules::testkit::CountingRunner;
 use tickstep_schedules::{Outcome, RunId, Schedules, Value};
 
 use super::Fixture;
@@ -91,7 +92,7 @@ pub(super) fn claim_to_start(admin_url: &str, n: usize) -> Result<Vec<Row>, post
         config.lease = Duration::from_millis(300);
         let clock = ManualClock::new();
         let runner = CountingRunner::default();
-        let taker = Schedules::open(url, clock.clone(), PermissiveWorld, runner.clone(), config)
+        let taker = Schedules::open(url, clock.clone(), OpenWorld, runner.clone(), config)
             .expect("open the taking node");
         let giver = Fixture::new(n, Some(url));
         clock.advance(Duration::from_secs(1)); // their first point is now

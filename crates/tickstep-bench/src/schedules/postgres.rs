@@ -69,7 +69,7 @@ fn tick_p99_on(location: &std::path::Path, n: usize) -> f64 {
     let engine = tickstep_schedules::Schedules::open(
         location,
         clock.clone(),
-        tickstep_schedules::testkit::PermissiveWorld,
+        tickstep_schedules::OpenWorld,
         runner.clone(),
         super::config(n),
     )

@@ -36,3 +36,10 @@ pub(crate) fn frame(app: &mut App, clock: &ManualClock, by: Duration) {
     clock.advance(by);
     app.update();
 }
+
+/// Runs `n` frames of 20 ms each (one fixed step apiece at the default timestep).
+pub(crate) fn frames(app: &mut App, clock: &ManualClock, n: usize) {
+    for _ in 0..n {
+        frame(app, clock, 20 * MS);
+    }
+}

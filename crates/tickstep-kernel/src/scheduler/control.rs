@@ -191,9 +191,9 @@ impl FrameScheduler {
     /// ```
     /// use std::time::Duration;
     /// use tickstep_kernel::clock::{Clock, Instant};
-    /// use tickstep_kernel::{ManualClock, Priority, Scheduler, SchedulerConfig};
+    /// use tickstep_kernel::{ManualClock, FrameScheduler, Priority, SchedulerConfig};
     /// let clock = ManualClock::new();
-    /// let sched = Scheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let _t = sched.after(Duration::from_secs(1), || {}, Priority::Low).unwrap();
     /// assert!(!sched.has_runnable_work_at(clock.now()));
     /// assert!(sched.has_runnable_work_at(Instant::from_nanos(1_000_000_000)));

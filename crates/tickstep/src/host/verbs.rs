@@ -1,11 +1,12 @@
-//! Verbs: the code a durable schedule calls, registered with the runtime by name.
+//! Verbs: the code a durable schedule calls, registered with a host by name (docs/runtime.md §4).
 //!
-//! The schedule engine only knows `(target, verb, args)`; the runtime keeps the table that maps a
-//! verb name to Rust code. A sync verb runs as one kernel task; an async verb (one that waits for
+//! The schedule engine only knows `(target, verb, args)`; the host core keeps the table that maps
+//! a verb name to Rust code, for the `Runtime` and the Bevy plugin alike. A sync verb runs as one kernel task; an async verb (one that waits for
 //! a command to finish or for time to pass) runs as an async kernel task, polled under the same
 //! budget. Either way the verb's outcome — its returned value, its error value, or its panic — is
 //! reported to the engine by run id, so each firing is isolated and counted.
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
@@ -20,6 +21,10 @@ use tickstep_kernel::FrameScheduler;
 use tickstep_schedules::{
     FaultKind, Firing, ObjId, Outcome, RunId, ScheduleId, Schedules, Value, World,
 };
+
+/// What a host hands every verb besides the firing (the Bevy plugin's `WorldQueue`): one `Rc`
+/// clone per firing, read back by type with [`VerbCall::host_context`].
+pub(crate) type HostContext = Option<Rc<dyn Any>>;
 
 use tickstep_kernel::{Sleep, Timeout, WaitUntil};
 
@@ -96,6 +101,7 @@ pub struct VerbCall {
     run: RunId,
     engine: Schedules,
     kernel: FrameScheduler,
+    context: HostContext,
 }
 
 impl VerbCall {
@@ -220,17 +226,30 @@ impl VerbCall {
         self.kernel.wait_until_timeout(condition, limit)
     }
 
+    /// What the host that runs this firing hands its verbs, when it is a `T`: the Bevy plugin
+    /// hands its `WorldQueue` (which `tickstep_bevy` reads as `call.world()`); the `Runtime`
+    /// hands nothing.
+    ///
+    /// ```
+    /// fn world_of(call: &tickstep::VerbCall) -> Option<&String> { call.host_context::<String>() }
+    /// ```
+    pub fn host_context<T: Any>(&self) -> Option<&T> {
+        self.context.as_deref().and_then(<dyn Any>::downcast_ref)
+    }
+
     pub(crate) fn new(
         firing: Firing,
         run: RunId,
         engine: Schedules,
         kernel: FrameScheduler,
+        context: HostContext,
     ) -> Self {
         VerbCall {
             firing,
             run,
             engine,
             kernel,
+            context,
         }
     }
 }
@@ -287,43 +306,17 @@ impl Future for CatchUnwind {
     }
 }
 
-/// A world for hosts without an object model: every object exists, every principal is a wizard,
-/// every object controls itself. Which verbs are callable is decided by the runtime's verb table.
-///
-/// ```
-/// use tickstep::OpenWorld;
-/// use tickstep::schedules::{ObjId, World};
-/// assert!(OpenWorld.valid(ObjId(42)) && OpenWorld.is_wizard(ObjId(1)));
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct OpenWorld;
-
-impl World for OpenWorld {
-    fn valid(&self, _obj: ObjId) -> bool {
-        true
-    }
-    fn is_wizard(&self, _who: ObjId) -> bool {
-        true
-    }
-    fn controls(&self, who: ObjId, obj: ObjId) -> bool {
-        who == obj
-    }
-    fn verb_callable(&self, _perms: ObjId, _target: ObjId, _verb: &str) -> bool {
-        true
-    }
-}
-
 /// The host's world, narrowed by the verb table: a verb is callable only if the host allows it
-/// *and* the runtime has code for it, so scheduling an unregistered verb fails at the call site
+/// *and* the host core has code for it, so scheduling an unregistered verb fails at the call site
 /// (`E_INVARG`) instead of faulting at firing time.
-pub(crate) struct RuntimeWorld {
+pub(crate) struct HostWorld {
     pub(crate) host: Box<dyn World>,
     /// `None` when the host runs firings itself (its own runner): then the host alone says
     /// which verbs are callable.
     pub(crate) verbs: Option<Rc<VerbTable>>,
 }
 
-impl World for RuntimeWorld {
+impl World for HostWorld {
     fn valid(&self, obj: ObjId) -> bool {
         self.host.valid(obj)
     }

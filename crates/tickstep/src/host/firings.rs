@@ -345,6 +345,19 @@ impl Firings {
         Some(took_effect)
     }
 
+    /// Cancels every running firing's task and forgets them all, reporting nothing: the host is
+    /// going, and the engine keeps them as in flight for the next start to settle.
+    pub(crate) fn cancel_all(&self) {
+        let running = std::mem::take(&mut *self.running.borrow_mut());
+        // Cancelled with nothing borrowed: dropping a verb's future may run its code's drops.
+        for entry in running {
+            entry.state.slot.set(NOT_LISTED);
+            if let Some(task) = entry.task {
+                task.cancel();
+            }
+        }
+    }
+
     pub(crate) fn runs_of(&self, schedule: ScheduleId) -> Vec<RunId> {
         self.running
             .borrow()

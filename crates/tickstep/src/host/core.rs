@@ -1,0 +1,612 @@
+//! [`HostCore`]: the schedules engine wired onto a kernel, shared by every host.
+//!
+//! The engine is ticked by one kernel timer at its earliest deadline (the [`KernelWake`]), never
+//! sooner than one schedules tick after the previous tick, and re-armed after every tick, every
+//! settled firing and whenever the host says a new deadline may have appeared (a `run_*` call, a
+//! command cycle, a Bevy frame). Each firing is its own kernel task at the firing priority: a
+//! sync verb one task, an async verb an async task, each under its limits and listed while it
+//! runs (`firings.rs`). Outcomes go back to the engine by run id.
+//!
+//! # Ownership
+//!
+//! The host owns the core (`Rc`); everything that runs later — the wake, each firing's task, the
+//! engine's runner — holds a `Weak`, so no cycle keeps the engine alive after the host is gone,
+//! and the engine's last handle going away performs its final group commit.
+
+use std::cell::{Cell, OnceCell};
+use std::path::Path;
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use tickstep_kernel::clock::Clock;
+use tickstep_kernel::{ErrorChain, FrameScheduler, Priority};
+use tickstep_schedules::{
+    Firing, KernelWake, Outcome, Refused, RunId, Runner, ScheduleId, Schedules, World,
+};
+
+use super::firings::{self, FiringLimits, FiringState, Firings, RunningFiring};
+use super::open::open_engine;
+use super::settings::HostSettings;
+use super::verbs::{
+    CatchUnwind, HostContext, HostWorld, Verb, VerbCall, VerbFuture, VerbResult, VerbTable,
+    call_sync, outcome_of,
+};
+use crate::RuntimeError;
+
+/// The kernel origin label of the schedules tick (its name in the profiler).
+pub(crate) const SCHEDULES_TICK_ORIGIN: &str = "tickstep schedules tick";
+
+/// What a host core has done ([`HostCore::counts`]).
+///
+/// ```
+/// use tickstep::host::HostCounts;
+/// assert_eq!(HostCounts::default().schedule_ticks, 0);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HostCounts {
+    /// Schedules ticks.
+    pub schedule_ticks: u64,
+    /// Firings started.
+    pub firings_started: u64,
+    /// Firings that could not start (target gone, verb no longer callable).
+    pub firings_not_started: u64,
+    /// Firings whose verb returned.
+    pub firings_returned: u64,
+    /// Firings that ended in a fault (an error value, a panic, a limit, a kill).
+    pub firings_faulted: u64,
+    /// Store writes that failed (the engine retries them at its next tick).
+    pub store_errors: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    schedule_ticks: Cell<u64>,
+    firings_started: Cell<u64>,
+    firings_not_started: Cell<u64>,
+    firings_returned: Cell<u64>,
+    firings_faulted: Cell<u64>,
+    store_errors: Cell<u64>,
+}
+
+fn bump(cell: &Cell<u64>, by: u64) {
+    cell.set(cell.get() + by);
+}
+
+/// The schedules engine on a kernel: the tick, verbs, firings as kernel tasks with limits and
+/// kill, the running list, interrupted-firing settlement, opening the store, and the counters
+/// (docs/runtime.md §9). The `Runtime` and the Bevy plugin each own one; what stays theirs is
+/// driving frames and the clock, which the core takes as its type parameter `C` (the clock the
+/// engine reads, so a wall-clock read costs what it costs the host).
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc, time::Duration};
+/// use tickstep::host::{HostCore, HostSettings};
+/// use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+/// use tickstep::schedules::{ObjId, OpenWorld, Options, Value};
+///
+/// let clock = ManualClock::new();
+/// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+/// let core = HostCore::new(clock.clone(), kernel.clone(), &HostSettings::default(), None);
+/// core.open(None, Box::new(OpenWorld), None, &HostSettings::default())?;
+/// let rang = Rc::new(Cell::new(0));
+/// let r = rang.clone();
+/// core.verb("ring", move |_call| { r.set(r.get() + 1); Ok(Value::Int(0)) });
+/// let mut txn = core.engine().begin(ObjId(1));
+/// txn.schedule_at(ObjId(1), "ring", 0.0, vec![], Options::new()).unwrap();
+/// txn.commit().unwrap();
+/// core.rearm();
+/// for _ in 0..3 {
+///     clock.advance(Duration::from_millis(10));
+///     kernel.step();
+/// }
+/// assert_eq!(rang.get(), 1);
+/// # Ok::<(), tickstep::RuntimeError>(())
+/// ```
+pub struct HostCore<C> {
+    clock: C,
+    kernel: FrameScheduler,
+    engine: OnceCell<Schedules>,
+    verbs: Rc<VerbTable>,
+    firing_priority: Priority,
+    firings: Firings,
+    counters: Counters,
+    wake: KernelWake,
+    next_run: Cell<u64>,
+    context: HostContext,
+}
+
+impl<C> std::fmt::Debug for HostCore<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostCore")
+            .field("firing_priority", &self.firing_priority)
+            .field("counts", &self.counts())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Clock + Clone + 'static> HostCore<C> {
+    /// A core on `kernel`, reading wall time from `clock`, with no engine yet
+    /// ([`HostCore::open`] opens it). `context` is handed to every verb
+    /// ([`VerbCall::host_context`]).
+    ///
+    /// ```
+    /// use tickstep::host::{HostCore, HostSettings};
+    /// use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let _core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// ```
+    pub fn new(
+        clock: C,
+        kernel: FrameScheduler,
+        settings: &HostSettings,
+        context: Option<Rc<dyn std::any::Any>>,
+    ) -> Rc<Self> {
+        Rc::new(HostCore {
+            clock,
+            kernel,
+            engine: OnceCell::new(),
+            verbs: Rc::default(),
+            firing_priority: settings.firing_priority,
+            firings: Firings::new(settings.firing_limits),
+            counters: Counters::default(),
+            wake: KernelWake::new(settings.schedules_tick),
+            next_run: Cell::new(0),
+            context,
+        })
+    }
+
+    /// Opens the engine once: on the `SQLite` file or `postgres://` URL at `store` (its
+    /// directory created if missing), or in memory for `None`; firings start through `runner`,
+    /// or, for `None`, as kernel tasks running the verbs registered here (then a verb is callable
+    /// only when `world` allows it *and* code is registered for it). Firings that were in flight
+    /// when the store was last saved are settled ([`HostCore::settle_interrupted`]). Returns how
+    /// many.
+    ///
+    /// # Errors
+    ///
+    /// [`RuntimeError::StoreDir`] / [`RuntimeError::Store`] when the store cannot be opened;
+    /// [`RuntimeError::AlreadyOpen`] when the engine is open already.
+    ///
+    /// ```
+    /// use tickstep::host::{HostCore, HostSettings};
+    /// use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// use tickstep::schedules::OpenWorld;
+    /// let clock = ManualClock::new();
+    /// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// assert_eq!(core.open(None, Box::new(OpenWorld), None, &HostSettings::default())?, 0);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn open(
+        self: &Rc<Self>,
+        store: Option<&Path>,
+        world: Box<dyn World>,
+        runner: Option<Box<dyn Runner>>,
+        settings: &HostSettings,
+    ) -> Result<usize, RuntimeError> {
+        if self.engine.get().is_some() {
+            return Err(RuntimeError::AlreadyOpen);
+        }
+        let (callable, runner) = match runner {
+            Some(host) => (None, EngineRunner::Host(host)),
+            None => (
+                Some(Rc::clone(&self.verbs)),
+                EngineRunner::Kernel(KernelRunner {
+                    core: Rc::downgrade(self),
+                }),
+            ),
+        };
+        let world = HostWorld {
+            host: world,
+            verbs: callable,
+        };
+        let engine = open_engine(
+            store,
+            &self.clock,
+            world,
+            runner,
+            settings.schedules_config(),
+        )?;
+        if self.engine.set(engine).is_err() {
+            return Err(RuntimeError::AlreadyOpen);
+        }
+        Ok(self.settle_interrupted())
+    }
+
+    /// Settles every firing the engine restored from the store as in flight and awaiting a
+    /// decision ([`Schedules::interrupted`]): none of them runs here, so each is abandoned (a
+    /// fault of its schedule, so overlap and catch-up go on from there), and the wake is
+    /// re-armed. Firings this host runs are not in that list, so it is safe to call at any time:
+    /// opening the engine calls it, and a host that takes rows over while it runs calls it after
+    /// each claim. Returns how many it settled.
+    ///
+    /// ```
+    /// use tickstep::host::{HostCore, HostSettings};
+    /// use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// use tickstep::schedules::OpenWorld;
+    /// let clock = ManualClock::new();
+    /// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// core.open(None, Box::new(OpenWorld), None, &HostSettings::default())?;
+    /// assert_eq!(core.settle_interrupted(), 0);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn settle_interrupted(self: &Rc<Self>) -> usize {
+        let engine = self.engine();
+        let interrupted = engine.interrupted();
+        for in_flight in &interrupted {
+            engine.abandon(in_flight.run);
+        }
+        self.rearm();
+        interrupted.len()
+    }
+
+    /// The engine.
+    ///
+    /// # Panics
+    ///
+    /// Before [`HostCore::open`].
+    ///
+    /// ```
+    /// # use tickstep::host::{HostCore, HostSettings};
+    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # let clock = ManualClock::new();
+    /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// core.open(None, Box::new(tickstep::schedules::OpenWorld), None, &HostSettings::default())?;
+    /// assert_eq!(core.engine().live_count(), 0);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    #[track_caller]
+    pub fn engine(&self) -> &Schedules {
+        self.engine
+            .get()
+            .expect("HostCore::open opens the engine before it is used")
+    }
+
+    /// The clock the core reads wall time from.
+    ///
+    /// ```
+    /// # use tickstep::host::{HostCore, HostSettings};
+    /// # use tickstep::kernel::{clock::Clock, FrameScheduler, ManualClock, SchedulerConfig};
+    /// # let clock = ManualClock::new();
+    /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// assert_eq!(core.clock().now().as_nanos(), 0);
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// Registers a sync verb (replacing one of that name): one kernel task per firing.
+    ///
+    /// ```
+    /// # use tickstep::host::{HostCore, HostSettings};
+    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # let clock = ManualClock::new();
+    /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// core.verb("ring", |_call| Ok(tickstep::schedules::Value::Int(0)));
+    /// ```
+    pub fn verb(&self, name: &str, f: impl Fn(&VerbCall) -> VerbResult + 'static) {
+        self.verbs.insert(name, Verb::Sync(Rc::new(f)));
+    }
+
+    /// Registers an async verb: each firing runs `f(call)`'s future as an async kernel task,
+    /// which may wait across frames.
+    ///
+    /// ```
+    /// # use tickstep::host::{HostCore, HostSettings};
+    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # let clock = ManualClock::new();
+    /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// core.async_verb("patrol", |call| async move {
+    ///     call.sleep(std::time::Duration::from_secs(1)).await;
+    ///     Ok(tickstep::schedules::Value::Int(0))
+    /// });
+    /// ```
+    pub fn async_verb<F, Fut>(&self, name: &str, f: F)
+    where
+        F: Fn(VerbCall) -> Fut + 'static,
+        Fut: Future<Output = VerbResult> + 'static,
+    {
+        let boxed = move |call| -> VerbFuture { Box::pin(f(call)) };
+        self.verbs.insert(name, Verb::Async(Rc::new(boxed)));
+    }
+
+    /// Drops every verb (and what its closure captured), with no borrow held.
+    pub(crate) fn clear_verbs(&self) {
+        self.verbs.clear();
+    }
+
+    /// Arms (or moves earlier) the kernel wake for the engine's next deadline. The common case
+    /// — the armed wake is early enough — is one heap peek and a comparison, with no clock read.
+    ///
+    /// ```
+    /// # use tickstep::host::{HostCore, HostSettings};
+    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # let clock = ManualClock::new();
+    /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// core.rearm(); // no engine yet: nothing to arm
+    /// ```
+    pub fn rearm(self: &Rc<Self>) {
+        let next = self
+            .engine
+            .get()
+            .and_then(Schedules::next_deadline_unix_nanos);
+        let now = || self.clock.unix_nanos();
+        let armed = self.wake.rearm(
+            next,
+            now,
+            &self.kernel,
+            SCHEDULES_TICK_ORIGIN,
+            self,
+            HostCore::tick,
+        );
+        if let Err(error) = armed {
+            // `after` refuses only a delay past the end of the clock: such a deadline never comes.
+            tracing::warn!(target: "tickstep", "cannot arm the schedules tick: {error}");
+        }
+    }
+
+    fn tick(self: &Rc<Self>) {
+        self.wake.fired(self.clock.unix_nanos());
+        bump(&self.counters.schedule_ticks, 1);
+        match self.engine().tick() {
+            Ok(report) => {
+                bump(&self.counters.firings_started, report.started as u64);
+                bump(
+                    &self.counters.firings_not_started,
+                    report.not_started as u64,
+                );
+            }
+            Err(error) => {
+                // The engine keeps the updates pending and writes them at its next tick.
+                bump(&self.counters.store_errors, 1);
+                tracing::warn!(target: "tickstep", "schedules tick: {}", ErrorChain(&error));
+            }
+        }
+        self.rearm();
+    }
+
+    /// Reports a firing's outcome to the engine by run id (a host runner's firing, or a kill),
+    /// counts it and re-arms the wake, since an adaptive verb may have moved its deadline.
+    /// Returns whether the run was known and running.
+    ///
+    /// ```
+    /// # use tickstep::host::{HostCore, HostSettings};
+    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// use tickstep::schedules::{Outcome, RunId, Value};
+    /// # let clock = ManualClock::new();
+    /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// # core.open(None, Box::new(tickstep::schedules::OpenWorld), None, &HostSettings::default())?;
+    /// assert!(!core.report(RunId(9), Outcome::Returned(Value::Int(0))), "no such run");
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn report(self: &Rc<Self>, run: RunId, outcome: Outcome) -> bool {
+        self.firings.end(run);
+        self.hand_over(run, outcome)
+    }
+
+    /// [`HostCore::report`] from the firing's own task, which knows its place in the list.
+    fn report_tracked(self: &Rc<Self>, run: RunId, outcome: Outcome, state: &FiringState) {
+        self.firings.end_at(state);
+        self.hand_over(run, outcome);
+    }
+
+    fn hand_over(self: &Rc<Self>, run: RunId, outcome: Outcome) -> bool {
+        let counter = match outcome {
+            Outcome::Returned(_) => &self.counters.firings_returned,
+            _ => &self.counters.firings_faulted,
+        };
+        let known = self.engine().report(run, outcome);
+        if known {
+            bump(counter, 1);
+        }
+        self.rearm();
+        known
+    }
+
+    /// Kills a running firing: its kernel task is cancelled and fault `killed` reported (by a
+    /// sync verb killing itself, when it returns). Returns whether `run` was running.
+    ///
+    /// ```
+    /// # use tickstep::host::{HostCore, HostSettings};
+    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # let clock = ManualClock::new();
+    /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// assert!(!core.kill(tickstep::schedules::RunId(1)));
+    /// ```
+    pub fn kill(self: &Rc<Self>, run: RunId) -> bool {
+        match self.firings.kill(run) {
+            None => false,
+            Some(report_now) => {
+                if report_now {
+                    self.report(run, Outcome::Killed);
+                }
+                true
+            }
+        }
+    }
+
+    /// Kills every running firing of `schedule`. Returns how many.
+    ///
+    /// ```
+    /// # use tickstep::host::{HostCore, HostSettings};
+    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # let clock = ManualClock::new();
+    /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// assert_eq!(core.kill_firings_of(tickstep::schedules::ScheduleId::from_raw(1)), 0);
+    /// ```
+    pub fn kill_firings_of(self: &Rc<Self>, schedule: ScheduleId) -> usize {
+        let runs = self.firings.runs_of(schedule);
+        runs.into_iter().filter(|run| self.kill(*run)).count()
+    }
+
+    /// The firings running now, oldest run first.
+    ///
+    /// ```
+    /// # use tickstep::host::{HostCore, HostSettings};
+    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # let clock = ManualClock::new();
+    /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// assert!(core.running_firings().is_empty());
+    /// ```
+    pub fn running_firings(&self) -> Vec<RunningFiring> {
+        self.firings.list()
+    }
+
+    /// Overrides `schedule`'s firing limits in memory (`None` removes the override).
+    ///
+    /// ```
+    /// # use tickstep::host::{HostCore, HostSettings};
+    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # let clock = ManualClock::new();
+    /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// let id = tickstep::schedules::ScheduleId::from_raw(1);
+    /// core.set_firing_limits(id, Some(tickstep::FiringLimits::none().ticks(3)));
+    /// ```
+    pub fn set_firing_limits(&self, schedule: ScheduleId, limits: Option<FiringLimits>) {
+        self.firings.set_limits(schedule, limits);
+    }
+}
+
+impl<C> Drop for HostCore<C> {
+    /// Cancels the core's own kernel tasks, the wake and every running firing, so that none keeps
+    /// the engine alive through the kernel (a firing's task holds the kernel, which holds the
+    /// task). The engine's last handle then goes, and its final commit saves the firings still in
+    /// flight, which the next start settles (docs/runtime.md §9.2).
+    fn drop(&mut self) {
+        self.wake.cancel();
+        self.firings.cancel_all();
+    }
+}
+
+impl<C> HostCore<C> {
+    /// A snapshot of the counters.
+    ///
+    /// ```
+    /// # use tickstep::host::{HostCore, HostSettings};
+    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # let clock = ManualClock::new();
+    /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// assert_eq!(core.counts().firings_started, 0);
+    /// ```
+    pub fn counts(&self) -> HostCounts {
+        let c = &self.counters;
+        HostCounts {
+            schedule_ticks: c.schedule_ticks.get(),
+            firings_started: c.firings_started.get(),
+            firings_not_started: c.firings_not_started.get(),
+            firings_returned: c.firings_returned.get(),
+            firings_faulted: c.firings_faulted.get(),
+            store_errors: c.store_errors.get(),
+        }
+    }
+}
+
+/// The runner the engine starts firings through: the core's own (verbs as kernel tasks), or the
+/// host's.
+pub(crate) enum EngineRunner<C> {
+    Kernel(KernelRunner<C>),
+    Host(Box<dyn Runner>),
+}
+
+impl<C: Clock + Clone + 'static> Runner for EngineRunner<C> {
+    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
+        match self {
+            EngineRunner::Kernel(runner) => runner.start(firing),
+            EngineRunner::Host(runner) => runner.start(firing),
+        }
+    }
+}
+
+/// Each firing becomes a kernel task (sync verb) or an async kernel task (async verb) at the
+/// firing priority, isolated by `catch_unwind`, under its limits; its outcome is reported by run
+/// id when it ends.
+pub(crate) struct KernelRunner<C> {
+    core: Weak<HostCore<C>>,
+}
+
+impl<C: Clock + Clone + 'static> Runner for KernelRunner<C> {
+    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
+        let weak = self.core.clone();
+        let core = weak
+            .upgrade()
+            .ok_or_else(|| Refused("the host has shut down".into()))?;
+        let verb = core.verbs.get(&firing.verb).ok_or_else(|| {
+            Refused(format!(
+                "no code is registered for verb {:?}",
+                &*firing.verb
+            ))
+        })?;
+        let run = RunId(core.next_run.get() + 1);
+        core.next_run.set(run.0);
+        let call = VerbCall::new(
+            firing.clone(),
+            run,
+            core.engine().clone(),
+            core.kernel.clone(),
+            core.context.clone(),
+        );
+        let tasks = core.kernel.with_origin(format!("verb {}", firing.verb));
+        let tracker = core.firings.tracker(firing);
+        let state = Rc::clone(&tracker.state);
+        let task = match verb {
+            Verb::Sync(f) => {
+                let kernel = core.kernel.clone();
+                tasks.schedule(
+                    move || {
+                        tracker.state.polls.set(1);
+                        // Measured only under a time limit: a clock read is not free.
+                        let timed = tracker.limits.time_limit().map(|_| kernel.now());
+                        let result = call_sync(&*f, &call);
+                        let ran = timed.map_or(Duration::ZERO, |started| kernel.now() - started);
+                        let verdict = firings::sync_verdict(&tracker, ran);
+                        if let Some(core) = weak.upgrade() {
+                            let outcome = verdict.unwrap_or_else(|| outcome_of(result));
+                            core.report_tracked(run, outcome, &tracker.state);
+                        }
+                    },
+                    core.firing_priority,
+                )
+            }
+            Verb::Async(f) => {
+                let kernel = core.kernel.clone();
+                tasks.spawn(
+                    async move {
+                        let verb = async move {
+                            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(call)))
+                            {
+                                Ok(future) => CatchUnwind(future).await,
+                                Err(payload) => Err(payload),
+                            }
+                        };
+                        let outcome = match firings::Limited::new(verb, &tracker, &kernel).await {
+                            Ok(result) => outcome_of(result),
+                            Err(limit) => limit,
+                        };
+                        if let Some(core) = weak.upgrade() {
+                            core.report_tracked(run, outcome, &tracker.state);
+                        }
+                    },
+                    core.firing_priority,
+                )
+            }
+        };
+        // Recorded once its task exists; it runs at the earliest in the next drain.
+        core.firings
+            .register(run, firing, core.clock.unix_nanos(), state, task);
+        Ok(run)
+    }
+}
