@@ -209,7 +209,7 @@ mod value;
 
 pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
 pub use error::Error;
-pub use host::{Fault, FaultKind, Firing, InFlight, Outcome, Refused, Runner, World};
+pub use host::{Fault, FaultKind, Firing, InFlight, Outcome, Refused, Runner, StoreWaker, World};
 pub use id::{ObjId, RunId, ScheduleId};
 pub use info::{RetireReason, ScheduleInfo, ScheduleKind};
 pub use kernel_wake::KernelWake;

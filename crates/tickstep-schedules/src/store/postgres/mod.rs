@@ -109,7 +109,7 @@ use std::time::Duration;
 
 use super::backend::{Backend, ClusterStats};
 use crate::Error;
-use crate::row::{ChangeSet, Durability, RowSink, ScheduleRow};
+use crate::row::{ChangeSet, ClaimedRow, Durability, RowSink, ScheduleRow};
 use mailbox::Mailbox;
 use worker::{Loaded, Request, Worker};
 
@@ -161,8 +161,14 @@ pub(crate) struct PostgresStore {
 }
 
 impl PostgresStore {
-    /// Connects to `url`, migrates the schema, registers a new node with a `lease`, and starts
-    /// the store thread.
+    /// Starts the store thread, which connects to `url`, migrates the schema and registers a
+    /// new node with a `lease`; waits (on a std channel) until it has.
+    ///
+    /// The synchronous client runs a small runtime of its own for every call and panics when
+    /// called from inside another tokio runtime, so the connection is made, and used from then
+    /// on, only on the store thread: opening the store from a task of a tokio runtime (the tokio
+    /// driver of the `tickstep` crate builds its runtime there) never panics
+    /// (docs/schedules.md §11.38).
     ///
     /// # Errors
     ///
@@ -183,31 +189,44 @@ impl PostgresStore {
             config.get_options().unwrap_or_default()
         );
         config.options(options.trim_start());
-        let mut client = config
-            .connect(postgres::NoTls)
-            .map_err(database_error("connecting to PostgreSQL"))?;
-        schema::migrate(&mut client)?;
-        // A random 63-bit id: two nodes meeting on one would need 2^31 nodes to be likely.
-        let node = fastrand::i64(1..i64::MAX);
-        claims::register(&mut client, node, lease)?;
         let (found, stopped) = mpsc::channel();
-        let stops = stops::StopWatch::start(&mut client, stop_poll, found)?;
         let (requests, inbox) = mpsc::channel();
+        let (opened, answer) = mpsc::channel();
         let mailbox = Arc::new(Mailbox::default());
-        let worker = Worker::new(client, config, stops, node, lease, Arc::clone(&mailbox));
+        let for_thread = Arc::clone(&mailbox);
         let thread = std::thread::Builder::new()
             .name("tickstep-pg-store".into())
-            .spawn(move || worker.run(&inbox))
+            .spawn(
+                move || match start_worker(config, stop_poll, lease, found, for_thread) {
+                    Ok(worker) => {
+                        let _ = opened.send(Ok(()));
+                        worker.run(&inbox);
+                    }
+                    Err(e) => {
+                        let _ = opened.send(Err(e));
+                    }
+                },
+            )
             .map_err(|e| Error::Database {
                 context: "starting the store thread",
                 source: Box::new(e),
             })?;
-        Ok(PostgresStore {
-            requests: Some(requests),
-            stopped,
-            thread: Some(thread),
-            mailbox,
-        })
+        match answer.recv() {
+            Ok(Ok(())) => Ok(PostgresStore {
+                requests: Some(requests),
+                stopped,
+                thread: Some(thread),
+                mailbox,
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => {
+                let _ = thread.join();
+                Err(thread_gone())
+            }
+        }
     }
 
     fn send(&self, request: Request) -> Result<(), Error> {
@@ -223,6 +242,29 @@ impl PostgresStore {
         self.send(make(reply))?;
         answer.recv().map_err(|_| thread_gone())?
     }
+}
+
+/// The store thread's start: connects, migrates, registers the node (a random 63-bit id: two
+/// nodes meeting on one would need 2^31 nodes to be likely) and notes the last operator stop.
+///
+/// # Errors
+///
+/// As [`PostgresStore::open`].
+fn start_worker(
+    config: postgres::Config,
+    stop_poll: Duration,
+    lease: Duration,
+    found: Sender<u64>,
+    mailbox: Arc<Mailbox>,
+) -> Result<Worker, Error> {
+    let mut client = config
+        .connect(postgres::NoTls)
+        .map_err(database_error("connecting to PostgreSQL"))?;
+    schema::migrate(&mut client)?;
+    let node = fastrand::i64(1..i64::MAX);
+    claims::register(&mut client, node, lease)?;
+    let stops = stops::StopWatch::start(&mut client, stop_poll, found)?;
+    Ok(Worker::new(client, config, stops, node, lease, mailbox))
 }
 
 fn thread_gone() -> Error {
@@ -273,8 +315,12 @@ impl Backend for PostgresStore {
         Ok(())
     }
 
-    fn poll_claims(&mut self, now: u64, claimed: &mut Vec<ScheduleRow>, lost: &mut Vec<u64>) {
+    fn poll_claims(&mut self, now: u64, claimed: &mut Vec<ClaimedRow>, lost: &mut Vec<u64>) {
         self.mailbox.take(now, claimed, lost);
+    }
+
+    fn set_waker(&mut self, waker: crate::StoreWaker) {
+        self.mailbox.set_waker(waker);
     }
 
     fn row_elsewhere(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {

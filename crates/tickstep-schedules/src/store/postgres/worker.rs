@@ -193,8 +193,12 @@ impl Worker {
         if self.client.is_closed() {
             return;
         }
-        if let Err(error) = self.stops.poll_if_due(&mut self.client) {
-            tracing::debug!(%error, "PostgreSQL schedule store: could not poll for operator stops");
+        match self.stops.poll_if_due(&mut self.client) {
+            // The engine drops them at its next tick: a host with nothing due ticks it now.
+            Ok(found) if found > 0 => self.mailbox.wake(),
+            Ok(_) => {}
+            Err(error) => tracing::debug!(%error,
+                "PostgreSQL schedule store: could not poll for operator stops"),
         }
     }
 
@@ -219,7 +223,7 @@ impl Worker {
             Request::Flush(reply) => {
                 let result = self.write_queue().and_then(|()| {
                     self.reconnect_if_closed()?;
-                    self.stops.read_notes(&mut self.client)
+                    self.stops.read_notes(&mut self.client).map(drop)
                 });
                 let _ = reply.send(result);
             }
