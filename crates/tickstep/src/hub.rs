@@ -27,6 +27,7 @@ use tickstep_schedules::{Firing, KernelWake, Outcome, Refused, RunId, Runner, Sc
 use crate::RuntimeClock;
 use crate::error::RuntimeError;
 use crate::firings::{self, FiringLimits, Firings};
+use crate::store_news::StoreNews;
 use crate::verbs::{CatchUnwind, Verb, VerbCall, VerbTable, call_sync, outcome_of};
 
 /// The kernel origin label of the command cycle job (its name in the profiler).
@@ -73,6 +74,8 @@ pub(crate) struct Hub {
     next_run: Cell<u64>,
     overload_listeners: RefCell<Vec<OverloadListener>>,
     last_overload: RefCell<Option<Overload>>,
+    /// Work a store's own thread left for the next tick (docs/runtime.md §6.3).
+    pub(crate) store_news: std::sync::Arc<StoreNews>,
 }
 
 /// The runtime's settings the hub keeps.
@@ -101,6 +104,8 @@ impl Hub {
             schedules_tick,
             limits,
         } = settings;
+        let store_news = std::sync::Arc::new(StoreNews::default());
+        engine.set_store_waker(store_news.waker());
         Rc::new(Hub {
             clock,
             kernel,
@@ -117,6 +122,7 @@ impl Hub {
             next_run: Cell::new(0),
             overload_listeners: RefCell::new(Vec::new()),
             last_overload: RefCell::new(None),
+            store_news,
         })
     }
 
@@ -195,9 +201,14 @@ impl Hub {
     ///
     /// Runs after every settled firing, so the common case — the armed wake is already early
     /// enough — is one heap peek and a comparison in Unix nanoseconds, with no clock read.
+    /// News from the store's thread (claims, takeovers, operator stops) arms it for now.
     pub(crate) fn rearm_schedules(self: &Rc<Self>) {
-        let next = self.engine.next_deadline_unix_nanos();
+        let mut next = self.engine.next_deadline_unix_nanos();
         let now = || self.clock.unix_nanos();
+        if self.store_news.take() {
+            let at = now();
+            next = Some(next.map_or(at, |n| n.min(at)));
+        }
         let armed = self.wake.rearm(
             next,
             now,

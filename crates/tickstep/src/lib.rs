@@ -140,6 +140,7 @@ mod firings;
 mod hosted;
 mod hub;
 mod runtime;
+mod store_news;
 #[cfg(feature = "tokio")]
 pub mod tokio_driver;
 mod verbs;

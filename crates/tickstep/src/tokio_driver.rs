@@ -186,6 +186,12 @@ impl TokioDriver {
         let waits = FrameWaits::default();
         let runtime = Rc::new(builder.host_waits(waits.clone()).build()?);
         let (sender, inbox) = mpsc::unbounded_channel();
+        // Claims, takeovers and operator stops found on the store's thread start a frame at
+        // the next slot, whose re-arm ticks the engine (docs/runtime.md §6.3).
+        let news = sender.clone();
+        runtime.on_store_news(std::sync::Arc::new(move || {
+            let _ = news.send(Message::Wake);
+        }));
         Ok(TokioDriver {
             runtime,
             waits,
