@@ -137,25 +137,6 @@ fn failover_node_process_entry() {
     out.flush().unwrap();
 }
 
-/// Installs the committed log (see the module docs) on a migrated database.
-const COMMITTED_LOG: &str = "
-    CREATE TABLE firing_log (schedule BIGINT, point BIGINT, node BIGINT, fence BIGINT);
-    CREATE TABLE backwards (schedule BIGINT, old_next BIGINT, new_next BIGINT);
-    CREATE FUNCTION log_firings() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        INSERT INTO firing_log
-        SELECT NEW.id, (r->>1)::bigint, NEW.owner_node, NEW.fence
-        FROM jsonb_array_elements(COALESCE(NEW.running, '[]')::jsonb) AS r
-        WHERE NOT (COALESCE(OLD.running, '[]')::jsonb @> jsonb_build_array(r));
-        IF NEW.next_run < OLD.next_run THEN
-            INSERT INTO backwards VALUES (NEW.id, OLD.next_run, NEW.next_run);
-        END IF;
-        RETURN NEW;
-    END $$;
-    CREATE TRIGGER log_firings AFTER UPDATE ON tickstep_schedules
-        FOR EACH ROW EXECUTE FUNCTION log_firings();
-";
-
 struct Node {
     child: Child,
     lines: Arc<Mutex<Vec<String>>>,
@@ -242,7 +223,7 @@ fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
         .unwrap(),
     );
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    client.batch_execute(COMMITTED_LOG).unwrap();
+    client.batch_execute(common::pg::COMMITTED_LOG).unwrap();
 
     let mut nodes: Vec<Node> = (0..3).map(|n| Node::spawn(&url, n)).collect();
     let give_up = Instant::now() + Duration::from_secs(30);
