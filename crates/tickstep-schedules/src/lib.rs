@@ -187,6 +187,7 @@
 //! assert_eq!(engine.begin(wizard).schedule_info(id).unwrap().run_count, 1);
 //! ```
 
+mod commit;
 mod engine;
 mod error;
 mod firing_limits;
@@ -207,6 +208,7 @@ pub mod testkit;
 mod txn;
 mod value;
 
+pub use commit::Commit;
 pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
 pub use error::Error;
 pub use host::{Fault, FaultKind, Firing, InFlight, Outcome, Refused, Runner, StoreWaker, World};

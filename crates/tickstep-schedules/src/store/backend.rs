@@ -3,6 +3,7 @@
 
 use std::ops::RangeInclusive;
 
+use super::answer::Pending;
 use crate::Error;
 use crate::row::{ChangeSet, ClaimedRow, Durability, RowSink, ScheduleRow};
 
@@ -36,6 +37,15 @@ pub(crate) trait Backend {
     ///
     /// [`Error::Store`]; nothing was written.
     fn commit(&mut self, changes: &mut ChangeSet, durability: Durability) -> Result<usize, Error>;
+
+    /// Starts a [`Durability::Synced`] commit of `changes` (taking what it holds) and returns
+    /// the answer to come: how many deletes existed, once the write is durable
+    /// (docs/schedules.md §11.41). A store whose writes are local answers before it returns;
+    /// one whose writes cross the network (`PostgreSQL`'s store thread) answers from its
+    /// thread, so the caller may await the answer instead of blocking on it.
+    fn start_synced_commit(&mut self, changes: &mut ChangeSet) -> Pending<Result<usize, Error>> {
+        Pending::ready(self.commit(changes, Durability::Synced))
+    }
 
     /// Appends to `stopped` the ids an operator stopped from outside this engine since the last
     /// call. Called once per tick, so it must be cheap when nothing happened.

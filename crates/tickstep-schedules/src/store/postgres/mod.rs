@@ -107,6 +107,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::answer::{self, Pending};
 use super::backend::{Backend, ClusterStats};
 use crate::Error;
 use crate::row::{ChangeSet, ClaimedRow, Durability, RowSink, ScheduleRow};
@@ -298,13 +299,27 @@ impl Backend for PostgresStore {
 
     fn commit(&mut self, changes: &mut ChangeSet, durability: Durability) -> Result<usize, Error> {
         match durability {
-            Durability::Synced => self.ask(|reply| Request::Synced {
-                changes: std::mem::take(changes),
-                reply,
-            }),
+            Durability::Synced => self
+                .start_synced_commit(changes)
+                .wait()
+                .unwrap_or_else(|| Err(thread_gone())),
             Durability::Grouped => self
                 .send(Request::Behind(std::mem::take(changes)))
                 .map(|()| 0),
+        }
+    }
+
+    /// Queues the commit behind what is queued and returns at once; the store thread answers
+    /// once the server has committed it (docs/schedules.md §11.41).
+    fn start_synced_commit(&mut self, changes: &mut ChangeSet) -> Pending<Result<usize, Error>> {
+        let (reply, pending) = answer::answer();
+        let request = Request::Synced {
+            changes: std::mem::take(changes),
+            reply,
+        };
+        match self.send(request) {
+            Ok(()) => pending,
+            Err(e) => Pending::ready(Err(e)),
         }
     }
 
