@@ -250,3 +250,26 @@ fn postgres_only_a_standby_with_nothing_due_claims_on_its_own_wakes_its_host_and
     b.engine.flush().unwrap();
     assert_eq!(store.count("SELECT run_count FROM schedules"), 2);
 }
+
+#[test]
+fn postgres_only_a_node_opening_after_the_holder_died_settles_the_firing_it_brings_as_taken_over() {
+    let url = pg_or_skip!("takeover_at_open");
+    let store = Store::postgres(url);
+    let a = node(&store, Duration::from_secs(600));
+    let id = a.every(1.0, Options::new());
+    assert_eq!(a.after(1.0).started, 1);
+    a.engine.flush().unwrap();
+    // A dies with the firing running (no clean close hands the row back), and its lease runs
+    // out before B opens.
+    std::mem::forget(a);
+    store.execute("UPDATE tickstep_nodes SET lease_until = now() - interval '1 second'");
+    let b = node(&store, Duration::from_secs(600));
+    assert!(
+        b.engine.interrupted().is_empty(),
+        "another node's firing is not handed to this host as its own (docs/schedules.md §11.5)"
+    );
+    let info = b.info(id);
+    assert_eq!(info.running_task, None);
+    assert_eq!(info.last_fault.map(|f| f.kind), Some(FaultKind::TakenOver));
+    assert_eq!(b.after(2.0).started, 1, "and the next point fires");
+}

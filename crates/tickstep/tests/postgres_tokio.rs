@@ -74,3 +74,42 @@ fn a_tokio_driver_built_inside_tokio_on_a_postgres_url_opens_and_fires() {
         assert!(info.run_count >= 3);
     });
 }
+
+#[test]
+fn a_commit_awaited_from_a_tokio_task_lands_and_its_schedule_fires() {
+    let url = pg_or_skip!("tokio_commit");
+    in_tokio(async move {
+        let builder = Runtime::builder()
+            .store_path(&url)
+            .without_commands()
+            .diagnostics(false);
+        let driver = TokioDriver::new(builder).unwrap();
+        let rings = Rc::new(Cell::new(0_u32));
+        let count = Rc::clone(&rings);
+        driver.runtime().verb("ring", move |_| {
+            count.set(count.get() + 1);
+            Ok(Value::Int(0))
+        });
+        let (runtime, handle) = (Rc::clone(driver.runtime()), driver.handle());
+        // A connection task's way to create a schedule: the thread keeps running frames and
+        // other tasks while the server commits (docs/runtime.md §6.4).
+        let task = tokio::task::spawn_local(async move {
+            let mut txn = runtime.schedules().begin(WORLD);
+            let id = txn
+                .schedule_every(WORLD, "ring", 0.05, vec![], Options::new())
+                .unwrap();
+            txn.commit_async().await.unwrap();
+            handle.wake().unwrap();
+            id
+        });
+        let seen = Rc::clone(&rings);
+        let runtime = Rc::clone(driver.runtime());
+        driver
+            .run_until(until(move || seen.get() >= 3))
+            .await
+            .unwrap();
+        let id = task.await.unwrap();
+        assert!(rings.get() >= 3, "fired {} times", rings.get());
+        assert!(runtime.schedules().begin(WORLD).schedule_valid(id));
+    });
+}

@@ -30,7 +30,7 @@ use super::database_error;
 use super::mailbox::Mailbox;
 use super::stops::StopWatch;
 use crate::Error;
-use crate::row::{ChangeSet, ScheduleRow};
+use crate::row::{ChangeSet, ClaimedRow, ScheduleRow};
 use crate::store::answer::Answer;
 use crate::store::codec::{from_sql, to_sql};
 
@@ -435,6 +435,11 @@ impl Worker {
             let mut chunk = Vec::with_capacity(LOAD_CHUNK);
             let mut rows = rows;
             let mut claimed = 0u64;
+            // Rows a node whose lease ran out held with firings in flight: those firings were
+            // that node's, so they go the way of every claim (settled as taken over as `open`
+            // returns, docs/schedules.md §11.39), not back to this host as its own interrupted
+            // firings (§11.5), which rows nobody held still are.
+            let mut taken_over = Vec::new();
             while let Some(row) = postgres::fallible_iterator::FallibleIterator::next(&mut rows)
                 .map_err(database_error(context))?
             {
@@ -444,6 +449,16 @@ impl Worker {
                     .try_get(codec::FENCE_COLUMN)
                     .map_err(database_error(context))?;
                 self.fences.insert(decoded.id, fence);
+                let was: Option<i64> = row
+                    .try_get(codec::PREVIOUS_HOLDER_COLUMN)
+                    .map_err(database_error(context))?;
+                if let Some(node) = was.filter(|_| !decoded.cadence.running.is_empty()) {
+                    taken_over.push(ClaimedRow {
+                        row: decoded,
+                        from_node: u64::try_from(node).ok(),
+                    });
+                    continue;
+                }
                 claimed += 1;
                 chunk.push(decoded);
                 if chunk.len() == LOAD_CHUNK {
@@ -457,6 +472,9 @@ impl Worker {
                 let _ = out.send(Loaded::Rows(chunk));
             }
             self.mailbox.count_claimed(claimed);
+            if !taken_over.is_empty() {
+                self.mailbox.deliver(taken_over);
+            }
             Ok(from_sql(high_water))
         })();
         let _ = out.send(match result {
