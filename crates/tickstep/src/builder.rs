@@ -442,6 +442,8 @@ impl RuntimeBuilder {
     ///
     /// Firings that were in flight when the store was last saved are abandoned (their schedules
     /// record a fault, "interrupted by restart"): a Rust closure's progress cannot be restored.
+    /// On a shared `PostgreSQL` store, firings another node had in flight are settled by the
+    /// engine as taken over instead (docs/runtime.md §6.5).
     ///
     /// # Errors
     ///

@@ -2,10 +2,11 @@
 //! network kept off the engine's thread (docs/schedules.md §11.13–§11.24).
 //!
 //! [`Schedules::open`](crate::Schedules::open) picks it when the location is a `postgres://` (or
-//! `postgresql://`) URL, in a build with the `postgres` feature. Opening connects, migrates the
-//! schema ([`schema`]; tables prefixed `tickstep_`, so another application's tables in the same
-//! database are left alone) and starts a store thread ([`worker`]) that owns the connection from
-//! then on.
+//! `postgresql://`) URL, in a build with the `postgres` feature. Opening starts a store thread
+//! ([`worker`]) that connects, migrates the schema ([`schema`]; tables prefixed `tickstep_`, so
+//! another application's tables in the same database are left alone) and owns the connection
+//! from then on; the opening thread only waits for its answer, so opening from inside a tokio
+//! runtime is safe (docs/schedules.md §11.38).
 //!
 //! # Who waits for what
 //!
@@ -13,6 +14,7 @@
 //! |---|---|---|
 //! | open, load | blocks (rows stream in chunks of 1,024 while the engine applies them) | nothing can fire before the schedules are known |
 //! | `Txn::commit` (create, stop) | blocks for one commit on the server | creation and stop are durable when `commit` returns |
+//! | `Txn::commit_async` | never: a future the store thread completes | the same promise, for a thread that serves other tasks meanwhile (docs/schedules.md §11.41) |
 //! | id reservation | blocks once per 1,024 ids | an id is never handed out before its block is durable |
 //! | a tick's cadence updates | never: queued for the store thread | the frame must not wait on a round trip |
 //! | `Schedules::flush` | blocks until the queue is written | for hosts and tests that must see the rows |
@@ -57,8 +59,11 @@
 //!   UPDATE SKIP LOCKED) … RETURNING` the whole rows. `SKIP LOCKED` lets nodes claim at once
 //!   without waiting on one another or on a row being written. Opening claims every claimable
 //!   row, whatever its deadline (what a restart resumes, with catch-up); after that the thread
-//!   claims, every third of the lease, rows due within one lease of the engine's clock, and the
-//!   engine applies them at its next tick like rows at open (`poll_claims`, never waiting).
+//!   claims, every third of the lease, rows due within one lease of the engine's clock (as last
+//!   noted, moved on by the time since: the engine need not tick), wakes the host's store waker,
+//!   and the engine applies them at its next tick like rows at open (`poll_claims`, never
+//!   waiting), settling the firings a dead holder had in flight as taken over
+//!   (docs/schedules.md §11.39, §11.40).
 //!   Schedules created on a node are held by it from creation (fence 1). A clean close hands
 //!   every row back (`owner_node = NULL`) so another node claims it at its next round instead
 //!   of after a lease.
