@@ -438,7 +438,7 @@ impl Worker {
             // Rows a node whose lease ran out held with firings in flight: those firings were
             // that node's, so they go the way of every claim (settled as taken over as `open`
             // returns, docs/schedules.md §11.39), not back to this host as its own interrupted
-            // firings (§11.5), which rows nobody held still are.
+            // firings (docs/schedules.md §11.5), which rows nobody held still are.
             let mut taken_over = Vec::new();
             while let Some(row) = postgres::fallible_iterator::FallibleIterator::next(&mut rows)
                 .map_err(database_error(context))?
