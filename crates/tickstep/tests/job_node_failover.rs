@@ -14,6 +14,8 @@
 //! takeover rule states.
 #![cfg(all(feature = "tokio", feature = "postgres"))]
 
+#[path = "../../tickstep-schedules/tests/common/nodes.rs"]
+mod nodes;
 #[path = "../../tickstep-schedules/tests/common/pg.rs"]
 mod pg;
 /// Where `pg_or_skip!` looks for the server helper.
@@ -22,10 +24,10 @@ mod common {
 }
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::time::Duration;
+
+use nodes::Node;
 
 const CHILD_URL: &str = "TICKSTEP_JOB_NODE_URL";
 const CHILD_ROLE: &str = "TICKSTEP_JOB_NODE_ROLE";
@@ -100,92 +102,26 @@ fn job_node_process_entry() {
     });
 }
 
-struct Node {
-    child: Child,
-    lines: Arc<Mutex<Vec<String>>>,
-}
-
-impl Node {
-    fn spawn(url: &str, role: &str) -> Node {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "job_node_process_entry",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_URL, url)
-            .env(CHILD_ROLE, role)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&lines);
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                // The test harness prints "test … " before the first line, unterminated.
-                if let Some(at) = line.find('@') {
-                    sink.lock().unwrap().push(line[at..].to_string());
-                }
-            }
-        });
-        Node { child, lines }
+/// The committed-firing log: each node's points, and every point in order, none twice.
+fn committed_points(client: &mut postgres::Client) -> (BTreeMap<i64, Vec<i64>>, Vec<i64>) {
+    let mut committed: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    for row in client
+        .query("SELECT node, point FROM firing_log ORDER BY point", &[])
+        .unwrap()
+    {
+        committed.entry(row.get(0)).or_default().push(row.get(1));
     }
-
-    fn lines(&self, prefix: &str) -> Vec<Vec<u64>> {
-        self.lines
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|l| l.starts_with(prefix))
-            .map(|l| l.split(' ').skip(1).map(|f| f.parse().unwrap()).collect())
-            .collect()
+    let mut all: Vec<i64> = committed.values().flatten().copied().collect();
+    all.sort_unstable();
+    for w in all.windows(2) {
+        assert_ne!(w[0], w[1], "point {} committed twice", w[0]);
     }
-
-    fn said(&self, what: &str) -> bool {
-        self.lines.lock().unwrap().iter().any(|l| l == what)
-    }
-
-    /// Polls until `done` holds for this node, at most `limit`.
-    fn wait_for(&self, what: &str, limit: Duration, done: impl Fn(&Node) -> bool) {
-        let give_up = Instant::now() + limit;
-        while !done(self) {
-            assert!(Instant::now() < give_up, "gave up waiting: {what}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn signal(&self, name: &str) {
-        let ok = Command::new("kill")
-            .args([name, &self.child.id().to_string()])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "kill {name}");
-    }
-
-    /// Waits (bounded) for the node to exit.
-    fn wait(&mut self) {
-        let give_up = Instant::now() + Duration::from_secs(30);
-        while self.child.try_wait().unwrap().is_none() {
-            if Instant::now() > give_up {
-                let _ = self.child.kill();
-                panic!("a node did not stop within 30 s");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // Let the reader thread drain the pipe.
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    assert_eq!(
+        committed.len(),
+        2,
+        "two nodes committed firings: {committed:?}"
+    );
+    (committed, all)
 }
 
 fn unix_millis() -> u64 {
@@ -212,11 +148,15 @@ fn a_standby_job_node_takes_over_from_a_killed_one_and_no_point_is_committed_twi
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     client.batch_execute(pg::COMMITTED_LOG).unwrap();
 
-    let a = Node::spawn(&url, "holder");
+    let spawn = |role: &str| {
+        let env = [(CHILD_URL, url.clone()), (CHILD_ROLE, role.to_string())];
+        Node::spawn("job_node_process_entry", &env)
+    };
+    let a = spawn("holder");
     a.wait_for("node A ready", Duration::from_secs(30), |n| {
         n.said("@READY")
     });
-    let mut b = Node::spawn(&url, "standby");
+    let mut b = spawn("standby");
     b.wait_for("node B ready", Duration::from_secs(30), |n| {
         n.said("@READY")
     });
@@ -248,26 +188,7 @@ fn a_standby_job_node_takes_over_from_a_killed_one_and_no_point_is_committed_twi
     );
 
     // Exactly once: no cadence point committed twice; B's points follow one another.
-    let mut committed: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
-    for row in client
-        .query("SELECT node, point FROM firing_log ORDER BY point", &[])
-        .unwrap()
-    {
-        committed.entry(row.get(0)).or_default().push(row.get(1));
-    }
-    let all: Vec<i64> = {
-        let mut v: Vec<i64> = committed.values().flatten().copied().collect();
-        v.sort_unstable();
-        v
-    };
-    for w in all.windows(2) {
-        assert_ne!(w[0], w[1], "point {} committed twice", w[0]);
-    }
-    assert_eq!(
-        committed.len(),
-        2,
-        "two nodes committed firings: {committed:?}"
-    );
+    let (committed, all) = committed_points(&mut client);
     let interval = i64::try_from(INTERVAL.as_nanos()).unwrap();
     let after_kill: Vec<&Vec<i64>> = committed
         .values()

@@ -43,33 +43,45 @@ fn in_tokio(test: impl std::future::Future<Output = ()>) {
     tokio::task::LocalSet::new().block_on(&threads, test);
 }
 
+/// A driver on the database at `url`, built here (inside tokio, as a server builds it), with a
+/// verb "ring" that counts its firings.
+fn ringing_driver(url: &str) -> (TokioDriver, Rc<Cell<u32>>) {
+    let builder = Runtime::builder()
+        .store_path(url)
+        .without_commands()
+        .diagnostics(false);
+    let driver = TokioDriver::new(builder).expect("opens inside tokio, no panic");
+    let rings = Rc::new(Cell::new(0_u32));
+    let count = Rc::clone(&rings);
+    driver.runtime().verb("ring", move |_| {
+        count.set(count.get() + 1);
+        Ok(Value::Int(0))
+    });
+    (driver, rings)
+}
+
+/// Runs `driver` until `rings` reached three (bounded by [`GIVE_UP`]).
+async fn run_until_three(driver: TokioDriver, rings: &Rc<Cell<u32>>) {
+    let seen = Rc::clone(rings);
+    driver
+        .run_until(until(move || seen.get() >= 3))
+        .await
+        .unwrap();
+    assert!(rings.get() >= 3, "fired {} times", rings.get());
+}
+
 #[test]
 fn a_tokio_driver_built_inside_tokio_on_a_postgres_url_opens_and_fires() {
     let url = pg_or_skip!("tokio_open");
     in_tokio(async move {
-        let builder = Runtime::builder()
-            .store_path(&url)
-            .without_commands()
-            .diagnostics(false);
-        let driver = TokioDriver::new(builder).expect("opens inside tokio, no panic");
-        let rings = Rc::new(Cell::new(0_u32));
-        let count = Rc::clone(&rings);
-        driver.runtime().verb("ring", move |_| {
-            count.set(count.get() + 1);
-            Ok(Value::Int(0))
-        });
+        let (driver, rings) = ringing_driver(&url);
         let mut txn = driver.runtime().schedules().begin(WORLD);
         let id = txn
             .schedule_every(WORLD, "ring", 0.05, vec![], Options::new())
             .unwrap();
         txn.commit().unwrap();
-        let seen = Rc::clone(&rings);
         let runtime = Rc::clone(driver.runtime());
-        driver
-            .run_until(until(move || seen.get() >= 3))
-            .await
-            .unwrap();
-        assert!(rings.get() >= 3, "fired {} times", rings.get());
+        run_until_three(driver, &rings).await;
         let info = runtime.schedules().begin(WORLD).schedule_info(id).unwrap();
         assert!(info.run_count >= 3);
     });
@@ -79,17 +91,7 @@ fn a_tokio_driver_built_inside_tokio_on_a_postgres_url_opens_and_fires() {
 fn a_commit_awaited_from_a_tokio_task_lands_and_its_schedule_fires() {
     let url = pg_or_skip!("tokio_commit");
     in_tokio(async move {
-        let builder = Runtime::builder()
-            .store_path(&url)
-            .without_commands()
-            .diagnostics(false);
-        let driver = TokioDriver::new(builder).unwrap();
-        let rings = Rc::new(Cell::new(0_u32));
-        let count = Rc::clone(&rings);
-        driver.runtime().verb("ring", move |_| {
-            count.set(count.get() + 1);
-            Ok(Value::Int(0))
-        });
+        let (driver, rings) = ringing_driver(&url);
         let (runtime, handle) = (Rc::clone(driver.runtime()), driver.handle());
         // A connection task's way to create a schedule: the thread keeps running frames and
         // other tasks while the server commits (docs/runtime.md §6.4).
@@ -102,14 +104,9 @@ fn a_commit_awaited_from_a_tokio_task_lands_and_its_schedule_fires() {
             handle.wake().unwrap();
             id
         });
-        let seen = Rc::clone(&rings);
         let runtime = Rc::clone(driver.runtime());
-        driver
-            .run_until(until(move || seen.get() >= 3))
-            .await
-            .unwrap();
+        run_until_three(driver, &rings).await;
         let id = task.await.unwrap();
-        assert!(rings.get() >= 3, "fired {} times", rings.get());
         assert!(runtime.schedules().begin(WORLD).schedule_valid(id));
     });
 }
