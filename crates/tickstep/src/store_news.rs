@@ -8,7 +8,7 @@
 //! (the tokio driver's, which starts the next frame at its slot). The hub reads the flag
 //! whenever it re-arms the schedules wake — at the start of every frame the driver runs, every
 //! `run_*` call and every command cycle — and arms the tick for now. Cost when nothing
-//! arrives: one atomic swap per re-arm.
+//! arrives: one atomic load per re-arm.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -49,8 +49,9 @@ impl StoreNews {
         }
     }
 
-    /// Whether news arrived since the last call.
+    /// Whether news arrived since the last call. A plain load first, so the common case (no
+    /// news) writes nothing.
     pub(crate) fn take(&self) -> bool {
-        self.pending.swap(false, Ordering::AcqRel)
+        self.pending.load(Ordering::Acquire) && self.pending.swap(false, Ordering::AcqRel)
     }
 }
