@@ -286,6 +286,9 @@ pub enum FaultKind {
     StartFailed,
     /// The firing was in flight when the server went down and the host abandoned it.
     Interrupted,
+    /// The firing was in flight on another node whose lease ran out, and this node claimed the
+    /// schedule (docs/schedules.md §11.39). Not counted toward `max_faults`.
+    TakenOver,
     /// The next deadline would pass the end of 64-bit Unix nanoseconds.
     DeadlineOutOfRange,
 }
@@ -304,6 +307,7 @@ impl FaultKind {
             FaultKind::Killed => "killed",
             FaultKind::StartFailed => "start_failed",
             FaultKind::Interrupted => "interrupted",
+            FaultKind::TakenOver => "taken_over",
             FaultKind::DeadlineOutOfRange => "deadline_out_of_range",
         }
     }
@@ -323,12 +327,30 @@ impl FaultKind {
             FaultKind::Killed,
             FaultKind::StartFailed,
             FaultKind::Interrupted,
+            FaultKind::TakenOver,
             FaultKind::DeadlineOutOfRange,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
     }
 }
+
+/// What a store calls, from its own thread, when it has left work for the engine's next tick:
+/// rows it claimed from another node, schedules another node took over, operator stops
+/// (docs/schedules.md §11.40). Register it with
+/// [`Schedules::set_store_waker`](crate::Schedules::set_store_waker); it should only make the
+/// host tick the engine soon (notify a task, wake a loop), never tick it itself.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// let news = Arc::new(AtomicBool::new(false));
+/// let flag = Arc::clone(&news);
+/// let waker: tickstep_schedules::StoreWaker = Arc::new(move || flag.store(true, Ordering::Release));
+/// waker();
+/// assert!(news.load(Ordering::Acquire));
+/// ```
+pub type StoreWaker = std::sync::Arc<dyn Fn() + Send + Sync>;
 
 /// A recorded fault: its kind and value (`last_fault` in `schedule_info()`).
 ///

@@ -189,6 +189,7 @@
 //! assert_eq!(engine.begin(wizard).schedule_info(id).unwrap().run_count, 1);
 //! ```
 
+mod commit;
 mod engine;
 mod error;
 mod firing_limits;
@@ -209,9 +210,12 @@ pub mod testkit;
 mod txn;
 mod value;
 
+pub use commit::Commit;
 pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
 pub use error::Error;
-pub use host::{Fault, FaultKind, Firing, InFlight, OpenWorld, Outcome, Refused, Runner, World};
+pub use host::{
+    Fault, FaultKind, Firing, InFlight, OpenWorld, Outcome, Refused, Runner, StoreWaker, World,
+};
 pub use id::{ObjId, RunId, ScheduleId};
 pub use info::{RetireReason, ScheduleInfo, ScheduleKind};
 pub use kernel_wake::KernelWake;

@@ -73,6 +73,17 @@ pub(crate) struct ScheduleRow {
     pub(crate) cadence: Cadence,
 }
 
+/// A row a store claimed for this engine while it runs (docs/schedules.md §11.26), with the
+/// node that held it before: the firings the row says are running were that node's, and the
+/// engine settles them at once as taken over (docs/schedules.md §11.39).
+#[derive(Clone, PartialEq, Debug)]
+pub(crate) struct ClaimedRow {
+    pub(crate) row: ScheduleRow,
+    /// The node whose lease ran out; `None` when the row had no holder (a node closed cleanly
+    /// and handed it back).
+    pub(crate) from_node: Option<u64>,
+}
+
 /// When a commit must be on disk.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Durability {

@@ -2,6 +2,7 @@
 
 use std::rc::Rc;
 
+use crate::commit::Commit;
 use crate::engine::Schedules;
 use crate::engine::access::{Draft, NewSchedule, Summary};
 use crate::engine::core::Shared;
@@ -461,6 +462,39 @@ impl Txn {
         let stops = std::mem::take(&mut self.stops);
         let discards = std::mem::take(&mut self.discards);
         self.shared.commit(creates, &stops, &discards, now)
+    }
+
+    /// Commits like [`Txn::commit`], as a future: the creations and stops are handed to the
+    /// store at once, and the future completes when they are durable and applied — what a task
+    /// on an async runtime uses so that its thread never blocks on a round trip to a
+    /// `PostgreSQL` server (docs/schedules.md §11.41). On a `SQLite` store or none the write is
+    /// made before this returns and the future is ready at its first poll. The same all-or-nothing
+    /// promise: on a store error the future completes with it and nothing is applied.
+    ///
+    /// Until it completes, nothing of the transaction is visible in memory (its creations are
+    /// not listed yet, its stops have not dropped anything), while the engine keeps ticking.
+    /// Dropping the future unfinished waits for the store's answer (see [`Commit`]).
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Options, Schedules};
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "v");
+    /// # let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// async fn create(engine: &Schedules, wiz: tickstep_schedules::ObjId) -> Result<(), tickstep_schedules::Error> {
+    ///     let mut txn = engine.begin(wiz);
+    ///     txn.schedule_every(wiz, "v", 1.0, vec![], Options::new())?;
+    ///     txn.commit_async().await // the thread serves other tasks meanwhile
+    /// }
+    /// # let _ = create(&engine, wiz);
+    /// ```
+    pub fn commit_async(mut self) -> Commit {
+        let creates = std::mem::take(&mut self.creates);
+        let stops = std::mem::take(&mut self.stops);
+        let discards = std::mem::take(&mut self.discards);
+        Commit::start(Rc::clone(&self.shared), creates, stops, discards)
     }
 
     /// Discards the transaction: its creations never existed, its stops never happened.

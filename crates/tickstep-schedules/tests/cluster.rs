@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use common::Host;
 use common::stores::Store;
 use tickstep_kernel::clock::ManualClock;
-use tickstep_schedules::Options;
+use tickstep_schedules::{FaultKind, Options};
 
 #[test]
 fn postgres_only_two_engines_creating_interleaved_get_disjoint_ids() {
@@ -191,4 +191,85 @@ fn postgres_only_a_transaction_on_any_node_stops_a_schedule_another_node_holds()
     b.advance(60.0);
     b.tick();
     assert_eq!(b.fired(), 0, "the stopped schedule never fired");
+}
+
+#[test]
+fn postgres_only_a_standby_with_nothing_due_claims_on_its_own_wakes_its_host_and_settles_the_firing_the_row_brings()
+ {
+    let url = pg_or_skip!("standby_takeover");
+    let store = Store::postgres(url);
+    let a = node(&store, Duration::from_secs(600));
+    let b = node(&store, Duration::from_millis(90));
+    let (tell, news) = std::sync::mpsc::channel::<()>();
+    let tell = std::sync::Mutex::new(tell);
+    b.engine.set_store_waker(std::sync::Arc::new(move || {
+        let _ = tell.lock().unwrap().send(());
+    }));
+    // A fires the first point and dies with it running: the row says so.
+    let id = a.every(1.0, Options::new().max_faults(1));
+    assert_eq!(a.after(1.0).started, 1);
+    a.engine.flush().unwrap();
+    let served = a.nominal(0);
+    // B's engine looks once (its clock just before A's next point) and then never ticks again
+    // on its own: nothing is due on it.
+    b.advance(1.5);
+    assert_eq!(b.tick().started, 0);
+    assert_eq!(b.engine.live_count(), 0, "A's lease runs: B holds nothing");
+    while news.try_recv().is_ok() {}
+    store.execute(
+        "UPDATE tickstep_nodes SET lease_until = now() - interval '1 second' \
+         WHERE lease_until > now() + interval '1 minute'",
+    );
+    // docs/schedules.md §11.40: B's store thread claims on its own schedule and wakes the host.
+    news.recv_timeout(Duration::from_secs(10))
+        .expect("B's store claimed the row and woke its host, with B's engine idle");
+    assert_eq!(b.engine.cluster_stats().claimed, 1);
+    b.tick();
+    assert_eq!(b.engine.live_count(), 1);
+    // docs/schedules.md §11.39: the firing that came with the row is settled at once.
+    let info = b.info(id);
+    assert_eq!(info.running_task, None);
+    let fault = info.last_fault.expect("the taken-over firing is recorded");
+    assert_eq!(fault.kind, FaultKind::TakenOver);
+    let text = fault.value.to_string();
+    assert!(
+        text.contains("taken over from node") && text.contains("whose lease ran out"),
+        "{text}"
+    );
+    assert_eq!(info.fault_count, 1);
+    assert_eq!(
+        (info.consecutive_faults, info.retired),
+        (0, false),
+        "docs/schedules.md §13.36: a takeover does not count toward max_faults (here 1)"
+    );
+    // The next point fires: it is no overlap behind a firing nobody will settle.
+    assert_eq!(b.after(0.5).started, 1);
+    assert!(common::approx(b.nominal(0), served + 1.0));
+    assert_eq!(b.info(id).overlap_count, 0);
+    b.finish_all();
+    b.engine.flush().unwrap();
+    assert_eq!(store.count("SELECT run_count FROM schedules"), 2);
+}
+
+#[test]
+fn postgres_only_a_node_opening_after_the_holder_died_settles_the_firing_it_brings_as_taken_over() {
+    let url = pg_or_skip!("takeover_at_open");
+    let store = Store::postgres(url);
+    let a = node(&store, Duration::from_secs(600));
+    let id = a.every(1.0, Options::new());
+    assert_eq!(a.after(1.0).started, 1);
+    a.engine.flush().unwrap();
+    // A dies with the firing running (no clean close hands the row back), and its lease runs
+    // out before B opens.
+    std::mem::forget(a);
+    store.execute("UPDATE tickstep_nodes SET lease_until = now() - interval '1 second'");
+    let b = node(&store, Duration::from_secs(600));
+    assert!(
+        b.engine.interrupted().is_empty(),
+        "another node's firing is not handed to this host as its own (docs/schedules.md §11.5)"
+    );
+    let info = b.info(id);
+    assert_eq!(info.running_task, None);
+    assert_eq!(info.last_fault.map(|f| f.kind), Some(FaultKind::TakenOver));
+    assert_eq!(b.after(2.0).started, 1, "and the next point fires");
 }

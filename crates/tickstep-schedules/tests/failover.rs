@@ -22,11 +22,11 @@ mod common;
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use common::nodes::{Node, fields};
 
 use tickstep_kernel::clock::{ManualClock, SystemClock};
 use tickstep_schedules::testkit::TestWorld;
@@ -137,96 +137,6 @@ fn failover_node_process_entry() {
     out.flush().unwrap();
 }
 
-/// Installs the committed log (see the module docs) on a migrated database.
-const COMMITTED_LOG: &str = "
-    CREATE TABLE firing_log (schedule BIGINT, point BIGINT, node BIGINT, fence BIGINT);
-    CREATE TABLE backwards (schedule BIGINT, old_next BIGINT, new_next BIGINT);
-    CREATE FUNCTION log_firings() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        INSERT INTO firing_log
-        SELECT NEW.id, (r->>1)::bigint, NEW.owner_node, NEW.fence
-        FROM jsonb_array_elements(COALESCE(NEW.running, '[]')::jsonb) AS r
-        WHERE NOT (COALESCE(OLD.running, '[]')::jsonb @> jsonb_build_array(r));
-        IF NEW.next_run < OLD.next_run THEN
-            INSERT INTO backwards VALUES (NEW.id, OLD.next_run, NEW.next_run);
-        END IF;
-        RETURN NEW;
-    END $$;
-    CREATE TRIGGER log_firings AFTER UPDATE ON tickstep_schedules
-        FOR EACH ROW EXECUTE FUNCTION log_firings();
-";
-
-struct Node {
-    child: Child,
-    lines: Arc<Mutex<Vec<String>>>,
-}
-
-impl Node {
-    fn spawn(url: &str, node: u64) -> Node {
-        let exe = std::env::current_exe().unwrap();
-        let mut child = Command::new(exe)
-            .args([
-                "--exact",
-                "failover_node_process_entry",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_URL, url)
-            .env(CHILD_NODE, node.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&lines);
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                // The test harness prints "test … " before the first line, unterminated.
-                if let Some(at) = line.find('@') {
-                    sink.lock().unwrap().push(line[at..].to_string());
-                }
-            }
-        });
-        Node { child, lines }
-    }
-
-    fn said(&self, what: &str) -> bool {
-        self.lines.lock().unwrap().iter().any(|l| l == what)
-    }
-
-    fn signal(&self, name: &str) {
-        let ok = Command::new("kill")
-            .args([name, &self.child.id().to_string()])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "kill {name}");
-    }
-
-    /// Waits (bounded) for a node that finishes by itself.
-    fn wait(&mut self) {
-        let give_up = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < give_up {
-            if self.child.try_wait().unwrap().is_some() {
-                // Let the reader thread drain the pipe.
-                std::thread::sleep(Duration::from_millis(200));
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        panic!("a node did not finish within a minute");
-    }
-}
-
-fn fields(line: &str) -> Vec<u64> {
-    line.split(' ')
-        .skip(1)
-        .map(|f| f.parse().unwrap())
-        .collect()
-}
-
 #[test]
 fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
     let url = pg_or_skip!("failover");
@@ -242,9 +152,14 @@ fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
         .unwrap(),
     );
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    client.batch_execute(COMMITTED_LOG).unwrap();
+    client.batch_execute(common::pg::COMMITTED_LOG).unwrap();
 
-    let mut nodes: Vec<Node> = (0..3).map(|n| Node::spawn(&url, n)).collect();
+    let mut nodes: Vec<Node> = (0..3)
+        .map(|n| {
+            let env = [(CHILD_URL, url.clone()), (CHILD_NODE, n.to_string())];
+            Node::spawn("failover_node_process_entry", &env)
+        })
+        .collect();
     let give_up = Instant::now() + Duration::from_secs(30);
     while !nodes.iter().all(|n| n.said("@READY")) {
         assert!(Instant::now() < give_up, "the nodes did not start");

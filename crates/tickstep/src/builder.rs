@@ -238,14 +238,36 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Keeps durable schedules in the `SQLite` file at `path`.
+    /// Keeps durable schedules in the `SQLite` file at `path` — or, with this crate's `postgres`
+    /// feature, in the `PostgreSQL` database a `postgres://user:password@host/db` URL names,
+    /// which several runtimes (nodes) may share: each holds the schedules it claimed, and a
+    /// standby takes a dead node's over within a [lease](Self::lease) and a third
+    /// (docs/runtime.md §6.1, §6.3). Opening a URL is safe inside a tokio runtime (the
+    /// [`TokioDriver`](crate::TokioDriver) builds there): the store's connection lives on its
+    /// own thread.
     ///
     /// ```
     /// let _b = tickstep::Runtime::builder().store_path("/tmp/world.db");
+    /// let _node = tickstep::Runtime::builder().store_path("postgres://world@db.local/tickstep");
     /// ```
     #[must_use]
     pub fn store_path(mut self, path: impl AsRef<Path>) -> Self {
         self.store = Store::Path(path.as_ref().to_owned());
+        self
+    }
+
+    /// How long this node's claims on a shared `PostgreSQL` store outlive its last heartbeat
+    /// (the schedules' `Config::lease`, default 10 s; docs/schedules.md §11.25): a standby
+    /// takes over a dead node's schedules within about one lease and a third. Shorter leases
+    /// take over sooner and renew more often (one statement per third of a lease). Ignored by
+    /// the `SQLite` store and an in-memory one.
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().lease(std::time::Duration::from_secs(2));
+    /// ```
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.settings.lease = Some(lease);
         self
     }
 
@@ -427,7 +449,9 @@ impl RuntimeBuilder {
     ///
     /// Firings that were in flight when the store was last saved are abandoned (their schedules
     /// record a fault, "interrupted by restart"): a Rust closure's progress cannot be restored
-    /// (the host core's settlement, docs/runtime.md §9.2).
+    /// (the host core's settlement, docs/runtime.md §9.2). On a shared `PostgreSQL` store,
+    /// firings another node had in flight are settled by the engine as taken over instead
+    /// (docs/runtime.md §6.5).
     ///
     /// # Errors
     ///

@@ -616,6 +616,14 @@ impl Runtime {
         })
     }
 
+    /// Has `wake` called, from the store's thread, whenever the store leaves work for the
+    /// engine's next tick (docs/runtime.md §6.3): how a host that waits on something other than
+    /// the frame loop's own sleep (the tokio driver) runs a frame for it.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn on_store_news(&self, wake: tickstep_schedules::StoreWaker) {
+        self.hub.core.on_store_news(wake);
+    }
+
     /// A failure left over from before, and a wake for schedules created from outside any task.
     fn before_run(&self) -> Result<(), RuntimeError> {
         self.hub.core.rearm();

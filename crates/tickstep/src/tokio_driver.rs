@@ -26,6 +26,11 @@
 //!   tasks, timers and schedules the closure created are noticed without waiting for the old
 //!   wake. [`RuntimeHandle::wake`] does only that last part, for same-thread tasks that used
 //!   the runtime directly (a connection task that created a schedule).
+//!   The schedules store wakes the driver the same way when its own thread claims schedules or
+//!   reads an operator stop, so an idle node takes schedules over at once (docs/runtime.md
+//!   §6.3). A task on the driver's thread that creates or stops schedules on `PostgreSQL`
+//!   awaits `Txn::commit_async` rather than blocking the thread on `Txn::commit`
+//!   (docs/runtime.md §6.4).
 //! * **Shutdown.** [`TokioDriver::run_until`] ends when its `stop` future completes (a signal, a
 //!   cancellation token) or a handle calls [`RuntimeHandle::shutdown`]. It then runs the
 //!   closures already submitted, commits the store (the schedules' last cadence updates, as
@@ -186,6 +191,12 @@ impl TokioDriver {
         let waits = FrameWaits::default();
         let runtime = Rc::new(builder.host_waits(waits.clone()).build()?);
         let (sender, inbox) = mpsc::unbounded_channel();
+        // Claims, takeovers and operator stops found on the store's thread start a frame at
+        // the next slot, whose re-arm ticks the engine (docs/runtime.md §6.3).
+        let news = sender.clone();
+        runtime.on_store_news(std::sync::Arc::new(move || {
+            let _ = news.send(Message::Wake);
+        }));
         Ok(TokioDriver {
             runtime,
             waits,

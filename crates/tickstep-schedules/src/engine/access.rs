@@ -14,6 +14,7 @@ use crate::info::ScheduleInfo;
 use crate::options::{Options, Resolved};
 use crate::row::{ChangeSet, Durability};
 use crate::store::ID_BLOCK;
+use crate::store::answer::Pending;
 use crate::{Error, ObjId, Value, World};
 
 /// What a transaction may know of a schedule: enough to check permissions and filter listings.
@@ -184,9 +185,37 @@ impl Shared {
         discards: &[u64],
         now: u64,
     ) -> Result<(), Error> {
+        let mut core = self.core.borrow_mut();
+        if let Some(mut changes) = core.durable_changes(&drafts, stops, discards) {
+            if let Some(store) = core.store.as_mut() {
+                store.commit(&mut changes, Durability::Synced)?;
+            }
+        }
+        core.apply_committed(drafts, stops, discards, now);
+        Ok(())
+    }
+
+    /// The durable half of an awaited commit (docs/schedules.md §11.41): hands the store the
+    /// transaction's rows and returns the answer to await; `None` when nothing needs writing.
+    /// Nothing changes in memory until [`Shared::finish_commit`].
+    pub(crate) fn start_commit(
+        &self,
+        drafts: &[Draft],
+        stops: &[u64],
+        discards: &[u64],
+    ) -> Option<Pending<Result<usize, Error>>> {
+        let mut core = self.core.borrow_mut();
+        let mut changes = core.durable_changes(drafts, stops, discards)?;
+        let store = core.store.as_mut()?;
+        Some(store.start_synced_commit(&mut changes))
+    }
+
+    /// The in-memory half of an awaited commit, once its write is durable.
+    pub(crate) fn finish_commit(&self, drafts: Vec<Draft>, stops: &[u64], discards: &[u64]) {
+        let now = self.clock.unix_nanos();
         self.core
             .borrow_mut()
-            .apply_commit(drafts, stops, discards, now)
+            .apply_committed(drafts, stops, discards, now);
     }
 }
 
@@ -225,35 +254,39 @@ impl Core {
         Ok(id)
     }
 
-    fn apply_commit(
-        &mut self,
-        drafts: Vec<Draft>,
+    /// What a transaction writes to the store, synced: its persistent creations and its stops
+    /// (a stop of a schedule this engine does not hold deletes the row whoever holds it);
+    /// `None` without a store or with nothing to write.
+    fn durable_changes(
+        &self,
+        drafts: &[Draft],
         stops: &[u64],
         discards: &[u64],
-        now: u64,
-    ) -> Result<(), Error> {
-        if let Some(store) = self.store.as_mut() {
-            let table = &self.table;
-            let mut changes = ChangeSet {
-                inserts: drafts
-                    .iter()
-                    .filter(|d| d.0.persist)
-                    .map(|d| d.0.to_row(&self.verbs))
-                    .collect(),
-                updates: Vec::new(),
-                deletes: stops
-                    .iter()
-                    .chain(discards)
-                    .copied()
-                    // Not in the table: held by another engine on a shared store (only such a
-                    // store lets a transaction find it), whose row the stop deletes.
-                    .filter(|&id| table.get(id).is_none_or(|e| e.persist))
-                    .collect(),
-            };
-            if !changes.is_empty() {
-                store.commit(&mut changes, Durability::Synced)?;
-            }
-        }
+    ) -> Option<ChangeSet> {
+        self.store.as_ref()?;
+        let table = &self.table;
+        let changes = ChangeSet {
+            inserts: drafts
+                .iter()
+                .filter(|d| d.0.persist)
+                .map(|d| d.0.to_row(&self.verbs))
+                .collect(),
+            updates: Vec::new(),
+            deletes: stops
+                .iter()
+                .chain(discards)
+                .copied()
+                // Not in the table: held by another engine on a shared store (only such a
+                // store lets a transaction find it), whose row the stop deletes.
+                .filter(|&id| table.get(id).is_none_or(|e| e.persist))
+                .collect(),
+        };
+        (!changes.is_empty()).then_some(changes)
+    }
+
+    /// A committed transaction in memory: stops and discards drop their entries, creations are
+    /// armed.
+    fn apply_committed(&mut self, drafts: Vec<Draft>, stops: &[u64], discards: &[u64], now: u64) {
         for &id in stops {
             self.drop_entry(id);
         }
@@ -268,6 +301,5 @@ impl Core {
             e.armed = true;
             self.table.insert(e);
         }
-        Ok(())
     }
 }

@@ -78,7 +78,7 @@ pub(crate) struct Core {
     /// When the store was last polled for operator stops (monotonic).
     pub(super) last_stop_poll: Option<Instant>,
     /// Rows claimed from other nodes and ids taken over by them, reused across ticks.
-    pub(super) claimed_buf: Vec<crate::row::ScheduleRow>,
+    pub(super) claimed_buf: Vec<crate::row::ClaimedRow>,
     pub(super) lost_buf: Vec<u64>,
 }
 

@@ -123,6 +123,9 @@ impl Schedules {
         let behind = loader.finish(high_water);
         core.store = Some(store);
         core.catch_up_loaded(behind);
+        // Tells a store that claims on its own thread where the engine's clock stands, so it
+        // claims from now on whether or not the engine ticks (docs/schedules.md §11.40).
+        core.apply_claims(now)?;
         Ok(Self::from_parts(core, clock, world, runner))
     }
 
@@ -273,6 +276,35 @@ impl Schedules {
             .drain(..)
             .map(crate::ScheduleId::from_raw)
             .collect()
+    }
+
+    /// Registers `waker`, which the store calls from its own thread whenever it has left work
+    /// for the engine's next tick: rows it claimed from another node (with the firings they
+    /// bring, settled at that tick), schedules another node took over, operator stops
+    /// (docs/schedules.md §11.40). A host whose engine has nothing due — and so no deadline to
+    /// tick at — uses it to tick the engine soon after (the `tickstep` runtime does). Only a
+    /// store that claims and polls on a thread of its own (`PostgreSQL`) calls it; with the
+    /// `SQLite` store or none it is kept and never called. A later call replaces the waker.
+    ///
+    /// The waker must be cheap and must not call into the engine (it runs on the store's
+    /// thread): set a flag, notify a task, wake a loop.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// let (tell, news) = std::sync::mpsc::channel::<()>();
+    /// let tell = std::sync::Mutex::new(tell);
+    /// engine.set_store_waker(std::sync::Arc::new(move || {
+    ///     let _ = tell.lock().unwrap().send(());
+    /// }));
+    /// assert!(news.try_recv().is_err()); // an engine with no store never calls it
+    /// ```
+    pub fn set_store_waker(&self, waker: crate::StoreWaker) {
+        let mut core = self.shared.core.borrow_mut();
+        if let Some(store) = core.store.as_mut() {
+            store.set_waker(waker);
+        }
     }
 
     /// What this engine's store counted of claims and fencing since it opened: schedules

@@ -153,6 +153,10 @@ pub(super) struct Loader<'a> {
     behind: Vec<u64>,
     deadlines: Vec<(u64, u64)>,
     now: u64,
+    /// Loading claimed rows (`Some`): the firings each row says are running were another
+    /// node's; they are collected here, by schedule, to be settled as taken over, and never
+    /// registered as this engine's runs (their ids are another host's).
+    taken_over: Option<Vec<(u64, usize)>>,
 }
 
 impl<'a> Loader<'a> {
@@ -165,7 +169,27 @@ impl<'a> Loader<'a> {
             behind: Vec::new(),
             deadlines: Vec::new(),
             now,
+            taken_over: None,
         }
+    }
+
+    /// A loader for rows claimed from other nodes while the engine runs (docs/schedules.md
+    /// §11.39): like [`Loader::new`], but in-flight firings are collected for
+    /// [`Loader::take_taken_over`] instead of handed back as interrupted.
+    pub(super) fn for_claims(core: &'a mut Core, now: u64) -> Self {
+        Loader {
+            taken_over: Some(Vec::new()),
+            ..Loader::new(core, now)
+        }
+    }
+
+    /// The schedules whose rows came with firings in flight, and how many each, since the last
+    /// call.
+    pub(super) fn take_taken_over(&mut self) -> Vec<(u64, usize)> {
+        self.taken_over
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Arms what was loaded (one O(n) heap build) and resumes the id counter above both the
@@ -180,6 +204,7 @@ impl<'a> Loader<'a> {
             behind,
             deadlines,
             now,
+            taken_over: _,
         } = self;
         core.table.arm_in_bulk(deadlines);
         core.last_id = high_water.max(max_id);
@@ -239,7 +264,10 @@ impl RowSink for Loader<'_> {
         }
         let entry = Entry::from_row(row, &mut core.verbs);
         self.max_id = self.max_id.max(entry.id);
-        if entry.is_running() {
+        if let (Some(taken), true) = (self.taken_over.as_mut(), entry.is_running()) {
+            taken.push((entry.id, entry.running().len()));
+            self.interrupted_ids.push(entry.id);
+        } else if entry.is_running() {
             for r in entry.running() {
                 core.runs.insert(
                     r.run,

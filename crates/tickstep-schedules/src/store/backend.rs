@@ -3,8 +3,9 @@
 
 use std::ops::RangeInclusive;
 
+use super::answer::Pending;
 use crate::Error;
-use crate::row::{ChangeSet, Durability, RowSink, ScheduleRow};
+use crate::row::{ChangeSet, ClaimedRow, Durability, RowSink, ScheduleRow};
 
 /// What a store must do for the engine. Every method runs on the engine's thread between ticks or
 /// inside one; a backend whose I/O is remote keeps that off the caller's thread (see the crate
@@ -37,6 +38,15 @@ pub(crate) trait Backend {
     /// [`Error::Store`]; nothing was written.
     fn commit(&mut self, changes: &mut ChangeSet, durability: Durability) -> Result<usize, Error>;
 
+    /// Starts a [`Durability::Synced`] commit of `changes` (taking what it holds) and returns
+    /// the answer to come: how many deletes existed, once the write is durable
+    /// (docs/schedules.md §11.41). A store whose writes are local answers before it returns;
+    /// one whose writes cross the network (`PostgreSQL`'s store thread) answers from its
+    /// thread, so the caller may await the answer instead of blocking on it.
+    fn start_synced_commit(&mut self, changes: &mut ChangeSet) -> Pending<Result<usize, Error>> {
+        Pending::ready(self.commit(changes, Durability::Synced))
+    }
+
     /// Appends to `stopped` the ids an operator stopped from outside this engine since the last
     /// call. Called once per tick, so it must be cheap when nothing happened.
     ///
@@ -48,11 +58,20 @@ pub(crate) trait Backend {
     /// Moves into `claimed` the rows the store claimed for this engine since the last call
     /// (whole rows, to be applied like rows at open) and into `lost` the ids of schedules
     /// another engine took over (their writes were refused; the engine drops them). `now` is
-    /// the engine's wall clock (Unix ns), where the store's next claims look ahead from. Called
+    /// the engine's wall clock (Unix ns), where the store's next claims look ahead from (moved
+    /// on by the time since, until the next call: docs/schedules.md §11.40). Called
     /// once per tick, so it must not wait on I/O. A store only one engine uses has neither
     /// (docs/schedules.md §11.26).
-    fn poll_claims(&mut self, now: u64, claimed: &mut Vec<ScheduleRow>, lost: &mut Vec<u64>) {
+    fn poll_claims(&mut self, now: u64, claimed: &mut Vec<ClaimedRow>, lost: &mut Vec<u64>) {
         let _ = (now, claimed, lost);
+    }
+
+    /// Registers the host's waker: a store whose own thread finds work for the engine (rows it
+    /// claimed, schedules another engine took over, operator stops) calls it from that thread
+    /// when it does, so the host ticks the engine then (docs/schedules.md §11.40). A store
+    /// polled only by the tick has no such thread and ignores it.
+    fn set_waker(&mut self, waker: crate::StoreWaker) {
+        let _ = waker;
     }
 
     /// The saved row of schedule `id` as the store holds it now, whichever engine holds it;

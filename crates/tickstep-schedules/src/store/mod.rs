@@ -51,6 +51,7 @@
 //! Rust use [`Inspector`], which decodes rows with this module's codec and refuses a schema it
 //! does not know, so they never carry a second copy of the column list.
 
+pub(crate) mod answer;
 pub(crate) mod backend;
 pub(crate) mod background;
 pub(crate) mod checkpointer;

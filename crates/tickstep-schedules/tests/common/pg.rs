@@ -214,6 +214,29 @@ macro_rules! pg_or_skip {
     };
 }
 
+/// The committed-firing log the failover tests install on a migrated database: a trigger on
+/// `tickstep_schedules` appends (schedule, cadence point, node, fence) to `firing_log` for every
+/// firing a cadence update commits (a run new in the row's `running` list), in the same
+/// transaction as that fenced update, and notes in `backwards` any update that moves `next_run`
+/// back — the store's exactly-once record (docs/schedules.md §11.28).
+pub const COMMITTED_LOG: &str = "
+    CREATE TABLE firing_log (schedule BIGINT, point BIGINT, node BIGINT, fence BIGINT);
+    CREATE TABLE backwards (schedule BIGINT, old_next BIGINT, new_next BIGINT);
+    CREATE FUNCTION log_firings() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO firing_log
+        SELECT NEW.id, (r->>1)::bigint, NEW.owner_node, NEW.fence
+        FROM jsonb_array_elements(COALESCE(NEW.running, '[]')::jsonb) AS r
+        WHERE NOT (COALESCE(OLD.running, '[]')::jsonb @> jsonb_build_array(r));
+        IF NEW.next_run < OLD.next_run THEN
+            INSERT INTO backwards VALUES (NEW.id, OLD.next_run, NEW.next_run);
+        END IF;
+        RETURN NEW;
+    END $$;
+    CREATE TRIGGER log_firings AFTER UPDATE ON tickstep_schedules
+        FOR EACH ROW EXECUTE FUNCTION log_firings();
+";
+
 /// `base` with its database name replaced by `name` (query parameters kept).
 pub fn with_database(base: &str, name: &str) -> String {
     let (main, query) = match base.split_once('?') {

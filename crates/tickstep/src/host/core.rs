@@ -16,17 +16,19 @@
 use std::cell::{Cell, OnceCell};
 use std::path::Path;
 use std::rc::{Rc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tickstep_kernel::clock::Clock;
 use tickstep_kernel::{ErrorChain, FrameScheduler, Priority};
 use tickstep_schedules::{
-    Firing, KernelWake, Outcome, Refused, RunId, Runner, ScheduleId, Schedules, World,
+    Firing, KernelWake, Outcome, Refused, RunId, Runner, ScheduleId, Schedules, StoreWaker, World,
 };
 
 use super::firings::{self, FiringLimits, FiringState, Firings, RunningFiring};
 use super::open::open_engine;
 use super::settings::HostSettings;
+use super::store_news::StoreNews;
 use super::verbs::{
     CatchUnwind, HostContext, HostWorld, Verb, VerbCall, VerbFuture, VerbResult, VerbTable,
     call_sync, outcome_of,
@@ -114,6 +116,10 @@ pub struct HostCore<C> {
     wake: KernelWake,
     next_run: Cell<u64>,
     context: HostContext,
+    /// What the store's own thread left for the next tick (docs/runtime.md §6.3).
+    store_news: Arc<StoreNews>,
+    /// Store news was seen: after the tick it arms, settle what the claimed rows brought.
+    settle_after_tick: Cell<bool>,
 }
 
 impl<C> std::fmt::Debug for HostCore<C> {
@@ -154,6 +160,8 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
             wake: KernelWake::new(settings.schedules_tick),
             next_run: Cell::new(0),
             context,
+            store_news: Arc::default(),
+            settle_after_tick: Cell::new(false),
         })
     }
 
@@ -209,10 +217,27 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
             runner,
             settings.schedules_config(),
         )?;
+        engine.set_store_waker(self.store_news.waker());
         if self.engine.set(engine).is_err() {
             return Err(RuntimeError::AlreadyOpen);
         }
         Ok(self.settle_interrupted())
+    }
+
+    /// Also calls `wake` whenever the store's own thread leaves work for the engine (claims,
+    /// takeovers, operator stops: docs/runtime.md §6.3) — for a host that sleeps between frames,
+    /// its own wake-up. The call comes from the store's thread.
+    ///
+    /// ```
+    /// # use tickstep::host::{HostCore, HostSettings};
+    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # let clock = ManualClock::new();
+    /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// core.on_store_news(std::sync::Arc::new(|| { /* wake the host's thread */ }));
+    /// ```
+    pub fn on_store_news(&self, wake: StoreWaker) {
+        self.store_news.set_host_wake(wake);
     }
 
     /// Settles every firing the engine restored from the store as in flight and awaiting a
@@ -334,11 +359,16 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// core.rearm(); // no engine yet: nothing to arm
     /// ```
     pub fn rearm(self: &Rc<Self>) {
-        let next = self
+        let mut next = self
             .engine
             .get()
             .and_then(Schedules::next_deadline_unix_nanos);
         let now = || self.clock.unix_nanos();
+        if self.store_news.take() {
+            self.settle_after_tick.set(true);
+            let at = now();
+            next = Some(next.map_or(at, |n| n.min(at)));
+        }
         let armed = self.wake.rearm(
             next,
             now,
@@ -369,6 +399,10 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
                 bump(&self.counters.store_errors, 1);
                 tracing::warn!(target: "tickstep", "schedules tick: {}", ErrorChain(&error));
             }
+        }
+        if self.settle_after_tick.replace(false) {
+            // Rows claimed from a node that handed them back may bring firings in flight.
+            self.settle_interrupted();
         }
         self.rearm();
     }

@@ -22,6 +22,7 @@ mod core;
 mod firings;
 mod open;
 mod settings;
+mod store_news;
 mod verbs;
 
 pub use self::core::{HostCore, HostCounts};

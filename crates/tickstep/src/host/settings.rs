@@ -61,6 +61,9 @@ pub struct HostSettings {
     pub firing_limits: FiringLimits,
     /// The schedules' jitter seed (deterministic tests). Default: from the clock.
     pub rng_seed: Option<u64>,
+    /// How long a node's claims on a shared `PostgreSQL` store outlive its last heartbeat
+    /// (docs/schedules.md §11.25). `None`: the engine's default, 10 s.
+    pub lease: Option<Duration>,
 }
 
 impl Default for HostSettings {
@@ -75,6 +78,7 @@ impl Default for HostSettings {
             firing_priority: Priority::Normal,
             firing_limits: FiringLimits::none(),
             rng_seed: None,
+            lease: None,
         }
     }
 }
@@ -99,6 +103,7 @@ impl HostSettings {
             ("frame target", self.frame_target),
             ("budget", self.budget),
             ("schedules tick", Some(self.schedules_tick)),
+            ("lease", self.lease),
         ] {
             if let Some(got) = value.filter(Duration::is_zero) {
                 return Err(SettingsError::ZeroDuration { what, got });
@@ -148,7 +153,7 @@ impl HostSettings {
         config
     }
 
-    /// The schedules engine's configuration: tick, tick time and seed.
+    /// The schedules engine's configuration: tick, tick time, seed and lease.
     ///
     /// ```
     /// let config = tickstep::host::HostSettings::default().schedules_config();
@@ -159,6 +164,9 @@ impl HostSettings {
         config.tick = self.schedules_tick;
         config.max_tick_time = self.schedules_tick_time;
         config.rng_seed = self.rng_seed;
+        if let Some(lease) = self.lease {
+            config.lease = lease;
+        }
         config
     }
 }

@@ -24,7 +24,7 @@ use super::codec;
 use super::database_error;
 use super::worker::Worker;
 use crate::Error;
-use crate::row::ScheduleRow;
+use crate::row::ClaimedRow;
 use crate::store::codec::to_sql;
 
 /// Rows per claim statement after open.
@@ -74,12 +74,13 @@ impl Worker {
     }
 
     /// Runs one claim statement: up to `limit` claimable rows (`None`: all) due by `horizon`
-    /// (Unix ns, as the database stores it). Records each row's fence; returns the rows.
+    /// (Unix ns, as the database stores it). Records each row's fence; returns the rows, each
+    /// with the node that held it before.
     pub(super) fn claim(
         &mut self,
         horizon: i64,
         limit: Option<i64>,
-    ) -> Result<Vec<ScheduleRow>, Error> {
+    ) -> Result<Vec<ClaimedRow>, Error> {
         let context = "claiming schedules";
         self.reconnect_if_closed()?;
         let params: [&(dyn ToSql + Sync); 3] = [&self.node, &horizon, &limit];
@@ -92,17 +93,25 @@ impl Worker {
             let fence: i64 = row
                 .try_get(codec::FENCE_COLUMN)
                 .map_err(database_error(context))?;
+            let was: Option<i64> = row
+                .try_get(codec::PREVIOUS_HOLDER_COLUMN)
+                .map_err(database_error(context))?;
             let decoded =
                 codec::decode(row).map_err(|source| Error::Database { context, source })?;
             self.fences.insert(decoded.id, fence);
-            claimed.push(decoded);
+            claimed.push(ClaimedRow {
+                row: decoded,
+                from_node: was.and_then(|n| u64::try_from(n).ok()),
+            });
         }
         Ok(claimed)
     }
 
     /// Claims rows due within one lease of the engine's clock, batch after batch, and leaves
-    /// them for the engine. Nothing before the engine's first poll (no clock to look ahead
-    /// from).
+    /// them for the engine (whose host the mailbox wakes). The engine's clock is the one its
+    /// last poll noted, moved on by the time since, so an engine with nothing due, which does
+    /// not tick, still claims what comes due (docs/schedules.md §11.40). Opening notes the
+    /// clock once; nothing is claimed before that.
     pub(super) fn claim_due(&mut self) -> Result<(), Error> {
         let now = self.mailbox.engine_now();
         if now == 0 {

@@ -51,13 +51,13 @@ pub(super) fn claim_sql() -> &'static str {
             .collect();
         format!(
             "UPDATE tickstep_schedules AS s SET owner_node = $1, fence = s.fence + 1 \
-             FROM (SELECT id FROM tickstep_schedules \
+             FROM (SELECT id, owner_node AS was FROM tickstep_schedules \
                    WHERE (owner_node IS NULL OR owner_node IN \
                           (SELECT node FROM tickstep_nodes \
                            WHERE lease_until < clock_timestamp() AND node <> $1)) \
                      AND (NOT armed OR fire_at <= $2) \
                    ORDER BY fire_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS c \
-             WHERE s.id = c.id RETURNING {}, s.fence",
+             WHERE s.id = c.id RETURNING {}, s.fence, c.was",
             returned.join(", ")
         )
     })
@@ -65,6 +65,8 @@ pub(super) fn claim_sql() -> &'static str {
 
 /// The column [`claim_sql`] returns the new fence in: the one after [`COLUMNS`].
 pub(super) const FENCE_COLUMN: usize = 33;
+/// The column [`claim_sql`] returns the row's previous holder in (NULL: it had none).
+pub(super) const PREVIOUS_HOLDER_COLUMN: usize = FENCE_COLUMN + 1;
 
 /// `INSERT` of a whole row, held by node `$32` from its creation with fence 1; replacing a row
 /// of the same id (an upsert, like `SQLite`'s `INSERT OR REPLACE`) takes it over with the next

@@ -1,11 +1,18 @@
 //! The mailbox between a node's store thread and its engine (docs/schedules.md §11.26–§11.27):
 //! rows the thread claimed and schedules another node took over wait here for the engine's next
 //! tick, which takes them without waiting on I/O; the cluster counters live here too.
+//!
+//! Whenever the thread leaves something (claimed rows, lost schedules, operator stops) it calls
+//! the host's waker, if the host registered one
+//! ([`Schedules::set_store_waker`](crate::Schedules::set_store_waker)), so a host whose engine
+//! has nothing due ticks it at once instead of at its next deadline (docs/schedules.md §11.40).
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
 
-use crate::row::ScheduleRow;
+use crate::StoreWaker;
+use crate::row::ClaimedRow;
 use crate::store::ClusterStats;
 
 /// What the store thread leaves for the engine, and what it counts. Shared by the engine's
@@ -13,8 +20,11 @@ use crate::store::ClusterStats;
 #[derive(Default)]
 pub(super) struct Mailbox {
     inbox: Mutex<Inbox>,
-    /// The engine's wall clock at its last poll (Unix ns): claims look ahead from it.
-    engine_now: AtomicU64,
+    /// The engine's wall clock at its last poll (Unix ns) and the moment it was noted: claims
+    /// look ahead from it, moved on by the time since, so an engine that does not tick still
+    /// claims what comes due (docs/schedules.md §11.40).
+    engine_clock: Mutex<Option<(u64, Instant)>>,
+    waker: Mutex<Option<StoreWaker>>,
     claimed: AtomicU64,
     refused_writes: AtomicU64,
     taken_over: AtomicU64,
@@ -22,18 +32,19 @@ pub(super) struct Mailbox {
 
 #[derive(Default)]
 struct Inbox {
-    claimed: Vec<ScheduleRow>,
+    claimed: Vec<ClaimedRow>,
     lost: Vec<u64>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Mailbox {
     /// The engine's side: notes its clock and takes what arrived.
-    pub(super) fn take(&self, now: u64, claimed: &mut Vec<ScheduleRow>, lost: &mut Vec<u64>) {
-        self.engine_now.store(now, Ordering::Relaxed);
-        let mut inbox = self
-            .inbox
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+    pub(super) fn take(&self, now: u64, claimed: &mut Vec<ClaimedRow>, lost: &mut Vec<u64>) {
+        *lock(&self.engine_clock) = Some((now, Instant::now()));
+        let mut inbox = lock(&self.inbox);
         // Losses first: a row lost and claimed back later arrives in that order.
         lost.append(&mut inbox.lost);
         claimed.append(&mut inbox.claimed);
@@ -52,18 +63,32 @@ impl Mailbox {
     }
 
     /// The thread's side: rows it claimed, for the engine's next tick.
-    pub(super) fn deliver(&self, rows: Vec<ScheduleRow>) {
+    pub(super) fn deliver(&self, rows: Vec<ClaimedRow>) {
         self.count_claimed(rows.len() as u64);
-        let mut inbox = self
-            .inbox
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        inbox.claimed.extend(rows);
+        lock(&self.inbox).claimed.extend(rows);
+        self.wake();
     }
 
-    /// The engine's wall clock at its last poll (Unix ns; 0 before the first).
+    /// The engine's wall clock now (Unix ns), as its last poll saw it plus the time since; 0
+    /// before the first poll.
     pub(super) fn engine_now(&self) -> u64 {
-        self.engine_now.load(Ordering::Relaxed)
+        lock(&self.engine_clock).map_or(0, |(at, noted)| {
+            let since = u64::try_from(noted.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            at.saturating_add(since)
+        })
+    }
+
+    /// The host's side: who to call when something arrives.
+    pub(super) fn set_waker(&self, waker: StoreWaker) {
+        *lock(&self.waker) = Some(waker);
+    }
+
+    /// Calls the host's waker (outside the lock: it may take locks of its own).
+    pub(super) fn wake(&self) {
+        let waker = lock(&self.waker).clone();
+        if let Some(waker) = waker {
+            waker();
+        }
     }
 
     /// Counts `n` writes another node's claim refused.
@@ -75,10 +100,7 @@ impl Mailbox {
     pub(super) fn lose(&self, ids: Vec<u64>) {
         self.taken_over
             .fetch_add(ids.len() as u64, Ordering::Relaxed);
-        let mut inbox = self
-            .inbox
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        inbox.lost.extend(ids);
+        lock(&self.inbox).lost.extend(ids);
+        self.wake();
     }
 }

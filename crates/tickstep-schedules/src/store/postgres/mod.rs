@@ -2,10 +2,11 @@
 //! network kept off the engine's thread (docs/schedules.md §11.13–§11.24).
 //!
 //! [`Schedules::open`](crate::Schedules::open) picks it when the location is a `postgres://` (or
-//! `postgresql://`) URL, in a build with the `postgres` feature. Opening connects, migrates the
-//! schema ([`schema`]; tables prefixed `tickstep_`, so another application's tables in the same
-//! database are left alone) and starts a store thread ([`worker`]) that owns the connection from
-//! then on.
+//! `postgresql://`) URL, in a build with the `postgres` feature. Opening starts a store thread
+//! ([`worker`]) that connects, migrates the schema ([`schema`]; tables prefixed `tickstep_`, so
+//! another application's tables in the same database are left alone) and owns the connection
+//! from then on; the opening thread only waits for its answer, so opening from inside a tokio
+//! runtime is safe (docs/schedules.md §11.38).
 //!
 //! # Who waits for what
 //!
@@ -13,6 +14,7 @@
 //! |---|---|---|
 //! | open, load | blocks (rows stream in chunks of 1,024 while the engine applies them) | nothing can fire before the schedules are known |
 //! | `Txn::commit` (create, stop) | blocks for one commit on the server | creation and stop are durable when `commit` returns |
+//! | `Txn::commit_async` | never: a future the store thread completes | the same promise, for a thread that serves other tasks meanwhile (docs/schedules.md §11.41) |
 //! | id reservation | blocks once per 1,024 ids | an id is never handed out before its block is durable |
 //! | a tick's cadence updates | never: queued for the store thread | the frame must not wait on a round trip |
 //! | `Schedules::flush` | blocks until the queue is written | for hosts and tests that must see the rows |
@@ -57,8 +59,11 @@
 //!   UPDATE SKIP LOCKED) … RETURNING` the whole rows. `SKIP LOCKED` lets nodes claim at once
 //!   without waiting on one another or on a row being written. Opening claims every claimable
 //!   row, whatever its deadline (what a restart resumes, with catch-up); after that the thread
-//!   claims, every third of the lease, rows due within one lease of the engine's clock, and the
-//!   engine applies them at its next tick like rows at open (`poll_claims`, never waiting).
+//!   claims, every third of the lease, rows due within one lease of the engine's clock (as last
+//!   noted, moved on by the time since: the engine need not tick), wakes the host's store waker,
+//!   and the engine applies them at its next tick like rows at open (`poll_claims`, never
+//!   waiting), settling the firings a dead holder had in flight as taken over
+//!   (docs/schedules.md §11.39, §11.40).
 //!   Schedules created on a node are held by it from creation (fence 1). A clean close hands
 //!   every row back (`owner_node = NULL`) so another node claims it at its next round instead
 //!   of after a lease.
@@ -107,9 +112,10 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::answer::{self, Pending};
 use super::backend::{Backend, ClusterStats};
 use crate::Error;
-use crate::row::{ChangeSet, Durability, RowSink, ScheduleRow};
+use crate::row::{ChangeSet, ClaimedRow, Durability, RowSink, ScheduleRow};
 use mailbox::Mailbox;
 use worker::{Loaded, Request, Worker};
 
@@ -161,8 +167,14 @@ pub(crate) struct PostgresStore {
 }
 
 impl PostgresStore {
-    /// Connects to `url`, migrates the schema, registers a new node with a `lease`, and starts
-    /// the store thread.
+    /// Starts the store thread, which connects to `url`, migrates the schema and registers a
+    /// new node with a `lease`; waits (on a std channel) until it has.
+    ///
+    /// The synchronous client runs a small runtime of its own for every call and panics when
+    /// called from inside another tokio runtime, so the connection is made, and used from then
+    /// on, only on the store thread: opening the store from a task of a tokio runtime (the tokio
+    /// driver of the `tickstep` crate builds its runtime there) never panics
+    /// (docs/schedules.md §11.38).
     ///
     /// # Errors
     ///
@@ -183,31 +195,44 @@ impl PostgresStore {
             config.get_options().unwrap_or_default()
         );
         config.options(options.trim_start());
-        let mut client = config
-            .connect(postgres::NoTls)
-            .map_err(database_error("connecting to PostgreSQL"))?;
-        schema::migrate(&mut client)?;
-        // A random 63-bit id: two nodes meeting on one would need 2^31 nodes to be likely.
-        let node = fastrand::i64(1..i64::MAX);
-        claims::register(&mut client, node, lease)?;
         let (found, stopped) = mpsc::channel();
-        let stops = stops::StopWatch::start(&mut client, stop_poll, found)?;
         let (requests, inbox) = mpsc::channel();
+        let (opened, answer) = mpsc::channel();
         let mailbox = Arc::new(Mailbox::default());
-        let worker = Worker::new(client, config, stops, node, lease, Arc::clone(&mailbox));
+        let for_thread = Arc::clone(&mailbox);
         let thread = std::thread::Builder::new()
             .name("tickstep-pg-store".into())
-            .spawn(move || worker.run(&inbox))
+            .spawn(
+                move || match start_worker(config, stop_poll, lease, found, for_thread) {
+                    Ok(worker) => {
+                        let _ = opened.send(Ok(()));
+                        worker.run(&inbox);
+                    }
+                    Err(e) => {
+                        let _ = opened.send(Err(e));
+                    }
+                },
+            )
             .map_err(|e| Error::Database {
                 context: "starting the store thread",
                 source: Box::new(e),
             })?;
-        Ok(PostgresStore {
-            requests: Some(requests),
-            stopped,
-            thread: Some(thread),
-            mailbox,
-        })
+        match answer.recv() {
+            Ok(Ok(())) => Ok(PostgresStore {
+                requests: Some(requests),
+                stopped,
+                thread: Some(thread),
+                mailbox,
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => {
+                let _ = thread.join();
+                Err(thread_gone())
+            }
+        }
     }
 
     fn send(&self, request: Request) -> Result<(), Error> {
@@ -223,6 +248,29 @@ impl PostgresStore {
         self.send(make(reply))?;
         answer.recv().map_err(|_| thread_gone())?
     }
+}
+
+/// The store thread's start: connects, migrates, registers the node (a random 63-bit id: two
+/// nodes meeting on one would need 2^31 nodes to be likely) and notes the last operator stop.
+///
+/// # Errors
+///
+/// As [`PostgresStore::open`].
+fn start_worker(
+    config: postgres::Config,
+    stop_poll: Duration,
+    lease: Duration,
+    found: Sender<u64>,
+    mailbox: Arc<Mailbox>,
+) -> Result<Worker, Error> {
+    let mut client = config
+        .connect(postgres::NoTls)
+        .map_err(database_error("connecting to PostgreSQL"))?;
+    schema::migrate(&mut client)?;
+    let node = fastrand::i64(1..i64::MAX);
+    claims::register(&mut client, node, lease)?;
+    let stops = stops::StopWatch::start(&mut client, stop_poll, found)?;
+    Ok(Worker::new(client, config, stops, node, lease, mailbox))
 }
 
 fn thread_gone() -> Error {
@@ -256,13 +304,27 @@ impl Backend for PostgresStore {
 
     fn commit(&mut self, changes: &mut ChangeSet, durability: Durability) -> Result<usize, Error> {
         match durability {
-            Durability::Synced => self.ask(|reply| Request::Synced {
-                changes: std::mem::take(changes),
-                reply,
-            }),
+            Durability::Synced => self
+                .start_synced_commit(changes)
+                .wait()
+                .unwrap_or_else(|| Err(thread_gone())),
             Durability::Grouped => self
                 .send(Request::Behind(std::mem::take(changes)))
                 .map(|()| 0),
+        }
+    }
+
+    /// Queues the commit behind what is queued and returns at once; the store thread answers
+    /// once the server has committed it (docs/schedules.md §11.41).
+    fn start_synced_commit(&mut self, changes: &mut ChangeSet) -> Pending<Result<usize, Error>> {
+        let (reply, pending) = answer::answer();
+        let request = Request::Synced {
+            changes: std::mem::take(changes),
+            reply,
+        };
+        match self.send(request) {
+            Ok(()) => pending,
+            Err(e) => Pending::ready(Err(e)),
         }
     }
 
@@ -273,8 +335,12 @@ impl Backend for PostgresStore {
         Ok(())
     }
 
-    fn poll_claims(&mut self, now: u64, claimed: &mut Vec<ScheduleRow>, lost: &mut Vec<u64>) {
+    fn poll_claims(&mut self, now: u64, claimed: &mut Vec<ClaimedRow>, lost: &mut Vec<u64>) {
         self.mailbox.take(now, claimed, lost);
+    }
+
+    fn set_waker(&mut self, waker: crate::StoreWaker) {
+        self.mailbox.set_waker(waker);
     }
 
     fn row_elsewhere(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {

@@ -105,28 +105,29 @@ impl StopWatch {
 
     /// Reads the notes if one interval has passed since the last poll. A failure is retried at
     /// the next poll, from the same `seq`: nothing is marked seen that was not handed over.
-    pub(super) fn poll_if_due(&mut self, client: &mut Client) -> Result<(), Error> {
+    /// Returns how many notes it handed over.
+    pub(super) fn poll_if_due(&mut self, client: &mut Client) -> Result<usize, Error> {
         let now = Instant::now();
         if now < self.next_poll {
-            return Ok(());
+            return Ok(0);
         }
         self.next_poll = now + self.interval;
         self.read_notes(client)
     }
 
-    /// Reads every note past the last one seen and hands its id to the engine.
-    pub(super) fn read_notes(&mut self, client: &mut Client) -> Result<(), Error> {
+    /// Reads every note past the last one seen and hands its id to the engine; how many.
+    pub(super) fn read_notes(&mut self, client: &mut Client) -> Result<usize, Error> {
         let rows = client
             .query(
                 "SELECT seq, schedule_id FROM tickstep_operator_stops WHERE seq > $1 ORDER BY seq",
                 &[&self.seen],
             )
             .map_err(database_error("reading operator stops"))?;
-        for row in rows {
+        for row in &rows {
             // The engine gone means nobody is left to tell; the thread ends on its own.
             let _ = self.out.send(from_sql(row.get(1)));
             self.seen = row.get(0);
         }
-        Ok(())
+        Ok(rows.len())
     }
 }

@@ -17,7 +17,7 @@
 //! Between requests, every third of the lease, the thread renews the node's lease and claims
 //! what is claimable ([`claims`](super::claims)); writes are fenced with the fences it keeps.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -30,7 +30,8 @@ use super::database_error;
 use super::mailbox::Mailbox;
 use super::stops::StopWatch;
 use crate::Error;
-use crate::row::{ChangeSet, ScheduleRow};
+use crate::row::{ChangeSet, ClaimedRow, ScheduleRow};
+use crate::store::answer::Answer;
 use crate::store::codec::{from_sql, to_sql};
 
 /// Rows per message while loading.
@@ -50,10 +51,11 @@ pub(super) enum Request {
         block: u64,
         reply: Sender<Result<RangeInclusive<u64>, Error>>,
     },
-    /// Write now, answer when committed: how many deletes existed.
+    /// Write now, answer when committed: how many deletes existed. The engine blocks on the
+    /// answer (`Txn::commit`) or awaits it (`Txn::commit_async`).
     Synced {
         changes: ChangeSet,
-        reply: Sender<Result<usize, Error>>,
+        reply: Answer<Result<usize, Error>>,
     },
     /// Write behind: nobody waits.
     Behind(ChangeSet),
@@ -82,6 +84,11 @@ pub(super) struct Worker {
     pub(super) lease: Duration,
     /// The fence of every row this node holds, by schedule id.
     pub(super) fences: HashMap<u64, i64>,
+    /// Schedules this node's own transactions stopped. An awaited commit lets the engine tick
+    /// before it drops a stopped schedule (docs/schedules.md §11.41), so a tick's update for it
+    /// may follow the delete: such a write is skipped, not counted as refused by a takeover.
+    /// One id per stop; ids are never reused.
+    stopped_here: HashSet<u64>,
     pub(super) mailbox: Arc<Mailbox>,
     /// When the lease is renewed and claims are made next.
     next_beat: Instant,
@@ -109,6 +116,7 @@ impl Worker {
             node,
             lease,
             fences: HashMap::new(),
+            stopped_here: HashSet::new(),
             mailbox,
             next_beat: Instant::now() + lease / 3,
             queue: VecDeque::new(),
@@ -193,8 +201,12 @@ impl Worker {
         if self.client.is_closed() {
             return;
         }
-        if let Err(error) = self.stops.poll_if_due(&mut self.client) {
-            tracing::debug!(%error, "PostgreSQL schedule store: could not poll for operator stops");
+        match self.stops.poll_if_due(&mut self.client) {
+            // The engine drops them at its next tick: a host with nothing due ticks it now.
+            Ok(found) if found > 0 => self.mailbox.wake(),
+            Ok(_) => {}
+            Err(error) => tracing::debug!(%error,
+                "PostgreSQL schedule store: could not poll for operator stops"),
         }
     }
 
@@ -210,7 +222,7 @@ impl Worker {
                 let result = self
                     .write_queue()
                     .and_then(|()| self.write(std::slice::from_ref(&changes), false));
-                let _ = reply.send(result);
+                reply.send(result);
             }
             Request::Fetch { id, reply } => {
                 let result = self.write_queue().and_then(|()| self.fetch(id));
@@ -219,7 +231,7 @@ impl Worker {
             Request::Flush(reply) => {
                 let result = self.write_queue().and_then(|()| {
                     self.reconnect_if_closed()?;
-                    self.stops.read_notes(&mut self.client)
+                    self.stops.read_notes(&mut self.client).map(drop)
                 });
                 let _ = reply.send(result);
             }
@@ -300,6 +312,7 @@ impl Worker {
                 for (id, cadence) in &changes.updates {
                     match self.fences.get(id) {
                         Some(&fence) => self.columns.push(*id, fence, cadence),
+                        None if self.stopped_here.contains(id) => {}
                         None => refused.push(*id), // taken over before: refused unwritten
                     }
                 }
@@ -327,6 +340,7 @@ impl Worker {
                                 ids.push(to_sql(*id));
                                 fences.push(fence);
                             }
+                            None if self.stopped_here.contains(id) => {}
                             None => refused.push(*id),
                         }
                     }
@@ -365,6 +379,11 @@ impl Worker {
             }
         }
         tx.commit().map_err(database_error(context))?;
+        if !fenced_deletes {
+            for changes in batches {
+                self.stopped_here.extend(&changes.deletes);
+            }
+        }
         self.refused(&refused);
         for id in gone {
             self.fences.remove(&id);
@@ -416,6 +435,11 @@ impl Worker {
             let mut chunk = Vec::with_capacity(LOAD_CHUNK);
             let mut rows = rows;
             let mut claimed = 0u64;
+            // Rows a node whose lease ran out held with firings in flight: those firings were
+            // that node's, so they go the way of every claim (settled as taken over as `open`
+            // returns, docs/schedules.md §11.39), not back to this host as its own interrupted
+            // firings (docs/schedules.md §11.5), which rows nobody held still are.
+            let mut taken_over = Vec::new();
             while let Some(row) = postgres::fallible_iterator::FallibleIterator::next(&mut rows)
                 .map_err(database_error(context))?
             {
@@ -425,6 +449,16 @@ impl Worker {
                     .try_get(codec::FENCE_COLUMN)
                     .map_err(database_error(context))?;
                 self.fences.insert(decoded.id, fence);
+                let was: Option<i64> = row
+                    .try_get(codec::PREVIOUS_HOLDER_COLUMN)
+                    .map_err(database_error(context))?;
+                if let Some(node) = was.filter(|_| !decoded.cadence.running.is_empty()) {
+                    taken_over.push(ClaimedRow {
+                        row: decoded,
+                        from_node: u64::try_from(node).ok(),
+                    });
+                    continue;
+                }
                 claimed += 1;
                 chunk.push(decoded);
                 if chunk.len() == LOAD_CHUNK {
@@ -438,6 +472,9 @@ impl Worker {
                 let _ = out.send(Loaded::Rows(chunk));
             }
             self.mailbox.count_claimed(claimed);
+            if !taken_over.is_empty() {
+                self.mailbox.deliver(taken_over);
+            }
             Ok(from_sql(high_water))
         })();
         let _ = out.send(match result {
