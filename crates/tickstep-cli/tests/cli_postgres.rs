@@ -3,9 +3,10 @@
 //! starter is included from there, not copied). Without a server each test prints that it
 //! skipped and why, unless `TICKSTEP_REQUIRE_PG=1` makes that a failure.
 
-#[path = "../../tickstep-schedules/tests/common/pg.rs"]
-mod pg;
+mod common;
 mod run;
+
+use common::pg;
 
 use run::{stderr, stdout, tickstep};
 

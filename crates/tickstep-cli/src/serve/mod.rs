@@ -77,6 +77,10 @@ pub(crate) struct ServeArgs {
     /// Frames per second of the runtime.
     #[arg(long, default_value_t = 60)]
     frame_rate: u32,
+    /// On a postgres:// store: how long this server's claims outlive its last heartbeat, so how
+    /// soon another server takes its schedules over after it dies.
+    #[arg(long, value_parser = parse_positive_duration, default_value = "10s")]
+    lease: Duration,
 }
 
 /// Runs the server until Ctrl-C, SIGTERM or the wizard's `shutdown`.
@@ -111,6 +115,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     let builder = Runtime::builder()
         .store_path(&args.db)
         .frame_rate(args.frame_rate)
+        .lease(args.lease)
         .without_commands()
         .world(ServeWorld(Rc::clone(&principals)));
     let mut driver = TokioDriver::new(builder).map_err(|e| ErrorChain(&e).to_string())?;

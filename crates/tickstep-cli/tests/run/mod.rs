@@ -1,4 +1,5 @@
 //! Running the real `tickstep` binary from a test, as a user would, and reading what it printed.
+#![allow(dead_code)] // each test binary uses a part of it
 
 use std::process::{Command, Output};
 

@@ -1,0 +1,132 @@
+//! Two `tickstep serve` processes on one `PostgreSQL` database, spoken to over TCP by netcat-style
+//! clients (docs/serve.md §6): players are shared, a reminder fires once and reaches its player on
+//! whichever node they are connected to, and when the node holding a schedule is killed the
+//! other takes it over and keeps firing it, each cadence point committed once.
+//!
+//! Every wait is bounded (a deadline per expected line, a bound on each process); the
+//! assertions are about what was said and what the store holds, never about how long it took.
+//! Without a server each test prints that it skipped and why, unless `TICKSTEP_REQUIRE_PG=1`.
+
+mod common;
+mod run;
+mod serve_client;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use run::{stderr, stdout, tickstep};
+use serve_client::{Server, id_of};
+
+/// The nodes' lease (docs/schedules.md §11.25): short, so a takeover comes within seconds.
+const LEASE: &str = "2s";
+/// How long a takeover may take at most: the lease, one claim interval, and generous slack for a
+/// loaded machine.
+const TAKEOVER_PATIENCE: Duration = Duration::from_secs(60);
+
+fn node(url: &str) -> Server {
+    Server::start(Path::new(url), &["--lease", LEASE])
+}
+
+/// The stored `schedule_info` map of `id`, read as an operator would.
+fn stored_info(url: &str, id: u64) -> serde_json::Value {
+    let out = tickstep(&["schedules", "--db", url, "info", &id.to_string(), "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("info --json is JSON")
+}
+
+#[test]
+fn a_reminder_fires_once_and_reaches_its_player_on_the_other_node() {
+    let url = pg_or_skip!("serve_two_nodes_reminder");
+    let (a, b) = (node(&url), node(&url));
+    let mut alice = a.login("alice");
+    let tea = id_of(&alice.ask("remind 1 tea is ready"));
+    assert_eq!(alice.ask("quit"), "ok: bye");
+    alice.expect_closed();
+
+    // Node a holds the reminder; alice is now on node b, where its line arrives as mail.
+    let mut alice = b.login("alice");
+    assert_eq!(
+        alice.expect("[mail] [#"),
+        format!("[mail] [#{tea}] tea is ready")
+    );
+    let mut wizard = a.login("merlin");
+    assert_eq!(
+        wizard.ask("schedules"),
+        "ok: 0 live schedules",
+        "fired, retired"
+    );
+    wizard.ask("quit");
+    wizard.expect_closed();
+    assert!(
+        alice.ask("who").starts_with("ok: 1 online: alice"),
+        "node b's own players"
+    );
+    let copies = alice
+        .seen
+        .iter()
+        .filter(|l| l.contains(&format!("[#{tea}]")))
+        .count();
+    assert_eq!(copies, 1, "one firing, one line: {:#?}", alice.seen);
+
+    // A reminder for a player connected nowhere waits for their next login, on either node.
+    let bob_id = {
+        let mut bob = b.login("bob");
+        let id = id_of(&bob.ask("remind 1 you missed this"));
+        bob.ask("quit");
+        bob.expect_closed();
+        id
+    };
+    let mut carol = b.login("carol");
+    carol.ask("remind 1 ping");
+    carol.expect("[#"); // carol's later reminder has fired, so bob's has too
+    let mut bob = a.login("bob");
+    assert_eq!(
+        bob.expect("[mail] [#"),
+        format!("[mail] [#{bob_id}] you missed this")
+    );
+    a.shutdown();
+    b.shutdown();
+}
+
+#[test]
+fn when_the_holding_node_is_killed_the_other_takes_over_and_keeps_firing() {
+    let url = pg_or_skip!("serve_two_nodes_failover");
+    let (a, b) = (node(&url), node(&url));
+    let mut alice = a.login("alice");
+    let tick = id_of(&alice.ask("every 1 tell tick"));
+    assert_eq!(alice.ask("quit"), "ok: bye");
+    alice.expect_closed();
+
+    // Held by node a, the schedule reaches alice on node b as mail.
+    let mut alice = b.login("alice");
+    alice.expect(&format!("[mail] [#{tick}] tick"));
+    drop(a); // SIGKILL: no clean hand-back, its lease must run out
+
+    // Node b takes the schedule over and fires it itself: plain lines, no longer mail.
+    let deadline = Instant::now() + TAKEOVER_PATIENCE;
+    let direct = format!("[#{tick}] tick");
+    let mut direct_lines = 0;
+    while direct_lines < 3 {
+        let line = alice.line(deadline).expect("node b keeps alice connected");
+        if line == direct {
+            direct_lines += 1;
+        }
+    }
+
+    // Each cadence point is committed once: the points served (fired, missed, or dropped as
+    // overlaps) are no more than the points between creation and the next run.
+    let info = stored_info(&url, tick);
+    let number = |key: &str| {
+        info[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key}: {info}"))
+    };
+    let points = ((number("next_run") - number("created_at")) / number("interval")).round() - 1.0;
+    let served = number("run_count") + number("missed_count") + number("overlap_count");
+    assert!(
+        served <= points,
+        "{served} points served of {points} passed: a point was committed twice ({info})"
+    );
+    assert!(number("run_count") >= 3.0, "{info}");
+    b.shutdown();
+}
