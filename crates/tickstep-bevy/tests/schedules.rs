@@ -86,10 +86,21 @@ fn a_schedule_created_from_a_system_fires_in_the_frame_its_deadline_passes() {
 #[test]
 fn restarting_the_app_keeps_the_schedule_its_id_and_its_cadence() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("save").join("schedules.db");
+    restart_keeps_the_schedule(&dir.path().join("save").join("schedules.db"));
+}
+
+/// The same game on a `PostgreSQL` store, with the `tickstep/postgres` feature (docs/bevy.md
+/// §7.10): the clean close hands the rows back and the restarted app claims them.
+#[test]
+fn restarting_the_app_on_a_postgres_url_keeps_the_schedule_its_id_and_its_cadence() {
+    let url = pg_or_skip!("bevy_restart");
+    restart_keeps_the_schedule(Path::new(&url));
+}
+
+fn restart_keeps_the_schedule(store: &Path) {
     let clock = ManualClock::new();
     let id = {
-        let mut app = bell_app(&clock, Some(&store));
+        let mut app = bell_app(&clock, Some(store));
         app.add_systems(Startup, arm_bell);
         app.update();
         for _ in 0..15 {
@@ -100,10 +111,10 @@ fn restarting_the_app_keeps_the_schedule_its_id_and_its_cadence() {
     }; // the app (and its engine) is dropped: the store is closed cleanly
 
     clock.advance(200 * MS); // down for a while, t = 1.7 s
-    let mut app = bell_app(&clock, Some(&store));
+    let mut app = bell_app(&clock, Some(store));
     {
         let schedules = app.world().non_send::<TickstepSchedules>();
-        assert_eq!(schedules.store_path(), Some(store.as_path()));
+        assert_eq!(schedules.store_path(), Some(store));
         assert_eq!(schedules.abandoned_at_start(), 0);
         let info = schedules
             .engine()

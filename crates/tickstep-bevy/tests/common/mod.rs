@@ -2,6 +2,10 @@
 
 #![allow(dead_code)]
 
+/// The schedules crate's throwaway `PostgreSQL` server (included, not copied).
+#[path = "../../../tickstep-schedules/tests/common/pg.rs"]
+pub(crate) mod pg;
+
 use std::time::Duration;
 
 use bevy_app::App;
