@@ -10,18 +10,6 @@ use common::pg;
 
 use run::{stderr, stdout, tickstep};
 
-/// A fresh database for the calling test, or `None` after printing why it skipped.
-fn database(label: &str) -> Option<String> {
-    match pg::database(label) {
-        Ok(url) => Some(url),
-        Err(why) if !pg::required() => {
-            eprintln!("skipped {label}: no PostgreSQL: {why}");
-            None
-        }
-        Err(why) => panic!("{}=1 but no PostgreSQL: {why}", pg::REQUIRE_VAR),
-    }
-}
-
 /// The same database with a password in the URL (the throwaway server trusts loopback, so it is
 /// ignored) that no output may show.
 fn with_password(url: &str) -> String {
@@ -43,7 +31,7 @@ fn bell_id(db: &str) -> u64 {
 
 #[test]
 fn demo_and_schedules_list_info_running_and_stop_work_on_postgres() {
-    let Some(url) = database("cli_demo_and_schedules") else {
+    let Some(url) = pg::database_or_skip("cli_demo_and_schedules") else {
         return;
     };
     let db = with_password(&url);
@@ -107,7 +95,7 @@ fn demo_and_schedules_list_info_running_and_stop_work_on_postgres() {
 
 #[test]
 fn schedules_on_a_database_no_engine_opened_says_so_and_creates_nothing() {
-    let Some(url) = database("cli_not_a_store") else {
+    let Some(url) = pg::database_or_skip("cli_not_a_store") else {
         return;
     };
     let out = tickstep(&["schedules", "--db", &with_password(&url), "list"]);
@@ -143,7 +131,7 @@ fn schedules_on_an_unreachable_server_is_a_clear_error() {
 
 #[test]
 fn schedules_stops_a_bell_while_a_demo_runs_on_postgres_and_the_demo_notices() {
-    let Some(db) = database("cli_live_stop") else {
+    let Some(db) = pg::database_or_skip("cli_live_stop") else {
         return;
     };
     // The real clock: the demo must really be running while the operator acts (bounded: 3 s).

@@ -193,23 +193,30 @@ pub fn required() -> bool {
     std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1")
 }
 
+/// A fresh database URL for the test `label`, or `None` after printing that it skipped and why.
+///
+/// # Panics
+///
+/// When there is no `PostgreSQL` under `TICKSTEP_REQUIRE_PG=1`.
+pub fn database_or_skip(label: &str) -> Option<String> {
+    match database(label) {
+        Ok(url) => Some(url),
+        Err(why) if !required() => {
+            eprintln!("skipped {label}: no PostgreSQL: {why}");
+            None
+        }
+        Err(why) => panic!("{REQUIRE_VAR}=1 but no PostgreSQL: {why}"),
+    }
+}
+
 /// A fresh database URL for the calling test, or: print that it skipped and why and `return`
 /// (panic instead under `TICKSTEP_REQUIRE_PG=1`).
 #[macro_export]
 macro_rules! pg_or_skip {
     ($label:expr) => {
-        match $crate::common::pg::database($label) {
-            Ok(url) => url,
-            Err(why) => {
-                if $crate::common::pg::required() {
-                    panic!(
-                        "{}=1 but no PostgreSQL: {why}",
-                        $crate::common::pg::REQUIRE_VAR
-                    );
-                }
-                eprintln!("skipped {}: no PostgreSQL: {why}", $label);
-                return;
-            }
+        match $crate::common::pg::database_or_skip($label) {
+            Some(url) => url,
+            None => return,
         }
     };
 }

@@ -263,17 +263,6 @@ mod tests {
         tokio::task::LocalSet::new().block_on(&threads, test);
     }
 
-    fn database(label: &str) -> Option<String> {
-        match pg::database(label) {
-            Ok(url) => Some(url),
-            Err(why) if !pg::required() => {
-                eprintln!("skipped {label}: no PostgreSQL: {why}");
-                None
-            }
-            Err(why) => panic!("{}=1 but no PostgreSQL: {why}", pg::REQUIRE_VAR),
-        }
-    }
-
     async fn next(events: &mut mpsc::UnboundedReceiver<Event>) -> Event {
         tokio::time::timeout(std::time::Duration::from_secs(15), events.recv())
             .await
@@ -283,7 +272,7 @@ mod tests {
 
     #[test]
     fn two_nodes_share_names_and_announce_players_and_mail() {
-        let Some(url) = database("serve_registry_nodes") else {
+        let Some(url) = pg::database_or_skip("serve_registry_nodes") else {
             return;
         };
         on_server_thread(async {
@@ -327,7 +316,7 @@ mod tests {
 
     #[test]
     fn mail_that_cannot_be_written_stays_queued_in_order() {
-        let Some(url) = database("serve_registry_refused") else {
+        let Some(url) = pg::database_or_skip("serve_registry_refused") else {
             return;
         };
         on_server_thread(async {
