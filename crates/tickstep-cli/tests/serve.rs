@@ -30,8 +30,7 @@ fn a_reminder_fires_and_schedules_and_mail_survive_a_restart() {
     let hourly = id_of(&alice.ask("every 3600 tell stretch"));
     // A reminder for alice that fires while she is away goes to her mailbox.
     let away = id_of(&alice.ask("remind 1 you missed this"));
-    assert_eq!(alice.ask("quit"), "ok: bye");
-    alice.expect_closed();
+    alice.quit();
     let mut bob = server.login("bob");
     bob.ask("remind 1 ping");
     bob.expect("[#"); // bob's later reminder has fired, so alice's has too

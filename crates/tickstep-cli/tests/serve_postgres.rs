@@ -40,8 +40,7 @@ fn a_reminder_fires_once_and_reaches_its_player_on_the_other_node() {
     let (a, b) = (node(&url), node(&url));
     let mut alice = a.login("alice");
     let tea = id_of(&alice.ask("remind 1 tea is ready"));
-    assert_eq!(alice.ask("quit"), "ok: bye");
-    alice.expect_closed();
+    alice.quit();
 
     // Node a holds the reminder; alice is now on node b, where its line arrives as mail.
     let mut alice = b.login("alice");
@@ -55,8 +54,7 @@ fn a_reminder_fires_once_and_reaches_its_player_on_the_other_node() {
         "ok: 0 live schedules",
         "fired, retired"
     );
-    wizard.ask("quit");
-    wizard.expect_closed();
+    wizard.quit();
     assert!(
         alice.ask("who").starts_with("ok: 1 online: alice"),
         "node b's own players"
@@ -72,8 +70,7 @@ fn a_reminder_fires_once_and_reaches_its_player_on_the_other_node() {
     let bob_id = {
         let mut bob = b.login("bob");
         let id = id_of(&bob.ask("remind 1 you missed this"));
-        bob.ask("quit");
-        bob.expect_closed();
+        bob.quit();
         id
     };
     let mut carol = b.login("carol");
@@ -94,8 +91,7 @@ fn when_the_holding_node_is_killed_the_other_takes_over_and_keeps_firing() {
     let (a, b) = (node(&url), node(&url));
     let mut alice = a.login("alice");
     let tick = id_of(&alice.ask("every 1 tell tick"));
-    assert_eq!(alice.ask("quit"), "ok: bye");
-    alice.expect_closed();
+    alice.quit();
 
     // Held by node a, the schedule reaches alice on node b as mail.
     let mut alice = b.login("alice");

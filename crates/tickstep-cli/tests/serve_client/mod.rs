@@ -156,6 +156,13 @@ impl Client {
         }
     }
 
+    /// Says `quit` and waits until the server has closed the connection (so the player is
+    /// logged out before the next step).
+    pub(crate) fn quit(mut self) {
+        assert_eq!(self.ask("quit"), "ok: bye");
+        self.expect_closed();
+    }
+
     /// Asserts the server closes the connection (after any lines).
     pub(crate) fn expect_closed(&mut self) {
         let deadline = Instant::now() + PATIENCE;
