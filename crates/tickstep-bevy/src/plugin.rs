@@ -404,7 +404,7 @@ impl TickstepPluginBuilder {
     ///
     /// [`PluginError::Settings`] for a zero frame target, budget or schedules tick, a budget
     /// (the floor) above the frame target, or diagnostics on a client (the checks every host
-    /// shares, docs/runtime.md §9.3);
+    /// shares, docs/runtime.md §8.3);
     /// [`PluginError::Kernel`] with [`ScheduleError::PreRenderOnServer`] for the `PreRender`
     /// phase on a server.
     ///

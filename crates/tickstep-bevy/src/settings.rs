@@ -10,7 +10,7 @@ use tickstep_kernel::FramePhase;
 use tickstep_kernel::clock::ManualClock;
 
 /// Everything [`TickstepPlugin`](crate::TickstepPlugin) was configured with: what every host
-/// shares (the `tickstep` host core's settings, docs/runtime.md §9.3), then what is Bevy's.
+/// shares (the `tickstep` host core's settings, docs/runtime.md §8.3), then what is Bevy's.
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
     pub(crate) host: HostSettings,

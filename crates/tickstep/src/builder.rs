@@ -181,7 +181,7 @@ impl RuntimeBuilder {
     }
 
     /// The main scheduler's budget: its fixed slice per step, or the floor of the frame-aware
-    /// budget when a [frame target](RuntimeBuilder::frame_target) is set (docs/runtime.md §9.3,
+    /// budget when a [frame target](RuntimeBuilder::frame_target) is set (docs/runtime.md §8.3,
     /// kernel.md §4). Default: the role's, 1.5 ms.
     ///
     /// ```
@@ -199,7 +199,7 @@ impl RuntimeBuilder {
     }
 
     /// The frame-aware budget's target frame time: a server's main scheduler spends what the
-    /// target leaves after the rest of the frame (docs/runtime.md §9.3, kernel.md §4). Default:
+    /// target leaves after the rest of the frame (docs/runtime.md §8.3, kernel.md §4). Default:
     /// the role's.
     ///
     /// ```
@@ -449,7 +449,7 @@ impl RuntimeBuilder {
     ///
     /// Firings that were in flight when the store was last saved are abandoned (their schedules
     /// record a fault, "interrupted by restart"): a Rust closure's progress cannot be restored
-    /// (the host core's settlement, docs/runtime.md §9.2). On a shared `PostgreSQL` store,
+    /// (the host core's settlement, docs/runtime.md §8.2). On a shared `PostgreSQL` store,
     /// firings another node had in flight are settled by the engine as taken over instead
     /// (docs/runtime.md §6.5).
     ///

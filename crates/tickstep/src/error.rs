@@ -35,7 +35,7 @@ pub enum RuntimeError {
     /// diagnostics on a client).
     #[error(transparent)]
     Settings(#[from] SettingsError),
-    /// The host core's engine was opened twice (docs/runtime.md §9.1).
+    /// The host core's engine was opened twice (docs/runtime.md §8.1).
     #[error("the schedules engine of this host is open already")]
     AlreadyOpen,
     /// The schedule store could not be opened or written.
@@ -69,7 +69,7 @@ pub enum RuntimeError {
     },
 }
 
-/// A host setting that breaks a rule (docs/runtime.md §9.3).
+/// A host setting that breaks a rule (docs/runtime.md §8.3).
 ///
 /// ```
 /// use std::time::Duration;

@@ -59,7 +59,7 @@
 //!
 //! # Decisions
 //!
-//! Rules docs/runtime.md §8.13–§8.17.
+//! Rules docs/runtime.md §9.13–§9.17.
 //!
 //! * Submitted closures run between frames, not inside one: a closure is arbitrary code the
 //!   kernel cannot budget, and running it as soon as the thread is free gives other tasks a reply

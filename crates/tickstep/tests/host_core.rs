@@ -1,5 +1,5 @@
 //! The host core on its own (docs/runtime.md §9): what a host that is neither the `Runtime` nor
-//! the Bevy plugin gets, and the settlement call a host makes whenever rows arrive (docs/runtime.md §9.2).
+//! the Bevy plugin gets, and the settlement call a host makes whenever rows arrive (docs/runtime.md §8.2).
 
 use std::rc::Rc;
 use std::time::Duration;

@@ -61,7 +61,7 @@ fn job_node_process_entry() {
         let builder = Runtime::builder()
             .store_path(&url)
             .lease(LEASE)
-            // An idle server that costs nothing (docs/runtime.md §8.15): no command cycle, no
+            // An idle server that costs nothing (docs/runtime.md §9.15): no command cycle, no
             // overload diagnostics, so the standby runs no frames at all until woken.
             .without_commands()
             .diagnostics(false);

@@ -1,4 +1,4 @@
-//! The one builder core (docs/runtime.md §9.3): `RuntimeBuilder` sets the kernel's budget and
+//! The one builder core (docs/runtime.md §8.3): `RuntimeBuilder` sets the kernel's budget and
 //! frame target as the Bevy plugin's builder does, and both check their settings the same way.
 
 use std::time::Duration;

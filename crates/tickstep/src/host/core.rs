@@ -518,7 +518,7 @@ impl<C> Drop for HostCore<C> {
     /// Cancels the core's own kernel tasks, the wake and every running firing, so that none keeps
     /// the engine alive through the kernel (a firing's task holds the kernel, which holds the
     /// task). The engine's last handle then goes, and its final commit saves the firings still in
-    /// flight, which the next start settles (docs/runtime.md §9.2).
+    /// flight, which the next start settles (docs/runtime.md §8.2).
     fn drop(&mut self) {
         self.wake.cancel();
         self.firings.cancel_all();

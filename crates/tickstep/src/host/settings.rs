@@ -1,6 +1,6 @@
 //! [`HostSettings`]: the one builder core. `RuntimeBuilder` and the Bevy plugin's builder each
 //! fill one in and check it the same way, so every knob of the kernel and the schedules engine
-//! exists on both (docs/runtime.md §9.3). Its error, [`SettingsError`], is a leaf of
+//! exists on both (docs/runtime.md §8.3). Its error, [`SettingsError`], is a leaf of
 //! `error.rs`.
 
 use std::time::Duration;

@@ -8,7 +8,7 @@
 //! (the tokio driver's, which starts the next frame at its slot). The core reads the flag
 //! whenever it re-arms the schedules wake — at the start of every frame the driver runs, every
 //! `run_*` call, every command cycle, every Bevy frame — and arms the tick for now; after that
-//! tick it settles any firing a claimed row brought back in flight (docs/runtime.md §9.2). Cost
+//! tick it settles any firing a claimed row brought back in flight (docs/runtime.md §8.2). Cost
 //! when nothing arrives: one atomic load per re-arm.
 
 use std::sync::atomic::{AtomicBool, Ordering};
