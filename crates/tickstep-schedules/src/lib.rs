@@ -197,6 +197,7 @@ mod host;
 mod id;
 mod info;
 mod kernel_wake;
+mod key;
 mod limits;
 mod options;
 mod perms;
@@ -213,6 +214,7 @@ pub use host::{Fault, FaultKind, Firing, InFlight, Outcome, Refused, Runner, Wor
 pub use id::{ObjId, RunId, ScheduleId};
 pub use info::{RetireReason, ScheduleInfo, ScheduleKind};
 pub use kernel_wake::KernelWake;
+pub use key::MAX_KEY_LEN;
 pub use limits::MAX_VALUE_DEPTH;
 pub use options::{
     Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, OPTION_KEYS, Options,

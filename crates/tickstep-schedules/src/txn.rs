@@ -5,10 +5,13 @@ use std::rc::Rc;
 use crate::engine::Schedules;
 use crate::engine::access::{Draft, NewSchedule, Summary};
 use crate::engine::core::Shared;
+use crate::engine::keys::Keyed;
 use crate::info::{ScheduleInfo, ScheduleKind as Kind};
 use crate::limits::{check_storable, seconds_to_nanos};
 use crate::perms::{check_list_owner, check_player, may_manage};
 use crate::{Error, ObjId, Options, ScheduleId, Value};
+
+mod named;
 
 /// The latest representable deadline (docs/schedules.md §8.3).
 const LAST_DEADLINE: &str = "18446744073 (Unix seconds, July 2554)";
@@ -226,7 +229,7 @@ impl Txn {
         }
         let player = options.player.unwrap_or(target);
         check_player(world, self.perms, player)?;
-        let draft = self.shared.draft(NewSchedule {
+        let draft = match self.draft(NewSchedule {
             kind,
             target,
             verb,
@@ -239,7 +242,10 @@ impl Txn {
             owner: self.perms,
             player,
             now: self.shared.now_unix_nanos(),
-        })?;
+        })? {
+            Keyed::New(draft) => draft,
+            Keyed::Existing(id) => return Ok(ScheduleId::from_raw(id)),
+        };
         let id = ScheduleId::from_raw(draft.id());
         self.creates.push(draft);
         Ok(id)

@@ -29,7 +29,7 @@ pub(crate) struct Summary {
 /// A schedule created inside a transaction and not committed yet: it has its id, and the engine
 /// knows nothing else of it until [`Shared::commit`].
 #[derive(Debug)]
-pub(crate) struct Draft(Entry);
+pub(crate) struct Draft(pub(super) Entry);
 
 impl Draft {
     pub(crate) fn id(&self) -> u64 {
@@ -89,53 +89,9 @@ impl Shared {
     pub(crate) fn draft(&self, new: NewSchedule<'_>) -> Result<Draft, Error> {
         let mut core = self.core.borrow_mut();
         let id = core.allocate_id()?;
-        let verb = core.verbs.intern(new.verb);
-        let NewSchedule { args, options, .. } = new;
-        let limits = Limits {
-            time_limit_ns: new.resolved.time_limit_ns,
-            tick_limit: new.resolved.tick_limit,
-        };
-        let has_extra = !args.is_empty() || options.state.is_some() || !limits.is_none();
-        let extra = has_extra.then(|| {
-            Box::new(Extra {
-                args: (!args.is_empty()).then(|| Rc::from(args)),
-                state: options.state.map(Rc::new),
-                limits,
-                ..Extra::default()
-            })
-        });
-        Ok(Draft(Entry {
-            id,
-            fire_at: new.first,
-            next_run: new.first,
-            interval_ns: new.interval_ns,
-            jitter_ns: new.resolved.jitter_ns,
-            created_at: new.now,
-            last_run: 0,
-            run_count: 0,
-            fault_count: 0,
-            missed_count: 0,
-            overlap_count: 0,
-            last_duration_ns: 0,
-            target: new.target,
-            owner: new.owner,
-            player: new.player,
-            verb,
-            max_faults: options.max_faults,
-            consecutive_faults: 0,
-            backlog: 0,
-            kind: new.kind,
-            catchup: options.catchup,
-            overlap: options.overlap,
-            adaptive: new.resolved.adaptive,
-            pass_elapsed: options.pass_elapsed,
-            persist: options.persist,
-            interval_clamped: new.interval_clamped,
-            // Not in the heap until commit; armed so schedule_info shows the first deadline.
-            armed: true,
-            dirty: false,
-            extra,
-        }))
+        let mut entry = core.new_entry(new);
+        entry.id = id;
+        Ok(Draft(entry))
     }
 
     /// The committed schedule `id` as lookups see it at `now` (a retired one until its retention
@@ -191,6 +147,62 @@ impl Shared {
 }
 
 impl Core {
+    /// The entry `new` describes, with id 0 (the caller gives it one).
+    pub(super) fn new_entry(&mut self, new: NewSchedule<'_>) -> Entry {
+        let verb = self.verbs.intern(new.verb);
+        let NewSchedule { args, options, .. } = new;
+        let limits = Limits {
+            time_limit_ns: new.resolved.time_limit_ns,
+            tick_limit: new.resolved.tick_limit,
+        };
+        let key: Option<Rc<str>> = options.key.as_deref().map(Rc::from);
+        let has_extra =
+            !args.is_empty() || options.state.is_some() || !limits.is_none() || key.is_some();
+        let extra = has_extra.then(|| {
+            Box::new(Extra {
+                args: (!args.is_empty()).then(|| Rc::from(args)),
+                state: options.state.map(Rc::new),
+                limits,
+                key,
+                ..Extra::default()
+            })
+        });
+        Entry {
+            id: 0,
+            fire_at: new.first,
+            next_run: new.first,
+            interval_ns: new.interval_ns,
+            jitter_ns: new.resolved.jitter_ns,
+            created_at: new.now,
+            last_run: 0,
+            run_count: 0,
+            fault_count: 0,
+            missed_count: 0,
+            overlap_count: 0,
+            last_duration_ns: 0,
+            target: new.target,
+            owner: new.owner,
+            player: new.player,
+            verb,
+            max_faults: options.max_faults,
+            consecutive_faults: 0,
+            backlog: 0,
+            kind: new.kind,
+            catchup: options.catchup,
+            overlap: options.overlap,
+            adaptive: new.resolved.adaptive,
+            pass_elapsed: options.pass_elapsed,
+            persist: options.persist,
+            interval_clamped: new.interval_clamped,
+            // Not in the heap until commit; armed so schedule_info shows the first deadline.
+            armed: true,
+            dirty: false,
+            extra,
+        }
+    }
+}
+
+impl Core {
     /// The schedule `id` as another engine sharing the store holds it (never one this engine
     /// has: a retired entry past its retention stays gone), read from the store's row; `None`
     /// without such a store or row. A read error is logged and reads as `None`.
@@ -212,7 +224,7 @@ impl Core {
     /// (durable before it is used), so no id handed out — committed or not — can be handed out
     /// again after a restart, nor by another engine sharing the store (docs/schedules.md §11.4,
     /// §11.18). The block may start above the next id when other engines took the ids between.
-    fn allocate_id(&mut self) -> Result<u64, Error> {
+    pub(super) fn allocate_id(&mut self) -> Result<u64, Error> {
         let mut id = self.last_id + 1;
         if let Some(store) = self.store.as_mut() {
             if id > self.reserved_through {
@@ -232,6 +244,7 @@ impl Core {
         discards: &[u64],
         now: u64,
     ) -> Result<(), Error> {
+        self.prepare_keys(&drafts, stops)?;
         if let Some(store) = self.store.as_mut() {
             let table = &self.table;
             let mut changes = ChangeSet {
@@ -251,7 +264,9 @@ impl Core {
                     .collect(),
             };
             if !changes.is_empty() {
-                store.commit(&mut changes, Durability::Synced)?;
+                if let Err(error) = store.commit(&mut changes, Durability::Synced) {
+                    return Err(self.key_conflict(error, &drafts));
+                }
             }
         }
         for &id in stops {
@@ -266,6 +281,7 @@ impl Core {
             let (point, jitter) = (e.next_run, e.jitter_ns);
             e.fire_at = self.jittered(point, jitter, now);
             e.armed = true;
+            self.index_key(&e);
             self.table.insert(e);
         }
         Ok(())

@@ -62,6 +62,13 @@ pub(super) enum Request {
         id: u64,
         reply: Sender<Result<Option<ScheduleRow>, Error>>,
     },
+    /// Read the row of an owner's schedule by its key, whoever holds it, after writing what is
+    /// queued (docs/schedules.md §5.17).
+    FetchKey {
+        owner: crate::ObjId,
+        key: String,
+        reply: Sender<Result<Option<ScheduleRow>, Error>>,
+    },
     /// Answer once everything queued before is written.
     Flush(Sender<Result<(), Error>>),
 }
@@ -216,6 +223,12 @@ impl Worker {
                 let result = self.write_queue().and_then(|()| self.fetch(id));
                 let _ = reply.send(result);
             }
+            Request::FetchKey { owner, key, reply } => {
+                let result = self
+                    .write_queue()
+                    .and_then(|()| self.fetch_key(owner, &key));
+                let _ = reply.send(result);
+            }
             Request::Flush(reply) => {
                 let result = self.write_queue().and_then(|()| {
                     self.reconnect_if_closed()?;
@@ -285,16 +298,6 @@ impl Worker {
         let mut refused: Vec<u64> = Vec::new();
         let mut gone: Vec<u64> = Vec::new();
         for changes in batches {
-            if !changes.inserts.is_empty() {
-                let stmt = tx
-                    .prepare(codec::insert_sql())
-                    .map_err(database_error(context))?;
-                for row in &changes.inserts {
-                    let fence = codec::insert(&mut tx, &stmt, row, node)
-                        .map_err(database_error(context))?;
-                    self.fences.insert(row.id, fence);
-                }
-            }
             if !changes.updates.is_empty() {
                 self.columns.clear();
                 for (id, cadence) in &changes.updates {
@@ -362,6 +365,18 @@ impl Worker {
                 };
                 removed += usize::try_from(n).unwrap_or(usize::MAX);
                 gone.extend_from_slice(&changes.deletes);
+            }
+            // After the deletes: a transaction that stops a keyed schedule and creates one under
+            // the same key frees the key first (docs/schedules.md §5.16).
+            if !changes.inserts.is_empty() {
+                let stmt = tx
+                    .prepare(codec::insert_sql())
+                    .map_err(database_error(context))?;
+                for row in &changes.inserts {
+                    let fence = codec::insert(&mut tx, &stmt, row, node)
+                        .map_err(database_error(context))?;
+                    self.fences.insert(row.id, fence);
+                }
             }
         }
         tx.commit().map_err(database_error(context))?;
