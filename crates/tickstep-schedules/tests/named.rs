@@ -380,3 +380,28 @@ fn postgres_only_a_node_that_does_not_hold_a_key_finds_it_and_gets_it_back_on_cr
     );
     assert_eq!(rows_keyed(&store, "heartbeat"), 1);
 }
+
+#[test]
+fn sqlite_only_a_version_3_file_has_no_keys_for_the_inspector_and_is_migrated_by_the_engine() {
+    let store = Store::sqlite();
+    let id = Host::on(&store).every(60.0, Options::new());
+    store.execute(
+        "DROP INDEX schedules_owner_key; ALTER TABLE schedules DROP COLUMN key; \
+         DELETE FROM schema_migrations WHERE version = 4;",
+    );
+    let inspector = tickstep_schedules::Inspector::open(store.path()).unwrap();
+    assert_eq!(inspector.get(id).unwrap().unwrap().key, None);
+    assert!(inspector.find_key("heartbeat").unwrap().is_empty());
+    drop(inspector);
+    assert_eq!(
+        store.count("SELECT MAX(version) FROM schema_migrations"),
+        3,
+        "not migrated"
+    );
+    let h = Host::on(&store);
+    assert_eq!(store.count("SELECT MAX(version) FROM schema_migrations"), 4);
+    assert!(h.valid(id));
+    let (keyed, _) = every_keyed(&h, 60.0, "heartbeat").unwrap();
+    assert_eq!(rows_keyed(&store, "heartbeat"), 1);
+    assert_ne!(keyed, id);
+}
