@@ -409,7 +409,7 @@ impl Options {
                 "seconds" => out.time_limit = Some(crate::firing_limits::parse_seconds(value)?),
                 "ticks" => out.tick_limit = Some(crate::firing_limits::parse_ticks(value)?),
                 "key" => {
-                    out.key = Some(value.as_text().ok_or_else(|| wrong("a string"))?.to_owned())
+                    out.key = Some(value.as_text().ok_or_else(|| wrong("a string"))?.to_owned());
                 }
                 "state" => out.state = Some(value.clone()),
                 "player" => match *value {

@@ -73,7 +73,7 @@ impl Entry {
             created_at: self.created_at,
             time_limit_ns: self.limits().time_limit_ns,
             tick_limit: self.limits().tick_limit,
-            key: self.key().map(|k| k.to_string()),
+            key: self.key().map(ToString::to_string),
             cadence: self.cadence(),
         }
     }
