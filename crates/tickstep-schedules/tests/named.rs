@@ -268,7 +268,11 @@ fn postgres_only_the_unique_index_refuses_a_duplicate_key_written_beside_the_eng
              INSERT INTO tickstep_schedules SELECT * FROM t;",
         )
         .unwrap_err();
-    assert_eq!(err.code().map(postgres::error::SqlState::code), Some("23505"), "{err}");
+    assert_eq!(
+        err.code().map(postgres::error::SqlState::code),
+        Some("23505"),
+        "{err}"
+    );
     assert_eq!(rows_keyed(&store, "heartbeat"), 1);
 }
 
