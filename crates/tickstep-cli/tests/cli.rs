@@ -262,7 +262,7 @@ fn schedules_list_json_parses_and_info_and_stop_work() {
     let bad = tickstep(&["schedules", "--db", db, "find", "two words"]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(
-        stderr(&bad).contains("E_INVARG") && stderr(&bad).contains("§5.12"),
+        stderr(&bad).contains("E_INVARG") && stderr(&bad).contains("docs/schedules.md §5.12"),
         "{}",
         stderr(&bad)
     );

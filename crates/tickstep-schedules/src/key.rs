@@ -92,7 +92,7 @@ mod tests {
         ] {
             let err = check_key(bad).unwrap_err();
             assert_eq!(err.code(), "E_INVARG", "{bad:?}");
-            assert!(err.to_string().contains("§5.12"), "{err}");
+            assert!(err.to_string().contains("docs/schedules.md §5.12"), "{err}");
         }
     }
 

@@ -85,7 +85,7 @@ pub(crate) enum Request {
     Every {
         seconds: f64,
         action: Action,
-        /// The schedule's key (`… as <name>`, docs/serve.md §3.7).
+        /// The schedule's key (`… as <name>`, docs/serve.md §3.6).
         key: Option<String>,
     },
     At {
@@ -272,7 +272,7 @@ fn priority_arg(word: &str) -> Result<i32, ProtocolError> {
 }
 
 /// Splits a trailing `as <name>` off a schedule's action: the action, and the name, if any
-/// (docs/serve.md §3.7). The name's rule is the engine's (checked when the schedule is made); a
+/// (docs/serve.md §3.6). The name's rule is the engine's (checked when the schedule is made); a
 /// text that should end in the words "as x" cannot, which the help says.
 fn key_suffix<'a>(
     command: &'static str,

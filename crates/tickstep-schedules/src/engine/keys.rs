@@ -2,10 +2,10 @@
 //! engine holds, create-if-absent, lookup by key, and the commit's key checks.
 //!
 //! The index holds live schedules only: a stop or a retirement takes the key out at once, so the
-//! key is free for a new schedule (§5.16). A store several engines share holds the keys of every
-//! node's persistent schedules behind a unique index, and is asked (one round trip) about a key
-//! this engine does not hold, as an id is (§11.30). A store only one engine uses answers nothing:
-//! the index is the whole truth there.
+//! key is free for a new schedule (docs/schedules.md §5.16). A store several engines share holds
+//! the keys of every node's persistent schedules behind a unique index, and is asked (one round
+//! trip) about a key this engine does not hold, as an id is (docs/schedules.md §11.30). A store
+//! only one engine uses answers nothing: the index is the whole truth there.
 
 use std::rc::Rc;
 
@@ -39,8 +39,8 @@ impl Draft {
 
 impl Core {
     /// Adds a live keyed entry to the index. A key already held by another schedule here stays
-    /// with it: only a non-persistent schedule (whose key the store never sees, §5.18) can meet
-    /// a claimed row's key this way, and the older holder keeps it.
+    /// with it: only a non-persistent schedule (whose key the store never sees, docs/schedules.md
+    /// §5.18) can meet a claimed row's key this way, and the older holder keeps it.
     pub(super) fn index_key(&mut self, e: &Entry) {
         let Some(key) = e.key().filter(|_| e.is_live()) else {
             return;
@@ -97,8 +97,8 @@ impl Core {
     }
 
     /// Checks a transaction's keyed creations against what committed since they were made
-    /// (another task took the key: §5.15), and gets this engine's retired rows out of the
-    /// store before a new row may take their key. Nothing is applied on error.
+    /// (another task took the key: docs/schedules.md §5.15), and gets this engine's retired rows
+    /// out of the store before a new row may take their key. Nothing is applied on error.
     pub(super) fn prepare_keys(&mut self, drafts: &[Draft], stops: &[u64]) -> Result<(), Error> {
         let mut keyed = false;
         for d in drafts {
@@ -112,15 +112,15 @@ impl Core {
         }
         if keyed && !self.doomed_rows.is_empty() {
             // Retired rows go at the group commit; written first, the commit below never meets
-            // a retired schedule's key in the store's unique index (§5.16).
+            // a retired schedule's key in the store's unique index (docs/schedules.md §5.16).
             self.group_commit()?;
         }
         Ok(())
     }
 
     /// Explains a store's refusal of a commit holding keyed creations: when another engine
-    /// committed a row under one of their keys first (§5.15), that is the error; otherwise the
-    /// store's own.
+    /// committed a row under one of their keys first (docs/schedules.md §5.15), that is the error;
+    /// otherwise the store's own.
     pub(super) fn key_conflict(&mut self, error: Error, drafts: &[Draft]) -> Error {
         for d in drafts.iter().filter(|d| d.0.persist) {
             let Some(key) = d.0.key() else { continue };

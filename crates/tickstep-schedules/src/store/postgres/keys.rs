@@ -1,7 +1,7 @@
 //! Schedule keys on the shared database (docs/schedules.md §5.15, §5.17): the store thread reads
-//! an owner's schedule by its key, whoever holds it, as it reads one by its id (§11.30). The
-//! unique index `tickstep_schedules_owner_key` (schema version 5) is what makes a key one row
-//! across nodes; this is only its lookup.
+//! an owner's schedule by its key, whoever holds it, as it reads one by its id (docs/schedules.md
+//! §11.30). The unique index `tickstep_schedules_owner_key` (schema version 5) is what makes a key
+//! one row across nodes; this is only its lookup.
 
 use super::codec;
 use super::database_error;
