@@ -5,7 +5,6 @@ use std::rc::Rc;
 use crate::engine::Schedules;
 use crate::engine::access::{Draft, NewSchedule, Summary};
 use crate::engine::core::Shared;
-use crate::engine::keys::Keyed;
 use crate::info::{ScheduleInfo, ScheduleKind as Kind};
 use crate::limits::{check_storable, seconds_to_nanos};
 use crate::perms::{check_list_owner, check_player, may_manage};
@@ -229,26 +228,25 @@ impl Txn {
         }
         let player = options.player.unwrap_or(target);
         check_player(world, self.perms, player)?;
-        let draft = match self.draft(NewSchedule {
-            kind,
-            target,
-            verb,
-            first,
-            interval_ns,
-            interval_clamped,
-            args,
-            options,
-            resolved,
-            owner: self.perms,
-            player,
-            now: self.shared.now_unix_nanos(),
-        })? {
-            Keyed::New(draft) => draft,
-            Keyed::Existing(id) => return Ok(ScheduleId::from_raw(id)),
-        };
-        let id = ScheduleId::from_raw(draft.id());
-        self.creates.push(draft);
-        Ok(id)
+        let id = self.shared.draft(
+            NewSchedule {
+                kind,
+                target,
+                verb,
+                first,
+                interval_ns,
+                interval_clamped,
+                args,
+                options,
+                resolved,
+                owner: self.perms,
+                player,
+                now: self.shared.now_unix_nanos(),
+            },
+            &mut self.creates,
+            &self.stops,
+        )?;
+        Ok(ScheduleId::from_raw(id))
     }
 
     /// `schedule_stop(id)`: stops a live schedule when this transaction commits. Returns `true`

@@ -12,12 +12,12 @@ use std::rc::Rc;
 use super::access::{Draft, NewSchedule};
 use super::core::{Core, Shared};
 use super::entry::Entry;
-use crate::key::first_difference;
+use crate::key::{check_key, first_difference};
 use crate::row::ScheduleRow;
 use crate::{Error, ObjId, ScheduleId};
 
 /// What a keyed creation came to.
-pub(crate) enum Keyed {
+pub(super) enum Keyed {
     /// Nothing held the key: a new schedule, committed with the transaction.
     New(Draft),
     /// The key names this schedule, of the same definition: nothing is created.
@@ -99,6 +99,7 @@ impl Core {
     /// Checks a transaction's keyed creations against what committed since they were made
     /// (another task took the key: docs/schedules.md §5.15), and gets this engine's retired rows
     /// out of the store before a new row may take their key. Nothing is applied on error.
+    #[inline(never)]
     pub(super) fn prepare_keys(&mut self, drafts: &[Draft], stops: &[u64]) -> Result<(), Error> {
         let mut keyed = false;
         for d in drafts {
@@ -121,6 +122,7 @@ impl Core {
     /// Explains a store's refusal of a commit holding keyed creations: when another engine
     /// committed a row under one of their keys first (docs/schedules.md §5.15), that is the error;
     /// otherwise the store's own.
+    #[cold]
     pub(super) fn key_conflict(&mut self, error: Error, drafts: &[Draft]) -> Error {
         for d in drafts.iter().filter(|d| d.0.persist) {
             let Some(key) = d.0.key() else { continue };
@@ -154,16 +156,19 @@ impl Shared {
     /// transaction's drafts), one this engine holds, or one another engine holds — minus
     /// `stops`. The same definition returns that schedule; a different one is
     /// [`Error::KeyTaken`]. An id is handed out only for a new schedule.
-    pub(crate) fn draft_keyed(
+    #[inline(never)]
+    pub(super) fn draft_keyed(
         &self,
         new: NewSchedule<'_>,
-        key: &str,
         own: &[Draft],
         stops: &[u64],
     ) -> Result<Keyed, Error> {
+        let key = new.options.key_name().unwrap_or_default().to_owned();
+        check_key(&key)?;
+        let key = key.as_str();
         let owner = new.owner;
         let mut core = self.core.borrow_mut();
-        let wanted = core.new_entry(new);
+        let wanted = core.new_entry(0, new);
         let wanted_row = wanted.to_row(&core.verbs);
         let holder = match own.iter().find(|d| d.is_keyed(owner, key)) {
             Some(d) => Some(Holder {

@@ -3,24 +3,11 @@
 //! [`Txn::schedule_named`] looks a key up.
 
 use super::Txn;
-use crate::engine::access::NewSchedule;
-use crate::engine::keys::Keyed;
 use crate::key::check_key;
 use crate::perms::check_list_owner;
 use crate::{Error, ObjId, ScheduleId};
 
 impl Txn {
-    /// The draft of a creation, or, for a keyed one whose key already names the same schedule,
-    /// that schedule (docs/schedules.md §5.13).
-    pub(super) fn draft(&self, new: NewSchedule<'_>) -> Result<Keyed, Error> {
-        let Some(key) = new.options.key_name().map(str::to_owned) else {
-            return self.shared.draft(new).map(Keyed::New);
-        };
-        check_key(&key)?;
-        self.shared
-            .draft_keyed(new, &key, &self.creates, &self.stops)
-    }
-
     /// Whether `id` was created by this transaction (and is not committed yet). A keyed creation
     /// whose key already named the same schedule returns that schedule's id, for which this is
     /// `false` (docs/schedules.md §5.13).
