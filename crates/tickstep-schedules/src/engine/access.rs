@@ -166,8 +166,11 @@ impl Shared {
 }
 
 impl Core {
-    /// The entry `new` describes, with id `id`. Inlined into the unkeyed creation, which builds
-    /// the entry in place (the create path's cost: `create_inmem` in `tickstep-bench`).
+    /// The entry `new` describes, with id `id`. Inlined into the unkeyed creation, which then
+    /// builds the entry in place in the transaction's drafts: left to the compiler, it was a call
+    /// and a copy of the entry, 2% more instructions per creation than before keys (measured with
+    /// callgrind over 20,000 `create_inmem` creations; always inlined, 0.5% fewer).
+    #[allow(clippy::inline_always)]
     #[inline(always)]
     pub(super) fn new_entry(&mut self, id: u64, new: NewSchedule<'_>) -> Entry {
         let verb = self.verbs.intern(new.verb);
