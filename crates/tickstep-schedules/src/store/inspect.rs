@@ -258,20 +258,15 @@ impl Inspector {
                 return Ok(pg.list()?.into_iter().map(StoredSchedule::from).collect());
             }
         };
-        let mut stmt = conn
-            .prepare(&format!(
+        decoded(
+            conn,
+            &format!(
                 "SELECT {} FROM schedules ORDER BY id",
                 codec::columns_for(version)
-            ))
-            .map_err(&load_error)?;
-        let mut rows = stmt.query([]).map_err(&load_error)?;
-        let mut all = Vec::new();
-        while let Some(row) = rows.next().map_err(&load_error)? {
-            all.push(StoredSchedule::from(
-                sqlite_row::decode(row).map_err(&load_error)?,
-            ));
-        }
-        Ok(all)
+            ),
+            [],
+        )
+        .map_err(load_error)
     }
 
     /// The saved schedule `id`, or `None` if the store does not hold it (never created, not
@@ -360,20 +355,15 @@ impl Inspector {
         if version < 4 {
             return Ok(Vec::new());
         }
-        let mut stmt = conn
-            .prepare(&format!(
+        decoded(
+            conn,
+            &format!(
                 "SELECT {} FROM schedules WHERE key = ?1 ORDER BY id",
                 codec::COLUMNS
-            ))
-            .map_err(&load_error)?;
-        let mut rows = stmt.query([key]).map_err(&load_error)?;
-        let mut found = Vec::new();
-        while let Some(row) = rows.next().map_err(&load_error)? {
-            found.push(StoredSchedule::from(
-                sqlite_row::decode(row).map_err(&load_error)?,
-            ));
-        }
-        Ok(found)
+            ),
+            [key],
+        )
+        .map_err(load_error)
     }
 
     /// The ids of every saved schedule, by id, without decoding the rows (cheap enough to poll).
@@ -462,6 +452,21 @@ impl Inspector {
         }
         SqliteStore::open_existing(path)?.stop_as_operator(id.get(), now)
     }
+}
+
+/// The schedules `sql` selects (with [`codec::COLUMNS`] or an older file's columns), decoded.
+fn decoded(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<Vec<StoredSchedule>> {
+    let mut stmt = conn.prepare(sql)?;
+    let mut rows = stmt.query(params)?;
+    let mut all = Vec::new();
+    while let Some(row) = rows.next()? {
+        all.push(StoredSchedule::from(sqlite_row::decode(row)?));
+    }
+    Ok(all)
 }
 
 /// Maps a read error: damage names the file and the way to recover it.

@@ -3,8 +3,6 @@
 //! §11.30). The unique index `tickstep_schedules_owner_key` (schema version 5) is what makes a key
 //! one row across nodes; this is only its lookup.
 
-use super::codec;
-use super::database_error;
 use super::worker::Worker;
 use crate::row::ScheduleRow;
 use crate::{Error, ObjId};
@@ -16,16 +14,10 @@ impl Worker {
         owner: ObjId,
         key: &str,
     ) -> Result<Option<ScheduleRow>, Error> {
-        let context = "reading a schedule by its key";
-        self.reconnect_if_closed()?;
-        let row = self
-            .client
-            .query_opt(
-                &format!("{} WHERE owner = $1 AND key = $2", codec::select_all()),
-                &[&owner.0, &key],
-            )
-            .map_err(database_error(context))?;
-        row.map(|r| codec::decode(&r).map_err(|source| Error::Database { context, source }))
-            .transpose()
+        self.fetch_where(
+            "owner = $1 AND key = $2",
+            &[&owner.0, &key],
+            "reading a schedule by its key",
+        )
     }
 }

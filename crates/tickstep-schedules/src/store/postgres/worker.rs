@@ -463,13 +463,26 @@ impl Worker {
 
     /// Schedule `id`'s row as the database holds it now.
     fn fetch(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
-        let context = "reading a schedule held elsewhere";
+        self.fetch_where(
+            "id = $1",
+            &[&to_sql(id)],
+            "reading a schedule held elsewhere",
+        )
+    }
+
+    /// The row `condition` selects (at most one), as the database holds it now.
+    pub(super) fn fetch_where(
+        &mut self,
+        condition: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+        context: &'static str,
+    ) -> Result<Option<ScheduleRow>, Error> {
         self.reconnect_if_closed()?;
         let row = self
             .client
             .query_opt(
-                &format!("{} WHERE id = $1", codec::select_all()),
-                &[&to_sql(id)],
+                &format!("{} WHERE {condition}", codec::select_all()),
+                params,
             )
             .map_err(database_error(context))?;
         row.map(|r| codec::decode(&r).map_err(|source| Error::Database { context, source }))
