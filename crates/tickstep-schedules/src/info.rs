@@ -86,8 +86,8 @@ impl RetireReason {
 /// integer nanoseconds; absent optional values as 0).
 ///
 /// `next_run` is when the next firing is due, jitter included (0.0 while a one-shot is running or
-/// once retired). `mean_duration_ns` and `p99_duration_ns` cover the last 64 firings settled in
-/// this server run.
+/// once retired). `mean_duration_ns` and `p99_duration_ns` cover the last 64 firings settled in this
+/// server run.
 ///
 /// ```
 /// use std::rc::Rc;
@@ -99,11 +99,12 @@ impl RetireReason {
 /// let wiz = world.add_wizard();
 /// let room = world.add_object(wiz);
 /// world.add_verb(room, "upkeep");
-/// let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(),
-/// Default::default()); let mut txn = engine.begin(wiz); let id = txn.schedule_every(room,
-/// "upkeep", 60.0, vec![], Options::new()).unwrap(); let info = txn.schedule_info(id).unwrap();
-/// assert_eq!(info.kind, ScheduleKind::Every); assert_eq!(info.to_value().get("interval"),
-/// Some(&Value::Float(60.0)));
+/// let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+/// let mut txn = engine.begin(wiz);
+/// let id = txn.schedule_every(room, "upkeep", 60.0, vec![], Options::new()).unwrap();
+/// let info = txn.schedule_info(id).unwrap();
+/// assert_eq!(info.kind, ScheduleKind::Every);
+/// assert_eq!(info.to_value().get("interval"), Some(&Value::Float(60.0)));
 /// ```
 #[derive(Clone, PartialEq, Debug)]
 #[allow(clippy::struct_excessive_bools)] // the fields of docs/schedules.md §9.1, one to one
@@ -199,11 +200,12 @@ impl ScheduleInfo {
     /// # let world = TestWorld::new();
     /// # let wiz = world.add_wizard();
     /// # world.add_verb(wiz, "ring");
-    /// # let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(),
-    /// Default::default()); # let mut txn = engine.begin(wiz); let id = txn.schedule_at(wiz,
-    /// "ring", 1.0e10, vec![], Options::new()).unwrap(); let map =
-    /// txn.schedule_info(id).unwrap().to_value(); assert_eq!(map.get("kind"),
-    /// Some(&Value::from("at"))); assert_eq!(map.get("retire_reason"), Some(&Value::from("")));
+    /// # let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// # let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_at(wiz, "ring", 1.0e10, vec![], Options::new()).unwrap();
+    /// let map = txn.schedule_info(id).unwrap().to_value();
+    /// assert_eq!(map.get("kind"), Some(&Value::from("at")));
+    /// assert_eq!(map.get("retire_reason"), Some(&Value::from("")));
     /// assert_eq!(map.get("running_task"), Some(&Value::Int(0)));
     /// ```
     pub fn to_value(&self) -> Value {
