@@ -10,7 +10,6 @@ use std::rc::Rc;
 
 use super::core::{Core, Shared};
 use super::entry::{Entry, Extra, Kind, Limits};
-use super::keys::Keyed;
 use crate::info::ScheduleInfo;
 use crate::options::{Options, Resolved};
 use crate::row::{ChangeSet, Durability};
@@ -49,6 +48,14 @@ fn summary(e: &Entry) -> Summary {
         target: e.target,
         live: e.is_live(),
     }
+}
+
+/// What a keyed creation came to (docs/schedules.md §5.13).
+pub(super) enum Keyed {
+    /// Nothing held the key: a new schedule, committed with the transaction.
+    New(Draft),
+    /// The key names this schedule, of the same definition: nothing is created.
+    Existing(u64),
 }
 
 /// Everything a creation has checked, ready to become a [`Draft`].

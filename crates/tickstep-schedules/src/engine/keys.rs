@@ -9,20 +9,12 @@
 
 use std::rc::Rc;
 
-use super::access::{Draft, NewSchedule};
+use super::access::{Draft, Keyed, NewSchedule};
 use super::core::{Core, Shared};
 use super::entry::Entry;
 use crate::key::{check_key, first_difference};
 use crate::row::ScheduleRow;
 use crate::{Error, ObjId, ScheduleId};
-
-/// What a keyed creation came to.
-pub(super) enum Keyed {
-    /// Nothing held the key: a new schedule, committed with the transaction.
-    New(Draft),
-    /// The key names this schedule, of the same definition: nothing is created.
-    Existing(u64),
-}
 
 /// A schedule holding a key: its definition, and whether it is persistent (rows always are).
 struct Holder {
