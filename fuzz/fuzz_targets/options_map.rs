@@ -62,6 +62,8 @@ fn model(options: &Value) -> Result<Options, Option<String>> {
                 Value::Int(i) if i >= 1 => out.tick_limit(i.unsigned_abs()),
                 _ => return Err(bad()),
             },
+            // The key's rule is checked at creation, not here: any text parses.
+            "key" => out.key(v.as_text().ok_or_else(bad)?),
             "state" => out.state(v.clone()),
             "player" => match *v {
                 Value::Obj(o) => out.player(o),
@@ -104,6 +106,7 @@ fn check(options: &Value, u: &mut Unstructured<'_>) {
     }
     let Ok(options) = parsed else { return };
     let limits = options.firing_limits();
+    let key = options.key_name().map(str::to_owned);
 
     // Use them: every outcome of creating a schedule is a typed error or a schedule.
     let world = TestWorld::new();
@@ -131,6 +134,7 @@ fn check(options: &Value, u: &mut Unstructured<'_>) {
             assert!(info.jitter.is_finite() && info.jitter >= 0.0, "{info:?}");
             // What the options asked for is what the schedule keeps.
             assert_eq!((info.time_limit, info.tick_limit), limits, "{info:?}");
+            assert_eq!(info.key, key, "{info:?}");
             txn.commit().expect("in-memory commit");
         }
         Err(e) => assert!(matches!(e.code(), "E_INVARG" | "E_PERM"), "{e:?}"),

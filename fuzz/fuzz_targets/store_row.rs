@@ -41,7 +41,7 @@ use tickstep_schedules::{
 
 /// The `schedules` columns in the codec's order (`id` first; it is never edited: it is the
 /// table's integer primary key, and SQLite refuses anything else there).
-const COLUMNS: [&str; 33] = [
+const COLUMNS: [&str; 34] = [
     "id",
     "kind",
     "target",
@@ -75,6 +75,7 @@ const COLUMNS: [&str; 33] = [
     "running",
     "time_limit_ns",
     "tick_limit",
+    "key",
 ];
 
 /// One store file kept open across inputs: the connection that edits it and the operator's
@@ -125,7 +126,7 @@ fn checkpoint(path: &Path) {
 /// Opens the edit connection and the inspector on a store file that is already in WAL mode.
 fn keep_open(path: PathBuf) -> Store {
     let edit = Connection::open(&path).expect("open the store for edits");
-    // Every UPDATE this target writes stays prepared (32 columns x 3 shapes, plus the reset).
+    // Every UPDATE this target writes stays prepared (33 columns x 3 shapes, plus the reset).
     edit.set_prepared_statement_cache_capacity(128);
     let inspector = Inspector::open(&path).expect("the schema is untouched, so the file opens");
     Store {
@@ -367,6 +368,7 @@ fn check_kept(s: &StoredSchedule, column: &str, cell: &Cell) {
             )
         }
         ("tick_limit", Cell::Int(i)) => assert_eq!(s.tick_limit, Some(bits(*i))),
+        ("key", Cell::Text(t)) => assert_eq!(s.key.as_deref(), Some(t.as_str())),
         ("verb", Cell::Text(t)) => assert_eq!(&s.verb, t),
         ("kind", Cell::Text(t)) => assert_eq!(s.kind.as_str(), t),
         ("catchup", Cell::Text(t)) => assert_eq!(s.catchup.as_str(), t),

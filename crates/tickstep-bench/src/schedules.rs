@@ -12,6 +12,7 @@
 //! | `stop_poll_tick` | an idle tick (nothing due) of an engine on a `SQLite` store, 10 ms after the last so it polls for operator stops (`PRAGMA data_version`); ns per tick | the same idle tick in memory, in the note; goal ≤ 20,000 ns (0.2% of the 10 ms poll interval) |
 //! | `quick_check_1m` | seconds of `PRAGMA quick_check` on the `load_1m` store (what opening would add if it always checked) | beside `load_1m`, in the note; goal ≤ 3 s |
 //! | `fire_postgres` | see [`postgres`]: only when `TICKSTEP_PG_URL` names a server | raw batched `UPDATE`s through the same client |
+//! | `create_inmem`, `create_sqlite` | see [`create`]: `Txn::commit` of one new schedule, in memory and on `SQLite` | goals 5,000 ns and one fsync |
 //! | `fire_postgres_3nodes`, `claim_to_start_p50/p99` | see [`cluster`]: three nodes on one database; another node taking released schedules over | `fire_postgres` on one node, same run |
 
 use std::path::Path;
@@ -27,6 +28,7 @@ use tickstep_schedules::{Config, ObjId, Options, Outcome, RunId, Schedules, Valu
 use crate::harness::{Measure, Opts, Row, Section, interleave, median, ns_per_op};
 
 mod cluster;
+mod create;
 mod postgres;
 mod scratch;
 
@@ -59,6 +61,7 @@ pub(crate) fn run(opts: &Opts) -> Section {
         stop_poll_tick(dir.path(), rounds),
         quick_check(&big, stored, opts.quick.then_some(scale), rounds.min(5)),
     ]);
+    rows.extend(create::rows(dir.path(), rounds, opts.quick));
     rows
 }
 

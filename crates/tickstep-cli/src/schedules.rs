@@ -1,4 +1,5 @@
-//! `tickstep schedules`: an operator's view of a schedule store — `list`, `info ID`, `stop ID` —
+//! `tickstep schedules`: an operator's view of a schedule store — `list`, `info ID`, `find KEY`,
+//! `stop ID` —
 //! as a table or `--json`. `list` and `info` only read (safe while a demo runs); `stop` removes
 //! the schedule's row durably, and every engine running on the store (a demo, a server) drops it
 //! at its next tick. `--db` takes a file or a `postgres://` URL; every subcommand works on both
@@ -9,7 +10,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use tickstep::kernel::clock::{Clock, SystemClock};
-use tickstep::schedules::{ScheduleId, ScheduleKind};
+use tickstep::schedules::{ScheduleId, ScheduleKind, StoredSchedule};
 
 use crate::say;
 use crate::store;
@@ -29,8 +30,13 @@ pub(crate) struct SchedulesArgs {
 
 #[derive(Subcommand, Debug)]
 enum Action {
-    /// Every saved schedule: id, kind, target:verb, interval, next run, counters.
+    /// Every saved schedule: id, key, kind, target:verb, interval, next run, counters.
     List,
+    /// The saved schedules named KEY (one per owner at most: a key is unique per owner).
+    Find {
+        /// The schedule key (docs/schedules.md §5.12).
+        key: String,
+    },
     /// Everything `schedule_info` reports about one schedule.
     Info {
         /// The schedule id.
@@ -52,6 +58,7 @@ enum Action {
 pub(crate) fn run(args: &SchedulesArgs) -> Result<(), String> {
     match args.action {
         Action::List => list(args),
+        Action::Find { ref key } => find(args, key),
         Action::Info { id } => info(args, id),
         Action::Running => running(args),
         Action::Stop { id } => stop(args, id),
@@ -64,18 +71,38 @@ fn now_unix_nanos() -> u64 {
 
 fn list(args: &SchedulesArgs) -> Result<(), String> {
     let rows = store::open(&args.db)?.list().map_err(|e| e.to_string())?;
+    if rows.is_empty() && !args.json {
+        say(format!("no schedules in {}", store::shown(&args.db)));
+        return Ok(());
+    }
+    print_rows(args, &rows)
+}
+
+/// Lookup by key, from any node's rows (docs/schedules.md §5.17).
+fn find(args: &SchedulesArgs, key: &str) -> Result<(), String> {
+    let rows = store::open(&args.db)?
+        .find_key(key)
+        .map_err(|e| tickstep::kernel::ErrorChain(&e).to_string())?;
+    if rows.is_empty() && !args.json {
+        return Err(format!(
+            "no schedule named {key:?} in {} (never created, stopped, or retired)",
+            store::shown(&args.db)
+        ));
+    }
+    print_rows(args, &rows)
+}
+
+/// `rows` as JSON or as the table `list` prints.
+fn print_rows(args: &SchedulesArgs, rows: &[StoredSchedule]) -> Result<(), String> {
     if args.json {
         let all: Vec<_> = rows.iter().map(store::to_json).collect();
         say(serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?);
         return Ok(());
     }
-    if rows.is_empty() {
-        say(format!("no schedules in {}", store::shown(&args.db)));
-        return Ok(());
-    }
     let now = now_unix_nanos();
     let header = [
         "ID",
+        "KEY",
         "KIND",
         "TARGET:VERB",
         "EVERY",
@@ -86,11 +113,12 @@ fn list(args: &SchedulesArgs) -> Result<(), String> {
         "OVERLAP",
         "RUNNING",
     ];
-    let table: Vec<[String; 10]> = rows
+    let table: Vec<[String; 11]> = rows
         .iter()
         .map(|r| {
             [
                 r.id.get().to_string(),
+                r.key.clone().unwrap_or_else(|| "-".into()),
                 r.kind.as_str().into(),
                 format!("#{}:{}", r.target.0, r.verb),
                 if r.kind == ScheduleKind::Every {

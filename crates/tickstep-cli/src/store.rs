@@ -103,5 +103,6 @@ pub(crate) fn to_json(s: &StoredSchedule) -> Json {
         "persist": true,
         "player": s.player.0,
         "state": s.state.as_ref().map_or(json!(0), value_json),
+        "key": s.key.as_deref().unwrap_or(""),
     })
 }

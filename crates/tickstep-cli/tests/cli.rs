@@ -232,8 +232,40 @@ fn schedules_list_json_parses_and_info_and_stop_work() {
     let id = bell["id"].as_u64().unwrap().to_string();
 
     let table = tickstep(&["schedules", "--db", db, "list"]);
-    assert!(stdout(&table).starts_with("ID  KIND"), "{}", stdout(&table));
+    assert!(stdout(&table).starts_with("ID  KEY"), "{}", stdout(&table));
     assert!(stdout(&table).contains("#10:ring"));
+    assert!(stdout(&table).contains("  bell  "), "{}", stdout(&table));
+    assert_eq!(bell["key"], "bell");
+
+    // Lookup by key (docs/schedules.md §5.17).
+    let found = tickstep(&["schedules", "--db", db, "find", "bell", "--json"]);
+    assert!(found.status.success(), "{}", stderr(&found));
+    let found: serde_json::Value = serde_json::from_str(&stdout(&found)).unwrap();
+    assert_eq!(found.as_array().map(Vec::len), Some(1));
+    assert_eq!(found[0]["id"], bell["id"]);
+    let table = tickstep(&["schedules", "--db", db, "find", "bell"]);
+    assert!(
+        stdout(&table)
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("bell")),
+        "{}",
+        stdout(&table)
+    );
+    let none = tickstep(&["schedules", "--db", db, "find", "nothing"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(
+        stderr(&none).contains("no schedule named \"nothing\""),
+        "{}",
+        stderr(&none)
+    );
+    let bad = tickstep(&["schedules", "--db", db, "find", "two words"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).contains("E_INVARG") && stderr(&bad).contains("docs/schedules.md §5.12"),
+        "{}",
+        stderr(&bad)
+    );
 
     let info = tickstep(&["schedules", "--db", db, "info", &id, "--json"]);
     let info: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();
@@ -528,7 +560,7 @@ fn a_store_from_a_newer_tickstep_is_refused_naming_both_versions() {
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = stderr(&out);
         assert!(
-            err.contains("version 99") && err.contains("up to 3"),
+            err.contains("version 99") && err.contains("up to 4"),
             "{err}"
         );
     }

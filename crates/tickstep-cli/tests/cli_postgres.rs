@@ -50,7 +50,7 @@ fn demo_and_schedules_list_info_running_and_stop_work_on_postgres() {
 
     let id = bell_id(&db).to_string();
     let table = tickstep(&["schedules", "--db", &db, "list"]);
-    assert!(stdout(&table).starts_with("ID  KIND"), "{}", stdout(&table));
+    assert!(stdout(&table).starts_with("ID  KEY"), "{}", stdout(&table));
     assert!(stdout(&table).contains("#10:ring"));
     let info = tickstep(&["schedules", "--db", &db, "info", &id, "--json"]);
     let info: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();

@@ -291,3 +291,48 @@ fn an_idle_world_runs_no_frames_however_much_its_players_chat() {
         assert!(field(key).is_some(), "{key} in {stats}");
     }
 }
+
+#[test]
+fn a_named_schedule_is_created_once_and_found_again_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    let first = alice.ask("every 60 say top of the hour as hourly");
+    assert!(first.ends_with("runs say every 60 s as hourly"), "{first}");
+    let id = id_of(&first);
+    assert_eq!(
+        alice.ask("every 60 say top of the hour as hourly"),
+        format!("ok: schedule #{id} is already hourly: nothing created")
+    );
+    assert_eq!(alice.ask("schedules"), "ok: 1 live schedules");
+    assert!(
+        alice
+            .expect("  #")
+            .starts_with(&format!("  #{id} as hourly every 60 s say"))
+    );
+    let other = alice.ask("every 30 say top of the hour as hourly");
+    assert!(
+        other.starts_with("error: E_INVARG: key \"hourly\"")
+            && other.contains(&format!("schedule {id}"))
+            && other.contains("interval differs"),
+        "{other}"
+    );
+    let bad = alice.ask("every 60 say hi as no/slash");
+    assert!(bad.starts_with("error: E_INVARG: \"no/slash\""), "{bad}");
+    // The name is alice's: bob's own "hourly" is another schedule.
+    let mut bob = server.login("bob");
+    assert_ne!(
+        id_of(&bob.ask("every 60 say top of the hour as hourly")),
+        id
+    );
+    drop(bob);
+    server.shutdown();
+
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    assert_eq!(
+        alice.ask("every 60 say top of the hour as hourly"),
+        format!("ok: schedule #{id} is already hourly: nothing created")
+    );
+    server.shutdown();
+}

@@ -59,6 +59,8 @@ pub struct Commit {
     shared: Rc<Shared>,
     parts: Option<Parts>,
     answer: Option<Pending<Result<usize, Error>>>,
+    /// Why the commit was refused before anything was written.
+    refused: Option<Error>,
 }
 
 impl Commit {
@@ -68,15 +70,24 @@ impl Commit {
         stops: Vec<u64>,
         discards: Vec<u64>,
     ) -> Self {
-        let answer = shared.start_commit(&drafts, &stops, &discards);
-        Commit {
-            shared,
-            parts: Some(Parts {
-                drafts,
-                stops,
-                discards,
-            }),
-            answer,
+        match shared.start_commit(&drafts, &stops, &discards) {
+            Ok(answer) => Commit {
+                shared,
+                parts: Some(Parts {
+                    drafts,
+                    stops,
+                    discards,
+                }),
+                answer,
+                refused: None,
+            },
+            // Refused before anything was written: nothing to apply, the error to return.
+            Err(error) => Commit {
+                shared,
+                parts: None,
+                answer: None,
+                refused: Some(error),
+            },
         }
     }
 
@@ -106,6 +117,9 @@ impl Future for Commit {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
+        if let Some(error) = this.refused.take() {
+            return Poll::Ready(Err(error));
+        }
         if let Some(answer) = &this.answer {
             let result = match answer.poll(cx) {
                 Poll::Pending => return Poll::Pending,
@@ -113,7 +127,11 @@ impl Future for Commit {
             };
             this.answer = None;
             if let Err(e) = result {
-                this.parts = None; // nothing was written: nothing is applied
+                // Nothing was written: nothing is applied.
+                let e = match this.parts.take() {
+                    Some(parts) => this.shared.refusal(e, &parts.drafts),
+                    None => e,
+                };
                 return Poll::Ready(Err(e));
             }
         }

@@ -39,6 +39,22 @@ pub enum Error {
         /// The rule that refused it.
         rule: String,
     },
+    /// A schedule key is taken (MOO `E_INVARG`, docs/schedules.md §5.14, §5.15): `existing` is the
+    /// live schedule of `owner` that holds `key`, and `rule` says why this creation could not
+    /// return it — its definition differs, or it was committed after this transaction created
+    /// its own (by another task or another node: run the task again, and the creation returns
+    /// `existing`). Nothing was created.
+    #[error("E_INVARG: key {key:?} of {owner} names schedule {existing}: {rule}")]
+    KeyTaken {
+        /// The key.
+        key: String,
+        /// The owner the key belongs to (the creating task's permissions).
+        owner: ObjId,
+        /// The schedule that holds the key.
+        existing: crate::ScheduleId,
+        /// Why the creation could not return it.
+        rule: String,
+    },
     /// The SQLite store failed; the operation was not applied.
     #[error("schedule store failed while {context}")]
     Store {
@@ -112,7 +128,9 @@ impl Error {
     /// ```
     pub fn code(&self) -> &'static str {
         match self {
-            Error::InvalidArg { .. } | Error::NotAStore { .. } => "E_INVARG",
+            Error::InvalidArg { .. } | Error::KeyTaken { .. } | Error::NotAStore { .. } => {
+                "E_INVARG"
+            }
             Error::Perm { .. } => "E_PERM",
             Error::Store { .. }
             | Error::Database { .. }

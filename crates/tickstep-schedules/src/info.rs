@@ -180,6 +180,9 @@ pub struct ScheduleInfo {
     pub time_limit: Option<std::time::Duration>,
     /// The `ticks` option: the poll budget of each firing, if any.
     pub tick_limit: Option<u64>,
+    /// The schedule's key, if it has one (docs/schedules.md §5.12); a retired schedule still
+    /// shows it, though it no longer holds it (docs/schedules.md §5.16).
+    pub key: Option<String>,
 }
 
 /// Unix nanoseconds as float seconds (0 stays 0.0, "never").
@@ -259,6 +262,7 @@ impl ScheduleInfo {
                     .map_or(Value::Int(0), |d| Value::Float(d.as_secs_f64())),
             ),
             ("ticks", int(self.tick_limit.unwrap_or(0))),
+            ("key", Value::from(self.key.as_deref().unwrap_or(""))),
         ];
         Value::Map(
             pairs

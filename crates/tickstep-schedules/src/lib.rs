@@ -21,6 +21,11 @@
 //! * **Ids** ([`ScheduleId`]) are a type of their own, handed out by a counter that never goes
 //!   back — across restarts included, because its durable high-water mark is raised (fsync'd)
 //!   before an id beyond it is handed out, so it covers the creation's transaction and more.
+//! * **Named schedules.** [`Options::key`] names a schedule, unique among its owner's live
+//!   schedules: a creation whose key already names the same schedule returns it and creates
+//!   nothing ([`Txn::is_new`] tells), from any node of a shared store; [`Txn::schedule_named`]
+//!   looks a key up. Both stores keep the key behind a unique index (docs/schedules.md
+//!   §5.12–§5.18).
 //! * **Cadence.** Recurring deadlines are computed from the previous deadline, never from when a
 //!   firing ended; the next deadline is armed the moment a firing starts. Deadlines that arrive
 //!   while a firing still runs are the [`Overlap`] policy's business; cadence points missed with
@@ -200,6 +205,7 @@ mod host;
 mod id;
 mod info;
 mod kernel_wake;
+mod key;
 mod limits;
 mod options;
 mod perms;
@@ -219,6 +225,7 @@ pub use host::{
 pub use id::{ObjId, RunId, ScheduleId};
 pub use info::{RetireReason, ScheduleInfo, ScheduleKind};
 pub use kernel_wake::KernelWake;
+pub use key::MAX_KEY_LEN;
 pub use limits::MAX_VALUE_DEPTH;
 pub use options::{
     Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, OPTION_KEYS, Options,

@@ -170,6 +170,8 @@ pub struct Options {
     pub(crate) player: Option<ObjId>,
     pub(crate) time_limit: Option<Duration>,
     pub(crate) tick_limit: Option<u64>,
+    /// The schedule's key (docs/schedules.md §5.12), checked at creation.
+    pub(crate) key: Option<String>,
 }
 
 impl Default for Options {
@@ -186,6 +188,7 @@ impl Default for Options {
             player: None,
             time_limit: None,
             tick_limit: None,
+            key: None,
         }
     }
 }
@@ -195,7 +198,7 @@ impl Default for Options {
 /// ```
 /// assert!(tickstep_schedules::OPTION_KEYS.contains(&"pass_elapsed"));
 /// ```
-pub const OPTION_KEYS: [&str; 11] = [
+pub const OPTION_KEYS: [&str; 12] = [
     "adaptive",
     "catchup",
     "overlap",
@@ -207,6 +210,7 @@ pub const OPTION_KEYS: [&str; 11] = [
     "player",
     "seconds",
     "ticks",
+    "key",
 ];
 
 impl Options {
@@ -404,6 +408,9 @@ impl Options {
                 }
                 "seconds" => out.time_limit = Some(crate::firing_limits::parse_seconds(value)?),
                 "ticks" => out.tick_limit = Some(crate::firing_limits::parse_ticks(value)?),
+                "key" => {
+                    out.key = Some(value.as_text().ok_or_else(|| wrong("a string"))?.to_owned());
+                }
                 "state" => out.state = Some(value.clone()),
                 "player" => match *value {
                     Value::Obj(o) => out.player = Some(o),
@@ -469,6 +476,37 @@ pub(crate) struct Resolved {
     pub(crate) time_limit_ns: Option<u64>,
     /// The `ticks` limit (at least 1), if set.
     pub(crate) tick_limit: Option<u64>,
+}
+
+/// The schedule's key (docs/schedules.md §5.12–§5.18); checked and looked up in `key.rs` and the
+/// engine's key index.
+impl Options {
+    /// Names the schedule: a key unique among its owner's live schedules. A creation whose key
+    /// already names the same schedule returns that schedule's id and creates nothing
+    /// ([`Txn::is_new`](crate::Txn::is_new) tells the two apart); one whose key names a different
+    /// schedule is [`Error::KeyTaken`]. Checked at creation: 1 to [`MAX_KEY_LEN`](crate::MAX_KEY_LEN)
+    /// characters from `A-Z a-z 0-9 _ - . :`, else `E_INVARG`.
+    ///
+    /// ```
+    /// use tickstep_schedules::{Options, Value};
+    /// let o = Options::new().key("heartbeat");
+    /// assert_eq!(o.key_name(), Some("heartbeat"));
+    /// assert_eq!(o, Options::from_map(&Value::Map(vec![(Value::from("key"), Value::from("heartbeat"))])).unwrap());
+    /// ```
+    #[must_use]
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// The key set with [`Options::key`], if any.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::Options::new().key_name(), None);
+    /// ```
+    pub fn key_name(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
 }
 
 /// The per-firing limits (docs/schedules.md §5.10); parsed and checked in `firing_limits.rs`.

@@ -70,6 +70,8 @@ pub(crate) struct ScheduleRow {
     pub(crate) time_limit_ns: Option<u64>,
     /// The `ticks` option (at least 1); `None` for no limit.
     pub(crate) tick_limit: Option<u64>,
+    /// The schedule's key, unique per owner (docs/schedules.md §5.12); `None` for none.
+    pub(crate) key: Option<String>,
     pub(crate) cadence: Cadence,
 }
 

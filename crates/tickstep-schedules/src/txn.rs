@@ -11,6 +11,8 @@ use crate::limits::{check_storable, seconds_to_nanos};
 use crate::perms::{check_list_owner, check_player, may_manage};
 use crate::{Error, ObjId, Options, ScheduleId, Value};
 
+mod named;
+
 /// The latest representable deadline (docs/schedules.md §8.3).
 const LAST_DEADLINE: &str = "18446744073 (Unix seconds, July 2554)";
 
@@ -227,23 +229,25 @@ impl Txn {
         }
         let player = options.player.unwrap_or(target);
         check_player(world, self.perms, player)?;
-        let draft = self.shared.draft(NewSchedule {
-            kind,
-            target,
-            verb,
-            first,
-            interval_ns,
-            interval_clamped,
-            args,
-            options,
-            resolved,
-            owner: self.perms,
-            player,
-            now: self.shared.now_unix_nanos(),
-        })?;
-        let id = ScheduleId::from_raw(draft.id());
-        self.creates.push(draft);
-        Ok(id)
+        let id = self.shared.draft(
+            NewSchedule {
+                kind,
+                target,
+                verb,
+                first,
+                interval_ns,
+                interval_clamped,
+                args,
+                options,
+                resolved,
+                owner: self.perms,
+                player,
+                now: self.shared.now_unix_nanos(),
+            },
+            &mut self.creates,
+            &self.stops,
+        )?;
+        Ok(ScheduleId::from_raw(id))
     }
 
     /// `schedule_stop(id)`: stops a live schedule when this transaction commits. Returns `true`

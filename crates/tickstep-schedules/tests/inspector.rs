@@ -220,10 +220,10 @@ fn postgres_only_a_version_3_database_is_read_by_the_inspector_without_limits_an
     let id = h.every(10.0, Options::new().max_faults(4));
     h.engine.wait_for_writes().unwrap();
     drop(h);
-    // What a version-3 build left behind: no limit columns, no version-4 migration.
+    // What a version-3 build left behind: no limit or key columns, no version-4 or 5 migration.
     store.execute(
-        "ALTER TABLE tickstep_schedules DROP COLUMN time_limit_ns, DROP COLUMN tick_limit; \
-         DELETE FROM schema_migrations WHERE version = 4",
+        "ALTER TABLE tickstep_schedules DROP COLUMN time_limit_ns, DROP COLUMN tick_limit, \
+         DROP COLUMN key; DELETE FROM schema_migrations WHERE version >= 4",
     );
 
     let inspector = Inspector::open(&url).unwrap();

@@ -492,6 +492,7 @@ on_every_store! {
             "state",
             "seconds",
             "ticks",
+            "key",
         ];
         let Value::Map(pairs) = &map else { panic!() };
         assert_eq!(pairs.len(), keys.len());

@@ -61,7 +61,7 @@ pub(crate) fn run(args: &DemoArgs) -> Result<(), String> {
         builder.system_clock()
     };
     let rt = builder.build().map_err(|e| ErrorChain(&e).to_string())?;
-    let world = DemoWorldState::install(&rt, &args.db)?;
+    let world = DemoWorldState::install(&rt)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);

@@ -9,7 +9,8 @@
 //!   then the keepers' default commands come back. Ushers asked for during a lockdown lose their
 //!   priority conflict and retry every cycle until it is over.
 //! * **Players arrive** on a kernel timer (one every 0.7 s, round the rooms) and leave on another.
-//! * **Durable schedules** (in the `SQLite` store; found again by the next run):
+//! * **Durable schedules** (in the store; named, so the next run, or another demo on the same
+//!   database, finds them by their key instead of creating them again: docs/schedules.md §5.13):
 //!   `bell` rings every 2 s in the hall; `regenerate` integrates `elapsed` in the garden (half a
 //!   point of vitality per real second); `lockup` is an adaptive one-shot on the vault that checks
 //!   again in 1.5 s while players are inside and raises the alarm once it is empty; `flush` is the
@@ -17,7 +18,6 @@
 //!   out at every arrival).
 
 use std::cell::Cell;
-use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -26,8 +26,7 @@ use tickstep::commands::{Command, EventKind, Mechanism, Trigger};
 use tickstep::kernel::ErrorChain;
 use tickstep::kernel::{Priority, TaskHandle};
 use tickstep::schedules::{
-    Inspector, ObjId, Options, ScheduleId, ScheduleInfo, Schedules, Value, World,
-    is_server_location,
+    Error, ObjId, Options, ScheduleId, ScheduleInfo, Schedules, Value, World,
 };
 
 /// The demo's wizard: owner of every object and schedule.
@@ -118,14 +117,12 @@ pub(crate) struct DemoWorldState {
     pub(crate) lockup: Cell<Option<ScheduleId>>,
     /// The durable schedules this run uses: (name, id, how it was obtained).
     pub(crate) schedules: Vec<(&'static str, ScheduleId, Origin)>,
-    /// The database URL when the store is shared with other demos (`None` for a file).
-    shared_store: Option<PathBuf>,
     _timers: Vec<TaskHandle>,
 }
 
 impl DemoWorldState {
     /// Builds the world on `rt`: verbs, mechanisms, commands, triggers, timers, schedules.
-    pub(crate) fn install(rt: &Runtime, db: &Path) -> Result<DemoWorldState, String> {
+    pub(crate) fn install(rt: &Runtime) -> Result<DemoWorldState, String> {
         let tally = Rc::new(Tally::default());
         let alarm = Rc::new(Cell::new(false));
         let commands = rt.commands();
@@ -172,7 +169,7 @@ impl DemoWorldState {
         });
         register_verbs(rt, &rooms, &tally, &alarm);
         let timers = people(rt, &rooms)?;
-        let schedules = ensure_schedules(rt.schedules(), db)?;
+        let schedules = ensure_schedules(rt.schedules())?;
         let lockup = schedules
             .iter()
             .find(|(name, _, _)| *name == "lockup")
@@ -183,35 +180,24 @@ impl DemoWorldState {
             alarm,
             lockup: Cell::new(lockup),
             schedules,
-            shared_store: is_server_location(db).then(|| db.to_path_buf()),
             _timers: timers,
         })
     }
 
     /// The "one driver per object" recipe: arms a new lock-up when the last one has retired.
     pub(crate) fn keep_lockup_armed(&self, engine: &Schedules) -> Result<(), String> {
-        let mut txn = engine.begin(WIZARD);
+        let txn = engine.begin(WIZARD);
         if self.lockup.get().is_some_and(|id| txn.schedule_valid(id)) || self.alarm.get() {
             return Ok(());
         }
-        // On a shared database another demo may have armed the next one already: adopt it
-        // rather than arm a second (two demos checking in the same instant can still both arm).
-        if let Some(db) = &self.shared_store {
-            let stored = Inspector::open(db)
-                .and_then(|store| store.list())
-                .map_err(|e| ErrorChain(&e).to_string())?;
-            if let Some(row) = stored.iter().find(|row| {
-                row.target == VAULT && row.verb == "lockup" && txn.schedule_valid(row.id)
-            }) {
-                self.lockup.set(Some(row.id));
-                return Ok(());
-            }
-        }
+        // Named: on a shared database another demo may have armed the next one already, and
+        // the key gives its id back instead of arming a second (docs/schedules.md §5.13).
         let at = engine.now_unix_seconds() + LOCKUP_DELAY;
-        let id = txn
-            .schedule_at(VAULT, "lockup", at, vec![], Options::new())
-            .map_err(|e| ErrorChain(&e).to_string())?;
-        txn.commit().map_err(|e| ErrorChain(&e).to_string())?;
+        let id = create_named(engine, "lockup", |txn, options| {
+            txn.schedule_at(VAULT, "lockup", at, vec![], options)
+        })
+        .map_err(|e| ErrorChain(&e).to_string())?
+        .0;
         self.lockup.set(Some(id));
         Ok(())
     }
@@ -359,21 +345,11 @@ fn people(rt: &Runtime, rooms: &Rc<Vec<Room>>) -> Result<Vec<TaskHandle>, String
     Ok(vec![arrive, leave])
 }
 
-/// Finds this demo's persistent schedules from an earlier run, or creates them. On a database
-/// that several demos share, the schedules another node holds are not in this node's lists
-/// (docs/schedules.md §11.30), so they are looked up in the store's rows before any is created:
-/// a second demo joins the first one's world instead of ringing a second bell.
-fn ensure_schedules(
-    engine: &Schedules,
-    db: &Path,
-) -> Result<Vec<(&'static str, ScheduleId, Origin)>, String> {
-    let elsewhere = if is_server_location(db) {
-        Inspector::open(db)
-            .and_then(|store| store.list())
-            .map_err(|e| ErrorChain(&e).to_string())?
-    } else {
-        Vec::new()
-    };
+/// Finds this demo's persistent schedules from an earlier run, or creates them. Each is named
+/// (its key), so a creation whose key already names it gets it back, creating nothing: from this
+/// node's store, or from another demo's node on a shared database (docs/schedules.md §5.13,
+/// §5.17).
+fn ensure_schedules(engine: &Schedules) -> Result<Vec<(&'static str, ScheduleId, Origin)>, String> {
     let wanted: [(&'static str, ObjId, &'static str, Option<f64>); 3] = [
         ("bell", HALL, "ring", Some(2.0)),
         ("regenerate", GARDEN, "regenerate", Some(1.0)),
@@ -381,31 +357,43 @@ fn ensure_schedules(
     ];
     let mut found = Vec::new();
     for (name, target, verb, every) in wanted {
-        let mut txn = engine.begin(WIZARD);
-        let held = txn.schedules_for(target);
-        let stored = elsewhere
-            .iter()
-            .filter(|row| row.target == target && row.verb == verb)
-            .map(|row| row.id);
-        let earlier = held.into_iter().chain(stored).find_map(|id| {
-            let info = txn.schedule_info(id).ok()?;
-            (info.verb == verb && !info.retired && info.persist).then_some(info)
-        });
-        if let Some(info) = earlier {
-            found.push((name, info.id, Origin::Found(Box::new(info))));
-            continue;
-        }
-        let created = if let Some(seconds) = every {
-            txn.schedule_every(target, verb, seconds, vec![], Options::new())
+        let at = engine.now_unix_seconds() + LOCKUP_DELAY;
+        let (id, new) = create_named(engine, name, |txn, options| match every {
+            Some(seconds) => txn.schedule_every(target, verb, seconds, vec![], options),
+            None => txn.schedule_at(target, verb, at, vec![], options),
+        })
+        .map_err(|e| ErrorChain(&e).to_string())?;
+        if new {
+            found.push((name, id, Origin::Created));
         } else {
-            let at = engine.now_unix_seconds() + LOCKUP_DELAY;
-            txn.schedule_at(target, verb, at, vec![], Options::new())
-        };
-        let id = created.map_err(|e| ErrorChain(&e).to_string())?;
-        txn.commit().map_err(|e| ErrorChain(&e).to_string())?;
-        found.push((name, id, Origin::Created));
+            let info = engine
+                .begin(WIZARD)
+                .schedule_info(id)
+                .map_err(|e| ErrorChain(&e).to_string())?;
+            found.push((name, id, Origin::Found(Box::new(info))));
+        }
     }
     Ok(found)
+}
+
+/// Creates the schedule `create` makes, named `key`, as the wizard, and commits; returns its id
+/// and whether it is new. A key another demo committed first meanwhile is refused at commit: the
+/// creation runs once more and gets that schedule (docs/schedules.md §5.15).
+fn create_named(
+    engine: &Schedules,
+    key: &str,
+    create: impl Fn(&mut tickstep::schedules::Txn, Options) -> Result<ScheduleId, Error>,
+) -> Result<(ScheduleId, bool), Error> {
+    let attempt = || {
+        let mut txn = engine.begin(WIZARD);
+        let id = create(&mut txn, Options::new().key(key))?;
+        let new = txn.is_new(id);
+        txn.commit().map(|()| (id, new))
+    };
+    match attempt() {
+        Err(Error::KeyTaken { .. }) => attempt(),
+        made => made,
+    }
 }
 
 /// A short description of a room for the status line: `hall[open 2 in, 1 waiting]`.

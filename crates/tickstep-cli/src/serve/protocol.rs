@@ -14,6 +14,8 @@ Protocol (plain lines; netcat or telnet will do):
   every <seconds> <verb> [args] run <verb> every <seconds> (at least 1 s)
   at <unix-seconds> <verb> [args]  run <verb> once at that Unix time
       verbs: tell <text> (to you), say <text> (to everyone), ring [priority] (the bell)
+      ... as <name>      name it (1-64 letters, digits, '_', '-', '.' or ':'): a second
+                         'as <name>' of the same schedule gets the first, creating nothing
   stop <id>              stop a schedule of yours (the wizard may stop anyone's)
   info <id>              a schedule's record (yours; the wizard may read anyone's)
   schedules              your live schedules (the wizard sees everyone's)
@@ -76,9 +78,21 @@ pub(crate) struct Action {
 /// One parsed line of a logged-in player.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Request {
-    Remind { seconds: f64, text: String },
-    Every { seconds: f64, action: Action },
-    At { unix_seconds: f64, action: Action },
+    Remind {
+        seconds: f64,
+        text: String,
+    },
+    Every {
+        seconds: f64,
+        action: Action,
+        /// The schedule's key (`… as <name>`, docs/serve.md §3.6).
+        key: Option<String>,
+    },
+    At {
+        unix_seconds: f64,
+        action: Action,
+        key: Option<String>,
+    },
     Stop(u64),
     Info(u64),
     Schedules,
@@ -149,16 +163,21 @@ pub(crate) fn parse(line: &str) -> Result<Option<Request>, ProtocolError> {
             if seconds < MIN_EVERY_SECONDS {
                 return Err(ProtocolError::TooFrequent(seconds));
             }
+            let (action, key) = key_suffix("every", action)?;
             Request::Every {
                 seconds,
                 action: action_arg("every", action)?,
+                key,
             }
         }
         "at" => {
             let (when, action) = split_word(rest);
+            let unix_seconds = seconds_arg("at", when, "a Unix time in seconds >= 0")?;
+            let (action, key) = key_suffix("at", action)?;
             Request::At {
-                unix_seconds: seconds_arg("at", when, "a Unix time in seconds >= 0")?,
+                unix_seconds,
                 action: action_arg("at", action)?,
+                key,
             }
         }
         "stop" => Request::Stop(id_arg("stop", rest)?),
@@ -252,6 +271,34 @@ fn priority_arg(word: &str) -> Result<i32, ProtocolError> {
         })
 }
 
+/// Splits a trailing `as <name>` off a schedule's action: the action, and the name, if any
+/// (docs/serve.md §3.6). The name's rule is the engine's (checked when the schedule is made); a
+/// text that should end in the words "as x" cannot, which the help says.
+fn key_suffix<'a>(
+    command: &'static str,
+    text: &'a str,
+) -> Result<(&'a str, Option<String>), ProtocolError> {
+    let (head, last) = match text.rsplit_once(char::is_whitespace) {
+        Some((head, last)) => (head.trim_end(), last),
+        None => ("", text),
+    };
+    if last.eq_ignore_ascii_case("as") && !head.is_empty() {
+        return Err(ProtocolError::Missing {
+            command,
+            what: "a name after 'as'",
+        });
+    }
+    let (action, word) = match head.rsplit_once(char::is_whitespace) {
+        Some((action, word)) => (action.trim_end(), word),
+        None => ("", head),
+    };
+    if word.eq_ignore_ascii_case("as") {
+        Ok((action, Some(last.to_owned())))
+    } else {
+        Ok((text, None))
+    }
+}
+
 fn action_arg(command: &'static str, text: &str) -> Result<Action, ProtocolError> {
     let (verb, arg) = split_word(text);
     if verb.is_empty() {
@@ -295,7 +342,19 @@ mod tests {
                 action: Action {
                     verb: WorldVerb::Say,
                     arg: "hello all".into()
-                }
+                },
+                key: None,
+            }))
+        );
+        assert_eq!(
+            parse("every 60 say top of the hour AS hourly"),
+            Ok(Some(Request::Every {
+                seconds: 60.0,
+                action: Action {
+                    verb: WorldVerb::Say,
+                    arg: "top of the hour".into()
+                },
+                key: Some("hourly".into()),
             }))
         );
         assert_eq!(
@@ -305,7 +364,19 @@ mod tests {
                 action: Action {
                     verb: WorldVerb::Ring,
                     arg: "0".into()
-                }
+                },
+                key: None,
+            }))
+        );
+        assert_eq!(
+            parse("at 1900000000 ring 3 as alarm"),
+            Ok(Some(Request::At {
+                unix_seconds: 1.9e9,
+                action: Action {
+                    verb: WorldVerb::Ring,
+                    arg: "3".into()
+                },
+                key: Some("alarm".into()),
             }))
         );
         assert_eq!(parse("stop #12"), Ok(Some(Request::Stop(12))));
@@ -339,6 +410,14 @@ mod tests {
             "unknown verb \"dance\": schedules may run tell, say or ring"
         );
         assert_eq!(err("ring 10"), "\"10\" is not a bell priority from 0 to 9");
+        assert_eq!(
+            err("every 5 say hi as"),
+            "every needs a name after 'as' (type help)"
+        );
+        assert_eq!(
+            err("every 5 as hourly"),
+            "every needs a verb (tell, say or ring) (type help)"
+        );
         assert_eq!(
             err("stop 0"),
             "\"0\" is not a schedule id (a positive whole number)"

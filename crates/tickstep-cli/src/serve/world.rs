@@ -279,22 +279,30 @@ impl Server {
                     who,
                     Kind::At(when),
                     &action,
+                    None,
                     &format!("reminds you in {seconds} s"),
                 ))
             }
-            Request::Every { seconds, action } => one(self.create(
+            Request::Every {
+                seconds,
+                action,
+                key,
+            } => one(self.create(
                 who,
                 Kind::Every(seconds),
                 &action,
+                key,
                 &format!("runs {} every {seconds} s", action.verb.name()),
             )),
             Request::At {
                 unix_seconds,
                 action,
+                key,
             } => one(self.create(
                 who,
                 Kind::At(unix_seconds),
                 &action,
+                key,
                 &format!("runs {} at {unix_seconds}", action.verb.name()),
             )),
             Request::Stop(id) => one(self.stop(who, ScheduleId::from_raw(id))),
@@ -317,7 +325,14 @@ impl Server {
         }
     }
 
-    fn create(&self, who: ObjId, kind: Kind, action: &Action, what: &str) -> String {
+    fn create(
+        &self,
+        who: ObjId,
+        kind: Kind,
+        action: &Action,
+        key: Option<String>,
+        what: &str,
+    ) -> String {
         let live = self.live.borrow().get(&who).copied().unwrap_or(0);
         if live >= self.quota {
             return format!(
@@ -327,24 +342,48 @@ impl Server {
                 self.quota
             );
         }
-        let mut txn = self.rt.schedules().begin(who);
-        let args = vec![Value::Str(action.arg.clone())];
-        let created = match kind {
-            Kind::At(when) => txn.schedule_at(who, action.verb.name(), when, args, Options::new()),
-            Kind::Every(seconds) => {
-                txn.schedule_every(who, action.verb.name(), seconds, args, Options::new())
+        // A keyed creation another node committed first is refused at commit; run again, it
+        // gets that node's schedule (docs/schedules.md §5.15).
+        let mut attempts = 0;
+        let (id, new) = loop {
+            attempts += 1;
+            let mut txn = self.rt.schedules().begin(who);
+            let args = vec![Value::Str(action.arg.clone())];
+            let options = key
+                .clone()
+                .map_or_else(Options::new, |k| Options::new().key(k));
+            let created = match kind {
+                Kind::At(when) => txn.schedule_at(who, action.verb.name(), when, args, options),
+                Kind::Every(seconds) => {
+                    txn.schedule_every(who, action.verb.name(), seconds, args, options)
+                }
+            };
+            let made = created.and_then(|id| {
+                let new = txn.is_new(id);
+                txn.commit().map(|()| (id, new))
+            });
+            match made {
+                Ok(made) => break made,
+                Err(schedules::Error::KeyTaken { .. }) if attempts < 2 => {}
+                Err(error) => return format!("error: {}", ErrorChain(&error)),
             }
         };
-        let id = match created.and_then(|id| txn.commit().map(|()| id)) {
-            Ok(id) => id,
-            Err(error) => return format!("error: {}", ErrorChain(&error)),
-        };
+        if !new {
+            let name = key.unwrap_or_default();
+            return format!(
+                "ok: schedule #{} is already {name}: nothing created",
+                id.get()
+            );
+        }
         *self.live.borrow_mut().entry(who).or_default() += 1;
         if matches!(kind, Kind::At(_)) {
             self.one_shots.borrow_mut().insert(id, who);
         }
         let _ = self.handle.wake(); // an idle runtime re-arms its schedules wake now
-        format!("ok: schedule #{} {what}", id.get())
+        match key {
+            Some(name) => format!("ok: schedule #{} {what} as {name}", id.get()),
+            None => format!("ok: schedule #{} {what}", id.get()),
+        }
     }
 
     fn stop(&self, who: ObjId, id: ScheduleId) -> String {
@@ -391,8 +430,12 @@ impl Server {
         } else {
             "no next run".to_owned()
         };
+        let named = info
+            .key
+            .as_ref()
+            .map_or_else(String::new, |key| format!(" as {key}"));
         format!(
-            "#{} {when} {} {} owner {} runs {} faults {} {next}",
+            "#{}{named} {when} {} {} owner {} runs {} faults {} {next}",
             info.id.get(),
             info.verb,
             args.join(" "),

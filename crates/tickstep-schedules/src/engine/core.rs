@@ -80,6 +80,8 @@ pub(crate) struct Core {
     /// Rows claimed from other nodes and ids taken over by them, reused across ticks.
     pub(super) claimed_buf: Vec<crate::row::ClaimedRow>,
     pub(super) lost_buf: Vec<u64>,
+    /// The live keyed schedules this engine holds, by (owner, key) (docs/schedules.md §5.12).
+    pub(super) keys: std::collections::HashMap<(crate::ObjId, Rc<str>), u64>,
 }
 
 impl Core {
@@ -109,6 +111,7 @@ impl Core {
             last_stop_poll: None,
             claimed_buf: Vec::new(),
             lost_buf: Vec::new(),
+            keys: std::collections::HashMap::new(),
         }
     }
 

@@ -71,6 +71,8 @@ pub(super) struct Extra {
     pub(super) window: DurationWindow,
     /// The `seconds` and `ticks` options, for the runner (nanoseconds, polls).
     pub(super) limits: Limits,
+    /// The schedule's key, unique per owner among live schedules (docs/schedules.md §5.12).
+    pub(super) key: Option<Rc<str>>,
 }
 
 /// A schedule's per-firing limits (docs/schedules.md §5.10): kept, stored and handed to the
@@ -139,6 +141,10 @@ impl Entry {
         self.extra
             .as_deref()
             .map_or(Limits::default(), |x| x.limits)
+    }
+
+    pub(super) fn key(&self) -> Option<&Rc<str>> {
+        self.extra.as_deref().and_then(|x| x.key.as_ref())
     }
 
     pub(super) fn last_fault(&self) -> Option<&Fault> {

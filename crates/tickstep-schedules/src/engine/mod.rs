@@ -14,6 +14,7 @@
 //! * [`interner`] — verb names as `u32`s;
 //! * [`rows`] — entry ⇄ row, loading, the group commit, operator stops;
 //! * [`claims`] — rows another node gave up, taken in between ticks; schedules another node took;
+//! * [`keys`] — schedule keys: the (owner, key) index, create-if-absent, lookup by key;
 //! * [`access`] — the narrow API a [`Txn`](crate::Txn) uses: drafts, lookups, commit;
 //! * [`table`] — slab, id index and deadline heap;
 //! * [`cadence`] — deadline arithmetic: overlap, catch-up, jitter, arming;
@@ -41,6 +42,7 @@ pub(crate) mod entry;
 pub(crate) mod fuzz_hooks;
 pub(crate) mod handle;
 pub(crate) mod interner;
+pub(crate) mod keys;
 pub(crate) mod outcome;
 pub(crate) mod retire;
 pub(crate) mod rows;

@@ -186,9 +186,14 @@ impl Core {
         e.armed = false;
         e.backlog = 0;
         let persisted = e.persist && self.store.is_some();
+        let owner = e.owner;
         let x = e.extra_mut();
         x.queued = None;
         x.retired = Some(Retired { reason, at: now });
+        if let Some(key) = x.key.clone() {
+            // Retirement frees the key at once (docs/schedules.md §5.16).
+            self.unindex(owner, &key, id);
+        }
         self.retired
             .push_back((now.saturating_add(self.retention_ns), id));
         if persisted {

@@ -26,6 +26,7 @@ impl Core {
     /// Removes an entry outright (stop, discard, expiry), forgetting its runs.
     pub(super) fn drop_entry(&mut self, id: u64) -> Option<Entry> {
         let e = self.table.remove(id)?;
+        self.unindex_key(&e);
         for r in e.running() {
             // Only while the id is still this schedule's: a runner that reused it for a run
             // still awaited gave it to that newer run (see `record` in tick.rs), which goes on.

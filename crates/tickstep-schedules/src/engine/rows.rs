@@ -73,6 +73,7 @@ impl Entry {
             created_at: self.created_at,
             time_limit_ns: self.limits().time_limit_ns,
             tick_limit: self.limits().tick_limit,
+            key: self.key().map(ToString::to_string),
             cadence: self.cadence(),
         }
     }
@@ -96,6 +97,7 @@ impl Entry {
         let needs_extra = row.args.is_some()
             || row.state.is_some()
             || !limits.is_none()
+            || row.key.is_some()
             || c.last_fault.is_some()
             || c.queued.is_some()
             || !running.is_empty();
@@ -107,6 +109,7 @@ impl Entry {
                 queued: c.queued,
                 running,
                 limits,
+                key: row.key.map(Rc::from),
                 ..Extra::default()
             })
         });
@@ -284,6 +287,7 @@ impl RowSink for Loader<'_> {
             }
             self.interrupted_ids.push(entry.id);
         }
+        core.index_key(&entry);
         if entry.armed {
             self.deadlines.push((entry.fire_at, entry.id));
             if !entry.is_running() && entry.fire_at.max(entry.next_run) <= self.now {

@@ -55,6 +55,7 @@ impl Core {
                 .time_limit_ns
                 .map(std::time::Duration::from_nanos),
             tick_limit: e.limits().tick_limit,
+            key: e.key().map(ToString::to_string),
         }
     }
 }

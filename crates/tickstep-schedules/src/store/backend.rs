@@ -87,6 +87,19 @@ pub(crate) trait Backend {
         Ok(None)
     }
 
+    /// The saved row of `owner`'s schedule keyed `key` (docs/schedules.md §5.12), whichever
+    /// engine holds it; `None` when it holds none. As [`Backend::row_elsewhere`]: only a store
+    /// several engines share is asked, after a round trip behind the writes queued before; a
+    /// store one engine uses answers `None`, the engine's own key index being the whole truth.
+    ///
+    /// # Errors
+    ///
+    /// The store's error; nothing changed.
+    fn row_by_key(&mut self, owner: crate::ObjId, key: &str) -> Result<Option<ScheduleRow>, Error> {
+        let _ = (owner, key);
+        Ok(None)
+    }
+
     /// What the store counted of claims and fencing so far.
     fn cluster_stats(&self) -> ClusterStats {
         ClusterStats::default()

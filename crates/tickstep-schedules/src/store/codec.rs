@@ -32,35 +32,54 @@ macro_rules! columns_v1 {
     };
 }
 
-/// The columns [`decode`](super::decode::decode) reads, in order (schema version 3 on: the firing limits last).
-pub(crate) const COLUMNS: &str = concat!(columns_v1!(), ", time_limit_ns, tick_limit");
+/// The columns [`decode`](super::decode::decode) reads, in order: schema version 3 added the
+/// firing limits, version 4 (`PostgreSQL`: 5) the key, each last.
+pub(crate) const COLUMNS: &str = concat!(columns_v1!(), ", time_limit_ns, tick_limit, key");
 
-/// What [`decode`](super::decode::decode) reads from a store that did not keep firing limits yet (`SQLite` before schema
-/// version 3, `PostgreSQL` before 4): none. The NULLs are typed because `PostgreSQL`'s client
-/// checks a column's type even when its value is NULL.
-pub(crate) const COLUMNS_WITHOUT_LIMITS: &str = concat!(
+/// What [`decode`](super::decode::decode) reads from a store that kept firing limits but no keys
+/// yet (`SQLite` schema version 3, `PostgreSQL` 4): no key. The NULLs are typed because
+/// `PostgreSQL`'s client checks a column's type even when its value is NULL.
+pub(crate) const COLUMNS_WITHOUT_KEY: &str = concat!(
     columns_v1!(),
-    ", CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)"
+    ", time_limit_ns, tick_limit, CAST(NULL AS TEXT)"
 );
 
-/// The select list [`decode`](super::decode::decode) reads from a store of schema `version` (a reader that does not
-/// migrate, like the `Inspector`, meets older files).
+/// What [`decode`](super::decode::decode) reads from a store that did not keep firing limits yet
+/// (`SQLite` before schema version 3, `PostgreSQL` before 4): no limits, no key.
+pub(crate) const COLUMNS_WITHOUT_LIMITS: &str = concat!(
+    columns_v1!(),
+    ", CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS TEXT)"
+);
+
+/// The select list [`decode`](super::decode::decode) reads from a `SQLite` store of schema
+/// `version` (a reader that does not migrate, like the `Inspector`, meets older files).
 pub(crate) fn columns_for(version: i64) -> &'static str {
-    if version >= 3 {
-        COLUMNS
-    } else {
-        COLUMNS_WITHOUT_LIMITS
+    match version {
+        4.. => COLUMNS,
+        3 => COLUMNS_WITHOUT_KEY,
+        _ => COLUMNS_WITHOUT_LIMITS,
     }
 }
 
-/// `INSERT` of a whole row; parameters as [`insert`] binds them.
-pub(crate) const INSERT: &str = "INSERT OR REPLACE INTO schedules (id, kind, target, verb, args, state, \
-     owner, player, interval_ns, interval_clamped, jitter_ns, max_faults, catchup, overlap, adaptive, \
-     pass_elapsed, created_at, next_run, fire_at, armed, last_run, run_count, fault_count, \
-     consecutive_faults, missed_count, overlap_count, last_duration_ns, backlog, queued, last_fault, \
-     running, time_limit_ns, tick_limit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
-     ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, \
-     ?32, ?33)";
+/// `INSERT` of a whole row; parameters as [`insert`] binds them. A row of the same id is
+/// replaced (an upsert on the id alone), but a row whose (owner, key) another row holds is
+/// refused by the unique index, never replaced (docs/schedules.md §5.18).
+pub(crate) fn insert_sql() -> &'static str {
+    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SQL.get_or_init(|| {
+        let columns: Vec<&str> = COLUMNS.split(',').map(str::trim).collect();
+        let params: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
+        let sets: Vec<String> = columns[1..]
+            .iter()
+            .map(|c| format!("{c} = excluded.{c}"))
+            .collect();
+        format!(
+            "INSERT INTO schedules ({COLUMNS}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}",
+            params.join(", "),
+            sets.join(", ")
+        )
+    })
+}
 
 /// `UPDATE` of the cadence state only; parameters as [`CadenceParams::bind`] binds them.
 pub(crate) const UPDATE_CADENCE: &str = "UPDATE schedules SET next_run = ?2, fire_at = ?3, armed = ?4, \
@@ -146,7 +165,7 @@ impl CadenceParams {
     }
 }
 
-/// Executes [`INSERT`] for a whole row.
+/// Executes [`insert_sql`] for a whole row.
 pub(crate) fn insert(stmt: &mut rusqlite::Statement<'_>, r: &ScheduleRow) -> rusqlite::Result<()> {
     let mut running = String::new();
     let cadence = CadenceParams::new(r.id, &r.cadence, &mut running);
@@ -198,6 +217,7 @@ pub(crate) fn insert(stmt: &mut rusqlite::Statement<'_>, r: &ScheduleRow) -> rus
         cadence.has_running.then_some(running),
         r.time_limit_ns.map(to_sql),
         r.tick_limit.map(to_sql),
+        r.key,
     ])?;
     Ok(())
 }

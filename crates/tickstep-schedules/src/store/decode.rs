@@ -77,7 +77,7 @@ fn json<R: StoredColumns + ?Sized, T: serde::de::DeserializeOwned>(
 /// The store's error for a column it cannot read, or [`StoredColumns::corrupt`] naming the
 /// schedule and the column for a value that does not decode: an unknown kind or policy, JSON
 /// that is not a value, a fault or a list of running firings, a counter too large for its field,
-/// a firing limit of 0.
+/// a firing limit of 0, a key that breaks the key rule (docs/schedules.md §5.12).
 pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, R::Error> {
     let u = |i: usize| -> Result<u64, R::Error> { row.int(i).map(from_sql) };
     // Read first, so every error below names the schedule.
@@ -110,6 +110,14 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
             n => Ok(n.map(from_sql)),
         }
     };
+    let key = row
+        .text_or_null(33)?
+        .map(|k| {
+            crate::key::is_valid_key(k)
+                .then(|| k.to_owned())
+                .ok_or_else(|| bad(33, "key", k))
+        })
+        .transpose()?;
     Ok(ScheduleRow {
         id: u(0)?,
         kind,
@@ -130,6 +138,7 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
         created_at: u(16)?,
         time_limit_ns: limit(31, "time_limit_ns")?,
         tick_limit: limit(32, "tick_limit")?,
+        key,
         cadence: Cadence {
             next_run: u(17)?,
             fire_at: u(18)?,

@@ -173,6 +173,9 @@ pub struct StoredSchedule {
     pub time_limit: Option<std::time::Duration>,
     /// The `ticks` option: the poll budget of each firing, if any.
     pub tick_limit: Option<u64>,
+    /// The schedule's key, unique per owner (docs/schedules.md §5.12); `None` for none, and in
+    /// a store older than schema version 4 (`PostgreSQL`: 5), which did not keep keys.
+    pub key: Option<String>,
 }
 
 impl Inspector {
@@ -255,20 +258,15 @@ impl Inspector {
                 return Ok(pg.list()?.into_iter().map(StoredSchedule::from).collect());
             }
         };
-        let mut stmt = conn
-            .prepare(&format!(
+        decoded(
+            conn,
+            &format!(
                 "SELECT {} FROM schedules ORDER BY id",
                 codec::columns_for(version)
-            ))
-            .map_err(&load_error)?;
-        let mut rows = stmt.query([]).map_err(&load_error)?;
-        let mut all = Vec::new();
-        while let Some(row) = rows.next().map_err(&load_error)? {
-            all.push(StoredSchedule::from(
-                sqlite_row::decode(row).map_err(&load_error)?,
-            ));
-        }
-        Ok(all)
+            ),
+            [],
+        )
+        .map_err(load_error)
     }
 
     /// The saved schedule `id`, or `None` if the store does not hold it (never created, not
@@ -309,6 +307,63 @@ impl Inspector {
         .optional()
         .map(|row| row.map(StoredSchedule::from))
         .map_err(load_error(path))
+    }
+
+    /// The saved schedules keyed `key`, by id: one per owner at most, the key being unique per
+    /// owner (docs/schedules.md §5.17, §5.18). Empty for a store older than keys.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArg`] for a key that breaks the key rule (docs/schedules.md §5.12); as
+    /// [`Inspector::list`] otherwise.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "beat");
+    /// # let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(),
+    /// #     Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "beat", 5.0, vec![], Options::new().key("heartbeat")).unwrap();
+    /// txn.commit().unwrap();
+    /// let found = Inspector::open(&path).unwrap().find_key("heartbeat").unwrap();
+    /// assert_eq!(found.iter().map(|s| s.id).collect::<Vec<_>>(), vec![id]);
+    /// assert_eq!(found[0].key.as_deref(), Some("heartbeat"));
+    /// ```
+    pub fn find_key(&self, key: &str) -> Result<Vec<StoredSchedule>, Error> {
+        crate::key::check_key(key)?;
+        let (conn, load_error, version) = match &self.source {
+            Source::Sqlite {
+                conn,
+                path,
+                version,
+            } => (conn, load_error(path), *version),
+            #[cfg(feature = "postgres")]
+            Source::Postgres(pg) => {
+                return Ok(pg
+                    .find_key(key)?
+                    .into_iter()
+                    .map(StoredSchedule::from)
+                    .collect());
+            }
+        };
+        if version < 4 {
+            return Ok(Vec::new());
+        }
+        decoded(
+            conn,
+            &format!(
+                "SELECT {} FROM schedules WHERE key = ?1 ORDER BY id",
+                codec::COLUMNS
+            ),
+            [key],
+        )
+        .map_err(load_error)
     }
 
     /// The ids of every saved schedule, by id, without decoding the rows (cheap enough to poll).
@@ -399,6 +454,21 @@ impl Inspector {
     }
 }
 
+/// The schedules `sql` selects (with [`codec::COLUMNS`] or an older file's columns), decoded.
+fn decoded(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<Vec<StoredSchedule>> {
+    let mut stmt = conn.prepare(sql)?;
+    let mut rows = stmt.query(params)?;
+    let mut all = Vec::new();
+    while let Some(row) = rows.next()? {
+        all.push(StoredSchedule::from(sqlite_row::decode(row)?));
+    }
+    Ok(all)
+}
+
 /// Maps a read error: damage names the file and the way to recover it.
 fn load_error(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
     move |e| integrity::store_error(path, "loading schedules", e)
@@ -470,6 +540,7 @@ impl From<ScheduleRow> for StoredSchedule {
                 .collect(),
             time_limit: r.time_limit_ns.map(std::time::Duration::from_nanos),
             tick_limit: r.tick_limit,
+            key: r.key,
         }
     }
 }

@@ -15,6 +15,10 @@
 //! (`time_limit_ns`, `tick_limit`; NULL for none), so they survive a restart. Rows written by an
 //! older version read as having none.
 //!
+//! Version 4 (docs/schedules.md §5.18) adds each schedule's key (`key`, NULL for none) and the
+//! unique index `schedules_owner_key` on (owner, key) over the keyed rows: a key names one row
+//! of its owner's, whoever writes the file. Rows written by an older version have no key.
+//!
 //! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
 //! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
 //! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
@@ -27,7 +31,7 @@ use rusqlite::{Connection, ErrorCode};
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 3;
+pub(crate) const CURRENT_VERSION: i64 = 4;
 
 /// The oldest schema version an [`Inspector`](crate::Inspector) reads (it reads the firing limits
 /// version 3 added as none from an older file).
@@ -46,7 +50,7 @@ pub(crate) const OWN_TABLES: [&str; 5] = [
 ];
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 3] = [
+const MIGRATIONS: [(i64, &str, &str); 4] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -109,6 +113,14 @@ const MIGRATIONS: [(i64, &str, &str); 3] = [
         "
     ALTER TABLE schedules ADD COLUMN time_limit_ns INTEGER; -- seconds option, ns; NULL for none
     ALTER TABLE schedules ADD COLUMN tick_limit    INTEGER; -- ticks option, polls; NULL for none
+    ",
+    ),
+    (
+        4,
+        "schedule keys, unique per owner",
+        "
+    ALTER TABLE schedules ADD COLUMN key TEXT; -- the caller's name for it; NULL for none
+    CREATE UNIQUE INDEX schedules_owner_key ON schedules (owner, key) WHERE key IS NOT NULL;
     ",
     ),
 ];

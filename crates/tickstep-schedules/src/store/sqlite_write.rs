@@ -16,12 +16,6 @@ pub(super) fn write_changes<'a>(
     let tx = conn.unchecked_transaction()?;
     let mut removed = 0;
     for changes in batches {
-        if !changes.inserts.is_empty() {
-            let mut insert = tx.prepare_cached(codec::INSERT)?;
-            for row in &changes.inserts {
-                codec::insert(&mut insert, row)?;
-            }
-        }
         if !changes.updates.is_empty() {
             let mut update = tx.prepare_cached(codec::UPDATE_CADENCE)?;
             for (id, cadence) in &changes.updates {
@@ -33,6 +27,14 @@ pub(super) fn write_changes<'a>(
             let mut delete = tx.prepare_cached("DELETE FROM schedules WHERE id = ?1")?;
             for &id in &changes.deletes {
                 removed += delete.execute([to_sql(id)])?;
+            }
+        }
+        // Inserts after deletes: a transaction that stops a keyed schedule and creates one under
+        // the same key frees the key before the unique index looks (docs/schedules.md §5.16).
+        if !changes.inserts.is_empty() {
+            let mut insert = tx.prepare_cached(codec::insert_sql())?;
+            for row in &changes.inserts {
+                codec::insert(&mut insert, row)?;
             }
         }
     }

@@ -15,7 +15,8 @@ use postgres::types::{ToSql, Type};
 
 use crate::row::{Cadence, ScheduleRow};
 use crate::store::codec::{
-    COLUMNS, COLUMNS_WITHOUT_LIMITS, fault_json, json, running_json, schedule_name, to_sql,
+    COLUMNS, COLUMNS_WITHOUT_KEY, COLUMNS_WITHOUT_LIMITS, fault_json, json, running_json,
+    schedule_name, to_sql,
 };
 use crate::store::decode::StoredColumns;
 
@@ -26,12 +27,12 @@ pub(super) fn select_all() -> String {
 }
 
 /// The `SELECT` that reads rows of a store of schema `version`, as an operator's view that does
-/// not migrate meets them: before version 4 there are no firing limits to read.
+/// not migrate meets them: before version 4 there are no firing limits to read, before 5 no keys.
 pub(super) fn select_all_of(version: i64) -> String {
-    if version >= 4 {
-        select_all()
-    } else {
-        format!("SELECT {COLUMNS_WITHOUT_LIMITS} FROM tickstep_schedules")
+    match version {
+        5.. => select_all(),
+        4 => format!("SELECT {COLUMNS_WITHOUT_KEY} FROM tickstep_schedules"),
+        _ => format!("SELECT {COLUMNS_WITHOUT_LIMITS} FROM tickstep_schedules"),
     }
 }
 
@@ -64,13 +65,14 @@ pub(super) fn claim_sql() -> &'static str {
 }
 
 /// The column [`claim_sql`] returns the new fence in: the one after [`COLUMNS`].
-pub(super) const FENCE_COLUMN: usize = 33;
+pub(super) const FENCE_COLUMN: usize = 34;
 /// The column [`claim_sql`] returns the row's previous holder in (NULL: it had none).
 pub(super) const PREVIOUS_HOLDER_COLUMN: usize = FENCE_COLUMN + 1;
 
-/// `INSERT` of a whole row, held by node `$32` from its creation with fence 1; replacing a row
+/// `INSERT` of a whole row, held by node `$35` from its creation with fence 1; replacing a row
 /// of the same id (an upsert, like `SQLite`'s `INSERT OR REPLACE`) takes it over with the next
-/// fence. Returns the fence.
+/// fence. A row whose (owner, key) another row holds is refused by the unique index
+/// (docs/schedules.md §5.18): the upsert is on the id alone. Returns the fence.
 pub(super) fn insert_sql() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();
     SQL.get_or_init(|| {
@@ -279,6 +281,7 @@ pub(super) fn insert(
             &has_running.then_some(running.as_str()),
             &r.time_limit_ns.map(to_sql),
             &r.tick_limit.map(to_sql),
+            &r.key,
             &node,
         ],
     )?;

@@ -22,6 +22,8 @@ pub(crate) struct PgInspector {
     client: RefCell<Client>,
     /// The `SELECT` of the database's schema version, which the inspector does not migrate.
     select: String,
+    /// Whether the schema keeps keys (version 5 on).
+    keyed: bool,
 }
 
 impl std::fmt::Debug for PgInspector {
@@ -53,6 +55,7 @@ impl PgInspector {
         Ok(PgInspector {
             client: RefCell::new(client),
             select: codec::select_all_of(version),
+            keyed: version >= 5,
         })
     }
 
@@ -81,6 +84,17 @@ impl PgInspector {
     pub(crate) fn get(&self, id: u64) -> Result<Option<ScheduleRow>, Error> {
         let mut rows = self.rows(&format!("{} WHERE id = $1", self.select), &[&to_sql(id)])?;
         Ok(rows.pop())
+    }
+
+    /// The rows keyed `key` (one per owner at most), by id; none before schema version 5.
+    pub(crate) fn find_key(&self, key: &str) -> Result<Vec<ScheduleRow>, Error> {
+        if !self.keyed {
+            return Ok(Vec::new());
+        }
+        self.rows(
+            &format!("{} WHERE key = $1 ORDER BY id", self.select),
+            &[&key],
+        )
     }
 
     /// Every id, by id.

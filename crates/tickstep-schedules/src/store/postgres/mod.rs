@@ -101,6 +101,7 @@
 mod claims;
 mod codec;
 pub(crate) mod inspect;
+mod keys;
 mod mailbox;
 mod schema;
 pub(crate) mod stops;
@@ -345,6 +346,11 @@ impl Backend for PostgresStore {
 
     fn row_elsewhere(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
         self.ask(|reply| Request::Fetch { id, reply })
+    }
+
+    fn row_by_key(&mut self, owner: crate::ObjId, key: &str) -> Result<Option<ScheduleRow>, Error> {
+        let key = key.to_owned();
+        self.ask(|reply| Request::FetchKey { owner, key, reply })
     }
 
     fn cluster_stats(&self) -> ClusterStats {

@@ -19,6 +19,11 @@
 //! Version 4 adds the firing limits a schedule was created with (`time_limit_ns`, `tick_limit`;
 //! NULL for none), as the `SQLite` store's version 3 does.
 //!
+//! Version 5 adds each schedule's key (`key`, NULL for none) and the unique index
+//! `tickstep_schedules_owner_key` on (owner, key) over the keyed rows, as the `SQLite` store's
+//! version 4 does: two nodes creating the same key at once leave one row (docs/schedules.md
+//! §5.15, §5.18).
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -29,7 +34,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 4;
+pub(crate) const CURRENT_VERSION: i64 = 5;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -38,7 +43,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 4] = [
+const MIGRATIONS: [(i64, &str, &str); 5] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -112,6 +117,15 @@ const MIGRATIONS: [(i64, &str, &str); 4] = [
     ALTER TABLE tickstep_schedules
         ADD COLUMN time_limit_ns BIGINT, -- seconds option, ns; NULL for none
         ADD COLUMN tick_limit    BIGINT; -- ticks option, polls; NULL for none
+    ",
+    ),
+    (
+        5,
+        "schedule keys, unique per owner",
+        "
+    ALTER TABLE tickstep_schedules ADD COLUMN key TEXT; -- the caller's name for it; NULL for none
+    CREATE UNIQUE INDEX tickstep_schedules_owner_key
+        ON tickstep_schedules (owner, key) WHERE key IS NOT NULL;
     ",
     ),
 ];
@@ -271,18 +285,18 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4]));
-        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4]));
-        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3]));
-        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3]));
-        assert_eq!(versions(&[1, 2, 3, 4]), Ok(vec![]));
+        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5]));
+        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5]));
+        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5]));
+        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5]));
+        assert_eq!(versions(&[1, 2, 3, 4, 5]), Ok(vec![]));
     }
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 5]), Err(5));
-        let err = pending(&[1, 4, 5]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 5") && err.to_string().contains("up to 4"));
+        assert_eq!(versions(&[1, 4, 6]), Err(6));
+        let err = pending(&[1, 4, 6]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 6") && err.to_string().contains("up to 5"));
     }
 
     #[test]
@@ -293,7 +307,7 @@ mod tests {
         // The reason is the error's source (docs/README.md: one error convention).
         let text = tickstep_kernel::ErrorChain(&err).to_string();
         assert!(
-            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4"),
+            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5"),
             "{text}"
         );
         assert!(plan.next().is_none(), "nothing is applied after a refusal");

@@ -64,6 +64,13 @@ pub(super) enum Request {
         id: u64,
         reply: Sender<Result<Option<ScheduleRow>, Error>>,
     },
+    /// Read the row of an owner's schedule by its key, whoever holds it, after writing what is
+    /// queued (docs/schedules.md §5.17).
+    FetchKey {
+        owner: crate::ObjId,
+        key: String,
+        reply: Sender<Result<Option<ScheduleRow>, Error>>,
+    },
     /// Answer once everything queued before is written.
     Flush(Sender<Result<(), Error>>),
 }
@@ -228,6 +235,12 @@ impl Worker {
                 let result = self.write_queue().and_then(|()| self.fetch(id));
                 let _ = reply.send(result);
             }
+            Request::FetchKey { owner, key, reply } => {
+                let result = self
+                    .write_queue()
+                    .and_then(|()| self.fetch_key(owner, &key));
+                let _ = reply.send(result);
+            }
             Request::Flush(reply) => {
                 let result = self.write_queue().and_then(|()| {
                     self.reconnect_if_closed()?;
@@ -297,16 +310,6 @@ impl Worker {
         let mut refused: Vec<u64> = Vec::new();
         let mut gone: Vec<u64> = Vec::new();
         for changes in batches {
-            if !changes.inserts.is_empty() {
-                let stmt = tx
-                    .prepare(codec::insert_sql())
-                    .map_err(database_error(context))?;
-                for row in &changes.inserts {
-                    let fence = codec::insert(&mut tx, &stmt, row, node)
-                        .map_err(database_error(context))?;
-                    self.fences.insert(row.id, fence);
-                }
-            }
             if !changes.updates.is_empty() {
                 self.columns.clear();
                 for (id, cadence) in &changes.updates {
@@ -376,6 +379,18 @@ impl Worker {
                 };
                 removed += usize::try_from(n).unwrap_or(usize::MAX);
                 gone.extend_from_slice(&changes.deletes);
+            }
+            // After the deletes: a transaction that stops a keyed schedule and creates one under
+            // the same key frees the key first (docs/schedules.md §5.16).
+            if !changes.inserts.is_empty() {
+                let stmt = tx
+                    .prepare(codec::insert_sql())
+                    .map_err(database_error(context))?;
+                for row in &changes.inserts {
+                    let fence = codec::insert(&mut tx, &stmt, row, node)
+                        .map_err(database_error(context))?;
+                    self.fences.insert(row.id, fence);
+                }
             }
         }
         tx.commit().map_err(database_error(context))?;
@@ -485,13 +500,26 @@ impl Worker {
 
     /// Schedule `id`'s row as the database holds it now.
     fn fetch(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
-        let context = "reading a schedule held elsewhere";
+        self.fetch_where(
+            "id = $1",
+            &[&to_sql(id)],
+            "reading a schedule held elsewhere",
+        )
+    }
+
+    /// The row `condition` selects (at most one), as the database holds it now.
+    pub(super) fn fetch_where(
+        &mut self,
+        condition: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+        context: &'static str,
+    ) -> Result<Option<ScheduleRow>, Error> {
         self.reconnect_if_closed()?;
         let row = self
             .client
             .query_opt(
-                &format!("{} WHERE id = $1", codec::select_all()),
-                &[&to_sql(id)],
+                &format!("{} WHERE {condition}", codec::select_all()),
+                params,
             )
             .map_err(database_error(context))?;
         row.map(|r| codec::decode(&r).map_err(|source| Error::Database { context, source }))
