@@ -90,7 +90,9 @@ impl Limits {
 /// A firing in flight.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) struct Running {
-    pub(super) run: RunId,
+    /// `None` while its start waits for the cadence update carrying it to be durable
+    /// (docs/schedules.md §11.38): it counts as running for overlap, and has no run yet.
+    pub(super) run: Option<RunId>,
     pub(super) nominal: u64,
     pub(super) started_unix: u64,
 }

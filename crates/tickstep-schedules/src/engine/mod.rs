@@ -18,6 +18,7 @@
 //! * [`table`] — slab, id index and deadline heap;
 //! * [`cadence`] — deadline arithmetic: overlap, catch-up, jitter, arming;
 //! * [`tick`] — one scheduler tick: choose due firings, start them, group-commit;
+//! * [`starts`] — firings waiting for their cadence update to be durable before they start;
 //! * [`outcome`] — settling a run: faults, adaptive delays, retirement;
 //! * [`retire`] — the 60-second retention of retired entries;
 //! * [`view`] — read-only answers (info, listings, GC roots).
@@ -44,6 +45,7 @@ pub(crate) mod interner;
 pub(crate) mod outcome;
 pub(crate) mod retire;
 pub(crate) mod rows;
+pub(crate) mod starts;
 pub(crate) mod table;
 pub(crate) mod tick;
 pub(crate) mod view;

@@ -28,9 +28,10 @@
 
 use tickstep_kernel::clock::Instant;
 
-use super::core::{Core, RunRecord};
+use super::core::Core;
 use super::entry::Running;
 use super::handle::Schedules;
+use super::rows::Committed;
 use super::table::Later;
 use crate::info::RetireReason;
 use crate::{Error, Fault, FaultKind, Firing, RunId, Value};
@@ -51,10 +52,29 @@ pub struct TickReport {
     pub not_started: usize,
     /// Whether due work was left for the next tick by the per-tick bound.
     pub more_due: bool,
+    /// Firings planned and waiting for their cadence update to be durable before they start
+    /// (docs/schedules.md §11.38): a later tick starts them, and
+    /// [`Schedules::next_deadline`] asks for one.
+    pub starts_waiting: usize,
+    /// Whether this tick waited for the store to write: under a virtual clock, which treats the
+    /// disk as instant (docs/schedules.md §11.38), or on a store that could not write behind the
+    /// tick. Never on a real clock with a store that writes behind.
+    pub waited_for_store: bool,
+}
+
+impl TickReport {
+    /// Counts one start.
+    pub(super) fn count(&mut self, verdict: &Verdict) {
+        if matches!(verdict, Verdict::Started(_)) {
+            self.started += 1;
+        } else {
+            self.not_started += 1;
+        }
+    }
 }
 
 /// What happened when the engine tried to start a firing.
-enum Verdict {
+pub(super) enum Verdict {
     Started(RunId),
     TargetGone,
     Failed(Fault),
@@ -91,8 +111,11 @@ impl Schedules {
         let shared = &*self.shared;
         let now = shared.clock.unix_nanos();
         let mono = shared.clock.now();
-        let (mut later, slice_end) = {
+        let (mut later, slice_end, durable) = {
             let mut core = shared.core.borrow_mut();
+            // Read before the claims: a schedule lost with a write this count includes is
+            // dropped by them before its start is looked at.
+            let durable = core.durable_through();
             if let Err(error) = core.apply_operator_stops(mono) {
                 // The next tick polls again; firing goes on meanwhile.
                 tracing::warn!(%error, "could not poll the store for operator stops");
@@ -105,48 +128,77 @@ impl Schedules {
             (
                 later,
                 core.max_tick_time.map(|slice| mono.saturating_add(slice)),
+                durable,
             )
         };
+        let mut report = TickReport::default();
+        // First the firings earlier ticks planned whose update is now durable (§11.38).
+        self.start_durable(durable, now, mono, slice_end, &mut report);
+        let out_of_time = || slice_end.is_some_and(|end| shared.clock.now() >= end);
         // Unsliced, one plan covers the whole tick; sliced, the tick plans one firing at a time
         // and looks at the clock before each next one (docs/schedules.md §10.5).
         let chunk = if slice_end.is_some() { 1 } else { usize::MAX };
-        let mut report = TickReport::default();
         let mut visits = 0;
-        loop {
-            let firings = shared
+        while !out_of_time() {
+            let mut firings = shared
                 .core
                 .borrow_mut()
                 .plan(now, chunk, &mut visits, &mut later);
             let planned = firings.len();
-            for firing in &firings {
-                let verdict = self.try_start(firing);
-                if matches!(verdict, Verdict::Started(_)) {
-                    report.started += 1;
-                } else {
-                    report.not_started += 1;
+            for firing in firings.drain(..) {
+                let mut core = shared.core.borrow_mut();
+                if core.starts_after_write(firing.schedule.get()) {
+                    core.defer(firing, now);
+                    continue;
                 }
-                shared.core.borrow_mut().record(firing, verdict, now, mono);
+                drop(core);
+                let verdict = self.try_start(&firing);
+                report.count(&verdict);
+                shared.core.borrow_mut().record(&firing, verdict, now, mono);
             }
-            let mut core = shared.core.borrow_mut();
+            let core = &mut *shared.core.borrow_mut();
             core.recycle(firings);
-            let out_of_time = slice_end.is_some_and(|end| shared.clock.now() >= end);
-            if planned < chunk || visits >= core.max_per_tick || out_of_time {
+            if planned < chunk || visits >= core.max_per_tick {
                 break;
             }
         }
+        let committed = {
+            let mut core = shared.core.borrow_mut();
+            // Re-armed only now, so one tick visits an entry once (docs/schedules.md §10.2).
+            for (id, at) in later.drain(..) {
+                core.table.arm(id, at);
+            }
+            core.later_buf = later;
+            core.group_commit()?
+        };
+        report.waited_for_store = committed == Committed::InPlace;
+        // What this tick planned starts now if its update is already durable: written before
+        // the commit returned (counted 0), or, under a virtual clock, once the tick has waited
+        // for the store (§11.38). On a real clock a later tick starts it.
+        let durable = if committed == Committed::Behind && shared.clock.is_virtual() {
+            let mut core = shared.core.borrow_mut();
+            if let Some(store) = core.store.as_mut() {
+                store.flush()?;
+            }
+            report.waited_for_store = true;
+            core.durable_through()
+        } else {
+            0
+        };
+        let before = report.started + report.not_started;
+        self.start_durable(durable, now, mono, slice_end, &mut report);
         let mut core = shared.core.borrow_mut();
-        // Re-armed only now, so one tick visits an entry once (docs/schedules.md §10.2).
-        for (id, at) in later.drain(..) {
-            core.table.arm(id, at);
+        if report.started + report.not_started > before {
+            // The runs those starts gave are handed over too, so the tick commits what it did.
+            core.group_commit()?;
         }
-        core.later_buf = later;
-        core.group_commit()?;
+        report.starts_waiting = core.pending.len();
         report.more_due = core.table.next_deadline().is_some_and(|at| at <= now);
         Ok(report)
     }
 
     /// Asks the world and the runner, with no engine borrow held.
-    fn try_start(&self, firing: &Firing) -> Verdict {
+    pub(super) fn try_start(&self, firing: &Firing) -> Verdict {
         let shared = &*self.shared;
         if !shared.world.valid(firing.target) {
             return Verdict::TargetGone;
@@ -213,24 +265,11 @@ impl Core {
                     return;
                 };
                 e.extra_mut().running.push(Running {
-                    run,
+                    run: Some(run),
                     nominal: firing.nominal_unix_nanos,
                     started_unix: now,
                 });
-                let earlier = self.runs.insert(
-                    run,
-                    RunRecord {
-                        schedule: id,
-                        started: Some(mono),
-                    },
-                );
-                if let Some(earlier) = earlier {
-                    tracing::warn!(
-                        run = run.0,
-                        schedule = earlier.schedule,
-                        "runner reused the id of a run still awaiting its outcome; the earlier run's outcome will be attributed to the new one"
-                    );
-                }
+                self.await_run(run, id, mono);
                 self.mark_dirty(id);
             }
             Verdict::TargetGone => self.retire(id, RetireReason::InvalidTarget, now),

@@ -27,6 +27,24 @@ pub struct Host {
     pub room: ObjId,
 }
 
+/// A manual clock that does not say it is virtual ([`Clock::is_virtual`]): an engine reading
+/// it does what it does on real time — a start waits for the store's writer thread, and the
+/// tick never waits for it (docs/schedules.md §11.38) — while the test moves the time.
+#[derive(Clone)]
+pub struct RealTime(pub ManualClock);
+
+impl Clock for RealTime {
+    fn now(&self) -> tickstep_kernel::clock::Instant {
+        self.0.now()
+    }
+    fn unix_nanos(&self) -> u64 {
+        self.0.unix_nanos()
+    }
+    fn sleep_until(&self, deadline: tickstep_kernel::clock::Instant) {
+        self.0.sleep_until(deadline);
+    }
+}
+
 pub fn config() -> Config {
     let mut c = Config::default();
     c.rng_seed = Some(42);
@@ -58,7 +76,24 @@ impl Host {
         Self::build(clock, config(), Some(path))
     }
 
+    /// A host on `store` whose engine reads the manual clock through [`RealTime`]: it behaves
+    /// as on real time (a start waits for the store's writer, docs/schedules.md §11.38) while
+    /// the test moves the time.
+    pub fn on_real_time(store: &stores::Store) -> Self {
+        let clock = ManualClock::new();
+        Self::build_with(clock.clone(), RealTime(clock), config(), Some(store.path()))
+    }
+
     fn build(clock: ManualClock, config: Config, path: Option<&Path>) -> Self {
+        Self::build_with(clock.clone(), clock, config, path)
+    }
+
+    fn build_with(
+        clock: ManualClock,
+        engine_clock: impl Clock + 'static,
+        config: Config,
+        path: Option<&Path>,
+    ) -> Self {
         let world = TestWorld::new();
         let wiz = world.add_wizard();
         let prog = world.add_programmer();
@@ -69,9 +104,9 @@ impl Host {
         world.add_verb(other, "tick");
         let runner = TestRunner::new();
         let engine = match path {
-            Some(p) => Schedules::open(p, clock.clone(), world.clone(), runner.clone(), config)
+            Some(p) => Schedules::open(p, engine_clock, world.clone(), runner.clone(), config)
                 .expect("open store"),
-            None => Schedules::in_memory(clock.clone(), world.clone(), runner.clone(), config),
+            None => Schedules::in_memory(engine_clock, world.clone(), runner.clone(), config),
         };
         Host {
             clock,

@@ -158,6 +158,8 @@ pub(crate) struct PostgresStore {
     stopped: Receiver<u64>,
     thread: Option<JoinHandle<()>>,
     mailbox: Arc<Mailbox>,
+    /// Write-behind batches sent to the thread (docs/schedules.md §11.38).
+    handed: u64,
 }
 
 impl PostgresStore {
@@ -207,6 +209,7 @@ impl PostgresStore {
             stopped,
             thread: Some(thread),
             mailbox,
+            handed: 0,
         })
     }
 
@@ -260,9 +263,11 @@ impl Backend for PostgresStore {
                 changes: std::mem::take(changes),
                 reply,
             }),
-            Durability::Grouped => self
-                .send(Request::Behind(std::mem::take(changes)))
-                .map(|()| 0),
+            Durability::Grouped => {
+                self.send(Request::Behind(std::mem::take(changes)))?;
+                self.handed += 1;
+                Ok(0)
+            }
         }
     }
 
@@ -287,6 +292,18 @@ impl Backend for PostgresStore {
 
     fn flush(&mut self) -> Result<(), Error> {
         self.ask(Request::Flush)
+    }
+
+    fn handed_behind(&self) -> u64 {
+        self.handed
+    }
+
+    fn durable_behind(&self) -> u64 {
+        if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
+            // What a stopped thread held is lost; nothing it would write ever comes.
+            return self.handed;
+        }
+        self.mailbox.written()
     }
 }
 
