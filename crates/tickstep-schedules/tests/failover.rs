@@ -294,16 +294,7 @@ fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
     assert_eq!(created.len(), 3 * SCHEDULES_PER_NODE);
 
     let (committed, committer) = committed_points(&mut client, created.len(), cont_wall);
-    // Database node id -> node index.
-    let index: BTreeMap<u64, usize> = nodes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, n)| {
-            let lines = n.lines.lock().unwrap();
-            let l = lines.iter().find(|l| l.starts_with("@N "))?;
-            Some((fields(l)[0], i))
-        })
-        .collect();
+    let index = node_index(&nodes);
     let committer: BTreeMap<(u64, u64), usize> = committer
         .into_iter()
         .map(|(k, owner)| (k, index[&owner]))
@@ -340,7 +331,8 @@ fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
     assert!(paused[0] > 0, "the paused node's late writes were refused");
     assert!(paused[1] > 0, "and it dropped the schedules it lost");
 
-    let repeated = check_side_effects(&nodes, &committed, &committer, &stats);
+    let parked = parked_points(&mut client);
+    let repeated = check_side_effects(&nodes, &committed, &committer, &parked, &stats);
     eprintln!(
         "failover: {} committed firings, {} started more than once or not committed \
          (at-least-once side effects), paused node refused {} writes",
@@ -350,13 +342,47 @@ fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
     );
 }
 
+/// Database node id -> node index, from what each node said (`@N`).
+fn node_index(nodes: &[Node]) -> BTreeMap<u64, usize> {
+    nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, n)| {
+            let lines = n.lines.lock().unwrap();
+            let l = lines.iter().find(|l| l.starts_with("@N "))?;
+            Some((fields(l)[0], i))
+        })
+        .collect()
+}
+
+/// Firings the nodes' clean shutdowns left waiting: never started, the next open starts them
+/// (docs/schedules.md §11.38).
+fn parked_points(client: &mut postgres::Client) -> BTreeSet<(u64, u64)> {
+    let mut parked = BTreeSet::new();
+    for row in client
+        .query(
+            "SELECT id, running FROM tickstep_schedules WHERE running IS NOT NULL",
+            &[],
+        )
+        .unwrap()
+    {
+        let (id, running): (i64, String) = (row.get(0), row.get(1));
+        let list: Vec<(Option<u64>, u64, u64)> = serde_json::from_str(&running).unwrap();
+        for (run, point, started) in list {
+            if run.is_none() && started == 0 {
+                parked.insert((u64::try_from(id).unwrap(), point));
+            }
+        }
+    }
+    parked
+}
+
+/// Per schedule, its committed points; and who committed each (schedule, point).
+type Committed = (BTreeMap<u64, Vec<u64>>, BTreeMap<(u64, u64), u64>);
+
 /// The committed log, per schedule, checked: every point once, none missing between the first
 /// and the last, all still firing after the failovers.
-fn committed_points(
-    client: &mut postgres::Client,
-    schedules: usize,
-    cont_wall: u64,
-) -> (BTreeMap<u64, Vec<u64>>, BTreeMap<(u64, u64), u64>) {
+fn committed_points(client: &mut postgres::Client, schedules: usize, cont_wall: u64) -> Committed {
     // The committed log: every point once, none missing, all still firing after the failovers.
     let mut committed: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     // Which node committed each point (database node ids).
@@ -398,12 +424,14 @@ fn committed_points(
 
 /// External effects: every committed firing was started, unless the node that committed it was
 /// killed or fenced off before it could start it (a start waits for its commit, docs/schedules.md
-/// §11.38; the next holder settles it as interrupted); a firing started but never committed, or
+/// §11.38; the next holder settles it as interrupted) or its clean shutdown parked it (`parked`:
+/// the next open starts it); a firing started but never committed, or
 /// started twice, on a node killed or fenced off. Returns how many such points.
 fn check_side_effects(
     nodes: &[Node],
     committed: &BTreeMap<u64, Vec<u64>>,
     committer: &BTreeMap<(u64, u64), usize>,
+    parked: &BTreeSet<(u64, u64)>,
     stats: &BTreeMap<usize, Vec<u64>>,
 ) -> usize {
     let fenced = |node: &usize| stats.get(node).is_none_or(|s| s[0] > 0);
@@ -425,7 +453,9 @@ fn check_side_effects(
         for p in points {
             let by = committer[&(*schedule, *p)];
             assert!(
-                external.contains_key(&(*schedule, *p)) || fenced(&by),
+                external.contains_key(&(*schedule, *p))
+                    || fenced(&by)
+                    || parked.contains(&(*schedule, *p)),
                 "schedule {schedule} point {p} committed by node {by}, which was neither killed \
                  nor fenced off, but never started"
             );

@@ -142,11 +142,11 @@ impl Core {
         }
         running.remove(at);
         match verdict {
-            // Retired meanwhile (its row is gone): the task runs, its result is ignored (§3.4).
-            Verdict::Started(_) => {}
             Verdict::TargetGone => self.retire(id, RetireReason::InvalidTarget, now),
             Verdict::Failed(fault) if live => self.fault(id, fault, now),
-            Verdict::Failed(_) => {}
+            // Started on a schedule retired meanwhile (its row is gone): the task runs, its
+            // result is ignored (§3.4). A start that failed there changes nothing.
+            Verdict::Started(_) | Verdict::Failed(_) => {}
         }
     }
 
@@ -166,6 +166,13 @@ impl Core {
                 "runner reused the id of a run still awaiting its outcome; the earlier run's outcome will be attributed to the new one"
             );
         }
+    }
+
+    /// Whether a waiting start's update is durable by `durable`: a tick now would start it.
+    pub(super) fn startable(&self, durable: u64) -> bool {
+        self.pending
+            .front()
+            .is_some_and(|p| p.seq.is_some_and(|seq| seq <= durable))
     }
 
     /// When the host should tick again for the waiting starts: one engine tick after the
@@ -217,7 +224,8 @@ impl Core {
 
 impl Schedules {
     /// Starts the waiting firings whose update is durable by `durable`, oldest first, until
-    /// `slice_end` (if any) has passed; counts them in `report`.
+    /// `slice_end` (if any) has passed after a start (docs/schedules.md §10.5); counts them in
+    /// `report`. Returns whether the slice ran out.
     pub(super) fn start_durable(
         &self,
         durable: u64,
@@ -225,14 +233,11 @@ impl Schedules {
         mono: Instant,
         slice_end: Option<Instant>,
         report: &mut super::TickReport,
-    ) {
+    ) -> bool {
         let shared = &*self.shared;
         loop {
-            if slice_end.is_some_and(|end| shared.clock.now() >= end) {
-                return;
-            }
             let Some(firing) = shared.core.borrow_mut().next_durable(durable) else {
-                return;
+                return false;
             };
             let verdict = self.try_start(&firing);
             report.count(&verdict);
@@ -240,6 +245,9 @@ impl Schedules {
                 .core
                 .borrow_mut()
                 .record_waited(&firing, verdict, now, mono);
+            if slice_end.is_some_and(|end| shared.clock.now() >= end) {
+                return true;
+            }
         }
     }
 }

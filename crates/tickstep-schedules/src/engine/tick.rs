@@ -132,14 +132,14 @@ impl Schedules {
             )
         };
         let mut report = TickReport::default();
-        // First the firings earlier ticks planned whose update is now durable (§11.38).
-        self.start_durable(durable, now, mono, slice_end, &mut report);
-        let out_of_time = || slice_end.is_some_and(|end| shared.clock.now() >= end);
+        // First the firings earlier ticks planned whose update is now durable (§11.38); a
+        // slice they use up leaves the planning to the next tick.
+        let mut out_of_time = self.start_durable(durable, now, mono, slice_end, &mut report);
         // Unsliced, one plan covers the whole tick; sliced, the tick plans one firing at a time
         // and looks at the clock before each next one (docs/schedules.md §10.5).
         let chunk = if slice_end.is_some() { 1 } else { usize::MAX };
         let mut visits = 0;
-        while !out_of_time() {
+        while !out_of_time {
             let mut firings = shared
                 .core
                 .borrow_mut()
@@ -158,6 +158,7 @@ impl Schedules {
             }
             let core = &mut *shared.core.borrow_mut();
             core.recycle(firings);
+            out_of_time = slice_end.is_some_and(|end| shared.clock.now() >= end);
             if planned < chunk || visits >= core.max_per_tick {
                 break;
             }
@@ -177,8 +178,10 @@ impl Schedules {
         // for the store (§11.38). On a real clock a later tick starts it.
         let durable = if committed == Committed::Behind && shared.clock.is_virtual() {
             let mut core = shared.core.borrow_mut();
-            if let Some(store) = core.store.as_mut() {
-                store.flush()?;
+            if let Some(Err(error)) = core.store.as_mut().map(|store| store.flush()) {
+                // As on real time: the write stays queued and is retried, the firings wait
+                // for it, and `flush` / `wait_for_writes` report the failure.
+                tracing::warn!(%error, "firings wait for a cadence update the store could not write");
             }
             report.waited_for_store = true;
             core.durable_through()
@@ -186,14 +189,19 @@ impl Schedules {
             0
         };
         let before = report.started + report.not_started;
-        self.start_durable(durable, now, mono, slice_end, &mut report);
+        // A slice always starts at least one firing (§10.5).
+        if !out_of_time || before == 0 {
+            self.start_durable(durable, now, mono, slice_end, &mut report);
+        }
         let mut core = shared.core.borrow_mut();
         if report.started + report.not_started > before {
             // The runs those starts gave are handed over too, so the tick commits what it did.
             core.group_commit()?;
         }
         report.starts_waiting = core.pending.len();
-        report.more_due = core.table.next_deadline().is_some_and(|at| at <= now);
+        let durable_now = core.durable_through();
+        report.more_due =
+            core.table.next_deadline().is_some_and(|at| at <= now) || core.startable(durable_now);
         Ok(report)
     }
 

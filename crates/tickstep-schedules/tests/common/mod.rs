@@ -84,6 +84,12 @@ impl Host {
         Self::build_with(clock.clone(), RealTime(clock), config(), Some(store.path()))
     }
 
+    /// A host on the store at `path` whose test clock is `clock` and whose engine reads
+    /// `engine_clock` (the same time, seen through another [`Clock`], e.g. [`RealTime`]).
+    pub fn open_with(path: &Path, clock: ManualClock, engine_clock: impl Clock + 'static) -> Self {
+        Self::build_with(clock, engine_clock, config(), Some(path))
+    }
+
     fn build(clock: ManualClock, config: Config, path: Option<&Path>) -> Self {
         Self::build_with(clock.clone(), clock, config, path)
     }
