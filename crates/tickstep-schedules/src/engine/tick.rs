@@ -1,13 +1,18 @@
 //! One scheduler tick.
 //!
+//! 0. **Durable starts**: the firings earlier ticks planned whose cadence update the store now
+//!    reports written start first ([`starts`](super::starts), docs/schedules.md §11.38).
 //! 1. **Plan** (engine borrowed): drop expired retired entries, then pop due entries from the
 //!    deadline heap — at most [`Config::max_firings_per_tick`](crate::Config) of them — and let
 //!    [`cadence`](super::cadence) decide each one's firing and next deadline. Entries re-armed to a
 //!    deadline that is already due wait for the next tick, so one tick visits an entry once.
 //! 2. **Start** (no borrow): for each firing, ask the world whether the target is still valid and
-//!    the verb still callable, then hand it to the runner.
+//!    the verb still callable, then hand it to the runner. A persistent schedule's firing on a
+//!    store does not start here: it waits for its update (step 0 of a later tick).
 //! 3. **Record** (short borrows): remember each run id, or count the fault, or retire the entry.
-//! 4. **Group commit**: one SQLite transaction writes every schedule whose cadence changed.
+//! 4. **Group commit**: one SQLite transaction writes every schedule whose cadence changed,
+//!    behind the tick. Under a virtual clock the tick then waits for that write and starts what
+//!    it planned at once; a store that wrote in place needs no wait.
 //!
 //! The bound in step 1 keeps a tick's work proportional to the bound, not to the backlog: 10,000
 //! schedules due at once fire over ten ticks of 1,024, each tick costing about 0.3 ms of engine
