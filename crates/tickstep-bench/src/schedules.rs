@@ -20,7 +20,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use tickstep_kernel::clock::ManualClock;
-use tickstep_schedules::testkit::{CountingRunner, PermissiveWorld};
+use tickstep_schedules::testkit::{CountingRunner, PermissiveWorld, RealTimeClock};
 use tickstep_schedules::{Config, ObjId, Options, Outcome, RunId, Schedules, Value};
 
 use crate::harness::{Measure, Opts, Row, Section, interleave, median, ns_per_op};
@@ -80,25 +80,6 @@ struct Fixture {
     stored: bool,
 }
 
-/// The bench's manual clock as the engine sees it: not virtual, so an engine on a store does
-/// what it does on real time — the tick hands its writes to the store's thread and never waits,
-/// and a firing starts at a tick after its write (docs/schedules.md §11.38) — while the bench
-/// moves the time.
-#[derive(Clone)]
-struct RealTime(ManualClock);
-
-impl tickstep_kernel::clock::Clock for RealTime {
-    fn now(&self) -> tickstep_kernel::clock::Instant {
-        self.0.now()
-    }
-    fn unix_nanos(&self) -> u64 {
-        self.0.unix_nanos()
-    }
-    fn sleep_until(&self, deadline: tickstep_kernel::clock::Instant) {
-        self.0.sleep_until(deadline);
-    }
-}
-
 /// One round of [`Fixture::fire_all`], ns per firing.
 #[derive(Clone, Copy)]
 struct Fired {
@@ -115,7 +96,9 @@ impl Fixture {
         let engine = match store {
             Some(path) => Schedules::open(
                 path,
-                RealTime(clock.clone()),
+                // Not virtual: on a store, the engine does what it does on real time (the
+                // tick hands its writes to the store's thread, docs/schedules.md §11.38).
+                RealTimeClock(clock.clone()),
                 PermissiveWorld,
                 runner.clone(),
                 config(n),

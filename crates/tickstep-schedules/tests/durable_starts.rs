@@ -14,7 +14,7 @@ use tickstep_schedules::{FaultKind, Options};
 /// A host on `store` opened at `unix_nanos`, on real time, after a crash of the one before.
 fn reopen_after_crash(store: &common::stores::Store, unix_nanos: u64) -> Host {
     if store.kind() == Kind::Postgres {
-        // The dead engine's node holds its rows until its lease runs out (§11.26): end it.
+        // The dead engine's node holds its rows until its lease runs out (docs/schedules.md §11.26): end it.
         store.execute("UPDATE tickstep_nodes SET lease_until = now() - interval '1 second'");
     }
     let clock = ManualClock::starting_at_unix_nanos(unix_nanos);

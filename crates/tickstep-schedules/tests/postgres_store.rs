@@ -30,7 +30,7 @@ fn client(url: &str) -> postgres::Client {
 fn a_tick_fires_and_returns_while_the_table_is_locked_and_its_writes_land_after() {
     let url = pg_or_skip!("tick_never_waits");
     let store = Store::postgres(url.clone());
-    // Time moved by the test, but not virtual: the tick behaves as on real time (§11.38).
+    // Time moved by the test, but not virtual: the tick behaves as on real time (docs/schedules.md §11.38).
     let h = Host::on_real_time(&store);
     let ids: Vec<_> = (0..3).map(|_| h.every(1.0, Options::new())).collect();
     // Another session holds the table exclusively. Should the tick wait for the database, the
@@ -268,7 +268,7 @@ fn the_store_thread_notices_a_stop_on_its_own_without_a_flush() {
 fn a_write_the_server_aborts_for_a_deadlock_is_retried_and_each_firing_recorded_once() {
     let url = pg_or_skip!("deadlock_retry");
     let store = Store::postgres(url.clone());
-    // As on real time, so the tick hands its write to the store thread and returns (§11.38).
+    // As on real time, so the tick hands its write to the store thread and returns (docs/schedules.md §11.38).
     let h = Host::on_real_time(&store);
     let ids: Vec<_> = (0..50).map(|_| h.every(1.0, Options::new())).collect();
     let middle = i64::try_from(ids[ids.len() / 2].get()).unwrap();

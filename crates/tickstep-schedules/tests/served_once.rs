@@ -156,24 +156,7 @@ struct Row {
 
 /// The rows' running lists: (schedule, point) of every firing in flight.
 fn in_flight(store: &Store) -> BTreeSet<(u64, u64)> {
-    let sql = store.sql("SELECT id, running FROM schedules WHERE running IS NOT NULL");
-    let rows: Vec<(i64, String)> = match store.kind() {
-        Kind::Sqlite => {
-            let conn = rusqlite::Connection::open(store.path()).unwrap();
-            let mut stmt = conn.prepare(&sql).unwrap();
-            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .unwrap()
-                .map(Result::unwrap)
-                .collect()
-        }
-        _ => postgres::Client::connect(store.path().to_str().unwrap(), postgres::NoTls)
-            .unwrap()
-            .query(&sql, &[])
-            .unwrap()
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect(),
-    };
+    let rows = store.texts("SELECT id, running FROM schedules WHERE running IS NOT NULL");
     let mut out = BTreeSet::new();
     for (id, running) in rows {
         let list: Vec<(Option<u64>, u64, u64)> = serde_json::from_str(&running).unwrap();

@@ -574,7 +574,11 @@ fn a_failed_cadence_write_stays_queued_and_a_flush_reports_it_sqlite_only_postgr
         .tick()
         .expect("the tick hands its updates over and goes on");
     assert_eq!(report.starts_waiting, 1);
-    assert_eq!(h.fired(), 0, "the firing waits for its update (§11.38)");
+    assert_eq!(
+        h.fired(),
+        0,
+        "the firing waits for its update (docs/schedules.md §11.38)"
+    );
     let err = h.engine.wait_for_writes().unwrap_err();
     assert!(matches!(err, Error::Store { .. }), "{err}");
     assert!(

@@ -176,7 +176,7 @@ impl Schedules {
     /// ```
     pub fn next_deadline_unix_nanos(&self) -> Option<u64> {
         let mut core = self.shared.core.borrow_mut();
-        // Starts waiting for their update to be durable want a tick soon (§11.38).
+        // Starts waiting for their update to be durable want a tick soon (docs/schedules.md §11.38).
         let waiting = core.pending_deadline();
         match (core.table.next_deadline(), waiting) {
             (Some(a), Some(b)) => Some(a.min(b)),

@@ -3,8 +3,8 @@
 //! A tick that finds a persistent schedule due on a store does everything a start does to the
 //! cadence at once — the next deadline, the counters, a place in the running list — but the
 //! firing itself waits here, holding that place without a run id. The group commit hands the
-//! update to the store's writer (behind the tick, §11.35, §11.15); a later tick, once the store
-//! reports that write durable, starts the firing. So the promise of §11.5 holds after a crash —
+//! update to the store's writer (behind the tick, docs/schedules.md §11.35, docs/schedules.md §11.15); a later tick, once the store
+//! reports that write durable, starts the firing. So the promise of docs/schedules.md §11.5 holds after a crash —
 //! the point a firing served is never fired again, because the row saying it was served is on
 //! disk before the verb runs — and the frame never waits for the disk: it learns durability from
 //! a counter the writer raises.
@@ -17,10 +17,10 @@
 //!
 //! A waiting start whose schedule was stopped, dropped for another node or replaced meanwhile
 //! (its place in the running list is gone) never starts. One whose schedule retired meanwhile
-//! starts, as it would have had it started at once, and its outcome is ignored (§3.4).
+//! starts, as it would have had it started at once, and its outcome is ignored (docs/schedules.md §3.4).
 //!
 //! Restart: a place in the running list with no run id is a firing that may or may not have
-//! started. After a crash it is settled at open as interrupted (§11.5: the point is not fired
+//! started. After a crash it is settled at open as interrupted (docs/schedules.md §11.5: the point is not fired
 //! again). A clean shutdown marks the ones it knows never started (`started_unix` 0), and the
 //! next open starts those at its first tick.
 
@@ -145,7 +145,7 @@ impl Core {
             Verdict::TargetGone => self.retire(id, RetireReason::InvalidTarget, now),
             Verdict::Failed(fault) if live => self.fault(id, fault, now),
             // Started on a schedule retired meanwhile (its row is gone): the task runs, its
-            // result is ignored (§3.4). A start that failed there changes nothing.
+            // result is ignored (docs/schedules.md §3.4). A start that failed there changes nothing.
             Verdict::Started(_) | Verdict::Failed(_) => {}
         }
     }
@@ -198,7 +198,7 @@ impl Core {
 
     /// At open: a firing that was waiting for its update when the engine stopped. Parked by a
     /// clean shutdown (never started), it waits again, already durable; otherwise it may have
-    /// started, and is settled as interrupted (§11.5: its point is not fired again).
+    /// started, and is settled as interrupted (docs/schedules.md §11.5: its point is not fired again).
     pub(super) fn restore_waiting(&mut self, id: u64, nominal: u64, parked: bool, now: u64) {
         if parked {
             if let Some(firing) = self.firing(id, nominal, now) {

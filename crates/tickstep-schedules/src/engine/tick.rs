@@ -137,7 +137,7 @@ impl Schedules {
             )
         };
         let mut report = TickReport::default();
-        // First the firings earlier ticks planned whose update is now durable (§11.38); a
+        // First the firings earlier ticks planned whose update is now durable (docs/schedules.md §11.38); a
         // slice they use up leaves the planning to the next tick.
         let mut out_of_time = self.start_durable(durable, now, mono, slice_end, &mut report);
         // Unsliced, one plan covers the whole tick; sliced, the tick plans one firing at a time
@@ -180,7 +180,7 @@ impl Schedules {
         report.waited_for_store = committed == Committed::InPlace;
         // What this tick planned starts now if its update is already durable: written before
         // the commit returned (counted 0), or, under a virtual clock, once the tick has waited
-        // for the store (§11.38). On a real clock a later tick starts it.
+        // for the store (docs/schedules.md §11.38). On a real clock a later tick starts it.
         let durable = if committed == Committed::Behind && shared.clock.is_virtual() {
             let mut core = shared.core.borrow_mut();
             if let Some(Err(error)) = core.store.as_mut().map(|store| store.flush()) {
@@ -194,7 +194,7 @@ impl Schedules {
             0
         };
         let before = report.started + report.not_started;
-        // A slice always starts at least one firing (§10.5).
+        // A slice always starts at least one firing (docs/schedules.md §10.5).
         if !out_of_time || before == 0 {
             self.start_durable(durable, now, mono, slice_end, &mut report);
         }

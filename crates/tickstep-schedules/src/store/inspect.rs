@@ -462,7 +462,7 @@ impl From<ScheduleRow> for StoredSchedule {
             running: c
                 .running
                 .iter()
-                // A start still waiting for the row to be durable is no run yet (§11.38).
+                // A start still waiting for the row to be durable is no run yet (docs/schedules.md §11.38).
                 .filter_map(|r| {
                     Some(InFlight {
                         schedule: id,

@@ -27,23 +27,9 @@ pub struct Host {
     pub room: ObjId,
 }
 
-/// A manual clock that does not say it is virtual ([`Clock::is_virtual`]): an engine reading
-/// it does what it does on real time — a start waits for the store's writer thread, and the
-/// tick never waits for it (docs/schedules.md §11.38) — while the test moves the time.
-#[derive(Clone)]
-pub struct RealTime(pub ManualClock);
-
-impl Clock for RealTime {
-    fn now(&self) -> tickstep_kernel::clock::Instant {
-        self.0.now()
-    }
-    fn unix_nanos(&self) -> u64 {
-        self.0.unix_nanos()
-    }
-    fn sleep_until(&self, deadline: tickstep_kernel::clock::Instant) {
-        self.0.sleep_until(deadline);
-    }
-}
+/// The test kit's [`RealTimeClock`](tickstep_schedules::testkit::RealTimeClock): the test moves
+/// the time; the engine behaves as on real time (docs/schedules.md §11.38).
+pub use tickstep_schedules::testkit::RealTimeClock as RealTime;
 
 pub fn config() -> Config {
     let mut c = Config::default();

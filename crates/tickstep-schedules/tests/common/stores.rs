@@ -142,6 +142,29 @@ impl Store {
         }
     }
 
+    /// Every row of `sql`, an integer and a text column each.
+    pub fn texts(&self, sql: &str) -> Vec<(i64, String)> {
+        let sql = self.sql(sql);
+        match self.kind {
+            Kind::Memory => panic!("an in-memory engine has no rows to read"),
+            Kind::Sqlite => {
+                let conn = rusqlite::Connection::open(&self.location).unwrap();
+                let mut stmt = conn.prepare(&sql).unwrap();
+                stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect()
+            }
+            Kind::Postgres => postgres::Client::connect(&self.location, postgres::NoTls)
+                .unwrap()
+                .query(&sql, &[])
+                .unwrap()
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect(),
+        }
+    }
+
     /// Runs `sql` (statements, no results) beside the engine.
     pub fn execute(&self, sql: &str) {
         let sql = self.sql(sql);
