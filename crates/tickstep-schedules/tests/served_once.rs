@@ -236,8 +236,8 @@ fn a_child_killed_30_times_fires_no_point_twice_and_loses_none_beyond_catch_up(s
             waited += 1;
         }
         if store.kind() == Kind::Postgres {
-            // The killed node holds its rows until its lease runs out (§11.26): end it, as
-            // waiting would, so the next child claims them at open.
+            // The killed node holds its rows until its lease runs out (docs/schedules.md
+            // §11.26): end it, as waiting would, so the next child claims them at open.
             store.execute("UPDATE tickstep_nodes SET lease_until = now() - interval '1 second'");
         }
         flight.extend(in_flight(store));
@@ -258,8 +258,9 @@ fn a_child_killed_30_times_fires_no_point_twice_and_loses_none_beyond_catch_up(s
         let unique: BTreeSet<u64> = points.iter().copied().collect();
         let twice: Vec<_> = points.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
         assert!(twice.is_empty(), "schedule {id}: points fired twice: {twice:?}");
-        // The first point is one interval after creation (§1.2), give or take the microseconds
-        // between the two clock reads of a creation; the cadence is `next_run` minus intervals.
+        // The first point is one interval after creation (docs/schedules.md §1.2), give or
+        // take the microseconds between the two clock reads of a creation; the cadence is
+        // `next_run` minus intervals.
         let all = (row.next_run - row.created - row.interval + row.interval / 2) / row.interval;
         let first = row.next_run - all * row.interval;
         for p in &points {

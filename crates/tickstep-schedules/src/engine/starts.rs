@@ -118,13 +118,16 @@ impl Core {
     }
 
     /// The start's consequence for a firing that waited: the run takes its place, or the place
-    /// goes and the fault or retirement is recorded as for an immediate start.
+    /// goes and the fault or retirement is recorded as for an immediate start. The run id is
+    /// written with the schedule's next update (its outcome, its next point) rather than on its
+    /// own, unless `write_run` asks for it: what is on disk already serves the point, and one
+    /// write per firing is what the store was built around (docs/schedules.md §11.38).
     pub(super) fn record_waited(
         &mut self,
         firing: &Firing,
         verdict: Verdict,
-        now: u64,
-        mono: Instant,
+        (now, mono): (u64, Instant),
+        write_run: bool,
     ) {
         let id = firing.schedule.get();
         let Some(at) = self.placeholder(firing) else {
@@ -137,7 +140,9 @@ impl Core {
             running[at].run = Some(*run);
             running[at].started_unix = now;
             self.await_run(*run, id, mono);
-            self.mark_dirty(id);
+            if write_run {
+                self.mark_dirty(id);
+            }
             return;
         }
         running.remove(at);
@@ -225,13 +230,14 @@ impl Core {
 impl Schedules {
     /// Starts the waiting firings whose update is durable by `durable`, oldest first, until
     /// `slice_end` (if any) has passed after a start (docs/schedules.md §10.5); counts them in
-    /// `report`. Returns whether the slice ran out.
+    /// `report`; `write_run` marks their runs for the next group commit. Returns whether the
+    /// slice ran out.
     pub(super) fn start_durable(
         &self,
         durable: u64,
-        now: u64,
-        mono: Instant,
+        (now, mono): (u64, Instant),
         slice_end: Option<Instant>,
+        write_run: bool,
         report: &mut super::TickReport,
     ) -> bool {
         let shared = &*self.shared;
@@ -244,7 +250,7 @@ impl Schedules {
             shared
                 .core
                 .borrow_mut()
-                .record_waited(&firing, verdict, now, mono);
+                .record_waited(&firing, verdict, (now, mono), write_run);
             if slice_end.is_some_and(|end| shared.clock.now() >= end) {
                 return true;
             }

@@ -139,7 +139,9 @@ impl Schedules {
         let mut report = TickReport::default();
         // First the firings earlier ticks planned whose update is now durable (docs/schedules.md §11.38); a
         // slice they use up leaves the planning to the next tick.
-        let mut out_of_time = self.start_durable(durable, now, mono, slice_end, &mut report);
+        let virtual_time = shared.clock.is_virtual();
+        let mut out_of_time =
+            self.start_durable(durable, (now, mono), slice_end, virtual_time, &mut report);
         // Unsliced, one plan covers the whole tick; sliced, the tick plans one firing at a time
         // and looks at the clock before each next one (docs/schedules.md §10.5).
         let chunk = if slice_end.is_some() { 1 } else { usize::MAX };
@@ -181,7 +183,7 @@ impl Schedules {
         // What this tick planned starts now if its update is already durable: written before
         // the commit returned (counted 0), or, under a virtual clock, once the tick has waited
         // for the store (docs/schedules.md §11.38). On a real clock a later tick starts it.
-        let durable = if committed == Committed::Behind && shared.clock.is_virtual() {
+        let durable = if committed == Committed::Behind && virtual_time {
             let mut core = shared.core.borrow_mut();
             if let Some(Err(error)) = core.store.as_mut().map(|store| store.flush()) {
                 // As on real time: the write stays queued and is retried, the firings wait
@@ -196,11 +198,12 @@ impl Schedules {
         let before = report.started + report.not_started;
         // A slice always starts at least one firing (docs/schedules.md §10.5).
         if !out_of_time || before == 0 {
-            self.start_durable(durable, now, mono, slice_end, &mut report);
+            self.start_durable(durable, (now, mono), slice_end, virtual_time, &mut report);
         }
         let mut core = shared.core.borrow_mut();
         if report.started + report.not_started > before {
-            // The runs those starts gave are handed over too, so the tick commits what it did.
+            // What those starts changed is handed over too: faults, retirements, and under a
+            // virtual clock the runs, so the tick commits what it did.
             core.group_commit()?;
         }
         report.starts_waiting = core.pending.len();
