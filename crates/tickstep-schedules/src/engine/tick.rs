@@ -147,18 +147,12 @@ impl Schedules {
         let chunk = if slice_end.is_some() { 1 } else { usize::MAX };
         let mut visits = 0;
         while !out_of_time {
-            let mut firings = shared
-                .core
-                .borrow_mut()
-                .plan(now, chunk, &mut visits, &mut later);
-            let planned = firings.len();
+            let (mut firings, planned) =
+                shared
+                    .core
+                    .borrow_mut()
+                    .plan(now, chunk, &mut visits, &mut later);
             for firing in firings.drain(..) {
-                let mut core = shared.core.borrow_mut();
-                if core.starts_after_write(firing.schedule.get()) {
-                    core.defer(firing, now);
-                    continue;
-                }
-                drop(core);
                 let verdict = self.try_start(&firing);
                 report.count(&verdict);
                 shared.core.borrow_mut().record(&firing, verdict, now, mono);
@@ -245,24 +239,33 @@ impl Core {
     /// Step 1: up to `want` of the firings this tick starts, visiting due entries while the
     /// tick has visited fewer than the per-tick bound (`visits` counts across a tick's plans).
     /// Entries re-armed to a deadline already due go to `later`, re-armed when the tick ends.
+    /// A firing that must wait for its cadence update (docs/schedules.md §11.38) is kept
+    /// waiting here, under the same borrow; the others are returned to start now. Returns them
+    /// with how many firings were planned in all.
     fn plan(
         &mut self,
         now: u64,
         want: usize,
         visits: &mut usize,
         later: &mut Later,
-    ) -> Vec<Firing> {
+    ) -> (Vec<Firing>, usize) {
         let mut firings = std::mem::take(&mut self.firing_buf);
-        while firings.len() < want && *visits < self.max_per_tick {
+        let mut planned = 0;
+        while planned < want && *visits < self.max_per_tick {
             let Some(id) = self.table.pop_due(now) else {
                 break;
             };
             *visits += 1;
             if let Some(firing) = self.visit(id, now, later) {
-                firings.push(firing);
+                planned += 1;
+                if self.starts_after_write(id) {
+                    self.defer(firing, now);
+                } else {
+                    firings.push(firing);
+                }
             }
         }
-        firings
+        (firings, planned)
     }
 
     /// Gives the firing buffer back for the next tick (keeping its capacity).
