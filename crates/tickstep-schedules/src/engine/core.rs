@@ -77,7 +77,7 @@ pub(crate) struct Core {
     pub(super) changes: ChangeSet,
     /// Firings planned and waiting for their cadence update to be durable before they start
     /// (docs/schedules.md §11.38), oldest first.
-    pub(super) pending: super::starts::PendingStarts,
+    pub(super) pending: super::pending::PendingStarts,
     /// Operator stops found by the last poll, reused across ticks.
     pub(super) stopped_buf: Vec<u64>,
     /// Schedules dropped because an operator stopped them, until the host takes the list.
@@ -111,7 +111,7 @@ impl Core {
             firing_buf: Vec::new(),
             later_buf: Vec::new(),
             changes: ChangeSet::default(),
-            pending: super::starts::PendingStarts::new(),
+            pending: super::pending::PendingStarts::new(),
             stopped_buf: Vec::new(),
             operator_stopped: Vec::new(),
             last_stop_poll: None,

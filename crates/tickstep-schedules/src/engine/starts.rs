@@ -24,30 +24,15 @@
 //! again). A clean shutdown marks the ones it knows never started (`started_unix` 0), and the
 //! next open starts those at its first tick.
 
-use std::collections::VecDeque;
-
 use tickstep_kernel::clock::Instant;
 
 use super::core::{Core, RunRecord};
 use super::entry::Running;
 use super::handle::Schedules;
+use super::pending::Pending;
 use super::tick::Verdict;
 use crate::info::RetireReason;
 use crate::{Fault, FaultKind, Firing, Value};
-
-/// A planned firing waiting for its cadence update to be durable.
-pub(super) struct Pending {
-    pub(super) firing: Firing,
-    /// The store's grouped commit that carries its update, counted as the store counts
-    /// ([`Backend::handed_behind`](crate::store::Backend)); `Some(0)` for a write made before
-    /// `commit` returned, `None` until a group commit has carried it.
-    pub(super) seq: Option<u64>,
-    /// When it was planned (Unix nanoseconds): the host ticks again one engine tick later.
-    pub(super) planned: u64,
-}
-
-/// The waiting starts, oldest first.
-pub(super) type PendingStarts = VecDeque<Pending>;
 
 impl Core {
     /// Whether a firing of `id` must wait for its cadence update to be durable: only a
