@@ -42,7 +42,8 @@ impl Core {
     }
 
     /// Keeps `firing` until the update that records it is durable. Its schedule lists it as
-    /// running (no run yet), which is what the update carries.
+    /// running (no run yet), which is what the update carries; planning it marked the schedule
+    /// for the group commit already.
     pub(super) fn defer(&mut self, firing: Firing, now: u64) {
         let id = firing.schedule.get();
         if let Some(e) = self.table.get_mut(id) {
@@ -52,8 +53,11 @@ impl Core {
                 // Never 0 here: 0 marks a start a clean shutdown knows never happened.
                 started_unix: now.max(1),
             });
+            debug_assert!(
+                e.dirty,
+                "a planned firing's schedule is marked for the commit"
+            );
         }
-        self.mark_dirty(id);
         self.pending.push_back(Pending {
             firing,
             seq: None,
@@ -115,12 +119,18 @@ impl Core {
         write_run: bool,
     ) {
         let id = firing.schedule.get();
-        let Some(at) = self.placeholder(firing) else {
+        let nominal = firing.nominal_unix_nanos;
+        let Some(e) = self.table.get_mut(id) else {
             return;
         };
-        let e = self.table.get_mut(id).expect("placeholder found");
         let live = e.is_live();
         let running = &mut e.extra_mut().running;
+        let Some(at) = running
+            .iter()
+            .position(|r| r.run.is_none() && r.nominal == nominal)
+        else {
+            return;
+        };
         if let (Verdict::Started(run), true) = (&verdict, live) {
             running[at].run = Some(*run);
             running[at].started_unix = now;
