@@ -74,6 +74,10 @@ impl Clock for RealClock {
 
     /// Returns at once: inside a Bevy app the frame pacing is Bevy's (see the type's docs).
     fn sleep_until(&self, _deadline: Instant) {}
+
+    fn is_virtual(&self) -> bool {
+        matches!(self, RealClock::Manual(_))
+    }
 }
 
 /// The commands' clock: Bevy's `Time<Fixed>` elapsed time, as of the last fixed step.

@@ -212,6 +212,21 @@ pub trait Clock {
     /// A real clock sleeps the thread; a virtual clock moves itself to `deadline` at once, which is
     /// how a frame loop driven by a [`ManualClock`] skips idle time instead of waiting for it.
     fn sleep_until(&self, deadline: Instant);
+
+    /// Whether this clock's time moves only when told to (a [`ManualClock`]): virtual time, in
+    /// which nothing that takes real time (a disk write, another thread) moves the clock. A layer
+    /// whose behaviour depends on how long real work takes may make that work instant under such a
+    /// clock, so a run on it is deterministic (docs/schedules.md §11.42). `false` unless the clock
+    /// says otherwise; a clock that wraps another forwards it.
+    ///
+    /// ```
+    /// use tickstep_kernel::clock::{Clock, ManualClock, SystemClock};
+    /// assert!(ManualClock::new().is_virtual());
+    /// assert!(!SystemClock::new().is_virtual());
+    /// ```
+    fn is_virtual(&self) -> bool {
+        false
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for &C {
@@ -223,6 +238,9 @@ impl<C: Clock + ?Sized> Clock for &C {
     }
     fn sleep_until(&self, deadline: Instant) {
         (**self).sleep_until(deadline);
+    }
+    fn is_virtual(&self) -> bool {
+        (**self).is_virtual()
     }
 }
 
@@ -236,6 +254,9 @@ impl<C: Clock + ?Sized> Clock for std::rc::Rc<C> {
     fn sleep_until(&self, deadline: Instant) {
         (**self).sleep_until(deadline);
     }
+    fn is_virtual(&self) -> bool {
+        (**self).is_virtual()
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for Arc<C> {
@@ -247,6 +268,9 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
     }
     fn sleep_until(&self, deadline: Instant) {
         (**self).sleep_until(deadline);
+    }
+    fn is_virtual(&self) -> bool {
+        (**self).is_virtual()
     }
 }
 
@@ -465,6 +489,10 @@ impl Clock for ManualClock {
 
     fn sleep_until(&self, deadline: Instant) {
         self.shared.mono.fetch_max(deadline.0, Ordering::Relaxed);
+    }
+
+    fn is_virtual(&self) -> bool {
+        true
     }
 }
 

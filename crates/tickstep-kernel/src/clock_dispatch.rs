@@ -224,6 +224,14 @@ impl Clock for AnyClock {
             Dispatch::Other(c) => c.sleep_until(deadline),
         }
     }
+
+    fn is_virtual(&self) -> bool {
+        match &self.0 {
+            Dispatch::System(c) => c.is_virtual(),
+            Dispatch::Manual(c) => c.is_virtual(),
+            Dispatch::Other(c) => c.is_virtual(),
+        }
+    }
 }
 
 #[cfg(test)]

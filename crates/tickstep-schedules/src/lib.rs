@@ -126,8 +126,9 @@
 //!   [`MAX_VALUE_DEPTH`] (32) deep, so every stored value reads back; a fault value the store could
 //!   not hold (NaN, deeper nesting) is kept as its text.
 //! * **Clean shutdown**: dropping the engine writes pending cadence updates; only a crash hands
-//!   firings back as interrupted (and may repeat a firing whose start was not yet group-committed:
-//!   at-least-once, never lost).
+//!   firings back as interrupted. A crash never repeats a served point: a persistent firing
+//!   starts only once the update recording it is written (docs/schedules.md §11.42), and one whose
+//!   update was written but which had not started is settled as interrupted.
 //! * **Operators** read a store with [`Inspector`] (read-only, never migrating; a file of another
 //!   schema is refused with [`Error::SchemaTooNew`] or [`Error::NotAStore`], never misread) and
 //!   stop a schedule with [`Inspector::stop`], which deletes the row through the engine's own
@@ -154,9 +155,10 @@
 //!   path yet (its engine polls nothing); it refuses a newer schema and rows it cannot decode, and
 //!   [`Config::share_file`] does not apply to it (its prefixed tables always share a database).
 //! * **`PostgreSQL` writes behind the tick**: a crash may lose the cadence updates still queued on
-//!   the store thread (replayed on restart: a firing may repeat, never vanish); a lost connection
-//!   keeps them queued and retries with a backoff from 50 ms to 5 s, the engine running on in
-//!   memory; a transaction's commit meanwhile fails with [`Error::Database`] and applies nothing.
+//!   the store thread, whose firings have not started yet (docs/schedules.md §11.42); a lost
+//!   connection keeps them queued and retries with a backoff from 50 ms to 5 s, the engine running
+//!   on in memory and persistent firings waiting for their writes; a transaction's commit
+//!   meanwhile fails with [`Error::Database`] and applies nothing.
 //! * **`PostgreSQL` tables are prefixed `tickstep_`**, so the store can share a database with
 //!   another application (its own `schedules` table is left alone); migrations take an advisory
 //!   lock, so engines opening one database at once migrate it once.

@@ -17,11 +17,13 @@ use crate::{Catchup, Fault, ObjId, Overlap, RunId, ScheduleKind, Value};
 /// A firing in flight when the row was written.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct RunningRow {
-    /// The host's run id.
-    pub(crate) run: RunId,
+    /// The host's run id; `None` while the firing's start waits for this row to be durable
+    /// (docs/schedules.md §11.42), so whether it started is unknown after a crash.
+    pub(crate) run: Option<RunId>,
     /// The cadence point it serves (Unix nanoseconds).
     pub(crate) nominal: u64,
-    /// When it started (Unix nanoseconds).
+    /// When it started (Unix nanoseconds); for a start still waiting, when it was planned, or 0
+    /// when a clean shutdown left it known never started.
     pub(crate) started_unix: u64,
 }
 

@@ -446,3 +446,47 @@ impl Runner for CountingRunner {
         Ok(run)
     }
 }
+
+/// A [`ManualClock`](tickstep_kernel::clock::ManualClock) that does not say it is virtual
+/// ([`Clock::is_virtual`](tickstep_kernel::clock::Clock::is_virtual)): an engine reading it does
+/// what it does on real time — the tick hands a persistent firing's update to the store's writer
+/// and never waits for it, and the firing starts at a later tick (docs/schedules.md §11.42) —
+/// while the test moves the time. With no store (or nothing that persists) it changes nothing.
+///
+/// ```
+/// use std::time::Duration;
+/// use tickstep_kernel::clock::{Clock, ManualClock};
+/// use tickstep_schedules::testkit::{RealTimeClock, TestRunner, TestWorld};
+/// use tickstep_schedules::{Options, Schedules};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let clock = ManualClock::new();
+/// let world = TestWorld::new();
+/// let wiz = world.add_wizard();
+/// world.add_verb(wiz, "ping");
+/// let engine = Schedules::open(dir.path().join("s.db"), RealTimeClock(clock.clone()), world,
+///     TestRunner::new(), Default::default()).unwrap();
+/// let mut txn = engine.begin(wiz);
+/// txn.schedule_every(wiz, "ping", 1.0, vec![], Options::new()).unwrap();
+/// txn.commit().unwrap();
+/// clock.advance(Duration::from_secs(1));
+/// assert_eq!(engine.tick().unwrap().starts_waiting, 1); // its update goes to the writer
+/// engine.wait_for_writes().unwrap();
+/// assert_eq!(engine.tick().unwrap().started, 1); // written: it starts
+/// ```
+#[derive(Clone, Debug)]
+pub struct RealTimeClock(pub tickstep_kernel::clock::ManualClock);
+
+impl tickstep_kernel::clock::Clock for RealTimeClock {
+    fn now(&self) -> tickstep_kernel::clock::Instant {
+        self.0.now()
+    }
+
+    fn unix_nanos(&self) -> u64 {
+        self.0.unix_nanos()
+    }
+
+    fn sleep_until(&self, deadline: tickstep_kernel::clock::Instant) {
+        self.0.sleep_until(deadline);
+    }
+}

@@ -103,8 +103,18 @@ fn failover_node_process_entry() {
         })
         .collect();
     txn.commit().unwrap();
+    // This node's id in the database, which the committed log names.
+    let owner: i64 = postgres::Client::connect(&url, postgres::NoTls)
+        .unwrap()
+        .query_one(
+            "SELECT owner_node FROM tickstep_schedules WHERE id = $1",
+            &[&i64::try_from(ids[0].get()).unwrap()],
+        )
+        .unwrap()
+        .get(0);
     {
         let mut out = std::io::stdout().lock();
+        writeln!(out, "@N {owner}").unwrap();
         for id in ids {
             writeln!(out, "@C {}", id.get()).unwrap();
         }
@@ -194,7 +204,12 @@ fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
     }
     assert_eq!(created.len(), 3 * SCHEDULES_PER_NODE);
 
-    let committed = committed_points(&mut client, created.len(), cont_wall);
+    let (committed, committer) = committed_points(&mut client, created.len(), cont_wall);
+    let index = node_index(&nodes);
+    let committer: BTreeMap<(u64, u64), usize> = committer
+        .into_iter()
+        .map(|(k, owner)| (k, index[&owner]))
+        .collect();
     let backwards: i64 = client
         .query_one("SELECT COUNT(*) FROM backwards", &[])
         .unwrap()
@@ -227,7 +242,8 @@ fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
     assert!(paused[0] > 0, "the paused node's late writes were refused");
     assert!(paused[1] > 0, "and it dropped the schedules it lost");
 
-    let repeated = check_side_effects(&nodes, &committed, &stats);
+    let parked = parked_points(&mut client);
+    let repeated = check_side_effects(&nodes, &committed, &committer, &parked, &stats);
     eprintln!(
         "failover: {} committed firings, {} started more than once or not committed \
          (at-least-once side effects), paused node refused {} writes",
@@ -237,24 +253,59 @@ fn three_nodes_one_killed_one_paused_past_its_lease_fire_every_point_once() {
     );
 }
 
-/// The committed log, per schedule, checked: every point once, none missing between the first
-/// and the last, all still firing after the failovers.
-fn committed_points(
-    client: &mut postgres::Client,
-    schedules: usize,
-    cont_wall: u64,
-) -> BTreeMap<u64, Vec<u64>> {
-    // The committed log: every point once, none missing, all still firing after the failovers.
-    let mut committed: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+/// Database node id -> node index, from what each node said (`@N`).
+fn node_index(nodes: &[Node]) -> BTreeMap<u64, usize> {
+    nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, n)| {
+            let lines = n.lines.lock().unwrap();
+            let l = lines.iter().find(|l| l.starts_with("@N "))?;
+            Some((fields(l)[0], i))
+        })
+        .collect()
+}
+
+/// Firings the nodes' clean shutdowns left waiting: never started, the next open starts them
+/// (docs/schedules.md §11.42).
+fn parked_points(client: &mut postgres::Client) -> BTreeSet<(u64, u64)> {
+    let mut parked = BTreeSet::new();
     for row in client
-        .query("SELECT schedule, point FROM firing_log", &[])
+        .query(
+            "SELECT id, running FROM tickstep_schedules WHERE running IS NOT NULL",
+            &[],
+        )
         .unwrap()
     {
-        let (s, p): (i64, i64) = (row.get(0), row.get(1));
-        committed
-            .entry(u64::try_from(s).unwrap())
-            .or_default()
-            .push(u64::try_from(p).unwrap());
+        let (id, running): (i64, String) = (row.get(0), row.get(1));
+        let list: Vec<(Option<u64>, u64, u64)> = serde_json::from_str(&running).unwrap();
+        for (run, point, started) in list {
+            if run.is_none() && started == 0 {
+                parked.insert((u64::try_from(id).unwrap(), point));
+            }
+        }
+    }
+    parked
+}
+
+/// Per schedule, its committed points; and who committed each (schedule, point).
+type Committed = (BTreeMap<u64, Vec<u64>>, BTreeMap<(u64, u64), u64>);
+
+/// The committed log, per schedule, checked: every point once, none missing between the first
+/// and the last, all still firing after the failovers.
+fn committed_points(client: &mut postgres::Client, schedules: usize, cont_wall: u64) -> Committed {
+    // The committed log: every point once, none missing, all still firing after the failovers.
+    let mut committed: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    // Which node committed each point (database node ids).
+    let mut committer = BTreeMap::new();
+    for row in client
+        .query("SELECT schedule, point, node FROM firing_log", &[])
+        .unwrap()
+    {
+        let (s, p, n): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
+        let (s, p) = (u64::try_from(s).unwrap(), u64::try_from(p).unwrap());
+        committed.entry(s).or_default().push(p);
+        committer.insert((s, p), u64::try_from(n).unwrap());
     }
     assert_eq!(committed.len(), schedules, "every schedule fired");
     let interval = 100_000_000;
@@ -279,16 +330,22 @@ fn committed_points(
             "schedule {schedule} kept firing after the failovers"
         );
     }
-    committed
+    (committed, committer)
 }
 
-/// External effects: every committed firing was started; a firing started but never
-/// committed, or started twice, on a node killed or fenced off. Returns how many such points.
+/// External effects: every committed firing was started, unless the node that committed it was
+/// killed or fenced off before it could start it (a start waits for its commit, docs/schedules.md
+/// §11.42; the next holder settles it as taken over) or its clean shutdown parked it (`parked`:
+/// the next open starts it); a firing started but never committed, or
+/// started twice, on a node killed or fenced off. Returns how many such points.
 fn check_side_effects(
     nodes: &[Node],
     committed: &BTreeMap<u64, Vec<u64>>,
+    committer: &BTreeMap<(u64, u64), usize>,
+    parked: &BTreeSet<(u64, u64)>,
     stats: &BTreeMap<usize, Vec<u64>>,
 ) -> usize {
+    let fenced = |node: &usize| stats.get(node).is_none_or(|s| s[0] > 0);
     let mut external: BTreeMap<(u64, u64), BTreeSet<u64>> = BTreeMap::new();
     for n in nodes {
         for l in n
@@ -305,9 +362,13 @@ fn check_side_effects(
     let mut repeated = 0;
     for (schedule, points) in committed {
         for p in points {
+            let by = committer[&(*schedule, *p)];
             assert!(
-                external.contains_key(&(*schedule, *p)),
-                "schedule {schedule} point {p} committed but never started"
+                external.contains_key(&(*schedule, *p))
+                    || fenced(&by)
+                    || parked.contains(&(*schedule, *p)),
+                "schedule {schedule} point {p} committed by node {by}, which was neither killed \
+                 nor fenced off, but never started"
             );
         }
     }
@@ -319,9 +380,8 @@ fn check_side_effects(
             // A start beyond the one committed: one of the nodes that started it must have been
             // killed or fenced off (its write lost or refused), never a healthy node.
             repeated += 1;
-            let fenced = |node: &u64| stats.get(&(*node as usize)).is_none_or(|s| s[0] > 0);
             assert!(
-                by.iter().any(fenced),
+                by.iter().any(|node| fenced(&(*node as usize))),
                 "schedule {schedule} point {point} started by nodes {by:?} (committed: \
                  {was_committed}), none of them killed or fenced off"
             );

@@ -30,7 +30,8 @@ fn client(url: &str) -> postgres::Client {
 fn a_tick_fires_and_returns_while_the_table_is_locked_and_its_writes_land_after() {
     let url = pg_or_skip!("tick_never_waits");
     let store = Store::postgres(url.clone());
-    let h = Host::open(store.path(), ManualClock::new());
+    // Time moved by the test, but not virtual: the tick behaves as on real time (docs/schedules.md §11.42).
+    let h = Host::on_real_time(&store);
     let ids: Vec<_> = (0..3).map(|_| h.every(1.0, Options::new())).collect();
     // Another session holds the table exclusively. Should the tick wait for the database, the
     // server ends that session after 20 s and the check below that it is still alive fails.
@@ -42,13 +43,24 @@ fn a_tick_fires_and_returns_while_the_table_is_locked_and_its_writes_land_after(
         )
         .unwrap();
     let report = h.after(1.0);
-    assert_eq!(report.started, 3, "the firings went ahead");
-    assert_eq!(h.fired(), 3);
+    // The firings wait for their updates to be durable (docs/schedules.md §11.42); the tick
+    // does not.
+    assert_eq!((report.started, report.starts_waiting), (0, 3));
+    assert!(!report.waited_for_store);
+    assert_eq!(
+        h.tick().started,
+        0,
+        "nothing starts before its update is written"
+    );
+    assert_eq!(h.fired(), 0);
     locker
         .batch_execute("SELECT 1")
         .expect("the lock was still held when the tick returned");
     locker.batch_execute("COMMIT").unwrap();
     h.engine.wait_for_writes().unwrap();
+    assert_eq!(h.tick().started, 3, "the firings went ahead once written");
+    assert_eq!(h.fired(), 3);
+    h.engine.flush().unwrap();
     assert_eq!(
         store.count("SELECT SUM(run_count) FROM schedules"),
         3,
@@ -256,7 +268,8 @@ fn the_store_thread_notices_a_stop_on_its_own_without_a_flush() {
 fn a_write_the_server_aborts_for_a_deadlock_is_retried_and_each_firing_recorded_once() {
     let url = pg_or_skip!("deadlock_retry");
     let store = Store::postgres(url.clone());
-    let h = Host::open(store.path(), ManualClock::new());
+    // As on real time, so the tick hands its write to the store thread and returns (docs/schedules.md §11.42).
+    let h = Host::on_real_time(&store);
     let ids: Vec<_> = (0..50).map(|_| h.every(1.0, Options::new())).collect();
     let middle = i64::try_from(ids[ids.len() / 2].get()).unwrap();
     let mut other = client(&url);
@@ -277,10 +290,10 @@ fn a_write_the_server_aborts_for_a_deadlock_is_retried_and_each_firing_recorded_
         &[&middle],
     )
     .unwrap();
-    // Every schedule fires; the store thread's one update of all 50 rows waits on `middle`.
-    assert_eq!(h.after(1.0).started, 50);
-    h.finish_all();
-    h.tick();
+    // Every schedule is due; the store thread's one update of all 50 rows, which their starts
+    // wait for, waits on `middle`.
+    assert_eq!(h.after(1.0).starts_waiting, 50);
+    assert_eq!(h.tick().started, 0);
     let waiting = |c: &mut postgres::Client| -> i64 {
         c.query_one(
             "SELECT count(*) FROM pg_stat_activity \
@@ -324,6 +337,11 @@ fn a_write_the_server_aborts_for_a_deadlock_is_retried_and_each_firing_recorded_
     assert_eq!(rows_before_retry, 0, "the aborted write applied nothing");
     tx.commit().unwrap();
     h.engine.wait_for_writes().unwrap();
+    assert_eq!(
+        h.tick().started,
+        50,
+        "the firings start once their write is in"
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     while deadlocks(&mut watcher) == before {
         assert!(Instant::now() < deadline, "the server reported no deadlock");

@@ -550,7 +550,10 @@ fn a_commit_the_store_refuses_applies_nothing_sqlite_only_fault_injected_by_a_sq
 /// A host on a store at `path` with one schedule every second, and a second connection whose
 /// trigger makes every cadence update fail ("busy") until it drops `no_updates`.
 fn one_schedule_whose_updates_fail(path: &Path) -> (Host, rusqlite::Connection) {
-    let h = Host::open(path, ManualClock::new());
+    // As on real time: the tick hands its updates to the writer thread (docs/schedules.md
+    // §11.42).
+    let clock = ManualClock::new();
+    let h = Host::open_with(path, clock.clone(), common::RealTime(clock));
     h.every(1.0, Options::new());
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(
@@ -566,10 +569,16 @@ fn a_failed_cadence_write_stays_queued_and_a_flush_reports_it_sqlite_only_postgr
     let (_dir, path) = db();
     let (h, conn) = one_schedule_whose_updates_fail(&path);
     h.advance(1.0);
-    h.engine
+    let report = h
+        .engine
         .tick()
         .expect("the tick hands its updates over and goes on");
-    assert_eq!(h.fired(), 1, "the firing itself went ahead");
+    assert_eq!(report.starts_waiting, 1);
+    assert_eq!(
+        h.fired(),
+        0,
+        "the firing waits for its update (docs/schedules.md §11.42)"
+    );
     let err = h.engine.wait_for_writes().unwrap_err();
     assert!(matches!(err, Error::Store { .. }), "{err}");
     assert!(
@@ -579,11 +588,13 @@ fn a_failed_cadence_write_stays_queued_and_a_flush_reports_it_sqlite_only_postgr
         "{err}"
     );
     assert_eq!(sql_count(&path, "SELECT run_count FROM schedules"), 0);
+    assert_eq!(h.tick().started, 0, "nor while its write fails");
     conn.execute_batch("DROP TRIGGER no_updates").unwrap();
     h.engine
         .wait_for_writes()
         .expect("the queued update is written now");
     assert_eq!(sql_count(&path, "SELECT run_count FROM schedules"), 1);
+    assert_eq!(h.tick().started, 1, "and the firing starts");
 }
 
 /// docs/schedules.md §11.35: a durable creation is never overtaken by an older tick's cadence
@@ -612,6 +623,7 @@ fn queued_cadence_updates_are_written_before_a_creation_and_when_the_store_close
         sql_count(&path, "SELECT COUNT(*) FROM schedules WHERE run_count = 1"),
         1
     );
+    assert_eq!(h.tick().started, 1, "its update written, the firing starts");
     h.finish_all();
     h.advance(1.0);
     h.tick(); // queued again; nobody waits for it

@@ -66,4 +66,8 @@ impl Clock for RuntimeClock {
             RuntimeClock::Manual(c) => c.sleep_until(deadline),
         }
     }
+
+    fn is_virtual(&self) -> bool {
+        matches!(self, RuntimeClock::Manual(_))
+    }
 }

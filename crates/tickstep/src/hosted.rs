@@ -49,4 +49,8 @@ impl Clock for HostedClock {
     fn sleep_until(&self, deadline: Instant) {
         self.waits.0.set(Some(deadline));
     }
+
+    fn is_virtual(&self) -> bool {
+        self.clock.is_virtual()
+    }
 }

@@ -187,9 +187,11 @@ fn fire_postgres(admin_url: &str, n: usize, rounds: usize) -> Result<Row, postgr
         // As `fire_sqlite` counts it: the tick that fires all n (its group commit carries the
         // previous round's outcomes and the new firings, one row each) and the outcomes, then the
         // wait until the store thread has committed that tick's batch: firings persisted, end to end.
-        let firing = ours.fire_all(n);
+        // The firings wait for their write inside `fire_all` (docs/schedules.md §11.42); the
+        // runs they started are written after.
+        let fired = ours.fire_all(n);
         let written = ns_per_op(n, || ours.engine.wait_for_writes().expect("written"));
-        firing + written
+        fired.frame_ns + fired.write_ns + written
     };
     let (ours_ns, peer_ns) = interleave(rounds, &mut persisted, &mut raw);
     Ok(Row {

@@ -300,11 +300,20 @@ impl Core {
 
     /// Starts a firing of `id` serving cadence point `nominal`: counts it, computes `elapsed`.
     pub(super) fn start(&mut self, id: u64, nominal: u64, now: u64) -> Firing {
-        let e = self
-            .table
-            .get_mut(id)
+        let firing = self
+            .firing(id, nominal, now)
             .expect("start is only called for an entry that exists");
+        let e = self.table.get_mut(id).expect("checked above");
         e.run_count = e.run_count.saturating_add(1);
+        e.last_run = now;
+        self.mark_dirty(id);
+        firing
+    }
+
+    /// The firing of `id` serving `nominal` at `now`, counting nothing; `None` when `id` is
+    /// gone. `elapsed` is the time since the previous firing started (docs/schedules.md §5.6).
+    pub(super) fn firing(&self, id: u64, nominal: u64, now: u64) -> Option<Firing> {
+        let e = self.table.get(id)?;
         let elapsed = e.pass_elapsed.then(|| {
             if e.last_run == 0 {
                 0.0
@@ -312,8 +321,7 @@ impl Core {
                 now.saturating_sub(e.last_run) as f64 / 1e9
             }
         });
-        e.last_run = now;
-        let firing = Firing {
+        Some(Firing {
             schedule: ScheduleId::from_raw(id),
             target: e.target,
             verb: self.verbs.name(e.verb).clone(),
@@ -325,9 +333,7 @@ impl Core {
             nominal_unix_nanos: nominal,
             time_limit: e.limits().time_limit_ns.map(Duration::from_nanos),
             tick_limit: e.limits().tick_limit,
-        };
-        self.mark_dirty(id);
-        firing
+        })
     }
 }
 

@@ -67,10 +67,10 @@ impl Core {
     /// `"completed"`, as a faulting one-shot does (docs/schedules.md §7.4); a recurring schedule
     /// whose next point waits (queued, or kept by catch-up) is armed now.
     fn settle_taken_over(&mut self, id: u64, firings: usize, from: Option<u64>, now: u64) {
+        // The loader took them off the running list already; a parked start stays there.
         let Some(e) = self.table.get_mut(id) else {
             return;
         };
-        e.extra_mut().running.clear();
         if !e.is_live() {
             return;
         }

@@ -26,7 +26,11 @@ impl Drop for Shared {
     /// A clean shutdown writes the last cadence updates (outcomes reported since the last tick),
     /// so only a crash hands firings back as interrupted.
     fn drop(&mut self) {
-        if let Err(error) = self.core.get_mut().group_commit() {
+        let core = self.core.get_mut();
+        // Starts still waiting for their update never happened: the next open starts them
+        // (docs/schedules.md §11.42).
+        core.park_pending();
+        if let Err(error) = core.group_commit() {
             tracing::warn!(%error, "schedule engine dropped with cadence updates it could not save");
         }
     }
@@ -71,6 +75,9 @@ pub(crate) struct Core {
     /// The group commit's change set: reused across ticks by a store that writes in the tick,
     /// taken by one that writes behind it (docs/schedules.md §11.35, §11.15).
     pub(super) changes: ChangeSet,
+    /// Firings planned and waiting for their cadence update to be durable before they start
+    /// (docs/schedules.md §11.42), oldest first.
+    pub(super) pending: super::pending::PendingStarts,
     /// Operator stops found by the last poll, reused across ticks.
     pub(super) stopped_buf: Vec<u64>,
     /// Schedules dropped because an operator stopped them, until the host takes the list.
@@ -106,6 +113,7 @@ impl Core {
             firing_buf: Vec::new(),
             later_buf: Vec::new(),
             changes: ChangeSet::default(),
+            pending: super::pending::PendingStarts::new(),
             stopped_buf: Vec::new(),
             operator_stopped: Vec::new(),
             last_stop_poll: None,

@@ -92,9 +92,19 @@ impl Limits {
 /// A firing in flight.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) struct Running {
-    pub(super) run: RunId,
+    /// `None` while its start waits for the cadence update carrying it to be durable
+    /// (docs/schedules.md §11.42): it counts as running for overlap, and has no run yet.
+    pub(super) run: Option<RunId>,
     pub(super) nominal: u64,
     pub(super) started_unix: u64,
+}
+
+impl Running {
+    /// A waiting start a clean shutdown parked: it is known never to have started
+    /// (docs/schedules.md §11.42).
+    pub(super) fn is_parked(&self) -> bool {
+        self.run.is_none() && self.started_unix == 0
+    }
 }
 
 /// Why and when an entry retired.

@@ -151,7 +151,9 @@ impl Schedules {
     }
 
     /// The earliest deadline, as an instant on the engine's clock, so a driver can
-    /// `sleep_until` it; `None` when nothing is armed. A deadline already past is now.
+    /// `sleep_until` it; `None` when nothing is armed. A deadline already past is now. Firings
+    /// waiting for their cadence update to be durable make it one engine tick after the tick
+    /// that planned them (docs/schedules.md §11.42), so a driver ticks again to start them.
     ///
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
@@ -166,7 +168,8 @@ impl Schedules {
         Some(now + Duration::from_nanos(at.saturating_sub(wall)))
     }
 
-    /// The earliest deadline in Unix nanoseconds, or `None` when nothing is armed.
+    /// The earliest deadline in Unix nanoseconds, or `None` when nothing is armed (or waits to
+    /// start, as [`Schedules::next_deadline`] says).
     ///
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
@@ -175,7 +178,13 @@ impl Schedules {
     /// assert_eq!(engine.next_deadline_unix_nanos(), None);
     /// ```
     pub fn next_deadline_unix_nanos(&self) -> Option<u64> {
-        self.shared.core.borrow_mut().table.next_deadline()
+        let mut core = self.shared.core.borrow_mut();
+        // Starts waiting for their update to be durable want a tick soon (docs/schedules.md §11.42).
+        let waiting = core.pending_deadline();
+        match (core.table.next_deadline(), waiting) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The number of live (not retired) schedules.

@@ -19,6 +19,8 @@
 //! * [`table`] — slab, id index and deadline heap;
 //! * [`cadence`] — deadline arithmetic: overlap, catch-up, jitter, arming;
 //! * [`tick`] — one scheduler tick: choose due firings, start them, group-commit;
+//! * [`starts`] — firings waiting for their cadence update to be durable before they start
+//!   ([`pending`] holds what waits);
 //! * [`outcome`] — settling a run: faults, adaptive delays, retirement;
 //! * [`retire`] — the 60-second retention of retired entries;
 //! * [`view`] — read-only answers (info, listings, GC roots).
@@ -44,8 +46,10 @@ pub(crate) mod handle;
 pub(crate) mod interner;
 pub(crate) mod keys;
 pub(crate) mod outcome;
+pub(crate) mod pending;
 pub(crate) mod retire;
 pub(crate) mod rows;
+pub(crate) mod starts;
 pub(crate) mod table;
 pub(crate) mod tick;
 pub(crate) mod view;

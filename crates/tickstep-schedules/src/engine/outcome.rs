@@ -80,7 +80,7 @@ impl Core {
         // The run is over even when its schedule retired meanwhile: an entry still naming it
         // would report it as `running_task`, and expiring later would forget whichever new run
         // the host gave the same id (docs/schedules.md §7.9).
-        e.extra_mut().running.retain(|r| r.run != run);
+        e.extra_mut().running.retain(|r| r.run != Some(run));
         if !e.is_live() {
             return false;
         }

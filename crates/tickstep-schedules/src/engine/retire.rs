@@ -27,11 +27,11 @@ impl Core {
     pub(super) fn drop_entry(&mut self, id: u64) -> Option<Entry> {
         let e = self.table.remove(id)?;
         self.unindex_key(&e);
-        for r in e.running() {
+        for run in e.running().iter().filter_map(|r| r.run) {
             // Only while the id is still this schedule's: a runner that reused it for a run
             // still awaited gave it to that newer run (see `record` in tick.rs), which goes on.
-            if self.runs.get(&r.run).is_some_and(|rec| rec.schedule == id) {
-                self.runs.remove(&r.run);
+            if self.runs.get(&run).is_some_and(|rec| rec.schedule == id) {
+                self.runs.remove(&run);
             }
         }
         if !e.is_live() {

@@ -154,6 +154,9 @@ pub(super) struct Loader<'a> {
     interrupted_ids: Vec<u64>,
     /// Idle recurring schedules whose deadline passed while the engine was down.
     behind: Vec<u64>,
+    /// Starts that were waiting for their row to be durable: (id, point, parked by a clean
+    /// shutdown).
+    waiting: Vec<(u64, u64, bool)>,
     deadlines: Vec<(u64, u64)>,
     now: u64,
     /// Loading claimed rows (`Some`): the firings each row says are running were another
@@ -170,6 +173,7 @@ impl<'a> Loader<'a> {
             max_id: 0,
             interrupted_ids: Vec::new(),
             behind: Vec::new(),
+            waiting: Vec::new(),
             deadlines: Vec::new(),
             now,
             taken_over: None,
@@ -205,6 +209,7 @@ impl<'a> Loader<'a> {
             max_id,
             interrupted_ids,
             behind,
+            waiting,
             deadlines,
             now,
             taken_over: _,
@@ -215,6 +220,7 @@ impl<'a> Loader<'a> {
         Behind {
             interrupted: interrupted_ids,
             idle: behind,
+            waiting,
             now,
         }
     }
@@ -229,21 +235,39 @@ impl<'a> Loader<'a> {
         Behind {
             interrupted: self.interrupted_ids,
             idle: self.behind,
+            waiting: self.waiting,
             now: self.now,
         }
     }
+}
+
+/// What a group commit did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Committed {
+    /// Nothing was pending.
+    Nothing,
+    /// Handed to the store's writer, behind the caller.
+    Behind,
+    /// Written before the store returned (the caller waited for it).
+    InPlace,
 }
 
 /// Loaded schedules whose deadline passed while the engine was down.
 pub(super) struct Behind {
     interrupted: Vec<u64>,
     idle: Vec<u64>,
+    waiting: Vec<(u64, u64, bool)>,
     now: u64,
 }
 
 impl Core {
-    /// Catch-up at open, for what was in flight and for what missed cadence points idle.
+    /// Catch-up at open, for what was in flight and for what missed cadence points idle; first,
+    /// the starts that were waiting for their row are started again or settled
+    /// (docs/schedules.md §11.42).
     pub(super) fn catch_up_loaded(&mut self, behind: Behind) {
+        for (id, nominal, parked) in behind.waiting {
+            self.restore_waiting(id, nominal, parked, behind.now);
+        }
         for id in behind.interrupted {
             self.catch_up_interrupted(id, behind.now);
         }
@@ -265,15 +289,41 @@ impl RowSink for Loader<'_> {
             // Claimed back after it was taken over: the row is the truth now.
             core.drop_entry(row.id);
         }
-        let entry = Entry::from_row(row, &mut core.verbs);
+        let mut entry = Entry::from_row(row, &mut core.verbs);
         self.max_id = self.max_id.max(entry.id);
-        if let (Some(taken), true) = (self.taken_over.as_mut(), entry.is_running()) {
-            taken.push((entry.id, entry.running().len()));
+        // A start that was waiting for this row to be durable has no run (docs/schedules.md
+        // §11.42). One a clean shutdown parked (`started_unix` 0) never started: it keeps its
+        // place and starts again. Any other may have started: it leaves the running list now
+        // and is settled once the store is attached — as interrupted at open, as taken over
+        // when the row was claimed from another node (docs/schedules.md §11.39).
+        let claiming = self.taken_over.is_some();
+        let mut took = 0;
+        for r in entry.running().iter().filter(|r| r.run.is_none()) {
+            let parked = r.is_parked();
+            if parked || !claiming {
+                self.waiting.push((entry.id, r.nominal, parked));
+            } else {
+                took += 1;
+            }
+        }
+        if claiming {
+            // Another host's runs are never registered here: their ids are that host's.
+            took += entry.running().iter().filter(|r| r.run.is_some()).count();
+            entry.extra_mut().running.retain(Running::is_parked);
+        } else if entry.running().iter().any(|r| r.run.is_none()) {
+            entry
+                .extra_mut()
+                .running
+                .retain(|r| r.run.is_some() || r.is_parked());
+        }
+        if let (Some(taken), true) = (self.taken_over.as_mut(), took > 0) {
+            taken.push((entry.id, took));
             self.interrupted_ids.push(entry.id);
-        } else if entry.is_running() {
+        } else if !claiming && entry.is_running() {
             for r in entry.running() {
+                let Some(run) = r.run else { continue };
                 core.runs.insert(
-                    r.run,
+                    run,
                     RunRecord {
                         schedule: entry.id,
                         started: None,
@@ -281,7 +331,7 @@ impl RowSink for Loader<'_> {
                 );
                 core.interrupted.push(InFlight {
                     schedule: ScheduleId::from_raw(entry.id),
-                    run: r.run,
+                    run,
                     nominal_unix_nanos: r.nominal,
                 });
             }
@@ -301,14 +351,16 @@ impl RowSink for Loader<'_> {
 
 impl Core {
     /// Step 4 of a tick: writes every dirty entry's cadence and deletes retired rows, in one
-    /// transaction. On failure everything stays pending.
-    pub(crate) fn group_commit(&mut self) -> Result<(), Error> {
+    /// transaction. On failure everything stays pending. The starts waiting for an update learn
+    /// which of the store's writes carries it (docs/schedules.md §11.42).
+    pub(crate) fn group_commit(&mut self) -> Result<Committed, Error> {
         let Some(store) = self.store.as_mut() else {
-            return Ok(());
+            return Ok(Committed::Nothing);
         };
         if self.dirty.is_empty() && self.doomed_rows.is_empty() {
-            return Ok(());
+            return Ok(Committed::Nothing);
         }
+        let handed = store.handed_behind();
         let changes = &mut self.changes;
         changes.clear();
         let table = &self.table;
@@ -323,13 +375,21 @@ impl Core {
         let result = store.commit(changes, Durability::Grouped);
         changes.clear();
         result?;
+        let seq = store.handed_behind();
         for id in self.dirty.drain(..) {
             if let Some(e) = self.table.get_mut(id) {
                 e.dirty = false;
             }
         }
         self.doomed_rows.clear();
-        Ok(())
+        if seq == handed {
+            // Written before `commit` returned: durable now, as a write counted 0 is.
+            self.carried(0);
+            Ok(Committed::InPlace)
+        } else {
+            self.carried(seq);
+            Ok(Committed::Behind)
+        }
     }
 
     /// Drops the entries of schedules an operator stopped in the store from outside (their rows

@@ -1,13 +1,18 @@
 //! One scheduler tick.
 //!
+//! 0. **Durable starts**: the firings earlier ticks planned whose cadence update the store now
+//!    reports written start first ([`starts`](super::starts), docs/schedules.md §11.42).
 //! 1. **Plan** (engine borrowed): drop expired retired entries, then pop due entries from the
 //!    deadline heap — at most [`Config::max_firings_per_tick`](crate::Config) of them — and let
 //!    [`cadence`](super::cadence) decide each one's firing and next deadline. Entries re-armed to a
 //!    deadline that is already due wait for the next tick, so one tick visits an entry once.
 //! 2. **Start** (no borrow): for each firing, ask the world whether the target is still valid and
-//!    the verb still callable, then hand it to the runner.
+//!    the verb still callable, then hand it to the runner. A persistent schedule's firing on a
+//!    store does not start here: it waits for its update (step 0 of a later tick).
 //! 3. **Record** (short borrows): remember each run id, or count the fault, or retire the entry.
-//! 4. **Group commit**: one SQLite transaction writes every schedule whose cadence changed.
+//! 4. **Group commit**: one SQLite transaction writes every schedule whose cadence changed,
+//!    behind the tick. Under a virtual clock the tick then waits for that write and starts what
+//!    it planned at once; a store that wrote in place needs no wait.
 //!
 //! The bound in step 1 keeps a tick's work proportional to the bound, not to the backlog: 10,000
 //! schedules due at once fire over ten ticks of 1,024, each tick costing about 0.3 ms of engine
@@ -28,9 +33,10 @@
 
 use tickstep_kernel::clock::Instant;
 
-use super::core::{Core, RunRecord};
+use super::core::Core;
 use super::entry::Running;
 use super::handle::Schedules;
+use super::rows::Committed;
 use super::table::Later;
 use crate::info::RetireReason;
 use crate::{Error, Fault, FaultKind, Firing, RunId, Value};
@@ -51,10 +57,29 @@ pub struct TickReport {
     pub not_started: usize,
     /// Whether due work was left for the next tick by the per-tick bound.
     pub more_due: bool,
+    /// Firings planned and waiting for their cadence update to be durable before they start
+    /// (docs/schedules.md §11.42): a later tick starts them, and
+    /// [`Schedules::next_deadline`] asks for one.
+    pub starts_waiting: usize,
+    /// Whether this tick waited for the store to write: under a virtual clock, which treats the
+    /// disk as instant (docs/schedules.md §11.42), or on a store that could not write behind the
+    /// tick. Never on a real clock with a store that writes behind.
+    pub waited_for_store: bool,
+}
+
+impl TickReport {
+    /// Counts one start.
+    pub(super) fn count(&mut self, verdict: &Verdict) {
+        if matches!(verdict, Verdict::Started(_)) {
+            self.started += 1;
+        } else {
+            self.not_started += 1;
+        }
+    }
 }
 
 /// What happened when the engine tried to start a firing.
-enum Verdict {
+pub(super) enum Verdict {
     Started(RunId),
     TargetGone,
     Failed(Fault),
@@ -91,8 +116,11 @@ impl Schedules {
         let shared = &*self.shared;
         let now = shared.clock.unix_nanos();
         let mono = shared.clock.now();
-        let (mut later, slice_end) = {
+        let (mut later, slice_end, durable) = {
             let mut core = shared.core.borrow_mut();
+            // Read before the claims: a schedule lost with a write this count includes is
+            // dropped by them before its start is looked at.
+            let durable = core.durable_through();
             if let Err(error) = core.apply_operator_stops(mono) {
                 // The next tick polls again; firing goes on meanwhile.
                 tracing::warn!(%error, "could not poll the store for operator stops");
@@ -105,48 +133,82 @@ impl Schedules {
             (
                 later,
                 core.max_tick_time.map(|slice| mono.saturating_add(slice)),
+                durable,
             )
         };
+        let mut report = TickReport::default();
+        // First the firings earlier ticks planned whose update is now durable (docs/schedules.md §11.42); a
+        // slice they use up leaves the planning to the next tick.
+        let virtual_time = shared.clock.is_virtual();
+        let mut out_of_time =
+            self.start_durable(durable, (now, mono), slice_end, virtual_time, &mut report);
         // Unsliced, one plan covers the whole tick; sliced, the tick plans one firing at a time
         // and looks at the clock before each next one (docs/schedules.md §10.5).
         let chunk = if slice_end.is_some() { 1 } else { usize::MAX };
-        let mut report = TickReport::default();
         let mut visits = 0;
-        loop {
-            let firings = shared
-                .core
-                .borrow_mut()
-                .plan(now, chunk, &mut visits, &mut later);
-            let planned = firings.len();
-            for firing in &firings {
-                let verdict = self.try_start(firing);
-                if matches!(verdict, Verdict::Started(_)) {
-                    report.started += 1;
-                } else {
-                    report.not_started += 1;
-                }
-                shared.core.borrow_mut().record(firing, verdict, now, mono);
+        while !out_of_time {
+            let (mut firings, planned) =
+                shared
+                    .core
+                    .borrow_mut()
+                    .plan(now, chunk, &mut visits, &mut later);
+            for firing in firings.drain(..) {
+                let verdict = self.try_start(&firing);
+                report.count(&verdict);
+                shared.core.borrow_mut().record(&firing, verdict, now, mono);
             }
-            let mut core = shared.core.borrow_mut();
+            let core = &mut *shared.core.borrow_mut();
             core.recycle(firings);
-            let out_of_time = slice_end.is_some_and(|end| shared.clock.now() >= end);
-            if planned < chunk || visits >= core.max_per_tick || out_of_time {
+            out_of_time = slice_end.is_some_and(|end| shared.clock.now() >= end);
+            if planned < chunk || visits >= core.max_per_tick {
                 break;
             }
         }
-        let mut core = shared.core.borrow_mut();
-        // Re-armed only now, so one tick visits an entry once (docs/schedules.md §10.2).
-        for (id, at) in later.drain(..) {
-            core.table.arm(id, at);
+        let committed = {
+            let mut core = shared.core.borrow_mut();
+            // Re-armed only now, so one tick visits an entry once (docs/schedules.md §10.2).
+            for (id, at) in later.drain(..) {
+                core.table.arm(id, at);
+            }
+            core.later_buf = later;
+            core.group_commit()?
+        };
+        report.waited_for_store = committed == Committed::InPlace;
+        // What this tick planned starts now if its update is already durable: written before
+        // the commit returned (counted 0), or, under a virtual clock, once the tick has waited
+        // for the store (docs/schedules.md §11.42). On a real clock a later tick starts it.
+        let durable = if committed == Committed::Behind && virtual_time {
+            let mut core = shared.core.borrow_mut();
+            if let Some(Err(error)) = core.store.as_mut().map(|store| store.flush()) {
+                // As on real time: the write stays queued and is retried, the firings wait
+                // for it, and `flush` / `wait_for_writes` report the failure.
+                tracing::warn!(%error, "firings wait for a cadence update the store could not write");
+            }
+            report.waited_for_store = true;
+            core.durable_through()
+        } else {
+            0
+        };
+        let before = report.started + report.not_started;
+        // A slice always starts at least one firing (docs/schedules.md §10.5).
+        if !out_of_time || before == 0 {
+            self.start_durable(durable, (now, mono), slice_end, virtual_time, &mut report);
         }
-        core.later_buf = later;
-        core.group_commit()?;
-        report.more_due = core.table.next_deadline().is_some_and(|at| at <= now);
+        let mut core = shared.core.borrow_mut();
+        if report.started + report.not_started > before {
+            // What those starts changed is handed over too: faults, retirements, and under a
+            // virtual clock the runs, so the tick commits what it did.
+            core.group_commit()?;
+        }
+        report.starts_waiting = core.pending.len();
+        let durable_now = core.durable_through();
+        report.more_due =
+            core.table.next_deadline().is_some_and(|at| at <= now) || core.startable(durable_now);
         Ok(report)
     }
 
     /// Asks the world and the runner, with no engine borrow held.
-    fn try_start(&self, firing: &Firing) -> Verdict {
+    pub(super) fn try_start(&self, firing: &Firing) -> Verdict {
         let shared = &*self.shared;
         if !shared.world.valid(firing.target) {
             return Verdict::TargetGone;
@@ -177,24 +239,33 @@ impl Core {
     /// Step 1: up to `want` of the firings this tick starts, visiting due entries while the
     /// tick has visited fewer than the per-tick bound (`visits` counts across a tick's plans).
     /// Entries re-armed to a deadline already due go to `later`, re-armed when the tick ends.
+    /// A firing that must wait for its cadence update (docs/schedules.md §11.42) is kept
+    /// waiting here, under the same borrow; the others are returned to start now. Returns them
+    /// with how many firings were planned in all.
     fn plan(
         &mut self,
         now: u64,
         want: usize,
         visits: &mut usize,
         later: &mut Later,
-    ) -> Vec<Firing> {
+    ) -> (Vec<Firing>, usize) {
         let mut firings = std::mem::take(&mut self.firing_buf);
-        while firings.len() < want && *visits < self.max_per_tick {
+        let mut planned = 0;
+        while planned < want && *visits < self.max_per_tick {
             let Some(id) = self.table.pop_due(now) else {
                 break;
             };
             *visits += 1;
             if let Some(firing) = self.visit(id, now, later) {
-                firings.push(firing);
+                planned += 1;
+                if self.starts_after_write(id) {
+                    self.defer(firing, now);
+                } else {
+                    firings.push(firing);
+                }
             }
         }
-        firings
+        (firings, planned)
     }
 
     /// Gives the firing buffer back for the next tick (keeping its capacity).
@@ -213,24 +284,11 @@ impl Core {
                     return;
                 };
                 e.extra_mut().running.push(Running {
-                    run,
+                    run: Some(run),
                     nominal: firing.nominal_unix_nanos,
                     started_unix: now,
                 });
-                let earlier = self.runs.insert(
-                    run,
-                    RunRecord {
-                        schedule: id,
-                        started: Some(mono),
-                    },
-                );
-                if let Some(earlier) = earlier {
-                    tracing::warn!(
-                        run = run.0,
-                        schedule = earlier.schedule,
-                        "runner reused the id of a run still awaiting its outcome; the earlier run's outcome will be attributed to the new one"
-                    );
-                }
+                self.await_run(run, id, mono);
                 self.mark_dirty(id);
             }
             Verdict::TargetGone => self.retire(id, RetireReason::InvalidTarget, now),

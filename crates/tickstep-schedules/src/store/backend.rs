@@ -105,6 +105,19 @@ pub(crate) trait Backend {
         ClusterStats::default()
     }
 
+    /// How many grouped commits this store has handed to a writer behind the caller so far; 0
+    /// for a store that writes them before `commit` returns. The n-th such commit is durable once
+    /// [`Backend::durable_behind`] reaches n (docs/schedules.md §11.42).
+    fn handed_behind(&self) -> u64 {
+        0
+    }
+
+    /// How many of the grouped commits handed behind the caller are durable now, oldest first
+    /// (they are written in order). Never waits; must be cheap, since every tick asks.
+    fn durable_behind(&self) -> u64 {
+        0
+    }
+
     /// Waits until every commit handed over so far is written. A store that writes before
     /// `commit` returns has nothing to wait for; one that writes behind (`PostgreSQL`'s store
     /// thread) waits for its queue, and reports a write that failed meanwhile.

@@ -111,7 +111,15 @@ pub(crate) fn running_json(running: &[RunningRow], out: &mut String) -> bool {
         if i > 0 {
             out.push(',');
         }
-        let _ = write!(out, "[{},{},{}]", r.run.0, r.nominal, r.started_unix);
+        match r.run {
+            Some(run) => {
+                let _ = write!(out, "[{},{},{}]", run.0, r.nominal, r.started_unix);
+            }
+            // A start waiting for this row to be durable (docs/schedules.md §11.42).
+            None => {
+                let _ = write!(out, "[null,{},{}]", r.nominal, r.started_unix);
+            }
+        }
     }
     out.push(']');
     true
@@ -242,13 +250,14 @@ pub(crate) fn parse_fault(text: &str) -> Option<Fault> {
     Some(Fault { kind, value })
 }
 
-/// Decodes the `running` column (`[[run, nominal, started], ..]`); `None` if it is not that.
+/// Decodes the `running` column (`[[run, nominal, started], ..]`, `run` null for a start that
+/// waits for the row to be durable); `None` if it is not that.
 pub(crate) fn parse_running(text: &str) -> Option<Vec<RunningRow>> {
     Some(
-        parse_json::<Vec<(u64, u64, u64)>>(text)?
+        parse_json::<Vec<(Option<u64>, u64, u64)>>(text)?
             .into_iter()
             .map(|(run, nominal, started_unix)| RunningRow {
-                run: RunId(run),
+                run: run.map(RunId),
                 nominal,
                 started_unix,
             })

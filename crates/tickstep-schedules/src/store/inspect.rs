@@ -532,10 +532,13 @@ impl From<ScheduleRow> for StoredSchedule {
             running: c
                 .running
                 .iter()
-                .map(|r| InFlight {
-                    schedule: id,
-                    run: r.run,
-                    nominal_unix_nanos: r.nominal,
+                // A start still waiting for the row to be durable is no run yet (docs/schedules.md §11.42).
+                .filter_map(|r| {
+                    Some(InFlight {
+                        schedule: id,
+                        run: r.run?,
+                        nominal_unix_nanos: r.nominal,
+                    })
                 })
                 .collect(),
             time_limit: r.time_limit_ns.map(std::time::Duration::from_nanos),

@@ -32,8 +32,9 @@
 //! (next deadline, counters, running firings) are group-committed once per tick with
 //! `synchronous=NORMAL`: one transaction per tick, surviving a process crash (the WAL is written
 //! before commit returns) though not necessarily a power cut, in which case the restarted engine
-//! replays from the last durable cadence — deadlines never move backwards past what was durable,
-//! and a firing may repeat, never vanish.
+//! replays from the last durable cadence — deadlines never move backwards past what was durable.
+//! A firing starts only once its update is written (docs/schedules.md §11.42), so a process crash
+//! never repeats a served point; a power cut may lose what the OS had not yet written.
 //!
 //! # Id high-water mark
 //!

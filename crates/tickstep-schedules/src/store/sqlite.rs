@@ -42,6 +42,8 @@ pub(crate) struct SqliteStore {
     /// Whether the file has the `operator_stops` table (version 2 on).
     has_stops: bool,
     running_buf: String,
+    /// Grouped commits handed to the writer thread (docs/schedules.md §11.42).
+    handed: u64,
 }
 
 impl SqliteStore {
@@ -119,6 +121,7 @@ impl SqliteStore {
             stops_seen: 0,
             has_stops: version >= 2,
             running_buf: String::new(),
+            handed: 0,
         }
     }
 
@@ -229,7 +232,10 @@ impl Backend for SqliteStore {
             match writer.queue(std::mem::take(changes)) {
                 // Behind the tick; the writer tells the checkpointer. Nobody reads the count of
                 // a group commit.
-                Ok(()) => return Ok(0),
+                Ok(()) => {
+                    self.handed += 1;
+                    return Ok(0);
+                }
                 // The thread has stopped: this tick writes them itself.
                 Err(back) => *changes = back,
             }
@@ -254,6 +260,16 @@ impl Backend for SqliteStore {
 
     fn flush(&mut self) -> Result<(), Error> {
         self.wait_for_writer()
+    }
+
+    fn handed_behind(&self) -> u64 {
+        self.handed
+    }
+
+    fn durable_behind(&self) -> u64 {
+        self.writer
+            .as_ref()
+            .map_or(self.handed, |writer| writer.written(self.handed))
     }
 
     fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error> {

@@ -21,6 +21,7 @@
 
 use std::collections::VecDeque;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -71,6 +72,9 @@ struct State {
 
 struct Shared {
     state: Mutex<State>,
+    /// Batches written so far (they are written in order): the engine reads it without the lock
+    /// to start the firings whose update is durable (docs/schedules.md §11.42).
+    written: AtomicU64,
     /// The thread waits on this one.
     work: Condvar,
     /// A flush waits on this one.
@@ -119,6 +123,7 @@ impl WriteBehind {
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
+            written: AtomicU64::new(0),
             work: Condvar::new(),
             answered: Condvar::new(),
         });
@@ -168,6 +173,15 @@ impl WriteBehind {
             self.shared.work.notify_one();
         }
         Ok(())
+    }
+
+    /// How many batches the thread has written, in the order they were queued; once the thread
+    /// has stopped, `queued` (what it held is lost, and nothing it would write ever comes).
+    pub(crate) fn written(&self, queued: u64) -> u64 {
+        if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
+            return queued;
+        }
+        self.shared.written.load(Ordering::Acquire)
     }
 
     /// Waits until everything queued so far is written.
@@ -359,6 +373,9 @@ impl Writer {
         }
         match write_changes(&self.conn, self.pending.iter(), &mut self.buf) {
             Ok(_) => {
+                self.shared
+                    .written
+                    .fetch_add(self.pending.len() as u64, Ordering::Release);
                 self.pending.clear();
                 self.shared.lock().thread = Holds::Nothing;
                 self.backoff = FIRST_BACKOFF;

@@ -28,6 +28,10 @@ pub struct Host {
     pub room: ObjId,
 }
 
+/// The test kit's [`RealTimeClock`](tickstep_schedules::testkit::RealTimeClock): the test moves
+/// the time; the engine behaves as on real time (docs/schedules.md §11.42).
+pub use tickstep_schedules::testkit::RealTimeClock as RealTime;
+
 pub fn config() -> Config {
     let mut c = Config::default();
     c.rng_seed = Some(42);
@@ -59,7 +63,30 @@ impl Host {
         Self::build(clock, config(), Some(path))
     }
 
+    /// A host on `store` whose engine reads the manual clock through [`RealTime`]: it behaves
+    /// as on real time (a start waits for the store's writer, docs/schedules.md §11.42) while
+    /// the test moves the time.
+    pub fn on_real_time(store: &stores::Store) -> Self {
+        let clock = ManualClock::new();
+        Self::build_with(clock.clone(), RealTime(clock), config(), Some(store.path()))
+    }
+
+    /// A host on the store at `path` whose test clock is `clock` and whose engine reads
+    /// `engine_clock` (the same time, seen through another [`Clock`], e.g. [`RealTime`]).
+    pub fn open_with(path: &Path, clock: ManualClock, engine_clock: impl Clock + 'static) -> Self {
+        Self::build_with(clock, engine_clock, config(), Some(path))
+    }
+
     fn build(clock: ManualClock, config: Config, path: Option<&Path>) -> Self {
+        Self::build_with(clock.clone(), clock, config, path)
+    }
+
+    fn build_with(
+        clock: ManualClock,
+        engine_clock: impl Clock + 'static,
+        config: Config,
+        path: Option<&Path>,
+    ) -> Self {
         let world = TestWorld::new();
         let wiz = world.add_wizard();
         let prog = world.add_programmer();
@@ -70,9 +97,9 @@ impl Host {
         world.add_verb(other, "tick");
         let runner = TestRunner::new();
         let engine = match path {
-            Some(p) => Schedules::open(p, clock.clone(), world.clone(), runner.clone(), config)
+            Some(p) => Schedules::open(p, engine_clock, world.clone(), runner.clone(), config)
                 .expect("open store"),
-            None => Schedules::in_memory(clock.clone(), world.clone(), runner.clone(), config),
+            None => Schedules::in_memory(engine_clock, world.clone(), runner.clone(), config),
         };
         Host {
             clock,

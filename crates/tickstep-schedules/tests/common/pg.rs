@@ -223,7 +223,7 @@ macro_rules! pg_or_skip {
 
 /// The committed-firing log the failover tests install on a migrated database: a trigger on
 /// `tickstep_schedules` appends (schedule, cadence point, node, fence) to `firing_log` for every
-/// firing a cadence update commits (a run new in the row's `running` list), in the same
+/// firing a cadence update commits (a cadence point new in the row's `running` list), in the same
 /// transaction as that fenced update, and notes in `backwards` any update that moves `next_run`
 /// back — the store's exactly-once record (docs/schedules.md §11.28).
 pub const COMMITTED_LOG: &str = "
@@ -234,7 +234,11 @@ pub const COMMITTED_LOG: &str = "
         INSERT INTO firing_log
         SELECT NEW.id, (r->>1)::bigint, NEW.owner_node, NEW.fence
         FROM jsonb_array_elements(COALESCE(NEW.running, '[]')::jsonb) AS r
-        WHERE NOT (COALESCE(OLD.running, '[]')::jsonb @> jsonb_build_array(r));
+        -- Once per point: a firing's place is written before it starts, with no run id, and
+        -- again with its run (docs/schedules.md §11.42).
+        WHERE NOT EXISTS (
+            SELECT 1 FROM jsonb_array_elements(COALESCE(OLD.running, '[]')::jsonb) AS o
+            WHERE o->1 = r->1);
         IF NEW.next_run < OLD.next_run THEN
             INSERT INTO backwards VALUES (NEW.id, OLD.next_run, NEW.next_run);
         END IF;

@@ -121,6 +121,19 @@ impl Store {
 
     /// Every row of `sql`, two integer columns each.
     pub fn pairs(&self, sql: &str) -> Vec<(i64, i64)> {
+        self.rows(sql)
+    }
+
+    /// Every row of `sql`, an integer and a text column each.
+    pub fn texts(&self, sql: &str) -> Vec<(i64, String)> {
+        self.rows(sql)
+    }
+
+    /// Every row of `sql`: an integer column and a `T` column.
+    fn rows<T>(&self, sql: &str) -> Vec<(i64, T)>
+    where
+        T: rusqlite::types::FromSql + for<'a> postgres::types::FromSql<'a>,
+    {
         let sql = self.sql(sql);
         match self.kind {
             Kind::Memory => panic!("an in-memory engine has no rows to read"),

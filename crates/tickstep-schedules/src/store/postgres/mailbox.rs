@@ -28,6 +28,9 @@ pub(super) struct Mailbox {
     claimed: AtomicU64,
     refused_writes: AtomicU64,
     taken_over: AtomicU64,
+    /// Write-behind batches committed so far, in the order they were sent (docs/schedules.md
+    /// §11.42).
+    written: AtomicU64,
 }
 
 #[derive(Default)]
@@ -89,6 +92,16 @@ impl Mailbox {
         if let Some(waker) = waker {
             waker();
         }
+    }
+
+    /// The thread's side: `n` more write-behind batches are committed.
+    pub(super) fn count_written(&self, n: usize) {
+        self.written.fetch_add(n as u64, Ordering::Release);
+    }
+
+    /// Write-behind batches committed so far.
+    pub(super) fn written(&self) -> u64 {
+        self.written.load(Ordering::Acquire)
     }
 
     /// Counts `n` writes another node's claim refused.

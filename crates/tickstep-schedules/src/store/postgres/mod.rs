@@ -23,8 +23,9 @@
 //! statement for the whole batch), so several ticks' updates may become one commit. Updates are
 //! whole cadence states, so writing a newer one after an older one needs no merging. A crash
 //! loses at most the updates still queued: the restarted engine replays from the last written
-//! cadence — deadlines never move backwards past what was written, and a firing may repeat,
-//! never vanish (the `SQLite` store's power-cut rule, here for a process crash too).
+//! cadence — deadlines never move backwards past what was written. A firing starts only once
+//! the update carrying it is committed (docs/schedules.md §11.42), so those lost updates started
+//! nothing, and no served point is fired again.
 //!
 //! Durability is the server's: a commit is acknowledged after the server has flushed its WAL
 //! (`synchronous_commit = on`, the default; a database configured otherwise weakens
@@ -75,11 +76,12 @@
 //!   for a lease (`idle_in_transaction_session_timeout`), so a node paused mid-write cannot keep
 //!   its rows locked from the claims. A transaction's stop deletes whoever holds the row.
 //! * **Exactly once.** A firing is recorded by the fenced cadence update that carries its run;
-//!   only the holder's update commits, so each cadence point is committed once. The verb's own
-//!   side effects are at-least-once on failover: a node that fired in memory and then lost its
-//!   write (killed) or had it refused (fenced) may have run the verb for a point the next holder
-//!   runs again. A verb that needs exactly-once effects writes them in the same database keyed
-//!   by (schedule id, cadence point).
+//!   only the holder's update commits, so each cadence point is committed once. A firing starts
+//!   only once that update has committed (docs/schedules.md §11.42), so a node killed or fenced
+//!   off never ran the verb for a point the next holder runs again; a point committed but not
+//!   yet started when its node died is settled as taken over by the next holder. The verb's side effects are at
+//!   most once per point; a verb that needs exactly-once effects writes them in the same
+//!   database keyed by (schedule id, cadence point).
 //! * **Clocks.** Leases are measured by the database's clock only (`clock_timestamp()` for both
 //!   the renewal and the claim check), so node clock skew cannot make two holds overlap.
 //!   Deadlines stay in each engine's wall clock (Unix ns; cadence arithmetic is the engine's): a
@@ -165,6 +167,8 @@ pub(crate) struct PostgresStore {
     stopped: Receiver<u64>,
     thread: Option<JoinHandle<()>>,
     mailbox: Arc<Mailbox>,
+    /// Write-behind batches sent to the thread (docs/schedules.md §11.42).
+    handed: u64,
 }
 
 impl PostgresStore {
@@ -224,6 +228,7 @@ impl PostgresStore {
                 stopped,
                 thread: Some(thread),
                 mailbox,
+                handed: 0,
             }),
             Ok(Err(e)) => {
                 let _ = thread.join();
@@ -309,9 +314,11 @@ impl Backend for PostgresStore {
                 .start_synced_commit(changes)
                 .wait()
                 .unwrap_or_else(|| Err(thread_gone())),
-            Durability::Grouped => self
-                .send(Request::Behind(std::mem::take(changes)))
-                .map(|()| 0),
+            Durability::Grouped => {
+                self.send(Request::Behind(std::mem::take(changes)))?;
+                self.handed += 1;
+                Ok(0)
+            }
         }
     }
 
@@ -359,6 +366,18 @@ impl Backend for PostgresStore {
 
     fn flush(&mut self) -> Result<(), Error> {
         self.ask(Request::Flush)
+    }
+
+    fn handed_behind(&self) -> u64 {
+        self.handed
+    }
+
+    fn durable_behind(&self) -> u64 {
+        if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
+            // What a stopped thread held is lost; nothing it would write ever comes.
+            return self.handed;
+        }
+        self.mailbox.written()
     }
 }
 

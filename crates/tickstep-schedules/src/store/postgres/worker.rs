@@ -268,6 +268,8 @@ impl Worker {
         let batches: Vec<ChangeSet> = self.queue.drain(..).collect();
         match self.write(&batches, true) {
             Ok(_) => {
+                // The engine starts the firings these carry (docs/schedules.md §11.42).
+                self.mailbox.count_written(batches.len());
                 self.backoff = FIRST_BACKOFF;
                 Ok(())
             }

@@ -1,0 +1,254 @@
+//! Starts that wait for their cadence update to be durable (docs/schedules.md §11.42).
+//!
+//! A tick that finds a persistent schedule due on a store does everything a start does to the
+//! cadence at once — the next deadline, the counters, a place in the running list — but the
+//! firing itself waits here, holding that place without a run id. The group commit hands the
+//! update to the store's writer (behind the tick, docs/schedules.md §11.35, docs/schedules.md §11.15); a later tick, once the store
+//! reports that write durable, starts the firing. So the promise of docs/schedules.md §11.5 holds after a crash —
+//! the point a firing served is never fired again, because the row saying it was served is on
+//! disk before the verb runs — and the frame never waits for the disk: it learns durability from
+//! a counter the writer raises.
+//!
+//! A firing that needs no write — no store, a schedule that does not persist — starts in the
+//! tick that plans it, as does one on a store that writes before `commit` returns (write, then
+//! start). Under a virtual clock the tick waits for its own write and starts its firings at once:
+//! virtual time treats the disk as instant, so a run on a `ManualClock` is deterministic and a
+//! due point starts at its deadline.
+//!
+//! A waiting start whose schedule was stopped, dropped for another node or replaced meanwhile
+//! (its place in the running list is gone) never starts. One whose schedule retired meanwhile
+//! starts, as it would have had it started at once, and its outcome is ignored (docs/schedules.md §3.4).
+//!
+//! Restart: a place in the running list with no run id is a firing that may or may not have
+//! started. After a crash it is settled at open as interrupted (docs/schedules.md §11.5: the point is not fired
+//! again). A clean shutdown marks the ones it knows never started (`started_unix` 0), and the
+//! next open starts those at its first tick.
+
+use tickstep_kernel::clock::Instant;
+
+use super::core::{Core, RunRecord};
+use super::entry::Running;
+use super::handle::Schedules;
+use super::pending::Pending;
+use super::tick::Verdict;
+use crate::info::RetireReason;
+use crate::{Fault, FaultKind, Firing, Value};
+
+impl Core {
+    /// Whether a firing of `id` must wait for its cadence update to be durable: only a
+    /// persistent schedule on a store has one.
+    pub(super) fn starts_after_write(&self, id: u64) -> bool {
+        self.store.is_some() && self.table.get(id).is_some_and(|e| e.persist)
+    }
+
+    /// Keeps `firing` until the update that records it is durable. Its schedule lists it as
+    /// running (no run yet), which is what the update carries; planning it marked the schedule
+    /// for the group commit already.
+    pub(super) fn defer(&mut self, firing: Firing, now: u64) {
+        let id = firing.schedule.get();
+        if let Some(e) = self.table.get_mut(id) {
+            e.extra_mut().running.push(Running {
+                run: None,
+                nominal: firing.nominal_unix_nanos,
+                // Never 0 here: 0 marks a start a clean shutdown knows never happened.
+                started_unix: now.max(1),
+            });
+            debug_assert!(
+                e.dirty,
+                "a planned firing's schedule is marked for the commit"
+            );
+        }
+        self.pending.push_back(Pending {
+            firing,
+            seq: None,
+            planned: now,
+        });
+    }
+
+    /// A group commit carried every waiting start not yet carried; the store counts it `seq`.
+    pub(super) fn carried(&mut self, seq: u64) {
+        for p in self.pending.iter_mut().rev() {
+            if p.seq.is_some() {
+                break;
+            }
+            p.seq = Some(seq);
+        }
+    }
+
+    /// The grouped commits the store has made durable (all, without a store).
+    pub(super) fn durable_through(&self) -> u64 {
+        self.store.as_ref().map_or(u64::MAX, |s| s.durable_behind())
+    }
+
+    /// The oldest waiting start whose update is durable by `durable`, skipping those whose
+    /// place in the running list is gone (stopped, taken over).
+    pub(super) fn next_durable(&mut self, durable: u64) -> Option<Firing> {
+        while self
+            .pending
+            .front()
+            .is_some_and(|p| p.seq.is_some_and(|seq| seq <= durable))
+        {
+            let firing = self.pending.pop_front()?.firing;
+            if self.placeholder(&firing).is_some() {
+                return Some(firing);
+            }
+        }
+        None
+    }
+
+    /// Where `firing` waits in its schedule's running list.
+    fn placeholder(&self, firing: &Firing) -> Option<usize> {
+        let nominal = firing.nominal_unix_nanos;
+        self.table
+            .get(firing.schedule.get())?
+            .running()
+            .iter()
+            .position(|r| r.run.is_none() && r.nominal == nominal)
+    }
+
+    /// The start's consequence for a firing that waited: the run takes its place, or the place
+    /// goes and the fault or retirement is recorded as for an immediate start. The run id is
+    /// written with the schedule's next update (its outcome, its next point) rather than on its
+    /// own, unless `write_run` asks for it: what is on disk already serves the point, and one
+    /// write per firing is what the store was built around (docs/schedules.md §11.42).
+    pub(super) fn record_waited(
+        &mut self,
+        firing: &Firing,
+        verdict: Verdict,
+        (now, mono): (u64, Instant),
+        write_run: bool,
+    ) {
+        let id = firing.schedule.get();
+        let nominal = firing.nominal_unix_nanos;
+        let Some(e) = self.table.get_mut(id) else {
+            return;
+        };
+        let live = e.is_live();
+        let running = &mut e.extra_mut().running;
+        let Some(at) = running
+            .iter()
+            .position(|r| r.run.is_none() && r.nominal == nominal)
+        else {
+            return;
+        };
+        if let (Verdict::Started(run), true) = (&verdict, live) {
+            running[at].run = Some(*run);
+            running[at].started_unix = now;
+            self.await_run(*run, id, mono);
+            if write_run {
+                self.mark_dirty(id);
+            }
+            return;
+        }
+        running.remove(at);
+        match verdict {
+            Verdict::TargetGone => self.retire(id, RetireReason::InvalidTarget, now),
+            Verdict::Failed(fault) if live => self.fault(id, fault, now),
+            // Started on a schedule retired meanwhile (its row is gone): the task runs, its
+            // result is ignored (docs/schedules.md §3.4). A start that failed there changes nothing.
+            Verdict::Started(_) | Verdict::Failed(_) => {}
+        }
+    }
+
+    /// Remembers `run` as a run of schedule `id` started at `mono`.
+    pub(super) fn await_run(&mut self, run: crate::RunId, id: u64, mono: Instant) {
+        let earlier = self.runs.insert(
+            run,
+            RunRecord {
+                schedule: id,
+                started: Some(mono),
+            },
+        );
+        if let Some(earlier) = earlier {
+            tracing::warn!(
+                run = run.0,
+                schedule = earlier.schedule,
+                "runner reused the id of a run still awaiting its outcome; the earlier run's outcome will be attributed to the new one"
+            );
+        }
+    }
+
+    /// Whether a waiting start's update is durable by `durable`: a tick now would start it.
+    pub(super) fn startable(&self, durable: u64) -> bool {
+        self.pending
+            .front()
+            .is_some_and(|p| p.seq.is_some_and(|seq| seq <= durable))
+    }
+
+    /// When the host should tick again for the waiting starts: one engine tick after the
+    /// oldest was planned.
+    pub(super) fn pending_deadline(&self) -> Option<u64> {
+        self.pending
+            .front()
+            .map(|p| p.planned.saturating_add(self.tick_ns))
+    }
+
+    /// A clean shutdown: every waiting start is known never to have started. Marked so in the
+    /// running list (`started_unix` 0), the next open starts it instead of settling it.
+    pub(super) fn park_pending(&mut self) {
+        for p in std::mem::take(&mut self.pending) {
+            let id = p.firing.schedule.get();
+            if let Some(at) = self.placeholder(&p.firing) {
+                let e = self.table.get_mut(id).expect("placeholder found");
+                e.extra_mut().running[at].started_unix = 0;
+                self.mark_dirty(id);
+            }
+        }
+    }
+
+    /// At open: a firing that was waiting for its update when the engine stopped. Parked by a
+    /// clean shutdown (never started), it waits again, already durable; otherwise it may have
+    /// started, and is settled as interrupted (docs/schedules.md §11.5: its point is not fired again).
+    pub(super) fn restore_waiting(&mut self, id: u64, nominal: u64, parked: bool, now: u64) {
+        if parked {
+            if let Some(firing) = self.firing(id, nominal, now) {
+                self.pending.push_back(Pending {
+                    firing,
+                    seq: Some(0),
+                    planned: now,
+                });
+            }
+            return;
+        }
+        // Its place in the running list went at load (`Loader::apply`).
+        self.fault(
+            id,
+            Fault {
+                kind: FaultKind::Interrupted,
+                value: Value::from("interrupted by restart"),
+            },
+            now,
+        );
+    }
+}
+
+impl Schedules {
+    /// Starts the waiting firings whose update is durable by `durable`, oldest first, until
+    /// `slice_end` (if any) has passed after a start (docs/schedules.md §10.5); counts them in
+    /// `report`; `write_run` marks their runs for the next group commit. Returns whether the
+    /// slice ran out.
+    pub(super) fn start_durable(
+        &self,
+        durable: u64,
+        (now, mono): (u64, Instant),
+        slice_end: Option<Instant>,
+        write_run: bool,
+        report: &mut super::TickReport,
+    ) -> bool {
+        let shared = &*self.shared;
+        loop {
+            let Some(firing) = shared.core.borrow_mut().next_durable(durable) else {
+                return false;
+            };
+            let verdict = self.try_start(&firing);
+            report.count(&verdict);
+            shared
+                .core
+                .borrow_mut()
+                .record_waited(&firing, verdict, (now, mono), write_run);
+            if slice_end.is_some_and(|end| shared.clock.now() >= end) {
+                return true;
+            }
+        }
+    }
+}
