@@ -127,6 +127,14 @@ impl Entry {
         !self.running().is_empty()
     }
 
+    /// Where the start serving `nominal` waits for its update in the running list (no run
+    /// yet, docs/schedules.md §11.42).
+    pub(super) fn waiting_start(&self, nominal: u64) -> Option<usize> {
+        self.running()
+            .iter()
+            .position(|r| r.run.is_none() && r.nominal == nominal)
+    }
+
     pub(super) fn retired(&self) -> Option<Retired> {
         self.extra.as_deref().and_then(|x| x.retired)
     }

@@ -101,9 +101,7 @@ impl Core {
         let nominal = firing.nominal_unix_nanos;
         self.table
             .get(firing.schedule.get())?
-            .running()
-            .iter()
-            .position(|r| r.run.is_none() && r.nominal == nominal)
+            .waiting_start(nominal)
     }
 
     /// The start's consequence for a firing that waited: the run takes its place, or the place
@@ -124,13 +122,10 @@ impl Core {
             return;
         };
         let live = e.is_live();
-        let running = &mut e.extra_mut().running;
-        let Some(at) = running
-            .iter()
-            .position(|r| r.run.is_none() && r.nominal == nominal)
-        else {
+        let Some(at) = e.waiting_start(nominal) else {
             return;
         };
+        let running = &mut e.extra_mut().running;
         if let (Verdict::Started(run), true) = (&verdict, live) {
             running[at].run = Some(*run);
             running[at].started_unix = now;
