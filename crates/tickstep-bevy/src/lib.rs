@@ -25,7 +25,7 @@
 //! # One host core
 //!
 //! The durable schedules run on `tickstep`'s host core ([`tickstep::host::HostCore`], specified
-//! in docs/runtime.md §9), the same code the `Runtime`, its tokio driver and `tickstep serve` run
+//! in docs/runtime.md §8), the same code the `Runtime`, its tokio driver and `tickstep serve` run
 //! on: the tick, sync and async verbs ([`TickstepSchedules::verb`],
 //! [`TickstepSchedules::async_verb`]), firing limits and kill
 //! ([`TickstepSchedules::kill_firing`]), the running list, settling firings interrupted by a

@@ -149,7 +149,7 @@ impl TickstepPlugin {
         );
         // A game has no MOO permissions: every object valid, every principal a wizard, and a
         // verb callable once code is registered for it.
-        let abandoned = schedules.open(s.store.as_deref(), Box::new(OpenWorld), None, &s.host)?;
+        let abandoned = schedules.open(s.store.as_deref(), Box::new(OpenWorld), None)?;
 
         let phases = s
             .phases

@@ -1,5 +1,5 @@
 //! The durable schedules inside a Bevy app: the `tickstep` host core, the same one the `Runtime`
-//! runs on (docs/bevy.md §7, docs/runtime.md §9).
+//! runs on (docs/bevy.md §7, docs/runtime.md §8).
 //!
 //! # The tick
 //!

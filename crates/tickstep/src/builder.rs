@@ -501,7 +501,7 @@ impl RuntimeBuilder {
             Store::DefaultPath => Some(default_store_path()),
             Store::Path(path) => Some(path),
         };
-        let abandoned = core.open(store_path.as_deref(), self.world, self.runner, &settings)?;
+        let abandoned = core.open(store_path.as_deref(), self.world, self.runner)?;
         let hub = Hub::new(core, kernel.scheduler().clone(), commands);
 
         let on_error = Rc::downgrade(&hub);
@@ -524,7 +524,6 @@ impl RuntimeBuilder {
         if let Some(period) = self.command_period {
             hub.start_command_cycle(period)?;
         }
-        hub.core.rearm();
         Ok(Runtime::assemble(hub, kernel, store_path, abandoned))
     }
 }

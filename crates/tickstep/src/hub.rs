@@ -11,7 +11,7 @@
 //! # The schedules wake
 //!
 //! The host core arms one kernel `after()` for the engine's earliest deadline and re-arms it
-//! after every tick and every settled firing (docs/runtime.md §9); the hub asks it again after
+//! after every tick and every settled firing (docs/runtime.md §8); the hub asks it again after
 //! every command cycle and at the start of every `run_*` call — the places where a new, earlier
 //! deadline can appear. An idle runtime is therefore an idle kernel: the frame loop sleeps
 //! straight to the next deadline, which is what makes a simulated day take milliseconds.

@@ -60,7 +60,7 @@
 //!
 //! # One host core
 //!
-//! (Specified in docs/runtime.md §9.)
+//! (Specified in docs/runtime.md §8.)
 //!
 //! The wiring of the schedules engine onto a kernel is [`host::HostCore`], shared by every host:
 //! the [`Runtime`] (so the tokio driver and `tickstep serve`) and the Bevy plugin
@@ -120,7 +120,7 @@
 //!
 //! # Decisions where the spec was open
 //!
-//! Each is a rule of docs/runtime.md §8.
+//! Each is a rule of docs/runtime.md §9.
 //!
 //! * **The world.** Schedules need a host object model for permissions; the default
 //!   [`OpenWorld`] (the one allow-everything world, from the schedules layer) treats every
@@ -129,8 +129,8 @@
 //!   a fault at three in the morning.
 //! * **Restart.** Firings in flight when the store was last saved are abandoned at build time
 //!   (a fault, "interrupted by restart"): a Rust future cannot be restored from disk. The host
-//!   core does it in one call, [`host::HostCore::settle_interrupted`], which a host that takes
-//!   rows over at run time calls after each claim.
+//!   core does it in one call, [`host::HostCore::settle_interrupted`]. Rows taken over at run
+//!   time need no call: the engine settles their firings as taken over.
 //! * **The host core** lives in this crate, and `tickstep-bevy` depends on it with the default
 //!   features off: the lowest crate that knows all three layers, adding nothing to a Bevy build.
 //! * **Verbs are code, not data.** Register them after `build()` and before the first `run_*`:

@@ -1,4 +1,4 @@
-//! The host core on its own (docs/runtime.md §9): what a host that is neither the `Runtime` nor
+//! The host core on its own (docs/runtime.md §8): what a host that is neither the `Runtime` nor
 //! the Bevy plugin gets, and the settlement call a host makes whenever rows arrive (docs/runtime.md §8.2).
 
 use std::rc::Rc;
@@ -19,9 +19,7 @@ fn host(
     let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     let settings = HostSettings::default();
     let core = HostCore::new(clock.clone(), kernel.clone(), &settings, None);
-    let settled = core
-        .open(Some(path), Box::new(OpenWorld), None, &settings)
-        .unwrap();
+    let settled = core.open(Some(path), Box::new(OpenWorld), None).unwrap();
     core.async_verb("long_job", |call| async move {
         call.sleep(Duration::from_secs(3_600)).await; // an hour
         Ok(Value::Int(0))
@@ -88,8 +86,7 @@ fn a_core_opens_its_engine_once() {
     let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     let settings = HostSettings::default();
     let core = HostCore::new(clock, kernel, &settings, None);
-    core.open(None, Box::new(OpenWorld), None, &settings)
-        .unwrap();
-    let again = core.open(None, Box::new(OpenWorld), None, &settings);
+    core.open(None, Box::new(OpenWorld), None).unwrap();
+    let again = core.open(None, Box::new(OpenWorld), None);
     assert!(matches!(again, Err(RuntimeError::AlreadyOpen)), "{again:?}");
 }

@@ -77,7 +77,7 @@ fn bump(cell: &Cell<u64>, by: u64) {
 
 /// The schedules engine on a kernel: the tick, verbs, firings as kernel tasks with limits and
 /// kill, the running list, interrupted-firing settlement, opening the store, and the counters
-/// (docs/runtime.md §9). The `Runtime` and the Bevy plugin each own one; what stays theirs is
+/// (docs/runtime.md §8). The `Runtime` and the Bevy plugin each own one; what stays theirs is
 /// driving frames and the clock, which the core takes as its type parameter `C` (the clock the
 /// engine reads, so a wall-clock read costs what it costs the host).
 ///
@@ -90,7 +90,7 @@ fn bump(cell: &Cell<u64>, by: u64) {
 /// let clock = ManualClock::new();
 /// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
 /// let core = HostCore::new(clock.clone(), kernel.clone(), &HostSettings::default(), None);
-/// core.open(None, Box::new(OpenWorld), None, &HostSettings::default())?;
+/// core.open(None, Box::new(OpenWorld), None)?;
 /// let rang = Rc::new(Cell::new(0));
 /// let r = rang.clone();
 /// core.verb("ring", move |_call| { r.set(r.get() + 1); Ok(Value::Int(0)) });
@@ -114,12 +114,12 @@ pub struct HostCore<C> {
     firings: Firings,
     counters: Counters,
     wake: KernelWake,
+    /// The engine's settings, taken from the same `HostSettings` as the wake's tick.
+    config: tickstep_schedules::Config,
     next_run: Cell<u64>,
     context: HostContext,
     /// What the store's own thread left for the next tick (docs/runtime.md §6.3).
     store_news: Arc<StoreNews>,
-    /// Store news was seen: after the tick it arms, settle what the claimed rows brought.
-    settle_after_tick: Cell<bool>,
 }
 
 impl<C> std::fmt::Debug for HostCore<C> {
@@ -158,10 +158,10 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
             firings: Firings::new(settings.firing_limits),
             counters: Counters::default(),
             wake: KernelWake::new(settings.schedules_tick),
+            config: settings.schedules_config(),
             next_run: Cell::new(0),
             context,
             store_news: Arc::default(),
-            settle_after_tick: Cell::new(false),
         })
     }
 
@@ -184,7 +184,7 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// let clock = ManualClock::new();
     /// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
-    /// assert_eq!(core.open(None, Box::new(OpenWorld), None, &HostSettings::default())?, 0);
+    /// assert_eq!(core.open(None, Box::new(OpenWorld), None)?, 0);
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn open(
@@ -192,7 +192,6 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
         store: Option<&Path>,
         world: Box<dyn World>,
         runner: Option<Box<dyn Runner>>,
-        settings: &HostSettings,
     ) -> Result<usize, RuntimeError> {
         if self.engine.get().is_some() {
             return Err(RuntimeError::AlreadyOpen);
@@ -210,13 +209,7 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
             host: world,
             verbs: callable,
         };
-        let engine = open_engine(
-            store,
-            &self.clock,
-            world,
-            runner,
-            settings.schedules_config(),
-        )?;
+        let engine = open_engine(store, &self.clock, world, runner, self.config)?;
         engine.set_store_waker(self.store_news.waker());
         if self.engine.set(engine).is_err() {
             return Err(RuntimeError::AlreadyOpen);
@@ -243,9 +236,10 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// Settles every firing the engine restored from the store as in flight and awaiting a
     /// decision ([`Schedules::interrupted`]): none of them runs here, so each is abandoned (a
     /// fault of its schedule, so overlap and catch-up go on from there), and the wake is
-    /// re-armed. Firings this host runs are not in that list, so it is safe to call at any time:
-    /// opening the engine calls it, and a host that takes rows over while it runs calls it after
-    /// each claim. Returns how many it settled.
+    /// re-armed. Firings this host runs are not in that list, so it is safe to call at any time;
+    /// opening the engine calls it. Rows claimed while the engine runs never add to the list:
+    /// the engine settles their firings itself, as taken over (docs/schedules.md §11.39).
+    /// Returns how many it settled.
     ///
     /// ```
     /// use tickstep::host::{HostCore, HostSettings};
@@ -254,7 +248,7 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// let clock = ManualClock::new();
     /// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
-    /// core.open(None, Box::new(OpenWorld), None, &HostSettings::default())?;
+    /// core.open(None, Box::new(OpenWorld), None)?;
     /// assert_eq!(core.settle_interrupted(), 0);
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
@@ -280,7 +274,7 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
-    /// core.open(None, Box::new(tickstep::schedules::OpenWorld), None, &HostSettings::default())?;
+    /// core.open(None, Box::new(tickstep::schedules::OpenWorld), None)?;
     /// assert_eq!(core.engine().live_count(), 0);
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
@@ -365,7 +359,6 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
             .and_then(Schedules::next_deadline_unix_nanos);
         let now = || self.clock.unix_nanos();
         if self.store_news.take() {
-            self.settle_after_tick.set(true);
             let at = now();
             next = Some(next.map_or(at, |n| n.min(at)));
         }
@@ -400,10 +393,6 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
                 tracing::warn!(target: "tickstep", "schedules tick: {}", ErrorChain(&error));
             }
         }
-        if self.settle_after_tick.replace(false) {
-            // Rows claimed from a node that handed them back may bring firings in flight.
-            self.settle_interrupted();
-        }
         self.rearm();
     }
 
@@ -418,7 +407,7 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
-    /// # core.open(None, Box::new(tickstep::schedules::OpenWorld), None, &HostSettings::default())?;
+    /// # core.open(None, Box::new(tickstep::schedules::OpenWorld), None)?;
     /// assert!(!core.report(RunId(9), Outcome::Returned(Value::Int(0))), "no such run");
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```

@@ -1,4 +1,4 @@
-//! The host core: what every host of the schedules engine on a kernel shares (docs/runtime.md §9).
+//! The host core: what every host of the schedules engine on a kernel shares (docs/runtime.md §8).
 //!
 //! The `Runtime` (and, on it, the `TokioDriver` and `tickstep serve`) and the Bevy plugin
 //! (`tickstep-bevy`) each wire the durable schedules onto a kernel. Everything in that wiring that

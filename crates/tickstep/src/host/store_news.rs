@@ -7,9 +7,9 @@
 //! The waker runs on the store's thread, so it only sets a flag and calls the host's own wake
 //! (the tokio driver's, which starts the next frame at its slot). The core reads the flag
 //! whenever it re-arms the schedules wake — at the start of every frame the driver runs, every
-//! `run_*` call, every command cycle, every Bevy frame — and arms the tick for now; after that
-//! tick it settles any firing a claimed row brought back in flight (docs/runtime.md §8.2). Cost
-//! when nothing arrives: one atomic load per re-arm.
+//! `run_*` call, every command cycle, every Bevy frame — and arms the tick for now. That tick
+//! applies the claims and settles the firings they bring themselves (docs/schedules.md §11.39).
+//! Cost when nothing arrives: one atomic load per re-arm.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
