@@ -398,6 +398,21 @@ impl TickstepPluginBuilder {
         self
     }
 
+    /// How long this app's claims on a shared `PostgreSQL` store outlive its last heartbeat (the
+    /// schedules' `Config::lease`, default 10 s; docs/schedules.md §11.25), as
+    /// `RuntimeBuilder::lease` sets it. Ignored by the `SQLite` store and an in-memory one.
+    ///
+    /// ```
+    /// let p = tickstep_bevy::TickstepPlugin::builder()
+    ///     .lease(std::time::Duration::from_secs(2))
+    ///     .build()?;
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.plugin.settings.host.lease = Some(lease);
+        self
+    }
+
     /// Checks the settings and returns the plugin.
     ///
     /// # Errors

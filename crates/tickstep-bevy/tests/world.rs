@@ -178,6 +178,14 @@ fn bad_settings_are_typed_errors_naming_the_value_and_the_rule() {
             ..
         })
     ));
+    let lease = TickstepPlugin::builder()
+        .lease(Duration::ZERO)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        lease.to_string(),
+        "lease must be greater than zero (got 0ns)"
+    );
     let above = TickstepPlugin::builder()
         .frame_target(2 * MS)
         .budget(3 * MS)
