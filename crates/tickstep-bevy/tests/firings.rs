@@ -12,7 +12,7 @@ use bevy_app::App;
 use bevy_ecs::prelude::*;
 use common::{MS, app, app_with, frames};
 use tickstep_bevy::{FiringLimits, TickstepPlugin, TickstepSchedules, VerbWorld};
-use tickstep_schedules::{FaultKind, ObjId, Options, ScheduleId, Value};
+use tickstep_schedules::{FaultKind, ObjId, Options, Overlap, ScheduleId, Value};
 
 const WIZARD: ObjId = ObjId(1);
 
@@ -178,11 +178,7 @@ fn kill_firings_of_a_schedule_kills_each_of_its_running_firings() {
             call.sleep(Duration::from_hours(1)).await;
             Ok(Value::Int(0))
         });
-    let options = Options::from_map(&Value::Map(vec![(
-        Value::from("overlap"),
-        Value::from("concurrent"),
-    )]))
-    .expect("valid options");
+    let options = Options::new().overlap(Overlap::Concurrent);
     let id = {
         let schedules = app.world().non_send::<TickstepSchedules>();
         let mut txn = schedules.engine().begin(WIZARD);

@@ -18,7 +18,8 @@
 //! Costs: docs/serve.md's essay has the bench's numbers and the load they were taken at. Per
 //! frame the server's own work is the schedules tick (bounded to 1.5 ms of starts,
 //! docs/runtime.md §3.4), one kernel task per firing (a line put on a connection's queue, or on
-//! the mail queue), and, after the frame, one `SQLite` transaction for the mail queue; sockets are
+//! the mail queue), and, after the frame, one write of the mail queue (a transaction of the `SQLite`
+//! file, or one statement on a `PostgreSQL` database, sent from its own task); sockets are
 //! read and written by the connections' own tasks, between frames. An idle server runs no
 //! frames, however many players chat.
 //!

@@ -240,13 +240,14 @@ impl Server {
                     kick.notify_one(); // its session ends and closes the connection
                 }
             }
-            // Written between frames, in one transaction (`Server::between_frames`).
+            // Written between frames, in one write (`Server::between_frames`).
             None => self.registry.post(who, line),
         }
     }
 
     /// What the server does after each frame, outside its budget: write the mail the frame's
-    /// firings posted, in one transaction (docs/serve.md §4.6).
+    /// firings posted, in one write: a transaction of the file registry, one statement on a
+    /// database (docs/serve.md §4.6).
     pub(crate) fn between_frames(&self) {
         if let Err(error) = self.registry.flush_mail() {
             eprintln!(

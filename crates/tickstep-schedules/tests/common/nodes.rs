@@ -15,6 +15,8 @@ const EXIT_WITHIN: Duration = Duration::from_secs(60);
 pub struct Node {
     pub child: Child,
     pub lines: Arc<Mutex<Vec<String>>>,
+    /// The thread that reads the child's stdout into `lines`; it ends when the child does.
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Node {
@@ -32,7 +34,7 @@ impl Node {
         let lines = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&lines);
         let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 // The test harness prints "test … " before the first line, unterminated.
                 if let Some(at) = line.find('@') {
@@ -40,7 +42,11 @@ impl Node {
                 }
             }
         });
-        Node { child, lines }
+        Node {
+            child,
+            lines,
+            reader: Some(reader),
+        }
     }
 
     /// Whether the node said the line `what`.
@@ -78,7 +84,7 @@ impl Node {
         assert!(ok, "kill {name}");
     }
 
-    /// Waits (bounded) for the node to exit, then lets the reader drain the pipe.
+    /// Waits (bounded) for the node to exit, then for the reader to have read all it printed.
     pub fn wait(&mut self) {
         let give_up = Instant::now() + EXIT_WITHIN;
         while self.child.try_wait().unwrap().is_none() {
@@ -88,7 +94,9 @@ impl Node {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        std::thread::sleep(Duration::from_millis(200));
+        if let Some(reader) = self.reader.take() {
+            reader.join().expect("the reader thread");
+        }
     }
 }
 
