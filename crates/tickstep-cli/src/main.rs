@@ -9,6 +9,7 @@
 //! (clap's convention), runtime failures with 1.
 
 mod demo;
+mod named;
 mod plot;
 mod progress;
 mod schedules;

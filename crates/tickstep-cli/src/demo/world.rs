@@ -25,9 +25,9 @@ use tickstep::Runtime;
 use tickstep::commands::{Command, EventKind, Mechanism, Trigger};
 use tickstep::kernel::ErrorChain;
 use tickstep::kernel::{Priority, TaskHandle};
-use tickstep::schedules::{
-    Error, ObjId, Options, ScheduleId, ScheduleInfo, Schedules, Value, World,
-};
+use tickstep::schedules::{ObjId, Options, ScheduleId, ScheduleInfo, Schedules, Value, World};
+
+use crate::named::create_named;
 
 /// The demo's wizard: owner of every object and schedule.
 pub(crate) const WIZARD: ObjId = ObjId(1);
@@ -193,7 +193,7 @@ impl DemoWorldState {
         // Named: on a shared database another demo may have armed the next one already, and
         // the key gives its id back instead of arming a second (docs/schedules.md §5.13).
         let at = engine.now_unix_seconds() + LOCKUP_DELAY;
-        let id = create_named(engine, "lockup", |txn, options| {
+        let id = create_named(engine, WIZARD, Some("lockup"), |txn, options| {
             txn.schedule_at(VAULT, "lockup", at, vec![], options)
         })
         .map_err(|e| ErrorChain(&e).to_string())?
@@ -358,7 +358,7 @@ fn ensure_schedules(engine: &Schedules) -> Result<Vec<(&'static str, ScheduleId,
     let mut found = Vec::new();
     for (name, target, verb, every) in wanted {
         let at = engine.now_unix_seconds() + LOCKUP_DELAY;
-        let (id, new) = create_named(engine, name, |txn, options| match every {
+        let (id, new) = create_named(engine, WIZARD, Some(name), |txn, options| match every {
             Some(seconds) => txn.schedule_every(target, verb, seconds, vec![], options),
             None => txn.schedule_at(target, verb, at, vec![], options),
         })
@@ -374,26 +374,6 @@ fn ensure_schedules(engine: &Schedules) -> Result<Vec<(&'static str, ScheduleId,
         }
     }
     Ok(found)
-}
-
-/// Creates the schedule `create` makes, named `key`, as the wizard, and commits; returns its id
-/// and whether it is new. A key another demo committed first meanwhile is refused at commit: the
-/// creation runs once more and gets that schedule (docs/schedules.md §5.15).
-fn create_named(
-    engine: &Schedules,
-    key: &str,
-    create: impl Fn(&mut tickstep::schedules::Txn, Options) -> Result<ScheduleId, Error>,
-) -> Result<(ScheduleId, bool), Error> {
-    let attempt = || {
-        let mut txn = engine.begin(WIZARD);
-        let id = create(&mut txn, Options::new().key(key))?;
-        let new = txn.is_new(id);
-        txn.commit().map(|()| (id, new))
-    };
-    match attempt() {
-        Err(Error::KeyTaken { .. }) => attempt(),
-        made => made,
-    }
 }
 
 /// A short description of a room for the status line: `hall[open 2 in, 1 waiting]`.

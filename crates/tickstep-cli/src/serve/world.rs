@@ -9,9 +9,11 @@ use std::collections::{HashMap, HashSet};
 use std::rc::{Rc, Weak};
 
 use tickstep::kernel::ErrorChain;
-use tickstep::schedules::{self, ObjId, Options, ScheduleId, ScheduleInfo, ScheduleKind, Value};
+use tickstep::schedules::{self, ObjId, ScheduleId, ScheduleInfo, ScheduleKind, Value};
 use tickstep::{Runtime, RuntimeHandle, VerbCall, VerbResult};
 use tokio::sync::{Notify, mpsc};
+
+use crate::named::create_named;
 
 use super::bell::{Bell, Hall};
 use super::frame_times::FrameTimes;
@@ -343,31 +345,18 @@ impl Server {
                 self.quota
             );
         }
-        // A keyed creation another node committed first is refused at commit; run again, it
-        // gets that node's schedule (docs/schedules.md §5.15).
-        let mut attempts = 0;
-        let (id, new) = loop {
-            attempts += 1;
-            let mut txn = self.rt.schedules().begin(who);
+        let made = create_named(self.rt.schedules(), who, key.as_deref(), |txn, options| {
             let args = vec![Value::Str(action.arg.clone())];
-            let options = key
-                .clone()
-                .map_or_else(Options::new, |k| Options::new().key(k));
-            let created = match kind {
+            match kind {
                 Kind::At(when) => txn.schedule_at(who, action.verb.name(), when, args, options),
                 Kind::Every(seconds) => {
                     txn.schedule_every(who, action.verb.name(), seconds, args, options)
                 }
-            };
-            let made = created.and_then(|id| {
-                let new = txn.is_new(id);
-                txn.commit().map(|()| (id, new))
-            });
-            match made {
-                Ok(made) => break made,
-                Err(schedules::Error::KeyTaken { .. }) if attempts < 2 => {}
-                Err(error) => return format!("error: {}", ErrorChain(&error)),
             }
+        });
+        let (id, new) = match made {
+            Ok(made) => made,
+            Err(error) => return format!("error: {}", ErrorChain(&error)),
         };
         if !new {
             let name = key.unwrap_or_default();
