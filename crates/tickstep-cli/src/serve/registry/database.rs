@@ -26,6 +26,9 @@ use tokio_postgres::{AsyncMessage, Client, NoTls};
 
 use super::{Event, FIRST_PLAYER, MAIL_CHANNEL, PLAYERS_CHANNEL, RegistryError};
 
+/// A registered name's id.
+const PLAYER_ID: &str = "SELECT id FROM tickstep_serve_players WHERE name = $1";
+
 /// Serialises the tables' creation across nodes opening a fresh database at once (an arbitrary
 /// key, "TSSV").
 const CREATE_LOCK: i64 = 0x5453_5356;
@@ -109,38 +112,38 @@ impl DatabaseRegistry {
     }
 
     /// The player's id, registering the name the first time any node sees it (and telling every
-    /// node so).
+    /// node so). A known name costs one read and writes nothing (an insert that conflicts would
+    /// still use up an id); a new one is inserted and announced in one statement.
     pub(crate) async fn id_for(&self, name: &str) -> Result<ObjId, RegistryError> {
         let inner = &self.inner;
+        let known = inner
+            .client
+            .query_opt(PLAYER_ID, &[&name])
+            .await
+            .map_err(|e| inner.fail(e))?;
+        if let Some(row) = known {
+            return Ok(ObjId(row.get(0)));
+        }
         let inserted = inner
             .client
             .query_opt(
-                "INSERT INTO tickstep_serve_players (name) VALUES ($1)
-                 ON CONFLICT (name) DO NOTHING RETURNING id",
-                &[&name],
+                "WITH added AS (
+                     INSERT INTO tickstep_serve_players (name) VALUES ($1)
+                     ON CONFLICT (name) DO NOTHING RETURNING id)
+                 SELECT id, pg_notify($2, id || ' ' || $1) FROM added",
+                &[&name, &PLAYERS_CHANNEL],
             )
             .await
             .map_err(|e| inner.fail(e))?;
-        if let Some(row) = inserted {
-            let id: i64 = row.get(0);
-            inner
+        // No row: another node registered the name between the read and the insert.
+        let row = match inserted {
+            Some(row) => row,
+            None => inner
                 .client
-                .execute(
-                    "SELECT pg_notify($1, $2)",
-                    &[&PLAYERS_CHANNEL, &format!("{id} {name}")],
-                )
+                .query_one(PLAYER_ID, &[&name])
                 .await
-                .map_err(|e| inner.fail(e))?;
-            return Ok(ObjId(id));
-        }
-        let row = inner
-            .client
-            .query_one(
-                "SELECT id FROM tickstep_serve_players WHERE name = $1",
-                &[&name],
-            )
-            .await
-            .map_err(|e| inner.fail(e))?;
+                .map_err(|e| inner.fail(e))?,
+        };
         Ok(ObjId(row.get(0)))
     }
 
@@ -286,6 +289,11 @@ mod tests {
                 Event::Player(alice, "alice".to_owned())
             );
             let bob = b.id_for("bob").await.unwrap();
+            assert_eq!(
+                bob,
+                ObjId(alice.0 + 1),
+                "alice's second login used up no id"
+            );
             assert_eq!(a.players().await.unwrap().len(), 2);
 
             for n in 0..300 {
