@@ -61,20 +61,6 @@ pub struct HostCounts {
     pub store_errors: u64,
 }
 
-#[derive(Default)]
-struct Counters {
-    schedule_ticks: Cell<u64>,
-    firings_started: Cell<u64>,
-    firings_not_started: Cell<u64>,
-    firings_returned: Cell<u64>,
-    firings_faulted: Cell<u64>,
-    store_errors: Cell<u64>,
-}
-
-fn bump(cell: &Cell<u64>, by: u64) {
-    cell.set(cell.get() + by);
-}
-
 /// The schedules engine on a kernel: the tick, verbs, firings as kernel tasks with limits and
 /// kill, the running list, interrupted-firing settlement, opening the store, and the counters
 /// (docs/runtime.md §8). The `Runtime` and the Bevy plugin each own one; what stays theirs is
@@ -112,7 +98,7 @@ pub struct HostCore<C> {
     verbs: Rc<VerbTable>,
     firing_priority: Priority,
     firings: Firings,
-    counters: Counters,
+    counts: Cell<HostCounts>,
     wake: KernelWake,
     /// The engine's settings, taken from the same `HostSettings` as the wake's tick.
     config: tickstep_schedules::Config,
@@ -156,7 +142,7 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
             verbs: Rc::default(),
             firing_priority: settings.firing_priority,
             firings: Firings::new(settings.firing_limits),
-            counters: Counters::default(),
+            counts: Cell::default(),
             wake: KernelWake::new(settings.schedules_tick),
             config: settings.schedules_config(),
             next_run: Cell::new(0),
@@ -378,18 +364,15 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
 
     fn tick(self: &Rc<Self>) {
         self.wake.fired(self.clock.unix_nanos());
-        bump(&self.counters.schedule_ticks, 1);
+        self.count(|c| c.schedule_ticks += 1);
         match self.engine().tick() {
-            Ok(report) => {
-                bump(&self.counters.firings_started, report.started as u64);
-                bump(
-                    &self.counters.firings_not_started,
-                    report.not_started as u64,
-                );
-            }
+            Ok(report) => self.count(|c| {
+                c.firings_started += report.started as u64;
+                c.firings_not_started += report.not_started as u64;
+            }),
             Err(error) => {
                 // The engine keeps the updates pending and writes them at its next tick.
-                bump(&self.counters.store_errors, 1);
+                self.count(|c| c.store_errors += 1);
                 tracing::warn!(target: "tickstep", "schedules tick: {}", ErrorChain(&error));
             }
         }
@@ -423,13 +406,16 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     }
 
     fn hand_over(self: &Rc<Self>, run: RunId, outcome: Outcome) -> bool {
-        let counter = match outcome {
-            Outcome::Returned(_) => &self.counters.firings_returned,
-            _ => &self.counters.firings_faulted,
-        };
+        let returned = matches!(outcome, Outcome::Returned(_));
         let known = self.engine().report(run, outcome);
         if known {
-            bump(counter, 1);
+            self.count(|c| {
+                if returned {
+                    c.firings_returned += 1;
+                } else {
+                    c.firings_faulted += 1;
+                }
+            });
         }
         self.rearm();
         known
@@ -526,15 +512,13 @@ impl<C> HostCore<C> {
     /// assert_eq!(core.counts().firings_started, 0);
     /// ```
     pub fn counts(&self) -> HostCounts {
-        let c = &self.counters;
-        HostCounts {
-            schedule_ticks: c.schedule_ticks.get(),
-            firings_started: c.firings_started.get(),
-            firings_not_started: c.firings_not_started.get(),
-            firings_returned: c.firings_returned.get(),
-            firings_faulted: c.firings_faulted.get(),
-            store_errors: c.store_errors.get(),
-        }
+        self.counts.get()
+    }
+
+    fn count(&self, update: impl FnOnce(&mut HostCounts)) {
+        let mut counts = self.counts.get();
+        update(&mut counts);
+        self.counts.set(counts);
     }
 }
 
