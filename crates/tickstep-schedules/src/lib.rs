@@ -196,6 +196,7 @@
 //! assert_eq!(engine.begin(wizard).schedule_info(id).unwrap().run_count, 1);
 //! ```
 
+mod calendar;
 mod commit;
 mod engine;
 mod error;
@@ -218,6 +219,9 @@ pub mod testkit;
 mod txn;
 mod value;
 
+pub use calendar::{
+    Calendar, CalendarError, CronField, DstPolicy, FoldPolicy, GapPolicy, MAX_EXPR_LEN,
+};
 pub use commit::Commit;
 pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
 pub use error::Error;
