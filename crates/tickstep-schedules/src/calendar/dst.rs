@@ -15,7 +15,7 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
 use super::error::CalendarError;
-use super::excerpt;
+use super::error::shown;
 
 /// What a wall-clock time inside a gap (skipped by a spring-forward) does.
 ///
@@ -107,7 +107,7 @@ impl FromStr for GapPolicy {
             "skip" => Ok(Self::Skip),
             _ => Err(CalendarError::Policy {
                 what: "gap",
-                value: excerpt(word),
+                value: shown(word),
                 allowed: "\"shift\", \"skip\"",
             }),
         }
@@ -123,7 +123,7 @@ impl FromStr for FoldPolicy {
             "both" => Ok(Self::Both),
             _ => Err(CalendarError::Policy {
                 what: "fold",
-                value: excerpt(word),
+                value: shown(word),
                 allowed: "\"first\", \"last\", \"both\"",
             }),
         }

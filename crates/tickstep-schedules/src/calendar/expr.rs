@@ -2,8 +2,9 @@
 //! allows. Matching those sets against a wall-clock date is `civil.rs`'s business; zones are
 //! `zone.rs`'s.
 
+use super::MAX_EXPR_LEN;
+use super::error::shown;
 use super::error::{CalendarError, CronField};
-use super::{MAX_EXPR_LEN, excerpt};
 
 /// A set of small numbers (0–63), one bit each.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -92,7 +93,7 @@ impl CronSpec {
             6 => (fields[0], &fields[1..]),
             found => {
                 return Err(CalendarError::FieldCount {
-                    expr: excerpt(trimmed),
+                    expr: shown(trimmed),
                     found,
                 });
             }
@@ -182,9 +183,7 @@ fn alias(word: &str) -> Result<&'static str, CalendarError> {
         "@daily" | "@midnight" => "0 0 0 * * *",
         "@hourly" => "0 0 * * * *",
         _ => {
-            return Err(CalendarError::UnknownAlias {
-                alias: excerpt(word),
-            });
+            return Err(CalendarError::UnknownAlias { alias: shown(word) });
         }
     })
 }
@@ -268,7 +267,7 @@ fn number(field: CronField, item: &str, text: &str) -> Result<u32, CalendarError
             problem(
                 field,
                 item,
-                &format!("{:?} is not {expected}", excerpt(text)),
+                &format!("\"{}\" is not {expected}", shown(text)),
             )
         })?,
     };
@@ -307,7 +306,7 @@ fn name(field: CronField, text: &str) -> Option<u32> {
 fn problem(field: CronField, item: &str, what: &str) -> CalendarError {
     CalendarError::Field {
         field,
-        item: excerpt(item),
+        item: shown(item),
         problem: what.to_owned(),
     }
 }

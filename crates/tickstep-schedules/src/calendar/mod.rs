@@ -22,8 +22,8 @@ use jiff::tz::TimeZone;
 pub use dst::{DstPolicy, FoldPolicy, GapPolicy};
 pub use error::{CalendarError, CronField};
 
-use crate::limits::excerpt;
 use civil::{DAY, days_from_civil};
+use error::shown;
 use expr::CronSpec;
 
 /// The longest cron expression accepted, in bytes (docs/schedules.md §14.1).
@@ -82,12 +82,10 @@ impl Calendar {
             .is_none()
         {
             return Err(CalendarError::NeverOccurs {
-                expr: excerpt(expr.trim()),
+                expr: shown(expr.trim()),
             });
         }
-        let unknown = || CalendarError::UnknownZone {
-            zone: excerpt(zone),
-        };
+        let unknown = || CalendarError::UnknownZone { zone: shown(zone) };
         if zone.len() > 64 {
             return Err(unknown());
         }
