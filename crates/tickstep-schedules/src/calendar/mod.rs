@@ -170,3 +170,17 @@ impl Calendar {
         self.policy
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_calendar_is_small_and_shares_its_zone() {
+        // A schedule will keep one (docs/schedules.md §14.7): the fields are bit sets, the zone
+        // a reference-counted handle on rules jiff's bundled database parses once per zone and
+        // caches, the expression and zone name boxed.
+        let size = std::mem::size_of::<Calendar>();
+        assert!(size <= 160, "{size} bytes");
+    }
+}
