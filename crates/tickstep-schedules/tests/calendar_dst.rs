@@ -432,3 +432,35 @@ fn a_search_starting_inside_a_fold_or_on_a_transition_misses_nothing() {
         Some(at("2026-03-08T07:00:00Z"))
     );
 }
+
+/// A range's points are instants (docs/schedules.md §14.7) — the count a catch-up across a DST
+/// change needs: an hourly calendar has 25 on a fall-back day and 23 on a spring-forward day.
+#[test]
+fn points_in_a_range_are_real_instants_not_wall_times() {
+    let at = |s: &str| s.parse::<Timestamp>().unwrap().as_second() as u64 * NANOS;
+    let hourly = Calendar::new("@hourly", "America/New_York", DstPolicy::default()).unwrap();
+    let count = |from: &str, to: &str| {
+        hourly
+            .upcoming(at(from) - 1, 100)
+            .take_while(|&t| t < at(to))
+            .count()
+    };
+    // Local midnight to midnight.
+    assert_eq!(count("2026-11-01T04:00:00Z", "2026-11-02T05:00:00Z"), 25);
+    assert_eq!(count("2026-03-08T05:00:00Z", "2026-03-09T04:00:00Z"), 23);
+    assert_eq!(count("2026-06-01T04:00:00Z", "2026-06-02T04:00:00Z"), 24);
+    // A daily 01:30 under `both` has two points on the fall-back day, under `first` one.
+    let both = DstPolicy {
+        gap: GapPolicy::Shift,
+        fold: FoldPolicy::Both,
+    };
+    let daily = Calendar::new("30 1 * * *", "America/New_York", both).unwrap();
+    let from = at("2026-11-01T04:00:00Z") - 1;
+    assert_eq!(
+        daily
+            .upcoming(from, 3)
+            .filter(|&t| t < at("2026-11-02T04:00:00Z"))
+            .count(),
+        2
+    );
+}
