@@ -13,6 +13,7 @@
 //! | `quick_check_1m` | seconds of `PRAGMA quick_check` on the `load_1m` store (what opening would add if it always checked) | beside `load_1m`, in the note; goal ≤ 3 s |
 //! | `fire_postgres` | see [`postgres`]: only when `TICKSTEP_PG_URL` names a server | raw batched `UPDATE`s through the same client |
 //! | `create_inmem`, `create_sqlite` | see [`create`]: `Txn::commit` of one new schedule, in memory and on `SQLite` | goals 5,000 ns and one fsync |
+//! | `cron_next_daily`, `cron_next_minutely`, `cron_next_special` | see [`calendar`]: `Calendar::next_after`, ns per next occurrence | `croner`'s own next occurrence, same expression and zone, same run; goal ratio ≤ 1.0 |
 //! | `fire_postgres_3nodes`, `claim_to_start_p50/p99` | see [`cluster`]: three nodes on one database; another node taking released schedules over | `fire_postgres` on one node, same run |
 
 use std::path::Path;
@@ -27,6 +28,7 @@ use tickstep_schedules::{Config, ObjId, Options, Outcome, RunId, Schedules, Valu
 
 use crate::harness::{Measure, Opts, Row, Section, interleave, median, ns_per_op};
 
+mod calendar;
 mod cluster;
 mod create;
 mod postgres;
@@ -62,6 +64,7 @@ pub(crate) fn run(opts: &Opts) -> Section {
         quick_check(&big, stored, opts.quick.then_some(scale), rounds.min(5)),
     ]);
     rows.extend(create::rows(dir.path(), rounds, opts.quick));
+    rows.extend(calendar::rows(rounds, opts.quick));
     rows
 }
 

@@ -63,6 +63,11 @@
 //!   `compile_fail` doctest on it (and on [`Txn`]). Host code (world, runner) is always called
 //!   with no internal borrow held, so a firing may create or stop schedules from inside
 //!   `Runner::start`, and a world may consult the engine from inside its answers.
+//! * **Calendars.** A [`Calendar`] is a cron expression (5 or 6 fields, names, `L`, `W`, `#`,
+//!   `?`, `@daily`-style aliases) read in an IANA zone from the tz database bundled into the
+//!   binary, under an explicit [`DstPolicy`] for wall times that a gap skips or a fold repeats.
+//!   It is a value: [`Calendar::next_after`] and [`Calendar::upcoming`] give its instants; no
+//!   schedule kind fires on one yet (docs/schedules.md §14).
 //! * **Test host.** [`testkit`] holds a small object world and a recording runner; the crate's
 //!   tests and examples use them, and a host may too.
 //!
@@ -76,6 +81,7 @@
 //! | create/stop commit | one fsync'd `SQLite` transaction (none for non-persistent schedules) plus one fsync per 1,024 ids handed out |
 //! | `schedules()`, `schedules_for()` | O(number of schedules) scan |
 //! | open | one sequential table scan; O(n) heap build |
+//! | `Calendar::next_after` | a bit-set search of wall-clock fields plus a zone lookup per DST transition crossed; no allocation; 0.2–0.7 µs (0.13–0.27× croner's) |
 //!
 //! Measured with `cargo run --release -p tickstep-bench -- schedules` on the project's shared
 //! two-core VM (see `crates/tickstep-bench/src/schedules.rs`; the spread is the machine's load):
@@ -196,6 +202,7 @@
 //! assert_eq!(engine.begin(wizard).schedule_info(id).unwrap().run_count, 1);
 //! ```
 
+mod calendar;
 mod commit;
 mod engine;
 mod error;
@@ -218,6 +225,9 @@ pub mod testkit;
 mod txn;
 mod value;
 
+pub use calendar::{
+    Calendar, CalendarError, CronField, DstPolicy, FoldPolicy, GapPolicy, MAX_EXPR_LEN,
+};
 pub use commit::Commit;
 pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
 pub use error::Error;

@@ -169,3 +169,27 @@ fn counters_at_their_maximum_saturate_when_the_schedule_fires() {
         assert_eq!(stored.missed_count, u64::MAX);
     }
 }
+
+/// `cron_parse`: an expression of control characters was quoted in its error cut at 80 bytes and
+/// then escaped, so each `\u{13}` became six bytes and the message 588 bytes; then one of
+/// U+FFFD (three bytes each) was cut at 80 characters, not bytes (492). A quote is now escaped
+/// first and cut after, counting bytes (docs/schedules.md §12.3).
+#[test]
+fn a_calendar_error_quotes_at_most_80_escaped_bytes() {
+    use tickstep_schedules::{Calendar, DstPolicy};
+    let controls = format!(",,{}", "\u{13}".repeat(200));
+    for (expr, zone) in [
+        (controls.as_str(), "UTC"),
+        ("@daily", controls.as_str()),
+        (&*format!("0 0 * * {controls}"), "UTC"),
+        (&*format!("{} * * * * *", "\u{fffd}".repeat(60)), "UTC"),
+    ] {
+        let message = Calendar::new(expr, zone, DstPolicy::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("... (") && message.len() < 300,
+            "{message}"
+        );
+    }
+}
