@@ -10,6 +10,8 @@
 //!
 //! * [`protocol`]: the line protocol and the help text;
 //! * [`session`]: one connection — capped lines, login, replies;
+//! * [`telnet`]: the telnet codec, sans-IO (negotiation, line ends, NAWS, TTYPE, CHARSET, ECHO);
+//! * [`gmcp`]: the GMCP packages (`Char.Name`, `tickstep.Schedules`, `tickstep.Client`);
 //! * [`world`]: who is online, the verbs schedules run, what each command does;
 //! * [`bell`]: the bell mechanism and its on-demand command cycle;
 //! * [`frame_times`]: the frames' step times, on the wall clock and in CPU time (`stats`);
@@ -31,9 +33,11 @@
 
 mod bell;
 mod frame_times;
+mod gmcp;
 mod protocol;
 mod registry;
 mod session;
+mod telnet;
 mod world;
 
 use std::net::SocketAddr;

@@ -12,12 +12,17 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, mpsc};
 
 use super::either;
+use super::gmcp;
 use super::protocol;
+use super::telnet::{Event, Telnet};
 use super::world::{After, OUTBOX_LINES, Server};
 use tickstep::schedules::ObjId;
 
@@ -30,6 +35,8 @@ pub(crate) struct Limits {
 
 /// How long a closing connection may take to flush its last lines.
 const FLUSH_GRACE: Duration = Duration::from_secs(1);
+/// How many bytes one read of the socket takes.
+const READ_CHUNK: usize = 4096;
 
 /// What one capped read produced.
 #[derive(Debug, PartialEq)]
@@ -44,17 +51,29 @@ pub(crate) async fn serve(server: Rc<Server>, socket: TcpStream, limits: Limits)
     let _ = socket.set_nodelay(true);
     let (read, write) = socket.into_split();
     let (outbox, lines) = mpsc::channel(OUTBOX_LINES);
+    // Negotiation replies: at most a few kilobytes per connection, bounded by the codec
+    // (docs/serve.md §8.3), so the channel needs no cap of its own.
+    let (control, raw) = mpsc::unbounded_channel();
+    let telnet = Rc::new(RefCell::new(Telnet::new(limits.max_line)));
     let kicked = Rc::new(Notify::new());
-    let mut writer = tokio::task::spawn_local(write_lines(BufWriter::new(write), lines));
+    let mut writer = tokio::task::spawn_local(write_lines(
+        BufWriter::new(write),
+        lines,
+        raw,
+        Rc::clone(&telnet),
+    ));
     let mut session = Session {
         server,
         outbox,
+        control,
+        telnet,
+        events: VecDeque::new(),
         kicked: Rc::clone(&kicked),
         who: None,
-        reader: BufReader::new(read),
-        buf: Vec::new(),
+        reader: read,
         limits,
     };
+    session.negotiate(Telnet::greeting);
     let kicked_out = async {
         kicked.notified().await;
     };
@@ -77,10 +96,14 @@ pub(crate) async fn serve(server: Rc<Server>, socket: TcpStream, limits: Limits)
 struct Session {
     server: Rc<Server>,
     outbox: mpsc::Sender<String>,
+    /// Telnet's own bytes (negotiation, GMCP), written before the next queued line.
+    control: mpsc::UnboundedSender<Vec<u8>>,
+    telnet: Rc<RefCell<Telnet>>,
+    /// What the codec found and the session has not yet acted on.
+    events: VecDeque<Event>,
     kicked: Rc<Notify>,
     who: Option<ObjId>,
-    reader: BufReader<tokio::net::tcp::OwnedReadHalf>,
-    buf: Vec<u8>,
+    reader: tokio::net::tcp::OwnedReadHalf,
     limits: Limits,
 }
 
@@ -158,6 +181,8 @@ impl Session {
                 } else {
                     ""
                 };
+                let wizard = self.server.is_wizard(who);
+                self.negotiate(|t, out| gmcp::char_name(t, name, who, wizard, out));
                 let mut ok = self
                     .send(&format!("ok: welcome, {name} (#{}){role}", who.0))
                     .await;
@@ -200,8 +225,54 @@ impl Session {
         }
     }
 
+    /// The next line from the client, with telnet stripped (docs/serve.md §8.2); acts on the
+    /// GMCP messages met on the way.
     async fn read_line(&mut self) -> std::io::Result<Read> {
-        read_capped(&mut self.reader, &mut self.buf, self.limits.max_line).await
+        loop {
+            match self.events.pop_front() {
+                Some(Event::Line(line)) => return Ok(Read::Line(line)),
+                Some(Event::TooLong) => return Ok(Read::TooLong),
+                Some(Event::Gmcp(package, data)) => self.gmcp(&package, &data),
+                None => {
+                    if read_events(
+                        &mut self.reader,
+                        &self.telnet,
+                        &mut self.events,
+                        &self.control,
+                    )
+                    .await?
+                    {
+                        return Ok(Read::Closed);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Answers a GMCP message (docs/serve.md §8.6).
+    fn gmcp(&self, package: &str, data: &str) {
+        let who = self.who;
+        let server = &self.server;
+        self.negotiate(|t, out| gmcp::answer(t, server, who, package, data, out));
+    }
+
+    /// Runs `f` on the codec and sends what it wrote, if anything.
+    fn negotiate(&self, f: impl FnOnce(&mut Telnet, &mut Vec<u8>)) {
+        let mut out = Vec::new();
+        f(&mut self.telnet.borrow_mut(), &mut out);
+        if !out.is_empty() {
+            let _ = self.control.send(out);
+        }
+    }
+
+    /// Turns the client's local echo off while a password is typed, and back on (docs/serve.md
+    /// §8.5); nothing on a raw-line connection. The login's password prompt calls it.
+    #[allow(
+        dead_code,
+        reason = "the password prompt of issue 24's accounts (another branch) calls it"
+    )]
+    pub(crate) fn hide_input(&self, on: bool) {
+        self.negotiate(|t, out| t.hide_input(on, out));
     }
 
     /// Queues a reply, waiting while the queue is full: a client that floods commands faster
@@ -212,45 +283,80 @@ impl Session {
     }
 }
 
-/// Reads one line of at most `cap` bytes (without its `\n` and a `\r` before it). A longer line
-/// is [`Read::TooLong`]; a connection closed mid-line loses the partial line ([`Read::Closed`]).
-async fn read_capped(
-    reader: &mut (impl AsyncBufRead + Unpin),
-    buf: &mut Vec<u8>,
-    cap: usize,
-) -> std::io::Result<Read> {
-    buf.clear();
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(Read::Closed);
-        }
-        let (chunk, ends) = match available.iter().position(|&b| b == b'\n') {
-            Some(end) => (&available[..end], true),
-            None => (available, false),
-        };
-        if buf.len() + chunk.len() > cap {
-            return Ok(Read::TooLong);
-        }
-        buf.extend_from_slice(chunk);
-        let used = chunk.len() + usize::from(ends);
-        reader.consume(used);
-        if ends {
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
-            }
-            return Ok(Read::Line(std::mem::take(buf)));
-        }
+/// Reads what the socket has and runs it through the codec, queueing its events and sending
+/// its replies. True once the client has closed the connection (a partial line is lost).
+async fn read_events(
+    reader: &mut (impl AsyncRead + Unpin),
+    telnet: &RefCell<Telnet>,
+    events: &mut VecDeque<Event>,
+    control: &mpsc::UnboundedSender<Vec<u8>>,
+) -> std::io::Result<bool> {
+    let mut chunk = [0u8; READ_CHUNK];
+    let n = reader.read(&mut chunk).await?;
+    if n == 0 {
+        return Ok(true);
     }
+    let (mut found, mut out) = (Vec::new(), Vec::new());
+    telnet
+        .borrow_mut()
+        .receive(&chunk[..n], &mut found, &mut out);
+    events.extend(found);
+    if !out.is_empty() {
+        let _ = control.send(out);
+    }
+    Ok(false)
 }
 
-/// Writes queued lines, flushing whenever the queue runs dry.
-async fn write_lines(mut out: impl AsyncWrite + Unpin, mut lines: mpsc::Receiver<String>) {
-    while let Some(line) = lines.recv().await {
-        if out.write_all(line.as_bytes()).await.is_err() || out.write_all(b"\n").await.is_err() {
+/// What the writer takes next: telnet's own bytes first, then a line.
+enum Next {
+    Raw(Vec<u8>),
+    Line(String),
+    Done,
+}
+
+/// Writes queued lines through the codec (CRLF, IAC doubled, wrapped at the client's width) and
+/// telnet's own bytes; whenever the queue runs dry it marks the end of a prompt (GA or EOR, for a
+/// telnet client) and flushes.
+async fn write_lines(
+    mut out: impl AsyncWrite + Unpin,
+    mut lines: mpsc::Receiver<String>,
+    mut raw: mpsc::UnboundedReceiver<Vec<u8>>,
+    telnet: Rc<RefCell<Telnet>>,
+) {
+    let mut raw_open = true;
+    let mut bytes = Vec::new();
+    loop {
+        let next = std::future::poll_fn(|cx| {
+            if raw_open {
+                match raw.poll_recv(cx) {
+                    std::task::Poll::Ready(Some(b)) => return std::task::Poll::Ready(Next::Raw(b)),
+                    std::task::Poll::Ready(None) => raw_open = false,
+                    std::task::Poll::Pending => {}
+                }
+            }
+            match lines.poll_recv(cx) {
+                std::task::Poll::Ready(Some(line)) => std::task::Poll::Ready(Next::Line(line)),
+                std::task::Poll::Ready(None) => std::task::Poll::Ready(Next::Done),
+                std::task::Poll::Pending => std::task::Poll::Pending,
+            }
+        })
+        .await;
+        bytes.clear();
+        match next {
+            Next::Raw(raw_bytes) => bytes = raw_bytes,
+            Next::Line(line) => {
+                let telnet = telnet.borrow();
+                telnet.encode_line(&line, &mut bytes);
+                if lines.is_empty() {
+                    telnet.end_prompt(&mut bytes);
+                }
+            }
+            Next::Done => break,
+        }
+        if out.write_all(&bytes).await.is_err() {
             return;
         }
-        if lines.is_empty() && out.flush().await.is_err() {
+        if lines.is_empty() && raw.is_empty() && out.flush().await.is_err() {
             return;
         }
     }
@@ -261,42 +367,52 @@ async fn write_lines(mut out: impl AsyncWrite + Unpin, mut lines: mpsc::Receiver
 mod tests {
     use super::*;
 
-    async fn reads(input: &[u8], cap: usize) -> Vec<Read> {
-        let mut reader = BufReader::with_capacity(4, input);
-        let mut buf = Vec::new();
-        let mut out = Vec::new();
-        loop {
-            let read = read_capped(&mut reader, &mut buf, cap).await.unwrap();
-            let done = read != Read::Closed && !matches!(read, Read::Line(_));
-            let closed = read == Read::Closed;
-            out.push(read);
-            if closed || done {
-                return out;
-            }
-        }
-    }
-
-    #[test]
-    fn lines_are_split_capped_and_a_partial_line_is_dropped() {
+    fn block_on(f: impl Future<Output = ()>) {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        runtime.block_on(lines_are_split_capped());
+        tokio::task::LocalSet::new().block_on(&runtime, f);
     }
 
-    async fn lines_are_split_capped() {
-        assert_eq!(
-            reads(b"who\r\nsay hi\npartial", 16).await,
-            [
-                Read::Line(b"who".to_vec()),
-                Read::Line(b"say hi".to_vec()),
-                Read::Closed
-            ]
-        );
-        assert_eq!(reads(b"0123456789abcdefXYZ\n", 16).await, [Read::TooLong]);
-        assert_eq!(
-            reads(b"0123456789abcdef\n", 16).await,
-            [Read::Line(b"0123456789abcdef".to_vec()), Read::Closed]
-        );
+    #[test]
+    fn a_partial_line_is_lost_when_the_client_hangs_up() {
+        block_on(async {
+            let telnet = RefCell::new(Telnet::new(16));
+            let (control, _raw) = mpsc::unbounded_channel();
+            let mut events = VecDeque::new();
+            let mut input: &[u8] = b"who\r\nsay hi\npartial";
+            assert!(
+                !read_events(&mut input, &telnet, &mut events, &control)
+                    .await
+                    .unwrap()
+            );
+            assert!(
+                read_events(&mut input, &telnet, &mut events, &control)
+                    .await
+                    .unwrap()
+            );
+            assert_eq!(
+                events,
+                [
+                    Event::Line(b"who".to_vec()),
+                    Event::Line(b"say hi".to_vec())
+                ]
+            );
+        });
+    }
+
+    #[test]
+    fn the_writer_sends_negotiation_first_and_lines_in_crlf() {
+        block_on(async {
+            let telnet = Rc::new(RefCell::new(Telnet::new(16)));
+            let (lines_tx, lines) = mpsc::channel(4);
+            let (raw_tx, raw) = mpsc::unbounded_channel();
+            lines_tx.send("hello".to_owned()).await.unwrap();
+            raw_tx.send(vec![255, 251, 201]).unwrap();
+            drop((lines_tx, raw_tx));
+            let mut written = Vec::new();
+            write_lines(&mut written, lines, raw, telnet).await;
+            assert_eq!(written, b"\xff\xfb\xc9hello\r\n");
+        });
     }
 }

@@ -121,7 +121,7 @@ impl Client {
         loop {
             if let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = self.pending.drain(..=end).collect();
-                let line = String::from_utf8_lossy(&line[..end]).into_owned();
+                let line = String::from_utf8_lossy(&without_offers(&line[..end])).into_owned();
                 self.seen.push(line.clone());
                 return Some(line);
             }
@@ -183,6 +183,24 @@ impl Client {
             }
         }
     }
+}
+
+/// A line as a raw-line client reads it: the server's telnet offers at connect (three bytes each,
+/// IAC WILL/DO option; docs/serve.md §8.1) and the CR of its CRLF taken out.
+fn without_offers(line: &[u8]) -> Vec<u8> {
+    let mut kept = Vec::with_capacity(line.len());
+    let mut bytes = line.iter();
+    while let Some(&b) = bytes.next() {
+        if b == 0xff {
+            bytes.nth(1); // the verb and the option
+        } else {
+            kept.push(b);
+        }
+    }
+    if kept.last() == Some(&b'\r') {
+        kept.pop();
+    }
+    kept
 }
 
 /// The schedule id in a reply such as `ok: schedule #7 reminds you in 1 s`.
