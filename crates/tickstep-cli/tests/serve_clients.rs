@@ -1,4 +1,4 @@
-//! `tickstep serve` spoken to by real telnet clients (docs/serve.md §8): TinTin++ in tmux,
+//! `tickstep serve` spoken to by real clients (docs/serve.md §8, §9): `tt++` in tmux,
 //! telnetlib3, and hostile byte streams beside a steady player. Every wait is bounded (a deadline
 //! per expected line or screen, a bound on each process); the assertions are about what was said,
 //! never how long it took.
@@ -71,7 +71,11 @@ fn telnetlib3_negotiates_naws_ttype_charset_and_gmcp() {
     let server = Server::start(&store(&dir), &[]);
     let (host, port) = host_port(&server.addr);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/telnetlib3_client.py");
-    let output = run_bounded(Command::new("python3").arg(script).args([host, port, "lib"]));
+    let output = run_bounded(
+        Command::new("python3")
+            .arg(script)
+            .args([host, port, "lib"]),
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -107,7 +111,9 @@ fn telnetlib3_negotiates_naws_ttype_charset_and_gmcp() {
     assert_eq!(client["utf8"], true, "{client}");
     let types = client["terminal_types"].as_array().unwrap();
     assert!(
-        types.iter().any(|t| t.as_str().unwrap().eq_ignore_ascii_case("xterm-256color")),
+        types
+            .iter()
+            .any(|t| t.as_str().unwrap().eq_ignore_ascii_case("xterm-256color")),
         "{client}"
     );
     assert!(
@@ -126,17 +132,13 @@ fn telnetlib3_negotiates_naws_ttype_charset_and_gmcp() {
         .iter()
         .map(|l| l.as_str().unwrap())
         .collect();
-    assert!(
-        !lines.iter().any(|l| l.starts_with("error:")),
-        "{lines:#?}"
-    );
+    assert!(!lines.iter().any(|l| l.starts_with("error:")), "{lines:#?}");
     // §8.4: a long line arrives wrapped at the 100 columns the client reported.
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{lines:#?}");
     assert!(
-        lines.iter().all(|l| l.chars().count() <= 100),
-        "{lines:#?}"
-    );
-    assert!(
-        lines.iter().any(|l| l.starts_with("[say] lib says: word word")),
+        lines
+            .iter()
+            .any(|l| l.starts_with("[say] lib says: word word")),
         "{lines:#?}"
     );
     server.shutdown();
@@ -305,7 +307,9 @@ fn hostile_telnet_leaves_other_players_served_and_frames_in_budget() {
     let storm: Vec<u8> = (0..20_000u32)
         .flat_map(|i| {
             let option = (i % 256) as u8;
-            [255, 253, option, 255, 254, option, 255, 251, option, 255, 252, option]
+            [
+                255, 253, option, 255, 254, option, 255, 251, option, 255, 252, option,
+            ]
         })
         .collect();
     pour(&mut flood.stream, &storm);
@@ -327,5 +331,82 @@ fn hostile_telnet_leaves_other_players_served_and_frames_in_budget() {
     let stats = wizard.ask("stats");
     assert!(stats.contains(" cpu_overruns=0 "), "{stats}");
     wizard.quit();
+    server.shutdown();
+}
+
+#[test]
+fn a_websocket_client_logs_in_plays_and_receives_a_firing() {
+    // docs/serve.md §9
+    if !available(
+        "python3 with websockets (.ci/requirements.txt)",
+        Command::new("python3").args(["-c", "import websockets"]),
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--ws", "127.0.0.1:0"]);
+    let page = server.printed("tickstep serve: browsers on http://");
+    let addr = page
+        .trim_start_matches("tickstep serve: browsers on http://")
+        .trim_end_matches('/');
+
+    // The page itself: plain HTTP, no external resources.
+    let mut http = TcpStream::connect(addr).unwrap();
+    write!(
+        http,
+        "GET / HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut body = String::new();
+    http.read_to_string(&mut body).unwrap();
+    assert!(body.starts_with("HTTP/1.1 200"), "{body}");
+    assert!(body.contains("gmcp.mudstandards.org") && !body.contains("https://"));
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/websocket_client.py");
+    let output = run_bounded(Command::new("python3").arg(script).arg(addr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the client failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+
+    // Plain text: one line per TEXT frame, nothing of telnet, the reminder fired.
+    assert_eq!(seen["plain_protocol"], serde_json::Value::Null);
+    let plain: Vec<&str> = seen["plain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().expect("TEXT frames only"))
+        .collect();
+    assert!(
+        plain.iter().all(|l| !l.contains(['\r', '\n', '\u{fffd}'])),
+        "{plain:#?}"
+    );
+    assert!(
+        plain.iter().any(|l| l.ends_with("] tea is ready")),
+        "{plain:#?}"
+    );
+
+    // gmcp.mudstandards.org: lines in BINARY frames, GMCP in TEXT frames.
+    assert_eq!(seen["gmcp_protocol"], "gmcp.mudstandards.org");
+    assert_eq!(seen["listing"]["total"], 1);
+    let framed = seen["framed"].as_array().unwrap();
+    assert!(
+        framed
+            .iter()
+            .any(|f| f.as_str().is_some_and(|t| t.starts_with("Char.Name {"))),
+        "{framed:#?}"
+    );
+    assert!(
+        framed.iter().any(|f| f["binary"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("[#") && l.ends_with("tea\r\n"))),
+        "{framed:#?}"
+    );
+
+    // A page of another origin may not open a WebSocket (§9.4).
+    assert_eq!(seen["foreign_origin"], 403);
     server.shutdown();
 }

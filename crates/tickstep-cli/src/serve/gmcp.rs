@@ -12,10 +12,13 @@ use super::protocol::Request;
 use super::telnet::Telnet;
 use super::world::Server;
 
+/// One GMCP message: the package and message name, and its JSON text.
+pub(crate) type Message = (&'static str, String);
+
 /// `Char.Name {"name": …, "id": …, "wizard": …}`, sent once the player is logged in.
-pub(crate) fn char_name(t: &Telnet, name: &str, who: ObjId, wizard: bool, out: &mut Vec<u8>) {
+pub(crate) fn char_name(name: &str, who: ObjId, wizard: bool) -> Message {
     let data = json!({ "name": name, "id": who.0, "wizard": wizard });
-    t.gmcp("Char.Name", &data.to_string(), out);
+    ("Char.Name", data.to_string())
 }
 
 /// Answers one message from the client: `tickstep.Schedules.Get` gets
@@ -26,23 +29,19 @@ pub(crate) fn answer(
     server: &std::rc::Rc<Server>,
     who: Option<ObjId>,
     package: &str,
-    _data: &str,
-    out: &mut Vec<u8>,
-) {
-    if package == "tickstep.Client.Get" {
-        t.gmcp("tickstep.Client.Info", &client_info(t).to_string(), out);
-        return;
+) -> Option<Message> {
+    match package {
+        "tickstep.Client.Get" => Some(("tickstep.Client.Info", client_info(t).to_string())),
+        "tickstep.Schedules.Get" => Some(if let Some(who) = who {
+            let (lines, _) = server.execute(who, Request::Schedules);
+            ("tickstep.Schedules.List", listing(&lines).to_string())
+        } else {
+            let data = json!({ "error": "log in first: type your name" });
+            ("tickstep.Error", data.to_string())
+        }),
+        // Core.Hello is recorded by the codec; Core.Supports and the rest need no answer.
+        _ => None,
     }
-    if package != "tickstep.Schedules.Get" {
-        return; // Core.Hello is recorded by the codec; Core.Supports and the rest need no answer
-    }
-    let Some(who) = who else {
-        let data = json!({ "error": "log in first: type your name" });
-        t.gmcp("tickstep.Error", &data.to_string(), out);
-        return;
-    };
-    let (lines, _) = server.execute(who, Request::Schedules);
-    t.gmcp("tickstep.Schedules.List", &listing(&lines).to_string(), out);
 }
 
 /// What the connection recorded of its client (docs/serve.md §8.4).

@@ -11,6 +11,7 @@
 //! * [`protocol`]: the line protocol and the help text;
 //! * [`session`]: one connection — capped lines, login, replies;
 //! * [`telnet`]: the telnet codec, sans-IO (negotiation, line ends, NAWS, TTYPE, CHARSET, ECHO);
+//! * [`ws`]: the browser page and the WebSocket endpoint (`--ws`), bridged to the same sessions;
 //! * [`gmcp`]: the GMCP packages (`Char.Name`, `tickstep.Schedules`, `tickstep.Client`);
 //! * [`world`]: who is online, the verbs schedules run, what each command does;
 //! * [`bell`]: the bell mechanism and its on-demand command cycle;
@@ -39,6 +40,7 @@ mod registry;
 mod session;
 mod telnet;
 mod world;
+mod ws;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -86,6 +88,10 @@ pub(crate) struct ServeArgs {
     /// soon another server takes its schedules over after it dies.
     #[arg(long, value_parser = parse_positive_duration, default_value = "10s")]
     lease: Duration,
+    /// Also serve browsers on ADDR over HTTP: a client page at / and a WebSocket at /ws (off
+    /// unless given; use a loopback address such as 127.0.0.1:4001; port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    ws: Option<SocketAddr>,
 }
 
 /// Runs the server until Ctrl-C, SIGTERM or the wizard's `shutdown`.
@@ -170,8 +176,15 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         login_timeout: args.login_timeout,
     };
     let acceptor = tokio::task::spawn_local(accept(listener, Rc::clone(&server), limits));
+    let browsers = match args.ws {
+        Some(addr) => Some(start_browsers(addr, Rc::clone(&server), limits).await?),
+        None => None,
+    };
     let result = driver.run_until(shutdown_signal()).await;
     acceptor.abort();
+    if let Some(task) = browsers {
+        task.abort();
+    }
     if let Some(task) = listener_task {
         task.abort();
     }
@@ -180,6 +193,22 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     result.map_err(|e| ErrorChain(&e).to_string())?;
     say("tickstep serve: stopped; the store is committed");
     Ok(())
+}
+
+/// Starts the browser side (`--ws`, docs/serve.md §9) and prints where it listens.
+async fn start_browsers(
+    addr: SocketAddr,
+    server: Rc<Server>,
+    limits: Limits,
+) -> Result<tokio::task::JoinHandle<()>, String> {
+    let listener = ws::bind(addr).await?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the bound address: {e}"))?;
+    say(format!("tickstep serve: browsers on http://{bound}/"));
+    Ok(tokio::task::spawn_local(ws::serve(
+        listener, server, limits,
+    )))
 }
 
 async fn accept(listener: TcpListener, server: Rc<Server>, limits: Limits) {

@@ -46,10 +46,21 @@ enum Read {
     Closed,
 }
 
-/// Serves one connection until it quits, misbehaves or the server stops.
+/// Serves one TCP connection until it quits, misbehaves or the server stops.
 pub(crate) async fn serve(server: Rc<Server>, socket: TcpStream, limits: Limits) {
     let _ = socket.set_nodelay(true);
     let (read, write) = socket.into_split();
+    serve_stream(server, Box::new(read), write, limits).await;
+}
+
+/// Serves one connection of any byte stream (a TCP socket, or a WebSocket's bridge:
+/// docs/serve.md §9.3).
+pub(crate) async fn serve_stream(
+    server: Rc<Server>,
+    read: Box<dyn AsyncRead + Unpin>,
+    write: impl AsyncWrite + Unpin + 'static,
+    limits: Limits,
+) {
     let (outbox, lines) = mpsc::channel(OUTBOX_LINES);
     // Negotiation replies: at most a few kilobytes per connection, bounded by the codec
     // (docs/serve.md §8.3), so the channel needs no cap of its own.
@@ -103,7 +114,7 @@ struct Session {
     events: VecDeque<Event>,
     kicked: Rc<Notify>,
     who: Option<ObjId>,
-    reader: tokio::net::tcp::OwnedReadHalf,
+    reader: Box<dyn AsyncRead + Unpin>,
     limits: Limits,
 }
 
@@ -182,7 +193,8 @@ impl Session {
                     ""
                 };
                 let wizard = self.server.is_wizard(who);
-                self.negotiate(|t, out| gmcp::char_name(t, name, who, wizard, out));
+                let (package, data) = gmcp::char_name(name, who, wizard);
+                self.negotiate(|t, out| t.gmcp(package, &data, out));
                 let mut ok = self
                     .send(&format!("ok: welcome, {name} (#{}){role}", who.0))
                     .await;
@@ -232,7 +244,7 @@ impl Session {
             match self.events.pop_front() {
                 Some(Event::Line(line)) => return Ok(Read::Line(line)),
                 Some(Event::TooLong) => return Ok(Read::TooLong),
-                Some(Event::Gmcp(package, data)) => self.gmcp(&package, &data),
+                Some(Event::Gmcp(package, _)) => self.gmcp(&package),
                 None => {
                     if read_events(
                         &mut self.reader,
@@ -250,10 +262,13 @@ impl Session {
     }
 
     /// Answers a GMCP message (docs/serve.md §8.6).
-    fn gmcp(&self, package: &str, data: &str) {
-        let who = self.who;
-        let server = &self.server;
-        self.negotiate(|t, out| gmcp::answer(t, server, who, package, data, out));
+    fn gmcp(&self, package: &str) {
+        let (who, server) = (self.who, &self.server);
+        self.negotiate(|t, out| {
+            if let Some((package, data)) = gmcp::answer(t, server, who, package) {
+                t.gmcp(package, &data, out);
+            }
+        });
     }
 
     /// Runs `f` on the codec and sends what it wrote, if anything.

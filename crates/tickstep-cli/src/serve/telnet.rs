@@ -455,7 +455,7 @@ impl Telnet {
             None
         };
         for piece in wrap(line, width) {
-            push_escaped(piece.as_bytes(), out);
+            escape_iac(piece.as_bytes(), out);
             out.extend_from_slice(b"\r\n");
         }
     }
@@ -475,12 +475,13 @@ impl Telnet {
         out.extend_from_slice(&[IAC, SB, OPT_GMCP]);
         let mut text = String::with_capacity(package.len() + data.len() + 1);
         let _ = write!(text, "{package} {data}");
-        push_escaped(text.as_bytes(), out);
+        escape_iac(text.as_bytes(), out);
         out.extend_from_slice(&[IAC, SE]);
     }
 }
 
-fn push_escaped(bytes: &[u8], out: &mut Vec<u8>) {
+/// Appends `bytes` with every IAC (255) doubled, as telnet data.
+pub(crate) fn escape_iac(bytes: &[u8], out: &mut Vec<u8>) {
     for &b in bytes {
         out.push(b);
         if b == IAC {

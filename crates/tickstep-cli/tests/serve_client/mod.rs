@@ -17,6 +17,8 @@ pub(crate) const PATIENCE: Duration = Duration::from_secs(15);
 pub(crate) struct Server {
     pub(crate) child: Child,
     pub(crate) addr: String,
+    /// The server's further lines on stdout.
+    output: mpsc::Receiver<String>,
 }
 
 impl Server {
@@ -52,7 +54,26 @@ impl Server {
             .strip_prefix("tickstep serve: listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
             .to_owned();
-        Server { child, addr }
+        Server {
+            child,
+            addr,
+            output: rx,
+        }
+    }
+
+    /// The next line the server prints that starts with `prefix` (skipping others).
+    pub(crate) fn printed(&self, prefix: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .output
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("the server never printed {prefix:?}"));
+            if line.starts_with(prefix) {
+                return line;
+            }
+        }
     }
 
     pub(crate) fn connect(&self) -> Client {
