@@ -22,6 +22,7 @@ use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -60,6 +61,11 @@ pub(crate) async fn serve(listener: TcpListener, server: Rc<Server>, limits: Lim
         .route("/", get(page))
         .route("/ws", get(upgrade))
         .with_state((upgraded, limits));
+    // Lines are small and interactive: without TCP_NODELAY, Nagle's algorithm and the peer's
+    // delayed ACK hold a reply back some 40 ms (as on the TCP side, session::serve).
+    let listener = listener.tap_io(|socket| {
+        let _ = socket.set_nodelay(true);
+    });
     let http = tokio::task::spawn_local(async move {
         if let Err(error) = axum::serve(listener, app).await {
             eprintln!("tickstep serve: the HTTP listener failed: {error}");
