@@ -84,7 +84,7 @@ fn telnetlib3_negotiates_naws_ttype_charset_and_gmcp() {
     );
     let seen: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
 
-    // §8.6: a Get before login is refused; at login the client learns who it is.
+    // docs/serve.md §8.6: a Get before login is refused; at login the client learns who it is.
     assert_eq!(
         seen["before_login"]["error"],
         "log in first: type your name"
@@ -103,7 +103,7 @@ fn telnetlib3_negotiates_naws_ttype_charset_and_gmcp() {
         texts.iter().any(|t| t.contains("as hourly every 3600 s")),
         "{texts:?}"
     );
-    // §8.4: what the server recorded of the client's negotiation.
+    // docs/serve.md §8.4: what the server recorded of the client's negotiation.
     let client = &seen["client"];
     assert_eq!(client["telnet"], true);
     assert_eq!(client["width"], 100);
@@ -120,7 +120,7 @@ fn telnetlib3_negotiates_naws_ttype_charset_and_gmcp() {
         client["client"].as_str().unwrap().contains("telnetlib3"),
         "{client}"
     );
-    // The reminder fired, and no negotiation byte reached the line parser (§8.2): no line was
+    // The reminder fired, and no negotiation byte reached the line parser (docs/serve.md §8.2): no line was
     // refused, none shows a stray byte.
     assert!(
         seen["fired"].as_str().unwrap().ends_with("tea is ready"),
@@ -133,7 +133,7 @@ fn telnetlib3_negotiates_naws_ttype_charset_and_gmcp() {
         .map(|l| l.as_str().unwrap())
         .collect();
     assert!(!lines.iter().any(|l| l.starts_with("error:")), "{lines:#?}");
-    // §8.4: a long line arrives wrapped at the 100 columns the client reported.
+    // docs/serve.md §8.4: a long line arrives wrapped at the 100 columns the client reported.
     assert!(lines.iter().all(|l| l.chars().count() <= 100), "{lines:#?}");
     assert!(
         lines
@@ -238,7 +238,7 @@ fn tintin_logs_in_sets_a_reminder_and_receives_it() {
     let fired = format!("[#{}] tea is ready", id_of(reply));
     let screen = tmux.wait_for(&fired);
     // TinTin++'s negotiation never reached the line parser: no line was refused, and the
-    // screen shows no byte of telnet (§8.2).
+    // screen shows no byte of telnet (docs/serve.md §8.2).
     assert!(!screen.contains("error:"), "{screen}");
     assert!(
         !screen.contains('\u{fffd}') && !screen.contains('ÿ') && !screen.contains("^["),
@@ -277,7 +277,7 @@ fn drain(stream: &mut TcpStream) -> usize {
 
 #[test]
 fn hostile_telnet_leaves_other_players_served_and_frames_in_budget() {
-    // docs/serve.md §8.3, §8.7
+    // docs/serve.md §8.3, docs/serve.md §8.7
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&store(&dir), &["--max-line", "1024"]);
     let mut steady = server.login("steady");
@@ -406,7 +406,7 @@ fn a_websocket_client_logs_in_plays_and_receives_a_firing() {
         "{framed:#?}"
     );
 
-    // A page of another origin may not open a WebSocket (§9.4).
+    // A page of another origin may not open a WebSocket (docs/serve.md §9.4).
     assert_eq!(seen["foreign_origin"], 403);
     server.shutdown();
 }

@@ -81,7 +81,7 @@ async fn page() -> Html<&'static str> {
     Html(PAGE)
 }
 
-/// The WebSocket handshake: refuses a page of another origin (§9.4), picks the framing, and
+/// The WebSocket handshake: refuses a page of another origin (docs/serve.md §9.4), picks the framing, and
 /// passes the socket to the server's thread.
 async fn upgrade(
     ws: WebSocketUpgrade,
@@ -95,7 +95,7 @@ async fn upgrade(
         )
             .into_response();
     }
-    // A frame may hold a whole line and a GMCP message; the session's own cap (§2.4) is what
+    // A frame may hold a whole line and a GMCP message; the session's own cap (docs/serve.md §2.4) is what
     // normally closes a connection, with a reason.
     let cap = limits.max_line.saturating_mul(4).max(PIPE_BYTES);
     let ws = ws
