@@ -16,7 +16,7 @@ use super::PATIENCE;
 pub(super) enum Transport {
     /// Lines over TCP, ignoring the server's telnet offers (`nc`).
     Raw,
-    /// Telnet over TCP: agrees to GMCP and EOR, reports an 80×24 window, declines the rest.
+    /// Telnet over TCP: agrees to GMCP and EOR, reports a 200×50 window, declines the rest.
     Telnet,
     /// A WebSocket with plain text frames, one line each.
     WebSocket,
@@ -64,8 +64,9 @@ const TELNET_ANSWERS: &[u8] = &[
     255, 253, 201, // DO GMCP
     255, 253, 25, // DO EOR
     255, 251, 31, // WILL NAWS
-    255, 250, 31, 0, 80, 0, 24, 255, 240, // SB NAWS 80 24 SE
-    255, 252, 24, // WONT TTYPE
+    // SB NAWS 200 50 SE: wide enough that no reply wraps (a wrapped `info` reply would read as
+    // two replies), narrow enough that the server measures every line against it.
+    255, 250, 31, 0, 200, 0, 50, 255, 240, 255, 252, 24, // WONT TTYPE
     255, 252, 42, // WONT CHARSET
 ];
 
