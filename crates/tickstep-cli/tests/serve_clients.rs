@@ -410,3 +410,30 @@ fn a_websocket_client_logs_in_plays_and_receives_a_firing() {
     assert_eq!(seen["foreign_origin"], 403);
     server.shutdown();
 }
+
+#[test]
+fn every_line_end_a_client_may_send_gets_a_reply() {
+    // docs/serve.md §8.2: CR alone (which once got no reply at all), CR NUL, CRLF and LF.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut client = server.connect();
+    client.send_bytes(b"carol\r");
+    client.expect("ok: welcome, carol");
+    for (end, name) in [
+        (&b"\r"[..], "CR"),
+        (b"\r\0", "CR NUL"),
+        (b"\r\n", "CRLF"),
+        (b"\n", "LF"),
+    ] {
+        client.send_bytes(&[b"who".as_slice(), end].concat());
+        assert_eq!(
+            client.expect("ok:"),
+            "ok: 1 online: carol",
+            "a line ended by {name}"
+        );
+    }
+    // No line end was read as an empty line or a second command: nothing else came back.
+    assert_eq!(client.ask("schedules"), "ok: 0 live schedules");
+    client.quit();
+    server.shutdown();
+}

@@ -39,6 +39,7 @@ mod protocol;
 mod registry;
 mod session;
 mod telnet;
+mod wire;
 mod world;
 mod ws;
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::io::BufWriter;
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, mpsc};
 
@@ -23,6 +23,7 @@ use super::either;
 use super::gmcp;
 use super::protocol;
 use super::telnet::{Event, Telnet};
+use super::wire::{Input, Output};
 use super::world::{After, OUTBOX_LINES, Server};
 use tickstep::schedules::ObjId;
 
@@ -35,8 +36,6 @@ pub(crate) struct Limits {
 
 /// How long a closing connection may take to flush its last lines.
 const FLUSH_GRACE: Duration = Duration::from_secs(1);
-/// How many bytes one read of the socket takes.
-const READ_CHUNK: usize = 4096;
 
 /// What one capped read produced.
 #[derive(Debug, PartialEq)]
@@ -50,15 +49,20 @@ enum Read {
 pub(crate) async fn serve(server: Rc<Server>, socket: TcpStream, limits: Limits) {
     let _ = socket.set_nodelay(true);
     let (read, write) = socket.into_split();
-    serve_stream(server, Box::new(read), write, limits).await;
+    serve_wire(
+        server,
+        Input::Bytes(Box::new(read)),
+        BufWriter::new(write),
+        limits,
+    )
+    .await;
 }
 
-/// Serves one connection of any byte stream (a TCP socket, or a WebSocket's bridge:
-/// docs/serve.md §9.3).
-pub(crate) async fn serve_stream(
+/// Serves one connection of any transport (a TCP socket, or a WebSocket: docs/serve.md §9.3).
+pub(crate) async fn serve_wire(
     server: Rc<Server>,
-    read: Box<dyn AsyncRead + Unpin>,
-    write: impl AsyncWrite + Unpin + 'static,
+    input: Input,
+    output: impl Output + 'static,
     limits: Limits,
 ) {
     let (outbox, lines) = mpsc::channel(OUTBOX_LINES);
@@ -67,12 +71,7 @@ pub(crate) async fn serve_stream(
     let (control, raw) = mpsc::unbounded_channel();
     let telnet = Rc::new(RefCell::new(Telnet::new(limits.max_line)));
     let kicked = Rc::new(Notify::new());
-    let mut writer = tokio::task::spawn_local(write_lines(
-        BufWriter::new(write),
-        lines,
-        raw,
-        Rc::clone(&telnet),
-    ));
+    let mut writer = tokio::task::spawn_local(write_lines(output, lines, raw, Rc::clone(&telnet)));
     let mut session = Session {
         server,
         outbox,
@@ -81,7 +80,7 @@ pub(crate) async fn serve_stream(
         events: VecDeque::new(),
         kicked: Rc::clone(&kicked),
         who: None,
-        reader: read,
+        input,
         limits,
     };
     session.negotiate(Telnet::greeting);
@@ -114,7 +113,7 @@ struct Session {
     events: VecDeque<Event>,
     kicked: Rc<Notify>,
     who: Option<ObjId>,
-    reader: Box<dyn AsyncRead + Unpin>,
+    input: Input,
     limits: Limits,
 }
 
@@ -247,7 +246,7 @@ impl Session {
                 Some(Event::Gmcp(package, _)) => self.gmcp(&package),
                 None => {
                     if read_events(
-                        &mut self.reader,
+                        &mut self.input,
                         &self.telnet,
                         &mut self.events,
                         &self.control,
@@ -298,23 +297,19 @@ impl Session {
     }
 }
 
-/// Reads what the socket has and runs it through the codec, queueing its events and sending
+/// Reads what the client sent and runs it through the codec, queueing its events and sending
 /// its replies. True once the client has closed the connection (a partial line is lost).
 async fn read_events(
-    reader: &mut (impl AsyncRead + Unpin),
+    input: &mut Input,
     telnet: &RefCell<Telnet>,
     events: &mut VecDeque<Event>,
     control: &mpsc::UnboundedSender<Vec<u8>>,
 ) -> std::io::Result<bool> {
-    let mut chunk = [0u8; READ_CHUNK];
-    let n = reader.read(&mut chunk).await?;
-    if n == 0 {
+    let Some(chunk) = input.next().await? else {
         return Ok(true);
-    }
+    };
     let (mut found, mut out) = (Vec::new(), Vec::new());
-    telnet
-        .borrow_mut()
-        .receive(&chunk[..n], &mut found, &mut out);
+    telnet.borrow_mut().receive(&chunk, &mut found, &mut out);
     events.extend(found);
     if !out.is_empty() {
         let _ = control.send(out);
@@ -333,7 +328,7 @@ enum Next {
 /// telnet's own bytes; whenever the queue runs dry it marks the end of a prompt (GA or EOR, for a
 /// telnet client) and flushes.
 async fn write_lines(
-    mut out: impl AsyncWrite + Unpin,
+    mut out: impl Output,
     mut lines: mpsc::Receiver<String>,
     mut raw: mpsc::UnboundedReceiver<Vec<u8>>,
     telnet: Rc<RefCell<Telnet>>,
@@ -368,7 +363,7 @@ async fn write_lines(
             }
             Next::Done => break,
         }
-        if out.write_all(&bytes).await.is_err() {
+        if out.write(&bytes).await.is_err() {
             return;
         }
         if lines.is_empty() && raw.is_empty() && out.flush().await.is_err() {
@@ -376,6 +371,7 @@ async fn write_lines(
         }
     }
     let _ = out.flush().await;
+    out.close().await;
 }
 
 #[cfg(test)]
@@ -395,7 +391,7 @@ mod tests {
             let telnet = RefCell::new(Telnet::new(16));
             let (control, _raw) = mpsc::unbounded_channel();
             let mut events = VecDeque::new();
-            let mut input: &[u8] = b"who\r\nsay hi\npartial";
+            let mut input = Input::Bytes(Box::new(&b"who\r\nsay hi\npartial"[..]));
             assert!(
                 !read_events(&mut input, &telnet, &mut events, &control)
                     .await

@@ -1,17 +1,17 @@
 //! The browser side of `tickstep serve` (docs/serve.md §9): an HTTP listener (`--ws ADDR`) with a
 //! small terminal-like page at `/` and a WebSocket endpoint at `/ws`.
 //!
-//! The model: a WebSocket is bridged to the same session a TCP connection gets, through an
-//! in-memory pipe, so login, commands, limits and backpressure are one code path. Frames become
-//! bytes on the way in and bytes become frames on the way out:
+//! The model: a WebSocket is served by the same session a TCP connection gets, so login,
+//! commands, limits and backpressure are one code path. Frames become the session's input bytes
+//! on the way in, and its output bytes become frames on the way out:
 //!
 //! * no subprotocol (plain text): each TEXT frame is one line in, each line out is one TEXT frame;
 //! * `gmcp.mudstandards.org`: BINARY frames carry the text, one line per frame out; TEXT frames
 //!   carry GMCP messages (`Package.Message json`) both ways, read by the same GMCP code as telnet.
 //!
-//! Costs: per connection, a 64 KiB pipe each way and two small tasks; a frame is copied once
-//! into the pipe and once out of it. HTTP and the WebSocket handshake are axum's (hyper and
-//! tungstenite), run on the server's one thread.
+//! Costs: per connection, the session's own (no task of its own); a frame is copied once into
+//! the session's input and each line once into a frame. HTTP and the WebSocket handshake are
+//! axum's (hyper and tungstenite), run on the server's one thread.
 
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -23,19 +23,20 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::serve::ListenerExt;
+use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use super::session::{self, Limits};
 use super::telnet::{OPT_GMCP, escape_iac};
+use super::wire::{Input, Output};
 use super::world::Server;
 
 /// The mudstandards.org subprotocol the endpoint speaks besides plain text.
 pub(crate) const GMCP_PROTOCOL: &str = "gmcp.mudstandards.org";
-/// The bytes a pipe holds each way before the writer waits.
-const PIPE_BYTES: usize = 64 * 1024;
+/// The smallest frame cap (docs/serve.md §9.3).
+const MIN_FRAME_CAP: usize = 64 * 1024;
 /// The page: a terminal-like client, no external resources.
 const PAGE: &str = include_str!("client.html");
 
@@ -97,7 +98,7 @@ async fn upgrade(
     }
     // A frame may hold a whole line and a GMCP message; the session's own cap (docs/serve.md §2.4) is what
     // normally closes a connection, with a reason.
-    let cap = limits.max_line.saturating_mul(4).max(PIPE_BYTES);
+    let cap = limits.max_line.saturating_mul(4).max(MIN_FRAME_CAP);
     let ws = ws
         .protocols([GMCP_PROTOCOL])
         .max_message_size(cap)
@@ -123,71 +124,66 @@ fn same_origin(headers: &HeaderMap) -> bool {
     matches!((origin, host), (Some(o), Some(h)) if o.strip_prefix("http://") == Some(h) || o.strip_prefix("https://") == Some(h))
 }
 
-/// Runs one session over `socket`: frames in become the session's bytes, its bytes become frames.
+/// Runs one session over `socket`: its frames are the session's input, and its output is cut
+/// into frames.
 async fn bridge(server: Rc<Server>, socket: WebSocket, framing: Framing, limits: Limits) {
-    let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
-    let (session_read, session_write) = tokio::io::split(ours);
-    let (mut from_session, mut to_session) = tokio::io::split(theirs);
-    let (mut frames_out, mut frames_in) = socket.split();
-
-    let inbound = tokio::task::spawn_local(async move {
-        if framing == Framing::Gmcp {
-            // The session's codec turns GMCP on as for a telnet client that agreed to it.
-            let _ = to_session.write_all(&[255, 253, OPT_GMCP]).await;
-        }
-        while let Some(Ok(frame)) = frames_in.next().await {
-            let bytes = match (framing, frame) {
-                (_, Message::Close(_)) => break,
-                (Framing::Gmcp, Message::Text(text)) => {
+    let (frames_out, frames_in) = socket.split();
+    // With GMCP framing the session's codec turns GMCP on, as for a telnet client that agreed.
+    let agree = (framing == Framing::Gmcp).then(|| vec![255, 253, OPT_GMCP]);
+    let frames = futures_util::stream::unfold(frames_in, move |mut frames| async move {
+        loop {
+            let bytes = match frames.next().await? {
+                Ok(Message::Close(_)) | Err(_) => return None,
+                Ok(Message::Text(text)) if framing == Framing::Gmcp => {
                     let mut bytes = vec![255, 250, OPT_GMCP];
                     escape_iac(text.as_bytes(), &mut bytes);
                     bytes.extend_from_slice(&[255, 240]);
                     bytes
                 }
-                (_, Message::Text(text)) => line_in(text.as_bytes()),
-                (_, Message::Binary(data)) => line_in(&data),
-                (_, Message::Ping(_) | Message::Pong(_)) => continue,
+                Ok(Message::Text(text)) => line_in(text.as_bytes()),
+                Ok(Message::Binary(data)) => line_in(&data),
+                Ok(Message::Ping(_) | Message::Pong(_)) => continue,
             };
-            if to_session.write_all(&bytes).await.is_err() {
-                break;
-            }
+            return Some((bytes, frames));
         }
-        // The session reads the hang-up and ends (the pipe's other half is still held by the
-        // outbound task, so only a shutdown tells it).
-        let _ = to_session.shutdown().await;
     });
+    let input = Input::Chunks(Box::pin(futures_util::stream::iter(agree).chain(frames)));
+    let output = Frames {
+        sink: frames_out,
+        split: OutputSplitter::default(),
+        framing,
+    };
+    session::serve_wire(server, input, output, limits).await;
+}
 
-    let outbound = tokio::task::spawn_local(async move {
-        let mut split = OutputSplitter::default();
-        let mut chunk = vec![0u8; PIPE_BYTES];
-        loop {
-            let n = match from_session.read(&mut chunk).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
+/// The session's output as frames on the WebSocket.
+struct Frames {
+    sink: SplitSink<WebSocket, Message>,
+    split: OutputSplitter,
+    framing: Framing,
+}
+
+impl Output for Frames {
+    async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        for piece in self.split.feed(bytes) {
+            let frame = match (self.framing, piece) {
+                (Framing::Plain, Piece::Line(line)) => Message::text(line),
+                (Framing::Plain, Piece::Gmcp(_)) => continue,
+                (Framing::Gmcp, Piece::Line(line)) => Message::binary(line + "\r\n"),
+                (Framing::Gmcp, Piece::Gmcp(message)) => Message::text(message),
             };
-            for piece in split.feed(&chunk[..n]) {
-                let frame = match (framing, piece) {
-                    (Framing::Plain, Piece::Line(line)) => Message::text(line),
-                    (Framing::Plain, Piece::Gmcp(_)) => continue,
-                    (Framing::Gmcp, Piece::Line(line)) => Message::binary(line + "\r\n"),
-                    (Framing::Gmcp, Piece::Gmcp(message)) => Message::text(message),
-                };
-                if frames_out.feed(frame).await.is_err() {
-                    return;
-                }
-            }
-            if frames_out.flush().await.is_err() {
-                return;
-            }
+            self.sink.feed(frame).await.map_err(std::io::Error::other)?;
         }
-        let _ = frames_out.send(Message::Close(None)).await;
-    });
+        Ok(())
+    }
 
-    session::serve_stream(server, Box::new(session_read), session_write, limits).await;
-    // The session is over: its writer has closed the pipe, so the outbound task sends what is
-    // left and a close frame; the inbound one stops reading.
-    let _ = outbound.await;
-    inbound.abort();
+    async fn flush(&mut self) -> std::io::Result<()> {
+        self.sink.flush().await.map_err(std::io::Error::other)
+    }
+
+    async fn close(&mut self) {
+        let _ = self.sink.send(Message::Close(None)).await;
+    }
 }
 
 /// One frame's text as a line for the session: IAC doubled (a frame is text, not telnet) and a
