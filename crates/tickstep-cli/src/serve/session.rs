@@ -34,6 +34,8 @@ pub(crate) struct Limits {
     pub(crate) login_timeout: Duration,
 }
 
+/// How many telnet messages (negotiation replies, GMCP answers) may wait for a connection.
+const CONTROL_MESSAGES: usize = 64;
 /// How long a closing connection may take to flush its last lines.
 const FLUSH_GRACE: Duration = Duration::from_secs(1);
 
@@ -66,9 +68,8 @@ pub(crate) async fn serve_wire(
     limits: Limits,
 ) {
     let (outbox, lines) = mpsc::channel(OUTBOX_LINES);
-    // Negotiation replies: at most a few kilobytes per connection, bounded by the codec
-    // (docs/serve.md §8.3), so the channel needs no cap of its own.
-    let (control, raw) = mpsc::unbounded_channel();
+    // Telnet's own messages: negotiation replies and GMCP answers (docs/serve.md §8.9).
+    let (control, raw) = mpsc::channel(CONTROL_MESSAGES);
     let telnet = Rc::new(RefCell::new(Telnet::new(limits.max_line)));
     let kicked = Rc::new(Notify::new());
     let mut writer = tokio::task::spawn_local(write_lines(output, lines, raw, Rc::clone(&telnet)));
@@ -83,7 +84,7 @@ pub(crate) async fn serve_wire(
         input,
         limits,
     };
-    session.negotiate(Telnet::greeting);
+    session.negotiate(Telnet::greeting).await;
     let kicked_out = async {
         kicked.notified().await;
     };
@@ -107,7 +108,7 @@ struct Session {
     server: Rc<Server>,
     outbox: mpsc::Sender<String>,
     /// Telnet's own bytes (negotiation, GMCP), written before the next queued line.
-    control: mpsc::UnboundedSender<Vec<u8>>,
+    control: mpsc::Sender<Vec<u8>>,
     telnet: Rc<RefCell<Telnet>>,
     /// What the codec found and the session has not yet acted on.
     events: VecDeque<Event>,
@@ -193,7 +194,7 @@ impl Session {
                 };
                 let wizard = self.server.is_wizard(who);
                 let (package, data) = gmcp::char_name(name, who, wizard);
-                self.negotiate(|t, out| t.gmcp(package, &data, out));
+                self.negotiate(|t, out| t.gmcp(package, &data, out)).await;
                 let mut ok = self
                     .send(&format!("ok: welcome, {name} (#{}){role}", who.0))
                     .await;
@@ -243,7 +244,7 @@ impl Session {
             match self.events.pop_front() {
                 Some(Event::Line(line)) => return Ok(Read::Line(line)),
                 Some(Event::TooLong) => return Ok(Read::TooLong),
-                Some(Event::Gmcp(package, _)) => self.gmcp(&package),
+                Some(Event::Gmcp(package, _)) => self.gmcp(&package).await,
                 None => {
                     if read_events(
                         &mut self.input,
@@ -260,33 +261,40 @@ impl Session {
         }
     }
 
-    /// Answers a GMCP message (docs/serve.md §8.6).
-    fn gmcp(&self, package: &str) {
+    /// Answers a GMCP message (docs/serve.md §8.6), waiting like a reply (docs/serve.md §8.9).
+    async fn gmcp(&self, package: &str) {
         let (who, server) = (self.who, &self.server);
         self.negotiate(|t, out| {
             if let Some((package, data)) = gmcp::answer(t, server, who, package) {
                 t.gmcp(package, &data, out);
             }
-        });
+        })
+        .await;
     }
 
-    /// Runs `f` on the codec and sends what it wrote, if anything.
-    fn negotiate(&self, f: impl FnOnce(&mut Telnet, &mut Vec<u8>)) {
+    /// Runs `f` on the codec and queues what it wrote, if anything, waiting while the queue is
+    /// full (docs/serve.md §8.9).
+    async fn negotiate(&self, f: impl FnOnce(&mut Telnet, &mut Vec<u8>)) {
         let mut out = Vec::new();
         f(&mut self.telnet.borrow_mut(), &mut out);
         if !out.is_empty() {
-            let _ = self.control.send(out);
+            let _ = self.control.send(out).await;
         }
     }
 
     /// Turns the client's local echo off while a password is typed, and back on (docs/serve.md
-    /// §8.5); nothing on a raw-line connection. The login's password prompt calls it.
+    /// §8.5); nothing on a raw-line connection. The login's password prompt calls it. It does
+    /// not wait: a client with [`CONTROL_MESSAGES`] telnet messages unread is dropped (docs/serve.md §8.9).
     #[allow(
         dead_code,
         reason = "the password prompt of issue 24's accounts (another branch) calls it"
     )]
     pub(crate) fn hide_input(&self, on: bool) {
-        self.negotiate(|t, out| t.hide_input(on, out));
+        let mut out = Vec::new();
+        self.telnet.borrow_mut().hide_input(on, &mut out);
+        if !out.is_empty() && self.control.try_send(out).is_err() {
+            self.kicked.notify_one();
+        }
     }
 
     /// Queues a reply, waiting while the queue is full: a client that floods commands faster
@@ -303,7 +311,7 @@ async fn read_events(
     input: &mut Input,
     telnet: &RefCell<Telnet>,
     events: &mut VecDeque<Event>,
-    control: &mpsc::UnboundedSender<Vec<u8>>,
+    control: &mpsc::Sender<Vec<u8>>,
 ) -> std::io::Result<bool> {
     let Some(chunk) = input.next().await? else {
         return Ok(true);
@@ -312,7 +320,7 @@ async fn read_events(
     telnet.borrow_mut().receive(&chunk, &mut found, &mut out);
     events.extend(found);
     if !out.is_empty() {
-        let _ = control.send(out);
+        let _ = control.send(out).await;
     }
     Ok(false)
 }
@@ -330,7 +338,7 @@ enum Next {
 async fn write_lines(
     mut out: impl Output,
     mut lines: mpsc::Receiver<String>,
-    mut raw: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut raw: mpsc::Receiver<Vec<u8>>,
     telnet: Rc<RefCell<Telnet>>,
 ) {
     let mut raw_open = true;
@@ -389,7 +397,7 @@ mod tests {
     fn a_partial_line_is_lost_when_the_client_hangs_up() {
         block_on(async {
             let telnet = RefCell::new(Telnet::new(16));
-            let (control, _raw) = mpsc::unbounded_channel();
+            let (control, _raw) = mpsc::channel(4);
             let mut events = VecDeque::new();
             let mut input = Input::Bytes(Box::new(&b"who\r\nsay hi\npartial"[..]));
             assert!(
@@ -417,9 +425,9 @@ mod tests {
         block_on(async {
             let telnet = Rc::new(RefCell::new(Telnet::new(16)));
             let (lines_tx, lines) = mpsc::channel(4);
-            let (raw_tx, raw) = mpsc::unbounded_channel();
+            let (raw_tx, raw) = mpsc::channel(4);
             lines_tx.send("hello".to_owned()).await.unwrap();
-            raw_tx.send(vec![255, 251, 201]).unwrap();
+            raw_tx.send(vec![255, 251, 201]).await.unwrap();
             drop((lines_tx, raw_tx));
             let mut written = Vec::new();
             write_lines(&mut written, lines, raw, telnet).await;

@@ -54,6 +54,21 @@ pub(crate) const MAX_SUBNEGOTIATION: usize = 8 * 1024;
 pub(crate) const MAX_CHANGES: u8 = 8;
 /// How many terminal types are asked for (the third answer is MTTS's bit field).
 const MAX_TTYPES: usize = 4;
+/// How many of the client's CHARSET requests are answered; later ones are ignored.
+const MAX_CHARSET_ANSWERS: usize = 4;
+/// The most bytes of replies any input can draw from the codec (docs/serve.md §8.3): on each
+/// side of each option one refusal and [`MAX_CHANGES`] + 1 changes of state (3 bytes each), a
+/// CHARSET request (12 bytes) on each agreement to CHARSET, the terminal-type questions and the
+/// CHARSET answers.
+#[allow(
+    dead_code,
+    reason = "the bound the codec's tests and its fuzz target check"
+)]
+pub(crate) const MAX_REPLY_BYTES: usize = 256 * 2 * (MAX_CHANGES as usize + 2) * 3
+    + 2 * (MAX_CHANGES as usize + 1) * 12
+    + MAX_TTYPES * 6
+    + MAX_CHARSET_ANSWERS * 12;
+
 /// Narrower windows than this are not wrapped for (a client that reports 0 or nonsense).
 const MIN_WRAP: usize = 20;
 
@@ -141,6 +156,7 @@ pub(crate) struct Telnet {
     /// The client has sent at least one IAC: it is a telnet client.
     heard_iac: bool,
     ttype_asks: usize,
+    charset_answers: usize,
     peer: Peer,
 }
 
@@ -158,6 +174,7 @@ impl Telnet {
             sb_option: None,
             heard_iac: false,
             ttype_asks: 0,
+            charset_answers: 0,
             peer: Peer::default(),
         }
     }
@@ -399,7 +416,10 @@ impl Telnet {
                 self.peer.utf8 = name.eq_ignore_ascii_case(b"UTF-8");
             }
             (OPT_CHARSET, [CHARSET_REJECTED, ..]) => self.peer.utf8 = false,
-            (OPT_CHARSET, [CHARSET_REQUEST, list @ ..]) => {
+            (OPT_CHARSET, [CHARSET_REQUEST, list @ ..])
+                if self.charset_answers < MAX_CHARSET_ANSWERS =>
+            {
+                self.charset_answers += 1;
                 let offered = list
                     .get(1..)
                     .unwrap_or_default()
@@ -712,6 +732,58 @@ mod tests {
         // The rest of that line is dropped up to its end; the next line is read.
         let (events, _) = feed(&mut t, b"x\nwho\n");
         assert_eq!(events, [line("who")]);
+    }
+
+    #[test]
+    fn random_bytes_are_bounded_in_lines_and_replies() {
+        // docs/serve.md §8.3, §8.7: whatever arrives, lines stay under the cap and the replies
+        // under MAX_REPLY_BYTES. Random bytes, biased to telnet's commands and options.
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20 {
+            let mut t = Telnet::new(64);
+            let mut greeting = Vec::new();
+            t.greeting(&mut greeting);
+            let (mut events, mut out) = (Vec::new(), Vec::new());
+            for _ in 0..2000 {
+                let chunk: Vec<u8> = (0..next() % 64)
+                    .map(|_| {
+                        let r = next();
+                        match r % 4 {
+                            0 => IAC,
+                            1 => [WILL, WONT, DO, DONT, SB, SE, 0, b'\r', b'\n']
+                                [(r >> 8) as usize % 9],
+                            2 => [
+                                OPT_ECHO,
+                                OPT_TTYPE,
+                                OPT_EOR,
+                                OPT_NAWS,
+                                OPT_CHARSET,
+                                OPT_GMCP,
+                            ][(r >> 8) as usize % 6],
+                            _ => (r >> 8) as u8,
+                        }
+                    })
+                    .collect();
+                t.receive(&chunk, &mut events, &mut out);
+            }
+            for event in &events {
+                if let Event::Line(line) = event {
+                    assert!(line.len() <= 64 && !line.contains(&b'\n'));
+                }
+            }
+            assert!(
+                out.len() <= MAX_REPLY_BYTES,
+                "{} bytes of replies",
+                out.len()
+            );
+            assert!(t.sb.len() <= MAX_SUBNEGOTIATION && t.line.len() <= 64);
+        }
     }
 
     #[test]
