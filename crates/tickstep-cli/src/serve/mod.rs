@@ -1,4 +1,5 @@
-//! `tickstep serve`: a small world server that real clients reach over TCP (docs/serve.md).
+//! `tickstep serve`: a small world server that real clients reach over TCP — raw lines or
+//! telnet — and, with `--ws`, over a WebSocket from a browser (docs/serve.md).
 //!
 //! One tokio current-thread runtime runs everything: the [`TokioDriver`] runs the tickstep
 //! runtime's frames (sleeping on tokio's timer, straight through idle time), the accept loop and
@@ -11,7 +12,8 @@
 //! * [`protocol`]: the line protocol and the help text;
 //! * [`session`]: one connection — capped lines, login, replies;
 //! * [`telnet`]: the telnet codec, sans-IO (negotiation, line ends, NAWS, TTYPE, CHARSET, ECHO);
-//! * [`ws`]: the browser page and the WebSocket endpoint (`--ws`), bridged to the same sessions;
+//! * [`wire`]: what a session reads and writes, a socket's bytes or a WebSocket's frames;
+//! * [`ws`]: the browser page and the WebSocket endpoint (`--ws`), served by the same sessions;
 //! * [`gmcp`]: the GMCP packages (`Char.Name`, `tickstep.Schedules`, `tickstep.Client`);
 //! * [`world`]: who is online, the verbs schedules run, what each command does;
 //! * [`bell`]: the bell mechanism and its on-demand command cycle;
@@ -30,7 +32,9 @@
 //! system); one connection per name; `every` has a 1 s floor for players; a per-player quota of
 //! live schedules (`--quota`, 100 by default, the wizard included); lines are capped at
 //! `--max-line` bytes (1,024) and a longer line closes the connection; a client that does not
-//! name itself within `--login-timeout` (60 s) is dropped.
+//! name itself within `--login-timeout` (60 s) is dropped; a connection is telnet from the
+//! first IAC its client sends (the server offers its options at connect); `--ws` is off unless
+//! given, and a WebSocket from a page of another origin is refused.
 
 mod bell;
 mod frame_times;

@@ -73,7 +73,7 @@ pub(crate) async fn serve(listener: TcpListener, server: Rc<Server>, limits: Lim
         }
     });
     while let Some((socket, framing)) = sockets.recv().await {
-        tokio::task::spawn_local(bridge(Rc::clone(&server), socket, framing, limits));
+        tokio::task::spawn_local(play(Rc::clone(&server), socket, framing, limits));
     }
     http.abort();
 }
@@ -126,7 +126,7 @@ fn same_origin(headers: &HeaderMap) -> bool {
 
 /// Runs one session over `socket`: its frames are the session's input, and its output is cut
 /// into frames.
-async fn bridge(server: Rc<Server>, socket: WebSocket, framing: Framing, limits: Limits) {
+async fn play(server: Rc<Server>, socket: WebSocket, framing: Framing, limits: Limits) {
     let (frames_out, frames_in) = socket.split();
     // With GMCP framing the session's codec turns GMCP on, as for a telnet client that agreed.
     let agree = (framing == Framing::Gmcp).then(|| vec![255, 253, OPT_GMCP]);
