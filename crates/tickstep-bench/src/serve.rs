@@ -5,6 +5,9 @@
 //! |---|---|---|
 //! | `rtt_p50`, `rtt_p99` | command round trip (`info <own id>` sent → its `ok:` line read), over every client | p99 under one 60 fps frame, 16.7 ms |
 //! | `rtt_vs_echo` | `rtt_p50` against a bare tokio line-echo server on the same machine, same clients, same pacing, in the same run | ratio ≤ 3 |
+//! | `rtt_p99_raw` | round-trip p99 of the third of the clients on raw lines (`nc`-like) | under one frame |
+//! | `rtt_p99_telnet_vs_raw` | round-trip p99 of the third on telnet (negotiating GMCP, EOR, NAWS; every reply followed by IAC EOR) against the raw third, same server, same run | ratio ≤ 1.1 |
+//! | `rtt_p99_ws_vs_raw` | the same for the third on a WebSocket (`--ws`, plain text frames) | ratio ≤ 1.5 |
 //! | `step_p50`, `step_p99` | the server's own frame step times (heartbeat time of every frame run, from the wizard's `stats`) | under the frame period |
 //! | `overruns` | frames whose step exceeded the frame period while the network was busy | 0 |
 //! | `step_cpu_p99` | the server thread's CPU time inside each frame's step (its own work, without the time the OS gave other processes mid-frame) | under the frame period |
@@ -12,6 +15,9 @@
 //! | `firings_per_s` | schedule firings the server started per second during the window (each one a kernel task and a line to its owner), against the firings due in the window, counted from when each schedule was really made | informational |
 //! | `server_cpu`, `clients_cpu` | CPU the server process, and the bench's clients, used during the window (cores; 2 is the whole machine) | informational |
 //! | `rss` | the server's resident memory at the end | ≤ 512 MB |
+//!
+//! Clients are dealt out to the three transports in turn (client `n` on `n % 3`); the
+//! transports' own rows compare them under one load.
 //!
 //! Full: 1,000 connections, 100 schedules each (100,000 live, `every 20–40 s tell …`, intervals
 //! spread so the first firings fall evenly over the window: 5,000 firings/s due on average), each
@@ -29,10 +35,12 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::harness::{Measure, Opts, Row, Section};
+
+mod transport;
+
+use transport::{Addrs, Client, Transport};
 
 /// One frame at 60 fps, in milliseconds: the round-trip goal.
 const FRAME_MS: f64 = 1000.0 / 60.0;
@@ -96,6 +104,8 @@ pub(crate) fn run(opts: &Opts) -> Section {
 /// What a run against our server measured.
 struct Measured {
     rtt_ms: Vec<f64>,
+    /// The round trips of each [`Transport`], in [`Transport::ALL`]'s order.
+    by_transport: [Vec<f64>; 3],
     stats: Stats,
     firings_per_s: f64,
     /// Firings due in the window per second, from each schedule's creation time and interval.
@@ -190,8 +200,45 @@ fn rows(ours: &Measured, echo: &[f64], scale: &str) -> Section {
         ),
     ]
     .into_iter()
+    .chain(transport_rows(ours, scale))
     .chain(work_rows(ours, scale))
     .collect()
+}
+
+/// Each transport's round trip against the raw clients' in the same run (docs/serve.md §9.6).
+fn transport_rows(ours: &Measured, scale: &str) -> Section {
+    let p99 = |kind: usize| quantile(&mut ours.by_transport[kind].clone(), 0.99);
+    let raw = p99(0);
+    let mut rows = vec![value(
+        "rtt_p99_raw",
+        raw,
+        "ms",
+        FRAME_MS,
+        format!(
+            "a third of the clients, raw lines ({} round trips); {scale}",
+            ours.by_transport[0].len()
+        ),
+    )];
+    for (kind, (name, goal)) in [
+        (1, ("rtt_p99_telnet_vs_raw", 1.1)),
+        (2, ("rtt_p99_ws_vs_raw", 1.5)),
+    ] {
+        let transport = Transport::ALL[kind].name();
+        rows.push(Row {
+            name,
+            measure: Measure::Ratio {
+                ours_ns: p99(kind) * 1e6,
+                peer: "raw-line clients of the same server, same run",
+                peer_ns: raw * 1e6,
+                goal_ratio: goal,
+            },
+            note: format!(
+                "p99 round trip of a third of the clients on {transport} ({} round trips); {scale}",
+                ours.by_transport[kind].len()
+            ),
+        });
+    }
+    rows
 }
 
 /// What the server got through and what it cost: firings, CPU, memory.
@@ -256,6 +303,8 @@ fn quantile(samples: &mut [f64], q: f64) -> f64 {
 struct ServerProcess {
     child: Child,
     addr: String,
+    /// The browser side's address (`--ws`).
+    ws: String,
     _dir: tempfile::TempDir,
 }
 
@@ -292,6 +341,7 @@ fn start_server(quota: usize) -> ServerProcess {
     .expect("a temporary directory");
     let mut child = Command::new(server_binary())
         .args(["serve", "--listen", "127.0.0.1:0", "--wizard", "bench"])
+        .args(["--ws", "127.0.0.1:0"])
         .arg("--db")
         .arg(dir.path().join("serve.db"))
         .args(["--quota", &quota.to_string()])
@@ -303,22 +353,28 @@ fn start_server(quota: usize) -> ServerProcess {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         use std::io::BufRead as _;
-        let mut lines = std::io::BufReader::new(stdout).lines();
-        if let Some(Ok(first)) = lines.next() {
-            let _ = tx.send(first);
+        // Keep draining after the addresses, so the server never blocks on stdout.
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
         }
-        for _ in lines {} // keep draining so the server never blocks on stdout
     });
-    let first = rx
-        .recv_timeout(PATIENCE)
-        .expect("the server prints its address");
-    let addr = first
-        .strip_prefix("tickstep serve: listening on ")
-        .expect("the address line")
-        .to_owned();
+    let printed = |prefix: &str| loop {
+        let line = rx
+            .recv_timeout(PATIENCE)
+            .expect("the server prints its addresses");
+        if let Some(rest) = line.strip_prefix(prefix) {
+            return rest.trim_end_matches('/').to_owned();
+        }
+    };
+    let addr = printed("tickstep serve: listening on ");
+    let ws = printed("tickstep serve: browsers on http://");
     ServerProcess {
         child,
         addr,
+        ws,
         _dir: dir,
     }
 }
@@ -366,56 +422,18 @@ fn due_between(made: &[(Instant, f64)], start: Instant, end: Instant) -> usize {
         .sum()
 }
 
-/// A line-protocol client.
-struct Client {
-    lines: tokio::io::Lines<BufReader<OwnedReadHalf>>,
-    write: OwnedWriteHalf,
-    /// Lines the server sent by itself (`[`…), counted as they pass.
-    unsolicited: u64,
-}
-
-impl Client {
-    /// Connects as client number `n`. Clients arrive 1 ms apart (a thousand in a second), and
-    /// a connection the server has not greeted within 5 s is retried: a thousand SYNs in the same
-    /// instant can trip the kernel's SYN-flood defence, which loses connections on the client's
-    /// side only — the listener, not the server, is then what would be measured.
-    async fn connect(addr: &str, n: usize) -> Client {
-        tokio::time::sleep(Duration::from_millis(1) * u32::try_from(n).unwrap_or(u32::MAX)).await;
-        for _ in 0..5 {
-            let stream = TcpStream::connect(addr).await.expect("connect");
-            stream.set_nodelay(true).expect("nodelay");
-            let (read, write) = stream.into_split();
-            let mut lines = BufReader::new(read).lines();
-            let greeting = tokio::time::timeout(Duration::from_secs(5), lines.next_line()).await;
-            if matches!(greeting, Ok(Ok(Some(_)))) {
-                return Client {
-                    lines,
-                    write,
-                    unsolicited: 0,
-                };
-            }
-        }
-        panic!("the server greeted none of five connections");
-    }
-    /// Sends `line` and returns the first reply that is not a line the server sent by itself.
-    async fn ask(&mut self, line: &str) -> String {
-        self.write
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .expect("write");
-        loop {
-            let next = tokio::time::timeout(PATIENCE, self.lines.next_line())
-                .await
-                .expect("a reply in time")
-                .expect("read")
-                .expect("the server keeps the connection");
-            if next.starts_with('[') {
-                self.unsolicited += 1;
-            } else {
-                return next;
-            }
+/// Connects as client number `n`. Clients arrive 1 ms apart (a thousand in a second), and
+/// a connection the server has not greeted within 5 s is retried: a thousand SYNs in the same
+/// instant can trip the kernel's SYN-flood defence, which loses connections on the client's
+/// side only — the listener, not the server, is then what would be measured.
+async fn connect(addrs: &Addrs, n: usize, transport: Transport) -> Client {
+    tokio::time::sleep(Duration::from_millis(1) * u32::try_from(n).unwrap_or(u32::MAX)).await;
+    for _ in 0..5 {
+        if let Some(client) = Client::try_connect(addrs, transport, Duration::from_secs(5)).await {
+            return client;
         }
     }
+    panic!("the server greeted none of five connections");
 }
 
 async fn measure_server(load: &Load) -> Measured {
@@ -435,8 +453,11 @@ async fn measure_server(load: &Load) -> Measured {
 }
 
 async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, String> {
-    let addr = Rc::new(server.addr.clone());
-    let mut wizard = Client::connect(&addr, 0).await;
+    let addrs = Rc::new(Addrs {
+        tcp: server.addr.clone(),
+        ws: Some(server.ws.clone()),
+    });
+    let mut wizard = connect(&addrs, 0, Transport::Raw).await;
     wizard.ask("bench").await;
     let started = Instant::now();
     let populated = Rc::new(tokio::sync::Barrier::new(load.connections + 1));
@@ -445,11 +466,14 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
     let made = Rc::new(std::cell::RefCell::new(Vec::new()));
     let mut clients = Vec::new();
     for n in 0..load.connections {
-        let (addr, populated, go) = (Rc::clone(&addr), Rc::clone(&populated), Rc::clone(&go));
+        let (addrs, populated, go) = (Rc::clone(&addrs), Rc::clone(&populated), Rc::clone(&go));
+        // The transports are dealt out in turn, so each has a third of the clients, under the
+        // same load in the same run.
+        let kind = n % Transport::ALL.len();
         let made = Rc::clone(&made);
         let (each, window) = (load.schedules_each, load.window);
         clients.push(tokio::task::spawn_local(async move {
-            let mut client = Client::connect(&addr, n).await;
+            let mut client = connect(&addrs, n, Transport::ALL[kind]).await;
             client.ask(&format!("player{n}")).await;
             let mut first = 0;
             for i in 0..each {
@@ -471,7 +495,8 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
             }
             populated.wait().await;
             go.wait().await; // after the wizard's stats reset
-            paced_asks(&mut client, &format!("info {first}"), window, n).await
+            let rtts = paced_asks(&mut client, &format!("info {first}"), window, n).await;
+            (kind, rtts)
         }));
     }
     // A client that fails never reaches the barrier: watch for that instead of waiting forever.
@@ -495,8 +520,11 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
     );
     go.wait().await;
     let mut rtt_ms = Vec::new();
+    let mut by_transport: [Vec<f64>; 3] = Default::default();
     for client in clients {
-        rtt_ms.extend(client.await.map_err(|e| format!("a client failed: {e}"))?);
+        let (kind, rtts) = client.await.map_err(|e| format!("a client failed: {e}"))?;
+        rtt_ms.extend_from_slice(&rtts);
+        by_transport[kind].extend(rtts);
     }
     let window = window_start.elapsed();
     let cpu_end = (
@@ -508,6 +536,7 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
     let due = due_between(&made.borrow(), window_start, window_start + window);
     Ok(Measured {
         rtt_ms,
+        by_transport,
         firings_per_s: stats.firings / seconds,
         due_per_s: due as f64 / seconds,
         server_cores: (cpu_end.0 - cpu_start.0) / seconds,
@@ -519,7 +548,7 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
 }
 
 /// Resolves with the first client task that ended in a panic (pending while none has).
-async fn first_failure(clients: &mut [tokio::task::JoinHandle<Vec<f64>>]) -> String {
+async fn first_failure(clients: &mut [tokio::task::JoinHandle<(usize, Vec<f64>)>]) -> String {
     loop {
         for client in clients.iter_mut() {
             if client.is_finished() {
@@ -616,13 +645,16 @@ async fn measure_echo(load: &Load) -> Vec<f64> {
             }
         });
     });
-    let addr = Rc::new(addr.recv_timeout(PATIENCE).expect("the echo server binds"));
+    let addrs = Rc::new(Addrs {
+        tcp: addr.recv_timeout(PATIENCE).expect("the echo server binds"),
+        ws: None,
+    });
     let mut clients = Vec::new();
     for n in 0..load.connections {
-        let addr = Rc::clone(&addr);
+        let addrs = Rc::clone(&addrs);
         let window = load.window;
         clients.push(tokio::task::spawn_local(async move {
-            let mut client = Client::connect(&addr, n).await;
+            let mut client = connect(&addrs, n, Transport::Raw).await;
             client.ask(&format!("player{n}")).await;
             paced_asks(&mut client, "info 1", window, n).await
         }));

@@ -1,4 +1,5 @@
-//! `tickstep serve`: a small world server that real clients reach over TCP (docs/serve.md).
+//! `tickstep serve`: a small world server that real clients reach over TCP — raw lines or
+//! telnet — and, with `--ws`, over a WebSocket from a browser (docs/serve.md).
 //!
 //! One tokio current-thread runtime runs everything: the [`TokioDriver`] runs the tickstep
 //! runtime's frames (sleeping on tokio's timer, straight through idle time), the accept loop and
@@ -10,6 +11,10 @@
 //!
 //! * [`protocol`]: the line protocol and the help text;
 //! * [`session`]: one connection — capped lines, login, replies;
+//! * [`telnet`]: the telnet codec, sans-IO (negotiation, line ends, NAWS, TTYPE, CHARSET, ECHO);
+//! * [`wire`]: what a session reads and writes, a socket's bytes or a WebSocket's frames;
+//! * [`ws`]: the browser page and the WebSocket endpoint (`--ws`), served by the same sessions;
+//! * [`gmcp`]: the GMCP packages (`Char.Name`, `tickstep.Schedules`, `tickstep.Client`);
 //! * [`world`]: who is online, the verbs schedules run, what each command does;
 //! * [`bell`]: the bell mechanism and its on-demand command cycle;
 //! * [`frame_times`]: the frames' step times, on the wall clock and in CPU time (`stats`);
@@ -27,14 +32,20 @@
 //! system); one connection per name; `every` has a 1 s floor for players; a per-player quota of
 //! live schedules (`--quota`, 100 by default, the wizard included); lines are capped at
 //! `--max-line` bytes (1,024) and a longer line closes the connection; a client that does not
-//! name itself within `--login-timeout` (60 s) is dropped.
+//! name itself within `--login-timeout` (60 s) is dropped; a connection is telnet from the
+//! first IAC its client sends (the server offers its options at connect); `--ws` is off unless
+//! given, and a WebSocket from a page of another origin is refused.
 
 mod bell;
 mod frame_times;
+mod gmcp;
 mod protocol;
 mod registry;
 mod session;
+mod telnet;
+mod wire;
 mod world;
+mod ws;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -82,6 +93,10 @@ pub(crate) struct ServeArgs {
     /// soon another server takes its schedules over after it dies.
     #[arg(long, value_parser = parse_positive_duration, default_value = "10s")]
     lease: Duration,
+    /// Also serve browsers on ADDR over HTTP: a client page at / and a WebSocket at /ws (off
+    /// unless given; use a loopback address such as 127.0.0.1:4001; port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    ws: Option<SocketAddr>,
 }
 
 /// Runs the server until Ctrl-C, SIGTERM or the wizard's `shutdown`.
@@ -166,8 +181,15 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         login_timeout: args.login_timeout,
     };
     let acceptor = tokio::task::spawn_local(accept(listener, Rc::clone(&server), limits));
+    let browsers = match args.ws {
+        Some(addr) => Some(start_browsers(addr, Rc::clone(&server), limits).await?),
+        None => None,
+    };
     let result = driver.run_until(shutdown_signal()).await;
     acceptor.abort();
+    if let Some(task) = browsers {
+        task.abort();
+    }
     if let Some(task) = listener_task {
         task.abort();
     }
@@ -176,6 +198,22 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     result.map_err(|e| ErrorChain(&e).to_string())?;
     say("tickstep serve: stopped; the store is committed");
     Ok(())
+}
+
+/// Starts the browser side (`--ws`, docs/serve.md §9) and prints where it listens.
+async fn start_browsers(
+    addr: SocketAddr,
+    server: Rc<Server>,
+    limits: Limits,
+) -> Result<tokio::task::JoinHandle<()>, String> {
+    let listener = ws::bind(addr).await?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the bound address: {e}"))?;
+    say(format!("tickstep serve: browsers on http://{bound}/"));
+    Ok(tokio::task::spawn_local(ws::serve(
+        listener, server, limits,
+    )))
 }
 
 async fn accept(listener: TcpListener, server: Rc<Server>, limits: Limits) {

@@ -17,6 +17,8 @@ pub(crate) const PATIENCE: Duration = Duration::from_secs(15);
 pub(crate) struct Server {
     pub(crate) child: Child,
     pub(crate) addr: String,
+    /// The server's further lines on stdout.
+    output: mpsc::Receiver<String>,
 }
 
 impl Server {
@@ -52,7 +54,26 @@ impl Server {
             .strip_prefix("tickstep serve: listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
             .to_owned();
-        Server { child, addr }
+        Server {
+            child,
+            addr,
+            output: rx,
+        }
+    }
+
+    /// The next line the server prints that starts with `prefix` (skipping others).
+    pub(crate) fn printed(&self, prefix: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .output
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("the server never printed {prefix:?}"));
+            if line.starts_with(prefix) {
+                return line;
+            }
+        }
     }
 
     pub(crate) fn connect(&self) -> Client {
@@ -121,7 +142,7 @@ impl Client {
         loop {
             if let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = self.pending.drain(..=end).collect();
-                let line = String::from_utf8_lossy(&line[..end]).into_owned();
+                let line = String::from_utf8_lossy(&without_offers(&line[..end])).into_owned();
                 self.seen.push(line.clone());
                 return Some(line);
             }
@@ -183,6 +204,24 @@ impl Client {
             }
         }
     }
+}
+
+/// A line as a raw-line client reads it: the server's telnet offers at connect (three bytes each,
+/// IAC WILL/DO option; docs/serve.md §8.1) and the CR of its CRLF taken out.
+fn without_offers(line: &[u8]) -> Vec<u8> {
+    let mut kept = Vec::with_capacity(line.len());
+    let mut bytes = line.iter();
+    while let Some(&b) = bytes.next() {
+        if b == 0xff {
+            bytes.nth(1); // the verb and the option
+        } else {
+            kept.push(b);
+        }
+    }
+    if kept.last() == Some(&b'\r') {
+        kept.pop();
+    }
+    kept
 }
 
 /// The schedule id in a reply such as `ok: schedule #7 reminds you in 1 s`.

@@ -1,0 +1,845 @@
+//! Telnet (RFC 854/855) as a sans-IO codec: bytes in → lines and events, lines and events →
+//! bytes out (docs/serve.md §8).
+//!
+//! The model: every byte of a connection goes through [`Telnet::receive`], which strips every
+//! command and negotiation, ends lines at CR, LF, CRLF or CR NUL, caps them, and answers
+//! negotiations by appending to an output buffer the caller writes to the socket. Each option
+//! keeps one RFC 1143 state per side ("Q method" without the queue bit), so a reply is sent only
+//! when a state changes and two agents never loop; an option the server does not support is
+//! refused once and then ignored, and an option that changes state more than
+//! [`MAX_CHANGES`] times is refused for good, so a DO/DONT flood costs at most a few replies.
+//! A sub-negotiation keeps at most [`MAX_SUBNEGOTIATION`] bytes; the rest of a longer (or
+//! endless) one is read and dropped. A client that never sends IAC stays a raw-line (`nc`)
+//! client: it sees the server's offers at connect once, and nothing else of telnet.
+//!
+//! Costs: one branch per byte received, a 256-entry option table (512 bytes) per connection,
+//! and at most one line and one sub-negotiation buffered at a time.
+
+use std::fmt::Write as _;
+
+/// Interpret As Command.
+const IAC: u8 = 255;
+const DONT: u8 = 254;
+const DO: u8 = 253;
+const WONT: u8 = 252;
+const WILL: u8 = 251;
+const SB: u8 = 250;
+const GA: u8 = 249;
+const SE: u8 = 240;
+/// End of record (RFC 885), sent after a prompt once the client agreed to option EOR.
+const EOR_CMD: u8 = 239;
+
+/// Echo (RFC 857): the server's WILL turns the client's local echo off.
+pub(crate) const OPT_ECHO: u8 = 1;
+/// Terminal type (RFC 1091), with MTTS's third answer.
+pub(crate) const OPT_TTYPE: u8 = 24;
+/// End of record (RFC 885).
+pub(crate) const OPT_EOR: u8 = 25;
+/// Negotiate about window size (RFC 1073).
+pub(crate) const OPT_NAWS: u8 = 31;
+/// Character set (RFC 2066).
+pub(crate) const OPT_CHARSET: u8 = 42;
+/// Generic MUD communication protocol.
+pub(crate) const OPT_GMCP: u8 = 201;
+
+const TTYPE_IS: u8 = 0;
+const TTYPE_SEND: u8 = 1;
+const CHARSET_REQUEST: u8 = 1;
+const CHARSET_ACCEPTED: u8 = 2;
+const CHARSET_REJECTED: u8 = 3;
+
+/// The most bytes of one sub-negotiation kept; the rest of a longer one is dropped.
+pub(crate) const MAX_SUBNEGOTIATION: usize = 8 * 1024;
+/// How many times one option may change state before it is refused for good.
+pub(crate) const MAX_CHANGES: u8 = 8;
+/// How many terminal types are asked for (the third answer is MTTS's bit field).
+const MAX_TTYPES: usize = 4;
+/// How many of the client's CHARSET requests are answered; later ones are ignored.
+const MAX_CHARSET_ANSWERS: usize = 4;
+/// The most bytes of replies any input can draw from the codec (docs/serve.md §8.3): on each
+/// side of each option one refusal and [`MAX_CHANGES`] + 1 changes of state (3 bytes each), a
+/// CHARSET request (12 bytes) on each agreement to CHARSET, the terminal-type questions and the
+/// CHARSET answers.
+#[allow(
+    dead_code,
+    reason = "the bound the codec's tests and its fuzz target check"
+)]
+pub(crate) const MAX_REPLY_BYTES: usize = 256 * 2 * (MAX_CHANGES as usize + 2) * 3
+    + 2 * (MAX_CHANGES as usize + 1) * 12
+    + MAX_TTYPES * 6
+    + MAX_CHARSET_ANSWERS * 12;
+
+/// Narrower windows than this are not wrapped for (a client that reports 0 or nonsense).
+const MIN_WRAP: usize = 20;
+
+/// One side of one option (RFC 1143 without the queue bit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Q {
+    #[default]
+    No,
+    Yes,
+    WantNo,
+    WantYes,
+}
+
+/// Both sides of one option: `us` is the server's (WILL/WONT), `him` the client's (DO/DONT).
+#[derive(Clone, Copy, Debug, Default)]
+struct Option2 {
+    us: Q,
+    him: Q,
+    changes: u8,
+    refused: bool,
+}
+
+/// Where the parser is inside a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Data,
+    Iac,
+    /// After IAC WILL/WONT/DO/DONT: the option byte comes next.
+    Verb(u8),
+    /// Inside IAC SB: the option byte comes next.
+    SbOption,
+    Sb,
+    SbIac,
+}
+
+/// What the codec found in the bytes received.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// One line, without its line end; not yet checked as UTF-8.
+    Line(Vec<u8>),
+    /// A line grew over the cap: the connection should close (docs/serve.md §2.4).
+    TooLong,
+    /// A GMCP message from the client: the package (e.g. `Core.Hello`) and its JSON text.
+    Gmcp(String, String),
+}
+
+/// What the client said about itself, recorded per connection (docs/serve.md §8.4).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Peer {
+    /// The window width from NAWS, if the client sent one.
+    pub(crate) width: Option<u16>,
+    /// The window height from NAWS.
+    pub(crate) height: Option<u16>,
+    /// The terminal types the client named, in order (TTYPE; MTTS's `MTTS n` is among them).
+    pub(crate) terminal_types: Vec<String>,
+    /// The client agreed to UTF-8 over CHARSET.
+    pub(crate) utf8: bool,
+    /// The client's GMCP `Core.Hello`: its name and version, as it sent them.
+    pub(crate) client: Option<String>,
+}
+
+impl Peer {
+    /// MTTS's bit field, from a terminal type of the form `MTTS 137`.
+    pub(crate) fn mtts(&self) -> Option<u32> {
+        self.terminal_types
+            .iter()
+            .find_map(|t| t.strip_prefix("MTTS ")?.trim().parse().ok())
+    }
+}
+
+/// The telnet state of one connection.
+pub(crate) struct Telnet {
+    state: State,
+    options: [Option2; 256],
+    line: Vec<u8>,
+    /// The line grew over the cap; the rest of it is dropped.
+    overflowed: bool,
+    max_line: usize,
+    /// The last data byte was CR: a following LF or NUL belongs to it.
+    after_cr: bool,
+    sb: Vec<u8>,
+    /// The option of the sub-negotiation being read; `None` once it outgrew its cap and the
+    /// rest of it is dropped.
+    sb_option: Option<u8>,
+    /// The client has sent at least one IAC: it is a telnet client.
+    heard_iac: bool,
+    ttype_asks: usize,
+    charset_answers: usize,
+    peer: Peer,
+}
+
+impl Telnet {
+    /// A codec for a connection whose lines are capped at `max_line` bytes.
+    pub(crate) fn new(max_line: usize) -> Telnet {
+        Telnet {
+            state: State::Data,
+            options: [Option2::default(); 256],
+            line: Vec::new(),
+            overflowed: false,
+            max_line,
+            after_cr: false,
+            sb: Vec::new(),
+            sb_option: None,
+            heard_iac: false,
+            ttype_asks: 0,
+            charset_answers: 0,
+            peer: Peer::default(),
+        }
+    }
+
+    /// The offers a server makes at connect (docs/serve.md §8.1): it will speak GMCP and EOR,
+    /// and asks for the window size, the terminal type and the character set.
+    pub(crate) fn greeting(&mut self, out: &mut Vec<u8>) {
+        for option in [OPT_GMCP, OPT_EOR] {
+            self.options[usize::from(option)].us = Q::WantYes;
+            out.extend_from_slice(&[IAC, WILL, option]);
+        }
+        for option in [OPT_NAWS, OPT_TTYPE, OPT_CHARSET] {
+            self.options[usize::from(option)].him = Q::WantYes;
+            out.extend_from_slice(&[IAC, DO, option]);
+        }
+    }
+
+    /// Whether the client has spoken telnet (sent any IAC).
+    pub(crate) fn is_telnet(&self) -> bool {
+        self.heard_iac
+    }
+
+    /// What the client told about itself.
+    pub(crate) fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// The width to wrap output at, if the client reported a usable one.
+    pub(crate) fn wrap_width(&self) -> Option<usize> {
+        self.peer.width.map(usize::from).filter(|&w| w >= MIN_WRAP)
+    }
+
+    /// Whether the client agreed to GMCP.
+    pub(crate) fn gmcp_on(&self) -> bool {
+        self.options[usize::from(OPT_GMCP)].us == Q::Yes
+    }
+
+    /// Whether the client agreed to EOR after prompts (else GA is sent).
+    pub(crate) fn eor(&self) -> bool {
+        self.options[usize::from(OPT_EOR)].us == Q::Yes
+    }
+
+    /// Reads `bytes`, appending what they held to `events` and any replies to `out`.
+    pub(crate) fn receive(&mut self, bytes: &[u8], events: &mut Vec<Event>, out: &mut Vec<u8>) {
+        for &byte in bytes {
+            self.step(byte, events, out);
+        }
+    }
+
+    fn step(&mut self, byte: u8, events: &mut Vec<Event>, out: &mut Vec<u8>) {
+        match self.state {
+            State::Data if byte == IAC => {
+                self.heard_iac = true;
+                self.state = State::Iac;
+            }
+            State::Data => self.data(byte, events),
+            State::Iac => {
+                self.state = State::Data;
+                match byte {
+                    IAC => self.data(IAC, events),
+                    WILL | WONT | DO | DONT => self.state = State::Verb(byte),
+                    SB => self.state = State::SbOption,
+                    // A stray SE, GA, NOP and the rest: nothing to do.
+                    _ => {}
+                }
+            }
+            State::Verb(verb) => {
+                self.state = State::Data;
+                self.negotiate(verb, byte, out);
+            }
+            State::SbOption => {
+                self.sb.clear();
+                self.sb_option = Some(byte);
+                self.state = State::Sb;
+            }
+            State::Sb if byte == IAC => self.state = State::SbIac,
+            State::Sb => self.sb_byte(byte),
+            State::SbIac => match byte {
+                IAC => {
+                    self.sb_byte(IAC);
+                    self.state = State::Sb;
+                }
+                SE => {
+                    self.state = State::Data;
+                    if let Some(option) = self.sb_option {
+                        let body = std::mem::take(&mut self.sb);
+                        self.subnegotiation(option, &body, events, out);
+                        self.sb = body;
+                    }
+                    self.sb.clear();
+                }
+                // IAC and a command inside SB: the sub-negotiation was malformed; drop it and
+                // read the command as one (RFC 855 leaves this open).
+                _ => {
+                    self.sb.clear();
+                    self.state = State::Iac;
+                    self.step(byte, events, out);
+                }
+            },
+        }
+    }
+
+    fn sb_byte(&mut self, byte: u8) {
+        if self.sb.len() < MAX_SUBNEGOTIATION {
+            self.sb.push(byte);
+        } else {
+            self.sb_option = None;
+        }
+    }
+
+    /// One byte of a line: CR, LF, CRLF and CR NUL each end one line (docs/serve.md §8.2).
+    fn data(&mut self, byte: u8, events: &mut Vec<Event>) {
+        let after_cr = std::mem::replace(&mut self.after_cr, false);
+        match byte {
+            b'\n' | 0 if after_cr => {}
+            b'\r' | b'\n' => {
+                self.after_cr = byte == b'\r';
+                if std::mem::replace(&mut self.overflowed, false) {
+                    self.line.clear();
+                } else {
+                    events.push(Event::Line(std::mem::take(&mut self.line)));
+                }
+            }
+            _ if self.overflowed => {}
+            _ if self.line.len() >= self.max_line => {
+                self.overflowed = true;
+                self.line.clear();
+                events.push(Event::TooLong);
+            }
+            _ => self.line.push(byte),
+        }
+    }
+
+    fn supported_by_us(option: u8) -> bool {
+        matches!(option, OPT_GMCP | OPT_EOR | OPT_ECHO | OPT_CHARSET)
+    }
+
+    fn supported_by_him(option: u8) -> bool {
+        matches!(option, OPT_NAWS | OPT_TTYPE | OPT_CHARSET)
+    }
+
+    /// RFC 1143's rules for WILL/WONT/DO/DONT, with one refusal per unsupported option and a
+    /// cap on state changes.
+    fn negotiate(&mut self, verb: u8, option: u8, out: &mut Vec<u8>) {
+        let entry = &mut self.options[usize::from(option)];
+        let ours = matches!(verb, DO | DONT);
+        let (side, supported) = if ours {
+            (
+                entry.us,
+                Self::supported_by_us(option) && option != OPT_ECHO,
+            )
+        } else {
+            (entry.him, Self::supported_by_him(option))
+        };
+        let positive = matches!(verb, WILL | DO);
+        let (accept, refuse) = if ours { (WILL, WONT) } else { (DO, DONT) };
+        let (next, reply) = match (side, positive) {
+            (Q::No, true) if supported && !entry.refused => (Q::Yes, Some(accept)),
+            (Q::No, true) if entry.refused => (Q::No, None),
+            (Q::No, true) => {
+                entry.refused = true;
+                (Q::No, Some(refuse))
+            }
+            (Q::Yes, true) | (Q::No, false) => (side, None),
+            (Q::Yes, false) => (Q::No, Some(refuse)),
+            (Q::WantYes, true) => (Q::Yes, None),
+            (Q::WantYes | Q::WantNo, false) | (Q::WantNo, true) => (Q::No, None),
+        };
+        if next != side {
+            entry.changes = entry.changes.saturating_add(1);
+            if entry.changes > MAX_CHANGES {
+                // A flood: settle on No for good, answering the refusal this once.
+                entry.refused = true;
+                if side == Q::Yes || next == Q::Yes {
+                    out.extend_from_slice(&[IAC, refuse, option]);
+                }
+                if ours {
+                    entry.us = Q::No;
+                } else {
+                    entry.him = Q::No;
+                }
+                return;
+            }
+        }
+        if ours {
+            entry.us = next;
+        } else {
+            entry.him = next;
+        }
+        if let Some(reply) = reply {
+            out.extend_from_slice(&[IAC, reply, option]);
+        }
+        if next == Q::Yes && side != Q::Yes {
+            self.enabled(option, ours, out);
+        }
+    }
+
+    /// What follows an option's agreement: asking for the terminal type, offering UTF-8.
+    fn enabled(&mut self, option: u8, ours: bool, out: &mut Vec<u8>) {
+        match (option, ours) {
+            (OPT_TTYPE, false) => self.ask_ttype(out),
+            (OPT_CHARSET, _) => {
+                out.extend_from_slice(&[IAC, SB, OPT_CHARSET, CHARSET_REQUEST]);
+                out.extend_from_slice(b";UTF-8");
+                out.extend_from_slice(&[IAC, SE]);
+            }
+            _ => {}
+        }
+    }
+
+    fn ask_ttype(&mut self, out: &mut Vec<u8>) {
+        if self.ttype_asks < MAX_TTYPES {
+            self.ttype_asks += 1;
+            out.extend_from_slice(&[IAC, SB, OPT_TTYPE, TTYPE_SEND, IAC, SE]);
+        }
+    }
+
+    fn subnegotiation(
+        &mut self,
+        option: u8,
+        body: &[u8],
+        events: &mut Vec<Event>,
+        out: &mut Vec<u8>,
+    ) {
+        match (option, body) {
+            (OPT_NAWS, [w1, w0, h1, h0]) => {
+                self.peer.width = Some(u16::from_be_bytes([*w1, *w0]));
+                self.peer.height = Some(u16::from_be_bytes([*h1, *h0]));
+            }
+            (OPT_TTYPE, [TTYPE_IS, name @ ..]) => {
+                let name = String::from_utf8_lossy(name).into_owned();
+                // A client cycles through its names and repeats the last one at the end.
+                if self.peer.terminal_types.last() != Some(&name) {
+                    self.peer.terminal_types.push(name);
+                    self.ask_ttype(out);
+                }
+            }
+            (OPT_CHARSET, [CHARSET_ACCEPTED, name @ ..]) => {
+                self.peer.utf8 = name.eq_ignore_ascii_case(b"UTF-8");
+            }
+            (OPT_CHARSET, [CHARSET_REJECTED, ..]) => self.peer.utf8 = false,
+            (OPT_CHARSET, [CHARSET_REQUEST, list @ ..])
+                if self.charset_answers < MAX_CHARSET_ANSWERS =>
+            {
+                self.charset_answers += 1;
+                let offered = list
+                    .get(1..)
+                    .unwrap_or_default()
+                    .split(|&b| Some(&b) == list.first())
+                    .any(|name| name.eq_ignore_ascii_case(b"UTF-8"));
+                self.peer.utf8 = offered;
+                out.extend_from_slice(&[IAC, SB, OPT_CHARSET]);
+                if offered {
+                    out.push(CHARSET_ACCEPTED);
+                    out.extend_from_slice(b"UTF-8");
+                } else {
+                    out.push(CHARSET_REJECTED);
+                }
+                out.extend_from_slice(&[IAC, SE]);
+            }
+            (OPT_GMCP, message) if self.gmcp_on() => {
+                let text = String::from_utf8_lossy(message);
+                let (package, data) = text.split_once(' ').unwrap_or((&text, ""));
+                if package == "Core.Hello" {
+                    self.peer.client = Some(data.trim().to_owned());
+                }
+                events.push(Event::Gmcp(package.to_owned(), data.trim().to_owned()));
+            }
+            _ => {}
+        }
+    }
+
+    /// Turns the client's local echo off (`on`) or back on, for a password (docs/serve.md
+    /// §8.5). Does nothing for a raw-line client.
+    pub(crate) fn hide_input(&mut self, on: bool, out: &mut Vec<u8>) {
+        if !self.heard_iac {
+            return;
+        }
+        let entry = &mut self.options[usize::from(OPT_ECHO)];
+        match (on, entry.us) {
+            (true, Q::No) => {
+                entry.us = Q::WantYes;
+                out.extend_from_slice(&[IAC, WILL, OPT_ECHO]);
+            }
+            (false, Q::Yes | Q::WantYes) => {
+                entry.us = Q::WantNo;
+                out.extend_from_slice(&[IAC, WONT, OPT_ECHO]);
+            }
+            _ => {}
+        }
+    }
+
+    /// Appends one line of output: wrapped at the client's width, IAC doubled, ended by CRLF.
+    pub(crate) fn encode_line(&self, line: &str, out: &mut Vec<u8>) {
+        let width = if self.heard_iac {
+            self.wrap_width()
+        } else {
+            None
+        };
+        for piece in wrap(line, width) {
+            escape_iac(piece.as_bytes(), out);
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+
+    /// Appends the end-of-prompt mark (EOR if agreed, else GA) for a telnet client.
+    pub(crate) fn end_prompt(&self, out: &mut Vec<u8>) {
+        if self.heard_iac {
+            out.extend_from_slice(&[IAC, if self.eor() { EOR_CMD } else { GA }]);
+        }
+    }
+
+    /// Appends a GMCP message, if the client agreed to GMCP (docs/serve.md §8.6).
+    pub(crate) fn gmcp(&self, package: &str, data: &str, out: &mut Vec<u8>) {
+        if !self.gmcp_on() {
+            return;
+        }
+        out.extend_from_slice(&[IAC, SB, OPT_GMCP]);
+        let mut text = String::with_capacity(package.len() + data.len() + 1);
+        let _ = write!(text, "{package} {data}");
+        escape_iac(text.as_bytes(), out);
+        out.extend_from_slice(&[IAC, SE]);
+    }
+}
+
+/// Appends `bytes` with every IAC (255) doubled, as telnet data.
+pub(crate) fn escape_iac(bytes: &[u8], out: &mut Vec<u8>) {
+    for &b in bytes {
+        out.push(b);
+        if b == IAC {
+            out.push(IAC);
+        }
+    }
+}
+
+/// Splits `line` into pieces of at most `width` characters, at spaces where it can.
+fn wrap(line: &str, width: Option<usize>) -> Vec<&str> {
+    let Some(width) = width else {
+        return vec![line];
+    };
+    let mut pieces = Vec::new();
+    let mut rest = line;
+    while rest.chars().count() > width {
+        let cut = rest
+            .char_indices()
+            .nth(width)
+            .map_or(rest.len(), |(i, _)| i);
+        let split = rest[..cut].rfind(' ').filter(|&i| i > 0).unwrap_or(cut);
+        pieces.push(&rest[..split]);
+        rest = rest[split..].strip_prefix(' ').unwrap_or(&rest[split..]);
+    }
+    pieces.push(rest);
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(t: &mut Telnet, bytes: &[u8]) -> (Vec<Event>, Vec<u8>) {
+        let (mut events, mut out) = (Vec::new(), Vec::new());
+        t.receive(bytes, &mut events, &mut out);
+        (events, out)
+    }
+
+    fn line(s: &str) -> Event {
+        Event::Line(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn every_line_end_ends_one_line() {
+        // docs/serve.md §8.2: CR, LF, CRLF and CR NUL.
+        let mut t = Telnet::new(64);
+        let (events, out) = feed(&mut t, b"a\rb\nc\r\nd\r\0e\n\rf\r");
+        assert_eq!(
+            events,
+            [
+                line("a"),
+                line("b"),
+                line("c"),
+                line("d"),
+                line("e"),
+                line(""),
+                line("f")
+            ]
+        );
+        assert!(out.is_empty());
+        // A CR at the end of one read and its LF at the start of the next: one line end.
+        let (events, _) = feed(&mut t, b"\ng\n");
+        assert_eq!(events, [line("g")]);
+        assert!(!t.is_telnet());
+    }
+
+    #[test]
+    fn negotiations_never_reach_the_lines() {
+        let mut t = Telnet::new(64);
+        let mut input = b"lo".to_vec();
+        input.extend_from_slice(&[
+            IAC, WILL, OPT_NAWS, IAC, SB, OPT_NAWS, 0, 80, 0, 24, IAC, SE,
+        ]);
+        input.extend_from_slice(b"ok");
+        input.extend_from_slice(&[IAC, 241, IAC, SE, IAC, IAC]); // NOP, a stray SE, a data 0xFF
+        input.extend_from_slice(b"!\r\n");
+        let (events, out) = feed(&mut t, &input);
+        assert_eq!(events, [Event::Line(b"look\xff!".to_vec())]);
+        assert_eq!(out, [IAC, DO, OPT_NAWS]);
+        assert_eq!(t.peer().width, Some(80));
+        assert!(t.is_telnet());
+    }
+
+    #[test]
+    fn an_iac_split_across_reads_is_one_command() {
+        let mut t = Telnet::new(64);
+        let mut events = Vec::new();
+        let mut out = Vec::new();
+        for byte in [b'h', IAC, DO, OPT_GMCP, b'i', b'\n'] {
+            t.receive(&[byte], &mut events, &mut out);
+        }
+        assert_eq!(events, [line("hi")]);
+        assert_eq!(out, [IAC, WILL, OPT_GMCP]);
+    }
+
+    #[test]
+    fn unknown_options_are_refused_once() {
+        // docs/serve.md §8.3
+        let mut t = Telnet::new(64);
+        let flood: Vec<u8> = (0..1000)
+            .flat_map(|_| [IAC, WILL, 99, IAC, DO, 98])
+            .collect();
+        let (events, out) = feed(&mut t, &flood);
+        assert!(events.is_empty());
+        assert_eq!(out, [IAC, DONT, 99, IAC, WONT, 98]);
+    }
+
+    #[test]
+    fn a_do_dont_flood_settles_after_a_few_replies() {
+        let mut t = Telnet::new(64);
+        let flood: Vec<u8> = (0..10_000)
+            .flat_map(|_| [IAC, DO, OPT_GMCP, IAC, DONT, OPT_GMCP])
+            .collect();
+        let (_, out) = feed(&mut t, &flood);
+        assert!(
+            out.len() <= 3 * (usize::from(MAX_CHANGES) + 1),
+            "{} bytes",
+            out.len()
+        );
+        assert!(!t.gmcp_on());
+        assert_eq!(t.options[usize::from(OPT_GMCP)].us, Q::No);
+    }
+
+    #[test]
+    fn answers_to_our_offers_do_not_loop() {
+        let mut t = Telnet::new(64);
+        let mut greeting = Vec::new();
+        t.greeting(&mut greeting);
+        let (_, out) = feed(
+            &mut t,
+            &[IAC, DO, OPT_GMCP, IAC, DO, OPT_EOR, IAC, WONT, OPT_NAWS],
+        );
+        assert!(out.is_empty(), "{out:?}");
+        assert!(t.gmcp_on() && t.eor());
+        // Saying it again changes nothing and gets no reply.
+        let (_, out) = feed(&mut t, &[IAC, DO, OPT_GMCP, IAC, WONT, OPT_NAWS]);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn terminal_types_are_asked_until_they_repeat() {
+        let mut t = Telnet::new(64);
+        let mut greeting = Vec::new();
+        t.greeting(&mut greeting);
+        let (_, out) = feed(&mut t, &[IAC, WILL, OPT_TTYPE]);
+        assert_eq!(out, [IAC, SB, OPT_TTYPE, TTYPE_SEND, IAC, SE]);
+        let is = |name: &[u8]| {
+            let mut v = vec![IAC, SB, OPT_TTYPE, TTYPE_IS];
+            v.extend_from_slice(name);
+            v.extend_from_slice(&[IAC, SE]);
+            v
+        };
+        for name in [
+            &b"TINTIN++"[..],
+            b"XTERM-256COLOR",
+            b"MTTS 137",
+            b"MTTS 137",
+        ] {
+            feed(&mut t, &is(name));
+        }
+        assert_eq!(
+            t.peer().terminal_types,
+            ["TINTIN++", "XTERM-256COLOR", "MTTS 137"]
+        );
+        assert_eq!(t.peer().mtts(), Some(137));
+    }
+
+    #[test]
+    fn charset_utf8_is_offered_and_accepted() {
+        let mut t = Telnet::new(64);
+        let mut greeting = Vec::new();
+        t.greeting(&mut greeting);
+        let (_, out) = feed(&mut t, &[IAC, WILL, OPT_CHARSET]);
+        assert_eq!(out, b"\xff\xfa\x2a\x01;UTF-8\xff\xf0");
+        let (_, out) = feed(&mut t, b"\xff\xfa\x2a\x02UTF-8\xff\xf0");
+        assert!(out.is_empty());
+        assert!(t.peer().utf8);
+        // The client's own request: UTF-8 is picked from its list.
+        let (_, out) = feed(&mut t, b"\xff\xfa\x2a\x01 ISO-8859-1 UTF-8\xff\xf0");
+        assert_eq!(out, b"\xff\xfa\x2a\x02UTF-8\xff\xf0");
+    }
+
+    #[test]
+    fn gmcp_messages_in_and_out() {
+        let mut t = Telnet::new(64);
+        let (_, out) = feed(&mut t, &[IAC, DO, OPT_GMCP]);
+        assert_eq!(out, [IAC, WILL, OPT_GMCP]);
+        let (events, _) = feed(
+            &mut t,
+            b"\xff\xfa\xc9Core.Hello {\"client\":\"Mudlet\",\"version\":\"4\"}\xff\xf0",
+        );
+        assert_eq!(
+            events,
+            [Event::Gmcp(
+                "Core.Hello".into(),
+                "{\"client\":\"Mudlet\",\"version\":\"4\"}".into()
+            )]
+        );
+        let mut out = Vec::new();
+        t.gmcp("Char.Name", "{\"name\":\"\u{ff}\"}", &mut out);
+        assert_eq!(out[..3], [IAC, SB, OPT_GMCP]);
+        assert!(out.ends_with(&[IAC, SE]));
+    }
+
+    #[test]
+    fn an_endless_subnegotiation_is_bounded() {
+        // docs/serve.md §8.7
+        let mut t = Telnet::new(64);
+        feed(&mut t, &[IAC, SB, OPT_GMCP]);
+        let junk = vec![b'x'; 1 << 20];
+        for _ in 0..4 {
+            let (events, out) = feed(&mut t, &junk);
+            assert!(events.is_empty() && out.is_empty());
+        }
+        assert!(t.sb.capacity() <= 2 * MAX_SUBNEGOTIATION);
+        // Once it ends, lines flow again.
+        let (events, _) = feed(&mut t, b"\xff\xf0who\n");
+        assert_eq!(events, [line("who")]);
+    }
+
+    #[test]
+    fn a_megabyte_of_iac_is_an_overlong_line() {
+        let mut t = Telnet::new(1024);
+        let (events, out) = feed(&mut t, &vec![IAC; 1 << 20]);
+        assert_eq!(events, [Event::TooLong]);
+        assert!(out.is_empty());
+        assert!(t.line.capacity() <= 2048);
+        // The rest of that line is dropped up to its end; the next line is read.
+        let (events, _) = feed(&mut t, b"x\nwho\n");
+        assert_eq!(events, [line("who")]);
+    }
+
+    #[test]
+    fn random_bytes_are_bounded_in_lines_and_replies() {
+        // docs/serve.md §8.3, §8.7: whatever arrives, lines stay under the cap and the replies
+        // under MAX_REPLY_BYTES. Random bytes, biased to telnet's commands and options.
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20 {
+            let mut t = Telnet::new(64);
+            let mut greeting = Vec::new();
+            t.greeting(&mut greeting);
+            let (mut events, mut out) = (Vec::new(), Vec::new());
+            for _ in 0..2000 {
+                let chunk: Vec<u8> = (0..next() % 64)
+                    .map(|_| {
+                        let r = next();
+                        match r % 4 {
+                            0 => IAC,
+                            1 => [WILL, WONT, DO, DONT, SB, SE, 0, b'\r', b'\n']
+                                [(r >> 8) as usize % 9],
+                            2 => [
+                                OPT_ECHO,
+                                OPT_TTYPE,
+                                OPT_EOR,
+                                OPT_NAWS,
+                                OPT_CHARSET,
+                                OPT_GMCP,
+                            ][(r >> 8) as usize % 6],
+                            _ => (r >> 8) as u8,
+                        }
+                    })
+                    .collect();
+                t.receive(&chunk, &mut events, &mut out);
+            }
+            for event in &events {
+                if let Event::Line(line) = event {
+                    assert!(line.len() <= 64 && !line.contains(&b'\n'));
+                }
+            }
+            assert!(
+                out.len() <= MAX_REPLY_BYTES,
+                "{} bytes of replies",
+                out.len()
+            );
+            assert!(t.sb.len() <= MAX_SUBNEGOTIATION && t.line.len() <= 64);
+        }
+    }
+
+    #[test]
+    fn output_is_crlf_escaped_and_wrapped() {
+        let mut t = Telnet::new(64);
+        let mut out = Vec::new();
+        t.encode_line("hello", &mut out);
+        assert_eq!(out, b"hello\r\n");
+        feed(&mut t, &[IAC, SB, OPT_NAWS, 0, 20, 0, 24, IAC, SE]);
+        let mut out = Vec::new();
+        t.encode_line("the quick brown fox jumps over the lazy dog", &mut out);
+        assert_eq!(
+            out,
+            b"the quick brown fox\r\njumps over the lazy\r\ndog\r\n"
+        );
+        let mut out = Vec::new();
+        t.encode_line(&"x".repeat(45), &mut out);
+        assert_eq!(
+            out.split(|&b| b == b'\n')
+                .map(<[u8]>::len)
+                .collect::<Vec<_>>(),
+            [21, 21, 6, 0]
+        );
+    }
+
+    #[test]
+    fn echo_is_hidden_only_for_telnet_clients() {
+        // docs/serve.md §8.5
+        let mut raw = Telnet::new(64);
+        let mut out = Vec::new();
+        raw.hide_input(true, &mut out);
+        assert!(out.is_empty());
+        let mut t = Telnet::new(64);
+        feed(&mut t, &[IAC, 241]);
+        t.hide_input(true, &mut out);
+        assert_eq!(out, [IAC, WILL, OPT_ECHO]);
+        let (_, replies) = feed(&mut t, &[IAC, DO, OPT_ECHO]);
+        assert!(replies.is_empty());
+        out.clear();
+        t.hide_input(false, &mut out);
+        assert_eq!(out, [IAC, WONT, OPT_ECHO]);
+        let (_, replies) = feed(&mut t, &[IAC, DONT, OPT_ECHO]);
+        assert!(replies.is_empty());
+        // A client that asks the server to echo unprompted is refused.
+        let (_, replies) = feed(&mut t, &[IAC, DO, OPT_ECHO]);
+        assert_eq!(replies, [IAC, WONT, OPT_ECHO]);
+    }
+
+    #[test]
+    fn prompts_end_in_ga_or_eor() {
+        let mut t = Telnet::new(64);
+        let mut out = Vec::new();
+        t.end_prompt(&mut out);
+        assert!(out.is_empty(), "nothing for a raw client");
+        feed(&mut t, &[IAC, DO, OPT_EOR]);
+        t.end_prompt(&mut out);
+        assert_eq!(out, [IAC, EOR_CMD]);
+    }
+}

@@ -1,0 +1,323 @@
+//! The browser side of `tickstep serve` (docs/serve.md §9): an HTTP listener (`--ws ADDR`) with a
+//! small terminal-like page at `/` and a WebSocket endpoint at `/ws`.
+//!
+//! The model: a WebSocket is served by the same session a TCP connection gets, so login,
+//! commands, limits and backpressure are one code path. Frames become the session's input bytes
+//! on the way in, and its output bytes become frames on the way out:
+//!
+//! * no subprotocol (plain text): each TEXT frame is one line in, each line out is one TEXT frame;
+//! * `gmcp.mudstandards.org`: BINARY frames carry the text, one line per frame out; TEXT frames
+//!   carry GMCP messages (`Package.Message json`) both ways, read by the same GMCP code as telnet.
+//!
+//! Costs: per connection, the session's own (no task of its own); a frame is copied once into
+//! the session's input and each line once into a frame. HTTP and the WebSocket handshake are
+//! axum's (hyper and tungstenite), run on the server's one thread.
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::serve::ListenerExt;
+use futures_util::stream::SplitSink;
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use super::session::{self, Limits};
+use super::telnet::{OPT_GMCP, escape_iac};
+use super::wire::{Input, Output};
+use super::world::Server;
+
+/// The mudstandards.org subprotocol the endpoint speaks besides plain text.
+pub(crate) const GMCP_PROTOCOL: &str = "gmcp.mudstandards.org";
+/// The smallest frame cap (docs/serve.md §9.3).
+const MIN_FRAME_CAP: usize = 64 * 1024;
+/// The page: a terminal-like client, no external resources.
+const PAGE: &str = include_str!("client.html");
+
+/// How a WebSocket's frames carry lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Framing {
+    /// TEXT frames, one line each.
+    Plain,
+    /// `gmcp.mudstandards.org`: BINARY frames for text, TEXT frames for GMCP.
+    Gmcp,
+}
+
+/// A WebSocket handed from axum's handler to the server's thread.
+type Upgraded = (WebSocket, Framing);
+
+/// Serves the page and the WebSocket endpoint on `listener` until the task is aborted.
+///
+/// axum's connection tasks must be `Send`, and the world is not: its handler only upgrades the
+/// connection and sends the WebSocket (which is `Send`) to a task on the server's thread.
+pub(crate) async fn serve(listener: TcpListener, server: Rc<Server>, limits: Limits) {
+    let (upgraded, mut sockets) = mpsc::unbounded_channel::<Upgraded>();
+    let app = Router::new()
+        .route("/", get(page))
+        .route("/ws", get(upgrade))
+        .with_state((upgraded, limits));
+    // Lines are small and interactive: without TCP_NODELAY, Nagle's algorithm and the peer's
+    // delayed ACK hold a reply back some 40 ms (as on the TCP side, session::serve).
+    let listener = listener.tap_io(|socket| {
+        let _ = socket.set_nodelay(true);
+    });
+    let http = tokio::task::spawn_local(async move {
+        if let Err(error) = axum::serve(listener, app).await {
+            eprintln!("tickstep serve: the HTTP listener failed: {error}");
+        }
+    });
+    while let Some((socket, framing)) = sockets.recv().await {
+        tokio::task::spawn_local(play(Rc::clone(&server), socket, framing, limits));
+    }
+    http.abort();
+}
+
+async fn page() -> Html<&'static str> {
+    Html(PAGE)
+}
+
+/// The WebSocket handshake: refuses a page of another origin (docs/serve.md §9.4), picks the framing, and
+/// passes the socket to the server's thread.
+async fn upgrade(
+    ws: WebSocketUpgrade,
+    headers: HeaderMap,
+    State((upgraded, limits)): State<(mpsc::UnboundedSender<Upgraded>, Limits)>,
+) -> Response {
+    if !same_origin(&headers) {
+        return (
+            StatusCode::FORBIDDEN,
+            "a WebSocket from a page of another origin is refused (docs/serve.md §9.4)\n",
+        )
+            .into_response();
+    }
+    // A frame may hold a whole line and a GMCP message; the session's own cap (docs/serve.md §2.4) is what
+    // normally closes a connection, with a reason.
+    let cap = limits.max_line.saturating_mul(4).max(MIN_FRAME_CAP);
+    let ws = ws
+        .protocols([GMCP_PROTOCOL])
+        .max_message_size(cap)
+        .max_frame_size(cap);
+    let framing = if ws.selected_protocol().is_some() {
+        Framing::Gmcp
+    } else {
+        Framing::Plain
+    };
+    ws.on_upgrade(move |socket| async move {
+        let _ = upgraded.send((socket, framing));
+    })
+}
+
+/// Whether the request comes from no page (a program) or from a page this server served: its
+/// `Origin` names the `Host` it was sent to.
+fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    let origin = origin.to_str().ok();
+    matches!((origin, host), (Some(o), Some(h)) if o.strip_prefix("http://") == Some(h) || o.strip_prefix("https://") == Some(h))
+}
+
+/// Runs one session over `socket`: its frames are the session's input, and its output is cut
+/// into frames.
+async fn play(server: Rc<Server>, socket: WebSocket, framing: Framing, limits: Limits) {
+    let (frames_out, frames_in) = socket.split();
+    // With GMCP framing the session's codec turns GMCP on, as for a telnet client that agreed.
+    let agree = (framing == Framing::Gmcp).then(|| vec![255, 253, OPT_GMCP]);
+    let frames = futures_util::stream::unfold(frames_in, move |mut frames| async move {
+        loop {
+            let bytes = match frames.next().await? {
+                Ok(Message::Close(_)) | Err(_) => return None,
+                Ok(Message::Text(text)) if framing == Framing::Gmcp => {
+                    let mut bytes = vec![255, 250, OPT_GMCP];
+                    escape_iac(text.as_bytes(), &mut bytes);
+                    bytes.extend_from_slice(&[255, 240]);
+                    bytes
+                }
+                Ok(Message::Text(text)) => line_in(text.as_bytes()),
+                Ok(Message::Binary(data)) => line_in(&data),
+                Ok(Message::Ping(_) | Message::Pong(_)) => continue,
+            };
+            return Some((bytes, frames));
+        }
+    });
+    let input = Input::Chunks(Box::pin(futures_util::stream::iter(agree).chain(frames)));
+    let output = Frames {
+        sink: frames_out,
+        split: OutputSplitter::default(),
+        framing,
+    };
+    session::serve_wire(server, input, output, limits).await;
+}
+
+/// The session's output as frames on the WebSocket.
+struct Frames {
+    sink: SplitSink<WebSocket, Message>,
+    split: OutputSplitter,
+    framing: Framing,
+}
+
+impl Output for Frames {
+    async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        for piece in self.split.feed(bytes) {
+            let frame = match (self.framing, piece) {
+                (Framing::Plain, Piece::Line(line)) => Message::text(line),
+                (Framing::Plain, Piece::Gmcp(_)) => continue,
+                (Framing::Gmcp, Piece::Line(line)) => Message::binary(line + "\r\n"),
+                (Framing::Gmcp, Piece::Gmcp(message)) => Message::text(message),
+            };
+            self.sink.feed(frame).await.map_err(std::io::Error::other)?;
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> std::io::Result<()> {
+        self.sink.flush().await.map_err(std::io::Error::other)
+    }
+
+    async fn close(&mut self) {
+        let _ = self.sink.send(Message::Close(None)).await;
+    }
+}
+
+/// One frame's text as a line for the session: IAC doubled (a frame is text, not telnet) and a
+/// line end added.
+fn line_in(text: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(text.len() + 1);
+    escape_iac(text, &mut bytes);
+    bytes.push(b'\n');
+    bytes
+}
+
+/// What the session wrote, cut into frames.
+#[derive(Debug, PartialEq, Eq)]
+enum Piece {
+    Line(String),
+    Gmcp(String),
+}
+
+/// Cuts the session's output (CRLF lines with telnet's own bytes between them) into lines and
+/// GMCP messages; negotiation, GA and EOR are dropped, since a WebSocket has none of them.
+#[derive(Default)]
+struct OutputSplitter {
+    state: OutState,
+    buf: Vec<u8>,
+    sb: Vec<u8>,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum OutState {
+    #[default]
+    Data,
+    Iac,
+    Verb,
+    Sb,
+    SbIac,
+}
+
+impl OutputSplitter {
+    fn feed(&mut self, bytes: &[u8]) -> Vec<Piece> {
+        let mut pieces = Vec::new();
+        for &b in bytes {
+            self.state = match (self.state, b) {
+                (OutState::Data, 255) => OutState::Iac,
+                (OutState::Data, b'\n') => {
+                    let line = std::mem::take(&mut self.buf);
+                    pieces.push(Piece::Line(String::from_utf8_lossy(&line).into_owned()));
+                    OutState::Data
+                }
+                (OutState::Data, b'\r') => OutState::Data,
+                (OutState::Data, b) => {
+                    self.buf.push(b);
+                    OutState::Data
+                }
+                (OutState::Iac, 255) => {
+                    self.buf.push(255);
+                    OutState::Data
+                }
+                (OutState::Iac, 251..=254) => OutState::Verb,
+                (OutState::Iac, 250) => {
+                    self.sb.clear();
+                    OutState::Sb
+                }
+                (OutState::Iac | OutState::Verb, _) => OutState::Data,
+                (OutState::Sb, 255) => OutState::SbIac,
+                (OutState::Sb, b) => {
+                    self.sb.push(b);
+                    OutState::Sb
+                }
+                (OutState::SbIac, 255) => {
+                    self.sb.push(255);
+                    OutState::Sb
+                }
+                (OutState::SbIac, _) => {
+                    if self.sb.first() == Some(&OPT_GMCP) {
+                        let text = String::from_utf8_lossy(&self.sb[1..]).into_owned();
+                        pieces.push(Piece::Gmcp(text));
+                    }
+                    OutState::Data
+                }
+            };
+        }
+        pieces
+    }
+}
+
+/// Binds the browser side's listener; the address it took is printed by the caller.
+pub(crate) async fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen for browsers on {addr}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sessions_output_becomes_lines_and_gmcp_messages() {
+        let mut split = OutputSplitter::default();
+        let mut out = vec![255, 251, 201, 255, 253, 31];
+        out.extend_from_slice(b"hello: hi\r\n");
+        out.extend_from_slice(&[255, 249]);
+        out.extend_from_slice(b"\xff\xfa\xc9Char.Name {\"name\":\"a\"}\xff\xf0ok: wel");
+        let mut pieces = split.feed(&out);
+        pieces.extend(split.feed(b"come\r\n\xff\xef"));
+        assert_eq!(
+            pieces,
+            [
+                Piece::Line("hello: hi".into()),
+                Piece::Gmcp("Char.Name {\"name\":\"a\"}".into()),
+                Piece::Line("ok: welcome".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_frame_is_one_line_and_never_telnet() {
+        assert_eq!(line_in(b"say hi"), b"say hi\n");
+        assert_eq!(line_in(b"\xff\xfb\x01"), b"\xff\xff\xfb\x01\n");
+    }
+
+    #[test]
+    fn only_a_page_of_this_origin_may_open_a_websocket() {
+        let headers = |origin: Option<&str>| {
+            let mut h = HeaderMap::new();
+            h.insert(header::HOST, "127.0.0.1:4001".parse().unwrap());
+            if let Some(o) = origin {
+                h.insert(header::ORIGIN, o.parse().unwrap());
+            }
+            h
+        };
+        assert!(same_origin(&headers(None)));
+        assert!(same_origin(&headers(Some("http://127.0.0.1:4001"))));
+        assert!(!same_origin(&headers(Some("http://evil.example"))));
+        assert!(!same_origin(&headers(Some("http://127.0.0.1:4002"))));
+    }
+}
