@@ -255,7 +255,8 @@ impl Hub {
         let limit = self.limits.max_pending_bytes;
         let mut overflowed = Vec::new();
         for (&cid, client) in &mut self.clients {
-            if !client.has_all || !client.announced.contains(&id) {
+            // A client being closed queues nothing more (docs/nt4.md §4.2).
+            if !client.has_all || client.closing.is_some() || !client.announced.contains(&id) {
                 continue;
             }
             let wants_all = client
