@@ -50,14 +50,54 @@ pub struct SchedulerTelemetry {
     scheduler: CommandScheduler,
     server: Option<Nt4Server>,
     log: Option<WpiLog>,
-    mechanisms: Vec<(String, Arc<str>)>,
-    triggers: Vec<(Trigger, Arc<str>)>,
+    /// Each registered mechanism's slot, and its index by name (to find owners).
+    mechanisms: Vec<usize>,
+    mechanism_index: HashMap<String, usize>,
+    triggers: Vec<(Trigger, usize)>,
     kernel: Option<Stats>,
     schedules: Option<ScheduleCounts>,
-    last: HashMap<Arc<str>, Value>,
-    owners: HashMap<String, String>,
+    /// One per topic: its name and the value last handed on. Fixed indices, so a frame
+    /// compares values without hashing names (docs/nt4.md §5.3).
+    slots: Vec<Slot>,
+    /// Per mechanism, the running command owning it this frame (reused every frame).
+    owners: Vec<Option<usize>>,
+    /// The scheduler message being encoded (reused every frame).
+    scratch: Vec<u8>,
     schema_sent: bool,
 }
+
+struct Slot {
+    topic: Arc<str>,
+    last: Option<Value>,
+}
+
+// The fixed slots, in the order of `FIXED`.
+const SCHEDULER: usize = 0;
+const RUNNING: usize = 1;
+const RUNNING_IDS: usize = 2;
+const RUNNING_PARENTS: usize = 3;
+const QUEUED: usize = 4;
+const LAST_RUN_MS: usize = 5;
+const CYCLE: usize = 6;
+const KERNEL_STEP_MS: usize = 7;
+const KERNEL_BUDGET_MS: usize = 8;
+const KERNEL_DEFERRED: usize = 9;
+const SCHEDULES_LIVE: usize = 10;
+const SCHEDULES_RUNNING: usize = 11;
+const FIXED: [&str; 12] = [
+    topics::SCHEDULER,
+    topics::RUNNING,
+    topics::RUNNING_IDS,
+    topics::RUNNING_PARENTS,
+    topics::QUEUED,
+    topics::LAST_RUN_MS,
+    topics::CYCLE,
+    topics::KERNEL_STEP_MS,
+    topics::KERNEL_BUDGET_MS,
+    topics::KERNEL_DEFERRED,
+    topics::SCHEDULES_LIVE,
+    topics::SCHEDULES_RUNNING,
+];
 
 impl std::fmt::Debug for SchedulerTelemetry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -118,11 +158,19 @@ impl SchedulerTelemetry {
             server: None,
             log: None,
             mechanisms: Vec::new(),
+            mechanism_index: HashMap::new(),
             triggers: Vec::new(),
             kernel: None,
             schedules: None,
-            last: HashMap::new(),
-            owners: HashMap::new(),
+            slots: FIXED
+                .iter()
+                .map(|t| Slot {
+                    topic: Arc::from(*t),
+                    last: None,
+                })
+                .collect(),
+            owners: Vec::new(),
+            scratch: Vec::new(),
             schema_sent: false,
         }
     }
@@ -169,9 +217,10 @@ impl SchedulerTelemetry {
     /// assert_eq!(server.get("/tickstep/mechanisms/arm"), Some(Value::String(String::new())));
     /// ```
     pub fn mechanism(&mut self, mechanism: &Mechanism) -> &mut Self {
-        let topic = format!("{}{}", topics::MECHANISMS, mechanism.name());
-        self.mechanisms
-            .push((mechanism.name().to_owned(), topic.into()));
+        let slot = self.slot(&format!("{}{}", topics::MECHANISMS, mechanism.name()));
+        self.mechanism_index
+            .insert(mechanism.name().to_owned(), self.mechanisms.len());
+        self.mechanisms.push(slot);
         self
     }
 
@@ -187,10 +236,8 @@ impl SchedulerTelemetry {
     /// assert_eq!(server.get("/tickstep/triggers/always"), Some(Value::Boolean(true)));
     /// ```
     pub fn trigger(&mut self, name: &str, trigger: &Trigger) -> &mut Self {
-        self.triggers.push((
-            trigger.clone(),
-            format!("{}{name}", topics::TRIGGERS).into(),
-        ));
+        let slot = self.slot(&format!("{}{name}", topics::TRIGGERS));
+        self.triggers.push((trigger.clone(), slot));
         self
     }
 
@@ -243,6 +290,107 @@ impl SchedulerTelemetry {
             return;
         }
         let timestamp = self.scheduler.now().as_nanos() / 1_000;
+        self.publish_schema_once(timestamp);
+        let t = self.scheduler.telemetry();
+        let mut bytes = std::mem::take(&mut self.scratch);
+        bytes.clear();
+        protobuf::scheduler(
+            &mut bytes,
+            &t.queued,
+            &t.running,
+            t.last_run_time.as_secs_f64() * 1e3,
+        );
+        if !matches!(&self.slots[SCHEDULER].last, Some(Value::Raw(last, _)) if *last == bytes) {
+            self.emit(
+                SCHEDULER,
+                Value::Raw(bytes.clone(), protobuf::SCHEDULER_TYPE.to_owned()),
+                timestamp,
+            );
+        }
+        self.scratch = bytes;
+        // Arrays are compared in place and built only when they changed.
+        if !matches!(&self.slots[RUNNING].last, Some(Value::StringArray(v)) if v.iter().map(String::as_str).eq(t.running.iter().map(|c| c.name.as_str())))
+        {
+            self.emit(
+                RUNNING,
+                Value::StringArray(
+                    t.running
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .map(str::to_owned)
+                        .collect(),
+                ),
+                timestamp,
+            );
+        }
+        if !matches!(&self.slots[QUEUED].last, Some(Value::StringArray(v)) if v.iter().map(String::as_str).eq(t.queued.iter().map(|c| c.name.as_str())))
+        {
+            self.emit(
+                QUEUED,
+                Value::StringArray(
+                    t.queued
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .map(str::to_owned)
+                        .collect(),
+                ),
+                timestamp,
+            );
+        }
+        let ids = t.running.iter().map(|c| int(c.id.get()));
+        if !matches!(&self.slots[RUNNING_IDS].last, Some(Value::IntArray(v)) if v.iter().copied().eq(ids.clone()))
+        {
+            self.emit(RUNNING_IDS, Value::IntArray(ids.collect()), timestamp);
+        }
+        let parents = t
+            .running
+            .iter()
+            .map(|c| c.parent.map_or(0, |p| int(p.get())));
+        if !matches!(&self.slots[RUNNING_PARENTS].last, Some(Value::IntArray(v)) if v.iter().copied().eq(parents.clone()))
+        {
+            self.emit(
+                RUNNING_PARENTS,
+                Value::IntArray(parents.collect()),
+                timestamp,
+            );
+        }
+        self.emit(
+            LAST_RUN_MS,
+            Value::Double(t.last_run_time.as_secs_f64() * 1e3),
+            timestamp,
+        );
+        self.emit(CYCLE, Value::Int(int(t.cycle)), timestamp);
+        self.publish_owners(&t.running, timestamp);
+        for i in 0..self.triggers.len() {
+            let (state, slot) = (self.triggers[i].0.get(), self.triggers[i].1);
+            self.emit(slot, Value::Boolean(state), timestamp);
+        }
+        self.publish_host(timestamp);
+    }
+
+    /// A mechanism's owner is the newest running command requiring it: children start after
+    /// their parents, so the innermost command that uses it wins (docs/nt4.md §5.1).
+    fn publish_owners(&mut self, running: &[CommandInfo], timestamp: u64) {
+        self.owners.clear();
+        self.owners.resize(self.mechanisms.len(), None);
+        for (i, c) in running.iter().enumerate() {
+            for r in &c.requirements {
+                if let Some(&m) = self.mechanism_index.get(r.as_str()) {
+                    self.owners[m] = Some(i);
+                }
+            }
+        }
+        for m in 0..self.mechanisms.len() {
+            let owner = self.owners[m].map_or("", |i| running[i].name.as_str());
+            let slot = self.mechanisms[m];
+            if !matches!(&self.slots[slot].last, Some(Value::String(s)) if s == owner) {
+                self.emit(slot, Value::String(owner.to_owned()), timestamp);
+            }
+        }
+    }
+
+    /// The schema of the scheduler message, once (docs/nt4.md §5.2).
+    fn publish_schema_once(&mut self, timestamp: u64) {
         if !self.schema_sent {
             self.schema_sent = true;
             let schema = Value::Raw(protobuf::schema(), protobuf::SCHEMA_TYPE.to_owned());
@@ -257,116 +405,58 @@ impl SchedulerTelemetry {
                 l.append(protobuf::SCHEMA_TOPIC, schema, timestamp);
             }
         }
-        let t = self.scheduler.telemetry();
-        let mut bytes = Vec::new();
-        protobuf::scheduler(
-            &mut bytes,
-            &t.queued,
-            &t.running,
-            t.last_run_time.as_secs_f64() * 1e3,
-        );
-        self.emit(
-            topics::SCHEDULER,
-            Value::Raw(bytes, protobuf::SCHEDULER_TYPE.to_owned()),
-            timestamp,
-        );
-        self.emit(
-            topics::RUNNING,
-            Value::StringArray(t.running.iter().map(|c| c.name.clone()).collect()),
-            timestamp,
-        );
-        self.emit(
-            topics::RUNNING_IDS,
-            Value::IntArray(t.running.iter().map(|c| int(c.id.get())).collect()),
-            timestamp,
-        );
-        self.emit(
-            topics::RUNNING_PARENTS,
-            Value::IntArray(
-                t.running
-                    .iter()
-                    .map(|c| c.parent.map_or(0, |p| int(p.get())))
-                    .collect(),
-            ),
-            timestamp,
-        );
-        self.emit(
-            topics::QUEUED,
-            Value::StringArray(t.queued.iter().map(|c| c.name.clone()).collect()),
-            timestamp,
-        );
-        self.emit(
-            topics::LAST_RUN_MS,
-            Value::Double(t.last_run_time.as_secs_f64() * 1e3),
-            timestamp,
-        );
-        self.emit(topics::CYCLE, Value::Int(int(t.cycle)), timestamp);
-        self.publish_owners_and_triggers(&t.running, timestamp);
+    }
+
+    /// The kernel's and the schedules' numbers, when the host handed them over.
+    fn publish_host(&mut self, timestamp: u64) {
         if let Some(k) = self.kernel.take() {
             self.emit(
-                topics::KERNEL_STEP_MS,
+                KERNEL_STEP_MS,
                 Value::Double(k.last_step.as_secs_f64() * 1e3),
                 timestamp,
             );
             self.emit(
-                topics::KERNEL_BUDGET_MS,
+                KERNEL_BUDGET_MS,
                 Value::Double(k.last_budget.as_secs_f64() * 1e3),
                 timestamp,
             );
             self.emit(
-                topics::KERNEL_DEFERRED,
+                KERNEL_DEFERRED,
                 Value::Int(int(k.tasks_deferred)),
                 timestamp,
             );
         }
         if let Some(s) = self.schedules.take() {
-            self.emit(topics::SCHEDULES_LIVE, Value::Int(int(s.live)), timestamp);
-            self.emit(
-                topics::SCHEDULES_RUNNING,
-                Value::Int(int(s.running)),
-                timestamp,
-            );
+            self.emit(SCHEDULES_LIVE, Value::Int(int(s.live)), timestamp);
+            self.emit(SCHEDULES_RUNNING, Value::Int(int(s.running)), timestamp);
         }
     }
 
-    fn publish_owners_and_triggers(&mut self, running: &[CommandInfo], timestamp: u64) {
-        // A mechanism's owner is the newest running command requiring it: children start after
-        // their parents, so the innermost command that uses it wins (docs/nt4.md §5.1).
-        self.owners.clear();
-        for c in running {
-            for r in &c.requirements {
-                self.owners.insert(r.clone(), c.name.clone());
-            }
+    /// The slot of `topic`, made on first use.
+    fn slot(&mut self, topic: &str) -> usize {
+        if let Some(i) = self.slots.iter().position(|s| &*s.topic == topic) {
+            return i;
         }
-        for i in 0..self.mechanisms.len() {
-            let (name, topic) = &self.mechanisms[i];
-            let owner = self.owners.get(name).cloned().unwrap_or_default();
-            let topic = topic.clone();
-            self.emit(&topic, Value::String(owner), timestamp);
-        }
-        for i in 0..self.triggers.len() {
-            let (trigger, topic) = &self.triggers[i];
-            let (state, topic) = (trigger.get(), topic.clone());
-            self.emit(&topic, Value::Boolean(state), timestamp);
-        }
+        self.slots.push(Slot {
+            topic: Arc::from(topic),
+            last: None,
+        });
+        self.slots.len() - 1
     }
 
-    fn emit(&mut self, topic: &str, value: Value, timestamp: u64) {
-        if self.last.get(topic) == Some(&value) {
+    /// Hands `value` on if it differs from the slot's last one.
+    fn emit(&mut self, slot: usize, value: Value, timestamp: u64) {
+        let slot = &mut self.slots[slot];
+        if slot.last.as_ref() == Some(&value) {
             return;
         }
         if let Some(s) = &self.server {
-            s.set(topic, value.clone());
+            s.set(&slot.topic, value.clone());
         }
         if let Some(l) = &self.log {
-            l.append(topic, value.clone(), timestamp);
+            l.append(&slot.topic, value.clone(), timestamp);
         }
-        match self.last.get_mut(topic) {
-            Some(v) => *v = value,
-            None => {
-                self.last.insert(topic.into(), value);
-            }
-        }
+        slot.last = Some(value);
     }
 }
 
