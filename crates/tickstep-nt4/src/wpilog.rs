@@ -1,8 +1,9 @@
 //! A `.wpilog` writer (`WPILib` data log format 1.0, docs/nt4.md §6) on a thread of its own.
 //!
 //! The frame hands records to a bounded channel and never waits: when the channel is full the
-//! record is counted as dropped. The thread appends whole records to a buffer and writes and
-//! flushes it as one block when the channel runs dry (or the buffer passes 64 KiB), so a file
+//! record is counted as dropped. The thread wakes every [`LogConfig::flush_every`], appends the
+//! queued records whole to a buffer and writes and flushes it as one block (or one per 64 KiB),
+//! so a file
 //! cut by `kill -9` ends at a block boundary or inside the last block, and a reader stops at
 //! its last whole record. Past [`LogConfig::max_file_bytes`] the file is closed and the next one
 //! begins with its own header and the Start records of every entry, so each file reads alone.
@@ -13,7 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError};
 use std::time::Duration;
 
 use crate::value::Value;
@@ -34,12 +35,13 @@ pub struct LogConfig {
     pub max_file_bytes: u64,
     /// Records that may wait for the thread; more are dropped, never waited for (docs/nt4.md §6.2).
     pub queue: usize,
-    /// The longest a written record waits before it is flushed to the file.
+    /// How often the thread wakes to write what queued: the longest a record waits before it
+    /// is flushed to the file.
     pub flush_every: Duration,
 }
 
 impl LogConfig {
-    /// Defaults: 64 MiB files, 16,384 queued records, a flush at least every 100 ms.
+    /// Defaults: 64 MiB files, 16,384 queued records, a write and flush every 100 ms.
     ///
     /// ```
     /// let config = tickstep_nt4::LogConfig::new("logs");
@@ -255,29 +257,36 @@ struct Writer {
 const BLOCK: usize = 64 << 10;
 
 impl Writer {
+    /// Wakes every `flush_every`, drains what queued meanwhile and writes it as blocks. The
+    /// thread is never waiting on the channel, so the frame's `try_send` never has to wake it
+    /// (a wake is a system call; docs/nt4.md §6.2).
     fn run(&mut self, rx: &Receiver<Record>) {
         loop {
-            match rx.recv_timeout(self.config.flush_every) {
-                Ok(Record::Value {
-                    name,
-                    value,
-                    timestamp,
-                }) => {
-                    self.value(&name, &value, timestamp);
-                    if self.buf.len() >= BLOCK {
+            std::thread::sleep(self.config.flush_every);
+            loop {
+                match rx.try_recv() {
+                    Ok(Record::Value {
+                        name,
+                        value,
+                        timestamp,
+                    }) => {
+                        self.value(&name, &value, timestamp);
+                        if self.buf.len() >= BLOCK {
+                            self.write_block();
+                        }
+                    }
+                    Ok(Record::Flush(done)) => {
                         self.write_block();
+                        let _ = done.send(());
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        self.write_block();
+                        return;
                     }
                 }
-                Ok(Record::Flush(done)) => {
-                    self.write_block();
-                    let _ = done.send(());
-                }
-                Err(RecvTimeoutError::Timeout) => self.write_block(),
-                Err(RecvTimeoutError::Disconnected) => {
-                    self.write_block();
-                    return;
-                }
             }
+            self.write_block();
         }
     }
 

@@ -99,7 +99,7 @@ fn bad_json_closes_with_1007_and_the_parse_error() {
         let frame = close_frame(&mut ws).await.expect("a close frame");
         assert_eq!(u16::from(frame.code), 1007);
         assert!(
-            frame.reason.contains("bad JSON") && frame.reason.contains("§3.2"),
+            frame.reason.contains("bad JSON") && frame.reason.contains("docs/nt4.md §3.2"),
             "{}",
             frame.reason
         );

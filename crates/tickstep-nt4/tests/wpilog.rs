@@ -53,7 +53,9 @@ fn data_log_reader_reads_the_schedulers_telemetry_on_virtual_time() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let log = WpiLog::start(LogConfig::new(dir.path())).unwrap();
+    let mut config = LogConfig::new(dir.path());
+    config.flush_every = Duration::from_millis(5);
+    let log = WpiLog::start(config).unwrap();
     let clock = ManualClock::new();
     let scheduler = CommandScheduler::new(clock.clone());
     let arm = Mechanism::new(&scheduler, "arm");
@@ -239,6 +241,7 @@ fn rotated_files_each_read_alone() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = LogConfig::new(dir.path());
     config.max_file_bytes = 4096;
+    config.flush_every = Duration::from_millis(5);
     let log = WpiLog::start(config).unwrap();
     for i in 0..2_000i64 {
         log.append(
