@@ -6,59 +6,12 @@
 
 use std::time::Duration;
 
+mod common;
+
+use common::ws::{LIMIT, close_frame, connect, nt, runtime};
 use futures_util::{SinkExt, StreamExt};
 use tickstep_nt4::{Limits, Nt4Server, Value};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-
-type Ws =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-const LIMIT: Duration = Duration::from_secs(20);
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn connect(server: &Nt4Server, name: &str, protocol: Option<&str>) -> Result<Ws, WsError> {
-    let mut req = format!("ws://{}/nt/{name}", server.local_addr())
-        .into_client_request()
-        .unwrap();
-    if let Some(p) = protocol {
-        req.headers_mut()
-            .insert("Sec-WebSocket-Protocol", p.parse().unwrap());
-    }
-    tokio_tungstenite::connect_async(req)
-        .await
-        .map(|(ws, _)| ws)
-}
-
-async fn nt(server: &Nt4Server, name: &str) -> Ws {
-    connect(server, name, Some("v4.1.networktables.first.wpi.edu"))
-        .await
-        .expect("connect")
-}
-
-/// Reads until the server closes; returns its close frame (None when the socket just ended).
-async fn close_frame(ws: &mut Ws) -> Option<CloseFrame> {
-    let read = async {
-        while let Some(msg) = ws.next().await {
-            match msg {
-                Ok(Message::Close(frame)) => return frame,
-                Ok(_) => {}
-                Err(_) => return None,
-            }
-        }
-        None
-    };
-    tokio::time::timeout(LIMIT, read)
-        .await
-        .expect("the server never closed the client")
-}
 
 /// A well-behaved client subscribes to `/probe` and must see the value the frame sets.
 async fn still_served(server: &Nt4Server, value: i64) {

@@ -1,6 +1,9 @@
-//! Finding the Python with `WPILib`'s libraries and talking to a script line by line.
+//! Finding the Python with `WPILib`'s libraries and talking to a script line by line; a raw
+//! NT4 client (`ws`).
 
 #![allow(dead_code, unreachable_pub)]
+
+pub mod ws;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;

@@ -64,8 +64,8 @@ def on_event(event):
         emit(line)
 
 
-inst.addListener(["/tickstep/", "/.schema/"], ntcore.EventFlags.kValueAll, on_event)
-inst.addConnectionListener(True, on_event)
+value_listener = inst.addListener(["/tickstep/", "/.schema/"], ntcore.EventFlags.kValueAll, on_event)
+connection_listener = inst.addConnectionListener(True, on_event)
 # Values are sent to subscribed clients only; `periodic` 20 ms is the robot's frame.
 subscriber = ntcore.MultiSubscriber(inst, ["/tickstep/", "/.schema/"], ntcore.PubSubOptions(periodic=0.02, sendAll=True))
 inst.startClient4("tickstep-test")
@@ -88,4 +88,9 @@ for line in sys.stdin:
         inst.flush()
         emit({"event": "published", "topic": topic})
 
+# End cleanly: listeners and the client's threads first, then the instance.
+inst.removeListener(value_listener)
+inst.removeListener(connection_listener)
+subscriber.close()
 inst.stopClient()
+ntcore.NetworkTableInstance.destroy(inst)
