@@ -41,16 +41,22 @@ fn double_field(out: &mut Vec<u8>, field: u32, v: f64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-/// Appends a length-delimited submessage built by `f`.
-fn message_field(
-    out: &mut Vec<u8>,
-    field: u32,
-    scratch: &mut Vec<u8>,
-    f: impl FnOnce(&mut Vec<u8>),
-) {
-    scratch.clear();
-    f(scratch);
-    bytes_field(out, field, scratch);
+/// Appends a length-delimited submessage built by `f` in place: a one-byte length is
+/// reserved and widened afterwards only for a body of 128 bytes or more, so encoding a frame's
+/// message allocates nothing but `out`'s growth.
+fn message_field(out: &mut Vec<u8>, field: u32, f: impl FnOnce(&mut Vec<u8>)) {
+    tag(out, field, 2);
+    let at = out.len();
+    out.push(0);
+    f(out);
+    let len = out.len() - at - 1;
+    if len < 0x80 {
+        out[at] = len as u8;
+    } else {
+        let mut prefix = Vec::with_capacity(5);
+        varint(&mut prefix, len as u64);
+        out.splice(at..=at, prefix);
+    }
 }
 
 fn command(out: &mut Vec<u8>, c: &CommandInfo, running: bool) {
@@ -66,11 +72,8 @@ fn command(out: &mut Vec<u8>, c: &CommandInfo, running: bool) {
         // int32: negative values are ten-byte varints (sign-extended).
         varint_field(out, 4, i64::from(c.priority) as u64);
     }
-    let mut mech = Vec::new();
     for r in &c.requirements {
-        mech.clear();
-        bytes_field(&mut mech, 1, r.as_bytes());
-        bytes_field(out, 5, &mech);
+        message_field(out, 5, |m| bytes_field(m, 1, r.as_bytes()));
     }
     if running {
         double_field(out, 6, c.last_run_time.as_secs_f64() * 1e3);
@@ -85,12 +88,11 @@ pub(crate) fn scheduler(
     running: &[CommandInfo],
     last_ms: f64,
 ) {
-    let mut scratch = Vec::new();
     for c in queued {
-        message_field(out, 1, &mut scratch, |m| command(m, c, false));
+        message_field(out, 1, |m| command(m, c, false));
     }
     for c in running {
-        message_field(out, 2, &mut scratch, |m| command(m, c, true));
+        message_field(out, 2, |m| command(m, c, true));
     }
     if last_ms != 0.0 {
         double_field(out, 3, last_ms);
@@ -199,4 +201,21 @@ pub(crate) fn schema() -> Vec<u8> {
     );
     bytes_field(&mut out, 12, b"proto3");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_submessage_gets_a_wider_length() {
+        let mut out = Vec::new();
+        message_field(&mut out, 3, |m| m.extend_from_slice(&[7; 200]));
+        // tag (3 << 3 | 2), then 200 as a two-byte varint, then the body.
+        assert_eq!(&out[..3], &[0x1a, 0xc8, 0x01]);
+        assert_eq!(out.len(), 203);
+        let mut short = Vec::new();
+        message_field(&mut short, 3, |m| m.push(9));
+        assert_eq!(short, [0x1a, 1, 9]);
+    }
 }

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tickstep_commands::{CommandInfo, CommandScheduler, Mechanism, Trigger};
+use tickstep_commands::{CommandInfo, CommandScheduler, Mechanism, Telemetry, Trigger};
 use tickstep_kernel::Stats;
 
 use crate::protobuf;
@@ -61,6 +61,8 @@ pub struct SchedulerTelemetry {
     slots: Vec<Slot>,
     /// Per mechanism, the running command owning it this frame (reused every frame).
     owners: Vec<Option<usize>>,
+    /// The scheduler's snapshot (reused every frame).
+    snapshot: Option<Telemetry>,
     /// The scheduler message being encoded (reused every frame).
     scratch: Vec<u8>,
     schema_sent: bool,
@@ -170,6 +172,7 @@ impl SchedulerTelemetry {
                 })
                 .collect(),
             owners: Vec::new(),
+            snapshot: None,
             scratch: Vec::new(),
             schema_sent: false,
         }
@@ -291,7 +294,13 @@ impl SchedulerTelemetry {
         }
         let timestamp = self.scheduler.now().as_nanos() / 1_000;
         self.publish_schema_once(timestamp);
-        let t = self.scheduler.telemetry();
+        // The last frame's snapshot, overwritten in place: no allocation once it has held as
+        // many commands as run (docs/commands.md §10.5).
+        let mut t = self
+            .snapshot
+            .take()
+            .unwrap_or_else(|| self.scheduler.telemetry());
+        self.scheduler.telemetry_into(&mut t);
         let mut bytes = std::mem::take(&mut self.scratch);
         bytes.clear();
         protobuf::scheduler(
@@ -366,6 +375,7 @@ impl SchedulerTelemetry {
             self.emit(slot, Value::Boolean(state), timestamp);
         }
         self.publish_host(timestamp);
+        self.snapshot = Some(t);
     }
 
     /// A mechanism's owner is the newest running command requiring it: children start after
