@@ -61,7 +61,10 @@
 //! Per frame, `publish` costs the scheduler's telemetry snapshot (one `CommandInfo` per queued
 //! or running command, with its name and requirements copied), the protobuf encoding of it, one
 //! comparison per topic, and for each changed topic a lock, a copy and a channel send. Measured
-//! figures are in docs/nt4.md §8 (`cargo bench -p tickstep-nt4`).
+//! with `cargo bench -p tickstep-nt4` (docs/nt4.md §8.1) on a robot of 50 running commands whose
+//! run times change every frame, against `run()` alone in the same run: 5–11 µs more per frame
+//! for NT4 (barely more with ten clients than with none: they are served off the frame's
+//! thread), 8–9 µs for the log, of which the scheduler's snapshot is 2.5 µs.
 //!
 //! Dependencies: `axum` 0.8 (features `ws`, `http1`, `tokio` only) brings hyper, tower,
 //! tungstenite and their helpers: 53 crates beyond the commands layer's 19 (tokio, `serde_json`
