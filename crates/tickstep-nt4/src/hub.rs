@@ -400,6 +400,20 @@ impl Hub {
                 format!("more than {max} publishers (docs/nt4.md §4.1)"),
             );
         }
+        // The robot's telemetry cannot be spoofed: under /tickstep/ clients publish only inputs,
+        // and schemas are the server's (docs/nt4.md §2.2).
+        let robots = (name.starts_with("/tickstep/") && !name.starts_with(crate::topics::INPUT))
+            || name.starts_with("/.schema/");
+        if robots {
+            return self.close_for(
+                cid,
+                CLOSE_POLICY,
+                format!(
+                    "topic {name:?} is the robot's; clients publish under {} (docs/nt4.md §2.2)",
+                    crate::topics::INPUT
+                ),
+            );
+        }
         if name.starts_with('$') {
             return self.close_for(
                 cid,

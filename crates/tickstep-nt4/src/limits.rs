@@ -1,5 +1,6 @@
 //! What one client may cost the server (docs/nt4.md §4).
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 /// Bounds on what clients may ask of the server. Every bound closes the offending client with a
@@ -39,6 +40,10 @@ pub struct Limits {
     pub min_period: Duration,
     /// The longest sweep period.
     pub max_period: Duration,
+    /// When not empty, only these addresses may connect; others get HTTP 403 (docs/nt4.md §4.3).
+    /// NT4 has no authentication of its own, so this and the address the server binds are what
+    /// keep a robot's server to its own network.
+    pub allowed_peers: Vec<IpAddr>,
 }
 
 impl Default for Limits {
@@ -56,6 +61,7 @@ impl Default for Limits {
             default_period: Duration::from_millis(100),
             min_period: Duration::from_millis(5),
             max_period: Duration::from_secs(10),
+            allowed_peers: Vec::new(),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{Path, State};
+use axum::extract::{ConnectInfo, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
@@ -115,7 +115,8 @@ impl Nt4Server {
                     };
                     let app = Router::new()
                         .route("/nt/{client}", any(upgrade))
-                        .with_state(hub2);
+                        .with_state(hub2)
+                        .into_make_service_with_connect_info::<SocketAddr>();
                     let _ = axum::serve(listener, app)
                         .with_graceful_shutdown(async move { stop2.notified().await })
                         .await;
@@ -212,12 +213,21 @@ impl Nt4Server {
 async fn upgrade(
     Path(client): Path<String>,
     State(hub): State<Arc<Mutex<Hub>>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     ws: WebSocketUpgrade,
 ) -> Response {
     let (limits, clients) = {
         let h = lock(&hub);
         (h.limits.clone(), h.client_count())
     };
+    if !limits.allowed_peers.is_empty() && !limits.allowed_peers.contains(&peer.ip()) {
+        let ip = peer.ip();
+        return (
+            StatusCode::FORBIDDEN,
+            format!("{ip} is not an allowed peer (docs/nt4.md §4.3)"),
+        )
+            .into_response();
+    }
     if clients >= limits.max_clients {
         let max = limits.max_clients;
         return (

@@ -212,3 +212,42 @@ fn a_duplicate_name_connects_under_another() {
         .unwrap();
     });
 }
+
+#[test]
+fn a_client_cannot_publish_the_robots_telemetry() {
+    let server = start();
+    server.set("/tickstep/scheduler/cycle", Value::Int(7));
+    runtime().block_on(async {
+        let mut ws = nt(&server, "spoof").await;
+        let publish = r#"[{"method":"publish","params":{"name":"/tickstep/scheduler/cycle","pubuid":1,"type":"int","properties":{}}}]"#;
+        ws.send(Message::Text(publish.into())).await.unwrap();
+        let frame = close_frame(&mut ws).await.expect("a close frame");
+        assert_eq!(u16::from(frame.code), 1008);
+        assert!(frame.reason.contains("is the robot's"), "{}", frame.reason);
+        assert_eq!(server.get("/tickstep/scheduler/cycle"), Some(Value::Int(7)));
+        still_served(&server, 8).await;
+    });
+}
+
+#[test]
+fn a_peer_outside_the_allow_list_is_refused_with_403() {
+    let mut limits = Limits::default();
+    limits.allowed_peers = vec!["192.0.2.1".parse().unwrap()]; // TEST-NET-1, never contacted: we come from 127.0.0.1
+    let server = Nt4Server::start("127.0.0.1:0".parse().unwrap(), limits).unwrap();
+    runtime().block_on(async {
+        match connect(
+            &server,
+            "stranger",
+            Some("v4.1.networktables.first.wpi.edu"),
+        )
+        .await
+        {
+            Err(WsError::Http(resp)) => assert_eq!(resp.status().as_u16(), 403),
+            other => panic!("not refused: {other:?}"),
+        }
+    });
+    let mut limits = Limits::default();
+    limits.allowed_peers = vec!["127.0.0.1".parse().unwrap()];
+    let server = Nt4Server::start("127.0.0.1:0".parse().unwrap(), limits).unwrap();
+    runtime().block_on(still_served(&server, 9));
+}
