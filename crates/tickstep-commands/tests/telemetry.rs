@@ -194,3 +194,57 @@ fn a_listener_added_mid_run_stamps_events_with_the_latest_mount_end() {
     let slow = running.iter().find(|i| i.name == "slow").unwrap();
     assert_eq!(slow.last_run_time, Duration::from_millis(5));
 }
+
+/// docs/commands.md §10.5: a reused snapshot equals a fresh one however the lists change
+/// (commands queued, started, nested, interrupted, ended; more and then fewer of them).
+#[test]
+fn telemetry_into_a_reused_snapshot_equals_a_fresh_one() {
+    let (clock, scheduler) = setup();
+    let arm = Mechanism::new(&scheduler, "arm");
+    let wrist = Mechanism::new(&scheduler, "wrist");
+    let low = arm
+        .run(|co| async move {
+            co.park().await;
+        })
+        .with_priority(1)
+        .named("low");
+    let high = Command::requiring(&arm)
+        .requiring(&wrist)
+        .executing(|co| async move {
+            co.park().await;
+        })
+        .with_priority(5)
+        .named("high");
+    let child = parked("child");
+    let inner = child.clone();
+    let parent = Command::no_requirements()
+        .executing(move |co| {
+            let child = inner.clone();
+            async move {
+                co.await_cmd(&child).await.unwrap();
+            }
+        })
+        .named("parent");
+    let others: Vec<Command> = (0..5).map(|i| parked(&format!("other {i}"))).collect();
+    let mut snapshot = scheduler.telemetry();
+    let steps: [&dyn Fn(); 5] = [
+        &|| drop(scheduler.schedule(&low)),
+        &|| others.iter().for_each(|c| drop(scheduler.schedule(c))),
+        &|| {
+            drop(scheduler.schedule(&high));
+            drop(scheduler.schedule(&parent));
+        },
+        &|| others.iter().take(4).for_each(|c| scheduler.cancel(c)),
+        &|| scheduler.cancel_all(),
+    ];
+    for step in steps {
+        step();
+        scheduler.telemetry_into(&mut snapshot);
+        assert_eq!(snapshot, scheduler.telemetry(), "queued");
+        scheduler.run().unwrap();
+        clock.advance(Duration::from_millis(20));
+        scheduler.telemetry_into(&mut snapshot);
+        assert_eq!(snapshot, scheduler.telemetry(), "after run()");
+    }
+    assert!(snapshot.running.is_empty() && snapshot.queued.is_empty());
+}

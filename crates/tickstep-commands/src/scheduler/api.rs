@@ -560,6 +560,34 @@ impl CommandScheduler {
         }
     }
 
+    /// Overwrites `out` with the same snapshot as [`CommandScheduler::telemetry`], reusing its
+    /// vectors and strings: once `out` has held as many commands as now run, a snapshot
+    /// allocates nothing (docs/commands.md §10.5). For telemetry published every cycle.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, CommandScheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// scheduler.schedule(&c);
+    /// scheduler.run().unwrap();
+    /// let mut t = scheduler.telemetry();
+    /// scheduler.cancel(&c);
+    /// scheduler.telemetry_into(&mut t);
+    /// assert_eq!(t, scheduler.telemetry());
+    /// assert!(t.running.is_empty());
+    /// ```
+    pub fn telemetry_into(&self, out: &mut Telemetry) {
+        let s = self.inner.state.borrow();
+        let clock = &self.inner.clock;
+        s.infos_into(&s.queued, Phase::Queued, clock, &mut out.queued);
+        s.infos_into(&s.running, Phase::Running, clock, &mut out.running);
+        out.last_run_time = s.last_run_time;
+        out.cycle = s.cycle;
+        out.bindings = s.bindings.len();
+        out.sideloads = s.sideloads.len();
+    }
+
     /// The scheduler's clock reading.
     ///
     /// ```

@@ -489,6 +489,58 @@ impl State {
         })
     }
 
+    /// Overwrites `out` with the instance's snapshot, reusing its strings and vectors
+    /// (docs/commands.md §10.5). False when the key is dead.
+    pub(crate) fn info_into(&self, key: Key, clock: &AnyClock, out: &mut CommandInfo) -> bool {
+        let Some(e) = self.entry(key) else {
+            return false;
+        };
+        out.id = e.id;
+        out.parent = e.parent.and_then(|p| self.entry(p)).map(|p| p.id);
+        if !out.command.same_as(&e.cmd) {
+            out.command = e.cmd.clone();
+        }
+        e.cmd.name().clone_into(&mut out.name);
+        out.priority = e.priority;
+        let requirements = e.cmd.requirements();
+        out.requirements.truncate(requirements.len());
+        for (i, m) in requirements.iter().enumerate() {
+            match out.requirements.get_mut(i) {
+                Some(r) => m.name().clone_into(r),
+                None => out.requirements.push(m.name().to_owned()),
+            }
+        }
+        out.last_run_time = Duration::from_nanos(clock.raw_to_nanos(e.last_run_raw));
+        out.total_run_time = Duration::from_nanos(clock.raw_to_nanos(e.total_run_raw));
+        true
+    }
+
+    /// Overwrites `out` with the snapshots of the live instances of `list` in `phase`, reusing
+    /// the entries already there.
+    pub(crate) fn infos_into(
+        &self,
+        list: &[Key],
+        phase: Phase,
+        clock: &AnyClock,
+        out: &mut Vec<CommandInfo>,
+    ) {
+        let mut n = 0;
+        for &k in list {
+            if !self.entry(k).is_some_and(|e| e.phase == phase) {
+                continue;
+            }
+            if let Some(slot) = out.get_mut(n) {
+                if self.info_into(k, clock, slot) {
+                    n += 1;
+                }
+            } else if let Some(info) = self.info(k, clock) {
+                out.push(info);
+                n += 1;
+            }
+        }
+        out.truncate(n);
+    }
+
     /// Live instance keys in list order, for snapshots.
     pub(crate) fn live_in(&self, list: &[Key], phase: Phase) -> Vec<Key> {
         list.iter()
