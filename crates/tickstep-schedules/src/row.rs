@@ -44,6 +44,44 @@ pub(crate) struct Cadence {
     pub(crate) queued: Option<u64>,
     pub(crate) last_fault: Option<Fault>,
     pub(crate) running: Vec<RunningRow>,
+    /// What operators did to the schedule (docs/schedules.md §14); `None` for nothing.
+    pub(crate) ops: Option<OpsRow>,
+}
+
+/// A schedule's operator state (docs/schedules.md §14), stored as one JSON column (`ops`) so
+/// that it rides the cadence update: pause, points missed while paused, a `trigger_now` not
+/// fired yet, a backfill's remaining range.
+#[derive(Clone, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OpsRow {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) paused: Option<PausedRow>,
+    /// Cadence points missed because the schedule was paused, over its life.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) paused_missed: u64,
+    /// A `trigger_now` waiting for the next tick.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) trigger: bool,
+    /// The backfill still to fire: (next point, last point), Unix nanoseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) backfill: Option<(u64, u64)>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Who paused a schedule, when (Unix nanoseconds) and why.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PausedRow {
+    pub(crate) by: ObjId,
+    pub(crate) at: u64,
+    pub(crate) note: String,
+    /// Whether it has a deadline to be armed at on resume (its `fire_at`): it had one when
+    /// paused, or got one since (an outcome re-armed it).
+    pub(crate) armed: bool,
 }
 
 /// One saved schedule, whole.

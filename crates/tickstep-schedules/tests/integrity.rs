@@ -162,7 +162,8 @@ fn an_old_schema_store_with_damage_is_caught_by_quick_check_before_the_migration
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE operator_stops; DROP INDEX schedules_owner_key; \
-             ALTER TABLE schedules DROP COLUMN key; ALTER TABLE schedules DROP COLUMN time_limit_ns; \
+             ALTER TABLE schedules DROP COLUMN key; ALTER TABLE schedules DROP COLUMN ops; \
+             ALTER TABLE schedules DROP COLUMN time_limit_ns; \
              ALTER TABLE schedules DROP COLUMN tick_limit; \
              DELETE FROM schema_migrations WHERE version >= 2; PRAGMA journal_mode = DELETE;",
         )
@@ -186,6 +187,7 @@ fn a_version_1_store_is_migrated_and_keeps_its_schedules() {
         conn.execute_batch(
             "DROP TABLE operator_stops; DELETE FROM sqlite_sequence; \
              DROP INDEX schedules_owner_key; ALTER TABLE schedules DROP COLUMN key; \
+             ALTER TABLE schedules DROP COLUMN ops; \
              ALTER TABLE schedules DROP COLUMN time_limit_ns; \
              ALTER TABLE schedules DROP COLUMN tick_limit; \
              DELETE FROM schema_migrations WHERE version >= 2; PRAGMA application_id = 0;",
@@ -201,7 +203,7 @@ fn a_version_1_store_is_migrated_and_keeps_its_schedules() {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
 }
 
 fn foreign_db(path: &Path) {
@@ -293,7 +295,7 @@ fn a_store_from_a_newer_build_is_refused_naming_both_versions_and_not_written() 
             err,
             Error::SchemaTooNew {
                 found: 7,
-                supported: 4
+                supported: 5
             }
         ),
         "{err:?}"

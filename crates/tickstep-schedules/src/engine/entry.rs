@@ -9,6 +9,7 @@
 use std::rc::Rc;
 
 use crate::info::RetireReason;
+use crate::row::OpsRow;
 use crate::{Catchup, Fault, ObjId, Overlap, RunId, Value};
 
 pub(super) use crate::info::ScheduleKind as Kind;
@@ -73,6 +74,8 @@ pub(super) struct Extra {
     pub(super) limits: Limits,
     /// The schedule's key, unique per owner among live schedules (docs/schedules.md §5.12).
     pub(super) key: Option<Rc<str>>,
+    /// What operators did to it: pause, a pending trigger, a backfill (docs/schedules.md §14).
+    pub(super) ops: OpsRow,
 }
 
 /// A schedule's per-firing limits (docs/schedules.md §5.10): kept, stored and handed to the
@@ -163,6 +166,11 @@ impl Entry {
 
     pub(super) fn key(&self) -> Option<&Rc<str>> {
         self.extra.as_deref().and_then(|x| x.key.as_ref())
+    }
+
+    /// The operator state (docs/schedules.md §14); the default for a schedule nobody touched.
+    pub(super) fn ops(&self) -> Option<&OpsRow> {
+        self.extra.as_deref().map(|x| &x.ops)
     }
 
     pub(super) fn last_fault(&self) -> Option<&Fault> {

@@ -19,7 +19,7 @@ use tickstep_kernel::clock::Instant;
 use super::core::{Core, RunRecord};
 use super::entry::{Entry, Extra, Limits, Running};
 use super::interner::Interner;
-use crate::row::{Cadence, Durability, RowSink, RunningRow, ScheduleRow};
+use crate::row::{Cadence, Durability, OpsRow, RowSink, RunningRow, ScheduleRow};
 use crate::{Error, InFlight, ScheduleId};
 
 impl Entry {
@@ -48,6 +48,7 @@ impl Entry {
                     started_unix: r.started_unix,
                 })
                 .collect(),
+            ops: self.ops().filter(|o| **o != OpsRow::default()).cloned(),
         }
     }
 
@@ -100,6 +101,7 @@ impl Entry {
             || row.key.is_some()
             || c.last_fault.is_some()
             || c.queued.is_some()
+            || c.ops.is_some()
             || !running.is_empty();
         let extra = needs_extra.then(|| {
             Box::new(Extra {
@@ -110,6 +112,7 @@ impl Entry {
                 running,
                 limits,
                 key: row.key.map(Rc::from),
+                ops: c.ops.unwrap_or_default(),
                 ..Extra::default()
             })
         });

@@ -19,6 +19,11 @@
 //! unique index `schedules_owner_key` on (owner, key) over the keyed rows: a key names one row
 //! of its owner's, whoever writes the file. Rows written by an older version have no key.
 //!
+//! Version 5 (docs/schedules.md §14.9) adds each schedule's operator state (`ops`, JSON, NULL
+//! for none): a pause with who, when and why, the points missed while paused, a `trigger_now`
+//! not fired yet, a backfill's remaining range. It is written with the cadence. Rows written by
+//! an older version have none.
+//!
 //! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
 //! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
 //! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
@@ -31,7 +36,7 @@ use rusqlite::{Connection, ErrorCode};
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 4;
+pub(crate) const CURRENT_VERSION: i64 = 5;
 
 /// The oldest schema version an [`Inspector`](crate::Inspector) reads (it reads the firing limits
 /// version 3 added as none from an older file).
@@ -50,7 +55,7 @@ pub(crate) const OWN_TABLES: [&str; 5] = [
 ];
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 4] = [
+const MIGRATIONS: [(i64, &str, &str); 5] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -121,6 +126,13 @@ const MIGRATIONS: [(i64, &str, &str); 4] = [
         "
     ALTER TABLE schedules ADD COLUMN key TEXT; -- the caller's name for it; NULL for none
     CREATE UNIQUE INDEX schedules_owner_key ON schedules (owner, key) WHERE key IS NOT NULL;
+    ",
+    ),
+    (
+        5,
+        "operator state: pause, trigger, backfill",
+        "
+    ALTER TABLE schedules ADD COLUMN ops TEXT; -- JSON {paused, paused_missed, trigger, backfill}
     ",
     ),
 ];

@@ -24,6 +24,9 @@
 //! version 4 does: two nodes creating the same key at once leave one row (docs/schedules.md
 //! §5.15, §5.18).
 //!
+//! Version 6 adds each schedule's operator state (`ops`, JSON, NULL for none), as the `SQLite`
+//! store's version 5 does (docs/schedules.md §14.9).
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -34,7 +37,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 5;
+pub(crate) const CURRENT_VERSION: i64 = 6;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -43,7 +46,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 5] = [
+const MIGRATIONS: [(i64, &str, &str); 6] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -126,6 +129,13 @@ const MIGRATIONS: [(i64, &str, &str); 5] = [
     ALTER TABLE tickstep_schedules ADD COLUMN key TEXT; -- the caller's name for it; NULL for none
     CREATE UNIQUE INDEX tickstep_schedules_owner_key
         ON tickstep_schedules (owner, key) WHERE key IS NOT NULL;
+    ",
+    ),
+    (
+        6,
+        "operator state: pause, trigger, backfill",
+        "
+    ALTER TABLE tickstep_schedules ADD COLUMN ops TEXT; -- JSON; NULL for none
     ",
     ),
 ];
@@ -285,18 +295,18 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5]));
-        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5]));
-        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5]));
-        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5]));
-        assert_eq!(versions(&[1, 2, 3, 4, 5]), Ok(vec![]));
+        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6]));
+        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6]));
+        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6]));
+        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6]));
+        assert_eq!(versions(&[1, 2, 3, 4, 5, 6]), Ok(vec![]));
     }
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 6]), Err(6));
-        let err = pending(&[1, 4, 6]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 6") && err.to_string().contains("up to 5"));
+        assert_eq!(versions(&[1, 4, 7]), Err(7));
+        let err = pending(&[1, 4, 7]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 7") && err.to_string().contains("up to 6"));
     }
 
     #[test]
@@ -307,7 +317,7 @@ mod tests {
         // The reason is the error's source (docs/README.md: one error convention).
         let text = tickstep_kernel::ErrorChain(&err).to_string();
         assert!(
-            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5"),
+            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5, 6"),
             "{text}"
         );
         assert!(plan.next().is_none(), "nothing is applied after a refusal");
