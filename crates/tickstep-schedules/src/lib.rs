@@ -219,13 +219,15 @@ mod txn;
 mod value;
 
 pub use commit::Commit;
-pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
+pub use engine::{
+    Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, MAX_NOTE_BYTES, Schedules, TickReport,
+};
 pub use error::Error;
 pub use host::{
     Fault, FaultKind, Firing, InFlight, OpenWorld, Outcome, Refused, Runner, StoreWaker, World,
 };
 pub use id::{ObjId, RunId, ScheduleId};
-pub use info::{RetireReason, ScheduleInfo, ScheduleKind};
+pub use info::{NEXT_RUNS_SHOWN, PauseInfo, RetireReason, ScheduleInfo, ScheduleKind};
 pub use kernel_wake::KernelWake;
 pub use key::MAX_KEY_LEN;
 pub use limits::MAX_VALUE_DEPTH;

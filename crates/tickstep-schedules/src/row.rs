@@ -44,11 +44,11 @@ pub(crate) struct Cadence {
     pub(crate) queued: Option<u64>,
     pub(crate) last_fault: Option<Fault>,
     pub(crate) running: Vec<RunningRow>,
-    /// What operators did to the schedule (docs/schedules.md §14); `None` for nothing.
+    /// What operators did to the schedule (docs/schedules.md §9.4–§9.10); `None` for nothing.
     pub(crate) ops: Option<OpsRow>,
 }
 
-/// A schedule's operator state (docs/schedules.md §14), stored as one JSON column (`ops`) so
+/// A schedule's operator state (docs/schedules.md §9.4–§9.10), stored as one JSON column (`ops`) so
 /// that it rides the cadence update: pause, points missed while paused, a `trigger_now` not
 /// fired yet, a backfill's remaining range.
 #[derive(Clone, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]

@@ -135,14 +135,25 @@ impl Shared {
     pub(crate) fn info(&self, id: u64, now: u64) -> Option<ScheduleInfo> {
         let mut core = self.core.borrow_mut();
         if let Some(e) = core.visible(id, now) {
-            return Some(core.info(e));
+            return Some(core.info(e, now));
         }
-        core.held_elsewhere(id).map(|e| core.info(&e))
+        core.held_elsewhere(id).map(|e| core.info(&e, now))
+    }
+
+    /// The next `count` cadence points of committed schedule `id` (docs/schedules.md §9.8).
+    pub(crate) fn upcoming(&self, id: u64, now: u64, count: usize) -> Option<Vec<u64>> {
+        let mut core = self.core.borrow_mut();
+        if let Some(e) = core.visible(id, now) {
+            return Some(super::cadence::upcoming(e.cadence_view(), now, count));
+        }
+        core.held_elsewhere(id)
+            .map(|e| super::cadence::upcoming(e.cadence_view(), now, count))
     }
 
     /// The `schedule_info` record of a draft.
     pub(crate) fn draft_info(&self, draft: &Draft) -> ScheduleInfo {
-        self.core.borrow().info(&draft.0)
+        let now = self.clock.unix_nanos();
+        self.core.borrow().info(&draft.0, now)
     }
 
     /// Appends the ids of live committed schedules that `keep` accepts.

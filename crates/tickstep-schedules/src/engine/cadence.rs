@@ -227,7 +227,12 @@ impl Core {
         let Some(e) = self.table.get(id) else {
             return;
         };
-        if e.kind != Kind::Every || !e.is_live() || e.backlog > 0 || e.next_run > now {
+        if e.kind != Kind::Every
+            || !e.is_live()
+            || e.is_paused()
+            || e.backlog > 0
+            || e.next_run > now
+        {
             return;
         }
         let n = points_arrived(e.next_run, e.interval_ns, now);
@@ -263,7 +268,7 @@ impl Core {
     /// Applies the catch-up policy to the `n` cadence points from `next_run` that have passed:
     /// `skip` drops them all, `once` keeps the latest, `all` keeps the latest
     /// [`MAX_CATCHUP_FIRINGS`]; kept points wait in the backlog, one firing per tick.
-    fn catch_up(&mut self, id: u64, n: u64, now: u64) {
+    pub(super) fn catch_up(&mut self, id: u64, n: u64, now: u64) {
         let Some(e) = self.table.get(id) else {
             return;
         };
@@ -337,6 +342,69 @@ impl Core {
     }
 }
 
+/// What the next fire times of a schedule depend on: its cadence, and whether it waits for a
+/// deadline now. An engine entry and a stored row (the operator's view) both give one, so the
+/// next fire times are computed one way (docs/schedules.md §9.8).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct CadenceView {
+    pub(crate) kind: Kind,
+    /// The next cadence point (Unix nanoseconds).
+    pub(crate) next_run: u64,
+    pub(crate) interval_ns: u64,
+    /// Whether a deadline waits (armed, or kept while paused); false while a one-shot runs.
+    pub(crate) waiting: bool,
+    pub(crate) paused: bool,
+    pub(crate) live: bool,
+}
+
+/// The next `count` cadence points, nominal (before jitter), Unix nanoseconds: computed, never
+/// stored (docs/schedules.md §9.8). A one-shot has its one deadline while it waits for it; a
+/// retired schedule has none. A paused recurring one shows the points after `now` that
+/// resuming keeps. Each kind of cadence answers here.
+pub(crate) fn upcoming(c: CadenceView, now: u64, count: usize) -> Vec<u64> {
+    if !c.live || count == 0 {
+        return Vec::new();
+    }
+    match c.kind {
+        Kind::At => {
+            if c.waiting {
+                vec![c.next_run]
+            } else {
+                Vec::new()
+            }
+        }
+        Kind::Every => {
+            let mut first = Some(c.next_run);
+            if c.paused && c.next_run <= now {
+                let n = points_arrived(c.next_run, c.interval_ns, now);
+                first = advance(c.next_run, c.interval_ns, n);
+            }
+            let mut out = Vec::with_capacity(count.min(1024));
+            let mut next = first;
+            while let Some(p) = next.filter(|_| out.len() < count) {
+                out.push(p);
+                next = advance(p, c.interval_ns, 1);
+            }
+            out
+        }
+    }
+}
+
+impl super::entry::Entry {
+    /// This entry's [`CadenceView`].
+    pub(super) fn cadence_view(&self) -> CadenceView {
+        let paused = self.ops().and_then(|o| o.paused.as_ref());
+        CadenceView {
+            kind: self.kind,
+            next_run: self.next_run,
+            interval_ns: self.interval_ns,
+            waiting: self.armed || paused.is_some_and(|p| p.armed),
+            paused: paused.is_some(),
+            live: self.is_live(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,6 +416,66 @@ mod tests {
         assert_eq!(points_arrived(10, 5, 14), 1);
         assert_eq!(points_arrived(10, 5, 15), 2);
         assert_eq!(points_arrived(10, 5, 31), 5);
+    }
+
+    #[test]
+    fn upcoming_lists_cadence_points_and_skips_what_a_paused_schedule_slept_through() {
+        let view = CadenceView {
+            kind: Kind::Every,
+            next_run: 100,
+            interval_ns: 10,
+            waiting: true,
+            paused: false,
+            live: true,
+        };
+        assert_eq!(upcoming(view, 50, 3), vec![100, 110, 120]);
+        assert_eq!(
+            upcoming(
+                CadenceView {
+                    paused: true,
+                    ..view
+                },
+                125,
+                2
+            ),
+            vec![130, 140]
+        );
+        assert_eq!(
+            upcoming(
+                CadenceView {
+                    live: false,
+                    ..view
+                },
+                50,
+                3
+            ),
+            Vec::<u64>::new()
+        );
+        let near_end = CadenceView {
+            next_run: u64::MAX - 5,
+            ..view
+        };
+        assert_eq!(
+            upcoming(near_end, 0, 3),
+            vec![u64::MAX - 5],
+            "stops at the end of time"
+        );
+        let once = CadenceView {
+            kind: Kind::At,
+            ..view
+        };
+        assert_eq!(upcoming(once, 0, 5), vec![100]);
+        assert!(
+            upcoming(
+                CadenceView {
+                    waiting: false,
+                    ..once
+                },
+                0,
+                5
+            )
+            .is_empty()
+        );
     }
 
     #[test]

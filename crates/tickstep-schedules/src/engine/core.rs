@@ -89,6 +89,11 @@ pub(crate) struct Core {
     pub(super) lost_buf: Vec<u64>,
     /// The live keyed schedules this engine holds, by (owner, key) (docs/schedules.md §5.12).
     pub(super) keys: std::collections::HashMap<(crate::ObjId, Rc<str>), u64>,
+    /// Schedules with an operator's trigger or backfill waiting for the tick (docs/schedules.md
+    /// §9.6, §9.7); empty nearly always, so a tick pays one check for it.
+    pub(super) operator_due: Vec<u64>,
+    /// When the host should tick for them (Unix nanoseconds).
+    pub(super) operator_at: u64,
 }
 
 impl Core {
@@ -120,6 +125,8 @@ impl Core {
             claimed_buf: Vec::new(),
             lost_buf: Vec::new(),
             keys: std::collections::HashMap::new(),
+            operator_due: Vec::new(),
+            operator_at: u64::MAX,
         }
     }
 

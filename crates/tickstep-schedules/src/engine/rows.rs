@@ -341,6 +341,15 @@ impl RowSink for Loader<'_> {
             self.interrupted_ids.push(entry.id);
         }
         core.index_key(&entry);
+        if entry.is_paused() {
+            // A paused schedule waits unarmed, its deadline kept for resume (docs/schedules.md §9.4).
+            entry.armed = false;
+        }
+        if entry.has_operator_firings() {
+            // A trigger or backfill written before the restart fires from the first tick
+            // (docs/schedules.md §9.6, §9.7).
+            core.operator_due.push(entry.id);
+        }
         if entry.armed {
             self.deadlines.push((entry.fire_at, entry.id));
             if !entry.is_running() && entry.fire_at.max(entry.next_run) <= self.now {

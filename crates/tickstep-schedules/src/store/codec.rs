@@ -264,7 +264,7 @@ pub(crate) fn parse_fault(text: &str) -> Option<Fault> {
     Some(Fault { kind, value })
 }
 
-/// Decodes the `ops` column (docs/schedules.md §14); `None` if it is not an operator state.
+/// Decodes the `ops` column (docs/schedules.md §9.4–§9.10); `None` if it is not an operator state.
 pub(crate) fn parse_ops(text: &str) -> Option<crate::row::OpsRow> {
     parse_json(text)
 }

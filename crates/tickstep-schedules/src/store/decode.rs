@@ -78,7 +78,7 @@ fn json<R: StoredColumns + ?Sized, T: serde::de::DeserializeOwned>(
 /// schedule and the column for a value that does not decode: an unknown kind or policy, JSON
 /// that is not a value, a fault or a list of running firings, a counter too large for its field,
 /// a firing limit of 0, a key that breaks the key rule (docs/schedules.md §5.12), an operator
-/// state that is not one (docs/schedules.md §14).
+/// state that is not one (docs/schedules.md §9.4–§9.10).
 pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, R::Error> {
     let u = |i: usize| -> Result<u64, R::Error> { row.int(i).map(from_sql) };
     // Read first, so every error below names the schedule.

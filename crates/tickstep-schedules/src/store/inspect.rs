@@ -17,6 +17,7 @@ use super::integrity;
 use super::schema;
 use super::sqlite::SqliteStore;
 use super::sqlite_row;
+use crate::engine::cadence::{CadenceView, upcoming};
 use crate::row::ScheduleRow;
 use crate::{Catchup, Error, Fault, InFlight, ObjId, Overlap, ScheduleId, ScheduleKind, Value};
 
@@ -176,6 +177,45 @@ pub struct StoredSchedule {
     /// The schedule's key, unique per owner (docs/schedules.md §5.12); `None` for none, and in
     /// a store older than schema version 4 (`PostgreSQL`: 5), which did not keep keys.
     pub key: Option<String>,
+    /// Who paused it, when and why, while paused (docs/schedules.md §9.4).
+    pub pause: Option<crate::PauseInfo>,
+    /// Cadence points missed because it was paused, over its life (docs/schedules.md §9.4).
+    pub paused_missed: u64,
+    /// Whether a `trigger_now` waits for the next tick (docs/schedules.md §9.6).
+    pub trigger_pending: bool,
+    /// The backfill under way: its next point and its last, Unix nanoseconds (docs/schedules.md
+    /// §9.7).
+    pub backfill_unix_nanos: Option<(u64, u64)>,
+    /// What the next fire times are computed from (docs/schedules.md §9.8).
+    cadence: CadenceView,
+}
+
+impl StoredSchedule {
+    /// The next `count` cadence points after the stored state, nominal, Unix nanoseconds, as the
+    /// engine computes them for `schedule_info` (docs/schedules.md §9.8): `now_unix_nanos`
+    /// matters only for a paused schedule, whose list starts after it.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::{Clock, ManualClock};
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let clock = ManualClock::new();
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "v");
+    /// let engine = Schedules::open(&path, clock.clone(), world, TestRunner::new(), Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// let stored = Inspector::open(&path).unwrap().get(id).unwrap().unwrap();
+    /// let next = stored.next_runs(clock.unix_nanos(), 3);
+    /// assert_eq!(next, [60, 120, 180].map(|s| clock.unix_nanos() + s * 1_000_000_000));
+    /// ```
+    pub fn next_runs(&self, now_unix_nanos: u64, count: usize) -> Vec<u64> {
+        upcoming(self.cadence, now_unix_nanos, count)
+    }
 }
 
 impl Inspector {
@@ -318,7 +358,7 @@ impl Inspector {
     /// [`Inspector::list`] otherwise.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_kernel::clock::{Clock, ManualClock};
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Inspector, Options, Schedules};
     /// # let dir = tempfile::tempdir().unwrap();
@@ -500,6 +540,15 @@ impl From<ScheduleRow> for StoredSchedule {
     fn from(r: ScheduleRow) -> Self {
         let id = ScheduleId::from_raw(r.id);
         let c = r.cadence;
+        let ops = c.ops.unwrap_or_default();
+        let cadence = CadenceView {
+            kind: r.kind,
+            next_run: c.next_run,
+            interval_ns: r.interval_ns,
+            waiting: c.armed || ops.paused.as_ref().is_some_and(|p| p.armed),
+            paused: ops.paused.is_some(),
+            live: true,
+        };
         StoredSchedule {
             id,
             kind: r.kind,
@@ -544,6 +593,15 @@ impl From<ScheduleRow> for StoredSchedule {
             time_limit: r.time_limit_ns.map(std::time::Duration::from_nanos),
             tick_limit: r.tick_limit,
             key: r.key,
+            pause: ops.paused.map(|p| crate::PauseInfo {
+                by: p.by,
+                at: crate::info::unix_seconds(p.at),
+                note: p.note,
+            }),
+            paused_missed: ops.paused_missed,
+            trigger_pending: ops.trigger,
+            backfill_unix_nanos: ops.backfill,
+            cadence,
         }
     }
 }

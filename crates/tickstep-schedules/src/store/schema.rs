@@ -19,7 +19,7 @@
 //! unique index `schedules_owner_key` on (owner, key) over the keyed rows: a key names one row
 //! of its owner's, whoever writes the file. Rows written by an older version have no key.
 //!
-//! Version 5 (docs/schedules.md §14.9) adds each schedule's operator state (`ops`, JSON, NULL
+//! Version 5 (docs/schedules.md §9.10) adds each schedule's operator state (`ops`, JSON, NULL
 //! for none): a pause with who, when and why, the points missed while paused, a `trigger_now`
 //! not fired yet, a backfill's remaining range. It is written with the cadence. Rows written by
 //! an older version have none.

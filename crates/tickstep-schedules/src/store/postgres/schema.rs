@@ -25,7 +25,7 @@
 //! §5.15, §5.18).
 //!
 //! Version 6 adds each schedule's operator state (`ops`, JSON, NULL for none), as the `SQLite`
-//! store's version 5 does (docs/schedules.md §14.9).
+//! store's version 5 does (docs/schedules.md §9.10).
 //!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
