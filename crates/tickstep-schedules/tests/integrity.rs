@@ -162,6 +162,7 @@ fn an_old_schema_store_with_damage_is_caught_by_quick_check_before_the_migration
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE operator_stops; DROP INDEX schedules_owner_key; \
+             DROP TRIGGER schedules_history_goes_with_the_row; DROP TABLE firing_history; \
              ALTER TABLE schedules DROP COLUMN key; ALTER TABLE schedules DROP COLUMN ops; \
              ALTER TABLE schedules DROP COLUMN time_limit_ns; \
              ALTER TABLE schedules DROP COLUMN tick_limit; \
@@ -186,6 +187,7 @@ fn a_version_1_store_is_migrated_and_keeps_its_schedules() {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE operator_stops; DELETE FROM sqlite_sequence; \
+             DROP TRIGGER schedules_history_goes_with_the_row; DROP TABLE firing_history; \
              DROP INDEX schedules_owner_key; ALTER TABLE schedules DROP COLUMN key; \
              ALTER TABLE schedules DROP COLUMN ops; \
              ALTER TABLE schedules DROP COLUMN time_limit_ns; \
@@ -203,7 +205,7 @@ fn a_version_1_store_is_migrated_and_keeps_its_schedules() {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
 }
 
 fn foreign_db(path: &Path) {
@@ -295,7 +297,7 @@ fn a_store_from_a_newer_build_is_refused_naming_both_versions_and_not_written() 
             err,
             Error::SchemaTooNew {
                 found: 7,
-                supported: 5
+                supported: 6
             }
         ),
         "{err:?}"

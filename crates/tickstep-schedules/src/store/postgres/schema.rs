@@ -27,6 +27,10 @@
 //! Version 6 adds each schedule's operator state (`ops`, JSON, NULL for none), as the `SQLite`
 //! store's version 5 does (docs/schedules.md §9.10).
 //!
+//! Version 7 adds `tickstep_firing_history`, the last firings of each schedule, as the `SQLite`
+//! store's version 6 does (docs/schedules.md §9.11); a foreign key deletes a schedule's history
+//! with its row.
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -37,7 +41,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 6;
+pub(crate) const CURRENT_VERSION: i64 = 7;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -46,7 +50,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 6] = [
+const MIGRATIONS: [(i64, &str, &str); 7] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -136,6 +140,22 @@ const MIGRATIONS: [(i64, &str, &str); 6] = [
         "operator state: pause, trigger, backfill",
         "
     ALTER TABLE tickstep_schedules ADD COLUMN ops TEXT; -- JSON; NULL for none
+    ",
+    ),
+    (
+        7,
+        "the last firings of each schedule",
+        "
+    CREATE TABLE tickstep_firing_history (
+        schedule_id BIGINT  NOT NULL REFERENCES tickstep_schedules (id) ON DELETE CASCADE,
+        slot        INTEGER NOT NULL, -- the firing's number modulo the retention: a ring
+        started_at  BIGINT  NOT NULL, -- Unix nanoseconds
+        ended_at    BIGINT  NOT NULL,
+        nominal     BIGINT  NOT NULL, -- the cadence point it served
+        outcome     TEXT    NOT NULL CHECK (outcome IN ('returned', 'fault')),
+        fault       TEXT,             -- JSON {\"kind\": .., \"value\": ..}
+        PRIMARY KEY (schedule_id, slot)
+    );
     ",
     ),
 ];
@@ -295,18 +315,18 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6]));
-        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6]));
-        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6]));
-        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6]));
-        assert_eq!(versions(&[1, 2, 3, 4, 5, 6]), Ok(vec![]));
+        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7]));
+        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7]));
+        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7]));
+        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7]));
+        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7]), Ok(vec![]));
     }
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 7]), Err(7));
-        let err = pending(&[1, 4, 7]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 7") && err.to_string().contains("up to 6"));
+        assert_eq!(versions(&[1, 4, 8]), Err(8));
+        let err = pending(&[1, 4, 8]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 8") && err.to_string().contains("up to 7"));
     }
 
     #[test]
@@ -317,7 +337,7 @@ mod tests {
         // The reason is the error's source (docs/README.md: one error convention).
         let text = tickstep_kernel::ErrorChain(&err).to_string();
         assert!(
-            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5, 6"),
+            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5, 6, 7"),
             "{text}"
         );
         assert!(plan.next().is_none(), "nothing is applied after a refusal");
