@@ -227,7 +227,10 @@ pub use host::{
     Fault, FaultKind, Firing, InFlight, OpenWorld, Outcome, Refused, Runner, StoreWaker, World,
 };
 pub use id::{ObjId, RunId, ScheduleId};
-pub use info::{NEXT_RUNS_SHOWN, PauseInfo, RetireReason, ScheduleInfo, ScheduleKind};
+pub use info::{
+    FiringRecord, HISTORY_KEPT, NEXT_RUNS_SHOWN, PauseInfo, RetireReason, ScheduleInfo,
+    ScheduleKind,
+};
 pub use kernel_wake::KernelWake;
 pub use key::MAX_KEY_LEN;
 pub use limits::MAX_VALUE_DEPTH;

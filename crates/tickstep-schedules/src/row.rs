@@ -146,12 +146,45 @@ pub(crate) struct ChangeSet {
     pub(crate) updates: Vec<(u64, Cadence)>,
     /// Rows to delete.
     pub(crate) deletes: Vec<u64>,
+    /// Settled firings to record in the schedules' histories (docs/schedules.md §9.11).
+    pub(crate) history: Vec<HistoryRow>,
+}
+
+impl HistoryRow {
+    /// The record `schedule_info` shows.
+    pub(crate) fn into_record(self) -> crate::FiringRecord {
+        let seconds = crate::info::unix_seconds;
+        crate::FiringRecord {
+            started: seconds(self.started),
+            ended: seconds(self.ended),
+            nominal: seconds(self.nominal),
+            fault: self.fault,
+        }
+    }
+}
+
+/// One settled firing of a schedule, for its bounded history (docs/schedules.md §9.11).
+#[derive(Clone, PartialEq, Debug)]
+pub(crate) struct HistoryRow {
+    pub(crate) schedule: u64,
+    /// The ring position: the firing's number modulo `HISTORY_KEPT`.
+    pub(crate) slot: u32,
+    /// Unix nanoseconds.
+    pub(crate) started: u64,
+    pub(crate) ended: u64,
+    /// The cadence point it served.
+    pub(crate) nominal: u64,
+    /// `None` for a returned value.
+    pub(crate) fault: Option<Fault>,
 }
 
 impl ChangeSet {
     /// Whether the commit would write nothing.
     pub(crate) fn is_empty(&self) -> bool {
-        self.inserts.is_empty() && self.updates.is_empty() && self.deletes.is_empty()
+        self.inserts.is_empty()
+            && self.updates.is_empty()
+            && self.deletes.is_empty()
+            && self.history.is_empty()
     }
 
     /// Empties the set, keeping its buffers.
@@ -159,6 +192,7 @@ impl ChangeSet {
         self.inserts.clear();
         self.updates.clear();
         self.deletes.clear();
+        self.history.clear();
     }
 }
 

@@ -346,11 +346,11 @@ on_every_store! {
         assert!(approx(h.info(id).next_runs[0], t0 + 120.0));
         let map = h.info(id).to_value();
         let Value::Map(pairs) = map else { panic!() };
-        let keys: Vec<String> = pairs.iter().rev().take(8).map(|(k, _)| k.to_string()).collect();
+        let keys: Vec<String> = pairs.iter().rev().take(9).map(|(k, _)| k.to_string()).collect();
         assert_eq!(
             keys,
             [
-                "\"next_runs\"", "\"backfill\"", "\"trigger_pending\"", "\"paused_missed\"",
+                "\"history\"", "\"next_runs\"", "\"backfill\"", "\"trigger_pending\"", "\"paused_missed\"",
                 "\"pause_note\"", "\"paused_at\"", "\"paused_by\"", "\"paused\""
             ]
         );

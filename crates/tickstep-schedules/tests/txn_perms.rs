@@ -501,6 +501,7 @@ on_every_store! {
             "trigger_pending",
             "backfill",
             "next_runs",
+            "history",
         ];
         let Value::Map(pairs) = &map else { panic!() };
         assert_eq!(pairs.len(), keys.len());

@@ -94,6 +94,9 @@ pub(crate) struct Core {
     pub(super) operator_due: Vec<u64>,
     /// When the host should tick for them (Unix nanoseconds).
     pub(super) operator_at: u64,
+    /// Settled firings of persistent schedules, for the next group commit (docs/schedules.md
+    /// §9.11).
+    pub(super) history: Vec<crate::row::HistoryRow>,
 }
 
 impl Core {
@@ -127,6 +130,7 @@ impl Core {
             keys: std::collections::HashMap::new(),
             operator_due: Vec::new(),
             operator_at: u64::MAX,
+            history: Vec::new(),
         }
     }
 

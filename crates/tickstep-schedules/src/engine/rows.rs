@@ -369,7 +369,7 @@ impl Core {
         let Some(store) = self.store.as_mut() else {
             return Ok(Committed::Nothing);
         };
-        if self.dirty.is_empty() && self.doomed_rows.is_empty() {
+        if self.dirty.is_empty() && self.doomed_rows.is_empty() && self.history.is_empty() {
             return Ok(Committed::Nothing);
         }
         let handed = store.handed_behind();
@@ -384,7 +384,12 @@ impl Core {
                 .map(|e| (e.id, e.cadence())),
         );
         changes.deletes.extend_from_slice(&self.doomed_rows);
+        changes.history.append(&mut self.history);
         let result = store.commit(changes, Durability::Grouped);
+        if result.is_err() {
+            // Kept for the next try, as the updates are (rebuilt from the dirty list).
+            self.history.append(&mut changes.history);
+        }
         changes.clear();
         result?;
         let seq = store.handed_behind();

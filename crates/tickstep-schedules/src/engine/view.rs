@@ -71,6 +71,8 @@ impl Core {
             backfill: ops
                 .and_then(|o| o.backfill)
                 .map(|(next, last)| (unix_seconds(next), unix_seconds(last))),
+            // Read from the store by `Shared::info`, only when asked (docs/schedules.md §9.11).
+            history: Vec::new(),
             next_runs: upcoming(e.cadence_view(), now, NEXT_RUNS_SHOWN)
                 .into_iter()
                 .map(unix_seconds)

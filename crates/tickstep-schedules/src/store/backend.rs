@@ -100,6 +100,14 @@ pub(crate) trait Backend {
         Ok(None)
     }
 
+    /// The stored history of schedule `id`, newest first (docs/schedules.md §9.11), read after
+    /// the writes handed over before (so a settled firing already queued is in it).
+    ///
+    /// # Errors
+    ///
+    /// The store's error; nothing changed.
+    fn history(&mut self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error>;
+
     /// What the store counted of claims and fencing so far.
     fn cluster_stats(&self) -> ClusterStats {
         ClusterStats::default()

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::row::{Cadence, RunningRow, ScheduleRow};
+use crate::row::{Cadence, HistoryRow, RunningRow, ScheduleRow};
 use crate::{Fault, FaultKind, RunId, Value};
 
 /// A `u64` as SQLite's signed integer, bits preserved (readable as is below 2^63).
@@ -262,6 +262,49 @@ pub(crate) fn parse_fault(text: &str) -> Option<Fault> {
     let kind = raw["kind"].as_str().and_then(FaultKind::parse)?;
     let value: Value = serde_json::from_value(raw["value"].clone()).ok()?;
     Some(Fault { kind, value })
+}
+
+/// Records a settled firing in its schedule's history ring (docs/schedules.md §9.11): the slot's
+/// previous record is replaced; a schedule whose row is gone records nothing. Parameters:
+/// schedule, slot, started, ended, nominal, outcome, fault.
+pub(crate) const RECORD_HISTORY: &str = "INSERT INTO firing_history \
+     (schedule_id, slot, started_at, ended_at, nominal, outcome, fault) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM schedules WHERE id = ?1) \
+     ON CONFLICT (schedule_id, slot) DO UPDATE SET started_at = excluded.started_at, \
+     ended_at = excluded.ended_at, nominal = excluded.nominal, outcome = excluded.outcome, \
+     fault = excluded.fault";
+
+/// A schedule's history, newest first: the columns [`history_row`] reads.
+pub(crate) const SELECT_HISTORY: &str = "SELECT slot, started_at, ended_at, nominal, fault \
+     FROM firing_history WHERE schedule_id = ?1 ORDER BY started_at DESC, slot DESC";
+
+/// The outcome column's word for a record.
+pub(crate) fn outcome_word(h: &HistoryRow) -> &'static str {
+    if h.fault.is_some() {
+        "fault"
+    } else {
+        "returned"
+    }
+}
+
+/// One history record back from its columns (slot, started, ended, nominal, fault JSON);
+/// `None` when the fault does not decode.
+pub(crate) fn history_row(
+    schedule: u64,
+    (slot, started, ended, nominal): (i64, i64, i64, i64),
+    fault: Option<&str>,
+) -> Option<HistoryRow> {
+    Some(HistoryRow {
+        schedule,
+        slot: u32::try_from(slot).ok()?,
+        started: from_sql(started),
+        ended: from_sql(ended),
+        nominal: from_sql(nominal),
+        fault: match fault {
+            Some(text) => Some(parse_fault(text)?),
+            None => None,
+        },
+    })
 }
 
 /// Decodes the `ops` column (docs/schedules.md §9.4–§9.10); `None` if it is not an operator state.

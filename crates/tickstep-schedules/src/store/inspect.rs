@@ -349,6 +349,59 @@ impl Inspector {
         .map_err(load_error(path))
     }
 
+    /// The last settled firings of schedule `id`, newest first, as the store keeps them (at
+    /// most [`HISTORY_KEPT`](crate::HISTORY_KEPT), docs/schedules.md §9.11); empty for an
+    /// unknown id, a schedule that has not fired, or a store older than histories. A reader
+    /// who wants the latest asks the running engine to `wait_for_writes()` first.
+    ///
+    /// # Errors
+    ///
+    /// As [`Inspector::list`]; a stored fault that does not decode is named.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let clock = ManualClock::new();
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "v");
+    /// let runner = TestRunner::new();
+    /// let engine = Schedules::open(&path, clock.clone(), world, runner.clone(), Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "v", 1.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// clock.advance(std::time::Duration::from_secs(1));
+    /// engine.tick().unwrap();
+    /// runner.finish_all(&engine);
+    /// engine.flush().unwrap();
+    /// let history = Inspector::open(&path).unwrap().history(id).unwrap();
+    /// assert_eq!(history.len(), 1);
+    /// assert_eq!(history[0].outcome(), "returned");
+    /// ```
+    pub fn history(&self, id: ScheduleId) -> Result<Vec<crate::FiringRecord>, Error> {
+        let rows = match &self.source {
+            Source::Sqlite {
+                conn,
+                path,
+                version,
+            } => {
+                if *version < 6 {
+                    return Ok(Vec::new());
+                }
+                super::sqlite::read_history(conn, path, id.get())?
+            }
+            #[cfg(feature = "postgres")]
+            Source::Postgres(pg) => pg.history(id.get())?,
+        };
+        Ok(rows
+            .into_iter()
+            .map(crate::row::HistoryRow::into_record)
+            .collect())
+    }
+
     /// The saved schedules keyed `key`, by id: one per owner at most, the key being unique per
     /// owner (docs/schedules.md §5.17, §5.18). Empty for a store older than keys.
     ///

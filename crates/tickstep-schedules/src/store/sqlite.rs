@@ -262,6 +262,11 @@ impl Backend for SqliteStore {
         self.wait_for_writer()
     }
 
+    fn history(&mut self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
+        self.wait_for_writer()?;
+        read_history(&self.conn, &self.path, id)
+    }
+
     fn handed_behind(&self) -> u64 {
         self.handed
     }
@@ -298,4 +303,39 @@ impl Backend for SqliteStore {
         self.data_version = version;
         Ok(())
     }
+}
+
+/// The history of schedule `id` in the store file behind `conn`, newest first
+/// (docs/schedules.md §9.11); a record that does not decode is refused naming it.
+pub(crate) fn read_history(
+    conn: &Connection,
+    path: &Path,
+    id: u64,
+) -> Result<Vec<crate::row::HistoryRow>, Error> {
+    let read = |e| store_error(path, "reading a schedule's history", e);
+    let mut stmt = conn.prepare_cached(codec::SELECT_HISTORY).map_err(read)?;
+    let mut rows = stmt.query([to_sql(id)]).map_err(read)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(read)? {
+        let columns = (
+            row.get(0).map_err(read)?,
+            row.get(1).map_err(read)?,
+            row.get(2).map_err(read)?,
+            row.get(3).map_err(read)?,
+        );
+        let fault: Option<String> = row.get(4).map_err(read)?;
+        let record = codec::history_row(id, columns, fault.as_deref()).ok_or_else(|| {
+            read(rusqlite::Error::FromSqlConversionFailure(
+                4,
+                rusqlite::types::Type::Text,
+                format!(
+                    "schedule {id}: bad fault in firing_history row: {:?}",
+                    crate::limits::excerpt(fault.as_deref().unwrap_or(""))
+                )
+                .into(),
+            ))
+        })?;
+        out.push(record);
+    }
+    Ok(out)
 }

@@ -13,10 +13,10 @@ use std::sync::OnceLock;
 use postgres::Row;
 use postgres::types::{ToSql, Type};
 
-use crate::row::{Cadence, ScheduleRow};
+use crate::row::{Cadence, HistoryRow, ScheduleRow};
 use crate::store::codec::{
     COLUMNS, COLUMNS_WITHOUT_KEY, COLUMNS_WITHOUT_LIMITS, COLUMNS_WITHOUT_OPS, fault_json, json,
-    running_json, schedule_name, to_sql,
+    outcome_word, running_json, schedule_name, to_sql,
 };
 use crate::store::decode::StoredColumns;
 
@@ -133,6 +133,71 @@ pub(super) const NOTE_STOPS: &str = "INSERT INTO tickstep_operator_stops (schedu
 /// The notification of those stops, one per id (payload: the id).
 pub(super) const NOTIFY_STOPS: &str =
     "SELECT pg_notify('tickstep_stops', id::text) FROM unnest($1::bigint[]) AS id";
+
+/// Records settled firings in their schedules' history rings (docs/schedules.md §9.11), one
+/// statement for a batch: each replaces its slot's previous record; a schedule whose row is
+/// gone records nothing. A batch holds each (schedule, slot) once ([`HistoryColumns::push`]
+/// keeps the newest), since one statement may not update a row twice.
+pub(super) const RECORD_HISTORY: &str = "INSERT INTO tickstep_firing_history \
+     (schedule_id, slot, started_at, ended_at, nominal, outcome, fault) \
+     SELECT u.schedule_id, u.slot, u.started_at, u.ended_at, u.nominal, u.outcome, u.fault \
+     FROM unnest($1::bigint[], $2::integer[], $3::bigint[], $4::bigint[], $5::bigint[], \
+     $6::text[], $7::text[]) \
+     AS u(schedule_id, slot, started_at, ended_at, nominal, outcome, fault) \
+     WHERE EXISTS (SELECT 1 FROM tickstep_schedules AS s WHERE s.id = u.schedule_id) \
+     ON CONFLICT (schedule_id, slot) DO UPDATE SET started_at = EXCLUDED.started_at, \
+     ended_at = EXCLUDED.ended_at, nominal = EXCLUDED.nominal, outcome = EXCLUDED.outcome, \
+     fault = EXCLUDED.fault";
+
+/// A schedule's history, newest first (`$1` the id).
+pub(super) const SELECT_HISTORY: &str = "SELECT slot, started_at, ended_at, nominal, fault \
+     FROM tickstep_firing_history WHERE schedule_id = $1 ORDER BY started_at DESC, slot DESC";
+
+/// A batch of history records as column arrays, the parameters of [`RECORD_HISTORY`].
+#[derive(Default)]
+pub(super) struct HistoryColumns {
+    schedule: Vec<i64>,
+    slot: Vec<i32>,
+    started: Vec<i64>,
+    ended: Vec<i64>,
+    nominal: Vec<i64>,
+    outcome: Vec<&'static str>,
+    fault: Vec<Option<String>>,
+}
+
+impl HistoryColumns {
+    /// The records of `history`, the newest of each (schedule, slot) only.
+    pub(super) fn of(history: &[HistoryRow]) -> Self {
+        let mut columns = HistoryColumns::default();
+        let mut seen = std::collections::HashSet::new();
+        for h in history.iter().rev() {
+            if !seen.insert((h.schedule, h.slot)) {
+                continue;
+            }
+            columns.schedule.push(to_sql(h.schedule));
+            columns.slot.push(i32::try_from(h.slot).unwrap_or(i32::MAX));
+            columns.started.push(to_sql(h.started));
+            columns.ended.push(to_sql(h.ended));
+            columns.nominal.push(to_sql(h.nominal));
+            columns.outcome.push(outcome_word(h));
+            columns.fault.push(h.fault.as_ref().map(fault_json));
+        }
+        columns
+    }
+
+    /// The parameters of [`RECORD_HISTORY`], in order.
+    pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 7] {
+        [
+            &self.schedule,
+            &self.slot,
+            &self.started,
+            &self.ended,
+            &self.nominal,
+            &self.outcome,
+            &self.fault,
+        ]
+    }
+}
 
 /// Deletes by id (`$1`) and fence (`$2`), only rows node `$3` still holds (retirements written
 /// behind the tick, fenced like cadence updates).

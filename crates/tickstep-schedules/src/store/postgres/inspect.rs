@@ -24,6 +24,8 @@ pub(crate) struct PgInspector {
     select: String,
     /// Whether the schema keeps keys (version 5 on).
     keyed: bool,
+    /// Whether the database keeps firing histories (version 7 on).
+    histories: bool,
 }
 
 impl std::fmt::Debug for PgInspector {
@@ -56,6 +58,7 @@ impl PgInspector {
             client: RefCell::new(client),
             select: codec::select_all_of(version),
             keyed: version >= 5,
+            histories: version >= 7,
         })
     }
 
@@ -98,6 +101,13 @@ impl PgInspector {
     }
 
     /// Every id, by id.
+    pub(crate) fn history(&self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
+        if !self.histories {
+            return Ok(Vec::new());
+        }
+        super::worker::read_history(&mut self.client.borrow_mut(), id)
+    }
+
     pub(crate) fn ids(&self) -> Result<Vec<u64>, Error> {
         let rows = self
             .client

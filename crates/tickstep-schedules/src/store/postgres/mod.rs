@@ -355,6 +355,10 @@ impl Backend for PostgresStore {
         self.ask(|reply| Request::Fetch { id, reply })
     }
 
+    fn history(&mut self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
+        self.ask(|reply| Request::History { id, reply })
+    }
+
     fn row_by_key(&mut self, owner: crate::ObjId, key: &str) -> Result<Option<ScheduleRow>, Error> {
         let key = key.to_owned();
         self.ask(|reply| Request::FetchKey { owner, key, reply })
