@@ -1,6 +1,7 @@
 //! `tickstep schedules`: an operator's view of a schedule store — `list`, `info ID`, `find KEY`,
-//! `stop ID` —
-//! as a table or `--json`. `list` and `info` only read (safe while a demo runs); `stop` removes
+//! `next ID`, `history ID`, `stop ID` —
+//! as a table or `--json`. `list`, `info`, `next` and `history` only read (safe while a demo
+//! runs); `stop` removes
 //! the schedule's row durably, and every engine running on the store (a demo, a server) drops it
 //! at its next tick. `--db` takes a file or a `postgres://` URL; every subcommand works on both
 //! (docs/schedules.md §11.24).
@@ -48,6 +49,22 @@ enum Action {
     /// counts live only in the running process (`Runtime::running_firings`), which another
     /// process cannot see.
     Running,
+    /// The next fire times of a schedule, computed from its stored cadence (docs/schedules.md
+    /// §9.8): nominal, before jitter; a paused schedule's start after now.
+    Next {
+        /// The schedule id.
+        id: u64,
+        /// How many fire times (1 to 1,000).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        count: u16,
+    },
+    /// The last firings of a schedule as the store keeps them, newest first (docs/schedules.md
+    /// §9.11): start, end, the point served, outcome and fault. What a running engine has not
+    /// written yet (at most one tick's) is not there.
+    History {
+        /// The schedule id.
+        id: u64,
+    },
     /// Stop a schedule (removes it from the store; a running engine drops it at its next tick).
     Stop {
         /// The schedule id.
@@ -61,6 +78,8 @@ pub(crate) fn run(args: &SchedulesArgs) -> Result<(), String> {
         Action::Find { ref key } => find(args, key),
         Action::Info { id } => info(args, id),
         Action::Running => running(args),
+        Action::Next { id, count } => next(args, id, usize::from(count)),
+        Action::History { id } => history(args, id),
         Action::Stop { id } => stop(args, id),
     }
 }
@@ -204,15 +223,7 @@ fn running(args: &SchedulesArgs) -> Result<(), String> {
 }
 
 fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
-    let row = store::open(&args.db)?
-        .get(ScheduleId::from_raw(id))
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| {
-            format!(
-                "no schedule {id} in {} (it never existed, was stopped, or retired)",
-                store::shown(&args.db)
-            )
-        })?;
+    let row = stored(args, id)?;
     let info = store::to_json(&row);
     if args.json {
         say(serde_json::to_string_pretty(&info).map_err(|e| e.to_string())?);
@@ -223,6 +234,82 @@ fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
         for (key, value) in map {
             say(format!("{key:<width$}  {value}"));
         }
+    }
+    Ok(())
+}
+
+/// The stored schedule `id`, or an error saying it is not there.
+fn stored(args: &SchedulesArgs, id: u64) -> Result<StoredSchedule, String> {
+    store::open(&args.db)?
+        .get(ScheduleId::from_raw(id))
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "no schedule {id} in {} (it never existed, was stopped, or retired)",
+                store::shown(&args.db)
+            )
+        })
+}
+
+fn next(args: &SchedulesArgs, id: u64, count: usize) -> Result<(), String> {
+    let row = stored(args, id)?;
+    let now = now_unix_nanos();
+    let times = row.next_runs(now, count);
+    if args.json {
+        let all: Vec<f64> = times.iter().map(|&t| t as f64 / 1e9).collect();
+        say(json!({ "id": id, "next_runs": all }).to_string());
+        return Ok(());
+    }
+    if times.is_empty() {
+        say(format!(
+            "schedule {id} has no next fire time (a one-shot that is running)"
+        ));
+    }
+    for t in times {
+        say(format!("{:.3}  in {}", t as f64 / 1e9, next_in(t, now)));
+    }
+    Ok(())
+}
+
+fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
+    let inspector = store::open(&args.db)?;
+    if inspector
+        .get(ScheduleId::from_raw(id))
+        .map_err(|e| e.to_string())?
+        .is_none()
+    {
+        return Err(format!(
+            "no schedule {id} in {} (it never existed, was stopped, or retired)",
+            store::shown(&args.db)
+        ));
+    }
+    let records = inspector
+        .history(ScheduleId::from_raw(id))
+        .map_err(|e| tickstep::kernel::ErrorChain(&e).to_string())?;
+    if args.json {
+        let all: Vec<_> = records.iter().map(store::record_json).collect();
+        say(serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    if records.is_empty() {
+        say(format!(
+            "schedule {id} has no settled firing in the store yet"
+        ));
+        return Ok(());
+    }
+    say("STARTED  TOOK  SERVED  OUTCOME  FAULT");
+    for r in &records {
+        let fault = r.fault.as_ref().map_or_else(
+            || "-".to_owned(),
+            |f| format!("{} {}", f.kind.as_str(), f.value),
+        );
+        say(format!(
+            "{:.3}  {:.3}s  {:.3}  {}  {fault}",
+            r.started,
+            r.ended - r.started,
+            r.nominal,
+            r.outcome()
+        ));
     }
     Ok(())
 }

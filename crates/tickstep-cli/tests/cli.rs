@@ -565,3 +565,85 @@ fn a_store_from_a_newer_tickstep_is_refused_naming_both_versions() {
         );
     }
 }
+
+#[test]
+fn schedules_next_and_history_read_a_saved_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ops.db");
+    let db = db.to_str().unwrap();
+    let demo = tickstep(&["demo", "--virtual", "--duration", "7s", "--db", db]);
+    assert!(demo.status.success(), "{}", stderr(&demo));
+    let found = tickstep(&["schedules", "--db", db, "find", "bell", "--json"]);
+    let found: serde_json::Value = serde_json::from_str(&stdout(&found)).unwrap();
+    let bell = &found[0];
+    let id = bell["id"].as_u64().unwrap().to_string();
+
+    // The next fire times: the bell's cadence, two seconds apart, from its next run.
+    let next = tickstep(&[
+        "schedules",
+        "--db",
+        db,
+        "next",
+        &id,
+        "--count",
+        "4",
+        "--json",
+    ]);
+    assert!(next.status.success(), "{}", stderr(&next));
+    let next: serde_json::Value = serde_json::from_str(&stdout(&next)).unwrap();
+    let times: Vec<f64> = next["next_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap())
+        .collect();
+    assert_eq!(times.len(), 4);
+    assert!(
+        times.windows(2).all(|w| (w[1] - w[0] - 2.0).abs() < 1e-6),
+        "{times:?}"
+    );
+    let table = tickstep(&["schedules", "--db", db, "next", &id]);
+    assert_eq!(stdout(&table).lines().count(), 10, "{}", stdout(&table));
+    let too_many = tickstep(&["schedules", "--db", db, "next", &id, "--count", "5000"]);
+    assert_eq!(
+        too_many.status.code(),
+        Some(2),
+        "clap refuses it: {}",
+        stderr(&too_many)
+    );
+
+    // The history: the bell's settled firings, newest first, as many as it ran (up to 20).
+    let history = tickstep(&["schedules", "--db", db, "history", &id, "--json"]);
+    assert!(history.status.success(), "{}", stderr(&history));
+    let records: serde_json::Value = serde_json::from_str(&stdout(&history)).unwrap();
+    let records = records.as_array().unwrap();
+    assert!(!records.is_empty(), "the bell rang during the demo");
+    assert!(records.len() as u64 <= bell["run_count"].as_u64().unwrap());
+    let started: Vec<f64> = records
+        .iter()
+        .map(|r| r["started"].as_f64().unwrap())
+        .collect();
+    assert!(
+        started.windows(2).all(|w| w[0] >= w[1]),
+        "newest first: {started:?}"
+    );
+    assert!(
+        records
+            .iter()
+            .all(|r| r["outcome"] == "returned" || r["outcome"] == "fault")
+    );
+    let table = tickstep(&["schedules", "--db", db, "history", &id]);
+    assert!(
+        stdout(&table).starts_with("STARTED  TOOK  SERVED  OUTCOME  FAULT"),
+        "{}",
+        stdout(&table)
+    );
+
+    let missing = tickstep(&["schedules", "--db", db, "history", "999999"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("no schedule 999999"),
+        "{}",
+        stderr(&missing)
+    );
+}
