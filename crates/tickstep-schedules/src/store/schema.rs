@@ -28,6 +28,10 @@
 //! (start, end, the point served, outcome, fault), a ring of `slot`s per schedule, so keeping the
 //! last few is an upsert, never a prune; a trigger deletes a schedule's history with its row.
 //!
+//! Version 7 (docs/schedules.md §9.12) lets an operator's note carry an action (`action`, JSON;
+//! NULL for a stop, as every note before it): pause, resume, trigger or backfill, made from
+//! outside the engine and applied by the engines running on the file.
+//!
 //! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
 //! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
 //! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
@@ -40,7 +44,7 @@ use rusqlite::{Connection, ErrorCode};
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 6;
+pub(crate) const CURRENT_VERSION: i64 = 7;
 
 /// The oldest schema version an [`Inspector`](crate::Inspector) reads (it reads the firing limits
 /// version 3 added as none from an older file).
@@ -60,7 +64,7 @@ pub(crate) const OWN_TABLES: [&str; 6] = [
 ];
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 6] = [
+const MIGRATIONS: [(i64, &str, &str); 7] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -159,6 +163,13 @@ const MIGRATIONS: [(i64, &str, &str); 6] = [
     BEGIN
         DELETE FROM firing_history WHERE schedule_id = old.id;
     END;
+    ",
+    ),
+    (
+        7,
+        "operator notes carry actions",
+        "
+    ALTER TABLE operator_stops ADD COLUMN action TEXT; -- JSON; NULL for a stop
     ",
     ),
 ];

@@ -31,6 +31,9 @@
 //! store's version 6 does (docs/schedules.md §9.11); a foreign key deletes a schedule's history
 //! with its row.
 //!
+//! Version 8 lets an operator's note carry an action (`action`, JSON; NULL for a stop), as the
+//! `SQLite` store's version 7 does (docs/schedules.md §9.12).
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -41,7 +44,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 7;
+pub(crate) const CURRENT_VERSION: i64 = 8;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -50,7 +53,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 7] = [
+const MIGRATIONS: [(i64, &str, &str); 8] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -156,6 +159,13 @@ const MIGRATIONS: [(i64, &str, &str); 7] = [
         fault       TEXT,             -- JSON {\"kind\": .., \"value\": ..}
         PRIMARY KEY (schedule_id, slot)
     );
+    ",
+    ),
+    (
+        8,
+        "operator notes carry actions",
+        "
+    ALTER TABLE tickstep_operator_stops ADD COLUMN action TEXT; -- JSON; NULL for a stop
     ",
     ),
 ];
@@ -315,18 +325,18 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7]));
-        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7]));
-        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7]));
-        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7]));
-        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7]), Ok(vec![]));
+        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7, 8]));
+        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7, 8]));
+        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7, 8]));
+        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7, 8]));
+        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7, 8]), Ok(vec![]));
     }
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 8]), Err(8));
-        let err = pending(&[1, 4, 8]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 8") && err.to_string().contains("up to 7"));
+        assert_eq!(versions(&[1, 4, 9]), Err(9));
+        let err = pending(&[1, 4, 9]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 9") && err.to_string().contains("up to 8"));
     }
 
     #[test]
@@ -337,7 +347,7 @@ mod tests {
         // The reason is the error's source (docs/README.md: one error convention).
         let text = tickstep_kernel::ErrorChain(&err).to_string();
         assert!(
-            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5, 6, 7"),
+            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5, 6, 7, 8"),
             "{text}"
         );
         assert!(plan.next().is_none(), "nothing is applied after a refusal");
