@@ -65,11 +65,42 @@ pub(crate) struct OpsRow {
     /// The backfill still to fire: (next point, last point), Unix nanoseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) backfill: Option<(u64, u64)>,
+    /// The newest operator note (its `seq`) this state includes (docs/schedules.md §9.12): an
+    /// engine that overwrote the row before it read a newer note applies that note at open.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) note: u64,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// A note an operator left in the store for the engines running on it (docs/schedules.md
+/// §11.11, §9.12): a stop (no action; the row is gone already) or an action to apply.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub(crate) struct OperatorNote {
+    /// The note's place in the store's notes (`seq`).
+    pub(crate) seq: u64,
+    pub(crate) id: u64,
+    pub(crate) action: Option<OperatorAction>,
+}
+
+/// An operator action taken from outside the engine, stored in its note as JSON
+/// (docs/schedules.md §9.12).
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub(crate) enum OperatorAction {
+    Pause {
+        note: String,
+    },
+    Resume,
+    Trigger,
+    /// The range, Unix nanoseconds.
+    Backfill {
+        from: u64,
+        to: u64,
+    },
 }
 
 /// Who paused a schedule, when (Unix nanoseconds) and why.

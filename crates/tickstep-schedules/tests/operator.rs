@@ -372,3 +372,97 @@ fn an_action_on_a_retired_schedule_is_invalid() {
 /// Keeps the imports honest when a helper above stops needing one.
 #[allow(dead_code)]
 fn _types(_: ObjId, _: &Schedules) {}
+
+on_both_stores! {
+    fn an_operator_acts_on_a_running_store_and_the_engine_applies_it(store) {
+        let h = Host::on(store);
+        let t0 = h.now();
+        let id = h.every(10.0, Options::new());
+        h.engine.wait_for_writes().unwrap();
+        assert!(tickstep_schedules::Inspector::pause(store.path(), id, "from the shell").unwrap());
+        assert!(!tickstep_schedules::Inspector::pause(store.path(), id, "again").unwrap());
+        // PostgreSQL's store thread reads the notes when asked to wait (docs/schedules.md §11.22).
+        h.engine.wait_for_writes().unwrap();
+        h.after(20.0); // the engine reads the note before it fires anything
+        assert_eq!(h.fired(), 0, "paused by the operator");
+        let pause = h.info(id).pause.unwrap();
+        assert_eq!((pause.by, pause.note.as_str()), (ObjId(-1), "from the shell"));
+        // The engine's own updates since keep the pause in the row.
+        h.after(10.0);
+        h.engine.flush().unwrap();
+        let stored = tickstep_schedules::Inspector::open(store.path()).unwrap().get(id).unwrap().unwrap();
+        assert!(stored.pause.is_some());
+        assert!(tickstep_schedules::Inspector::trigger(store.path(), id).unwrap());
+        h.engine.wait_for_writes().unwrap();
+        h.after(1.0);
+        assert_eq!(h.fired(), 1, "a trigger fires a paused schedule");
+        h.finish_all();
+        assert!(tickstep_schedules::Inspector::resume(store.path(), id).unwrap());
+        h.engine.wait_for_writes().unwrap();
+        // The engine polls the notes once per engine tick interval (docs/schedules.md §11.11).
+        h.after(0.02);
+        let info = h.info(id);
+        assert!(info.pause.is_none());
+        assert_eq!(info.paused_missed, 3, "points 10, 20, 30 passed while paused");
+        h.after(8.98);
+        assert_eq!(h.fired(), 2);
+        assert!(approx(h.nominal(1), t0 + 40.0));
+        h.finish_all();
+        let ops_now = h.now();
+        let wall = h.clock.unix_nanos();
+        // Backfill by the system clock: the manual clock's range lies in the past of it.
+        let n = tickstep_schedules::Inspector::backfill(store.path(), id, t0 + 5.0, t0 + 25.0).unwrap();
+        assert_eq!(n, 2, "points 10 and 20");
+        let bad = tickstep_schedules::Inspector::backfill(store.path(), id, t0 + 5.0, t0 + 25.0).unwrap_err();
+        assert!(bad.to_string().contains("still under way"), "{bad}");
+        let h = {
+            drop(h);
+            // A restart between the note and the engine's poll: the row carries it.
+            Host::open(store.path(), ManualClock::starting_at_unix_nanos(wall + 1_000_000_000))
+        };
+        for _ in 0..4 {
+            h.tick();
+            h.finish_all();
+        }
+        let got: Vec<f64> = nominals(&h).iter().map(|n| (n - t0).round()).collect();
+        assert_eq!(got, vec![10.0, 20.0], "each once, after the restart");
+        assert!(ops_now > t0);
+        let unknown = tickstep_schedules::Inspector::pause(store.path(), ScheduleId::from_raw(99_999), "").unwrap_err();
+        assert_eq!(unknown.code(), "E_INVARG");
+        let bad_note = tickstep_schedules::Inspector::pause(store.path(), id, "bell\u{7}").unwrap_err();
+        assert!(bad_note.to_string().contains("control characters"), "{bad_note}");
+    }
+}
+
+#[test]
+fn sqlite_only_an_action_the_engine_overwrote_before_reading_its_note_is_applied_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new());
+    h.after(9.995); // polls the notes now: the next poll is 10 ms of engine time away
+    assert!(tickstep_schedules::Inspector::pause(&path, id, "overwritten").unwrap());
+    h.after(0.005); // fires, writing the row's state from memory, before the next poll
+    assert_eq!(h.fired(), 1);
+    assert!(
+        h.info(id).pause.is_none(),
+        "the engine has not read the note yet"
+    );
+    h.finish_all();
+    let wall = h.clock.unix_nanos();
+    drop(h); // a clean shutdown writes the engine's view again
+    let h = Host::open(
+        &path,
+        ManualClock::starting_at_unix_nanos(wall + 1_000_000_000),
+    );
+    let pause = h.info(id).pause.expect("the note is applied at open");
+    assert_eq!(pause.note, "overwritten");
+    h.after(30.0);
+    assert_eq!(h.fired(), 0);
+    // Applied once: another open does not apply it again (nor resume it).
+    h.engine.resume(h.prog, id).unwrap();
+    let wall = h.clock.unix_nanos();
+    drop(h);
+    let h = Host::open(&path, ManualClock::starting_at_unix_nanos(wall));
+    assert!(h.info(id).pause.is_none(), "the note was applied once");
+}

@@ -79,7 +79,7 @@ pub(crate) struct Core {
     /// (docs/schedules.md §11.42), oldest first.
     pub(super) pending: super::pending::PendingStarts,
     /// Operator stops found by the last poll, reused across ticks.
-    pub(super) stopped_buf: Vec<u64>,
+    pub(super) stopped_buf: Vec<crate::row::OperatorNote>,
     /// Schedules dropped because an operator stopped them, until the host takes the list.
     pub(super) operator_stopped: Vec<u64>,
     /// When the store was last polled for operator stops (monotonic).

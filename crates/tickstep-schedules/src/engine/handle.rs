@@ -123,6 +123,7 @@ impl Schedules {
         let behind = loader.finish(high_water);
         core.store = Some(store);
         core.catch_up_loaded(behind);
+        core.apply_actions_at_open(now)?;
         // Tells a store that claims on its own thread where the engine's clock stands, so it
         // claims from now on whether or not the engine ticks (docs/schedules.md §11.40).
         core.apply_claims(now)?;

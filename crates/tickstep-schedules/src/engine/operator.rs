@@ -15,10 +15,15 @@
 use super::cadence::points_arrived;
 use super::core::Core;
 use super::handle::Schedules;
+use crate::info::unix_seconds;
 use crate::options::MAX_CATCHUP_FIRINGS;
 use crate::perms::may_manage;
-use crate::row::{ChangeSet, Durability, OpsRow, PausedRow};
+use crate::row::{ChangeSet, Durability, OperatorAction, OpsRow, PausedRow};
 use crate::{Error, Firing, ObjId, Overlap, ScheduleId, ScheduleKind, Value};
+
+/// Who pauses a schedule from outside the engine (`tickstep schedules pause`): the store's
+/// operator, MOO's `#-1` (docs/schedules.md §9.12).
+pub(crate) const OPERATOR: ObjId = ObjId(-1);
 
 /// The longest pause note, in bytes (docs/schedules.md §9.5).
 pub const MAX_NOTE_BYTES: usize = 200;
@@ -186,30 +191,7 @@ impl Schedules {
     /// ```
     pub fn backfill(&self, perms: ObjId, id: ScheduleId, from: f64, to: f64) -> Result<u64, Error> {
         let now = self.shared.clock.unix_nanos();
-        let bound = |v: f64, name: &str| {
-            crate::limits::seconds_to_nanos(v).ok_or_else(|| {
-                Error::invalid(
-                    Value::Float(v),
-                    format!("backfill {name} must be a finite Unix time in seconds, >= 0 (docs/schedules.md §9.7)"),
-                )
-            })
-        };
-        let (from_ns, to_ns) = (bound(from, "from")?, bound(to, "to")?);
-        if from_ns > to_ns {
-            return Err(Error::invalid(
-                format!("{from} > {to}"),
-                "backfill from must not be after to (docs/schedules.md §9.7)",
-            ));
-        }
-        if to_ns > now {
-            return Err(Error::invalid(
-                Value::Float(to),
-                format!(
-                    "backfill fills a past range: to must not be after now ({}) (docs/schedules.md §9.7)",
-                    crate::info::unix_seconds(now)
-                ),
-            ));
-        }
+        let (from_ns, to_ns) = backfill_bounds(from, to, now)?;
         self.act(perms, id, Action::Backfill, |core, raw, _| {
             core.backfill_entry(raw, (from_ns, to_ns), (from, to))
         })
@@ -291,6 +273,146 @@ impl Schedules {
     }
 }
 
+/// A backfill's bounds as the caller typed them, checked: finite times, `from` not after `to`,
+/// `to` not after `now`; in Unix nanoseconds (docs/schedules.md §9.7).
+pub(crate) fn backfill_bounds(from: f64, to: f64, now: u64) -> Result<(u64, u64), Error> {
+    let bound = |v: f64, name: &str| {
+        crate::limits::seconds_to_nanos(v).ok_or_else(|| {
+            Error::invalid(
+                Value::Float(v),
+                format!(
+                    "backfill {name} must be a finite Unix time in seconds from 0 to \
+                     18446744073 (docs/schedules.md §9.7)"
+                ),
+            )
+        })
+    };
+    let (from_ns, to_ns) = (bound(from, "from")?, bound(to, "to")?);
+    if from_ns > to_ns {
+        return Err(Error::invalid(
+            format!("{from} > {to}"),
+            "backfill from must not be after to (docs/schedules.md §9.7)",
+        ));
+    }
+    if to_ns > now {
+        return Err(Error::invalid(
+            Value::Float(to),
+            format!(
+                "backfill fills a past range: to must not be after now ({}) (docs/schedules.md §9.7)",
+                unix_seconds(now)
+            ),
+        ));
+    }
+    Ok((from_ns, to_ns))
+}
+
+/// The cadence points a backfill of `[from, to]` fires for a schedule of `kind` whose next
+/// point is `next_run`: the first, the last and how many, or why there are none to fire
+/// (docs/schedules.md §9.7). `under_way`: a backfill of it has not finished.
+fn backfill_points(
+    (kind, next_run, interval, under_way): (ScheduleKind, u64, u64, bool),
+    (from, to): (u64, u64),
+    typed: (f64, f64),
+    name: ScheduleId,
+) -> Result<(u64, u64, u64), Error> {
+    let range = || format!("[{}, {}]", typed.0, typed.1);
+    if kind != ScheduleKind::Every {
+        return Err(Error::invalid(
+            name,
+            "backfill needs a recurring schedule: a one-shot has no cadence points (docs/schedules.md §9.7)",
+        ));
+    }
+    if under_way {
+        return Err(Error::invalid(
+            name,
+            "a backfill of this schedule is still under way; one at a time (docs/schedules.md §9.7)",
+        ));
+    }
+    let Some((first, count)) = points_in(next_run, interval, from, to) else {
+        return Err(Error::invalid(
+            range(),
+            "backfill range holds no cadence point of the schedule (docs/schedules.md §9.7)",
+        ));
+    };
+    if count > MAX_CATCHUP_FIRINGS {
+        return Err(Error::invalid(
+            range(),
+            format!(
+                "backfill range holds {count} cadence points; at most {MAX_CATCHUP_FIRINGS}, \
+                 the bound of catch-up: split it (docs/schedules.md §9.7)"
+            ),
+        ));
+    }
+    // `first + (count - 1) * interval` is at most `to`: no overflow.
+    Ok((first, first + (count - 1) * interval, count))
+}
+
+/// An operator's action on a stored row, made from outside any engine (docs/schedules.md
+/// §9.12): the row's operator state as the engine's own action would leave it, checked the
+/// same way. Returns what the engine call returns (0 or 1 for a pause, resume or trigger that
+/// changed nothing or something; the points of a backfill). A resume here only lifts the pause:
+/// the engine that loads or holds the row applies catch-up (docs/schedules.md §11.8).
+///
+/// # Errors
+///
+/// As the engine's actions: a bad note or backfill, with the row unchanged.
+pub(crate) fn act_on_row(
+    row: &mut crate::row::ScheduleRow,
+    action: &OperatorAction,
+    now: u64,
+) -> Result<u64, Error> {
+    let name = ScheduleId::from_raw(row.id);
+    let c = &mut row.cadence;
+    let mut ops = c.ops.clone().unwrap_or_default();
+    let answer = match action {
+        OperatorAction::Pause { note } => {
+            check_note(note)?;
+            if ops.paused.is_some() {
+                return Ok(0);
+            }
+            ops.paused = Some(PausedRow {
+                by: OPERATOR,
+                at: now,
+                note: note.clone(),
+                armed: c.armed,
+            });
+            c.armed = false;
+            1
+        }
+        OperatorAction::Resume => {
+            let Some(paused) = ops.paused.take() else {
+                return Ok(0);
+            };
+            c.armed = paused.armed;
+            1
+        }
+        OperatorAction::Trigger => {
+            if ops.trigger {
+                return Ok(0);
+            }
+            ops.trigger = true;
+            1
+        }
+        OperatorAction::Backfill { from, to } => {
+            let (first, last, count) = backfill_points(
+                (
+                    row.kind,
+                    c.next_run,
+                    row.interval_ns,
+                    ops.backfill.is_some(),
+                ),
+                (*from, *to),
+                (unix_seconds(*from), unix_seconds(*to)),
+                name,
+            )?;
+            ops.backfill = Some((first, last));
+            count
+        }
+    };
+    c.ops = (ops != OpsRow::default()).then_some(ops);
+    Ok(answer)
+}
+
 /// A pause note is shown to other users and stored: short, and no control characters.
 fn check_note(note: &str) -> Result<(), Error> {
     if note.len() > MAX_NOTE_BYTES || note.chars().any(char::is_control) {
@@ -321,6 +443,78 @@ fn points_in(anchor: u64, interval: u64, from: u64, to: u64) -> Option<(u64, u64
 }
 
 impl Core {
+    /// Applies an action an operator took from outside the engine, found in the store's notes
+    /// (docs/schedules.md §9.12): as the engine's own call would, with the operator's authority
+    /// (the store's: `#-1` pauses). The store already holds the action's state for a restart;
+    /// the schedule is marked so the store gets the engine's view of it too. An action that
+    /// does not apply (a backfill of a one-shot, say) is logged and dropped.
+    ///
+    /// A note is applied once: the schedule's operator state records the newest note it
+    /// includes (`note`), which the store's own write of the action already carries.
+    pub(super) fn apply_operator_note(
+        &mut self,
+        seq: u64,
+        id: u64,
+        action: OperatorAction,
+        now: u64,
+    ) {
+        let Some(e) = self.table.get_mut(id).filter(|e| e.is_live() && e.persist) else {
+            return;
+        };
+        if e.ops().is_some_and(|o| o.note >= seq) {
+            return;
+        }
+        e.extra_mut().ops.note = seq;
+        let applied = match action {
+            OperatorAction::Pause { note } => {
+                self.pause_entry(id, OPERATOR, &note, now);
+                Ok(())
+            }
+            OperatorAction::Resume => {
+                self.resume_entry(id, now);
+                Ok(())
+            }
+            OperatorAction::Trigger => {
+                self.trigger_entry(id);
+                Ok(())
+            }
+            OperatorAction::Backfill { from, to } => self
+                .backfill_entry(id, (from, to), (unix_seconds(from), unix_seconds(to)))
+                .map(drop),
+        };
+        match applied {
+            Ok(()) => {
+                tracing::info!(schedule = id, "operator action applied from the store");
+                self.mark_dirty(id);
+                if self
+                    .table
+                    .get(id)
+                    .is_some_and(super::entry::Entry::has_operator_firings)
+                {
+                    self.want_operator_pass(id, now);
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, schedule = id, "an operator's action from the store does not apply");
+            }
+        }
+    }
+
+    /// At open: the operator actions whose note a loaded row does not include yet, applied —
+    /// an engine that wrote the row's cadence after the operator's write and before it read the
+    /// note left the row without the action (docs/schedules.md §9.12).
+    pub(super) fn apply_actions_at_open(&mut self, now: u64) -> Result<(), Error> {
+        let Some(store) = self.store.as_mut() else {
+            return Ok(());
+        };
+        for note in store.operator_actions()? {
+            if let Some(action) = note.action {
+                self.apply_operator_note(note.seq, note.id, action, now);
+            }
+        }
+        Ok(())
+    }
+
     /// Pauses `id` (docs/schedules.md §9.4); whether it was not paused already.
     fn pause_entry(&mut self, id: u64, by: ObjId, note: &str, now: u64) -> bool {
         let Some(e) = self.table.get_mut(id) else {
@@ -362,42 +556,19 @@ impl Core {
         typed: (f64, f64),
     ) -> Result<u64, Error> {
         let name = ScheduleId::from_raw(id);
-        let range = || format!("[{}, {}]", typed.0, typed.1);
         let Some(e) = self.table.get_mut(id) else {
             return Err(Error::invalid(
                 name,
                 "no such schedule (docs/schedules.md §9.9)",
             ));
         };
-        if e.kind != ScheduleKind::Every {
-            return Err(Error::invalid(
-                name,
-                "backfill needs a recurring schedule: a one-shot has no cadence points (docs/schedules.md §9.7)",
-            ));
-        }
-        if e.ops().is_some_and(|o| o.backfill.is_some()) {
-            return Err(Error::invalid(
-                name,
-                "a backfill of this schedule is still under way; one at a time (docs/schedules.md §9.7)",
-            ));
-        }
-        let Some((first, count)) = points_in(e.next_run, e.interval_ns, from, to) else {
-            return Err(Error::invalid(
-                range(),
-                "backfill range holds no cadence point of the schedule (docs/schedules.md §9.7)",
-            ));
-        };
-        if count > MAX_CATCHUP_FIRINGS {
-            return Err(Error::invalid(
-                range(),
-                format!(
-                    "backfill range holds {count} cadence points; at most {MAX_CATCHUP_FIRINGS}, \
-                     the bound of catch-up: split it (docs/schedules.md §9.7)"
-                ),
-            ));
-        }
-        // `first + (count - 1) * interval` is at most `to`: no overflow.
-        let last = first + (count - 1) * e.interval_ns;
+        let under_way = e.ops().is_some_and(|o| o.backfill.is_some());
+        let (first, last, count) = backfill_points(
+            (e.kind, e.next_run, e.interval_ns, under_way),
+            (from, to),
+            typed,
+            name,
+        )?;
         e.extra_mut().ops.backfill = Some((first, last));
         Ok(count)
     }

@@ -418,7 +418,7 @@ impl Core {
     /// call; a stop is noticed by the first tick at least one interval after the last poll.
     ///
     /// [`Config::tick`]: crate::Config::tick
-    pub(super) fn apply_operator_stops(&mut self, mono: Instant) -> Result<(), Error> {
+    pub(super) fn apply_operator_stops(&mut self, mono: Instant, now: u64) -> Result<(), Error> {
         let Some(store) = self.store.as_mut() else {
             return Ok(());
         };
@@ -432,11 +432,18 @@ impl Core {
         self.last_stop_poll = Some(mono);
         let mut stopped = std::mem::take(&mut self.stopped_buf);
         let result = store.poll_stops(&mut stopped);
-        for &id in &stopped {
-            if self.table.get(id).is_some_and(|e| e.persist) {
-                tracing::info!(schedule = id, "schedule stopped by an operator");
-                self.drop_entry(id);
-                self.operator_stopped.push(id);
+        for note in stopped.drain(..) {
+            let id = note.id;
+            if !self.table.get(id).is_some_and(|e| e.persist) {
+                continue;
+            }
+            match note.action {
+                None => {
+                    tracing::info!(schedule = id, "schedule stopped by an operator");
+                    self.drop_entry(id);
+                    self.operator_stopped.push(id);
+                }
+                Some(action) => self.apply_operator_note(note.seq, id, action, now),
             }
         }
         stopped.clear();

@@ -121,7 +121,7 @@ impl Schedules {
             // Read before the claims: a schedule lost with a write this count includes is
             // dropped by them before its start is looked at.
             let durable = core.durable_through();
-            if let Err(error) = core.apply_operator_stops(mono) {
+            if let Err(error) = core.apply_operator_stops(mono, now) {
                 // The next tick polls again; firing goes on meanwhile.
                 tracing::warn!(%error, "could not poll the store for operator stops");
             }

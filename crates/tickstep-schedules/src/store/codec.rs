@@ -307,6 +307,36 @@ pub(crate) fn history_row(
     })
 }
 
+/// An operator's note as the engine applies it: a stop without an action, else the action
+/// (docs/schedules.md §9.12). An action this build cannot read is skipped with a warning,
+/// never taken for a stop.
+pub(crate) fn operator_note(
+    seq: u64,
+    id: u64,
+    action: Option<&str>,
+) -> Option<crate::row::OperatorNote> {
+    let action = match action {
+        None => None,
+        Some(text) => {
+            let Some(action) = parse_json(text) else {
+                tracing::warn!(
+                    schedule = id,
+                    action = %crate::limits::excerpt(text),
+                    "an operator's note holds an action this build cannot read; skipped"
+                );
+                return None;
+            };
+            Some(action)
+        }
+    };
+    Some(crate::row::OperatorNote { seq, id, action })
+}
+
+/// Every operator note that carries an action, oldest first (`seq, id, action`): what an engine
+/// applies at open to the rows whose state does not include it yet (docs/schedules.md §9.12).
+pub(crate) const SELECT_ACTIONS: &str =
+    "SELECT seq, id, action FROM operator_stops WHERE action IS NOT NULL ORDER BY seq";
+
 /// Decodes the `ops` column (docs/schedules.md §9.4–§9.10); `None` if it is not an operator state.
 pub(crate) fn parse_ops(text: &str) -> Option<crate::row::OpsRow> {
     parse_json(text)

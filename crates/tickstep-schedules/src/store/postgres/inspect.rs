@@ -120,6 +120,25 @@ impl PgInspector {
 
 /// An operator's stop of `id` in the store at `url`: the row deleted, a note left and engines
 /// notified, in one transaction (a version-1 store, without the notes table, gets no note).
+pub(crate) fn act(
+    url: &str,
+    id: u64,
+    action: &crate::row::OperatorAction,
+    now_unix_nanos: u64,
+) -> Result<Option<u64>, Error> {
+    let (mut client, version) = open_checked(url)?;
+    if version < 8 {
+        return Err(Error::invalid(
+            redacted(url),
+            format!(
+                "this database has schema version {version}; operator actions need version 8: \
+                 open it with the engine once to migrate it (docs/schedules.md §9.12)"
+            ),
+        ));
+    }
+    stops::act_as_operator(&mut client, id, action, now_unix_nanos)
+}
+
 pub(crate) fn stop(url: &str, id: u64, now_unix_nanos: u64) -> Result<bool, Error> {
     let (mut client, version) = open_checked(url)?;
     stops::stop_as_operator(&mut client, id, now_unix_nanos, version >= 2)

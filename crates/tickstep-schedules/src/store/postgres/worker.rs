@@ -71,6 +71,8 @@ pub(super) enum Request {
         key: String,
         reply: Sender<Result<Option<ScheduleRow>, Error>>,
     },
+    /// Read every operator note that carries an action (docs/schedules.md §9.12).
+    Actions(Sender<Result<Vec<crate::row::OperatorNote>, Error>>),
     /// Read one schedule's history, after writing what is queued (docs/schedules.md §9.11).
     History {
         id: u64,
@@ -244,6 +246,12 @@ impl Worker {
                 let result = self
                     .write_queue()
                     .and_then(|()| self.fetch_key(owner, &key));
+                let _ = reply.send(result);
+            }
+            Request::Actions(reply) => {
+                let result = self
+                    .reconnect_if_closed()
+                    .and_then(|()| super::stops::operator_actions(&mut self.client));
                 let _ = reply.send(result);
             }
             Request::History { id, reply } => {
