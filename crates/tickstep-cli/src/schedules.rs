@@ -1,5 +1,6 @@
 //! `tickstep schedules`: an operator's view of a schedule store — `list`, `info ID`, `find KEY`,
-//! `next ID`, `history ID`, `stop ID` —
+//! `next ID`, `history ID`, `pause ID`, `resume ID`, `trigger ID`, `backfill ID FROM TO`,
+//! `stop ID` —
 //! as a table or `--json`. `list`, `info`, `next` and `history` only read (safe while a demo
 //! runs); `stop` removes
 //! the schedule's row durably, and every engine running on the store (a demo, a server) drops it
@@ -65,6 +66,34 @@ enum Action {
         /// The schedule id.
         id: u64,
     },
+    /// Pause a schedule, keeping its cadence (docs/schedules.md §9.4, §9.12): the store records
+    /// it and a running engine applies it at its next tick, as it does a stop.
+    Pause {
+        /// The schedule id.
+        id: u64,
+        /// Why (shown by `info`; at most 200 bytes, no control characters).
+        #[arg(long, default_value = "")]
+        note: String,
+    },
+    /// Resume a paused schedule; the points it missed follow its catch-up policy.
+    Resume {
+        /// The schedule id.
+        id: u64,
+    },
+    /// Fire a schedule once now, under its overlap policy, leaving its cadence alone.
+    Trigger {
+        /// The schedule id.
+        id: u64,
+    },
+    /// Fire the cadence points of a past range, each once (at most 1,000).
+    Backfill {
+        /// The schedule id.
+        id: u64,
+        /// The range's start, Unix seconds.
+        from: f64,
+        /// The range's end, Unix seconds (not after now).
+        to: f64,
+    },
     /// Stop a schedule (removes it from the store; a running engine drops it at its next tick).
     Stop {
         /// The schedule id.
@@ -80,6 +109,12 @@ pub(crate) fn run(args: &SchedulesArgs) -> Result<(), String> {
         Action::Running => running(args),
         Action::Next { id, count } => next(args, id, usize::from(count)),
         Action::History { id } => history(args, id),
+        Action::Pause { id, ref note } => act(args, id, "pause", store::pause(&args.db, id, note)),
+        Action::Resume { id } => act(args, id, "resume", store::resume(&args.db, id)),
+        Action::Trigger { id } => act(args, id, "trigger", store::trigger(&args.db, id)),
+        Action::Backfill { id, from, to } => {
+            backfill(args, id, store::backfill(&args.db, id, from, to))
+        }
         Action::Stop { id } => stop(args, id),
     }
 }
@@ -309,6 +344,40 @@ fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
             r.ended - r.started,
             r.nominal,
             r.outcome()
+        ));
+    }
+    Ok(())
+}
+
+/// Reports a pause, resume or trigger: whether it changed anything.
+fn act(
+    args: &SchedulesArgs,
+    id: u64,
+    action: &str,
+    done: Result<bool, String>,
+) -> Result<(), String> {
+    let changed = done?;
+    if args.json {
+        say(json!({ "id": id, "action": action, "changed": changed }).to_string());
+    } else if changed {
+        say(format!(
+            "{action}: schedule {id} (a running engine applies it at its next tick)"
+        ));
+    } else {
+        say(format!(
+            "{action}: schedule {id} needed nothing (already so)"
+        ));
+    }
+    Ok(())
+}
+
+fn backfill(args: &SchedulesArgs, id: u64, done: Result<u64, String>) -> Result<(), String> {
+    let points = done?;
+    if args.json {
+        say(json!({ "id": id, "action": "backfill", "points": points }).to_string());
+    } else {
+        say(format!(
+            "backfill: schedule {id} fires {points} past points, one per tick"
         ));
     }
     Ok(())

@@ -34,6 +34,30 @@ pub(crate) fn stop(path: &Path, id: u64) -> Result<bool, String> {
     Inspector::stop(path, ScheduleId::from_raw(id)).map_err(|e| explain(path, &e))
 }
 
+/// Pauses a saved schedule as the store's operator (docs/schedules.md §9.12); whether it changed.
+pub(crate) fn pause(path: &Path, id: u64, note: &str) -> Result<bool, String> {
+    require_file(path)?;
+    Inspector::pause(path, ScheduleId::from_raw(id), note).map_err(|e| explain(path, &e))
+}
+
+/// Resumes a saved schedule; whether it was paused.
+pub(crate) fn resume(path: &Path, id: u64) -> Result<bool, String> {
+    require_file(path)?;
+    Inspector::resume(path, ScheduleId::from_raw(id)).map_err(|e| explain(path, &e))
+}
+
+/// Asks for one firing of a saved schedule now; whether none was waiting.
+pub(crate) fn trigger(path: &Path, id: u64) -> Result<bool, String> {
+    require_file(path)?;
+    Inspector::trigger(path, ScheduleId::from_raw(id)).map_err(|e| explain(path, &e))
+}
+
+/// Backfills a saved schedule over a past range; how many points.
+pub(crate) fn backfill(path: &Path, id: u64, from: f64, to: f64) -> Result<u64, String> {
+    require_file(path)?;
+    Inspector::backfill(path, ScheduleId::from_raw(id), from, to).map_err(|e| explain(path, &e))
+}
+
 /// A missing file is refused before the inspector runs (which would say the same less kindly);
 /// a server URL is checked by connecting.
 fn require_file(path: &Path) -> Result<(), String> {

@@ -647,3 +647,88 @@ fn schedules_next_and_history_read_a_saved_schedule() {
         stderr(&missing)
     );
 }
+
+#[test]
+fn schedules_pause_resume_trigger_and_backfill_act_on_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ops.db");
+    let db = db.to_str().unwrap();
+    let demo = tickstep(&["demo", "--virtual", "--duration", "3s", "--db", db]);
+    assert!(demo.status.success(), "{}", stderr(&demo));
+    let found = tickstep(&["schedules", "--db", db, "find", "bell", "--json"]);
+    let found: serde_json::Value = serde_json::from_str(&stdout(&found)).unwrap();
+    let id = found[0]["id"].as_u64().unwrap().to_string();
+
+    let pause = tickstep(&[
+        "schedules",
+        "--db",
+        db,
+        "pause",
+        &id,
+        "--note",
+        "quiet hours",
+        "--json",
+    ]);
+    assert!(pause.status.success(), "{}", stderr(&pause));
+    assert_eq!(
+        stdout(&pause).trim(),
+        format!("{{\"action\":\"pause\",\"changed\":true,\"id\":{id}}}")
+    );
+    let again = tickstep(&["schedules", "--db", db, "pause", &id]);
+    assert!(
+        stdout(&again).contains("needed nothing"),
+        "{}",
+        stdout(&again)
+    );
+    let info = tickstep(&["schedules", "--db", db, "info", &id, "--json"]);
+    let info: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();
+    assert_eq!(
+        (info["paused"].as_bool(), info["pause_note"].as_str()),
+        (Some(true), Some("quiet hours"))
+    );
+    assert_eq!(info["paused_by"], -1);
+    let runs_before = info["run_count"].clone();
+
+    // The next demo run loads it paused: the bell does not ring.
+    let rerun = tickstep(&["demo", "--virtual", "--duration", "3s", "--db", db]);
+    assert!(rerun.status.success(), "{}", stderr(&rerun));
+    let info = tickstep(&["schedules", "--db", db, "info", &id, "--json"]);
+    let paused: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();
+    assert_eq!(paused["run_count"], runs_before, "no firing while paused");
+    assert_eq!(paused["paused"], true);
+
+    let resume = tickstep(&["schedules", "--db", db, "resume", &id]);
+    assert!(
+        stdout(&resume).contains("resume: schedule"),
+        "{}",
+        stdout(&resume)
+    );
+    let trigger = tickstep(&["schedules", "--db", db, "trigger", &id, "--json"]);
+    assert!(
+        stdout(&trigger).contains("\"changed\":true"),
+        "{}",
+        stdout(&trigger)
+    );
+
+    let bad = tickstep(&["schedules", "--db", db, "pause", &id, "--note", "bell\u{7}"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).contains("control characters"),
+        "{}",
+        stderr(&bad)
+    );
+    let future = tickstep(&["schedules", "--db", db, "backfill", &id, "1", "9999999999"]);
+    assert_eq!(future.status.code(), Some(1));
+    assert!(
+        stderr(&future).contains("past range"),
+        "{}",
+        stderr(&future)
+    );
+    let unknown = tickstep(&["schedules", "--db", db, "trigger", "999999"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        stderr(&unknown).contains("no such schedule"),
+        "{}",
+        stderr(&unknown)
+    );
+}
