@@ -196,6 +196,7 @@
 //! assert_eq!(engine.begin(wizard).schedule_info(id).unwrap().run_count, 1);
 //! ```
 
+mod cadence_points;
 mod commit;
 mod engine;
 mod error;
@@ -209,6 +210,7 @@ mod info;
 mod kernel_wake;
 mod key;
 mod limits;
+mod operator_rules;
 mod options;
 mod perms;
 mod queue_runner;
@@ -219,9 +221,7 @@ mod txn;
 mod value;
 
 pub use commit::Commit;
-pub use engine::{
-    Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, MAX_NOTE_BYTES, Schedules, TickReport,
-};
+pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
 pub use error::Error;
 pub use host::{
     Fault, FaultKind, Firing, InFlight, OpenWorld, Outcome, Refused, Runner, StoreWaker, World,
@@ -234,6 +234,7 @@ pub use info::{
 pub use kernel_wake::KernelWake;
 pub use key::MAX_KEY_LEN;
 pub use limits::MAX_VALUE_DEPTH;
+pub use operator_rules::MAX_NOTE_BYTES;
 pub use options::{
     Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, OPTION_KEYS, Options,
     Overlap,

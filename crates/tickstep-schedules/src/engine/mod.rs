@@ -58,5 +58,4 @@ pub(crate) mod view;
 
 pub use config::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK};
 pub use handle::Schedules;
-pub use operator::MAX_NOTE_BYTES;
 pub use tick::TickReport;

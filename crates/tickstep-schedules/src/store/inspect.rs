@@ -17,7 +17,7 @@ use super::integrity;
 use super::schema;
 use super::sqlite::SqliteStore;
 use super::sqlite_row;
-use crate::engine::cadence::{CadenceView, upcoming};
+use crate::cadence_points::{CadenceView, upcoming};
 use crate::row::{OperatorAction, ScheduleRow};
 use crate::{Catchup, Error, Fault, InFlight, ObjId, Overlap, ScheduleId, ScheduleKind, Value};
 
@@ -660,7 +660,7 @@ impl Inspector {
         from: f64,
         to: f64,
     ) -> Result<u64, Error> {
-        let (from, to) = crate::engine::operator::backfill_bounds(from, to, wall_now())?;
+        let (from, to) = crate::operator_rules::backfill_bounds(from, to, wall_now())?;
         Self::act(path.as_ref(), id, &OperatorAction::Backfill { from, to })
     }
 

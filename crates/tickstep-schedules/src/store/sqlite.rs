@@ -206,7 +206,7 @@ impl SqliteStore {
             let Some(mut row) = row else {
                 return Ok(None);
             };
-            let answer = crate::engine::operator::act_on_row(&mut row, action, now_unix_nanos)?;
+            let answer = crate::operator_rules::act_on_row(&mut row, action, now_unix_nanos)?;
             if answer > 0 {
                 tx.execute(
                     "INSERT INTO operator_stops (id, stopped_at, action) VALUES (?1, ?2, ?3)",

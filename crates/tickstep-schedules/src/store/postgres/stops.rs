@@ -91,7 +91,7 @@ pub(crate) fn act_as_operator(
     };
     let mut row =
         super::codec::decode(&row).map_err(|source| Error::Database { context, source })?;
-    let answer = crate::engine::operator::act_on_row(&mut row, action, now_unix_nanos)?;
+    let answer = crate::operator_rules::act_on_row(&mut row, action, now_unix_nanos)?;
     if answer > 0 {
         let seq: i64 = tx
             .query_one(
