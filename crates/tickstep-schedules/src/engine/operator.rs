@@ -152,14 +152,14 @@ impl Schedules {
     /// `backfill(id, from, to)`: fires the cadence points of a recurring schedule that fall in
     /// `[from, to]` (float Unix seconds, `to` not after now), oldest first, one per tick, each
     /// waiting for the previous firing unless `overlap = "concurrent"`, each exactly once, also
-    /// across a restart (docs/schedules.md §9.7). At most [`MAX_CATCHUP_FIRINGS`] points, the
+    /// across a restart (docs/schedules.md §9.7). At most [`MAX_CATCHUP_FIRINGS`](crate::MAX_CATCHUP_FIRINGS) points, the
     /// bound of catch-up. Returns how many points it will fire. Durable when it returns.
     ///
     /// # Errors
     ///
     /// As [`Schedules::pause`], and [`Error::InvalidArg`] for a one-shot, a bound that is not a
     /// finite time, `from > to`, `to` later than now, a range holding no cadence point or more
-    /// than [`MAX_CATCHUP_FIRINGS`], or a backfill of the schedule still under way. Nothing
+    /// than [`MAX_CATCHUP_FIRINGS`](crate::MAX_CATCHUP_FIRINGS), or a backfill of the schedule still under way. Nothing
     /// changes on error.
     ///
     /// ```
