@@ -41,7 +41,7 @@ use tickstep_schedules::{
 
 /// The `schedules` columns in the codec's order (`id` first; it is never edited: it is the
 /// table's integer primary key, and SQLite refuses anything else there).
-const COLUMNS: [&str; 34] = [
+const COLUMNS: [&str; 35] = [
     "id",
     "kind",
     "target",
@@ -76,6 +76,7 @@ const COLUMNS: [&str; 34] = [
     "time_limit_ns",
     "tick_limit",
     "key",
+    "ops",
 ];
 
 /// One store file kept open across inputs: the connection that edits it and the operator's
@@ -273,6 +274,34 @@ fn json_text(u: &mut Unstructured<'_>, column: &str) -> Result<String> {
     let v = |u: &mut Unstructured<'_>| value(u, 36);
     let enc = |v: &Value| serde_json::to_string(v).unwrap_or_default();
     Ok(match column {
+        // An operator state (docs/schedules.md §9.10): a pause, a trigger, a backfill's range
+        // and the note it includes, each maybe absent or out of range.
+        "ops" => {
+            let mut fields = Vec::new();
+            if u.arbitrary()? {
+                fields.push(format!(
+                    "\"paused\":{{\"by\":{},\"at\":{},\"note\":{},\"armed\":{}}}",
+                    tickstep_fuzz::int(u)?,
+                    u.arbitrary::<u64>()?,
+                    serde_json::to_string(&text(u)?).unwrap_or_default(),
+                    u.arbitrary::<bool>()?
+                ));
+            }
+            if u.arbitrary()? {
+                fields.push(format!("\"paused_missed\":{}", u.arbitrary::<u64>()?));
+            }
+            if u.arbitrary()? {
+                fields.push(format!("\"trigger\":{}", u.arbitrary::<bool>()?));
+            }
+            if u.arbitrary()? {
+                let (a, b) = (u.arbitrary::<u64>()?, u.arbitrary::<u64>()?);
+                fields.push(format!("\"backfill\":[{a},{b}]"));
+            }
+            if u.arbitrary()? {
+                fields.push(format!("\"note\":{}", u.arbitrary::<u64>()?));
+            }
+            format!("{{{}}}", fields.join(","))
+        }
         "args" => {
             let mut items = Vec::new();
             u.arbitrary_loop(None, Some(4), |u| {
@@ -315,7 +344,7 @@ fn cell(u: &mut Unstructured<'_>, column: &str) -> Result<Cell> {
         1 | 2 => Cell::Int(tickstep_fuzz::int(u)?),
         3 => Cell::Real(tickstep_fuzz::float(u)?),
         4 => Cell::Text(match column {
-            "args" | "state" | "last_fault" | "running" => json_text(u, column)?,
+            "args" | "state" | "last_fault" | "running" | "ops" => json_text(u, column)?,
             _ => text(u)?,
         }),
         5 => Cell::Text(u.arbitrary()?),

@@ -1,6 +1,8 @@
 //! `tickstep schedules`: an operator's view of a schedule store — `list`, `info ID`, `find KEY`,
+//! `next ID`, `history ID`, `pause ID`, `resume ID`, `trigger ID`, `backfill ID FROM TO`,
 //! `stop ID` —
-//! as a table or `--json`. `list` and `info` only read (safe while a demo runs); `stop` removes
+//! as a table or `--json`. `list`, `info`, `next` and `history` only read (safe while a demo
+//! runs); `stop` removes
 //! the schedule's row durably, and every engine running on the store (a demo, a server) drops it
 //! at its next tick. `--db` takes a file or a `postgres://` URL; every subcommand works on both
 //! (docs/schedules.md §11.24).
@@ -48,6 +50,50 @@ enum Action {
     /// counts live only in the running process (`Runtime::running_firings`), which another
     /// process cannot see.
     Running,
+    /// The next fire times of a schedule, computed from its stored cadence (docs/schedules.md
+    /// §9.8): nominal, before jitter; a paused schedule's start after now.
+    Next {
+        /// The schedule id.
+        id: u64,
+        /// How many fire times (1 to 1,000).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        count: u16,
+    },
+    /// The last firings of a schedule as the store keeps them, newest first (docs/schedules.md
+    /// §9.11): start, end, the point served, outcome and fault. What a running engine has not
+    /// written yet (at most one tick's) is not there.
+    History {
+        /// The schedule id.
+        id: u64,
+    },
+    /// Pause a schedule, keeping its cadence (docs/schedules.md §9.4, §9.12): the store records
+    /// it and a running engine applies it at its next tick, as it does a stop.
+    Pause {
+        /// The schedule id.
+        id: u64,
+        /// Why (shown by `info`; at most 200 bytes, no control characters).
+        #[arg(long, default_value = "")]
+        note: String,
+    },
+    /// Resume a paused schedule; the points it missed follow its catch-up policy.
+    Resume {
+        /// The schedule id.
+        id: u64,
+    },
+    /// Fire a schedule once now, under its overlap policy, leaving its cadence alone.
+    Trigger {
+        /// The schedule id.
+        id: u64,
+    },
+    /// Fire the cadence points of a past range, each once (at most 1,000).
+    Backfill {
+        /// The schedule id.
+        id: u64,
+        /// The range's start, Unix seconds.
+        from: f64,
+        /// The range's end, Unix seconds (not after now).
+        to: f64,
+    },
     /// Stop a schedule (removes it from the store; a running engine drops it at its next tick).
     Stop {
         /// The schedule id.
@@ -61,6 +107,14 @@ pub(crate) fn run(args: &SchedulesArgs) -> Result<(), String> {
         Action::Find { ref key } => find(args, key),
         Action::Info { id } => info(args, id),
         Action::Running => running(args),
+        Action::Next { id, count } => next(args, id, usize::from(count)),
+        Action::History { id } => history(args, id),
+        Action::Pause { id, ref note } => act(args, id, "pause", store::pause(&args.db, id, note)),
+        Action::Resume { id } => act(args, id, "resume", store::resume(&args.db, id)),
+        Action::Trigger { id } => act(args, id, "trigger", store::trigger(&args.db, id)),
+        Action::Backfill { id, from, to } => {
+            backfill(args, id, store::backfill(&args.db, id, from, to))
+        }
         Action::Stop { id } => stop(args, id),
     }
 }
@@ -204,15 +258,7 @@ fn running(args: &SchedulesArgs) -> Result<(), String> {
 }
 
 fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
-    let row = store::open(&args.db)?
-        .get(ScheduleId::from_raw(id))
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| {
-            format!(
-                "no schedule {id} in {} (it never existed, was stopped, or retired)",
-                store::shown(&args.db)
-            )
-        })?;
+    let row = stored(args, id)?;
     let info = store::to_json(&row);
     if args.json {
         say(serde_json::to_string_pretty(&info).map_err(|e| e.to_string())?);
@@ -223,6 +269,116 @@ fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
         for (key, value) in map {
             say(format!("{key:<width$}  {value}"));
         }
+    }
+    Ok(())
+}
+
+/// The stored schedule `id`, or an error saying it is not there.
+fn stored(args: &SchedulesArgs, id: u64) -> Result<StoredSchedule, String> {
+    store::open(&args.db)?
+        .get(ScheduleId::from_raw(id))
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "no schedule {id} in {} (it never existed, was stopped, or retired)",
+                store::shown(&args.db)
+            )
+        })
+}
+
+fn next(args: &SchedulesArgs, id: u64, count: usize) -> Result<(), String> {
+    let row = stored(args, id)?;
+    let now = now_unix_nanos();
+    let times = row.next_runs(now, count);
+    if args.json {
+        let all: Vec<f64> = times.iter().map(|&t| t as f64 / 1e9).collect();
+        say(json!({ "id": id, "next_runs": all }).to_string());
+        return Ok(());
+    }
+    if times.is_empty() {
+        say(format!(
+            "schedule {id} has no next fire time (a one-shot that is running)"
+        ));
+    }
+    for t in times {
+        say(format!("{:.3}  in {}", t as f64 / 1e9, next_in(t, now)));
+    }
+    Ok(())
+}
+
+fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
+    let inspector = store::open(&args.db)?;
+    if inspector
+        .get(ScheduleId::from_raw(id))
+        .map_err(|e| e.to_string())?
+        .is_none()
+    {
+        return Err(format!(
+            "no schedule {id} in {} (it never existed, was stopped, or retired)",
+            store::shown(&args.db)
+        ));
+    }
+    let records = inspector
+        .history(ScheduleId::from_raw(id))
+        .map_err(|e| tickstep::kernel::ErrorChain(&e).to_string())?;
+    if args.json {
+        let all: Vec<_> = records.iter().map(store::record_json).collect();
+        say(serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    if records.is_empty() {
+        say(format!(
+            "schedule {id} has no settled firing in the store yet"
+        ));
+        return Ok(());
+    }
+    say("STARTED  TOOK  SERVED  OUTCOME  FAULT");
+    for r in &records {
+        let fault = r.fault.as_ref().map_or_else(
+            || "-".to_owned(),
+            |f| format!("{} {}", f.kind.as_str(), f.value),
+        );
+        say(format!(
+            "{:.3}  {:.3}s  {:.3}  {}  {fault}",
+            r.started,
+            r.ended - r.started,
+            r.nominal,
+            r.outcome()
+        ));
+    }
+    Ok(())
+}
+
+/// Reports a pause, resume or trigger: whether it changed anything.
+fn act(
+    args: &SchedulesArgs,
+    id: u64,
+    action: &str,
+    done: Result<bool, String>,
+) -> Result<(), String> {
+    let changed = done?;
+    if args.json {
+        say(json!({ "id": id, "action": action, "changed": changed }).to_string());
+    } else if changed {
+        say(format!(
+            "{action}: schedule {id} (a running engine applies it at its next tick)"
+        ));
+    } else {
+        say(format!(
+            "{action}: schedule {id} needed nothing (already so)"
+        ));
+    }
+    Ok(())
+}
+
+fn backfill(args: &SchedulesArgs, id: u64, done: Result<u64, String>) -> Result<(), String> {
+    let points = done?;
+    if args.json {
+        say(json!({ "id": id, "action": "backfill", "points": points }).to_string());
+    } else {
+        say(format!(
+            "backfill: schedule {id} fires {points} past points, one per tick"
+        ));
     }
     Ok(())
 }

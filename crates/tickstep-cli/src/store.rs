@@ -12,7 +12,8 @@ use std::path::Path;
 use serde_json::{Value as Json, json};
 use tickstep::kernel::ErrorChain;
 use tickstep::schedules::{
-    Error, Inspector, ScheduleId, StoredSchedule, Value, display_location, is_server_location,
+    Error, FiringRecord, Inspector, ScheduleId, StoredSchedule, Value, display_location,
+    is_server_location,
 };
 
 /// `path` as it may be printed: a URL's password is replaced by `***`.
@@ -31,6 +32,30 @@ pub(crate) fn open(path: &Path) -> Result<Inspector, String> {
 pub(crate) fn stop(path: &Path, id: u64) -> Result<bool, String> {
     require_file(path)?;
     Inspector::stop(path, ScheduleId::from_raw(id)).map_err(|e| explain(path, &e))
+}
+
+/// Pauses a saved schedule as the store's operator (docs/schedules.md §9.12); whether it changed.
+pub(crate) fn pause(path: &Path, id: u64, note: &str) -> Result<bool, String> {
+    require_file(path)?;
+    Inspector::pause(path, ScheduleId::from_raw(id), note).map_err(|e| explain(path, &e))
+}
+
+/// Resumes a saved schedule; whether it was paused.
+pub(crate) fn resume(path: &Path, id: u64) -> Result<bool, String> {
+    require_file(path)?;
+    Inspector::resume(path, ScheduleId::from_raw(id)).map_err(|e| explain(path, &e))
+}
+
+/// Asks for one firing of a saved schedule now; whether none was waiting.
+pub(crate) fn trigger(path: &Path, id: u64) -> Result<bool, String> {
+    require_file(path)?;
+    Inspector::trigger(path, ScheduleId::from_raw(id)).map_err(|e| explain(path, &e))
+}
+
+/// Backfills a saved schedule over a past range; how many points.
+pub(crate) fn backfill(path: &Path, id: u64, from: f64, to: f64) -> Result<u64, String> {
+    require_file(path)?;
+    Inspector::backfill(path, ScheduleId::from_raw(id), from, to).map_err(|e| explain(path, &e))
 }
 
 /// A missing file is refused before the inspector runs (which would say the same less kindly);
@@ -104,5 +129,25 @@ pub(crate) fn to_json(s: &StoredSchedule) -> Json {
         "player": s.player.0,
         "state": s.state.as_ref().map_or(json!(0), value_json),
         "key": s.key.as_deref().unwrap_or(""),
+        "paused": s.pause.is_some(),
+        "paused_by": s.pause.as_ref().map_or(0, |p| p.by.0),
+        "paused_at": s.pause.as_ref().map_or(0.0, |p| p.at),
+        "pause_note": s.pause.as_ref().map_or("", |p| p.note.as_str()),
+        "paused_missed": s.paused_missed,
+        "trigger_pending": s.trigger_pending,
+        "backfill": s.backfill_unix_nanos.map_or(json!(0), |(next, last)| json!([secs(next), secs(last)])),
+    })
+}
+
+/// One history record as `schedule_info`'s `history` shows it (docs/schedules.md §9.2).
+pub(crate) fn record_json(r: &FiringRecord) -> Json {
+    json!({
+        "started": r.started,
+        "ended": r.ended,
+        "nominal": r.nominal,
+        "outcome": r.outcome(),
+        "fault": r.fault.as_ref().map_or(json!(0), |f| {
+            json!({ "kind": f.kind.as_str(), "value": value_json(&f.value) })
+        }),
     })
 }

@@ -560,8 +560,175 @@ fn a_store_from_a_newer_tickstep_is_refused_naming_both_versions() {
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = stderr(&out);
         assert!(
-            err.contains("version 99") && err.contains("up to 4"),
+            err.contains("version 99") && err.contains("up to 7"),
             "{err}"
         );
     }
+}
+
+#[test]
+fn schedules_next_and_history_read_a_saved_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ops.db");
+    let db = db.to_str().unwrap();
+    let demo = tickstep(&["demo", "--virtual", "--duration", "7s", "--db", db]);
+    assert!(demo.status.success(), "{}", stderr(&demo));
+    let found = tickstep(&["schedules", "--db", db, "find", "bell", "--json"]);
+    let found: serde_json::Value = serde_json::from_str(&stdout(&found)).unwrap();
+    let bell = &found[0];
+    let id = bell["id"].as_u64().unwrap().to_string();
+
+    // The next fire times: the bell's cadence, two seconds apart, from its next run.
+    let next = tickstep(&[
+        "schedules",
+        "--db",
+        db,
+        "next",
+        &id,
+        "--count",
+        "4",
+        "--json",
+    ]);
+    assert!(next.status.success(), "{}", stderr(&next));
+    let next: serde_json::Value = serde_json::from_str(&stdout(&next)).unwrap();
+    let times: Vec<f64> = next["next_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap())
+        .collect();
+    assert_eq!(times.len(), 4);
+    assert!(
+        times.windows(2).all(|w| (w[1] - w[0] - 2.0).abs() < 1e-6),
+        "{times:?}"
+    );
+    let table = tickstep(&["schedules", "--db", db, "next", &id]);
+    assert_eq!(stdout(&table).lines().count(), 10, "{}", stdout(&table));
+    let too_many = tickstep(&["schedules", "--db", db, "next", &id, "--count", "5000"]);
+    assert_eq!(
+        too_many.status.code(),
+        Some(2),
+        "clap refuses it: {}",
+        stderr(&too_many)
+    );
+
+    // The history: the bell's settled firings, newest first, as many as it ran (up to 20).
+    let history = tickstep(&["schedules", "--db", db, "history", &id, "--json"]);
+    assert!(history.status.success(), "{}", stderr(&history));
+    let records: serde_json::Value = serde_json::from_str(&stdout(&history)).unwrap();
+    let records = records.as_array().unwrap();
+    assert!(!records.is_empty(), "the bell rang during the demo");
+    assert!(records.len() as u64 <= bell["run_count"].as_u64().unwrap());
+    let started: Vec<f64> = records
+        .iter()
+        .map(|r| r["started"].as_f64().unwrap())
+        .collect();
+    assert!(
+        started.windows(2).all(|w| w[0] >= w[1]),
+        "newest first: {started:?}"
+    );
+    assert!(
+        records
+            .iter()
+            .all(|r| r["outcome"] == "returned" || r["outcome"] == "fault")
+    );
+    let table = tickstep(&["schedules", "--db", db, "history", &id]);
+    assert!(
+        stdout(&table).starts_with("STARTED  TOOK  SERVED  OUTCOME  FAULT"),
+        "{}",
+        stdout(&table)
+    );
+
+    let missing = tickstep(&["schedules", "--db", db, "history", "999999"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("no schedule 999999"),
+        "{}",
+        stderr(&missing)
+    );
+}
+
+#[test]
+fn schedules_pause_resume_trigger_and_backfill_act_on_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ops.db");
+    let db = db.to_str().unwrap();
+    let demo = tickstep(&["demo", "--virtual", "--duration", "3s", "--db", db]);
+    assert!(demo.status.success(), "{}", stderr(&demo));
+    let found = tickstep(&["schedules", "--db", db, "find", "bell", "--json"]);
+    let found: serde_json::Value = serde_json::from_str(&stdout(&found)).unwrap();
+    let id = found[0]["id"].as_u64().unwrap().to_string();
+
+    let pause = tickstep(&[
+        "schedules",
+        "--db",
+        db,
+        "pause",
+        &id,
+        "--note",
+        "quiet hours",
+        "--json",
+    ]);
+    assert!(pause.status.success(), "{}", stderr(&pause));
+    assert_eq!(
+        stdout(&pause).trim(),
+        format!("{{\"action\":\"pause\",\"changed\":true,\"id\":{id}}}")
+    );
+    let again = tickstep(&["schedules", "--db", db, "pause", &id]);
+    assert!(
+        stdout(&again).contains("needed nothing"),
+        "{}",
+        stdout(&again)
+    );
+    let info = tickstep(&["schedules", "--db", db, "info", &id, "--json"]);
+    let info: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();
+    assert_eq!(
+        (info["paused"].as_bool(), info["pause_note"].as_str()),
+        (Some(true), Some("quiet hours"))
+    );
+    assert_eq!(info["paused_by"], -1);
+    let runs_before = info["run_count"].clone();
+
+    // The next demo run loads it paused: the bell does not ring.
+    let rerun = tickstep(&["demo", "--virtual", "--duration", "3s", "--db", db]);
+    assert!(rerun.status.success(), "{}", stderr(&rerun));
+    let info = tickstep(&["schedules", "--db", db, "info", &id, "--json"]);
+    let paused: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();
+    assert_eq!(paused["run_count"], runs_before, "no firing while paused");
+    assert_eq!(paused["paused"], true);
+
+    let resume = tickstep(&["schedules", "--db", db, "resume", &id]);
+    assert!(
+        stdout(&resume).contains("resume: schedule"),
+        "{}",
+        stdout(&resume)
+    );
+    let trigger = tickstep(&["schedules", "--db", db, "trigger", &id, "--json"]);
+    assert!(
+        stdout(&trigger).contains("\"changed\":true"),
+        "{}",
+        stdout(&trigger)
+    );
+
+    let bad = tickstep(&["schedules", "--db", db, "pause", &id, "--note", "bell\u{7}"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).contains("control characters"),
+        "{}",
+        stderr(&bad)
+    );
+    let future = tickstep(&["schedules", "--db", db, "backfill", &id, "1", "9999999999"]);
+    assert_eq!(future.status.code(), Some(1));
+    assert!(
+        stderr(&future).contains("past range"),
+        "{}",
+        stderr(&future)
+    );
+    let unknown = tickstep(&["schedules", "--db", db, "trigger", "999999"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        stderr(&unknown).contains("no such schedule"),
+        "{}",
+        stderr(&unknown)
+    );
 }

@@ -337,3 +337,56 @@ fn a_named_schedule_is_created_once_and_found_again_after_a_restart() {
     );
     server.shutdown();
 }
+
+#[test]
+fn pause_resume_and_trigger_are_for_the_owner_or_the_wizard() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    let mut bob = server.login("bob");
+    let id = id_of(&alice.ask("every 3600 tell hourly"));
+
+    for command in ["pause", "resume", "trigger"] {
+        let refused = bob.ask(&format!("{command} {id}"));
+        assert!(
+            refused.starts_with(&format!(
+                "error: permission denied: #{id} is not yours to {command}"
+            )),
+            "{refused}"
+        );
+    }
+    assert_eq!(
+        alice.ask(&format!("pause {id} back after the deploy")),
+        format!("ok: paused #{id}")
+    );
+    let info = alice.ask(&format!("info {id}"));
+    assert!(
+        info.ends_with("paused by alice: back after the deploy"),
+        "{info}"
+    );
+    assert_eq!(
+        alice.ask(&format!("pause {id}")),
+        format!("ok: #{id} was paused already")
+    );
+    // A paused schedule still runs when triggered, once, and its cadence stays put.
+    assert_eq!(
+        alice.ask(&format!("trigger {id}")),
+        format!("ok: #{id} runs now")
+    );
+    assert_eq!(alice.expect("[#"), format!("[#{id}] hourly"));
+    let mut wizard = server.login("merlin");
+    assert_eq!(
+        wizard.ask(&format!("resume {id}")),
+        format!("ok: resumed #{id}")
+    );
+    let info = alice.ask(&format!("info {id}"));
+    assert!(
+        info.contains("runs 1 ") && info.contains("next in 3"),
+        "{info}"
+    );
+    let bad = alice.ask("pause 999999");
+    assert!(bad.starts_with("error: E_INVARG"), "{bad}");
+    // The wizard is still connected: it stops the server itself.
+    wizard.send("shutdown");
+    wizard.expect("ok: shutting down");
+}

@@ -183,6 +183,111 @@ pub struct ScheduleInfo {
     /// The schedule's key, if it has one (docs/schedules.md §5.12); a retired schedule still
     /// shows it, though it no longer holds it (docs/schedules.md §5.16).
     pub key: Option<String>,
+    /// Who paused it, when and why, while it is paused (docs/schedules.md §9.4).
+    pub pause: Option<PauseInfo>,
+    /// Cadence points dropped because the schedule was paused, over its life (also counted in
+    /// `missed_count`).
+    pub paused_missed: u64,
+    /// Whether a `trigger_now` waits for the next tick (docs/schedules.md §9.6).
+    pub trigger_pending: bool,
+    /// The backfill under way: the next point it fires and its last, float Unix seconds
+    /// (docs/schedules.md §9.7).
+    pub backfill: Option<(f64, f64)>,
+    /// The next cadence points, nominal (before jitter), float Unix seconds: at most
+    /// [`NEXT_RUNS_SHOWN`], computed, not stored (docs/schedules.md §9.8).
+    pub next_runs: Vec<f64>,
+    /// The last settled firings, newest first, as the store keeps them (at most
+    /// [`HISTORY_KEPT`]); empty without a store or for a schedule that does not persist
+    /// (docs/schedules.md §9.11).
+    pub history: Vec<FiringRecord>,
+}
+
+/// How many settled firings the store keeps for each persistent schedule (docs/schedules.md
+/// §9.11).
+///
+/// ```
+/// assert_eq!(tickstep_schedules::HISTORY_KEPT, 20);
+/// ```
+pub const HISTORY_KEPT: u64 = 20;
+
+/// One settled firing in a schedule's history (docs/schedules.md §9.11).
+///
+/// ```
+/// let r = tickstep_schedules::FiringRecord { started: 1.0, ended: 1.5, nominal: 1.0, fault: None };
+/// assert_eq!(r.outcome(), "returned");
+/// ```
+#[derive(Clone, PartialEq, Debug)]
+pub struct FiringRecord {
+    /// When it started, float Unix seconds.
+    pub started: f64,
+    /// When its outcome was reported, float Unix seconds.
+    pub ended: f64,
+    /// The cadence point it served, float Unix seconds.
+    pub nominal: f64,
+    /// Its fault (kind and value), or `None` when it returned.
+    pub fault: Option<Fault>,
+}
+
+impl FiringRecord {
+    /// `"returned"` or `"fault"`.
+    ///
+    /// ```
+    /// use tickstep_schedules::{Fault, FaultKind, FiringRecord, Value};
+    /// let fault = Fault { kind: FaultKind::Killed, value: Value::from("killed") };
+    /// let r = FiringRecord { started: 1.0, ended: 2.0, nominal: 1.0, fault: Some(fault) };
+    /// assert_eq!(r.outcome(), "fault");
+    /// ```
+    pub fn outcome(&self) -> &'static str {
+        if self.fault.is_some() {
+            "fault"
+        } else {
+            "returned"
+        }
+    }
+
+    /// The record as a map: `started`, `ended`, `nominal`, `outcome`, `fault` (its map, or 0).
+    ///
+    /// ```
+    /// let r = tickstep_schedules::FiringRecord { started: 1.0, ended: 1.5, nominal: 1.0, fault: None };
+    /// assert_eq!(r.to_value().get("outcome"), Some(&tickstep_schedules::Value::from("returned")));
+    /// ```
+    pub fn to_value(&self) -> Value {
+        let pairs = [
+            ("started", Value::Float(self.started)),
+            ("ended", Value::Float(self.ended)),
+            ("nominal", Value::Float(self.nominal)),
+            ("outcome", Value::from(self.outcome())),
+            (
+                "fault",
+                self.fault.as_ref().map_or(Value::Int(0), Fault::to_value),
+            ),
+        ];
+        Value::Map(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (Value::from(k), v))
+                .collect(),
+        )
+    }
+}
+
+/// How many upcoming cadence points `schedule_info` lists (docs/schedules.md §9.8).
+pub const NEXT_RUNS_SHOWN: usize = 10;
+
+/// Who paused a schedule, when and why (docs/schedules.md §9.4).
+///
+/// ```
+/// let p = tickstep_schedules::PauseInfo { by: tickstep_schedules::ObjId(2), at: 1.5, note: "deploy".into() };
+/// assert_eq!(p.note, "deploy");
+/// ```
+#[derive(Clone, PartialEq, Debug)]
+pub struct PauseInfo {
+    /// The permissions that paused it.
+    pub by: ObjId,
+    /// When, float Unix seconds.
+    pub at: f64,
+    /// The operator's note.
+    pub note: String,
 }
 
 /// Unix nanoseconds as float seconds (0 stays 0.0, "never").
@@ -263,6 +368,35 @@ impl ScheduleInfo {
             ),
             ("ticks", int(self.tick_limit.unwrap_or(0))),
             ("key", Value::from(self.key.as_deref().unwrap_or(""))),
+            ("paused", Value::Bool(self.pause.is_some())),
+            (
+                "paused_by",
+                self.pause.as_ref().map_or(Value::Int(0), |p| obj(p.by)),
+            ),
+            (
+                "paused_at",
+                Value::Float(self.pause.as_ref().map_or(0.0, |p| p.at)),
+            ),
+            (
+                "pause_note",
+                Value::from(self.pause.as_ref().map_or("", |p| p.note.as_str())),
+            ),
+            ("paused_missed", int(self.paused_missed)),
+            ("trigger_pending", Value::Bool(self.trigger_pending)),
+            (
+                "backfill",
+                self.backfill.map_or(Value::Int(0), |(next, last)| {
+                    Value::List(vec![Value::Float(next), Value::Float(last)])
+                }),
+            ),
+            (
+                "next_runs",
+                Value::List(self.next_runs.iter().map(|&t| Value::Float(t)).collect()),
+            ),
+            (
+                "history",
+                Value::List(self.history.iter().map(FiringRecord::to_value).collect()),
+            ),
         ];
         Value::Map(
             pairs

@@ -202,6 +202,7 @@
 //! assert_eq!(engine.begin(wizard).schedule_info(id).unwrap().run_count, 1);
 //! ```
 
+mod cadence_points;
 mod calendar;
 mod commit;
 mod engine;
@@ -216,6 +217,7 @@ mod info;
 mod kernel_wake;
 mod key;
 mod limits;
+mod operator_rules;
 mod options;
 mod perms;
 mod queue_runner;
@@ -235,10 +237,14 @@ pub use host::{
     Fault, FaultKind, Firing, InFlight, OpenWorld, Outcome, Refused, Runner, StoreWaker, World,
 };
 pub use id::{ObjId, RunId, ScheduleId};
-pub use info::{RetireReason, ScheduleInfo, ScheduleKind};
+pub use info::{
+    FiringRecord, HISTORY_KEPT, NEXT_RUNS_SHOWN, PauseInfo, RetireReason, ScheduleInfo,
+    ScheduleKind,
+};
 pub use kernel_wake::KernelWake;
 pub use key::MAX_KEY_LEN;
 pub use limits::MAX_VALUE_DEPTH;
+pub use operator_rules::MAX_NOTE_BYTES;
 pub use options::{
     Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, OPTION_KEYS, Options,
     Overlap,

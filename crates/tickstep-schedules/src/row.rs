@@ -44,6 +44,75 @@ pub(crate) struct Cadence {
     pub(crate) queued: Option<u64>,
     pub(crate) last_fault: Option<Fault>,
     pub(crate) running: Vec<RunningRow>,
+    /// What operators did to the schedule (docs/schedules.md §9.4–§9.10); `None` for nothing.
+    pub(crate) ops: Option<OpsRow>,
+}
+
+/// A schedule's operator state (docs/schedules.md §9.4–§9.10), stored as one JSON column (`ops`) so
+/// that it rides the cadence update: pause, points missed while paused, a `trigger_now` not
+/// fired yet, a backfill's remaining range.
+#[derive(Clone, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OpsRow {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) paused: Option<PausedRow>,
+    /// Cadence points missed because the schedule was paused, over its life.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) paused_missed: u64,
+    /// A `trigger_now` waiting for the next tick.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) trigger: bool,
+    /// The backfill still to fire: (next point, last point), Unix nanoseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) backfill: Option<(u64, u64)>,
+    /// The newest operator note (its `seq`) this state includes (docs/schedules.md §9.12): an
+    /// engine that overwrote the row before it read a newer note applies that note at open.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) note: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A note an operator left in the store for the engines running on it (docs/schedules.md
+/// §11.11, §9.12): a stop (no action; the row is gone already) or an action to apply.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub(crate) struct OperatorNote {
+    /// The note's place in the store's notes (`seq`).
+    pub(crate) seq: u64,
+    pub(crate) id: u64,
+    pub(crate) action: Option<OperatorAction>,
+}
+
+/// An operator action taken from outside the engine, stored in its note as JSON
+/// (docs/schedules.md §9.12).
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub(crate) enum OperatorAction {
+    Pause {
+        note: String,
+    },
+    Resume,
+    Trigger,
+    /// The range, Unix nanoseconds.
+    Backfill {
+        from: u64,
+        to: u64,
+    },
+}
+
+/// Who paused a schedule, when (Unix nanoseconds) and why.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PausedRow {
+    pub(crate) by: ObjId,
+    pub(crate) at: u64,
+    pub(crate) note: String,
+    /// Whether it has a deadline to be armed at on resume (its `fire_at`): it had one when
+    /// paused, or got one since (an outcome re-armed it).
+    pub(crate) armed: bool,
 }
 
 /// One saved schedule, whole.
@@ -108,12 +177,45 @@ pub(crate) struct ChangeSet {
     pub(crate) updates: Vec<(u64, Cadence)>,
     /// Rows to delete.
     pub(crate) deletes: Vec<u64>,
+    /// Settled firings to record in the schedules' histories (docs/schedules.md §9.11).
+    pub(crate) history: Vec<HistoryRow>,
+}
+
+impl HistoryRow {
+    /// The record `schedule_info` shows.
+    pub(crate) fn into_record(self) -> crate::FiringRecord {
+        let seconds = crate::info::unix_seconds;
+        crate::FiringRecord {
+            started: seconds(self.started),
+            ended: seconds(self.ended),
+            nominal: seconds(self.nominal),
+            fault: self.fault,
+        }
+    }
+}
+
+/// One settled firing of a schedule, for its bounded history (docs/schedules.md §9.11).
+#[derive(Clone, PartialEq, Debug)]
+pub(crate) struct HistoryRow {
+    pub(crate) schedule: u64,
+    /// The ring position: the firing's number modulo `HISTORY_KEPT`.
+    pub(crate) slot: u32,
+    /// Unix nanoseconds.
+    pub(crate) started: u64,
+    pub(crate) ended: u64,
+    /// The cadence point it served.
+    pub(crate) nominal: u64,
+    /// `None` for a returned value.
+    pub(crate) fault: Option<Fault>,
 }
 
 impl ChangeSet {
     /// Whether the commit would write nothing.
     pub(crate) fn is_empty(&self) -> bool {
-        self.inserts.is_empty() && self.updates.is_empty() && self.deletes.is_empty()
+        self.inserts.is_empty()
+            && self.updates.is_empty()
+            && self.deletes.is_empty()
+            && self.history.is_empty()
     }
 
     /// Empties the set, keeping its buffers.
@@ -121,6 +223,7 @@ impl ChangeSet {
         self.inserts.clear();
         self.updates.clear();
         self.deletes.clear();
+        self.history.clear();
     }
 }
 

@@ -222,8 +222,10 @@ fn postgres_only_a_version_3_database_is_read_by_the_inspector_without_limits_an
     drop(h);
     // What a version-3 build left behind: no limit or key columns, no version-4 or 5 migration.
     store.execute(
-        "ALTER TABLE tickstep_schedules DROP COLUMN time_limit_ns, DROP COLUMN tick_limit, \
-         DROP COLUMN key; DELETE FROM schema_migrations WHERE version >= 4",
+        "DROP TABLE tickstep_firing_history; \
+         ALTER TABLE tickstep_operator_stops DROP COLUMN action; \
+         ALTER TABLE tickstep_schedules DROP COLUMN time_limit_ns, DROP COLUMN tick_limit, \
+         DROP COLUMN key, DROP COLUMN ops; DELETE FROM schema_migrations WHERE version >= 4",
     );
 
     let inspector = Inspector::open(&url).unwrap();

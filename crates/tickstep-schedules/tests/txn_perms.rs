@@ -493,6 +493,15 @@ on_every_store! {
             "seconds",
             "ticks",
             "key",
+            "paused",
+            "paused_by",
+            "paused_at",
+            "pause_note",
+            "paused_missed",
+            "trigger_pending",
+            "backfill",
+            "next_runs",
+            "history",
         ];
         let Value::Map(pairs) = &map else { panic!() };
         assert_eq!(pairs.len(), keys.len());

@@ -17,6 +17,9 @@ Protocol (plain lines; netcat or telnet will do):
       ... as <name>      name it (1-64 letters, digits, '_', '-', '.' or ':'): a second
                          'as <name>' of the same schedule gets the first, creating nothing
   stop <id>              stop a schedule of yours (the wizard may stop anyone's)
+  pause <id> [note]      pause a schedule of yours, keeping its cadence (note: why, shown by info)
+  resume <id>            resume it; points missed meanwhile follow its catch-up rule
+  trigger <id>           run a schedule of yours once now, leaving its cadence alone
   info <id>              a schedule's record (yours; the wizard may read anyone's)
   schedules              your live schedules (the wizard sees everyone's)
   who                    who is connected
@@ -94,6 +97,13 @@ pub(crate) enum Request {
         key: Option<String>,
     },
     Stop(u64),
+    /// Pause a schedule with a note (docs/serve.md §3.7).
+    Pause {
+        id: u64,
+        note: String,
+    },
+    Resume(u64),
+    Trigger(u64),
     Info(u64),
     Schedules,
     Who,
@@ -181,6 +191,15 @@ pub(crate) fn parse(line: &str) -> Result<Option<Request>, ProtocolError> {
             }
         }
         "stop" => Request::Stop(id_arg("stop", rest)?),
+        "pause" => {
+            let (id, note) = split_word(rest);
+            Request::Pause {
+                id: id_arg("pause", id)?,
+                note: note.to_owned(),
+            }
+        }
+        "resume" => Request::Resume(id_arg("resume", rest)?),
+        "trigger" => Request::Trigger(id_arg("trigger", rest)?),
         "info" => Request::Info(id_arg("info", rest)?),
         "schedules" => Request::Schedules,
         "who" => Request::Who,
@@ -381,6 +400,33 @@ mod tests {
         );
         assert_eq!(parse("stop #12"), Ok(Some(Request::Stop(12))));
         assert_eq!(parse("info 3"), Ok(Some(Request::Info(3))));
+        assert_eq!(
+            parse("pause #4 deploying v2"),
+            Ok(Some(Request::Pause {
+                id: 4,
+                note: "deploying v2".to_owned()
+            }))
+        );
+        assert_eq!(
+            parse("PAUSE 4"),
+            Ok(Some(Request::Pause {
+                id: 4,
+                note: String::new()
+            }))
+        );
+        assert_eq!(parse("resume 4"), Ok(Some(Request::Resume(4))));
+        assert_eq!(parse("trigger #4"), Ok(Some(Request::Trigger(4))));
+        assert!(matches!(
+            parse("pause"),
+            Err(ProtocolError::Missing {
+                command: "pause",
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse("trigger soon"),
+            Err(ProtocolError::BadNumber { .. })
+        ));
         assert_eq!(parse("ring 5"), Ok(Some(Request::Ring(5))));
         assert_eq!(parse("   "), Ok(None));
         for word in ["schedules", "who", "help", "quit", "shutdown", "stats"] {

@@ -310,6 +310,9 @@ impl Server {
             )),
             Request::Stop(id) => one(self.stop(who, ScheduleId::from_raw(id))),
             Request::Info(id) => one(self.info(who, ScheduleId::from_raw(id))),
+            Request::Pause { id, note } => one(self.pause(who, ScheduleId::from_raw(id), &note)),
+            Request::Resume(id) => one(self.resume(who, ScheduleId::from_raw(id))),
+            Request::Trigger(id) => one(self.trigger(who, ScheduleId::from_raw(id))),
             Request::Schedules => (self.listing(who), After::Continue),
             Request::Who => one(self.who()),
             Request::Say(text) => {
@@ -401,6 +404,36 @@ impl Server {
         }
     }
 
+    /// `pause <id> [note]` (docs/serve.md §3.7): the engine's pause, with the player's
+    /// permissions (docs/schedules.md §9.4).
+    fn pause(&self, who: ObjId, id: ScheduleId, note: &str) -> String {
+        match self.rt.schedules().pause(who, id, note) {
+            Ok(true) => format!("ok: paused #{}", id.get()),
+            Ok(false) => format!("ok: #{} was paused already", id.get()),
+            Err(error) => refusal(&error, "pause", id),
+        }
+    }
+
+    fn resume(&self, who: ObjId, id: ScheduleId) -> String {
+        let resumed = self.rt.schedules().resume(who, id);
+        let _ = self.handle.wake(); // its deadline is armed again
+        match resumed {
+            Ok(true) => format!("ok: resumed #{}", id.get()),
+            Ok(false) => format!("ok: #{} was not paused", id.get()),
+            Err(error) => refusal(&error, "resume", id),
+        }
+    }
+
+    fn trigger(&self, who: ObjId, id: ScheduleId) -> String {
+        let triggered = self.rt.schedules().trigger_now(who, id);
+        let _ = self.handle.wake(); // the firing waits for the next tick
+        match triggered {
+            Ok(true) => format!("ok: #{} runs now", id.get()),
+            Ok(false) => format!("ok: #{} is already about to run", id.get()),
+            Err(error) => refusal(&error, "trigger", id),
+        }
+    }
+
     fn info(&self, who: ObjId, id: ScheduleId) -> String {
         match self.rt.schedules().begin(who).schedule_info(id) {
             Ok(info) => format!("ok: {}", self.describe(&info)),
@@ -415,7 +448,10 @@ impl Server {
             ScheduleKind::Every => format!("every {} s", info.interval),
             ScheduleKind::At => "once".to_owned(),
         };
-        let next = if info.next_run > 0.0 {
+        let next = if let Some(pause) = &info.pause {
+            // The note holds no control character (docs/schedules.md §9.5).
+            format!("paused by {}: {}", self.name(pause.by), pause.note)
+        } else if info.next_run > 0.0 {
             format!("next in {:.1} s", (info.next_run - now).max(0.0))
         } else {
             "no next run".to_owned()

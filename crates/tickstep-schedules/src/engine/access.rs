@@ -134,15 +134,32 @@ impl Shared {
     /// The `schedule_info` record of committed schedule `id`.
     pub(crate) fn info(&self, id: u64, now: u64) -> Option<ScheduleInfo> {
         let mut core = self.core.borrow_mut();
-        if let Some(e) = core.visible(id, now) {
-            return Some(core.info(e));
+        let mut info = if let Some(e) = core.visible(id, now) {
+            core.info(e, now)
+        } else {
+            let e = core.held_elsewhere(id)?;
+            core.info(&e, now)
+        };
+        if info.persist {
+            info.history = core.history(id);
         }
-        core.held_elsewhere(id).map(|e| core.info(&e))
+        Some(info)
+    }
+
+    /// The next `count` cadence points of committed schedule `id` (docs/schedules.md §9.8).
+    pub(crate) fn upcoming(&self, id: u64, now: u64, count: usize) -> Option<Vec<u64>> {
+        let mut core = self.core.borrow_mut();
+        if let Some(e) = core.visible(id, now) {
+            return Some(super::cadence::upcoming(e.cadence_view(), now, count));
+        }
+        core.held_elsewhere(id)
+            .map(|e| super::cadence::upcoming(e.cadence_view(), now, count))
     }
 
     /// The `schedule_info` record of a draft.
     pub(crate) fn draft_info(&self, draft: &Draft) -> ScheduleInfo {
-        self.core.borrow().info(&draft.0)
+        let now = self.clock.unix_nanos();
+        self.core.borrow().info(&draft.0, now)
     }
 
     /// Appends the ids of live committed schedules that `keep` accepts.
@@ -282,6 +299,28 @@ impl Core {
 }
 
 impl Core {
+    /// The stored history of `id`, newest first (docs/schedules.md §9.11); empty without a
+    /// store. A read error is logged and reads as empty: `schedule_info` still answers.
+    fn history(&mut self, id: u64) -> Vec<crate::FiringRecord> {
+        let Some(store) = self.store.as_mut() else {
+            return Vec::new();
+        };
+        let mut rows = store.history(id).unwrap_or_else(|error| {
+            tracing::warn!(%error, schedule = id, "could not read a schedule's history");
+            Vec::new()
+        });
+        // Firings settled since the last group commit are not in the store yet: each takes
+        // its slot, as it will there.
+        for pending in self.history.iter().filter(|h| h.schedule == id) {
+            rows.retain(|r| r.slot != pending.slot);
+            rows.push(pending.clone());
+        }
+        rows.sort_by(|a, b| b.started.cmp(&a.started).then(b.slot.cmp(&a.slot)));
+        rows.into_iter()
+            .map(crate::row::HistoryRow::into_record)
+            .collect()
+    }
+
     /// The schedule `id` as another engine sharing the store holds it (never one this engine
     /// has: a retired entry past its retention stays gone), read from the store's row; `None`
     /// without such a store or row. A read error is logged and reads as `None`.
@@ -351,6 +390,7 @@ impl Core {
                 // store lets a transaction find it), whose row the stop deletes.
                 .filter(|&id| table.get(id).is_none_or(|e| e.persist))
                 .collect(),
+            history: Vec::new(),
         };
         (!changes.is_empty()).then_some(changes)
     }

@@ -30,20 +30,7 @@ use super::table::Later;
 use crate::options::MAX_CATCHUP_FIRINGS;
 use crate::{Catchup, Firing, Overlap, ScheduleId};
 
-/// How many cadence points, starting at `point`, have arrived by `now` (at least one: a popped
-/// entry's deadline has arrived even when jitter moved it before the point itself).
-pub(super) fn points_arrived(point: u64, interval: u64, now: u64) -> u64 {
-    if now <= point || interval == 0 {
-        1
-    } else {
-        (now - point) / interval + 1
-    }
-}
-
-/// `point + n * interval`, or `None` past the end of 64-bit nanoseconds.
-pub(super) fn advance(point: u64, interval: u64, n: u64) -> Option<u64> {
-    interval.checked_mul(n).and_then(|d| point.checked_add(d))
-}
+pub(super) use crate::cadence_points::{CadenceView, advance, points_arrived, upcoming};
 
 impl Core {
     /// `point` moved by a uniform random offset in `[-jitter, +jitter]`, never earlier than one
@@ -227,7 +214,12 @@ impl Core {
         let Some(e) = self.table.get(id) else {
             return;
         };
-        if e.kind != Kind::Every || !e.is_live() || e.backlog > 0 || e.next_run > now {
+        if e.kind != Kind::Every
+            || !e.is_live()
+            || e.is_paused()
+            || e.backlog > 0
+            || e.next_run > now
+        {
             return;
         }
         let n = points_arrived(e.next_run, e.interval_ns, now);
@@ -263,7 +255,7 @@ impl Core {
     /// Applies the catch-up policy to the `n` cadence points from `next_run` that have passed:
     /// `skip` drops them all, `once` keeps the latest, `all` keeps the latest
     /// [`MAX_CATCHUP_FIRINGS`]; kept points wait in the backlog, one firing per tick.
-    fn catch_up(&mut self, id: u64, n: u64, now: u64) {
+    pub(super) fn catch_up(&mut self, id: u64, n: u64, now: u64) {
         let Some(e) = self.table.get(id) else {
             return;
         };
@@ -337,23 +329,17 @@ impl Core {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn points_arrived_counts_every_point_up_to_now() {
-        assert_eq!(points_arrived(10, 5, 9), 1);
-        assert_eq!(points_arrived(10, 5, 10), 1);
-        assert_eq!(points_arrived(10, 5, 14), 1);
-        assert_eq!(points_arrived(10, 5, 15), 2);
-        assert_eq!(points_arrived(10, 5, 31), 5);
-    }
-
-    #[test]
-    fn advance_reports_overflow() {
-        assert_eq!(advance(10, 5, 2), Some(20));
-        assert_eq!(advance(u64::MAX - 1, 5, 1), None);
-        assert_eq!(advance(0, u64::MAX, 2), None);
+impl super::entry::Entry {
+    /// This entry's [`CadenceView`].
+    pub(super) fn cadence_view(&self) -> CadenceView {
+        let paused = self.ops().and_then(|o| o.paused.as_ref());
+        CadenceView {
+            kind: self.kind,
+            next_run: self.next_run,
+            interval_ns: self.interval_ns,
+            waiting: self.armed || paused.is_some_and(|p| p.armed),
+            paused: paused.is_some(),
+            live: self.is_live(),
+        }
     }
 }

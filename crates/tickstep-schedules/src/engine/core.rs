@@ -79,7 +79,7 @@ pub(crate) struct Core {
     /// (docs/schedules.md §11.42), oldest first.
     pub(super) pending: super::pending::PendingStarts,
     /// Operator stops found by the last poll, reused across ticks.
-    pub(super) stopped_buf: Vec<u64>,
+    pub(super) stopped_buf: Vec<crate::row::OperatorNote>,
     /// Schedules dropped because an operator stopped them, until the host takes the list.
     pub(super) operator_stopped: Vec<u64>,
     /// When the store was last polled for operator stops (monotonic).
@@ -89,6 +89,14 @@ pub(crate) struct Core {
     pub(super) lost_buf: Vec<u64>,
     /// The live keyed schedules this engine holds, by (owner, key) (docs/schedules.md §5.12).
     pub(super) keys: std::collections::HashMap<(crate::ObjId, Rc<str>), u64>,
+    /// Schedules with an operator's trigger or backfill waiting for the tick (docs/schedules.md
+    /// §9.6, §9.7); empty nearly always, so a tick pays one check for it.
+    pub(super) operator_due: Vec<u64>,
+    /// When the host should tick for them (Unix nanoseconds).
+    pub(super) operator_at: u64,
+    /// Settled firings of persistent schedules, for the next group commit (docs/schedules.md
+    /// §9.11).
+    pub(super) history: Vec<crate::row::HistoryRow>,
 }
 
 impl Core {
@@ -120,6 +128,9 @@ impl Core {
             claimed_buf: Vec::new(),
             lost_buf: Vec::new(),
             keys: std::collections::HashMap::new(),
+            operator_due: Vec::new(),
+            operator_at: u64::MAX,
+            history: Vec::new(),
         }
     }
 

@@ -9,6 +9,7 @@
 use std::rc::Rc;
 
 use crate::info::RetireReason;
+use crate::row::OpsRow;
 use crate::{Catchup, Fault, ObjId, Overlap, RunId, Value};
 
 pub(super) use crate::info::ScheduleKind as Kind;
@@ -73,6 +74,8 @@ pub(super) struct Extra {
     pub(super) limits: Limits,
     /// The schedule's key, unique per owner among live schedules (docs/schedules.md §5.12).
     pub(super) key: Option<Rc<str>>,
+    /// What operators did to it: pause, a pending trigger, a backfill (docs/schedules.md §9.4–§9.10).
+    pub(super) ops: OpsRow,
 }
 
 /// A schedule's per-firing limits (docs/schedules.md §5.10): kept, stored and handed to the
@@ -163,6 +166,22 @@ impl Entry {
 
     pub(super) fn key(&self) -> Option<&Rc<str>> {
         self.extra.as_deref().and_then(|x| x.key.as_ref())
+    }
+
+    /// The operator state (docs/schedules.md §9.4–§9.10); the default for a schedule nobody touched.
+    pub(super) fn ops(&self) -> Option<&OpsRow> {
+        self.extra.as_deref().map(|x| &x.ops)
+    }
+
+    /// Whether an operator paused it (docs/schedules.md §9.4).
+    pub(super) fn is_paused(&self) -> bool {
+        self.ops().is_some_and(|o| o.paused.is_some())
+    }
+
+    /// Whether a trigger or a backfill waits for the tick (docs/schedules.md §9.6, §9.7).
+    pub(super) fn has_operator_firings(&self) -> bool {
+        self.ops()
+            .is_some_and(|o| o.trigger || o.backfill.is_some())
     }
 
     pub(super) fn last_fault(&self) -> Option<&Fault> {

@@ -23,10 +23,11 @@ impl Schedules {
     /// Builds every entry's `schedule_info` record (for the fuzz targets); their run counts'
     /// sum.
     pub(crate) fn schedules_info_for_fuzzing(&self) -> u64 {
+        let now = self.shared.clock.unix_nanos();
         let core = self.shared.core.borrow();
         core.table
             .iter()
-            .map(|e| core.info(e).run_count)
+            .map(|e| core.info(e, now).run_count)
             .fold(0, u64::wrapping_add)
     }
 }

@@ -123,6 +123,7 @@ impl Schedules {
         let behind = loader.finish(high_water);
         core.store = Some(store);
         core.catch_up_loaded(behind);
+        core.apply_actions_at_open(now)?;
         // Tells a store that claims on its own thread where the engine's clock stands, so it
         // claims from now on whether or not the engine ticks (docs/schedules.md §11.40).
         core.apply_claims(now)?;
@@ -146,6 +147,13 @@ impl Schedules {
     }
 
     /// The engine's shared state, for a [`Txn`](crate::Txn).
+    /// Another handle on the same engine (a transaction's, for the operator actions).
+    pub(crate) fn from_shared(shared: &Rc<Shared>) -> Self {
+        Schedules {
+            shared: Rc::clone(shared),
+        }
+    }
+
     pub(crate) fn shared(&self) -> &Rc<Shared> {
         &self.shared
     }
@@ -181,10 +189,12 @@ impl Schedules {
         let mut core = self.shared.core.borrow_mut();
         // Starts waiting for their update to be durable want a tick soon (docs/schedules.md §11.42).
         let waiting = core.pending_deadline();
-        match (core.table.next_deadline(), waiting) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        // A trigger or backfill wants the next tick too (docs/schedules.md §9.6, §9.7).
+        let operator = core.operator_deadline();
+        [core.table.next_deadline(), waiting, operator]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The number of live (not retired) schedules.

@@ -15,6 +15,7 @@
 //! * [`rows`] — entry ⇄ row, loading, the group commit, operator stops;
 //! * [`claims`] — rows another node gave up, taken in between ticks; schedules another node took;
 //! * [`keys`] — schedule keys: the (owner, key) index, create-if-absent, lookup by key;
+//! * [`operator`] — pause, resume, trigger now, backfill (docs/schedules.md §9.4–§9.10);
 //! * [`access`] — the narrow API a [`Txn`](crate::Txn) uses: drafts, lookups, commit;
 //! * [`table`] — slab, id index and deadline heap;
 //! * [`cadence`] — deadline arithmetic: overlap, catch-up, jitter, arming;
@@ -45,6 +46,7 @@ pub(crate) mod fuzz_hooks;
 pub(crate) mod handle;
 pub(crate) mod interner;
 pub(crate) mod keys;
+pub(crate) mod operator;
 pub(crate) mod outcome;
 pub(crate) mod pending;
 pub(crate) mod retire;

@@ -17,8 +17,9 @@ use super::core::Core;
 use super::entry::{Kind, Retired};
 use super::handle::Schedules;
 use super::table::Later;
-use crate::info::RetireReason;
+use crate::info::{HISTORY_KEPT, RetireReason};
 use crate::limits::seconds_to_nanos;
+use crate::row::HistoryRow;
 use crate::{Fault, FaultKind, Outcome, RunId, Value};
 
 impl Schedules {
@@ -80,6 +81,11 @@ impl Core {
         // The run is over even when its schedule retired meanwhile: an entry still naming it
         // would report it as `running_task`, and expiring later would forget whichever new run
         // the host gave the same id (docs/schedules.md §7.9).
+        let served = e
+            .running()
+            .iter()
+            .find(|r| r.run == Some(run))
+            .map(|r| (r.nominal, r.started_unix));
         e.extra_mut().running.retain(|r| r.run != Some(run));
         if !e.is_live() {
             return false;
@@ -102,6 +108,9 @@ impl Core {
                 now,
             ),
         }
+        if let Some((nominal, started)) = served {
+            self.record_history(id, nominal, started, now);
+        }
         // A firing waiting behind this one (queued, or catch-up under "all") may start now.
         if let Some(e) = self.table.get(id) {
             let waiting = e.queued().is_some() || e.backlog > 0;
@@ -111,6 +120,32 @@ impl Core {
         }
         self.mark_dirty(id);
         true
+    }
+
+    /// Queues the settled firing of `id` for its history, with the next group commit
+    /// (docs/schedules.md §9.11); its fault, if any, is the schedule's `last_fault` just set.
+    /// Only a persistent schedule on a store keeps one.
+    fn record_history(&mut self, id: u64, nominal: u64, started: u64, now: u64) {
+        if self.store.is_none() {
+            return;
+        }
+        let Some(e) = self.table.get(id).filter(|e| e.persist) else {
+            return;
+        };
+        let settled = e.run_count.saturating_sub(e.running().len() as u64);
+        let fault = if e.consecutive_faults > 0 {
+            e.last_fault().cloned()
+        } else {
+            None
+        };
+        self.history.push(HistoryRow {
+            schedule: id,
+            slot: u32::try_from(settled % HISTORY_KEPT).expect("below HISTORY_KEPT"),
+            started,
+            ended: now,
+            nominal,
+            fault,
+        });
     }
 
     fn succeed(&mut self, id: u64, value: &Value, now: u64) {

@@ -19,7 +19,7 @@ use tickstep_kernel::clock::Instant;
 use super::core::{Core, RunRecord};
 use super::entry::{Entry, Extra, Limits, Running};
 use super::interner::Interner;
-use crate::row::{Cadence, Durability, RowSink, RunningRow, ScheduleRow};
+use crate::row::{Cadence, Durability, OpsRow, RowSink, RunningRow, ScheduleRow};
 use crate::{Error, InFlight, ScheduleId};
 
 impl Entry {
@@ -48,6 +48,7 @@ impl Entry {
                     started_unix: r.started_unix,
                 })
                 .collect(),
+            ops: self.ops().filter(|o| **o != OpsRow::default()).cloned(),
         }
     }
 
@@ -100,6 +101,7 @@ impl Entry {
             || row.key.is_some()
             || c.last_fault.is_some()
             || c.queued.is_some()
+            || c.ops.is_some()
             || !running.is_empty();
         let extra = needs_extra.then(|| {
             Box::new(Extra {
@@ -110,6 +112,7 @@ impl Entry {
                 running,
                 limits,
                 key: row.key.map(Rc::from),
+                ops: c.ops.unwrap_or_default(),
                 ..Extra::default()
             })
         });
@@ -338,6 +341,15 @@ impl RowSink for Loader<'_> {
             self.interrupted_ids.push(entry.id);
         }
         core.index_key(&entry);
+        if entry.is_paused() {
+            // A paused schedule waits unarmed, its deadline kept for resume (docs/schedules.md §9.4).
+            entry.armed = false;
+        }
+        if entry.has_operator_firings() {
+            // A trigger or backfill written before the restart fires from the first tick
+            // (docs/schedules.md §9.6, §9.7).
+            core.operator_due.push(entry.id);
+        }
         if entry.armed {
             self.deadlines.push((entry.fire_at, entry.id));
             if !entry.is_running() && entry.fire_at.max(entry.next_run) <= self.now {
@@ -357,7 +369,7 @@ impl Core {
         let Some(store) = self.store.as_mut() else {
             return Ok(Committed::Nothing);
         };
-        if self.dirty.is_empty() && self.doomed_rows.is_empty() {
+        if self.dirty.is_empty() && self.doomed_rows.is_empty() && self.history.is_empty() {
             return Ok(Committed::Nothing);
         }
         let handed = store.handed_behind();
@@ -372,7 +384,12 @@ impl Core {
                 .map(|e| (e.id, e.cadence())),
         );
         changes.deletes.extend_from_slice(&self.doomed_rows);
+        changes.history.append(&mut self.history);
         let result = store.commit(changes, Durability::Grouped);
+        if result.is_err() {
+            // Kept for the next try, as the updates are (rebuilt from the dirty list).
+            self.history.append(&mut changes.history);
+        }
         changes.clear();
         result?;
         let seq = store.handed_behind();
@@ -401,7 +418,7 @@ impl Core {
     /// call; a stop is noticed by the first tick at least one interval after the last poll.
     ///
     /// [`Config::tick`]: crate::Config::tick
-    pub(super) fn apply_operator_stops(&mut self, mono: Instant) -> Result<(), Error> {
+    pub(super) fn apply_operator_stops(&mut self, mono: Instant, now: u64) -> Result<(), Error> {
         let Some(store) = self.store.as_mut() else {
             return Ok(());
         };
@@ -415,11 +432,18 @@ impl Core {
         self.last_stop_poll = Some(mono);
         let mut stopped = std::mem::take(&mut self.stopped_buf);
         let result = store.poll_stops(&mut stopped);
-        for &id in &stopped {
-            if self.table.get(id).is_some_and(|e| e.persist) {
-                tracing::info!(schedule = id, "schedule stopped by an operator");
-                self.drop_entry(id);
-                self.operator_stopped.push(id);
+        for note in stopped.drain(..) {
+            let id = note.id;
+            if !self.table.get(id).is_some_and(|e| e.persist) {
+                continue;
+            }
+            match note.action {
+                None => {
+                    tracing::info!(schedule = id, "schedule stopped by an operator");
+                    self.drop_entry(id);
+                    self.operator_stopped.push(id);
+                }
+                Some(action) => self.apply_operator_note(note.seq, id, action, now),
             }
         }
         stopped.clear();

@@ -135,10 +135,15 @@ impl Table {
         self.slots[slot as usize].take()
     }
 
-    /// Arms `id` to fire at `at` (the entry must exist).
+    /// Arms `id` to fire at `at` (the entry must exist). A paused entry only keeps `at` as its
+    /// deadline, unarmed: resuming arms it there (docs/schedules.md §9.4).
     pub(super) fn arm(&mut self, id: u64, at: u64) {
         if let Some(e) = self.get_mut(id) {
             e.fire_at = at;
+            if let Some(paused) = e.extra.as_deref_mut().and_then(|x| x.ops.paused.as_mut()) {
+                paused.armed = true;
+                return;
+            }
             e.armed = true;
             self.heap.push(Reverse((at, id)));
         }

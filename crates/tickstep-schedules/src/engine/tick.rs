@@ -121,7 +121,7 @@ impl Schedules {
             // Read before the claims: a schedule lost with a write this count includes is
             // dropped by them before its start is looked at.
             let durable = core.durable_through();
-            if let Err(error) = core.apply_operator_stops(mono) {
+            if let Err(error) = core.apply_operator_stops(mono, now) {
                 // The next tick polls again; firing goes on meanwhile.
                 tracing::warn!(%error, "could not poll the store for operator stops");
             }
@@ -142,6 +142,16 @@ impl Schedules {
         let virtual_time = shared.clock.is_virtual();
         let mut out_of_time =
             self.start_durable(durable, (now, mono), slice_end, virtual_time, &mut report);
+        // Operator firings (a trigger, a backfill's next point) first, one per schedule
+        // (docs/schedules.md §9.6, §9.7); a slice they use up leaves the heap to the next tick.
+        if !out_of_time {
+            let mut firings = shared.core.borrow_mut().plan_operator(now);
+            for firing in firings.drain(..) {
+                let verdict = self.try_start(&firing);
+                report.count(&verdict);
+                shared.core.borrow_mut().record(&firing, verdict, now, mono);
+            }
+        }
         // Unsliced, one plan covers the whole tick; sliced, the tick plans one firing at a time
         // and looks at the clock before each next one (docs/schedules.md §10.5).
         let chunk = if slice_end.is_some() { 1 } else { usize::MAX };

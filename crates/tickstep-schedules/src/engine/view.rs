@@ -1,15 +1,20 @@
 //! Read-only answers: `schedule_info` records, GC roots, the engine's idea of now.
 
+use super::cadence::upcoming;
 use super::core::Core;
 use super::entry::{Entry, Kind};
 use super::handle::Schedules;
-use crate::info::{ScheduleInfo, unix_seconds};
-use crate::{ObjId, ScheduleId};
+use crate::info::{NEXT_RUNS_SHOWN, PauseInfo, ScheduleInfo, unix_seconds};
+use crate::{Error, ObjId, ScheduleId};
+
+/// The most fire times [`Schedules::next_runs`] lists (docs/schedules.md §9.8).
+const MAX_NEXT_RUNS: usize = 1000;
 
 impl Core {
-    /// The `schedule_info` record of `e`.
-    pub(super) fn info(&self, e: &Entry) -> ScheduleInfo {
+    /// The `schedule_info` record of `e` at `now` (Unix nanoseconds).
+    pub(super) fn info(&self, e: &Entry, now: u64) -> ScheduleInfo {
         let x = e.extra.as_deref();
+        let ops = e.ops();
         let retired = e.retired();
         let next_run = if e.armed { e.fire_at } else { 0 };
         ScheduleInfo {
@@ -56,11 +61,76 @@ impl Core {
                 .map(std::time::Duration::from_nanos),
             tick_limit: e.limits().tick_limit,
             key: e.key().map(ToString::to_string),
+            pause: ops.and_then(|o| o.paused.as_ref()).map(|p| PauseInfo {
+                by: p.by,
+                at: unix_seconds(p.at),
+                note: p.note.clone(),
+            }),
+            paused_missed: ops.map_or(0, |o| o.paused_missed),
+            trigger_pending: ops.is_some_and(|o| o.trigger),
+            backfill: ops
+                .and_then(|o| o.backfill)
+                .map(|(next, last)| (unix_seconds(next), unix_seconds(last))),
+            // Read from the store by `Shared::info`, only when asked (docs/schedules.md §9.11).
+            history: Vec::new(),
+            next_runs: upcoming(e.cadence_view(), now, NEXT_RUNS_SHOWN)
+                .into_iter()
+                .map(unix_seconds)
+                .collect(),
         }
     }
 }
 
 impl Schedules {
+    /// The next `count` fire times of schedule `id` (at most 1,000), nominal (before jitter),
+    /// float Unix seconds: computed from its cadence, never stored (docs/schedules.md §9.8).
+    /// `schedule_info` lists the first [`NEXT_RUNS_SHOWN`]; this is for more.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArg`] for an id that names nothing or a `count` over 1,000;
+    /// [`Error::Perm`] when `perms` is neither the owner nor a wizard (as `schedule_info`).
+    ///
+    /// ```
+    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// use tickstep_schedules::{Options, Schedules};
+    ///
+    /// let world = TestWorld::new();
+    /// let wiz = world.add_wizard();
+    /// world.add_verb(wiz, "v");
+    /// let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let t0 = engine.now_unix_seconds();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// let next = engine.next_runs(wiz, id, 20).unwrap();
+    /// assert_eq!((next.len(), next[19]), (20, t0 + 1200.0));
+    /// ```
+    pub fn next_runs(&self, perms: ObjId, id: ScheduleId, count: usize) -> Result<Vec<f64>, Error> {
+        if count > MAX_NEXT_RUNS {
+            return Err(Error::invalid(
+                count,
+                format!(
+                    "next_runs lists at most {MAX_NEXT_RUNS} fire times (docs/schedules.md §9.8)"
+                ),
+            ));
+        }
+        let shared = &*self.shared;
+        let now = shared.clock.unix_nanos();
+        let unknown = || Error::invalid(id, "no such schedule");
+        let owner = shared.lookup(id.get(), now).ok_or_else(unknown)?.owner;
+        if !crate::perms::may_manage(shared.world(), perms, owner) {
+            return Err(Error::perm(
+                perms,
+                id,
+                "next_runs is for the schedule's owner or a wizard, as schedule_info",
+            ));
+        }
+        let points = shared.upcoming(id.get(), now, count).ok_or_else(unknown)?;
+        Ok(points.into_iter().map(unix_seconds).collect())
+    }
+
     /// Every anonymous object (as the world's [`World::is_anonymous`](crate::World::is_anonymous)
     /// says) that a schedule keeps alive through its target, player, args, state or last fault
     /// value — live and retained retired entries alike. A host's garbage collector treats them as

@@ -5,7 +5,7 @@ use std::ops::RangeInclusive;
 
 use super::answer::Pending;
 use crate::Error;
-use crate::row::{ChangeSet, ClaimedRow, Durability, RowSink, ScheduleRow};
+use crate::row::{ChangeSet, ClaimedRow, Durability, OperatorNote, RowSink, ScheduleRow};
 
 /// What a store must do for the engine. Every method runs on the engine's thread between ticks or
 /// inside one; a backend whose I/O is remote keeps that off the caller's thread (see the crate
@@ -47,13 +47,14 @@ pub(crate) trait Backend {
         Pending::ready(self.commit(changes, Durability::Synced))
     }
 
-    /// Appends to `stopped` the ids an operator stopped from outside this engine since the last
-    /// call. Called once per tick, so it must be cheap when nothing happened.
+    /// Appends to `notes` the notes operators left from outside this engine since the last call:
+    /// stops (the row is gone) and actions (docs/schedules.md §9.12). Called once per tick, so it
+    /// must be cheap when nothing happened.
     ///
     /// # Errors
     ///
     /// [`Error::Store`]; the next call reports what this one missed.
-    fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error>;
+    fn poll_stops(&mut self, notes: &mut Vec<OperatorNote>) -> Result<(), Error>;
 
     /// Moves into `claimed` the rows the store claimed for this engine since the last call
     /// (whole rows, to be applied like rows at open) and into `lost` the ids of schedules
@@ -99,6 +100,23 @@ pub(crate) trait Backend {
         let _ = (owner, key);
         Ok(None)
     }
+
+    /// The stored history of schedule `id`, newest first (docs/schedules.md §9.11), read after
+    /// the writes handed over before (so a settled firing already queued is in it).
+    ///
+    /// # Errors
+    ///
+    /// The store's error; nothing changed.
+    fn history(&mut self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error>;
+
+    /// Every operator note that carries an action (docs/schedules.md §9.12), oldest first: read
+    /// once at open, so that an action whose row an engine overwrote before reading its note
+    /// is applied after all.
+    ///
+    /// # Errors
+    ///
+    /// The store's error; the open fails.
+    fn operator_actions(&mut self) -> Result<Vec<OperatorNote>, Error>;
 
     /// What the store counted of claims and fencing so far.
     fn cluster_stats(&self) -> ClusterStats {

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::row::{Cadence, RunningRow, ScheduleRow};
+use crate::row::{Cadence, HistoryRow, RunningRow, ScheduleRow};
 use crate::{Fault, FaultKind, RunId, Value};
 
 /// A `u64` as SQLite's signed integer, bits preserved (readable as is below 2^63).
@@ -33,29 +33,39 @@ macro_rules! columns_v1 {
 }
 
 /// The columns [`decode`](super::decode::decode) reads, in order: schema version 3 added the
-/// firing limits, version 4 (`PostgreSQL`: 5) the key, each last.
-pub(crate) const COLUMNS: &str = concat!(columns_v1!(), ", time_limit_ns, tick_limit, key");
+/// firing limits, version 4 (`PostgreSQL`: 5) the key, version 5 (`PostgreSQL`: 6) the operator
+/// state, each last.
+pub(crate) const COLUMNS: &str = concat!(columns_v1!(), ", time_limit_ns, tick_limit, key, ops");
+
+/// What [`decode`](super::decode::decode) reads from a store that kept keys but no operator
+/// state yet (`SQLite` schema version 4, `PostgreSQL` 5). The NULLs are typed because
+/// `PostgreSQL`'s client checks a column's type even when its value is NULL.
+pub(crate) const COLUMNS_WITHOUT_OPS: &str = concat!(
+    columns_v1!(),
+    ", time_limit_ns, tick_limit, key, CAST(NULL AS TEXT)"
+);
 
 /// What [`decode`](super::decode::decode) reads from a store that kept firing limits but no keys
-/// yet (`SQLite` schema version 3, `PostgreSQL` 4): no key. The NULLs are typed because
-/// `PostgreSQL`'s client checks a column's type even when its value is NULL.
+/// yet (`SQLite` schema version 3, `PostgreSQL` 4): no key, no operator state.
 pub(crate) const COLUMNS_WITHOUT_KEY: &str = concat!(
     columns_v1!(),
-    ", time_limit_ns, tick_limit, CAST(NULL AS TEXT)"
+    ", time_limit_ns, tick_limit, CAST(NULL AS TEXT), CAST(NULL AS TEXT)"
 );
 
 /// What [`decode`](super::decode::decode) reads from a store that did not keep firing limits yet
-/// (`SQLite` before schema version 3, `PostgreSQL` before 4): no limits, no key.
+/// (`SQLite` before schema version 3, `PostgreSQL` before 4): no limits, no key, no operator
+/// state.
 pub(crate) const COLUMNS_WITHOUT_LIMITS: &str = concat!(
     columns_v1!(),
-    ", CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS TEXT)"
+    ", CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS TEXT)"
 );
 
 /// The select list [`decode`](super::decode::decode) reads from a `SQLite` store of schema
 /// `version` (a reader that does not migrate, like the `Inspector`, meets older files).
 pub(crate) fn columns_for(version: i64) -> &'static str {
     match version {
-        4.. => COLUMNS,
+        5.. => COLUMNS,
+        4 => COLUMNS_WITHOUT_OPS,
         3 => COLUMNS_WITHOUT_KEY,
         _ => COLUMNS_WITHOUT_LIMITS,
     }
@@ -85,7 +95,7 @@ pub(crate) fn insert_sql() -> &'static str {
 pub(crate) const UPDATE_CADENCE: &str = "UPDATE schedules SET next_run = ?2, fire_at = ?3, armed = ?4, \
      last_run = ?5, run_count = ?6, fault_count = ?7, consecutive_faults = ?8, missed_count = ?9, \
      overlap_count = ?10, last_duration_ns = ?11, backlog = ?12, queued = ?13, last_fault = ?14, \
-     running = ?15 WHERE id = ?1";
+     running = ?15, ops = ?16 WHERE id = ?1";
 
 pub(crate) fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
     // Values are checked storable (finite floats) before they reach the store.
@@ -131,6 +141,7 @@ pub(crate) struct CadenceParams {
     queued: Option<i64>,
     last_fault: Option<String>,
     has_running: bool,
+    ops: Option<String>,
 }
 
 impl CadenceParams {
@@ -154,6 +165,7 @@ impl CadenceParams {
             queued: c.queued.map(to_sql),
             last_fault: c.last_fault.as_ref().map(fault_json),
             has_running: running_json(&c.running, running_buf),
+            ops: c.ops.as_ref().map(json),
         }
     }
 
@@ -169,6 +181,7 @@ impl CadenceParams {
         stmt.raw_bind_parameter(13, self.queued)?;
         stmt.raw_bind_parameter(14, self.last_fault.as_deref())?;
         stmt.raw_bind_parameter(15, self.has_running.then_some(running))?;
+        stmt.raw_bind_parameter(16, self.ops.as_deref())?;
         Ok(())
     }
 }
@@ -226,6 +239,7 @@ pub(crate) fn insert(stmt: &mut rusqlite::Statement<'_>, r: &ScheduleRow) -> rus
         r.time_limit_ns.map(to_sql),
         r.tick_limit.map(to_sql),
         r.key,
+        cadence.ops,
     ])?;
     Ok(())
 }
@@ -248,6 +262,84 @@ pub(crate) fn parse_fault(text: &str) -> Option<Fault> {
     let kind = raw["kind"].as_str().and_then(FaultKind::parse)?;
     let value: Value = serde_json::from_value(raw["value"].clone()).ok()?;
     Some(Fault { kind, value })
+}
+
+/// Records a settled firing in its schedule's history ring (docs/schedules.md §9.11): the slot's
+/// previous record is replaced; a schedule whose row is gone records nothing. Parameters:
+/// schedule, slot, started, ended, nominal, outcome, fault.
+pub(crate) const RECORD_HISTORY: &str = "INSERT INTO firing_history \
+     (schedule_id, slot, started_at, ended_at, nominal, outcome, fault) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM schedules WHERE id = ?1) \
+     ON CONFLICT (schedule_id, slot) DO UPDATE SET started_at = excluded.started_at, \
+     ended_at = excluded.ended_at, nominal = excluded.nominal, outcome = excluded.outcome, \
+     fault = excluded.fault";
+
+/// A schedule's history, newest first: the columns [`history_row`] reads.
+pub(crate) const SELECT_HISTORY: &str = "SELECT slot, started_at, ended_at, nominal, fault \
+     FROM firing_history WHERE schedule_id = ?1 ORDER BY started_at DESC, slot DESC";
+
+/// The outcome column's word for a record.
+pub(crate) fn outcome_word(h: &HistoryRow) -> &'static str {
+    if h.fault.is_some() {
+        "fault"
+    } else {
+        "returned"
+    }
+}
+
+/// One history record back from its columns (slot, started, ended, nominal, fault JSON);
+/// `None` when the fault does not decode.
+pub(crate) fn history_row(
+    schedule: u64,
+    (slot, started, ended, nominal): (i64, i64, i64, i64),
+    fault: Option<&str>,
+) -> Option<HistoryRow> {
+    Some(HistoryRow {
+        schedule,
+        slot: u32::try_from(slot).ok()?,
+        started: from_sql(started),
+        ended: from_sql(ended),
+        nominal: from_sql(nominal),
+        fault: match fault {
+            Some(text) => Some(parse_fault(text)?),
+            None => None,
+        },
+    })
+}
+
+/// An operator's note as the engine applies it: a stop without an action, else the action
+/// (docs/schedules.md §9.12). An action this build cannot read is skipped with a warning,
+/// never taken for a stop.
+pub(crate) fn operator_note(
+    seq: u64,
+    id: u64,
+    action: Option<&str>,
+) -> Option<crate::row::OperatorNote> {
+    let action = match action {
+        None => None,
+        Some(text) => {
+            let Some(action) = parse_json(text) else {
+                tracing::warn!(
+                    schedule = id,
+                    action = %crate::limits::excerpt(text),
+                    "an operator's note holds an action this build cannot read; skipped"
+                );
+                return None;
+            };
+            Some(action)
+        }
+    };
+    Some(crate::row::OperatorNote { seq, id, action })
+}
+
+/// Every operator note that carries an action, oldest first (`seq, id, action`): what an engine
+/// applies at open to the rows whose state does not include it yet (docs/schedules.md §9.12).
+pub(crate) const SELECT_ACTIONS: &str =
+    "SELECT seq, id, action FROM operator_stops WHERE action IS NOT NULL ORDER BY seq";
+
+/// Decodes the `ops` column (docs/schedules.md §9.4–§9.10); `None` if it is not an operator state.
+pub(crate) fn parse_ops(text: &str) -> Option<crate::row::OpsRow> {
+    parse_json(text)
 }
 
 /// Decodes the `running` column (`[[run, nominal, started], ..]`, `run` null for a start that

@@ -11,7 +11,7 @@
 //! The trait is generic, not dynamic: each store's decoder is compiled for its own row type, with
 //! the same column reads it made before, and values are parsed from borrowed text.
 
-use super::codec::{from_sql, parse_fault, parse_running};
+use super::codec::{from_sql, parse_fault, parse_ops, parse_running};
 use crate::row::{Cadence, ScheduleRow};
 use crate::{Catchup, ObjId, Overlap, ScheduleKind, Value};
 
@@ -77,7 +77,8 @@ fn json<R: StoredColumns + ?Sized, T: serde::de::DeserializeOwned>(
 /// The store's error for a column it cannot read, or [`StoredColumns::corrupt`] naming the
 /// schedule and the column for a value that does not decode: an unknown kind or policy, JSON
 /// that is not a value, a fault or a list of running firings, a counter too large for its field,
-/// a firing limit of 0, a key that breaks the key rule (docs/schedules.md §5.12).
+/// a firing limit of 0, a key that breaks the key rule (docs/schedules.md §5.12), an operator
+/// state that is not one (docs/schedules.md §9.4–§9.10).
 pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, R::Error> {
     let u = |i: usize| -> Result<u64, R::Error> { row.int(i).map(from_sql) };
     // Read first, so every error below names the schedule.
@@ -118,6 +119,10 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
                 .ok_or_else(|| bad(33, "key", k))
         })
         .transpose()?;
+    let ops = row
+        .text_or_null(34)?
+        .map(|t| parse_ops(t).ok_or_else(|| bad(34, "ops", t)))
+        .transpose()?;
     Ok(ScheduleRow {
         id: u(0)?,
         kind,
@@ -154,6 +159,7 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
             queued: row.int_or_null(28)?.map(from_sql),
             last_fault,
             running,
+            ops,
         },
     })
 }

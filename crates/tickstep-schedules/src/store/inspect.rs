@@ -17,7 +17,8 @@ use super::integrity;
 use super::schema;
 use super::sqlite::SqliteStore;
 use super::sqlite_row;
-use crate::row::ScheduleRow;
+use crate::cadence_points::{CadenceView, upcoming};
+use crate::row::{OperatorAction, ScheduleRow};
 use crate::{Catchup, Error, Fault, InFlight, ObjId, Overlap, ScheduleId, ScheduleKind, Value};
 
 /// How long a read waits for the engine's write lock before giving up (WAL readers rarely wait:
@@ -176,6 +177,45 @@ pub struct StoredSchedule {
     /// The schedule's key, unique per owner (docs/schedules.md §5.12); `None` for none, and in
     /// a store older than schema version 4 (`PostgreSQL`: 5), which did not keep keys.
     pub key: Option<String>,
+    /// Who paused it, when and why, while paused (docs/schedules.md §9.4).
+    pub pause: Option<crate::PauseInfo>,
+    /// Cadence points missed because it was paused, over its life (docs/schedules.md §9.4).
+    pub paused_missed: u64,
+    /// Whether a `trigger_now` waits for the next tick (docs/schedules.md §9.6).
+    pub trigger_pending: bool,
+    /// The backfill under way: its next point and its last, Unix nanoseconds (docs/schedules.md
+    /// §9.7).
+    pub backfill_unix_nanos: Option<(u64, u64)>,
+    /// What the next fire times are computed from (docs/schedules.md §9.8).
+    cadence: CadenceView,
+}
+
+impl StoredSchedule {
+    /// The next `count` cadence points after the stored state, nominal, Unix nanoseconds, as the
+    /// engine computes them for `schedule_info` (docs/schedules.md §9.8): `now_unix_nanos`
+    /// matters only for a paused schedule, whose list starts after it.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::{Clock, ManualClock};
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let clock = ManualClock::new();
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "v");
+    /// let engine = Schedules::open(&path, clock.clone(), world, TestRunner::new(), Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// let stored = Inspector::open(&path).unwrap().get(id).unwrap().unwrap();
+    /// let next = stored.next_runs(clock.unix_nanos(), 3);
+    /// assert_eq!(next, [60, 120, 180].map(|s| clock.unix_nanos() + s * 1_000_000_000));
+    /// ```
+    pub fn next_runs(&self, now_unix_nanos: u64, count: usize) -> Vec<u64> {
+        upcoming(self.cadence, now_unix_nanos, count)
+    }
 }
 
 impl Inspector {
@@ -309,6 +349,59 @@ impl Inspector {
         .map_err(load_error(path))
     }
 
+    /// The last settled firings of schedule `id`, newest first, as the store keeps them (at
+    /// most [`HISTORY_KEPT`](crate::HISTORY_KEPT), docs/schedules.md §9.11); empty for an
+    /// unknown id, a schedule that has not fired, or a store older than histories. A reader
+    /// who wants the latest asks the running engine to `wait_for_writes()` first.
+    ///
+    /// # Errors
+    ///
+    /// As [`Inspector::list`]; a stored fault that does not decode is named.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let clock = ManualClock::new();
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "v");
+    /// let runner = TestRunner::new();
+    /// let engine = Schedules::open(&path, clock.clone(), world, runner.clone(), Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "v", 1.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// clock.advance(std::time::Duration::from_secs(1));
+    /// engine.tick().unwrap();
+    /// runner.finish_all(&engine);
+    /// engine.flush().unwrap();
+    /// let history = Inspector::open(&path).unwrap().history(id).unwrap();
+    /// assert_eq!(history.len(), 1);
+    /// assert_eq!(history[0].outcome(), "returned");
+    /// ```
+    pub fn history(&self, id: ScheduleId) -> Result<Vec<crate::FiringRecord>, Error> {
+        let rows = match &self.source {
+            Source::Sqlite {
+                conn,
+                path,
+                version,
+            } => {
+                if *version < 6 {
+                    return Ok(Vec::new());
+                }
+                super::sqlite::read_history(conn, path, id.get())?
+            }
+            #[cfg(feature = "postgres")]
+            Source::Postgres(pg) => pg.history(id.get())?,
+        };
+        Ok(rows
+            .into_iter()
+            .map(crate::row::HistoryRow::into_record)
+            .collect())
+    }
+
     /// The saved schedules keyed `key`, by id: one per owner at most, the key being unique per
     /// owner (docs/schedules.md §5.17, §5.18). Empty for a store older than keys.
     ///
@@ -318,7 +411,7 @@ impl Inspector {
     /// [`Inspector::list`] otherwise.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_kernel::clock::{Clock, ManualClock};
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Inspector, Options, Schedules};
     /// # let dir = tempfile::tempdir().unwrap();
@@ -441,9 +534,7 @@ impl Inspector {
     /// ```
     pub fn stop(path: impl AsRef<Path>, id: ScheduleId) -> Result<bool, Error> {
         let path = path.as_ref();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        let now = wall_now();
         if let Some(url) = server_url(path)? {
             #[cfg(feature = "postgres")]
             return super::postgres::inspect::stop(url, id.get(), now);
@@ -451,6 +542,146 @@ impl Inspector {
             let _ = url;
         }
         SqliteStore::open_existing(path)?.stop_as_operator(id.get(), now)
+    }
+}
+
+/// The system clock's wall time, Unix nanoseconds: what an operator's action is stamped with.
+fn wall_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// Operator actions on a store, from outside any engine (docs/schedules.md §9.12).
+impl Inspector {
+    /// Pauses schedule `id` in the store at `path`, as [`Schedules::pause`] does in an engine,
+    /// paused by `#-1` (the store's operator): the row records it and every engine running on
+    /// the store applies it at its next poll, as it does a stop. Returns `false`, changing
+    /// nothing, when it was paused already.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArg`] for an id the store does not hold, a bad note (docs/schedules.md
+    /// §9.5), or a store older than operator actions; the store's error otherwise. Nothing is
+    /// changed on error.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "v");
+    /// let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(), Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// assert!(Inspector::pause(&path, id, "disk full").unwrap());
+    /// engine.tick().unwrap(); // the engine finds the note
+    /// let pause = engine.begin(wiz).schedule_info(id).unwrap().pause.unwrap();
+    /// assert_eq!((pause.by.0, pause.note.as_str()), (-1, "disk full"));
+    /// ```
+    ///
+    /// [`Schedules::pause`]: crate::Schedules::pause
+    pub fn pause(path: impl AsRef<Path>, id: ScheduleId, note: &str) -> Result<bool, Error> {
+        let action = OperatorAction::Pause {
+            note: note.to_owned(),
+        };
+        Self::act(path.as_ref(), id, &action).map(|n| n > 0)
+    }
+
+    /// Resumes schedule `id` in the store at `path` (docs/schedules.md §9.12); `false` when it
+    /// was not paused. The engine holding it applies catch-up to the points it missed, as
+    /// [`Schedules::resume`] does; with none running, the next to open it applies catch-up as
+    /// after downtime (docs/schedules.md §11.8).
+    ///
+    /// # Errors
+    ///
+    /// As [`Inspector::pause`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// #     tickstep_schedules::testkit::TestWorld::new(), tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
+    /// let err = tickstep_schedules::Inspector::resume(&path, tickstep_schedules::ScheduleId::from_raw(5)).unwrap_err();
+    /// assert_eq!(err.code(), "E_INVARG");
+    /// ```
+    ///
+    /// [`Schedules::resume`]: crate::Schedules::resume
+    pub fn resume(path: impl AsRef<Path>, id: ScheduleId) -> Result<bool, Error> {
+        Self::act(path.as_ref(), id, &OperatorAction::Resume).map(|n| n > 0)
+    }
+
+    /// Asks for one firing of schedule `id` now (docs/schedules.md §9.6, §9.12): the engine
+    /// holding it fires it at its next tick after it reads the note, or the next engine to open
+    /// the store at its first tick; `false` when one was waiting already.
+    ///
+    /// # Errors
+    ///
+    /// As [`Inspector::pause`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// #     tickstep_schedules::testkit::TestWorld::new(), tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
+    /// let err = tickstep_schedules::Inspector::trigger(&path, tickstep_schedules::ScheduleId::from_raw(5)).unwrap_err();
+    /// assert!(err.to_string().contains("no such schedule"));
+    /// ```
+    pub fn trigger(path: impl AsRef<Path>, id: ScheduleId) -> Result<bool, Error> {
+        Self::act(path.as_ref(), id, &OperatorAction::Trigger).map(|n| n > 0)
+    }
+
+    /// Backfills schedule `id` over `[from, to]` (float Unix seconds, by the system clock), as
+    /// [`Schedules::backfill`] does (docs/schedules.md §9.7, §9.12); how many points it will
+    /// fire.
+    ///
+    /// # Errors
+    ///
+    /// As [`Schedules::backfill`] and [`Inspector::pause`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// #     tickstep_schedules::testkit::TestWorld::new(), tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
+    /// let id = tickstep_schedules::ScheduleId::from_raw(5);
+    /// let err = tickstep_schedules::Inspector::backfill(&path, id, 20.0, 10.0).unwrap_err();
+    /// assert!(err.to_string().contains("from must not be after to"));
+    /// ```
+    ///
+    /// [`Schedules::backfill`]: crate::Schedules::backfill
+    pub fn backfill(
+        path: impl AsRef<Path>,
+        id: ScheduleId,
+        from: f64,
+        to: f64,
+    ) -> Result<u64, Error> {
+        let (from, to) = crate::operator_rules::backfill_bounds(from, to, wall_now())?;
+        Self::act(path.as_ref(), id, &OperatorAction::Backfill { from, to })
+    }
+
+    fn act(path: &Path, id: ScheduleId, action: &OperatorAction) -> Result<u64, Error> {
+        let now = wall_now();
+        let answer = if let Some(url) = server_url(path)? {
+            #[cfg(feature = "postgres")]
+            {
+                super::postgres::inspect::act(url, id.get(), action, now)?
+            }
+            #[cfg(not(feature = "postgres"))]
+            {
+                let _ = url;
+                unreachable!("server_url refuses a URL without the postgres feature")
+            }
+        } else {
+            SqliteStore::open_existing(path)?.act_as_operator(id.get(), action, now)?
+        };
+        answer.ok_or_else(|| {
+            Error::invalid(id, "no such schedule in the store (docs/schedules.md §9.9)")
+        })
     }
 }
 
@@ -500,6 +731,15 @@ impl From<ScheduleRow> for StoredSchedule {
     fn from(r: ScheduleRow) -> Self {
         let id = ScheduleId::from_raw(r.id);
         let c = r.cadence;
+        let ops = c.ops.unwrap_or_default();
+        let cadence = CadenceView {
+            kind: r.kind,
+            next_run: c.next_run,
+            interval_ns: r.interval_ns,
+            waiting: c.armed || ops.paused.as_ref().is_some_and(|p| p.armed),
+            paused: ops.paused.is_some(),
+            live: true,
+        };
         StoredSchedule {
             id,
             kind: r.kind,
@@ -544,6 +784,15 @@ impl From<ScheduleRow> for StoredSchedule {
             time_limit: r.time_limit_ns.map(std::time::Duration::from_nanos),
             tick_limit: r.tick_limit,
             key: r.key,
+            pause: ops.paused.map(|p| crate::PauseInfo {
+                by: p.by,
+                at: crate::info::unix_seconds(p.at),
+                note: p.note,
+            }),
+            paused_missed: ops.paused_missed,
+            trigger_pending: ops.trigger,
+            backfill_unix_nanos: ops.backfill,
+            cadence,
         }
     }
 }

@@ -19,6 +19,19 @@
 //! unique index `schedules_owner_key` on (owner, key) over the keyed rows: a key names one row
 //! of its owner's, whoever writes the file. Rows written by an older version have no key.
 //!
+//! Version 5 (docs/schedules.md §9.10) adds each schedule's operator state (`ops`, JSON, NULL
+//! for none): a pause with who, when and why, the points missed while paused, a `trigger_now`
+//! not fired yet, a backfill's remaining range. It is written with the cadence. Rows written by
+//! an older version have none.
+//!
+//! Version 6 (docs/schedules.md §9.11) adds `firing_history`: the last firings of each schedule
+//! (start, end, the point served, outcome, fault), a ring of `slot`s per schedule, so keeping the
+//! last few is an upsert, never a prune; a trigger deletes a schedule's history with its row.
+//!
+//! Version 7 (docs/schedules.md §9.12) lets an operator's note carry an action (`action`, JSON;
+//! NULL for a stop, as every note before it): pause, resume, trigger or backfill, made from
+//! outside the engine and applied by the engines running on the file.
+//!
 //! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
 //! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
 //! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
@@ -31,7 +44,7 @@ use rusqlite::{Connection, ErrorCode};
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 4;
+pub(crate) const CURRENT_VERSION: i64 = 7;
 
 /// The oldest schema version an [`Inspector`](crate::Inspector) reads (it reads the firing limits
 /// version 3 added as none from an older file).
@@ -41,7 +54,8 @@ pub(crate) const OLDEST_READABLE: i64 = 1;
 pub(crate) const APPLICATION_ID: i64 = 0x5453_5450;
 
 /// The tables a store file holds (`sqlite_sequence` is SQLite's, for `AUTOINCREMENT`).
-pub(crate) const OWN_TABLES: [&str; 5] = [
+pub(crate) const OWN_TABLES: [&str; 6] = [
+    "firing_history",
     "meta",
     "operator_stops",
     "schema_migrations",
@@ -50,7 +64,7 @@ pub(crate) const OWN_TABLES: [&str; 5] = [
 ];
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 4] = [
+const MIGRATIONS: [(i64, &str, &str); 7] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -121,6 +135,41 @@ const MIGRATIONS: [(i64, &str, &str); 4] = [
         "
     ALTER TABLE schedules ADD COLUMN key TEXT; -- the caller's name for it; NULL for none
     CREATE UNIQUE INDEX schedules_owner_key ON schedules (owner, key) WHERE key IS NOT NULL;
+    ",
+    ),
+    (
+        5,
+        "operator state: pause, trigger, backfill",
+        "
+    ALTER TABLE schedules ADD COLUMN ops TEXT; -- JSON {paused, paused_missed, trigger, backfill}
+    ",
+    ),
+    (
+        6,
+        "the last firings of each schedule",
+        "
+    CREATE TABLE firing_history (
+        schedule_id INTEGER NOT NULL,
+        slot        INTEGER NOT NULL, -- the firing's number modulo the retention: a ring
+        started_at  INTEGER NOT NULL, -- Unix nanoseconds
+        ended_at    INTEGER NOT NULL,
+        nominal     INTEGER NOT NULL, -- the cadence point it served
+        outcome     TEXT    NOT NULL CHECK (outcome IN ('returned', 'fault')),
+        fault       TEXT,             -- JSON {\"kind\": .., \"value\": ..}
+        PRIMARY KEY (schedule_id, slot)
+    ) WITHOUT ROWID;
+    -- A schedule's history goes with it, whoever deletes its row.
+    CREATE TRIGGER schedules_history_goes_with_the_row AFTER DELETE ON schedules
+    BEGIN
+        DELETE FROM firing_history WHERE schedule_id = old.id;
+    END;
+    ",
+    ),
+    (
+        7,
+        "operator notes carry actions",
+        "
+    ALTER TABLE operator_stops ADD COLUMN action TEXT; -- JSON; NULL for a stop
     ",
     ),
 ];

@@ -5,7 +5,7 @@ use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use super::backend::{Backend, OpenPolicy};
 use super::checkpointer::Checkpointer;
@@ -16,7 +16,7 @@ use super::sqlite_row;
 use super::sqlite_write::write_changes;
 use super::write_behind::WriteBehind;
 use crate::Error;
-use crate::row::{ChangeSet, Durability, RowSink};
+use crate::row::{ChangeSet, Durability, OperatorNote, RowSink};
 
 /// How long a statement waits for another connection's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -41,6 +41,8 @@ pub(crate) struct SqliteStore {
     stops_seen: i64,
     /// Whether the file has the `operator_stops` table (version 2 on).
     has_stops: bool,
+    /// The file's schema version as opened.
+    version: i64,
     running_buf: String,
     /// Grouped commits handed to the writer thread (docs/schedules.md §11.42).
     handed: u64,
@@ -120,6 +122,7 @@ impl SqliteStore {
             data_version: 0,
             stops_seen: 0,
             has_stops: version >= 2,
+            version,
             running_buf: String::new(),
             handed: 0,
         }
@@ -163,6 +166,73 @@ impl SqliteStore {
         result
             .and_then(|removed| restored.map(|()| removed))
             .map_err(|e| store_error(&self.path, context, e))
+    }
+
+    /// An operator's `action` on schedule `id` from outside any engine (docs/schedules.md §9.12),
+    /// in one `synchronous=FULL` transaction: the row gets the state the action leaves, and a
+    /// note tells the engines running on the file to apply it. `None` when the store holds no
+    /// such schedule; else what the engine's own call returns.
+    pub(crate) fn act_as_operator(
+        &mut self,
+        id: u64,
+        action: &crate::row::OperatorAction,
+        now_unix_nanos: u64,
+    ) -> Result<Option<u64>, Error> {
+        let context = "acting on a schedule as an operator";
+        if self.version < 7 {
+            return Err(Error::invalid(
+                self.path.display(),
+                format!(
+                    "this store has schema version {}; operator actions need version 7: open it \
+                     with the engine once to migrate it (docs/schedules.md §9.12)",
+                    self.version
+                ),
+            ));
+        }
+        self.set_synchronous("FULL")
+            .map_err(Error::store(context))?;
+        let path = self.path.clone();
+        let sql = |e| store_error(&path, context, e);
+        let result = (|| {
+            let tx = self.conn.unchecked_transaction().map_err(sql)?;
+            let row = tx
+                .query_row(
+                    &format!("SELECT {} FROM schedules WHERE id = ?1", codec::COLUMNS),
+                    [to_sql(id)],
+                    sqlite_row::decode,
+                )
+                .optional()
+                .map_err(sql)?;
+            let Some(mut row) = row else {
+                return Ok(None);
+            };
+            let answer = crate::operator_rules::act_on_row(&mut row, action, now_unix_nanos)?;
+            if answer > 0 {
+                tx.execute(
+                    "INSERT INTO operator_stops (id, stopped_at, action) VALUES (?1, ?2, ?3)",
+                    rusqlite::params![to_sql(id), to_sql(now_unix_nanos), codec::json(action)],
+                )
+                .map_err(sql)?;
+                // The row's state includes this note (docs/schedules.md §9.12).
+                let seq = codec::from_sql(tx.last_insert_rowid());
+                row.cadence.ops.get_or_insert_default().note = seq;
+                tx.execute(
+                    "UPDATE schedules SET ops = ?2, armed = ?3 WHERE id = ?1",
+                    rusqlite::params![
+                        to_sql(id),
+                        row.cadence.ops.as_ref().map(codec::json),
+                        row.cadence.armed
+                    ],
+                )
+                .map_err(sql)?;
+            }
+            tx.commit().map_err(sql)?;
+            Ok(Some(answer))
+        })();
+        let restored = self
+            .set_synchronous("NORMAL")
+            .map_err(Error::store(context));
+        result.and_then(|answer| restored.map(|()| answer))
     }
 
     /// Waits until the writer thread has written what the ticks handed it, so that a write on
@@ -262,6 +332,30 @@ impl Backend for SqliteStore {
         self.wait_for_writer()
     }
 
+    fn operator_actions(&mut self) -> Result<Vec<OperatorNote>, Error> {
+        let path = &self.path;
+        let read = |e| store_error(path, "reading operator actions", e);
+        let mut stmt = self.conn.prepare(codec::SELECT_ACTIONS).map_err(read)?;
+        let mut rows = stmt.query([]).map_err(read)?;
+        let mut notes = Vec::new();
+        while let Some(row) = rows.next().map_err(read)? {
+            let seq: i64 = row.get(0).map_err(read)?;
+            let id = codec::from_sql(row.get(1).map_err(read)?);
+            let action: Option<String> = row.get(2).map_err(read)?;
+            notes.extend(codec::operator_note(
+                codec::from_sql(seq),
+                id,
+                action.as_deref(),
+            ));
+        }
+        Ok(notes)
+    }
+
+    fn history(&mut self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
+        self.wait_for_writer()?;
+        read_history(&self.conn, &self.path, id)
+    }
+
     fn handed_behind(&self) -> u64 {
         self.handed
     }
@@ -272,7 +366,7 @@ impl Backend for SqliteStore {
             .map_or(self.handed, |writer| writer.written(self.handed))
     }
 
-    fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error> {
+    fn poll_stops(&mut self, notes: &mut Vec<OperatorNote>) -> Result<(), Error> {
         if !self.has_stops {
             return Ok(());
         }
@@ -284,13 +378,19 @@ impl Backend for SqliteStore {
         let read = |e| store_error(path, "polling for operator stops", e);
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT seq, id FROM operator_stops WHERE seq > ?1 ORDER BY seq")
+            .prepare_cached(
+                "SELECT seq, id, action FROM operator_stops WHERE seq > ?1 ORDER BY seq",
+            )
             .map_err(read)?;
         let mut rows = stmt.query([self.stops_seen]).map_err(read)?;
         let mut seen = self.stops_seen;
         while let Some(row) = rows.next().map_err(read)? {
             seen = row.get(0).map_err(read)?;
-            stopped.push(codec::from_sql(row.get(1).map_err(read)?));
+            let id = codec::from_sql(row.get(1).map_err(read)?);
+            let action: Option<String> = row.get(2).map_err(read)?;
+            if let Some(note) = codec::operator_note(codec::from_sql(seen), id, action.as_deref()) {
+                notes.push(note);
+            }
         }
         drop(rows);
         drop(stmt);
@@ -298,4 +398,39 @@ impl Backend for SqliteStore {
         self.data_version = version;
         Ok(())
     }
+}
+
+/// The history of schedule `id` in the store file behind `conn`, newest first
+/// (docs/schedules.md §9.11); a record that does not decode is refused naming it.
+pub(crate) fn read_history(
+    conn: &Connection,
+    path: &Path,
+    id: u64,
+) -> Result<Vec<crate::row::HistoryRow>, Error> {
+    let read = |e| store_error(path, "reading a schedule's history", e);
+    let mut stmt = conn.prepare_cached(codec::SELECT_HISTORY).map_err(read)?;
+    let mut rows = stmt.query([to_sql(id)]).map_err(read)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(read)? {
+        let columns = (
+            row.get(0).map_err(read)?,
+            row.get(1).map_err(read)?,
+            row.get(2).map_err(read)?,
+            row.get(3).map_err(read)?,
+        );
+        let fault: Option<String> = row.get(4).map_err(read)?;
+        let record = codec::history_row(id, columns, fault.as_deref()).ok_or_else(|| {
+            read(rusqlite::Error::FromSqlConversionFailure(
+                4,
+                rusqlite::types::Type::Text,
+                format!(
+                    "schedule {id}: bad fault in firing_history row: {:?}",
+                    crate::limits::excerpt(fault.as_deref().unwrap_or(""))
+                )
+                .into(),
+            ))
+        })?;
+        out.push(record);
+    }
+    Ok(out)
 }

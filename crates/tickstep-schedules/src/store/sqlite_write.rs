@@ -29,6 +29,20 @@ pub(super) fn write_changes<'a>(
                 removed += delete.execute([to_sql(id)])?;
             }
         }
+        if !changes.history.is_empty() {
+            let mut record = tx.prepare_cached(codec::RECORD_HISTORY)?;
+            for h in &changes.history {
+                record.execute(rusqlite::params![
+                    to_sql(h.schedule),
+                    h.slot,
+                    to_sql(h.started),
+                    to_sql(h.ended),
+                    to_sql(h.nominal),
+                    codec::outcome_word(h),
+                    h.fault.as_ref().map(codec::fault_json),
+                ])?;
+            }
+        }
         // Inserts after deletes: a transaction that stops a keyed schedule and creates one under
         // the same key frees the key before the unique index looks (docs/schedules.md §5.16).
         if !changes.inserts.is_empty() {

@@ -13,10 +13,10 @@ use std::sync::OnceLock;
 use postgres::Row;
 use postgres::types::{ToSql, Type};
 
-use crate::row::{Cadence, ScheduleRow};
+use crate::row::{Cadence, HistoryRow, ScheduleRow};
 use crate::store::codec::{
-    COLUMNS, COLUMNS_WITHOUT_KEY, COLUMNS_WITHOUT_LIMITS, fault_json, json, running_json,
-    schedule_name, to_sql,
+    COLUMNS, COLUMNS_WITHOUT_KEY, COLUMNS_WITHOUT_LIMITS, COLUMNS_WITHOUT_OPS, fault_json, json,
+    outcome_word, running_json, schedule_name, to_sql,
 };
 use crate::store::decode::StoredColumns;
 
@@ -27,10 +27,12 @@ pub(super) fn select_all() -> String {
 }
 
 /// The `SELECT` that reads rows of a store of schema `version`, as an operator's view that does
-/// not migrate meets them: before version 4 there are no firing limits to read, before 5 no keys.
+/// not migrate meets them: before version 4 there are no firing limits to read, before 5 no keys,
+/// before 6 no operator state.
 pub(super) fn select_all_of(version: i64) -> String {
     match version {
-        5.. => select_all(),
+        6.. => select_all(),
+        5 => format!("SELECT {COLUMNS_WITHOUT_OPS} FROM tickstep_schedules"),
         4 => format!("SELECT {COLUMNS_WITHOUT_KEY} FROM tickstep_schedules"),
         _ => format!("SELECT {COLUMNS_WITHOUT_LIMITS} FROM tickstep_schedules"),
     }
@@ -65,11 +67,11 @@ pub(super) fn claim_sql() -> &'static str {
 }
 
 /// The column [`claim_sql`] returns the new fence in: the one after [`COLUMNS`].
-pub(super) const FENCE_COLUMN: usize = 34;
+pub(super) const FENCE_COLUMN: usize = 35;
 /// The column [`claim_sql`] returns the row's previous holder in (NULL: it had none).
 pub(super) const PREVIOUS_HOLDER_COLUMN: usize = FENCE_COLUMN + 1;
 
-/// `INSERT` of a whole row, held by node `$35` from its creation with fence 1; replacing a row
+/// `INSERT` of a whole row, held by node `$36` from its creation with fence 1; replacing a row
 /// of the same id (an upsert, like `SQLite`'s `INSERT OR REPLACE`) takes it over with the next
 /// fence. A row whose (owner, key) another row holds is refused by the unique index
 /// (docs/schedules.md §5.18): the upsert is on the id alone. Returns the fence.
@@ -94,7 +96,7 @@ pub(super) fn insert_sql() -> &'static str {
 }
 
 /// The batched cadence update: one row of arrays, unnested and joined on id, fenced: a row
-/// matches only while node `$17` holds it with the fence in `$16`. An id the table no longer
+/// matches only while node `$18` holds it with the fence in `$17`. An id the table no longer
 /// holds matches nothing and is skipped, as the boundary asks; one another node took over
 /// matches nothing and is found by [`TAKEN_OVER`].
 pub(super) const UPDATE_CADENCE: &str = "UPDATE tickstep_schedules AS s SET next_run = u.next_run, \
@@ -102,13 +104,14 @@ pub(super) const UPDATE_CADENCE: &str = "UPDATE tickstep_schedules AS s SET next
      fault_count = u.fault_count, consecutive_faults = u.consecutive_faults, \
      missed_count = u.missed_count, overlap_count = u.overlap_count, \
      last_duration_ns = u.last_duration_ns, backlog = u.backlog, queued = u.queued, \
-     last_fault = u.last_fault, running = u.running \
+     last_fault = u.last_fault, running = u.running, ops = u.ops \
      FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], $5::bigint[], \
      $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], \
-     $12::integer[], $13::bigint[], $14::text[], $15::text[], $16::bigint[]) \
+     $12::integer[], $13::bigint[], $14::text[], $15::text[], $16::text[], $17::bigint[]) \
      AS u(id, next_run, fire_at, armed, last_run, run_count, fault_count, consecutive_faults, \
-     missed_count, overlap_count, last_duration_ns, backlog, queued, last_fault, running, fence) \
-     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node = $17";
+     missed_count, overlap_count, last_duration_ns, backlog, queued, last_fault, running, ops, \
+     fence) \
+     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node = $18";
 
 /// Of the rows (`$1` ids, `$2` fences) a fenced write just matched nothing in, those that still
 /// exist under another holder or fence: taken over, the write refused. Rows a stop deleted are
@@ -130,6 +133,71 @@ pub(super) const NOTE_STOPS: &str = "INSERT INTO tickstep_operator_stops (schedu
 /// The notification of those stops, one per id (payload: the id).
 pub(super) const NOTIFY_STOPS: &str =
     "SELECT pg_notify('tickstep_stops', id::text) FROM unnest($1::bigint[]) AS id";
+
+/// Records settled firings in their schedules' history rings (docs/schedules.md §9.11), one
+/// statement for a batch: each replaces its slot's previous record; a schedule whose row is
+/// gone records nothing. A batch holds each (schedule, slot) once ([`HistoryColumns::push`]
+/// keeps the newest), since one statement may not update a row twice.
+pub(super) const RECORD_HISTORY: &str = "INSERT INTO tickstep_firing_history \
+     (schedule_id, slot, started_at, ended_at, nominal, outcome, fault) \
+     SELECT u.schedule_id, u.slot, u.started_at, u.ended_at, u.nominal, u.outcome, u.fault \
+     FROM unnest($1::bigint[], $2::integer[], $3::bigint[], $4::bigint[], $5::bigint[], \
+     $6::text[], $7::text[]) \
+     AS u(schedule_id, slot, started_at, ended_at, nominal, outcome, fault) \
+     WHERE EXISTS (SELECT 1 FROM tickstep_schedules AS s WHERE s.id = u.schedule_id) \
+     ON CONFLICT (schedule_id, slot) DO UPDATE SET started_at = EXCLUDED.started_at, \
+     ended_at = EXCLUDED.ended_at, nominal = EXCLUDED.nominal, outcome = EXCLUDED.outcome, \
+     fault = EXCLUDED.fault";
+
+/// A schedule's history, newest first (`$1` the id).
+pub(super) const SELECT_HISTORY: &str = "SELECT slot, started_at, ended_at, nominal, fault \
+     FROM tickstep_firing_history WHERE schedule_id = $1 ORDER BY started_at DESC, slot DESC";
+
+/// A batch of history records as column arrays, the parameters of [`RECORD_HISTORY`].
+#[derive(Default)]
+pub(super) struct HistoryColumns {
+    schedule: Vec<i64>,
+    slot: Vec<i32>,
+    started: Vec<i64>,
+    ended: Vec<i64>,
+    nominal: Vec<i64>,
+    outcome: Vec<&'static str>,
+    fault: Vec<Option<String>>,
+}
+
+impl HistoryColumns {
+    /// The records of `history`, the newest of each (schedule, slot) only.
+    pub(super) fn of(history: &[HistoryRow]) -> Self {
+        let mut columns = HistoryColumns::default();
+        let mut seen = std::collections::HashSet::new();
+        for h in history.iter().rev() {
+            if !seen.insert((h.schedule, h.slot)) {
+                continue;
+            }
+            columns.schedule.push(to_sql(h.schedule));
+            columns.slot.push(i32::try_from(h.slot).unwrap_or(i32::MAX));
+            columns.started.push(to_sql(h.started));
+            columns.ended.push(to_sql(h.ended));
+            columns.nominal.push(to_sql(h.nominal));
+            columns.outcome.push(outcome_word(h));
+            columns.fault.push(h.fault.as_ref().map(fault_json));
+        }
+        columns
+    }
+
+    /// The parameters of [`RECORD_HISTORY`], in order.
+    pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 7] {
+        [
+            &self.schedule,
+            &self.slot,
+            &self.started,
+            &self.ended,
+            &self.nominal,
+            &self.outcome,
+            &self.fault,
+        ]
+    }
+}
 
 /// Deletes by id (`$1`) and fence (`$2`), only rows node `$3` still holds (retirements written
 /// behind the tick, fenced like cadence updates).
@@ -156,6 +224,7 @@ pub(super) struct CadenceColumns {
     queued: Vec<Option<i64>>,
     last_fault: Vec<Option<String>>,
     running: Vec<Option<String>>,
+    ops: Vec<Option<String>>,
     fence: Vec<i64>,
     running_buf: String,
 }
@@ -177,6 +246,7 @@ impl CadenceColumns {
         self.queued.clear();
         self.last_fault.clear();
         self.running.clear();
+        self.ops.clear();
         self.fence.clear();
     }
 
@@ -209,10 +279,11 @@ impl CadenceColumns {
         self.last_fault.push(c.last_fault.as_ref().map(fault_json));
         let running = running_json(&c.running, &mut self.running_buf);
         self.running.push(running.then(|| self.running_buf.clone()));
+        self.ops.push(c.ops.as_ref().map(json));
     }
 
     /// The parameters of [`UPDATE_CADENCE`], in order, for the writes of `node`.
-    pub(super) fn params<'a>(&'a self, node: &'a i64) -> [&'a (dyn ToSql + Sync); 17] {
+    pub(super) fn params<'a>(&'a self, node: &'a i64) -> [&'a (dyn ToSql + Sync); 18] {
         [
             &self.id,
             &self.next_run,
@@ -229,6 +300,7 @@ impl CadenceColumns {
             &self.queued,
             &self.last_fault,
             &self.running,
+            &self.ops,
             &self.fence,
             node,
         ]
@@ -282,6 +354,7 @@ pub(super) fn insert(
             &r.time_limit_ns.map(to_sql),
             &r.tick_limit.map(to_sql),
             &r.key,
+            &c.ops.as_ref().map(json),
             &node,
         ],
     )?;

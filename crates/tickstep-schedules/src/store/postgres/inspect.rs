@@ -24,6 +24,8 @@ pub(crate) struct PgInspector {
     select: String,
     /// Whether the schema keeps keys (version 5 on).
     keyed: bool,
+    /// Whether the database keeps firing histories (version 7 on).
+    histories: bool,
 }
 
 impl std::fmt::Debug for PgInspector {
@@ -56,6 +58,7 @@ impl PgInspector {
             client: RefCell::new(client),
             select: codec::select_all_of(version),
             keyed: version >= 5,
+            histories: version >= 7,
         })
     }
 
@@ -98,6 +101,13 @@ impl PgInspector {
     }
 
     /// Every id, by id.
+    pub(crate) fn history(&self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
+        if !self.histories {
+            return Ok(Vec::new());
+        }
+        super::worker::read_history(&mut self.client.borrow_mut(), id)
+    }
+
     pub(crate) fn ids(&self) -> Result<Vec<u64>, Error> {
         let rows = self
             .client
@@ -110,6 +120,25 @@ impl PgInspector {
 
 /// An operator's stop of `id` in the store at `url`: the row deleted, a note left and engines
 /// notified, in one transaction (a version-1 store, without the notes table, gets no note).
+pub(crate) fn act(
+    url: &str,
+    id: u64,
+    action: &crate::row::OperatorAction,
+    now_unix_nanos: u64,
+) -> Result<Option<u64>, Error> {
+    let (mut client, version) = open_checked(url)?;
+    if version < 8 {
+        return Err(Error::invalid(
+            redacted(url),
+            format!(
+                "this database has schema version {version}; operator actions need version 8: \
+                 open it with the engine once to migrate it (docs/schedules.md §9.12)"
+            ),
+        ));
+    }
+    stops::act_as_operator(&mut client, id, action, now_unix_nanos)
+}
+
 pub(crate) fn stop(url: &str, id: u64, now_unix_nanos: u64) -> Result<bool, Error> {
     let (mut client, version) = open_checked(url)?;
     stops::stop_as_operator(&mut client, id, now_unix_nanos, version >= 2)

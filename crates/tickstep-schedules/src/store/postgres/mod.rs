@@ -164,7 +164,7 @@ fn connect(url: &str) -> Result<postgres::Client, Error> {
 pub(crate) struct PostgresStore {
     requests: Option<Sender<Request>>,
     /// Ids of schedules an operator stopped, as the store thread finds them.
-    stopped: Receiver<u64>,
+    stopped: Receiver<crate::row::OperatorNote>,
     thread: Option<JoinHandle<()>>,
     mailbox: Arc<Mailbox>,
     /// Write-behind batches sent to the thread (docs/schedules.md §11.42).
@@ -266,7 +266,7 @@ fn start_worker(
     config: postgres::Config,
     stop_poll: Duration,
     lease: Duration,
-    found: Sender<u64>,
+    found: Sender<crate::row::OperatorNote>,
     mailbox: Arc<Mailbox>,
 ) -> Result<Worker, Error> {
     let mut client = config
@@ -338,8 +338,8 @@ impl Backend for PostgresStore {
 
     /// Hands over the ids the store thread has found in `tickstep_operator_stops` since the last
     /// call ([`stops`]); never waits for the network.
-    fn poll_stops(&mut self, stopped: &mut Vec<u64>) -> Result<(), Error> {
-        stopped.extend(self.stopped.try_iter());
+    fn poll_stops(&mut self, notes: &mut Vec<crate::row::OperatorNote>) -> Result<(), Error> {
+        notes.extend(self.stopped.try_iter());
         Ok(())
     }
 
@@ -353,6 +353,14 @@ impl Backend for PostgresStore {
 
     fn row_elsewhere(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
         self.ask(|reply| Request::Fetch { id, reply })
+    }
+
+    fn operator_actions(&mut self) -> Result<Vec<crate::row::OperatorNote>, Error> {
+        self.ask(Request::Actions)
+    }
+
+    fn history(&mut self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
+        self.ask(|reply| Request::History { id, reply })
     }
 
     fn row_by_key(&mut self, owner: crate::ObjId, key: &str) -> Result<Option<ScheduleRow>, Error> {

@@ -24,6 +24,16 @@
 //! version 4 does: two nodes creating the same key at once leave one row (docs/schedules.md
 //! §5.15, §5.18).
 //!
+//! Version 6 adds each schedule's operator state (`ops`, JSON, NULL for none), as the `SQLite`
+//! store's version 5 does (docs/schedules.md §9.10).
+//!
+//! Version 7 adds `tickstep_firing_history`, the last firings of each schedule, as the `SQLite`
+//! store's version 6 does (docs/schedules.md §9.11); a foreign key deletes a schedule's history
+//! with its row.
+//!
+//! Version 8 lets an operator's note carry an action (`action`, JSON; NULL for a stop), as the
+//! `SQLite` store's version 7 does (docs/schedules.md §9.12).
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -34,7 +44,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 5;
+pub(crate) const CURRENT_VERSION: i64 = 8;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -43,7 +53,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 5] = [
+const MIGRATIONS: [(i64, &str, &str); 8] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -126,6 +136,36 @@ const MIGRATIONS: [(i64, &str, &str); 5] = [
     ALTER TABLE tickstep_schedules ADD COLUMN key TEXT; -- the caller's name for it; NULL for none
     CREATE UNIQUE INDEX tickstep_schedules_owner_key
         ON tickstep_schedules (owner, key) WHERE key IS NOT NULL;
+    ",
+    ),
+    (
+        6,
+        "operator state: pause, trigger, backfill",
+        "
+    ALTER TABLE tickstep_schedules ADD COLUMN ops TEXT; -- JSON; NULL for none
+    ",
+    ),
+    (
+        7,
+        "the last firings of each schedule",
+        "
+    CREATE TABLE tickstep_firing_history (
+        schedule_id BIGINT  NOT NULL REFERENCES tickstep_schedules (id) ON DELETE CASCADE,
+        slot        INTEGER NOT NULL, -- the firing's number modulo the retention: a ring
+        started_at  BIGINT  NOT NULL, -- Unix nanoseconds
+        ended_at    BIGINT  NOT NULL,
+        nominal     BIGINT  NOT NULL, -- the cadence point it served
+        outcome     TEXT    NOT NULL CHECK (outcome IN ('returned', 'fault')),
+        fault       TEXT,             -- JSON {\"kind\": .., \"value\": ..}
+        PRIMARY KEY (schedule_id, slot)
+    );
+    ",
+    ),
+    (
+        8,
+        "operator notes carry actions",
+        "
+    ALTER TABLE tickstep_operator_stops ADD COLUMN action TEXT; -- JSON; NULL for a stop
     ",
     ),
 ];
@@ -285,18 +325,18 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5]));
-        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5]));
-        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5]));
-        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5]));
-        assert_eq!(versions(&[1, 2, 3, 4, 5]), Ok(vec![]));
+        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7, 8]));
+        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7, 8]));
+        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7, 8]));
+        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7, 8]));
+        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7, 8]), Ok(vec![]));
     }
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 6]), Err(6));
-        let err = pending(&[1, 4, 6]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 6") && err.to_string().contains("up to 5"));
+        assert_eq!(versions(&[1, 4, 9]), Err(9));
+        let err = pending(&[1, 4, 9]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 9") && err.to_string().contains("up to 8"));
     }
 
     #[test]
@@ -307,7 +347,7 @@ mod tests {
         // The reason is the error's source (docs/README.md: one error convention).
         let text = tickstep_kernel::ErrorChain(&err).to_string();
         assert!(
-            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5"),
+            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5, 6, 7, 8"),
             "{text}"
         );
         assert!(plan.next().is_none(), "nothing is applied after a refusal");

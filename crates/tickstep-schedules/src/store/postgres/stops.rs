@@ -22,7 +22,8 @@ use postgres::Client;
 
 use super::database_error;
 use crate::Error;
-use crate::store::codec::{from_sql, to_sql};
+use crate::row::OperatorNote;
+use crate::store::codec::{from_sql, operator_note, to_sql};
 
 /// The notification channel a stop is announced on.
 pub(crate) const CHANNEL: &str = "tickstep_stops";
@@ -67,12 +68,83 @@ pub(crate) fn stop_as_operator(
 }
 
 /// The store thread's watch for operator stops.
+/// An operator's `action` on schedule `id` from outside any engine (docs/schedules.md §9.12),
+/// in one transaction: the row (locked) gets the state the action leaves, and a note and a
+/// `NOTIFY` tell the node holding it to apply it. `None` when the database holds no such
+/// schedule; else what the engine's own call returns.
+pub(crate) fn act_as_operator(
+    client: &mut Client,
+    id: u64,
+    action: &crate::row::OperatorAction,
+    now_unix_nanos: u64,
+) -> Result<Option<u64>, Error> {
+    let context = "acting on a schedule as an operator";
+    let mut tx = client.transaction().map_err(database_error(context))?;
+    let row = tx
+        .query_opt(
+            &format!("{} WHERE id = $1 FOR UPDATE", super::codec::select_all()),
+            &[&to_sql(id)],
+        )
+        .map_err(database_error(context))?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let mut row =
+        super::codec::decode(&row).map_err(|source| Error::Database { context, source })?;
+    let answer = crate::operator_rules::act_on_row(&mut row, action, now_unix_nanos)?;
+    if answer > 0 {
+        let seq: i64 = tx
+            .query_one(
+                "INSERT INTO tickstep_operator_stops (schedule_id, stopped_at_ns, action) \
+                 VALUES ($1, $2, $3) RETURNING seq",
+                &[
+                    &to_sql(id),
+                    &to_sql(now_unix_nanos),
+                    &crate::store::codec::json(action),
+                ],
+            )
+            .map_err(database_error(context))?
+            .get(0);
+        // The row's state includes this note (docs/schedules.md §9.12).
+        row.cadence.ops.get_or_insert_default().note = from_sql(seq);
+        let ops = row.cadence.ops.as_ref().map(crate::store::codec::json);
+        tx.execute(
+            "UPDATE tickstep_schedules SET ops = $2, armed = $3 WHERE id = $1",
+            &[&to_sql(id), &ops, &row.cadence.armed],
+        )
+        .map_err(database_error(context))?;
+        tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &id.to_string()])
+            .map_err(database_error(context))?;
+    }
+    tx.commit().map_err(database_error(context))?;
+    Ok(Some(answer))
+}
+
+/// Every operator note that carries an action, oldest first (docs/schedules.md §9.12).
+pub(super) fn operator_actions(client: &mut Client) -> Result<Vec<OperatorNote>, Error> {
+    let rows = client
+        .query(
+            "SELECT seq, schedule_id, action FROM tickstep_operator_stops \
+             WHERE action IS NOT NULL ORDER BY seq",
+            &[],
+        )
+        .map_err(database_error("reading operator actions"))?;
+    Ok(rows
+        .iter()
+        .filter_map(|row| {
+            let action: Option<String> = row.get(2);
+            let seq: i64 = row.get(0);
+            operator_note(from_sql(seq), from_sql(row.get(1)), action.as_deref())
+        })
+        .collect())
+}
+
 pub(super) struct StopWatch {
     /// The last note's `seq` handed to the engine.
     seen: i64,
     interval: Duration,
     next_poll: Instant,
-    out: Sender<u64>,
+    out: Sender<OperatorNote>,
 }
 
 impl StopWatch {
@@ -81,7 +153,7 @@ impl StopWatch {
     pub(super) fn start(
         client: &mut Client,
         interval: Duration,
-        out: Sender<u64>,
+        out: Sender<OperatorNote>,
     ) -> Result<Self, Error> {
         let seen = client
             .query_one(
@@ -119,13 +191,20 @@ impl StopWatch {
     pub(super) fn read_notes(&mut self, client: &mut Client) -> Result<usize, Error> {
         let rows = client
             .query(
-                "SELECT seq, schedule_id FROM tickstep_operator_stops WHERE seq > $1 ORDER BY seq",
+                "SELECT seq, schedule_id, action FROM tickstep_operator_stops WHERE seq > $1 \
+                 ORDER BY seq",
                 &[&self.seen],
             )
             .map_err(database_error("reading operator stops"))?;
         for row in &rows {
             // The engine gone means nobody is left to tell; the thread ends on its own.
-            let _ = self.out.send(from_sql(row.get(1)));
+            let action: Option<String> = row.get(2);
+            let seq: i64 = row.get(0);
+            if let Some(note) =
+                operator_note(from_sql(seq), from_sql(row.get(1)), action.as_deref())
+            {
+                let _ = self.out.send(note);
+            }
             self.seen = row.get(0);
         }
         Ok(rows.len())

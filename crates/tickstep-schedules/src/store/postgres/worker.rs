@@ -30,7 +30,7 @@ use super::database_error;
 use super::mailbox::Mailbox;
 use super::stops::StopWatch;
 use crate::Error;
-use crate::row::{ChangeSet, ClaimedRow, ScheduleRow};
+use crate::row::{ChangeSet, ClaimedRow, HistoryRow, ScheduleRow};
 use crate::store::answer::Answer;
 use crate::store::codec::{from_sql, to_sql};
 
@@ -70,6 +70,13 @@ pub(super) enum Request {
         owner: crate::ObjId,
         key: String,
         reply: Sender<Result<Option<ScheduleRow>, Error>>,
+    },
+    /// Read every operator note that carries an action (docs/schedules.md §9.12).
+    Actions(Sender<Result<Vec<crate::row::OperatorNote>, Error>>),
+    /// Read one schedule's history, after writing what is queued (docs/schedules.md §9.11).
+    History {
+        id: u64,
+        reply: Sender<Result<Vec<HistoryRow>, Error>>,
     },
     /// Answer once everything queued before is written.
     Flush(Sender<Result<(), Error>>),
@@ -241,6 +248,16 @@ impl Worker {
                     .and_then(|()| self.fetch_key(owner, &key));
                 let _ = reply.send(result);
             }
+            Request::Actions(reply) => {
+                let result = self
+                    .reconnect_if_closed()
+                    .and_then(|()| super::stops::operator_actions(&mut self.client));
+                let _ = reply.send(result);
+            }
+            Request::History { id, reply } => {
+                let result = self.write_queue().and_then(|()| self.history(id));
+                let _ = reply.send(result);
+            }
             Request::Flush(reply) => {
                 let result = self.write_queue().and_then(|()| {
                     self.reconnect_if_closed()?;
@@ -382,6 +399,7 @@ impl Worker {
                 removed += usize::try_from(n).unwrap_or(usize::MAX);
                 gone.extend_from_slice(&changes.deletes);
             }
+            record_history(&mut tx, &changes.history)?;
             // After the deletes: a transaction that stops a keyed schedule and creates one under
             // the same key frees the key first (docs/schedules.md §5.16).
             if !changes.inserts.is_empty() {
@@ -501,6 +519,12 @@ impl Worker {
     }
 
     /// Schedule `id`'s row as the database holds it now.
+    /// Schedule `id`'s history as the database holds it now, newest first.
+    fn history(&mut self, id: u64) -> Result<Vec<HistoryRow>, Error> {
+        self.reconnect_if_closed()?;
+        read_history(&mut self.client, id)
+    }
+
     fn fetch(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
         self.fetch_where(
             "id = $1",
@@ -580,4 +604,46 @@ fn connection_lost(e: &Error) -> bool {
             let code = code.code();
             code.starts_with("08") || code.starts_with("57P")
         })
+}
+
+/// Records settled firings in their schedules' histories, one statement (docs/schedules.md
+/// §9.11); nothing to do for none.
+fn record_history(tx: &mut postgres::Transaction<'_>, history: &[HistoryRow]) -> Result<(), Error> {
+    if history.is_empty() {
+        return Ok(());
+    }
+    let columns = codec::HistoryColumns::of(history);
+    tx.execute(codec::RECORD_HISTORY, &columns.params())
+        .map_err(database_error("recording firing histories"))?;
+    Ok(())
+}
+
+/// Schedule `id`'s history in the database behind `client`, newest first (docs/schedules.md
+/// §9.11); a record that does not decode is refused naming it.
+pub(super) fn read_history(
+    client: &mut postgres::Client,
+    id: u64,
+) -> Result<Vec<HistoryRow>, Error> {
+    let context = "reading a schedule's history";
+    let rows = client
+        .query(codec::SELECT_HISTORY, &[&to_sql(id)])
+        .map_err(database_error(context))?;
+    rows.iter()
+        .map(|r| {
+            let fault: Option<String> = r.get(4);
+            crate::store::codec::history_row(
+                id,
+                (i64::from(r.get::<_, i32>(0)), r.get(1), r.get(2), r.get(3)),
+                fault.as_deref(),
+            )
+            .ok_or_else(|| Error::Database {
+                context,
+                source: format!(
+                    "schedule {id}: bad fault in tickstep_firing_history row: {:?}",
+                    crate::limits::excerpt(fault.as_deref().unwrap_or(""))
+                )
+                .into(),
+            })
+        })
+        .collect()
 }

@@ -1,0 +1,109 @@
+//! The bounded firing history (docs/schedules.md §9.11): what is kept, newest first, the ring's
+//! retention, a restart, and a stop taking the history with the row; on both stores.
+#![allow(clippy::float_cmp)] // virtual time is exact: these values are equal, not close
+
+mod common;
+
+use common::Host;
+use tickstep_kernel::clock::{Clock, ManualClock};
+use tickstep_schedules::{FaultKind, HISTORY_KEPT, Inspector, Options, Outcome, Value};
+
+on_both_stores! {
+    fn the_store_keeps_the_last_twenty_firings_newest_first(store) {
+        let h = Host::on(store);
+        let t0 = h.now();
+        let id = h.every(10.0, Options::new().max_faults(0));
+        for n in 1..=25 {
+            // Each firing ends half a second after it starts, in phase with the cadence.
+            h.after(if n == 1 { 10.0 } else { 9.5 });
+            h.advance(0.5);
+            let run = h.last_run();
+            if n == 24 {
+                h.fault(run);
+            } else {
+                h.finish(run, Value::Int(n));
+            }
+        }
+        let history = h.info(id).history;
+        assert_eq!(history.len() as u64, HISTORY_KEPT);
+        let nominals: Vec<f64> = history.iter().map(|r| r.nominal - t0).collect();
+        let expected: Vec<f64> = (6..=25).rev().map(|n| f64::from(n) * 10.0).collect();
+        assert_eq!(nominals, expected, "the last twenty, newest first");
+        let newest = &history[0];
+        assert_eq!((newest.started - t0, newest.ended - t0), (250.0, 250.5));
+        assert_eq!(newest.outcome(), "returned");
+        let fault = history[1].fault.clone().expect("the 24th faulted");
+        assert_eq!((fault.kind, history[1].outcome()), (FaultKind::Error, "fault"));
+        // The ring holds exactly twenty rows for the schedule, never more; the operator's view
+        // reads the same once the engine has written what it holds (`flush`).
+        h.engine.flush().unwrap();
+        let rows = store.count(&format!("SELECT COUNT(*) FROM {}", table(store)));
+        assert_eq!(rows, 20);
+        let inspected = Inspector::open(store.path()).unwrap().history(id).unwrap();
+        assert_eq!(inspected, history);
+    }
+}
+
+on_both_stores! {
+    fn history_survives_a_restart_and_goes_with_the_schedule(store) {
+        let h = Host::on(store);
+        let id = h.every(10.0, Options::new());
+        let other = h.every(10.0, Options::new());
+        h.after(10.0);
+        for (run, _) in h.started() {
+            h.runner.finish(&h.engine, run, Outcome::Killed);
+        }
+        let before = h.info(id).history;
+        assert_eq!(before.len(), 1);
+        assert_eq!(before[0].fault.as_ref().map(|f| f.kind), Some(FaultKind::Killed));
+        let wall = h.clock.unix_nanos();
+        drop(h);
+        let h = Host::open(store.path(), ManualClock::starting_at_unix_nanos(wall + 1_000_000_000));
+        assert_eq!(h.info(id).history, before, "kept across the restart");
+        let mut txn = h.engine.begin(h.prog);
+        txn.schedule_stop(id).unwrap();
+        txn.commit().unwrap();
+        let inspector = Inspector::open(store.path()).unwrap();
+        assert!(inspector.history(id).unwrap().is_empty(), "gone with the row");
+        assert_eq!(inspector.history(other).unwrap().len(), 1, "the other schedule keeps its own");
+        drop(inspector);
+        // An operator's stop takes it too.
+        assert!(Inspector::stop(store.path(), other).unwrap());
+        assert!(Inspector::open(store.path()).unwrap().history(other).unwrap().is_empty());
+    }
+}
+
+/// The history table's name in `store`.
+fn table(store: &common::stores::Store) -> &'static str {
+    match store.kind() {
+        common::stores::Kind::Postgres => "tickstep_firing_history",
+        _ => "firing_history",
+    }
+}
+
+#[test]
+fn an_engine_without_a_store_keeps_no_history() {
+    let h = Host::new();
+    let id = h.every(1.0, Options::new());
+    h.after(1.0);
+    h.finish_all();
+    assert!(h.info(id).history.is_empty());
+    assert_eq!(h.info(id).run_count, 1);
+}
+
+#[test]
+fn a_schedule_that_does_not_persist_keeps_no_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(1.0, Options::new().persist(false));
+    h.after(1.0);
+    h.finish_all();
+    h.engine.flush().unwrap();
+    assert!(h.info(id).history.is_empty());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let rows: i64 = conn
+        .query_row("SELECT COUNT(*) FROM firing_history", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 0);
+}
