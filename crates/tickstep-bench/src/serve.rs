@@ -282,6 +282,9 @@ fn server_binary() -> PathBuf {
     binary
 }
 
+/// Every bench player's password, and the wizard's.
+const BENCH_PASSWORD: &str = "bench-password";
+
 fn start_server(quota: usize) -> ServerProcess {
     let shm = Path::new("/dev/shm");
     let dir = if shm.is_dir() {
@@ -295,6 +298,11 @@ fn start_server(quota: usize) -> ServerProcess {
         .arg("--db")
         .arg(dir.path().join("serve.db"))
         .args(["--quota", &quota.to_string()])
+        // Every client connects from loopback: the per-address limits would take them for one
+        // player's twenty names (docs/serve.md §8); the per-player rate would slow the setup.
+        .args(["--names-per-address", "0", "--creates-per-address", "0"])
+        .args(["--creates-per-player", "0"])
+        .env("TICKSTEP_WIZARD_PASSWORD", BENCH_PASSWORD)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -397,6 +405,14 @@ impl Client {
         }
         panic!("the server greeted none of five connections");
     }
+    /// Logs in as `name` (made the first time), with the bench's one password.
+    async fn log_in(&mut self, name: &str) {
+        let prompt = self.ask(name).await;
+        assert!(prompt.starts_with("password: "), "{prompt}");
+        let welcome = self.ask(BENCH_PASSWORD).await;
+        assert!(welcome.starts_with("ok: welcome"), "{welcome}");
+    }
+
     /// Sends `line` and returns the first reply that is not a line the server sent by itself.
     async fn ask(&mut self, line: &str) -> String {
         self.write
@@ -437,7 +453,7 @@ async fn measure_server(load: &Load) -> Measured {
 async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, String> {
     let addr = Rc::new(server.addr.clone());
     let mut wizard = Client::connect(&addr, 0).await;
-    wizard.ask("bench").await;
+    wizard.log_in("bench").await;
     let started = Instant::now();
     let populated = Rc::new(tokio::sync::Barrier::new(load.connections + 1));
     let go = Rc::new(tokio::sync::Barrier::new(load.connections + 1));
@@ -450,7 +466,7 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
         let (each, window) = (load.schedules_each, load.window);
         clients.push(tokio::task::spawn_local(async move {
             let mut client = Client::connect(&addr, n).await;
-            client.ask(&format!("player{n}")).await;
+            client.log_in(&format!("player{n}")).await;
             let mut first = 0;
             for i in 0..each {
                 // Intervals spread over [window, 2 x window): the first firings spread evenly

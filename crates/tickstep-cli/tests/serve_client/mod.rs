@@ -19,9 +19,23 @@ pub(crate) struct Server {
     pub(crate) addr: String,
 }
 
+/// The password the tests give `name` (the wizard's comes from the environment).
+pub(crate) fn password_of(name: &str) -> String {
+    format!("{name}-secret")
+}
+
 impl Server {
+    /// Starts a server whose wizard is merlin, with merlin's password in the environment; the
+    /// tests' players all connect from one address, so names per address are not capped unless
+    /// `extra` says so.
     pub(crate) fn start(db: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tickstep"))
+        Server::start_with(db, extra, Some(&password_of("merlin")))
+    }
+
+    /// [`Server::start`], with `wizard_password` as `TICKSTEP_WIZARD_PASSWORD` (or none).
+    pub(crate) fn start_with(db: &Path, extra: &[&str], wizard_password: Option<&str>) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tickstep"));
+        command
             .args([
                 "serve",
                 "--listen",
@@ -31,7 +45,15 @@ impl Server {
                 "--db",
             ])
             .arg(db)
-            .args(extra)
+            .args(extra);
+        if !extra.contains(&"--names-per-address") {
+            command.args(["--names-per-address", "0"]);
+        }
+        command.env_remove("TICKSTEP_WIZARD_PASSWORD");
+        if let Some(password) = wizard_password {
+            command.env("TICKSTEP_WIZARD_PASSWORD", password);
+        }
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -69,10 +91,10 @@ impl Server {
         client
     }
 
+    /// Logs `name` in with [`password_of`] (creating the account the first time).
     pub(crate) fn login(&self, name: &str) -> Client {
         let mut client = self.connect();
-        client.send(name);
-        client.expect(&format!("ok: welcome, {name}"));
+        client.log_in(name, &password_of(name));
         client
     }
 
@@ -108,6 +130,21 @@ pub(crate) struct Client {
 }
 
 impl Client {
+    /// Types `name` and `password` at the prompts and expects the welcome.
+    pub(crate) fn log_in(&mut self, name: &str, password: &str) {
+        self.send(name);
+        self.expect("password: ");
+        self.send(password);
+        self.expect(&format!("ok: welcome, {name}"));
+    }
+
+    /// Types `name` and `password` and returns the reply after the password (`ok:` or `error:`).
+    pub(crate) fn try_log_in(&mut self, name: &str, password: &str) -> String {
+        self.send(name);
+        self.expect("password: ");
+        self.ask(password)
+    }
+
     pub(crate) fn send(&mut self, line: &str) {
         self.send_bytes(format!("{line}\n").as_bytes());
     }
