@@ -1,4 +1,4 @@
-//! Passwords: what a player's password must be, and how it is kept (docs/serve.md §7).
+//! Passwords: what a player's password must be, and how it is kept (docs/serve.md §8).
 //!
 //! A password is never stored: the registry keeps its Argon2id hash in the PHC string format
 //! (`$argon2id$v=19$m=…,t=…,p=…$salt$hash`), with a fresh 16-byte salt from the operating
@@ -30,7 +30,7 @@ fn argon2() -> Argon2<'static> {
     Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
 }
 
-/// Checks a new password against the rules (docs/serve.md §7.2).
+/// Checks a new password against the rules (docs/serve.md §8.2).
 pub(crate) fn acceptable(password: &str) -> Result<(), String> {
     let chars = password.chars().count();
     if chars < MIN_PASSWORD_CHARS {

@@ -1,5 +1,5 @@
 //! Fair use: token buckets per player, per address and for the whole world
-//! (docs/serve.md §8.3–§8.8).
+//! (docs/serve.md §9.3–§9.8).
 //!
 //! A bucket holds up to `burst` tokens and gains `per_second` of them as time passes; each act
 //! takes one, and an act that finds none is refused with how long to wait. Buckets are kept in a
@@ -26,9 +26,9 @@ pub(crate) struct Rate {
 
 // New schedules per player and per address: `--creates-per-player` (5 a second) and
 // `--creates-per-address` (10 a second), each with bursts of four seconds' worth
-// ([`Rate::per_second`], docs/serve.md §8.3).
+// ([`Rate::per_second`], docs/serve.md §9.3).
 
-/// New names per address by default (`--names-per-address`): 5, then one every 10 minutes (§8.4).
+/// New names per address by default (`--names-per-address`): 5, then one every 10 minutes (docs/serve.md §9.4).
 pub(crate) const NAMES_PER_ADDRESS: Rate = Rate {
     burst: 5.0,
     per_second: 1.0 / 600.0,
@@ -53,18 +53,18 @@ impl Rate {
         })
     }
 }
-/// Failed logins per address: 5, then one every 12 seconds (docs/serve.md §7.4).
+/// Failed logins per address: 5, then one every 12 seconds (docs/serve.md §8.6).
 pub(crate) const FAILED_LOGINS_PER_ADDRESS: Rate = Rate {
     burst: 5.0,
     per_second: 1.0 / 12.0,
 };
-/// A player's `say`: 10 at once, then 2 a second (§8.6).
+/// A player's `say`: 10 at once, then 2 a second (docs/serve.md §9.6).
 pub(crate) const SAYS_PER_PLAYER: Rate = Rate {
     burst: 10.0,
     per_second: 2.0,
 };
 /// Lines schedules broadcast (`say` firings), the whole world together: 20 at once, then 10 a
-/// second, so no number of players' schedules sends everyone more (§8.6).
+/// second, so no number of players' schedules sends everyone more (docs/serve.md §9.6).
 pub(crate) const SCHEDULED_SAYS: Rate = Rate {
     burst: 20.0,
     per_second: 10.0,

@@ -109,7 +109,7 @@ pub(crate) struct ServeArgs {
     lease: Duration,
 }
 
-/// The environment variable that gives the wizard's password (docs/serve.md §7.4).
+/// The environment variable that gives the wizard's password (docs/serve.md §8.4).
 const WIZARD_PASSWORD: &str = "TICKSTEP_WIZARD_PASSWORD";
 
 /// Runs the server until Ctrl-C, SIGTERM or the wizard's `shutdown`.
@@ -130,7 +130,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     if let Some(password) = &wizard_password {
         accounts::acceptable(password).map_err(|rule| format!("{WIZARD_PASSWORD}: {rule}"))?;
     }
-    // The port first: a start that cannot listen leaves no files behind (docs/serve.md §9.3).
+    // The port first: a start that cannot listen leaves no files behind (docs/serve.md §10.3).
     let listener = TcpListener::bind(args.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
@@ -150,7 +150,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
 
 /// The files a start on `db` may create: the store, the world file beside it, and their WAL
 /// and shared-memory files; those not there yet are removed again if the start fails
-/// (docs/serve.md §9.3). A `postgres://` store creates no file.
+/// (docs/serve.md §10.3). A `postgres://` store creates no file.
 fn files_not_there(db: &Path) -> Vec<PathBuf> {
     if tickstep::schedules::is_server_location(db) {
         return Vec::new();
@@ -178,7 +178,7 @@ type Started = (
 );
 
 /// Opens the registry and the store, and makes sure of the wizard's account
-/// (docs/serve.md §7.4).
+/// (docs/serve.md §8.4).
 async fn start(
     args: &ServeArgs,
     wizard_name: &str,
@@ -301,14 +301,24 @@ async fn run_server(
     Ok(())
 }
 
-/// The files the store watch looks at: the store and the world file (none for `postgres://`).
+/// The files the store watch looks at: the store and the world file, with their WAL and WAL
+/// index (none for `postgres://`; a file missing at the start is not watched).
 fn files_watched(db: &Path) -> Vec<PathBuf> {
     if tickstep::schedules::is_server_location(db) {
         return Vec::new();
     }
     let mut world = db.as_os_str().to_owned();
     world.push(".world");
-    vec![db.to_owned(), PathBuf::from(world)]
+    [db.to_owned(), PathBuf::from(world)]
+        .iter()
+        .flat_map(|base| {
+            ["", "-wal", "-shm"].map(|suffix| {
+                let mut name = base.as_os_str().to_owned();
+                name.push(suffix);
+                PathBuf::from(name)
+            })
+        })
+        .collect()
 }
 
 async fn accept(listener: TcpListener, server: Rc<Server>, limits: Limits) {

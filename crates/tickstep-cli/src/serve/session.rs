@@ -12,7 +12,7 @@
 //! another connection.
 //!
 //! Login asks for a name, then a password: an existing name's is checked, a new name chooses
-//! one (docs/serve.md §7). Failed logins are limited per address, new names too.
+//! one (docs/serve.md §8). Failed logins are limited per address, new names too.
 
 use std::net::IpAddr;
 use std::rc::Rc;
@@ -93,7 +93,7 @@ struct Session {
     outbox: mpsc::Sender<String>,
     kicked: Rc<Notify>,
     who: Option<ObjId>,
-    /// The client's address: the key of its per-address limits (docs/serve.md §8).
+    /// The client's address: the key of its per-address limits (docs/serve.md §9).
     from: IpAddr,
     reader: BufReader<tokio::net::tcp::OwnedReadHalf>,
     buf: Vec<u8>,
@@ -183,7 +183,7 @@ impl Session {
     }
 
     /// Logs `name` in with its password, or makes the account when the name is new
-    /// (docs/serve.md §7.1–§7.4).
+    /// (docs/serve.md §8.1–§8.4).
     async fn login(&mut self, name: &str) -> Login {
         let account = match self.server.account(name).await {
             Ok(account) => account,
@@ -330,7 +330,7 @@ impl Session {
         }
     }
 
-    /// Sets the password of a name that had none (docs/serve.md §7.3).
+    /// Sets the password of a name that had none (docs/serve.md §8.3).
     async fn choose(&self, who: ObjId, password: &str) -> Result<(), String> {
         accounts::acceptable(password).map_err(|rule| format!("error: {rule}"))?;
         let hash = accounts::hash(password.to_owned())
@@ -355,7 +355,7 @@ impl Session {
 
     /// Asks the client not to show what is typed (a telnet client's echo), or to show it
     /// again. A plain TCP client has no such switch, so this does nothing here; the telnet
-    /// layer negotiates ECHO (docs/serve.md §7.1).
+    /// layer negotiates ECHO (docs/serve.md §8.1).
     #[allow(
         clippy::unused_self,
         reason = "the telnet layer's version negotiates on this connection"
@@ -375,7 +375,7 @@ impl Session {
     }
 
     /// Waits until the queue has [`REPLY_HEADROOM`] free before the next command is read, so a
-    /// client's own replies never crowd out the world's lines (docs/serve.md §8.7). tokio's
+    /// client's own replies never crowd out the world's lines (docs/serve.md §9.7). tokio's
     /// queue can wait for one free slot, not for many (`reserve_many` would hold the slots it
     /// gathers, which the world's lines need meanwhile), so a client this far behind is looked
     /// at again every 2 ms until it has read enough. False once the writer has gone.

@@ -1,9 +1,9 @@
-//! The store is watched while the server runs (docs/serve.md §9).
+//! The store is watched while the server runs (docs/serve.md §10).
 //!
 //! `SQLite` keeps working on a file that was deleted or replaced under it — its open descriptor
 //! still points at the old inode — so commits would go on "succeeding" into a file nobody will
 //! open again, and a restart would find nothing. Once a second the watch looks at the store file
-//! and the world file beside it: each must still be there, be the same file (device and inode)
+//! and the world file beside it, with their WAL files: each must still be there, be the same file (device and inode)
 //! as at the start, and open for writing. The first time one is not, the server is told
 //! ([`Server::store_lost`](super::world::Server::store_lost)): it logs, tells the wizards, refuses
 //! new schedules, and at its stop does not claim the store is committed. A `postgres://` store

@@ -1,4 +1,4 @@
-//! Text one player typed, made safe to show another (docs/serve.md §8.1).
+//! Text one player typed, made safe to show another (docs/serve.md §9.1).
 //!
 //! A player's words reach other players' terminals: `say`, a schedule's `say` or `tell`,
 //! listings and `info`. Raw, a carriage return lets them overwrite a line and fake a
@@ -24,7 +24,7 @@ fn is_escaped(c: char) -> bool {
 }
 
 /// `text` as another player's screen may show it: printable characters as they are, the rest
-/// as visible escapes (docs/serve.md §8.1). Borrows when nothing needs escaping.
+/// as visible escapes (docs/serve.md §9.1). Borrows when nothing needs escaping.
 pub(crate) fn shown(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_escaped) {
         return Cow::Borrowed(text);

@@ -28,7 +28,7 @@ use super::text::shown;
 /// slot is kept for the line that tells it why (docs/serve.md §2.5).
 pub(crate) const OUTBOX_LINES: usize = 1_000;
 /// The room a connection's queue must have before the next command of that connection is read,
-/// so its own replies never fill the queue the world's lines need (docs/serve.md §8.7).
+/// so its own replies never fill the queue the world's lines need (docs/serve.md §9.7).
 pub(crate) const REPLY_HEADROOM: usize = OUTBOX_LINES / 2;
 /// The most schedules `schedules` lists in one reply.
 const LISTING_CAP: usize = 50;
@@ -47,7 +47,7 @@ struct Online {
 pub(crate) struct Principals {
     /// The wizard `--wizard` names: the server reads every schedule with its permissions.
     pub(crate) root: ObjId,
-    /// Every wizard (the configured one, and those a wizard made: docs/serve.md §7.5).
+    /// Every wizard (the configured one, and those a wizard made: docs/serve.md §8.5).
     pub(crate) wizards: RefCell<HashSet<ObjId>>,
     pub(crate) players: RefCell<HashSet<ObjId>>,
 }
@@ -96,13 +96,13 @@ pub(crate) struct Server {
     pub(crate) frames: FrameTimes,
     /// Firings started as of the last `stats`.
     firings_reported: Cell<u64>,
-    /// The fair-use limits (docs/serve.md §8).
+    /// The fair-use limits (docs/serve.md §9).
     pub(crate) limits: RefCell<Limits>,
-    /// Why the store can no longer be trusted, once the watch has seen it go (docs/serve.md §9).
+    /// Why the store can no longer be trusted, once the watch has seen it go (docs/serve.md §10).
     store_lost: RefCell<Option<String>>,
 }
 
-/// The fair-use limiters (docs/serve.md §8).
+/// The fair-use limiters (docs/serve.md §9).
 pub(crate) struct Limits {
     creates_per_player: Limiter<ObjId>,
     creates_per_address: Limiter<IpAddr>,
@@ -116,7 +116,7 @@ pub(crate) struct Limits {
     dropped_noted: HashMap<ObjId, Instant>,
 }
 
-/// The limits the command line sets (docs/serve.md §1.1, §8).
+/// The limits the command line sets (docs/serve.md §1.1, §9).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FairUse {
     pub(crate) creates_per_player: Option<limits::Rate>,
@@ -209,7 +209,7 @@ impl Server {
     }
 
     /// The wizard `--wizard` names: its account's password comes from the configuration,
-    /// never from a login (docs/serve.md §7.4).
+    /// never from a login (docs/serve.md §8.4).
     pub(crate) fn principals_root(&self) -> ObjId {
         self.principals.root
     }
@@ -238,7 +238,7 @@ impl Server {
             .map_err(|e| ErrorChain(&e).to_string())
     }
 
-    /// Sets a password for a name that had none (docs/serve.md §7.3).
+    /// Sets a password for a name that had none (docs/serve.md §8.3).
     pub(crate) async fn set_hash(&self, who: ObjId, hash: &str) -> Result<(), String> {
         self.registry
             .set_hash(who, hash)
@@ -386,7 +386,7 @@ impl Server {
     }
 
     /// The watch found the store gone or unwritable: refuse new schedules from now on, and say
-    /// so at once (docs/serve.md §9.1).
+    /// so at once (docs/serve.md §10.1).
     pub(crate) fn store_lost(&self, why: String) {
         if self.store_lost.borrow().is_some() {
             return;
@@ -470,7 +470,7 @@ impl Server {
     }
 
     /// A player's `say`: to everyone else, and echoed back as the reply (which waits for room
-    /// like any reply, so a client pasting a burst is slowed, not dropped: docs/serve.md §8.7).
+    /// like any reply, so a client pasting a burst is slowed, not dropped: docs/serve.md §9.7).
     fn say(&self, who: ObjId, text: &str) -> (Vec<String>, After) {
         let now = Instant::now();
         if let Err(wait) = self.limits.borrow_mut().says_per_player.take(who, now) {
@@ -491,7 +491,7 @@ impl Server {
         (vec![line, "ok: said".to_owned()], After::Continue)
     }
 
-    /// A wizard's `wizard NAME`: that player is a wizard from now on (docs/serve.md §7.5).
+    /// A wizard's `wizard NAME`: that player is a wizard from now on (docs/serve.md §8.5).
     pub(crate) async fn make_wizard(&self, who: ObjId, name: &str) -> String {
         if !self.is_wizard(who) {
             return "error: only a wizard may make a wizard".to_owned();
@@ -566,7 +566,7 @@ impl Server {
         }
     }
 
-    /// Takes a creation from the player's and the address's buckets (docs/serve.md §8.3): both
+    /// Takes a creation from the player's and the address's buckets (docs/serve.md §9.3): both
     /// must have one, and a refusal takes from neither.
     fn take_creation(&self, who: ObjId, from: IpAddr) -> Result<(), String> {
         let now = Instant::now();
@@ -796,7 +796,7 @@ fn fire(server: &Weak<Server>, verb: WorldVerb, call: &VerbCall) -> VerbResult {
 }
 
 impl Server {
-    /// A schedule's `say`, within the world's rate of scheduled says (docs/serve.md §8.6): over
+    /// A schedule's `say`, within the world's rate of scheduled says (docs/serve.md §9.6): over
     /// it the line is dropped and counted, and its owner is told at most once a minute.
     fn scheduled_say(&self, id: ScheduleId, owner: ObjId, text: &str) {
         let now = Instant::now();

@@ -319,7 +319,7 @@ impl Inner {
             .client
             .execute(
                 // A mailbox keeps MAILBOX_CAP lines, the last the note that it is full
-                // (docs/serve.md §8.5): each line's place counts what the mailbox holds.
+                // (docs/serve.md §9.5): each line's place counts what the mailbox holds.
                 "WITH batch AS (
                      SELECT player, text, n FROM unnest($1::BIGINT[], $2::TEXT[])
                          WITH ORDINALITY AS m(player, text, n)),

@@ -44,8 +44,8 @@ impl FileRegistry {
             FIRST_PLAYER - 1
         ))
         .map_err(fail)?;
-        // Accounts came later (docs/serve.md §7): a world file from before gains their columns;
-        // its players have no password until their next login sets one (§7.3).
+        // Accounts came later (docs/serve.md §8): a world file from before gains their columns;
+        // its players have no password until their next login sets one (docs/serve.md §8.3).
         let has_hash: bool = db
             .query_row(
                 "SELECT count(*) FROM pragma_table_info('players') WHERE name = 'hash'",
@@ -173,7 +173,7 @@ impl FileRegistry {
 
     /// Writes the queued mail in one transaction (one WAL append however many firings posted).
     /// A mailbox keeps at most [`MAILBOX_CAP`] lines, the last of them the note that it is full;
-    /// later lines are not kept (docs/serve.md §8.5). On failure the mail stays queued for the
+    /// later lines are not kept (docs/serve.md §9.5). On failure the mail stays queued for the
     /// next flush.
     pub(crate) fn flush_mail(&self) -> Result<(), RegistryError> {
         if self.unwritten.borrow().is_empty() {

@@ -31,7 +31,7 @@ const MAIL_CHANNEL: &str = "tickstep_serve_mail";
 /// The notification channel that says a name was registered (payload: `id name`).
 const PLAYERS_CHANNEL: &str = "tickstep_serve_players";
 
-/// The most lines a mailbox keeps, the last of them [`MAILBOX_FULL`] (docs/serve.md §8.5).
+/// The most lines a mailbox keeps, the last of them [`MAILBOX_FULL`] (docs/serve.md §9.5).
 pub(crate) const MAILBOX_CAP: usize = 100;
 /// The line that ends a full mailbox.
 pub(crate) const MAILBOX_FULL: &str =
