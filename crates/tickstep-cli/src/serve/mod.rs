@@ -194,10 +194,10 @@ async fn start(
     } else {
         let account = registry.account(wizard_name).await.map_err(chain)?;
         if account.is_some_and(|a| a.hash.is_none()) {
-            say(format!(
+            eprintln!(
                 "tickstep serve: the wizard {wizard_name} has no password yet, so nobody can \
                  log in as {wizard_name}; set {WIZARD_PASSWORD} and start again"
-            ));
+            );
         }
     }
     let players = registry.players().await.map_err(chain)?;

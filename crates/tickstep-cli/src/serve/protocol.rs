@@ -116,8 +116,9 @@ pub(crate) enum Request {
     Nothing,
 }
 
-/// Every command word: none of them may be a player's name (docs/serve.md §2.1).
-const COMMANDS: [&str; 16] = [
+/// Every command word but `wizard` (the default wizard's name): none of them may be a player's
+/// name (docs/serve.md §2.1).
+const COMMANDS: [&str; 15] = [
     "remind",
     "every",
     "at",
@@ -131,7 +132,6 @@ const COMMANDS: [&str; 16] = [
     "quit",
     "shutdown",
     "stats",
-    "wizard",
     "login",
     "password",
 ];
