@@ -59,7 +59,7 @@ fn a_players_text_reaches_others_escaped_so_no_one_fakes_a_system_line() {
         bob.seen
             .iter()
             .chain(&mallory.seen)
-            .all(|line| { !line.starts_with("[system]") && !line.chars().any(|c| c.is_control()) })
+            .all(|line| { !line.starts_with("[system]") && !line.chars().any(char::is_control) })
     );
 }
 
