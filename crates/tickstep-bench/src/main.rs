@@ -14,6 +14,7 @@ mod kernel;
 mod runtime;
 mod schedules;
 mod serve;
+mod serve_churn;
 
 use harness::{Opts, SectionFn};
 

@@ -12,6 +12,8 @@
 //! | `firings_per_s` | schedule firings the server started per second during the window (each one a kernel task and a line to its owner), against the firings due in the window, counted from when each schedule was really made | informational |
 //! | `server_cpu`, `clients_cpu` | CPU the server process, and the bench's clients, used during the window (cores; 2 is the whole machine) | informational |
 //! | `rss` | the server's resident memory at the end | ≤ 512 MB |
+//! | `churn_rtt_p99` | other players' round-trip p99 while one client runs a create/stop loop as fast as the server answers it, against the same players' p99 idle just before, on a server of its own with the default fair-use limits (docs/serve.md §9.3), in the same run | ratio ≤ 2 |
+//! | `churn_made_per_s`, `churn_wal` | schedules the loop really made per second (the rest refused by the rate limit), and the store's WAL at the end | informational; WAL ≤ 64 MB |
 //!
 //! Full: 1,000 connections, 100 schedules each (100,000 live, `every 20–40 s tell …`, intervals
 //! spread so the first firings fall evenly over the window: 5,000 firings/s due on average), each
@@ -39,7 +41,7 @@ const FRAME_MS: f64 = 1000.0 / 60.0;
 /// Each client's command pacing.
 const PACE: Duration = Duration::from_millis(100);
 /// Bound on any single wait for a reply or for the server to start.
-const PATIENCE: Duration = Duration::from_secs(60);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
 struct Load {
     connections: usize,
@@ -90,7 +92,10 @@ pub(crate) fn run(opts: &Opts) -> Section {
     let ours = local.block_on(&threads, measure_server(&load));
     eprintln!("serve: the same clients against a bare echo server");
     let echo = local.block_on(&threads, measure_echo(&load));
-    rows(&ours, &echo, &scale)
+    let mut section = rows(&ours, &echo, &scale);
+    eprintln!("serve: other players idle, then beside a create/stop loop");
+    section.extend(local.block_on(&threads, super::serve_churn::measure(opts.quick)));
+    section
 }
 
 /// What a run against our server measured.
@@ -234,7 +239,13 @@ fn work_rows(ours: &Measured, scale: &str) -> Section {
     ]
 }
 
-fn value(name: &'static str, value: f64, unit: &'static str, goal: f64, note: String) -> Row {
+pub(crate) fn value(
+    name: &'static str,
+    value: f64,
+    unit: &'static str,
+    goal: f64,
+    note: String,
+) -> Row {
     Row {
         name,
         measure: Measure::Value { value, unit, goal },
@@ -243,7 +254,7 @@ fn value(name: &'static str, value: f64, unit: &'static str, goal: f64, note: St
 }
 
 /// The `q` quantile of `samples` (sorted in place); zero for none.
-fn quantile(samples: &mut [f64], q: f64) -> f64 {
+pub(crate) fn quantile(samples: &mut [f64], q: f64) -> f64 {
     if samples.is_empty() {
         return 0.0;
     }
@@ -253,10 +264,10 @@ fn quantile(samples: &mut [f64], q: f64) -> f64 {
 }
 
 /// The server process; killed if the bench ends early.
-struct ServerProcess {
-    child: Child,
-    addr: String,
-    _dir: tempfile::TempDir,
+pub(crate) struct ServerProcess {
+    pub(crate) child: Child,
+    pub(crate) addr: String,
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Drop for ServerProcess {
@@ -283,9 +294,27 @@ fn server_binary() -> PathBuf {
 }
 
 /// Every bench player's password, and the wizard's.
-const BENCH_PASSWORD: &str = "bench-password";
+pub(crate) const BENCH_PASSWORD: &str = "bench-password";
 
 fn start_server(quota: usize) -> ServerProcess {
+    // Every client connects from loopback: the per-address limits would take them for one
+    // player's twenty names (docs/serve.md §9); the per-player rate would slow the setup.
+    start_server_with(
+        &["--quota", &quota.to_string()],
+        &[
+            "--names-per-address",
+            "0",
+            "--creates-per-address",
+            "0",
+            "--creates-per-player",
+            "0",
+        ],
+    )
+}
+
+/// Starts `tickstep serve` on a free loopback port and a store on tmpfs, with `args` after the
+/// bench's own, and `limits` (the fair-use flags).
+pub(crate) fn start_server_with(args: &[&str], limits: &[&str]) -> ServerProcess {
     let shm = Path::new("/dev/shm");
     let dir = if shm.is_dir() {
         tempfile::tempdir_in(shm)
@@ -297,11 +326,8 @@ fn start_server(quota: usize) -> ServerProcess {
         .args(["serve", "--listen", "127.0.0.1:0", "--wizard", "bench"])
         .arg("--db")
         .arg(dir.path().join("serve.db"))
-        .args(["--quota", &quota.to_string()])
-        // Every client connects from loopback: the per-address limits would take them for one
-        // player's twenty names (docs/serve.md §8); the per-player rate would slow the setup.
-        .args(["--names-per-address", "0", "--creates-per-address", "0"])
-        .args(["--creates-per-player", "0"])
+        .args(args)
+        .args(limits)
         .env("TICKSTEP_WIZARD_PASSWORD", BENCH_PASSWORD)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -324,11 +350,7 @@ fn start_server(quota: usize) -> ServerProcess {
         .strip_prefix("tickstep serve: listening on ")
         .expect("the address line")
         .to_owned();
-    ServerProcess {
-        child,
-        addr,
-        _dir: dir,
-    }
+    ServerProcess { child, addr, dir }
 }
 
 fn rss_mb(pid: u32) -> f64 {
@@ -375,7 +397,7 @@ fn due_between(made: &[(Instant, f64)], start: Instant, end: Instant) -> usize {
 }
 
 /// A line-protocol client.
-struct Client {
+pub(crate) struct Client {
     lines: tokio::io::Lines<BufReader<OwnedReadHalf>>,
     write: OwnedWriteHalf,
     /// Lines the server sent by itself (`[`…), counted as they pass.
@@ -387,7 +409,7 @@ impl Client {
     /// a connection the server has not greeted within 5 s is retried: a thousand SYNs in the same
     /// instant can trip the kernel's SYN-flood defence, which loses connections on the client's
     /// side only — the listener, not the server, is then what would be measured.
-    async fn connect(addr: &str, n: usize) -> Client {
+    pub(crate) async fn connect(addr: &str, n: usize) -> Client {
         tokio::time::sleep(Duration::from_millis(1) * u32::try_from(n).unwrap_or(u32::MAX)).await;
         for _ in 0..5 {
             let stream = TcpStream::connect(addr).await.expect("connect");
@@ -406,15 +428,16 @@ impl Client {
         panic!("the server greeted none of five connections");
     }
     /// Logs in as `name` (made the first time), with the bench's one password.
-    async fn log_in(&mut self, name: &str) {
+    pub(crate) async fn log_in(&mut self, name: &str) {
         let prompt = self.ask(name).await;
         assert!(prompt.starts_with("password: "), "{prompt}");
         let welcome = self.ask(BENCH_PASSWORD).await;
         assert!(welcome.starts_with("ok: welcome"), "{welcome}");
     }
 
-    /// Sends `line` and returns the first reply that is not a line the server sent by itself.
-    async fn ask(&mut self, line: &str) -> String {
+    /// Sends `line` and returns the first reply that is not a line the server sent by itself (nor
+    /// an indented line left over from an earlier reply).
+    pub(crate) async fn ask(&mut self, line: &str) -> String {
         self.write
             .write_all(format!("{line}\n").as_bytes())
             .await
@@ -427,6 +450,8 @@ impl Client {
                 .expect("the server keeps the connection");
             if next.starts_with('[') {
                 self.unsolicited += 1;
+            } else if next.starts_with("  ") {
+                // The rest of an earlier reply (`info`'s fields, a listing's rows).
             } else {
                 return next;
             }
@@ -550,7 +575,12 @@ async fn first_failure(clients: &mut [tokio::task::JoinHandle<Vec<f64>>]) -> Str
 
 /// One command every [`PACE`] (offset per client so they do not all send at once) until
 /// `window` has passed; the round-trip times in milliseconds.
-async fn paced_asks(client: &mut Client, command: &str, window: Duration, n: usize) -> Vec<f64> {
+pub(crate) async fn paced_asks(
+    client: &mut Client,
+    command: &str,
+    window: Duration,
+    n: usize,
+) -> Vec<f64> {
     let offset = PACE.mul_f64((n % 100) as f64 / 100.0);
     tokio::time::sleep(offset).await;
     let end = Instant::now() + window;

@@ -34,7 +34,7 @@
 //! per player and per address; lines are capped at `--max-line` bytes (1,024) and a longer line
 //! closes the connection; a client that does not log in within `--login-timeout` (60 s) is
 //! dropped. Each login's hash costs about 19 MiB and some tens of milliseconds of one core, on
-//! tokio's blocking pool.
+//! two hashing threads of its own.
 
 mod accounts;
 
