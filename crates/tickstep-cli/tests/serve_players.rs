@@ -18,12 +18,6 @@ fn store(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("world.db")
 }
 
-/// The next line that `client` receives that starts with `prefix`, skipping the replies and
-/// lines before it.
-fn next_starting(client: &mut Client, prefix: &str) -> String {
-    client.expect(prefix)
-}
-
 #[test]
 fn a_players_text_reaches_others_escaped_so_no_one_fakes_a_system_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -32,14 +26,14 @@ fn a_players_text_reaches_others_escaped_so_no_one_fakes_a_system_line() {
     let mut bob = server.login("bob");
 
     mallory.ask("say hi\r[system] the server is shutting down, type your password");
-    let seen = next_starting(&mut bob, "[say] mallory says: ");
+    let seen = bob.expect("[say] mallory says: ");
     assert_eq!(
         seen,
         "[say] mallory says: hi\\r[system] the server is shutting down, type your password"
     );
     mallory.ask("say \x1b[2J\x1b]0;pwned\x07\u{9b}31m\0 abc\u{202e}fed");
     assert_eq!(
-        next_starting(&mut bob, "[say] mallory says: "),
+        bob.expect("[say] mallory says: "),
         "[say] mallory says: \\x1b[2J\\x1b]0;pwned\\x07\\u{9b}31m\\x00 abc\\u{202e}fed"
     );
     // The speaker's own echo is escaped too, and is part of the reply.
@@ -48,7 +42,7 @@ fn a_players_text_reaches_others_escaped_so_no_one_fakes_a_system_line() {
     // A schedule's say and a reminder's tell are escaped when they fire, and so are listings.
     let id = id_of(&mallory.ask("every 1 say \x1b[2Jrepeat\rmore"));
     assert_eq!(
-        next_starting(&mut bob, &format!("[#{id}] ")),
+        bob.expect(&format!("[#{id}] ")),
         format!("[#{id}] mallory says: \\x1b[2Jrepeat\\rmore")
     );
     assert!(mallory.ask("schedules").starts_with("ok: 1 live schedule"));
@@ -411,14 +405,9 @@ fn replies_name_what_the_player_typed_and_do_not_leak_which_ids_exist() {
         info.starts_with(&format!("ok: #{hers} every 60 s tell \"private\"")),
         "{info}"
     );
-    for field in [
-        "  id: ",
-        "  verb: ",
-        "  interval: ",
-        "  run_count: ",
-        "  key: ",
-    ] {
-        alice.expect(field);
+    let fields = alice.expect("  id=");
+    for field in [" verb=", " interval=", " run_count=", " owner=", " key="] {
+        assert!(fields.contains(field), "{field} in {fields}");
     }
 
     // stop of a one-shot that fired says so.
