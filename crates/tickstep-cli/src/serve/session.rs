@@ -149,9 +149,15 @@ impl Session {
             }
         }
         let who = self.who.expect("logged in");
+        let mut pace = limits::Limiter::new(limits::COMMANDS_PER_CONNECTION);
         loop {
             if !self.wait_for_room().await {
                 return;
+            }
+            // A connection over its command rate waits for its next token (docs/serve.md §9.11).
+            if let Err(wait) = pace.take((), Instant::now()) {
+                tokio::time::sleep(wait).await;
+                let _ = pace.take((), Instant::now());
             }
             let read = self.read_line().await;
             let Some(line) = self.accept(read).await else {
