@@ -58,13 +58,12 @@ pub(crate) const FAILED_LOGINS_PER_ADDRESS: Rate = Rate {
     burst: 5.0,
     per_second: 1.0 / 12.0,
 };
-/// Commands one connection may send: 3,000 at once (a pasted burst runs at full speed), then
-/// 2,000 a second; a connection over it waits, its next command read only when it has a token,
-/// so a client looping as fast as the server answers cannot take the server's one thread from
-/// the others (docs/serve.md §9.11).
+/// Commands one connection may send: 500 at once, then 1,000 a second; a connection over it
+/// waits, its next command read only when it has a token, so a client looping as fast as the
+/// server answers cannot take the server's one thread from the others (docs/serve.md §9.11).
 pub(crate) const COMMANDS_PER_CONNECTION: Rate = Rate {
-    burst: 3_000.0,
-    per_second: 2_000.0,
+    burst: 500.0,
+    per_second: 1_000.0,
 };
 /// A player's `say`: 10 at once, then 2 a second (docs/serve.md §9.6).
 pub(crate) const SAYS_PER_PLAYER: Rate = Rate {
