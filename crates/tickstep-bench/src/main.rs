@@ -14,7 +14,6 @@ mod kernel;
 mod runtime;
 mod schedules;
 mod serve;
-mod serve_churn;
 
 use harness::{Opts, SectionFn};
 

@@ -25,6 +25,8 @@
 //! is on tmpfs (`/dev/shm` when present): creation is fsync'd, and the bench measures the server,
 //! not the disk. The server binary is `target/<profile>/tickstep`, built first if missing.
 
+mod churn;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::rc::Rc;
@@ -94,7 +96,7 @@ pub(crate) fn run(opts: &Opts) -> Section {
     let echo = local.block_on(&threads, measure_echo(&load));
     let mut section = rows(&ours, &echo, &scale);
     eprintln!("serve: other players idle, then beside a create/stop loop");
-    section.extend(local.block_on(&threads, super::serve_churn::measure(opts.quick)));
+    section.extend(local.block_on(&threads, churn::measure(opts.quick)));
     section
 }
 

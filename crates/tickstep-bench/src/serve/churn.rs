@@ -12,8 +12,8 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use super::{Client, PATIENCE, paced_asks, quantile, start_server_with, value};
 use crate::harness::{Measure, Row, Section};
-use crate::serve::{Client, PATIENCE, paced_asks, quantile, start_server_with, value};
 
 /// What the churn client did in its window.
 #[derive(Default)]
