@@ -15,6 +15,8 @@
 //! | `firings_per_s` | schedule firings the server started per second during the window (each one a kernel task and a line to its owner), against the firings due in the window, counted from when each schedule was really made | informational |
 //! | `server_cpu`, `clients_cpu` | CPU the server process, and the bench's clients, used during the window (cores; 2 is the whole machine) | informational |
 //! | `rss` | the server's resident memory at the end | ≤ 512 MB |
+//! | `churn_rtt_p99` | other players' round-trip p99 while one client runs a create/stop loop as fast as the server answers it, against the same players' p99 idle just before, on a server of its own with the default fair-use limits (docs/serve.md §11.3), in the same run | ratio ≤ 2 |
+//! | `churn_made_per_s`, `churn_wal` | schedules the loop really made per second (the rest refused by the rate limit), and the store's WAL at the end | informational; WAL ≤ 64 MB |
 //!
 //! Clients are dealt out to the three transports in turn (client `n` on `n % 3`); the
 //! transports' own rows compare them under one load.
@@ -28,6 +30,8 @@
 //! `TICKSTEP_BENCH_SERVE=connections,each,seconds` tries other sizes. The store
 //! is on tmpfs (`/dev/shm` when present): creation is fsync'd, and the bench measures the server,
 //! not the disk. The server binary is `target/<profile>/tickstep`, built first if missing.
+
+mod churn;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -47,7 +51,7 @@ const FRAME_MS: f64 = 1000.0 / 60.0;
 /// Each client's command pacing.
 const PACE: Duration = Duration::from_millis(100);
 /// Bound on any single wait for a reply or for the server to start.
-const PATIENCE: Duration = Duration::from_secs(60);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
 struct Load {
     connections: usize,
@@ -98,7 +102,10 @@ pub(crate) fn run(opts: &Opts) -> Section {
     let ours = local.block_on(&threads, measure_server(&load));
     eprintln!("serve: the same clients against a bare echo server");
     let echo = local.block_on(&threads, measure_echo(&load));
-    rows(&ours, &echo, &scale)
+    let mut section = rows(&ours, &echo, &scale);
+    eprintln!("serve: other players idle, then beside a create/stop loop");
+    section.extend(local.block_on(&threads, churn::measure(opts.quick)));
+    section
 }
 
 /// What a run against our server measured.
@@ -281,7 +288,13 @@ fn work_rows(ours: &Measured, scale: &str) -> Section {
     ]
 }
 
-fn value(name: &'static str, value: f64, unit: &'static str, goal: f64, note: String) -> Row {
+pub(crate) fn value(
+    name: &'static str,
+    value: f64,
+    unit: &'static str,
+    goal: f64,
+    note: String,
+) -> Row {
     Row {
         name,
         measure: Measure::Value { value, unit, goal },
@@ -290,7 +303,7 @@ fn value(name: &'static str, value: f64, unit: &'static str, goal: f64, note: St
 }
 
 /// The `q` quantile of `samples` (sorted in place); zero for none.
-fn quantile(samples: &mut [f64], q: f64) -> f64 {
+pub(crate) fn quantile(samples: &mut [f64], q: f64) -> f64 {
     if samples.is_empty() {
         return 0.0;
     }
@@ -300,12 +313,12 @@ fn quantile(samples: &mut [f64], q: f64) -> f64 {
 }
 
 /// The server process; killed if the bench ends early.
-struct ServerProcess {
-    child: Child,
-    addr: String,
+pub(crate) struct ServerProcess {
+    pub(crate) child: Child,
+    pub(crate) addr: String,
     /// The browser side's address (`--ws`).
-    ws: String,
-    _dir: tempfile::TempDir,
+    pub(crate) ws: String,
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Drop for ServerProcess {
@@ -331,7 +344,28 @@ fn server_binary() -> PathBuf {
     binary
 }
 
+/// Every bench player's password, and the wizard's.
+pub(crate) const BENCH_PASSWORD: &str = "bench-password";
+
 fn start_server(quota: usize) -> ServerProcess {
+    // Every client connects from loopback: the per-address limits would take them for one
+    // player's twenty names (docs/serve.md §11); the per-player rate would slow the setup.
+    start_server_with(
+        &["--quota", &quota.to_string()],
+        &[
+            "--names-per-address",
+            "0",
+            "--creates-per-address",
+            "0",
+            "--creates-per-player",
+            "0",
+        ],
+    )
+}
+
+/// Starts `tickstep serve` on a free loopback port and a store on tmpfs, with `args` after the
+/// bench's own, and `limits` (the fair-use flags).
+pub(crate) fn start_server_with(args: &[&str], limits: &[&str]) -> ServerProcess {
     let shm = Path::new("/dev/shm");
     let dir = if shm.is_dir() {
         tempfile::tempdir_in(shm)
@@ -344,7 +378,9 @@ fn start_server(quota: usize) -> ServerProcess {
         .args(["--ws", "127.0.0.1:0"])
         .arg("--db")
         .arg(dir.path().join("serve.db"))
-        .args(["--quota", &quota.to_string()])
+        .args(args)
+        .args(limits)
+        .env("TICKSTEP_WIZARD_PASSWORD", BENCH_PASSWORD)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -375,7 +411,7 @@ fn start_server(quota: usize) -> ServerProcess {
         child,
         addr,
         ws,
-        _dir: dir,
+        dir,
     }
 }
 
@@ -458,7 +494,7 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
         ws: Some(server.ws.clone()),
     });
     let mut wizard = connect(&addrs, 0, Transport::Raw).await;
-    wizard.ask("bench").await;
+    wizard.log_in("bench").await;
     let started = Instant::now();
     let populated = Rc::new(tokio::sync::Barrier::new(load.connections + 1));
     let go = Rc::new(tokio::sync::Barrier::new(load.connections + 1));
@@ -474,7 +510,7 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
         let (each, window) = (load.schedules_each, load.window);
         clients.push(tokio::task::spawn_local(async move {
             let mut client = connect(&addrs, n, Transport::ALL[kind]).await;
-            client.ask(&format!("player{n}")).await;
+            client.log_in(&format!("player{n}")).await;
             let mut first = 0;
             for i in 0..each {
                 // Intervals spread over [window, 2 x window): the first firings spread evenly

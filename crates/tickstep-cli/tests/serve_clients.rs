@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serve_client::{PATIENCE, Server, id_of};
+use serve_client::{PATIENCE, Server, id_of, password_of};
 
 fn store(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("world.db")
@@ -71,11 +71,12 @@ fn telnetlib3_negotiates_naws_ttype_charset_and_gmcp() {
     let server = Server::start(&store(&dir), &[]);
     let (host, port) = host_port(&server.addr);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/telnetlib3_client.py");
-    let output = run_bounded(
-        Command::new("python3")
-            .arg(script)
-            .args([host, port, "lib"]),
-    );
+    let output = run_bounded(Command::new("python3").arg(script).args([
+        host,
+        port,
+        "lib",
+        &password_of("lib"),
+    ]));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -84,11 +85,20 @@ fn telnetlib3_negotiates_naws_ttype_charset_and_gmcp() {
     );
     let seen: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
 
-    // docs/serve.md §8.6: a Get before login is refused; at login the client learns who it is.
-    assert_eq!(
-        seen["before_login"]["error"],
-        "log in first: type your name"
-    );
+    // docs/serve.md §8.6: a Get before login is refused, and so is one after the name but before
+    // its password (docs/serve.md §10.1); at login the client learns who it is.
+    for before in ["before_login", "before_password"] {
+        assert_eq!(
+            seen[before]["error"], "log in first: your name, then its password",
+            "{before}"
+        );
+    }
+    assert_eq!(seen["char_name_before_password"], false);
+    // docs/serve.md §8.5, §10.1: the client's echo is off while it types the password, and on
+    // again after.
+    assert_eq!(seen["echo_before"], false);
+    assert_eq!(seen["echo_off_for_password"], true);
+    assert_eq!(seen["echo_on_after_password"], true);
     assert_eq!(seen["char_name"]["name"], "lib");
     assert_eq!(seen["char_name"]["wizard"], false);
     // The player's schedules, as `schedules` lists them.
@@ -228,7 +238,11 @@ fn tintin_logs_in_sets_a_reminder_and_receives_it() {
     ]);
     tmux.wait_for("hello: this is a tickstep world");
     tmux.type_line("tina");
-    tmux.wait_for("ok: welcome, tina");
+    tmux.wait_for("password: tina is a new name");
+    tmux.type_line(&password_of("tina"));
+    let screen = tmux.wait_for("ok: welcome, tina");
+    // The server turned TinTin++'s echo off for the password line (docs/serve.md §8.5, §10.1).
+    assert!(!screen.contains(&password_of("tina")), "{screen}");
     tmux.type_line("remind 1 tea is ready");
     let screen = tmux.wait_for("reminds you in 1 s");
     let reply = screen
@@ -290,8 +304,7 @@ fn hostile_telnet_leaves_other_players_served_and_frames_in_budget() {
     pour(&mut endless.stream, &vec![b'x'; 4 << 20]);
     // The connection is not harmed either: once the sub-negotiation ends, lines flow again.
     pour(&mut endless.stream, &[255, 240]);
-    endless.send("endless");
-    endless.expect("ok: welcome, endless");
+    endless.log_in("endless", &password_of("endless"));
 
     // A megabyte of IAC bytes: data bytes 255, so an over-long line that closes the connection.
     let mut iacs = server.connect();
@@ -318,8 +331,7 @@ fn hostile_telnet_leaves_other_players_served_and_frames_in_budget() {
         answered < 16 * 1024,
         "{answered} bytes answered 960,000 bytes of negotiation"
     );
-    flood.send("flood");
-    flood.expect("ok: welcome, flood");
+    flood.log_in("flood", &password_of("flood"));
 
     // The steady player was served throughout, and a reminder fired for them.
     let remind = steady.ask("remind 1 still here");
@@ -363,7 +375,9 @@ fn a_websocket_client_logs_in_plays_and_receives_a_firing() {
     assert!(body.contains("gmcp.mudstandards.org") && !body.contains("https://"));
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/websocket_client.py");
-    let output = run_bounded(Command::new("python3").arg(script).arg(addr));
+    // Both of the script's players log in with this password (docs/serve.md §9.3, §10.1).
+    let password = password_of("ws");
+    let output = run_bounded(Command::new("python3").arg(script).args([addr, &password]));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -418,6 +432,8 @@ fn every_line_end_a_client_may_send_gets_a_reply() {
     let server = Server::start(&store(&dir), &[]);
     let mut client = server.connect();
     client.send_bytes(b"carol\r");
+    client.expect("password: ");
+    client.send_bytes(format!("{}\r", password_of("carol")).as_bytes());
     client.expect("ok: welcome, carol");
     for (end, name) in [
         (&b"\r"[..], "CR"),

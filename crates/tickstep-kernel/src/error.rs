@@ -173,11 +173,40 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 pub struct ErrorChain<'a>(pub &'a (dyn std::error::Error + 'static));
 
 impl std::fmt::Display for ErrorChain<'_> {
+    /// Each error once. A foreign error that breaks the rule and prints its cause in its own
+    /// message is not repeated: a cause the error before already ended with is left out, and a
+    /// cause that only adds a prefix to the error before it (`SQLite`'s
+    /// `Error code 778: disk I/O error` under rusqlite's `disk I/O error`) adds that prefix in
+    /// parentheses.
+    ///
+    /// ```
+    /// use tickstep_kernel::ErrorChain;
+    /// #[derive(Debug, thiserror::Error)]
+    /// #[error("disk I/O error")]
+    /// struct Failure(#[source] Code);
+    /// #[derive(Debug, thiserror::Error)]
+    /// #[error("Error code 778: disk I/O error")]
+    /// struct Code;
+    ///
+    /// assert_eq!(ErrorChain(&Failure(Code)).to_string(), "disk I/O error (Error code 778)");
+    /// ```
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)?;
+        let mut before = self.0.to_string();
+        write!(f, "{before}")?;
         let mut cause = self.0.source();
         while let Some(error) = cause {
-            write!(f, ": {error}")?;
+            let text = error.to_string();
+            if text.is_empty() || before.ends_with(&text) {
+                // Printed already, by the error before it.
+            } else if let Some(prefix) = text
+                .strip_suffix(before.as_str())
+                .and_then(|prefix| prefix.strip_suffix(": "))
+            {
+                write!(f, " ({prefix})")?;
+            } else {
+                write!(f, ": {text}")?;
+            }
+            before = text;
             cause = error.source();
         }
         Ok(())

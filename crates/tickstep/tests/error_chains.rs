@@ -131,8 +131,7 @@ fn the_check_catches_a_message_that_repeats_its_cause() {
         repeated_cause(&err),
         Some(("cannot save: disk full".to_owned(), "disk full".to_owned()))
     );
-    assert_eq!(
-        ErrorChain(&err).to_string(),
-        "cannot save: disk full: disk full"
-    );
+    // The reporter still prints the cause once (a foreign error, such as rusqlite's, may be
+    // written this way).
+    assert_eq!(ErrorChain(&err).to_string(), "cannot save: disk full");
 }

@@ -9,7 +9,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 
-use super::PATIENCE;
+use super::{BENCH_PASSWORD, PATIENCE};
 
 /// How a bench client reaches the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,9 +64,9 @@ const TELNET_ANSWERS: &[u8] = &[
     255, 253, 201, // DO GMCP
     255, 253, 25, // DO EOR
     255, 251, 31, // WILL NAWS
-    // SB NAWS 200 50 SE: wide enough that no reply wraps (a wrapped `info` reply would read as
-    // two replies), narrow enough that the server measures every line against it.
-    255, 250, 31, 0, 200, 0, 50, 255, 240, 255, 252, 24, // WONT TTYPE
+    // SB NAWS 4000 50 SE: wide enough that no reply wraps (a piece of `info`'s field line would
+    // read as a reply), narrow enough that the server measures every line against it.
+    255, 250, 31, 15, 160, 0, 50, 255, 240, 255, 252, 24, // WONT TTYPE
     255, 252, 42, // WONT CHARSET
 ];
 
@@ -138,7 +138,17 @@ impl Client {
         }
     }
 
-    /// Sends `line` and returns the first reply that is not a line the server sent by itself.
+    /// Logs in as `name` (made the first time), with the bench's one password
+    /// (docs/serve.md §10).
+    pub(super) async fn log_in(&mut self, name: &str) {
+        let prompt = self.ask(name).await;
+        assert!(prompt.starts_with("password: "), "{prompt}");
+        let welcome = self.ask(BENCH_PASSWORD).await;
+        assert!(welcome.starts_with("ok: welcome"), "{welcome}");
+    }
+
+    /// Sends `line` and returns the first reply that is not a line the server sent by itself (nor
+    /// an indented line left over from an earlier reply).
     pub(super) async fn ask(&mut self, line: &str) -> String {
         match &mut self.conn {
             Conn::Tcp { write, .. } => write
@@ -153,6 +163,8 @@ impl Client {
                 .expect("a reply in time");
             if next.starts_with('[') {
                 self.unsolicited += 1;
+            } else if next.starts_with("  ") {
+                // The rest of an earlier reply (`info`'s fields, a listing's rows).
             } else {
                 return next;
             }

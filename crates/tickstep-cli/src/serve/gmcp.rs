@@ -28,15 +28,16 @@ pub(crate) fn answer(
     t: &Telnet,
     server: &std::rc::Rc<Server>,
     who: Option<ObjId>,
+    from: std::net::IpAddr,
     package: &str,
 ) -> Option<Message> {
     match package {
         "tickstep.Client.Get" => Some(("tickstep.Client.Info", client_info(t).to_string())),
         "tickstep.Schedules.Get" => Some(if let Some(who) = who {
-            let (lines, _) = server.execute(who, Request::Schedules);
+            let (lines, _) = server.execute(who, from, Request::Schedules);
             ("tickstep.Schedules.List", listing(&lines).to_string())
         } else {
-            let data = json!({ "error": "log in first: type your name" });
+            let data = json!({ "error": "log in first: your name, then its password" });
             ("tickstep.Error", data.to_string())
         }),
         // Core.Hello is recorded by the codec; Core.Supports and the rest need no answer.

@@ -10,11 +10,15 @@
 //! on a mechanism with priorities (`ring`, the shared bell).
 //!
 //! * [`protocol`]: the line protocol and the help text;
-//! * [`session`]: one connection — capped lines, login, replies;
+//! * [`session`]: one connection — capped lines, login with a password, replies;
 //! * [`telnet`]: the telnet codec, sans-IO (negotiation, line ends, NAWS, TTYPE, CHARSET, ECHO);
 //! * [`wire`]: what a session reads and writes, a socket's bytes or a WebSocket's frames;
 //! * [`ws`]: the browser page and the WebSocket endpoint (`--ws`), served by the same sessions;
 //! * [`gmcp`]: the GMCP packages (`Char.Name`, `tickstep.Schedules`, `tickstep.Client`);
+//! * [`accounts`]: passwords' rules and their Argon2id hashes;
+//! * [`limits`]: fair use — token buckets per player, per address and for the world;
+//! * [`text`]: one player's text made safe for another's screen;
+//! * [`store_watch`]: the store file watched for deletion, replacement, loss of write access;
 //! * [`world`]: who is online, the verbs schedules run, what each command does;
 //! * [`bell`]: the bell mechanism and its on-demand command cycle;
 //! * [`frame_times`]: the frames' step times, on the wall clock and in CPU time (`stats`);
@@ -28,27 +32,35 @@
 //! read and written by the connections' own tasks, between frames. An idle server runs no
 //! frames, however many players chat.
 //!
-//! Decisions: names are the login (no passwords; a loopback toy, not an authentication
-//! system); one connection per name; `every` has a 1 s floor for players; a per-player quota of
-//! live schedules (`--quota`, 100 by default, the wizard included); lines are capped at
-//! `--max-line` bytes (1,024) and a longer line closes the connection; a client that does not
-//! name itself within `--login-timeout` (60 s) is dropped; a connection is telnet from the
-//! first IAC its client sends (the server offers its options at connect); `--ws` is off unless
-//! given, and a WebSocket from a page of another origin is refused.
+//! Decisions: a name is an account with a password (hashed with Argon2id); the wizard's account
+//! is named by `--wizard` and its password given by `TICKSTEP_WIZARD_PASSWORD`, never claimed by
+//! typing the name; one connection per name; `every` has a 1 s floor for players; a per-player
+//! quota of live schedules (`--quota`, 100 by default, the wizard included) and rates of creation
+//! per player and per address; lines are capped at `--max-line` bytes (1,024) and a longer line
+//! closes the connection; a client that does not log in within `--login-timeout` (60 s) is
+//! dropped; a connection is telnet from the first IAC its client sends (the server offers its
+//! options at connect), and a telnet client's echo is off while it types a password; `--ws` is
+//! off unless given, and a WebSocket from a page of another origin is refused. Each login's hash
+//! costs about 19 MiB and some tens of milliseconds of one core, on two hashing threads of its
+//! own.
 
+mod accounts;
 mod bell;
 mod frame_times;
 mod gmcp;
+mod limits;
 mod protocol;
 mod registry;
 mod session;
+mod store_watch;
 mod telnet;
+mod text;
 mod wire;
 mod world;
 mod ws;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -59,9 +71,10 @@ use tokio::net::TcpListener;
 
 use crate::say;
 use crate::units::parse_positive_duration;
+use limits::Rate;
 use registry::Registry;
 use session::Limits;
-use world::{Principals, ServeWorld, Server};
+use world::{FairUse, Principals, ServeWorld, Server};
 
 /// Arguments of `tickstep serve`.
 #[derive(Args, Debug)]
@@ -74,12 +87,24 @@ pub(crate) struct ServeArgs {
     /// postgres:// URL (players and mail in the same database, shared by every server on it).
     #[arg(long, value_name = "FILE|URL", default_value = "./tickstep-serve.db")]
     db: PathBuf,
-    /// The player name that is the wizard (may stop and inspect anyone's schedules).
+    /// The player name that is the wizard (may stop and inspect anyone's schedules). Its
+    /// password is the environment variable `TICKSTEP_WIZARD_PASSWORD` at a start (which sets it);
+    /// nobody can claim the name by typing it.
     #[arg(long, value_name = "NAME", default_value = "wizard")]
     wizard: String,
     /// Most live schedules one player may have.
     #[arg(long, default_value_t = 100)]
     quota: usize,
+    /// New schedules one player may make a second (bursts of four seconds' worth); 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    creates_per_player: u32,
+    /// New schedules the players of one address may make a second, together (bursts of four
+    /// seconds' worth); 0: no limit (for a load test whose clients share one address).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    creates_per_address: u32,
+    /// New names one address may register, then one more every 10 minutes; 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    names_per_address: u32,
     /// Longest line accepted, in bytes; a longer one closes the connection.
     #[arg(long, default_value_t = 1024)]
     max_line: usize,
@@ -99,6 +124,9 @@ pub(crate) struct ServeArgs {
     ws: Option<SocketAddr>,
 }
 
+/// The environment variable that gives the wizard's password (docs/serve.md §10.4).
+const WIZARD_PASSWORD: &str = "TICKSTEP_WIZARD_PASSWORD";
+
 /// Runs the server until Ctrl-C, SIGTERM or the wizard's `shutdown`.
 pub(crate) fn run(args: &ServeArgs) -> Result<(), String> {
     let threads = tokio::runtime::Builder::new_current_thread()
@@ -113,19 +141,90 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     if args.max_line == 0 {
         return Err("--max-line must be at least 1 byte".to_owned());
     }
-    let (registry, announcements) = Registry::open(&args.db)
+    let wizard_password = std::env::var(WIZARD_PASSWORD).ok();
+    if let Some(password) = &wizard_password {
+        accounts::acceptable(password).map_err(|rule| format!("{WIZARD_PASSWORD}: {rule}"))?;
+    }
+    // The ports first: a start that cannot listen leaves no files behind (docs/serve.md §10.3).
+    let listener = TcpListener::bind(args.listen)
         .await
-        .map_err(|e| ErrorChain(&e).to_string())?;
-    let wizard = registry
-        .id_for(&wizard_name)
-        .await
-        .map_err(|e| ErrorChain(&e).to_string())?;
-    let players = registry
-        .players()
-        .await
-        .map_err(|e| ErrorChain(&e).to_string())?;
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let browsers = match args.ws {
+        Some(addr) => Some(ws::bind(addr).await?),
+        None => None,
+    };
+    let fresh = files_not_there(&args.db);
+    let started = start(args, &wizard_name, wizard_password).await;
+    let (driver, server, announcements) = match started {
+        Ok(started) => started,
+        Err(error) => {
+            for file in fresh.iter().filter(|file| file.exists()) {
+                let _ = std::fs::remove_file(file);
+            }
+            return Err(error);
+        }
+    };
+    let listeners = (listener, browsers);
+    run_server(args, listeners, driver, server, announcements, &wizard_name).await
+}
+
+/// The files a start on `db` may create: the store, the world file beside it, and their WAL
+/// and shared-memory files; those not there yet are removed again if the start fails
+/// (docs/serve.md §12.3). A `postgres://` store creates no file.
+fn files_not_there(db: &Path) -> Vec<PathBuf> {
+    if tickstep::schedules::is_server_location(db) {
+        return Vec::new();
+    }
+    let mut world = db.as_os_str().to_owned();
+    world.push(".world");
+    let world = PathBuf::from(world);
+    [db.to_owned(), world]
+        .iter()
+        .flat_map(|base| {
+            ["", "-wal", "-shm", "-journal"].map(|suffix| {
+                let mut name = base.as_os_str().to_owned();
+                name.push(suffix);
+                PathBuf::from(name)
+            })
+        })
+        .filter(|file| !file.exists())
+        .collect()
+}
+
+type Started = (
+    TokioDriver,
+    Rc<Server>,
+    Option<tokio::sync::mpsc::UnboundedReceiver<registry::Event>>,
+);
+
+/// Opens the registry and the store, and makes sure of the wizard's account
+/// (docs/serve.md §10.4).
+async fn start(
+    args: &ServeArgs,
+    wizard_name: &str,
+    wizard_password: Option<String>,
+) -> Result<Started, String> {
+    let chain = |e: registry::RegistryError| ErrorChain(&e).to_string();
+    let (registry, announcements) = Registry::open(&args.db).await.map_err(chain)?;
+    let wizard = registry.id_for(wizard_name).await.map_err(chain)?;
+    registry.set_wizard(wizard).await.map_err(chain)?;
+    if let Some(password) = wizard_password {
+        let hash = accounts::hash(password).await?;
+        registry.set_hash(wizard, &hash).await.map_err(chain)?;
+    } else {
+        let account = registry.account(wizard_name).await.map_err(chain)?;
+        if account.is_some_and(|a| a.hash.is_none()) {
+            eprintln!(
+                "tickstep serve: the wizard {wizard_name} has no password yet, so nobody can \
+                 log in as {wizard_name}; set {WIZARD_PASSWORD} and start again"
+            );
+        }
+    }
+    let players = registry.players().await.map_err(chain)?;
+    let wizards = registry.wizards().await.map_err(chain)?;
     let principals = Rc::new(Principals {
-        wizard,
+        root: wizard,
+        wizards: std::cell::RefCell::new(wizards.into_iter().collect()),
         players: std::cell::RefCell::new(players.iter().map(|(id, _)| *id).collect()),
     });
     let builder = Runtime::builder()
@@ -134,15 +233,41 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         .lease(args.lease)
         .without_commands()
         .world(ServeWorld(Rc::clone(&principals)));
-    let mut driver = TokioDriver::new(builder).map_err(|e| ErrorChain(&e).to_string())?;
+    let driver = TokioDriver::new(builder).map_err(|e| ErrorChain(&e).to_string())?;
     let server = Server::new(
         Rc::clone(driver.runtime()),
         driver.handle(),
         registry,
         players,
         principals,
-        args.quota,
+        (
+            args.quota,
+            FairUse {
+                creates_per_player: Rate::per_second(args.creates_per_player),
+                creates_per_address: Rate::per_second(args.creates_per_address),
+                names_per_address: Rate::names(args.names_per_address),
+            },
+        ),
     );
+    Ok((driver, server, announcements))
+}
+
+async fn run_server(
+    args: &ServeArgs,
+    (listener, browsers): (TcpListener, Option<TcpListener>),
+    mut driver: TokioDriver,
+    server: Rc<Server>,
+    announcements: Option<tokio::sync::mpsc::UnboundedReceiver<registry::Event>>,
+    wizard_name: &str,
+) -> Result<(), String> {
+    let watch_task = {
+        let watched: Vec<_> = files_watched(&args.db)
+            .iter()
+            .filter_map(|path| store_watch::Watched::new(path))
+            .collect();
+        (!watched.is_empty())
+            .then(|| tokio::task::spawn_local(store_watch::watch(watched, Rc::downgrade(&server))))
+    };
     let listener_task = announcements
         .map(|events| tokio::task::spawn_local(follow_other_nodes(events, Rc::downgrade(&server))));
     server
@@ -162,9 +287,6 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         }
     });
 
-    let listener = TcpListener::bind(args.listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let bound = listener
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
@@ -181,39 +303,55 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         login_timeout: args.login_timeout,
     };
     let acceptor = tokio::task::spawn_local(accept(listener, Rc::clone(&server), limits));
-    let browsers = match args.ws {
-        Some(addr) => Some(start_browsers(addr, Rc::clone(&server), limits).await?),
-        None => None,
-    };
+    let browsers = browsers.map(|listener| start_browsers(listener, Rc::clone(&server), limits));
     let result = driver.run_until(shutdown_signal()).await;
     acceptor.abort();
-    if let Some(task) = browsers {
-        task.abort();
-    }
-    if let Some(task) = listener_task {
+    for task in [listener_task, watch_task, browsers].into_iter().flatten() {
         task.abort();
     }
     server.close().await;
+    let trouble = server.store_trouble();
     drop(server);
     result.map_err(|e| ErrorChain(&e).to_string())?;
+    if let Some(why) = trouble {
+        return Err(format!(
+            "stopped; the store is NOT committed where a restart will find it: {why}"
+        ));
+    }
     say("tickstep serve: stopped; the store is committed");
     Ok(())
 }
 
 /// Starts the browser side (`--ws`, docs/serve.md §9) and prints where it listens.
-async fn start_browsers(
-    addr: SocketAddr,
+fn start_browsers(
+    listener: TcpListener,
     server: Rc<Server>,
     limits: Limits,
-) -> Result<tokio::task::JoinHandle<()>, String> {
-    let listener = ws::bind(addr).await?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| format!("cannot read the bound address: {e}"))?;
-    say(format!("tickstep serve: browsers on http://{bound}/"));
-    Ok(tokio::task::spawn_local(ws::serve(
-        listener, server, limits,
-    )))
+) -> tokio::task::JoinHandle<()> {
+    if let Ok(bound) = listener.local_addr() {
+        say(format!("tickstep serve: browsers on http://{bound}/"));
+    }
+    tokio::task::spawn_local(ws::serve(listener, server, limits))
+}
+
+/// The files the store watch looks at: the store and the world file, with their WAL and WAL
+/// index (none for `postgres://`; a file missing at the start is not watched).
+fn files_watched(db: &Path) -> Vec<PathBuf> {
+    if tickstep::schedules::is_server_location(db) {
+        return Vec::new();
+    }
+    let mut world = db.as_os_str().to_owned();
+    world.push(".world");
+    [db.to_owned(), PathBuf::from(world)]
+        .iter()
+        .flat_map(|base| {
+            ["", "-wal", "-shm"].map(|suffix| {
+                let mut name = base.as_os_str().to_owned();
+                name.push(suffix);
+                PathBuf::from(name)
+            })
+        })
+        .collect()
 }
 
 async fn accept(listener: TcpListener, server: Rc<Server>, limits: Limits) {

@@ -10,6 +10,7 @@
 pub(crate) const HELP: &str = "\
 Protocol (plain lines; netcat or telnet will do):
   first line             your name (1-24 letters, digits, '_' or '-'); one connection per name
+  second line            your password; a new name chooses one (at least 6 characters)
   remind <seconds> <text>       tell me <text> in <seconds>
   every <seconds> <verb> [args] run <verb> every <seconds> (at least 1 s)
   at <unix-seconds> <verb> [args]  run <verb> once at that Unix time
@@ -30,6 +31,7 @@ Protocol (plain lines; netcat or telnet will do):
   quit                   disconnect
   shutdown               (wizard) stop the server cleanly, committing the store
   stats                  (wizard) frame step times since the last stats, firings, schedules
+  wizard <name>          (wizard) make a player a wizard
 Replies start with 'ok:' or 'error:'; what the world sends by itself starts with '['.
 Schedules are durable: they survive a restart with the same --db. A firing for a player who is
 not connected waits in their mailbox, shown at their next login.";
@@ -37,6 +39,11 @@ not connected waits in their mailbox, shown at their next login.";
 /// The shortest interval `every` accepts from a player, a floor above the engine's 10 ms tick
 /// (docs/serve.md §4.2).
 pub(crate) const MIN_EVERY_SECONDS: f64 = 1.0;
+/// The longest delay of `remind` and interval of `every`: 100 years of 365 days
+/// (docs/serve.md §4.9).
+pub(crate) const MAX_DELAY_SECONDS: f64 = 3_153_600_000.0;
+/// The latest Unix time `at` accepts: the engine's last deadline (docs/schedules.md).
+pub(crate) const MAX_UNIX_SECONDS: f64 = 18_446_744_073.0;
 /// The highest bell priority.
 pub(crate) const MAX_RING_PRIORITY: i32 = 9;
 
@@ -113,7 +120,31 @@ pub(crate) enum Request {
     Quit,
     Shutdown,
     Stats,
+    /// Make a player a wizard (a wizard's command).
+    Wizard(String),
+    /// An empty line: it gets a reply too (docs/serve.md §3.1).
+    Nothing,
 }
+
+/// Every command word but `wizard` (the default wizard's name): none of them may be a player's
+/// name (docs/serve.md §2.1).
+const COMMANDS: [&str; 15] = [
+    "remind",
+    "every",
+    "at",
+    "stop",
+    "info",
+    "schedules",
+    "who",
+    "say",
+    "ring",
+    "help",
+    "quit",
+    "shutdown",
+    "stats",
+    "login",
+    "password",
+];
 
 /// A line the server could not accept. Each names what was typed and the rule.
 #[derive(Debug, PartialEq, thiserror::Error)]
@@ -131,9 +162,11 @@ pub(crate) enum ProtocolError {
     #[error("unknown verb {0:?}: schedules may run tell, say or ring")]
     UnknownVerb(String),
     #[error("every needs at least {MIN_EVERY_SECONDS} s between firings (got {0})")]
-    TooFrequent(f64),
+    TooFrequent(String),
     #[error("a name is 1-24 letters, digits, '_' or '-' (got {0:?})")]
     BadName(String),
+    #[error("{0:?} is a command, so it cannot be a name")]
+    CommandName(String),
 }
 
 /// Checks a login name.
@@ -144,7 +177,9 @@ pub(crate) fn parse_name(line: &str) -> Result<String, ProtocolError> {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if ok {
+    if ok && COMMANDS.iter().any(|c| c.eq_ignore_ascii_case(name)) {
+        Err(ProtocolError::CommandName(name.to_owned()))
+    } else if ok {
         Ok(name.to_owned())
     } else {
         Err(ProtocolError::BadName(name.chars().take(40).collect()))
@@ -152,16 +187,21 @@ pub(crate) fn parse_name(line: &str) -> Result<String, ProtocolError> {
 }
 
 /// Parses one command line (already known to be UTF-8 and within the length cap).
-pub(crate) fn parse(line: &str) -> Result<Option<Request>, ProtocolError> {
+pub(crate) fn parse(line: &str) -> Result<Request, ProtocolError> {
     let line = line.trim();
     if line.is_empty() {
-        return Ok(None);
+        return Ok(Request::Nothing);
     }
     let (command, rest) = split_word(line);
     let request = match command.to_ascii_lowercase().as_str() {
         "remind" => {
             let (seconds, text) = split_word(rest);
-            let seconds = seconds_arg("remind", seconds, "a delay in seconds >= 0")?;
+            let seconds = seconds_arg(
+                "remind",
+                seconds,
+                "a delay in seconds from 0 to 3153600000 (100 years)",
+                MAX_DELAY_SECONDS,
+            )?;
             Request::Remind {
                 seconds,
                 text: required("remind", text, "a text after the seconds")?,
@@ -169,9 +209,15 @@ pub(crate) fn parse(line: &str) -> Result<Option<Request>, ProtocolError> {
         }
         "every" => {
             let (seconds, action) = split_word(rest);
-            let seconds = seconds_arg("every", seconds, "an interval in seconds")?;
+            let typed = seconds;
+            let seconds = seconds_arg(
+                "every",
+                seconds,
+                "an interval in seconds up to 3153600000 (100 years)",
+                MAX_DELAY_SECONDS,
+            )?;
             if seconds < MIN_EVERY_SECONDS {
-                return Err(ProtocolError::TooFrequent(seconds));
+                return Err(ProtocolError::TooFrequent(typed.chars().take(40).collect()));
             }
             let (action, key) = key_suffix("every", action)?;
             Request::Every {
@@ -182,7 +228,12 @@ pub(crate) fn parse(line: &str) -> Result<Option<Request>, ProtocolError> {
         }
         "at" => {
             let (when, action) = split_word(rest);
-            let unix_seconds = seconds_arg("at", when, "a Unix time in seconds >= 0")?;
+            let unix_seconds = seconds_arg(
+                "at",
+                when,
+                "a Unix time in seconds from 0 to 18446744073 (July 2554)",
+                MAX_UNIX_SECONDS,
+            )?;
             let (action, key) = key_suffix("at", action)?;
             Request::At {
                 unix_seconds,
@@ -209,13 +260,14 @@ pub(crate) fn parse(line: &str) -> Result<Option<Request>, ProtocolError> {
         "quit" => Request::Quit,
         "shutdown" => Request::Shutdown,
         "stats" => Request::Stats,
+        "wizard" => Request::Wizard(parse_name(rest)?),
         _ => {
             return Err(ProtocolError::UnknownCommand(
                 command.chars().take(40).collect(),
             ));
         }
     };
-    Ok(Some(request))
+    Ok(request)
 }
 
 /// The first word and the rest (trimmed).
@@ -243,6 +295,7 @@ fn seconds_arg(
     command: &'static str,
     word: &str,
     rule: &'static str,
+    max: f64,
 ) -> Result<f64, ProtocolError> {
     if word.is_empty() {
         return Err(ProtocolError::Missing {
@@ -251,7 +304,7 @@ fn seconds_arg(
         });
     }
     match word.parse::<f64>() {
-        Ok(s) if s.is_finite() && s >= 0.0 => Ok(s),
+        Ok(s) if s.is_finite() && (0.0..=max).contains(&s) => Ok(s),
         _ => Err(ProtocolError::BadNumber {
             value: word.chars().take(40).collect(),
             rule,
@@ -349,73 +402,73 @@ mod tests {
     fn every_command_of_the_help_parses() {
         assert_eq!(
             parse("remind 2 tea is ready"),
-            Ok(Some(Request::Remind {
+            Ok(Request::Remind {
                 seconds: 2.0,
                 text: "tea is ready".into()
-            }))
+            })
         );
         assert_eq!(
             parse("EVERY 10 say hello all"),
-            Ok(Some(Request::Every {
+            Ok(Request::Every {
                 seconds: 10.0,
                 action: Action {
                     verb: WorldVerb::Say,
                     arg: "hello all".into()
                 },
                 key: None,
-            }))
+            })
         );
         assert_eq!(
             parse("every 60 say top of the hour AS hourly"),
-            Ok(Some(Request::Every {
+            Ok(Request::Every {
                 seconds: 60.0,
                 action: Action {
                     verb: WorldVerb::Say,
                     arg: "top of the hour".into()
                 },
                 key: Some("hourly".into()),
-            }))
+            })
         );
         assert_eq!(
             parse("at 1900000000 ring"),
-            Ok(Some(Request::At {
+            Ok(Request::At {
                 unix_seconds: 1.9e9,
                 action: Action {
                     verb: WorldVerb::Ring,
                     arg: "0".into()
                 },
                 key: None,
-            }))
+            })
         );
         assert_eq!(
             parse("at 1900000000 ring 3 as alarm"),
-            Ok(Some(Request::At {
+            Ok(Request::At {
                 unix_seconds: 1.9e9,
                 action: Action {
                     verb: WorldVerb::Ring,
                     arg: "3".into()
                 },
                 key: Some("alarm".into()),
-            }))
+            })
         );
-        assert_eq!(parse("stop #12"), Ok(Some(Request::Stop(12))));
-        assert_eq!(parse("info 3"), Ok(Some(Request::Info(3))));
+        assert_eq!(parse("stop #12"), Ok(Request::Stop(12)));
+        assert_eq!(parse("info 3"), Ok(Request::Info(3)));
         assert_eq!(
             parse("pause #4 deploying v2"),
-            Ok(Some(Request::Pause {
+            Ok(Request::Pause {
                 id: 4,
                 note: "deploying v2".to_owned()
-            }))
+            })
         );
         assert_eq!(
             parse("PAUSE 4"),
-            Ok(Some(Request::Pause {
+            Ok(Request::Pause {
                 id: 4,
                 note: String::new()
-            }))
+            })
         );
-        assert_eq!(parse("resume 4"), Ok(Some(Request::Resume(4))));
-        assert_eq!(parse("trigger #4"), Ok(Some(Request::Trigger(4))));
+        assert_eq!(parse("resume 4"), Ok(Request::Resume(4)));
+        assert_eq!(parse("trigger #4"), Ok(Request::Trigger(4)));
         assert!(matches!(
             parse("pause"),
             Err(ProtocolError::Missing {
@@ -427,10 +480,11 @@ mod tests {
             parse("trigger soon"),
             Err(ProtocolError::BadNumber { .. })
         ));
-        assert_eq!(parse("ring 5"), Ok(Some(Request::Ring(5))));
-        assert_eq!(parse("   "), Ok(None));
+        assert_eq!(parse("ring 5"), Ok(Request::Ring(5)));
+        assert_eq!(parse("   "), Ok(Request::Nothing));
+        assert_eq!(parse("wizard bob"), Ok(Request::Wizard("bob".into())));
         for word in ["schedules", "who", "help", "quit", "shutdown", "stats"] {
-            assert!(parse(word).unwrap().is_some());
+            assert!(parse(word).is_ok());
         }
     }
 
@@ -438,11 +492,23 @@ mod tests {
     fn bad_lines_name_the_value_and_the_rule() {
         let err = |line| parse(line).unwrap_err().to_string();
         assert_eq!(err("dance"), "unknown command \"dance\" (type help)");
+        let delay = "is not a delay in seconds from 0 to 3153600000 (100 years)";
+        assert_eq!(err("remind soon hi"), format!("\"soon\" {delay}"));
+        assert_eq!(err("remind -1 hi"), format!("\"-1\" {delay}"));
         assert_eq!(
-            err("remind soon hi"),
-            "\"soon\" is not a delay in seconds >= 0"
+            err("remind 1e20 hi"),
+            format!("\"1e20\" {delay}"),
+            "a delay, not a date"
         );
-        assert_eq!(err("remind -1 hi"), "\"-1\" is not a delay in seconds >= 0");
+        assert_eq!(
+            err("every 1e-300 say hi"),
+            "every needs at least 1 s between firings (got 1e-300)",
+            "as typed, not 300 digits"
+        );
+        assert_eq!(
+            err("at 1e11 ring"),
+            "\"1e11\" is not a Unix time in seconds from 0 to 18446744073 (July 2554)"
+        );
         assert_eq!(
             err("remind 5"),
             "remind needs a text after the seconds (type help)"
@@ -468,10 +534,7 @@ mod tests {
             err("stop 0"),
             "\"0\" is not a schedule id (a positive whole number)"
         );
-        assert_eq!(
-            err("remind NaN x"),
-            "\"NaN\" is not a delay in seconds >= 0"
-        );
+        assert_eq!(err("remind NaN x"), format!("\"NaN\" {delay}"));
     }
 
     #[test]
@@ -481,5 +544,10 @@ mod tests {
         assert!(parse_name("").is_err());
         assert!(parse_name("has space").is_err());
         assert!(parse_name(&"x".repeat(25)).is_err());
+        assert_eq!(
+            parse_name("Help"),
+            Err(ProtocolError::CommandName("Help".into())),
+            "help at the name prompt is not a name"
+        );
     }
 }

@@ -4,13 +4,19 @@
 //! Hostile input never reaches the world: a line over the cap closes the connection with a
 //! reason; bytes that are not UTF-8 get an error naming the first bad byte and the line is
 //! ignored; a client that never names itself is dropped after the login timeout; a client that
-//! hangs up mid-line loses only that partial line. Replies wait for room in the connection's
-//! queue, so a client flooding commands is slowed to its own reading speed; a line the world
-//! sends by itself (a firing, chat, the bell) that finds [`OUTBOX_LINES`] lines already waiting
-//! drops the connection instead, since it stopped reading. None of it touches another connection.
+//! hangs up mid-line loses only that partial line. The next command is read only once the
+//! connection's queue has [`REPLY_HEADROOM`] free, so a client flooding commands is slowed to its
+//! own reading speed and the world's lines always find room; a line the world sends by itself (a
+//! firing, chat, the bell) that finds [`OUTBOX_LINES`] lines already waiting drops the connection
+//! instead, since it stopped reading, after one last line that says so. None of it touches
+//! another connection.
+//!
+//! Login asks for a name, then a password: an existing name's is checked, a new name chooses
+//! one (docs/serve.md §10). Failed logins are limited per address, new names too.
 
+use std::net::IpAddr;
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -19,12 +25,15 @@ use tokio::io::BufWriter;
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, mpsc};
 
+use super::accounts;
 use super::either;
 use super::gmcp;
-use super::protocol;
+use super::limits::{self, address_key, wait_text};
+use super::protocol::{self, Request};
+use super::registry::Account;
 use super::telnet::{Event, Telnet};
 use super::wire::{Input, Output};
-use super::world::{After, OUTBOX_LINES, Server};
+use super::world::{After, OUTBOX_LINES, REPLY_HEADROOM, Server};
 use tickstep::schedules::ObjId;
 
 /// The limits a connection lives under.
@@ -50,9 +59,13 @@ enum Read {
 /// Serves one TCP connection until it quits, misbehaves or the server stops.
 pub(crate) async fn serve(server: Rc<Server>, socket: TcpStream, limits: Limits) {
     let _ = socket.set_nodelay(true);
+    let Ok(peer) = socket.peer_addr() else {
+        return; // gone before it was served
+    };
     let (read, write) = socket.into_split();
     serve_wire(
         server,
+        peer.ip(),
         Input::Bytes(Box::new(read)),
         BufWriter::new(write),
         limits,
@@ -60,14 +73,17 @@ pub(crate) async fn serve(server: Rc<Server>, socket: TcpStream, limits: Limits)
     .await;
 }
 
-/// Serves one connection of any transport (a TCP socket, or a WebSocket: docs/serve.md §9.3).
+/// Serves one connection of any transport (a TCP socket, or a WebSocket: docs/serve.md §9.3)
+/// from the address `from`, the key of its per-address limits (docs/serve.md §11).
 pub(crate) async fn serve_wire(
     server: Rc<Server>,
+    from: IpAddr,
     input: Input,
     output: impl Output + 'static,
     limits: Limits,
 ) {
-    let (outbox, lines) = mpsc::channel(OUTBOX_LINES);
+    // One slot more than the world may fill: the line that says why a connection is closed.
+    let (outbox, lines) = mpsc::channel(OUTBOX_LINES + 1);
     // Telnet's own messages: negotiation replies and GMCP answers (docs/serve.md §8.9).
     let (control, raw) = mpsc::channel(CONTROL_MESSAGES);
     let telnet = Rc::new(RefCell::new(Telnet::new(limits.max_line)));
@@ -81,6 +97,7 @@ pub(crate) async fn serve_wire(
         events: VecDeque::new(),
         kicked: Rc::clone(&kicked),
         who: None,
+        from,
         input,
         limits,
     };
@@ -114,6 +131,8 @@ struct Session {
     events: VecDeque<Event>,
     kicked: Rc<Notify>,
     who: Option<ObjId>,
+    /// The client's address: the key of its per-address limits (docs/serve.md §11).
+    from: IpAddr,
     input: Input,
     limits: Limits,
 }
@@ -121,46 +140,73 @@ struct Session {
 impl Session {
     async fn run(&mut self) {
         if !self
-            .send("hello: this is a tickstep world; type your name (then help)")
+            .send("hello: this is a tickstep world; type your name (a new name makes an account), or help")
             .await
         {
             return;
         }
         let deadline = tokio::time::Instant::now() + self.limits.login_timeout;
-        loop {
-            let Ok(read) = tokio::time::timeout_at(deadline, self.read_line()).await else {
+        let login = async {
+            loop {
+                let Some(line) = self.read_text().await else {
+                    return false;
+                };
+                let word = line.trim();
+                if word.eq_ignore_ascii_case("help") {
+                    if !self.send_all(LOGIN_HELP.lines()).await {
+                        return false;
+                    }
+                    continue;
+                }
+                if word.eq_ignore_ascii_case("quit") {
+                    self.send("ok: bye").await;
+                    return false;
+                }
+                let reply = match protocol::parse_name(&line) {
+                    Ok(name) => match self.login(&name).await {
+                        Login::In => return true,
+                        Login::Closed => return false,
+                        Login::Refused(reply) => reply,
+                    },
+                    Err(error) => format!("error: {error}"),
+                };
+                if !self.send(&reply).await {
+                    return false;
+                }
+            }
+        };
+        match tokio::time::timeout_at(deadline, login).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(_) => {
                 let secs = self.limits.login_timeout.as_secs_f64();
-                self.send(&format!("error: no name within {secs} s; goodbye"))
+                self.send(&format!("error: not logged in within {secs} s; goodbye"))
                     .await;
                 return;
-            };
-            let Some(line) = self.accept(read).await else {
-                return;
-            };
-            let Some(line) = line else { continue };
-            match protocol::parse_name(&line) {
-                Ok(name) => {
-                    if self.login(&name).await {
-                        break;
-                    }
-                }
-                Err(error) => {
-                    if !self.send(&format!("error: {error}")).await {
-                        return;
-                    }
-                }
             }
         }
         let who = self.who.expect("logged in");
+        let mut pace = limits::Limiter::new(limits::COMMANDS_PER_CONNECTION);
         loop {
+            if !self.wait_for_room().await {
+                return;
+            }
+            // A connection over its command rate waits for its next token (docs/serve.md §11.11).
+            if let Err(wait) = pace.take((), Instant::now()) {
+                tokio::time::sleep(wait).await;
+                let _ = pace.take((), Instant::now());
+            }
             let read = self.read_line().await;
             let Some(line) = self.accept(read).await else {
                 return;
             };
             let Some(line) = line else { continue };
             let replies = match protocol::parse(&line) {
-                Ok(None) => continue,
-                Ok(Some(request)) => self.server.execute(who, request),
+                Ok(Request::Wizard(name)) => (
+                    vec![self.server.make_wizard(who, &name).await],
+                    After::Continue,
+                ),
+                Ok(request) => self.server.execute(who, self.from, request),
                 Err(error) => (vec![format!("error: {error}")], After::Continue),
             };
             for reply in &replies.0 {
@@ -179,16 +225,138 @@ impl Session {
         }
     }
 
-    async fn login(&mut self, name: &str) -> bool {
+    /// Logs `name` in with its password, or makes the account when the name is new
+    /// (docs/serve.md §10.1–§10.4).
+    async fn login(&mut self, name: &str) -> Login {
+        let account = match self.server.account(name).await {
+            Ok(account) => account,
+            Err(error) => return Login::Refused(format!("error: {error}")),
+        };
+        let checked = match account {
+            Some(account) => self.existing(name, account).await,
+            None => self.create(name).await,
+        };
+        let who = match checked {
+            Ok(who) => who,
+            Err(login) => return login,
+        };
+        self.enter(who, name).await
+    }
+
+    /// Checks the password of an existing name (or has it chosen, for a name from before
+    /// accounts): its id, or how the login ended.
+    async fn existing(&mut self, name: &str, account: Account) -> Result<ObjId, Login> {
+        let address = address_key(self.from);
+        if account.id == self.server.principals_root() && account.hash.is_none() {
+            return Err(Login::Refused(format!(
+                "error: {name} is the wizard's account; its password is given to the server at \
+                 its start (TICKSTEP_WIZARD_PASSWORD), not chosen here"
+            )));
+        }
+        let failed = self
+            .server
+            .limits
+            .borrow_mut()
+            .failed_logins
+            .check(address, Instant::now());
+        if let Err(wait) = failed {
+            return Err(Login::Refused(too_many_failures(wait)));
+        }
+        let prompt = match account.hash {
+            Some(_) => format!("password: type {name}'s password"),
+            None => format!("password: {name} has no password yet; choose one"),
+        };
+        let Some(password) = self.read_password(&prompt).await else {
+            return Err(Login::Closed);
+        };
+        match account.hash {
+            Some(hash) => {
+                if !accounts::verify(password, hash).await {
+                    let now = Instant::now();
+                    let mut limits = self.server.limits.borrow_mut();
+                    let _ = limits.failed_logins.take(address, now);
+                    let left = limits.failed_logins.check(address, now);
+                    drop(limits);
+                    return Err(Login::Refused(match left {
+                        Ok(()) => format!("error: wrong password for {name}"),
+                        Err(wait) => too_many_failures(wait),
+                    }));
+                }
+            }
+            None => {
+                if let Err(refusal) = self.choose(account.id, &password).await {
+                    return Err(Login::Refused(refusal));
+                }
+            }
+        }
+        Ok(account.id)
+    }
+
+    /// Makes an account for a new name, its password chosen now: its id, or how the login
+    /// ended.
+    async fn create(&mut self, name: &str) -> Result<ObjId, Login> {
+        let address = address_key(self.from);
+        let names = self
+            .server
+            .limits
+            .borrow_mut()
+            .names_per_address
+            .check(address, Instant::now());
+        if let Err(wait) = names {
+            let rate = self.server.limits.borrow().names_per_address.rate();
+            let rate = rate.expect("only a limiter with a rate refuses");
+            return Err(Login::Refused(format!(
+                "error: too many new names from your address: {} at once, then one \
+                     every {} min; try again in {}",
+                rate.burst,
+                (1.0 / rate.per_second / 60.0).round(),
+                wait_text(wait)
+            )));
+        }
+        let prompt = format!(
+            "password: {name} is a new name; choose a password (at least {} characters)",
+            accounts::MIN_PASSWORD_CHARS
+        );
+        let Some(password) = self.read_password(&prompt).await else {
+            return Err(Login::Closed);
+        };
+        if let Err(rule) = accounts::acceptable(&password) {
+            return Err(Login::Refused(format!(
+                "error: {rule}; {name} was not created"
+            )));
+        }
+        let hash = accounts::hash(password)
+            .await
+            .map_err(|error| Login::Refused(format!("error: {error}")))?;
+        match self.server.register(name, &hash).await {
+            Ok(Some(id)) => {
+                let now = Instant::now();
+                let _ = self
+                    .server
+                    .limits
+                    .borrow_mut()
+                    .names_per_address
+                    .take(address, now);
+                Ok(id)
+            }
+            Ok(None) => Err(Login::Refused(format!(
+                "error: {name} was taken meanwhile; choose another name"
+            ))),
+            Err(error) => Err(Login::Refused(format!("error: {error}"))),
+        }
+    }
+
+    /// Lets a player whose password was checked in: the welcome, then their mail.
+    async fn enter(&mut self, who: ObjId, name: &str) -> Login {
         match self
             .server
-            .login(name, self.outbox.clone(), Rc::clone(&self.kicked))
+            .enter(who, name, self.outbox.clone(), Rc::clone(&self.kicked))
             .await
         {
-            Ok((who, mail)) => {
+            Ok(mail) => {
                 self.who = Some(who);
                 let role = if self.server.is_wizard(who) {
-                    "; you are the wizard"
+                    "; you are a wizard"
                 } else {
                     ""
                 };
@@ -201,14 +369,68 @@ impl Session {
                 for line in mail {
                     ok &= self.send(&format!("[mail] {line}")).await;
                 }
-                ok
+                if ok { Login::In } else { Login::Closed }
             }
-            Err(error) => {
-                // Not logged in: the client may try another name.
-                self.send(&format!("error: {error}")).await;
-                false
+            // Not logged in: the client may try another name.
+            Err(error) => Login::Refused(format!("error: {error}")),
+        }
+    }
+
+    /// Sets the password of a name that had none (docs/serve.md §10.3).
+    async fn choose(&self, who: ObjId, password: &str) -> Result<(), String> {
+        accounts::acceptable(password).map_err(|rule| format!("error: {rule}"))?;
+        let hash = accounts::hash(password.to_owned())
+            .await
+            .map_err(|e| format!("error: {e}"))?;
+        self.server
+            .set_hash(who, &hash)
+            .await
+            .map_err(|e| format!("error: {e}"))
+    }
+
+    /// Asks for a password with the client's echo off meanwhile; `None` once closed.
+    async fn read_password(&mut self, prompt: &str) -> Option<String> {
+        if !self.send(prompt).await {
+            return None;
+        }
+        self.hide_input(true);
+        let password = self.read_text().await;
+        self.hide_input(false);
+        password
+    }
+
+    /// The next line as text, refused lines answered and skipped; `None` once closed.
+    async fn read_text(&mut self) -> Option<String> {
+        loop {
+            let read = self.read_line().await;
+            if let Some(line) = self.accept(read).await? {
+                return Some(line);
             }
         }
+    }
+
+    /// Waits until the queue has [`REPLY_HEADROOM`] free before the next command is read, so a
+    /// client's own replies never crowd out the world's lines (docs/serve.md §11.7). tokio's
+    /// queue can wait for one free slot, not for many (`reserve_many` would hold the slots it
+    /// gathers, which the world's lines need meanwhile), so a client this far behind is looked
+    /// at again every 2 ms until it has read enough. False once the writer has gone.
+    async fn wait_for_room(&self) -> bool {
+        while self.outbox.capacity() < REPLY_HEADROOM {
+            if self.outbox.is_closed() {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        true
+    }
+
+    async fn send_all(&self, lines: impl Iterator<Item = &str>) -> bool {
+        for line in lines {
+            if !self.send(line).await {
+                return false;
+            }
+        }
+        true
     }
 
     /// A line as text, `Some(None)` for a line that was refused with a reply, `None` to close.
@@ -263,9 +485,9 @@ impl Session {
 
     /// Answers a GMCP message (docs/serve.md §8.6), waiting like a reply (docs/serve.md §8.9).
     async fn gmcp(&self, package: &str) {
-        let (who, server) = (self.who, &self.server);
+        let (who, from, server) = (self.who, self.from, &self.server);
         self.negotiate(|t, out| {
-            if let Some((package, data)) = gmcp::answer(t, server, who, package) {
+            if let Some((package, data)) = gmcp::answer(t, server, who, from, package) {
                 t.gmcp(package, &data, out);
             }
         })
@@ -285,11 +507,7 @@ impl Session {
     /// Turns the client's local echo off while a password is typed, and back on (docs/serve.md
     /// §8.5); nothing on a raw-line connection. The login's password prompt calls it. It does
     /// not wait: a client with [`CONTROL_MESSAGES`] telnet messages unread is dropped (docs/serve.md §8.9).
-    #[allow(
-        dead_code,
-        reason = "the password prompt of issue 24's accounts (another branch) calls it"
-    )]
-    pub(crate) fn hide_input(&self, on: bool) {
+    fn hide_input(&self, on: bool) {
         let mut out = Vec::new();
         self.telnet.borrow_mut().hide_input(on, &mut out);
         if !out.is_empty() && self.control.try_send(out).is_err() {
@@ -323,6 +541,31 @@ async fn read_events(
         let _ = control.send(out).await;
     }
     Ok(false)
+}
+
+/// What a login attempt came to.
+enum Login {
+    In,
+    /// Not logged in; the reply says why, and the client may try again.
+    Refused(String),
+    Closed,
+}
+
+/// What `help` shows before login.
+const LOGIN_HELP: &str = "\
+help: type your name (1-24 letters, digits, '_' or '-'), then its password.
+help: a name nobody has yet becomes yours: choose its password (at least 6 characters).
+help: after login, 'help' lists the commands; 'quit' leaves.";
+
+fn too_many_failures(wait: Duration) -> String {
+    let rate = limits::FAILED_LOGINS_PER_ADDRESS;
+    format!(
+        "error: too many failed logins from your address: {} at once, then one every {} s; \
+         try again in {}",
+        rate.burst,
+        (1.0 / rate.per_second).round(),
+        wait_text(wait)
+    )
 }
 
 /// What the writer takes next: telnet's own bytes first, then a line.

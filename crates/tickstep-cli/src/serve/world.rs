@@ -6,7 +6,9 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
 use std::rc::{Rc, Weak};
+use std::time::Instant;
 
 use tickstep::kernel::ErrorChain;
 use tickstep::schedules::{self, ObjId, ScheduleId, ScheduleInfo, ScheduleKind, Value};
@@ -17,11 +19,17 @@ use crate::named::create_named;
 
 use super::bell::{Bell, Hall};
 use super::frame_times::FrameTimes;
+use super::limits::{self, Limiter, address_key, wait_text};
 use super::protocol::{Action, HELP, Request, WorldVerb};
-use super::registry::Registry;
+use super::registry::{Account, Registry};
+use super::text::shown;
 
-/// How many lines may wait for a connection that does not read before it is dropped.
+/// How many lines may wait for a connection that does not read before it is dropped; one more
+/// slot is kept for the line that tells it why (docs/serve.md §2.5).
 pub(crate) const OUTBOX_LINES: usize = 1_000;
+/// The room a connection's queue must have before the next command of that connection is read,
+/// so its own replies never fill the queue the world's lines need (docs/serve.md §11.7).
+pub(crate) const REPLY_HEADROOM: usize = OUTBOX_LINES / 2;
 /// The most schedules `schedules` lists in one reply.
 const LISTING_CAP: usize = 50;
 
@@ -37,7 +45,10 @@ struct Online {
 /// The schedules engine's view of the world: players are the only objects, each controls only
 /// itself, one of them is the wizard, and schedules may run the world's three verbs.
 pub(crate) struct Principals {
-    pub(crate) wizard: ObjId,
+    /// The wizard `--wizard` names: the server reads every schedule with its permissions.
+    pub(crate) root: ObjId,
+    /// Every wizard (the configured one, and those a wizard made: docs/serve.md §10.5).
+    pub(crate) wizards: RefCell<HashSet<ObjId>>,
     pub(crate) players: RefCell<HashSet<ObjId>>,
 }
 
@@ -49,7 +60,7 @@ impl schedules::World for ServeWorld {
         self.0.players.borrow().contains(&obj)
     }
     fn is_wizard(&self, who: ObjId) -> bool {
-        who == self.0.wizard
+        self.0.wizards.borrow().contains(&who)
     }
     fn controls(&self, who: ObjId, obj: ObjId) -> bool {
         who == obj
@@ -85,6 +96,47 @@ pub(crate) struct Server {
     pub(crate) frames: FrameTimes,
     /// Firings started as of the last `stats`.
     firings_reported: Cell<u64>,
+    /// The fair-use limits (docs/serve.md §11).
+    pub(crate) limits: RefCell<Limits>,
+    /// Why the store can no longer be trusted, once the watch has seen it go (docs/serve.md §12).
+    store_lost: RefCell<Option<String>>,
+}
+
+/// The fair-use limiters (docs/serve.md §11).
+pub(crate) struct Limits {
+    creates_per_player: Limiter<ObjId>,
+    creates_per_address: Limiter<IpAddr>,
+    pub(crate) names_per_address: Limiter<IpAddr>,
+    pub(crate) failed_logins: Limiter<IpAddr>,
+    says_per_player: Limiter<ObjId>,
+    scheduled_says: Limiter<()>,
+    /// Scheduled says not delivered since `stats` last reported them.
+    says_dropped: u64,
+    /// When each owner was last told their schedules' says were dropped.
+    dropped_noted: HashMap<ObjId, Instant>,
+}
+
+/// The limits the command line sets (docs/serve.md §1.1, §11).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FairUse {
+    pub(crate) creates_per_player: Option<limits::Rate>,
+    pub(crate) creates_per_address: Option<limits::Rate>,
+    pub(crate) names_per_address: Option<limits::Rate>,
+}
+
+impl Limits {
+    fn new(fair: FairUse) -> Limits {
+        Limits {
+            creates_per_player: Limiter::optional(fair.creates_per_player),
+            creates_per_address: Limiter::optional(fair.creates_per_address),
+            names_per_address: Limiter::optional(fair.names_per_address),
+            failed_logins: Limiter::new(limits::FAILED_LOGINS_PER_ADDRESS),
+            says_per_player: Limiter::new(limits::SAYS_PER_PLAYER),
+            scheduled_says: Limiter::new(limits::SCHEDULED_SAYS),
+            says_dropped: 0,
+            dropped_noted: HashMap::new(),
+        }
+    }
 }
 
 impl Server {
@@ -95,7 +147,7 @@ impl Server {
         registry: Registry,
         players: Vec<(ObjId, String)>,
         principals: Rc<Principals>,
-        quota: usize,
+        (quota, fair): (usize, FairUse),
     ) -> Rc<Server> {
         let names = players.into_iter().collect();
         let bell = Bell::new(&rt);
@@ -113,6 +165,8 @@ impl Server {
             commands_handled: Cell::new(0),
             frames: FrameTimes::default(),
             firings_reported: Cell::new(0),
+            limits: RefCell::new(Limits::new(fair)),
+            store_lost: RefCell::new(None),
         });
         server.count_stored_schedules();
         server.register_verbs();
@@ -121,7 +175,7 @@ impl Server {
 
     /// The quota's counts, from the schedules the store brought back.
     fn count_stored_schedules(&self) {
-        let txn = self.rt.schedules().begin(self.principals.wizard);
+        let txn = self.rt.schedules().begin(self.principals.root);
         let ids = txn.schedules(None).unwrap_or_default();
         let (mut live, mut one_shots) = (self.live.borrow_mut(), self.one_shots.borrow_mut());
         for id in ids {
@@ -151,22 +205,56 @@ impl Server {
     }
 
     pub(crate) fn is_wizard(&self, who: ObjId) -> bool {
-        who == self.principals.wizard
+        self.principals.wizards.borrow().contains(&who)
     }
 
-    /// Logs `name` in: its id, and its mail. Refused when that name is already connected to
-    /// this server.
-    pub(crate) async fn login(
+    /// The wizard `--wizard` names: its account's password comes from the configuration,
+    /// never from a login (docs/serve.md §10.4).
+    pub(crate) fn principals_root(&self) -> ObjId {
+        self.principals.root
+    }
+
+    /// The account under `name`, read fresh (another node may have made it, or made it a
+    /// wizard); a wizard's role joins this world's.
+    pub(crate) async fn account(&self, name: &str) -> Result<Option<Account>, String> {
+        let account = self
+            .registry
+            .account(name)
+            .await
+            .map_err(|e| ErrorChain(&e).to_string())?;
+        if let Some(account) = &account
+            && account.wizard
+        {
+            self.principals.wizards.borrow_mut().insert(account.id);
+        }
+        Ok(account)
+    }
+
+    /// Registers a new name with its password's hash: its id, or `None` when it is taken.
+    pub(crate) async fn register(&self, name: &str, hash: &str) -> Result<Option<ObjId>, String> {
+        self.registry
+            .register(name, hash)
+            .await
+            .map_err(|e| ErrorChain(&e).to_string())
+    }
+
+    /// Sets a password for a name that had none (docs/serve.md §10.3).
+    pub(crate) async fn set_hash(&self, who: ObjId, hash: &str) -> Result<(), String> {
+        self.registry
+            .set_hash(who, hash)
+            .await
+            .map_err(|e| ErrorChain(&e).to_string())
+    }
+
+    /// Lets `who`, whose password was checked, in: their mail. Refused when that name is
+    /// already connected to this server.
+    pub(crate) async fn enter(
         &self,
+        who: ObjId,
         name: &str,
         outbox: Outbox,
         kick: Rc<Notify>,
-    ) -> Result<(ObjId, Vec<String>), String> {
-        let who = self
-            .registry
-            .id_for(name)
-            .await
-            .map_err(|e| ErrorChain(&e).to_string())?;
+    ) -> Result<Vec<String>, String> {
         if self.online.borrow().contains_key(&who) {
             return Err(format!("{name} is already connected"));
         }
@@ -179,7 +267,7 @@ impl Server {
             .take_mail(who)
             .await
             .map_err(|e| ErrorChain(&e).to_string())?;
-        Ok((who, mail))
+        Ok(mail)
     }
 
     /// A player the world knows from now on (a login here, or a registration another server
@@ -237,8 +325,13 @@ impl Server {
             .map(|o| (o.outbox.clone(), Rc::clone(&o.kick)));
         match outbox {
             Some((outbox, kick)) => {
-                if outbox.try_send(line).is_err() {
+                // The last slot is kept for the line that says why the connection closes.
+                if outbox.capacity() <= 1 || outbox.try_send(line).is_err() {
                     self.logout(who);
+                    let _ = outbox.try_send(format!(
+                        "error: you stopped reading: {OUTBOX_LINES} lines waited for you; \
+                         closing the connection"
+                    ));
                     kick.notify_one(); // its session ends and closes the connection
                 }
             }
@@ -261,14 +354,62 @@ impl Server {
 
     /// Sends `line` to everyone connected.
     pub(crate) fn broadcast(&self, line: &str) {
-        let online: Vec<ObjId> = self.online.borrow().keys().copied().collect();
+        self.broadcast_except(line, None);
+    }
+
+    /// Sends `line` to everyone connected but `skip` (who gets it as a reply instead).
+    fn broadcast_except(&self, line: &str, skip: Option<ObjId>) {
+        let online: Vec<ObjId> = self
+            .online
+            .borrow()
+            .keys()
+            .copied()
+            .filter(|&who| Some(who) != skip)
+            .collect();
         for who in online {
             self.tell(who, line.to_owned());
         }
     }
 
-    /// Runs one command of `who`, returning the reply lines.
-    pub(crate) fn execute(self: &Rc<Self>, who: ObjId, request: Request) -> (Vec<String>, After) {
+    /// Tells every wizard connected here.
+    pub(crate) fn tell_wizards(&self, line: &str) {
+        let wizards: Vec<ObjId> = self
+            .online
+            .borrow()
+            .keys()
+            .copied()
+            .filter(|&who| self.is_wizard(who))
+            .collect();
+        for who in wizards {
+            self.tell(who, line.to_owned());
+        }
+    }
+
+    /// The watch found the store gone or unwritable: refuse new schedules from now on, and say
+    /// so at once (docs/serve.md §12.1).
+    pub(crate) fn store_lost(&self, why: String) {
+        if self.store_lost.borrow().is_some() {
+            return;
+        }
+        eprintln!("tickstep serve: {why}; new schedules are refused");
+        self.tell_wizards(&format!(
+            "[system] {why}; new schedules are refused until the server restarts"
+        ));
+        *self.store_lost.borrow_mut() = Some(why);
+    }
+
+    /// Why the store cannot be trusted, if the watch found it so.
+    pub(crate) fn store_trouble(&self) -> Option<String> {
+        self.store_lost.borrow().clone()
+    }
+
+    /// Runs one command of `who`, connected from `from`, returning the reply lines.
+    pub(crate) fn execute(
+        self: &Rc<Self>,
+        who: ObjId,
+        from: IpAddr,
+        request: Request,
+    ) -> (Vec<String>, After) {
         self.commands_handled.set(self.commands_handled.get() + 1);
         let one = |line: String| (vec![line], After::Continue);
         match request {
@@ -279,7 +420,7 @@ impl Server {
                     arg: text,
                 };
                 one(self.create(
-                    who,
+                    (who, from),
                     Kind::At(when),
                     &action,
                     None,
@@ -291,7 +432,7 @@ impl Server {
                 action,
                 key,
             } => one(self.create(
-                who,
+                (who, from),
                 Kind::Every(seconds),
                 &action,
                 key,
@@ -302,23 +443,23 @@ impl Server {
                 action,
                 key,
             } => one(self.create(
-                who,
+                (who, from),
                 Kind::At(unix_seconds),
                 &action,
                 key,
                 &format!("runs {} at {unix_seconds}", action.verb.name()),
             )),
             Request::Stop(id) => one(self.stop(who, ScheduleId::from_raw(id))),
-            Request::Info(id) => one(self.info(who, ScheduleId::from_raw(id))),
+            Request::Info(id) => (self.info(who, ScheduleId::from_raw(id)), After::Continue),
             Request::Pause { id, note } => one(self.pause(who, ScheduleId::from_raw(id), &note)),
             Request::Resume(id) => one(self.resume(who, ScheduleId::from_raw(id))),
             Request::Trigger(id) => one(self.trigger(who, ScheduleId::from_raw(id))),
             Request::Schedules => (self.listing(who), After::Continue),
             Request::Who => one(self.who()),
-            Request::Say(text) => {
-                self.broadcast(&format!("[say] {} says: {text}", self.name(who)));
-                one("ok: said".to_owned())
-            }
+            Request::Say(text) => self.say(who, &text),
+            Request::Nothing => one("ok: nothing to do (type help)".to_owned()),
+            // Awaits the registry: the session runs it (`Server::make_wizard`).
+            Request::Wizard(_) => one("error: wizard is run by the session".to_owned()),
             Request::Ring(priority) => one(self.bell.ring(self, who, priority, None)),
             Request::Stats if self.is_wizard(who) => one(self.stats()),
             Request::Stats => one("error: only the wizard may read the server's stats".to_owned()),
@@ -331,22 +472,71 @@ impl Server {
         }
     }
 
+    /// A player's `say`: to everyone else, and echoed back as the reply (which waits for room
+    /// like any reply, so a client pasting a burst is slowed, not dropped: docs/serve.md §11.7).
+    fn say(&self, who: ObjId, text: &str) -> (Vec<String>, After) {
+        let now = Instant::now();
+        if let Err(wait) = self.limits.borrow_mut().says_per_player.take(who, now) {
+            let rate = limits::SAYS_PER_PLAYER;
+            return (
+                vec![format!(
+                    "error: you are talking too fast: {} says at once, then {} a second; \
+                     try again in {}",
+                    rate.burst,
+                    rate.per_second,
+                    wait_text(wait)
+                )],
+                After::Continue,
+            );
+        }
+        let line = format!("[say] {} says: {}", self.name(who), shown(text));
+        self.broadcast_except(&line, Some(who));
+        (vec![line, "ok: said".to_owned()], After::Continue)
+    }
+
+    /// A wizard's `wizard NAME`: that player is a wizard from now on (docs/serve.md §10.5).
+    pub(crate) async fn make_wizard(&self, who: ObjId, name: &str) -> String {
+        if !self.is_wizard(who) {
+            return "error: only a wizard may make a wizard".to_owned();
+        }
+        let Some(id) = self
+            .names
+            .borrow()
+            .iter()
+            .find_map(|(id, n)| (n == name).then_some(*id))
+        else {
+            return format!("error: no player is named {name}");
+        };
+        if let Err(error) = self.registry.set_wizard(id).await {
+            return format!("error: {}", ErrorChain(&error));
+        }
+        self.principals.wizards.borrow_mut().insert(id);
+        self.tell(id, format!("[system] {} made you a wizard", self.name(who)));
+        format!("ok: {name} is a wizard")
+    }
+
     fn create(
         &self,
-        who: ObjId,
+        (who, from): (ObjId, IpAddr),
         kind: Kind,
         action: &Action,
         key: Option<String>,
         what: &str,
     ) -> String {
+        if let Some(why) = self.store_trouble() {
+            return format!("error: no new schedules: {why}");
+        }
         let live = self.live.borrow().get(&who).copied().unwrap_or(0);
         if live >= self.quota {
             return format!(
-                "error: quota reached: {} has {live} live schedules and the limit is {} per \
-                 player; stop one first",
+                "error: quota reached: {} has {} and the limit is {} per player; stop one first",
                 self.name(who),
+                plural(live, "live schedule"),
                 self.quota
             );
+        }
+        if let Err(refusal) = self.take_creation(who, from) {
+            return refusal;
         }
         let made = create_named(self.rt.schedules(), who, key.as_deref(), |txn, options| {
             let args = vec![Value::Str(action.arg.clone())];
@@ -379,21 +569,77 @@ impl Server {
         }
     }
 
+    /// Takes a creation from the player's and the address's buckets (docs/serve.md §11.3): both
+    /// must have one, and a refusal takes from neither.
+    fn take_creation(&self, who: ObjId, from: IpAddr) -> Result<(), String> {
+        let now = Instant::now();
+        let address = address_key(from);
+        let mut limits = self.limits.borrow_mut();
+        let refused = |rate: Option<limits::Rate>, whose: &str, wait| {
+            let rate = rate.expect("only a limiter with a rate refuses");
+            format!(
+                "error: too many new schedules: {} at once, then {} a second per {whose}; \
+                 try again in {}",
+                rate.burst,
+                rate.per_second,
+                wait_text(wait)
+            )
+        };
+        if let Err(wait) = limits.creates_per_player.check(who, now) {
+            return Err(refused(limits.creates_per_player.rate(), "player", wait));
+        }
+        if let Err(wait) = limits.creates_per_address.check(address, now) {
+            return Err(refused(limits.creates_per_address.rate(), "address", wait));
+        }
+        let _ = limits.creates_per_player.take(who, now);
+        let _ = limits.creates_per_address.take(address, now);
+        Ok(())
+    }
+
+    /// `stop`: one wording for a schedule that is not there and one that is not the player's,
+    /// so ids cannot be probed; a wizard is told which (docs/serve.md §4.7).
     fn stop(&self, who: ObjId, id: ScheduleId) -> String {
         let mut txn = self.rt.schedules().begin(who);
-        let owner = txn.schedule_info(id).map(|info| info.owner);
+        let info = txn.schedule_info(id);
+        let mine = info
+            .as_ref()
+            .is_ok_and(|info| info.owner == who || self.is_wizard(who));
+        if !mine {
+            return self.not_found(who, id, info.err());
+        }
+        let info = info.expect("checked above");
         match txn
             .schedule_stop(id)
             .and_then(|stopped| txn.commit().map(|()| stopped))
         {
             Ok(true) => {
-                if let Ok(owner) = owner {
-                    self.forget(owner, id);
-                }
+                self.forget(info.owner, id);
                 format!("ok: stopped #{}", id.get())
             }
-            Ok(false) => format!("error: #{} is not a live schedule", id.get()),
-            Err(error) => refusal(&error, "stop", id),
+            // A one-shot that has fired, or a retired schedule: its record is discarded.
+            Ok(false) => format!(
+                "ok: #{} had already {}; its record is removed",
+                id.get(),
+                if info.kind == ScheduleKind::At && info.run_count > 0 {
+                    "fired"
+                } else {
+                    "ended"
+                }
+            ),
+            Err(error) => format!("error: {}", ErrorChain(&error)),
+        }
+    }
+
+    /// The reply for a schedule `who` may not see: the same words whether it is missing or
+    /// another's, unless `who` is a wizard (who may see every schedule, so only a missing one
+    /// comes here).
+    fn not_found(&self, who: ObjId, id: ScheduleId, error: Option<schedules::Error>) -> String {
+        match error {
+            Some(error) if self.is_wizard(who) && error.code() != "E_PERM" => {
+                format!("error: there is no schedule #{} ({error})", id.get())
+            }
+            _ if self.is_wizard(who) => format!("error: there is no schedule #{}", id.get()),
+            _ => format!("error: you have no schedule #{}", id.get()),
         }
     }
 
@@ -404,41 +650,76 @@ impl Server {
         }
     }
 
+    /// Whether `who` may see schedule `id` (theirs, or any for a wizard); if not, the reply
+    /// that does not tell a missing schedule from another's (docs/serve.md §4.7).
+    fn visible(&self, who: ObjId, id: ScheduleId) -> Result<(), String> {
+        match self.rt.schedules().begin(who).schedule_info(id) {
+            Ok(info) if info.owner == who || self.is_wizard(who) => Ok(()),
+            Ok(_) => Err(self.not_found(who, id, None)),
+            Err(error) => Err(self.not_found(who, id, Some(error))),
+        }
+    }
+
     /// `pause <id> [note]` (docs/serve.md §3.7): the engine's pause, with the player's
     /// permissions (docs/schedules.md §9.4).
     fn pause(&self, who: ObjId, id: ScheduleId, note: &str) -> String {
+        if let Err(reply) = self.visible(who, id) {
+            return reply;
+        }
         match self.rt.schedules().pause(who, id, note) {
             Ok(true) => format!("ok: paused #{}", id.get()),
             Ok(false) => format!("ok: #{} was paused already", id.get()),
-            Err(error) => refusal(&error, "pause", id),
+            Err(error) => format!("error: {}", ErrorChain(&error)),
         }
     }
 
     fn resume(&self, who: ObjId, id: ScheduleId) -> String {
+        if let Err(reply) = self.visible(who, id) {
+            return reply;
+        }
         let resumed = self.rt.schedules().resume(who, id);
         let _ = self.handle.wake(); // its deadline is armed again
         match resumed {
             Ok(true) => format!("ok: resumed #{}", id.get()),
             Ok(false) => format!("ok: #{} was not paused", id.get()),
-            Err(error) => refusal(&error, "resume", id),
+            Err(error) => format!("error: {}", ErrorChain(&error)),
         }
     }
 
     fn trigger(&self, who: ObjId, id: ScheduleId) -> String {
+        if let Err(reply) = self.visible(who, id) {
+            return reply;
+        }
         let triggered = self.rt.schedules().trigger_now(who, id);
         let _ = self.handle.wake(); // the firing waits for the next tick
         match triggered {
             Ok(true) => format!("ok: #{} runs now", id.get()),
             Ok(false) => format!("ok: #{} is already about to run", id.get()),
-            Err(error) => refusal(&error, "trigger", id),
+            Err(error) => format!("error: {}", ErrorChain(&error)),
         }
     }
 
-    fn info(&self, who: ObjId, id: ScheduleId) -> String {
-        match self.rt.schedules().begin(who).schedule_info(id) {
-            Ok(info) => format!("ok: {}", self.describe(&info)),
-            Err(error) => refusal(&error, "read", id),
+    /// `info`: the summary, then every field of the record on one line, `key=value` as `stats`
+    /// prints them (docs/serve.md §4.8). One line, not one a field: a client polling `info`
+    /// costs the server one more write, not forty.
+    fn info(&self, who: ObjId, id: ScheduleId) -> Vec<String> {
+        let info = self.rt.schedules().begin(who).schedule_info(id);
+        let info = match info {
+            Ok(info) if info.owner == who || self.is_wizard(who) => info,
+            Ok(_) => return vec![self.not_found(who, id, None)],
+            Err(error) => return vec![self.not_found(who, id, Some(error))],
+        };
+        let mut fields = Vec::new();
+        if let Value::Map(pairs) = info.to_value() {
+            for (key, value) in pairs {
+                let key = key.as_text().map_or_else(|| key.to_string(), str::to_owned);
+                fields.push(format!("{key}={}", shown(&value.to_string())));
+            }
         }
+        vec![
+            format!("ok: {}", self.describe(&info)),
+            format!("  {}", fields.join(" ")),
+        ]
     }
 
     fn describe(&self, info: &ScheduleInfo) -> String {
@@ -449,8 +730,9 @@ impl Server {
             ScheduleKind::At => "once".to_owned(),
         };
         let next = if let Some(pause) = &info.pause {
-            // The note holds no control character (docs/schedules.md §9.5).
-            format!("paused by {}: {}", self.name(pause.by), pause.note)
+            // The engine refuses control characters in a note (docs/schedules.md §9.5); bidi
+            // controls may still be there, and a wizard reads another's note (docs/serve.md §11).
+            format!("paused by {}: {}", self.name(pause.by), shown(&pause.note))
         } else if info.next_run > 0.0 {
             format!("next in {:.1} s", (info.next_run - now).max(0.0))
         } else {
@@ -464,7 +746,7 @@ impl Server {
             "#{}{named} {when} {} {} owner {} runs {} faults {} {next}",
             info.id.get(),
             info.verb,
-            args.join(" "),
+            shown(&args.join(" ")),
             self.name(info.owner),
             info.run_count,
             info.fault_count
@@ -477,7 +759,7 @@ impl Server {
             Ok(ids) => ids,
             Err(error) => return vec![format!("error: {error}")],
         };
-        let mut lines = vec![format!("ok: {} live schedules", ids.len())];
+        let mut lines = vec![format!("ok: {}", plural(ids.len(), "live schedule"))];
         for id in ids.iter().take(LISTING_CAP) {
             if let Ok(info) = txn.schedule_info(*id) {
                 lines.push(format!("  {}", self.describe(&info)));
@@ -497,7 +779,7 @@ impl Server {
         format!(
             "ok: frames_run={} step_p50_us={} step_p99_us={} step_max_us={} overruns={} \
              step_cpu_p50_us={} step_cpu_p99_us={} step_cpu_max_us={} cpu_overruns={} \
-             firings_window={} firings={} live={} online={} commands={}",
+             firings_window={} firings={} live={} online={} commands={} says_dropped={}",
             frames.count,
             frames.wall.p50,
             frames.wall.p99,
@@ -511,7 +793,8 @@ impl Server {
             rt.firings_started,
             rt.schedules_live,
             self.online.borrow().len(),
-            self.commands_handled.get()
+            self.commands_handled.get(),
+            std::mem::take(&mut self.limits.borrow_mut().says_dropped)
         )
     }
 
@@ -541,15 +824,12 @@ enum Kind {
     Every(f64),
 }
 
-/// A schedule error as a player reads it: a permission refusal says whose it is.
-fn refusal(error: &schedules::Error, doing: &str, id: ScheduleId) -> String {
-    if error.code() == "E_PERM" {
-        format!(
-            "error: permission denied: #{} is not yours to {doing} ({error})",
-            id.get()
-        )
+/// `n` and a noun, the noun plural unless `n` is one: `1 live schedule`, `2 live schedules`.
+pub(crate) fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
     } else {
-        format!("error: {}", ErrorChain(error))
+        format!("{n} {noun}s")
     }
 }
 
@@ -565,14 +845,8 @@ fn fire(server: &Weak<Server>, verb: WorldVerb, call: &VerbCall) -> VerbResult {
     }
     let arg = firing.args.first().and_then(Value::as_text).unwrap_or("");
     match verb {
-        WorldVerb::Tell => server.tell(firing.player, format!("[#{}] {arg}", id.get())),
-        WorldVerb::Say => {
-            server.broadcast(&format!(
-                "[#{}] {} says: {arg}",
-                id.get(),
-                server.name(owner)
-            ));
-        }
+        WorldVerb::Tell => server.tell(firing.player, format!("[#{}] {}", id.get(), shown(arg))),
+        WorldVerb::Say => server.scheduled_say(id, owner, arg),
         WorldVerb::Ring => {
             let priority = arg.parse().unwrap_or(0);
             let reply = server.bell.ring(&server, owner, priority, Some(id));
@@ -580,6 +854,42 @@ fn fire(server: &Weak<Server>, verb: WorldVerb, call: &VerbCall) -> VerbResult {
         }
     }
     Ok(Value::Int(0))
+}
+
+impl Server {
+    /// A schedule's `say`, within the world's rate of scheduled says (docs/serve.md §11.6): over
+    /// it the line is dropped and counted, and its owner is told at most once a minute.
+    fn scheduled_say(&self, id: ScheduleId, owner: ObjId, text: &str) {
+        let now = Instant::now();
+        let mut limits = self.limits.borrow_mut();
+        if limits.scheduled_says.take((), now).is_ok() {
+            drop(limits);
+            self.broadcast(&format!(
+                "[#{}] {} says: {}",
+                id.get(),
+                self.name(owner),
+                shown(text)
+            ));
+            return;
+        }
+        limits.says_dropped += 1;
+        let noted = limits.dropped_noted.get(&owner).copied();
+        if noted.is_some_and(|at| now.duration_since(at) < std::time::Duration::from_secs(60)) {
+            return;
+        }
+        limits.dropped_noted.insert(owner, now);
+        drop(limits);
+        let rate = limits::SCHEDULED_SAYS;
+        self.tell(
+            owner,
+            format!(
+                "[#{}] not said: the world carries at most {} scheduled says a second; \
+                 some of yours were dropped (told once a minute)",
+                id.get(),
+                rate.per_second
+            ),
+        );
+    }
 }
 
 /// The bell rings in the server: names, messages and the runtime it needs.

@@ -13,12 +13,12 @@
 //! the session's input and each line once into a frame. HTTP and the WebSocket handshake are
 //! axum's (hyper and tungstenite), run on the server's one thread.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 
 use axum::Router;
-use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
@@ -49,8 +49,9 @@ enum Framing {
     Gmcp,
 }
 
-/// A WebSocket handed from axum's handler to the server's thread.
-type Upgraded = (WebSocket, Framing);
+/// A WebSocket handed from axum's handler to the server's thread, with the client's address
+/// (the key of its per-address limits, docs/serve.md §11, §7.28).
+type Upgraded = (WebSocket, Framing, IpAddr);
 
 /// Serves the page and the WebSocket endpoint on `listener` until the task is aborted.
 ///
@@ -68,12 +69,13 @@ pub(crate) async fn serve(listener: TcpListener, server: Rc<Server>, limits: Lim
         let _ = socket.set_nodelay(true);
     });
     let http = tokio::task::spawn_local(async move {
+        let app = app.into_make_service_with_connect_info::<SocketAddr>();
         if let Err(error) = axum::serve(listener, app).await {
             eprintln!("tickstep serve: the HTTP listener failed: {error}");
         }
     });
-    while let Some((socket, framing)) = sockets.recv().await {
-        tokio::task::spawn_local(play(Rc::clone(&server), socket, framing, limits));
+    while let Some((socket, framing, from)) = sockets.recv().await {
+        tokio::task::spawn_local(play(Rc::clone(&server), socket, framing, from, limits));
     }
     http.abort();
 }
@@ -86,6 +88,7 @@ async fn page() -> Html<&'static str> {
 /// passes the socket to the server's thread.
 async fn upgrade(
     ws: WebSocketUpgrade,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     State((upgraded, limits)): State<(mpsc::UnboundedSender<Upgraded>, Limits)>,
 ) -> Response {
@@ -109,7 +112,7 @@ async fn upgrade(
         Framing::Plain
     };
     ws.on_upgrade(move |socket| async move {
-        let _ = upgraded.send((socket, framing));
+        let _ = upgraded.send((socket, framing, peer.ip()));
     })
 }
 
@@ -126,7 +129,13 @@ fn same_origin(headers: &HeaderMap) -> bool {
 
 /// Runs one session over `socket`: its frames are the session's input, and its output is cut
 /// into frames.
-async fn play(server: Rc<Server>, socket: WebSocket, framing: Framing, limits: Limits) {
+async fn play(
+    server: Rc<Server>,
+    socket: WebSocket,
+    framing: Framing,
+    from: IpAddr,
+    limits: Limits,
+) {
     let (frames_out, frames_in) = socket.split();
     // With GMCP framing the session's codec turns GMCP on, as for a telnet client that agreed.
     let agree = (framing == Framing::Gmcp).then(|| vec![255, 253, OPT_GMCP]);
@@ -153,7 +162,7 @@ async fn play(server: Rc<Server>, socket: WebSocket, framing: Framing, limits: L
         split: OutputSplitter::default(),
         framing,
     };
-    session::serve_wire(server, input, output, limits).await;
+    session::serve_wire(server, from, input, output, limits).await;
 }
 
 /// The session's output as frames on the WebSocket.

@@ -1,6 +1,6 @@
 """A browser-like WebSocket client for `tickstep serve --ws` (docs/serve.md §9), using the
 websockets package: plain text frames for one player and the gmcp.mudstandards.org subprotocol
-for another, a reminder fired over each, and a page of another origin refused. Prints what it saw
+for another, each logging in with a password, a reminder fired over each, and a page of another origin refused. Prints what it saw
 as one JSON object for the Rust test to check. Every wait is bounded."""
 
 import asyncio
@@ -20,7 +20,7 @@ async def recv_until(ws, test, seen):
             return frame
 
 
-async def main(addr: str) -> None:
+async def main(addr: str, password: str) -> None:
     url = f"ws://{addr}/ws"
     result = {}
     plain = []
@@ -28,6 +28,8 @@ async def main(addr: str) -> None:
         result["plain_protocol"] = ws.subprotocol
         await recv_until(ws, lambda f: f.startswith("hello:"), plain)
         await ws.send("plain")
+        await recv_until(ws, lambda f: f.startswith("password:"), plain)
+        await ws.send(password)
         await recv_until(ws, lambda f: f.startswith("ok: welcome"), plain)
         await ws.send("remind 1 tea is ready")
         await recv_until(ws, lambda f: f.startswith("ok: schedule"), plain)
@@ -43,6 +45,8 @@ async def main(addr: str) -> None:
         result["gmcp_protocol"] = ws.subprotocol
         await recv_until(ws, is_line("hello:"), framed)
         await ws.send(b"framed")
+        await recv_until(ws, is_line("password:"), framed)
+        await ws.send(password.encode())
         await recv_until(ws, is_text("Char.Name"), framed)
         await ws.send(b"every 3600 tell stretch as hourly")
         await recv_until(ws, is_line("ok: schedule"), framed)
@@ -62,4 +66,4 @@ async def main(addr: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(sys.argv[1], sys.argv[2]))

@@ -21,9 +21,23 @@ pub(crate) struct Server {
     output: mpsc::Receiver<String>,
 }
 
+/// The password the tests give `name` (the wizard's comes from the environment).
+pub(crate) fn password_of(name: &str) -> String {
+    format!("{name}-secret")
+}
+
 impl Server {
+    /// Starts a server whose wizard is merlin, with merlin's password in the environment; the
+    /// tests' players all connect from one address, so names per address are not capped unless
+    /// `extra` says so.
     pub(crate) fn start(db: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tickstep"))
+        Server::start_with(db, extra, Some(&password_of("merlin")))
+    }
+
+    /// [`Server::start`], with `wizard_password` as `TICKSTEP_WIZARD_PASSWORD` (or none).
+    pub(crate) fn start_with(db: &Path, extra: &[&str], wizard_password: Option<&str>) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tickstep"));
+        command
             .args([
                 "serve",
                 "--listen",
@@ -33,7 +47,15 @@ impl Server {
                 "--db",
             ])
             .arg(db)
-            .args(extra)
+            .args(extra);
+        if !extra.contains(&"--names-per-address") {
+            command.args(["--names-per-address", "0"]);
+        }
+        command.env_remove("TICKSTEP_WIZARD_PASSWORD");
+        if let Some(password) = wizard_password {
+            command.env("TICKSTEP_WIZARD_PASSWORD", password);
+        }
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -90,10 +112,10 @@ impl Server {
         client
     }
 
+    /// Logs `name` in with [`password_of`] (creating the account the first time).
     pub(crate) fn login(&self, name: &str) -> Client {
         let mut client = self.connect();
-        client.send(name);
-        client.expect(&format!("ok: welcome, {name}"));
+        client.log_in(name, &password_of(name));
         client
     }
 
@@ -129,6 +151,21 @@ pub(crate) struct Client {
 }
 
 impl Client {
+    /// Types `name` and `password` at the prompts and expects the welcome.
+    pub(crate) fn log_in(&mut self, name: &str, password: &str) {
+        self.send(name);
+        self.expect("password: ");
+        self.send(password);
+        self.expect(&format!("ok: welcome, {name}"));
+    }
+
+    /// Types `name` and `password` and returns the reply after the password (`ok:` or `error:`).
+    pub(crate) fn try_log_in(&mut self, name: &str, password: &str) -> String {
+        self.send(name);
+        self.expect("password: ");
+        self.ask(password)
+    }
+
     pub(crate) fn send(&mut self, line: &str) {
         self.send_bytes(format!("{line}\n").as_bytes());
     }
@@ -206,16 +243,35 @@ impl Client {
     }
 }
 
-/// A line as a raw-line client reads it: the server's telnet offers at connect (three bytes each,
-/// IAC WILL/DO option; docs/serve.md §8.1) and the CR of its CRLF taken out.
+/// A line as a raw-line client reads it: the server's telnet commands (its offers at connect,
+/// docs/serve.md §8.1; GA or EOR after a burst, docs/serve.md §8.8; the password's ECHO switch,
+/// docs/serve.md §8.5; GMCP, docs/serve.md §8.6) and the CR of its CRLF taken out.
 fn without_offers(line: &[u8]) -> Vec<u8> {
     let mut kept = Vec::with_capacity(line.len());
-    let mut bytes = line.iter();
+    let mut bytes = line.iter().peekable();
     while let Some(&b) = bytes.next() {
-        if b == 0xff {
-            bytes.nth(1); // the verb and the option
-        } else {
+        if b != 0xff {
             kept.push(b);
+            continue;
+        }
+        match bytes.next() {
+            // WILL, WONT, DO, DONT: the verb and its option.
+            Some(251..=254) => {
+                bytes.next();
+            }
+            // A sub-negotiation (GMCP): to its IAC SE.
+            Some(250) => {
+                while let Some(&b) = bytes.next() {
+                    if b == 0xff && bytes.peek() == Some(&&240) {
+                        bytes.next();
+                        break;
+                    }
+                }
+            }
+            Some(255) => kept.push(255),
+            // GA, EOR and the other two-byte commands (the password's ECHO switch may follow
+            // a GA at the start of a line).
+            _ => {}
         }
     }
     if kept.last() == Some(&b'\r') {

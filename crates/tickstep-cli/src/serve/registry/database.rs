@@ -24,7 +24,10 @@ use tickstep::schedules::{ObjId, display_location};
 use tokio::sync::{Mutex, mpsc};
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 
-use super::{Event, FIRST_PLAYER, MAIL_CHANNEL, PLAYERS_CHANNEL, RegistryError};
+use super::{
+    Account, Event, FIRST_PLAYER, MAIL_CHANNEL, MAILBOX_CAP, MAILBOX_FULL, PLAYERS_CHANNEL,
+    RegistryError,
+};
 
 /// A registered name's id.
 const PLAYER_ID: &str = "SELECT id FROM tickstep_serve_players WHERE name = $1";
@@ -93,7 +96,10 @@ impl DatabaseRegistry {
                      player BIGINT NOT NULL,
                      text TEXT NOT NULL);
                  CREATE INDEX IF NOT EXISTS tickstep_serve_mail_player
-                     ON tickstep_serve_mail (player, seq);"
+                     ON tickstep_serve_mail (player, seq);
+                 ALTER TABLE tickstep_serve_players
+                     ADD COLUMN IF NOT EXISTS hash TEXT,
+                     ADD COLUMN IF NOT EXISTS wizard BOOLEAN NOT NULL DEFAULT false;"
             ))
             .await
             .map_err(fail)?;
@@ -145,6 +151,88 @@ impl DatabaseRegistry {
                 .map_err(|e| inner.fail(e))?,
         };
         Ok(ObjId(row.get(0)))
+    }
+
+    /// The account under `name`, if there is one.
+    pub(crate) async fn account(&self, name: &str) -> Result<Option<Account>, RegistryError> {
+        let inner = &self.inner;
+        let row = inner
+            .client
+            .query_opt(
+                "SELECT id, hash, wizard FROM tickstep_serve_players WHERE name = $1",
+                &[&name],
+            )
+            .await
+            .map_err(|e| inner.fail(e))?;
+        Ok(row.map(|r| Account {
+            id: ObjId(r.get(0)),
+            hash: r.get(1),
+            wizard: r.get(2),
+        }))
+    }
+
+    /// Registers `name` with its password's hash and announces it to every node: the new id, or
+    /// `None` when any node has the name already.
+    pub(crate) async fn register(
+        &self,
+        name: &str,
+        hash: &str,
+    ) -> Result<Option<ObjId>, RegistryError> {
+        let inner = &self.inner;
+        let row = inner
+            .client
+            .query_opt(
+                "WITH added AS (
+                     INSERT INTO tickstep_serve_players (name, hash) VALUES ($1, $2)
+                     ON CONFLICT (name) DO NOTHING RETURNING id)
+                 SELECT id, pg_notify($3, id || ' ' || $1) FROM added",
+                &[&name, &hash, &PLAYERS_CHANNEL],
+            )
+            .await
+            .map_err(|e| inner.fail(e))?;
+        Ok(row.map(|r| ObjId(r.get(0))))
+    }
+
+    /// Sets `player`'s password hash.
+    pub(crate) async fn set_hash(&self, player: ObjId, hash: &str) -> Result<(), RegistryError> {
+        let inner = &self.inner;
+        inner
+            .client
+            .execute(
+                "UPDATE tickstep_serve_players SET hash = $2 WHERE id = $1",
+                &[&player.0, &hash],
+            )
+            .await
+            .map(drop)
+            .map_err(|e| inner.fail(e))
+    }
+
+    /// Makes `player` a wizard, on every node (each reads the role at login).
+    pub(crate) async fn set_wizard(&self, player: ObjId) -> Result<(), RegistryError> {
+        let inner = &self.inner;
+        inner
+            .client
+            .execute(
+                "UPDATE tickstep_serve_players SET wizard = true WHERE id = $1",
+                &[&player.0],
+            )
+            .await
+            .map(drop)
+            .map_err(|e| inner.fail(e))
+    }
+
+    /// The wizards' ids.
+    pub(crate) async fn wizards(&self) -> Result<Vec<ObjId>, RegistryError> {
+        let inner = &self.inner;
+        let rows = inner
+            .client
+            .query(
+                "SELECT id FROM tickstep_serve_players WHERE wizard ORDER BY id",
+                &[],
+            )
+            .await
+            .map_err(|e| inner.fail(e))?;
+        Ok(rows.iter().map(|r| ObjId(r.get(0))).collect())
     }
 
     /// Every registered player, id and name.
@@ -226,16 +314,29 @@ impl Inner {
         }
         let players: Vec<i64> = batch.iter().map(|(who, _)| who.0).collect();
         let texts: Vec<&str> = batch.iter().map(|(_, text)| text.as_str()).collect();
+        let cap = i64::try_from(MAILBOX_CAP).unwrap_or(i64::MAX);
         let written = self
             .client
             .execute(
-                "WITH written AS (
+                // A mailbox keeps MAILBOX_CAP lines, the last the note that it is full
+                // (docs/serve.md §11.5): each line's place counts what the mailbox holds.
+                "WITH batch AS (
+                     SELECT player, text, n FROM unnest($1::BIGINT[], $2::TEXT[])
+                         WITH ORDINALITY AS m(player, text, n)),
+                 held AS (
+                     SELECT player, count(*) AS lines FROM tickstep_serve_mail
+                     WHERE player = ANY($1) GROUP BY player),
+                 placed AS (
+                     SELECT b.player, b.text, b.n, coalesce(h.lines, 0)
+                         + row_number() OVER (PARTITION BY b.player ORDER BY b.n) AS place
+                     FROM batch b LEFT JOIN held h USING (player)),
+                 written AS (
                      INSERT INTO tickstep_serve_mail (player, text)
-                     SELECT player, text FROM unnest($1::BIGINT[], $2::TEXT[]) WITH ORDINALITY
-                         AS m(player, text, n) ORDER BY n
+                     SELECT player, CASE WHEN place = $4 THEN $5 ELSE text END
+                     FROM placed WHERE place <= $4 ORDER BY n
                      RETURNING player)
                  SELECT pg_notify($3, player::TEXT) FROM (SELECT DISTINCT player FROM written) p",
-                &[&players, &texts, &MAIL_CHANNEL],
+                &[&players, &texts, &MAIL_CHANNEL, &cap, &MAILBOX_FULL],
             )
             .await;
         if let Err(error) = written {
@@ -296,7 +397,7 @@ mod tests {
             );
             assert_eq!(a.players().await.unwrap().len(), 2);
 
-            for n in 0..300 {
+            for n in 0..120 {
                 a.post(if n % 3 == 0 { bob } else { alice }, format!("m{n}"));
             }
             a.flush_mail();
@@ -313,12 +414,49 @@ mod tests {
             assert_eq!(told, [Event::Mail(alice), Event::Mail(bob)]);
             a.post(alice, "queued".to_owned()); // not flushed: node a still holds it
             let mail = b.take_mail(alice).await.unwrap();
-            assert_eq!(mail.len(), 200, "node b reads what node a wrote");
+            assert_eq!(mail.len(), 80, "node b reads what node a wrote");
             assert_eq!(mail.first().map(String::as_str), Some("m1"));
-            assert_eq!(mail.last().map(String::as_str), Some("m299"));
+            assert_eq!(mail.last().map(String::as_str), Some("m119"));
             assert_eq!(a.take_mail(alice).await.unwrap(), ["queued"]);
-            assert_eq!(a.take_mail(bob).await.unwrap().len(), 100);
+            assert_eq!(a.take_mail(bob).await.unwrap().len(), 40);
             assert!(b.take_mail(bob).await.unwrap().is_empty(), "taken once");
+
+            // A full mailbox keeps MAILBOX_CAP lines, the last the note; two batches count
+            // what the first stored.
+            for n in 0..MAILBOX_CAP - 10 {
+                a.post(bob, format!("f{n}"));
+            }
+            a.close().await.unwrap();
+            for n in 0..30 {
+                a.post(bob, format!("late{n}"));
+            }
+            a.close().await.unwrap();
+            let full = b.take_mail(bob).await.unwrap();
+            assert_eq!(full.len(), MAILBOX_CAP);
+            assert_eq!(full[MAILBOX_CAP - 2], "late8");
+            assert_eq!(full.last().map(String::as_str), Some(MAILBOX_FULL));
+        });
+    }
+
+    #[test]
+    fn a_name_is_registered_once_with_its_hash_and_wizards_are_shared() {
+        let Some(url) = pg::database_or_skip("serve_registry_accounts") else {
+            return;
+        };
+        on_server_thread(async {
+            let (a, _) = DatabaseRegistry::open(&url).await.unwrap();
+            let (b, _) = DatabaseRegistry::open(&url).await.unwrap();
+            let alice = a.register("alice", "$h1").await.unwrap().expect("new");
+            assert_eq!(b.register("alice", "$h2").await.unwrap(), None, "taken");
+            b.set_wizard(alice).await.unwrap();
+            a.set_hash(alice, "$h3").await.unwrap();
+            let seen = b.account("alice").await.unwrap().unwrap();
+            assert_eq!(
+                (seen.id, seen.hash.as_deref(), seen.wizard),
+                (alice, Some("$h3"), true)
+            );
+            assert_eq!(a.wizards().await.unwrap(), [alice]);
+            assert!(a.account("bob").await.unwrap().is_none());
         });
     }
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension as _, params};
 use tickstep::schedules::ObjId;
 
-use super::{FIRST_PLAYER, RegistryError};
+use super::{Account, FIRST_PLAYER, MAILBOX_CAP, MAILBOX_FULL, RegistryError};
 
 /// The players and their mail, in a file.
 pub(crate) struct FileRegistry {
@@ -39,10 +39,28 @@ impl FileRegistry {
                  id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
              INSERT OR IGNORE INTO players (id, name) VALUES ({}, '');
              CREATE TABLE IF NOT EXISTS mail (
-                 seq INTEGER PRIMARY KEY, player INTEGER NOT NULL, text TEXT NOT NULL);",
+                 seq INTEGER PRIMARY KEY, player INTEGER NOT NULL, text TEXT NOT NULL);
+             CREATE INDEX IF NOT EXISTS mail_player ON mail (player, seq);",
             FIRST_PLAYER - 1
         ))
         .map_err(fail)?;
+        // Accounts came later (docs/serve.md §10): a world file from before gains their columns;
+        // its players have no password until their next login sets one (docs/serve.md §10.3).
+        let has_hash: bool = db
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('players') WHERE name = 'hash'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(fail)?
+            > 0;
+        if !has_hash {
+            db.execute_batch(
+                "ALTER TABLE players ADD COLUMN hash TEXT;
+                 ALTER TABLE players ADD COLUMN wizard INTEGER NOT NULL DEFAULT 0;",
+            )
+            .map_err(fail)?;
+        }
         Ok(FileRegistry {
             db,
             path,
@@ -75,6 +93,67 @@ impl FileRegistry {
         Ok(ObjId(self.db.last_insert_rowid()))
     }
 
+    /// The account under `name`, if there is one.
+    pub(crate) fn account(&self, name: &str) -> Result<Option<Account>, RegistryError> {
+        self.db
+            .query_row(
+                "SELECT id, hash, wizard FROM players WHERE name = ?1",
+                [name],
+                |r| {
+                    Ok(Account {
+                        id: ObjId(r.get(0)?),
+                        hash: r.get(1)?,
+                        wizard: r.get(2)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.fail(e))
+    }
+
+    /// Registers `name` with a password's hash: its new id, or `None` when the name is taken.
+    pub(crate) fn register(&self, name: &str, hash: &str) -> Result<Option<ObjId>, RegistryError> {
+        let added = self
+            .db
+            .execute(
+                "INSERT INTO players (name, hash) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
+                [name, hash],
+            )
+            .map_err(|e| self.fail(e))?;
+        Ok((added == 1).then(|| ObjId(self.db.last_insert_rowid())))
+    }
+
+    /// Sets `player`'s password hash.
+    pub(crate) fn set_hash(&self, player: ObjId, hash: &str) -> Result<(), RegistryError> {
+        self.db
+            .execute(
+                "UPDATE players SET hash = ?2 WHERE id = ?1",
+                params![player.0, hash],
+            )
+            .map(drop)
+            .map_err(|e| self.fail(e))
+    }
+
+    /// Makes `player` a wizard.
+    pub(crate) fn set_wizard(&self, player: ObjId) -> Result<(), RegistryError> {
+        self.db
+            .execute("UPDATE players SET wizard = 1 WHERE id = ?1", [player.0])
+            .map(drop)
+            .map_err(|e| self.fail(e))
+    }
+
+    /// The wizards' ids.
+    pub(crate) fn wizards(&self) -> Result<Vec<ObjId>, RegistryError> {
+        let mut statement = self
+            .db
+            .prepare("SELECT id FROM players WHERE wizard <> 0 ORDER BY id")
+            .map_err(|e| self.fail(e))?;
+        let rows = statement
+            .query_map([], |r| Ok(ObjId(r.get(0)?)))
+            .map_err(|e| self.fail(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.fail(e))
+    }
+
     /// Every registered player, id and name (the placeholder row excluded).
     pub(crate) fn players(&self) -> Result<Vec<(ObjId, String)>, RegistryError> {
         let mut statement = self
@@ -93,20 +172,39 @@ impl FileRegistry {
     }
 
     /// Writes the queued mail in one transaction (one WAL append however many firings posted).
-    /// On failure the mail stays queued for the next flush.
+    /// A mailbox keeps at most [`MAILBOX_CAP`] lines, the last of them the note that it is full;
+    /// later lines are not kept (docs/serve.md §11.5). On failure the mail stays queued for the
+    /// next flush.
     pub(crate) fn flush_mail(&self) -> Result<(), RegistryError> {
         if self.unwritten.borrow().is_empty() {
             return Ok(());
         }
         let txn = self.db.unchecked_transaction().map_err(|e| self.fail(e))?;
         {
+            let mut held = std::collections::HashMap::new();
+            let mut count = txn
+                .prepare_cached("SELECT count(*) FROM mail WHERE player = ?1")
+                .map_err(|e| self.fail(e))?;
             let mut insert = txn
                 .prepare_cached("INSERT INTO mail (player, text) VALUES (?1, ?2)")
                 .map_err(|e| self.fail(e))?;
             for (player, text) in self.unwritten.borrow().iter() {
+                if !held.contains_key(player) {
+                    let stored: i64 = count
+                        .query_row([player.0], |r| r.get(0))
+                        .map_err(|e| self.fail(e))?;
+                    held.insert(*player, usize::try_from(stored).unwrap_or(usize::MAX));
+                }
+                let lines = held.get_mut(player).expect("inserted above");
+                let kept = match (*lines + 1).cmp(&MAILBOX_CAP) {
+                    std::cmp::Ordering::Less => text.as_str(),
+                    std::cmp::Ordering::Equal => MAILBOX_FULL,
+                    std::cmp::Ordering::Greater => continue,
+                };
                 insert
-                    .execute(params![player.0, text])
+                    .execute(params![player.0, kept])
                     .map_err(|e| self.fail(e))?;
+                *lines += 1;
             }
         }
         txn.commit().map_err(|e| self.fail(e))?;
@@ -171,20 +269,62 @@ mod tests {
     }
 
     #[test]
+    fn a_name_is_registered_once_with_its_hash_and_a_wizard_is_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = FileRegistry::open(&dir.path().join("w.db")).unwrap();
+        let alice = r.register("alice", "$h1").unwrap().expect("a new name");
+        assert_eq!(r.register("alice", "$h2").unwrap(), None, "taken");
+        let account = r.account("alice").unwrap().unwrap();
+        assert_eq!(
+            (account.id, account.hash.as_deref(), account.wizard),
+            (alice, Some("$h1"), false)
+        );
+        r.set_wizard(alice).unwrap();
+        r.set_hash(alice, "$h3").unwrap();
+        assert_eq!(r.wizards().unwrap(), [alice]);
+        assert_eq!(
+            r.account("alice").unwrap().unwrap().hash.as_deref(),
+            Some("$h3")
+        );
+        assert!(r.account("bob").unwrap().is_none());
+    }
+
+    #[test]
+    fn a_full_mailbox_keeps_a_note_and_drops_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = FileRegistry::open(&dir.path().join("w.db")).unwrap();
+        let bob = r.id_for("bob").unwrap();
+        for n in 0..MAILBOX_CAP - 10 {
+            r.post(bob, format!("m{n}"));
+        }
+        r.flush_mail().unwrap();
+        for n in 0..50 {
+            r.post(bob, format!("late{n}")); // a second flush counts what is stored
+        }
+        r.flush_mail().unwrap();
+        let mail = r.take_mail(bob).unwrap();
+        assert_eq!(mail.len(), MAILBOX_CAP);
+        assert_eq!(mail[MAILBOX_CAP - 2], "late8");
+        assert_eq!(mail.last().map(String::as_str), Some(MAILBOX_FULL));
+        r.post(bob, "after reading".to_owned());
+        assert_eq!(r.take_mail(bob).unwrap(), ["after reading"], "room again");
+    }
+
+    #[test]
     fn queued_mail_is_read_in_posting_order_before_and_after_a_flush() {
         let dir = tempfile::tempdir().unwrap();
         let r = FileRegistry::open(&dir.path().join("w.db")).unwrap();
         let bob = r.id_for("bob").unwrap();
         let carol = r.id_for("carol").unwrap();
-        for n in 0..500 {
+        for n in 0..160 {
             r.post(if n % 2 == 0 { bob } else { carol }, format!("m{n}"));
         }
         r.flush_mail().unwrap();
         r.post(bob, "late".to_owned()); // still queued: take_mail writes it first
         let mail = r.take_mail(bob).unwrap();
-        assert_eq!(mail.len(), 251);
+        assert_eq!(mail.len(), 81);
         assert_eq!(mail.first().map(String::as_str), Some("m0"));
         assert_eq!(mail.last().map(String::as_str), Some("late"));
-        assert_eq!(r.take_mail(carol).unwrap().len(), 250);
+        assert_eq!(r.take_mail(carol).unwrap().len(), 80);
     }
 }

@@ -31,6 +31,21 @@ const MAIL_CHANNEL: &str = "tickstep_serve_mail";
 /// The notification channel that says a name was registered (payload: `id name`).
 const PLAYERS_CHANNEL: &str = "tickstep_serve_players";
 
+/// The most lines a mailbox keeps, the last of them [`MAILBOX_FULL`] (docs/serve.md §11.5).
+pub(crate) const MAILBOX_CAP: usize = 100;
+/// The line that ends a full mailbox.
+pub(crate) const MAILBOX_FULL: &str =
+    "[system] your mailbox is full (100 lines); what came after was not kept";
+
+/// A registered name: its id, its password's hash (none for a name registered before accounts,
+/// or a wizard whose password the configuration has not given yet), and whether it is a wizard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Account {
+    pub(crate) id: ObjId,
+    pub(crate) hash: Option<String>,
+    pub(crate) wizard: bool,
+}
+
 /// The players and their mail, beside the store.
 pub(crate) enum Registry {
     File(FileRegistry),
@@ -82,6 +97,51 @@ impl Registry {
         match self {
             Registry::File(r) => r.id_for(name),
             Registry::Database(r) => r.id_for(name).await,
+        }
+    }
+
+    /// The account under `name`, if there is one.
+    pub(crate) async fn account(&self, name: &str) -> Result<Option<Account>, RegistryError> {
+        match self {
+            Registry::File(r) => r.account(name),
+            Registry::Database(r) => r.account(name).await,
+        }
+    }
+
+    /// Registers `name` with its password's hash (announcing it to other nodes): the new id, or
+    /// `None` when the name is taken.
+    pub(crate) async fn register(
+        &self,
+        name: &str,
+        hash: &str,
+    ) -> Result<Option<ObjId>, RegistryError> {
+        match self {
+            Registry::File(r) => r.register(name, hash),
+            Registry::Database(r) => r.register(name, hash).await,
+        }
+    }
+
+    /// Sets `player`'s password hash.
+    pub(crate) async fn set_hash(&self, player: ObjId, hash: &str) -> Result<(), RegistryError> {
+        match self {
+            Registry::File(r) => r.set_hash(player, hash),
+            Registry::Database(r) => r.set_hash(player, hash).await,
+        }
+    }
+
+    /// Makes `player` a wizard.
+    pub(crate) async fn set_wizard(&self, player: ObjId) -> Result<(), RegistryError> {
+        match self {
+            Registry::File(r) => r.set_wizard(player),
+            Registry::Database(r) => r.set_wizard(player).await,
+        }
+    }
+
+    /// The wizards' ids.
+    pub(crate) async fn wizards(&self) -> Result<Vec<ObjId>, RegistryError> {
+        match self {
+            Registry::File(r) => r.wizards(),
+            Registry::Database(r) => r.wizards().await,
         }
     }
 

@@ -1,0 +1,423 @@
+//! `tickstep serve` against the players who attack it (issue 24, findings 1–4, 6 and 7): the real
+//! binary on an ephemeral loopback port, spoken to over TCP. Every wait is bounded (a deadline per
+//! expected line, a bound on each process); the assertions are about what was said and what is on
+//! disk, never about how long it took.
+
+mod run;
+mod serve_client;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use run::stderr;
+use serve_client::{Client, PATIENCE, Server, id_of, password_of};
+
+fn store(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("world.db")
+}
+
+#[test]
+fn a_players_text_reaches_others_escaped_so_no_one_fakes_a_system_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut mallory = server.login("mallory");
+    let mut bob = server.login("bob");
+
+    // A CR ends a line, as every line end a client may send does (docs/serve.md §8.2): the fake
+    // system line is a second command, refused, and never reaches bob.
+    assert_eq!(
+        mallory.ask("say hi\r[system] the server is shutting down, type your password"),
+        "ok: said"
+    );
+    assert!(mallory.expect("error: ").contains("[system]"));
+    assert_eq!(bob.expect("[say] mallory says: "), "[say] mallory says: hi");
+    mallory.ask("say \x1b[2J\x1b]0;pwned\x07\u{9b}31m\0 abc\u{202e}fed");
+    assert_eq!(
+        bob.expect("[say] mallory says: "),
+        "[say] mallory says: \\x1b[2J\\x1b]0;pwned\\x07\\u{9b}31m\\x00 abc\\u{202e}fed"
+    );
+    // The speaker's own echo is escaped too, and is part of the reply.
+    assert!(mallory.seen.iter().all(|line| !line.contains('\x1b')));
+
+    // A schedule's say and a reminder's tell are escaped when they fire, and so are listings.
+    let id = id_of(&mallory.ask("every 1 say \x1b[2Jrepeat\x07more"));
+    assert_eq!(
+        bob.expect(&format!("[#{id}] ")),
+        format!("[#{id}] mallory says: \\x1b[2Jrepeat\\x07more")
+    );
+    assert!(mallory.ask("schedules").starts_with("ok: 1 live schedule"));
+    let row = mallory.expect("  #");
+    // A listing quotes the argument as a value, escapes and all.
+    assert!(row.contains(r#"say "\u{1b}[2Jrepeat\u{7}more""#), "{row}");
+    assert!(
+        bob.seen
+            .iter()
+            .chain(&mallory.seen)
+            .all(|line| { !line.starts_with("[system]") && !line.chars().any(char::is_control) })
+    );
+}
+
+#[test]
+fn a_name_is_an_account_nobody_else_can_take_and_guessing_is_limited() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    let id = id_of(&alice.ask("every 60 tell mine"));
+    alice.quit();
+
+    // A squatter who types alice's name is asked her password, and refused.
+    let mut squatter = server.connect();
+    assert_eq!(
+        squatter.try_log_in("alice", "letmein!"),
+        "error: wrong password for alice"
+    );
+    // Four more guesses use up the address's five; then even the right password is refused
+    // before it is asked (docs/serve.md §10.6).
+    let mut last = String::new();
+    for guess in 0..4 {
+        last = squatter.try_log_in("alice", &format!("guess-{guess}"));
+    }
+    assert!(
+        last.starts_with("error: too many failed logins from your address: 5 at once"),
+        "{last}"
+    );
+    squatter.send("alice");
+    assert!(
+        squatter
+            .expect("error:")
+            .starts_with("error: too many failed logins from your address")
+    );
+
+    // `help` at the name prompt is help, not a player called help; `quit` leaves.
+    let mut newcomer = server.connect();
+    newcomer.send("help");
+    newcomer.expect("help: type your name");
+    newcomer.send("Help");
+    newcomer.expect("help: type your name");
+    newcomer.send("who");
+    assert_eq!(
+        newcomer.expect("error:"),
+        "error: \"who\" is a command, so it cannot be a name"
+    );
+    // A new name with a short password is not created.
+    assert_eq!(
+        newcomer.try_log_in("carol", "abc"),
+        "error: a password has at least 6 characters (that one has 3); carol was not created"
+    );
+    newcomer.log_in("carol", &password_of("carol"));
+    assert_eq!(
+        newcomer.ask(&format!("info {id}")),
+        format!("error: you have no schedule #{id}")
+    );
+    drop(newcomer);
+    drop(squatter);
+    drop(server); // killed: the wizard's login would meet the address's failed logins too
+
+    // The account survives a restart: the right password lets alice in, her schedule is there.
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    assert!(alice.ask(&format!("info {id}")).contains("owner alice"));
+}
+
+#[test]
+fn the_wizard_is_given_by_configuration_never_claimed_by_typing_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    // No wizard password in the environment: nobody can log in as merlin.
+    let server = Server::start_with(&store(&dir), &[], None);
+    let mut claimant = server.connect();
+    claimant.send("merlin");
+    assert!(
+        claimant
+            .expect("error:")
+            .starts_with("error: merlin is the wizard's account; its password is given")
+    );
+    let mut bob = server.login("bob");
+    assert_eq!(
+        bob.ask("shutdown"),
+        "error: only the wizard may shut the server down"
+    );
+    assert_eq!(
+        bob.ask("wizard bob"),
+        "error: only a wizard may make a wizard"
+    );
+    drop(server);
+
+    // With the password configured, merlin is a wizard, and may make bob one.
+    let server = Server::start(&store(&dir), &[]);
+    let mut claimant = server.connect();
+    assert_eq!(
+        claimant.try_log_in("merlin", "merlin"),
+        "error: wrong password for merlin"
+    );
+    let mut merlin = server.connect();
+    merlin.send("merlin");
+    merlin.expect("password: type merlin's password");
+    merlin.send(&password_of("merlin"));
+    assert!(
+        merlin
+            .expect("ok: welcome, merlin (#100); you are a wizard")
+            .ends_with("wizard")
+    );
+    let mut bob = server.login("bob");
+    assert!(bob.ask("stats").starts_with("error: only the wizard"));
+    assert_eq!(merlin.ask("wizard bob"), "ok: bob is a wizard");
+    bob.expect("[system] merlin made you a wizard");
+    assert!(bob.ask("stats").starts_with("ok: frames_run="));
+}
+
+#[test]
+fn a_create_stop_loop_is_rate_limited_and_the_wal_stays_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut players: Vec<Client> = ["churn1", "churn2", "churn3"]
+        .iter()
+        .map(|name| server.login(name))
+        .collect();
+    let mut steady = server.login("steady");
+    let churn = |player: &mut Client| -> Result<(), String> {
+        let reply = player.ask("every 60 tell churn");
+        if reply.starts_with("ok: schedule #") {
+            let stopped = player.ask(&format!("stop {}", id_of(&reply)));
+            assert!(stopped.starts_with("ok: stopped #"), "{stopped}");
+            Ok(())
+        } else {
+            assert!(
+                reply.starts_with("error: too many new schedules: "),
+                "{reply}"
+            );
+            Err(reply)
+        }
+    };
+    // One player alone meets the player's rate first (docs/serve.md §11.3).
+    let (mut made, mut refusal) = (0, None);
+    for _ in 0..2_000 {
+        match churn(&mut players[0]) {
+            Ok(()) => made += 1,
+            Err(reply) => {
+                refusal = Some(reply);
+                break;
+            }
+        }
+    }
+    let refusal = refusal.expect("a create/stop loop is refused");
+    assert!(
+        refusal
+            .starts_with("error: too many new schedules: 20 at once, then 5 a second per player"),
+        "{refusal}"
+    );
+    assert!(made >= 20, "the burst was granted ({made})");
+    // Three players of one address together ask more than the address's rate, so the address's
+    // limit shows, however fast or slow the machine.
+    let mut per_address = None;
+    for round in 0..6_000 {
+        if let Err(reply) = churn(&mut players[round % 3])
+            && reply.contains("per address")
+        {
+            per_address = Some(reply);
+            break;
+        }
+    }
+    let per_address = per_address.expect("the address's limit is met");
+    assert!(
+        per_address
+            .starts_with("error: too many new schedules: 40 at once, then 10 a second per address"),
+        "{per_address}"
+    );
+    assert!(steady.ask("who").starts_with("ok: 4 online"));
+    // docs/serve.md §11.10: at these rates the WAL stays small.
+    let wal = std::fs::metadata(dir.path().join("world.db-wal")).map_or(0, |m| m.len());
+    assert!(wal < 4 << 20, "the WAL grew to {wal} bytes");
+    println!("churn: WAL {wal} bytes");
+}
+
+#[test]
+fn a_pasted_burst_of_3000_commands_gets_3000_replies_and_stays_connected() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut paster = server.login("paster");
+    // The world has lines for the paster meanwhile: a schedule that tells it every second.
+    assert!(
+        paster
+            .ask("every 1 tell tick")
+            .starts_with("ok: schedule #")
+    );
+    let mut writer = paster.stream.try_clone().unwrap();
+    let paste = std::thread::spawn(move || {
+        let mut lines = String::new();
+        for n in 0..3_000 {
+            lines.push_str(if n % 3 == 0 { "say pasted\n" } else { "who\n" });
+        }
+        writer.write_all(lines.as_bytes()).unwrap();
+    });
+    let (mut replies, mut echoes) = (0, 0);
+    let deadline = Instant::now() + PATIENCE * 4;
+    while replies < 3_000 {
+        let line = paster
+            .line(deadline)
+            .unwrap_or_else(|| panic!("dropped after {replies} replies"));
+        if line.starts_with("ok:") || line.starts_with("error:") {
+            replies += 1;
+        } else if line == "[say] paster says: pasted" {
+            echoes += 1;
+        }
+    }
+    paste.join().unwrap();
+    assert_eq!(replies, 3_000);
+    assert!(echoes >= 10, "the burst of says was echoed ({echoes})");
+    assert!(
+        paster.ask("who").starts_with("ok: 1 online"),
+        "still connected"
+    );
+}
+
+#[test]
+fn a_store_deleted_while_serving_is_reported_and_new_schedules_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(&store(&dir), &[]);
+    let mut merlin = server.login("merlin");
+    let mut alice = server.login("alice");
+    assert!(alice.ask("remind 600 before").starts_with("ok: schedule #"));
+    std::fs::remove_file(store(&dir)).unwrap();
+    let report = merlin.expect("[system] ");
+    assert!(
+        report.contains("world.db was deleted while serving; new schedules are refused"),
+        "{report}"
+    );
+    let refused = alice.ask("remind 600 after");
+    assert!(
+        refused.starts_with("error: no new schedules: the store file ")
+            && refused.ends_with("world.db was deleted while serving"),
+        "{refused}"
+    );
+    // Its stop does not claim the store is committed: it fails.
+    merlin.send("shutdown");
+    merlin.expect("ok: shutting down");
+    let deadline = Instant::now() + PATIENCE;
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the server did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!status.success(), "a lost store is not a clean stop");
+}
+
+/// Runs `tickstep serve` that must fail at start; what it printed on stderr.
+fn failed_start(args: &[&str]) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tickstep"))
+        .arg("serve")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the server started although it should not have");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    stderr(&out)
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_failed_start_leaves_no_files_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(&dir);
+    let db = db.to_str().unwrap();
+    // The port is taken.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let said = failed_start(&["--listen", &addr, "--db", db]);
+    assert!(said.contains("cannot listen on"), "{said}");
+    assert!(
+        files_in(dir.path()).is_empty(),
+        "{:?}",
+        files_in(dir.path())
+    );
+    // The store is not a store: the world file the start made is removed again, the file that
+    // was there is left as it was.
+    std::fs::write(dir.path().join("world.db"), vec![b'x'; 8192]).unwrap();
+    let said = failed_start(&["--listen", "127.0.0.1:0", "--db", db]);
+    assert!(!said.is_empty());
+    assert_eq!(files_in(dir.path()), ["world.db"]);
+    assert_eq!(
+        std::fs::read(dir.path().join("world.db")).unwrap(),
+        vec![b'x'; 8192]
+    );
+}
+
+#[test]
+fn replies_name_what_the_player_typed_and_do_not_leak_which_ids_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    let mut bob = server.login("bob");
+    let mut merlin = server.login("merlin");
+
+    assert_eq!(alice.ask(""), "ok: nothing to do (type help)");
+    assert_eq!(
+        alice.ask("remind 1e20 x"),
+        "error: \"1e20\" is not a delay in seconds from 0 to 3153600000 (100 years)"
+    );
+    assert_eq!(
+        alice.ask("every 1e-300 say x"),
+        "error: every needs at least 1 s between firings (got 1e-300)"
+    );
+
+    // Another's schedule and a missing one read the same to a player; the wizard sees which.
+    let hers = id_of(&alice.ask("every 60 tell private"));
+    let missing = hers + 1_000;
+    for command in ["info", "stop"] {
+        assert_eq!(
+            bob.ask(&format!("{command} {hers}")),
+            format!("error: you have no schedule #{hers}")
+        );
+        assert_eq!(
+            bob.ask(&format!("{command} {missing}")),
+            format!("error: you have no schedule #{missing}")
+        );
+        assert!(
+            merlin
+                .ask(&format!("{command} {missing}"))
+                .starts_with(&format!("error: there is no schedule #{missing}"))
+        );
+    }
+    assert!(merlin.ask(&format!("info {hers}")).contains("owner alice"));
+
+    // info shows every field of the record.
+    let info = alice.ask(&format!("info {hers}"));
+    assert!(
+        info.starts_with(&format!("ok: #{hers} every 60 s tell \"private\"")),
+        "{info}"
+    );
+    let fields = alice.expect("  id=");
+    for field in [" verb=", " interval=", " run_count=", " owner=", " key="] {
+        assert!(fields.contains(field), "{field} in {fields}");
+    }
+
+    // stop of a one-shot that fired says so.
+    let once = id_of(&alice.ask("remind 0 now"));
+    alice.expect(&format!("[#{once}] now"));
+    assert_eq!(
+        alice.ask(&format!("stop {once}")),
+        format!("ok: #{once} had already fired; its record is removed")
+    );
+    assert_eq!(alice.ask("schedules"), "ok: 1 live schedule");
+}
