@@ -73,6 +73,48 @@ on_both_stores! {
     }
 }
 
+on_both_stores! {
+    // Neither store has a foreign key from the history to the schedule (docs/schedules.md
+    // §13.53): a trigger deletes it with the row, and a record whose schedule is gone is not
+    // written. Counted in the table itself, so an orphan under any id would show.
+    fn no_history_row_outlives_its_schedule(store) {
+        let h = Host::on(store);
+        let kept = h.every(10.0, Options::new());
+        let stopped = h.every(10.0, Options::new());
+        let once = h.at(10.0, Options::new());
+        h.after(10.0);
+        h.finish_all();
+        h.after(10.0);
+        h.finish_all();
+        assert_eq!(h.info(kept).history.len(), 2);
+        assert_eq!(h.info(stopped).history.len(), 2);
+        let orphans = format!(
+            "SELECT COUNT(*) FROM {} WHERE schedule_id NOT IN ({}, {})",
+            table(store),
+            kept.get(),
+            stopped.get()
+        );
+        // The one-shot retired as its outcome settled: its record and its delete in one batch.
+        assert!(!h.valid(once));
+        assert_eq!(store.count(&orphans), 0, "the retired one-shot left no record");
+        let mut txn = h.engine.begin(h.prog);
+        txn.schedule_stop(stopped).unwrap();
+        txn.commit().unwrap();
+        // One more firing of the live schedule settles and is written behind the next tick.
+        h.after(10.0);
+        h.finish_all();
+        h.tick();
+        let kept_records = h.info(kept).history.len();
+        assert_eq!(kept_records, 3);
+        let all = format!("SELECT COUNT(*) FROM {}", table(store));
+        assert_eq!(
+            store.count(&all),
+            i64::try_from(kept_records).unwrap(),
+            "only the live schedule's records remain"
+        );
+    }
+}
+
 /// The history table's name in `store`.
 fn table(store: &common::stores::Store) -> &'static str {
     match store.kind() {

@@ -136,15 +136,22 @@ pub(super) const NOTIFY_STOPS: &str =
 
 /// Records settled firings in their schedules' history rings (docs/schedules.md §9.11), one
 /// statement for a batch: each replaces its slot's previous record; a schedule whose row is
-/// gone records nothing. A batch holds each (schedule, slot) once ([`HistoryColumns::push`]
+/// gone records nothing. A batch holds each (schedule, slot) once ([`HistoryColumns::of`]
 /// keeps the newest), since one statement may not update a row twice.
-pub(super) const RECORD_HISTORY: &str = "INSERT INTO tickstep_firing_history \
+///
+/// No foreign key guards the table (schema version 9, docs/schedules.md §13.53): the live rows
+/// are found by one join and locked `FOR KEY SHARE`, the lock a foreign key's check would take
+/// row by row, so a concurrent delete either waits for this commit (and its trigger then takes
+/// these records) or has committed first (and the row is not joined).
+pub(super) const RECORD_HISTORY: &str = "WITH live AS (SELECT id FROM tickstep_schedules \
+     WHERE id = ANY($1::bigint[]) FOR KEY SHARE) \
+     INSERT INTO tickstep_firing_history \
      (schedule_id, slot, started_at, ended_at, nominal, outcome, fault) \
      SELECT u.schedule_id, u.slot, u.started_at, u.ended_at, u.nominal, u.outcome, u.fault \
      FROM unnest($1::bigint[], $2::integer[], $3::bigint[], $4::bigint[], $5::bigint[], \
      $6::text[], $7::text[]) \
      AS u(schedule_id, slot, started_at, ended_at, nominal, outcome, fault) \
-     WHERE EXISTS (SELECT 1 FROM tickstep_schedules AS s WHERE s.id = u.schedule_id) \
+     JOIN live ON live.id = u.schedule_id \
      ON CONFLICT (schedule_id, slot) DO UPDATE SET started_at = EXCLUDED.started_at, \
      ended_at = EXCLUDED.ended_at, nominal = EXCLUDED.nominal, outcome = EXCLUDED.outcome, \
      fault = EXCLUDED.fault";

@@ -34,6 +34,10 @@
 //! Version 8 lets an operator's note carry an action (`action`, JSON; NULL for a stop), as the
 //! `SQLite` store's version 7 does (docs/schedules.md §9.12).
 //!
+//! Version 9 drops that foreign key: a statement-level trigger deletes a schedule's history with
+//! its row instead, as the `SQLite` store's trigger does, and the history table gets fill factor
+//! 70 (docs/schedules.md §13.53).
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -44,7 +48,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 8;
+pub(crate) const CURRENT_VERSION: i64 = 9;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -53,7 +57,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 8] = [
+const MIGRATIONS: [(i64, &str, &str); 9] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -168,6 +172,11 @@ const MIGRATIONS: [(i64, &str, &str); 8] = [
     ALTER TABLE tickstep_operator_stops ADD COLUMN action TEXT; -- JSON; NULL for a stop
     ",
     ),
+    (
+        9,
+        "firing history without a foreign key; a trigger deletes it with its schedule",
+        HISTORY_WITHOUT_FOREIGN_KEY,
+    ),
 ];
 
 /// Version 2: the notes an operator's stop leaves for running engines (docs/schedules.md
@@ -183,6 +192,27 @@ const OPERATOR_STOPS: &str = "
     -- Room on each page for the new versions of its rows: a tick rewrites every fired row, and a
     -- new version that fits on its page is a HOT update (no index entry, no new page).
     ALTER TABLE tickstep_schedules SET (fillfactor = 70);
+";
+
+/// Version 9: the history table loses its foreign key, whose per-row check cost more than the
+/// record itself (docs/schedules.md §13.53). One statement-level trigger deletes the history of
+/// every schedule row a statement deletes, whoever deletes it (as the `SQLite` store's trigger
+/// does); the write takes a key-share lock on the live rows instead of the check
+/// ([`super::codec::RECORD_HISTORY`]). A fill factor leaves room for the ring's in-place
+/// rewrites, as version 2 does for the cadence.
+const HISTORY_WITHOUT_FOREIGN_KEY: &str = "
+    ALTER TABLE tickstep_firing_history
+        DROP CONSTRAINT IF EXISTS tickstep_firing_history_schedule_id_fkey;
+    ALTER TABLE tickstep_firing_history SET (fillfactor = 70);
+    CREATE FUNCTION tickstep_history_goes_with_the_row() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM tickstep_firing_history AS h USING gone WHERE h.schedule_id = gone.id;
+        RETURN NULL;
+    END
+    $$;
+    CREATE TRIGGER tickstep_schedules_history_goes_with_the_row
+        AFTER DELETE ON tickstep_schedules REFERENCING OLD TABLE AS gone
+        FOR EACH STATEMENT EXECUTE FUNCTION tickstep_history_goes_with_the_row();
 ";
 
 /// Creates the migration table if needed and applies every migration the database lacks, in one
@@ -325,18 +355,18 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7, 8]));
-        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7, 8]));
-        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7, 8]));
-        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7, 8]));
-        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7, 8]), Ok(vec![]));
+        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7, 8, 9]));
+        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7, 8, 9]));
+        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7, 8, 9]));
+        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7, 8, 9]));
+        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7, 8, 9]), Ok(vec![]));
     }
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 9]), Err(9));
-        let err = pending(&[1, 4, 9]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 9") && err.to_string().contains("up to 8"));
+        assert_eq!(versions(&[1, 4, 10]), Err(10));
+        let err = pending(&[1, 4, 10]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 10") && err.to_string().contains("up to 9"));
     }
 
     #[test]
@@ -347,7 +377,7 @@ mod tests {
         // The reason is the error's source (docs/README.md: one error convention).
         let text = tickstep_kernel::ErrorChain(&err).to_string();
         assert!(
-            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5, 6, 7, 8"),
+            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5, 6, 7, 8, 9"),
             "{text}"
         );
         assert!(plan.next().is_none(), "nothing is applied after a refusal");
