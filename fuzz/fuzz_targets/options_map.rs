@@ -16,7 +16,10 @@ use libfuzzer_sys::fuzz_target;
 use tickstep_fuzz::value;
 use tickstep_kernel::clock::ManualClock;
 use tickstep_schedules::testkit::{TestRunner, TestWorld};
-use tickstep_schedules::{Catchup, Error, OPTION_KEYS, Options, Overlap, Schedules, Value};
+use tickstep_schedules::{
+    Catchup, DstPolicy, Error, FoldPolicy, GapPolicy, OPTION_KEYS, Options, Overlap, Schedules,
+    Value,
+};
 
 /// How a well-formed map must parse, or the key of the first pair it must refuse.
 fn model(options: &Value) -> Result<Options, Option<String>> {
@@ -64,6 +67,26 @@ fn model(options: &Value) -> Result<Options, Option<String>> {
             },
             // The key's rule is checked at creation, not here: any text parses.
             "key" => out.key(v.as_text().ok_or_else(bad)?),
+            // The DST words of docs/schedules.md §14.9, exactly as spelled there.
+            "dst_gap" => {
+                let gap = match v.as_text().ok_or_else(bad)? {
+                    "shift" => GapPolicy::Shift,
+                    "skip" => GapPolicy::Skip,
+                    _ => return Err(bad()),
+                };
+                let fold = out.dst().fold;
+                out.dst_policy(DstPolicy { gap, fold })
+            }
+            "dst_fold" => {
+                let fold = match v.as_text().ok_or_else(bad)? {
+                    "first" => FoldPolicy::First,
+                    "last" => FoldPolicy::Last,
+                    "both" => FoldPolicy::Both,
+                    _ => return Err(bad()),
+                };
+                let gap = out.dst().gap;
+                out.dst_policy(DstPolicy { gap, fold })
+            }
             "state" => out.state(v.clone()),
             "player" => match *v {
                 Value::Obj(o) => out.player(o),

@@ -15,6 +15,7 @@
 //! | `fire_postgres` | see [`postgres`]: only when `TICKSTEP_PG_URL` names a server | raw batched `UPDATE`s through the same client |
 //! | `create_inmem`, `create_sqlite` | see [`create`]: `Txn::commit` of one new schedule, in memory and on `SQLite` | goals 5,000 ns and one fsync |
 //! | `cron_next_daily`, `cron_next_minutely`, `cron_next_special` | see [`calendar`]: `Calendar::next_after`, ns per next occurrence | `croner`'s own next occurrence, same expression and zone, same run; goal ratio ≤ 1.0 |
+//! | `calendar_build_100k`, `calendar_bytes` | see [`calendar_load`]: 100,000 calendars in 8 zones built in a fresh process, seconds and resident bytes each | goals 2 s and 400 B |
 //! | `fire_postgres_3nodes`, `claim_to_start_p50/p99` | see [`cluster`]: three nodes on one database; another node taking released schedules over | `fire_postgres` on one node, same run |
 
 use std::path::Path;
@@ -30,6 +31,7 @@ use tickstep_schedules::{Config, ObjId, Options, Outcome, RunId, Schedules, Valu
 use crate::harness::{Measure, Opts, Row, Section, interleave, median, ns_per_op};
 
 mod calendar;
+mod calendar_load;
 mod cluster;
 mod create;
 mod postgres;
@@ -41,6 +43,12 @@ const RSS_CHILD_ENV: &str = "TICKSTEP_BENCH_SCHEDULES_RSS_CHILD";
 pub(crate) fn run(opts: &Opts) -> Section {
     if let Ok(path) = std::env::var(RSS_CHILD_ENV) {
         rss_child(Path::new(&path));
+    }
+    if let Some(n) = std::env::var(calendar_load::CHILD_ENV)
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        calendar_load::child(n);
     }
     let rounds = opts.rounds();
     let due = if opts.quick { 2_000 } else { 10_000 };
@@ -64,6 +72,7 @@ pub(crate) fn run(opts: &Opts) -> Section {
     ]);
     rows.extend(create::rows(dir.path(), rounds, opts.quick));
     rows.extend(calendar::rows(rounds, opts.quick));
+    rows.extend(calendar_load::rows());
     rows
 }
 

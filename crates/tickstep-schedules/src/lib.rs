@@ -229,6 +229,7 @@ mod value;
 
 pub use calendar::{
     Calendar, CalendarError, CronField, DstPolicy, FoldPolicy, GapPolicy, MAX_EXPR_LEN,
+    PointsArrived,
 };
 pub use commit::Commit;
 pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use crate::limits::{check_storable, preview, seconds_to_nanos};
-use crate::{Error, ObjId, Value};
+use crate::{DstPolicy, Error, ObjId, Value};
 
 /// Largest serialised `state`, in bytes (4 KB, docs/schedules.md §5.7).
 ///
@@ -172,6 +172,8 @@ pub struct Options {
     pub(crate) tick_limit: Option<u64>,
     /// The schedule's key (docs/schedules.md §5.12), checked at creation.
     pub(crate) key: Option<String>,
+    /// What a calendar schedule does in a DST gap or fold (docs/schedules.md §14.9).
+    pub(crate) dst: DstPolicy,
 }
 
 impl Default for Options {
@@ -189,6 +191,7 @@ impl Default for Options {
             time_limit: None,
             tick_limit: None,
             key: None,
+            dst: DstPolicy::default(),
         }
     }
 }
@@ -198,7 +201,7 @@ impl Default for Options {
 /// ```
 /// assert!(tickstep_schedules::OPTION_KEYS.contains(&"pass_elapsed"));
 /// ```
-pub const OPTION_KEYS: [&str; 12] = [
+pub const OPTION_KEYS: [&str; 14] = [
     "adaptive",
     "catchup",
     "overlap",
@@ -211,6 +214,8 @@ pub const OPTION_KEYS: [&str; 12] = [
     "seconds",
     "ticks",
     "key",
+    "dst_gap",
+    "dst_fold",
 ];
 
 impl Options {
@@ -411,6 +416,12 @@ impl Options {
                 "key" => {
                     out.key = Some(value.as_text().ok_or_else(|| wrong("a string"))?.to_owned());
                 }
+                "dst_gap" => {
+                    out.dst.gap = parse_policy_word(value, name)?;
+                }
+                "dst_fold" => {
+                    out.dst.fold = parse_policy_word(value, name)?;
+                }
                 "state" => out.state = Some(value.clone()),
                 "player" => match *value {
                     Value::Obj(o) => out.player = Some(o),
@@ -506,6 +517,60 @@ impl Options {
     /// ```
     pub fn key_name(&self) -> Option<&str> {
         self.key.as_deref()
+    }
+}
+
+/// A DST policy word (`dst_gap`, `dst_fold`; docs/schedules.md §14.9): a string or symbol the
+/// calendar's parser accepts, else `E_INVARG` naming the key, the value and the words allowed.
+fn parse_policy_word<P>(value: &Value, key: &str) -> Result<P, Error>
+where
+    P: std::str::FromStr<Err = crate::CalendarError>,
+{
+    let word = value.as_text().ok_or_else(|| {
+        Error::invalid(
+            preview(value),
+            format!("schedule option \"{key}\" must be a string (docs/schedules.md §14.9)"),
+        )
+    })?;
+    word.parse().map_err(|e: crate::CalendarError| {
+        Error::invalid(
+            preview(value),
+            format!("schedule option \"{key}\": {e} (docs/schedules.md §14.9)"),
+        )
+    })
+}
+
+/// The DST policy of a calendar schedule (docs/schedules.md §14.9).
+impl Options {
+    /// What a calendar schedule does with a wall time in a DST gap or fold (the `dst_gap` and
+    /// `dst_fold` keys). The default is the calendar's, `shift` and `first` (docs/schedules.md §13.45). Schedules
+    /// that are not calendars ignore it.
+    ///
+    /// ```
+    /// use tickstep_schedules::{DstPolicy, FoldPolicy, GapPolicy, Options, Value};
+    /// let policy = DstPolicy { gap: GapPolicy::Skip, fold: FoldPolicy::Both };
+    /// let o = Options::new().dst_policy(policy);
+    /// assert_eq!(o.dst(), policy);
+    /// assert_eq!(o, Options::from_map(&Value::Map(vec![
+    ///     (Value::from("dst_gap"), Value::from("skip")),
+    ///     (Value::from("dst_fold"), Value::Symbol("both".into())),
+    /// ])).unwrap());
+    /// assert_eq!(Options::new().dst(), DstPolicy::default());
+    /// ```
+    #[must_use]
+    pub fn dst_policy(mut self, policy: DstPolicy) -> Self {
+        self.dst = policy;
+        self
+    }
+
+    /// The DST policy set (or the default).
+    ///
+    /// ```
+    /// use tickstep_schedules::{DstPolicy, Options};
+    /// assert_eq!(Options::new().dst(), DstPolicy::default());
+    /// ```
+    pub fn dst(&self) -> DstPolicy {
+        self.dst
     }
 }
 
@@ -609,6 +674,33 @@ mod tests {
             Options::from_map(&Value::Int(0)).unwrap_err().code(),
             "E_INVARG"
         );
+    }
+
+    #[test]
+    fn dst_policy_words_are_checked_and_named() {
+        // docs/schedules.md §14.9: the calendar's words, the calendar's defaults.
+        let o = Options::from_map(&map(vec![
+            ("dst_gap", Value::from("skip")),
+            ("dst_fold", Value::from("last")),
+        ]))
+        .unwrap();
+        assert_eq!(o.dst().gap, crate::GapPolicy::Skip);
+        assert_eq!(o.dst().fold, crate::FoldPolicy::Last);
+        for (key, value) in [
+            ("dst_gap", Value::from("later")),
+            ("dst_fold", Value::from("twice")),
+            ("dst_fold", Value::from("First")),
+            ("dst_gap", Value::Int(1)),
+        ] {
+            let err = Options::from_map(&map(vec![(key, value.clone())])).unwrap_err();
+            assert_eq!(err.code(), "E_INVARG");
+            let text = err.to_string();
+            assert!(text.contains(key), "{text}");
+            assert!(text.contains("docs/schedules.md §14.9"), "{text}");
+            if let Some(word) = value.as_text() {
+                assert!(text.contains(word), "{text}");
+            }
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! Instants are wall-clock Unix nanoseconds (`u64`), like every deadline of the engine; a
 //! calendar fires on whole seconds.
 
+mod arrived;
 mod civil;
 mod dst;
 mod error;
@@ -19,6 +20,7 @@ mod next;
 
 use jiff::tz::TimeZone;
 
+pub use arrived::PointsArrived;
 pub use dst::{DstPolicy, FoldPolicy, GapPolicy};
 pub use error::{CalendarError, CronField};
 
