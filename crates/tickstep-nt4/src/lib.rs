@@ -86,11 +86,12 @@ mod msgpack;
 mod protobuf;
 mod server;
 mod telemetry;
+pub mod topics;
 mod value;
 mod wpilog;
 
 pub use limits::Limits;
 pub use server::{Nt4Server, ServerError};
-pub use telemetry::{ScheduleCounts, SchedulerTelemetry, topics};
+pub use telemetry::{ScheduleCounts, SchedulerTelemetry};
 pub use value::Value;
 pub use wpilog::{LogConfig, LogError, WpiLog};
