@@ -211,6 +211,8 @@ impl Schedules {
             core.group_commit()?;
         }
         report.starts_waiting = core.pending.len();
+        let live = core.table.len() - core.retired.len();
+        core.metrics.tick(live, core.runs.len());
         let durable_now = core.durable_through();
         report.more_due =
             core.table.next_deadline().is_some_and(|at| at <= now) || core.startable(durable_now);
@@ -289,6 +291,7 @@ impl Core {
         let id = firing.schedule.get();
         match verdict {
             Verdict::Started(run) => {
+                (self.metrics).started(now.saturating_sub(firing.nominal_unix_nanos));
                 let Some(e) = self.table.get_mut(id).filter(|e| e.is_live()) else {
                     // Stopped or retired while starting: the task runs, its result is ignored.
                     return;
@@ -301,8 +304,12 @@ impl Core {
                 self.await_run(run, id, mono);
                 self.mark_dirty(id);
             }
-            Verdict::TargetGone => self.retire(id, RetireReason::InvalidTarget, now),
+            Verdict::TargetGone => {
+                self.metrics.target_gone();
+                self.retire(id, RetireReason::InvalidTarget, now);
+            }
             Verdict::Failed(fault) => {
+                self.metrics.start_failed();
                 if self.table.get(id).is_some_and(super::entry::Entry::is_live) {
                     self.fault(id, fault, now);
                 }

@@ -1,0 +1,117 @@
+//! What the schedules engine records through the `metrics` facade (docs/observability.md §1).
+//!
+//! The handles are registered once, when the engine is built, so an update is a call on a handle:
+//! no key lookup, no lock, no allocation on the tick's thread. Without a recorder they are no-ops.
+//! No label carries a schedule id, owner or verb: every label set is a fixed, small enum.
+
+use metrics::{Counter, Gauge, Histogram};
+
+use crate::RetireReason;
+
+/// Why cadence points passed without a firing (the `reason` label of §1.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MissedReason {
+    /// Dropped by the catch-up policy after downtime or a stall.
+    Catchup,
+    /// Dropped because the previous firing was still running (`overlap = "skip"`).
+    Overlap,
+    /// Passed while the schedule was paused.
+    Paused,
+}
+
+/// The engine's handles.
+pub(crate) struct SchedulesMetrics {
+    ticks: Counter,
+    started: Counter,
+    start_failed: Counter,
+    target_gone: Counter,
+    returned: Counter,
+    faulted: Counter,
+    killed: Counter,
+    missed: [Counter; 3],
+    retired: [Counter; 4],
+    lateness: Histogram,
+    live: Gauge,
+    running: Gauge,
+}
+
+impl SchedulesMetrics {
+    pub(crate) fn register() -> Self {
+        let start = |result: &'static str| metrics::counter!("tickstep_schedules_starts_total", "result" => result);
+        let outcome = |outcome: &'static str| metrics::counter!("tickstep_schedules_firings_total", "outcome" => outcome);
+        SchedulesMetrics {
+            ticks: metrics::counter!("tickstep_schedules_ticks_total"),
+            started: start("started"),
+            start_failed: start("failed"),
+            target_gone: start("target_gone"),
+            returned: outcome("returned"),
+            faulted: outcome("fault"),
+            killed: outcome("killed"),
+            missed: ["catchup", "overlap", "paused"]
+                .map(|reason| metrics::counter!("tickstep_schedules_missed_total", "reason" => reason)),
+            retired: [
+                RetireReason::Completed,
+                RetireReason::MaxFaults,
+                RetireReason::DeadlineOutOfRange,
+                RetireReason::InvalidTarget,
+            ]
+            .map(|reason| {
+                metrics::counter!("tickstep_schedules_retired_total", "reason" => reason.as_str())
+            }),
+            lateness: metrics::histogram!("tickstep_schedules_lateness_seconds"),
+            live: metrics::gauge!("tickstep_schedules_live"),
+            running: metrics::gauge!("tickstep_schedules_running"),
+        }
+    }
+
+    /// A firing started `late_nanos` after its nominal time (§1.1, §1.5).
+    pub(crate) fn started(&self, late_nanos: u64) {
+        self.started.increment(1);
+        self.lateness.record(late_nanos as f64 / 1e9);
+    }
+
+    /// A firing could not start: the runner or the verb refused it (§1.1).
+    pub(crate) fn start_failed(&self) {
+        self.start_failed.increment(1);
+    }
+
+    /// A firing found its target gone (§1.1).
+    pub(crate) fn target_gone(&self) {
+        self.target_gone.increment(1);
+    }
+
+    /// A run settled (§1.2): returned, faulted or was killed.
+    pub(crate) fn settled(&self, outcome: &crate::Outcome) {
+        match outcome {
+            crate::Outcome::Returned(_) => &self.returned,
+            crate::Outcome::Fault { .. } => &self.faulted,
+            crate::Outcome::Killed => &self.killed,
+        }
+        .increment(1);
+    }
+
+    /// `points` cadence points passed without firing (§1.4).
+    pub(crate) fn missed(&self, reason: MissedReason, points: u64) {
+        if points > 0 {
+            self.missed[reason as usize].increment(points);
+        }
+    }
+
+    /// A schedule retired (§1.3).
+    pub(crate) fn retired(&self, reason: RetireReason) {
+        let index = match reason {
+            RetireReason::Completed => 0,
+            RetireReason::MaxFaults => 1,
+            RetireReason::DeadlineOutOfRange => 2,
+            RetireReason::InvalidTarget => 3,
+        };
+        self.retired[index].increment(1);
+    }
+
+    /// A tick ended with `live` schedules and `running` firings in flight (§1.6, §1.7).
+    pub(crate) fn tick(&self, live: usize, running: usize) {
+        self.ticks.increment(1);
+        self.live.set(live as f64);
+        self.running.set(running as f64);
+    }
+}
