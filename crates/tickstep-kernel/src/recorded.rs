@@ -3,7 +3,7 @@
 //! Handles are registered once, when a scheduler or frame loop is built, so a step's updates are
 //! plain calls on handles: no key hashing, no lock and no allocation on the frame's thread. With
 //! no recorder installed the handles are no-ops (one branch each). The application installs its
-//! recorder *before* it builds the kernel (docs/observability.md, Decision D1).
+//! recorder *before* it builds the kernel (docs/observability.md §6.1).
 
 use std::time::Duration;
 

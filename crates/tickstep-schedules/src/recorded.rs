@@ -115,3 +115,67 @@ impl SchedulesMetrics {
         self.running.set(running as f64);
     }
 }
+
+/// A store's writer thread's handles (§1.9–§1.11), labelled by the kind of store. Recorded off
+/// the frame, on the writer's own thread.
+pub(crate) struct StoreMetrics {
+    write_seconds: Histogram,
+    write_failures: Counter,
+    queued_batches: Gauge,
+}
+
+impl StoreMetrics {
+    /// `store` is `"sqlite"` or `"postgres"`.
+    pub(crate) fn register(store: &'static str) -> Self {
+        StoreMetrics {
+            write_seconds: metrics::histogram!("tickstep_schedules_store_write_seconds", "store" => store),
+            write_failures: metrics::counter!("tickstep_schedules_store_write_failures_total", "store" => store),
+            queued_batches: metrics::gauge!("tickstep_schedules_store_queued_batches", "store" => store),
+        }
+    }
+
+    /// One transaction of `batches` queued batches took `elapsed`, and succeeded or not.
+    pub(crate) fn wrote(&self, batches: usize, elapsed: std::time::Duration, ok: bool) {
+        self.queued_batches
+            .set(if ok { 0.0 } else { batches as f64 });
+        if ok {
+            self.write_seconds.record(elapsed.as_secs_f64());
+        } else {
+            self.write_failures.increment(1);
+        }
+    }
+}
+
+/// A PostgreSQL node's cluster handles (§1.12–§1.14), recorded on its store thread.
+pub(crate) struct ClusterMetrics {
+    claimed: Counter,
+    refused_writes: Counter,
+    taken_over: Counter,
+}
+
+impl Default for ClusterMetrics {
+    fn default() -> Self {
+        ClusterMetrics {
+            claimed: metrics::counter!("tickstep_schedules_cluster_claimed_total"),
+            refused_writes: metrics::counter!("tickstep_schedules_cluster_refused_writes_total"),
+            taken_over: metrics::counter!("tickstep_schedules_cluster_taken_over_total"),
+        }
+    }
+}
+
+impl ClusterMetrics {
+    /// `rows` schedules claimed from other nodes or from nobody.
+    pub(crate) fn claimed(&self, rows: u64) {
+        self.claimed.increment(rows);
+    }
+
+    /// `rows` writes refused because another node claimed the rows since.
+    pub(crate) fn refused(&self, rows: u64) {
+        self.refused_writes.increment(rows);
+    }
+
+    /// `rows` schedules this node held were taken over by another.
+    pub(crate) fn taken_over(&self, rows: u64) {
+        self.taken_over.increment(rows);
+    }
+}

@@ -81,12 +81,15 @@ fn metrics_endpoint_matches_what_the_engines_counted() {
     let doomed = world.add_object(wiz);
     world.add_verb(doomed, "job");
     let runner = TestRunner::new();
-    let engine = Schedules::in_memory(
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Schedules::open(
+        dir.path().join("schedules.db"),
         clock.clone(),
         world.clone(),
         runner.clone(),
         Default::default(),
-    );
+    )
+    .expect("a fresh SQLite store");
     let mut txn = engine.begin(wiz);
     let now = engine.now_unix_seconds();
     for _ in 0..3 {
@@ -242,6 +245,24 @@ fn metrics_endpoint_matches_what_the_engines_counted() {
     );
     assert_eq!(get(&s, "tickstep_schedules_running", ""), 0.0);
     assert_eq!(get(&s, "tickstep_schedules_ticks_total", ""), 2.0);
+    // The SQLite store wrote behind the ticks, and nothing is left queued or failed.
+    assert!(get(&s, "tickstep_schedules_store_write_seconds", "store=sqlite") >= 1.0);
+    assert_eq!(
+        get(
+            &s,
+            "tickstep_schedules_store_write_failures_total",
+            "store=sqlite"
+        ),
+        0.0
+    );
+    assert_eq!(
+        get(
+            &s,
+            "tickstep_schedules_store_queued_batches",
+            "store=sqlite"
+        ),
+        0.0
+    );
 
     // Commands against the scheduler.
     assert_eq!(
@@ -268,7 +289,7 @@ fn metrics_endpoint_matches_what_the_engines_counted() {
         for key in sample.labels.keys() {
             assert!(
                 [
-                    "priority", "result", "outcome", "reason", "with", "le", "quantile"
+                    "priority", "result", "outcome", "reason", "with", "store", "le"
                 ]
                 .contains(&key.as_str()),
                 "{} has an unbounded label {key}",

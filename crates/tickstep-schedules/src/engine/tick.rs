@@ -78,6 +78,21 @@ impl TickReport {
     }
 }
 
+impl Core {
+    /// Counts one start attempt and, when it started, its lateness (docs/observability.md §1.1,
+    /// §1.5): immediate starts and those that waited for a durable write alike.
+    pub(super) fn count_start(&self, firing: &Firing, verdict: &Verdict, now: u64) {
+        match verdict {
+            Verdict::Started(_) => {
+                self.metrics
+                    .started(now.saturating_sub(firing.nominal_unix_nanos));
+            }
+            Verdict::TargetGone => self.metrics.target_gone(),
+            Verdict::Failed(_) => self.metrics.start_failed(),
+        }
+    }
+}
+
 /// What happened when the engine tried to start a firing.
 pub(super) enum Verdict {
     Started(RunId),
@@ -288,10 +303,10 @@ impl Core {
 
     /// Step 3: the start's consequence.
     fn record(&mut self, firing: &Firing, verdict: Verdict, now: u64, mono: Instant) {
+        self.count_start(firing, &verdict, now);
         let id = firing.schedule.get();
         match verdict {
             Verdict::Started(run) => {
-                (self.metrics).started(now.saturating_sub(firing.nominal_unix_nanos));
                 let Some(e) = self.table.get_mut(id).filter(|e| e.is_live()) else {
                     // Stopped or retired while starting: the task runs, its result is ignored.
                     return;
@@ -304,12 +319,8 @@ impl Core {
                 self.await_run(run, id, mono);
                 self.mark_dirty(id);
             }
-            Verdict::TargetGone => {
-                self.metrics.target_gone();
-                self.retire(id, RetireReason::InvalidTarget, now);
-            }
+            Verdict::TargetGone => self.retire(id, RetireReason::InvalidTarget, now),
             Verdict::Failed(fault) => {
-                self.metrics.start_failed();
                 if self.table.get(id).is_some_and(super::entry::Entry::is_live) {
                     self.fault(id, fault, now);
                 }
