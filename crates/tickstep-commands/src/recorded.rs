@@ -15,7 +15,7 @@ pub(crate) struct CommandMetrics {
     conflict_fork: Counter,
 }
 
-/// Which rival a refused command met (the `with` label of §3.4).
+/// Which rival a refused command met (the `with` label of docs/observability.md §3.4).
 #[derive(Clone, Copy)]
 pub(crate) enum ConflictWith {
     /// A running command of higher priority holds a mechanism.
@@ -45,12 +45,12 @@ impl CommandMetrics {
         self.running.set(running as f64);
     }
 
-    /// A running command was displaced by another (§3.3).
+    /// A running command was displaced by another (docs/observability.md §3.3).
     pub(crate) fn interrupted(&self) {
         self.interruptions.increment(1);
     }
 
-    /// A command was refused for a mechanism conflict (§3.4).
+    /// A command was refused for a mechanism conflict (docs/observability.md §3.4).
     pub(crate) fn conflict(&self, with: ConflictWith) {
         match with {
             ConflictWith::Running => &self.conflict_running,

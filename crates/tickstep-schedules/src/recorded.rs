@@ -8,7 +8,8 @@ use metrics::{Counter, Gauge, Histogram};
 
 use crate::RetireReason;
 
-/// Why cadence points passed without a firing (the `reason` label of §1.4).
+/// Why cadence points passed without a firing (the `reason` label of docs/observability.md
+/// §1.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MissedReason {
     /// Dropped by the catch-up policy after downtime or a stall.
@@ -64,23 +65,23 @@ impl SchedulesMetrics {
         }
     }
 
-    /// A firing started `late_nanos` after its nominal time (§1.1, §1.5).
+    /// A firing started `late_nanos` after its nominal time (docs/observability.md §1.1, §1.5).
     pub(crate) fn started(&self, late_nanos: u64) {
         self.started.increment(1);
         self.lateness.record(late_nanos as f64 / 1e9);
     }
 
-    /// A firing could not start: the runner or the verb refused it (§1.1).
+    /// A firing could not start: the runner or the verb refused it (docs/observability.md §1.1).
     pub(crate) fn start_failed(&self) {
         self.start_failed.increment(1);
     }
 
-    /// A firing found its target gone (§1.1).
+    /// A firing found its target gone (docs/observability.md §1.1).
     pub(crate) fn target_gone(&self) {
         self.target_gone.increment(1);
     }
 
-    /// A run settled (§1.2): returned, faulted or was killed.
+    /// A run settled (docs/observability.md §1.2): returned, faulted or was killed.
     pub(crate) fn settled(&self, outcome: &crate::Outcome) {
         match outcome {
             crate::Outcome::Returned(_) => &self.returned,
@@ -90,14 +91,14 @@ impl SchedulesMetrics {
         .increment(1);
     }
 
-    /// `points` cadence points passed without firing (§1.4).
+    /// `points` cadence points passed without firing (docs/observability.md §1.4).
     pub(crate) fn missed(&self, reason: MissedReason, points: u64) {
         if points > 0 {
             self.missed[reason as usize].increment(points);
         }
     }
 
-    /// A schedule retired (§1.3).
+    /// A schedule retired (docs/observability.md §1.3).
     pub(crate) fn retired(&self, reason: RetireReason) {
         let index = match reason {
             RetireReason::Completed => 0,
@@ -108,7 +109,8 @@ impl SchedulesMetrics {
         self.retired[index].increment(1);
     }
 
-    /// A tick ended with `live` schedules and `running` firings in flight (§1.6, §1.7).
+    /// A tick ended with `live` schedules and `running` firings in flight
+    /// (docs/observability.md §1.6, §1.7).
     pub(crate) fn tick(&self, live: usize, running: usize) {
         self.ticks.increment(1);
         self.live.set(live as f64);
@@ -116,8 +118,8 @@ impl SchedulesMetrics {
     }
 }
 
-/// A store's writer thread's handles (§1.9–§1.11), labelled by the kind of store. Recorded off
-/// the frame, on the writer's own thread.
+/// A store's writer thread's handles (docs/observability.md §1.9–§1.11), labelled by the kind of
+/// store. Recorded off the frame, on the writer's own thread.
 pub(crate) struct StoreMetrics {
     write_seconds: Histogram,
     write_failures: Counter,
@@ -146,13 +148,16 @@ impl StoreMetrics {
     }
 }
 
-/// A PostgreSQL node's cluster handles (§1.12–§1.14), recorded on its store thread.
+/// A PostgreSQL node's cluster handles (docs/observability.md §1.12–§1.14), recorded on its
+/// store thread.
+#[cfg(feature = "postgres")]
 pub(crate) struct ClusterMetrics {
     claimed: Counter,
     refused_writes: Counter,
     taken_over: Counter,
 }
 
+#[cfg(feature = "postgres")]
 impl Default for ClusterMetrics {
     fn default() -> Self {
         ClusterMetrics {
@@ -163,6 +168,7 @@ impl Default for ClusterMetrics {
     }
 }
 
+#[cfg(feature = "postgres")]
 impl ClusterMetrics {
     /// `rows` schedules claimed from other nodes or from nobody.
     pub(crate) fn claimed(&self, rows: u64) {

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// The documents that hold numbered rules.
-const LAYERS: [&str; 7] = [
+const LAYERS: [&str; 8] = [
     "kernel",
     "commands",
     "schedules",

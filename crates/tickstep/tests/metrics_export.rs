@@ -34,7 +34,10 @@ fn series(scrape: &Scrape) -> HashMap<(String, String), f64> {
                     .expect("a +Inf bucket")
                     .count
             }
-            Sample::Summary(_) => panic!("{} is a summary; §4.2 says histogram", sample.metric),
+            Sample::Summary(_) => panic!(
+                "{} is a summary; docs/observability.md §4.2 says histogram",
+                sample.metric
+            ),
         };
         out.insert((sample.metric.clone(), labels.join(",")), value);
     }

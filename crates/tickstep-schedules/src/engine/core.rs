@@ -99,7 +99,8 @@ pub(crate) struct Core {
     pub(super) history: Vec<crate::row::HistoryRow>,
     /// Starts, outcomes, missed points, retirements and gauges (docs/observability.md §1).
     pub(super) metrics: crate::recorded::SchedulesMetrics,
-    /// Set while a resume catches up: the points it drops were missed while paused (§1.4).
+    /// Set while a resume catches up: the points it drops were missed while paused
+    /// (docs/observability.md §1.4).
     pub(super) catching_up_paused: bool,
 }
 
