@@ -148,7 +148,7 @@ impl StoreMetrics {
     }
 }
 
-/// A PostgreSQL node's cluster handles (docs/observability.md §1.12–§1.14), recorded on its
+/// A `PostgreSQL` node's cluster handles (docs/observability.md §1.12–§1.14), recorded on its
 /// store thread.
 #[cfg(feature = "postgres")]
 pub(crate) struct ClusterMetrics {

@@ -23,7 +23,7 @@ fn update(c: &mut Criterion) {
     });
     let noop = metrics::counter!("bench_noop_total");
     group.bench_function("counter_no_recorder", |b| {
-        b.iter(|| black_box(&noop).increment(1))
+        b.iter(|| black_box(&noop).increment(1));
     });
     let recorder = PrometheusBuilder::new().build_recorder();
     let (counter, histogram) = metrics::with_local_recorder(&recorder, || {

@@ -27,9 +27,17 @@ pub const SECONDS_BUCKETS: [f64; 12] = [
 /// The `Content-Type` of the text exposition format, version 0.0.4.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
+/// How often the upkeep thread drains the histograms into their buckets
+/// (docs/observability.md §4.5).
+pub const UPKEEP_PERIOD: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Installs a Prometheus recorder as the process's global `metrics` recorder and returns the
 /// handle that renders it. Call it once, before building the runtime (docs/observability.md
 /// §4.1): handles registered before it stay no-ops.
+///
+/// It also starts a thread, `tickstep-metrics-upkeep`, that drains the histograms every
+/// [`UPKEEP_PERIOD`], so their memory stays bounded when nobody scrapes (docs/observability.md
+/// §4.5).
 ///
 /// # Errors
 ///
@@ -42,9 +50,20 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// assert!(handle.render().contains("doc_example_total 2"));
 /// ```
 pub fn install_recorder() -> Result<PrometheusHandle, BuildError> {
-    PrometheusBuilder::new()
+    let handle = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Suffix("_seconds".to_owned()), &SECONDS_BUCKETS)?
-        .install_recorder()
+        .install_recorder()?;
+    let upkeep = handle.clone();
+    // A detached thread: the global recorder lives as long as the process, and so does it.
+    let _ = std::thread::Builder::new()
+        .name("tickstep-metrics-upkeep".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(UPKEEP_PERIOD);
+                upkeep.run_upkeep();
+            }
+        });
+    Ok(handle)
 }
 
 /// A router answering `GET /metrics` with the handle's text (docs/observability.md §4.3), to

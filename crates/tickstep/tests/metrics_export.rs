@@ -3,6 +3,8 @@
 //! `ManualClock` (docs/observability.md §1–§4).
 //!
 //! One test in this binary: the recorder is process-wide, so every value below is this run's.
+//! The values compared are counts carried in `f64` by the text format: exact, so `==` is right.
+#![allow(clippy::float_cmp)]
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -62,6 +64,7 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one run and one scrape: the checks read top to bottom
 fn metrics_endpoint_matches_what_the_engines_counted() {
     let handle = tickstep::prometheus::install_recorder().expect("the only recorder");
     let clock = ManualClock::new();
@@ -90,7 +93,7 @@ fn metrics_endpoint_matches_what_the_engines_counted() {
         clock.clone(),
         world.clone(),
         runner.clone(),
-        Default::default(),
+        tickstep::schedules::Config::default(),
     )
     .expect("a fresh SQLite store");
     let mut txn = engine.begin(wiz);
