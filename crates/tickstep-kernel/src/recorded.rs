@@ -23,8 +23,9 @@ pub(crate) struct SchedulerMetrics {
     pending: [Gauge; 5],
 }
 
-impl SchedulerMetrics {
-    pub(crate) fn register() -> Self {
+impl Default for SchedulerMetrics {
+    /// Registers the handles with the recorder installed now.
+    fn default() -> Self {
         debug_assert_eq!(Priority::ALL.len(), PRIORITY_LABELS.len());
         SchedulerMetrics {
             steps: metrics::counter!("tickstep_kernel_steps_total"),
@@ -36,7 +37,9 @@ impl SchedulerMetrics {
             ),
         }
     }
+}
 
+impl SchedulerMetrics {
     /// One completed step: its time, its budget, the tasks it deferred and the backlog per queue.
     pub(crate) fn step(
         &self,

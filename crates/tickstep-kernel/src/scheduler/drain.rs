@@ -136,9 +136,6 @@ impl FrameScheduler {
         core.counters.attribution_visits = visited;
         core.finish_step(end - start, budget, frame, deferred);
         core.refresh_attachment(end, shared.wakes.is_pending());
-        let pending = std::array::from_fn(|q| core.queues.live(q));
-        drop(core);
-        shared.metrics.step(end - start, budget, deferred, pending);
     }
 
     /// Runs a slab task (timer, recurring job, future, entry) and puts it back by its cadence.

@@ -64,8 +64,6 @@ pub(crate) struct Shared {
     pub(crate) hooks: RefCell<Vec<ErrorHook>>,
     /// Where small `after()` closures wait (see `pool.rs`).
     pub(crate) pools: RefCell<pool::Pools>,
-    /// The handles each step records through (docs/observability.md §2).
-    pub(crate) metrics: crate::recorded::SchedulerMetrics,
 }
 
 /// A frame-budgeted task scheduler: five priority queues drained once per step under a time
@@ -136,7 +134,6 @@ impl FrameScheduler {
                 wakes: Arc::new(WakeQueue::default()),
                 hooks: RefCell::new(Vec::new()),
                 pools: RefCell::default(),
-                metrics: crate::recorded::SchedulerMetrics::register(),
             }),
         }
     }
