@@ -211,6 +211,7 @@ pub mod compose;
 mod error;
 mod event;
 mod id;
+mod recorded;
 mod schedule_result;
 mod scheduler;
 mod scope;

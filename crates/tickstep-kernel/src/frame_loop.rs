@@ -53,6 +53,8 @@ pub(crate) struct LoopShared {
     period: Duration,
     measured: Rc<MeasuredFrame>,
     state: RefCell<LoopState>,
+    /// Frames and idle frames, recorded through the `metrics` facade (docs/observability.md §2).
+    metrics: crate::recorded::LoopMetrics,
 }
 
 struct LoopState {
@@ -127,6 +129,7 @@ impl FrameLoop {
                 role,
                 period: Duration::from_secs(1) / fps,
                 measured: Rc::default(),
+                metrics: crate::recorded::LoopMetrics::register(),
                 state: RefCell::new(LoopState {
                     bound: Vec::new(),
                     frame_count: 0,
@@ -379,6 +382,7 @@ impl FrameLoop {
                 state.frame_count += skip;
                 state.next_frame_at = Some(next);
             }
+            shared.metrics.frames(skip, true);
             shared.measured.heartbeat.set(Duration::ZERO);
             shared.measured.physics.set(Duration::ZERO);
             clock.sleep_until(next);
@@ -420,6 +424,7 @@ impl FrameLoop {
             state.next_frame_at = Some(next);
             next
         };
+        shared.metrics.frames(1, false);
         if sleep_after {
             clock.sleep_until(next);
         }

@@ -210,6 +210,7 @@ mod frame_stats;
 mod kernel;
 mod phase;
 mod priority;
+mod recorded;
 mod scheduler;
 mod stats;
 mod task_error;

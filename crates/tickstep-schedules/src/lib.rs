@@ -221,6 +221,7 @@ mod operator_rules;
 mod options;
 mod perms;
 mod queue_runner;
+mod recorded;
 mod row;
 mod store;
 pub mod testkit;

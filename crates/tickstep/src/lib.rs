@@ -156,6 +156,8 @@ mod error;
 pub mod host;
 mod hosted;
 mod hub;
+#[cfg(feature = "prometheus")]
+pub mod prometheus;
 mod runtime;
 #[cfg(feature = "tokio")]
 pub mod tokio_driver;

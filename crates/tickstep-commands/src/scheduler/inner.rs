@@ -16,6 +16,7 @@ use super::state::{Deferred, Listen, Phase, State};
 use crate::error::{ConflictPair, ForkError};
 use crate::event::{Event, EventKind};
 use crate::id::{Key, Mounted};
+use crate::recorded::ConflictWith;
 use crate::schedule_result::ScheduleResult;
 use crate::scheduler::command::Command;
 use crate::scope::Scope;
@@ -208,6 +209,7 @@ impl Inner {
             }
             let pairs = conflicting_pairs(&fresh);
             if !pairs.is_empty() {
+                s.metrics.conflict(ConflictWith::Fork);
                 return Err(ForkError::Conflicting { pairs });
             }
             let ancestors = s.lineage(parent);
@@ -291,6 +293,7 @@ impl Inner {
         let refs: Vec<&Command> = cmds.iter().collect();
         let pairs = conflicting_pairs(&refs);
         if !pairs.is_empty() {
+            self.state.borrow().metrics.conflict(ConflictWith::Fork);
             return Err(ForkError::Conflicting { pairs });
         }
         let scope = self.state.borrow().scope_for(self.mounted.get());

@@ -8,6 +8,7 @@ use std::rc::Rc;
 
 use super::state::{Deferred, Failure, Phase, State};
 use crate::id::Key;
+use crate::recorded::ConflictWith;
 use crate::schedule_result::ScheduleResult;
 use crate::scope::Scope;
 
@@ -40,6 +41,7 @@ impl State {
             }
             let Some(o) = self.entry(owner) else { continue };
             if o.priority > priority {
+                self.metrics.conflict(ConflictWith::Running);
                 return Err(ScheduleResult::LowerPriorityThanRunning {
                     running: o.cmd.name().to_owned(),
                     running_priority: o.priority,
@@ -87,6 +89,7 @@ impl State {
             };
             let Some(e) = self.entry(q) else { continue };
             if e.priority > priority {
+                self.metrics.conflict(ConflictWith::Queued);
                 return (
                     ScheduleResult::LowerPriorityThanQueued {
                         queued: e.cmd.name().to_owned(),
@@ -311,6 +314,7 @@ impl State {
             }
         });
         if let Some((by, by_name)) = by {
+            self.metrics.interrupted();
             self.emit(key, EventKind::Interrupted { by, by_name });
         }
         self.emit(key, EventKind::Canceled);

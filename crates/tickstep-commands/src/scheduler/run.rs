@@ -67,6 +67,10 @@ impl Inner {
             s.compact();
             let end = self.clock.now();
             s.last_run_time = end - start;
+            let running = (s.running.iter())
+                .filter(|k| s.entry(**k).is_some_and(|e| e.phase == Phase::Running))
+                .count();
+            s.metrics.cycle(running);
             s.now = end;
             s.failure.take()
         };

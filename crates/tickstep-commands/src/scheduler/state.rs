@@ -187,6 +187,8 @@ pub(crate) struct State {
     pub(crate) any_defaults: bool,
     /// A command to report as interrupted (by whom) when the cancellation under way reaches it.
     pub(crate) pending_interrupt: Option<(Key, CommandId, Rc<str>)>,
+    /// Cycles, running commands, interruptions and conflicts (docs/observability.md §3).
+    pub(crate) metrics: crate::recorded::CommandMetrics,
 }
 
 impl Drop for State {
@@ -237,6 +239,7 @@ impl State {
             in_run: false,
             any_defaults: false,
             pending_interrupt: None,
+            metrics: crate::recorded::CommandMetrics::register(),
         }
     }
 

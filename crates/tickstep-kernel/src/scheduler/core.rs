@@ -20,6 +20,7 @@ use super::queues::{OnceTask, QueueEntry, Queues};
 use super::slab::{Body, Cadence, NewTask, Place, Slab, TaskKey, TaskRef};
 use super::timers::TimerHeap;
 use super::wake::{TaskWaker, WakeQueue};
+use crate::recorded::SchedulerMetrics;
 
 /// What a finished run asks for next.
 pub(crate) enum Outcome {
@@ -89,6 +90,9 @@ pub(crate) struct Counters {
     /// A sampled deferral attribution still to be made: the queue the budget ran out before and
     /// the exact live count from there (see [`Core::defer_from`]).
     pub(crate) pending_attribution: Option<(usize, u64)>,
+    /// The handles each step records through (docs/observability.md §2), kept here, behind
+    /// the box, so the scheduler's own allocation stays small.
+    pub(crate) metrics: SchedulerMetrics,
 }
 
 /// A scheduler's link to its frame loop.
@@ -609,6 +613,8 @@ impl Core {
         c.window_steps += 1;
         c.window_max = c.window_max.max(elapsed);
         c.window_deferred += deferred;
+        let pending = std::array::from_fn(|q| self.queues.live(q));
+        c.metrics.step(elapsed, budget, deferred, pending);
         self.budget.record_step(elapsed);
     }
 

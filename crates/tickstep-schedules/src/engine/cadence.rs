@@ -22,6 +22,7 @@
 //! when the point after it is out of range (the last representable point fires; the schedule
 //! retires as that firing starts, which is when its next deadline would be armed).
 
+use crate::recorded::MissedReason;
 use std::time::Duration;
 
 use super::core::Core;
@@ -155,6 +156,12 @@ impl Core {
         } else {
             e.missed_count = e.missed_count.saturating_add(dropped);
         }
+        let reason = match (running, self.catching_up_paused) {
+            (true, _) => MissedReason::Overlap,
+            (false, true) => MissedReason::Paused,
+            (false, false) => MissedReason::Catchup,
+        };
+        self.metrics.missed(reason, dropped);
         self.mark_dirty(id);
         let Some(first) = fire_from else {
             return self.move_cadence(id, advance(point, interval, n), now, later);
@@ -272,10 +279,10 @@ impl Core {
             self.out_of_range(id, now);
             return;
         };
+        let dropped = if backlog == 0 { n } else { first };
+        self.metrics.missed(MissedReason::Catchup, dropped);
         let e = self.table.get_mut(id).expect("checked above");
-        e.missed_count = e
-            .missed_count
-            .saturating_add(if backlog == 0 { n } else { first });
+        e.missed_count = e.missed_count.saturating_add(dropped);
         e.next_run = next;
         e.backlog = u16::try_from(backlog).unwrap_or(u16::MAX);
         let mut later = Later::new();

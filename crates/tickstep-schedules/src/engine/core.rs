@@ -97,11 +97,18 @@ pub(crate) struct Core {
     /// Settled firings of persistent schedules, for the next group commit (docs/schedules.md
     /// §9.11).
     pub(super) history: Vec<crate::row::HistoryRow>,
+    /// Starts, outcomes, missed points, retirements and gauges (docs/observability.md §1).
+    pub(super) metrics: crate::recorded::SchedulesMetrics,
+    /// Set while a resume catches up: the points it drops were missed while paused
+    /// (docs/observability.md §1.4).
+    pub(super) catching_up_paused: bool,
 }
 
 impl Core {
     pub(super) fn new(config: Config, seed: u64, store: Option<Box<dyn Backend>>) -> Self {
         Core {
+            metrics: crate::recorded::SchedulesMetrics::register(),
+            catching_up_paused: false,
             table: Table::default(),
             verbs: Interner::default(),
             runs: table::IdMap::default(),

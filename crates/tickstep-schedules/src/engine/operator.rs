@@ -424,7 +424,9 @@ impl Core {
         if idle_every && e.next_run <= now {
             let n = points_arrived(e.next_run, e.interval_ns, now);
             let missed_before = e.missed_count;
+            self.catching_up_paused = true;
             self.catch_up(id, n, now);
+            self.catching_up_paused = false;
             if let Some(e) = self.table.get_mut(id) {
                 let dropped = e.missed_count.saturating_sub(missed_before);
                 let ops = &mut e.extra_mut().ops;

@@ -96,6 +96,7 @@ impl Core {
             x.window.push(nanos);
             e.last_duration_ns = nanos;
         }
+        self.metrics.settled(&outcome);
         match outcome {
             Outcome::Returned(value) => self.succeed(id, &value, now),
             Outcome::Fault { kind, value } => self.fault(id, Fault { kind, value }, now),
@@ -220,6 +221,8 @@ impl Core {
         };
         e.armed = false;
         e.backlog = 0;
+        self.metrics.retired(reason);
+        let e = self.table.get_mut(id).expect("checked above");
         let persisted = e.persist && self.store.is_some();
         let owner = e.owner;
         let x = e.extra_mut();

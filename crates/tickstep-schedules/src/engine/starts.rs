@@ -116,6 +116,7 @@ impl Core {
         (now, mono): (u64, Instant),
         write_run: bool,
     ) {
+        self.count_start(firing, &verdict, now);
         let id = firing.schedule.get();
         let nominal = firing.nominal_unix_nanos;
         let Some(e) = self.table.get_mut(id) else {

@@ -78,6 +78,21 @@ impl TickReport {
     }
 }
 
+impl Core {
+    /// Counts one start attempt and, when it started, its lateness (docs/observability.md §1.1,
+    /// §1.5): immediate starts and those that waited for a durable write alike.
+    pub(super) fn count_start(&self, firing: &Firing, verdict: &Verdict, now: u64) {
+        match verdict {
+            Verdict::Started(_) => {
+                self.metrics
+                    .started(now.saturating_sub(firing.nominal_unix_nanos));
+            }
+            Verdict::TargetGone => self.metrics.target_gone(),
+            Verdict::Failed(_) => self.metrics.start_failed(),
+        }
+    }
+}
+
 /// What happened when the engine tried to start a firing.
 pub(super) enum Verdict {
     Started(RunId),
@@ -211,6 +226,8 @@ impl Schedules {
             core.group_commit()?;
         }
         report.starts_waiting = core.pending.len();
+        let live = core.table.len() - core.retired.len();
+        core.metrics.tick(live, core.runs.len());
         let durable_now = core.durable_through();
         report.more_due =
             core.table.next_deadline().is_some_and(|at| at <= now) || core.startable(durable_now);
@@ -286,6 +303,7 @@ impl Core {
 
     /// Step 3: the start's consequence.
     fn record(&mut self, firing: &Firing, verdict: Verdict, now: u64, mono: Instant) {
+        self.count_start(firing, &verdict, now);
         let id = firing.schedule.get();
         match verdict {
             Verdict::Started(run) => {

@@ -136,6 +136,7 @@ impl WriteBehind {
             backoff: FIRST_BACKOFF,
             retry_at: None,
             buf: String::new(),
+            metrics: crate::recorded::StoreMetrics::register("sqlite"),
         };
         let thread = std::thread::Builder::new()
             .name("tickstep-sqlite-writer".into())
@@ -254,6 +255,8 @@ struct Writer {
     /// When a failed write is tried again; `None` while nothing failed.
     retry_at: Option<Instant>,
     buf: String,
+    /// Write latency, failures and the batches left queued (docs/observability.md §1.9–§1.11).
+    metrics: crate::recorded::StoreMetrics,
 }
 
 /// What woke the thread.
@@ -371,7 +374,11 @@ impl Writer {
         if self.pending.is_empty() {
             return Ok(());
         }
-        match write_changes(&self.conn, self.pending.iter(), &mut self.buf) {
+        let started = Instant::now();
+        let written = write_changes(&self.conn, self.pending.iter(), &mut self.buf);
+        self.metrics
+            .wrote(self.pending.len(), started.elapsed(), written.is_ok());
+        match written {
             Ok(_) => {
                 self.shared
                     .written

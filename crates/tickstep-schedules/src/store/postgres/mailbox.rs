@@ -31,6 +31,8 @@ pub(super) struct Mailbox {
     /// Write-behind batches committed so far, in the order they were sent (docs/schedules.md
     /// §11.42).
     written: AtomicU64,
+    /// The same three counts through the `metrics` facade (docs/observability.md §1.12–§1.14).
+    metrics: crate::recorded::ClusterMetrics,
 }
 
 #[derive(Default)]
@@ -63,6 +65,7 @@ impl Mailbox {
 
     pub(super) fn count_claimed(&self, rows: u64) {
         self.claimed.fetch_add(rows, Ordering::Relaxed);
+        self.metrics.claimed(rows);
     }
 
     /// The thread's side: rows it claimed, for the engine's next tick.
@@ -107,12 +110,14 @@ impl Mailbox {
     /// Counts `n` writes another node's claim refused.
     pub(super) fn count_refused(&self, n: u64) {
         self.refused_writes.fetch_add(n, Ordering::Relaxed);
+        self.metrics.refused(n);
     }
 
     /// The thread's side: schedules taken over by another node, for the engine to drop.
     pub(super) fn lose(&self, ids: Vec<u64>) {
         self.taken_over
             .fetch_add(ids.len() as u64, Ordering::Relaxed);
+        self.metrics.taken_over(ids.len() as u64);
         lock(&self.inbox).lost.extend(ids);
         self.wake();
     }

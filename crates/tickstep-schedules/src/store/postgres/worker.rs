@@ -113,6 +113,8 @@ pub(super) struct Worker {
     /// When a failed write is tried again.
     retry_at: Instant,
     stops: StopWatch,
+    /// Write latency, failures and the batches left queued (docs/observability.md §1.9–§1.11).
+    metrics: crate::recorded::StoreMetrics,
 }
 
 impl Worker {
@@ -138,6 +140,7 @@ impl Worker {
             backoff: FIRST_BACKOFF,
             retry_at: Instant::now(),
             stops,
+            metrics: crate::recorded::StoreMetrics::register("postgres"),
         }
     }
 
@@ -283,7 +286,11 @@ impl Worker {
             return Ok(());
         }
         let batches: Vec<ChangeSet> = self.queue.drain(..).collect();
-        match self.write(&batches, true) {
+        let started = Instant::now();
+        let written = self.write(&batches, true);
+        self.metrics
+            .wrote(batches.len(), started.elapsed(), written.is_ok());
+        match written {
             Ok(_) => {
                 // The engine starts the firings these carry (docs/schedules.md §11.42).
                 self.mailbox.count_written(batches.len());

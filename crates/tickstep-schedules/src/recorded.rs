@@ -1,0 +1,187 @@
+//! What the schedules engine records through the `metrics` facade (docs/observability.md §1).
+//!
+//! The handles are registered once, when the engine is built, so an update is a call on a handle:
+//! no key lookup, no lock, no allocation on the tick's thread. Without a recorder they are no-ops.
+//! No label carries a schedule id, owner or verb: every label set is a fixed, small enum.
+
+use metrics::{Counter, Gauge, Histogram};
+
+use crate::RetireReason;
+
+/// Why cadence points passed without a firing (the `reason` label of docs/observability.md
+/// §1.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MissedReason {
+    /// Dropped by the catch-up policy after downtime or a stall.
+    Catchup,
+    /// Dropped because the previous firing was still running (`overlap = "skip"`).
+    Overlap,
+    /// Passed while the schedule was paused.
+    Paused,
+}
+
+/// The engine's handles.
+pub(crate) struct SchedulesMetrics {
+    ticks: Counter,
+    started: Counter,
+    start_failed: Counter,
+    target_gone: Counter,
+    returned: Counter,
+    faulted: Counter,
+    killed: Counter,
+    missed: [Counter; 3],
+    retired: [Counter; 4],
+    lateness: Histogram,
+    live: Gauge,
+    running: Gauge,
+}
+
+impl SchedulesMetrics {
+    pub(crate) fn register() -> Self {
+        let start = |result: &'static str| metrics::counter!("tickstep_schedules_starts_total", "result" => result);
+        let outcome = |outcome: &'static str| metrics::counter!("tickstep_schedules_firings_total", "outcome" => outcome);
+        SchedulesMetrics {
+            ticks: metrics::counter!("tickstep_schedules_ticks_total"),
+            started: start("started"),
+            start_failed: start("failed"),
+            target_gone: start("target_gone"),
+            returned: outcome("returned"),
+            faulted: outcome("fault"),
+            killed: outcome("killed"),
+            missed: ["catchup", "overlap", "paused"]
+                .map(|reason| metrics::counter!("tickstep_schedules_missed_total", "reason" => reason)),
+            retired: [
+                RetireReason::Completed,
+                RetireReason::MaxFaults,
+                RetireReason::DeadlineOutOfRange,
+                RetireReason::InvalidTarget,
+            ]
+            .map(|reason| {
+                metrics::counter!("tickstep_schedules_retired_total", "reason" => reason.as_str())
+            }),
+            lateness: metrics::histogram!("tickstep_schedules_lateness_seconds"),
+            live: metrics::gauge!("tickstep_schedules_live"),
+            running: metrics::gauge!("tickstep_schedules_running"),
+        }
+    }
+
+    /// A firing started `late_nanos` after its nominal time (docs/observability.md §1.1, §1.5).
+    pub(crate) fn started(&self, late_nanos: u64) {
+        self.started.increment(1);
+        self.lateness.record(late_nanos as f64 / 1e9);
+    }
+
+    /// A firing could not start: the runner or the verb refused it (docs/observability.md §1.1).
+    pub(crate) fn start_failed(&self) {
+        self.start_failed.increment(1);
+    }
+
+    /// A firing found its target gone (docs/observability.md §1.1).
+    pub(crate) fn target_gone(&self) {
+        self.target_gone.increment(1);
+    }
+
+    /// A run settled (docs/observability.md §1.2): returned, faulted or was killed.
+    pub(crate) fn settled(&self, outcome: &crate::Outcome) {
+        match outcome {
+            crate::Outcome::Returned(_) => &self.returned,
+            crate::Outcome::Fault { .. } => &self.faulted,
+            crate::Outcome::Killed => &self.killed,
+        }
+        .increment(1);
+    }
+
+    /// `points` cadence points passed without firing (docs/observability.md §1.4).
+    pub(crate) fn missed(&self, reason: MissedReason, points: u64) {
+        if points > 0 {
+            self.missed[reason as usize].increment(points);
+        }
+    }
+
+    /// A schedule retired (docs/observability.md §1.3).
+    pub(crate) fn retired(&self, reason: RetireReason) {
+        let index = match reason {
+            RetireReason::Completed => 0,
+            RetireReason::MaxFaults => 1,
+            RetireReason::DeadlineOutOfRange => 2,
+            RetireReason::InvalidTarget => 3,
+        };
+        self.retired[index].increment(1);
+    }
+
+    /// A tick ended with `live` schedules and `running` firings in flight
+    /// (docs/observability.md §1.6, §1.7).
+    pub(crate) fn tick(&self, live: usize, running: usize) {
+        self.ticks.increment(1);
+        self.live.set(live as f64);
+        self.running.set(running as f64);
+    }
+}
+
+/// A store's writer thread's handles (docs/observability.md §1.9–§1.11), labelled by the kind of
+/// store. Recorded off the frame, on the writer's own thread.
+pub(crate) struct StoreMetrics {
+    write_seconds: Histogram,
+    write_failures: Counter,
+    queued_batches: Gauge,
+}
+
+impl StoreMetrics {
+    /// `store` is `"sqlite"` or `"postgres"`.
+    pub(crate) fn register(store: &'static str) -> Self {
+        StoreMetrics {
+            write_seconds: metrics::histogram!("tickstep_schedules_store_write_seconds", "store" => store),
+            write_failures: metrics::counter!("tickstep_schedules_store_write_failures_total", "store" => store),
+            queued_batches: metrics::gauge!("tickstep_schedules_store_queued_batches", "store" => store),
+        }
+    }
+
+    /// One transaction of `batches` queued batches took `elapsed`, and succeeded or not.
+    pub(crate) fn wrote(&self, batches: usize, elapsed: std::time::Duration, ok: bool) {
+        self.queued_batches
+            .set(if ok { 0.0 } else { batches as f64 });
+        if ok {
+            self.write_seconds.record(elapsed.as_secs_f64());
+        } else {
+            self.write_failures.increment(1);
+        }
+    }
+}
+
+/// A `PostgreSQL` node's cluster handles (docs/observability.md §1.12–§1.14), recorded on its
+/// store thread.
+#[cfg(feature = "postgres")]
+pub(crate) struct ClusterMetrics {
+    claimed: Counter,
+    refused_writes: Counter,
+    taken_over: Counter,
+}
+
+#[cfg(feature = "postgres")]
+impl Default for ClusterMetrics {
+    fn default() -> Self {
+        ClusterMetrics {
+            claimed: metrics::counter!("tickstep_schedules_cluster_claimed_total"),
+            refused_writes: metrics::counter!("tickstep_schedules_cluster_refused_writes_total"),
+            taken_over: metrics::counter!("tickstep_schedules_cluster_taken_over_total"),
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl ClusterMetrics {
+    /// `rows` schedules claimed from other nodes or from nobody.
+    pub(crate) fn claimed(&self, rows: u64) {
+        self.claimed.increment(rows);
+    }
+
+    /// `rows` writes refused because another node claimed the rows since.
+    pub(crate) fn refused(&self, rows: u64) {
+        self.refused_writes.increment(rows);
+    }
+
+    /// `rows` schedules this node held were taken over by another.
+    pub(crate) fn taken_over(&self, rows: u64) {
+        self.taken_over.increment(rows);
+    }
+}
