@@ -1,5 +1,6 @@
 //! `tickstep serve`: a small world server that real clients reach over TCP — raw lines or
-//! telnet — and, with `--ws`, over a WebSocket from a browser (docs/serve.md).
+//! telnet — and, with `--http` (also `--ws`), over a WebSocket from a browser, with a read-only
+//! dashboard beside it (docs/serve.md).
 //!
 //! One tokio current-thread runtime runs everything: the [`TokioDriver`] runs the tickstep
 //! runtime's frames (sleeping on tokio's timer, straight through idle time), the accept loop and
@@ -13,7 +14,10 @@
 //! * [`session`]: one connection — capped lines, login, replies;
 //! * [`telnet`]: the telnet codec, sans-IO (negotiation, line ends, NAWS, TTYPE, CHARSET, ECHO);
 //! * [`wire`]: what a session reads and writes, a socket's bytes or a WebSocket's frames;
-//! * [`ws`]: the browser page and the WebSocket endpoint (`--ws`), served by the same sessions;
+//! * [`ws`]: the HTTP side (`--http`): the play page, the WebSocket endpoint, served by the same
+//!   sessions, and the routes of [`dashboard`];
+//! * [`dashboard`]: the schedules list and detail pages, rendered on the server's thread;
+//! * [`live`]: the dashboard's live view, one snapshot a second to every viewer over SSE;
 //! * [`gmcp`]: the GMCP packages (`Char.Name`, `tickstep.Schedules`, `tickstep.Client`);
 //! * [`world`]: who is online, the verbs schedules run, what each command does;
 //! * [`bell`]: the bell mechanism and its on-demand command cycle;
@@ -33,12 +37,14 @@
 //! live schedules (`--quota`, 100 by default, the wizard included); lines are capped at
 //! `--max-line` bytes (1,024) and a longer line closes the connection; a client that does not
 //! name itself within `--login-timeout` (60 s) is dropped; a connection is telnet from the
-//! first IAC its client sends (the server offers its options at connect); `--ws` is off unless
+//! first IAC its client sends (the server offers its options at connect); `--http` is off unless
 //! given, and a WebSocket from a page of another origin is refused.
 
 mod bell;
+mod dashboard;
 mod frame_times;
 mod gmcp;
+mod live;
 mod protocol;
 mod registry;
 mod session;
@@ -93,10 +99,11 @@ pub(crate) struct ServeArgs {
     /// soon another server takes its schedules over after it dies.
     #[arg(long, value_parser = parse_positive_duration, default_value = "10s")]
     lease: Duration,
-    /// Also serve browsers on ADDR over HTTP: a client page at / and a WebSocket at /ws (off
-    /// unless given; use a loopback address such as 127.0.0.1:4001; port 0 picks one).
-    #[arg(long, value_name = "ADDR")]
-    ws: Option<SocketAddr>,
+    /// Also serve HTTP on ADDR: the play page at /, its WebSocket at /ws and the dashboard at
+    /// /dashboard (off unless given; use a loopback address such as 127.0.0.1:4001; port 0
+    /// picks one). `--ws` is the same option under its first name.
+    #[arg(long, alias = "ws", value_name = "ADDR")]
+    http: Option<SocketAddr>,
 }
 
 /// Runs the server until Ctrl-C, SIGTERM or the wizard's `shutdown`.
@@ -181,7 +188,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         login_timeout: args.login_timeout,
     };
     let acceptor = tokio::task::spawn_local(accept(listener, Rc::clone(&server), limits));
-    let browsers = match args.ws {
+    let browsers = match args.http {
         Some(addr) => Some(start_browsers(addr, Rc::clone(&server), limits).await?),
         None => None,
     };
@@ -200,7 +207,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Starts the browser side (`--ws`, docs/serve.md §9) and prints where it listens.
+/// Starts the HTTP side (`--http`, docs/serve.md §9, §10) and prints where it listens.
 async fn start_browsers(
     addr: SocketAddr,
     server: Rc<Server>,

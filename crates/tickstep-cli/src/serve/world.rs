@@ -150,6 +150,16 @@ impl Server {
             .unwrap_or_else(|| format!("#{}", who.0))
     }
 
+    /// How many players are connected to this server.
+    pub(crate) fn online_count(&self) -> usize {
+        self.online.borrow().len()
+    }
+
+    /// The wizard, whose view of the schedules (all of them) the dashboard shows.
+    pub(crate) fn wizard(&self) -> ObjId {
+        self.principals.wizard
+    }
+
     pub(crate) fn is_wizard(&self, who: ObjId) -> bool {
         who == self.principals.wizard
     }

@@ -1,5 +1,6 @@
-//! The browser side of `tickstep serve` (docs/serve.md §9): an HTTP listener (`--ws ADDR`) with a
-//! small terminal-like page at `/` and a WebSocket endpoint at `/ws`.
+//! The HTTP side of `tickstep serve` (docs/serve.md §9, §10): one listener (`--http ADDR`, also
+//! `--ws`) with a small terminal-like page at `/`, a WebSocket endpoint at `/ws`, and the
+//! dashboard's routes ([`super::dashboard`], [`super::live`]) in the same router.
 //!
 //! The model: a WebSocket is served by the same session a TCP connection gets, so login,
 //! commands, limits and backpressure are one code path. Frames become the session's input bytes
@@ -61,7 +62,11 @@ pub(crate) async fn serve(listener: TcpListener, server: Rc<Server>, limits: Lim
     let app = Router::new()
         .route("/", get(page))
         .route("/ws", get(upgrade))
-        .with_state((upgraded, limits));
+        .with_state((upgraded, limits))
+        .merge(super::dashboard::router(&server))
+        .merge(super::live::router(Rc::downgrade(&server)))
+        // A place for `/metrics` (issue 22): mounted here when the metrics facade lands.
+        .fallback(unknown_route);
     // Lines are small and interactive: without TCP_NODELAY, Nagle's algorithm and the peer's
     // delayed ACK hold a reply back some 40 ms (as on the TCP side, session::serve).
     let listener = listener.tap_io(|socket| {
@@ -76,6 +81,18 @@ pub(crate) async fn serve(listener: TcpListener, server: Rc<Server>, limits: Lim
         tokio::task::spawn_local(play(Rc::clone(&server), socket, framing, limits));
     }
     http.abort();
+}
+
+/// Any other path: `404` with the routes there are (docs/serve.md §10.4).
+async fn unknown_route(uri: axum::http::Uri) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        format!(
+            "no route {:?}: try / (play), /ws (WebSocket) or /dashboard (docs/serve.md §10.1)\n",
+            uri.path()
+        ),
+    )
+        .into_response()
 }
 
 async fn page() -> Html<&'static str> {
