@@ -18,7 +18,8 @@
     const bw = w / KEPT;
     bars.forEach(function (f, i) {
       ctx.fillStyle = f[0] > period ? "#c00" : "#4a4";
-      const bh = Math.min(h, f[0] * scale);
+      // At least a pixel, so a frame far under budget still shows as run.
+      const bh = Math.max(1, Math.min(h, f[0] * scale));
       ctx.fillRect(i * bw, h - bh, Math.max(1, bw - 1), bh);
     });
     ctx.strokeStyle = "#000";
@@ -41,7 +42,7 @@
     text("over-budget", s.over_budget);
     text("overloads", s.overloads);
     text("deferred", s.deferred_last_step);
-    text("pending", Object.keys(s.pending).map(function (k) { return k + " " + s.pending[k]; }).join(", "));
+    text("pending", s.pending.map(function (p) { return p[0] + " " + p[1]; }).join(", "));
     text("commands-running", s.commands_running);
     text("schedules-live", s.schedules_live);
     text("online", s.online);

@@ -76,11 +76,8 @@ pub(crate) fn snapshot(server: &Server) -> serde_json::Value {
     let frames = server.frames.take_live();
     let period = server.frames.period_micros();
     let stats = server.rt.stats();
-    let pending: serde_json::Map<String, serde_json::Value> = PRIORITIES
-        .iter()
-        .zip(stats.kernel.pending)
-        .map(|(name, n)| ((*name).to_owned(), n.into()))
-        .collect();
+    // Pairs, not an object, so the kernel's order survives.
+    let pending: Vec<(&str, usize)> = PRIORITIES.into_iter().zip(stats.kernel.pending).collect();
     serde_json::json!({
         "period_us": period,
         "frames": frames,
