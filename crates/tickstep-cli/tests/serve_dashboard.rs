@@ -354,3 +354,239 @@ fn live_viewers_are_capped_and_a_seat_is_given_back() {
     }
     server.shutdown();
 }
+
+/// POSTs `body` as a form to `path`, with `extra` header lines (each ending in CRLF).
+fn post(addr: &str, path: &str, extra: &str, body: &str) -> Answer {
+    let mut stream = TcpStream::connect(addr).expect("the HTTP side accepts");
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    Answer {
+        status: head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0),
+        head: head.to_ascii_lowercase(),
+        body: body.to_owned(),
+    }
+}
+
+const FORM: &str = "Content-Type: application/x-www-form-urlencoded\r\n";
+const TOKEN: &str = "correct-horse-battery-staple";
+
+fn token_file(dir: &tempfile::TempDir) -> String {
+    let path = dir.path().join("token");
+    std::fs::write(&path, format!("{TOKEN}\n")).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn without_a_token_the_dashboard_is_read_only() {
+    // docs/serve.md §10.8
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
+    let addr = http_addr(&server);
+    let mut alice = server.login("alice");
+    let id = id_of(&alice.ask("every 3600 tell hourly"));
+    let refused = post(
+        &addr,
+        &format!("/dashboard/schedules/{id}/stop"),
+        FORM,
+        &format!("token={TOKEN}"),
+    );
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(refused.body.contains("read-only"), "{}", refused.body);
+    let page = get(&addr, &format!("/dashboard/schedules/{id}"));
+    assert!(!page.body.contains("<form method=post"));
+    assert!(alice.ask(&format!("info {id}")).starts_with("ok:"));
+    server.shutdown();
+}
+
+#[test]
+fn actions_need_the_token_a_same_origin_form_and_the_players_permission() {
+    // docs/serve.md §10.8
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(&dir);
+    let server = Server::start(
+        &store(&dir),
+        &["--http", "127.0.0.1:0", "--action-token-file", &token],
+    );
+    let addr = http_addr(&server);
+    let mut alice = server.login("alice");
+    let id = id_of(&alice.ask("every 3600 tell hourly"));
+    let path = |action: &str| format!("/dashboard/schedules/{id}/{action}");
+    let good = format!("token={TOKEN}&note=deploy+%3Cb%3E");
+    let same = format!("{FORM}Origin: http://{addr}\r\n");
+
+    let page = get(&addr, &format!("/dashboard/schedules/{id}"));
+    assert!(page.body.contains("acting as <b>merlin</b>"));
+    assert!(page.body.contains(&format!("action=\"{}\"", path("pause"))));
+
+    let refusals: &[(&str, String, String, u16, &str)] = &[
+        (
+            "pause",
+            FORM.to_owned(),
+            "token=wrong".to_owned(),
+            403,
+            "wrong or missing action token",
+        ),
+        (
+            "pause",
+            FORM.to_owned(),
+            String::new(),
+            403,
+            "wrong or missing action token",
+        ),
+        (
+            "pause",
+            format!("{FORM}Origin: http://evil.example\r\n"),
+            good.clone(),
+            403,
+            "another origin",
+        ),
+        (
+            "pause",
+            format!("{FORM}Sec-Fetch-Site: cross-site\r\n"),
+            good.clone(),
+            403,
+            "another origin",
+        ),
+        (
+            "pause",
+            "Content-Type: text/plain\r\n".to_owned(),
+            good.clone(),
+            415,
+            "a form",
+        ),
+        (
+            "explode",
+            FORM.to_owned(),
+            good.clone(),
+            404,
+            "no action \"explode\"",
+        ),
+        (
+            "pause",
+            FORM.to_owned(),
+            "token=%zz".to_owned(),
+            400,
+            "bad %-escape",
+        ),
+        (
+            "pause",
+            FORM.to_owned(),
+            format!("token={TOKEN}&note={}", "n".repeat(5_000)),
+            413,
+            "",
+        ),
+    ];
+    for (action, headers, body, status, says) in refusals {
+        let answer = post(&addr, &path(action), headers, body);
+        assert_eq!(
+            answer.status, *status,
+            "{action} {headers:?}: {}",
+            answer.body
+        );
+        assert!(answer.body.contains(says), "{action}: {}", answer.body);
+    }
+    let unknown = post(&addr, "/dashboard/schedules/424242/pause", &same, &good);
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    let bad_id = post(&addr, "/dashboard/schedules/x/pause", &same, &good);
+    assert_eq!(bad_id.status, 400, "{}", bad_id.body);
+    assert!(
+        !alice.ask(&format!("info {id}")).contains("paused"),
+        "nothing refused changed the schedule"
+    );
+
+    // The wizard (the default) may pause, resume, trigger and stop anyone's schedule.
+    let paused = post(&addr, &path("pause"), &same, &good);
+    assert_eq!(paused.status, 303, "{}", paused.body);
+    assert!(
+        paused
+            .head
+            .contains(&format!("location: /dashboard/schedules/{id}"))
+    );
+    let info = alice.ask(&format!("info {id}"));
+    assert!(info.ends_with("paused by merlin: deploy <b>"), "{info}");
+    assert_eq!(post(&addr, &path("resume"), &same, &good).status, 303);
+    assert!(!alice.ask(&format!("info {id}")).contains("paused"));
+    assert_eq!(post(&addr, &path("trigger"), FORM, &good).status, 303);
+    assert_eq!(alice.expect("[#"), format!("[#{id}] hourly"));
+    let stopped = post(&addr, &path("stop"), &same, &good);
+    assert_eq!(stopped.status, 303, "{}", stopped.body);
+    assert!(
+        stopped.head.contains("location: /dashboard\r")
+            || stopped.head.ends_with("location: /dashboard")
+    );
+    assert!(alice.ask(&format!("info {id}")).starts_with("error:"));
+    server.shutdown();
+}
+
+#[test]
+fn actions_as_a_player_meet_that_players_permissions() {
+    // docs/serve.md §10.8, §4.4
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(&dir);
+    let server = Server::start(
+        &store(&dir),
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--action-token-file",
+            &token,
+            "--actions-as",
+            "bob",
+        ],
+    );
+    let addr = http_addr(&server);
+    let good = format!("token={TOKEN}");
+    let mut alice = server.login("alice");
+    let alices = id_of(&alice.ask("every 3600 tell hourly"));
+    // bob has never logged in: refused, naming him.
+    let early = post(
+        &addr,
+        &format!("/dashboard/schedules/{alices}/stop"),
+        FORM,
+        &good,
+    );
+    assert_eq!(early.status, 403, "{}", early.body);
+    assert!(
+        early.body.contains("\"bob\", who has never logged in"),
+        "{}",
+        early.body
+    );
+    let mut bob = server.login("bob");
+    let bobs = id_of(&bob.ask("every 3600 tell mine"));
+    let refused = post(
+        &addr,
+        &format!("/dashboard/schedules/{alices}/stop"),
+        FORM,
+        &good,
+    );
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(
+        refused.body.contains("permission denied"),
+        "{}",
+        refused.body
+    );
+    assert!(refused.body.contains("(acting as bob)"), "{}", refused.body);
+    assert!(alice.ask(&format!("info {alices}")).starts_with("ok:"));
+    let own = post(
+        &addr,
+        &format!("/dashboard/schedules/{bobs}/stop"),
+        FORM,
+        &good,
+    );
+    assert_eq!(own.status, 303, "{}", own.body);
+    assert!(bob.ask(&format!("info {bobs}")).starts_with("error:"));
+    server.shutdown();
+}

@@ -14,13 +14,15 @@ use std::fmt::Write as _;
 use std::rc::{Rc, Weak};
 
 use axum::Router;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use tickstep::schedules::{ScheduleId, ScheduleInfo, Value};
 use tokio::sync::{mpsc, oneshot};
 
+use super::actions::{self, ActionGrant};
+use super::protocol::Request;
 use super::world::Server;
 
 /// The most rows the list renders (docs/serve.md §10.2).
@@ -33,14 +35,25 @@ const SCRIPT: &str = include_str!("dashboard.js");
 const QUEUE: usize = 64;
 
 /// What a request asks the server's thread to render.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 enum View {
     List(Filter),
     Detail(u64),
+    /// An action's command, checked already, as the grant's player (docs/serve.md §10.8).
+    Act(u64, Request),
 }
 
-/// A page, or a status and the sentence that says why not.
-type Answer = Result<String, (StatusCode, String)>;
+/// What the server's thread answers: a page, or a status and the sentence that says why not.
+type Answer = Result<Reply, (StatusCode, String)>;
+
+/// A view's success.
+#[derive(Debug)]
+enum Reply {
+    /// An HTML page.
+    Page(String),
+    /// An action done: the path to go to (`303 See Other`).
+    GoTo(String),
+}
 type Ask = (View, oneshot::Sender<Answer>);
 
 /// The list's filter and order, from the query string (docs/serve.md §10.2).
@@ -75,31 +88,94 @@ enum Sort {
 
 /// The dashboard's routes, answered by a task on the server's thread (which it starts; it ends
 /// when the router is dropped).
-pub(crate) fn router(server: &Rc<Server>) -> Router {
+pub(crate) fn router(server: &Rc<Server>, grant: Option<ActionGrant>) -> Router {
     let (asks, inbox) = mpsc::channel::<Ask>(QUEUE);
-    tokio::task::spawn_local(render_loop(Rc::downgrade(server), inbox));
+    let acting_as = grant.as_ref().map(|g| g.name.clone());
+    tokio::task::spawn_local(render_loop(Rc::downgrade(server), inbox, acting_as));
     Router::new()
         .route("/dashboard", get(list))
         .route("/dashboard/schedules/{id}", get(detail))
+        .route("/dashboard/schedules/{id}/{action}", post(act))
         .route("/dashboard/live.js", get(script))
-        .with_state(asks)
+        .layer(DefaultBodyLimit::max(actions::MAX_FORM))
+        .with_state(Dashboard { asks, grant })
 }
 
-async fn list(State(asks): State<mpsc::Sender<Ask>>, RawQuery(query): RawQuery) -> Response {
+/// What the handlers share: the way to the server's thread, and the action grant if any.
+#[derive(Clone)]
+struct Dashboard {
+    asks: mpsc::Sender<Ask>,
+    grant: Option<ActionGrant>,
+}
+
+/// An action: checked here (grant, origin, token), done on the server's thread; success goes
+/// back to the schedule's page (or the list, after a stop) with `303`.
+async fn act(
+    State(dash): State<Dashboard>,
+    Path((id, action)): Path<(String, String)>,
+    headers: axum::http::HeaderMap,
+    body: String,
+) -> Response {
+    let Some(id) = parse_id(&id) else {
+        return bad_id(&id);
+    };
+    if !actions::is_form(&headers) {
+        return (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "an action is a form: application/x-www-form-urlencoded (docs/serve.md §10.8)\n",
+        )
+            .into_response();
+    }
+    let form = match parse_pairs(&body) {
+        Ok(form) => form,
+        Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
+    };
+    match actions::check(dash.grant.as_ref(), &headers, id, &action, &form) {
+        Ok(request) => ask(&dash.asks, View::Act(id, request)).await,
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+fn parse_id(id: &str) -> Option<u64> {
+    id.parse::<u64>().ok().filter(|n| *n > 0)
+}
+
+fn bad_id(id: &str) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        format!("{id:?} is not a schedule id: a positive whole number (docs/serve.md §10.4)\n"),
+    )
+        .into_response()
+}
+
+/// `key=value&…` pairs, %-decoded.
+fn parse_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
+    text.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match (percent_decode(key), percent_decode(value)) {
+                (Some(k), Some(v)) => Ok((k, v)),
+                _ => Err(format!(
+                    "{key:?}: not UTF-8 or a bad %-escape (docs/serve.md §10.4)\n"
+                )),
+            }
+        })
+        .collect()
+}
+
+async fn list(State(dash): State<Dashboard>, RawQuery(query): RawQuery) -> Response {
+    let asks = dash.asks;
     match parse_filter(query.as_deref().unwrap_or("")) {
         Ok(filter) => ask(&asks, View::List(filter)).await,
         Err(why) => (StatusCode::BAD_REQUEST, why).into_response(),
     }
 }
 
-async fn detail(State(asks): State<mpsc::Sender<Ask>>, Path(id): Path<String>) -> Response {
-    match id.parse::<u64>() {
-        Ok(n) if n > 0 => ask(&asks, View::Detail(n)).await,
-        _ => (
-            StatusCode::BAD_REQUEST,
-            format!("{id:?} is not a schedule id: a positive whole number (docs/serve.md §10.4)\n"),
-        )
-            .into_response(),
+async fn detail(State(dash): State<Dashboard>, Path(id): Path<String>) -> Response {
+    match parse_id(&id) {
+        Some(n) => ask(&dash.asks, View::Detail(n)).await,
+        None => bad_id(&id),
     }
 }
 
@@ -125,7 +201,13 @@ async fn ask(asks: &mpsc::Sender<Ask>, view: View) -> Response {
     match answer.await {
         // Scripts only from this server, none inline and no plugin: an injected `<script>` or
         // event handler would not run even if escaping missed it (docs/serve.md §10.3).
-        Ok(Ok(page)) => (
+        Ok(Ok(Reply::GoTo(path))) => (
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, path.clone())],
+            format!("done; see {path}\n"),
+        )
+            .into_response(),
+        Ok(Ok(Reply::Page(page))) => (
             [
                 (
                     header::CONTENT_SECURITY_POLICY,
@@ -142,14 +224,19 @@ async fn ask(asks: &mpsc::Sender<Ask>, view: View) -> Response {
 }
 
 /// Answers views on the server's thread, one at a time, between frames.
-async fn render_loop(server: Weak<Server>, mut inbox: mpsc::Receiver<Ask>) {
+async fn render_loop(
+    server: Weak<Server>,
+    mut inbox: mpsc::Receiver<Ask>,
+    acting_as: Option<String>,
+) {
     while let Some((view, reply)) = inbox.recv().await {
         let Some(server) = server.upgrade() else {
             return;
         };
         let answer = match view {
-            View::List(filter) => Ok(render_list(&server, &filter)),
-            View::Detail(id) => render_detail(&server, id),
+            View::List(filter) => Ok(Reply::Page(render_list(&server, &filter))),
+            View::Detail(id) => render_detail(&server, id, acting_as.as_deref()),
+            View::Act(id, request) => act_now(&server, id, request, acting_as.as_deref()),
         };
         let _ = reply.send(answer);
     }
@@ -405,7 +492,26 @@ fn options(values: &[&str], chosen: &str) -> String {
     html
 }
 
-fn render_detail(server: &Server, id: u64) -> Answer {
+/// Runs an action's command as the grant's player; on success, the page to go to (a path).
+fn act_now(server: &Rc<Server>, id: u64, request: Request, acting_as: Option<&str>) -> Answer {
+    let name = acting_as.unwrap_or_default();
+    let Some(who) = server.player_named(name) else {
+        return Err((
+            StatusCode::FORBIDDEN,
+            format!("actions act as {name:?}, who has never logged in (docs/serve.md §10.8)\n"),
+        ));
+    };
+    let stopping = matches!(request, Request::Stop(_));
+    let (lines, _) = server.execute(who, request);
+    let reply = lines.join("\n");
+    match actions::status_of(&reply) {
+        StatusCode::SEE_OTHER if stopping => Ok(Reply::GoTo("/dashboard".to_owned())),
+        StatusCode::SEE_OTHER => Ok(Reply::GoTo(format!("/dashboard/schedules/{id}"))),
+        status => Err((status, format!("{reply} (acting as {name})\n"))),
+    }
+}
+
+fn render_detail(server: &Server, id: u64, acting_as: Option<&str>) -> Answer {
     let missing = || {
         (
             StatusCode::NOT_FOUND,
@@ -437,8 +543,30 @@ fn render_detail(server: &Server, id: u64) -> Answer {
             );
         }
     }
-    page.push_str("</table></body></html>");
-    Ok(page)
+    page.push_str("</table>");
+    if let Some(name) = acting_as {
+        let _ = write!(
+            page,
+            "<h2>Actions</h2><p>acting as <b>{}</b>; each needs the action token.</p>",
+            escape(name)
+        );
+        for action in ["pause", "resume", "trigger", "stop"] {
+            let note = if action == "pause" {
+                "<input name=note placeholder=note maxlength=200> "
+            } else {
+                ""
+            };
+            let _ = write!(
+                page,
+                "<form method=post action=\"/dashboard/schedules/{}/{action}\" class=action>\
+                 <input type=password name=token placeholder=\"action token\" required> {note}\
+                 <button id={action}>{action}</button></form>",
+                id.get()
+            );
+        }
+    }
+    page.push_str("</body></html>");
+    Ok(Reply::Page(page))
 }
 
 /// The frame budget, commands and server sections, filled by the live view's script.

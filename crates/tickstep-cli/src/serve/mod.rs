@@ -17,6 +17,7 @@
 //! * [`ws`]: the HTTP side (`--http`): the play page, the WebSocket endpoint, served by the same
 //!   sessions, and the routes of [`dashboard`];
 //! * [`dashboard`]: the schedules list and detail pages, rendered on the server's thread;
+//! * [`actions`]: the dashboard's actions — token, origin, the player they act as;
 //! * [`live`]: the dashboard's live view, one snapshot a second to every viewer over SSE;
 //! * [`gmcp`]: the GMCP packages (`Char.Name`, `tickstep.Schedules`, `tickstep.Client`);
 //! * [`world`]: who is online, the verbs schedules run, what each command does;
@@ -40,6 +41,7 @@
 //! first IAC its client sends (the server offers its options at connect); `--http` is off unless
 //! given, and a WebSocket from a page of another origin is refused.
 
+mod actions;
 mod bell;
 mod dashboard;
 mod frame_times;
@@ -104,6 +106,14 @@ pub(crate) struct ServeArgs {
     /// picks one). `--ws` is the same option under its first name.
     #[arg(long, alias = "ws", value_name = "ADDR")]
     http: Option<SocketAddr>,
+    /// Allow the dashboard's actions (stop, pause, resume, trigger) to whoever gives the token
+    /// in FILE (its first line, at least 16 bytes); without it the dashboard is read-only.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    action_token_file: Option<PathBuf>,
+    /// The player the dashboard's actions act as, under the same permissions (the wizard
+    /// unless given; the player must have logged in once).
+    #[arg(long, value_name = "NAME", requires = "action_token_file")]
+    actions_as: Option<String>,
 }
 
 /// Runs the server until Ctrl-C, SIGTERM or the wizard's `shutdown`.
@@ -117,6 +127,18 @@ pub(crate) fn run(args: &ServeArgs) -> Result<(), String> {
 
 async fn serve(args: &ServeArgs) -> Result<(), String> {
     let wizard_name = protocol::parse_name(&args.wizard).map_err(|e| format!("--wizard: {e}"))?;
+    let grant = match &args.action_token_file {
+        Some(path) => Some(actions::ActionGrant {
+            token: actions::read_token(path)?,
+            name: match &args.actions_as {
+                Some(name) => {
+                    protocol::parse_name(name).map_err(|e| format!("--actions-as: {e}"))?
+                }
+                None => wizard_name.clone(),
+            },
+        }),
+        None => None,
+    };
     if args.max_line == 0 {
         return Err("--max-line must be at least 1 byte".to_owned());
     }
@@ -189,7 +211,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     };
     let acceptor = tokio::task::spawn_local(accept(listener, Rc::clone(&server), limits));
     let browsers = match args.http {
-        Some(addr) => Some(start_browsers(addr, Rc::clone(&server), limits).await?),
+        Some(addr) => Some(start_browsers(addr, Rc::clone(&server), limits, grant).await?),
         None => None,
     };
     let result = driver.run_until(shutdown_signal()).await;
@@ -212,6 +234,7 @@ async fn start_browsers(
     addr: SocketAddr,
     server: Rc<Server>,
     limits: Limits,
+    grant: Option<actions::ActionGrant>,
 ) -> Result<tokio::task::JoinHandle<()>, String> {
     let listener = ws::bind(addr).await?;
     let bound = listener
@@ -219,7 +242,7 @@ async fn start_browsers(
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
     say(format!("tickstep serve: browsers on http://{bound}/"));
     Ok(tokio::task::spawn_local(ws::serve(
-        listener, server, limits,
+        listener, server, limits, grant,
     )))
 }
 

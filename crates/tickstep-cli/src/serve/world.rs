@@ -150,6 +150,15 @@ impl Server {
             .unwrap_or_else(|| format!("#{}", who.0))
     }
 
+    /// The player with this name, if it ever logged in (or is the wizard).
+    pub(crate) fn player_named(&self, name: &str) -> Option<ObjId> {
+        let names = self.names.borrow();
+        names
+            .iter()
+            .find(|(_, n)| n.as_str() == name)
+            .map(|(id, _)| *id)
+    }
+
     /// How many players are connected to this server.
     pub(crate) fn online_count(&self) -> usize {
         self.online.borrow().len()

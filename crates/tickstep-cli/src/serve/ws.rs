@@ -57,13 +57,18 @@ type Upgraded = (WebSocket, Framing);
 ///
 /// axum's connection tasks must be `Send`, and the world is not: its handler only upgrades the
 /// connection and sends the WebSocket (which is `Send`) to a task on the server's thread.
-pub(crate) async fn serve(listener: TcpListener, server: Rc<Server>, limits: Limits) {
+pub(crate) async fn serve(
+    listener: TcpListener,
+    server: Rc<Server>,
+    limits: Limits,
+    grant: Option<super::actions::ActionGrant>,
+) {
     let (upgraded, mut sockets) = mpsc::unbounded_channel::<Upgraded>();
     let app = Router::new()
         .route("/", get(page))
         .route("/ws", get(upgrade))
         .with_state((upgraded, limits))
-        .merge(super::dashboard::router(&server))
+        .merge(super::dashboard::router(&server, grant))
         .merge(super::live::router(Rc::downgrade(&server)))
         // A place for `/metrics` (issue 22): mounted here when the metrics facade lands.
         .fallback(unknown_route);
@@ -132,7 +137,7 @@ async fn upgrade(
 
 /// Whether the request comes from no page (a program) or from a page this server served: its
 /// `Origin` names the `Host` it was sent to.
-fn same_origin(headers: &HeaderMap) -> bool {
+pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return true;
     };
