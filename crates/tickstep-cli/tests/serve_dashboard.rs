@@ -411,18 +411,24 @@ fn without_a_token_the_dashboard_is_read_only() {
     server.shutdown();
 }
 
-#[test]
-fn actions_need_the_token_a_same_origin_form_and_the_players_permission() {
-    // docs/serve.md §10.8
-    let dir = tempfile::tempdir().unwrap();
-    let token = token_file(&dir);
+/// A server whose dashboard acts as the wizard, alice with an hourly schedule, and its id.
+fn acting_server(dir: &tempfile::TempDir) -> (Server, String, serve_client::Client, u64) {
+    let token = token_file(dir);
     let server = Server::start(
-        &store(&dir),
+        &store(dir),
         &["--http", "127.0.0.1:0", "--action-token-file", &token],
     );
     let addr = http_addr(&server);
     let mut alice = server.login("alice");
     let id = id_of(&alice.ask("every 3600 tell hourly"));
+    (server, addr, alice, id)
+}
+
+#[test]
+fn actions_without_the_token_or_from_another_origin_change_nothing() {
+    // docs/serve.md §10.8
+    let dir = tempfile::tempdir().unwrap();
+    let (server, addr, mut alice, id) = acting_server(&dir);
     let path = |action: &str| format!("/dashboard/schedules/{id}/{action}");
     let good = format!("token={TOKEN}&note=deploy+%3Cb%3E");
     let same = format!("{FORM}Origin: http://{addr}\r\n");
@@ -506,6 +512,17 @@ fn actions_need_the_token_a_same_origin_form_and_the_players_permission() {
         !alice.ask(&format!("info {id}")).contains("paused"),
         "nothing refused changed the schedule"
     );
+    server.shutdown();
+}
+
+#[test]
+fn the_wizards_token_pauses_resumes_triggers_and_stops() {
+    // docs/serve.md §10.8
+    let dir = tempfile::tempdir().unwrap();
+    let (server, addr, mut alice, id) = acting_server(&dir);
+    let path = |action: &str| format!("/dashboard/schedules/{id}/{action}");
+    let good = format!("token={TOKEN}&note=deploy+%3Cb%3E");
+    let same = format!("{FORM}Origin: http://{addr}\r\n");
 
     // The wizard (the default) may pause, resume, trigger and stop anyone's schedule.
     let paused = post(&addr, &path("pause"), &same, &good);

@@ -127,18 +127,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<(), String> {
 
 async fn serve(args: &ServeArgs) -> Result<(), String> {
     let wizard_name = protocol::parse_name(&args.wizard).map_err(|e| format!("--wizard: {e}"))?;
-    let grant = match &args.action_token_file {
-        Some(path) => Some(actions::ActionGrant {
-            token: actions::read_token(path)?,
-            name: match &args.actions_as {
-                Some(name) => {
-                    protocol::parse_name(name).map_err(|e| format!("--actions-as: {e}"))?
-                }
-                None => wizard_name.clone(),
-            },
-        }),
-        None => None,
-    };
+    let grant = action_grant(args, &wizard_name)?;
     if args.max_line == 0 {
         return Err("--max-line must be at least 1 byte".to_owned());
     }
@@ -227,6 +216,24 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     result.map_err(|e| ErrorChain(&e).to_string())?;
     say("tickstep serve: stopped; the store is committed");
     Ok(())
+}
+
+/// The dashboard's action grant, if `--action-token-file` is given (docs/serve.md §10.8).
+fn action_grant(
+    args: &ServeArgs,
+    wizard_name: &str,
+) -> Result<Option<actions::ActionGrant>, String> {
+    let Some(path) = &args.action_token_file else {
+        return Ok(None);
+    };
+    let name = match &args.actions_as {
+        Some(name) => protocol::parse_name(name).map_err(|e| format!("--actions-as: {e}"))?,
+        None => wizard_name.to_owned(),
+    };
+    Ok(Some(actions::ActionGrant {
+        token: actions::read_token(path)?,
+        name,
+    }))
 }
 
 /// Starts the HTTP side (`--http`, docs/serve.md §9, §10) and prints where it listens.
