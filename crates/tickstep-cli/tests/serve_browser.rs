@@ -1,7 +1,7 @@
 //! The dashboard in a real browser (docs/serve.md §10): headless Chromium, driven through
 //! chromedriver by `tests/clients/dashboard_browser.py`, loads the list of a running
 //! `tickstep serve`, sees hostile text as text, watches the live chart update, filters through the
-//! form and opens a detail view; the screenshot is kept under target/. Every wait is bounded.
+//! form, opens a detail view, pauses and stops a schedule through its forms; the screenshot is kept under target/. Every wait is bounded.
 //!
 //! Without Chromium and chromedriver the test is skipped with a note, except under `CI`, where
 //! `.ci/run` installs them and their absence fails it.
@@ -38,7 +38,17 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("world.db"), &["--http", "127.0.0.1:0"]);
+    let token = dir.path().join("token");
+    std::fs::write(&token, "correct-horse-battery-staple\n").unwrap();
+    let server = Server::start(
+        &dir.path().join("world.db"),
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--action-token-file",
+            token.to_str().unwrap(),
+        ],
+    );
     let addr = server
         .printed("tickstep serve: browsers on http://")
         .trim_start_matches("tickstep serve: browsers on http://")
@@ -56,6 +66,8 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/dashboard_browser.py"))
         .arg(&addr)
         .arg(&shot)
+        .arg("correct-horse-battery-staple")
+        .arg(image.to_string())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -119,6 +131,21 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
     ] {
         assert!(fields.iter().any(|f| f == field), "{field}: {fields:?}");
     }
+    // Paused, then stopped, through the page's forms; the store says so too.
+    assert!(
+        seen["after_pause_url"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/dashboard/schedules/{image}")),
+        "{seen}"
+    );
+    assert_eq!(seen["after_pause_note"], "\"from the browser\"");
+    assert_eq!(
+        rows("after_stop_rows"),
+        [script, tea].map(|id| format!("#{id}"))
+    );
+    let gone = alice.ask(&format!("info {image}"));
+    assert!(gone.starts_with("error:"), "{gone}");
     let png = std::fs::read(&shot).expect("the screenshot was saved");
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
     server.shutdown();

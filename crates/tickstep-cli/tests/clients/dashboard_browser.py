@@ -2,7 +2,7 @@
 standard library) over serve's dashboard (docs/serve.md §10), and prints what it saw as one JSON
 line for the Rust test to judge.
 
-usage: dashboard_browser.py HTTP_ADDR SCREENSHOT.png
+usage: dashboard_browser.py HTTP_ADDR SCREENSHOT.png ACTION_TOKEN SCHEDULE_ID
 Every wait is bounded; nothing here decides pass or fail except a broken browser.
 """
 
@@ -16,7 +16,7 @@ import tempfile
 import time
 import urllib.request
 
-ADDR, SHOT = sys.argv[1], sys.argv[2]
+ADDR, SHOT, TOKEN, TARGET = sys.argv[1:5]
 FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -111,6 +111,26 @@ try:
     seen["detail_owner"] = run("return document.getElementById('owner').textContent")
     seen["detail_fields"] = run("return [...document.querySelectorAll('#info th')].map(t => t.textContent)")
     seen["pwned_after"] = run("return window.pwned || 0")
+
+    # Pause, then stop, schedule TARGET through its page's forms, as a user would.
+    def field(name):
+        return run("return [...document.querySelectorAll('#info tr')]"
+                   f".filter(r => r.cells[0].textContent === '{name}')"
+                   ".map(r => r.cells[1].textContent)[0]")
+
+    go(f"/dashboard/schedules/{TARGET}")
+    pause_form = f"form[action='/dashboard/schedules/{TARGET}/pause']"
+    call("POST", S + f"/element/{find(pause_form + ' input[name=token]')}/value", {"text": TOKEN})
+    call("POST", S + f"/element/{find(pause_form + ' input[name=note]')}/value", {"text": "from the browser"})
+    call("POST", S + f"/element/{find('#pause')}/click", {})
+    wait_for("the paused page", lambda: field("paused") == "true")
+    seen["after_pause_url"] = call("GET", S + "/url")
+    seen["after_pause_note"] = field("pause_note")
+    stop_form = f"form[action='/dashboard/schedules/{TARGET}/stop']"
+    call("POST", S + f"/element/{find(stop_form + ' input[name=token]')}/value", {"text": TOKEN})
+    call("POST", S + f"/element/{find('#stop')}/click", {})
+    wait_for("the list after the stop", lambda: call("GET", S + "/url").endswith("/dashboard"))
+    seen["after_stop_rows"] = run("return [...document.querySelectorAll('#schedules a')].map(a => a.textContent)")
     call("DELETE", S)
     print(json.dumps(seen))
 finally:
