@@ -62,32 +62,7 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
 
     let shot: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dashboard.png");
     let _ = std::fs::remove_file(&shot);
-    let mut child = Command::new(std::env::var("TICKSTEP_PYTHON").unwrap_or("python3".into()))
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/dashboard_browser.py"))
-        .arg(&addr)
-        .arg(&shot)
-        .arg("correct-horse-battery-staple")
-        .arg(image.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 starts");
-    let deadline = Instant::now() + PATIENCE * 6;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "the browser script failed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let seen: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    let seen = drive_chromium(&addr, &shot, image);
 
     let rows = |key: &str| -> Vec<String> {
         seen[key]
@@ -149,4 +124,34 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
     let png = std::fs::read(&shot).expect("the screenshot was saved");
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
     server.shutdown();
+}
+
+/// Runs `tests/clients/dashboard_browser.py` against `addr` (bounded), and what it saw.
+fn drive_chromium(addr: &str, shot: &Path, image: u64) -> serde_json::Value {
+    let mut child = Command::new(std::env::var("TICKSTEP_PYTHON").unwrap_or("python3".into()))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/dashboard_browser.py"))
+        .arg(addr)
+        .arg(shot)
+        .arg("correct-horse-battery-staple")
+        .arg(image.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 starts");
+    let deadline = Instant::now() + PATIENCE * 6;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the browser script failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim()).expect("one JSON line")
 }
