@@ -1,5 +1,6 @@
 //! `tickstep serve`: a small world server that real clients reach over TCP — raw lines or
-//! telnet — and, with `--ws`, over a WebSocket from a browser (docs/serve.md).
+//! telnet — and, with `--http` (also `--ws`), over a WebSocket from a browser, with a dashboard
+//! of the schedules beside it (docs/serve.md).
 //!
 //! One tokio current-thread runtime runs everything: the [`TokioDriver`] runs the tickstep
 //! runtime's frames (sleeping on tokio's timer, straight through idle time), the accept loop and
@@ -13,7 +14,11 @@
 //! * [`session`]: one connection — capped lines, login with a password, replies;
 //! * [`telnet`]: the telnet codec, sans-IO (negotiation, line ends, NAWS, TTYPE, CHARSET, ECHO);
 //! * [`wire`]: what a session reads and writes, a socket's bytes or a WebSocket's frames;
-//! * [`ws`]: the browser page and the WebSocket endpoint (`--ws`), served by the same sessions;
+//! * [`ws`]: the HTTP side (`--http`): the play page, the WebSocket endpoint, served by the same
+//!   sessions, and the routes of [`dashboard`];
+//! * [`dashboard`]: the schedules list and detail pages, rendered on the server's thread;
+//! * [`actions`]: the dashboard's actions — token, origin, the player they act as;
+//! * [`live`]: the dashboard's live view, one snapshot a second to every viewer over SSE;
 //! * [`gmcp`]: the GMCP packages (`Char.Name`, `tickstep.Schedules`, `tickstep.Client`);
 //! * [`accounts`]: passwords' rules and their Argon2id hashes;
 //! * [`limits`]: fair use — token buckets per player, per address and for the world;
@@ -39,16 +44,20 @@
 //! per player and per address; lines are capped at `--max-line` bytes (1,024) and a longer line
 //! closes the connection; a client that does not log in within `--login-timeout` (60 s) is
 //! dropped; a connection is telnet from the first IAC its client sends (the server offers its
-//! options at connect), and a telnet client's echo is off while it types a password; `--ws` is
-//! off unless given, and a WebSocket from a page of another origin is refused. Each login's hash
-//! costs about 19 MiB and some tens of milliseconds of one core, on two hashing threads of its
-//! own.
+//! options at connect), and a telnet client's echo is off while it types a password; `--http`
+//! (alias `--ws`) is off unless given, and a WebSocket from a page of another origin is refused;
+//! the dashboard is read-only unless `--action-token-file` is given, and its actions are one
+//! named player's line commands (the wizard unless `--actions-as`). Each login's hash costs about
+//! 19 MiB and some tens of milliseconds of one core, on two hashing threads of its own.
 
 mod accounts;
+mod actions;
 mod bell;
+mod dashboard;
 mod frame_times;
 mod gmcp;
 mod limits;
+mod live;
 mod protocol;
 mod registry;
 mod session;
@@ -118,10 +127,19 @@ pub(crate) struct ServeArgs {
     /// soon another server takes its schedules over after it dies.
     #[arg(long, value_parser = parse_positive_duration, default_value = "10s")]
     lease: Duration,
-    /// Also serve browsers on ADDR over HTTP: a client page at / and a WebSocket at /ws (off
-    /// unless given; use a loopback address such as 127.0.0.1:4001; port 0 picks one).
-    #[arg(long, value_name = "ADDR")]
-    ws: Option<SocketAddr>,
+    /// Also serve HTTP on ADDR: the play page at /, its WebSocket at /ws and the dashboard at
+    /// /dashboard (off unless given; use a loopback address such as 127.0.0.1:4001; port 0
+    /// picks one). `--ws` is the same option under its first name.
+    #[arg(long, alias = "ws", value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// Allow the dashboard's actions (stop, pause, resume, trigger) to whoever gives the token
+    /// in FILE (its first line, at least 16 bytes); without it the dashboard is read-only.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    action_token_file: Option<PathBuf>,
+    /// The player the dashboard's actions act as, under the same permissions (the wizard
+    /// unless given; the player must have logged in once).
+    #[arg(long, value_name = "NAME", requires = "action_token_file")]
+    actions_as: Option<String>,
 }
 
 /// The environment variable that gives the wizard's password (docs/serve.md §10.4).
@@ -138,6 +156,7 @@ pub(crate) fn run(args: &ServeArgs) -> Result<(), String> {
 
 async fn serve(args: &ServeArgs) -> Result<(), String> {
     let wizard_name = protocol::parse_name(&args.wizard).map_err(|e| format!("--wizard: {e}"))?;
+    let grant = action_grant(args, &wizard_name)?;
     if args.max_line == 0 {
         return Err("--max-line must be at least 1 byte".to_owned());
     }
@@ -149,8 +168,8 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     let listener = TcpListener::bind(args.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
-    let browsers = match args.ws {
-        Some(addr) => Some(ws::bind(addr).await?),
+    let browsers = match args.http {
+        Some(addr) => Some((ws::bind(addr).await?, grant)),
         None => None,
     };
     let fresh = files_not_there(&args.db);
@@ -254,7 +273,10 @@ async fn start(
 
 async fn run_server(
     args: &ServeArgs,
-    (listener, browsers): (TcpListener, Option<TcpListener>),
+    (listener, browsers): (
+        TcpListener,
+        Option<(TcpListener, Option<actions::ActionGrant>)>,
+    ),
     mut driver: TokioDriver,
     server: Rc<Server>,
     announcements: Option<tokio::sync::mpsc::UnboundedReceiver<registry::Event>>,
@@ -303,7 +325,8 @@ async fn run_server(
         login_timeout: args.login_timeout,
     };
     let acceptor = tokio::task::spawn_local(accept(listener, Rc::clone(&server), limits));
-    let browsers = browsers.map(|listener| start_browsers(listener, Rc::clone(&server), limits));
+    let browsers = browsers
+        .map(|(listener, grant)| start_browsers(listener, Rc::clone(&server), limits, grant));
     let result = driver.run_until(shutdown_signal()).await;
     acceptor.abort();
     for task in [listener_task, watch_task, browsers].into_iter().flatten() {
@@ -322,16 +345,35 @@ async fn run_server(
     Ok(())
 }
 
-/// Starts the browser side (`--ws`, docs/serve.md §9) and prints where it listens.
+/// The dashboard's action grant, if `--action-token-file` is given (docs/serve.md §13.8).
+fn action_grant(
+    args: &ServeArgs,
+    wizard_name: &str,
+) -> Result<Option<actions::ActionGrant>, String> {
+    let Some(path) = &args.action_token_file else {
+        return Ok(None);
+    };
+    let name = match &args.actions_as {
+        Some(name) => protocol::parse_name(name).map_err(|e| format!("--actions-as: {e}"))?,
+        None => wizard_name.to_owned(),
+    };
+    Ok(Some(actions::ActionGrant {
+        token: actions::read_token(path)?,
+        name,
+    }))
+}
+
+/// Starts the HTTP side (`--http`, docs/serve.md §9, §13) and prints where it listens.
 fn start_browsers(
     listener: TcpListener,
     server: Rc<Server>,
     limits: Limits,
+    grant: Option<actions::ActionGrant>,
 ) -> tokio::task::JoinHandle<()> {
     if let Ok(bound) = listener.local_addr() {
         say(format!("tickstep serve: browsers on http://{bound}/"));
     }
-    tokio::task::spawn_local(ws::serve(listener, server, limits))
+    tokio::task::spawn_local(ws::serve(listener, server, limits, grant))
 }
 
 /// The files the store watch looks at: the store and the world file, with their WAL and WAL

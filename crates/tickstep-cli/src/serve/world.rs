@@ -204,12 +204,27 @@ impl Server {
             .unwrap_or_else(|| format!("#{}", who.0))
     }
 
+    /// The player with this name, if it ever logged in (or is the wizard).
+    pub(crate) fn player_named(&self, name: &str) -> Option<ObjId> {
+        let names = self.names.borrow();
+        names
+            .iter()
+            .find(|(_, n)| n.as_str() == name)
+            .map(|(id, _)| *id)
+    }
+
+    /// How many players are connected to this server.
+    pub(crate) fn online_count(&self) -> usize {
+        self.online.borrow().len()
+    }
+
     pub(crate) fn is_wizard(&self, who: ObjId) -> bool {
         self.principals.wizards.borrow().contains(&who)
     }
 
     /// The wizard `--wizard` names: its account's password comes from the configuration,
-    /// never from a login (docs/serve.md §10.4).
+    /// never from a login (docs/serve.md §10.4); the dashboard shows the schedules as it sees
+    /// them, all of them (docs/serve.md §13.2).
     pub(crate) fn principals_root(&self) -> ObjId {
         self.principals.root
     }

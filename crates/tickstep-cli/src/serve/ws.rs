@@ -1,5 +1,6 @@
-//! The browser side of `tickstep serve` (docs/serve.md §9): an HTTP listener (`--ws ADDR`) with a
-//! small terminal-like page at `/` and a WebSocket endpoint at `/ws`.
+//! The HTTP side of `tickstep serve` (docs/serve.md §9, §13): one listener (`--http ADDR`, also
+//! `--ws`) with a small terminal-like page at `/`, a WebSocket endpoint at `/ws`, and the
+//! dashboard's routes ([`super::dashboard`], [`super::live`]) in the same router.
 //!
 //! The model: a WebSocket is served by the same session a TCP connection gets, so login,
 //! commands, limits and backpressure are one code path. Frames become the session's input bytes
@@ -57,12 +58,21 @@ type Upgraded = (WebSocket, Framing, IpAddr);
 ///
 /// axum's connection tasks must be `Send`, and the world is not: its handler only upgrades the
 /// connection and sends the WebSocket (which is `Send`) to a task on the server's thread.
-pub(crate) async fn serve(listener: TcpListener, server: Rc<Server>, limits: Limits) {
+pub(crate) async fn serve(
+    listener: TcpListener,
+    server: Rc<Server>,
+    limits: Limits,
+    grant: Option<super::actions::ActionGrant>,
+) {
     let (upgraded, mut sockets) = mpsc::unbounded_channel::<Upgraded>();
     let app = Router::new()
         .route("/", get(page))
         .route("/ws", get(upgrade))
-        .with_state((upgraded, limits));
+        .with_state((upgraded, limits))
+        .merge(super::dashboard::router(&server, grant))
+        .merge(super::live::router(Rc::downgrade(&server)))
+        // A place for `/metrics` (issue 22): mounted here when the metrics facade lands.
+        .fallback(unknown_route);
     // Lines are small and interactive: without TCP_NODELAY, Nagle's algorithm and the peer's
     // delayed ACK hold a reply back some 40 ms (as on the TCP side, session::serve).
     let listener = listener.tap_io(|socket| {
@@ -78,6 +88,18 @@ pub(crate) async fn serve(listener: TcpListener, server: Rc<Server>, limits: Lim
         tokio::task::spawn_local(play(Rc::clone(&server), socket, framing, from, limits));
     }
     http.abort();
+}
+
+/// Any other path: `404` with the routes there are (docs/serve.md §13.4).
+async fn unknown_route(uri: axum::http::Uri) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        format!(
+            "no route {:?}: try / (play), /ws (WebSocket) or /dashboard (docs/serve.md §13.1)\n",
+            uri.path()
+        ),
+    )
+        .into_response()
 }
 
 async fn page() -> Html<&'static str> {
@@ -118,7 +140,7 @@ async fn upgrade(
 
 /// Whether the request comes from no page (a program) or from a page this server served: its
 /// `Origin` names the `Host` it was sent to.
-fn same_origin(headers: &HeaderMap) -> bool {
+pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return true;
     };

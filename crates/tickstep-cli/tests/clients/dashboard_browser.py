@@ -1,0 +1,139 @@
+"""Drives headless Chromium through chromedriver (the W3C WebDriver protocol, spoken with the
+standard library) over serve's dashboard (docs/serve.md §13), and prints what it saw as one JSON
+line for the Rust test to judge.
+
+usage: dashboard_browser.py HTTP_ADDR SCREENSHOT.png ACTION_TOKEN SCHEDULE_ID
+Every wait is bounded; nothing here decides pass or fail except a broken browser.
+"""
+
+import base64
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ADDR, SHOT, TOKEN, TARGET = sys.argv[1:5]
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--window-size=1200,1000",
+]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+PROFILE = tempfile.mkdtemp(prefix="tickstep-chromium-")
+PORT = free_port()
+DRIVER = subprocess.Popen(["chromedriver", f"--port={PORT}"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+BASE = f"http://127.0.0.1:{PORT}"
+
+
+def call(method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(BASE + path, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as answer:
+        return json.loads(answer.read())["value"]
+
+
+def wait_for(what, probe, seconds=20):
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            value = probe()
+            if value:
+                return value
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+try:
+    wait_for("chromedriver", lambda: call("GET", "/status")["ready"])
+    session = call("POST", "/session", {"capabilities": {"alwaysMatch": {
+        "goog:chromeOptions": {"binary": "/usr/bin/chromium",
+                               "args": FLAGS + [f"--user-data-dir={PROFILE}"]}}}})
+    sid = session["sessionId"]
+    S = f"/session/{sid}"
+
+    def go(path):
+        call("POST", S + "/url", {"url": f"http://{ADDR}{path}"})
+
+    def run(script):
+        return call("POST", S + "/execute/sync", {"script": script, "args": []})
+
+    def find(css):
+        el = call("POST", S + "/element", {"using": "css selector", "value": css})
+        return next(iter(el.values()))
+
+    seen = {}
+    go("/dashboard")
+    seen["title"] = run("return document.title")
+    seen["all_rows"] = run("return [...document.querySelectorAll('#schedules a')].map(a => a.textContent)")
+    # The hostile arguments, as the browser shows them (text), and whether anything ran.
+    seen["args_cells"] = run(
+        "return [...document.querySelectorAll('#schedules tr')].slice(1).map(r => r.cells[4].textContent)")
+    seen["images"] = run("return document.images.length")
+    seen["pwned"] = run("return window.pwned || 0")
+
+    # The live chart: wait until the script has drawn two updates.
+    seen["live_updates"] = int(wait_for("two live updates", lambda: (
+        lambda n: n if n >= 2 else 0)(int(run("return document.getElementById('frames').dataset.updates")))))
+    seen["budget_text"] = run("return document.getElementById('budget').textContent")
+    seen["online_text"] = run("return document.getElementById('online').textContent")
+    shot = call("GET", S + "/screenshot")
+    with open(SHOT, "wb") as f:
+        f.write(base64.b64decode(shot))
+
+    # Filter through the form, as a user would: type in the search box, press the button.
+    box = find("input[name=q]")
+    call("POST", S + f"/element/{box}/value", {"text": "tea"})
+    call("POST", S + f"/element/{find('button')}/click", {})
+    wait_for("the filtered page", lambda: "q=tea" in call("GET", S + "/url"))
+    seen["filtered_url"] = call("GET", S + "/url")
+    seen["filtered_rows"] = run("return [...document.querySelectorAll('#schedules a')].map(a => a.textContent)")
+
+    # Open the first row's detail view by clicking its link.
+    call("POST", S + f"/element/{find('#schedules a')}/click", {})
+    wait_for("the detail page", lambda: "/dashboard/schedules/" in call("GET", S + "/url"))
+    seen["detail_h1"] = run("return document.querySelector('h1').textContent")
+    seen["detail_owner"] = run("return document.getElementById('owner').textContent")
+    seen["detail_fields"] = run("return [...document.querySelectorAll('#info th')].map(t => t.textContent)")
+    seen["pwned_after"] = run("return window.pwned || 0")
+
+    # Pause, then stop, schedule TARGET through its page's forms, as a user would.
+    def field(name):
+        return run("return [...document.querySelectorAll('#info tr')]"
+                   f".filter(r => r.cells[0].textContent === '{name}')"
+                   ".map(r => r.cells[1].textContent)[0]")
+
+    go(f"/dashboard/schedules/{TARGET}")
+    pause_form = f"form[action='/dashboard/schedules/{TARGET}/pause']"
+    call("POST", S + f"/element/{find(pause_form + ' input[name=token]')}/value", {"text": TOKEN})
+    call("POST", S + f"/element/{find(pause_form + ' input[name=note]')}/value", {"text": "from the browser"})
+    call("POST", S + f"/element/{find('#pause')}/click", {})
+    wait_for("the paused page", lambda: field("paused") == "true")
+    seen["after_pause_url"] = call("GET", S + "/url")
+    seen["after_pause_note"] = field("pause_note")
+    stop_form = f"form[action='/dashboard/schedules/{TARGET}/stop']"
+    call("POST", S + f"/element/{find(stop_form + ' input[name=token]')}/value", {"text": TOKEN})
+    call("POST", S + f"/element/{find('#stop')}/click", {})
+    wait_for("the list after the stop", lambda: call("GET", S + "/url").endswith("/dashboard"))
+    seen["after_stop_rows"] = run("return [...document.querySelectorAll('#schedules a')].map(a => a.textContent)")
+    call("DELETE", S)
+    print(json.dumps(seen))
+finally:
+    DRIVER.kill()
+    DRIVER.wait()
+    shutil.rmtree(PROFILE, ignore_errors=True)

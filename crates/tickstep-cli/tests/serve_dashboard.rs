@@ -1,0 +1,614 @@
+//! The dashboard on `tickstep serve --http` (docs/serve.md §13), over real HTTP from a plain
+//! socket: the list with its filters, the detail view, hostile text shown as text, a bad-input
+//! table for every route, and the live view's server-sent events. Every wait is bounded; the
+//! assertions are about what was answered, never how long it took.
+
+mod serve_client;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serve_client::{PATIENCE, Server, id_of};
+
+fn store(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("world.db")
+}
+
+/// The server's HTTP address, from what it printed at start.
+fn http_addr(server: &Server) -> String {
+    server
+        .printed("tickstep serve: browsers on http://")
+        .trim_start_matches("tickstep serve: browsers on http://")
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+/// One answer: its status, its head (lower-cased), its body.
+struct Answer {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+/// Sends `request` (its first line and headers, without the blank line) and reads the answer to
+/// the end (`Connection: close`).
+fn http(addr: &str, request: &str) -> Answer {
+    let mut stream = TcpStream::connect(addr).expect("the HTTP side accepts");
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(
+        stream,
+        "{request}\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {raw:?}"));
+    Answer {
+        status,
+        head: head.to_ascii_lowercase(),
+        body: body.to_owned(),
+    }
+}
+
+fn get(addr: &str, path: &str) -> Answer {
+    http(addr, &format!("GET {path} HTTP/1.1"))
+}
+
+/// The ids linked from a list page, in order.
+fn listed(body: &str) -> Vec<u64> {
+    body.split("<a href=\"/dashboard/schedules/")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_list_filters_sorts_and_shows_hostile_text_as_text() {
+    // docs/serve.md §13.1–§13.3
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
+    let addr = http_addr(&server);
+    let mut alice = server.login("alice");
+    let mut bob = server.login("bob");
+    let script = id_of(&alice.ask("every 3600 tell <script>alert(1)</script>"));
+    let image = id_of(&alice.ask("every 7200 tell \"><img src=x onerror=alert(2)>"));
+    let ansi = id_of(&alice.ask("remind 3600 \u{1b}[31mred\u{1b}[0m"));
+    let tea = id_of(&bob.ask("remind 600 tea"));
+
+    let page = get(&addr, "/dashboard");
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(
+        page.head
+            .contains("content-security-policy: default-src 'self'; script-src 'self'")
+    );
+    assert_eq!(listed(&page.body), vec![script, image, ansi, tea]);
+    assert!(page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(
+        page.body
+            .contains("&quot;&gt;&lt;img src=x onerror=alert(2)&gt;")
+    );
+    assert!(page.body.contains("\\u{1b}[31mred"));
+    assert!(!page.body.contains("<script>alert") && !page.body.contains("<img"));
+    assert!(!page.body.contains('\u{1b}'));
+    // The only script is the server's own file.
+    assert_eq!(page.body.matches("<script").count(), 1);
+    assert!(
+        page.body
+            .contains("<script src=/dashboard/live.js></script>")
+    );
+
+    assert_eq!(listed(&get(&addr, "/dashboard?owner=bob").body), vec![tea]);
+    assert_eq!(
+        listed(&get(&addr, "/dashboard?kind=every&sort=id").body),
+        vec![script, image]
+    );
+    assert_eq!(
+        listed(&get(&addr, "/dashboard?q=%3Cscript%3E").body),
+        vec![script]
+    );
+    assert_eq!(
+        listed(&get(&addr, "/dashboard?sort=next").body),
+        vec![tea, script, ansi, image]
+    );
+    assert_eq!(
+        listed(&get(&addr, "/dashboard?sort=owner&owner=").body)[3],
+        tea
+    );
+    assert_eq!(
+        alice.ask(&format!("pause {image} deploy <b>now</b>")),
+        format!("ok: paused #{image}")
+    );
+    let paused = get(&addr, "/dashboard?state=paused");
+    assert_eq!(listed(&paused.body), vec![image]);
+    assert_eq!(
+        listed(&get(&addr, "/dashboard?state=active&owner=alice").body),
+        vec![script, ansi]
+    );
+    // The search box shows what was searched for, as text.
+    let searched = get(&addr, "/dashboard?q=%22%3E%3Cb%3E");
+    assert!(searched.body.contains("value=\"&quot;&gt;&lt;b&gt;\""));
+    assert!(listed(&searched.body).is_empty());
+
+    // The detail view: every schedule_info field, the pause and its note as text.
+    let detail = get(&addr, &format!("/dashboard/schedules/{image}"));
+    assert_eq!(detail.status, 200, "{}", detail.body);
+    for field in [
+        "id",
+        "verb",
+        "args",
+        "owner",
+        "kind",
+        "interval",
+        "next_run",
+        "last_run",
+        "run_count",
+        "fault_count",
+        "last_fault",
+        "missed_count",
+        "catchup",
+        "overlap",
+        "key",
+        "paused",
+        "next_runs",
+        "history",
+    ] {
+        assert!(
+            detail.body.contains(&format!("<tr><th>{field}</th>")),
+            "{field} missing from {}",
+            detail.body
+        );
+    }
+    assert!(detail.body.contains("deploy &lt;b&gt;now&lt;/b&gt;"));
+    assert!(detail.body.contains("<b id=owner>alice</b>"));
+    server.shutdown();
+}
+
+#[test]
+fn every_route_answers_bad_input_with_a_clear_4xx() {
+    // docs/serve.md §13.4
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
+    let addr = http_addr(&server);
+    let long_query = format!("GET /dashboard?q={} HTTP/1.1", "a".repeat(3_000));
+    // hyper's limits: about 400 KiB of head, 100 headers.
+    let huge_header = format!("GET /dashboard HTTP/1.1\r\nX-Big: {}", "b".repeat(500_000));
+    let mut many_headers = "GET /dashboard HTTP/1.1".to_owned();
+    for i in 0..150 {
+        many_headers.push_str("\r\nX-");
+        many_headers.push_str(&i.to_string());
+        many_headers.push_str(": 1");
+    }
+    let table: &[(&str, u16, &str)] = &[
+        (
+            "GET /dashboard/schedules/abc HTTP/1.1",
+            400,
+            "\"abc\" is not a schedule id",
+        ),
+        (
+            "GET /dashboard/schedules/0 HTTP/1.1",
+            400,
+            "\"0\" is not a schedule id",
+        ),
+        (
+            "GET /dashboard/schedules/-3 HTTP/1.1",
+            400,
+            "\"-3\" is not a schedule id",
+        ),
+        (
+            "GET /dashboard/schedules/99999999999999999999999 HTTP/1.1",
+            400,
+            "is not a schedule id",
+        ),
+        (
+            "GET /dashboard/schedules/424242 HTTP/1.1",
+            404,
+            "no live schedule #424242",
+        ),
+        (
+            "GET /dashboard?sort=size HTTP/1.1",
+            400,
+            "sort=\"size\" is not one of",
+        ),
+        ("GET /dashboard?kind=daily HTTP/1.1", 400, "kind=\"daily\""),
+        ("GET /dashboard?state=dead HTTP/1.1", 400, "state=\"dead\""),
+        (
+            "GET /dashboard?colour=red HTTP/1.1",
+            400,
+            "unknown parameter \"colour\"",
+        ),
+        ("GET /dashboard?q=%zz HTTP/1.1", 400, "bad %-escape"),
+        ("GET /dashboard?q=%ff HTTP/1.1", 400, "not UTF-8"),
+        (&long_query, 400, "at most 2048"),
+        ("GET /nowhere HTTP/1.1", 404, "no route \"/nowhere\""),
+        ("GET /dashboard/schedules HTTP/1.1", 404, "no route"),
+        ("POST /dashboard HTTP/1.1\r\nContent-Length: 0", 405, ""),
+        ("DELETE /dashboard/schedules/1 HTTP/1.1", 405, ""),
+        (
+            "POST /dashboard/events HTTP/1.1\r\nContent-Length: 0",
+            405,
+            "",
+        ),
+        (&huge_header, 431, ""),
+        (&many_headers, 431, ""),
+    ];
+    for (request, status, says) in table {
+        let answer = http(&addr, request);
+        let shown = &request[..request.len().min(60)];
+        assert_eq!(answer.status, *status, "{shown}: {}", answer.body);
+        assert!(answer.body.contains(says), "{shown}: {}", answer.body);
+    }
+    // Still serving after all that.
+    assert_eq!(get(&addr, "/dashboard").status, 200);
+    server.shutdown();
+}
+
+/// Reads server-sent events from `/dashboard/events` until `count` data lines came.
+fn events(addr: &str, count: usize) -> Vec<serde_json::Value> {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(
+        stream,
+        "GET /dashboard/events HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    let mut seen = Vec::new();
+    let mut lines = BufReader::new(stream).lines();
+    while seen.len() < count {
+        assert!(Instant::now() < deadline, "only {} events came", seen.len());
+        let line = lines.next().expect("the stream stays open").unwrap();
+        if let Some(data) = line.strip_prefix("data: ") {
+            seen.push(serde_json::from_str(data).expect("each event is JSON"));
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_live_view_streams_frame_times_against_the_budget() {
+    // docs/serve.md §13.6
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
+    let addr = http_addr(&server);
+    let mut alice = server.login("alice");
+    alice.ask("every 1 tell tick");
+    let seen = events(&addr, 3);
+    let last = seen.last().unwrap();
+    assert_eq!(last["period_us"], 16_666);
+    assert_eq!(last["schedules_live"], 1);
+    assert_eq!(last["online"], 1);
+    let priorities: Vec<&str> = last["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pair| pair[0].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        priorities,
+        ["kernel", "high", "normal", "low", "background"],
+        "one count per priority, kernel first: {last}"
+    );
+    // A firing a second runs frames; some snapshot holds them, each a [wall, cpu] pair.
+    let frames: Vec<&serde_json::Value> = seen
+        .iter()
+        .flat_map(|s| s["frames"].as_array().unwrap())
+        .collect();
+    assert!(!frames.is_empty(), "{seen:#?}");
+    assert!(frames.iter().all(|f| f.as_array().unwrap().len() == 2));
+    let script = get(&addr, "/dashboard/live.js");
+    assert_eq!(script.status, 200);
+    assert!(script.head.contains("content-type: text/javascript"));
+    assert!(script.body.contains("textContent") && !script.body.contains("innerHTML"));
+    server.shutdown();
+}
+
+#[test]
+fn live_viewers_are_capped_and_a_seat_is_given_back() {
+    // docs/serve.md §13.5
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
+    let addr = http_addr(&server);
+    let open = |addr: &str| {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        write!(
+            stream,
+            "GET /dashboard/events HTTP/1.1\r\nHost: {addr}\r\n\r\n"
+        )
+        .unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut status = String::new();
+        reader.read_line(&mut status).unwrap();
+        (status, reader)
+    };
+    let mut viewers = Vec::new();
+    for _ in 0..64 {
+        let (status, reader) = open(&addr);
+        assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+        viewers.push(reader);
+    }
+    let (refused, _) = open(&addr);
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    drop(viewers.pop());
+    // The dropped viewer's seat comes back once the server notices the closed socket (at its
+    // next event, within a second or two); bounded retries, no assumption about when.
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (status, _) = open(&addr);
+        if status.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the seat never came back: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    server.shutdown();
+}
+
+/// POSTs `body` as a form to `path`, with `extra` header lines (each ending in CRLF).
+fn post(addr: &str, path: &str, extra: &str, body: &str) -> Answer {
+    let mut stream = TcpStream::connect(addr).expect("the HTTP side accepts");
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    Answer {
+        status: head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0),
+        head: head.to_ascii_lowercase(),
+        body: body.to_owned(),
+    }
+}
+
+const FORM: &str = "Content-Type: application/x-www-form-urlencoded\r\n";
+const TOKEN: &str = "correct-horse-battery-staple";
+
+fn token_file(dir: &tempfile::TempDir) -> String {
+    let path = dir.path().join("token");
+    std::fs::write(&path, format!("{TOKEN}\n")).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn without_a_token_the_dashboard_is_read_only() {
+    // docs/serve.md §13.8
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
+    let addr = http_addr(&server);
+    let mut alice = server.login("alice");
+    let id = id_of(&alice.ask("every 3600 tell hourly"));
+    let refused = post(
+        &addr,
+        &format!("/dashboard/schedules/{id}/stop"),
+        FORM,
+        &format!("token={TOKEN}"),
+    );
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(refused.body.contains("read-only"), "{}", refused.body);
+    let page = get(&addr, &format!("/dashboard/schedules/{id}"));
+    assert!(!page.body.contains("<form method=post"));
+    assert!(alice.ask(&format!("info {id}")).starts_with("ok:"));
+    server.shutdown();
+}
+
+/// A server whose dashboard acts as the wizard, alice with an hourly schedule, and its id.
+fn acting_server(dir: &tempfile::TempDir) -> (Server, String, serve_client::Client, u64) {
+    let token = token_file(dir);
+    let server = Server::start(
+        &store(dir),
+        &["--http", "127.0.0.1:0", "--action-token-file", &token],
+    );
+    let addr = http_addr(&server);
+    let mut alice = server.login("alice");
+    let id = id_of(&alice.ask("every 3600 tell hourly"));
+    (server, addr, alice, id)
+}
+
+#[test]
+fn actions_without_the_token_or_from_another_origin_change_nothing() {
+    // docs/serve.md §13.8
+    let dir = tempfile::tempdir().unwrap();
+    let (server, addr, mut alice, id) = acting_server(&dir);
+    let path = |action: &str| format!("/dashboard/schedules/{id}/{action}");
+    let good = format!("token={TOKEN}&note=deploy+%3Cb%3E");
+    let same = format!("{FORM}Origin: http://{addr}\r\n");
+
+    let page = get(&addr, &format!("/dashboard/schedules/{id}"));
+    assert!(page.body.contains("acting as <b>merlin</b>"));
+    assert!(page.body.contains(&format!("action=\"{}\"", path("pause"))));
+
+    let refusals: &[(&str, String, String, u16, &str)] = &[
+        (
+            "pause",
+            FORM.to_owned(),
+            "token=wrong".to_owned(),
+            403,
+            "wrong or missing action token",
+        ),
+        (
+            "pause",
+            FORM.to_owned(),
+            String::new(),
+            403,
+            "wrong or missing action token",
+        ),
+        (
+            "pause",
+            format!("{FORM}Origin: http://evil.example\r\n"),
+            good.clone(),
+            403,
+            "another origin",
+        ),
+        (
+            "pause",
+            format!("{FORM}Sec-Fetch-Site: cross-site\r\n"),
+            good.clone(),
+            403,
+            "another origin",
+        ),
+        (
+            "pause",
+            "Content-Type: text/plain\r\n".to_owned(),
+            good.clone(),
+            415,
+            "a form",
+        ),
+        (
+            "explode",
+            FORM.to_owned(),
+            good.clone(),
+            404,
+            "no action \"explode\"",
+        ),
+        (
+            "pause",
+            FORM.to_owned(),
+            "token=%zz".to_owned(),
+            400,
+            "bad %-escape",
+        ),
+        (
+            "pause",
+            FORM.to_owned(),
+            format!("token={TOKEN}&note={}", "n".repeat(5_000)),
+            413,
+            "",
+        ),
+    ];
+    for (action, headers, body, status, says) in refusals {
+        let answer = post(&addr, &path(action), headers, body);
+        assert_eq!(
+            answer.status, *status,
+            "{action} {headers:?}: {}",
+            answer.body
+        );
+        assert!(answer.body.contains(says), "{action}: {}", answer.body);
+    }
+    let unknown = post(&addr, "/dashboard/schedules/424242/pause", &same, &good);
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    let bad_id = post(&addr, "/dashboard/schedules/x/pause", &same, &good);
+    assert_eq!(bad_id.status, 400, "{}", bad_id.body);
+    assert!(
+        !alice.ask(&format!("info {id}")).contains("paused"),
+        "nothing refused changed the schedule"
+    );
+    server.shutdown();
+}
+
+#[test]
+fn the_wizards_token_pauses_resumes_triggers_and_stops() {
+    // docs/serve.md §13.8
+    let dir = tempfile::tempdir().unwrap();
+    let (server, addr, mut alice, id) = acting_server(&dir);
+    let path = |action: &str| format!("/dashboard/schedules/{id}/{action}");
+    let good = format!("token={TOKEN}&note=deploy+%3Cb%3E");
+    let same = format!("{FORM}Origin: http://{addr}\r\n");
+
+    // The wizard (the default) may pause, resume, trigger and stop anyone's schedule.
+    let paused = post(&addr, &path("pause"), &same, &good);
+    assert_eq!(paused.status, 303, "{}", paused.body);
+    assert!(
+        paused
+            .head
+            .contains(&format!("location: /dashboard/schedules/{id}"))
+    );
+    let info = alice.ask(&format!("info {id}"));
+    assert!(info.ends_with("paused by merlin: deploy <b>"), "{info}");
+    assert_eq!(post(&addr, &path("resume"), &same, &good).status, 303);
+    assert!(!alice.ask(&format!("info {id}")).contains("paused"));
+    assert_eq!(post(&addr, &path("trigger"), FORM, &good).status, 303);
+    assert_eq!(alice.expect("[#"), format!("[#{id}] hourly"));
+    let stopped = post(&addr, &path("stop"), &same, &good);
+    assert_eq!(stopped.status, 303, "{}", stopped.body);
+    assert!(
+        stopped.head.contains("location: /dashboard\r")
+            || stopped.head.ends_with("location: /dashboard")
+    );
+    assert!(alice.ask(&format!("info {id}")).starts_with("error:"));
+    server.shutdown();
+}
+
+#[test]
+fn actions_as_a_player_meet_that_players_permissions() {
+    // docs/serve.md §13.8, §4.4, §4.7
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(&dir);
+    let server = Server::start(
+        &store(&dir),
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--action-token-file",
+            &token,
+            "--actions-as",
+            "bob",
+        ],
+    );
+    let addr = http_addr(&server);
+    let good = format!("token={TOKEN}");
+    let mut alice = server.login("alice");
+    let alices = id_of(&alice.ask("every 3600 tell hourly"));
+    // bob has never logged in: refused, naming him.
+    let early = post(
+        &addr,
+        &format!("/dashboard/schedules/{alices}/stop"),
+        FORM,
+        &good,
+    );
+    assert_eq!(early.status, 403, "{}", early.body);
+    assert!(
+        early.body.contains("\"bob\", who has never logged in"),
+        "{}",
+        early.body
+    );
+    let mut bob = server.login("bob");
+    let bobs = id_of(&bob.ask("every 3600 tell mine"));
+    let refused = post(
+        &addr,
+        &format!("/dashboard/schedules/{alices}/stop"),
+        FORM,
+        &good,
+    );
+    // Another's schedule reads as one that is not there, status and words (docs/serve.md §4.7).
+    assert_eq!(refused.status, 404, "{}", refused.body);
+    assert_eq!(
+        refused.body,
+        format!("error: you have no schedule #{alices} (acting as bob)\n")
+    );
+    let missing = post(&addr, "/dashboard/schedules/999999/stop", FORM, &good);
+    assert_eq!(missing.status, 404, "{}", missing.body);
+    assert_eq!(
+        missing.body,
+        "error: you have no schedule #999999 (acting as bob)\n"
+    );
+    assert!(alice.ask(&format!("info {alices}")).starts_with("ok:"));
+    let own = post(
+        &addr,
+        &format!("/dashboard/schedules/{bobs}/stop"),
+        FORM,
+        &good,
+    );
+    assert_eq!(own.status, 303, "{}", own.body);
+    assert!(bob.ask(&format!("info {bobs}")).starts_with("error:"));
+    server.shutdown();
+}
