@@ -612,3 +612,38 @@ fn actions_as_a_player_meet_that_players_permissions() {
     assert!(bob.ask(&format!("info {bobs}")).starts_with("error:"));
     server.shutdown();
 }
+
+#[test]
+fn metrics_are_served_beside_the_dashboard_as_prometheus_text() {
+    // docs/serve.md §13.9: the engines' metrics on the HTTP side, with no player in a label.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
+    let addr = http_addr(&server);
+    let mut alice = server.login("alice");
+    alice.ask("every 3600 say hello");
+    let metrics = get(&addr, "/metrics");
+    assert_eq!(metrics.status, 200, "{}", metrics.body);
+    assert!(
+        metrics.head.contains("content-type: text/plain"),
+        "{}",
+        metrics.head
+    );
+    let frames: u64 = metrics
+        .body
+        .lines()
+        .find_map(|line| line.strip_prefix("tickstep_kernel_frames_total "))
+        .unwrap_or_else(|| panic!("no frame counter in:\n{}", metrics.body))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(frames > 0, "the server has run frames");
+    assert!(
+        metrics.body.contains("tickstep_schedules_live"),
+        "{}",
+        metrics.body
+    );
+    assert!(
+        !metrics.body.contains("alice"),
+        "no player's name in a label"
+    );
+}

@@ -75,6 +75,7 @@ use std::time::Duration;
 
 use clap::Args;
 use tickstep::kernel::ErrorChain;
+use tickstep::prometheus::PrometheusHandle;
 use tickstep::{Runtime, TokioDriver};
 use tokio::net::TcpListener;
 
@@ -169,7 +170,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let browsers = match args.http {
-        Some(addr) => Some((ws::bind(addr).await?, grant)),
+        Some(addr) => Some((ws::bind(addr).await?, grant, metrics_recorder())),
         None => None,
     };
     let fresh = files_not_there(&args.db);
@@ -275,7 +276,11 @@ async fn run_server(
     args: &ServeArgs,
     (listener, browsers): (
         TcpListener,
-        Option<(TcpListener, Option<actions::ActionGrant>)>,
+        Option<(
+            TcpListener,
+            Option<actions::ActionGrant>,
+            Option<PrometheusHandle>,
+        )>,
     ),
     mut driver: TokioDriver,
     server: Rc<Server>,
@@ -325,8 +330,9 @@ async fn run_server(
         login_timeout: args.login_timeout,
     };
     let acceptor = tokio::task::spawn_local(accept(listener, Rc::clone(&server), limits));
-    let browsers = browsers
-        .map(|(listener, grant)| start_browsers(listener, Rc::clone(&server), limits, grant));
+    let browsers = browsers.map(|(listener, grant, metrics)| {
+        start_browsers(listener, Rc::clone(&server), limits, grant, metrics)
+    });
     let result = driver.run_until(shutdown_signal()).await;
     acceptor.abort();
     for task in [listener_task, watch_task, browsers].into_iter().flatten() {
@@ -369,11 +375,26 @@ fn start_browsers(
     server: Rc<Server>,
     limits: Limits,
     grant: Option<actions::ActionGrant>,
+    metrics: Option<PrometheusHandle>,
 ) -> tokio::task::JoinHandle<()> {
     if let Ok(bound) = listener.local_addr() {
         say(format!("tickstep serve: browsers on http://{bound}/"));
     }
-    tokio::task::spawn_local(ws::serve(listener, server, limits, grant))
+    tokio::task::spawn_local(ws::serve(listener, server, limits, grant, metrics))
+}
+
+/// The process's Prometheus recorder for `/metrics` (docs/serve.md §13.9), installed before the
+/// runtime is built because the engines register their metric handles when they are built
+/// (docs/observability.md). A process holds one recorder: if one is already installed, serve
+/// goes on without `/metrics` and says so.
+fn metrics_recorder() -> Option<PrometheusHandle> {
+    match tickstep::prometheus::install_recorder() {
+        Ok(handle) => Some(handle),
+        Err(error) => {
+            say(format!("tickstep serve: no /metrics: {error}"));
+            None
+        }
+    }
 }
 
 /// The files the store watch looks at: the store and the world file, with their WAL and WAL

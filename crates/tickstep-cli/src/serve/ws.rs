@@ -63,6 +63,7 @@ pub(crate) async fn serve(
     server: Rc<Server>,
     limits: Limits,
     grant: Option<super::actions::ActionGrant>,
+    metrics: Option<tickstep::prometheus::PrometheusHandle>,
 ) {
     let (upgraded, mut sockets) = mpsc::unbounded_channel::<Upgraded>();
     let app = Router::new()
@@ -70,9 +71,14 @@ pub(crate) async fn serve(
         .route("/ws", get(upgrade))
         .with_state((upgraded, limits))
         .merge(super::dashboard::router(&server, grant))
-        .merge(super::live::router(Rc::downgrade(&server)))
-        // A place for `/metrics` (issue 22): mounted here when the metrics facade lands.
-        .fallback(unknown_route);
+        .merge(super::live::router(Rc::downgrade(&server)));
+    // `/metrics` (docs/serve.md §13.9): the exporter's own router, rendered off the frame's thread
+    // from the recorder's atomics.
+    let app = match metrics {
+        Some(handle) => app.merge(tickstep::prometheus::metrics_router(handle)),
+        None => app,
+    }
+    .fallback(unknown_route);
     // Lines are small and interactive: without TCP_NODELAY, Nagle's algorithm and the peer's
     // delayed ACK hold a reply back some 40 ms (as on the TCP side, session::serve).
     let listener = listener.tap_io(|socket| {
@@ -95,7 +101,7 @@ async fn unknown_route(uri: axum::http::Uri) -> Response {
     (
         StatusCode::NOT_FOUND,
         format!(
-            "no route {:?}: try / (play), /ws (WebSocket) or /dashboard (docs/serve.md §13.1)\n",
+            "no route {:?}: try / (play), /ws (WebSocket), /dashboard or /metrics (docs/serve.md §13.1)\n",
             uri.path()
         ),
     )
