@@ -165,12 +165,16 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     if let Some(password) = &wizard_password {
         accounts::acceptable(password).map_err(|rule| format!("{WIZARD_PASSWORD}: {rule}"))?;
     }
-    // The ports first: a start that cannot listen leaves no files behind (docs/serve.md §10.3).
+    // The ports first: a start that cannot listen leaves no files behind (docs/serve.md §12.3).
     let listener = TcpListener::bind(args.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let browsers = match args.http {
-        Some(addr) => Some((ws::bind(addr).await?, grant, metrics_recorder())),
+        Some(addr) => Some(Browsers {
+            listener: ws::bind(addr).await?,
+            grant,
+            metrics: metrics_recorder(),
+        }),
         None => None,
     };
     let fresh = files_not_there(&args.db);
@@ -274,14 +278,7 @@ async fn start(
 
 async fn run_server(
     args: &ServeArgs,
-    (listener, browsers): (
-        TcpListener,
-        Option<(
-            TcpListener,
-            Option<actions::ActionGrant>,
-            Option<PrometheusHandle>,
-        )>,
-    ),
+    (listener, browsers): (TcpListener, Option<Browsers>),
     mut driver: TokioDriver,
     server: Rc<Server>,
     announcements: Option<tokio::sync::mpsc::UnboundedReceiver<registry::Event>>,
@@ -330,9 +327,7 @@ async fn run_server(
         login_timeout: args.login_timeout,
     };
     let acceptor = tokio::task::spawn_local(accept(listener, Rc::clone(&server), limits));
-    let browsers = browsers.map(|(listener, grant, metrics)| {
-        start_browsers(listener, Rc::clone(&server), limits, grant, metrics)
-    });
+    let browsers = browsers.map(|browsers| start_browsers(browsers, Rc::clone(&server), limits));
     let result = driver.run_until(shutdown_signal()).await;
     acceptor.abort();
     for task in [listener_task, watch_task, browsers].into_iter().flatten() {
@@ -371,16 +366,26 @@ fn action_grant(
 
 /// Starts the HTTP side (`--http`, docs/serve.md §9, §13) and prints where it listens.
 fn start_browsers(
-    listener: TcpListener,
+    Browsers {
+        listener,
+        grant,
+        metrics,
+    }: Browsers,
     server: Rc<Server>,
     limits: Limits,
-    grant: Option<actions::ActionGrant>,
-    metrics: Option<PrometheusHandle>,
 ) -> tokio::task::JoinHandle<()> {
     if let Ok(bound) = listener.local_addr() {
         say(format!("tickstep serve: browsers on http://{bound}/"));
     }
     tokio::task::spawn_local(ws::serve(listener, server, limits, grant, metrics))
+}
+
+/// The HTTP side, bound before any file is made (docs/serve.md §12.3): its listener, the action
+/// grant of `--action-token-file`, and the recorder behind `/metrics`.
+struct Browsers {
+    listener: TcpListener,
+    grant: Option<actions::ActionGrant>,
+    metrics: Option<PrometheusHandle>,
 }
 
 /// The process's Prometheus recorder for `/metrics` (docs/serve.md §13.9), installed before the
