@@ -9,8 +9,8 @@
 
 use axum::http::{HeaderMap, StatusCode, header};
 
+use super::origin::same_origin;
 use super::protocol::Request;
-use super::ws::same_origin;
 
 /// The largest form body accepted (docs/serve.md §13.8).
 pub(crate) const MAX_FORM: usize = 4 * 1024;

@@ -58,6 +58,7 @@ mod frame_times;
 mod gmcp;
 mod limits;
 mod live;
+mod origin;
 mod protocol;
 mod registry;
 mod session;

@@ -20,7 +20,7 @@ use std::rc::Rc;
 use axum::Router;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::serve::ListenerExt;
@@ -120,7 +120,7 @@ async fn upgrade(
     headers: HeaderMap,
     State((upgraded, limits)): State<(mpsc::UnboundedSender<Upgraded>, Limits)>,
 ) -> Response {
-    if !same_origin(&headers) {
+    if !super::origin::same_origin(&headers) {
         return (
             StatusCode::FORBIDDEN,
             "a WebSocket from a page of another origin is refused (docs/serve.md §9.4)\n",
@@ -142,17 +142,6 @@ async fn upgrade(
     ws.on_upgrade(move |socket| async move {
         let _ = upgraded.send((socket, framing, peer.ip()));
     })
-}
-
-/// Whether the request comes from no page (a program) or from a page this server served: its
-/// `Origin` names the `Host` it was sent to.
-pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN) else {
-        return true;
-    };
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin = origin.to_str().ok();
-    matches!((origin, host), (Some(o), Some(h)) if o.strip_prefix("http://") == Some(h) || o.strip_prefix("https://") == Some(h))
 }
 
 /// Runs one session over `socket`: its frames are the session's input, and its output is cut
@@ -340,21 +329,5 @@ mod tests {
     fn a_frame_is_one_line_and_never_telnet() {
         assert_eq!(line_in(b"say hi"), b"say hi\n");
         assert_eq!(line_in(b"\xff\xfb\x01"), b"\xff\xff\xfb\x01\n");
-    }
-
-    #[test]
-    fn only_a_page_of_this_origin_may_open_a_websocket() {
-        let headers = |origin: Option<&str>| {
-            let mut h = HeaderMap::new();
-            h.insert(header::HOST, "127.0.0.1:4001".parse().unwrap());
-            if let Some(o) = origin {
-                h.insert(header::ORIGIN, o.parse().unwrap());
-            }
-            h
-        };
-        assert!(same_origin(&headers(None)));
-        assert!(same_origin(&headers(Some("http://127.0.0.1:4001"))));
-        assert!(!same_origin(&headers(Some("http://evil.example"))));
-        assert!(!same_origin(&headers(Some("http://127.0.0.1:4002"))));
     }
 }
