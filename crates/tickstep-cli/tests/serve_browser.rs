@@ -9,26 +9,12 @@
 mod serve_client;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-use serve_client::{PATIENCE, Server, id_of};
+use serve_client::{PATIENCE, Server, available, id_of, run_bounded};
 
 fn installed(program: &str) -> bool {
-    let ok = Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{program} is missing under CI (.ci/run installs it)"
-        );
-        eprintln!("skipped: {program} is not installed");
-    }
-    ok
+    available(program, Command::new(program).arg("--version"))
 }
 
 #[test]
@@ -128,25 +114,15 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
 
 /// Runs `tests/clients/dashboard_browser.py` against `addr` (bounded), and what it saw.
 fn drive_chromium(addr: &str, shot: &Path, image: u64) -> serde_json::Value {
-    let mut child = Command::new(std::env::var("TICKSTEP_PYTHON").unwrap_or("python3".into()))
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/dashboard_browser.py"))
-        .arg(addr)
-        .arg(shot)
-        .arg("correct-horse-battery-staple")
-        .arg(image.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 starts");
-    let deadline = Instant::now() + PATIENCE * 6;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output().unwrap();
+    let output = run_bounded(
+        Command::new(std::env::var("TICKSTEP_PYTHON").unwrap_or("python3".into()))
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/dashboard_browser.py"))
+            .arg(addr)
+            .arg(shot)
+            .arg("correct-horse-battery-staple")
+            .arg(image.to_string()),
+        PATIENCE * 6,
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),

@@ -11,48 +11,18 @@ mod serve_client;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use serve_client::{PATIENCE, Server, id_of, password_of};
+use serve_client::{PATIENCE, Server, available, id_of, password_of};
 
 fn store(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("world.db")
 }
 
-/// Whether `probe` succeeds; if not, the test is skipped, or fails under `CI`.
-fn available(what: &str, probe: &mut Command) -> bool {
-    let ok = probe
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{what} is missing under CI (.ci/run installs it)"
-        );
-        eprintln!("skipped: {what} is not installed");
-    }
-    ok
-}
-
 /// Runs `command` to its end within [`PATIENCE`] × 2, killing it past that.
 fn run_bounded(command: &mut Command) -> Output {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the client starts");
-    let deadline = Instant::now() + PATIENCE * 2;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    serve_client::run_bounded(command, PATIENCE * 2)
 }
 
 fn host_port(addr: &str) -> (&str, &str) {

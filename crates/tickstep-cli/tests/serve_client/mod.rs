@@ -291,3 +291,41 @@ pub(crate) fn id_of(reply: &str) -> u64 {
         .collect();
     digits.parse().unwrap()
 }
+
+/// Runs a client program to its end within `limit`, killing it past that, and returns what it
+/// printed: a real client must not hang a test.
+#[allow(dead_code)] // not every test binary that includes this module runs a program
+pub(crate) fn run_bounded(command: &mut Command, limit: Duration) -> std::process::Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the client starts");
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Whether `probe` succeeds; if not, the test is skipped, or fails under `CI`.
+#[allow(dead_code)] // not every test binary that includes this module needs a client program
+pub(crate) fn available(what: &str, probe: &mut Command) -> bool {
+    let ok = probe
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{what} is missing under CI (.ci/run installs it)"
+        );
+        eprintln!("skipped: {what} is not installed");
+    }
+    ok
+}
