@@ -305,6 +305,64 @@ fn a_store_deleted_while_serving_is_reported_and_new_schedules_are_refused() {
     assert!(!status.success(), "a lost store is not a clean stop");
 }
 
+#[test]
+fn a_store_truncated_while_serving_is_reported_and_the_server_keeps_running() {
+    // docs/serve.md §12.4, §12.5: no file is memory-mapped where a truncation could raise
+    // SIGBUS but the store's WAL index, so truncating the store and the world file is reported.
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(&store(&dir), &[]);
+    let mut merlin = server.login("merlin");
+    let mut alice = server.login("alice");
+    assert!(alice.ask("remind 600 before").starts_with("ok: schedule #"));
+    let world = dir.path().join("world.db.world");
+    assert!(world.exists() && dir.path().join("world.db.world-wal").exists());
+    assert!(
+        !dir.path().join("world.db.world-shm").exists(),
+        "the world file's WAL index is kept in memory, not mapped from a file"
+    );
+    for file in [&store(&dir), &world] {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(file)
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+    }
+    let report = merlin.expect("[system] ");
+    assert!(
+        report.contains("was truncated while serving")
+            && report.contains("new schedules are refused"),
+        "{report}"
+    );
+    let refused = alice.ask("remind 600 after");
+    assert!(
+        refused.starts_with("error: no new schedules: the store file ")
+            && refused.contains("was truncated while serving"),
+        "{refused}"
+    );
+    // The server is still up and serving everyone: players chat and list.
+    assert!(alice.ask("who").starts_with("ok: 2 online"));
+    assert_eq!(alice.ask("say still here"), "ok: said");
+    merlin.expect("[say] alice says: still here");
+    assert!(alice.ask("schedules").starts_with("ok: "));
+    merlin.send("shutdown");
+    merlin.expect("ok: shutting down");
+    let deadline = Instant::now() + PATIENCE;
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the server did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!status.success(), "a truncated store is not a clean stop");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt as _;
+        assert_eq!(status.signal(), None, "it exited; no signal ended it");
+    }
+}
+
 /// Runs `tickstep serve` that must fail at start; what it printed on stderr.
 fn failed_start(args: &[&str]) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tickstep"))
