@@ -273,6 +273,57 @@ fn a_pasted_burst_of_3000_commands_gets_3000_replies_and_stays_connected() {
 }
 
 #[test]
+fn a_client_that_stops_reading_is_told_why_before_the_connection_closes() {
+    // docs/serve.md §11.8: the world's lines overflow the queue of a client that reads nothing;
+    // when it reads again, after the close, it finds the reason as its last line before EOF.
+    let dir = tempfile::tempdir().unwrap();
+    let unlimited = [
+        "--creates-per-player",
+        "0",
+        "--creates-per-address",
+        "0",
+        "--quota",
+        "1000",
+        "--max-line",
+        "4096",
+    ];
+    let server = Server::start(&store(&dir), &unlimited);
+    let mut merlin = server.login("merlin");
+    let mut sleeper = server.login("sleeper");
+    // Its own schedules tell it a 3,000-byte line every second, 400 of them: it pastes them and
+    // reads nothing, so their firings fill its kernel buffers and then its queue.
+    let text = "x".repeat(3_000);
+    let mut writer = sleeper.stream.try_clone().unwrap();
+    let paste = std::thread::spawn(move || {
+        let lines = format!("every 1 tell {text}\n").repeat(400);
+        let _ = writer.write_all(lines.as_bytes()); // the server may close before it is all read
+    });
+    let deadline = Instant::now() + PATIENCE * 2;
+    while merlin.ask("who").contains("sleeper") {
+        assert!(Instant::now() < deadline, "the sleeper was never dropped");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // It comes back to read only a while after it was dropped (longer than the server once
+    // waited for a closing connection), and reads to the end.
+    std::thread::sleep(Duration::from_secs(2));
+    let deadline = Instant::now() + PATIENCE;
+    let (mut last, mut firings) = (None, 0);
+    while let Some(line) = sleeper.line(deadline) {
+        firings += usize::from(line.starts_with("[#"));
+        last = Some(line);
+    }
+    paste.join().unwrap();
+    assert!(firings > 0, "it had firings waiting");
+    assert_eq!(
+        last.as_deref(),
+        Some("error: you stopped reading: 1000 lines waited for you; closing the connection"),
+        "the reason is the last line before EOF"
+    );
+    // The others were not touched.
+    assert!(merlin.ask("who").starts_with("ok: 1 online: merlin"));
+}
+
+#[test]
 fn a_store_deleted_while_serving_is_reported_and_new_schedules_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Server::start(&store(&dir), &[]);
