@@ -152,7 +152,12 @@ fn chromium_plays_the_page_logs_in_sees_a_reminder_fire_and_hostile_text_as_text
     assert_eq!(seen["input_type_at_password"], "password");
     assert_eq!(seen["password_shown"], false);
     assert_eq!(seen["typed_password_line"], "> (password)");
-    assert!(seen["welcome"].as_str().unwrap().starts_with("ok: welcome, carol"));
+    assert!(
+        seen["welcome"]
+            .as_str()
+            .unwrap()
+            .starts_with("ok: welcome, carol")
+    );
     assert!(
         seen["who"].as_str().unwrap().starts_with("carol (#"),
         "{seen}"
