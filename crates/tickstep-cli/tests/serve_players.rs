@@ -326,7 +326,7 @@ fn a_client_that_stops_reading_is_told_why_before_the_connection_closes() {
 #[test]
 fn a_store_deleted_while_serving_is_reported_and_new_schedules_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start(&store(&dir), &[]);
+    let server = Server::start(&store(&dir), &[]);
     let mut merlin = server.login("merlin");
     let mut alice = server.login("alice");
     assert!(alice.ask("remind 600 before").starts_with("ok: schedule #"));
@@ -343,17 +343,7 @@ fn a_store_deleted_while_serving_is_reported_and_new_schedules_are_refused() {
         "{refused}"
     );
     // Its stop does not claim the store is committed: it fails.
-    merlin.send("shutdown");
-    merlin.expect("ok: shutting down");
-    let deadline = Instant::now() + PATIENCE;
-    let status = loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the server did not stop");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(!status.success(), "a lost store is not a clean stop");
+    server.shutdown_failing(&mut merlin);
 }
 
 #[test]
@@ -361,7 +351,7 @@ fn a_store_truncated_while_serving_is_reported_and_the_server_keeps_running() {
     // docs/serve.md §12.4, §12.5: no file is memory-mapped where a truncation could raise
     // SIGBUS but the store's WAL index, so truncating the store and the world file is reported.
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start(&store(&dir), &[]);
+    let server = Server::start(&store(&dir), &[]);
     let mut merlin = server.login("merlin");
     let mut alice = server.login("alice");
     assert!(alice.ask("remind 600 before").starts_with("ok: schedule #"));
@@ -396,22 +386,7 @@ fn a_store_truncated_while_serving_is_reported_and_the_server_keeps_running() {
     assert_eq!(alice.ask("say still here"), "ok: said");
     merlin.expect("[say] alice says: still here");
     assert!(alice.ask("schedules").starts_with("ok: "));
-    merlin.send("shutdown");
-    merlin.expect("ok: shutting down");
-    let deadline = Instant::now() + PATIENCE;
-    let status = loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the server did not stop");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(!status.success(), "a truncated store is not a clean stop");
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt as _;
-        assert_eq!(status.signal(), None, "it exited; no signal ended it");
-    }
+    server.shutdown_failing(&mut merlin);
 }
 
 /// Runs `tickstep serve` that must fail at start; what it printed on stderr.

@@ -287,8 +287,12 @@ async fn run_server(
 ) -> Result<(), String> {
     let watch_task = {
         let watched = files_watched(&args.db);
-        (!watched.is_empty())
-            .then(|| tokio::task::spawn_local(store_watch::watch(watched, Rc::downgrade(&server))))
+        let server = Rc::downgrade(&server);
+        Some(if tickstep::schedules::is_server_location(&args.db) {
+            tokio::task::spawn_local(store_watch::watch_database(server))
+        } else {
+            tokio::task::spawn_local(store_watch::watch(watched, server))
+        })
     };
     let listener_task = announcements
         .map(|events| tokio::task::spawn_local(follow_other_nodes(events, Rc::downgrade(&server))));

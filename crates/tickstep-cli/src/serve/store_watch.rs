@@ -8,7 +8,8 @@
 //! it never does while the server runs). The first time one is not, the server is told
 //! ([`Server::store_lost`](super::world::Server::store_lost)): it logs, tells the wizards, refuses
 //! new schedules, and at its stop does not claim the store is committed. A `postgres://` store
-//! is not a file: its failures come back from the database itself.
+//! is looked at through the registry's connection instead ([`watch_database`]): the connection
+//! must be open and the tables there and writable.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -105,6 +106,23 @@ pub(crate) async fn watch(files: Vec<Watched>, server: Weak<Server>) {
             return;
         };
         if let Some(why) = files.iter().find_map(|file| file.check().err()) {
+            server.store_lost(why);
+            return;
+        }
+    }
+}
+
+/// Looks at the store's database once every [`EVERY`] until a check fails or the server is
+/// gone (docs/serve.md §12.6): the same report, refusal and stop as for a file.
+pub(crate) async fn watch_database(server: Weak<Server>) {
+    let mut ticks = tokio::time::interval(EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let Some(server) = server.upgrade() else {
+            return;
+        };
+        if let Err(why) = server.check_database().await {
             server.store_lost(why);
             return;
         }

@@ -426,6 +426,11 @@ impl Server {
         *self.store_lost.borrow_mut() = Some(why);
     }
 
+    /// Whether the store's database still serves this node (docs/serve.md §12.6); `Ok` on a file.
+    pub(crate) async fn check_database(&self) -> Result<(), String> {
+        self.registry.check().await
+    }
+
     /// Why the store cannot be trusted, if the watch found it so.
     pub(crate) fn store_trouble(&self) -> Option<String> {
         self.store_lost.borrow().clone()
