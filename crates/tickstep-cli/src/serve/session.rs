@@ -710,4 +710,23 @@ mod tests {
             assert_eq!(written, b"\xff\xfb\xc9hello\r\n");
         });
     }
+
+    #[test]
+    fn a_last_word_is_written_in_place_of_the_lines_that_waited() {
+        // docs/serve.md §11.8
+        block_on(async {
+            let telnet = Rc::new(RefCell::new(Telnet::new(64)));
+            let (lines_tx, lines) = mpsc::channel(4);
+            let (raw_tx, raw) = mpsc::channel(4);
+            for stale in ["[#1] one", "[#1] two", "[#1] three"] {
+                lines_tx.send(stale.to_owned()).await.unwrap();
+            }
+            let kick = Rc::new(Kick::default());
+            *kick.last_word.borrow_mut() = Some("error: you stopped reading".to_owned());
+            let mut written = Vec::new();
+            write_lines(&mut written, lines, raw, telnet, kick).await;
+            assert_eq!(written, b"error: you stopped reading\r\n");
+            drop((lines_tx, raw_tx));
+        });
+    }
 }
