@@ -389,6 +389,34 @@ fn a_store_truncated_while_serving_is_reported_and_the_server_keeps_running() {
     server.shutdown_failing(&mut merlin);
 }
 
+#[test]
+fn a_replaced_wal_index_is_reported_and_the_server_keeps_running() {
+    // docs/serve.md §12.1, §12.4: the store's `-shm` is the one file still mapped. Replaced by
+    // another file (a copy renamed over it), the server keeps the old one mapped, so it runs
+    // on; the watch names the file, and new schedules are refused.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut merlin = server.login("merlin");
+    let mut alice = server.login("alice");
+    assert!(alice.ask("remind 600 before").starts_with("ok: schedule #"));
+    let shm = dir.path().join("world.db-shm");
+    let copy = dir.path().join("copy-shm");
+    std::fs::copy(&shm, &copy).unwrap();
+    std::fs::rename(&copy, &shm).unwrap();
+    let report = merlin.expect("[system] ");
+    assert!(
+        report.contains("world.db-shm was replaced while serving"),
+        "{report}"
+    );
+    let refused = alice.ask("remind 600 after");
+    assert!(
+        refused.starts_with("error: no new schedules: ") && refused.contains("world.db-shm"),
+        "{refused}"
+    );
+    assert!(alice.ask("who").starts_with("ok: 2 online"));
+    server.shutdown_failing(&mut merlin);
+}
+
 /// Runs `tickstep serve` that must fail at start; what it printed on stderr.
 fn failed_start(args: &[&str]) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tickstep"))
