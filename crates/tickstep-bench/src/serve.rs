@@ -15,7 +15,8 @@
 //! | `firings_per_s` | schedule firings the server started per second during the window (each one a kernel task and a line to its owner), against the firings due in the window, counted from when each schedule was really made | informational |
 //! | `server_cpu`, `clients_cpu` | CPU the server process, and the bench's clients, used during the window (cores; 2 is the whole machine) | informational |
 //! | `rss` | the server's resident memory at the end | ≤ 512 MB |
-//! | `churn_rtt_p99` | other players' round-trip p99 while one client runs a create/stop loop as fast as the server answers it, against the same players' p99 idle just before, on a server of its own with the default fair-use limits (docs/serve.md §11.3), in the same run | ratio ≤ 2 |
+//! | `churn_rtt_p99` | other players' round-trip p99 while one client runs a create/stop loop as fast as the server answers it, against the same players' p99 without it, in interleaved slices (the median of each kind's slice p99s), on a server of its own with the default fair-use limits (docs/serve.md §11.3, §11.12), in the same run | ratio ≤ 2 |
+//! | `churn_server_cpu` | the server's CPU beside the loop (cores), with its CPU without it in the note | informational |
 //! | `churn_made_per_s`, `churn_wal` | schedules the loop really made per second (the rest refused by the rate limit), and the store's WAL at the end | informational; WAL ≤ 64 MB |
 //!
 //! Clients are dealt out to the three transports in turn (client `n` on `n % 3`); the

@@ -3,7 +3,10 @@
 //! `tickstep serve`, sees hostile text as text, watches the live chart update, filters through the
 //! form, opens a detail view, pauses and stops a schedule through its forms; the screenshot is kept under target/. Every wait is bounded.
 //!
-//! Without Chromium and chromedriver the test is skipped with a note, except under `CI`, where
+//! The play page too (docs/serve.md §9.5): `tests/clients/play_browser.py` logs in by typing,
+//! sets a reminder and sees it fire, and sees another player's hostile line as text.
+//!
+//! Without Chromium and chromedriver the tests are skipped with a note, except under `CI`, where
 //! `.ci/run` installs them and their absence fails it.
 
 mod serve_client;
@@ -11,7 +14,7 @@ mod serve_client;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serve_client::{PATIENCE, Server, available, id_of, run_bounded};
+use serve_client::{PATIENCE, Server, available, id_of, password_of, run_bounded};
 
 fn installed(program: &str) -> bool {
     available(program, Command::new(program).arg("--version"))
@@ -48,7 +51,15 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
 
     let shot: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dashboard.png");
     let _ = std::fs::remove_file(&shot);
-    let seen = drive_chromium(&addr, &shot, image);
+    let seen = drive_chromium(
+        "dashboard_browser.py",
+        &[
+            &addr,
+            shot.to_str().unwrap(),
+            "correct-horse-battery-staple",
+            &image.to_string(),
+        ],
+    );
 
     let rows = |key: &str| -> Vec<String> {
         seen[key]
@@ -112,15 +123,89 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
     server.shutdown();
 }
 
-/// Runs `tests/clients/dashboard_browser.py` against `addr` (bounded), and what it saw.
-fn drive_chromium(addr: &str, shot: &Path, image: u64) -> serde_json::Value {
+#[test]
+fn chromium_plays_the_page_logs_in_sees_a_reminder_fire_and_hostile_text_as_text() {
+    // docs/serve.md §9.1, §9.5, §10.1, §11.1
+    if !installed("chromium") || !installed("chromedriver") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("world.db"), &["--http", "127.0.0.1:0"]);
+    let addr = server
+        .printed("tickstep serve: browsers on http://")
+        .trim_start_matches("tickstep serve: browsers on http://")
+        .trim_end_matches('/')
+        .to_owned();
+    // Another player's schedule says markup and an escape to everyone connected, every second.
+    let payload = "<img src=x onerror=\"window.pwned=1\"><script>window.pwned=2</script>\u{1b}[2J";
+    let mut mallory = server.login("mallory");
+    assert!(
+        mallory
+            .ask(&format!("every 1 say {payload}"))
+            .starts_with("ok: schedule #")
+    );
+    let password = password_of("carol");
+    let seen = drive_chromium("play_browser.py", &[&addr, "carol", &password]);
+
+    assert_eq!(seen["title"], "tickstep world");
+    // The password was typed into a masked field and never shown back.
+    assert_eq!(seen["input_type_at_password"], "password");
+    assert_eq!(seen["password_shown"], false);
+    assert_eq!(seen["typed_password_line"], "> (password)");
+    assert!(
+        seen["welcome"]
+            .as_str()
+            .unwrap()
+            .starts_with("ok: welcome, carol")
+    );
+    assert!(
+        seen["who"].as_str().unwrap().starts_with("carol (#"),
+        "{seen}"
+    );
+    // The reminder set from the page fired on it, and GMCP listed the other schedule.
+    assert!(
+        seen["every_reply"]
+            .as_str()
+            .unwrap()
+            .ends_with("runs tell every 3600 s"),
+        "{seen}"
+    );
+    assert!(
+        seen["fired"].as_str().unwrap().ends_with("] the kettle"),
+        "{seen}"
+    );
+    let sidebar = seen["sidebar"].as_array().unwrap();
+    assert!(
+        sidebar[0].as_str().unwrap().contains("every 3600 s tell"),
+        "{seen}"
+    );
+    // The hostile line is text: escaped control bytes, no element made, nothing run.
+    assert_eq!(
+        seen["hostile"]
+            .as_str()
+            .unwrap()
+            .split_once("] ")
+            .unwrap()
+            .1,
+        "mallory says: <img src=x onerror=\"window.pwned=1\"><script>window.pwned=2</script>\\x1b[2J"
+    );
+    assert_eq!(seen["images"], 0);
+    assert_eq!(seen["scripts"], 1, "only the page's own script");
+    assert_eq!(seen["pwned"], 0);
+    server.shutdown();
+}
+
+/// Runs `tests/clients/SCRIPT` (a browser script on `tests/clients/webdriver.py`) with `args`,
+/// bounded, and what it saw: the one JSON line it prints.
+fn drive_chromium(script: &str, args: &[&str]) -> serde_json::Value {
     let output = run_bounded(
         Command::new(std::env::var("TICKSTEP_PYTHON").unwrap_or("python3".into()))
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/dashboard_browser.py"))
-            .arg(addr)
-            .arg(shot)
-            .arg("correct-horse-battery-staple")
-            .arg(image.to_string()),
+            .arg(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/clients")
+                    .join(script),
+            )
+            .args(args),
         PATIENCE * 6,
     );
     let stdout = String::from_utf8_lossy(&output.stdout);

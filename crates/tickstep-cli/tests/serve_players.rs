@@ -273,9 +273,60 @@ fn a_pasted_burst_of_3000_commands_gets_3000_replies_and_stays_connected() {
 }
 
 #[test]
+fn a_client_that_stops_reading_is_told_why_before_the_connection_closes() {
+    // docs/serve.md §11.8: the world's lines overflow the queue of a client that reads nothing;
+    // when it reads again, after the close, it finds the reason as its last line before EOF.
+    let dir = tempfile::tempdir().unwrap();
+    let unlimited = [
+        "--creates-per-player",
+        "0",
+        "--creates-per-address",
+        "0",
+        "--quota",
+        "1000",
+        "--max-line",
+        "4096",
+    ];
+    let server = Server::start(&store(&dir), &unlimited);
+    let mut merlin = server.login("merlin");
+    let mut sleeper = server.login("sleeper");
+    // Its own schedules tell it a 3,000-byte line every second, 400 of them: it pastes them and
+    // reads nothing, so their firings fill its kernel buffers and then its queue.
+    let text = "x".repeat(3_000);
+    let mut writer = sleeper.stream.try_clone().unwrap();
+    let paste = std::thread::spawn(move || {
+        let lines = format!("every 1 tell {text}\n").repeat(400);
+        let _ = writer.write_all(lines.as_bytes()); // the server may close before it is all read
+    });
+    let deadline = Instant::now() + PATIENCE * 2;
+    while merlin.ask("who").contains("sleeper") {
+        assert!(Instant::now() < deadline, "the sleeper was never dropped");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // It comes back to read only a while after it was dropped (longer than the server once
+    // waited for a closing connection), and reads to the end.
+    std::thread::sleep(Duration::from_secs(2));
+    let deadline = Instant::now() + PATIENCE;
+    let (mut last, mut firings) = (None, 0);
+    while let Some(line) = sleeper.line(deadline) {
+        firings += usize::from(line.starts_with("[#"));
+        last = Some(line);
+    }
+    paste.join().unwrap();
+    assert!(firings > 0, "it had firings waiting");
+    assert_eq!(
+        last.as_deref(),
+        Some("error: you stopped reading: 1000 lines waited for you; closing the connection"),
+        "the reason is the last line before EOF"
+    );
+    // The others were not touched.
+    assert!(merlin.ask("who").starts_with("ok: 1 online: merlin"));
+}
+
+#[test]
 fn a_store_deleted_while_serving_is_reported_and_new_schedules_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start(&store(&dir), &[]);
+    let server = Server::start(&store(&dir), &[]);
     let mut merlin = server.login("merlin");
     let mut alice = server.login("alice");
     assert!(alice.ask("remind 600 before").starts_with("ok: schedule #"));
@@ -292,17 +343,78 @@ fn a_store_deleted_while_serving_is_reported_and_new_schedules_are_refused() {
         "{refused}"
     );
     // Its stop does not claim the store is committed: it fails.
-    merlin.send("shutdown");
-    merlin.expect("ok: shutting down");
-    let deadline = Instant::now() + PATIENCE;
-    let status = loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the server did not stop");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(!status.success(), "a lost store is not a clean stop");
+    server.shutdown_failing(&mut merlin);
+}
+
+#[test]
+fn a_store_truncated_while_serving_is_reported_and_the_server_keeps_running() {
+    // docs/serve.md §12.4, §12.5: no file is memory-mapped where a truncation could raise
+    // SIGBUS but the store's WAL index, so truncating the store and the world file is reported.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut merlin = server.login("merlin");
+    let mut alice = server.login("alice");
+    assert!(alice.ask("remind 600 before").starts_with("ok: schedule #"));
+    let world = dir.path().join("world.db.world");
+    assert!(world.exists() && dir.path().join("world.db.world-wal").exists());
+    assert!(
+        !dir.path().join("world.db.world-shm").exists(),
+        "the world file's WAL index is kept in memory, not mapped from a file"
+    );
+    for file in [&store(&dir), &world] {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(file)
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+    }
+    let report = merlin.expect("[system] ");
+    assert!(
+        report.contains("was truncated while serving")
+            && report.contains("new schedules are refused"),
+        "{report}"
+    );
+    let refused = alice.ask("remind 600 after");
+    assert!(
+        refused.starts_with("error: no new schedules: the store file ")
+            && refused.contains("was truncated while serving"),
+        "{refused}"
+    );
+    // The server is still up and serving everyone: players chat and list.
+    assert!(alice.ask("who").starts_with("ok: 2 online"));
+    assert_eq!(alice.ask("say still here"), "ok: said");
+    merlin.expect("[say] alice says: still here");
+    assert!(alice.ask("schedules").starts_with("ok: "));
+    server.shutdown_failing(&mut merlin);
+}
+
+#[test]
+fn a_replaced_wal_index_is_reported_and_the_server_keeps_running() {
+    // docs/serve.md §12.1, §12.4: the store's `-shm` is the one file still mapped. Replaced by
+    // another file (a copy renamed over it), the server keeps the old one mapped, so it runs
+    // on; the watch names the file, and new schedules are refused.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut merlin = server.login("merlin");
+    let mut alice = server.login("alice");
+    assert!(alice.ask("remind 600 before").starts_with("ok: schedule #"));
+    let shm = dir.path().join("world.db-shm");
+    let copy = dir.path().join("copy-shm");
+    std::fs::copy(&shm, &copy).unwrap();
+    std::fs::rename(&copy, &shm).unwrap();
+    let report = merlin.expect("[system] ");
+    assert!(
+        report.contains("world.db-shm was replaced while serving"),
+        "{report}"
+    );
+    let refused = alice.ask("remind 600 after");
+    assert!(
+        refused.starts_with("error: no new schedules: ") && refused.contains("world.db-shm"),
+        "{refused}"
+    );
+    assert!(alice.ask("who").starts_with("ok: 2 online"));
+    server.shutdown_failing(&mut merlin);
 }
 
 /// Runs `tickstep serve` that must fail at start; what it printed on stderr.

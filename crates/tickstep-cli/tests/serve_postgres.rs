@@ -37,6 +37,7 @@ fn stored_info(url: &str, id: u64) -> serde_json::Value {
 #[test]
 fn a_reminder_fires_once_and_reaches_its_player_on_the_other_node() {
     let url = pg_or_skip!("serve_two_nodes_reminder");
+    let _dropped = Scratch::dropped(&url);
     let (a, b) = (node(&url), node(&url));
     let mut alice = a.login("alice");
     let tea = id_of(&alice.ask("remind 1 tea is ready"));
@@ -88,6 +89,7 @@ fn a_reminder_fires_once_and_reaches_its_player_on_the_other_node() {
 #[test]
 fn when_the_holding_node_is_killed_the_other_takes_over_and_keeps_firing() {
     let url = pg_or_skip!("serve_two_nodes_failover");
+    let _dropped = Scratch::dropped(&url);
     let (a, b) = (node(&url), node(&url));
     let mut alice = a.login("alice");
     let tick = id_of(&alice.ask("every 1 tell tick"));
@@ -125,4 +127,131 @@ fn when_the_holding_node_is_killed_the_other_takes_over_and_keeps_firing() {
     );
     assert!(number("run_count") >= 3.0, "{info}");
     b.shutdown();
+}
+
+/// Drops a test's database (and its role, if it made one) at the end, however the test ends:
+/// the shared development server keeps whatever tests leave.
+struct Scratch {
+    admin_url: String,
+    database: String,
+    role: Option<String>,
+    /// The database as the server reaches it: as the role, when there is one.
+    url: String,
+}
+
+impl Scratch {
+    /// The database of `url`, dropped at the end.
+    fn dropped(url: &str) -> Scratch {
+        let database = url
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .split('?')
+            .next()
+            .unwrap()
+            .to_owned();
+        Scratch {
+            admin_url: common::pg::with_database(url, "postgres"),
+            database,
+            role: None,
+            url: url.to_owned(),
+        }
+    }
+
+    /// The database of `url`, owned by a role of its own that the server connects as: not a
+    /// superuser, so a revoked permission binds it.
+    fn with_role(url: &str) -> Scratch {
+        let mut scratch = Scratch::dropped(url);
+        let role = format!("{}_r", scratch.database);
+        let mut admin = postgres::Client::connect(&scratch.admin_url, postgres::NoTls).unwrap();
+        admin
+            .batch_execute(&format!(
+                "CREATE ROLE {role} LOGIN PASSWORD 'watched'; \
+                 ALTER DATABASE {} OWNER TO {role};",
+                scratch.database
+            ))
+            .unwrap();
+        let at = url.find('@').expect("a URL with a user");
+        scratch.url = format!("postgres://{role}:watched@{}", &url[at + 1..]);
+        scratch.role = Some(role);
+        scratch
+    }
+
+    /// Runs `sql` on the database as its superuser.
+    fn admin(&self, sql: &str) {
+        let url = common::pg::with_database(&self.admin_url, &self.database);
+        let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        admin.batch_execute(sql).unwrap();
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = postgres::Client::connect(&self.admin_url, postgres::NoTls) {
+            // One statement at a time: DROP DATABASE may not run inside a transaction block.
+            let _ = admin.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.database
+            ));
+            if let Some(role) = &self.role {
+                let _ = admin.batch_execute(&format!("DROP ROLE IF EXISTS {role}"));
+            }
+        }
+    }
+}
+
+/// A server on a fresh database: `break_it` (SQL run by the superuser, `{role}` the server's
+/// role) breaks the database under it; the wizard is told
+/// `expected`, a new schedule is refused naming it, the others play on, and the stop fails
+/// rather than claim the store is committed (docs/serve.md §12.2, §12.6).
+fn watched(label: &str, break_it: &str, expected: &str) {
+    let Some(url) = common::pg::database_or_skip(label) else {
+        return;
+    };
+    let scratch = Scratch::with_role(&url);
+    let server = node(&scratch.url);
+    let mut merlin = server.login("merlin");
+    let mut alice = server.login("alice");
+    assert!(alice.ask("remind 600 before").starts_with("ok: schedule #"));
+    scratch.admin(&break_it.replace("{role}", scratch.role.as_deref().unwrap_or_default()));
+    let report = merlin.expect("[system] ");
+    assert!(
+        report.contains(expected) && report.contains("new schedules are refused"),
+        "{report}"
+    );
+    let refused = alice.ask("remind 600 after");
+    assert!(
+        refused.starts_with("error: no new schedules: ") && refused.contains(expected),
+        "{refused}"
+    );
+    assert!(alice.ask("who").starts_with("ok: 2 online"));
+    server.shutdown_failing(&mut merlin);
+}
+
+#[test]
+fn a_lost_database_connection_is_reported_and_new_schedules_are_refused() {
+    watched(
+        "serve_watch_lost",
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        "was lost",
+    );
+}
+
+#[test]
+fn a_dropped_table_is_reported_and_new_schedules_are_refused() {
+    watched(
+        "serve_watch_dropped",
+        "DROP TABLE tickstep_serve_mail",
+        "the table tickstep_serve_mail of the store's database",
+    );
+}
+
+#[test]
+fn a_revoked_permission_is_reported_and_new_schedules_are_refused() {
+    watched(
+        "serve_watch_revoked",
+        "REVOKE INSERT, UPDATE, DELETE ON tickstep_schedules FROM {role}",
+        "(a permission was revoked)",
+    );
 }

@@ -65,6 +65,11 @@ pub(crate) const COMMANDS_PER_CONNECTION: Rate = Rate {
     burst: 500.0,
     per_second: 1_000.0,
 };
+/// How long a connection's next command waits after a creation the rate refused
+/// (docs/serve.md §11.3): a create/stop loop is then answered 20 times a second rather than the
+/// 1,000 of its pace (docs/serve.md §11.11), so refusing it costs the server's thread almost
+/// nothing (docs/serve.md §11.12).
+pub(crate) const REFUSED_CREATION_HOLD: Duration = Duration::from_millis(50);
 /// A player's `say`: 10 at once, then 2 a second (docs/serve.md §11.6).
 pub(crate) const SAYS_PER_PLAYER: Rate = Rate {
     burst: 10.0,

@@ -286,12 +286,13 @@ async fn run_server(
     wizard_name: &str,
 ) -> Result<(), String> {
     let watch_task = {
-        let watched: Vec<_> = files_watched(&args.db)
-            .iter()
-            .filter_map(|path| store_watch::Watched::new(path))
-            .collect();
-        (!watched.is_empty())
-            .then(|| tokio::task::spawn_local(store_watch::watch(watched, Rc::downgrade(&server))))
+        let watched = files_watched(&args.db);
+        let server = Rc::downgrade(&server);
+        Some(if tickstep::schedules::is_server_location(&args.db) {
+            tokio::task::spawn_local(store_watch::watch_database(server))
+        } else {
+            tokio::task::spawn_local(store_watch::watch(watched, server))
+        })
     };
     let listener_task = announcements
         .map(|events| tokio::task::spawn_local(follow_other_nodes(events, Rc::downgrade(&server))));
@@ -403,24 +404,29 @@ fn metrics_recorder() -> Option<PrometheusHandle> {
     }
 }
 
-/// The files the store watch looks at: the store and the world file, with their WAL and WAL
-/// index (none for `postgres://`; a file missing at the start is not watched).
-fn files_watched(db: &Path) -> Vec<PathBuf> {
+/// The files the store watch looks at: the store and the world file, which must also never
+/// shrink, and the store's WAL and WAL index (none for `postgres://`; a file missing at the start
+/// is not watched). The world file keeps its WAL index in memory (docs/serve.md §12.4).
+fn files_watched(db: &Path) -> Vec<store_watch::Watched> {
     if tickstep::schedules::is_server_location(db) {
         return Vec::new();
     }
-    let mut world = db.as_os_str().to_owned();
-    world.push(".world");
-    [db.to_owned(), PathBuf::from(world)]
-        .iter()
-        .flat_map(|base| {
-            ["", "-wal", "-shm"].map(|suffix| {
-                let mut name = base.as_os_str().to_owned();
-                name.push(suffix);
-                PathBuf::from(name)
-            })
-        })
-        .collect()
+    let with = |base: &Path, suffix: &str| {
+        let mut name = base.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    let world = with(db, ".world");
+    [
+        store_watch::Watched::database(db),
+        store_watch::Watched::new(&with(db, "-wal")),
+        store_watch::Watched::new(&with(db, "-shm")),
+        store_watch::Watched::database(&world),
+        store_watch::Watched::new(&with(&world, "-wal")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 async fn accept(listener: TcpListener, server: Rc<Server>, limits: Limits) {

@@ -8,8 +8,8 @@
 //! connection's queue has [`REPLY_HEADROOM`] free, so a client flooding commands is slowed to its
 //! own reading speed and the world's lines always find room; a line the world sends by itself (a
 //! firing, chat, the bell) that finds [`OUTBOX_LINES`] lines already waiting drops the connection
-//! instead, since it stopped reading, after one last line that says so. None of it touches
-//! another connection.
+//! instead, since it stopped reading, with one last line that says so written in place of the
+//! lines that waited. None of it touches another connection.
 //!
 //! Login asks for a name, then a password: an existing name's is checked, a new name chooses
 //! one (docs/serve.md §10). Failed logins are limited per address, new names too.
@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 
 use tokio::io::BufWriter;
 use tokio::net::TcpStream;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
 
 use super::accounts;
 use super::either;
@@ -33,7 +33,7 @@ use super::protocol::{self, Request};
 use super::registry::Account;
 use super::telnet::{Event, Telnet};
 use super::wire::{Input, Output};
-use super::world::{After, OUTBOX_LINES, REPLY_HEADROOM, Server};
+use super::world::{After, Kick, OUTBOX_LINES, REPLY_HEADROOM, Server};
 use tickstep::schedules::ObjId;
 
 /// The limits a connection lives under.
@@ -45,8 +45,13 @@ pub(crate) struct Limits {
 
 /// How many telnet messages (negotiation replies, GMCP answers) may wait for a connection.
 const CONTROL_MESSAGES: usize = 64;
-/// How long a closing connection may take to flush its last lines.
-const FLUSH_GRACE: Duration = Duration::from_secs(1);
+/// How long a closing connection is kept for its client to read its last lines (docs/serve.md
+/// §11.8): a client that stopped reading and comes back within it finds why it was closed.
+const CLOSE_GRACE: Duration = Duration::from_secs(10);
+/// The most a closing connection reads (and drops) of what its client still sends, so that it
+/// closes with nothing unread: a socket closed with unread input is reset, and a reset throws
+/// away the last lines still on their way (docs/serve.md §11.8).
+const CLOSE_DRAIN_BYTES: usize = 64 * 1024;
 
 /// What one capped read produced.
 #[derive(Debug, PartialEq)]
@@ -82,13 +87,18 @@ pub(crate) async fn serve_wire(
     output: impl Output + 'static,
     limits: Limits,
 ) {
-    // One slot more than the world may fill: the line that says why a connection is closed.
-    let (outbox, lines) = mpsc::channel(OUTBOX_LINES + 1);
+    let (outbox, lines) = mpsc::channel(OUTBOX_LINES);
     // Telnet's own messages: negotiation replies and GMCP answers (docs/serve.md §8.9).
     let (control, raw) = mpsc::channel(CONTROL_MESSAGES);
     let telnet = Rc::new(RefCell::new(Telnet::new(limits.max_line)));
-    let kicked = Rc::new(Notify::new());
-    let mut writer = tokio::task::spawn_local(write_lines(output, lines, raw, Rc::clone(&telnet)));
+    let kicked = Rc::new(Kick::default());
+    let mut writer = tokio::task::spawn_local(write_lines(
+        output,
+        lines,
+        raw,
+        Rc::clone(&telnet),
+        Rc::clone(&kicked),
+    ));
     let mut session = Session {
         server,
         outbox,
@@ -103,7 +113,7 @@ pub(crate) async fn serve_wire(
     };
     session.negotiate(Telnet::greeting).await;
     let kicked_out = async {
-        kicked.notified().await;
+        kicked.session.notified().await;
     };
     let writer_gone = async {
         let _ = (&mut writer).await;
@@ -112,11 +122,20 @@ pub(crate) async fn serve_wire(
     if let Some(who) = session.who {
         session.server.logout(who);
     }
-    drop(session); // the last sender: the writer flushes what is queued and ends
-    if tokio::time::timeout(FLUSH_GRACE, &mut writer)
-        .await
-        .is_err()
-    {
+    // Dropping the session drops the last sender: the writer writes what is queued (or only
+    // the last word, for a client dropped for not reading) and ends.
+    let Session { mut input, .. } = session;
+    let closing = async {
+        let _ = (&mut writer).await;
+        let mut drained = 0;
+        while drained < CLOSE_DRAIN_BYTES {
+            match input.next().await {
+                Ok(Some(bytes)) => drained += bytes.len(),
+                _ => break,
+            }
+        }
+    };
+    if tokio::time::timeout(CLOSE_GRACE, closing).await.is_err() {
         writer.abort(); // a client that does not read does not hold the task
     }
 }
@@ -129,7 +148,7 @@ struct Session {
     telnet: Rc<RefCell<Telnet>>,
     /// What the codec found and the session has not yet acted on.
     events: VecDeque<Event>,
-    kicked: Rc<Notify>,
+    kicked: Rc<Kick>,
     who: Option<ObjId>,
     /// The client's address: the key of its per-address limits (docs/serve.md §11).
     from: IpAddr,
@@ -216,6 +235,9 @@ impl Session {
             }
             match replies.1 {
                 After::Continue => {}
+                // A loop of refused creations is answered at a walk, not as fast as the server
+                // can refuse (docs/serve.md §11.12).
+                After::Refused => tokio::time::sleep(limits::REFUSED_CREATION_HOLD).await,
                 After::Quit => return,
                 After::Shutdown => {
                     self.server.handle.shutdown();
@@ -511,7 +533,7 @@ impl Session {
         let mut out = Vec::new();
         self.telnet.borrow_mut().hide_input(on, &mut out);
         if !out.is_empty() && self.control.try_send(out).is_err() {
-            self.kicked.notify_one();
+            self.kicked.session.notify_one();
         }
     }
 
@@ -577,16 +599,27 @@ enum Next {
 
 /// Writes queued lines through the codec (CRLF, IAC doubled, wrapped at the client's width) and
 /// telnet's own bytes; whenever the queue runs dry it marks the end of a prompt (GA or EOR, for a
-/// telnet client) and flushes.
+/// telnet client) and flushes. Given a last word by `kick`, it writes that next, drops what is
+/// still queued, and ends (docs/serve.md §11.8).
 async fn write_lines(
     mut out: impl Output,
     mut lines: mpsc::Receiver<String>,
     mut raw: mpsc::Receiver<Vec<u8>>,
     telnet: Rc<RefCell<Telnet>>,
+    kick: Rc<Kick>,
 ) {
     let mut raw_open = true;
     let mut bytes = Vec::new();
     loop {
+        let last_word = kick.last_word.borrow_mut().take();
+        if let Some(line) = last_word {
+            bytes.clear();
+            telnet.borrow().encode_line(&line, &mut bytes);
+            if out.write(&bytes).await.is_err() {
+                return;
+            }
+            break;
+        }
         let next = std::future::poll_fn(|cx| {
             if raw_open {
                 match raw.poll_recv(cx) {
@@ -673,8 +706,27 @@ mod tests {
             raw_tx.send(vec![255, 251, 201]).await.unwrap();
             drop((lines_tx, raw_tx));
             let mut written = Vec::new();
-            write_lines(&mut written, lines, raw, telnet).await;
+            write_lines(&mut written, lines, raw, telnet, Rc::default()).await;
             assert_eq!(written, b"\xff\xfb\xc9hello\r\n");
+        });
+    }
+
+    #[test]
+    fn a_last_word_is_written_in_place_of_the_lines_that_waited() {
+        // docs/serve.md §11.8
+        block_on(async {
+            let telnet = Rc::new(RefCell::new(Telnet::new(64)));
+            let (lines_tx, lines) = mpsc::channel(4);
+            let (raw_tx, raw) = mpsc::channel(4);
+            for stale in ["[#1] one", "[#1] two", "[#1] three"] {
+                lines_tx.send(stale.to_owned()).await.unwrap();
+            }
+            let kick = Rc::new(Kick::default());
+            *kick.last_word.borrow_mut() = Some("error: you stopped reading".to_owned());
+            let mut written = Vec::new();
+            write_lines(&mut written, lines, raw, telnet, kick).await;
+            assert_eq!(written, b"error: you stopped reading\r\n");
+            drop((lines_tx, raw_tx));
         });
     }
 }

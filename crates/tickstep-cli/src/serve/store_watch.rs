@@ -4,11 +4,14 @@
 //! still points at the old inode — so commits would go on "succeeding" into a file nobody will
 //! open again, and a restart would find nothing. Once a second the watch looks at the store file
 //! and the world file beside it, with their WAL files: each must still be there, be the same file (device and inode)
-//! as at the start, and open for writing. The first time one is not, the server is told
+//! as at the start, and open for writing, and a database file must not have shrunk (in WAL mode
+//! it never does while the server runs). The first time one is not, the server is told
 //! ([`Server::store_lost`](super::world::Server::store_lost)): it logs, tells the wizards, refuses
 //! new schedules, and at its stop does not claim the store is committed. A `postgres://` store
-//! is not a file: its failures come back from the database itself.
+//! is looked at through the registry's connection instead ([`watch_database`]): the connection
+//! must be open and the tables there and writable.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::rc::Weak;
 use std::time::Duration;
@@ -23,6 +26,11 @@ const EVERY: Duration = Duration::from_secs(1);
 pub(crate) struct Watched {
     path: PathBuf,
     identity: (u64, u64),
+    /// For a database file, the largest size seen: a database in WAL mode only grows while the
+    /// server has it open (checkpoints write pages back; nothing vacuums it), so a smaller size
+    /// means another process truncated it (docs/serve.md §12.5). `None` for a `-wal` or `-shm`
+    /// file, which checkpoints may reset.
+    largest: Option<Cell<u64>>,
 }
 
 impl Watched {
@@ -31,6 +39,16 @@ impl Watched {
         Some(Watched {
             path: path.to_owned(),
             identity: identity(path).ok()?,
+            largest: None,
+        })
+    }
+
+    /// As [`Watched::new`], for a database file, which must also never shrink.
+    pub(crate) fn database(path: &Path) -> Option<Watched> {
+        let len = std::fs::metadata(path).ok()?.len();
+        Some(Watched {
+            largest: Some(Cell::new(len)),
+            ..Watched::new(path)?
         })
     }
 
@@ -46,6 +64,16 @@ impl Watched {
                 return Err(format!("the store file {shown} was replaced while serving"));
             }
             Ok(_) => {}
+        }
+        if let Some(largest) = &self.largest {
+            let len = std::fs::metadata(&self.path).map_or(0, |meta| meta.len());
+            if len < largest.get() {
+                return Err(format!(
+                    "the store file {shown} was truncated while serving ({} bytes, {len} now)",
+                    largest.get()
+                ));
+            }
+            largest.set(len);
         }
         std::fs::OpenOptions::new()
             .append(true)
@@ -84,6 +112,23 @@ pub(crate) async fn watch(files: Vec<Watched>, server: Weak<Server>) {
     }
 }
 
+/// Looks at the store's database once every [`EVERY`] until a check fails or the server is
+/// gone (docs/serve.md §12.6): the same report, refusal and stop as for a file.
+pub(crate) async fn watch_database(server: Weak<Server>) {
+    let mut ticks = tokio::time::interval(EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let Some(server) = server.upgrade() else {
+            return;
+        };
+        if let Err(why) = server.check_database().await {
+            server.store_lost(why);
+            return;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +155,27 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         let deleted = watched.check().unwrap_err();
         assert!(deleted.ends_with("was deleted while serving"), "{deleted}");
+    }
+
+    #[test]
+    fn a_database_that_grows_passes_and_one_that_shrinks_is_named_truncated() {
+        // docs/serve.md §12.5
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.db");
+        std::fs::write(&path, [0_u8; 4096]).unwrap();
+        let watched = Watched::database(&path).unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(8192).unwrap();
+        assert_eq!(watched.check(), Ok(()), "grown");
+        file.set_len(4096).unwrap();
+        let truncated = watched.check().unwrap_err();
+        assert!(
+            truncated.ends_with("was truncated while serving (8192 bytes, 4096 now)"),
+            "{truncated}"
+        );
+        // A WAL file may be reset by a checkpoint: only its identity is watched.
+        let wal = Watched::new(&path).unwrap();
+        file.set_len(0).unwrap();
+        assert_eq!(wal.check(), Ok(()));
     }
 }

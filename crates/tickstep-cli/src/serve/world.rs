@@ -39,7 +39,17 @@ pub(crate) type Outbox = mpsc::Sender<String>;
 /// An online player's connection: its queue, and how to drop it when it stops reading.
 struct Online {
     outbox: Outbox,
-    kick: Rc<Notify>,
+    kick: Rc<Kick>,
+}
+
+/// How a connection is dropped: its session is woken to end, and its writer may be given one
+/// last line to write before anything still queued (docs/serve.md §11.8).
+#[derive(Default)]
+pub(crate) struct Kick {
+    /// Wakes the session, which ends.
+    pub(crate) session: Notify,
+    /// Why the connection is closed, for the writer to write next in place of its queue.
+    pub(crate) last_word: RefCell<Option<String>>,
 }
 
 /// The schedules engine's view of the world: players are the only objects, each controls only
@@ -74,6 +84,9 @@ impl schedules::World for ServeWorld {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum After {
     Continue,
+    /// Continue, but the command was refused by the creation rate (docs/serve.md §11.3): the
+    /// connection's next command waits [`limits::REFUSED_CREATION_HOLD`] (docs/serve.md §11.12).
+    Refused,
     Quit,
     Shutdown,
 }
@@ -268,7 +281,7 @@ impl Server {
         who: ObjId,
         name: &str,
         outbox: Outbox,
-        kick: Rc<Notify>,
+        kick: Rc<Kick>,
     ) -> Result<Vec<String>, String> {
         if self.online.borrow().contains_key(&who) {
             return Err(format!("{name} is already connected"));
@@ -331,7 +344,8 @@ impl Server {
     }
 
     /// Sends `line` to `who` now, or to their mailbox when they are offline. A connection whose
-    /// outbox is full (it stopped reading) loses the line and is disconnected by its task.
+    /// outbox is full (it stopped reading) loses the line and is disconnected by its task, whose
+    /// writer says why in place of the lines that waited (docs/serve.md §11.8).
     pub(crate) fn tell(&self, who: ObjId, line: String) {
         let outbox = self
             .online
@@ -340,14 +354,13 @@ impl Server {
             .map(|o| (o.outbox.clone(), Rc::clone(&o.kick)));
         match outbox {
             Some((outbox, kick)) => {
-                // The last slot is kept for the line that says why the connection closes.
-                if outbox.capacity() <= 1 || outbox.try_send(line).is_err() {
+                if outbox.try_send(line).is_err() {
                     self.logout(who);
-                    let _ = outbox.try_send(format!(
+                    *kick.last_word.borrow_mut() = Some(format!(
                         "error: you stopped reading: {OUTBOX_LINES} lines waited for you; \
                          closing the connection"
                     ));
-                    kick.notify_one(); // its session ends and closes the connection
+                    kick.session.notify_one(); // its session ends and closes the connection
                 }
             }
             // Written between frames, in one write (`Server::between_frames`).
@@ -413,6 +426,11 @@ impl Server {
         *self.store_lost.borrow_mut() = Some(why);
     }
 
+    /// Whether the store's database still serves this node (docs/serve.md §12.6); `Ok` on a file.
+    pub(crate) async fn check_database(&self) -> Result<(), String> {
+        self.registry.check().await
+    }
+
     /// Why the store cannot be trusted, if the watch found it so.
     pub(crate) fn store_trouble(&self) -> Option<String> {
         self.store_lost.borrow().clone()
@@ -434,36 +452,36 @@ impl Server {
                     verb: WorldVerb::Tell,
                     arg: text,
                 };
-                one(self.create(
+                self.create(
                     (who, from),
                     Kind::At(when),
                     &action,
                     None,
                     &format!("reminds you in {seconds} s"),
-                ))
+                )
             }
             Request::Every {
                 seconds,
                 action,
                 key,
-            } => one(self.create(
+            } => self.create(
                 (who, from),
                 Kind::Every(seconds),
                 &action,
                 key,
                 &format!("runs {} every {seconds} s", action.verb.name()),
-            )),
+            ),
             Request::At {
                 unix_seconds,
                 action,
                 key,
-            } => one(self.create(
+            } => self.create(
                 (who, from),
                 Kind::At(unix_seconds),
                 &action,
                 key,
                 &format!("runs {} at {unix_seconds}", action.verb.name()),
-            )),
+            ),
             Request::Stop(id) => one(self.stop(who, ScheduleId::from_raw(id))),
             Request::Info(id) => (self.info(who, ScheduleId::from_raw(id)), After::Continue),
             Request::Pause { id, note } => one(self.pause(who, ScheduleId::from_raw(id), &note)),
@@ -537,21 +555,22 @@ impl Server {
         action: &Action,
         key: Option<String>,
         what: &str,
-    ) -> String {
+    ) -> (Vec<String>, After) {
+        let one = |line: String| (vec![line], After::Continue);
         if let Some(why) = self.store_trouble() {
-            return format!("error: no new schedules: {why}");
+            return one(format!("error: no new schedules: {why}"));
         }
         let live = self.live.borrow().get(&who).copied().unwrap_or(0);
         if live >= self.quota {
-            return format!(
+            return one(format!(
                 "error: quota reached: {} has {} and the limit is {} per player; stop one first",
                 self.name(who),
                 plural(live, "live schedule"),
                 self.quota
-            );
+            ));
         }
         if let Err(refusal) = self.take_creation(who, from) {
-            return refusal;
+            return (vec![refusal], After::Refused);
         }
         let made = create_named(self.rt.schedules(), who, key.as_deref(), |txn, options| {
             let args = vec![Value::Str(action.arg.clone())];
@@ -564,24 +583,24 @@ impl Server {
         });
         let (id, new) = match made {
             Ok(made) => made,
-            Err(error) => return format!("error: {}", ErrorChain(&error)),
+            Err(error) => return one(format!("error: {}", ErrorChain(&error))),
         };
         if !new {
             let name = key.unwrap_or_default();
-            return format!(
+            return one(format!(
                 "ok: schedule #{} is already {name}: nothing created",
                 id.get()
-            );
+            ));
         }
         *self.live.borrow_mut().entry(who).or_default() += 1;
         if matches!(kind, Kind::At(_)) {
             self.one_shots.borrow_mut().insert(id, who);
         }
         let _ = self.handle.wake(); // an idle runtime re-arms its schedules wake now
-        match key {
+        one(match key {
             Some(name) => format!("ok: schedule #{} {what} as {name}", id.get()),
             None => format!("ok: schedule #{} {what}", id.get()),
-        }
+        })
     }
 
     /// Takes a creation from the player's and the address's buckets (docs/serve.md §11.3): both

@@ -1,5 +1,5 @@
 """Drives headless Chromium through chromedriver (the W3C WebDriver protocol, spoken with the
-standard library) over serve's dashboard (docs/serve.md §13), and prints what it saw as one JSON
+standard library, tests/clients/webdriver.py) over serve's dashboard (docs/serve.md §13), and prints what it saw as one JSON
 line for the Rust test to judge.
 
 usage: dashboard_browser.py HTTP_ADDR SCREENSHOT.png ACTION_TOKEN SCHEDULE_ID
@@ -8,74 +8,19 @@ Every wait is bounded; nothing here decides pass or fail except a broken browser
 
 import base64
 import json
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.request
+
+from webdriver import Browser, wait_for
 
 ADDR, SHOT, TOKEN, TARGET = sys.argv[1:5]
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--window-size=1200,1000",
-]
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-PROFILE = tempfile.mkdtemp(prefix="tickstep-chromium-")
-PORT = free_port()
-DRIVER = subprocess.Popen(["chromedriver", f"--port={PORT}"],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-BASE = f"http://127.0.0.1:{PORT}"
-
-
-def call(method, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(BASE + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as answer:
-        return json.loads(answer.read())["value"]
-
-
-def wait_for(what, probe, seconds=20):
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            value = probe()
-            if value:
-                return value
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise SystemExit(f"timed out waiting for {what}")
-        time.sleep(0.1)
-
-
-try:
-    wait_for("chromedriver", lambda: call("GET", "/status")["ready"])
-    session = call("POST", "/session", {"capabilities": {"alwaysMatch": {
-        "goog:chromeOptions": {"binary": "/usr/bin/chromium",
-                               "args": FLAGS + [f"--user-data-dir={PROFILE}"]}}}})
-    sid = session["sessionId"]
-    S = f"/session/{sid}"
+with Browser() as browser:
+    call, S = browser.call, browser.s()
 
     def go(path):
-        call("POST", S + "/url", {"url": f"http://{ADDR}{path}"})
+        browser.go(f"http://{ADDR}{path}")
 
-    def run(script):
-        return call("POST", S + "/execute/sync", {"script": script, "args": []})
-
-    def find(css):
-        el = call("POST", S + "/element", {"using": "css selector", "value": css})
-        return next(iter(el.values()))
+    run, find = browser.run, browser.find
 
     seen = {}
     go("/dashboard")
@@ -131,9 +76,4 @@ try:
     call("POST", S + f"/element/{find('#stop')}/click", {})
     wait_for("the list after the stop", lambda: call("GET", S + "/url").endswith("/dashboard"))
     seen["after_stop_rows"] = run("return [...document.querySelectorAll('#schedules a')].map(a => a.textContent)")
-    call("DELETE", S)
     print(json.dumps(seen))
-finally:
-    DRIVER.kill()
-    DRIVER.wait()
-    shutil.rmtree(PROFILE, ignore_errors=True)

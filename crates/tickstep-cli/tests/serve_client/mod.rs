@@ -136,6 +136,30 @@ impl Server {
     }
 }
 
+impl Server {
+    /// A wizard's `shutdown` of a server that found its store lost: it must exit with a failure
+    /// status of its own, not claim the store is committed (docs/serve.md §12.2), and not be
+    /// ended by a signal.
+    pub(crate) fn shutdown_failing(mut self, wizard: &mut Client) {
+        wizard.send("shutdown");
+        wizard.expect("ok: shutting down");
+        let deadline = Instant::now() + PATIENCE;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the server did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(!status.success(), "a lost store is not a clean stop");
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt as _;
+            assert_eq!(status.signal(), None, "it exited; no signal ended it");
+        }
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();

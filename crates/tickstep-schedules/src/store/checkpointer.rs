@@ -31,6 +31,7 @@ impl Checkpointer {
     pub(crate) fn start(path: &Path, busy_timeout: Duration) -> Option<Self> {
         let conn = match Connection::open(path).and_then(|conn| {
             conn.busy_timeout(busy_timeout)?;
+            conn.pragma_update(None, "mmap_size", 0)?; // as the engine's connection
             Ok(conn)
         }) {
             Ok(conn) => conn,

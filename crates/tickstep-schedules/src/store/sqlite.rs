@@ -64,6 +64,10 @@ impl SqliteStore {
         }
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(Error::store("setting synchronous"))?;
+        // Pages are read with `read` calls, never through a memory map, whatever the SQLite
+        // build's default: a file truncated under the engine is then an I/O error, not SIGBUS.
+        conn.pragma_update(None, "mmap_size", 0)
+            .map_err(Error::store("turning the memory map off"))?;
         schema::migrate(&mut conn, verdict.version)?;
         if verdict.fresh && !verdict.shared {
             conn.pragma_update(None, "application_id", APPLICATION_ID)

@@ -108,6 +108,7 @@ impl WriteBehind {
     ) -> Option<Self> {
         let conn = Connection::open(path).and_then(|conn| {
             conn.busy_timeout(busy_timeout)?;
+            conn.pragma_update(None, "mmap_size", 0)?; // as the engine's connection
             conn.pragma_update(None, "synchronous", "NORMAL")?;
             if checkpoints.is_some() {
                 conn.pragma_update(None, "wal_autocheckpoint", 0)?;

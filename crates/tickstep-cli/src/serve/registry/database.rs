@@ -32,6 +32,16 @@ use super::{
 /// A registered name's id.
 const PLAYER_ID: &str = "SELECT id FROM tickstep_serve_players WHERE name = $1";
 
+/// The tables a node writes, looked at by [`DatabaseRegistry::check`]: the store's schedules,
+/// nodes and operator stops (docs/schedules.md §11.13), and the registry's two.
+const WATCHED_TABLES: [&str; 5] = [
+    "tickstep_schedules",
+    "tickstep_nodes",
+    "tickstep_operator_stops",
+    "tickstep_serve_players",
+    "tickstep_serve_mail",
+];
+
 /// Serialises the tables' creation across nodes opening a fresh database at once (an arbitrary
 /// key, "TSSV").
 const CREATE_LOCK: i64 = 0x5453_5356;
@@ -276,6 +286,59 @@ impl DatabaseRegistry {
     pub(crate) async fn close(&self) -> Result<(), RegistryError> {
         let _writing = self.inner.writing.lock().await;
         self.inner.write_queued().await
+    }
+
+    /// Whether the database still serves this node (docs/serve.md §12.6): the connection is
+    /// open, and each table the store and the registry write is there and may be read and
+    /// written by the server's role. Otherwise why not, in words. One small query.
+    pub(crate) async fn check(&self) -> Result<(), String> {
+        let inner = &self.inner;
+        let shown = &inner.shown;
+        if inner.client.is_closed() {
+            return Err(format!(
+                "the connection to the store's database {shown} was lost"
+            ));
+        }
+        let rows = inner
+            .client
+            .query(
+                "SELECT t, CASE
+                     WHEN to_regclass(t) IS NULL THEN 'missing'
+                     -- Each one apart: a list is true when any one of them is held.
+                     WHEN NOT (has_table_privilege(t, 'SELECT')
+                         AND has_table_privilege(t, 'INSERT')
+                         AND has_table_privilege(t, 'UPDATE')
+                         AND has_table_privilege(t, 'DELETE')) THEN 'denied'
+                     ELSE 'ok' END
+                 FROM unnest($1::text[]) AS t",
+                &[&WATCHED_TABLES.as_slice()],
+            )
+            .await
+            .map_err(|error| {
+                if inner.client.is_closed() {
+                    format!("the connection to the store's database {shown} was lost: {error}")
+                } else {
+                    format!("the store's database {shown} failed its check: {error}")
+                }
+            })?;
+        for row in rows {
+            let (table, state): (String, String) = (row.get(0), row.get(1));
+            match state.as_str() {
+                "missing" => {
+                    return Err(format!(
+                        "the table {table} of the store's database {shown} was dropped"
+                    ));
+                }
+                "denied" => {
+                    return Err(format!(
+                        "the server may no longer write the table {table} of the store's \
+                         database {shown} (a permission was revoked)"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// Takes `player`'s mail, oldest first: what is written, then what this node still queues.

@@ -32,8 +32,14 @@ impl FileRegistry {
             source,
         };
         let db = Connection::open(&path).map_err(fail)?;
+        // One connection, the server's: locked exclusively before WAL is on, SQLite keeps the WAL
+        // index in the heap and makes no `-shm` file to map, so nothing done to the world's files
+        // can end the process with SIGBUS; `mmap_size = 0` reads the file with `read` calls
+        // (docs/serve.md §12.4).
         db.execute_batch(&format!(
-            "PRAGMA journal_mode = WAL;
+            "PRAGMA locking_mode = EXCLUSIVE;
+             PRAGMA mmap_size = 0;
+             PRAGMA journal_mode = WAL;
              PRAGMA synchronous = NORMAL;
              CREATE TABLE IF NOT EXISTS players (
                  id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);

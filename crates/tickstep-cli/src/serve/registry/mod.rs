@@ -181,6 +181,15 @@ impl Registry {
         }
     }
 
+    /// Whether a database registry's connection, tables and permissions still serve this node
+    /// (docs/serve.md §12.6); a file's are watched as files instead (docs/serve.md §12.1).
+    pub(crate) async fn check(&self) -> Result<(), String> {
+        match self {
+            Registry::File(_) => Ok(()),
+            Registry::Database(r) => r.check().await,
+        }
+    }
+
     /// Writes what is still queued and waits for it (a file also does so when dropped).
     pub(crate) async fn close(&self) -> Result<(), RegistryError> {
         match self {
