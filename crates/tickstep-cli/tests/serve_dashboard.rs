@@ -647,3 +647,31 @@ fn metrics_are_served_beside_the_dashboard_as_prometheus_text() {
         "no player's name in a label"
     );
 }
+
+#[test]
+fn the_play_page_refuses_inline_script_and_loads_its_own_files() {
+    // docs/serve.md §9.5, §9.7
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
+    let addr = http_addr(&server);
+    let page = get(&addr, "/");
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(
+        page.head
+            .contains("content-security-policy: default-src 'self';")
+            && !page.head.contains("unsafe-inline"),
+        "{}",
+        page.head
+    );
+    assert!(page.head.contains("x-content-type-options: nosniff"));
+    assert_eq!(page.body.matches("<script").count(), 1);
+    assert!(page.body.contains("<script src=\"/client.js\"></script>"));
+    assert!(!page.body.contains("<style"));
+    let script = get(&addr, "/client.js");
+    assert_eq!(script.status, 200);
+    assert!(script.head.contains("content-type: text/javascript"));
+    assert!(script.body.contains("gmcp.mudstandards.org"));
+    let style = get(&addr, "/client.css");
+    assert_eq!(style.status, 200);
+    assert!(style.head.contains("content-type: text/css"));
+}

@@ -20,7 +20,7 @@ use std::rc::Rc;
 use axum::Router;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::serve::ListenerExt;
@@ -40,6 +40,13 @@ pub(crate) const GMCP_PROTOCOL: &str = "gmcp.mudstandards.org";
 const MIN_FRAME_CAP: usize = 64 * 1024;
 /// The page: a terminal-like client, no external resources.
 const PAGE: &str = include_str!("client.html");
+/// The page's script and style, served from files of their own so the page's policy can refuse every
+/// inline script (docs/serve.md §9.7).
+const PAGE_SCRIPT: &str = include_str!("client.js");
+const PAGE_STYLE: &str = include_str!("client.css");
+/// What the play page may load and where it may connect: its own origin only (the WebSocket too),
+/// no inline script, no plugins, no framing (docs/serve.md §9.7).
+const PAGE_POLICY: &str = "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
 /// How a WebSocket's frames carry lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +75,8 @@ pub(crate) async fn serve(
     let (upgraded, mut sockets) = mpsc::unbounded_channel::<Upgraded>();
     let app = Router::new()
         .route("/", get(page))
+        .route("/client.js", get(page_script))
+        .route("/client.css", get(page_style))
         .route("/ws", get(upgrade))
         .with_state((upgraded, limits))
         .merge(super::dashboard::router(&server, grant))
@@ -108,8 +117,31 @@ async fn unknown_route(uri: axum::http::Uri) -> Response {
         .into_response()
 }
 
-async fn page() -> Html<&'static str> {
-    Html(PAGE)
+async fn page() -> Response {
+    (
+        [
+            (header::CONTENT_SECURITY_POLICY, PAGE_POLICY),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        Html(PAGE),
+    )
+        .into_response()
+}
+
+async fn page_script() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        PAGE_SCRIPT,
+    )
+        .into_response()
+}
+
+async fn page_style() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
+        PAGE_STYLE,
+    )
+        .into_response()
 }
 
 /// The WebSocket handshake: refuses a page of another origin (docs/serve.md §9.4), picks the framing, and
