@@ -113,12 +113,18 @@ fn telnetlib3_negotiates_naws_ttype_charset_and_gmcp() {
         .map(|l| l.as_str().unwrap())
         .collect();
     assert!(!lines.iter().any(|l| l.starts_with("error:")), "{lines:#?}");
-    // docs/serve.md §8.4: a long line arrives wrapped at the 100 columns the client reported.
-    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{lines:#?}");
+    // docs/serve.md §8.4: a long line arrives wrapped at the 100 columns the client reported,
+    // counted as the client shows them (the server's colour takes no column).
+    let shown = |l: &str| l.replace("\u{1b}[36m", "").replace("\u{1b}[0m", "");
+    assert!(
+        lines.iter().all(|l| shown(l).chars().count() <= 100),
+        "{lines:#?}"
+    );
+    // docs/serve.md §8.10: the client said it is an xterm, so the server's marker comes in colour.
     assert!(
         lines
             .iter()
-            .any(|l| l.starts_with("[say] lib says: word word")),
+            .any(|l| l.starts_with("\u{1b}[36m[say]\u{1b}[0m lib says: word word")),
         "{lines:#?}"
     );
     server.shutdown();
@@ -347,7 +353,8 @@ fn a_websocket_client_logs_in_plays_and_receives_a_firing() {
     let mut body = String::new();
     http.read_to_string(&mut body).unwrap();
     assert!(body.starts_with("HTTP/1.1 200"), "{body}");
-    assert!(body.contains("gmcp.mudstandards.org") && !body.contains("https://"));
+    // Its script is its own file, under a policy with no inline script (docs/serve.md §9.5, §9.7).
+    assert!(body.contains("<script src=\"/client.js\">") && !body.contains("https://"));
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/websocket_client.py");
     // Both of the script's players log in with this password (docs/serve.md §9.3, §10.1).

@@ -53,6 +53,7 @@
 mod accounts;
 mod actions;
 mod bell;
+mod colour;
 mod dashboard;
 mod frame_times;
 mod gmcp;

@@ -17,6 +17,8 @@
 
 use std::fmt::Write as _;
 
+use super::colour;
+
 /// Interpret As Command.
 const IAC: u8 = 255;
 const DONT: u8 = 254;
@@ -467,14 +469,26 @@ impl Telnet {
         }
     }
 
-    /// Appends one line of output: wrapped at the client's width, IAC doubled, ended by CRLF.
+    /// Appends one line of output: wrapped at the client's width, its marker painted for a client
+    /// that shows colour (docs/serve.md §8.10), IAC doubled, ended by CRLF.
     pub(crate) fn encode_line(&self, line: &str, out: &mut Vec<u8>) {
-        let width = if self.heard_iac {
-            self.wrap_width()
+        let (width, ansi) = if self.heard_iac {
+            (
+                self.wrap_width(),
+                colour::shows_ansi(self.peer.mtts(), &self.peer.terminal_types),
+            )
         } else {
-            None
+            (None, false)
         };
-        for piece in wrap(line, width) {
+        let mut painted = String::new();
+        for (n, piece) in wrap(line, width).into_iter().enumerate() {
+            let piece = if ansi && n == 0 {
+                painted.clear();
+                colour::paint(piece, &mut painted);
+                painted.as_str()
+            } else {
+                piece
+            };
             escape_iac(piece.as_bytes(), out);
             out.extend_from_slice(b"\r\n");
         }
@@ -667,6 +681,35 @@ mod tests {
             ["TINTIN++", "XTERM-256COLOR", "MTTS 137"]
         );
         assert_eq!(t.peer().mtts(), Some(137));
+    }
+
+    #[test]
+    fn markers_are_painted_only_for_a_client_that_shows_colour() {
+        // docs/serve.md §8.10
+        let line = "[system] the store is gone";
+        let mut raw = Telnet::new(64);
+        let mut out = Vec::new();
+        raw.encode_line(line, &mut out);
+        assert_eq!(out, b"[system] the store is gone\r\n");
+        // A telnet client that names no terminal gets no colour either.
+        feed(&mut raw, &[IAC, WILL, OPT_NAWS]);
+        let mut out = Vec::new();
+        raw.encode_line(line, &mut out);
+        assert!(!out.contains(&0x1b));
+
+        let mut mud = Telnet::new(64);
+        let mut greeting = Vec::new();
+        mud.greeting(&mut greeting);
+        feed(&mut mud, &[IAC, WILL, OPT_TTYPE]);
+        for name in [&b"MUDLET"[..], b"ANSI-256COLOR", b"MTTS 9"] {
+            let mut v = vec![IAC, SB, OPT_TTYPE, TTYPE_IS];
+            v.extend_from_slice(name);
+            v.extend_from_slice(&[IAC, SE]);
+            feed(&mut mud, &v);
+        }
+        let mut out = Vec::new();
+        mud.encode_line(line, &mut out);
+        assert_eq!(out, b"\x1b[1;33m[system]\x1b[0m the store is gone\r\n");
     }
 
     #[test]
