@@ -252,6 +252,9 @@ pub use options::{
     Overlap,
 };
 pub use queue_runner::QueueRunner;
-pub use store::{ClusterStats, Inspector, StoredSchedule, display_location, is_server_location};
+pub use store::{
+    Cluster, ClusterNode, ClusterStats, HELD_SHOWN, Inspector, StoredSchedule, display_location,
+    is_server_location,
+};
 pub use txn::Txn;
 pub use value::Value;

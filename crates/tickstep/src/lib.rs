@@ -152,6 +152,8 @@
 
 mod builder;
 mod clock;
+#[cfg(feature = "dashboard")]
+pub mod dashboard;
 mod error;
 pub mod host;
 mod hosted;
