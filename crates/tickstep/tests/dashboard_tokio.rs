@@ -5,7 +5,9 @@
 //! through the engine under the grant. The driver runs on the real clock (a TCP server); every
 //! wait is bounded and the assertions are about what was answered, never how long it took.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod http_client;
+
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::rc::Rc;
 use std::time::Duration;
@@ -15,51 +17,16 @@ use tickstep::dashboard::{ActionGrant, DashboardOptions, LiveFrames, PlainHost};
 use tickstep::schedules::{ObjId, Options, ScheduleId, Value};
 use tickstep::{Runtime, TokioDriver};
 
+use http_client::{Answer, FORM, PATIENCE};
+
 const TOKEN: &str = "tokio-host-token-0123";
-/// How long the client waits for any one answer.
-const PATIENCE: Duration = Duration::from_secs(20);
-
-/// One answer: status, head (lower-cased), body.
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-fn http(addr: SocketAddr, request: &str, body: &str) -> Answer {
-    let mut stream = TcpStream::connect(addr).expect("the dashboard accepts");
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    write!(
-        stream,
-        "{request}\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    let _ = stream.read_to_end(&mut raw);
-    let raw = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    Answer {
-        status: head
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0),
-        head: head.to_ascii_lowercase(),
-        body: body.to_owned(),
-    }
-}
 
 fn get(addr: SocketAddr, path: &str) -> Answer {
-    http(addr, &format!("GET {path} HTTP/1.1"), "")
+    http_client::get(&addr.to_string(), path)
 }
 
 fn post(addr: SocketAddr, path: &str, form: &str) -> Answer {
-    http(
-        addr,
-        &format!("POST {path} HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded"),
-        form,
-    )
+    http_client::post(&addr.to_string(), path, FORM, form)
 }
 
 /// The first live snapshot with at least one frame, as JSON (bounded: 20 events at most).
