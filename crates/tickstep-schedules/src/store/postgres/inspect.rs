@@ -27,6 +27,8 @@ pub(crate) struct PgInspector {
     keyed: bool,
     /// Whether the database keeps firing histories (version 7 on).
     histories: bool,
+    /// Whether the database has nodes and claims (version 3 on).
+    claims: bool,
 }
 
 impl std::fmt::Debug for PgInspector {
@@ -60,6 +62,7 @@ impl PgInspector {
             select: codec::select_all_of(version),
             keyed: version >= 5,
             histories: version >= 7,
+            claims: version >= 3,
         })
     }
 
@@ -112,6 +115,10 @@ impl PgInspector {
     /// The nodes and what each holds (docs/schedules.md §11.43), in database time; at most
     /// `shown` ids per node.
     pub(crate) fn cluster(&self, shown: usize) -> Result<Cluster, Error> {
+        if !self.claims {
+            // Before claims every row is the one engine's: no nodes, nothing held.
+            return Ok(Cluster::default());
+        }
         let context = "reading the nodes and their claims";
         let mut client = self.client.borrow_mut();
         let nodes = client
