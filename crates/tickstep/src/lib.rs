@@ -115,7 +115,7 @@
 //! (Specified in docs/serve.md §13.)
 //!
 //! The `dashboard` module serves the schedules (list, detail, actions), the frame budget live
-//! with the hot tasks, the running commands and, on PostgreSQL, the cluster — as an axum router a
+//! with the hot tasks, the running commands and, on `PostgreSQL`, the cluster — as an axum router a
 //! `TokioDriver` host mounts (`dashboard::router`, what a host adds coming through
 //! `dashboard::DashboardHost`), or for a store with no engine running (`dashboard::store_router`,
 //! the `tickstep dashboard --db` command). `tickstep serve --http` mounts the same router.

@@ -68,10 +68,23 @@ impl Chrome {
         nav
     }
 
-    /// The page's head, heading and links.
+    /// The list's head: the dashboard's name as its heading, then the links.
+    fn start_list(&self) -> String {
+        let mut page = head("Schedules");
+        let _ = write!(page, "<h1>{}</h1>{}", escape(&self.title), self.nav());
+        page
+    }
+
+    /// Another page's head: the dashboard's name and the links, then the page's own heading.
     fn start(&self, title: &str) -> String {
         let mut page = head(title);
-        let _ = write!(page, "<h1>{}</h1>{}", escape(&self.title), self.nav());
+        let _ = write!(
+            page,
+            "<p id=host>{}</p>{}<h1>{}</h1>",
+            escape(&self.title),
+            self.nav(),
+            escape(title)
+        );
         page
     }
 }
@@ -88,7 +101,7 @@ pub(crate) fn list(mut rows: Vec<Row>, filter: &Filter, now: f64, chrome: &Chrom
         Sort::State => rows.sort_by_key(|r| r.paused),
         Sort::Next => rows.sort_by(|a, b| a.next_run.total_cmp(&b.next_run)),
     }
-    let mut page = chrome.start("Schedules");
+    let mut page = chrome.start_list();
     let _ = write!(
         page,
         "<form method=get action=/dashboard>\
@@ -187,7 +200,7 @@ pub(crate) fn detail(detail: &Detail, chrome: &Chrome) -> String {
     let mut page = chrome.start(&format!("Schedule #{id}"));
     let _ = write!(
         page,
-        "<h2>Schedule #{id}</h2><p>owner <b id=owner>{}</b></p><table id=info>",
+        "<p>owner <b id=owner>{}</b></p><table id=info>",
         escape(&detail.owner)
     );
     for (key, value) in &detail.fields {
@@ -229,7 +242,7 @@ pub(crate) fn commands(running: &[CommandInfo], chrome: &Chrome) -> String {
     let mut page = chrome.start("Commands");
     let _ = write!(
         page,
-        "<h2>Commands</h2><p id=count>{} running</p><table id=commands><tr><th>id</th><th>name</th>\
+        "<p id=count>{} running</p><table id=commands><tr><th>id</th><th>name</th>\
          <th>priority</th><th>mechanisms</th><th>parent</th><th>last run</th></tr>",
         running.len()
     );
@@ -255,7 +268,7 @@ pub(crate) fn cluster(cluster: &Cluster, chrome: &Chrome) -> String {
     let mut page = chrome.start("Cluster");
     let _ = write!(
         page,
-        "<h2>Cluster</h2><p id=count>{} nodes; {} schedules held by no live node</p>\
+        "<p id=count>{} nodes; {} schedules held by no live node</p>\
          <table id=nodes><tr><th>node</th><th>lease</th><th>lease until</th><th>started</th>\
          <th>holds</th><th>schedules</th></tr>",
         cluster.nodes.len(),
