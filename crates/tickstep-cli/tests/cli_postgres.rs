@@ -189,16 +189,6 @@ fn hourly(rt: &Runtime, count: usize) -> Vec<ScheduleId> {
     ids
 }
 
-/// Drops the test's database (the shared server keeps every other).
-fn drop_database(url: &str) {
-    let name = url.rsplit('/').next().unwrap().split('?').next().unwrap();
-    let admin = pg::shared().unwrap().url("postgres");
-    let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-    client
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        .unwrap();
-}
-
 #[test]
 fn the_dashboard_of_a_postgres_store_shows_its_nodes_and_what_each_holds() {
     // docs/serve.md §13.12, §13.13; docs/schedules.md §11.43
@@ -275,5 +265,5 @@ fn the_dashboard_of_a_postgres_store_shows_its_nodes_and_what_each_holds() {
     );
     first.shutdown().unwrap();
     drop(dash);
-    drop_database(&url);
+    pg::drop_database(&url);
 }

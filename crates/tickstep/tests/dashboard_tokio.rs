@@ -6,6 +6,9 @@
 //! wait is bounded and the assertions are about what was answered, never how long it took.
 
 mod http_client;
+#[cfg(feature = "postgres")]
+#[path = "../../tickstep-schedules/tests/common/pg.rs"]
+mod pg;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -292,4 +295,77 @@ fn a_tokio_host_mounts_the_dashboard_and_acts_through_the_engine() {
     let pause = info.pause.expect("paused by the dashboard");
     assert_eq!(pause.by, ObjId(1));
     assert_eq!(pause.note, "<b>lunch");
+}
+
+/// A driver on the `PostgreSQL` store at `url` holding `count` schedules, its dashboard mounted;
+/// the list and cluster pages the client thread got.
+#[cfg(feature = "postgres")]
+fn cluster_of_a_postgres_host(url: &str, count: usize) -> (Answer, Answer) {
+    let threads = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    tokio::task::LocalSet::new().block_on(&threads, async {
+        let builder = Runtime::builder().store_path(url).without_commands();
+        let driver = TokioDriver::new(builder).unwrap();
+        let rt = Rc::clone(driver.runtime());
+        rt.verb("ring", |_| Ok(Value::Int(0)));
+        let mut txn = rt.schedules().begin(ObjId(1));
+        for _ in 0..count {
+            txn.schedule_every(ObjId(1), "ring", 3600.0, vec![], Options::new())
+                .unwrap();
+        }
+        txn.commit().unwrap();
+        let host = Rc::new(PlainHost { reader: ObjId(1) });
+        let app =
+            tickstep::dashboard::router(&rt, driver.handle(), &host, DashboardOptions::default());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let http = tokio::task::spawn_local(async move {
+            let app = app.into_make_service_with_connect_info::<SocketAddr>();
+            axum::serve(listener, app).await.unwrap();
+        });
+        let asked = tokio::task::spawn_blocking(move || {
+            (get(addr, "/dashboard"), get(addr, "/dashboard/cluster"))
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        driver
+            .run_until(async move {
+                let pages = tokio::time::timeout(Duration::from_secs(60), asked)
+                    .await
+                    .expect("the client finishes within a minute")
+                    .unwrap();
+                tx.send(pages).unwrap();
+            })
+            .await
+            .unwrap();
+        http.abort();
+        rx.recv().unwrap()
+    })
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn a_tokio_host_on_postgres_shows_its_node_and_what_it_holds() {
+    // docs/serve.md §13.12, docs/schedules.md §11.43
+    let Some(url) = pg::database_or_skip("dashboard_tokio_cluster") else {
+        return;
+    };
+    let (list, cluster) = cluster_of_a_postgres_host(&url, 3);
+    assert!(
+        list.body.contains("<a href=/dashboard/cluster>cluster</a>"),
+        "{}",
+        list.body
+    );
+    assert_eq!(cluster.status, 200, "{}", cluster.body);
+    assert!(
+        cluster
+            .body
+            .contains("1 nodes; 0 schedules held by no live node"),
+        "{}",
+        cluster.body
+    );
+    assert!(cluster.body.contains("<td>live</td>"), "{}", cluster.body);
+    assert!(cluster.body.contains("<td>3</td>"), "{}", cluster.body);
+    pg::drop_database(&url);
 }
