@@ -12,7 +12,7 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use http_client::{FORM, get, http, post};
+use http_client::{FORM, events, get, http, post};
 use serve_client::{PATIENCE, Server, id_of};
 
 fn store(dir: &tempfile::TempDir) -> PathBuf {
@@ -234,28 +234,6 @@ fn every_route_answers_bad_input_with_a_clear_4xx() {
     // Still serving after all that.
     assert_eq!(get(&addr, "/dashboard").status, 200);
     server.shutdown();
-}
-
-/// Reads server-sent events from `/dashboard/events` until `count` data lines came.
-fn events(addr: &str, count: usize) -> Vec<serde_json::Value> {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    write!(
-        stream,
-        "GET /dashboard/events HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n"
-    )
-    .unwrap();
-    let deadline = Instant::now() + PATIENCE;
-    let mut seen = Vec::new();
-    let mut lines = BufReader::new(stream).lines();
-    while seen.len() < count {
-        assert!(Instant::now() < deadline, "only {} events came", seen.len());
-        let line = lines.next().expect("the stream stays open").unwrap();
-        if let Some(data) = line.strip_prefix("data: ") {
-            seen.push(serde_json::from_str(data).expect("each event is JSON"));
-        }
-    }
-    seen
 }
 
 #[test]

@@ -10,8 +10,7 @@ mod http_client;
 #[path = "../../tickstep-schedules/tests/common/pg.rs"]
 mod pg;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -20,7 +19,7 @@ use tickstep::dashboard::{ActionGrant, DashboardOptions, LiveFrames, PlainHost};
 use tickstep::schedules::{ObjId, Options, ScheduleId, Value};
 use tickstep::{Runtime, TokioDriver};
 
-use http_client::{Answer, FORM, PATIENCE};
+use http_client::{Answer, FORM};
 
 const TOKEN: &str = "tokio-host-token-0123";
 
@@ -32,28 +31,10 @@ fn post(addr: SocketAddr, path: &str, form: &str) -> Answer {
     http_client::post(&addr.to_string(), path, FORM, form)
 }
 
-/// The first live snapshot with at least one frame, as JSON (bounded: 20 events at most).
+/// The live snapshot after two seconds of frames (the first may come before any frame ran).
 fn live_snapshot(addr: SocketAddr) -> serde_json::Value {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    write!(
-        stream,
-        "GET /dashboard/events HTTP/1.1\r\nHost: {addr}\r\n\r\n"
-    )
-    .unwrap();
-    let mut lines = BufReader::new(stream).lines();
-    for _ in 0..20 {
-        let data = lines
-            .by_ref()
-            .map_while(Result::ok)
-            .find_map(|l| l.strip_prefix("data: ").map(str::to_owned))
-            .expect("an event within the patience");
-        let json: serde_json::Value = serde_json::from_str(&data).unwrap();
-        if json["frames"].as_array().is_some_and(|f| !f.is_empty()) {
-            return json;
-        }
-    }
-    panic!("no snapshot with frames in 20 events");
+    let seen = http_client::events(&addr.to_string(), 2);
+    seen.into_iter().last().unwrap()
 }
 
 /// What the client found, checked on the test's thread.

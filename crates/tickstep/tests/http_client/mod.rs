@@ -3,9 +3,9 @@
 //! (`Connection: close`), read to its end within [`PATIENCE`]; the answer's status, head and body.
 #![allow(dead_code)]
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The longest an answer may take to arrive.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(15);
@@ -43,6 +43,28 @@ pub(crate) fn post(addr: &str, path: &str, extra: &str, body: &str) -> Answer {
             body.len()
         ),
     )
+}
+
+/// Reads server-sent events from `/dashboard/events` until `count` data lines came, each as JSON.
+pub(crate) fn events(addr: &str, count: usize) -> Vec<serde_json::Value> {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(
+        stream,
+        "GET /dashboard/events HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    let mut seen = Vec::new();
+    let mut lines = BufReader::new(stream).lines();
+    while seen.len() < count {
+        assert!(Instant::now() < deadline, "only {} events came", seen.len());
+        let line = lines.next().expect("the stream stays open").unwrap();
+        if let Some(data) = line.strip_prefix("data: ") {
+            seen.push(serde_json::from_str(data).expect("each event is JSON"));
+        }
+    }
+    seen
 }
 
 fn send(addr: &str, request: &str) -> Answer {
