@@ -3,11 +3,13 @@
 //! * `tickstep demo` — a small living world on all three layers and the embedded store;
 //! * `tickstep schedules` — an operator's view of a schedule store (list, info, stop);
 //! * `tickstep sim` — the kernel's frame-budget model in virtual time, with an SVG plot;
-//! * `tickstep serve` — a small world server that real clients reach over TCP.
+//! * `tickstep serve` — a small world server that real clients reach over TCP;
+//! * `tickstep dashboard` — the web dashboard of a schedule store with no server running.
 //!
 //! One module per subcommand; this file only parses and dispatches. Usage errors exit with code 2
 //! (clap's convention), runtime failures with 1.
 
+mod dashboard;
 mod demo;
 mod named;
 mod plot;
@@ -41,6 +43,8 @@ enum Command {
     Sim(sim::SimArgs),
     /// Serve a small world over TCP (line text; `nc 127.0.0.1 4000`).
     Serve(serve::ServeArgs),
+    /// Serve the web dashboard of a schedule store, with no server running (docs/serve.md §13.13).
+    Dashboard(dashboard::DashboardArgs),
 }
 
 /// Prints one line to stdout. A closed pipe (`tickstep ... | head`) is not an error worth a
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
         Command::Schedules(args) => schedules::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Dashboard(args) => dashboard::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

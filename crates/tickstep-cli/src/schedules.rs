@@ -149,7 +149,7 @@ fn find(args: &SchedulesArgs, key: &str) -> Result<(), String> {
 /// `rows` as JSON or as the table `list` prints.
 fn print_rows(args: &SchedulesArgs, rows: &[StoredSchedule]) -> Result<(), String> {
     if args.json {
-        let all: Vec<_> = rows.iter().map(store::to_json).collect();
+        let all: Vec<_> = rows.iter().map(tickstep::dashboard::info_json).collect();
         say(serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?);
         return Ok(());
     }
@@ -259,7 +259,7 @@ fn running(args: &SchedulesArgs) -> Result<(), String> {
 
 fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
     let row = stored(args, id)?;
-    let info = store::to_json(&row);
+    let info = tickstep::dashboard::info_json(&row);
     if args.json {
         say(serde_json::to_string_pretty(&info).map_err(|e| e.to_string())?);
         return Ok(());
@@ -322,7 +322,10 @@ fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
         .history(ScheduleId::from_raw(id))
         .map_err(|e| tickstep::kernel::ErrorChain(&e).to_string())?;
     if args.json {
-        let all: Vec<_> = records.iter().map(store::record_json).collect();
+        let all: Vec<_> = records
+            .iter()
+            .map(tickstep::dashboard::record_json)
+            .collect();
         say(serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?);
         return Ok(());
     }

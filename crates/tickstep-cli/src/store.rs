@@ -4,17 +4,13 @@
 //! in a read-only session beside the engines on that database. Locations are shown without
 //! their password ([`shown`]). The schema, its version check
 //! and the row decoding all live in `tickstep-schedules`; this module only words the errors for a
-//! terminal and shapes a [`StoredSchedule`] as the `schedule_info` map
-//! of docs/schedules.md §9.1.
+//! terminal. A saved schedule is shaped as the `schedule_info` map of docs/schedules.md §9.1 by
+//! `tickstep::dashboard::info_json`, which the dashboard shows too.
 
 use std::path::Path;
 
-use serde_json::{Value as Json, json};
 use tickstep::kernel::ErrorChain;
-use tickstep::schedules::{
-    Error, FiringRecord, Inspector, ScheduleId, StoredSchedule, Value, display_location,
-    is_server_location,
-};
+use tickstep::schedules::{Error, Inspector, ScheduleId, display_location, is_server_location};
 
 /// `path` as it may be printed: a URL's password is replaced by `***`.
 pub(crate) fn shown(path: &Path) -> String {
@@ -82,72 +78,4 @@ fn explain(path: &Path, e: &Error) -> String {
         ),
         _ => format!("{}: {}", shown(path), ErrorChain(e)),
     }
-}
-
-fn secs(ns: u64) -> f64 {
-    ns as f64 / 1e9
-}
-
-fn value_json(value: &Value) -> Json {
-    // The store wrote these values as JSON, so they encode again (NaN never reaches it).
-    serde_json::to_value(value).unwrap_or(Json::Null)
-}
-
-/// The `schedule_info` shape of docs/schedules.md §9.2: times as float Unix seconds (0.0 for
-/// never), durations as integer nanoseconds, absent values as 0.
-pub(crate) fn to_json(s: &StoredSchedule) -> Json {
-    json!({
-        "id": s.id.get(),
-        "target": s.target.0,
-        "verb": s.verb,
-        "args": s.args.iter().map(value_json).collect::<Vec<_>>(),
-        "owner": s.owner.0,
-        "authority": s.owner.0,
-        "kind": s.kind.as_str(),
-        "interval": secs(s.interval_ns),
-        "created_at": secs(s.created_unix_nanos),
-        "next_run": secs(s.fire_at_unix_nanos),
-        "last_run": secs(s.last_run_unix_nanos),
-        "run_count": s.run_count,
-        "fault_count": s.fault_count,
-        "consecutive_faults": s.consecutive_faults,
-        "last_fault": s.last_fault.as_ref().map_or(json!(0), |f| {
-            json!({ "kind": f.kind.as_str(), "value": value_json(&f.value) })
-        }),
-        "missed_count": s.missed_count,
-        "overlap_count": s.overlap_count,
-        "last_duration_ns": s.last_duration_ns,
-        "running_task": s.running.first().map_or(0, |r| r.run.0),
-        "interval_clamped": s.interval_clamped,
-        "adaptive": s.adaptive,
-        "catchup": s.catchup.as_str(),
-        "overlap": s.overlap.as_str(),
-        "jitter": secs(s.jitter_ns),
-        "max_faults": s.max_faults,
-        "pass_elapsed": s.pass_elapsed,
-        "persist": true,
-        "player": s.player.0,
-        "state": s.state.as_ref().map_or(json!(0), value_json),
-        "key": s.key.as_deref().unwrap_or(""),
-        "paused": s.pause.is_some(),
-        "paused_by": s.pause.as_ref().map_or(0, |p| p.by.0),
-        "paused_at": s.pause.as_ref().map_or(0.0, |p| p.at),
-        "pause_note": s.pause.as_ref().map_or("", |p| p.note.as_str()),
-        "paused_missed": s.paused_missed,
-        "trigger_pending": s.trigger_pending,
-        "backfill": s.backfill_unix_nanos.map_or(json!(0), |(next, last)| json!([secs(next), secs(last)])),
-    })
-}
-
-/// One history record as `schedule_info`'s `history` shows it (docs/schedules.md §9.2).
-pub(crate) fn record_json(r: &FiringRecord) -> Json {
-    json!({
-        "started": r.started,
-        "ended": r.ended,
-        "nominal": r.nominal,
-        "outcome": r.outcome(),
-        "fault": r.fault.as_ref().map_or(json!(0), |f| {
-            json!({ "kind": f.kind.as_str(), "value": value_json(&f.value) })
-        }),
-    })
 }

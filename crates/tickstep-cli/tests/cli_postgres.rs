@@ -1,12 +1,20 @@
 //! The real `tickstep` binary on a `PostgreSQL` store: `demo --db postgres://…` and every
-//! `schedules` subcommand, on the throwaway server the schedules crate's tests start (its
+//! `schedules` subcommand, and `dashboard --db postgres://…` beside two nodes, on the throwaway server the schedules crate's tests start (its
 //! starter is included from there, not copied). Without a server each test prints that it
 //! skipped and why, unless `TICKSTEP_REQUIRE_PG=1` makes that a failure.
 
 mod common;
+mod dashboard_process;
+#[path = "../../tickstep/tests/http_client/mod.rs"]
+mod http_client;
 mod run;
+mod serve_client;
 
 use common::pg;
+use dashboard_process::Dashboard;
+use http_client::{FORM, get, post};
+use tickstep::Runtime;
+use tickstep::schedules::{Inspector, ObjId, Options, ScheduleId, Value};
 
 use run::{stderr, stdout, tickstep};
 
@@ -155,4 +163,107 @@ fn schedules_stops_a_bell_while_a_demo_runs_on_postgres_and_the_demo_notices() {
         Some(1),
         "the demo did not resurrect it"
     );
+}
+
+/// A node on the store at `url`: a runtime whose schedules it holds, with the verb `ring`.
+fn node(url: &str) -> Runtime {
+    let rt = Runtime::builder()
+        .store_path(url)
+        .without_commands()
+        .build()
+        .expect("a node opens the PostgreSQL store");
+    rt.verb("ring", |_| Ok(Value::Int(0)));
+    rt
+}
+
+/// `count` hourly schedules created on `rt` (so held by its node); their ids.
+fn hourly(rt: &Runtime, count: usize) -> Vec<ScheduleId> {
+    let mut txn = rt.schedules().begin(ObjId(1));
+    let ids = (0..count)
+        .map(|_| {
+            txn.schedule_every(ObjId(1), "ring", 3600.0, vec![], Options::new())
+                .unwrap()
+        })
+        .collect();
+    txn.commit().unwrap();
+    ids
+}
+
+#[test]
+fn the_dashboard_of_a_postgres_store_shows_its_nodes_and_what_each_holds() {
+    // docs/serve.md §13.12, §13.13; docs/schedules.md §11.43
+    let Some(url) = pg::database_or_skip("cli_dashboard_cluster") else {
+        return;
+    };
+    let (first, second) = (node(&url), node(&url));
+    let held_first = hourly(&first, 3);
+    let held_second = hourly(&second, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "cluster-token-0123456789\n").unwrap();
+    let dash = Dashboard::start(
+        std::path::Path::new(&with_password(&url)),
+        &["--action-token-file", token.to_str().unwrap()],
+    );
+    let addr = dash.addr.as_str();
+
+    let list = get(addr, "/dashboard");
+    assert_eq!(list.status, 200, "{}", list.body);
+    assert!(list.body.contains("5 of 5 live schedules"), "{}", list.body);
+    assert!(list.body.contains("<a href=/dashboard/cluster>cluster</a>"));
+    assert!(
+        !list.body.contains("hunter2"),
+        "the URL's password is never shown"
+    );
+
+    let cluster = get(addr, "/dashboard/cluster");
+    assert_eq!(cluster.status, 200, "{}", cluster.body);
+    assert!(
+        cluster
+            .body
+            .contains("2 nodes; 0 schedules held by no live node"),
+        "{}",
+        cluster.body
+    );
+    let rows: Vec<&str> = cluster.body.split("<tr><td>").skip(1).collect();
+    assert_eq!(rows.len(), 2, "{}", cluster.body);
+    for (row, held) in rows.iter().zip([&held_first, &held_second]) {
+        assert!(row.contains("<td>live</td>"), "{row}");
+        assert!(row.contains(&format!("<td>{}</td>", held.len())), "{row}");
+        for id in held {
+            assert!(
+                row.contains(&format!("<a href=\"/dashboard/schedules/{}\">", id.get())),
+                "{row}"
+            );
+        }
+    }
+
+    // An action on PostgreSQL, as the store's operator: the node holding it sees it.
+    let id = held_second[0];
+    let paused = post(
+        addr,
+        &format!("/dashboard/schedules/{}/pause", id.get()),
+        FORM,
+        "token=cluster-token-0123456789&note=maintenance",
+    );
+    assert_eq!(paused.status, 303, "{}", paused.body);
+    let saved = Inspector::open(&url).unwrap().get(id).unwrap().unwrap();
+    assert_eq!(
+        saved.pause.expect("paused in the database").note,
+        "maintenance (by operator on the dashboard)"
+    );
+
+    // A clean shutdown releases its rows and leaves the cluster.
+    second.shutdown().unwrap();
+    let after = get(addr, "/dashboard/cluster");
+    assert!(
+        after
+            .body
+            .contains("1 nodes; 2 schedules held by no live node"),
+        "{}",
+        after.body
+    );
+    first.shutdown().unwrap();
+    drop(dash);
+    pg::drop_database(&url);
 }

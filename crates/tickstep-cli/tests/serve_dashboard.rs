@@ -3,13 +3,16 @@
 //! table for every route, and the live view's server-sent events. Every wait is bounded; the
 //! assertions are about what was answered, never how long it took.
 
+#[path = "../../tickstep/tests/http_client/mod.rs"]
+mod http_client;
 mod serve_client;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use http_client::{FORM, events, get, http, post};
 use serve_client::{PATIENCE, Server, id_of};
 
 fn store(dir: &tempfile::TempDir) -> PathBuf {
@@ -23,43 +26,6 @@ fn http_addr(server: &Server) -> String {
         .trim_start_matches("tickstep serve: browsers on http://")
         .trim_end_matches('/')
         .to_owned()
-}
-
-/// One answer: its status, its head (lower-cased), its body.
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-/// Sends `request` (its first line and headers, without the blank line) and reads the answer to
-/// the end (`Connection: close`).
-fn http(addr: &str, request: &str) -> Answer {
-    let mut stream = TcpStream::connect(addr).expect("the HTTP side accepts");
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    write!(
-        stream,
-        "{request}\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    let _ = stream.read_to_end(&mut raw);
-    let raw = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status in {raw:?}"));
-    Answer {
-        status,
-        head: head.to_ascii_lowercase(),
-        body: body.to_owned(),
-    }
-}
-
-fn get(addr: &str, path: &str) -> Answer {
-    http(addr, &format!("GET {path} HTTP/1.1"))
 }
 
 /// The ids linked from a list page, in order.
@@ -227,6 +193,26 @@ fn every_route_answers_bad_input_with_a_clear_4xx() {
         ("GET /dashboard?q=%zz HTTP/1.1", 400, "bad %-escape"),
         ("GET /dashboard?q=%ff HTTP/1.1", 400, "not UTF-8"),
         (&long_query, 400, "at most 2048"),
+        (
+            "GET /dashboard/commands?x=1 HTTP/1.1",
+            400,
+            "takes no query string",
+        ),
+        (
+            "GET /dashboard/schedules/1?x=1 HTTP/1.1",
+            400,
+            "takes no query string",
+        ),
+        (
+            "GET /dashboard/cluster HTTP/1.1",
+            404,
+            "only a PostgreSQL store",
+        ),
+        (
+            "POST /dashboard/commands HTTP/1.1\r\nContent-Length: 0",
+            405,
+            "",
+        ),
         ("GET /nowhere HTTP/1.1", 404, "no route \"/nowhere\""),
         ("GET /dashboard/schedules HTTP/1.1", 404, "no route"),
         ("POST /dashboard HTTP/1.1\r\nContent-Length: 0", 405, ""),
@@ -248,28 +234,6 @@ fn every_route_answers_bad_input_with_a_clear_4xx() {
     // Still serving after all that.
     assert_eq!(get(&addr, "/dashboard").status, 200);
     server.shutdown();
-}
-
-/// Reads server-sent events from `/dashboard/events` until `count` data lines came.
-fn events(addr: &str, count: usize) -> Vec<serde_json::Value> {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    write!(
-        stream,
-        "GET /dashboard/events HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n"
-    )
-    .unwrap();
-    let deadline = Instant::now() + PATIENCE;
-    let mut seen = Vec::new();
-    let mut lines = BufReader::new(stream).lines();
-    while seen.len() < count {
-        assert!(Instant::now() < deadline, "only {} events came", seen.len());
-        let line = lines.next().expect("the stream stays open").unwrap();
-        if let Some(data) = line.strip_prefix("data: ") {
-            seen.push(serde_json::from_str(data).expect("each event is JSON"));
-        }
-    }
-    seen
 }
 
 #[test]
@@ -355,32 +319,6 @@ fn live_viewers_are_capped_and_a_seat_is_given_back() {
     server.shutdown();
 }
 
-/// POSTs `body` as a form to `path`, with `extra` header lines (each ending in CRLF).
-fn post(addr: &str, path: &str, extra: &str, body: &str) -> Answer {
-    let mut stream = TcpStream::connect(addr).expect("the HTTP side accepts");
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    write!(
-        stream,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    let _ = stream.read_to_end(&mut raw);
-    let raw = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    Answer {
-        status: head
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0),
-        head: head.to_ascii_lowercase(),
-        body: body.to_owned(),
-    }
-}
-
-const FORM: &str = "Content-Type: application/x-www-form-urlencoded\r\n";
 const TOKEN: &str = "correct-horse-battery-staple";
 
 fn token_file(dir: &tempfile::TempDir) -> String {

@@ -135,6 +135,8 @@
 //!   firings back as interrupted. A crash never repeats a served point: a persistent firing
 //!   starts only once the update recording it is written (docs/schedules.md §11.42), and one whose
 //!   update was written but which had not started is settled as interrupted.
+//! * **Cluster.** [`Inspector::cluster`] lists a `PostgreSQL` store's nodes, their leases and what
+//!   each holds (docs/schedules.md §11.43), for the dashboard's cluster page.
 //! * **Operators** read a store with [`Inspector`] (read-only, never migrating; a file of another
 //!   schema is refused with [`Error::SchemaTooNew`] or [`Error::NotAStore`], never misread) and
 //!   stop a schedule with [`Inspector::stop`], which deletes the row through the engine's own
@@ -252,6 +254,9 @@ pub use options::{
     Overlap,
 };
 pub use queue_runner::QueueRunner;
-pub use store::{ClusterStats, Inspector, StoredSchedule, display_location, is_server_location};
+pub use store::{
+    Cluster, ClusterNode, ClusterStats, HELD_SHOWN, Inspector, StoredSchedule, display_location,
+    is_server_location,
+};
 pub use txn::Txn;
 pub use value::Value;

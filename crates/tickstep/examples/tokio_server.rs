@@ -1,14 +1,20 @@
 //! A runtime beside a TCP listener on one tokio thread: each line `in SECONDS TEXT` is answered
-//! with TEXT after SECONDS, by a kernel timer; Ctrl-C stops the server and commits the store.
+//! with TEXT after SECONDS, by a kernel timer; the runtime's dashboard (docs/serve.md §13.10) is
+//! mounted on a second, HTTP listener; Ctrl-C stops the server and commits the store.
 //!
 //! ```sh
-//! cargo run -p tickstep --features tokio --example tokio_server
+//! cargo run -p tickstep --features dashboard --example tokio_server
 //! nc 127.0.0.1 4001    # then type: in 2 hello
+//! # and open http://127.0.0.1:4002/dashboard (the live frame chart, hot tasks, commands)
 //! ```
 
+use std::net::SocketAddr;
+use std::rc::Rc;
 use std::time::Duration;
 
+use tickstep::dashboard::{DashboardOptions, LiveFrames, PlainHost};
 use tickstep::kernel::Priority;
+use tickstep::schedules::ObjId;
 use tickstep::{Runtime, TokioDriver};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
@@ -23,9 +29,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 async fn serve() -> Result<(), Box<dyn std::error::Error>> {
-    let driver = TokioDriver::new(Runtime::builder().without_commands().in_memory_store())?;
+    let mut driver = TokioDriver::new(Runtime::builder().without_commands().in_memory_store())?;
     let listener = TcpListener::bind("127.0.0.1:4001").await?;
     println!("listening on {}", listener.local_addr()?);
+    // The dashboard: read-only (no grant), its chart fed by every frame the driver runs.
+    let frames = LiveFrames::default();
+    let recorded = frames.clone();
+    driver.on_frame(move |rt| recorded.record(rt.frame_loop().heartbeat_time(), None));
+    let host = Rc::new(PlainHost { reader: ObjId(1) });
+    let options = DashboardOptions {
+        title: "tokio_server".into(),
+        grant: None,
+        frames,
+    };
+    let app = tickstep::dashboard::router(driver.runtime(), driver.handle(), &host, options);
+    let web = TcpListener::bind("127.0.0.1:4002").await?;
+    println!("dashboard on http://{}/dashboard", web.local_addr()?);
+    tokio::task::spawn_local(async move {
+        let app = app.into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(web, app).await
+    });
     let (runtime, handle) = (driver.runtime().clone(), driver.handle());
     tokio::task::spawn_local(async move {
         while let Ok((socket, _)) = listener.accept().await {

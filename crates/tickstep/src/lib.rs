@@ -110,6 +110,16 @@
 //! `tokio_driver` module docs say how (threading, wake-ups, shutdown, time); `tickstep serve`
 //! in the CLI is a whole world server built on it.
 //!
+//! # A web dashboard (feature `dashboard`)
+//!
+//! (Specified in docs/serve.md §13.)
+//!
+//! The `dashboard` module serves the schedules (list, detail, actions), the frame budget live
+//! with the hot tasks, the running commands and, on `PostgreSQL`, the cluster — as an axum router a
+//! `TokioDriver` host mounts (`dashboard::router`, what a host adds coming through
+//! `dashboard::DashboardHost`), or for a store with no engine running (`dashboard::store_router`,
+//! the `tickstep dashboard --db` command). `tickstep serve --http` mounts the same router.
+//!
 //! # Costs
 //!
 //! On top of each layer's own costs: one kernel job per command period; one kernel timer per
@@ -152,6 +162,8 @@
 
 mod builder;
 mod clock;
+#[cfg(feature = "dashboard")]
+pub mod dashboard;
 mod error;
 pub mod host;
 mod hosted;

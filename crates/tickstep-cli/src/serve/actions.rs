@@ -1,127 +1,93 @@
-//! The dashboard's actions (docs/serve.md §13.8): stop, pause, resume and trigger a schedule by a
-//! POST to `/dashboard/schedules/ID/ACTION`, only when an action token is configured, carrying
-//! that token, from no page or a page of this server, acting as one named player under the
-//! schedules engine's permission rules — the same commands, answers and quota counts as that
-//! player typing `stop ID` on the line protocol.
+//! serve's side of the dashboard (docs/serve.md §13.8, §13.10): what serve adds to the one
+//! dashboard of `tickstep::dashboard` — players' names, who is online, and actions done as a
+//! player under serve's own rules. An action is that player's typed `stop`, `pause`, `resume` or
+//! `trigger` command, from the address that asked: the same permission rules, replies and quota
+//! counts.
 //!
-//! Costs: one parse of a form of at most [`MAX_FORM`] bytes, then the command on the server's
-//! thread between frames, as a typed one.
+//! Costs: the command on the server's thread between frames, as a typed one.
 
-use axum::http::{HeaderMap, StatusCode, header};
+use std::rc::{Rc, Weak};
 
-use super::origin::same_origin;
+use tickstep::Runtime;
+use tickstep::dashboard::{Action, ActionRequest, DashboardHost, Refused, RefusedKind};
+use tickstep::schedules::ObjId;
+
 use super::protocol::Request;
+use super::world::Server;
 
-/// The largest form body accepted (docs/serve.md §13.8).
-pub(crate) const MAX_FORM: usize = 4 * 1024;
-/// The shortest action token accepted at start.
-pub(crate) const MIN_TOKEN: usize = 16;
+/// The dashboard's view of the server, held weakly (the dashboard's tasks end with the server).
+pub(crate) struct ServeHost(pub(crate) Weak<Server>);
 
-/// Who the dashboard's actions act as, and the token that allows them.
-#[derive(Clone)]
-pub(crate) struct ActionGrant {
-    pub(crate) token: std::sync::Arc<str>,
-    /// The player name the actions act as.
-    pub(crate) name: String,
+impl ServeHost {
+    pub(crate) fn new(server: &Rc<Server>) -> Rc<ServeHost> {
+        Rc::new(ServeHost(Rc::downgrade(server)))
+    }
 }
 
-/// Reads the token from `path`: its first line, at least [`MIN_TOKEN`] bytes.
-pub(crate) fn read_token(path: &std::path::Path) -> Result<std::sync::Arc<str>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("--action-token-file {}: {e}", path.display()))?;
-    let token = text.lines().next().unwrap_or("").trim();
-    if token.len() < MIN_TOKEN || token.chars().any(char::is_control) {
-        return Err(format!(
-            "--action-token-file {}: the token must be one line of at least {MIN_TOKEN} bytes \
-             (docs/serve.md §13.8)",
-            path.display()
-        ));
+impl DashboardHost for ServeHost {
+    fn reader(&self) -> ObjId {
+        self.0.upgrade().map_or(ObjId(0), |s| s.principals_root())
     }
-    Ok(token.into())
-}
 
-/// The command an action stands for, or why the request is refused (status and sentence).
-pub(crate) fn check(
-    grant: Option<&ActionGrant>,
-    headers: &HeaderMap,
-    id: u64,
-    action: &str,
-    form: &[(String, String)],
-) -> Result<Request, (StatusCode, String)> {
-    let refuse = |status, why: &str| Err((status, format!("{why} (docs/serve.md §13.8)\n")));
-    let Some(grant) = grant else {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "the dashboard is read-only: start serve with --action-token-file to allow actions",
-        );
-    };
-    if !same_origin(headers)
-        || headers
-            .get("sec-fetch-site")
-            .is_some_and(|v| v != "same-origin" && v != "none")
-    {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "an action from a page of another origin is refused",
-        );
+    fn name_of(&self, who: ObjId) -> String {
+        self.0
+            .upgrade()
+            .map_or_else(|| who.to_string(), |s| s.name(who))
     }
-    let field = |name: &str| {
-        form.iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
-    let given = field("token").unwrap_or("");
-    if !same_bytes(given.as_bytes(), grant.token.as_bytes()) {
-        return refuse(StatusCode::FORBIDDEN, "a wrong or missing action token");
+
+    fn principal_named(&self, name: &str) -> Option<ObjId> {
+        self.0.upgrade()?.player_named(name)
     }
-    Ok(match action {
-        "stop" => Request::Stop(id),
-        "pause" => Request::Pause {
-            id,
-            note: field("note").unwrap_or("").to_owned(),
-        },
-        "resume" => Request::Resume(id),
-        "trigger" => Request::Trigger(id),
-        other => {
-            return Err((
-                StatusCode::NOT_FOUND,
-                format!(
-                    "no action {other:?}: stop, pause, resume or trigger (docs/serve.md §13.8)\n"
-                ),
-            ));
+
+    fn online(&self) -> Option<usize> {
+        Some(self.0.upgrade().map_or(0, |s| s.online_count()))
+    }
+
+    fn act(&self, _rt: &Runtime, request: &ActionRequest) -> Result<(), Refused> {
+        let Some(server) = self.0.upgrade() else {
+            return Err(Refused::not_found("the server is stopping"));
+        };
+        let name = &request.acting_as;
+        let Some(who) = server.player_named(name) else {
+            return Err(Refused::forbidden(format!(
+                "actions act as {name:?}, who has never logged in (docs/serve.md §13.8)"
+            )));
+        };
+        let id = request.id.get();
+        let command = match &request.action {
+            Action::Stop => Request::Stop(id),
+            Action::Pause { note } => Request::Pause {
+                id,
+                note: note.clone(),
+            },
+            Action::Resume => Request::Resume(id),
+            Action::Trigger => Request::Trigger(id),
+        };
+        let (lines, _) = server.execute(who, request.from, command);
+        let reply = lines.join("\n");
+        match refusal_of(&reply) {
+            None => Ok(()),
+            Some(kind) => Err(Refused { kind, why: reply }),
         }
-    })
+    }
 }
 
-/// The status a command's reply stands for: `ok:` is done; a schedule the acting player may not
+/// The refusal a command's reply stands for: `ok:` is done; a schedule the acting player may not
 /// see, missing or another's, `404` under the one wording of docs/serve.md §4.7 (so the status
 /// tells no more than the reply); any other permission refusal (`E_PERM`) `403`; any other
 /// refusal `400` (docs/serve.md §13.8).
-pub(crate) fn status_of(reply: &str) -> StatusCode {
+fn refusal_of(reply: &str) -> Option<RefusedKind> {
     if reply.starts_with("ok:") {
-        StatusCode::SEE_OTHER
+        None
     } else if reply.starts_with("error: you have no schedule #")
         || reply.starts_with("error: there is no schedule #")
     {
-        StatusCode::NOT_FOUND
+        Some(RefusedKind::NotFound)
     } else if reply.contains("E_PERM") {
-        StatusCode::FORBIDDEN
+        Some(RefusedKind::Forbidden)
     } else {
-        StatusCode::BAD_REQUEST
+        Some(RefusedKind::Invalid)
     }
-}
-
-/// Whether the form's content type is `application/x-www-form-urlencoded`.
-pub(crate) fn is_form(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"))
-}
-
-/// Compares in time that depends on the length only, not on where the bytes first differ.
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]
@@ -129,32 +95,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tokens_compare_whole() {
-        assert!(same_bytes(b"abcdefgh", b"abcdefgh"));
-        assert!(!same_bytes(b"abcdefgh", b"abcdefgX"));
-        assert!(!same_bytes(b"abc", b"abcd"));
-        assert!(!same_bytes(b"", b"a"));
-    }
-
-    #[test]
-    fn replies_map_to_statuses() {
+    fn replies_map_to_refusals() {
         // docs/serve.md §13.8, §4.7
-        assert_eq!(status_of("ok: paused #3"), StatusCode::SEE_OTHER);
+        assert_eq!(refusal_of("ok: paused #3"), None);
         assert_eq!(
-            status_of("error: you have no schedule #3"),
-            StatusCode::NOT_FOUND
+            refusal_of("error: you have no schedule #3"),
+            Some(RefusedKind::NotFound)
         );
         assert_eq!(
-            status_of("error: there is no schedule #3"),
-            StatusCode::NOT_FOUND
+            refusal_of("error: there is no schedule #3"),
+            Some(RefusedKind::NotFound)
         );
         assert_eq!(
-            status_of("error: E_PERM: #2 may not use #3: not the owner"),
-            StatusCode::FORBIDDEN
+            refusal_of("error: E_PERM: #2 may not use #3: not the owner"),
+            Some(RefusedKind::Forbidden)
         );
         assert_eq!(
-            status_of("error: the note has a control character"),
-            StatusCode::BAD_REQUEST
+            refusal_of("error: the note has a control character"),
+            Some(RefusedKind::Invalid)
         );
     }
 }

@@ -11,8 +11,9 @@
 //! microsecond each).
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::time::Duration;
+
+use tickstep::dashboard::LiveFrames;
 
 /// Step times of the frames run since the last summary, and the frame period they are held
 /// against.
@@ -25,9 +26,9 @@ pub(crate) struct FrameTimes {
     period_micros: Cell<u32>,
     /// The thread's CPU time when the step being measured began.
     cpu_at_start: Cell<Option<Duration>>,
-    /// Frames not yet shown live (wall, CPU microseconds), kept only once someone watches
-    /// (docs/serve.md §13.6); at most [`FrameTimes::LIVE_KEPT`].
-    live: RefCell<Option<VecDeque<(u32, u32)>>>,
+    /// The frames the dashboard's live view charts (docs/serve.md §13.6), kept only once
+    /// someone watches.
+    live: LiveFrames,
 }
 
 /// Quantiles of one kind of step time, in microseconds, and the frames over the period.
@@ -52,22 +53,9 @@ impl FrameTimes {
     /// At most this many frames are kept between summaries (about 18 minutes at 60 fps).
     const KEPT: usize = 1 << 16;
 
-    /// At most this many frames wait to be shown live (4 s at 60 fps); older ones are dropped.
-    const LIVE_KEPT: usize = 256;
-
-    /// The frame period, in microseconds.
-    pub(crate) fn period_micros(&self) -> u32 {
-        self.period_micros.get()
-    }
-
-    /// The frames run since the last call (wall, CPU microseconds; CPU 0 where unknown), the
-    /// newest [`Self::LIVE_KEPT`] of them. The first call starts the keeping.
-    pub(crate) fn take_live(&self) -> Vec<(u32, u32)> {
-        self.live
-            .borrow_mut()
-            .replace(VecDeque::new())
-            .map(Vec::from)
-            .unwrap_or_default()
+    /// The frames the dashboard's live view charts (a clone shares them).
+    pub(crate) fn live(&self) -> &LiveFrames {
+        &self.live
     }
 
     pub(crate) fn set_period(&self, period: Duration) {
@@ -106,12 +94,7 @@ impl FrameTimes {
         if let Some(cpu) = cpu {
             keep(&self.cpu, &self.cpu_overruns, cpu);
         }
-        if let Some(live) = self.live.borrow_mut().as_mut() {
-            if live.len() == Self::LIVE_KEPT {
-                live.pop_front();
-            }
-            live.push_back((micros(step), cpu.map_or(0, micros)));
-        }
+        self.live.record(step, cpu);
     }
 
     /// The frames since the last summary, and a fresh start.
@@ -166,23 +149,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn live_frames_are_kept_only_once_watched_and_only_the_newest() {
+    fn live_frames_are_kept_apart_from_the_wizards_stats() {
         // docs/serve.md §13.6
         let times = FrameTimes::default();
         times.set_period(Duration::from_micros(16_667));
-        times.record_times(Duration::from_millis(1), None);
-        assert!(times.take_live().is_empty(), "nobody watched yet");
-        for ms in 0..300 {
+        let watching = times.live().clone();
+        assert!(
+            watching.take().is_empty(),
+            "the first look starts the keeping"
+        );
+        for ms in 0..3 {
             times.record_times(Duration::from_millis(ms), Some(Duration::from_micros(5)));
         }
-        let live = times.take_live();
-        assert_eq!(live.len(), FrameTimes::LIVE_KEPT);
-        assert_eq!(live.last(), Some(&(299_000, 5)));
-        assert_eq!(live.first(), Some(&((300 - 256) * 1_000, 5)));
-        assert!(times.take_live().is_empty(), "each frame is shown once");
+        assert_eq!(watching.take(), [(0, 5), (1_000, 5), (2_000, 5)]);
         assert_eq!(
             times.take_summary().count,
-            301,
+            3,
             "the wizard's stats are untouched"
         );
     }

@@ -15,10 +15,9 @@
 //! * [`telnet`]: the telnet codec, sans-IO (negotiation, line ends, NAWS, TTYPE, CHARSET, ECHO);
 //! * [`wire`]: what a session reads and writes, a socket's bytes or a WebSocket's frames;
 //! * [`ws`]: the HTTP side (`--http`): the play page, the WebSocket endpoint, served by the same
-//!   sessions, and the routes of [`dashboard`];
-//! * [`dashboard`]: the schedules list and detail pages, rendered on the server's thread;
-//! * [`actions`]: the dashboard's actions — token, origin, the player they act as;
-//! * [`live`]: the dashboard's live view, one snapshot a second to every viewer over SSE;
+//!   sessions, and the dashboard (`tickstep::dashboard`, the one every tokio host mounts);
+//! * [`actions`]: what serve adds to the dashboard — players' names, who is online, actions as a
+//!   player's typed commands;
 //! * [`gmcp`]: the GMCP packages (`Char.Name`, `tickstep.Schedules`, `tickstep.Client`);
 //! * [`accounts`]: passwords' rules and their Argon2id hashes;
 //! * [`limits`]: fair use — token buckets per player, per address and for the world;
@@ -54,18 +53,14 @@ mod accounts;
 mod actions;
 mod bell;
 mod colour;
-mod dashboard;
 mod frame_times;
 mod gmcp;
 mod limits;
-mod live;
-mod origin;
 mod protocol;
 mod registry;
 mod session;
 mod store_watch;
 mod telnet;
-mod text;
 mod wire;
 mod world;
 mod ws;
@@ -353,7 +348,7 @@ async fn run_server(
 fn action_grant(
     args: &ServeArgs,
     wizard_name: &str,
-) -> Result<Option<actions::ActionGrant>, String> {
+) -> Result<Option<tickstep::dashboard::ActionGrant>, String> {
     let Some(path) = &args.action_token_file else {
         return Ok(None);
     };
@@ -361,10 +356,7 @@ fn action_grant(
         Some(name) => protocol::parse_name(name).map_err(|e| format!("--actions-as: {e}"))?,
         None => wizard_name.to_owned(),
     };
-    Ok(Some(actions::ActionGrant {
-        token: actions::read_token(path)?,
-        name,
-    }))
+    tickstep::dashboard::ActionGrant::from_file(path, name).map(Some)
 }
 
 /// Starts the HTTP side (`--http`, docs/serve.md §9, §13) and prints where it listens.
@@ -387,7 +379,7 @@ fn start_browsers(
 /// grant of `--action-token-file`, and the recorder behind `/metrics`.
 struct Browsers {
     listener: TcpListener,
-    grant: Option<actions::ActionGrant>,
+    grant: Option<tickstep::dashboard::ActionGrant>,
     metrics: Option<PrometheusHandle>,
 }
 

@@ -1,6 +1,7 @@
 //! The HTTP side of `tickstep serve` (docs/serve.md §9, §13): one listener (`--http ADDR`, also
 //! `--ws`) with a small terminal-like page at `/`, a WebSocket endpoint at `/ws`, and the
-//! dashboard's routes ([`super::dashboard`], [`super::live`]) in the same router.
+//! dashboard's routes (`tickstep::dashboard`, with serve's side in [`super::actions`]) in the
+//! same router.
 //!
 //! The model: a WebSocket is served by the same session a TCP connection gets, so login,
 //! commands, limits and backpressure are one code path. Frames become the session's input bytes
@@ -69,18 +70,29 @@ pub(crate) async fn serve(
     listener: TcpListener,
     server: Rc<Server>,
     limits: Limits,
-    grant: Option<super::actions::ActionGrant>,
+    grant: Option<tickstep::dashboard::ActionGrant>,
     metrics: Option<tickstep::prometheus::PrometheusHandle>,
 ) {
     let (upgraded, mut sockets) = mpsc::unbounded_channel::<Upgraded>();
+    // Held here, for as long as the listener serves: the dashboard holds it weakly.
+    let host = super::actions::ServeHost::new(&server);
+    let options = tickstep::dashboard::DashboardOptions {
+        title: "tickstep serve".into(),
+        grant,
+        frames: server.frames.live().clone(),
+    };
     let app = Router::new()
         .route("/", get(page))
         .route("/client.js", get(page_script))
         .route("/client.css", get(page_style))
         .route("/ws", get(upgrade))
         .with_state((upgraded, limits))
-        .merge(super::dashboard::router(&server, grant))
-        .merge(super::live::router(Rc::downgrade(&server)));
+        .merge(tickstep::dashboard::router(
+            &server.rt,
+            server.handle.clone(),
+            &host,
+            options,
+        ));
     // `/metrics` (docs/serve.md §13.9): the exporter's own router, rendered off the frame's thread
     // from the recorder's atomics.
     let app = match metrics {
@@ -103,6 +115,7 @@ pub(crate) async fn serve(
         tokio::task::spawn_local(play(Rc::clone(&server), socket, framing, from, limits));
     }
     http.abort();
+    drop(host);
 }
 
 /// Any other path: `404` with the routes there are (docs/serve.md §13.4).
@@ -152,7 +165,7 @@ async fn upgrade(
     headers: HeaderMap,
     State((upgraded, limits)): State<(mpsc::UnboundedSender<Upgraded>, Limits)>,
 ) -> Response {
-    if !super::origin::same_origin(&headers) {
+    if !tickstep::dashboard::same_origin(&headers) {
         return (
             StatusCode::FORBIDDEN,
             "a WebSocket from a page of another origin is refused (docs/serve.md §9.4)\n",

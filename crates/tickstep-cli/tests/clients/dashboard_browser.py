@@ -37,6 +37,9 @@ with Browser() as browser:
         lambda n: n if n >= 2 else 0)(int(run("return document.getElementById('frames').dataset.updates")))))
     seen["budget_text"] = run("return document.getElementById('budget').textContent")
     seen["online_text"] = run("return document.getElementById('online').textContent")
+    # The hot tasks, filled by the same script: rows under the header, origins as text.
+    seen["hot_rows"] = run("return [...document.querySelectorAll('#hot-tasks tr')].slice(1)"
+                           ".map(r => r.cells[0].textContent)")
     shot = call("GET", S + "/screenshot")
     with open(SHOT, "wb") as f:
         f.write(base64.b64decode(shot))
@@ -76,4 +79,9 @@ with Browser() as browser:
     call("POST", S + f"/element/{find('#stop')}/click", {})
     wait_for("the list after the stop", lambda: call("GET", S + "/url").endswith("/dashboard"))
     seen["after_stop_rows"] = run("return [...document.querySelectorAll('#schedules a')].map(a => a.textContent)")
+    # The commands page, through the list's link.
+    call("POST", S + f"/element/{find('nav a[href$=commands]')}/click", {})
+    wait_for("the commands page", lambda: call("GET", S + "/url").endswith("/dashboard/commands"))
+    seen["commands_h1"] = run("return document.querySelector('h1').textContent")
+    seen["commands_count"] = run("return document.getElementById('count').textContent")
     print(json.dumps(seen))

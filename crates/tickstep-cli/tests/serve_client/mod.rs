@@ -13,6 +13,26 @@ use std::time::{Duration, Instant};
 /// The longest any single expected line may take to arrive.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(15);
 
+/// Starts `command` with its stdout read line by line on a thread of its own: the child, and
+/// its lines as they come (stderr goes to the test's).
+pub(crate) fn spawn_printing(command: &mut Command) -> (Child, mpsc::Receiver<String>) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the tickstep binary starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
 /// A running server; killed when dropped (a clean stop goes through the wizard's `shutdown`).
 pub(crate) struct Server {
     pub(crate) child: Child,
@@ -55,20 +75,7 @@ impl Server {
         if let Some(password) = wizard_password {
             command.env("TICKSTEP_WIZARD_PASSWORD", password);
         }
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the tickstep binary starts");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let (child, rx) = spawn_printing(&mut command);
         let first = rx
             .recv_timeout(PATIENCE)
             .expect("the server prints its address");

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
+use super::cluster::Cluster;
 use super::codec::{self, from_sql, to_sql};
 use super::integrity;
 use super::schema;
@@ -219,6 +220,30 @@ impl StoredSchedule {
 }
 
 impl Inspector {
+    /// The nodes sharing this store, their leases and what each holds, in one read
+    /// (docs/schedules.md §11.43); `None` for a `SQLite` file, which has one engine and no claims.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Database`] when the server refuses the read.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// #     tickstep_schedules::testkit::TestWorld::new(),
+    /// #     tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
+    /// let inspector = tickstep_schedules::Inspector::open(&path).unwrap();
+    /// assert_eq!(inspector.cluster().unwrap(), None, "a file has no nodes");
+    /// ```
+    pub fn cluster(&self) -> Result<Option<Cluster>, Error> {
+        match &self.source {
+            Source::Sqlite { .. } => Ok(None),
+            #[cfg(feature = "postgres")]
+            Source::Postgres(pg) => pg.cluster(super::cluster::HELD_SHOWN).map(Some),
+        }
+    }
+
     /// Opens the store at `path` read-only and checks its schema. A `postgres://` URL connects
     /// to that database instead (docs/schedules.md §11.24).
     ///

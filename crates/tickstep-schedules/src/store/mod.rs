@@ -22,6 +22,7 @@
 //! * [`background`] — the lower CPU priority of the store's own threads;
 //! * `postgres` — the `PostgreSQL` backend: a store thread, writes behind the tick (feature
 //!   `postgres`);
+//! * [`cluster`] — who shares a `PostgreSQL` store, as [`Inspector::cluster`] reads it;
 //! * [`inspect`] — the operator's read-only view ([`Inspector`]) and durable stop, on the same
 //!   schema check and codec (a `SQLite` file or, with `postgres`, a `postgres://` URL).
 //!
@@ -56,6 +57,7 @@ pub(crate) mod answer;
 pub(crate) mod backend;
 pub(crate) mod background;
 pub(crate) mod checkpointer;
+pub(crate) mod cluster;
 pub(crate) mod codec;
 pub(crate) mod damage;
 pub(crate) mod decode;
@@ -71,6 +73,7 @@ pub(crate) mod write_behind;
 
 use std::path::Path;
 
+pub use cluster::{Cluster, ClusterNode, HELD_SHOWN};
 pub use inspect::{Inspector, StoredSchedule};
 
 pub use backend::ClusterStats;

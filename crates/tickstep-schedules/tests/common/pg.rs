@@ -248,6 +248,29 @@ pub const COMMITTED_LOG: &str = "
         FOR EACH ROW EXECUTE FUNCTION log_firings();
 ";
 
+/// Drops the database at `url`, made by [`database`] for one test, once the test is done with it
+/// (the shared server would otherwise keep every test's database). Its own connections are
+/// closed first (`WITH (FORCE)`).
+///
+/// # Panics
+///
+/// When the server refuses.
+pub fn drop_database(url: &str) {
+    let name = url
+        .split('?')
+        .next()
+        .and_then(|main| main.rsplit('/').next())
+        .expect("a database URL ends in its name");
+    let admin = shared()
+        .expect("the database came from this server")
+        .url("postgres");
+    let mut client =
+        postgres::Client::connect(&admin, postgres::NoTls).expect("an admin connection");
+    client
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .expect("the test's database is dropped");
+}
+
 /// `base` with its database name replaced by `name` (query parameters kept).
 pub fn with_database(base: &str, name: &str) -> String {
     let (main, query) = match base.split_once('?') {

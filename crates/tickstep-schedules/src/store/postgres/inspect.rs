@@ -15,6 +15,7 @@ use super::stops;
 use super::{codec, connect, database_error, redacted, schema};
 use crate::Error;
 use crate::row::ScheduleRow;
+use crate::store::cluster::{Cluster, ClusterNode};
 use crate::store::codec::{from_sql, to_sql};
 
 /// A read-only connection to a `PostgreSQL` store.
@@ -26,6 +27,8 @@ pub(crate) struct PgInspector {
     keyed: bool,
     /// Whether the database keeps firing histories (version 7 on).
     histories: bool,
+    /// Whether the database has nodes and claims (version 3 on).
+    claims: bool,
 }
 
 impl std::fmt::Debug for PgInspector {
@@ -59,6 +62,7 @@ impl PgInspector {
             select: codec::select_all_of(version),
             keyed: version >= 5,
             histories: version >= 7,
+            claims: version >= 3,
         })
     }
 
@@ -106,6 +110,56 @@ impl PgInspector {
             return Ok(Vec::new());
         }
         super::worker::read_history(&mut self.client.borrow_mut(), id)
+    }
+
+    /// The nodes and what each holds (docs/schedules.md §11.43), in database time; at most
+    /// `shown` ids per node.
+    pub(crate) fn cluster(&self, shown: usize) -> Result<Cluster, Error> {
+        if !self.claims {
+            // Before claims every row is the one engine's: no nodes, nothing held.
+            return Ok(Cluster::default());
+        }
+        let context = "reading the nodes and their claims";
+        let mut client = self.client.borrow_mut();
+        let nodes = client
+            .query(
+                "SELECT n.node, \
+                        EXTRACT(EPOCH FROM n.lease_until)::float8, \
+                        EXTRACT(EPOCH FROM n.started_at)::float8, \
+                        n.lease_until > clock_timestamp(), \
+                        (SELECT count(*) FROM tickstep_schedules s WHERE s.owner_node = n.node), \
+                        ARRAY(SELECT s.id FROM tickstep_schedules s WHERE s.owner_node = n.node \
+                              ORDER BY s.id LIMIT $1) \
+                 FROM tickstep_nodes n ORDER BY n.started_at, n.node",
+                &[&i64::try_from(shown).unwrap_or(i64::MAX)],
+            )
+            .map_err(database_error(context))?;
+        let unheld = client
+            .query_one(
+                "SELECT count(*) FROM tickstep_schedules s WHERE s.owner_node IS NULL \
+                 OR NOT EXISTS (SELECT 1 FROM tickstep_nodes n WHERE n.node = s.owner_node \
+                                AND n.lease_until > clock_timestamp())",
+                &[],
+            )
+            .map_err(database_error(context))?;
+        Ok(Cluster {
+            nodes: nodes
+                .iter()
+                .map(|row| ClusterNode {
+                    node: row.get(0),
+                    lease_until: row.get(1),
+                    started_at: row.get(2),
+                    live: row.get(3),
+                    holds: from_sql(row.get(4)),
+                    held: row
+                        .get::<_, Vec<i64>>(5)
+                        .into_iter()
+                        .map(|id| crate::ScheduleId::from_raw(from_sql(id)))
+                        .collect(),
+                })
+                .collect(),
+            unheld: from_sql(unheld.get(0)),
+        })
     }
 
     pub(crate) fn ids(&self) -> Result<Vec<u64>, Error> {

@@ -1,5 +1,6 @@
 // The dashboard's live view (docs/serve.md §13.6): one EventSource, a bar per frame against the
-// budget line, and the counters as text. Everything is set with textContent, never as HTML.
+// budget line, the hot tasks as rows and the counters as text. Everything is set with
+// textContent, never as HTML.
 "use strict";
 (function () {
   const canvas = document.getElementById("frames");
@@ -28,6 +29,16 @@
     ctx.lineTo(w, h / 2);
     ctx.stroke();
   }
+  // The hot tasks' rows: cells made with textContent, so an origin label stays text.
+  function hot(rows) {
+    const table = document.getElementById("hot-tasks");
+    if (!table || !rows) return;
+    while (table.rows.length > 1) table.deleteRow(1);
+    rows.forEach(function (r) {
+      const tr = table.insertRow();
+      r.forEach(function (v) { tr.insertCell().textContent = String(v); });
+    });
+  }
   let updates = 0;
   const source = new EventSource("/dashboard/events");
   source.onmessage = function (event) {
@@ -45,7 +56,8 @@
     text("pending", s.pending.map(function (p) { return p[0] + " " + p[1]; }).join(", "));
     text("commands-running", s.commands_running);
     text("schedules-live", s.schedules_live);
-    text("online", s.online);
+    if (s.online !== undefined) text("online", s.online);
+    hot(s.hot_tasks);
     text("live-state", "live, " + updates + " updates");
   };
   source.onerror = function () { text("live-state", "disconnected; retrying"); };

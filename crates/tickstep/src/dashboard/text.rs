@@ -1,4 +1,5 @@
-//! Text one player typed, made safe to show another (docs/serve.md §11.1).
+//! Text one user typed, made safe to show another: on a terminal (docs/serve.md §11.1) and in a
+//! dashboard page (docs/serve.md §13.3).
 //!
 //! A player's words reach other players' terminals: `say`, a schedule's `say` or `tell`,
 //! listings and `info`. Raw, a carriage return lets them overwrite a line and fake a
@@ -25,7 +26,13 @@ fn is_escaped(c: char) -> bool {
 
 /// `text` as another player's screen may show it: printable characters as they are, the rest
 /// as visible escapes (docs/serve.md §11.1). Borrows when nothing needs escaping.
-pub(crate) fn shown(text: &str) -> Cow<'_, str> {
+///
+/// ```
+/// use tickstep::dashboard::shown;
+/// assert_eq!(shown("\u{1b}[2Jhi\r"), "\\x1b[2Jhi\\r");
+/// assert_eq!(shown("plain"), "plain");
+/// ```
+pub fn shown(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_escaped) {
         return Cow::Borrowed(text);
     }
@@ -45,6 +52,30 @@ pub(crate) fn shown(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// `text` as HTML text or attribute value: control and bidi characters (an ANSI escape's ESC
+/// among them) shown as visible escapes by [`shown`], then the five markup characters as
+/// entities, so nothing a user typed is markup or reaches a terminal (docs/serve.md §13.3).
+///
+/// ```
+/// use tickstep::dashboard::escape;
+/// assert_eq!(escape("<b title='x'>\u{1b}"), "&lt;b title=&#39;x&#39;&gt;\\x1b");
+/// ```
+pub fn escape(text: &str) -> String {
+    let shown = shown(text);
+    let mut out = String::with_capacity(shown.len());
+    for c in shown.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -71,5 +102,21 @@ mod tests {
         assert_eq!(shown("abc\u{202e}fed"), "abc\\u{202e}fed");
         assert_eq!(shown("x\u{2066}y\u{200f}"), "x\\u{2066}y\\u{200f}");
         assert_eq!(shown("tab\there\nnext"), "tab\\there\\nnext");
+    }
+
+    #[test]
+    fn markup_quotes_and_ansi_escapes_come_out_as_text() {
+        // docs/serve.md §13.3
+        assert_eq!(
+            escape("<script>alert(1)</script>"),
+            "&lt;script&gt;alert(1)&lt;/script&gt;"
+        );
+        assert_eq!(
+            escape("\"><img onerror='x'>"),
+            "&quot;&gt;&lt;img onerror=&#39;x&#39;&gt;"
+        );
+        assert_eq!(escape("\u{1b}[31mred"), "\\x1b[31mred");
+        assert_eq!(escape("a\u{202e}<b"), "a\\u{202e}&lt;b");
+        assert_eq!(escape("a & b"), "a &amp; b");
     }
 }

@@ -1,0 +1,281 @@
+//! Who may act (docs/serve.md §13.8): the action token, read from a file and compared in constant
+//! time, and the CSRF guard — a request from a page of another origin is refused.
+//!
+//! Costs: one parse of a form of at most [`MAX_FORM`] bytes and one comparison per action.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::http::{HeaderMap, StatusCode, header};
+
+/// The largest action form body accepted (docs/serve.md §13.8).
+pub const MAX_FORM: usize = 4 * 1024;
+/// The shortest action token accepted.
+pub const MIN_TOKEN: usize = 16;
+
+/// What allows a dashboard's actions: the token a form must carry, and the name of the principal
+/// they act as (docs/serve.md §13.8). Without one the dashboard is read-only.
+///
+/// ```
+/// use tickstep::dashboard::ActionGrant;
+/// let grant = ActionGrant::new("0123456789abcdef", "wizard").unwrap();
+/// assert_eq!(grant.name(), "wizard");
+/// assert!(ActionGrant::new("short", "wizard").is_err());
+/// ```
+#[derive(Clone)]
+pub struct ActionGrant {
+    token: Arc<str>,
+    name: String,
+}
+
+impl std::fmt::Debug for ActionGrant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token.
+        f.debug_struct("ActionGrant")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ActionGrant {
+    /// A grant of `token` (one line of at least [`MIN_TOKEN`] bytes, no control character)
+    /// acting as `name`.
+    ///
+    /// # Errors
+    ///
+    /// A sentence naming the rule when the token is too short or has a control character.
+    ///
+    /// ```
+    /// assert!(tickstep::dashboard::ActionGrant::new("a\tb-0123456789abcdef", "w").is_err());
+    /// ```
+    pub fn new(token: &str, name: impl Into<String>) -> Result<ActionGrant, String> {
+        if token.len() < MIN_TOKEN || token.chars().any(char::is_control) {
+            return Err(format!(
+                "the action token must be one line of at least {MIN_TOKEN} bytes without \
+                 control characters (docs/serve.md §13.8)"
+            ));
+        }
+        Ok(ActionGrant {
+            token: token.into(),
+            name: name.into(),
+        })
+    }
+
+    /// Reads the token from the first line of the file at `path` (`--action-token-file`).
+    ///
+    /// # Errors
+    ///
+    /// A sentence naming the file when it cannot be read or its first line is not a token.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("token");
+    /// std::fs::write(&path, "0123456789abcdef\n").unwrap();
+    /// let grant = tickstep::dashboard::ActionGrant::from_file(&path, "ops").unwrap();
+    /// assert_eq!(grant.name(), "ops");
+    /// ```
+    pub fn from_file(path: &Path, name: impl Into<String>) -> Result<ActionGrant, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("--action-token-file {}: {e}", path.display()))?;
+        let token = text.lines().next().unwrap_or("").trim();
+        ActionGrant::new(token, name)
+            .map_err(|why| format!("--action-token-file {}: {why}", path.display()))
+    }
+
+    /// The name of the principal the actions act as.
+    ///
+    /// ```
+    /// # let grant = tickstep::dashboard::ActionGrant::new("0123456789abcdef", "ops").unwrap();
+    /// assert_eq!(grant.name(), "ops");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// A dashboard action on one schedule (docs/serve.md §13.8).
+///
+/// ```
+/// use tickstep::dashboard::Action;
+/// assert_eq!(Action::Pause { note: "maintenance".into() }.name(), "pause");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Stop it (remove it).
+    Stop,
+    /// Pause it, with a note.
+    Pause {
+        /// Why, as typed in the form (may be empty).
+        note: String,
+    },
+    /// Resume it.
+    Resume,
+    /// Fire it once now.
+    Trigger,
+}
+
+impl Action {
+    /// The action's name in its route.
+    ///
+    /// ```
+    /// assert_eq!(tickstep::dashboard::Action::Trigger.name(), "trigger");
+    /// ```
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Stop => "stop",
+            Action::Pause { .. } => "pause",
+            Action::Resume => "resume",
+            Action::Trigger => "trigger",
+        }
+    }
+}
+
+/// Whether the request comes from no page (a program such as curl) or from a page this server
+/// served: its `Origin` names the `Host` it was sent to. The WebSocket handshake
+/// (docs/serve.md §9.4) and the dashboard's actions (docs/serve.md §13.8) both refuse a page of another origin.
+///
+/// ```
+/// use axum::http::{HeaderMap, header};
+/// let mut headers = HeaderMap::new();
+/// headers.insert(header::HOST, "127.0.0.1:4001".parse().unwrap());
+/// assert!(tickstep::dashboard::same_origin(&headers));
+/// headers.insert(header::ORIGIN, "http://evil.example".parse().unwrap());
+/// assert!(!tickstep::dashboard::same_origin(&headers));
+/// ```
+pub fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    let origin = origin.to_str().ok();
+    matches!((origin, host), (Some(o), Some(h)) if o.strip_prefix("http://") == Some(h) || o.strip_prefix("https://") == Some(h))
+}
+
+/// The action a form stands for, or why the request is refused (status and sentence).
+pub(crate) fn check(
+    grant: Option<&ActionGrant>,
+    headers: &HeaderMap,
+    action: &str,
+    form: &[(String, String)],
+) -> Result<Action, (StatusCode, String)> {
+    let refuse = |status, why: &str| Err((status, format!("{why} (docs/serve.md §13.8)\n")));
+    let Some(grant) = grant else {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "the dashboard is read-only: start it with --action-token-file to allow actions",
+        );
+    };
+    if !same_origin(headers)
+        || headers
+            .get("sec-fetch-site")
+            .is_some_and(|v| v != "same-origin" && v != "none")
+    {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "an action from a page of another origin is refused",
+        );
+    }
+    let field = |name: &str| {
+        form.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let given = field("token").unwrap_or("");
+    if !same_bytes(given.as_bytes(), grant.token.as_bytes()) {
+        return refuse(StatusCode::FORBIDDEN, "a wrong or missing action token");
+    }
+    Ok(match action {
+        "stop" => Action::Stop,
+        "pause" => Action::Pause {
+            note: field("note").unwrap_or("").to_owned(),
+        },
+        "resume" => Action::Resume,
+        "trigger" => Action::Trigger,
+        other => {
+            return Err((
+                StatusCode::NOT_FOUND,
+                format!(
+                    "no action {other:?}: stop, pause, resume or trigger (docs/serve.md §13.8)\n"
+                ),
+            ));
+        }
+    })
+}
+
+/// Whether the form's content type is `application/x-www-form-urlencoded`.
+pub(crate) fn is_form(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"))
+}
+
+/// Compares in time that depends on the length only, not on where the bytes first differ.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same_bytes(b"abcdefgh", b"abcdefgh"));
+        assert!(!same_bytes(b"abcdefgh", b"abcdefgX"));
+        assert!(!same_bytes(b"abc", b"abcd"));
+        assert!(!same_bytes(b"", b"a"));
+    }
+
+    #[test]
+    fn only_a_page_of_this_origin_may_act() {
+        let headers = |origin: Option<&str>| {
+            let mut h = HeaderMap::new();
+            h.insert(header::HOST, "127.0.0.1:4001".parse().unwrap());
+            if let Some(o) = origin {
+                h.insert(header::ORIGIN, o.parse().unwrap());
+            }
+            h
+        };
+        assert!(same_origin(&headers(None)));
+        assert!(same_origin(&headers(Some("http://127.0.0.1:4001"))));
+        assert!(!same_origin(&headers(Some("http://evil.example"))));
+        assert!(!same_origin(&headers(Some("http://127.0.0.1:4002"))));
+    }
+
+    #[test]
+    fn a_form_needs_the_grant_the_origin_and_the_token() {
+        // docs/serve.md §13.8
+        let grant = ActionGrant::new("0123456789abcdef", "w").unwrap();
+        let form = |token: &str| vec![("token".to_owned(), token.to_owned())];
+        let h = HeaderMap::new();
+        let refused = |r: Result<Action, (StatusCode, String)>| r.unwrap_err().0;
+        assert_eq!(
+            refused(check(None, &h, "stop", &form("0123456789abcdef"))),
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            refused(check(Some(&grant), &h, "stop", &form("wrong"))),
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            refused(check(Some(&grant), &h, "melt", &form("0123456789abcdef"))),
+            StatusCode::NOT_FOUND
+        );
+        let mut cross = HeaderMap::new();
+        cross.insert("sec-fetch-site", "cross-site".parse().unwrap());
+        assert_eq!(
+            refused(check(
+                Some(&grant),
+                &cross,
+                "stop",
+                &form("0123456789abcdef")
+            )),
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            check(Some(&grant), &h, "stop", &form("0123456789abcdef")),
+            Ok(Action::Stop)
+        );
+    }
+}

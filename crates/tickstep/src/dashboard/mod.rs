@@ -1,0 +1,189 @@
+//! The web dashboard (feature `dashboard`; docs/serve.md §13): one implementation for every host.
+//!
+//! * [`router`] — the dashboard of a running [`Runtime`] on a tokio host (a
+//!   [`TokioDriver`](crate::TokioDriver) program, `tickstep serve`): schedules list and detail,
+//!   actions, the live view of the frame budget with the hot tasks, the commands page and, on a
+//!   `PostgreSQL` store, the cluster page. What a host adds — names, users online, its
+//!   permission rules for actions — comes through [`DashboardHost`] ([`PlainHost`] adds nothing).
+//! * [`store_router`] — the dashboard of a store alone, with no engine running
+//!   (`tickstep dashboard --db FILE|postgres://…`): the same list, detail, actions (as the
+//!   store's operator) and cluster pages, read through an [`Inspector`](crate::schedules::Inspector).
+//!
+//! Either is an axum [`Router`](axum::Router) to merge into the host's own and serve with
+//! `into_make_service_with_connect_info::<SocketAddr>()` (actions count against the address
+//! that asked). Neither sets a fallback: the host words its own `404`.
+//!
+//! # The model
+//!
+//! Handlers must be `Send` and a runtime is not, so a handler only parses the request and hands
+//! the view to a task on the runtime's thread, which reads the engine between frames and answers
+//! with the page; a store alone is read on tokio's blocking threads (its `PostgreSQL` client
+//! blocks). Either way the rows meet one renderer per view. Pages are HTML rendered on the server,
+//! with every user-supplied string escaped ([`escape`]) and one embedded script for the live view
+//! (no build step, nothing fetched from elsewhere). Read-only unless an [`ActionGrant`] is given;
+//! then actions are `POST`s carrying the token, behind a CSRF guard ([`same_origin`]).
+//!
+//! # Costs
+//!
+//! A page reads each listed schedule once (a runtime between frames, at most 500 rows rendered);
+//! the live view takes one snapshot a second while anyone watches, whatever the number of
+//! viewers (at most 64); at most 64 views wait for the runtime's thread and 4 store reads run at
+//! once, the rest get `503`. Nothing runs while nobody asks. Build: axum (already built for
+//! `prometheus`), `serde_json` and `futures-util` (already in the tree).
+//!
+//! ```no_run
+//! use std::{net::SocketAddr, rc::Rc};
+//! use tickstep::dashboard::{DashboardOptions, PlainHost};
+//! use tickstep::schedules::ObjId;
+//! use tickstep::{Runtime, TokioDriver};
+//!
+//! # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+//! let driver = TokioDriver::new(Runtime::builder().in_memory_store())?;
+//! let host = Rc::new(PlainHost { reader: ObjId(1) });
+//! let app = tickstep::dashboard::router(driver.runtime(), driver.handle(), &host, DashboardOptions::default());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! tokio::task::spawn_local(async move {
+//!     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await
+//! });
+//! driver.run_until(tokio::signal::ctrl_c()).await?;
+//! # Ok(()) }
+//! ```
+
+mod guard;
+mod host;
+mod live;
+mod pages;
+mod query;
+mod routes;
+mod rows;
+mod stored;
+mod text;
+
+use std::path::Path;
+use std::rc::Rc;
+
+pub use guard::{Action, ActionGrant, MAX_FORM, MIN_TOKEN, same_origin};
+pub use host::{ActionRequest, DashboardHost, PlainHost, Refused, RefusedKind, act_as};
+pub use live::{HOT_TASKS, LiveFrames, MAX_VIEWERS};
+pub use pages::LIST_CAP;
+pub use stored::{info_json, record_json};
+pub use text::{escape, shown};
+
+use crate::{Runtime, RuntimeHandle};
+
+/// What a dashboard is given besides its runtime or store.
+///
+/// ```
+/// let options = tickstep::dashboard::DashboardOptions {
+///     title: "my server".into(),
+///     ..Default::default()
+/// };
+/// assert!(options.grant.is_none(), "read-only unless a grant is given");
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct DashboardOptions {
+    /// The pages' heading (`tickstep` when empty).
+    pub title: String,
+    /// Allows actions: the token and whom they act as. `None`: read-only.
+    pub grant: Option<ActionGrant>,
+    /// The frames the live view charts: the host records them ([`LiveFrames::record`]); none
+    /// recorded, the chart stays empty while the counts still update.
+    pub frames: LiveFrames,
+}
+
+impl DashboardOptions {
+    fn title(&self) -> String {
+        if self.title.is_empty() {
+            "tickstep".to_owned()
+        } else {
+            self.title.clone()
+        }
+    }
+}
+
+/// The dashboard of a running runtime: `/dashboard` (list), `/dashboard/schedules/ID` (detail)
+/// and its actions, `/dashboard/commands`, `/dashboard/cluster` (a `PostgreSQL` store's),
+/// `/dashboard/events` and `/dashboard/live.js` (the live view). Call it on the runtime's thread,
+/// inside a `LocalSet`: it starts the tasks that answer the pages and publish the live view
+/// (they end with the runtime or the host, which they hold weakly, or when the router is
+/// dropped).
+///
+/// ```
+/// use std::rc::Rc;
+/// use tickstep::dashboard::{DashboardOptions, PlainHost};
+/// # let threads = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+/// tokio::task::LocalSet::new().block_on(&threads, async {
+///     let driver = tickstep::TokioDriver::new(tickstep::Runtime::builder().in_memory_store())?;
+///     let host = Rc::new(PlainHost { reader: tickstep::schedules::ObjId(1) });
+///     let app: axum::Router =
+///         tickstep::dashboard::router(driver.runtime(), driver.handle(), &host, DashboardOptions::default());
+///     # drop(app);
+///     Ok::<(), tickstep::RuntimeError>(())
+/// })?;
+/// # Ok::<(), tickstep::RuntimeError>(())
+/// ```
+pub fn router<H: DashboardHost>(
+    rt: &Rc<Runtime>,
+    handle: RuntimeHandle,
+    host: &Rc<H>,
+    options: DashboardOptions,
+) -> axum::Router {
+    let chrome = pages::Chrome {
+        title: options.title(),
+        runtime: true,
+        online: host.online().is_some(),
+        cluster: rt
+            .store_path()
+            .is_some_and(crate::schedules::is_server_location),
+        acting_as: options.grant.as_ref().map(|g| g.name().to_owned()),
+    };
+    let weak_host: std::rc::Weak<dyn DashboardHost> = {
+        let host: Rc<dyn DashboardHost> = Rc::clone(host) as Rc<dyn DashboardHost>;
+        Rc::downgrade(&host)
+    };
+    let live = live::router(live::Watched {
+        rt: Rc::downgrade(rt),
+        host: weak_host.clone(),
+        frames: options.frames,
+    });
+    routes::runtime_routes(rt, handle, weak_host, chrome, options.grant).merge(live)
+}
+
+/// The dashboard of a store alone, with no engine running (`tickstep dashboard --db`): the list,
+/// detail, actions and cluster routes of [`router`], read through an
+/// [`Inspector`](crate::schedules::Inspector) on tokio's blocking threads. Actions, when a grant
+/// allows them, are the store operator's (`Inspector::pause`, `resume`, `trigger`, `stop`),
+/// and the grant's name is written into a pause's note (docs/serve.md §13.13).
+///
+/// It opens the store once to check it: call it outside async code (the `PostgreSQL` client
+/// blocks), before serving.
+///
+/// # Errors
+///
+/// A sentence naming the store when it cannot be opened as one.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("s.db");
+/// tickstep::Runtime::builder().store_path(&path).build()?.shutdown()?;
+/// let app = tickstep::dashboard::store_router(&path, Default::default()).unwrap();
+/// # drop(app);
+/// assert!(tickstep::dashboard::store_router(&dir.path().join("none.db"), Default::default()).is_err());
+/// # Ok::<(), tickstep::RuntimeError>(())
+/// ```
+pub fn store_router(location: &Path, options: DashboardOptions) -> Result<axum::Router, String> {
+    let inspector = rows::open(location)?;
+    let cluster = inspector
+        .cluster()
+        .map_err(|e| rows::failed(location, &e))?
+        .is_some();
+    drop(inspector);
+    let chrome = pages::Chrome {
+        title: options.title(),
+        runtime: false,
+        online: false,
+        cluster,
+        acting_as: options.grant.as_ref().map(|g| g.name().to_owned()),
+    };
+    Ok(routes::store_routes(location, chrome, options.grant))
+}

@@ -1,0 +1,237 @@
+//! What a dashboard request asks, read from its path, query string or form: the list's filter and
+//! order (docs/serve.md §13.2), a schedule id, and `%`-decoding; anything else, or a bad value, is
+//! refused with a sentence naming it (docs/serve.md §13.4).
+
+/// The longest query string accepted (docs/serve.md §13.4).
+pub(crate) const MAX_QUERY: usize = 2_048;
+
+/// The list's filter and order, from the query string (docs/serve.md §13.2).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Filter {
+    pub(crate) owner: Option<String>,
+    pub(crate) verb: Option<String>,
+    pub(crate) kind: Option<String>,
+    pub(crate) state: Option<StateFilter>,
+    pub(crate) search: Option<String>,
+    pub(crate) sort: Sort,
+}
+
+/// A schedule's state as the list filters it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StateFilter {
+    Active,
+    Paused,
+}
+
+/// The list's order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Sort {
+    #[default]
+    Id,
+    Owner,
+    Verb,
+    Kind,
+    State,
+    Next,
+}
+
+impl Sort {
+    pub(crate) const NAMES: [&'static str; 6] = ["id", "owner", "verb", "kind", "state", "next"];
+
+    pub(crate) fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// A schedule id from a path: a positive whole number.
+pub(crate) fn parse_id(id: &str) -> Option<u64> {
+    id.parse::<u64>().ok().filter(|n| *n > 0)
+}
+
+/// The sentence for an id that is not one.
+pub(crate) fn bad_id(id: &str) -> String {
+    format!("{id:?} is not a schedule id: a positive whole number (docs/serve.md §13.4)\n")
+}
+
+/// `key=value&…` pairs, %-decoded.
+pub(crate) fn parse_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
+    text.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match (percent_decode(key), percent_decode(value)) {
+                (Some(k), Some(v)) => Ok((k, v)),
+                _ => Err(format!(
+                    "{key:?}: not UTF-8 or a bad %-escape (docs/serve.md §13.4)\n"
+                )),
+            }
+        })
+        .collect()
+}
+
+/// Refuses any query string on a page that takes none (docs/serve.md §13.4).
+pub(crate) fn no_query(query: Option<&str>) -> Result<(), String> {
+    match query {
+        None | Some("") => Ok(()),
+        Some(q) => Err(format!(
+            "this page takes no query string, not {:?} (docs/serve.md §13.4)\n",
+            q.chars().take(80).collect::<String>()
+        )),
+    }
+}
+
+/// Parses `owner`, `verb`, `kind`, `state`, `q` and `sort`; anything else, or a bad value, is
+/// refused with a sentence naming it.
+pub(crate) fn parse_filter(query: &str) -> Result<Filter, String> {
+    if query.len() > MAX_QUERY {
+        return Err(format!(
+            "the query string is {} bytes; at most {MAX_QUERY} are accepted (docs/serve.md §13.4)\n",
+            query.len()
+        ));
+    }
+    let mut filter = Filter::default();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let value = percent_decode(value)
+            .ok_or_else(|| format!("the value of {key:?} is not UTF-8 or has a bad %-escape\n"))?;
+        let wanted = (!value.is_empty()).then(|| value.clone());
+        match key {
+            "owner" => filter.owner = wanted,
+            "verb" => filter.verb = wanted,
+            "q" => filter.search = wanted,
+            "kind" => {
+                filter.kind = match value.as_str() {
+                    "" => None,
+                    "at" | "every" => Some(value),
+                    _ => return Err(bad_value("kind", &value, "at or every")),
+                }
+            }
+            "state" => {
+                filter.state = match value.as_str() {
+                    "" => None,
+                    "active" => Some(StateFilter::Active),
+                    "paused" => Some(StateFilter::Paused),
+                    _ => return Err(bad_value("state", &value, "active or paused")),
+                }
+            }
+            "sort" => {
+                filter.sort = match value.as_str() {
+                    "" | "id" => Sort::Id,
+                    "owner" => Sort::Owner,
+                    "verb" => Sort::Verb,
+                    "kind" => Sort::Kind,
+                    "state" => Sort::State,
+                    "next" => Sort::Next,
+                    _ => {
+                        return Err(bad_value(
+                            "sort",
+                            &value,
+                            "id, owner, verb, kind, state or next",
+                        ));
+                    }
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "unknown parameter {:?}: the list takes owner, verb, kind, state, q and sort \
+                     (docs/serve.md §13.2)\n",
+                    percent_decode(key).unwrap_or_else(|| key.to_owned())
+                ));
+            }
+        }
+    }
+    Ok(filter)
+}
+
+fn bad_value(key: &str, value: &str, allowed: &str) -> String {
+    format!("{key}={value:?} is not one of {allowed} (docs/serve.md §13.2)\n")
+}
+
+/// `application/x-www-form-urlencoded` decoding: `+` is a space, `%XX` a byte; `None` for a bad
+/// escape or bytes that are not UTF-8.
+pub(crate) fn percent_decode(text: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text.as_bytes();
+    while let Some((&b, tail)) = rest.split_first() {
+        rest = tail;
+        match b {
+            b'+' => bytes.push(b' '),
+            b'%' => {
+                let hex = std::str::from_utf8(rest.get(..2)?).ok()?;
+                bytes.push(u8::from_str_radix(hex, 16).ok()?);
+                rest = &rest[2..];
+            }
+            _ => bytes.push(b),
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filter_reads_every_parameter_and_names_a_bad_one() {
+        // docs/serve.md §13.2, §13.4
+        let filter =
+            parse_filter("owner=alice&verb=tell&kind=every&state=paused&q=tea+time&sort=next")
+                .unwrap();
+        assert_eq!(
+            filter,
+            Filter {
+                owner: Some("alice".into()),
+                verb: Some("tell".into()),
+                kind: Some("every".into()),
+                state: Some(StateFilter::Paused),
+                search: Some("tea time".into()),
+                sort: Sort::Next,
+            }
+        );
+        assert_eq!(
+            parse_filter("q=%3Cscript%3E").unwrap().search.as_deref(),
+            Some("<script>")
+        );
+        assert_eq!(parse_filter("").unwrap(), Filter::default());
+        for (query, named) in [
+            ("sort=size", "\"size\""),
+            ("kind=daily", "\"daily\""),
+            ("state=dead", "\"dead\""),
+            ("colour=red", "\"colour\""),
+            ("q=%zz", "\"q\""),
+            ("q=%ff", "\"q\""),
+        ] {
+            let why = parse_filter(query).unwrap_err();
+            assert!(why.contains(named), "{query}: {why}");
+        }
+        let long = format!("q={}", "a".repeat(MAX_QUERY));
+        assert!(parse_filter(&long).unwrap_err().contains("bytes"));
+    }
+
+    #[test]
+    fn sort_names_follow_the_enum() {
+        for (i, sort) in [
+            Sort::Id,
+            Sort::Owner,
+            Sort::Verb,
+            Sort::Kind,
+            Sort::State,
+            Sort::Next,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            assert_eq!(sort.name(), Sort::NAMES[i]);
+        }
+    }
+
+    #[test]
+    fn ids_are_positive_whole_numbers() {
+        assert_eq!(parse_id("7"), Some(7));
+        for bad in ["0", "-1", "x", "1.5", ""] {
+            assert_eq!(parse_id(bad), None, "{bad}");
+        }
+        assert!(no_query(Some("a=1")).unwrap_err().contains("a=1"));
+        assert!(no_query(None).is_ok());
+    }
+}

@@ -1,0 +1,148 @@
+//! Where the pages' rows come from: a running engine, read between frames on the runtime's thread
+//! through its host's eyes, or a store alone, read through an [`Inspector`] off any async thread
+//! (its `PostgreSQL` client blocks). Both end as the same [`Row`]s and [`Detail`]s, so each view
+//! has one renderer (docs/serve.md §13.10).
+
+use std::path::Path;
+
+use crate::Runtime;
+use crate::schedules::{Inspector, ScheduleId, StoredSchedule, Value};
+
+use super::host::DashboardHost;
+use super::pages::{Detail, Row};
+use super::stored::{info_json, record_json};
+
+/// How many next fire times a store's detail view shows.
+const NEXT_SHOWN: usize = 5;
+
+/// Every live schedule of the runtime, as the host's reader sees them.
+pub(crate) fn runtime_rows(rt: &Runtime, host: &dyn DashboardHost) -> Vec<Row> {
+    let txn = rt.schedules().begin(host.reader());
+    let ids = txn.schedules(None).unwrap_or_default();
+    ids.into_iter()
+        .filter_map(|id| txn.schedule_info(id).ok())
+        .map(|info| Row {
+            id: info.id.get(),
+            owner: host.name_of(info.owner),
+            kind: info.kind.as_str(),
+            args: joined(&info.args),
+            verb: info.verb,
+            key: info.key,
+            paused: info.pause.is_some(),
+            next_run: info.next_run,
+            run_count: info.run_count,
+            fault_count: info.fault_count,
+        })
+        .collect()
+}
+
+/// Schedule `id` of the runtime with every `schedule_info` field, or `None` if the reader sees
+/// no such schedule.
+pub(crate) fn runtime_detail(rt: &Runtime, host: &dyn DashboardHost, id: u64) -> Option<Detail> {
+    let txn = rt.schedules().begin(host.reader());
+    let info = txn.schedule_info(ScheduleId::from_raw(id)).ok()?;
+    let mut fields = Vec::new();
+    if let Value::Map(pairs) = info.to_value() {
+        for (key, value) in pairs {
+            let key = match key {
+                Value::Str(name) => name,
+                other => other.to_string(),
+            };
+            fields.push((key, value.to_string()));
+        }
+    }
+    Some(Detail {
+        id,
+        owner: host.name_of(info.owner),
+        fields,
+    })
+}
+
+/// Every saved schedule of the store at `location`.
+pub(crate) fn store_rows(location: &Path) -> Result<Vec<Row>, String> {
+    let saved = open(location)?.list().map_err(|e| failed(location, &e))?;
+    Ok(saved.iter().map(stored_row).collect())
+}
+
+fn stored_row(s: &StoredSchedule) -> Row {
+    Row {
+        id: s.id.get(),
+        owner: s.owner.to_string(),
+        kind: s.kind.as_str(),
+        verb: s.verb.clone(),
+        args: joined(&s.args),
+        key: s.key.clone(),
+        paused: s.pause.is_some(),
+        next_run: if s.armed {
+            s.fire_at_unix_nanos as f64 / 1e9
+        } else {
+            0.0
+        },
+        run_count: s.run_count,
+        fault_count: s.fault_count,
+    }
+}
+
+/// Saved schedule `id` with every `schedule_info` field the store keeps, its next fire times and
+/// its history; `None` if the store holds no such schedule.
+pub(crate) fn store_detail(
+    location: &Path,
+    id: u64,
+    now_unix_nanos: u64,
+) -> Result<Option<Detail>, String> {
+    let inspector = open(location)?;
+    let Some(saved) = inspector
+        .get(ScheduleId::from_raw(id))
+        .map_err(|e| failed(location, &e))?
+    else {
+        return Ok(None);
+    };
+    let history = inspector
+        .history(saved.id)
+        .map_err(|e| failed(location, &e))?;
+    let mut info = info_json(&saved);
+    if let Some(map) = info.as_object_mut() {
+        let next: Vec<f64> = saved
+            .next_runs(now_unix_nanos, NEXT_SHOWN)
+            .into_iter()
+            .map(|ns| ns as f64 / 1e9)
+            .collect();
+        map.insert("next_runs".into(), next.into());
+        map.insert(
+            "history".into(),
+            history.iter().map(record_json).collect::<Vec<_>>().into(),
+        );
+    }
+    let fields = info
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(key, value)| (key.clone(), value.to_string()))
+        .collect();
+    Ok(Some(Detail {
+        id,
+        owner: saved.owner.to_string(),
+        fields,
+    }))
+}
+
+/// Opens the store read-only, with its location (password hidden) in the error.
+pub(crate) fn open(location: &Path) -> Result<Inspector, String> {
+    Inspector::open(location).map_err(|e| failed(location, &e))
+}
+
+/// `error` with the store named (its password hidden).
+pub(crate) fn failed(location: &Path, error: &crate::schedules::Error) -> String {
+    format!(
+        "{}: {}",
+        crate::schedules::display_location(location),
+        crate::kernel::ErrorChain(error)
+    )
+}
+
+fn joined(args: &[Value]) -> String {
+    args.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
