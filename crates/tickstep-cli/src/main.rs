@@ -3,7 +3,8 @@
 //! * `tickstep demo` — a small living world on all three layers and the embedded store;
 //! * `tickstep schedules` — an operator's view of a schedule store (list, info, stop);
 //! * `tickstep sim` — the kernel's frame-budget model in virtual time, with an SVG plot;
-//! * `tickstep serve` — a small world server that real clients reach over TCP.
+//! * `tickstep serve` — a small world server that real clients reach over TCP;
+//! * `tickstep top` — a running serve's live frame budget in a terminal, over its HTTP side.
 //!
 //! One module per subcommand; this file only parses and dispatches. Usage errors exit with code 2
 //! (clap's convention), runtime failures with 1.
@@ -17,6 +18,7 @@ mod serve;
 mod sim;
 mod sim_report;
 mod store;
+mod top;
 mod units;
 
 use std::process::ExitCode;
@@ -41,6 +43,8 @@ enum Command {
     Sim(sim::SimArgs),
     /// Serve a small world over TCP (line text; `nc 127.0.0.1 4000`).
     Serve(serve::ServeArgs),
+    /// Watch a running `serve --http`'s frame budget live in a terminal.
+    Top(top::TopArgs),
 }
 
 /// Prints one line to stdout. A closed pipe (`tickstep ... | head`) is not an error worth a
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
         Command::Schedules(args) => schedules::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Top(args) => top::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

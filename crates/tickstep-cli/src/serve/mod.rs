@@ -64,7 +64,7 @@ mod registry;
 mod session;
 mod store_watch;
 mod telnet;
-mod text;
+pub(crate) mod text;
 mod wire;
 mod world;
 mod ws;

@@ -1,0 +1,295 @@
+//! The terminal picture of the live view (docs/serve.md §14.1): a step-time chart against the
+//! budget line with overload markers, then the counts — frames over budget, overload events,
+//! tasks waiting per priority, running commands, live schedules and players online.
+//!
+//! A pure function of the [`History`], drawn the same on a real terminal and on ratatui's
+//! `TestBackend`. Text the server sent (priority names, commands) is shown with its control
+//! characters as visible escapes: a server's strings never drive this terminal.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style, Stylize};
+use ratatui::symbols::Marker;
+use ratatui::text::Line;
+use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, List, Paragraph, Row, Table};
+
+use super::snapshot::{History, Snapshot};
+use crate::units::ms;
+
+/// `text` with control and bidi characters as visible escapes (docs/serve.md §11.1).
+pub(crate) fn visible(text: &str) -> String {
+    crate::serve::text::shown(text).into_owned()
+}
+
+/// Draws the whole view; `addr` and `note` go in the title line.
+pub(crate) fn draw(frame: &mut Frame<'_>, history: &History, addr: &str, note: &str) {
+    let s = &history.latest;
+    let [title, chart, bottom] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(8),
+        Constraint::Length(10),
+    ])
+    .areas(frame.area());
+    frame.render_widget(
+        Line::from(format!(
+            " tickstep top · {addr} · budget {} · {} snapshots{note} · q quits",
+            ms_of(s.period_us),
+            history.snapshots
+        ))
+        .bold(),
+        title,
+    );
+    draw_chart(frame, chart, history);
+    let [counts, pending, commands] = Layout::horizontal([
+        Constraint::Percentage(40),
+        Constraint::Percentage(25),
+        Constraint::Percentage(35),
+    ])
+    .areas(bottom);
+    draw_counts(frame, counts, s);
+    draw_pending(frame, pending, s);
+    draw_commands(frame, commands, s);
+}
+
+fn ms_of(us: u64) -> String {
+    ms(std::time::Duration::from_micros(us))
+}
+
+fn draw_chart(frame: &mut Frame<'_>, area: Rect, history: &History) {
+    let budget = history.latest.period_us as f64 / 1000.0;
+    let steps: Vec<(f64, f64)> = history
+        .steps_us
+        .iter()
+        .enumerate()
+        .map(|(i, &us)| (i as f64, us as f64 / 1000.0))
+        .collect();
+    let over: Vec<(f64, f64)> = steps.iter().copied().filter(|p| p.1 > budget).collect();
+    let worst = steps.iter().map(|p| p.1).fold(0.0, f64::max);
+    let top = (budget * 1.25).max(worst * 1.05).max(0.001);
+    let width = (History::KEPT as f64).max(steps.len() as f64);
+    let budget_line = [(0.0, budget), (width, budget)];
+    let marks: Vec<(f64, f64)> = history
+        .overloads_at
+        .iter()
+        .map(|&at| (at as f64, top * 0.95))
+        .collect();
+    let datasets = vec![
+        Dataset::default()
+            .name(format!("budget {}", ms_of(history.latest.period_us)))
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(Style::new().fg(Color::Yellow))
+            .data(&budget_line),
+        Dataset::default()
+            .name("step (wall)")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Scatter)
+            .style(Style::new().fg(Color::Green))
+            .data(&steps),
+        Dataset::default()
+            .name("over budget")
+            .marker(Marker::Dot)
+            .graph_type(GraphType::Scatter)
+            .style(Style::new().fg(Color::Red))
+            .data(&over),
+        Dataset::default()
+            .name("overload")
+            .marker(Marker::Block)
+            .graph_type(GraphType::Scatter)
+            .style(Style::new().fg(Color::Magenta))
+            .data(&marks),
+    ];
+    let chart = Chart::new(datasets)
+        .block(
+            Block::bordered()
+                .title(format!(
+                    " step time vs budget · last {} frames · worst {} ",
+                    steps.len(),
+                    ms_of((worst * 1000.0) as u64)
+                ))
+                .title_bottom(Line::from(vec![
+                    " budget ".yellow(),
+                    "· step ".green(),
+                    "· over budget ".red(),
+                    "· overload event ".magenta(),
+                ])),
+        )
+        .legend_position(None)
+        .x_axis(Axis::default().bounds([0.0, width]))
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, top])
+                .labels(["0".to_owned(), ms_of((top * 1000.0) as u64)]),
+        );
+    frame.render_widget(chart, area);
+}
+
+fn draw_counts(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
+    let text = vec![
+        Line::from(format!("frames last second {:>6}", s.frames.len())),
+        Line::from(format!("over budget        {:>6}", s.over_budget)),
+        Line::from(format!("worst step         {:>9}", ms_of(s.worst_us()))),
+        Line::from(format!("overload events    {:>6}", s.overloads)),
+        Line::from(format!("deferred last step {:>6}", s.deferred_last_step)),
+        Line::from(format!("live schedules     {:>6}", s.schedules_live)),
+        Line::from(format!("firings started    {:>6}", s.firings)),
+        Line::from(format!("players online     {:>6}", s.online)),
+    ];
+    let style = if s.over_budget > 0 {
+        Style::new().fg(Color::Red)
+    } else {
+        Style::new()
+    };
+    frame.render_widget(
+        Paragraph::new(text).block(Block::bordered().title(" frames ").border_style(style)),
+        area,
+    );
+}
+
+fn draw_pending(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
+    let rows = s
+        .pending
+        .iter()
+        .map(|(name, count)| Row::new(vec![visible(name), count.to_string()]));
+    frame.render_widget(
+        Table::new(rows, [Constraint::Min(10), Constraint::Length(8)])
+            .header(Row::new(["priority", "waiting"]).bold())
+            .block(Block::bordered().title(" waiting ")),
+        area,
+    );
+}
+
+fn draw_commands(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
+    let items: Vec<String> = s.commands.iter().map(described).collect();
+    frame.render_widget(
+        List::new(items)
+            .block(Block::bordered().title(format!(" running commands: {} ", s.commands_running))),
+        area,
+    );
+}
+
+/// A listed command as one line: a string as itself, an object's values joined by ` · `.
+fn described(value: &serde_json::Value) -> String {
+    let text = match value {
+        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::Object(fields) => fields
+            .values()
+            .map(|v| match v {
+                serde_json::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(" · "),
+        other => other.to_string(),
+    };
+    visible(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+
+    /// A snapshot as serve sent it (recorded from `/dashboard/events`), with a frame over budget.
+    const RECORDED: &str = r#"{"period_us":16666,"frames":[[41,38],[39,37],[20500,19800],[45,40]],"over_budget":1,"overloads":0,"deferred_last_step":0,"pending":[["kernel",0],["high",0],["normal",2],["low",0],["background",7]],"commands_running":1,"schedules_live":3,"firings":12,"online":2}"#;
+
+    fn screen(history: &History) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        terminal
+            .draw(|frame| draw(frame, history, "127.0.0.1:8080", ""))
+            .unwrap();
+        let buffer = terminal.backend().buffer();
+        let mut out = String::new();
+        for y in 0..buffer.area.height {
+            for x in 0..buffer.area.width {
+                out.push_str(buffer[(x, y)].symbol());
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    #[test]
+    fn a_recorded_snapshot_shows_the_budget_the_counts_and_the_waiting() {
+        // docs/serve.md §14.1
+        let mut history = History::default();
+        history.push(Snapshot::parse(RECORDED).unwrap());
+        let shown = screen(&history);
+        assert!(
+            shown.contains("tickstep top · 127.0.0.1:8080 · budget 16.67ms · 1 snapshots"),
+            "{shown}"
+        );
+        assert!(shown.contains("frames last second      4"), "{shown}");
+        assert!(shown.contains("over budget             1"), "{shown}");
+        assert!(shown.contains("worst step           20.50ms"), "{shown}");
+        assert!(shown.contains("live schedules          3"), "{shown}");
+        assert!(shown.contains("players online          2"), "{shown}");
+        assert!(shown.contains("background     7"), "{shown}");
+        assert!(shown.contains("running commands: 1"), "{shown}");
+        assert!(shown.contains("last 4 frames"), "{shown}");
+    }
+
+    #[test]
+    fn overloads_are_marked_and_over_budget_frames_drawn_red() {
+        // docs/serve.md §14.1
+        // Two seconds of frames: one over budget early in the first, an overload event
+        // arriving with the second.
+        let mut first = Snapshot::parse(RECORDED).unwrap();
+        first.frames = vec![(40, 40); 60];
+        first.frames[10] = (20_500, 19_800);
+        let mut second = first.clone();
+        second.frames[10] = (40, 40);
+        second.overloads = 1;
+        let mut history = History::default();
+        history.push(first);
+        history.push(second);
+        assert_eq!(history.overloads_at, [60]);
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        terminal
+            .draw(|frame| draw(frame, &history, "a", ""))
+            .unwrap();
+        let buffer = terminal.backend().buffer();
+        let cells: Vec<_> = buffer.content().iter().collect();
+        assert!(
+            cells
+                .iter()
+                .any(|c| c.fg == Color::Magenta && c.symbol() == "█")
+        );
+        assert!(
+            cells
+                .iter()
+                .any(|c| c.fg == Color::Red && c.symbol() == "•")
+        );
+        assert!(
+            cells.iter().any(|c| c.fg == Color::Yellow),
+            "the budget line"
+        );
+    }
+
+    #[test]
+    fn the_servers_text_cannot_drive_the_terminal() {
+        // docs/serve.md §14.1, §11.1
+        let hostile = r#"{"pending":[["\u001b[2Jkernel",1]],"commands":["bell \u001b]0;pwned\u0007",{"name":"ring","priority":"high"}],"commands_running":2}"#;
+        let mut history = History::default();
+        history.push(Snapshot::parse(hostile).unwrap());
+        let shown = screen(&history);
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{shown}"
+        );
+        assert!(shown.contains("\\x1b[2Jkernel"), "{shown}");
+        assert!(shown.contains("bell \\x1b]0;pwned\\x07"), "{shown}");
+        assert!(shown.contains("ring · high"), "{shown}");
+    }
+
+    #[test]
+    fn an_empty_history_draws_without_dividing_by_zero() {
+        let shown = screen(&History::default());
+        assert!(
+            shown.contains("budget 0 µs") || shown.contains("budget 0"),
+            "{shown}"
+        );
+    }
+}
