@@ -3,6 +3,8 @@
 //! each process); tests assert what was said, never how long it took.
 #![allow(dead_code)]
 
+pub(crate) mod tmux;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
