@@ -25,13 +25,14 @@ fn http_addr(server: &Server) -> String {
         .to_owned()
 }
 
-/// `tickstep top` with `args`, run to its end within [`PATIENCE`] × 2.
+/// `tickstep top` with `args`, run to its end within [`PATIENCE`] — less than the 30 s of silence
+/// after which `top` gives up on a server, so a wait on a quiet connection fails the test.
 fn top(args: &[&str]) -> Output {
     serve_client::run_bounded(
         Command::new(env!("CARGO_BIN_EXE_tickstep"))
             .arg("top")
             .args(args),
-        PATIENCE * 2,
+        PATIENCE,
     )
 }
 
@@ -105,8 +106,36 @@ fn the_live_view_shows_the_budget_and_the_schedules_in_a_terminal_and_q_quits() 
     server.shutdown();
 }
 
-/// A fake HTTP side that answers one request with `answer` (then closes), on its own thread.
-fn fake_server(answer: Vec<u8>) -> String {
+#[test]
+fn the_live_view_says_why_when_the_server_goes_and_gives_the_terminal_back() {
+    // docs/serve.md §14.1, §14.2
+    if !available("tmux", Command::new("tmux").arg("-V")) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (server, addr, _alice) = serve_with_schedules(&dir);
+    let tmux = Tmux::start(
+        "top-gone",
+        110,
+        32,
+        &format!(
+            "{} top --http {addr}; echo top-exited=$?; sleep 60",
+            env!("CARGO_BIN_EXE_tickstep")
+        ),
+    );
+    tmux.wait_for("live schedules          3");
+    drop(server); // killed, mid-stream
+    let screen = tmux.wait_for("top-exited=1");
+    assert!(
+        screen.contains("tickstep: the server closed the stream"),
+        "{screen}"
+    );
+    assert!(!screen.contains("step time vs budget"), "{screen}");
+}
+
+/// A fake HTTP side that answers one request with `answer`, on its own thread, then closes the
+/// connection (or, if `hold`, keeps it open as a keep-alive server would).
+fn fake_server(answer: Vec<u8>, hold: bool) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     std::thread::spawn(move || {
@@ -114,6 +143,10 @@ fn fake_server(answer: Vec<u8>) -> String {
         read_request(&stream);
         // The client may hang up before all of it is written: that is what is tested.
         let _ = stream.write_all(&answer);
+        if hold {
+            // Until the client hangs up (or the test process ends).
+            let _ = std::io::Read::read(&mut stream, &mut [0u8; 1]);
+        }
     });
     addr
 }
@@ -130,8 +163,11 @@ const EVENT_STREAM: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r
 
 /// Runs `top --frames 3` against a fake answer; it must fail, saying `expected`.
 fn refused(answer: Vec<u8>, expected: &str) -> Output {
-    let addr = fake_server(answer);
-    let out = top(&["--http", &addr, "--frames", "3"]);
+    refused_by(&fake_server(answer, false), expected)
+}
+
+fn refused_by(addr: &str, expected: &str) -> Output {
+    let out = top(&["--http", addr, "--frames", "3"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let said = text(&out.stderr);
     assert!(said.starts_with("tickstep: "), "{said}");
@@ -170,9 +206,13 @@ fn junk_is_refused_with_what_it_was() {
         b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n\r\n<html>".to_vec(),
         "not text/event-stream",
     );
-    refused(
-        b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 17\r\n\r\n64 viewers watch\n"
-            .to_vec(),
+    // A refusal on a connection the server keeps open is read to its length, not waited on.
+    refused_by(
+        &fake_server(
+            b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 17\r\n\r\n64 viewers watch\n"
+                .to_vec(),
+            true,
+        ),
         "\"HTTP/1.1 503 Service Unavailable\" for /dashboard/events: 64 viewers watch",
     );
 }

@@ -138,9 +138,13 @@ impl<R: Read> EventStream<R> {
         let chunked = header("transfer-encoding").is_some_and(|v| v.contains("chunked"));
         let mut body = Body::new(raw, chunked);
         if status != "200" {
-            // The server's sentence says why (a full house of viewers is `503`).
+            // The server's sentence says why (a full house of viewers is `503`); read to its
+            // length, as the connection may stay open after it.
+            let length = header("content-length").and_then(|v| v.parse::<u64>().ok());
             let mut said = Vec::new();
-            let _ = (&mut body).take(512).read_to_end(&mut said);
+            let _ = (&mut body)
+                .take(length.unwrap_or(512).min(512))
+                .read_to_end(&mut said);
             let said = String::from_utf8_lossy(&said);
             let said = said.trim();
             return Err(StreamError::Refused {
