@@ -301,8 +301,8 @@ fn watched_rows(ours: &Measured, bare: &Measured, scale: &str) -> Section {
                 goal_ratio: 1.03,
             },
             note: format!(
-                "server process CPU per frame, {watching} vs neither ({:.0} vs {:.0} frames); {scale}",
-                ours.stats.frames, bare.stats.frames
+                "server process CPU per frame, {watching} vs neither ({:.0} vs {:.0} frames; {:.3} vs {:.3} cores); {scale}",
+                ours.stats.frames, bare.stats.frames, ours.server_cores, bare.server_cores
             ),
         },
         value(
@@ -311,8 +311,13 @@ fn watched_rows(ours: &Measured, bare: &Measured, scale: &str) -> Section {
             "frames",
             0.0,
             format!(
-                "frames over the period on the wall clock or in CPU, {watching} (unwatched: {} + {}); {scale}",
-                bare.stats.overruns, bare.stats.cpu_overruns
+                "frames over the period on the wall clock ({}) or in CPU ({}), {watching} (unwatched: {} + {}; step CPU p99 {:.2} vs {:.2} ms); {scale}",
+                ours.stats.overruns,
+                ours.stats.cpu_overruns,
+                bare.stats.overruns,
+                bare.stats.cpu_overruns,
+                ours.stats.step_cpu_p99_us / 1000.0,
+                bare.stats.step_cpu_p99_us / 1000.0
             ),
         ),
         Row {
