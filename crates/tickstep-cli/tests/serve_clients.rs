@@ -278,10 +278,8 @@ fn a_websocket_client_logs_in_plays_and_receives_a_firing() {
     }
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&store(&dir), &["--ws", "127.0.0.1:0"]);
-    let page = server.printed("tickstep serve: browsers on http://");
-    let addr = page
-        .trim_start_matches("tickstep serve: browsers on http://")
-        .trim_end_matches('/');
+    let addr = server.http_addr();
+    let addr = addr.as_str();
 
     // The page itself: plain HTTP, no external resources.
     let mut http = TcpStream::connect(addr).unwrap();

@@ -16,15 +16,6 @@ fn store(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("world.db")
 }
 
-/// The server's HTTP address, from what it printed at start.
-fn http_addr(server: &Server) -> String {
-    server
-        .printed("tickstep serve: browsers on http://")
-        .trim_start_matches("tickstep serve: browsers on http://")
-        .trim_end_matches('/')
-        .to_owned()
-}
-
 /// `tickstep top` with `args`, run to its end within [`PATIENCE`] — less than the 30 s of silence
 /// after which `top` gives up on a server, so a wait on a quiet connection fails the test.
 fn top(args: &[&str]) -> Output {
@@ -43,7 +34,7 @@ fn text(bytes: &[u8]) -> String {
 /// A server with three schedules of alice's, its HTTP address, and alice (online while kept).
 fn serve_with_schedules(dir: &tempfile::TempDir) -> (Server, String, serve_client::Client) {
     let server = Server::start(&store(dir), &["--http", "127.0.0.1:0"]);
-    let addr = http_addr(&server);
+    let addr = server.http_addr();
     let mut alice = server.login("alice");
     for verb in [
         "every 3600 tell one",
@@ -76,6 +67,20 @@ fn frames_prints_a_line_per_snapshot_of_a_running_serve() {
     server.shutdown();
 }
 
+/// `tickstep top --http ADDR` in a tmux pane of its own; its exit status is printed after it
+/// (`top-exited=N`), and the pane stays for the test to read.
+fn top_in_tmux(name: &str, addr: &str) -> Tmux {
+    Tmux::start(
+        name,
+        110,
+        32,
+        &format!(
+            "{} top --http {addr}; echo top-exited=$?; sleep 60",
+            env!("CARGO_BIN_EXE_tickstep")
+        ),
+    )
+}
+
 #[test]
 fn the_live_view_shows_the_budget_and_the_schedules_in_a_terminal_and_q_quits() {
     // docs/serve.md §14.1, §14.5
@@ -84,15 +89,7 @@ fn the_live_view_shows_the_budget_and_the_schedules_in_a_terminal_and_q_quits() 
     }
     let dir = tempfile::tempdir().unwrap();
     let (server, addr, _alice) = serve_with_schedules(&dir);
-    let tmux = Tmux::start(
-        "top",
-        110,
-        32,
-        &format!(
-            "{} top --http {addr}; echo top-exited=$?; sleep 60",
-            env!("CARGO_BIN_EXE_tickstep")
-        ),
-    );
+    let tmux = top_in_tmux("top", &addr);
     tmux.wait_for("step time vs budget");
     let screen = tmux.wait_for("live schedules          3");
     assert!(screen.contains("budget 16.67ms"), "{screen}");
@@ -114,15 +111,7 @@ fn the_live_view_says_why_when_the_server_goes_and_gives_the_terminal_back() {
     }
     let dir = tempfile::tempdir().unwrap();
     let (server, addr, _alice) = serve_with_schedules(&dir);
-    let tmux = Tmux::start(
-        "top-gone",
-        110,
-        32,
-        &format!(
-            "{} top --http {addr}; echo top-exited=$?; sleep 60",
-            env!("CARGO_BIN_EXE_tickstep")
-        ),
-    );
+    let tmux = top_in_tmux("top-gone", &addr);
     tmux.wait_for("live schedules          3");
     drop(server); // killed, mid-stream
     let screen = tmux.wait_for("top-exited=1");

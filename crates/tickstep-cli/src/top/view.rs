@@ -73,31 +73,12 @@ fn draw_chart(frame: &mut Frame<'_>, area: Rect, history: &History) {
         .iter()
         .map(|&at| (at as f64, top * 0.95))
         .collect();
+    // Drawn in this order, so an overload's mark stays on top of the frames around it.
     let datasets = vec![
-        Dataset::default()
-            .name(format!("budget {}", ms_of(history.latest.period_us)))
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(Style::new().fg(Color::Yellow))
-            .data(&budget_line),
-        Dataset::default()
-            .name("step (wall)")
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Scatter)
-            .style(Style::new().fg(Color::Green))
-            .data(&steps),
-        Dataset::default()
-            .name("over budget")
-            .marker(Marker::Dot)
-            .graph_type(GraphType::Scatter)
-            .style(Style::new().fg(Color::Red))
-            .data(&over),
-        Dataset::default()
-            .name("overload")
-            .marker(Marker::Block)
-            .graph_type(GraphType::Scatter)
-            .style(Style::new().fg(Color::Magenta))
-            .data(&marks),
+        series(&budget_line, Marker::Braille, Color::Yellow).graph_type(GraphType::Line),
+        series(&steps, Marker::Braille, Color::Green),
+        series(&over, Marker::Dot, Color::Red),
+        series(&marks, Marker::Block, Color::Magenta),
     ];
     let chart = Chart::new(datasets)
         .block(
@@ -122,6 +103,15 @@ fn draw_chart(frame: &mut Frame<'_>, area: Rect, history: &History) {
                 .labels(["0".to_owned(), ms_of((top * 1000.0) as u64)]),
         );
     frame.render_widget(chart, area);
+}
+
+/// Points of one colour on the chart (its key is the chart's bottom title).
+fn series(points: &[(f64, f64)], marker: Marker, color: Color) -> Dataset<'_> {
+    Dataset::default()
+        .marker(marker)
+        .graph_type(GraphType::Scatter)
+        .style(Style::new().fg(color))
+        .data(points)
 }
 
 fn draw_counts(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {

@@ -85,6 +85,14 @@ impl Server {
         }
     }
 
+    /// The HTTP side's `HOST:PORT` (`--http`), from what the server printed at start.
+    pub(crate) fn http_addr(&self) -> String {
+        self.printed("tickstep serve: browsers on http://")
+            .trim_start_matches("tickstep serve: browsers on http://")
+            .trim_end_matches('/')
+            .to_owned()
+    }
+
     /// The next line the server prints that starts with `prefix` (skipping others).
     pub(crate) fn printed(&self, prefix: &str) -> String {
         let deadline = Instant::now() + PATIENCE;
