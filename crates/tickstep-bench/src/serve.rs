@@ -23,7 +23,7 @@
 //!
 //! The main run is the watched one: every row above but the `watched_` ones and `churn_` ones
 //! is measured with `/metrics` on and the viewers attached; the unwatched run repeats the same
-//! load on a fresh server after the echo run.
+//! load on a fresh server right after it.
 //!
 //! Clients are dealt out to the three transports in turn (client `n` on `n % 3`); the
 //! transports' own rows compare them under one load.
@@ -123,14 +123,16 @@ pub(crate) fn run(opts: &Opts) -> Section {
         viewers: VIEWERS,
     };
     let ours = local.block_on(&threads, measure_server(&load, watched));
-    eprintln!("serve: the same clients against a bare echo server");
-    let echo = local.block_on(&threads, measure_echo(&load));
+    // Right after the watched run, so the machine's other load drifts as little as it can
+    // between the two.
     eprintln!("serve: the same load again, without /metrics and with no viewer");
     let unwatched = Watched {
         metrics: false,
         viewers: 0,
     };
     let bare = local.block_on(&threads, measure_server(&load, unwatched));
+    eprintln!("serve: the same clients against a bare echo server");
+    let echo = local.block_on(&threads, measure_echo(&load));
     let mut section = rows(&ours, &echo, &scale);
     section.extend(watched_rows(&ours, &bare, &scale));
     eprintln!("serve: other players idle, then beside a create/stop loop");
