@@ -638,3 +638,15 @@ fn metrics_are_served_beside_the_dashboard_as_prometheus_text() {
         "no player's name in a label"
     );
 }
+
+#[test]
+fn no_metrics_serves_the_dashboard_without_metrics() {
+    // docs/serve.md §14.6: the benchmark's unwatched baseline.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0", "--no-metrics"]);
+    let addr = server.http_addr();
+    let metrics = get(&addr, "/metrics");
+    assert_eq!(metrics.status, 404, "{}", metrics.body);
+    assert_eq!(get(&addr, "/dashboard").status, 200);
+    server.shutdown();
+}
