@@ -18,6 +18,7 @@
 //! | `churn_rtt_p99` | other players' round-trip p99 while one client runs a create/stop loop as fast as the server answers it, against the same players' p99 idle just before, on a server of its own with the default fair-use limits (docs/serve.md §11.3), in the same run | ratio ≤ 2 |
 //! | `churn_made_per_s`, `churn_wal` | schedules the loop really made per second (the rest refused by the rate limit), and the store's WAL at the end | informational; WAL ≤ 64 MB |
 //! | `watched_cpu_per_frame` | the server process's CPU time per frame with `/metrics` on and 20 dashboard viewers reading `/dashboard/events`, against the same load on a server without `/metrics` (`--no-metrics`) and no viewer, in the same run (docs/serve.md §14.6) | ratio ≤ 1.03 |
+//! | `watched_cpu_per_work` | the same CPU per piece of work (a round trip answered or a firing started): the clients wait for each reply before the next, so a run answered faster does more work in the same frames | ratio ≤ 1.03 |
 //! | `watched_overruns` | frames over the period (wall clock plus CPU) with `/metrics` and the viewers | 0 |
 //! | `watched_rtt_p99` | every client's round-trip p99 with `/metrics` and the viewers, against the unwatched run | ratio ≤ 1.1 |
 //!
@@ -156,6 +157,9 @@ struct Measured {
     populate: Duration,
     /// The server process's CPU time (every thread) per frame run in the window.
     cpu_per_frame_us: f64,
+    /// The server process's CPU time in the window per piece of work it did there: each round
+    /// trip answered and each firing started.
+    cpu_per_work_us: f64,
     /// The snapshots each dashboard viewer received in the window.
     viewer_snapshots: Vec<usize>,
 }
@@ -303,8 +307,25 @@ fn watched_rows(ours: &Measured, bare: &Measured, scale: &str) -> Section {
                 goal_ratio: 1.03,
             },
             note: format!(
-                "server process CPU per frame, {watching} vs neither ({:.0} vs {:.0} frames; {:.3} vs {:.3} cores); {scale}",
-                ours.stats.frames, bare.stats.frames, ours.server_cores, bare.server_cores
+                "server process CPU per frame, {watching} vs neither ({:.0} vs {:.0} frames; {:.3} vs {:.3} cores; {} vs {} round trips); {scale}",
+                ours.stats.frames,
+                bare.stats.frames,
+                ours.server_cores,
+                bare.server_cores,
+                ours.rtt_ms.len(),
+                bare.rtt_ms.len()
+            ),
+        },
+        Row {
+            name: "watched_cpu_per_work",
+            measure: Measure::Ratio {
+                ours_ns: ours.cpu_per_work_us * 1e3,
+                peer: "the same server without /metrics and no viewer, same load, same run",
+                peer_ns: bare.cpu_per_work_us * 1e3,
+                goal_ratio: 1.03,
+            },
+            note: format!(
+                "server process CPU per round trip answered or firing started, {watching} vs neither: the clients wait for each reply, so a server that answers faster is sent more in the same frames; {scale}"
             ),
         },
         value(
@@ -673,6 +694,7 @@ async fn drive_server(
         ));
     }
     let seconds = window.as_secs_f64();
+    let answered = rtt_ms.len();
     let due = due_between(&made.borrow(), window_start, window_start + window);
     Ok(Measured {
         rtt_ms,
@@ -684,6 +706,7 @@ async fn drive_server(
         rss_mb: rss_mb(server.child.id()),
         populate,
         cpu_per_frame_us: (cpu_end.0 - cpu_start.0) / stats.frames * 1e6,
+        cpu_per_work_us: (cpu_end.0 - cpu_start.0) / (answered as f64 + stats.firings) * 1e6,
         viewer_snapshots,
         stats,
     })

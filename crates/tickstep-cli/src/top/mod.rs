@@ -95,8 +95,8 @@ fn drive(
             String::new()
         }
     };
+    let mut changed = true;
     loop {
-        let mut changed = history.snapshots == 0;
         loop {
             match snapshots.try_recv() {
                 Ok(Ok(snapshot)) => {
@@ -114,15 +114,23 @@ fn drive(
             terminal
                 .draw(|frame| view::draw(frame, &history, addr, &note(&history)))
                 .map_err(|e| e.to_string())?;
+            changed = false;
         }
-        if event::poll(KEYS).map_err(|e| e.to_string())?
-            && let Event::Key(key) = event::read().map_err(|e| e.to_string())?
-            && key.kind == KeyEventKind::Press
-            && (matches!(key.code, KeyCode::Char('q') | KeyCode::Esc)
-                || (key.code == KeyCode::Char('c')
-                    && key.modifiers.contains(KeyModifiers::CONTROL)))
-        {
-            return Ok(());
+        if !event::poll(KEYS).map_err(|e| e.to_string())? {
+            continue;
+        }
+        match event::read().map_err(|e| e.to_string())? {
+            Event::Key(key)
+                if key.kind == KeyEventKind::Press
+                    && (matches!(key.code, KeyCode::Char('q') | KeyCode::Esc)
+                        || (key.code == KeyCode::Char('c')
+                            && key.modifiers.contains(KeyModifiers::CONTROL))) =>
+            {
+                return Ok(());
+            }
+            // A resized terminal is drawn again at once, not at the next snapshot.
+            Event::Resize(..) => changed = true,
+            _ => {}
         }
     }
 }
