@@ -55,7 +55,7 @@ impl Snapshot {
         let pending: Vec<String> = self
             .pending
             .iter()
-            .map(|(name, count)| format!("{}:{count}", super::view::visible(name)))
+            .map(|(name, count)| format!("{}:{count}", crate::serve::text::shown(name)))
             .collect();
         format!(
             "period_us={} frames={} worst_us={} over_budget={} overloads={} deferred={} pending={} commands={} schedules={} firings={} online={}",
