@@ -291,22 +291,28 @@ fn transport_rows(ours: &Measured, scale: &str) -> Section {
 /// The main run (with `/metrics` and the viewers) against the same load unwatched, in the same
 /// run (docs/serve.md §14.6).
 fn watched_rows(ours: &Measured, bare: &Measured, scale: &str) -> Section {
-    let p99 = |m: &Measured| quantile(&mut m.rtt_ms.clone(), 0.99);
     let fewest = ours.viewer_snapshots.iter().min().copied().unwrap_or(0);
     let watching = format!(
         "/metrics on and {} dashboard viewers on /dashboard/events (each received at least {fewest} snapshots)",
         ours.viewer_snapshots.len()
     );
+    // One measure of the watched run against the unwatched one, in nanoseconds.
+    let against_unwatched = |name, ns: fn(&Measured) -> f64, goal_ratio, note| Row {
+        name,
+        measure: Measure::Ratio {
+            ours_ns: ns(ours),
+            peer: "the same server without /metrics and no viewer, same load, same run",
+            peer_ns: ns(bare),
+            goal_ratio,
+        },
+        note,
+    };
     vec![
-        Row {
-            name: "watched_cpu_per_frame",
-            measure: Measure::Ratio {
-                ours_ns: ours.cpu_per_frame_us * 1e3,
-                peer: "the same server without /metrics and no viewer, same load, same run",
-                peer_ns: bare.cpu_per_frame_us * 1e3,
-                goal_ratio: 1.03,
-            },
-            note: format!(
+        against_unwatched(
+            "watched_cpu_per_frame",
+            |m| m.cpu_per_frame_us * 1e3,
+            1.03,
+            format!(
                 "server process CPU per frame, {watching} vs neither ({:.0} vs {:.0} frames; {:.3} vs {:.3} cores; {} vs {} round trips); {scale}",
                 ours.stats.frames,
                 bare.stats.frames,
@@ -315,19 +321,15 @@ fn watched_rows(ours: &Measured, bare: &Measured, scale: &str) -> Section {
                 ours.rtt_ms.len(),
                 bare.rtt_ms.len()
             ),
-        },
-        Row {
-            name: "watched_cpu_per_work",
-            measure: Measure::Ratio {
-                ours_ns: ours.cpu_per_work_us * 1e3,
-                peer: "the same server without /metrics and no viewer, same load, same run",
-                peer_ns: bare.cpu_per_work_us * 1e3,
-                goal_ratio: 1.03,
-            },
-            note: format!(
+        ),
+        against_unwatched(
+            "watched_cpu_per_work",
+            |m| m.cpu_per_work_us * 1e3,
+            1.03,
+            format!(
                 "server process CPU per round trip answered or firing started, {watching} vs neither: the clients wait for each reply, so a server that answers faster is sent more in the same frames; {scale}"
             ),
-        },
+        ),
         value(
             "watched_overruns",
             ours.stats.overruns + ours.stats.cpu_overruns,
@@ -343,16 +345,12 @@ fn watched_rows(ours: &Measured, bare: &Measured, scale: &str) -> Section {
                 bare.stats.step_cpu_p99_us / 1000.0
             ),
         ),
-        Row {
-            name: "watched_rtt_p99",
-            measure: Measure::Ratio {
-                ours_ns: p99(ours) * 1e6,
-                peer: "the same server without /metrics and no viewer, same load, same run",
-                peer_ns: p99(bare) * 1e6,
-                goal_ratio: 1.1,
-            },
-            note: format!("round-trip p99 of every client, {watching} vs neither; {scale}"),
-        },
+        against_unwatched(
+            "watched_rtt_p99",
+            |m| quantile(&mut m.rtt_ms.clone(), 0.99) * 1e6,
+            1.1,
+            format!("round-trip p99 of every client, {watching} vs neither; {scale}"),
+        ),
     ]
 }
 
