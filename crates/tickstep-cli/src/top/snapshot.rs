@@ -24,14 +24,16 @@ pub(crate) struct Snapshot {
     /// Tasks waiting per priority, kernel first.
     pub(crate) pending: Vec<(String, u64)>,
     pub(crate) commands_running: u64,
-    /// The running commands themselves, where the server lists them (each shown as its text,
-    /// or an object's values joined).
+    /// The running commands themselves, where the server lists them (`{id, name, priority,
+    /// mechanisms}` objects; anything else shown as its text).
     pub(crate) commands: Vec<serde_json::Value>,
+    /// The kernel's hot tasks, where the server lists them (`[origin, total_us, calls, max_us]`).
+    pub(crate) hot_tasks: Vec<serde_json::Value>,
     pub(crate) schedules_live: u64,
     /// Firings started so far.
     pub(crate) firings: u64,
-    /// Players online.
-    pub(crate) online: u64,
+    /// Players online, where the host has players.
+    pub(crate) online: Option<u64>,
 }
 
 impl Snapshot {
@@ -70,6 +72,7 @@ impl Snapshot {
             self.schedules_live,
             self.firings,
             self.online
+                .map_or_else(|| "-".to_owned(), |n| n.to_string())
         )
     }
 }
@@ -123,7 +126,7 @@ mod tests {
         assert_eq!(s.period_us, 16_666);
         assert_eq!(s.frames, [(40, 30)]);
         assert_eq!(s.schedules_live, 3);
-        assert_eq!(s.online, 0);
+        assert_eq!(s.online, None);
         assert!(s.pending.is_empty());
     }
 

@@ -27,7 +27,7 @@ pub(crate) fn draw(frame: &mut Frame<'_>, history: &History, addr: &str, note: &
     let [title, chart, bottom] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(8),
-        Constraint::Length(10),
+        Constraint::Length(12),
     ])
     .areas(frame.area());
     frame.render_widget(
@@ -40,15 +40,18 @@ pub(crate) fn draw(frame: &mut Frame<'_>, history: &History, addr: &str, note: &
         title,
     );
     draw_chart(frame, chart, history);
-    let [counts, pending, commands] = Layout::horizontal([
-        Constraint::Percentage(40),
-        Constraint::Percentage(25),
-        Constraint::Percentage(35),
+    let [counts, pending, lists] = Layout::horizontal([
+        Constraint::Percentage(34),
+        Constraint::Percentage(22),
+        Constraint::Percentage(44),
     ])
     .areas(bottom);
+    let [commands, hot] =
+        Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(lists);
     draw_counts(frame, counts, s);
     draw_pending(frame, pending, s);
     draw_commands(frame, commands, s);
+    draw_hot(frame, hot, s);
 }
 
 fn ms_of(us: u64) -> String {
@@ -123,7 +126,10 @@ fn draw_counts(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
         Line::from(format!("deferred last step {:>6}", s.deferred_last_step)),
         Line::from(format!("live schedules     {:>6}", s.schedules_live)),
         Line::from(format!("firings started    {:>6}", s.firings)),
-        Line::from(format!("players online     {:>6}", s.online)),
+        Line::from(format!(
+            "players online     {:>6}",
+            s.online.map_or_else(|| "-".to_owned(), |n| n.to_string())
+        )),
     ];
     let style = if s.over_budget > 0 {
         Style::new().fg(Color::Red)
@@ -158,18 +164,67 @@ fn draw_commands(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
     );
 }
 
-/// A listed command as one line: a string as itself, an object's values joined by ` · `.
+/// The hot tasks: where the frames' task time went (origin, total, calls, longest).
+fn draw_hot(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
+    let rows = s.hot_tasks.iter().map(|task| {
+        let cells: Vec<String> = match task {
+            serde_json::Value::Array(cells) => cells.iter().map(plain).collect(),
+            other => vec![plain(other)],
+        };
+        Row::new(cells.into_iter().map(|cell| visible(&cell)))
+    });
+    frame.render_widget(
+        Table::new(
+            rows,
+            [
+                Constraint::Min(12),
+                Constraint::Length(9),
+                Constraint::Length(6),
+                Constraint::Length(7),
+            ],
+        )
+        .header(Row::new(["hot task", "total µs", "calls", "max µs"]).bold())
+        .block(Block::bordered().title(" hot tasks ")),
+        area,
+    );
+}
+
+/// A JSON value as text: a string without its quotes, anything else as JSON.
+fn plain(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A listed command as one line: `#id name · priority P · mechanisms` for the dashboard's
+/// objects, a string as itself, another object's values joined by ` · `.
 fn described(value: &serde_json::Value) -> String {
     let text = match value {
+        serde_json::Value::Object(fields) if fields.contains_key("name") => {
+            let mechanisms = match fields.get("mechanisms") {
+                Some(serde_json::Value::Array(all)) => {
+                    all.iter().map(plain).collect::<Vec<_>>().join(", ")
+                }
+                Some(other) => plain(other),
+                None => String::new(),
+            };
+            let mut parts = vec![match fields.get("id") {
+                Some(id) => format!("#{} {}", plain(id), plain(&fields["name"])),
+                None => plain(&fields["name"]),
+            }];
+            if let Some(priority) = fields.get("priority") {
+                parts.push(format!("priority {}", plain(priority)));
+            }
+            if !mechanisms.is_empty() {
+                parts.push(mechanisms);
+            }
+            parts.join(" · ")
+        }
         serde_json::Value::String(text) => text.clone(),
-        serde_json::Value::Object(fields) => fields
-            .values()
-            .map(|v| match v {
-                serde_json::Value::String(text) => text.clone(),
-                other => other.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join(" · "),
+        serde_json::Value::Object(fields) => {
+            fields.values().map(plain).collect::<Vec<_>>().join(" · ")
+        }
         other => other.to_string(),
     };
     visible(&text)
@@ -216,9 +271,30 @@ mod tests {
         assert!(shown.contains("worst step           20.50ms"), "{shown}");
         assert!(shown.contains("live schedules          3"), "{shown}");
         assert!(shown.contains("players online          2"), "{shown}");
-        assert!(shown.contains("background     7"), "{shown}");
+        assert!(shown.contains("background  7"), "{shown}");
         assert!(shown.contains("running commands: 1"), "{shown}");
         assert!(shown.contains("last 4 frames"), "{shown}");
+    }
+
+    /// A snapshot of the dashboard as the `tickstep` crate's host sends it: the running
+    /// commands listed, the hot tasks, no players.
+    const RECORDED_HOST: &str = r#"{"period_us":20000,"frames":[[900,850]],"over_budget":0,"overloads":3,"deferred_last_step":1,"pending":[["kernel",0],["high",1],["normal",0],["low",0],["background",0]],"commands_running":1,"commands":[{"id":7,"name":"intake","priority":2,"mechanisms":["arm","roller"]}],"hot_tasks":[["drive.rs:40",812,60,30],["vision",95,3,40]],"schedules_live":0,"firings":0}"#;
+
+    #[test]
+    fn a_hosts_snapshot_lists_its_commands_and_hot_tasks() {
+        // docs/serve.md §14.1, §14.3
+        let mut history = History::default();
+        history.push(Snapshot::parse(RECORDED_HOST).unwrap());
+        let shown = screen(&history);
+        assert!(shown.contains("budget 20.00ms"), "{shown}");
+        assert!(
+            shown.contains("#7 intake · priority 2 · arm, roller"),
+            "{shown}"
+        );
+        assert!(shown.contains("drive.rs:40"), "{shown}");
+        assert!(shown.contains("812"), "{shown}");
+        assert!(shown.contains("players online          -"), "{shown}");
+        assert!(shown.contains("overload events         3"), "{shown}");
     }
 
     #[test]
@@ -261,7 +337,7 @@ mod tests {
     #[test]
     fn the_servers_text_cannot_drive_the_terminal() {
         // docs/serve.md §14.1, §11.1
-        let hostile = r#"{"pending":[["\u001b[2Jkernel",1]],"commands":["bell \u001b]0;pwned\u0007",{"name":"ring","priority":"high"}],"commands_running":2}"#;
+        let hostile = r#"{"pending":[["\u001b[2Jkernel",1]],"commands":["bell \u001b]0;pwned\u0007",{"name":"ring","priority":"high"}],"commands_running":2,"hot_tasks":[["\u001b[31mhot",1,1,1]]}"#;
         let mut history = History::default();
         history.push(Snapshot::parse(hostile).unwrap());
         let shown = screen(&history);
@@ -269,9 +345,10 @@ mod tests {
             !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
             "{shown}"
         );
-        assert!(shown.contains("\\x1b[2Jkernel"), "{shown}");
+        assert!(shown.contains("\\x1b[2Jkern"), "{shown}");
+        assert!(shown.contains("\\x1b[31mhot"), "{shown}");
         assert!(shown.contains("bell \\x1b]0;pwned\\x07"), "{shown}");
-        assert!(shown.contains("ring · high"), "{shown}");
+        assert!(shown.contains("ring · priority high"), "{shown}");
     }
 
     #[test]
