@@ -605,6 +605,18 @@ fn actions_as_a_player_meet_that_players_permissions() {
 }
 
 #[test]
+fn no_metrics_serves_the_dashboard_without_metrics() {
+    // docs/serve.md §14.6: the benchmark's unwatched baseline.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0", "--no-metrics"]);
+    let addr = server.http_addr();
+    let metrics = get(&addr, "/metrics");
+    assert_eq!(metrics.status, 404, "{}", metrics.body);
+    assert_eq!(get(&addr, "/dashboard").status, 200);
+    server.shutdown();
+}
+
+#[test]
 fn metrics_are_served_beside_the_dashboard_as_prometheus_text() {
     // docs/serve.md §13.9: the engines' metrics on the HTTP side, with no player in a label.
     let dir = tempfile::tempdir().unwrap();
@@ -637,16 +649,4 @@ fn metrics_are_served_beside_the_dashboard_as_prometheus_text() {
         !metrics.body.contains("alice"),
         "no player's name in a label"
     );
-}
-
-#[test]
-fn no_metrics_serves_the_dashboard_without_metrics() {
-    // docs/serve.md §14.6: the benchmark's unwatched baseline.
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0", "--no-metrics"]);
-    let addr = server.http_addr();
-    let metrics = get(&addr, "/metrics");
-    assert_eq!(metrics.status, 404, "{}", metrics.body);
-    assert_eq!(get(&addr, "/dashboard").status, 200);
-    server.shutdown();
 }
