@@ -25,6 +25,13 @@ use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers
 use snapshot::{History, Snapshot};
 use sse::EventStream;
 
+/// `text` with control and bidi characters as visible escapes (docs/serve.md §11.1), as serve
+/// shows one player's text to another: the one place `top` makes a server's strings safe for the
+/// terminal.
+fn visible(text: &str) -> String {
+    crate::serve::text::shown(text).into_owned()
+}
+
 /// `tickstep top` (docs/serve.md §14).
 #[derive(clap::Args, Debug)]
 pub(crate) struct TopArgs {

@@ -57,7 +57,7 @@ impl Snapshot {
         let pending: Vec<String> = self
             .pending
             .iter()
-            .map(|(name, count)| format!("{}:{count}", crate::serve::text::shown(name)))
+            .map(|(name, count)| format!("{}:{count}", super::visible(name)))
             .collect();
         format!(
             "period_us={} frames={} worst_us={} over_budget={} overloads={} deferred={} pending={} commands={} schedules={} firings={} online={}",

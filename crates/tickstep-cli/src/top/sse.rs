@@ -267,10 +267,7 @@ fn read_head(raw: &mut impl BufRead) -> Result<String, StreamError> {
 
 /// What the server sent, shortened and with control characters made visible, for a message.
 pub(crate) fn shown(text: &str, at_most: usize) -> String {
-    let mut out: String = crate::serve::text::shown(text)
-        .chars()
-        .take(at_most)
-        .collect();
+    let mut out: String = super::visible(text).chars().take(at_most).collect();
     if text.chars().count() > at_most {
         out.push('…');
     }

@@ -14,12 +14,8 @@ use ratatui::text::Line;
 use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, List, Paragraph, Row, Table};
 
 use super::snapshot::{History, Snapshot};
+use super::visible;
 use crate::units::ms;
-
-/// `text` with control and bidi characters as visible escapes (docs/serve.md §11.1).
-pub(crate) fn visible(text: &str) -> String {
-    crate::serve::text::shown(text).into_owned()
-}
 
 /// Draws the whole view; `addr` and `note` go in the title line.
 pub(crate) fn draw(frame: &mut Frame<'_>, history: &History, addr: &str, note: &str) {
