@@ -18,6 +18,14 @@
 //! | `churn_rtt_p99` | other players' round-trip p99 while one client runs a create/stop loop as fast as the server answers it, against the same players' p99 without it, in interleaved slices (the median of each kind's slice p99s), on a server of its own with the default fair-use limits (docs/serve.md §11.3, §11.12), in the same run | ratio ≤ 2 |
 //! | `churn_server_cpu` | the server's CPU beside the loop (cores), with its CPU without it in the note | informational |
 //! | `churn_made_per_s`, `churn_wal` | schedules the loop really made per second (the rest refused by the rate limit), and the store's WAL at the end | informational; WAL ≤ 64 MB |
+//! | `watched_cpu_per_frame` | the server process's CPU time per frame with `/metrics` on and 20 dashboard viewers reading `/dashboard/events`, against the same load on a server without `/metrics` (`--no-metrics`) and no viewer, in the same run (docs/serve.md §14.6) | ratio ≤ 1.03 |
+//! | `watched_cpu_per_work` | the same CPU per piece of work (a round trip answered or a firing started): the clients wait for each reply before the next, so a run answered faster does more work in the same frames | ratio ≤ 1.03 |
+//! | `watched_overruns` | frames over the period (wall clock plus CPU) with `/metrics` and the viewers | 0 |
+//! | `watched_rtt_p99` | every client's round-trip p99 with `/metrics` and the viewers, against the unwatched run | ratio ≤ 1.1 |
+//!
+//! The main run is the watched one: every row above but the `watched_` ones and `churn_` ones
+//! is measured with `/metrics` on and the viewers attached; the unwatched run repeats the same
+//! load on a fresh server right after it.
 //!
 //! Clients are dealt out to the three transports in turn (client `n` on `n % 3`); the
 //! transports' own rows compare them under one load.
@@ -44,6 +52,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use crate::harness::{Measure, Opts, Row, Section};
 
 mod transport;
+mod viewers;
 
 use transport::{Addrs, Client, Transport};
 
@@ -53,6 +62,15 @@ const FRAME_MS: f64 = 1000.0 / 60.0;
 const PACE: Duration = Duration::from_millis(100);
 /// Bound on any single wait for a reply or for the server to start.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
+/// Dashboard viewers on the live view's events during the main run (docs/serve.md §14.6).
+const VIEWERS: usize = 20;
+
+/// How the server under load is watched: with `/metrics` and live viewers, or neither.
+#[derive(Clone, Copy)]
+struct Watched {
+    metrics: bool,
+    viewers: usize,
+}
 
 struct Load {
     connections: usize,
@@ -99,11 +117,26 @@ pub(crate) fn run(opts: &Opts) -> Section {
         .build()
         .expect("a tokio runtime for the clients");
     let local = tokio::task::LocalSet::new();
-    eprintln!("serve: populating the server, then measuring ({scale})");
-    let ours = local.block_on(&threads, measure_server(&load));
+    eprintln!(
+        "serve: populating the server, then measuring with /metrics and {VIEWERS} dashboard viewers ({scale})"
+    );
+    let watched = Watched {
+        metrics: true,
+        viewers: VIEWERS,
+    };
+    let ours = local.block_on(&threads, measure_server(&load, watched));
+    // Right after the watched run, so the machine's other load drifts as little as it can
+    // between the two.
+    eprintln!("serve: the same load again, without /metrics and with no viewer");
+    let unwatched = Watched {
+        metrics: false,
+        viewers: 0,
+    };
+    let bare = local.block_on(&threads, measure_server(&load, unwatched));
     eprintln!("serve: the same clients against a bare echo server");
     let echo = local.block_on(&threads, measure_echo(&load));
     let mut section = rows(&ours, &echo, &scale);
+    section.extend(watched_rows(&ours, &bare, &scale));
     eprintln!("serve: other players idle, then beside a create/stop loop");
     section.extend(local.block_on(&threads, churn::measure(opts.quick)));
     section
@@ -123,6 +156,13 @@ struct Measured {
     clients_cores: f64,
     rss_mb: f64,
     populate: Duration,
+    /// The server process's CPU time (every thread) per frame run in the window.
+    cpu_per_frame_us: f64,
+    /// The server process's CPU time in the window per piece of work it did there: each round
+    /// trip answered and each firing started.
+    cpu_per_work_us: f64,
+    /// The snapshots each dashboard viewer received in the window.
+    viewer_snapshots: Vec<usize>,
 }
 
 #[derive(Default)]
@@ -249,6 +289,72 @@ fn transport_rows(ours: &Measured, scale: &str) -> Section {
     rows
 }
 
+/// The main run (with `/metrics` and the viewers) against the same load unwatched, in the same
+/// run (docs/serve.md §14.6).
+fn watched_rows(ours: &Measured, bare: &Measured, scale: &str) -> Section {
+    let fewest = ours.viewer_snapshots.iter().min().copied().unwrap_or(0);
+    let watching = format!(
+        "/metrics on and {} dashboard viewers on /dashboard/events (each received at least {fewest} snapshots)",
+        ours.viewer_snapshots.len()
+    );
+    // One measure of the watched run against the unwatched one, in nanoseconds.
+    let against_unwatched = |name, ns: fn(&Measured) -> f64, goal_ratio, note| Row {
+        name,
+        measure: Measure::Ratio {
+            ours_ns: ns(ours),
+            peer: "the same server without /metrics and no viewer, same load, same run",
+            peer_ns: ns(bare),
+            goal_ratio,
+        },
+        note,
+    };
+    vec![
+        against_unwatched(
+            "watched_cpu_per_frame",
+            |m| m.cpu_per_frame_us * 1e3,
+            1.03,
+            format!(
+                "server process CPU per frame, {watching} vs neither ({:.0} vs {:.0} frames; {:.3} vs {:.3} cores; {} vs {} round trips); {scale}",
+                ours.stats.frames,
+                bare.stats.frames,
+                ours.server_cores,
+                bare.server_cores,
+                ours.rtt_ms.len(),
+                bare.rtt_ms.len()
+            ),
+        ),
+        against_unwatched(
+            "watched_cpu_per_work",
+            |m| m.cpu_per_work_us * 1e3,
+            1.03,
+            format!(
+                "server process CPU per round trip answered or firing started, {watching} vs neither: the clients wait for each reply, so a server that answers faster is sent more in the same frames; {scale}"
+            ),
+        ),
+        value(
+            "watched_overruns",
+            ours.stats.overruns + ours.stats.cpu_overruns,
+            "frames",
+            0.0,
+            format!(
+                "frames over the period on the wall clock ({}) or in CPU ({}), {watching} (unwatched: {} + {}; step CPU p99 {:.2} vs {:.2} ms); {scale}",
+                ours.stats.overruns,
+                ours.stats.cpu_overruns,
+                bare.stats.overruns,
+                bare.stats.cpu_overruns,
+                ours.stats.step_cpu_p99_us / 1000.0,
+                bare.stats.step_cpu_p99_us / 1000.0
+            ),
+        ),
+        against_unwatched(
+            "watched_rtt_p99",
+            |m| quantile(&mut m.rtt_ms.clone(), 0.99) * 1e6,
+            1.1,
+            format!("round-trip p99 of every client, {watching} vs neither; {scale}"),
+        ),
+    ]
+}
+
 /// What the server got through and what it cost: firings, CPU, memory.
 fn work_rows(ours: &Measured, scale: &str) -> Section {
     vec![
@@ -348,11 +454,16 @@ fn server_binary() -> PathBuf {
 /// Every bench player's password, and the wizard's.
 pub(crate) const BENCH_PASSWORD: &str = "bench-password";
 
-fn start_server(quota: usize) -> ServerProcess {
+fn start_server(quota: usize, metrics: bool) -> ServerProcess {
+    let quota = quota.to_string();
+    let mut args = vec!["--quota", &quota];
+    if !metrics {
+        args.push("--no-metrics");
+    }
     // Every client connects from loopback: the per-address limits would take them for one
     // player's twenty names (docs/serve.md §11); the per-player rate would slow the setup.
     start_server_with(
-        &["--quota", &quota.to_string()],
+        &args,
         &[
             "--names-per-address",
             "0",
@@ -473,10 +584,10 @@ async fn connect(addrs: &Addrs, n: usize, transport: Transport) -> Client {
     panic!("the server greeted none of five connections");
 }
 
-async fn measure_server(load: &Load) -> Measured {
-    let server = start_server(load.schedules_each);
+async fn measure_server(load: &Load, watched: Watched) -> Measured {
+    let server = start_server(load.schedules_each, watched.metrics);
     // Whatever goes wrong, the server process is stopped before the bench reports it.
-    match tokio::time::timeout(PATIENCE * 10, drive_server(&server, load)).await {
+    match tokio::time::timeout(PATIENCE * 10, drive_server(&server, load, watched)).await {
         Ok(Ok(measured)) => measured,
         Ok(Err(failure)) => {
             drop(server);
@@ -489,7 +600,11 @@ async fn measure_server(load: &Load) -> Measured {
     }
 }
 
-async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, String> {
+async fn drive_server(
+    server: &ServerProcess,
+    load: &Load,
+    watched: Watched,
+) -> Result<Measured, String> {
     let addrs = Rc::new(Addrs {
         tcp: server.addr.clone(),
         ws: Some(server.ws.clone()),
@@ -546,6 +661,8 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
         "serve: populated in {:.1} s; the window opens when the first schedules come due",
         populate.as_secs_f64()
     );
+    // The viewers watch from before the window to its end.
+    let viewers = viewers::Viewers::open(&server.ws, watched.viewers).await?;
     // The window opens when the first schedules come due (one interval after the first was
     // made), so each schedule fires about once inside it.
     tokio::time::sleep(load.window.saturating_sub(populate)).await;
@@ -569,7 +686,14 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
         cpu_seconds(std::process::id()),
     );
     let stats = parse_stats(&wizard.ask("stats").await);
+    let viewer_snapshots = viewers.stop().await?;
+    if viewer_snapshots.contains(&0) {
+        return Err(format!(
+            "a dashboard viewer received no snapshot in the window: {viewer_snapshots:?}"
+        ));
+    }
     let seconds = window.as_secs_f64();
+    let answered = rtt_ms.len();
     let due = due_between(&made.borrow(), window_start, window_start + window);
     Ok(Measured {
         rtt_ms,
@@ -578,9 +702,12 @@ async fn drive_server(server: &ServerProcess, load: &Load) -> Result<Measured, S
         due_per_s: due as f64 / seconds,
         server_cores: (cpu_end.0 - cpu_start.0) / seconds,
         clients_cores: (cpu_end.1 - cpu_start.1) / seconds,
-        stats,
         rss_mb: rss_mb(server.child.id()),
         populate,
+        cpu_per_frame_us: (cpu_end.0 - cpu_start.0) / stats.frames * 1e6,
+        cpu_per_work_us: (cpu_end.0 - cpu_start.0) / (answered as f64 + stats.firings) * 1e6,
+        viewer_snapshots,
+        stats,
     })
 }
 

@@ -5,6 +5,7 @@
 //! * `tickstep sim` — the kernel's frame-budget model in virtual time, with an SVG plot;
 //! * `tickstep serve` — a small world server that real clients reach over TCP;
 //! * `tickstep dashboard` — the web dashboard of a schedule store with no server running.
+//! * `tickstep top` — a running serve's live frame budget in a terminal, over its HTTP side.
 //!
 //! One module per subcommand; this file only parses and dispatches. Usage errors exit with code 2
 //! (clap's convention), runtime failures with 1.
@@ -19,6 +20,7 @@ mod serve;
 mod sim;
 mod sim_report;
 mod store;
+mod top;
 mod units;
 
 use std::process::ExitCode;
@@ -45,6 +47,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Serve the web dashboard of a schedule store, with no server running (docs/serve.md §13.13).
     Dashboard(dashboard::DashboardArgs),
+    /// Watch a running `serve --http`'s frame budget live in a terminal.
+    Top(top::TopArgs),
 }
 
 /// Prints one line to stdout. A closed pipe (`tickstep ... | head`) is not an error worth a
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
         Command::Sim(args) => sim::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Dashboard(args) => dashboard::run(args),
+        Command::Top(args) => top::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -38,11 +38,7 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
             token.to_str().unwrap(),
         ],
     );
-    let addr = server
-        .printed("tickstep serve: browsers on http://")
-        .trim_start_matches("tickstep serve: browsers on http://")
-        .trim_end_matches('/')
-        .to_owned();
+    let addr = server.http_addr();
     let mut alice = server.login("alice");
     let mut bob = server.login("bob");
     let script = id_of(&alice.ask("every 1 tell <script>window.pwned=2</script>"));

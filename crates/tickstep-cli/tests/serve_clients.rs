@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use serve_client::tmux::Tmux;
 use serve_client::{PATIENCE, Server, available, id_of, password_of};
 
 fn store(dir: &tempfile::TempDir) -> PathBuf {
@@ -130,53 +131,6 @@ fn telnetlib3_negotiates_naws_ttype_charset_and_gmcp() {
     server.shutdown();
 }
 
-/// A tmux server of the test's own (its own socket), killed when dropped.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .output()
-            .expect("tmux runs");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "tt"])
-    }
-
-    /// Waits until the screen shows `text`, and returns the screen.
-    fn wait_for(&self, text: &str) -> String {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the screen never showed {text:?}:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn type_line(&self, line: &str) {
-        self.run(&["send-keys", "-t", "tt", "-l", line]);
-        self.run(&["send-keys", "-t", "tt", "Enter"]);
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        self.run(&["kill-server"]);
-    }
-}
-
 fn tintin() -> Option<&'static str> {
     ["/usr/games/tt++", "/usr/bin/tt++"]
         .into_iter()
@@ -202,21 +156,13 @@ fn tintin_logs_in_sets_a_reminder_and_receives_it() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&store(&dir), &[]);
     let (host, port) = host_port(&server.addr);
-    let tmux = Tmux {
-        socket: format!("tickstep-test-{}", std::process::id()),
-    };
     let tt = found.unwrap();
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "tt",
-        "-x",
-        "120",
-        "-y",
-        "40",
+    let tmux = Tmux::start(
+        "tintin",
+        120,
+        40,
         &format!("{tt} -G -e '#session s {host} {port}'"),
-    ]);
+    );
     tmux.wait_for("hello: this is a tickstep world");
     tmux.type_line("tina");
     tmux.wait_for("password: tina is a new name");
@@ -338,10 +284,8 @@ fn a_websocket_client_logs_in_plays_and_receives_a_firing() {
     }
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&store(&dir), &["--ws", "127.0.0.1:0"]);
-    let page = server.printed("tickstep serve: browsers on http://");
-    let addr = page
-        .trim_start_matches("tickstep serve: browsers on http://")
-        .trim_end_matches('/');
+    let addr = server.http_addr();
+    let addr = addr.as_str();
 
     // The page itself: plain HTTP, no external resources.
     let mut http = TcpStream::connect(addr).unwrap();

@@ -19,15 +19,6 @@ fn store(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("world.db")
 }
 
-/// The server's HTTP address, from what it printed at start.
-fn http_addr(server: &Server) -> String {
-    server
-        .printed("tickstep serve: browsers on http://")
-        .trim_start_matches("tickstep serve: browsers on http://")
-        .trim_end_matches('/')
-        .to_owned()
-}
-
 /// The ids linked from a list page, in order.
 fn listed(body: &str) -> Vec<u64> {
     body.split("<a href=\"/dashboard/schedules/")
@@ -41,7 +32,7 @@ fn the_list_filters_sorts_and_shows_hostile_text_as_text() {
     // docs/serve.md §13.1–§13.3
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
-    let addr = http_addr(&server);
+    let addr = server.http_addr();
     let mut alice = server.login("alice");
     let mut bob = server.login("bob");
     let script = id_of(&alice.ask("every 3600 tell <script>alert(1)</script>"));
@@ -142,7 +133,7 @@ fn every_route_answers_bad_input_with_a_clear_4xx() {
     // docs/serve.md §13.4
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
-    let addr = http_addr(&server);
+    let addr = server.http_addr();
     let long_query = format!("GET /dashboard?q={} HTTP/1.1", "a".repeat(3_000));
     // hyper's limits: about 400 KiB of head, 100 headers.
     let huge_header = format!("GET /dashboard HTTP/1.1\r\nX-Big: {}", "b".repeat(500_000));
@@ -241,7 +232,7 @@ fn the_live_view_streams_frame_times_against_the_budget() {
     // docs/serve.md §13.6
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
-    let addr = http_addr(&server);
+    let addr = server.http_addr();
     let mut alice = server.login("alice");
     alice.ask("every 1 tell tick");
     let seen = events(&addr, 3);
@@ -279,7 +270,7 @@ fn live_viewers_are_capped_and_a_seat_is_given_back() {
     // docs/serve.md §13.5
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
-    let addr = http_addr(&server);
+    let addr = server.http_addr();
     let open = |addr: &str| {
         let mut stream = TcpStream::connect(addr).unwrap();
         stream.set_read_timeout(Some(PATIENCE)).unwrap();
@@ -332,7 +323,7 @@ fn without_a_token_the_dashboard_is_read_only() {
     // docs/serve.md §13.8
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
-    let addr = http_addr(&server);
+    let addr = server.http_addr();
     let mut alice = server.login("alice");
     let id = id_of(&alice.ask("every 3600 tell hourly"));
     let refused = post(
@@ -356,7 +347,7 @@ fn acting_server(dir: &tempfile::TempDir) -> (Server, String, serve_client::Clie
         &store(dir),
         &["--http", "127.0.0.1:0", "--action-token-file", &token],
     );
-    let addr = http_addr(&server);
+    let addr = server.http_addr();
     let mut alice = server.login("alice");
     let id = id_of(&alice.ask("every 3600 tell hourly"));
     (server, addr, alice, id)
@@ -502,7 +493,7 @@ fn actions_as_a_player_meet_that_players_permissions() {
             "bob",
         ],
     );
-    let addr = http_addr(&server);
+    let addr = server.http_addr();
     let good = format!("token={TOKEN}");
     let mut alice = server.login("alice");
     let alices = id_of(&alice.ask("every 3600 tell hourly"));
@@ -552,11 +543,23 @@ fn actions_as_a_player_meet_that_players_permissions() {
 }
 
 #[test]
+fn no_metrics_serves_the_dashboard_without_metrics() {
+    // docs/serve.md §14.6: the benchmark's unwatched baseline.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0", "--no-metrics"]);
+    let addr = server.http_addr();
+    let metrics = get(&addr, "/metrics");
+    assert_eq!(metrics.status, 404, "{}", metrics.body);
+    assert_eq!(get(&addr, "/dashboard").status, 200);
+    server.shutdown();
+}
+
+#[test]
 fn metrics_are_served_beside_the_dashboard_as_prometheus_text() {
     // docs/serve.md §13.9: the engines' metrics on the HTTP side, with no player in a label.
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
-    let addr = http_addr(&server);
+    let addr = server.http_addr();
     let mut alice = server.login("alice");
     alice.ask("every 3600 say hello");
     let metrics = get(&addr, "/metrics");
@@ -591,7 +594,7 @@ fn the_play_page_refuses_inline_script_and_loads_its_own_files() {
     // docs/serve.md §9.5, §9.7
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&store(&dir), &["--http", "127.0.0.1:0"]);
-    let addr = http_addr(&server);
+    let addr = server.http_addr();
     let page = get(&addr, "/");
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(

@@ -138,6 +138,10 @@ pub(crate) struct ServeArgs {
     /// unless given; the player must have logged in once).
     #[arg(long, value_name = "NAME", requires = "action_token_file")]
     actions_as: Option<String>,
+    /// Serve HTTP without /metrics: no recorder is installed, so the engines' metric updates
+    /// cost nothing (for measuring what they cost, docs/serve.md §14.6).
+    #[arg(long, requires = "http")]
+    no_metrics: bool,
 }
 
 /// The environment variable that gives the wizard's password (docs/serve.md §10.4).
@@ -170,7 +174,11 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         Some(addr) => Some(Browsers {
             listener: ws::bind(addr).await?,
             grant,
-            metrics: metrics_recorder(),
+            metrics: if args.no_metrics {
+                None
+            } else {
+                metrics_recorder()
+            },
         }),
         None => None,
     };

@@ -3,6 +3,8 @@
 //! each process); tests assert what was said, never how long it took.
 #![allow(dead_code)]
 
+pub(crate) mod tmux;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
@@ -88,6 +90,14 @@ impl Server {
             addr,
             output: rx,
         }
+    }
+
+    /// The HTTP side's `HOST:PORT` (`--http`), from what the server printed at start.
+    pub(crate) fn http_addr(&self) -> String {
+        self.printed("tickstep serve: browsers on http://")
+            .trim_start_matches("tickstep serve: browsers on http://")
+            .trim_end_matches('/')
+            .to_owned()
     }
 
     /// The next line the server prints that starts with `prefix` (skipping others).
