@@ -32,6 +32,10 @@
 //! NULL for a stop, as every note before it): pause, resume, trigger or backfill, made from
 //! outside the engine and applied by the engines running on the file.
 //!
+//! Version 8 (docs/schedules.md §9.11, §13.54) moves each schedule's history ring into its row
+//! (`history`, a blob of fixed-width records spliced by the cadence update); `firing_history`
+//! keeps the faulted records, for their faults.
+//!
 //! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
 //! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
 //! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
@@ -44,7 +48,7 @@ use rusqlite::{Connection, ErrorCode};
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 7;
+pub(crate) const CURRENT_VERSION: i64 = 8;
 
 /// The oldest schema version an [`Inspector`](crate::Inspector) reads (it reads the firing limits
 /// version 3 added as none from an older file).
@@ -64,7 +68,7 @@ pub(crate) const OWN_TABLES: [&str; 6] = [
 ];
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 7] = [
+const MIGRATIONS: [(i64, &str, &str); 8] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -172,7 +176,33 @@ const MIGRATIONS: [(i64, &str, &str); 7] = [
     ALTER TABLE operator_stops ADD COLUMN action TEXT; -- JSON; NULL for a stop
     ",
     ),
+    (
+        8,
+        "the firing history's ring moves into the schedules row",
+        HISTORY_RING_IN_THE_ROW,
+    ),
 ];
+
+/// Version 8 (docs/schedules.md §9.11, §13.54): each schedule's history ring moves into its row,
+/// a `history` blob of 20 fixed-width records (`store/history_ring.rs` defines the bytes), and
+/// `firing_history` keeps only the faulted records, whose fault has no fixed width. The records
+/// already kept move over: each becomes its slot's 25 bytes (the three times as 16 hex digits
+/// each, `printf` writing a negative as its 64-bit two's complement, then the outcome byte), an
+/// empty slot 25 zero bytes; the rows of returned firings then go.
+const HISTORY_RING_IN_THE_ROW: &str = "
+    ALTER TABLE schedules ADD COLUMN history BLOB; -- 20 records of 25 bytes; NULL: none yet
+    UPDATE schedules SET history = (
+        SELECT unhex(group_concat(
+                   coalesce(printf('%016X%016X%016X%02X', h.nominal, h.started_at, h.ended_at,
+                                   CASE h.outcome WHEN 'fault' THEN 2 ELSE 1 END),
+                            '00000000000000000000000000000000000000000000000000'),
+                   '' ORDER BY slots.slot))
+        FROM (WITH RECURSIVE s(slot) AS (SELECT 0 UNION ALL SELECT slot + 1 FROM s WHERE slot < 19)
+              SELECT slot FROM s) AS slots
+        LEFT JOIN firing_history AS h ON h.schedule_id = schedules.id AND h.slot = slots.slot)
+    WHERE id IN (SELECT schedule_id FROM firing_history);
+    DELETE FROM firing_history WHERE outcome <> 'fault';
+    ";
 
 /// Applies every migration past `found` (the version [`examine`](super::integrity::examine)
 /// read), each in its own transaction, creating the migration table first on a fresh file.

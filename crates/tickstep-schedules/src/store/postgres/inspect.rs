@@ -24,8 +24,9 @@ pub(crate) struct PgInspector {
     select: String,
     /// Whether the schema keeps keys (version 5 on).
     keyed: bool,
-    /// Whether the database keeps firing histories (version 7 on).
-    histories: bool,
+    /// The database's schema version: firing histories from 7 on, their ring in the row from
+    /// 10 on.
+    version: i64,
 }
 
 impl std::fmt::Debug for PgInspector {
@@ -58,7 +59,7 @@ impl PgInspector {
             client: RefCell::new(client),
             select: codec::select_all_of(version),
             keyed: version >= 5,
-            histories: version >= 7,
+            version,
         })
     }
 
@@ -102,10 +103,10 @@ impl PgInspector {
 
     /// Every id, by id.
     pub(crate) fn history(&self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
-        if !self.histories {
+        if self.version < 7 {
             return Ok(Vec::new());
         }
-        super::worker::read_history(&mut self.client.borrow_mut(), id)
+        super::worker::read_history(&mut self.client.borrow_mut(), id, self.version)
     }
 
     pub(crate) fn ids(&self) -> Result<Vec<u64>, Error> {
