@@ -122,7 +122,7 @@ fn back_to_version_2(path: &Path) {
         "DROP TRIGGER schedules_history_goes_with_the_row; DROP TABLE firing_history; \
          ALTER TABLE operator_stops DROP COLUMN action; \
          DROP INDEX schedules_owner_key; ALTER TABLE schedules DROP COLUMN key; \
-         ALTER TABLE schedules DROP COLUMN ops; ALTER TABLE schedules DROP COLUMN history; \
+         ALTER TABLE schedules DROP COLUMN ops; \
          ALTER TABLE schedules DROP COLUMN time_limit_ns; \
          ALTER TABLE schedules DROP COLUMN tick_limit; \
          DELETE FROM schema_migrations WHERE version >= 3;",

@@ -34,14 +34,19 @@ on_both_stores! {
         assert_eq!(newest.outcome(), "returned");
         let fault = history[1].fault.clone().expect("the 24th faulted");
         assert_eq!((fault.kind, history[1].outcome()), (FaultKind::Error, "fault"));
-        // The ring is twenty records of 25 bytes in the schedule's row, never more; the history
-        // table holds the one faulted record, for its fault (§13.54). The operator's view reads
-        // the same once the engine has written what it holds (`flush`).
+        // The ring holds exactly twenty records, never more: on `SQLite` twenty rows of the
+        // history table; on `PostgreSQL` twenty records of 25 bytes in the schedule's row, and
+        // a row in the history table for the one faulted record, for its fault (§13.54). The
+        // operator's view reads the same once the engine has written what it holds (`flush`).
         h.engine.flush().unwrap();
-        let ring = format!("SELECT length(history) FROM schedules WHERE id = {}", id.get());
-        assert_eq!(store.count(&ring), 500);
         let rows = store.count(&format!("SELECT COUNT(*) FROM {}", table(store)));
-        assert_eq!(rows, 1, "only the faulted record has a row");
+        if store.kind() == common::stores::Kind::Postgres {
+            let ring = format!("SELECT length(history) FROM schedules WHERE id = {}", id.get());
+            assert_eq!(store.count(&ring), 500);
+            assert_eq!(rows, 1, "only the faulted record has a row");
+        } else {
+            assert_eq!(rows, 20);
+        }
         let inspected = Inspector::open(store.path()).unwrap().history(id).unwrap();
         assert_eq!(inspected, history);
     }

@@ -1,6 +1,7 @@
-//! The firing history's ring in the schedule's row (docs/schedules.md §9.11, §13.54): exactly the
+//! The firing history's ring as each store keeps it (docs/schedules.md §9.11, §13.54): exactly the
 //! last twenty across a clean restart and across a kill, on both stores, and the migration that
-//! moves a store's existing history rows into the rings.
+//! brings a store's existing history rows to its new layout (`PostgreSQL`: into the rows' rings;
+//! `SQLite`: into the slot-first table).
 #![allow(clippy::float_cmp)] // virtual time is exact: these values are equal, not close
 
 mod common;
@@ -86,24 +87,31 @@ on_both_stores! {
     }
 }
 
-/// Rewrites the store behind `store` as the schema before the ring (`SQLite` 7, `PostgreSQL` 9)
-/// held it: no `history` column, a row per record in the history table. The records are those of
-/// firings 3 to 22 of schedule `id` (twenty, the ring wrapped once), nominal, start and end in
-/// nanoseconds, every fifth a fault whose value is the row's `last_fault`.
+/// Rewrites the store behind `store` as the schema before this one (`SQLite` 7, `PostgreSQL` 9)
+/// held it: the history table keyed schedule first, a row per record, and on `PostgreSQL` no
+/// `history` column. The records are those of firings 3 to 22 of schedule `id` (twenty, the ring
+/// wrapped once), nominal, start and end in nanoseconds, every fifth a fault whose value is the
+/// row's `last_fault`.
 fn back_to_a_history_table(store: &Store, id: u64) {
-    let (table, schedules, migrations, version) = match store.kind() {
-        Kind::Postgres => (
-            "tickstep_firing_history",
-            "tickstep_schedules",
-            "tickstep_schema_migrations",
-            10,
-        ),
-        _ => ("firing_history", "schedules", "schema_migrations", 8),
+    let (table, schedules) = match store.kind() {
+        Kind::Postgres => ("tickstep_firing_history", "tickstep_schedules"),
+        _ => ("firing_history", "schedules"),
     };
-    let mut sql = format!(
-        "ALTER TABLE {schedules} DROP COLUMN history; DELETE FROM {table}; \
-         DELETE FROM {migrations} WHERE version >= {version};"
-    );
+    let mut sql = match store.kind() {
+        Kind::Postgres => "ALTER TABLE tickstep_schedules DROP COLUMN history; \
+             DELETE FROM tickstep_firing_history; \
+             DELETE FROM tickstep_schema_migrations WHERE version >= 10;"
+            .to_string(),
+        _ => "DROP TRIGGER schedules_history_goes_with_the_row; DROP TABLE firing_history; \
+             CREATE TABLE firing_history (schedule_id INTEGER NOT NULL, slot INTEGER NOT NULL, \
+             started_at INTEGER NOT NULL, ended_at INTEGER NOT NULL, nominal INTEGER NOT NULL, \
+             outcome TEXT NOT NULL CHECK (outcome IN ('returned', 'fault')), fault TEXT, \
+             PRIMARY KEY (schedule_id, slot)) WITHOUT ROWID; \
+             CREATE TRIGGER schedules_history_goes_with_the_row AFTER DELETE ON schedules \
+             BEGIN DELETE FROM firing_history WHERE schedule_id = old.id; END; \
+             DELETE FROM schema_migrations WHERE version >= 8;"
+            .to_string(),
+    };
     let base: i64 = 1_800_000_000_000_000_000;
     for n in 3_i64..=22 {
         let nominal = base + n * 10_000_000_000;
@@ -163,16 +171,24 @@ on_both_stores! {
         let h = reopen(store, wall);
         assert_eq!(h.info(id).history, before, "every record moved, faults included");
         assert!(h.info(quiet).history.is_empty(), "a schedule without records has none");
-        let table = match store.kind() {
-            Kind::Postgres => "tickstep_firing_history",
-            _ => "firing_history",
-        };
-        assert_eq!(
-            store.count(&format!("SELECT COUNT(*) FROM {table}")),
-            4,
-            "the table keeps the faulted records only"
-        );
-        let ring = format!("SELECT length(history) FROM schedules WHERE id = {}", id.get());
-        assert_eq!(store.count(&ring), 500);
+        if store.kind() == Kind::Postgres {
+            // The ring moved into the row; the table keeps the faulted records, for their faults.
+            let count = store.count("SELECT COUNT(*) FROM tickstep_firing_history");
+            assert_eq!(count, 4, "the table keeps the faulted records only");
+            let ring = format!("SELECT length(history) FROM schedules WHERE id = {}", id.get());
+            assert_eq!(store.count(&ring), 500);
+        } else {
+            // The rows moved to the slot-first table, all of them, and its trigger still works.
+            assert_eq!(store.count("SELECT COUNT(*) FROM firing_history"), 20);
+            let key = store.texts(
+                "SELECT 0, group_concat(name, ',') FROM pragma_index_info(\
+                 (SELECT name FROM pragma_index_list('firing_history') WHERE origin = 'pk'))",
+            );
+            assert_eq!(key[0].1, "slot,schedule_id", "keyed slot first");
+            let mut txn = h.engine.begin(h.prog);
+            txn.schedule_stop(id).unwrap();
+            txn.commit().unwrap();
+            assert_eq!(store.count("SELECT COUNT(*) FROM firing_history"), 0, "gone with the row");
+        }
     }
 }

@@ -163,7 +163,7 @@ fn an_old_schema_store_with_damage_is_caught_by_quick_check_before_the_migration
         conn.execute_batch(
             "DROP TABLE operator_stops; DROP INDEX schedules_owner_key; \
              DROP TRIGGER schedules_history_goes_with_the_row; DROP TABLE firing_history; \
-             ALTER TABLE schedules DROP COLUMN key; ALTER TABLE schedules DROP COLUMN ops; ALTER TABLE schedules DROP COLUMN history; \
+             ALTER TABLE schedules DROP COLUMN key; ALTER TABLE schedules DROP COLUMN ops; \
              ALTER TABLE schedules DROP COLUMN time_limit_ns; \
              ALTER TABLE schedules DROP COLUMN tick_limit; \
              DELETE FROM schema_migrations WHERE version >= 2; PRAGMA journal_mode = DELETE;",
@@ -189,7 +189,7 @@ fn a_version_1_store_is_migrated_and_keeps_its_schedules() {
             "DROP TABLE operator_stops; DELETE FROM sqlite_sequence; \
              DROP TRIGGER schedules_history_goes_with_the_row; DROP TABLE firing_history; \
              DROP INDEX schedules_owner_key; ALTER TABLE schedules DROP COLUMN key; \
-             ALTER TABLE schedules DROP COLUMN ops; ALTER TABLE schedules DROP COLUMN history; \
+             ALTER TABLE schedules DROP COLUMN ops; \
              ALTER TABLE schedules DROP COLUMN time_limit_ns; \
              ALTER TABLE schedules DROP COLUMN tick_limit; \
              DELETE FROM schema_migrations WHERE version >= 2; PRAGMA application_id = 0;",

@@ -395,7 +395,7 @@ fn sqlite_only_a_version_3_file_has_no_keys_for_the_inspector_and_is_migrated_by
         "DROP TRIGGER schedules_history_goes_with_the_row; DROP TABLE firing_history; \
          ALTER TABLE operator_stops DROP COLUMN action; \
          DROP INDEX schedules_owner_key; ALTER TABLE schedules DROP COLUMN key; \
-         ALTER TABLE schedules DROP COLUMN ops; ALTER TABLE schedules DROP COLUMN history; \
+         ALTER TABLE schedules DROP COLUMN ops; \
          DELETE FROM schema_migrations WHERE version >= 4;",
     );
     let inspector = tickstep_schedules::Inspector::open(store.path()).unwrap();

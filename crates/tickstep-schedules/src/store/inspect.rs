@@ -391,7 +391,7 @@ impl Inspector {
                 if *version < 6 {
                     return Ok(Vec::new());
                 }
-                super::sqlite::read_history(conn, path, id.get(), *version)?
+                super::sqlite::read_history(conn, path, id.get())?
             }
             #[cfg(feature = "postgres")]
             Source::Postgres(pg) => pg.history(id.get())?,

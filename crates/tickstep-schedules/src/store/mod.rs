@@ -11,7 +11,6 @@
 //! * [`schema`] — tables and versioned migrations;
 //! * [`codec`] — row ⇄ SQL (JSON for values, bit-preserving integers for `u64`);
 //! * [`decode`] — a stored row back into a row, written once for both SQL stores;
-//! * [`history_ring`] — the firing history's ring of fixed-width records in the schedule's row;
 //! * [`damage`] — SQLite's "damaged" told apart from other failures;
 //! * [`integrity`] — what opening checks before it writes anything (damaged, foreign, newer);
 //! * [`sqlite`] — the `SQLite` backend: durable commits, per-tick group commits, loading, stops;
@@ -60,7 +59,6 @@ pub(crate) mod checkpointer;
 pub(crate) mod codec;
 pub(crate) mod damage;
 pub(crate) mod decode;
-pub(crate) mod history_ring;
 pub(crate) mod inspect;
 pub(crate) mod integrity;
 #[cfg(feature = "postgres")]

@@ -32,14 +32,8 @@
 //! NULL for a stop, as every note before it): pause, resume, trigger or backfill, made from
 //! outside the engine and applied by the engines running on the file.
 //!
-//! Version 8 (docs/schedules.md §9.11, §13.54) moves each schedule's history ring into its row
-//! (`history`, a blob of fixed-width records spliced by the cadence update); `firing_history`
-//! keeps the faulted records, for their faults.
-//!
-//! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
-//! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
-//! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
-//! `sqlite3` users can query them with `json_extract`.
+//! Version 8 (docs/schedules.md §9.11, §13.54) keys `firing_history` slot first, so a group
+//! commit's records for schedules that fire together share pages.
 
 use std::path::Path;
 
@@ -176,32 +170,37 @@ const MIGRATIONS: [(i64, &str, &str); 8] = [
     ALTER TABLE operator_stops ADD COLUMN action TEXT; -- JSON; NULL for a stop
     ",
     ),
-    (
-        8,
-        "the firing history's ring moves into the schedules row",
-        HISTORY_RING_IN_THE_ROW,
-    ),
+    (8, "the firing history keyed slot first", HISTORY_SLOT_FIRST),
 ];
 
-/// Version 8 (docs/schedules.md §9.11, §13.54): each schedule's history ring moves into its row,
-/// a `history` blob of 20 fixed-width records (`store/history_ring.rs` defines the bytes), and
-/// `firing_history` keeps only the faulted records, whose fault has no fixed width. The records
-/// already kept move over: each becomes its slot's 25 bytes (the three times as 16 hex digits
-/// each, `printf` writing a negative as its 64-bit two's complement, then the outcome byte), an
-/// empty slot 25 zero bytes; the rows of returned firings then go.
-const HISTORY_RING_IN_THE_ROW: &str = "
-    ALTER TABLE schedules ADD COLUMN history BLOB; -- 20 records of 25 bytes; NULL: none yet
-    UPDATE schedules SET history = (
-        SELECT unhex(group_concat(
-                   coalesce(printf('%016X%016X%016X%02X', h.nominal, h.started_at, h.ended_at,
-                                   CASE h.outcome WHEN 'fault' THEN 2 ELSE 1 END),
-                            '00000000000000000000000000000000000000000000000000'),
-                   '' ORDER BY slots.slot))
-        FROM (WITH RECURSIVE s(slot) AS (SELECT 0 UNION ALL SELECT slot + 1 FROM s WHERE slot < 19)
-              SELECT slot FROM s) AS slots
-        LEFT JOIN firing_history AS h ON h.schedule_id = schedules.id AND h.slot = slots.slot)
-    WHERE id IN (SELECT schedule_id FROM firing_history);
-    DELETE FROM firing_history WHERE outcome <> 'fault';
+/// Version 8 (docs/schedules.md §9.11, §13.54): the history table is keyed slot first,
+/// `(slot, schedule_id)`, so the records a group commit writes for schedules that fire together
+/// (and so share their slot) lie side by side in the b-tree and dirty a few pages, not one page
+/// per schedule. Its rows are kept as they are; the trigger that deletes a schedule's history
+/// names the twenty slots, so it stays twenty seeks.
+const HISTORY_SLOT_FIRST: &str = "
+    CREATE TABLE firing_history_by_slot (
+        slot        INTEGER NOT NULL, -- the firing's number modulo the retention: a ring
+        schedule_id INTEGER NOT NULL,
+        started_at  INTEGER NOT NULL, -- Unix nanoseconds
+        ended_at    INTEGER NOT NULL,
+        nominal     INTEGER NOT NULL, -- the cadence point it served
+        outcome     TEXT    NOT NULL CHECK (outcome IN ('returned', 'fault')),
+        fault       TEXT,             -- JSON {\"kind\": .., \"value\": ..}
+        PRIMARY KEY (slot, schedule_id)
+    ) WITHOUT ROWID;
+    INSERT INTO firing_history_by_slot
+        SELECT slot, schedule_id, started_at, ended_at, nominal, outcome, fault
+        FROM firing_history;
+    DROP TRIGGER schedules_history_goes_with_the_row;
+    DROP TABLE firing_history;
+    ALTER TABLE firing_history_by_slot RENAME TO firing_history;
+    CREATE TRIGGER schedules_history_goes_with_the_row AFTER DELETE ON schedules
+    BEGIN
+        DELETE FROM firing_history
+        WHERE slot IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+          AND schedule_id = old.id;
+    END;
     ";
 
 /// Applies every migration past `found` (the version [`examine`](super::integrity::examine)

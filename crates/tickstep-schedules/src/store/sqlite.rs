@@ -10,7 +10,6 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use super::backend::{Backend, OpenPolicy};
 use super::checkpointer::Checkpointer;
 use super::codec::{self, to_sql};
-use super::history_ring;
 use super::integrity::{self, store_error};
 use super::schema::{self, APPLICATION_ID, CURRENT_VERSION};
 use super::sqlite_row;
@@ -354,7 +353,7 @@ impl Backend for SqliteStore {
 
     fn history(&mut self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
         self.wait_for_writer()?;
-        read_history(&self.conn, &self.path, id, schema::CURRENT_VERSION)
+        read_history(&self.conn, &self.path, id)
     }
 
     fn handed_behind(&self) -> u64 {
@@ -401,65 +400,9 @@ impl Backend for SqliteStore {
     }
 }
 
-/// The history of schedule `id` in the store file behind `conn`, of schema `version`, newest
-/// first (docs/schedules.md §9.11): from the row's ring and the faulted records' rows (version 8
-/// on), or from a row per record (versions 6 and 7). A record that does not decode is refused
-/// naming it.
+/// The history of schedule `id` in the store file behind `conn`, newest first
+/// (docs/schedules.md §9.11); a record that does not decode is refused naming it.
 pub(crate) fn read_history(
-    conn: &Connection,
-    path: &Path,
-    id: u64,
-    version: i64,
-) -> Result<Vec<crate::row::HistoryRow>, Error> {
-    if version < 8 {
-        return read_history_rows(conn, path, id);
-    }
-    let read = |e| store_error(path, "reading a schedule's history", e);
-    let bad = |what: String| {
-        read(rusqlite::Error::FromSqlConversionFailure(
-            0,
-            rusqlite::types::Type::Blob,
-            what.into(),
-        ))
-    };
-    let ring: Option<Vec<u8>> = conn
-        .prepare_cached(codec::SELECT_RING)
-        .and_then(|mut stmt| stmt.query_row([to_sql(id)], |r| r.get(0)).optional())
-        .map_err(read)?
-        .flatten();
-    let Some(ring) = ring else {
-        return Ok(Vec::new());
-    };
-    let ring = history_ring::decode(&ring)
-        .ok_or_else(|| bad(format!("schedule {id}: its history column is not a ring")))?;
-    let mut faults = std::collections::HashMap::new();
-    if ring.iter().any(|r| r.faulted) {
-        let mut stmt = conn.prepare_cached(codec::SELECT_FAULTS).map_err(read)?;
-        let mut rows = stmt.query([to_sql(id)]).map_err(read)?;
-        while let Some(row) = rows.next().map_err(read)? {
-            let slot: i64 = row.get(0).map_err(read)?;
-            let started: i64 = row.get(1).map_err(read)?;
-            let text: String = row.get(2).map_err(read)?;
-            let fault = codec::parse_fault(&text).ok_or_else(|| {
-                bad(format!(
-                    "schedule {id}: bad fault in firing_history row: {:?}",
-                    crate::limits::excerpt(&text)
-                ))
-            })?;
-            if let Ok(slot) = u32::try_from(slot) {
-                faults.insert(slot, (codec::from_sql(started), fault));
-            }
-        }
-    }
-    history_ring::merge(id, ring, &faults).ok_or_else(|| {
-        bad(format!(
-            "schedule {id}: a faulted firing's fault is missing"
-        ))
-    })
-}
-
-/// [`read_history`] of a store of schema version 6 or 7: a row per record.
-fn read_history_rows(
     conn: &Connection,
     path: &Path,
     id: u64,

@@ -4,7 +4,6 @@
 use rusqlite::Connection;
 
 use super::codec::{self, CadenceParams, to_sql};
-use super::history_ring::{self, Folded};
 use crate::row::ChangeSet;
 
 /// Writes `batches` in order in one transaction on `conn`; returns how many deletes existed.
@@ -17,11 +16,10 @@ pub(super) fn write_changes<'a>(
     let tx = conn.unchecked_transaction()?;
     let mut removed = 0;
     for changes in batches {
-        let mut folded = Folded::new(&changes.history, changes.updates.iter().map(|u| u.0));
         if !changes.updates.is_empty() {
             let mut update = tx.prepare_cached(codec::UPDATE_CADENCE)?;
             for (id, cadence) in &changes.updates {
-                CadenceParams::new(*id, cadence, buf).bind(&mut update, buf, folded.take(*id))?;
+                CadenceParams::new(*id, cadence, buf).bind(&mut update, buf)?;
                 update.raw_execute()?;
             }
         }
@@ -31,19 +29,9 @@ pub(super) fn write_changes<'a>(
                 removed += delete.execute([to_sql(id)])?;
             }
         }
-        // The rare records that did not ride in an update (docs/schedules.md §9.11), then the
-        // faults' values, which have no fixed width; a row deleted above takes neither.
-        if !folded.rest.is_empty() {
-            let mut splice = tx.prepare_cached(codec::SPLICE_HISTORY)?;
-            for h in &folded.rest {
-                let bytes = history_ring::encode(h);
-                splice.execute(rusqlite::params![to_sql(h.schedule), h.slot, &bytes[..]])?;
-            }
-        }
-        let mut faults = history_ring::faulted(&changes.history).peekable();
-        if faults.peek().is_some() {
-            let mut record = tx.prepare_cached(codec::RECORD_FAULTED)?;
-            for h in faults {
+        if !changes.history.is_empty() {
+            let mut record = tx.prepare_cached(codec::RECORD_HISTORY)?;
+            for h in &changes.history {
                 record.execute(rusqlite::params![
                     to_sql(h.schedule),
                     h.slot,

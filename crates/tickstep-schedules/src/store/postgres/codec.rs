@@ -101,7 +101,7 @@ pub(super) fn insert_sql() -> &'static str {
 /// matches nothing and is found by [`TAKEN_OVER`]. `$19` and `$20` are the slot and the bytes of
 /// the settled firing's history record that rides in each row's update (docs/schedules.md
 /// §9.11), NULL bytes for none; the ring's size (500) and a record's (25) are
-/// [`crate::store::history_ring`]'s.
+/// [`super::history_ring`]'s.
 pub(super) const UPDATE_CADENCE: &str = "UPDATE tickstep_schedules AS s SET next_run = u.next_run, \
      fire_at = u.fire_at, armed = u.armed, last_run = u.last_run, run_count = u.run_count, \
      fault_count = u.fault_count, consecutive_faults = u.consecutive_faults, \
@@ -300,7 +300,7 @@ impl CadenceColumns {
         self.slot
             .push(record.map_or(0, |h| i32::try_from(h.slot).unwrap_or(i32::MAX)));
         self.record
-            .push(record.map(|h| crate::store::history_ring::encode(h).to_vec()));
+            .push(record.map(|h| super::history_ring::encode(h).to_vec()));
         self.id.push(to_sql(id));
         self.next_run.push(to_sql(c.next_run));
         self.fire_at.push(to_sql(c.fire_at));

@@ -225,7 +225,7 @@ const HISTORY_WITHOUT_FOREIGN_KEY: &str = "
 ";
 
 /// Version 10 (docs/schedules.md §9.11, §13.54): each schedule's history ring moves into its
-/// row, a `history` column of 20 fixed-width records (`store/history_ring.rs` defines the
+/// row, a `history` column of 20 fixed-width records (`store/postgres/history_ring.rs` defines the
 /// bytes), spliced by the cadence update; `tickstep_firing_history` keeps only the faulted
 /// records, whose fault has no fixed width. The records already kept move over: each becomes its
 /// slot's 25 bytes (`int8send` writes a `BIGINT` big-endian, as the ring holds it, then the

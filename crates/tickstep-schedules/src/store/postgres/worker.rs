@@ -27,13 +27,13 @@ use postgres::Client;
 
 use super::codec::{self, CadenceColumns};
 use super::database_error;
+use super::history_ring::{self, Folded};
 use super::mailbox::Mailbox;
 use super::stops::StopWatch;
 use crate::Error;
 use crate::row::{ChangeSet, ClaimedRow, HistoryRow, ScheduleRow};
 use crate::store::answer::Answer;
 use crate::store::codec::{from_sql, to_sql};
-use crate::store::history_ring::{self, Folded};
 
 /// Rows per message while loading.
 const LOAD_CHUNK: usize = 1024;

@@ -14,9 +14,9 @@ use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use super::codec::{from_sql, to_sql};
 use crate::info::HISTORY_KEPT;
 use crate::row::HistoryRow;
+use crate::store::codec::{from_sql, to_sql};
 
 /// Bytes of one record: nominal, started, ended, outcome.
 pub(crate) const RECORD_BYTES: usize = 25;
