@@ -1,12 +1,13 @@
-//! The firing history's ring, kept in the schedule's own row (docs/schedules.md §9.11, §13.54).
+//! The `PostgreSQL` store's firing history: a ring kept in the schedule's own row
+//! (docs/schedules.md §9.11, §13.54; the `SQLite` store keeps a table keyed slot first).
 //!
 //! A row's `history` column holds [`HISTORY_KEPT`] fixed-width records, one per slot: record `n`
 //! of a schedule (counting settled firings) lives at byte `(n mod 20) × 25`. A record is the
 //! cadence point served, the start and the end (each a big-endian `i64`, the stored bits of the
 //! `u64` nanoseconds, as every time column holds them) and one outcome byte: 0 for an empty slot,
-//! 1 returned, 2 fault. Fixed width lets both stores splice one record into the column in SQL,
+//! 1 returned, 2 fault. Fixed width lets SQL splice one record into the column (`overlay`),
 //! inside the cadence `UPDATE` the settled firing already makes, so recording it is no write of
-//! its own: no second tuple, no second b-tree, no index. A fault's value has no fixed width: it
+//! its own: no second tuple, no index probe, no conflict check. A fault's value has no fixed width: it
 //! goes to the history table, one row per faulted record, matched to its record by slot and
 //! start.
 
