@@ -36,8 +36,9 @@ on_both_stores! {
         assert_eq!((fault.kind, history[1].outcome()), (FaultKind::Error, "fault"));
         // The ring holds exactly twenty records, never more: on `SQLite` twenty rows of the
         // history table; on `PostgreSQL` twenty records of 25 bytes in the schedule's row, and
-        // a row in the history table for the one faulted record, for its fault (§13.54). The
-        // operator's view reads the same once the engine has written what it holds (`flush`).
+        // a row in the history table for the one faulted record, for its fault
+        // (docs/schedules.md §13.54). The operator's view reads the same once the engine has
+        // written what it holds (`flush`).
         h.engine.flush().unwrap();
         let rows = store.count(&format!("SELECT COUNT(*) FROM {}", table(store)));
         if store.kind() == common::stores::Kind::Postgres {
@@ -82,10 +83,11 @@ on_both_stores! {
 }
 
 on_both_stores! {
-    // Neither store has a foreign key from the history table (the faulted records, §13.54) to
-    // the schedule (docs/schedules.md §13.53): a trigger deletes it with the row, and a record
-    // whose schedule is gone is not written. Every firing here faults, so each has a row, and
-    // they are counted in the table itself, so an orphan under any id would show.
+    // Neither store has a foreign key from the history table (on `PostgreSQL` the faulted
+    // records only, docs/schedules.md §13.54) to the schedule (docs/schedules.md §13.53): a
+    // trigger deletes it with the row, and a record whose schedule is gone is not written.
+    // Every firing here faults, so each has a row on both stores, and they are counted in the
+    // table itself, so an orphan under any id would show.
     fn no_history_row_outlives_its_schedule(store) {
         let h = Host::on(store);
         let kept = h.every(10.0, Options::new().max_faults(0));

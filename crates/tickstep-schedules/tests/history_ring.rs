@@ -1,5 +1,5 @@
-//! The firing history's ring as each store keeps it (docs/schedules.md §9.11, §13.54): exactly the
-//! last twenty across a clean restart and across a kill, on both stores, and the migration that
+//! The firing history's ring as each store keeps it (docs/schedules.md §9.11, §13.54): exactly
+//! the last twenty across a clean restart and across a kill, on both stores, and the migration that
 //! brings a store's existing history rows to its new layout (`PostgreSQL`: into the rows' rings;
 //! `SQLite`: into the slot-first table).
 #![allow(clippy::float_cmp)] // virtual time is exact: these values are equal, not close
@@ -15,7 +15,8 @@ use tickstep_schedules::{FiringRecord, HISTORY_KEPT, Inspector, Options, Outcome
 
 /// Fires schedule `id` (every 10 s) `n` times, each ending half a second after it starts; every
 /// seventh is killed (a fault). Then ticks, which hands the last outcome to the store (outcomes
-/// are written behind the tick, §11.35), and waits until the store holds all of it.
+/// are written behind the tick, docs/schedules.md §11.35), and waits until the store holds all
+/// of it.
 fn fire(h: &Host, n: u32) {
     for i in 1..=n {
         h.after(9.5);
@@ -39,7 +40,8 @@ fn nominals(history: &[FiringRecord], t0: f64) -> Vec<f64> {
 /// A host on `store` after the engine before it died at `unix_nanos` (nothing dropped).
 fn reopen(store: &Store, unix_nanos: u64) -> Host {
     if store.kind() == Kind::Postgres {
-        // The dead engine's node holds its rows until its lease runs out (§11.26): end it.
+        // The dead engine's node holds its rows until its lease runs out (docs/schedules.md
+        // §11.26): end it.
         store.execute("UPDATE tickstep_nodes SET lease_until = now() - interval '1 second'");
     }
     Host::open(

@@ -266,7 +266,8 @@ pub(crate) fn parse_fault(text: &str) -> Option<Fault> {
 
 /// Records a settled firing in its schedule's history ring (docs/schedules.md §9.11): the slot's
 /// previous record is replaced; a schedule whose row is gone records nothing. Parameters:
-/// schedule, slot, started, ended, nominal, outcome, fault. The key is slot first (§13.54).
+/// schedule, slot, started, ended, nominal, outcome, fault. The key is slot first
+/// (docs/schedules.md §13.54).
 pub(crate) const RECORD_HISTORY: &str = "INSERT INTO firing_history \
      (schedule_id, slot, started_at, ended_at, nominal, outcome, fault) \
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM schedules WHERE id = ?1) \

@@ -7,9 +7,9 @@
 //! `u64` nanoseconds, as every time column holds them) and one outcome byte: 0 for an empty slot,
 //! 1 returned, 2 fault. Fixed width lets SQL splice one record into the column (`overlay`),
 //! inside the cadence `UPDATE` the settled firing already makes, so recording it is no write of
-//! its own: no second tuple, no index probe, no conflict check. A fault's value has no fixed width: it
-//! goes to the history table, one row per faulted record, matched to its record by slot and
-//! start.
+//! its own: no second tuple, no index probe, no conflict check. A fault's value has no fixed
+//! width: it goes to the history table, one row per faulted record, matched to its record by
+//! slot and start.
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
