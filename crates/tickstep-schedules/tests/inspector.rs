@@ -225,7 +225,8 @@ fn postgres_only_a_version_3_database_is_read_by_the_inspector_without_limits_an
         "DROP TABLE tickstep_firing_history; \
          ALTER TABLE tickstep_operator_stops DROP COLUMN action; \
          ALTER TABLE tickstep_schedules DROP COLUMN time_limit_ns, DROP COLUMN tick_limit, \
-         DROP COLUMN key, DROP COLUMN ops; DELETE FROM schema_migrations WHERE version >= 4",
+         DROP COLUMN key, DROP COLUMN ops, DROP COLUMN history; \
+         DELETE FROM schema_migrations WHERE version >= 4",
     );
 
     let inspector = Inspector::open(&url).unwrap();

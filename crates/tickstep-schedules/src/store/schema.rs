@@ -32,10 +32,8 @@
 //! NULL for a stop, as every note before it): pause, resume, trigger or backfill, made from
 //! outside the engine and applied by the engines running on the file.
 //!
-//! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
-//! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
-//! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
-//! `sqlite3` users can query them with `json_extract`.
+//! Version 8 (docs/schedules.md §9.11, §13.54) keys `firing_history` slot first, so a group
+//! commit's records for schedules that fire together share pages.
 
 use std::path::Path;
 
@@ -44,7 +42,7 @@ use rusqlite::{Connection, ErrorCode};
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 7;
+pub(crate) const CURRENT_VERSION: i64 = 8;
 
 /// The oldest schema version an [`Inspector`](crate::Inspector) reads (it reads the firing limits
 /// version 3 added as none from an older file).
@@ -64,7 +62,7 @@ pub(crate) const OWN_TABLES: [&str; 6] = [
 ];
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 7] = [
+const MIGRATIONS: [(i64, &str, &str); 8] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -172,7 +170,38 @@ const MIGRATIONS: [(i64, &str, &str); 7] = [
     ALTER TABLE operator_stops ADD COLUMN action TEXT; -- JSON; NULL for a stop
     ",
     ),
+    (8, "the firing history keyed slot first", HISTORY_SLOT_FIRST),
 ];
+
+/// Version 8 (docs/schedules.md §9.11, §13.54): the history table is keyed slot first,
+/// `(slot, schedule_id)`, so the records a group commit writes for schedules that fire together
+/// (and so share their slot) lie side by side in the b-tree and dirty a few pages, not one page
+/// per schedule. Its rows are kept as they are; the trigger that deletes a schedule's history
+/// names the twenty slots, so it stays twenty seeks.
+const HISTORY_SLOT_FIRST: &str = "
+    CREATE TABLE firing_history_by_slot (
+        slot        INTEGER NOT NULL, -- the firing's number modulo the retention: a ring
+        schedule_id INTEGER NOT NULL,
+        started_at  INTEGER NOT NULL, -- Unix nanoseconds
+        ended_at    INTEGER NOT NULL,
+        nominal     INTEGER NOT NULL, -- the cadence point it served
+        outcome     TEXT    NOT NULL CHECK (outcome IN ('returned', 'fault')),
+        fault       TEXT,             -- JSON {\"kind\": .., \"value\": ..}
+        PRIMARY KEY (slot, schedule_id)
+    ) WITHOUT ROWID;
+    INSERT INTO firing_history_by_slot
+        SELECT slot, schedule_id, started_at, ended_at, nominal, outcome, fault
+        FROM firing_history;
+    DROP TRIGGER schedules_history_goes_with_the_row;
+    DROP TABLE firing_history;
+    ALTER TABLE firing_history_by_slot RENAME TO firing_history;
+    CREATE TRIGGER schedules_history_goes_with_the_row AFTER DELETE ON schedules
+    BEGIN
+        DELETE FROM firing_history
+        WHERE slot IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+          AND schedule_id = old.id;
+    END;
+    ";
 
 /// Applies every migration past `found` (the version [`examine`](super::integrity::examine)
 /// read), each in its own transaction, creating the migration table first on a fresh file.

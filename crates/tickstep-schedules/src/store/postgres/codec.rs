@@ -98,20 +98,35 @@ pub(super) fn insert_sql() -> &'static str {
 /// The batched cadence update: one row of arrays, unnested and joined on id, fenced: a row
 /// matches only while node `$18` holds it with the fence in `$17`. An id the table no longer
 /// holds matches nothing and is skipped, as the boundary asks; one another node took over
-/// matches nothing and is found by [`TAKEN_OVER`].
+/// matches nothing and is found by [`TAKEN_OVER`]. `$19` and `$20` are the slot and the bytes of
+/// the settled firing's history record that rides in each row's update (docs/schedules.md
+/// §9.11), NULL bytes for none; the ring's size (500) and a record's (25) are
+/// [`super::history_ring`]'s.
 pub(super) const UPDATE_CADENCE: &str = "UPDATE tickstep_schedules AS s SET next_run = u.next_run, \
      fire_at = u.fire_at, armed = u.armed, last_run = u.last_run, run_count = u.run_count, \
      fault_count = u.fault_count, consecutive_faults = u.consecutive_faults, \
      missed_count = u.missed_count, overlap_count = u.overlap_count, \
      last_duration_ns = u.last_duration_ns, backlog = u.backlog, queued = u.queued, \
-     last_fault = u.last_fault, running = u.running, ops = u.ops \
+     last_fault = u.last_fault, running = u.running, ops = u.ops, \
+     history = CASE WHEN u.record IS NULL THEN s.history ELSE \
+     overlay(coalesce(s.history, decode(repeat('00', 500), 'hex')) \
+     PLACING u.record FROM u.slot * 25 + 1 FOR 25) END \
      FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], $5::bigint[], \
      $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], \
-     $12::integer[], $13::bigint[], $14::text[], $15::text[], $16::text[], $17::bigint[]) \
+     $12::integer[], $13::bigint[], $14::text[], $15::text[], $16::text[], $17::bigint[], \
+     $19::integer[], $20::bytea[]) \
      AS u(id, next_run, fire_at, armed, last_run, run_count, fault_count, consecutive_faults, \
      missed_count, overlap_count, last_duration_ns, backlog, queued, last_fault, running, ops, \
-     fence) \
+     fence, slot, record) \
      WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node = $18";
+
+/// Splices one history record (`$3`, 25 bytes) into slot `$2` of schedule `$1`'s ring, fenced
+/// as a cadence update (`$4` the fence, `$5` the node): the splice [`UPDATE_CADENCE`] makes, for
+/// a record with no update to ride in (docs/schedules.md §9.11).
+pub(super) const SPLICE_HISTORY: &str = "UPDATE tickstep_schedules SET history = \
+     overlay(coalesce(history, decode(repeat('00', 500), 'hex')) \
+     PLACING $3::bytea FROM $2::integer * 25 + 1 FOR 25) \
+     WHERE id = $1 AND fence = $4 AND owner_node = $5";
 
 /// Of the rows (`$1` ids, `$2` fences) a fenced write just matched nothing in, those that still
 /// exist under another holder or fence: taken over, the write refused. Rows a stop deleted are
@@ -134,9 +149,9 @@ pub(super) const NOTE_STOPS: &str = "INSERT INTO tickstep_operator_stops (schedu
 pub(super) const NOTIFY_STOPS: &str =
     "SELECT pg_notify('tickstep_stops', id::text) FROM unnest($1::bigint[]) AS id";
 
-/// Records settled firings in their schedules' history rings (docs/schedules.md §9.11), one
-/// statement for a batch: each replaces its slot's previous record; a schedule whose row is
-/// gone records nothing. A batch holds each (schedule, slot) once ([`HistoryColumns::of`]
+/// Records faulted firings whole in the history table, beside their records in the rows' rings
+/// (docs/schedules.md §9.11): a fault's value has no fixed width. One statement for a batch:
+/// each replaces its slot's previous row; a schedule whose row is gone records nothing. A batch holds each (schedule, slot) once ([`HistoryColumns::of`]
 /// keeps the newest), since one statement may not update a row twice.
 ///
 /// No foreign key guards the table (schema version 9, docs/schedules.md §13.53): the live rows
@@ -156,7 +171,15 @@ pub(super) const RECORD_HISTORY: &str = "WITH live AS (SELECT id FROM tickstep_s
      ended_at = EXCLUDED.ended_at, nominal = EXCLUDED.nominal, outcome = EXCLUDED.outcome, \
      fault = EXCLUDED.fault";
 
-/// A schedule's history, newest first (`$1` the id).
+/// A schedule's history ring (schema version 10 on; `$1` the id).
+pub(super) const SELECT_RING: &str = "SELECT history FROM tickstep_schedules WHERE id = $1";
+
+/// The faults of a schedule's history (schema version 10 on): slot, started, fault.
+pub(super) const SELECT_FAULTS: &str = "SELECT slot, started_at, fault \
+     FROM tickstep_firing_history WHERE schedule_id = $1 AND fault IS NOT NULL";
+
+/// A schedule's history as schema versions 7 to 9 keep it, a row per record, newest first
+/// (`$1` the id).
 pub(super) const SELECT_HISTORY: &str = "SELECT slot, started_at, ended_at, nominal, fault \
      FROM tickstep_firing_history WHERE schedule_id = $1 ORDER BY started_at DESC, slot DESC";
 
@@ -233,6 +256,8 @@ pub(super) struct CadenceColumns {
     running: Vec<Option<String>>,
     ops: Vec<Option<String>>,
     fence: Vec<i64>,
+    slot: Vec<i32>,
+    record: Vec<Option<Vec<u8>>>,
     running_buf: String,
 }
 
@@ -255,6 +280,8 @@ impl CadenceColumns {
         self.running.clear();
         self.ops.clear();
         self.fence.clear();
+        self.slot.clear();
+        self.record.clear();
     }
 
     /// How many rows the batch holds.
@@ -267,8 +294,13 @@ impl CadenceColumns {
         (&self.id, &self.fence)
     }
 
-    pub(super) fn push(&mut self, id: u64, fence: i64, c: &Cadence) {
+    /// Adds row `id`'s update, with the history record that rides in it, if any.
+    pub(super) fn push(&mut self, id: u64, fence: i64, c: &Cadence, record: Option<&HistoryRow>) {
         self.fence.push(fence);
+        self.slot
+            .push(record.map_or(0, |h| i32::try_from(h.slot).unwrap_or(i32::MAX)));
+        self.record
+            .push(record.map(|h| super::history_ring::encode(h).to_vec()));
         self.id.push(to_sql(id));
         self.next_run.push(to_sql(c.next_run));
         self.fire_at.push(to_sql(c.fire_at));
@@ -290,7 +322,7 @@ impl CadenceColumns {
     }
 
     /// The parameters of [`UPDATE_CADENCE`], in order, for the writes of `node`.
-    pub(super) fn params<'a>(&'a self, node: &'a i64) -> [&'a (dyn ToSql + Sync); 18] {
+    pub(super) fn params<'a>(&'a self, node: &'a i64) -> [&'a (dyn ToSql + Sync); 20] {
         [
             &self.id,
             &self.next_run,
@@ -310,6 +342,8 @@ impl CadenceColumns {
             &self.ops,
             &self.fence,
             node,
+            &self.slot,
+            &self.record,
         ]
     }
 }

@@ -25,10 +25,9 @@ pub(crate) struct PgInspector {
     select: String,
     /// Whether the schema keeps keys (version 5 on).
     keyed: bool,
-    /// Whether the database keeps firing histories (version 7 on).
-    histories: bool,
-    /// Whether the database has nodes and claims (version 3 on).
-    claims: bool,
+    /// The database's schema version: nodes and claims from 3 on, firing histories from 7 on,
+    /// their ring in the row from 10 on.
+    version: i64,
 }
 
 impl std::fmt::Debug for PgInspector {
@@ -61,8 +60,7 @@ impl PgInspector {
             client: RefCell::new(client),
             select: codec::select_all_of(version),
             keyed: version >= 5,
-            histories: version >= 7,
-            claims: version >= 3,
+            version,
         })
     }
 
@@ -106,16 +104,16 @@ impl PgInspector {
 
     /// Every id, by id.
     pub(crate) fn history(&self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
-        if !self.histories {
+        if self.version < 7 {
             return Ok(Vec::new());
         }
-        super::worker::read_history(&mut self.client.borrow_mut(), id)
+        super::worker::read_history(&mut self.client.borrow_mut(), id, self.version)
     }
 
     /// The nodes and what each holds (docs/schedules.md §11.43), in database time; at most
     /// `shown` ids per node.
     pub(crate) fn cluster(&self, shown: usize) -> Result<Cluster, Error> {
-        if !self.claims {
+        if self.version < 3 {
             // Before claims every row is the one engine's: no nodes, nothing held.
             return Ok(Cluster::default());
         }

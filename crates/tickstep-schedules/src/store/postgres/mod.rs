@@ -102,6 +102,7 @@
 
 mod claims;
 mod codec;
+mod history_ring;
 pub(crate) mod inspect;
 mod keys;
 mod mailbox;

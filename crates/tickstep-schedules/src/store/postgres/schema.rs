@@ -38,6 +38,10 @@
 //! its row instead, as the `SQLite` store's trigger does, and the history table gets fill factor
 //! 70 (docs/schedules.md §13.53).
 //!
+//! Version 10 moves each schedule's history ring into its row (`history`, fixed-width records
+//! spliced by the cadence update); the history table keeps the faulted records, for their faults
+//! (docs/schedules.md §13.54).
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -48,7 +52,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 9;
+pub(crate) const CURRENT_VERSION: i64 = 10;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -57,7 +61,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 9] = [
+const MIGRATIONS: [(i64, &str, &str); 10] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -177,6 +181,11 @@ const MIGRATIONS: [(i64, &str, &str); 9] = [
         "firing history without a foreign key; a trigger deletes it with its schedule",
         HISTORY_WITHOUT_FOREIGN_KEY,
     ),
+    (
+        10,
+        "the firing history's ring moves into the schedules row",
+        HISTORY_RING_IN_THE_ROW,
+    ),
 ];
 
 /// Version 2: the notes an operator's stop leaves for running engines (docs/schedules.md
@@ -213,6 +222,31 @@ const HISTORY_WITHOUT_FOREIGN_KEY: &str = "
     CREATE TRIGGER tickstep_schedules_history_goes_with_the_row
         AFTER DELETE ON tickstep_schedules REFERENCING OLD TABLE AS gone
         FOR EACH STATEMENT EXECUTE FUNCTION tickstep_history_goes_with_the_row();
+";
+
+/// Version 10 (docs/schedules.md §9.11, §13.54): each schedule's history ring moves into its
+/// row, a `history` column of 20 fixed-width records (`store/postgres/history_ring.rs` defines the
+/// bytes), spliced by the cadence update; `tickstep_firing_history` keeps only the faulted
+/// records, whose fault has no fixed width. The records already kept move over: each becomes its
+/// slot's 25 bytes (`int8send` writes a `BIGINT` big-endian, as the ring holds it, then the
+/// outcome byte), an empty slot 25 zero bytes; the rows of returned firings then go.
+const HISTORY_RING_IN_THE_ROW: &str = "
+    ALTER TABLE tickstep_schedules ADD COLUMN history BYTEA; -- 20 records of 25 bytes
+    UPDATE tickstep_schedules AS s SET history = r.ring
+    FROM (SELECT ids.schedule_id,
+                 string_agg(coalesce(int8send(h.nominal) || int8send(h.started_at)
+                                     || int8send(h.ended_at)
+                                     || CASE h.outcome WHEN 'fault' THEN '\\x02'::bytea
+                                                       ELSE '\\x01'::bytea END,
+                                     decode(repeat('00', 25), 'hex')),
+                            ''::bytea ORDER BY slots.slot) AS ring
+          FROM (SELECT DISTINCT schedule_id FROM tickstep_firing_history) AS ids
+          CROSS JOIN generate_series(0, 19) AS slots(slot)
+          LEFT JOIN tickstep_firing_history AS h
+                 ON h.schedule_id = ids.schedule_id AND h.slot = slots.slot
+          GROUP BY ids.schedule_id) AS r
+    WHERE s.id = r.schedule_id;
+    DELETE FROM tickstep_firing_history WHERE outcome <> 'fault';
 ";
 
 /// Creates the migration table if needed and applies every migration the database lacks, in one
@@ -355,18 +389,18 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7, 8, 9]));
-        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7, 8, 9]));
-        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7, 8, 9]));
-        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7, 8, 9]));
-        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7, 8, 9]), Ok(vec![]));
+        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7, 8, 9, 10]));
+        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7, 8, 9, 10]));
+        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7, 8, 9, 10]));
+        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), Ok(vec![]));
     }
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 10]), Err(10));
-        let err = pending(&[1, 4, 10]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 10") && err.to_string().contains("up to 9"));
+        assert_eq!(versions(&[1, 4, 11]), Err(11));
+        let err = pending(&[1, 4, 11]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 11") && err.to_string().contains("up to 10"));
     }
 
     #[test]

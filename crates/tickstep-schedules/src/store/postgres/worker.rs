@@ -27,6 +27,7 @@ use postgres::Client;
 
 use super::codec::{self, CadenceColumns};
 use super::database_error;
+use super::history_ring::{self, Folded};
 use super::mailbox::Mailbox;
 use super::stops::StopWatch;
 use crate::Error;
@@ -336,30 +337,20 @@ impl Worker {
         let mut refused: Vec<u64> = Vec::new();
         let mut gone: Vec<u64> = Vec::new();
         for changes in batches {
-            if !changes.updates.is_empty() {
-                self.columns.clear();
-                for (id, cadence) in &changes.updates {
-                    match self.fences.get(id) {
-                        Some(&fence) => self.columns.push(*id, fence, cadence),
-                        None if self.stopped_here.contains(id) => {}
-                        None => refused.push(*id), // taken over before: refused unwritten
-                    }
-                }
-                if self.columns.len() > 0 {
-                    let n = tx
-                        .execute(codec::UPDATE_CADENCE, &self.columns.params(&node))
-                        .map_err(database_error(context))?;
-                    if usize::try_from(n).unwrap_or(usize::MAX) < self.columns.len() {
-                        let (ids, fences) = self.columns.ids_and_fences();
-                        for row in tx
-                            .query(codec::TAKEN_OVER, &[ids, fences, &node])
-                            .map_err(database_error(context))?
-                        {
-                            refused.push(from_sql(row.get(0)));
-                        }
-                    }
-                }
-            }
+            let mut folded = Folded::new(&changes.history, changes.updates.iter().map(|u| u.0));
+            let held = Held {
+                fences: &self.fences,
+                stopped_here: &self.stopped_here,
+                node,
+            };
+            update_cadences(
+                &mut tx,
+                &mut self.columns,
+                &held,
+                changes,
+                &mut folded,
+                &mut refused,
+            )?;
             if !changes.deletes.is_empty() {
                 let n = if fenced_deletes {
                     let (mut ids, mut fences) = (Vec::new(), Vec::new());
@@ -406,7 +397,12 @@ impl Worker {
                 removed += usize::try_from(n).unwrap_or(usize::MAX);
                 gone.extend_from_slice(&changes.deletes);
             }
-            record_history(&mut tx, &changes.history)?;
+            record_history(
+                &mut tx,
+                (&self.fences, node),
+                &folded.rest,
+                &changes.history,
+            )?;
             // After the deletes: a transaction that stops a keyed schedule and creates one under
             // the same key frees the key first (docs/schedules.md §5.16).
             if !changes.inserts.is_empty() {
@@ -529,7 +525,7 @@ impl Worker {
     /// Schedule `id`'s history as the database holds it now, newest first.
     fn history(&mut self, id: u64) -> Result<Vec<HistoryRow>, Error> {
         self.reconnect_if_closed()?;
-        read_history(&mut self.client, id)
+        read_history(&mut self.client, id, super::schema::CURRENT_VERSION)
     }
 
     fn fetch(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
@@ -613,24 +609,138 @@ fn connection_lost(e: &Error) -> bool {
         })
 }
 
-/// Records settled firings in their schedules' histories, one statement (docs/schedules.md
-/// §9.11); nothing to do for none.
-fn record_history(tx: &mut postgres::Transaction<'_>, history: &[HistoryRow]) -> Result<(), Error> {
-    if history.is_empty() {
+/// What a node holds, for its fenced writes: each row's fence, the rows it stopped itself, its id.
+struct Held<'a> {
+    fences: &'a HashMap<u64, i64>,
+    stopped_here: &'a HashSet<u64>,
+    node: i64,
+}
+
+/// Writes a batch's cadence updates in one statement, each carrying the history record that
+/// rides in it (`folded`, docs/schedules.md §9.11), fenced; adds the rows another node took over
+/// to `refused`.
+fn update_cadences(
+    tx: &mut postgres::Transaction<'_>,
+    columns: &mut CadenceColumns,
+    held: &Held<'_>,
+    changes: &ChangeSet,
+    folded: &mut Folded<'_>,
+    refused: &mut Vec<u64>,
+) -> Result<(), Error> {
+    let context = "writing schedules";
+    if changes.updates.is_empty() {
         return Ok(());
     }
-    let columns = codec::HistoryColumns::of(history);
-    tx.execute(codec::RECORD_HISTORY, &columns.params())
-        .map_err(database_error("recording firing histories"))?;
+    columns.clear();
+    for (id, cadence) in &changes.updates {
+        match held.fences.get(id) {
+            Some(&fence) => columns.push(*id, fence, cadence, folded.take(*id)),
+            None if held.stopped_here.contains(id) => {}
+            None => refused.push(*id), // taken over before: refused unwritten
+        }
+    }
+    if columns.len() == 0 {
+        return Ok(());
+    }
+    let n = tx
+        .execute(codec::UPDATE_CADENCE, &columns.params(&held.node))
+        .map_err(database_error(context))?;
+    if usize::try_from(n).unwrap_or(usize::MAX) < columns.len() {
+        let (ids, fences) = columns.ids_and_fences();
+        for row in tx
+            .query(codec::TAKEN_OVER, &[ids, fences, &held.node])
+            .map_err(database_error(context))?
+        {
+            refused.push(from_sql(row.get(0)));
+        }
+    }
     Ok(())
 }
 
-/// Schedule `id`'s history in the database behind `client`, newest first (docs/schedules.md
-/// §9.11); a record that does not decode is refused naming it.
+/// Writes what a batch's history needs beyond the records that rode in its cadence update
+/// (docs/schedules.md §9.11): the records that did not (`alone`, rare: a second firing of a
+/// schedule settled before the commit), each spliced into its ring fenced as a cadence
+/// update (the node's `fences` and id), and the faulted records of `history` whole, one statement.
+fn record_history(
+    tx: &mut postgres::Transaction<'_>,
+    (fences, node): (&HashMap<u64, i64>, i64),
+    alone: &[&HistoryRow],
+    history: &[HistoryRow],
+) -> Result<(), Error> {
+    let context = "recording firing histories";
+    for h in alone {
+        if let Some(fence) = fences.get(&h.schedule) {
+            let slot = i32::try_from(h.slot).unwrap_or(i32::MAX);
+            let bytes = history_ring::encode(h);
+            tx.execute(
+                codec::SPLICE_HISTORY,
+                &[&to_sql(h.schedule), &slot, &&bytes[..], fence, &node],
+            )
+            .map_err(database_error(context))?;
+        }
+    }
+    let faulted: Vec<HistoryRow> = history_ring::faulted(history).cloned().collect();
+    if !faulted.is_empty() {
+        let columns = codec::HistoryColumns::of(&faulted);
+        tx.execute(codec::RECORD_HISTORY, &columns.params())
+            .map_err(database_error(context))?;
+    }
+    Ok(())
+}
+
+/// Schedule `id`'s history in the database behind `client`, of schema `version`, newest first
+/// (docs/schedules.md §9.11): from the row's ring and the faulted records' rows (version 10 on),
+/// or from a row per record (versions 7 to 9). A record that does not decode is refused naming
+/// it.
 pub(super) fn read_history(
     client: &mut postgres::Client,
     id: u64,
+    version: i64,
 ) -> Result<Vec<HistoryRow>, Error> {
+    let context = "reading a schedule's history";
+    if version < 10 {
+        return read_history_rows(client, id);
+    }
+    let bad = |what: String| Error::Database {
+        context,
+        source: what.into(),
+    };
+    let ring: Option<Vec<u8>> = client
+        .query_opt(codec::SELECT_RING, &[&to_sql(id)])
+        .map_err(database_error(context))?
+        .and_then(|r| r.get(0));
+    let Some(ring) = ring else {
+        return Ok(Vec::new());
+    };
+    let ring = history_ring::decode(&ring)
+        .ok_or_else(|| bad(format!("schedule {id}: its history column is not a ring")))?;
+    let mut faults = std::collections::HashMap::new();
+    if ring.iter().any(|r| r.faulted) {
+        for r in client
+            .query(codec::SELECT_FAULTS, &[&to_sql(id)])
+            .map_err(database_error(context))?
+        {
+            let text: String = r.get(2);
+            let fault = crate::store::codec::parse_fault(&text).ok_or_else(|| {
+                bad(format!(
+                    "schedule {id}: bad fault in tickstep_firing_history row: {:?}",
+                    crate::limits::excerpt(&text)
+                ))
+            })?;
+            if let Ok(slot) = u32::try_from(r.get::<_, i32>(0)) {
+                faults.insert(slot, (from_sql(r.get(1)), fault));
+            }
+        }
+    }
+    history_ring::merge(id, ring, &faults).ok_or_else(|| {
+        bad(format!(
+            "schedule {id}: a faulted firing's fault is missing"
+        ))
+    })
+}
+
+/// [`read_history`] of a database of schema version 7 to 9: a row per record.
+fn read_history_rows(client: &mut postgres::Client, id: u64) -> Result<Vec<HistoryRow>, Error> {
     let context = "reading a schedule's history";
     let rows = client
         .query(codec::SELECT_HISTORY, &[&to_sql(id)])
