@@ -743,6 +743,12 @@ impl Server {
         let when = match info.kind {
             ScheduleKind::Every => format!("every {} s", info.interval),
             ScheduleKind::At => "once".to_owned(),
+            // The expression and zone were checked at creation; shown escaped all the same, as
+            // everything a user typed is (docs/serve.md §11).
+            ScheduleKind::Cron => info.calendar.as_ref().map_or_else(
+                || "cron".to_owned(),
+                |c| format!("cron \"{}\" {}", shown(&c.expr), shown(&c.zone)),
+            ),
         };
         let next = if let Some(pause) = &info.pause {
             // The engine refuses control characters in a note (docs/schedules.md §9.5); bidi

@@ -173,6 +173,24 @@ impl Calendar {
     }
 }
 
+/// Two calendars are equal when their expression (as given, trimmed), zone and policy are: a
+/// calendar is a function of those three, so equal ones fire at the same instants.
+///
+/// ```
+/// use tickstep_schedules::{Calendar, DstPolicy};
+/// let a = Calendar::new("@daily", "europe/paris", DstPolicy::default())?;
+/// assert_eq!(a, Calendar::new(" @daily", "Europe/Paris", DstPolicy::default())?);
+/// assert_ne!(a, Calendar::new("0 0 * * *", "Europe/Paris", DstPolicy::default())?);
+/// # Ok::<(), tickstep_schedules::CalendarError>(())
+/// ```
+impl PartialEq for Calendar {
+    fn eq(&self, other: &Self) -> bool {
+        self.expr == other.expr && self.zone_name == other.zone_name && self.policy == other.policy
+    }
+}
+
+impl Eq for Calendar {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

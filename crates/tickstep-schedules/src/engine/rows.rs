@@ -75,6 +75,7 @@ impl Entry {
             time_limit_ns: self.limits().time_limit_ns,
             tick_limit: self.limits().tick_limit,
             key: self.key().map(ToString::to_string),
+            calendar: self.calendar.clone(),
             cadence: self.cadence(),
         }
     }
@@ -146,6 +147,7 @@ impl Entry {
             backlog: c.backlog,
             dirty: false,
             extra,
+            calendar: row.calendar,
         }
     }
 }

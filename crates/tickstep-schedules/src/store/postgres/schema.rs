@@ -38,6 +38,10 @@
 //! its row instead, as the `SQLite` store's trigger does, and the history table gets fill factor
 //! 70 (docs/schedules.md §13.53).
 //!
+//! Version 10 adds calendar schedules: `kind` may be `'cron'`, with the calendar's expression,
+//! zone and DST policy in `cron_expr`, `cron_zone` and `cron_dst`, as the `SQLite` store's
+//! version 8 does (docs/schedules.md §14.14).
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -48,7 +52,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 9;
+pub(crate) const CURRENT_VERSION: i64 = 10;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -57,7 +61,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 9] = [
+const MIGRATIONS: [(i64, &str, &str); 10] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -177,7 +181,21 @@ const MIGRATIONS: [(i64, &str, &str); 9] = [
         "firing history without a foreign key; a trigger deletes it with its schedule",
         HISTORY_WITHOUT_FOREIGN_KEY,
     ),
+    (10, "calendar schedules", CALENDAR_SCHEDULES),
 ];
+
+/// Version 10: calendar schedules (docs/schedules.md §14.14), as the `SQLite` store's version 8:
+/// `'cron'` allowed in `kind`, and the calendar's expression, zone and DST policy in three
+/// columns (NULL for the other kinds). One self-contained step; `PostgreSQL` alters the check in
+/// place.
+const CALENDAR_SCHEDULES: &str = "
+    ALTER TABLE tickstep_schedules
+        DROP CONSTRAINT tickstep_schedules_kind_check,
+        ADD CONSTRAINT tickstep_schedules_kind_check CHECK (kind IN ('at', 'every', 'cron')),
+        ADD COLUMN cron_expr TEXT, -- a calendar's cron expression; NULL for 'at' and 'every'
+        ADD COLUMN cron_zone TEXT, -- its IANA zone
+        ADD COLUMN cron_dst  TEXT; -- its DST policy: gap word, space, fold word ('shift first')
+";
 
 /// Version 2: the notes an operator's stop leaves for running engines (docs/schedules.md
 /// §11.21), read by `seq` past the last one an engine has seen; and a fill factor that keeps the
@@ -355,18 +373,18 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7, 8, 9]));
-        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7, 8, 9]));
-        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7, 8, 9]));
-        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7, 8, 9]));
-        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7, 8, 9]), Ok(vec![]));
+        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7, 8, 9, 10]));
+        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7, 8, 9, 10]));
+        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7, 8, 9, 10]));
+        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), Ok(vec![]));
     }
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 10]), Err(10));
-        let err = pending(&[1, 4, 10]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 10") && err.to_string().contains("up to 9"));
+        assert_eq!(versions(&[1, 4, 11]), Err(11));
+        let err = pending(&[1, 4, 11]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 11") && err.to_string().contains("up to 10"));
     }
 
     #[test]
@@ -377,7 +395,8 @@ mod tests {
         // The reason is the error's source (docs/README.md: one error convention).
         let text = tickstep_kernel::ErrorChain(&err).to_string();
         assert!(
-            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5, 6, 7, 8, 9"),
+            text.contains("schema version 0")
+                && text.contains("knows 1, 2, 3, 4, 5, 6, 7, 8, 9, 10"),
             "{text}"
         );
         assert!(plan.next().is_none(), "nothing is applied after a refusal");
