@@ -732,3 +732,89 @@ fn schedules_pause_resume_trigger_and_backfill_act_on_a_store() {
         stderr(&unknown)
     );
 }
+
+#[test]
+fn schedules_list_and_info_show_a_cron_schedule_with_its_spec() {
+    use tickstep::kernel::clock::ManualClock;
+    use tickstep::schedules::testkit::{TestRunner, TestWorld};
+    use tickstep::schedules::{DstPolicy, FoldPolicy, GapPolicy, Options, Schedules};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cron.db");
+    let id = {
+        let world = TestWorld::new();
+        let wiz = world.add_wizard();
+        world.add_verb(wiz, "report");
+        let engine = Schedules::open(
+            &db,
+            ManualClock::new(),
+            world,
+            TestRunner::new(),
+            tickstep::schedules::Config::default(),
+        )
+        .unwrap();
+        let mut txn = engine.begin(wiz);
+        let policy = DstPolicy {
+            gap: GapPolicy::Skip,
+            fold: FoldPolicy::Both,
+        };
+        let id = txn
+            .schedule_cron(
+                wiz,
+                "report",
+                "0 3 * * MON-FRI",
+                "Europe/Paris",
+                vec![],
+                Options::new().dst_policy(policy),
+            )
+            .unwrap();
+        txn.commit().unwrap();
+        id.get().to_string()
+    };
+    let db = db.to_str().unwrap();
+    let table = tickstep(&["schedules", "--db", db, "list"]);
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = stdout(&table);
+    assert!(text.contains("CADENCE"), "{text}");
+    assert!(
+        text.contains("cron  ")
+            && text.contains("\"0 3 * * MON-FRI\" Europe/Paris gap=skip fold=both"),
+        "{text}"
+    );
+    let info = tickstep(&["schedules", "--db", db, "info", &id, "--json"]);
+    assert!(info.status.success(), "{}", stderr(&info));
+    let info: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();
+    assert_eq!(info["kind"], "cron");
+    assert_eq!(info["cron"], "0 3 * * MON-FRI");
+    assert_eq!(info["zone"], "Europe/Paris");
+    assert_eq!(
+        (info["dst_gap"].as_str(), info["dst_fold"].as_str()),
+        (Some("skip"), Some("both"))
+    );
+    // The next fire times come from the calendar: 03:00 in Paris on weekdays.
+    let next = tickstep(&[
+        "schedules",
+        "--db",
+        db,
+        "next",
+        &id,
+        "--count",
+        "3",
+        "--json",
+    ]);
+    assert!(next.status.success(), "{}", stderr(&next));
+    let next: serde_json::Value = serde_json::from_str(&stdout(&next)).unwrap();
+    let times = next["next_runs"].as_array().unwrap();
+    assert_eq!(times.len(), 3);
+    for t in times {
+        let seconds = t.as_f64().unwrap() as i64;
+        let local =
+            tickstep::schedules::Calendar::new("0 3 * * *", "Europe/Paris", DstPolicy::default())
+                .unwrap()
+                .next_after(u64::try_from(seconds - 1).unwrap() * 1_000_000_000);
+        assert_eq!(
+            local,
+            Some(u64::try_from(seconds).unwrap() * 1_000_000_000),
+            "{t} is 03:00 in Paris"
+        );
+    }
+}
