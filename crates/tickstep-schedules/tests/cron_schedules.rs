@@ -404,3 +404,96 @@ on_both_stores! {
         assert!(text.contains("its calendar differs"), "{text}");
     }
 }
+
+/// Counters by name and labels, for the engine built inside [`metrics::with_local_recorder`].
+#[derive(Default)]
+struct Counters(
+    std::sync::Mutex<
+        std::collections::HashMap<String, std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    >,
+);
+
+impl Counters {
+    fn get(&self, name: &str, labels: &str) -> u64 {
+        self.0
+            .lock()
+            .unwrap()
+            .get(&format!("{name}{{{labels}}}"))
+            .map_or(0, |c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl metrics::Recorder for Counters {
+    fn describe_counter(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_gauge(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_histogram(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn register_counter(&self, key: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
+        let labels: Vec<String> = key
+            .labels()
+            .map(|l| format!("{}={}", l.key(), l.value()))
+            .collect();
+        let name = format!("{}{{{}}}", key.name(), labels.join(","));
+        let counter = self.0.lock().unwrap().entry(name).or_default().clone();
+        metrics::Counter::from_arc(counter)
+    }
+    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
+        metrics::Gauge::noop()
+    }
+    fn register_histogram(
+        &self,
+        _: &metrics::Key,
+        _: &metrics::Metadata<'_>,
+    ) -> metrics::Histogram {
+        metrics::Histogram::noop()
+    }
+}
+
+#[test]
+fn points_a_skip_gap_policy_drops_are_counted_missed_dst_gap_once_per_gap() {
+    // docs/schedules.md §14.15: London skips 01:00-02:00 on 2026-03-29.
+    for (expr, gap, counted) in [
+        ("30 1 * * *", GapPolicy::Skip, 1),
+        ("*/15 1 * * *", GapPolicy::Skip, 1),
+        ("30 1 * * *", GapPolicy::Shift, 0),
+        ("30 * * * *", GapPolicy::Skip, 0), // every hour: the policy does not apply (§14.5)
+    ] {
+        let counters = Counters::default();
+        let h = metrics::with_local_recorder(&counters, || {
+            Host::on_at(&common::stores::Store::memory(), MAR_28_0000_GMT * S)
+        });
+        let id = h.cron(expr, "Europe/London", policy(gap, FoldPolicy::First));
+        for quarter in 1..=240 {
+            tick_at(&h, MAR_28_0000_GMT + quarter * 900);
+            h.finish_all();
+        }
+        let label = format!("{expr} {gap}");
+        assert_eq!(
+            counters.get("tickstep_schedules_missed_total", "reason=dst_gap"),
+            counted,
+            "{label}"
+        );
+        assert_eq!(h.info(id).missed_count, 0, "{label}: not in missed_count");
+        assert!(
+            h.info(id).next_run > (MAR_30_0130_BST - 86_400) as f64,
+            "{label}"
+        );
+    }
+}

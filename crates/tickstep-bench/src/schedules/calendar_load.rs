@@ -20,7 +20,7 @@ use crate::harness::{Measure, Row};
 /// Set in the child that builds the calendars: how many.
 pub(super) const CHILD_ENV: &str = "TICKSTEP_BENCH_CALENDARS_CHILD";
 
-const ZONES: [&str; 8] = [
+pub(super) const ZONES: [&str; 8] = [
     "Europe/London",
     "Europe/Paris",
     "America/New_York",
@@ -32,7 +32,7 @@ const ZONES: [&str; 8] = [
 ];
 
 /// The `i`-th expression: four shapes, the minute varied so that no two texts are alike in a row.
-fn expr(i: usize) -> String {
+pub(super) fn expr(i: usize) -> String {
     let minute = i % 60;
     match i % 4 {
         0 => format!("{minute} * * * *"),
