@@ -51,8 +51,8 @@ const NANOS: u64 = 1_000_000_000;
 #[derive(Clone, Debug)]
 pub struct Calendar {
     spec: CronSpec,
+    /// Its IANA name is kept by jiff (`iana_name`), so the calendar holds no copy of it.
     zone: TimeZone,
-    zone_name: Box<str>,
     expr: Box<str>,
     policy: DstPolicy,
 }
@@ -92,11 +92,13 @@ impl Calendar {
             return Err(unknown());
         }
         let tz = TimeZone::get(zone).map_err(|_| unknown())?;
-        let zone_name = tz.iana_name().unwrap_or(zone).into();
+        // A zone of the database always has its name; one without could not be stored.
+        if tz.iana_name().is_none() {
+            return Err(unknown());
+        }
         Ok(Self {
             spec,
             zone: tz,
-            zone_name,
             expr: expr.trim().into(),
             policy,
         })
@@ -157,7 +159,7 @@ impl Calendar {
     /// # Ok::<(), tickstep_schedules::CalendarError>(())
     /// ```
     pub fn zone(&self) -> &str {
-        &self.zone_name
+        self.zone.iana_name().unwrap_or("UTC")
     }
 
     /// The DST policy.
@@ -185,11 +187,20 @@ impl Calendar {
 /// ```
 impl PartialEq for Calendar {
     fn eq(&self, other: &Self) -> bool {
-        self.expr == other.expr && self.zone_name == other.zone_name && self.policy == other.policy
+        self.expr == other.expr && self.zone() == other.zone() && self.policy == other.policy
     }
 }
 
 impl Eq for Calendar {}
+
+/// Hashes what equality compares: the expression, the zone's name and the policy.
+impl std::hash::Hash for Calendar {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.expr.hash(state);
+        self.zone().hash(state);
+        self.policy.hash(state);
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -197,10 +208,10 @@ mod tests {
 
     #[test]
     fn a_calendar_is_small_and_shares_its_zone() {
-        // A schedule will keep one (docs/schedules.md §14.7): the fields are bit sets, the zone
+        // A schedule keeps one (docs/schedules.md §14.7): the fields are bit sets, the zone
         // a reference-counted handle on rules jiff's bundled database parses once per zone and
-        // caches, the expression and zone name boxed.
+        // caches (its name with it), the expression boxed.
         let size = std::mem::size_of::<Calendar>();
-        assert!(size <= 160, "{size} bytes");
+        assert!(size <= 112, "{size} bytes");
     }
 }

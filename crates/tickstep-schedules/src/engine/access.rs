@@ -301,7 +301,7 @@ impl Core {
             armed: true,
             dirty: false,
             extra,
-            calendar,
+            calendar: calendar.map(|c| self.calendars.intern(c)),
         }
     }
 }
@@ -338,7 +338,7 @@ impl Core {
         }
         let store = self.store.as_mut()?;
         match store.row_elsewhere(id) {
-            Ok(row) => row.map(|row| Entry::from_row(row, &mut self.verbs)),
+            Ok(row) => row.map(|row| Entry::from_row(row, &mut self.verbs, &mut self.calendars)),
             Err(error) => {
                 tracing::warn!(%error, schedule = id, "could not read a schedule held elsewhere");
                 None
