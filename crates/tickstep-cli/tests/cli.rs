@@ -466,6 +466,24 @@ fn schedules_running_lists_the_firings_the_engine_saved_in_flight() {
     assert!(stdout(&table).contains("#4:long_job"), "{}", stdout(&table));
 }
 
+/// `tickstep schedules --db DB next ID --count N --json`, parsed.
+fn next_json(db: &str, id: &str, count: u16) -> serde_json::Value {
+    let count = count.to_string();
+    let args = [
+        "schedules",
+        "--db",
+        db,
+        "next",
+        id,
+        "--count",
+        &count,
+        "--json",
+    ];
+    let next = tickstep(&args);
+    assert!(next.status.success(), "{}", stderr(&next));
+    serde_json::from_str(&stdout(&next)).unwrap()
+}
+
 fn sqlite3(db: &Path, sql: &str) -> String {
     let out = Command::new("sqlite3")
         .arg(db)
@@ -579,18 +597,7 @@ fn schedules_next_and_history_read_a_saved_schedule() {
     let id = bell["id"].as_u64().unwrap().to_string();
 
     // The next fire times: the bell's cadence, two seconds apart, from its next run.
-    let next = tickstep(&[
-        "schedules",
-        "--db",
-        db,
-        "next",
-        &id,
-        "--count",
-        "4",
-        "--json",
-    ]);
-    assert!(next.status.success(), "{}", stderr(&next));
-    let next: serde_json::Value = serde_json::from_str(&stdout(&next)).unwrap();
+    let next = next_json(db, &id, 4);
     let times: Vec<f64> = next["next_runs"]
         .as_array()
         .unwrap()
@@ -791,18 +798,7 @@ fn schedules_list_and_info_show_a_cron_schedule_with_its_spec() {
         (Some("skip"), Some("both"))
     );
     // The next fire times come from the calendar: 03:00 in Paris on weekdays.
-    let next = tickstep(&[
-        "schedules",
-        "--db",
-        db,
-        "next",
-        &id,
-        "--count",
-        "3",
-        "--json",
-    ]);
-    assert!(next.status.success(), "{}", stderr(&next));
-    let next: serde_json::Value = serde_json::from_str(&stdout(&next)).unwrap();
+    let next = next_json(db, &id, 3);
     let times = next["next_runs"].as_array().unwrap();
     assert_eq!(times.len(), 3);
     for t in times {

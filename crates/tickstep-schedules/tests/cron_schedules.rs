@@ -473,7 +473,7 @@ fn points_a_skip_gap_policy_drops_are_counted_missed_dst_gap_once_per_gap() {
         ("30 1 * * *", GapPolicy::Skip, 1),
         ("*/15 1 * * *", GapPolicy::Skip, 1),
         ("30 1 * * *", GapPolicy::Shift, 0),
-        ("30 * * * *", GapPolicy::Skip, 0), // every hour: the policy does not apply (§14.5)
+        ("30 * * * *", GapPolicy::Skip, 0), // every hour: the policy does not apply (docs/schedules.md §14.5)
     ] {
         let counters = Counters::default();
         let h = metrics::with_local_recorder(&counters, || {

@@ -66,11 +66,12 @@ pub(super) fn child(n: usize) -> ! {
     std::process::exit(0);
 }
 
-pub(super) fn rows() -> Vec<Row> {
-    let n = 100_000;
+/// Runs this bench again as a fresh child with `env` set to `value` (the child measures and
+/// exits), and reads the two numbers it prints: seconds, then bytes (NaN for one missing).
+pub(super) fn in_child(env: &str, value: impl AsRef<std::ffi::OsStr>) -> (f64, f64) {
     let output = Command::new(std::env::current_exe().expect("current exe"))
         .arg("schedules")
-        .env(CHILD_ENV, n.to_string())
+        .env(env, value)
         .output()
         .expect("run the measuring child");
     let text = String::from_utf8_lossy(&output.stdout);
@@ -78,7 +79,12 @@ pub(super) fn rows() -> Vec<Row> {
         .split_whitespace()
         .map(|v| v.parse().unwrap_or(f64::NAN));
     let seconds = values.next().unwrap_or(f64::NAN);
-    let bytes = values.next().unwrap_or(f64::NAN);
+    (seconds, values.next().unwrap_or(f64::NAN))
+}
+
+pub(super) fn rows() -> Vec<Row> {
+    let n = 100_000;
+    let (seconds, bytes) = in_child(CHILD_ENV, n.to_string());
     vec![
         Row {
             name: "calendar_build_100k",

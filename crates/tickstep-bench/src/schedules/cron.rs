@@ -12,12 +12,11 @@
 //! earlier rows would otherwise be reused and hide the cost.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 use tickstep_schedules::Options;
 
-use super::calendar_load::{ZONES, expr};
+use super::calendar_load::{ZONES, expr, in_child};
 use super::{Fixture, ROOM, WIZARD, open, resident_bytes};
 use crate::harness::{Measure, Row, interleave};
 
@@ -130,17 +129,7 @@ fn load(dir: &Path, set: Set) -> [Row; 2] {
     };
     let path = dir.join(file);
     build_store(&path, LOADED, set);
-    let output = Command::new(std::env::current_exe().expect("current exe"))
-        .arg("schedules")
-        .env(CHILD_ENV, &path)
-        .output()
-        .expect("run the measuring child");
-    let text = String::from_utf8_lossy(&output.stdout);
-    let mut values = text
-        .split_whitespace()
-        .map(|v| v.parse().unwrap_or(f64::NAN));
-    let seconds = values.next().unwrap_or(f64::NAN);
-    let bytes = values.next().unwrap_or(f64::NAN);
+    let (seconds, bytes) = in_child(CHILD_ENV, &path);
     [
         Row {
             name: names[0],
