@@ -32,7 +32,7 @@ impl Interner {
 }
 
 /// Calendars, interned: schedules with the same expression, zone and policy (a fleet of
-/// `0 * * * *` in UTC) hold one `Calendar` between them (docs/schedules.md §14.16, §13.58).
+/// `0 * * * *` in UTC) hold one `Calendar` between them (docs/schedules.md §14.16, §13.59).
 /// Calendars no schedule holds any more are swept out whenever the set has doubled since the
 /// last sweep, so the set stays within twice the calendars in use, at an amortised O(1) cost.
 #[derive(Default)]
