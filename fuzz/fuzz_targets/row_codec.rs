@@ -1,4 +1,4 @@
-//! The store's row codec with arbitrary bytes in every column: each of the 34 columns gets a
+//! The store's row codec with arbitrary bytes in every column: each of the 38 columns gets a
 //! NULL, an integer, a real, raw bytes as TEXT (not necessarily UTF-8) or a BLOB. A row either
 //! fails to decode (an error naming the column, never a panic) or decodes into a row the engine
 //! then loads — catch-up at open on arbitrary stored state — and ticks through.

@@ -1,5 +1,5 @@
 //! `tickstep serve`'s telnet codec (`crates/tickstep-cli/src/serve/telnet.rs`, docs/serve.md §8),
-//! compiled in with `#[path]` as `cli_units` compiles the units parser: it depends on nothing
+//! compiled in with `#[path]` (with the colour module it uses) as `cli_units` compiles the units parser: it depends on nothing
 //! but `std`, so the fuzzer runs exactly the code the server runs.
 //!
 //! Properties, beyond "never panics":
@@ -15,6 +15,10 @@ use libfuzzer_sys::fuzz_target;
 #[allow(dead_code, unreachable_pub)]
 #[path = "../../crates/tickstep-cli/src/serve/telnet.rs"]
 mod telnet;
+// The server's colour (docs/serve.md §8.10), which the codec's line writer uses; `std` only too.
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../crates/tickstep-cli/src/serve/colour.rs"]
+mod colour;
 
 use telnet::{Event, MAX_REPLY_BYTES, Telnet};
 

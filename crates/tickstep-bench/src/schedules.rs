@@ -15,6 +15,7 @@
 //! | `fire_postgres` | see [`postgres`]: only when `TICKSTEP_PG_URL` names a server | raw batched `UPDATE`s through the same client |
 //! | `create_inmem`, `create_sqlite` | see [`create`]: `Txn::commit` of one new schedule, in memory and on `SQLite` | goals 5,000 ns and one fsync |
 //! | `cron_next_daily`, `cron_next_minutely`, `cron_next_special` | see [`calendar`]: `Calendar::next_after`, ns per next occurrence | `croner`'s own next occurrence, same expression and zone, same run; goal ratio ≤ 1.0 |
+//! | `fire_cron`, `cron_load_100k`, `cron_bytes_per_schedule` | see [`cron`]: firing calendar schedules beside `every` ones, and loading 100,000 of them | goals 1.3×, 2 s and 400 B |
 //! | `calendar_build_100k`, `calendar_bytes` | see [`calendar_load`]: 100,000 calendars in 8 zones built in a fresh process, seconds and resident bytes each | goals 2 s and 400 B |
 //! | `fire_postgres_3nodes`, `claim_to_start_p50/p99` | see [`cluster`]: three nodes on one database; another node taking released schedules over | `fire_postgres` on one node, same run |
 
@@ -26,7 +27,9 @@ use std::time::{Duration, Instant};
 use tickstep_kernel::clock::ManualClock;
 use tickstep_schedules::OpenWorld;
 use tickstep_schedules::testkit::{CountingRunner, RealTimeClock};
-use tickstep_schedules::{Config, ObjId, Options, Outcome, RunId, Schedules, Value};
+use tickstep_schedules::{
+    Config, ObjId, Options, Outcome, RunId, ScheduleId, Schedules, Txn, Value,
+};
 
 use crate::harness::{Measure, Opts, Row, Section, interleave, median, ns_per_op};
 
@@ -34,6 +37,7 @@ mod calendar;
 mod calendar_load;
 mod cluster;
 mod create;
+mod cron;
 mod postgres;
 mod scratch;
 
@@ -43,6 +47,9 @@ const RSS_CHILD_ENV: &str = "TICKSTEP_BENCH_SCHEDULES_RSS_CHILD";
 pub(crate) fn run(opts: &Opts) -> Section {
     if let Ok(path) = std::env::var(RSS_CHILD_ENV) {
         rss_child(Path::new(&path));
+    }
+    if let Ok(path) = std::env::var(cron::CHILD_ENV) {
+        cron::child(Path::new(&path));
     }
     if let Some(n) = std::env::var(calendar_load::CHILD_ENV)
         .ok()
@@ -73,6 +80,7 @@ pub(crate) fn run(opts: &Opts) -> Section {
     rows.extend(create::rows(dir.path(), rounds, opts.quick));
     rows.extend(calendar::rows(rounds, opts.quick));
     rows.extend(calendar_load::rows());
+    rows.extend(cron::rows(dir.path(), due, rounds));
     rows
 }
 
@@ -106,6 +114,17 @@ struct Fired {
 
 impl Fixture {
     fn new(n: usize, store: Option<&Path>) -> Self {
+        Self::with(n, store, |txn| {
+            txn.schedule_every(ROOM, "tick", 1.0, vec![], Options::new())
+        })
+    }
+
+    /// An engine with `n` schedules, each made by `create`, committed.
+    fn with(
+        n: usize,
+        store: Option<&Path>,
+        create: impl Fn(&mut Txn) -> Result<ScheduleId, tickstep_schedules::Error>,
+    ) -> Self {
         let clock = ManualClock::new();
         let runner = CountingRunner::default();
         let engine = match store {
@@ -123,8 +142,7 @@ impl Fixture {
         };
         let mut txn = engine.begin(WIZARD);
         for _ in 0..n {
-            txn.schedule_every(ROOM, "tick", 1.0, vec![], Options::new())
-                .expect("create");
+            create(&mut txn).expect("create");
         }
         txn.commit().expect("commit");
         Fixture {

@@ -32,7 +32,8 @@ pub(crate) struct SchedulesArgs {
 
 #[derive(Subcommand, Debug)]
 enum Action {
-    /// Every saved schedule: id, key, kind, target:verb, interval, next run, counters.
+    /// Every saved schedule: id, key, kind, target:verb, cadence (the interval, or a calendar's
+    /// expression and zone), next run, counters.
     List,
     /// The saved schedules named KEY (one per owner at most: a key is unique per owner).
     Find {
@@ -159,7 +160,7 @@ fn print_rows(args: &SchedulesArgs, rows: &[StoredSchedule]) -> Result<(), Strin
         "KEY",
         "KIND",
         "TARGET:VERB",
-        "EVERY",
+        "CADENCE",
         "NEXT IN",
         "RUNS",
         "FAULTS",
@@ -175,11 +176,7 @@ fn print_rows(args: &SchedulesArgs, rows: &[StoredSchedule]) -> Result<(), Strin
                 r.key.clone().unwrap_or_else(|| "-".into()),
                 r.kind.as_str().into(),
                 format!("#{}:{}", r.target.0, r.verb),
-                if r.kind == ScheduleKind::Every {
-                    seconds(r.interval_ns)
-                } else {
-                    "-".into()
-                },
+                cadence(r),
                 next_in(r.fire_at_unix_nanos, now),
                 r.run_count.to_string(),
                 r.fault_count.to_string(),
@@ -214,6 +211,19 @@ fn print_rows(args: &SchedulesArgs, rows: &[StoredSchedule]) -> Result<(), Strin
         say(line(row.iter().map(String::as_str).collect()));
     }
     Ok(())
+}
+
+/// A schedule's cadence for the table: its interval, a calendar's expression (quoted, escaped)
+/// and zone with its DST policy (docs/schedules.md §14.12), or `-` for a one-shot.
+fn cadence(r: &StoredSchedule) -> String {
+    match (r.kind, &r.calendar) {
+        (ScheduleKind::Every, _) => seconds(r.interval_ns),
+        (ScheduleKind::Cron, Some(c)) => format!(
+            "{:?} {} gap={} fold={}",
+            c.expr, c.zone, c.dst.gap, c.dst.fold
+        ),
+        _ => "-".into(),
+    }
 }
 
 fn running(args: &SchedulesArgs) -> Result<(), String> {

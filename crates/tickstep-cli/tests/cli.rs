@@ -466,6 +466,24 @@ fn schedules_running_lists_the_firings_the_engine_saved_in_flight() {
     assert!(stdout(&table).contains("#4:long_job"), "{}", stdout(&table));
 }
 
+/// `tickstep schedules --db DB next ID --count N --json`, parsed.
+fn next_json(db: &str, id: &str, count: u16) -> serde_json::Value {
+    let count = count.to_string();
+    let args = [
+        "schedules",
+        "--db",
+        db,
+        "next",
+        id,
+        "--count",
+        &count,
+        "--json",
+    ];
+    let next = tickstep(&args);
+    assert!(next.status.success(), "{}", stderr(&next));
+    serde_json::from_str(&stdout(&next)).unwrap()
+}
+
 fn sqlite3(db: &Path, sql: &str) -> String {
     let out = Command::new("sqlite3")
         .arg(db)
@@ -560,7 +578,7 @@ fn a_store_from_a_newer_tickstep_is_refused_naming_both_versions() {
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = stderr(&out);
         assert!(
-            err.contains("version 99") && err.contains("up to 8"),
+            err.contains("version 99") && err.contains("up to 9"),
             "{err}"
         );
     }
@@ -579,18 +597,7 @@ fn schedules_next_and_history_read_a_saved_schedule() {
     let id = bell["id"].as_u64().unwrap().to_string();
 
     // The next fire times: the bell's cadence, two seconds apart, from its next run.
-    let next = tickstep(&[
-        "schedules",
-        "--db",
-        db,
-        "next",
-        &id,
-        "--count",
-        "4",
-        "--json",
-    ]);
-    assert!(next.status.success(), "{}", stderr(&next));
-    let next: serde_json::Value = serde_json::from_str(&stdout(&next)).unwrap();
+    let next = next_json(db, &id, 4);
     let times: Vec<f64> = next["next_runs"]
         .as_array()
         .unwrap()
@@ -731,4 +738,79 @@ fn schedules_pause_resume_trigger_and_backfill_act_on_a_store() {
         "{}",
         stderr(&unknown)
     );
+}
+
+#[test]
+fn schedules_list_and_info_show_a_cron_schedule_with_its_spec() {
+    use tickstep::kernel::clock::ManualClock;
+    use tickstep::schedules::testkit::{TestRunner, TestWorld};
+    use tickstep::schedules::{DstPolicy, FoldPolicy, GapPolicy, Options, Schedules};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cron.db");
+    let id = {
+        let world = TestWorld::new();
+        let wiz = world.add_wizard();
+        world.add_verb(wiz, "report");
+        let engine = Schedules::open(
+            &db,
+            ManualClock::new(),
+            world,
+            TestRunner::new(),
+            tickstep::schedules::Config::default(),
+        )
+        .unwrap();
+        let mut txn = engine.begin(wiz);
+        let policy = DstPolicy {
+            gap: GapPolicy::Skip,
+            fold: FoldPolicy::Both,
+        };
+        let id = txn
+            .schedule_cron(
+                wiz,
+                "report",
+                "0 3 * * MON-FRI",
+                "Europe/Paris",
+                vec![],
+                Options::new().dst_policy(policy),
+            )
+            .unwrap();
+        txn.commit().unwrap();
+        id.get().to_string()
+    };
+    let db = db.to_str().unwrap();
+    let table = tickstep(&["schedules", "--db", db, "list"]);
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = stdout(&table);
+    assert!(text.contains("CADENCE"), "{text}");
+    assert!(
+        text.contains("cron  ")
+            && text.contains("\"0 3 * * MON-FRI\" Europe/Paris gap=skip fold=both"),
+        "{text}"
+    );
+    let info = tickstep(&["schedules", "--db", db, "info", &id, "--json"]);
+    assert!(info.status.success(), "{}", stderr(&info));
+    let info: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();
+    assert_eq!(info["kind"], "cron");
+    assert_eq!(info["cron"], "0 3 * * MON-FRI");
+    assert_eq!(info["zone"], "Europe/Paris");
+    assert_eq!(
+        (info["dst_gap"].as_str(), info["dst_fold"].as_str()),
+        (Some("skip"), Some("both"))
+    );
+    // The next fire times come from the calendar: 03:00 in Paris on weekdays.
+    let next = next_json(db, &id, 3);
+    let times = next["next_runs"].as_array().unwrap();
+    assert_eq!(times.len(), 3);
+    for t in times {
+        let seconds = t.as_f64().unwrap() as i64;
+        let local =
+            tickstep::schedules::Calendar::new("0 3 * * *", "Europe/Paris", DstPolicy::default())
+                .unwrap()
+                .next_after(u64::try_from(seconds - 1).unwrap() * 1_000_000_000);
+        assert_eq!(
+            local,
+            Some(u64::try_from(seconds).unwrap() * 1_000_000_000),
+            "{t} is 03:00 in Paris"
+        );
+    }
 }

@@ -394,3 +394,43 @@ fn pause_resume_and_trigger_are_for_the_owner_or_the_wizard() {
     wizard.send("shutdown");
     wizard.expect("ok: shutting down");
 }
+
+#[test]
+fn a_cron_schedule_in_a_time_zone_is_made_shown_and_checked_like_every() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--creates-per-player", "1"]);
+    let mut alice = server.login("alice");
+    let made = alice.ask("cron \"0 * * * *\" Europe/London say top of the hour");
+    assert!(
+        made.starts_with("ok: schedule #")
+            && made.ends_with("runs say at \"0 * * * *\" in Europe/London"),
+        "{made}"
+    );
+    let id = id_of(&made);
+    let info = alice.ask(&format!("info {id}"));
+    assert!(info.contains("cron \"0 * * * *\" Europe/London"), "{info}");
+    let fields = alice.expect("  ");
+    assert!(
+        fields.contains("kind=\"cron\"") && fields.contains("zone=\"Europe/London\""),
+        "{fields}"
+    );
+    // Bad input is the engine's typed error, naming the field and the rule, escaped.
+    let bad = alice.ask("cron \"61 * * * *\" UTC say x");
+    assert_eq!(
+        bad,
+        "error: E_INVARG: minute field \"61\": 61 is outside 0-59 (docs/schedules.md §14.1)"
+    );
+    let zone = alice.ask("cron @daily Mars/\u{1b}[31mRed say x");
+    assert!(
+        zone.starts_with("error: E_INVARG: unknown time zone") && !zone.contains('\u{1b}'),
+        "{zone}"
+    );
+    // It counts against the same creation limit as `every` (docs/serve.md §11.3): a burst of
+    // four, each attempt taking one, then one a second.
+    assert!(alice.ask("every 60 say tick").starts_with("ok: schedule #"));
+    let refused = alice.ask("cron @hourly UTC say again");
+    assert!(
+        refused.starts_with("error: too many new schedules"),
+        "{refused}"
+    );
+}

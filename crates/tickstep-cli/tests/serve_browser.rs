@@ -79,26 +79,7 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
     assert_eq!(seen["images"], 0);
     assert_eq!(seen["pwned"], 0);
     assert_eq!(seen["pwned_after"], 0);
-    // The live view drew at least twice and says the budget and who is online.
-    assert!(seen["live_updates"].as_u64().unwrap() >= 2, "{seen}");
-    assert_eq!(seen["budget_text"], "16.7 ms");
-    assert_eq!(seen["online_text"], "2");
-    // The hot tasks (docs/serve.md §13.6): the kernel's profiler names serve's own work.
-    let hot = seen["hot_rows"].as_array().unwrap();
-    assert!(!hot.is_empty(), "{seen}");
-    assert!(
-        hot.iter().all(|o| !o.as_str().unwrap().is_empty()),
-        "{seen}"
-    );
-    // The commands page (docs/serve.md §13.11), reached from the list's link.
-    assert_eq!(seen["commands_h1"], "Commands");
-    assert!(
-        seen["commands_count"]
-            .as_str()
-            .unwrap()
-            .ends_with(" running"),
-        "{seen}"
-    );
+    assert_live_view_hot_tasks_and_commands(&seen);
     // The form's search, and the detail view reached by clicking.
     assert!(seen["filtered_url"].as_str().unwrap().contains("q=tea"));
     assert_eq!(rows("filtered_rows"), [format!("#{tea}")]);
@@ -133,6 +114,31 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
     let png = std::fs::read(&shot).expect("the screenshot was saved");
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
     server.shutdown();
+}
+
+/// What the dashboard test saw of the live view, the hot tasks and the commands page
+/// (docs/serve.md §13.6, §13.11).
+fn assert_live_view_hot_tasks_and_commands(seen: &serde_json::Value) {
+    // The live view drew at least twice and says the budget and who is online.
+    assert!(seen["live_updates"].as_u64().unwrap() >= 2, "{seen}");
+    assert_eq!(seen["budget_text"], "16.7 ms");
+    assert_eq!(seen["online_text"], "2");
+    // The hot tasks (docs/serve.md §13.6): the kernel's profiler names serve's own work.
+    let hot = seen["hot_rows"].as_array().unwrap();
+    assert!(!hot.is_empty(), "{seen}");
+    assert!(
+        hot.iter().all(|o| !o.as_str().unwrap().is_empty()),
+        "{seen}"
+    );
+    // The commands page (docs/serve.md §13.11), reached from the list's link.
+    assert_eq!(seen["commands_h1"], "Commands");
+    assert!(
+        seen["commands_count"]
+            .as_str()
+            .unwrap()
+            .ends_with(" running"),
+        "{seen}"
+    );
 }
 
 #[test]

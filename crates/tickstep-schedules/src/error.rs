@@ -29,6 +29,16 @@ pub enum Error {
         /// The rule the value broke.
         rule: String,
     },
+    /// A calendar schedule's expression, zone or DST policy was refused
+    /// ([`CalendarError`](crate::CalendarError) names the field and the rule of
+    /// docs/schedules.md §14); nothing was created (docs/schedules.md §14.12).
+    ///
+    /// ```
+    /// let e = tickstep_schedules::Error::from(tickstep_schedules::CalendarError::Empty);
+    /// assert_eq!(e.code(), "E_INVARG");
+    /// ```
+    #[error("E_INVARG: {0}")]
+    Calendar(#[from] crate::CalendarError),
     /// A permission refusal (MOO `E_PERM`): `who` may not do this to `value`, because of `rule`.
     #[error("E_PERM: {who} may not use {value}: {rule}")]
     Perm {
@@ -128,9 +138,10 @@ impl Error {
     /// ```
     pub fn code(&self) -> &'static str {
         match self {
-            Error::InvalidArg { .. } | Error::KeyTaken { .. } | Error::NotAStore { .. } => {
-                "E_INVARG"
-            }
+            Error::InvalidArg { .. }
+            | Error::KeyTaken { .. }
+            | Error::NotAStore { .. }
+            | Error::Calendar(_) => "E_INVARG",
             Error::Perm { .. } => "E_PERM",
             Error::Store { .. }
             | Error::Database { .. }

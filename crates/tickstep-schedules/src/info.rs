@@ -1,8 +1,9 @@
 //! What `schedule_info()` reports: [`ScheduleInfo`], and the retirement reasons.
 
-use crate::{Catchup, Fault, ObjId, Overlap, RunId, ScheduleId, Value};
+use crate::{Catchup, DstPolicy, Fault, ObjId, Overlap, RunId, ScheduleId, Value};
 
-/// Whether a schedule is a one-shot (`schedule_at`) or recurring (`schedule_every`).
+/// Whether a schedule is a one-shot (`schedule_at`), recurring on an interval
+/// (`schedule_every`) or on a calendar (`schedule_cron`, docs/schedules.md §14.12).
 ///
 /// ```
 /// assert_eq!(tickstep_schedules::ScheduleKind::Every.as_str(), "every");
@@ -13,19 +14,34 @@ pub enum ScheduleKind {
     At,
     /// A recurring schedule.
     Every,
+    /// A calendar schedule: a cron expression in a time zone (docs/schedules.md §14.12).
+    Cron,
 }
 
 impl ScheduleKind {
-    /// `"at"` or `"every"`.
+    /// `"at"`, `"every"` or `"cron"`.
     ///
     /// ```
     /// assert_eq!(tickstep_schedules::ScheduleKind::At.as_str(), "at");
+    /// assert_eq!(tickstep_schedules::ScheduleKind::Cron.as_str(), "cron");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             ScheduleKind::At => "at",
             ScheduleKind::Every => "every",
+            ScheduleKind::Cron => "cron",
         }
+    }
+
+    /// Whether the kind fires again and again (`every` and `cron`).
+    ///
+    /// ```
+    /// use tickstep_schedules::ScheduleKind;
+    /// assert!(ScheduleKind::Cron.is_recurring());
+    /// assert!(!ScheduleKind::At.is_recurring());
+    /// ```
+    pub fn is_recurring(self) -> bool {
+        self != ScheduleKind::At
     }
 }
 
@@ -123,8 +139,11 @@ pub struct ScheduleInfo {
     pub authority: ObjId,
     /// One-shot or recurring.
     pub kind: ScheduleKind,
-    /// Seconds between cadence points (0.0 for a one-shot), after clamping.
+    /// Seconds between cadence points (0.0 for a one-shot or a calendar), after clamping.
     pub interval: f64,
+    /// A calendar schedule's expression, zone and DST policy (docs/schedules.md §14.12);
+    /// `None` for the other kinds.
+    pub calendar: Option<CalendarInfo>,
     /// Creation time, float Unix seconds.
     pub created_at: f64,
     /// When the next firing is due, float Unix seconds (0.0 if none).
@@ -200,6 +219,44 @@ pub struct ScheduleInfo {
     /// [`HISTORY_KEPT`]); empty without a store or for a schedule that does not persist
     /// (docs/schedules.md §9.11).
     pub history: Vec<FiringRecord>,
+}
+
+/// What a calendar schedule fires on: its cron expression, its zone and its DST policy
+/// (docs/schedules.md §14.12).
+///
+/// ```
+/// use tickstep_schedules::{CalendarInfo, DstPolicy};
+/// let c = CalendarInfo { expr: "0 3 * * *".into(), zone: "Europe/Paris".into(), dst: DstPolicy::default() };
+/// assert_eq!(c.to_string(), "0 3 * * * Europe/Paris (gap shift, fold first)");
+/// ```
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct CalendarInfo {
+    /// The cron expression, as given (trimmed).
+    pub expr: String,
+    /// The zone's IANA name, as the tz database spells it.
+    pub zone: String,
+    /// The DST policy.
+    pub dst: DstPolicy,
+}
+
+impl std::fmt::Display for CalendarInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} (gap {}, fold {})",
+            self.expr, self.zone, self.dst.gap, self.dst.fold
+        )
+    }
+}
+
+impl From<&crate::Calendar> for CalendarInfo {
+    fn from(c: &crate::Calendar) -> Self {
+        CalendarInfo {
+            expr: c.expr().to_owned(),
+            zone: c.zone().to_owned(),
+            dst: c.policy(),
+        }
+    }
 }
 
 /// How many settled firings the store keeps for each persistent schedule (docs/schedules.md
@@ -401,8 +458,23 @@ impl ScheduleInfo {
         Value::Map(
             pairs
                 .into_iter()
+                .chain(self.calendar_pairs())
                 .map(|(k, v)| (Value::from(k), v))
                 .collect(),
         )
+    }
+
+    /// A calendar schedule's keys (docs/schedules.md §14.12): `""` for the other kinds.
+    fn calendar_pairs(&self) -> [(&'static str, Value); 4] {
+        let c = self.calendar.as_ref();
+        [
+            ("cron", Value::from(c.map_or("", |c| c.expr.as_str()))),
+            ("zone", Value::from(c.map_or("", |c| c.zone.as_str()))),
+            ("dst_gap", Value::from(c.map_or("", |c| c.dst.gap.as_str()))),
+            (
+                "dst_fold",
+                Value::from(c.map_or("", |c| c.dst.fold.as_str())),
+            ),
+        ]
     }
 }

@@ -44,8 +44,9 @@ pub(crate) fn check_key(key: &str) -> Result<(), Error> {
 /// when they define the same schedule (docs/schedules.md §5.13). The deadline, the creation time,
 /// the id and the cadence state are not part of it: they are when, not what.
 pub(crate) fn first_difference(a: &ScheduleRow, b: &ScheduleRow) -> Option<&'static str> {
-    let checks: [(&'static str, bool); 15] = [
+    let checks: [(&'static str, bool); 16] = [
         ("kind", a.kind == b.kind),
+        ("calendar", a.calendar == b.calendar),
         ("target", a.target == b.target),
         ("verb", a.verb == b.verb),
         ("args", a.args == b.args),

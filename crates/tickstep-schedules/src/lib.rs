@@ -242,8 +242,8 @@ pub use host::{
 };
 pub use id::{ObjId, RunId, ScheduleId};
 pub use info::{
-    FiringRecord, HISTORY_KEPT, NEXT_RUNS_SHOWN, PauseInfo, RetireReason, ScheduleInfo,
-    ScheduleKind,
+    CalendarInfo, FiringRecord, HISTORY_KEPT, NEXT_RUNS_SHOWN, PauseInfo, RetireReason,
+    ScheduleInfo, ScheduleKind,
 };
 pub use kernel_wake::KernelWake;
 pub use key::MAX_KEY_LEN;

@@ -3,10 +3,11 @@
 //! a stored row. The engine checks its calls with them, and an operator acting on a store from
 //! outside any engine (the `Inspector`) checks the stored row with the same code.
 
+use crate::cadence_points::Step;
 use crate::info::unix_seconds;
 use crate::options::MAX_CATCHUP_FIRINGS;
 use crate::row::{OperatorAction, OpsRow, PausedRow, ScheduleRow};
-use crate::{Error, ObjId, ScheduleId, ScheduleKind, Value};
+use crate::{Error, ObjId, ScheduleId, Value};
 
 /// Who pauses a schedule from outside the engine (`tickstep schedules pause`): the store's
 /// operator, MOO's `#-1` (docs/schedules.md §9.12).
@@ -48,29 +49,31 @@ pub(crate) fn backfill_bounds(from: f64, to: f64, now: u64) -> Result<(u64, u64)
     Ok((from_ns, to_ns))
 }
 
-/// The cadence points a backfill of `[from, to]` fires for a schedule of `kind` whose next
-/// point is `next_run`: the first, the last and how many, or why there are none to fire
-/// (docs/schedules.md §9.7). `under_way`: a backfill of it has not finished.
+/// The cadence points a backfill of `[from, to]` fires for a schedule stepping by `step`
+/// (`None` for a one-shot) whose next point is `next_run`: the first, the last and how many, or
+/// why there are none to fire (docs/schedules.md §9.7; a calendar's points,
+/// docs/schedules.md §14.13).
+/// `under_way`: a backfill of it has not finished.
 pub(crate) fn backfill_points(
-    (kind, next_run, interval, under_way): (ScheduleKind, u64, u64, bool),
+    (step, next_run, under_way): (Option<&Step>, u64, bool),
     (from, to): (u64, u64),
     typed: (f64, f64),
     name: ScheduleId,
 ) -> Result<(u64, u64, u64), Error> {
     let range = || format!("[{}, {}]", typed.0, typed.1);
-    if kind != ScheduleKind::Every {
+    let Some(step) = step else {
         return Err(Error::invalid(
             name,
             "backfill needs a recurring schedule: a one-shot has no cadence points (docs/schedules.md §9.7)",
         ));
-    }
+    };
     if under_way {
         return Err(Error::invalid(
             name,
             "a backfill of this schedule is still under way; one at a time (docs/schedules.md §9.7)",
         ));
     }
-    let Some((first, count)) = points_in(next_run, interval, from, to) else {
+    let Some((first, last, count)) = step.points_in(next_run, from, to, MAX_CATCHUP_FIRINGS) else {
         return Err(Error::invalid(
             range(),
             "backfill range holds no cadence point of the schedule (docs/schedules.md §9.7)",
@@ -85,8 +88,7 @@ pub(crate) fn backfill_points(
             ),
         ));
     }
-    // `first + (count - 1) * interval` is at most `to`: no overflow.
-    Ok((first, first + (count - 1) * interval, count))
+    Ok((first, last, count))
 }
 
 /// An operator's action on a stored row, made from outside any engine (docs/schedules.md
@@ -136,13 +138,9 @@ pub(crate) fn act_on_row(
             1
         }
         OperatorAction::Backfill { from, to } => {
+            let step = Step::of(row.kind, row.interval_ns, row.calendar.as_ref());
             let (first, last, count) = backfill_points(
-                (
-                    row.kind,
-                    c.next_run,
-                    row.interval_ns,
-                    ops.backfill.is_some(),
-                ),
+                (step.as_ref(), c.next_run, ops.backfill.is_some()),
                 (*from, *to),
                 (unix_seconds(*from), unix_seconds(*to)),
                 name,
@@ -166,36 +164,4 @@ pub(crate) fn check_note(note: &str) -> Result<(), Error> {
         ));
     }
     Ok(())
-}
-
-/// The cadence points `anchor + k * interval` (any integer `k`) in `[from, to]`: the first and
-/// how many; `None` when there are none.
-pub(crate) fn points_in(anchor: u64, interval: u64, from: u64, to: u64) -> Option<(u64, u64)> {
-    if interval == 0 {
-        return None;
-    }
-    let (a, i, f) = (i128::from(anchor), i128::from(interval), i128::from(from));
-    // The smallest k with anchor + k * interval >= from.
-    let k = (f - a).div_euclid(i) + i128::from((f - a).rem_euclid(i) != 0);
-    let first = u64::try_from(a + k * i).ok()?;
-    if first > to {
-        return None;
-    }
-    Some((first, (to - first) / interval + 1))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::points_in;
-
-    #[test]
-    fn points_in_finds_the_cadence_points_of_a_range() {
-        // Points at 100 + 60 k.
-        assert_eq!(points_in(100, 60, 0, 100), Some((40, 2)));
-        assert_eq!(points_in(100, 60, 41, 99), None);
-        assert_eq!(points_in(100, 60, 40, 40), Some((40, 1)));
-        assert_eq!(points_in(100, 60, 100, 400), Some((100, 6)));
-        assert_eq!(points_in(1_000, 60, 0, 59), Some((40, 1)));
-        assert_eq!(points_in(100, 0, 0, 400), None);
-    }
 }

@@ -18,6 +18,9 @@ pub(crate) enum MissedReason {
     Overlap,
     /// Passed while the schedule was paused.
     Paused,
+    /// A calendar's wall time in a DST gap, dropped by `gap = "skip"` (docs/schedules.md
+    /// §14.15).
+    DstGap,
 }
 
 /// The engine's handles.
@@ -29,7 +32,7 @@ pub(crate) struct SchedulesMetrics {
     returned: Counter,
     faulted: Counter,
     killed: Counter,
-    missed: [Counter; 3],
+    missed: [Counter; 4],
     retired: [Counter; 4],
     lateness: Histogram,
     live: Gauge,
@@ -48,7 +51,7 @@ impl SchedulesMetrics {
             returned: outcome("returned"),
             faulted: outcome("fault"),
             killed: outcome("killed"),
-            missed: ["catchup", "overlap", "paused"]
+            missed: ["catchup", "overlap", "paused", "dst_gap"]
                 .map(|reason| metrics::counter!("tickstep_schedules_missed_total", "reason" => reason)),
             retired: [
                 RetireReason::Completed,

@@ -143,6 +143,9 @@ pub(crate) struct ScheduleRow {
     pub(crate) tick_limit: Option<u64>,
     /// The schedule's key, unique per owner (docs/schedules.md §5.12); `None` for none.
     pub(crate) key: Option<String>,
+    /// A `Cron` schedule's calendar, stored as its expression, zone and DST policy
+    /// (docs/schedules.md §14.14); `None` for the other kinds.
+    pub(crate) calendar: Option<std::sync::Arc<crate::Calendar>>,
     pub(crate) cadence: Cadence,
 }
 

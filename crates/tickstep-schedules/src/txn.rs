@@ -1,6 +1,7 @@
 //! Transactions: how a host's task creates, stops and inspects schedules.
 
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::commit::Commit;
 use crate::engine::Schedules;
@@ -9,7 +10,7 @@ use crate::engine::core::Shared;
 use crate::info::{ScheduleInfo, ScheduleKind as Kind};
 use crate::limits::{check_storable, seconds_to_nanos};
 use crate::perms::{check_list_owner, check_player, may_manage};
-use crate::{Error, ObjId, Options, ScheduleId, Value};
+use crate::{Calendar, Error, ObjId, Options, ScheduleId, Value};
 
 mod named;
 
@@ -132,7 +133,15 @@ impl Txn {
                 format!("when must be a finite Unix time in seconds from 0 to {LAST_DEADLINE}"),
             )
         })?;
-        self.create(Kind::At, target, verb, first, 0, false, args, options)
+        self.create(
+            Kind::At,
+            target,
+            verb,
+            (first, 0, false),
+            None,
+            args,
+            options,
+        )
     }
 
     /// `schedule_every(target, verb, interval, args, options)`: call `target:verb(@args)` every
@@ -187,30 +196,91 @@ impl Txn {
             Kind::Every,
             target,
             verb,
-            first,
-            interval_ns,
-            clamped,
+            (first, interval_ns, clamped),
+            None,
             args,
             options,
         )
     }
 
-    #[allow(clippy::too_many_arguments)] // the two public entry points name every one
+    /// `schedule_cron(target, verb, expr, zone, args, options)`: call `target:verb(@args)` at
+    /// every instant the cron expression `expr` names in the IANA time zone `zone`, under the
+    /// DST policy of the `dst_gap` and `dst_fold` options (docs/schedules.md §14.12). The first
+    /// firing is the calendar's first point after now. Catch-up, overlap, jitter, `max_faults`,
+    /// firing limits and permissions apply as for [`Txn::schedule_every`]; catch-up counts the
+    /// calendar's real points (docs/schedules.md §14.13).
+    ///
+    /// # Errors
+    ///
+    /// As [`Txn::schedule_at`], and [`Error::Calendar`] for an expression, zone or policy the
+    /// calendar refuses: an unknown zone, `61 * * * *`, `0 0 30 2 *` (it never occurs), an empty
+    /// expression or one over [`MAX_EXPR_LEN`](crate::MAX_EXPR_LEN) bytes. Nothing is created
+    /// on error.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Options, Schedules, ScheduleKind};
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "report");
+    /// # let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_cron(wiz, "report", "0 3 * * MON-FRI", "Europe/Paris", vec![], Options::new())?;
+    /// let info = txn.schedule_info(id)?;
+    /// assert_eq!(info.kind, ScheduleKind::Cron);
+    /// assert_eq!(info.calendar.unwrap().zone, "Europe/Paris");
+    /// let bad = txn.schedule_cron(wiz, "report", "61 * * * *", "UTC", vec![], Options::new());
+    /// assert_eq!(bad.unwrap_err().code(), "E_INVARG");
+    /// # Ok::<(), tickstep_schedules::Error>(())
+    /// ```
+    pub fn schedule_cron(
+        &mut self,
+        target: ObjId,
+        verb: &str,
+        expr: &str,
+        zone: &str,
+        args: Vec<Value>,
+        options: Options,
+    ) -> Result<ScheduleId, Error> {
+        let calendar = Calendar::new(expr, zone, options.dst())?;
+        let now = self.shared.now_unix_nanos();
+        let first = calendar.next_after(now).ok_or_else(|| {
+            Error::invalid(
+                format!("{expr:?} in {zone}"),
+                format!(
+                    "the calendar has no point after now and before {LAST_DEADLINE} (docs/schedules.md §14.12)"
+                ),
+            )
+        })?;
+        self.create(
+            Kind::Cron,
+            target,
+            verb,
+            (first, 0, false),
+            Some(Arc::new(calendar)),
+            args,
+            options,
+        )
+    }
+
+    /// Creates a schedule of `kind` whose first point is `first`, with `interval_ns` (and
+    /// whether it was clamped) for `Every` and `calendar` for `Cron`.
+    #[allow(clippy::too_many_arguments)] // the public entry points name every one
     fn create(
         &mut self,
         kind: Kind,
         target: ObjId,
         verb: &str,
-        first: u64,
-        interval_ns: u64,
-        interval_clamped: bool,
+        (first, interval_ns, interval_clamped): (u64, u64, bool),
+        calendar: Option<Arc<Calendar>>,
         args: Vec<Value>,
         options: Options,
     ) -> Result<ScheduleId, Error> {
         for arg in &args {
             check_storable(arg, "args")?;
         }
-        let resolved = options.resolve(kind == Kind::Every)?;
+        let resolved = options.resolve(kind.is_recurring())?;
         let world = self.shared.world();
         if verb.is_empty() {
             return Err(Error::invalid("\"\"", "verb must be a non-empty name"));
@@ -237,6 +307,7 @@ impl Txn {
                 first,
                 interval_ns,
                 interval_clamped,
+                calendar,
                 args,
                 options,
                 resolved,

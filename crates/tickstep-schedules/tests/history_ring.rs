@@ -89,7 +89,7 @@ on_both_stores! {
     }
 }
 
-/// Rewrites the store behind `store` as the schema before this one (`SQLite` 7, `PostgreSQL` 9)
+/// Rewrites the store behind `store` as the schema before the history ring (`SQLite` 7, `PostgreSQL` 9)
 /// held it: the history table keyed schedule first, a row per record, and on `PostgreSQL` no
 /// `history` column. The records are those of firings 3 to 22 of schedule `id` (twenty, the ring
 /// wrapped once), nominal, start and end in nanoseconds, every fifth a fault whose value is the
@@ -100,10 +100,13 @@ fn back_to_a_history_table(store: &Store, id: u64) {
         _ => ("firing_history", "schedules"),
     };
     let mut sql = match store.kind() {
-        Kind::Postgres => "ALTER TABLE tickstep_schedules DROP COLUMN history; \
+        Kind::Postgres => {
+            "ALTER TABLE tickstep_schedules DROP COLUMN history, DROP COLUMN cron_expr, \
+             DROP COLUMN cron_zone, DROP COLUMN cron_dst; \
              DELETE FROM tickstep_firing_history; \
              DELETE FROM tickstep_schema_migrations WHERE version >= 10;"
-            .to_string(),
+                .to_string()
+        }
         _ => "DROP TRIGGER schedules_history_goes_with_the_row; DROP TABLE firing_history; \
              CREATE TABLE firing_history (schedule_id INTEGER NOT NULL, slot INTEGER NOT NULL, \
              started_at INTEGER NOT NULL, ended_at INTEGER NOT NULL, nominal INTEGER NOT NULL, \

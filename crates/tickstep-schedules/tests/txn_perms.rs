@@ -502,6 +502,10 @@ on_every_store! {
             "backfill",
             "next_runs",
             "history",
+            "cron",
+            "zone",
+            "dst_gap",
+            "dst_fold",
         ];
         let Value::Map(pairs) = &map else { panic!() };
         assert_eq!(pairs.len(), keys.len());

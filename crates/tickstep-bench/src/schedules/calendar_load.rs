@@ -20,7 +20,7 @@ use crate::harness::{Measure, Row};
 /// Set in the child that builds the calendars: how many.
 pub(super) const CHILD_ENV: &str = "TICKSTEP_BENCH_CALENDARS_CHILD";
 
-const ZONES: [&str; 8] = [
+pub(super) const ZONES: [&str; 8] = [
     "Europe/London",
     "Europe/Paris",
     "America/New_York",
@@ -32,7 +32,7 @@ const ZONES: [&str; 8] = [
 ];
 
 /// The `i`-th expression: four shapes, the minute varied so that no two texts are alike in a row.
-fn expr(i: usize) -> String {
+pub(super) fn expr(i: usize) -> String {
     let minute = i % 60;
     match i % 4 {
         0 => format!("{minute} * * * *"),
@@ -66,11 +66,12 @@ pub(super) fn child(n: usize) -> ! {
     std::process::exit(0);
 }
 
-pub(super) fn rows() -> Vec<Row> {
-    let n = 100_000;
+/// Runs this bench again as a fresh child with `env` set to `value` (the child measures and
+/// exits), and reads the two numbers it prints: seconds, then bytes (NaN for one missing).
+pub(super) fn in_child(env: &str, value: impl AsRef<std::ffi::OsStr>) -> (f64, f64) {
     let output = Command::new(std::env::current_exe().expect("current exe"))
         .arg("schedules")
-        .env(CHILD_ENV, n.to_string())
+        .env(env, value)
         .output()
         .expect("run the measuring child");
     let text = String::from_utf8_lossy(&output.stdout);
@@ -78,7 +79,12 @@ pub(super) fn rows() -> Vec<Row> {
         .split_whitespace()
         .map(|v| v.parse().unwrap_or(f64::NAN));
     let seconds = values.next().unwrap_or(f64::NAN);
-    let bytes = values.next().unwrap_or(f64::NAN);
+    (seconds, values.next().unwrap_or(f64::NAN))
+}
+
+pub(super) fn rows() -> Vec<Row> {
+    let n = 100_000;
+    let (seconds, bytes) = in_child(CHILD_ENV, n.to_string());
     vec![
         Row {
             name: "calendar_build_100k",

@@ -1,7 +1,7 @@
 //! The server's colour (docs/serve.md §8.10): a telnet client that says it shows ANSI colour gets
 //! the server's own markers — `[system]`, `[say]`, `[mail]`, `[bell]` and `error:` — painted,
 //! and nothing else. A player's text can never carry colour of its own: it reaches here with every
-//! control character already written as a visible escape (§11.1), so the only ESC bytes on the
+//! control character already written as a visible escape (docs/serve.md §11.1), so the only ESC bytes on the
 //! wire are the ones this module writes.
 
 /// MTTS's bit for "the client shows ANSI colour" (the MUD Terminal Type Standard's bit 1).

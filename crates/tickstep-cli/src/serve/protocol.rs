@@ -14,6 +14,8 @@ Protocol (plain lines; netcat or telnet will do):
   remind <seconds> <text>       tell me <text> in <seconds>
   every <seconds> <verb> [args] run <verb> every <seconds> (at least 1 s)
   at <unix-seconds> <verb> [args]  run <verb> once at that Unix time
+  cron \"<expr>\" <zone> <verb> [args]  run <verb> at the times a cron expression names in
+                         an IANA zone: cron \"0 9 * * MON-FRI\" Europe/London say stand-up
       verbs: tell <text> (to you), say <text> (to everyone), ring [priority] (the bell)
       ... as <name>      name it (1-64 letters, digits, '_', '-', '.' or ':'): a second
                          'as <name>' of the same schedule gets the first, creating nothing
@@ -103,6 +105,13 @@ pub(crate) enum Request {
         action: Action,
         key: Option<String>,
     },
+    /// A calendar schedule (docs/serve.md §3.8): checked by the engine, not here.
+    Cron {
+        expr: String,
+        zone: String,
+        action: Action,
+        key: Option<String>,
+    },
     Stop(u64),
     /// Pause a schedule with a note (docs/serve.md §3.7).
     Pause {
@@ -128,10 +137,11 @@ pub(crate) enum Request {
 
 /// Every command word but `wizard` (the default wizard's name): none of them may be a player's
 /// name (docs/serve.md §2.1).
-const COMMANDS: [&str; 15] = [
+const COMMANDS: [&str; 16] = [
     "remind",
     "every",
     "at",
+    "cron",
     "stop",
     "info",
     "schedules",
@@ -241,6 +251,18 @@ pub(crate) fn parse(line: &str) -> Result<Request, ProtocolError> {
                 key,
             }
         }
+        "cron" => {
+            let (expr, rest) = cron_expr(rest)?;
+            let (zone, action) = split_word(rest);
+            let zone = required("cron", zone, "an IANA time zone after the expression")?;
+            let (action, key) = key_suffix("cron", action)?;
+            Request::Cron {
+                expr,
+                zone,
+                action: action_arg("cron", action)?,
+                key,
+            }
+        }
         "stop" => Request::Stop(id_arg("stop", rest)?),
         "pause" => {
             let (id, note) = split_word(rest);
@@ -268,6 +290,31 @@ pub(crate) fn parse(line: &str) -> Result<Request, ProtocolError> {
         }
     };
     Ok(request)
+}
+
+/// A cron expression in double quotes (it has spaces), or an unquoted `@alias`, and the rest
+/// (docs/serve.md §3.8). What is inside the quotes is the engine's to check.
+fn cron_expr(text: &str) -> Result<(String, &str), ProtocolError> {
+    const WHAT: &str = "a cron expression in double quotes, e.g. \"0 * * * *\", or an @alias";
+    let text = text.trim();
+    if let Some(quoted) = text.strip_prefix('"') {
+        return match quoted.split_once('"') {
+            Some((expr, rest)) => Ok((expr.to_owned(), rest.trim())),
+            None => Err(ProtocolError::Missing {
+                command: "cron",
+                what: "the closing double quote of the expression",
+            }),
+        };
+    }
+    let (word, rest) = split_word(text);
+    if word.starts_with('@') {
+        Ok((word.to_owned(), rest))
+    } else {
+        Err(ProtocolError::Missing {
+            command: "cron",
+            what: WHAT,
+        })
+    }
 }
 
 /// The first word and the rest (trimmed).
@@ -548,6 +595,54 @@ mod tests {
             parse_name("Help"),
             Err(ProtocolError::CommandName("Help".into())),
             "help at the name prompt is not a name"
+        );
+    }
+
+    #[test]
+    fn cron_takes_a_quoted_expression_or_an_alias_then_a_zone() {
+        let say = |arg: &str| Action {
+            verb: WorldVerb::Say,
+            arg: arg.into(),
+        };
+        assert_eq!(
+            parse("cron \"0 * * * *\" Europe/London say top of the hour as hourly"),
+            Ok(Request::Cron {
+                expr: "0 * * * *".into(),
+                zone: "Europe/London".into(),
+                action: say("top of the hour"),
+                key: Some("hourly".into()),
+            })
+        );
+        assert_eq!(
+            parse("CRON @daily UTC say morning"),
+            Ok(Request::Cron {
+                expr: "@daily".into(),
+                zone: "UTC".into(),
+                action: say("morning"),
+                key: None,
+            })
+        );
+        // What is inside the quotes is the engine's to check (docs/serve.md §3.8).
+        assert!(matches!(
+            parse("cron \"61 * * * *\" UTC say x"),
+            Ok(Request::Cron { .. })
+        ));
+        for (line, what) in [
+            ("cron", "a cron expression"),
+            ("cron 0 * * * * UTC say x", "a cron expression"),
+            ("cron \"0 * * * * UTC say x", "closing double quote"),
+            ("cron \"0 * * * *\"", "an IANA time zone"),
+            ("cron \"0 * * * *\" UTC", "a verb"),
+        ] {
+            let err = parse(line).unwrap_err().to_string();
+            assert!(
+                err.starts_with("cron needs") && err.contains(what),
+                "{line}: {err}"
+            );
+        }
+        assert_eq!(
+            parse_name("cron"),
+            Err(ProtocolError::CommandName("cron".into()))
         );
     }
 }

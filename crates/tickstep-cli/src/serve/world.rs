@@ -482,6 +482,23 @@ impl Server {
                 key,
                 &format!("runs {} at {unix_seconds}", action.verb.name()),
             ),
+            Request::Cron {
+                expr,
+                zone,
+                action,
+                key,
+            } => self.create(
+                (who, from),
+                Kind::Cron(&expr, &zone),
+                &action,
+                key,
+                &format!(
+                    "runs {} at \"{}\" in {}",
+                    action.verb.name(),
+                    shown(&expr),
+                    shown(&zone)
+                ),
+            ),
             Request::Stop(id) => one(self.stop(who, ScheduleId::from_raw(id))),
             Request::Info(id) => (self.info(who, ScheduleId::from_raw(id)), After::Continue),
             Request::Pause { id, note } => one(self.pause(who, ScheduleId::from_raw(id), &note)),
@@ -551,7 +568,7 @@ impl Server {
     fn create(
         &self,
         (who, from): (ObjId, IpAddr),
-        kind: Kind,
+        kind: Kind<'_>,
         action: &Action,
         key: Option<String>,
         what: &str,
@@ -578,6 +595,9 @@ impl Server {
                 Kind::At(when) => txn.schedule_at(who, action.verb.name(), when, args, options),
                 Kind::Every(seconds) => {
                     txn.schedule_every(who, action.verb.name(), seconds, args, options)
+                }
+                Kind::Cron(expr, zone) => {
+                    txn.schedule_cron(who, action.verb.name(), expr, zone, args, options)
                 }
             }
         });
@@ -762,6 +782,12 @@ impl Server {
         let when = match info.kind {
             ScheduleKind::Every => format!("every {} s", info.interval),
             ScheduleKind::At => "once".to_owned(),
+            // The expression and zone were checked at creation; shown escaped all the same, as
+            // everything a user typed is (docs/serve.md §11).
+            ScheduleKind::Cron => info.calendar.as_ref().map_or_else(
+                || "cron".to_owned(),
+                |c| format!("cron \"{}\" {}", shown(&c.expr), shown(&c.zone)),
+            ),
         };
         let next = if let Some(pause) = &info.pause {
             // The engine refuses control characters in a note (docs/schedules.md §9.5); bidi
@@ -853,9 +879,11 @@ impl Server {
 
 /// When a new schedule fires.
 #[derive(Clone, Copy)]
-enum Kind {
+enum Kind<'a> {
     At(f64),
     Every(f64),
+    /// A cron expression and an IANA zone (docs/serve.md §3.8).
+    Cron(&'a str, &'a str),
 }
 
 /// `n` and a noun, the noun plural unless `n` is one: `1 live schedule`, `2 live schedules`.

@@ -7,7 +7,7 @@
 //! [`Calendar::next_after`], each a bit-set search (docs/schedules.md §14.7). The count stops at a cap the caller
 //! chooses, so a long outage of a secondly calendar costs at most `cap` searches.
 
-use super::Calendar;
+use super::{Calendar, NANOS};
 
 /// The points of a calendar from one point up to a time (docs/schedules.md §14.10), as
 /// [`Calendar::arrived`] counts them.
@@ -72,5 +72,39 @@ impl Calendar {
             arrived.next = self.next_after(p);
         }
         arrived
+    }
+}
+
+impl Calendar {
+    /// How many DST gaps in `(after, until]` (Unix nanoseconds) held a wall time of the
+    /// calendar that `gap = "skip"` dropped: one per gap, the firing `shift` would have made
+    /// there (docs/schedules.md §14.15). 0 under `shift`, and for an expression the policy does
+    /// not apply to (docs/schedules.md §14.5). Costs a zone lookup per transition crossed.
+    pub(crate) fn gaps_skipped(&self, after: u64, until: u64) -> u64 {
+        if self.policy.gap != super::GapPolicy::Skip || self.spec.every_hour() {
+            return 0;
+        }
+        let (mut low, until) = (
+            i64::try_from(after / NANOS).unwrap_or(i64::MAX),
+            i64::try_from(until / NANOS).unwrap_or(i64::MAX),
+        );
+        let mut gaps = 0;
+        while low < until {
+            let stretch = super::dst::stretch_at(&self.zone, low);
+            let Some((end, next_offset)) = stretch.end.filter(|&(end, _)| end <= until) else {
+                break;
+            };
+            let before = stretch.offset;
+            if before < next_offset
+                && self
+                    .spec
+                    .next_match(end + before, end + next_offset)
+                    .is_some()
+            {
+                gaps += 1;
+            }
+            low = end;
+        }
+        gaps
     }
 }

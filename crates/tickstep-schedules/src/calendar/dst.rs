@@ -155,20 +155,51 @@ pub(crate) fn offset_at(zone: &TimeZone, instant: i64) -> i64 {
     Timestamp::from_second(instant).map_or(0, |t| i64::from(zone.to_offset(t).seconds()))
 }
 
+/// The stretch holding `instant`. The last one found on this thread is kept: a calendar that
+/// fires often asks for the same stretch again and again (a secondly one, once a second), and
+/// finding the next transition is the costly part of a search — a zone's rules after its table
+/// are computed from its POSIX rule. The kept stretch answers for any instant from the one it
+/// was found for up to its end, in the zone of the same name (names are unique in the bundled
+/// database, docs/schedules.md §14.3).
 pub(crate) fn stretch_at(zone: &TimeZone, instant: i64) -> Stretch {
+    let name = zone.iana_name().unwrap_or("");
+    let kept = LAST_STRETCH.with_borrow(|last| {
+        last.as_ref()
+            .filter(|(n, from, s)| {
+                n == name && *from <= instant && s.end.is_none_or(|(end, _)| instant < end)
+            })
+            .map(|(_, _, s)| *s)
+    });
+    if let Some(stretch) = kept {
+        return stretch;
+    }
     let Ok(at) = Timestamp::from_second(instant) else {
         return Stretch {
             offset: 0,
             end: None,
         };
     };
-    Stretch {
+    let stretch = Stretch {
         offset: i64::from(zone.to_offset(at).seconds()),
         end: zone
             .following(at)
             .next()
             .map(|t| (t.timestamp().as_second(), i64::from(t.offset().seconds()))),
+    };
+    if !name.is_empty() {
+        LAST_STRETCH.with_borrow_mut(|last| match last {
+            Some((n, from, s)) if n == name => (*from, *s) = (instant, stretch),
+            _ => *last = Some((name.to_owned(), instant, stretch)),
+        });
     }
+    stretch
+}
+
+thread_local! {
+    /// The last stretch [`stretch_at`] found on this thread: its zone's name, the instant it
+    /// was found for, the stretch.
+    static LAST_STRETCH: std::cell::RefCell<Option<(String, i64, Stretch)>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// The start of the stretch holding `instant` and the offset before it, if a transition
@@ -177,4 +208,28 @@ pub(crate) fn stretch_start(zone: &TimeZone, instant: i64) -> Option<(i64, i64)>
     let after = Timestamp::from_second(instant + 1).ok()?;
     let start = zone.preceding(after).next()?.timestamp().as_second();
     Some((start, offset_at(zone, start - 1)))
+}
+
+#[cfg(test)]
+mod kept_stretch_tests {
+    use super::*;
+
+    #[test]
+    fn the_kept_stretch_answers_only_inside_itself_and_its_zone() {
+        let paris = TimeZone::get("Europe/Paris").unwrap();
+        let tokyo = TimeZone::get("Asia/Tokyo").unwrap();
+        // 2026-03-29 01:00 UTC: Paris goes from +1 to +2.
+        let change = 1_774_746_000;
+        let after = stretch_at(&paris, change + 10);
+        assert_eq!(after.offset, 7_200);
+        // Before the instant the kept stretch was found for: looked up again, not kept.
+        assert_eq!(stretch_at(&paris, change - 10).offset, 3_600);
+        assert_eq!(
+            stretch_at(&paris, change - 10).end.map(|e| e.0),
+            Some(change)
+        );
+        // Another zone at the same instant is its own.
+        assert_eq!(stretch_at(&tokyo, change - 10).offset, 32_400);
+        assert_eq!(stretch_at(&paris, change + 20).offset, 7_200);
+    }
 }

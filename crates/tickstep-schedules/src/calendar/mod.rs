@@ -51,8 +51,8 @@ const NANOS: u64 = 1_000_000_000;
 #[derive(Clone, Debug)]
 pub struct Calendar {
     spec: CronSpec,
+    /// Its IANA name is kept by jiff (`iana_name`), so the calendar holds no copy of it.
     zone: TimeZone,
-    zone_name: Box<str>,
     expr: Box<str>,
     policy: DstPolicy,
 }
@@ -92,11 +92,13 @@ impl Calendar {
             return Err(unknown());
         }
         let tz = TimeZone::get(zone).map_err(|_| unknown())?;
-        let zone_name = tz.iana_name().unwrap_or(zone).into();
+        // A zone of the database always has its name; one without could not be stored.
+        if tz.iana_name().is_none() {
+            return Err(unknown());
+        }
         Ok(Self {
             spec,
             zone: tz,
-            zone_name,
             expr: expr.trim().into(),
             policy,
         })
@@ -157,7 +159,7 @@ impl Calendar {
     /// # Ok::<(), tickstep_schedules::CalendarError>(())
     /// ```
     pub fn zone(&self) -> &str {
-        &self.zone_name
+        self.zone.iana_name().unwrap_or("UTC")
     }
 
     /// The DST policy.
@@ -173,16 +175,43 @@ impl Calendar {
     }
 }
 
+/// Two calendars are equal when their expression (as given, trimmed), zone and policy are: a
+/// calendar is a function of those three, so equal ones fire at the same instants.
+///
+/// ```
+/// use tickstep_schedules::{Calendar, DstPolicy};
+/// let a = Calendar::new("@daily", "europe/paris", DstPolicy::default())?;
+/// assert_eq!(a, Calendar::new(" @daily", "Europe/Paris", DstPolicy::default())?);
+/// assert_ne!(a, Calendar::new("0 0 * * *", "Europe/Paris", DstPolicy::default())?);
+/// # Ok::<(), tickstep_schedules::CalendarError>(())
+/// ```
+impl PartialEq for Calendar {
+    fn eq(&self, other: &Self) -> bool {
+        self.expr == other.expr && self.zone() == other.zone() && self.policy == other.policy
+    }
+}
+
+impl Eq for Calendar {}
+
+/// Hashes what equality compares: the expression, the zone's name and the policy.
+impl std::hash::Hash for Calendar {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.expr.hash(state);
+        self.zone().hash(state);
+        self.policy.hash(state);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_calendar_is_small_and_shares_its_zone() {
-        // A schedule will keep one (docs/schedules.md §14.7): the fields are bit sets, the zone
+        // A schedule keeps one (docs/schedules.md §14.7): the fields are bit sets, the zone
         // a reference-counted handle on rules jiff's bundled database parses once per zone and
-        // caches, the expression and zone name boxed.
+        // caches (its name with it), the expression boxed.
         let size = std::mem::size_of::<Calendar>();
-        assert!(size <= 160, "{size} bytes");
+        assert!(size <= 112, "{size} bytes");
     }
 }

@@ -68,6 +68,8 @@ pub(crate) struct NewSchedule<'a> {
     pub(crate) first: u64,
     pub(crate) interval_ns: u64,
     pub(crate) interval_clamped: bool,
+    /// A `Cron` schedule's calendar, checked whole (docs/schedules.md §14.12).
+    pub(crate) calendar: Option<std::sync::Arc<crate::Calendar>>,
     pub(crate) args: Vec<Value>,
     pub(crate) options: Options,
     pub(crate) resolved: Resolved,
@@ -246,7 +248,12 @@ impl Core {
     #[inline(always)]
     pub(super) fn new_entry(&mut self, id: u64, new: NewSchedule<'_>) -> Entry {
         let verb = self.verbs.intern(new.verb);
-        let NewSchedule { args, options, .. } = new;
+        let NewSchedule {
+            args,
+            options,
+            calendar,
+            ..
+        } = new;
         let limits = Limits {
             time_limit_ns: new.resolved.time_limit_ns,
             tick_limit: new.resolved.tick_limit,
@@ -294,6 +301,7 @@ impl Core {
             armed: true,
             dirty: false,
             extra,
+            calendar: calendar.map(|c| self.calendars.intern(c)),
         }
     }
 }
@@ -330,7 +338,7 @@ impl Core {
         }
         let store = self.store.as_mut()?;
         match store.row_elsewhere(id) {
-            Ok(row) => row.map(|row| Entry::from_row(row, &mut self.verbs)),
+            Ok(row) => row.map(|row| Entry::from_row(row, &mut self.verbs, &mut self.calendars)),
             Err(error) => {
                 tracing::warn!(%error, schedule = id, "could not read a schedule held elsewhere");
                 None

@@ -17,6 +17,10 @@
 //!   once now for all of them (serving the latest); `all` fires each in order, at most 1,000, one
 //!   per tick. Dropped points count in `missed_count`.
 //!
+//! A calendar schedule (`cron`) goes through the same code with its points searched instead of
+//! computed: `n` is the count of its real points from `P` to now (docs/schedules.md §14.13),
+//! and "the point after" is the calendar's next one.
+//!
 //! Points past the end of 64-bit Unix nanoseconds retire the schedule with
 //! `deadline_out_of_range` (a fault) when the engine computes them: a due point fires first, even
 //! when the point after it is out of range (the last representable point fires; the schedule
@@ -31,7 +35,7 @@ use super::table::Later;
 use crate::options::MAX_CATCHUP_FIRINGS;
 use crate::{Catchup, Firing, Overlap, ScheduleId};
 
-pub(super) use crate::cadence_points::{CadenceView, advance, points_arrived, upcoming};
+pub(super) use crate::cadence_points::{Arrived, CadenceView, Step, upcoming};
 
 impl Core {
     /// `point` moved by a uniform random offset in `[-jitter, +jitter]`, never earlier than one
@@ -77,13 +81,31 @@ impl Core {
         match e.kind {
             // A one-shot stays disarmed while it runs; its outcome retires or re-arms it.
             Kind::At => Some(self.start(id, e.next_run, now)),
-            Kind::Every => self.visit_every(id, now, later),
+            Kind::Every | Kind::Cron => self.visit_recurring(id, now, later),
         }
     }
 
-    fn visit_every(&mut self, id: u64, now: u64, later: &mut Later) -> Option<Firing> {
+    /// Sets the next cadence point of `id`. A calendar under `gap = "skip"` counts the gaps
+    /// whose wall times it passed without firing as missed, reason `dst_gap`
+    /// (docs/schedules.md §14.15): every move of the cadence goes through here, forward, so
+    /// each gap is counted once.
+    pub(super) fn set_next_run(&mut self, id: u64, next: u64) {
+        let Some(e) = self.table.get_mut(id) else {
+            return;
+        };
+        let from = std::mem::replace(&mut e.next_run, next);
+        if let Some(calendar) = e.calendar.as_deref() {
+            if next > from {
+                let gaps = calendar.gaps_skipped(from, next);
+                self.metrics.missed(MissedReason::DstGap, gaps);
+            }
+        }
+    }
+
+    fn visit_recurring(&mut self, id: u64, now: u64, later: &mut Later) -> Option<Firing> {
         let e = self.table.get(id)?;
-        let (point, interval) = (e.next_run, e.interval_ns);
+        let step = e.step()?;
+        let point = e.next_run;
         // Lateness counts from when the point was due: jitter that moved it later is not the
         // scheduler being late, and jitter that moved it earlier does not make later points
         // arrive sooner.
@@ -95,7 +117,8 @@ impl Core {
                 // Catch-up points wait for the running firing; its outcome re-arms the entry.
                 return None;
             }
-            let n = points_arrived(due, interval, now);
+            let arrived = step.arrived(point, due, now);
+            let n = arrived.count;
             let take_queue_slot = overlap == Overlap::Queue && e.queued().is_none();
             let e = self.table.get_mut(id)?;
             if take_queue_slot {
@@ -105,7 +128,7 @@ impl Core {
                 e.overlap_count = e.overlap_count.saturating_add(n);
             }
             self.mark_dirty(id);
-            return self.move_cadence(id, advance(point, interval, n), now, later);
+            return self.move_cadence(id, arrived.end, now, later);
         }
         if !running {
             if let Some(queued) = e.queued() {
@@ -119,12 +142,12 @@ impl Core {
             }
         }
         if e.backlog > 0 {
-            let Some(next) = advance(point, interval, 1) else {
+            let Some(next) = step.after(point) else {
                 return Some(self.start_last(id, point, now));
             };
+            self.set_next_run(id, next);
             let e = self.table.get_mut(id)?;
             e.backlog -= 1;
-            e.next_run = next;
             if e.backlog > 0 {
                 self.arm_at(id, next, now, later);
             } else {
@@ -132,7 +155,8 @@ impl Core {
             }
             return Some(self.start(id, point, now));
         }
-        let n = points_arrived(due, interval, now);
+        let arrived = step.arrived(point, due, now);
+        let n = arrived.count;
         let catchup = if n == 1 {
             Catchup::Once
         } else if running {
@@ -164,21 +188,44 @@ impl Core {
         self.metrics.missed(reason, dropped);
         self.mark_dirty(id);
         let Some(first) = fire_from else {
-            return self.move_cadence(id, advance(point, interval, n), now, later);
+            return self.move_cadence(id, arrived.end, now, later);
         };
+        self.fire_arrived(id, (&step, point), arrived, (first, backlog), now, later)
+    }
+
+    /// Fires point number `first` of the `arrived` points from `point`, leaving `backlog` more
+    /// to fire one per tick, and moves the cadence past them.
+    fn fire_arrived(
+        &mut self,
+        id: u64,
+        (step, point): (&Step, u64),
+        arrived: Arrived,
+        (first, backlog): (u64, u64),
+        now: u64,
+        later: &mut Later,
+    ) -> Option<Firing> {
         // The fired point has arrived (it is at most now), so it is representable.
-        let Some(nominal) = advance(point, interval, first) else {
+        let nominal = if first + 1 == arrived.count {
+            Some(arrived.latest)
+        } else {
+            step.nth(point, first)
+        };
+        let Some(nominal) = nominal else {
             self.out_of_range(id, now);
             return None;
         };
-        let e = self.table.get_mut(id)?;
-        e.backlog = u16::try_from(backlog).unwrap_or(u16::MAX);
-        if backlog > 0 {
-            // nominal + interval is a later arrived point, at most now: it cannot overflow.
-            e.next_run = nominal + interval;
-            self.arm_at(id, nominal + interval, now, later);
-        } else if let Some(end) = advance(point, interval, n) {
-            e.next_run = end;
+        self.table.get_mut(id)?.backlog = u16::try_from(backlog).unwrap_or(u16::MAX);
+        // With a backlog, the point after the fired one is a later arrived point, at most now.
+        let following = if backlog > 0 {
+            step.after(nominal)
+        } else {
+            None
+        };
+        if let Some(next) = following {
+            self.set_next_run(id, next);
+            self.arm_at(id, next, now, later);
+        } else if let Some(end) = arrived.end {
+            self.set_next_run(id, end);
             self.arm_next(id, now, later);
         } else {
             return Some(self.start_last(id, nominal, now));
@@ -205,7 +252,7 @@ impl Core {
     ) -> Option<Firing> {
         match next {
             Some(next) => {
-                self.table.get_mut(id)?.next_run = next;
+                self.set_next_run(id, next);
                 self.arm_next(id, now, later);
             }
             None => self.out_of_range(id, now),
@@ -221,7 +268,7 @@ impl Core {
         let Some(e) = self.table.get(id) else {
             return;
         };
-        if e.kind != Kind::Every
+        if !e.kind.is_recurring()
             || !e.is_live()
             || e.is_paused()
             || e.backlog > 0
@@ -229,8 +276,11 @@ impl Core {
         {
             return;
         }
-        let n = points_arrived(e.next_run, e.interval_ns, now);
-        self.catch_up(id, n, now);
+        let Some(step) = e.step() else {
+            return;
+        };
+        let arrived = step.arrived(e.next_run, e.next_run, now);
+        self.catch_up(id, &step, arrived, now);
     }
 
     /// At load: a recurring schedule with nothing in flight that missed two or more cadence
@@ -243,7 +293,7 @@ impl Core {
         let Some(e) = self.table.get(id) else {
             return;
         };
-        let idle = e.kind == Kind::Every
+        let idle = e.kind.is_recurring()
             && e.is_live()
             && e.armed
             && !e.is_running()
@@ -253,20 +303,25 @@ impl Core {
         if !idle || due > now {
             return;
         }
-        let n = points_arrived(due, e.interval_ns, now);
-        if n >= 2 {
-            self.catch_up(id, n, now);
+        let Some(step) = e.step() else {
+            return;
+        };
+        let arrived = step.arrived(e.next_run, due, now);
+        if arrived.count >= 2 {
+            self.catch_up(id, &step, arrived, now);
         }
     }
 
-    /// Applies the catch-up policy to the `n` cadence points from `next_run` that have passed:
-    /// `skip` drops them all, `once` keeps the latest, `all` keeps the latest
-    /// [`MAX_CATCHUP_FIRINGS`]; kept points wait in the backlog, one firing per tick.
-    pub(super) fn catch_up(&mut self, id: u64, n: u64, now: u64) {
+    /// Applies the catch-up policy to the cadence points from `next_run` that have passed
+    /// (`arrived`, counted by `step`): `skip` drops them all, `once` keeps the latest, `all`
+    /// keeps the latest [`MAX_CATCHUP_FIRINGS`]; kept points wait in the backlog, one firing
+    /// per tick.
+    pub(super) fn catch_up(&mut self, id: u64, step: &Step, arrived: Arrived, now: u64) {
         let Some(e) = self.table.get(id) else {
             return;
         };
-        let (point, interval, catchup) = (e.next_run, e.interval_ns, e.catchup);
+        let n = arrived.count;
+        let (point, catchup) = (e.next_run, e.catchup);
         let (first, backlog) = match catchup {
             Catchup::Skip => (n, 0),
             Catchup::Once => (n - 1, 1),
@@ -275,15 +330,20 @@ impl Core {
                 (n - k, k)
             }
         };
-        let Some(next) = advance(point, interval, first) else {
+        let next = match first {
+            _ if first == n => arrived.end,
+            _ if first + 1 == n => Some(arrived.latest),
+            _ => step.nth(point, first),
+        };
+        let Some(next) = next else {
             self.out_of_range(id, now);
             return;
         };
         let dropped = if backlog == 0 { n } else { first };
         self.metrics.missed(MissedReason::Catchup, dropped);
+        self.set_next_run(id, next);
         let e = self.table.get_mut(id).expect("checked above");
         e.missed_count = e.missed_count.saturating_add(dropped);
-        e.next_run = next;
         e.backlog = u16::try_from(backlog).unwrap_or(u16::MAX);
         let mut later = Later::new();
         if backlog > 0 {
@@ -337,11 +397,17 @@ impl Core {
 }
 
 impl super::entry::Entry {
+    /// How this entry's cadence steps; `None` for a one-shot.
+    pub(super) fn step(&self) -> Option<Step> {
+        Step::of(self.kind, self.interval_ns, self.calendar.as_ref())
+    }
+
     /// This entry's [`CadenceView`].
-    pub(super) fn cadence_view(&self) -> CadenceView {
+    pub(super) fn cadence_view(&self) -> CadenceView<'_> {
         let paused = self.ops().and_then(|o| o.paused.as_ref());
         CadenceView {
             kind: self.kind,
+            calendar: self.calendar.as_deref(),
             next_run: self.next_run,
             interval_ns: self.interval_ns,
             waiting: self.armed || paused.is_some_and(|p| p.armed),

@@ -48,6 +48,8 @@ pub(super) struct RunRecord {
 pub(crate) struct Core {
     pub(super) table: Table,
     pub(super) verbs: Interner,
+    /// Calendars shared by the schedules that use them (docs/schedules.md §14.16).
+    pub(super) calendars: super::interner::Calendars,
     pub(super) runs: table::IdMap<RunId, RunRecord>,
     /// Retired entries in retirement order: (drop at, id).
     pub(super) retired: VecDeque<(u64, u64)>,
@@ -111,6 +113,7 @@ impl Core {
             catching_up_paused: false,
             table: Table::default(),
             verbs: Interner::default(),
+            calendars: super::interner::Calendars::default(),
             runs: table::IdMap::default(),
             retired: VecDeque::new(),
             dirty: Vec::new(),

@@ -7,10 +7,11 @@
 //! ([`Extra`]) that an idle schedule without arguments never allocates.
 
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::info::RetireReason;
 use crate::row::OpsRow;
-use crate::{Catchup, Fault, ObjId, Overlap, RunId, Value};
+use crate::{Calendar, Catchup, Fault, ObjId, Overlap, RunId, Value};
 
 pub(super) use crate::info::ScheduleKind as Kind;
 
@@ -56,6 +57,9 @@ pub(crate) struct Entry {
     /// Whether the store has not seen this entry's latest cadence state yet.
     pub(super) dirty: bool,
     pub(super) extra: Option<Box<Extra>>,
+    /// A `Cron` schedule's calendar (docs/schedules.md §14.12): shared with the row that saves
+    /// it, so a commit or a load does not copy it.
+    pub(super) calendar: Option<Arc<Calendar>>,
 }
 
 /// The rare and variable-sized parts of an entry.
@@ -255,9 +259,10 @@ mod tests {
 
     #[test]
     fn entry_stays_compact() {
-        // The bytes_per_schedule goal (300) needs the inline entry well under it.
+        // The bytes_per_schedule goal (300) needs the inline entry well under it; a calendar
+        // costs an `every` schedule one pointer (docs/schedules.md §14.16).
         assert!(
-            std::mem::size_of::<Entry>() <= 160,
+            std::mem::size_of::<Entry>() <= 168,
             "{}",
             std::mem::size_of::<Entry>()
         );

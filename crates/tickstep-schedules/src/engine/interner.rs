@@ -1,7 +1,11 @@
-//! Verb names, interned: an entry holds a `u32`, a firing an `Rc<str>` clone.
+//! Verb names, interned: an entry holds a `u32`, a firing an `Rc<str>` clone. Calendars,
+//! interned: the schedules of one calendar share it (docs/schedules.md §14.16).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::Calendar;
 
 /// Verb names, interned so an entry holds a `u32` instead of a `String`.
 #[derive(Default)]
@@ -24,5 +28,52 @@ impl Interner {
 
     pub(super) fn name(&self, id: u32) -> &Rc<str> {
         &self.names[id as usize]
+    }
+}
+
+/// Calendars, interned: schedules with the same expression, zone and policy (a fleet of
+/// `0 * * * *` in UTC) hold one `Calendar` between them (docs/schedules.md §14.16, §13.59).
+/// Calendars no schedule holds any more are swept out whenever the set has doubled since the
+/// last sweep, so the set stays within twice the calendars in use, at an amortised O(1) cost.
+#[derive(Default)]
+pub(crate) struct Calendars {
+    set: HashSet<Arc<Calendar>>,
+    sweep_at: usize,
+}
+
+impl Calendars {
+    /// The shared calendar equal to `calendar`: the one already held, or `calendar` itself.
+    pub(super) fn intern(&mut self, calendar: Arc<Calendar>) -> Arc<Calendar> {
+        if let Some(held) = self.set.get(&*calendar) {
+            return Arc::clone(held);
+        }
+        if self.set.len() >= self.sweep_at {
+            self.set.retain(|c| Arc::strong_count(c) > 1);
+            self.sweep_at = (self.set.len() * 2).max(64);
+        }
+        self.set.insert(Arc::clone(&calendar));
+        calendar
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DstPolicy;
+
+    #[test]
+    fn equal_calendars_are_shared_and_unused_ones_swept() {
+        let mut calendars = Calendars::default();
+        let new = |e: &str| Arc::new(Calendar::new(e, "UTC", DstPolicy::default()).unwrap());
+        let a = calendars.intern(new("@hourly"));
+        let b = calendars.intern(new("0 * * * * "));
+        assert!(!Arc::ptr_eq(&a, &b), "different text, different calendar");
+        let again = calendars.intern(new("@hourly"));
+        assert!(Arc::ptr_eq(&a, &again));
+        drop((a, again, b));
+        for minute in 0..60 {
+            let _ = calendars.intern(new(&format!("{minute} * * * *")));
+        }
+        assert!(calendars.set.len() < 64, "{} held", calendars.set.len());
     }
 }

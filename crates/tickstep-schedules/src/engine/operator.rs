@@ -12,14 +12,13 @@
 //! firings a trigger or a backfill asks for are planned by the tick from
 //! [`Core::operator_due`], one per schedule per tick, before the deadline heap is visited.
 
-use super::cadence::points_arrived;
 use super::core::Core;
 use super::handle::Schedules;
 use crate::info::unix_seconds;
 use crate::operator_rules::{OPERATOR, backfill_bounds, backfill_points, check_note};
 use crate::perms::may_manage;
 use crate::row::{ChangeSet, Durability, OperatorAction, OpsRow, PausedRow};
-use crate::{Error, Firing, ObjId, Overlap, ScheduleId, ScheduleKind};
+use crate::{Error, Firing, ObjId, Overlap, ScheduleId};
 
 /// The operator actions, for error messages.
 #[derive(Clone, Copy)]
@@ -388,7 +387,7 @@ impl Core {
         };
         let under_way = e.ops().is_some_and(|o| o.backfill.is_some());
         let (first, last, count) = backfill_points(
-            (e.kind, e.next_run, e.interval_ns, under_way),
+            (e.step().as_ref(), e.next_run, under_way),
             (from, to),
             typed,
             name,
@@ -417,15 +416,14 @@ impl Core {
         let Some(paused) = e.extra_mut().ops.paused.take() else {
             return false;
         };
-        let idle_every = e.kind == ScheduleKind::Every
-            && !e.is_running()
-            && e.backlog == 0
-            && e.queued().is_none();
-        if idle_every && e.next_run <= now {
-            let n = points_arrived(e.next_run, e.interval_ns, now);
+        let idle_recurring =
+            e.kind.is_recurring() && !e.is_running() && e.backlog == 0 && e.queued().is_none();
+        let step = e.step().filter(|_| idle_recurring && e.next_run <= now);
+        if let Some(step) = step {
+            let arrived = step.arrived(e.next_run, e.next_run, now);
             let missed_before = e.missed_count;
             self.catching_up_paused = true;
-            self.catch_up(id, n, now);
+            self.catch_up(id, &step, arrived, now);
             self.catching_up_paused = false;
             if let Some(e) = self.table.get_mut(id) {
                 let dropped = e.missed_count.saturating_sub(missed_before);
@@ -484,7 +482,7 @@ impl Core {
             return (None, false);
         };
         let busy = e.is_running() && e.overlap != Overlap::Concurrent;
-        let (overlap, queue_free, interval) = (e.overlap, e.queued().is_none(), e.interval_ns);
+        let (overlap, queue_free, step) = (e.overlap, e.queued().is_none(), e.step());
         let OpsRow {
             trigger, backfill, ..
         } = e.ops().cloned().unwrap_or_default();
@@ -511,8 +509,8 @@ impl Core {
         if busy {
             return (None, true);
         }
-        let rest = point
-            .checked_add(interval)
+        let rest = step
+            .and_then(|s| s.after(point))
             .filter(|&p| p <= last)
             .map(|p| (p, last));
         let e = self.table.get_mut(id).expect("checked above");

@@ -115,7 +115,7 @@ impl Core {
         // A firing waiting behind this one (queued, or catch-up under "all") may start now.
         if let Some(e) = self.table.get(id) {
             let waiting = e.queued().is_some() || e.backlog > 0;
-            if e.is_live() && e.kind == Kind::Every && !e.is_running() && waiting {
+            if e.is_live() && e.kind.is_recurring() && !e.is_running() && waiting {
                 self.table.arm(id, now);
             }
         }

@@ -18,7 +18,7 @@ use tickstep_kernel::clock::Instant;
 
 use super::core::{Core, RunRecord};
 use super::entry::{Entry, Extra, Limits, Running};
-use super::interner::Interner;
+use super::interner::{Calendars, Interner};
 use crate::row::{Cadence, Durability, OpsRow, RowSink, RunningRow, ScheduleRow};
 use crate::{Error, InFlight, ScheduleId};
 
@@ -75,12 +75,17 @@ impl Entry {
             time_limit_ns: self.limits().time_limit_ns,
             tick_limit: self.limits().tick_limit,
             key: self.key().map(ToString::to_string),
+            calendar: self.calendar.clone(),
             cadence: self.cadence(),
         }
     }
 
     /// A saved row as an entry (persistent, clean).
-    pub(super) fn from_row(row: ScheduleRow, verbs: &mut Interner) -> Self {
+    pub(super) fn from_row(
+        row: ScheduleRow,
+        verbs: &mut Interner,
+        calendars: &mut Calendars,
+    ) -> Self {
         let c = row.cadence;
         let running: Vec<Running> = c
             .running
@@ -146,6 +151,7 @@ impl Entry {
             backlog: c.backlog,
             dirty: false,
             extra,
+            calendar: row.calendar.map(|c| calendars.intern(c)),
         }
     }
 }
@@ -292,7 +298,7 @@ impl RowSink for Loader<'_> {
             // Claimed back after it was taken over: the row is the truth now.
             core.drop_entry(row.id);
         }
-        let mut entry = Entry::from_row(row, &mut core.verbs);
+        let mut entry = Entry::from_row(row, &mut core.verbs, &mut core.calendars);
         self.max_id = self.max_id.max(entry.id);
         // A start that was waiting for this row to be durable has no run (docs/schedules.md
         // §11.42). One a clean shutdown parked (`started_unix` 0) never started: it keeps its

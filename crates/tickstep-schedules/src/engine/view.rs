@@ -30,6 +30,7 @@ impl Core {
             } else {
                 0.0
             },
+            calendar: e.calendar.as_deref().map(crate::CalendarInfo::from),
             created_at: unix_seconds(e.created_at),
             next_run: unix_seconds(next_run),
             last_run: unix_seconds(e.last_run),

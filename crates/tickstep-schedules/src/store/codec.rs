@@ -32,24 +32,46 @@ macro_rules! columns_v1 {
     };
 }
 
+/// No calendar: the three calendar columns of a store older than `SQLite` schema version 8
+/// (`PostgreSQL`: 10), typed NULLs.
+macro_rules! no_calendar {
+    () => {
+        ", CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT)"
+    };
+}
+
 /// The columns [`decode`](super::decode::decode) reads, in order: schema version 3 added the
 /// firing limits, version 4 (`PostgreSQL`: 5) the key, version 5 (`PostgreSQL`: 6) the operator
-/// state, each last.
-pub(crate) const COLUMNS: &str = concat!(columns_v1!(), ", time_limit_ns, tick_limit, key, ops");
+/// state, version 8 (`PostgreSQL`: 10) a calendar schedule's expression, zone and DST policy
+/// (docs/schedules.md §14.14), each last.
+pub(crate) const COLUMNS: &str = concat!(
+    columns_v1!(),
+    ", time_limit_ns, tick_limit, key, ops, cron_expr, cron_zone, cron_dst"
+);
+
+/// What [`decode`](super::decode::decode) reads from a store that kept operator state but no
+/// calendars yet (`SQLite` schema versions 5 to 7, `PostgreSQL` 6 to 9).
+pub(crate) const COLUMNS_WITHOUT_CALENDAR: &str = concat!(
+    columns_v1!(),
+    ", time_limit_ns, tick_limit, key, ops",
+    no_calendar!()
+);
 
 /// What [`decode`](super::decode::decode) reads from a store that kept keys but no operator
 /// state yet (`SQLite` schema version 4, `PostgreSQL` 5). The NULLs are typed because
 /// `PostgreSQL`'s client checks a column's type even when its value is NULL.
 pub(crate) const COLUMNS_WITHOUT_OPS: &str = concat!(
     columns_v1!(),
-    ", time_limit_ns, tick_limit, key, CAST(NULL AS TEXT)"
+    ", time_limit_ns, tick_limit, key, CAST(NULL AS TEXT)",
+    no_calendar!()
 );
 
 /// What [`decode`](super::decode::decode) reads from a store that kept firing limits but no keys
 /// yet (`SQLite` schema version 3, `PostgreSQL` 4): no key, no operator state.
 pub(crate) const COLUMNS_WITHOUT_KEY: &str = concat!(
     columns_v1!(),
-    ", time_limit_ns, tick_limit, CAST(NULL AS TEXT), CAST(NULL AS TEXT)"
+    ", time_limit_ns, tick_limit, CAST(NULL AS TEXT), CAST(NULL AS TEXT)",
+    no_calendar!()
 );
 
 /// What [`decode`](super::decode::decode) reads from a store that did not keep firing limits yet
@@ -57,14 +79,16 @@ pub(crate) const COLUMNS_WITHOUT_KEY: &str = concat!(
 /// state.
 pub(crate) const COLUMNS_WITHOUT_LIMITS: &str = concat!(
     columns_v1!(),
-    ", CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS TEXT)"
+    ", CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS TEXT)",
+    no_calendar!()
 );
 
 /// The select list [`decode`](super::decode::decode) reads from a `SQLite` store of schema
 /// `version` (a reader that does not migrate, like the `Inspector`, meets older files).
 pub(crate) fn columns_for(version: i64) -> &'static str {
     match version {
-        5.. => COLUMNS,
+        8.. => COLUMNS,
+        5..=7 => COLUMNS_WITHOUT_CALENDAR,
         4 => COLUMNS_WITHOUT_OPS,
         3 => COLUMNS_WITHOUT_KEY,
         _ => COLUMNS_WITHOUT_LIMITS,
@@ -240,8 +264,51 @@ pub(crate) fn insert(stmt: &mut rusqlite::Statement<'_>, r: &ScheduleRow) -> rus
         r.tick_limit.map(to_sql),
         r.key,
         cadence.ops,
+        calendar_expr(r),
+        calendar_zone(r),
+        calendar_dst(r),
     ])?;
     Ok(())
+}
+
+/// A calendar schedule's expression, for `cron_expr` (NULL for the other kinds).
+pub(crate) fn calendar_expr(r: &ScheduleRow) -> Option<&str> {
+    r.calendar.as_deref().map(crate::Calendar::expr)
+}
+
+/// A calendar schedule's zone, for `cron_zone`.
+pub(crate) fn calendar_zone(r: &ScheduleRow) -> Option<&str> {
+    r.calendar.as_deref().map(crate::Calendar::zone)
+}
+
+/// A calendar schedule's DST policy, for `cron_dst`: its two words, gap first (`"shift first"`,
+/// docs/schedules.md §14.14).
+pub(crate) fn calendar_dst(r: &ScheduleRow) -> Option<String> {
+    r.calendar.as_deref().map(|c| {
+        let p = c.policy();
+        format!("{} {}", p.gap, p.fold)
+    })
+}
+
+/// The calendar of a row read back: `cron_expr`, `cron_zone` and `cron_dst` as
+/// [`insert`] wrote them; `Err` names the column that does not decode.
+pub(crate) fn parse_calendar(
+    expr: &str,
+    zone: &str,
+    dst: &str,
+) -> Result<crate::Calendar, (&'static str, String)> {
+    let mut words = dst.split(' ');
+    let (Some(gap), Some(fold), None) = (words.next(), words.next(), words.next()) else {
+        return Err(("cron_dst", dst.to_owned()));
+    };
+    let policy = crate::DstPolicy {
+        gap: gap.parse().map_err(|_| ("cron_dst", dst.to_owned()))?,
+        fold: fold.parse().map_err(|_| ("cron_dst", dst.to_owned()))?,
+    };
+    crate::Calendar::new(expr, zone, policy).map_err(|e| match e {
+        crate::CalendarError::UnknownZone { .. } => ("cron_zone", zone.to_owned()),
+        _ => ("cron_expr", expr.to_owned()),
+    })
 }
 
 /// "schedule 7", or "schedule (id unreadable)" when the id column itself is bad.

@@ -11,7 +11,7 @@
 //! The trait is generic, not dynamic: each store's decoder is compiled for its own row type, with
 //! the same column reads it made before, and values are parsed from borrowed text.
 
-use super::codec::{from_sql, parse_fault, parse_ops, parse_running};
+use super::codec::{from_sql, parse_calendar, parse_fault, parse_ops, parse_running};
 use crate::row::{Cadence, ScheduleRow};
 use crate::{Catchup, ObjId, Overlap, ScheduleKind, Value};
 
@@ -87,6 +87,7 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
     let kind = match row.text(1)? {
         "at" => ScheduleKind::At,
         "every" => ScheduleKind::Every,
+        "cron" => ScheduleKind::Cron,
         other => return Err(bad(1, "kind", other)),
     };
     let verb = row.text(3)?.to_owned();
@@ -123,6 +124,7 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
         .text_or_null(34)?
         .map(|t| parse_ops(t).ok_or_else(|| bad(34, "ops", t)))
         .transpose()?;
+    let calendar = calendar(row, kind, &bad)?;
     Ok(ScheduleRow {
         id: u(0)?,
         kind,
@@ -144,6 +146,7 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
         time_limit_ns: limit(31, "time_limit_ns")?,
         tick_limit: limit(32, "tick_limit")?,
         key,
+        calendar,
         cadence: Cadence {
             next_run: u(17)?,
             fire_at: u(18)?,
@@ -162,4 +165,36 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
             ops,
         },
     })
+}
+
+/// A calendar schedule's calendar (columns 35-37), checked as its creation checked it
+/// (docs/schedules.md §14.14); the other kinds have none.
+fn calendar<R: StoredColumns + ?Sized>(
+    row: &R,
+    kind: ScheduleKind,
+    bad: &dyn Fn(usize, &'static str, &str) -> R::Error,
+) -> Result<Option<std::sync::Arc<crate::Calendar>>, R::Error> {
+    let expr = row.text_or_null(35)?;
+    if kind != ScheduleKind::Cron {
+        return match expr {
+            None => Ok(None),
+            Some(expr) => Err(bad(35, "cron_expr", expr)),
+        };
+    }
+    let expr = expr.ok_or_else(|| bad(35, "cron_expr", "NULL"))?;
+    let zone = row
+        .text_or_null(36)?
+        .ok_or_else(|| bad(36, "cron_zone", "NULL"))?;
+    let dst = row
+        .text_or_null(37)?
+        .ok_or_else(|| bad(37, "cron_dst", "NULL"))?;
+    let calendar = parse_calendar(expr, zone, dst).map_err(|(column, text)| {
+        let index = match column {
+            "cron_zone" => 36,
+            "cron_dst" => 37,
+            _ => 35,
+        };
+        bad(index, column, &text)
+    })?;
+    Ok(Some(std::sync::Arc::new(calendar)))
 }

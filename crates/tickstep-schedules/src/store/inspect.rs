@@ -72,7 +72,8 @@ enum Source {
         version: i64,
     },
     #[cfg(feature = "postgres")]
-    Postgres(super::postgres::inspect::PgInspector),
+    // Boxed: a client and its statements are far larger than a SQLite connection.
+    Postgres(Box<super::postgres::inspect::PgInspector>),
 }
 
 /// One schedule as the store holds it: what was committed by the engine's last durable commit or
@@ -187,8 +188,12 @@ pub struct StoredSchedule {
     /// The backfill under way: its next point and its last, Unix nanoseconds (docs/schedules.md
     /// §9.7).
     pub backfill_unix_nanos: Option<(u64, u64)>,
-    /// What the next fire times are computed from (docs/schedules.md §9.8).
-    cadence: CadenceView,
+    /// A calendar schedule's expression, zone and DST policy (docs/schedules.md §14.12).
+    pub calendar: Option<crate::CalendarInfo>,
+    /// What the next fire times are computed from (docs/schedules.md §9.8), its calendar apart.
+    cadence: CadenceView<'static>,
+    /// The calendar the next fire times of a `Cron` schedule come from.
+    steps_by: Option<std::sync::Arc<crate::Calendar>>,
 }
 
 impl StoredSchedule {
@@ -215,7 +220,11 @@ impl StoredSchedule {
     /// assert_eq!(next, [60, 120, 180].map(|s| clock.unix_nanos() + s * 1_000_000_000));
     /// ```
     pub fn next_runs(&self, now_unix_nanos: u64, count: usize) -> Vec<u64> {
-        upcoming(self.cadence, now_unix_nanos, count)
+        let cadence = CadenceView {
+            calendar: self.steps_by.as_deref(),
+            ..self.cadence
+        };
+        upcoming(cadence, now_unix_nanos, count)
     }
 }
 
@@ -272,7 +281,9 @@ impl Inspector {
         if let Some(url) = server_url(path)? {
             #[cfg(feature = "postgres")]
             return Ok(Inspector {
-                source: Source::Postgres(super::postgres::inspect::PgInspector::open(url)?),
+                source: Source::Postgres(Box::new(super::postgres::inspect::PgInspector::open(
+                    url,
+                )?)),
             });
             #[cfg(not(feature = "postgres"))]
             let _ = url;
@@ -759,6 +770,7 @@ impl From<ScheduleRow> for StoredSchedule {
         let ops = c.ops.unwrap_or_default();
         let cadence = CadenceView {
             kind: r.kind,
+            calendar: None,
             next_run: c.next_run,
             interval_ns: r.interval_ns,
             waiting: c.armed || ops.paused.as_ref().is_some_and(|p| p.armed),
@@ -817,7 +829,9 @@ impl From<ScheduleRow> for StoredSchedule {
             paused_missed: ops.paused_missed,
             trigger_pending: ops.trigger,
             backfill_unix_nanos: ops.backfill,
+            calendar: r.calendar.as_deref().map(crate::CalendarInfo::from),
             cadence,
+            steps_by: r.calendar,
         }
     }
 }

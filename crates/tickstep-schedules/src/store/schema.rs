@@ -34,6 +34,17 @@
 //!
 //! Version 8 (docs/schedules.md §9.11, §13.54) keys `firing_history` slot first, so a group
 //! commit's records for schedules that fire together share pages.
+//!
+//! Version 9 (docs/schedules.md §14.14) adds calendar schedules: `kind` may be `'cron'`, and
+//! each row gets the calendar's expression, zone and DST policy (`cron_expr`, `cron_zone`,
+//! `cron_dst`; NULL for the other kinds). `kind`'s `CHECK` cannot be altered in place, so the
+//! step rebuilds the table (SQLite's "make a new table, copy, drop, rename"), with its index
+//! and its history trigger. Rows written by an older version are not calendars.
+//!
+//! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
+//! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
+//! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
+//! `sqlite3` users can query them with `json_extract`.
 
 use std::path::Path;
 
@@ -42,7 +53,7 @@ use rusqlite::{Connection, ErrorCode};
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 8;
+pub(crate) const CURRENT_VERSION: i64 = 9;
 
 /// The oldest schema version an [`Inspector`](crate::Inspector) reads (it reads the firing limits
 /// version 3 added as none from an older file).
@@ -62,7 +73,7 @@ pub(crate) const OWN_TABLES: [&str; 6] = [
 ];
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 8] = [
+const MIGRATIONS: [(i64, &str, &str); 9] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -171,6 +182,7 @@ const MIGRATIONS: [(i64, &str, &str); 8] = [
     ",
     ),
     (8, "the firing history keyed slot first", HISTORY_SLOT_FIRST),
+    (9, "calendar schedules", CALENDAR_SCHEDULES),
 ];
 
 /// Version 8 (docs/schedules.md §9.11, §13.54): the history table is keyed slot first,
@@ -202,6 +214,77 @@ const HISTORY_SLOT_FIRST: &str = "
           AND schedule_id = old.id;
     END;
     ";
+
+/// Version 9: calendar schedules (docs/schedules.md §14.14). One self-contained step: the
+/// `schedules` table rebuilt with `'cron'` allowed in `kind` and the calendar's three columns
+/// last, every row copied, the key index and the history trigger made again. The trigger goes
+/// first, so dropping the old table deletes no history.
+const CALENDAR_SCHEDULES: &str = "
+    DROP TRIGGER schedules_history_goes_with_the_row;
+    CREATE TABLE schedules_v9 (
+        id                 INTEGER PRIMARY KEY,
+        kind               TEXT    NOT NULL CHECK (kind IN ('at', 'every', 'cron')),
+        target             INTEGER NOT NULL,
+        verb               TEXT    NOT NULL,
+        args               TEXT,
+        state              TEXT,
+        owner              INTEGER NOT NULL,
+        player             INTEGER NOT NULL,
+        interval_ns        INTEGER NOT NULL,
+        interval_clamped   INTEGER NOT NULL,
+        jitter_ns          INTEGER NOT NULL,
+        max_faults         INTEGER NOT NULL,
+        catchup            TEXT    NOT NULL,
+        overlap            TEXT    NOT NULL,
+        adaptive           INTEGER NOT NULL,
+        pass_elapsed       INTEGER NOT NULL,
+        created_at         INTEGER NOT NULL,
+        next_run           INTEGER NOT NULL,
+        fire_at            INTEGER NOT NULL,
+        armed              INTEGER NOT NULL,
+        last_run           INTEGER NOT NULL,
+        run_count          INTEGER NOT NULL,
+        fault_count        INTEGER NOT NULL,
+        consecutive_faults INTEGER NOT NULL,
+        missed_count       INTEGER NOT NULL,
+        overlap_count      INTEGER NOT NULL,
+        last_duration_ns   INTEGER NOT NULL,
+        backlog            INTEGER NOT NULL,
+        queued             INTEGER,
+        last_fault         TEXT,
+        running            TEXT,
+        time_limit_ns      INTEGER,
+        tick_limit         INTEGER,
+        key                TEXT,
+        ops                TEXT,
+        cron_expr          TEXT, -- a calendar's cron expression; NULL for 'at' and 'every'
+        cron_zone          TEXT, -- its IANA zone
+        cron_dst           TEXT  -- its DST policy: gap word, space, fold word ('shift first')
+    );
+    -- By name: a file's columns are in the order its migrations added them.
+    INSERT INTO schedules_v9 (
+        id, kind, target, verb, args, state, owner, player, interval_ns,
+        interval_clamped, jitter_ns, max_faults, catchup, overlap, adaptive, pass_elapsed,
+        created_at, next_run, fire_at, armed, last_run, run_count, fault_count,
+        consecutive_faults, missed_count, overlap_count, last_duration_ns, backlog, queued,
+        last_fault, running, time_limit_ns, tick_limit, key, ops
+    ) SELECT
+        id, kind, target, verb, args, state, owner, player, interval_ns,
+        interval_clamped, jitter_ns, max_faults, catchup, overlap, adaptive, pass_elapsed,
+        created_at, next_run, fire_at, armed, last_run, run_count, fault_count,
+        consecutive_faults, missed_count, overlap_count, last_duration_ns, backlog, queued,
+        last_fault, running, time_limit_ns, tick_limit, key, ops
+    FROM schedules;
+    DROP TABLE schedules;
+    ALTER TABLE schedules_v9 RENAME TO schedules;
+    CREATE UNIQUE INDEX schedules_owner_key ON schedules (owner, key) WHERE key IS NOT NULL;
+    CREATE TRIGGER schedules_history_goes_with_the_row AFTER DELETE ON schedules
+    BEGIN
+        DELETE FROM firing_history
+        WHERE slot IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+          AND schedule_id = old.id;
+    END;
+";
 
 /// Applies every migration past `found` (the version [`examine`](super::integrity::examine)
 /// read), each in its own transaction, creating the migration table first on a fresh file.

@@ -59,6 +59,16 @@ impl Host {
         }
     }
 
+    /// A host on `store` whose clock starts at `unix_nanos` (a date a test needs, such as the
+    /// day before a DST change).
+    pub fn on_at(store: &stores::Store, unix_nanos: u64) -> Self {
+        let clock = ManualClock::starting_at_unix_nanos(unix_nanos);
+        match store.kind() {
+            stores::Kind::Memory => Self::build(clock, config(), None),
+            _ => Self::build(clock, config(), Some(store.path())),
+        }
+    }
+
     pub fn open(path: &Path, clock: ManualClock) -> Self {
         Self::build(clock, config(), Some(path))
     }
@@ -118,6 +128,16 @@ impl Host {
         let mut txn = self.engine.begin(self.prog);
         let id = txn
             .schedule_every(self.room, "tick", secs, vec![], options)
+            .expect("create");
+        txn.commit().expect("commit");
+        id
+    }
+
+    /// Creates and commits `schedule_cron(room, "tick", expr, zone)` as `prog`.
+    pub fn cron(&self, expr: &str, zone: &str, options: Options) -> ScheduleId {
+        let mut txn = self.engine.begin(self.prog);
+        let id = txn
+            .schedule_cron(self.room, "tick", expr, zone, vec![], options)
             .expect("create");
         txn.commit().expect("commit");
         id

@@ -74,6 +74,10 @@ pub fn info_json(s: &StoredSchedule) -> Json {
         "paused_missed": s.paused_missed,
         "trigger_pending": s.trigger_pending,
         "backfill": s.backfill_unix_nanos.map_or(json!(0), |(next, last)| json!([secs(next), secs(last)])),
+        "cron": s.calendar.as_ref().map_or("", |c| c.expr.as_str()),
+        "zone": s.calendar.as_ref().map_or("", |c| c.zone.as_str()),
+        "dst_gap": s.calendar.as_ref().map_or("", |c| c.dst.gap.as_str()),
+        "dst_fold": s.calendar.as_ref().map_or("", |c| c.dst.fold.as_str()),
     })
 }
 

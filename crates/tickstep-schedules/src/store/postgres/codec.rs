@@ -15,7 +15,8 @@ use postgres::types::{ToSql, Type};
 
 use crate::row::{Cadence, HistoryRow, ScheduleRow};
 use crate::store::codec::{
-    COLUMNS, COLUMNS_WITHOUT_KEY, COLUMNS_WITHOUT_LIMITS, COLUMNS_WITHOUT_OPS, fault_json, json,
+    COLUMNS, COLUMNS_WITHOUT_CALENDAR, COLUMNS_WITHOUT_KEY, COLUMNS_WITHOUT_LIMITS,
+    COLUMNS_WITHOUT_OPS, calendar_dst, calendar_expr, calendar_zone, fault_json, json,
     outcome_word, running_json, schedule_name, to_sql,
 };
 use crate::store::decode::StoredColumns;
@@ -31,7 +32,8 @@ pub(super) fn select_all() -> String {
 /// before 6 no operator state.
 pub(super) fn select_all_of(version: i64) -> String {
     match version {
-        6.. => select_all(),
+        10.. => select_all(),
+        6..=9 => format!("SELECT {COLUMNS_WITHOUT_CALENDAR} FROM tickstep_schedules"),
         5 => format!("SELECT {COLUMNS_WITHOUT_OPS} FROM tickstep_schedules"),
         4 => format!("SELECT {COLUMNS_WITHOUT_KEY} FROM tickstep_schedules"),
         _ => format!("SELECT {COLUMNS_WITHOUT_LIMITS} FROM tickstep_schedules"),
@@ -67,7 +69,7 @@ pub(super) fn claim_sql() -> &'static str {
 }
 
 /// The column [`claim_sql`] returns the new fence in: the one after [`COLUMNS`].
-pub(super) const FENCE_COLUMN: usize = 35;
+pub(super) const FENCE_COLUMN: usize = 38;
 /// The column [`claim_sql`] returns the row's previous holder in (NULL: it had none).
 pub(super) const PREVIOUS_HOLDER_COLUMN: usize = FENCE_COLUMN + 1;
 
@@ -396,6 +398,9 @@ pub(super) fn insert(
             &r.tick_limit.map(to_sql),
             &r.key,
             &c.ops.as_ref().map(json),
+            &calendar_expr(r),
+            &calendar_zone(r),
+            &calendar_dst(r),
             &node,
         ],
     )?;

@@ -42,6 +42,10 @@
 //! spliced by the cadence update); the history table keeps the faulted records, for their faults
 //! (docs/schedules.md §13.54).
 //!
+//! Version 11 adds calendar schedules: `kind` may be `'cron'`, with the calendar's expression,
+//! zone and DST policy in `cron_expr`, `cron_zone` and `cron_dst`, as the `SQLite` store's
+//! version 9 does (docs/schedules.md §14.14).
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -52,7 +56,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 10;
+pub(crate) const CURRENT_VERSION: i64 = 11;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -61,7 +65,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 10] = [
+const MIGRATIONS: [(i64, &str, &str); 11] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -186,7 +190,21 @@ const MIGRATIONS: [(i64, &str, &str); 10] = [
         "the firing history's ring moves into the schedules row",
         HISTORY_RING_IN_THE_ROW,
     ),
+    (11, "calendar schedules", CALENDAR_SCHEDULES),
 ];
+
+/// Version 11: calendar schedules (docs/schedules.md §14.14), as the `SQLite` store's version 9:
+/// `'cron'` allowed in `kind`, and the calendar's expression, zone and DST policy in three
+/// columns (NULL for the other kinds). One self-contained step; `PostgreSQL` alters the check in
+/// place.
+const CALENDAR_SCHEDULES: &str = "
+    ALTER TABLE tickstep_schedules
+        DROP CONSTRAINT tickstep_schedules_kind_check,
+        ADD CONSTRAINT tickstep_schedules_kind_check CHECK (kind IN ('at', 'every', 'cron')),
+        ADD COLUMN cron_expr TEXT, -- a calendar's cron expression; NULL for 'at' and 'every'
+        ADD COLUMN cron_zone TEXT, -- its IANA zone
+        ADD COLUMN cron_dst  TEXT; -- its DST policy: gap word, space, fold word ('shift first')
+";
 
 /// Version 2: the notes an operator's stop leaves for running engines (docs/schedules.md
 /// §11.21), read by `seq` past the last one an engine has seen; and a fill factor that keeps the
@@ -389,18 +407,18 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
-        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7, 8, 9, 10]));
-        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7, 8, 9, 10]));
-        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7, 8, 9, 10]));
-        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), Ok(vec![]));
+        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]));
+        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11]));
+        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7, 8, 9, 10, 11]));
+        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7, 8, 9, 10, 11]));
+        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]), Ok(vec![]));
     }
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 11]), Err(11));
-        let err = pending(&[1, 4, 11]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 11") && err.to_string().contains("up to 10"));
+        assert_eq!(versions(&[1, 4, 12]), Err(12));
+        let err = pending(&[1, 4, 12]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 12") && err.to_string().contains("up to 11"));
     }
 
     #[test]
@@ -411,7 +429,8 @@ mod tests {
         // The reason is the error's source (docs/README.md: one error convention).
         let text = tickstep_kernel::ErrorChain(&err).to_string();
         assert!(
-            text.contains("schema version 0") && text.contains("knows 1, 2, 3, 4, 5, 6, 7, 8, 9"),
+            text.contains("schema version 0")
+                && text.contains("knows 1, 2, 3, 4, 5, 6, 7, 8, 9, 10"),
             "{text}"
         );
         assert!(plan.next().is_none(), "nothing is applied after a refusal");
