@@ -229,7 +229,46 @@ impl Hub {
         if topic.type_str != value.type_str() || topic.value.as_ref() == Some(&value) {
             return false;
         }
-        self.store(id, value, now);
+        self.store(id, |v| *v = Some(value), now);
+        true
+    }
+
+    /// The id of the server's topic `name`, created (with `properties`) on first use: the frame
+    /// names its topics once and then sets them by id, without hashing names (docs/nt4.md
+    /// §8.3). `None` when the topic exists with another type or the table is full. A topic the
+    /// server publishes is never deleted, so its id stays valid (docs/nt4.md §2.4).
+    pub(crate) fn intern(
+        &mut self,
+        name: &str,
+        type_str: &str,
+        properties: Option<&Json>,
+    ) -> Option<u32> {
+        let id = match self.by_name.get(name) {
+            Some(&id) => id,
+            None => self.create(name, type_str, properties)?,
+        };
+        let topic = self.topics[id as usize].as_mut()?;
+        topic.by_server = true;
+        (topic.type_str == type_str).then_some(id)
+    }
+
+    /// Sets an interned topic to a copy of `value`, reusing the retained value's buffers; `now`
+    /// is the server's time, read once per frame. Returns whether the value changed.
+    pub(crate) fn set_interned(&mut self, id: u32, value: &Value, now: u64) -> bool {
+        let Some(topic) = self.topics[id as usize].as_ref() else {
+            return false;
+        };
+        if topic.value.as_ref() == Some(value) {
+            return false;
+        }
+        self.store(
+            id,
+            |retained| match retained {
+                Some(r) => r.assign_from(value),
+                None => *retained = Some(value.clone()),
+            },
+            now,
+        );
         true
     }
 
@@ -239,11 +278,11 @@ impl Hub {
         self.topics[id as usize].as_ref()?.value.clone()
     }
 
-    fn store(&mut self, id: u32, value: Value, timestamp: u64) {
+    fn store(&mut self, id: u32, put: impl FnOnce(&mut Option<Value>), timestamp: u64) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let topic = self.topics[id as usize].as_mut().expect("indexed topic");
-        topic.value = Some(value);
+        put(&mut topic.value);
         topic.timestamp = timestamp;
         topic.seq = seq;
         if self.all_clients == 0 {
@@ -664,7 +703,7 @@ impl Hub {
             };
             // The retained value is the one with the largest timestamp (0 is a weak set).
             if timestamp >= topic.timestamp || topic.value.is_none() {
-                self.store(topic_id, v, timestamp.max(1));
+                self.store(topic_id, |slot| *slot = Some(v), timestamp.max(1));
             }
         }
     }

@@ -157,6 +157,12 @@ impl Nt4Server {
         lock(&self.shared.hub).set(name, value, None)
     }
 
+    /// Runs `f` on the server's state under one lock: the frame sets all of its changed topics
+    /// at once (docs/nt4.md §5.4, §8.3).
+    pub(crate) fn with_hub<R>(&self, f: impl FnOnce(&mut Hub) -> R) -> R {
+        f(&mut lock(&self.shared.hub))
+    }
+
     /// Like [`Nt4Server::set`], with properties for a topic it creates (for example
     /// `{"retained": true}`).
     ///
