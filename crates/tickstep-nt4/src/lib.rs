@@ -84,6 +84,8 @@ mod hub;
 mod limits;
 mod msgpack;
 mod protobuf;
+#[cfg(feature = "runtime")]
+mod runtime;
 mod server;
 mod telemetry;
 pub mod topics;

@@ -152,6 +152,7 @@
 
 mod builder;
 mod clock;
+mod cycle;
 mod error;
 pub mod host;
 mod hosted;
@@ -171,6 +172,7 @@ pub use builder::{
     default_store_path,
 };
 pub use clock::RuntimeClock;
+pub use cycle::CycleView;
 pub use error::{RuntimeError, SettingsError};
 pub use host::{
     DEFAULT_SCHEDULES_TICK, DEFAULT_SCHEDULES_TICK_TIME, FiringLimits, RunningFiring, VerbCall,
