@@ -81,7 +81,9 @@
 //! [`CommandScheduler`]: tickstep_commands::CommandScheduler
 
 mod hub;
+mod keepalive;
 mod limits;
+mod meta;
 mod msgpack;
 mod protobuf;
 #[cfg(feature = "runtime")]
