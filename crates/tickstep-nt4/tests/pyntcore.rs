@@ -76,6 +76,12 @@ fn pyntcore_sees_a_command_start_be_interrupted_and_a_mechanism_change_hands() {
         &[server.local_addr().port().to_string()],
     );
     nt.wait_for(WAIT, "a connection", |v| v["event"] == "connected");
+    // The server's $clients (docs/nt4.md §2.5), read by WPILib's client, names it.
+    let name = hex(b"tickstep-test");
+    let clients = nt.wait_for(WAIT, "$clients naming the client", |v| {
+        v["topic"] == "$clients" && v["value"].as_str().is_some_and(|h| h.contains(&name))
+    });
+    assert_eq!(clients["type"], "msgpack");
 
     // A command starts and takes the arm.
     scheduler.schedule(&raise);
