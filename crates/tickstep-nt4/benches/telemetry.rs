@@ -118,6 +118,23 @@ fn timed_frames(iters: u64, mut frame: impl FnMut(), mut between: impl FnMut()) 
     total
 }
 
+/// `iters` frames of `run()` then `publish()`, timed in chunks (see [`timed_frames`]).
+fn publishing_frames(
+    iters: u64,
+    scheduler: &CommandScheduler,
+    telemetry: &mut SchedulerTelemetry,
+    between: impl FnMut(),
+) -> Duration {
+    timed_frames(
+        iters,
+        || {
+            scheduler.run().unwrap();
+            telemetry.publish();
+        },
+        between,
+    )
+}
+
 fn frame_cost(c: &mut Criterion) {
     let (scheduler, mechanisms, triggers) = robot();
     let mut group = c.benchmark_group("frame of 50 commands, 20 mechanisms");
@@ -147,16 +164,7 @@ fn frame_cost(c: &mut Criterion) {
         let mut t = telemetry_of(&scheduler, &mechanisms, &triggers);
         t.serve(&server);
         group.bench_function(format!("run() + publish() to NT4, {n} clients"), |b| {
-            b.iter_custom(|iters| {
-                timed_frames(
-                    iters,
-                    || {
-                        scheduler.run().unwrap();
-                        t.publish();
-                    },
-                    || {},
-                )
-            });
+            b.iter_custom(|iters| publishing_frames(iters, &scheduler, &mut t, || {}));
         });
         drop(server); // the clients' sockets end with it
     }
@@ -173,16 +181,7 @@ fn frame_cost(c: &mut Criterion) {
     let mut t = telemetry_of(&scheduler, &mechanisms, &triggers);
     t.log(&log);
     group.bench_function("run() + publish() to .wpilog", |b| {
-        b.iter_custom(|iters| {
-            timed_frames(
-                iters,
-                || {
-                    scheduler.run().unwrap();
-                    t.publish();
-                },
-                || log.flush(),
-            )
-        });
+        b.iter_custom(|iters| publishing_frames(iters, &scheduler, &mut t, || log.flush()));
     });
     group.finish();
     log.flush();

@@ -7,18 +7,14 @@ mod common;
 
 use std::time::Duration;
 
-use serde_json::{Value as Json, json};
+use serde_json::json;
 use tickstep::Runtime;
 use tickstep::commands::Mechanism;
 use tickstep::kernel::ManualClock;
 use tickstep::schedules::{ObjId, Options, Value as Scalar};
 use tickstep_nt4::{Limits, Nt4Server, SchedulerTelemetry, Value, topics};
 
-const WAIT: Duration = Duration::from_secs(30);
-
-fn topic_is(topic: &'static str, value: Json) -> impl Fn(&Json) -> bool {
-    move |v| v["topic"] == topic && v["value"] == value
-}
+use common::{WAIT, topic_is};
 
 #[test]
 fn a_runtime_publishes_its_kernel_and_schedules_without_host_code() {
