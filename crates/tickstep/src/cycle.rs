@@ -1,9 +1,10 @@
 //! [`CycleView`]: what an observer of the command cycle reads, right after each cycle
 //! ([`Runtime::after_command_cycle`](crate::Runtime::after_command_cycle)).
 
-use tickstep_kernel::Stats;
+use tickstep_kernel::{FrameScheduler, Stats};
 
-use crate::hub::Hub;
+use crate::RuntimeClock;
+use crate::host::HostCore;
 
 /// The runtime as an observer of its command cycle sees it, right after a cycle: the command
 /// scheduler, the kernel's statistics and the durable schedules' counts. Every read is cheap
@@ -21,7 +22,9 @@ use crate::hub::Hub;
 /// # Ok::<(), tickstep::RuntimeError>(())
 /// ```
 pub struct CycleView<'a> {
-    pub(crate) hub: &'a Hub,
+    pub(crate) commands: &'a tickstep_commands::CommandScheduler,
+    pub(crate) kernel: &'a FrameScheduler,
+    pub(crate) core: &'a HostCore<RuntimeClock>,
 }
 
 impl CycleView<'_> {
@@ -35,7 +38,7 @@ impl CycleView<'_> {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn commands(&self) -> &tickstep_commands::CommandScheduler {
-        &self.hub.commands
+        self.commands
     }
 
     /// The kernel main scheduler's statistics: its last completed step's time, budget and
@@ -49,7 +52,7 @@ impl CycleView<'_> {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn kernel_stats(&self) -> Stats {
-        self.hub.kernel.stats()
+        self.kernel.stats()
     }
 
     /// Durable schedules that will fire again.
@@ -62,7 +65,7 @@ impl CycleView<'_> {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn schedules_live(&self) -> usize {
-        self.hub.core.engine().live_count()
+        self.core.engine().live_count()
     }
 
     /// Firings of durable schedules running now (the runtime's own, run as kernel tasks).
@@ -75,7 +78,7 @@ impl CycleView<'_> {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn firings_running(&self) -> usize {
-        self.hub.core.running_count()
+        self.core.running_count()
     }
 }
 

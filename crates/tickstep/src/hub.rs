@@ -151,7 +151,11 @@ impl Hub {
     /// Calls the cycle observers, each taken out of the list before its call (no borrow held,
     /// so an observer may register another; no allocation per cycle).
     fn notify_cycle_observers(&self) {
-        let view = crate::CycleView { hub: self };
+        let view = crate::CycleView {
+            commands: &self.commands,
+            kernel: &self.kernel,
+            core: &self.core,
+        };
         let mut i = 0;
         while let Some(observe) = self.cycle_observers.borrow().get(i).cloned() {
             observe(&view);
