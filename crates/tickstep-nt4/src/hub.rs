@@ -95,6 +95,10 @@ struct Client {
     period: Duration,
     notify: Arc<Notify>,
     closing: Option<Closing>,
+    /// Its publishers or subscriptions changed since `$clientpub$`/`$clientsub$` were built:
+    /// they are rebuilt at its next sweep, so a client's burst of requests costs one rebuild
+    /// per sweep period, not one per request (docs/nt4.md §2.5).
+    meta_stale: bool,
 }
 
 impl Client {
@@ -265,6 +269,7 @@ impl Hub {
                 period: self.limits.default_period,
                 notify,
                 closing: None,
+                meta_stale: false,
             },
         );
         self.publish_clients();
@@ -598,7 +603,7 @@ impl Hub {
         client.announced.insert(id);
         client.text_out.push(announce(id, topic, Some(pubuid)));
         client.notify.notify_one();
-        self.publish_client_pubs(cid);
+        client.meta_stale = true;
     }
 
     fn client_unpublish(&mut self, cid: u64, params: &Map<String, Json>) {
@@ -613,7 +618,9 @@ impl Hub {
             return;
         };
         self.release(id);
-        self.publish_client_pubs(cid);
+        if let Some(c) = self.clients.get_mut(&cid) {
+            c.meta_stale = true;
+        }
     }
 
     fn client_set_properties(&mut self, cid: u64, params: &Map<String, Json>) {
@@ -712,7 +719,7 @@ impl Hub {
             }
         }
         client.notify.notify_one();
-        self.publish_client_subs(cid);
+        client.meta_stale = true;
     }
 
     fn client_unsubscribe(&mut self, cid: u64, params: &Map<String, Json>) {
@@ -723,7 +730,9 @@ impl Hub {
             c.subs.remove(&subuid);
         }
         self.refresh_client(cid);
-        self.publish_client_subs(cid);
+        if let Some(c) = self.clients.get_mut(&cid) {
+            c.meta_stale = true;
+        }
     }
 
     /// Recomputes a client's sweep period and `all` flag from its subscriptions.
@@ -829,6 +838,13 @@ impl Hub {
 
     /// Collects what a client's writer should send now.
     pub(crate) fn sweep(&mut self, cid: u64) -> Sweep {
+        if self.clients.get(&cid).is_some_and(|c| c.meta_stale) {
+            self.publish_client_pubs(cid);
+            self.publish_client_subs(cid);
+            if let Some(c) = self.clients.get_mut(&cid) {
+                c.meta_stale = false;
+            }
+        }
         let Some(client) = self.clients.get_mut(&cid) else {
             return Sweep {
                 text: None,
