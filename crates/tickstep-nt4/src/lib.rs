@@ -65,7 +65,7 @@
 //! and one log batch in all: O(changed topics), no allocation once warm (docs/nt4.md §8.3).
 //! Measured with `cargo bench -p tickstep-nt4 --bench telemetry` (docs/nt4.md §8.1) on a robot
 //! of 50 running commands whose run times change every frame, against `run()` alone in the same
-//! run, on a loaded two-core machine: 0.5–3.7 µs more per frame for NT4 with one client, 1–2 µs
+//! run, on a loaded two-core machine: 0.5–3.7 µs more per frame for NT4 with one client, 1–2.5 µs
 //! with ten (they are served off the frame's thread), 0.1–2.2 µs for the log, of which the
 //! scheduler's snapshot is 0.5–1.6 µs.
 //!
