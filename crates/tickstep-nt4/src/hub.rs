@@ -10,6 +10,7 @@ use serde_json::{Map, Value as Json, json};
 use tokio::sync::Notify;
 
 use crate::limits::Limits;
+use crate::meta;
 use crate::msgpack::{self, Msg, Reader};
 use crate::value::Value;
 
@@ -39,7 +40,9 @@ struct Subscription {
 impl Subscription {
     fn matches(&self, name: &str) -> bool {
         self.topics.iter().any(|t| {
-            if self.prefix {
+            if !meta::visible(name, t) {
+                false
+            } else if self.prefix {
                 name.starts_with(t.as_str())
             } else {
                 name == t
@@ -76,6 +79,8 @@ pub(crate) enum Closing {
 /// A connected client.
 struct Client {
     name: String,
+    /// The peer's address, as `$clients` shows it.
+    conn: String,
     subs: HashMap<i64, Subscription>,
     pubs: HashMap<i64, u32>,
     /// Topics announced to this client.
@@ -90,6 +95,10 @@ struct Client {
     period: Duration,
     notify: Arc<Notify>,
     closing: Option<Closing>,
+    /// Its publishers or subscriptions changed since `$clientpub$`/`$clientsub$` were built:
+    /// they are rebuilt at its next sweep, so a client's burst of requests costs one rebuild
+    /// per sweep period, not one per request (docs/nt4.md §2.5).
+    meta_stale: bool,
 }
 
 impl Client {
@@ -132,7 +141,7 @@ const CLOSE_TOO_BIG: u16 = 1009;
 
 impl Hub {
     pub(crate) fn new(limits: Limits) -> Self {
-        Self {
+        let mut hub = Self {
             limits,
             topics: Vec::new(),
             by_name: HashMap::new(),
@@ -142,7 +151,82 @@ impl Hub {
             next_seq: 1,
             all_clients: 0,
             started: std::time::Instant::now(),
-        }
+        };
+        hub.publish_clients();
+        hub.publish_server_pubs();
+        // The robot subscribes to nothing: it reads retained values (docs/nt4.md §5.5).
+        hub.set(
+            meta::SERVER_SUB,
+            meta::subscriptions(std::iter::empty()),
+            None,
+        );
+        hub
+    }
+
+    /// `$clients` from the connected clients (docs/nt4.md §2.5).
+    fn publish_clients(&mut self) {
+        let mut list: Vec<(&str, &str)> = self
+            .clients
+            .values()
+            .map(|c| (c.name.as_str(), c.conn.as_str()))
+            .collect();
+        list.sort_unstable();
+        let value = meta::clients(list.into_iter());
+        self.set(meta::CLIENTS, value, None);
+    }
+
+    /// `$serverpub` from the topics the server publishes, their topic ids as publisher uids.
+    fn publish_server_pubs(&mut self) {
+        let list: Vec<(i64, &str)> = self
+            .topics
+            .iter()
+            .enumerate()
+            .filter_map(|(id, t)| t.as_ref().map(|t| (id, t)))
+            .filter(|(_, t)| t.by_server && !t.name.starts_with('$'))
+            .map(|(id, t)| (i64::try_from(id).unwrap_or(i64::MAX), t.name.as_str()))
+            .collect();
+        let value = meta::publishers(list.into_iter());
+        self.set(meta::SERVER_PUB, value, None);
+    }
+
+    /// `$clientpub$<client>` from a client's publishers.
+    fn publish_client_pubs(&mut self, cid: u64) {
+        let Some(c) = self.clients.get(&cid) else {
+            return;
+        };
+        let mut list: Vec<(i64, &str)> = c
+            .pubs
+            .iter()
+            .filter_map(|(&uid, &id)| Some((uid, self.topics[id as usize].as_ref()?.name.as_str())))
+            .collect();
+        list.sort_unstable();
+        let (name, value) = (
+            meta::client_pub(&c.name),
+            meta::publishers(list.into_iter()),
+        );
+        self.set(&name, value, None);
+    }
+
+    /// `$clientsub$<client>` from a client's subscriptions.
+    fn publish_client_subs(&mut self, cid: u64) {
+        let Some(c) = self.clients.get(&cid) else {
+            return;
+        };
+        let mut uids: Vec<&i64> = c.subs.keys().collect();
+        uids.sort_unstable();
+        let value = meta::subscriptions(uids.into_iter().map(|uid| {
+            let s = &c.subs[uid];
+            meta::SubView {
+                uid: *uid,
+                topics: &s.topics,
+                prefix: s.prefix,
+                topics_only: s.topics_only,
+                all: s.all,
+                periodic_s: s.periodic.as_secs_f64(),
+            }
+        }));
+        let name = meta::client_sub(&c.name);
+        self.set(&name, value, None);
     }
 
     /// The server's time base: microseconds since it started (docs/nt4.md §3.5).
@@ -155,7 +239,12 @@ impl Hub {
     }
 
     /// Registers a client; a name in use gets `@1`, `@2`, … appended (docs/nt4.md §1.3).
-    pub(crate) fn add_client(&mut self, requested: &str, notify: Arc<Notify>) -> (u64, String) {
+    pub(crate) fn add_client(
+        &mut self,
+        requested: &str,
+        conn: String,
+        notify: Arc<Notify>,
+    ) -> (u64, String) {
         let taken: HashSet<&str> = self.clients.values().map(|c| c.name.as_str()).collect();
         let mut name = requested.to_owned();
         let mut n = 1;
@@ -169,6 +258,7 @@ impl Hub {
             id,
             Client {
                 name: name.clone(),
+                conn,
                 subs: HashMap::new(),
                 pubs: HashMap::new(),
                 announced: HashSet::new(),
@@ -179,8 +269,12 @@ impl Hub {
                 period: self.limits.default_period,
                 notify,
                 closing: None,
+                meta_stale: false,
             },
         );
+        self.publish_clients();
+        self.publish_client_pubs(id);
+        self.publish_client_subs(id);
         (id, name)
     }
 
@@ -193,6 +287,15 @@ impl Hub {
             for topic in client.pubs.into_values() {
                 self.release(topic);
             }
+            for meta_topic in [
+                meta::client_pub(&client.name),
+                meta::client_sub(&client.name),
+            ] {
+                if let Some(&id) = self.by_name.get(&meta_topic) {
+                    self.delete(id);
+                }
+            }
+            self.publish_clients();
         }
     }
 
@@ -225,11 +328,60 @@ impl Hub {
         let topic = self.topics[id as usize].as_mut().expect("indexed topic");
         if !topic.by_server {
             topic.by_server = true;
+            if !name.starts_with('$') {
+                self.publish_server_pubs();
+            }
         }
+        let topic = self.topics[id as usize].as_ref().expect("indexed topic");
         if topic.type_str != value.type_str() || topic.value.as_ref() == Some(&value) {
             return false;
         }
-        self.store(id, value, now);
+        self.store(id, |v| *v = Some(value), now);
+        true
+    }
+
+    /// The id of the server's topic `name`, created (with `properties`) on first use: the frame
+    /// names its topics once and then sets them by id, without hashing names (docs/nt4.md
+    /// §8.3). `None` when the topic exists with another type or the table is full. A topic the
+    /// server publishes is never deleted, so its id stays valid (docs/nt4.md §2.4).
+    pub(crate) fn intern(
+        &mut self,
+        name: &str,
+        type_str: &str,
+        properties: Option<&Json>,
+    ) -> Option<u32> {
+        let id = match self.by_name.get(name) {
+            Some(&id) => id,
+            None => self.create(name, type_str, properties)?,
+        };
+        let topic = self.topics[id as usize].as_mut()?;
+        if !topic.by_server {
+            topic.by_server = true;
+            if !name.starts_with('$') {
+                self.publish_server_pubs();
+            }
+        }
+        let topic = self.topics[id as usize].as_ref()?;
+        (topic.type_str == type_str).then_some(id)
+    }
+
+    /// Sets an interned topic to a copy of `value`, reusing the retained value's buffers; `now`
+    /// is the server's time, read once per frame. Returns whether the value changed.
+    pub(crate) fn set_interned(&mut self, id: u32, value: &Value, now: u64) -> bool {
+        let Some(topic) = self.topics[id as usize].as_ref() else {
+            return false;
+        };
+        if topic.value.as_ref() == Some(value) {
+            return false;
+        }
+        self.store(
+            id,
+            |retained| match retained {
+                Some(r) => r.assign_from(value),
+                None => *retained = Some(value.clone()),
+            },
+            now,
+        );
         true
     }
 
@@ -239,11 +391,11 @@ impl Hub {
         self.topics[id as usize].as_ref()?.value.clone()
     }
 
-    fn store(&mut self, id: u32, value: Value, timestamp: u64) {
+    fn store(&mut self, id: u32, put: impl FnOnce(&mut Option<Value>), timestamp: u64) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let topic = self.topics[id as usize].as_mut().expect("indexed topic");
-        topic.value = Some(value);
+        put(&mut topic.value);
         topic.timestamp = timestamp;
         topic.seq = seq;
         if self.all_clients == 0 {
@@ -327,7 +479,14 @@ impl Hub {
         if topic.publishers > 0 || topic.by_server || persistent {
             return;
         }
-        let topic = self.topics[id as usize].take().expect("checked");
+        self.delete(id);
+    }
+
+    /// Deletes a topic and its retained value, and unannounces it to the clients that knew it.
+    fn delete(&mut self, id: u32) {
+        let Some(topic) = self.topics[id as usize].take() else {
+            return;
+        };
         self.by_name.remove(&topic.name);
         self.free_ids.push(id);
         for client in self.clients.values_mut() {
@@ -444,6 +603,7 @@ impl Hub {
         client.announced.insert(id);
         client.text_out.push(announce(id, topic, Some(pubuid)));
         client.notify.notify_one();
+        client.meta_stale = true;
     }
 
     fn client_unpublish(&mut self, cid: u64, params: &Map<String, Json>) {
@@ -458,6 +618,9 @@ impl Hub {
             return;
         };
         self.release(id);
+        if let Some(c) = self.clients.get_mut(&cid) {
+            c.meta_stale = true;
+        }
     }
 
     fn client_set_properties(&mut self, cid: u64, params: &Map<String, Json>) {
@@ -556,6 +719,7 @@ impl Hub {
             }
         }
         client.notify.notify_one();
+        client.meta_stale = true;
     }
 
     fn client_unsubscribe(&mut self, cid: u64, params: &Map<String, Json>) {
@@ -566,6 +730,9 @@ impl Hub {
             c.subs.remove(&subuid);
         }
         self.refresh_client(cid);
+        if let Some(c) = self.clients.get_mut(&cid) {
+            c.meta_stale = true;
+        }
     }
 
     /// Recomputes a client's sweep period and `all` flag from its subscriptions.
@@ -664,13 +831,20 @@ impl Hub {
             };
             // The retained value is the one with the largest timestamp (0 is a weak set).
             if timestamp >= topic.timestamp || topic.value.is_none() {
-                self.store(topic_id, v, timestamp.max(1));
+                self.store(topic_id, |slot| *slot = Some(v), timestamp.max(1));
             }
         }
     }
 
     /// Collects what a client's writer should send now.
     pub(crate) fn sweep(&mut self, cid: u64) -> Sweep {
+        if self.clients.get(&cid).is_some_and(|c| c.meta_stale) {
+            self.publish_client_pubs(cid);
+            self.publish_client_subs(cid);
+            if let Some(c) = self.clients.get_mut(&cid) {
+                c.meta_stale = false;
+            }
+        }
         let Some(client) = self.clients.get_mut(&cid) else {
             return Sweep {
                 text: None,
@@ -726,6 +900,16 @@ impl Hub {
             return true;
         }
         false
+    }
+
+    /// Closes a client that did not answer a ping in time (docs/nt4.md §4.4).
+    pub(crate) fn close_unanswered(&mut self, cid: u64) {
+        let timeout = self.limits.ping_timeout;
+        self.close_for(
+            cid,
+            CLOSE_POLICY,
+            format!("no pong within {timeout:?} of a ping (docs/nt4.md §4.4)"),
+        );
     }
 
     pub(crate) fn close_too_big(&mut self, cid: u64) {

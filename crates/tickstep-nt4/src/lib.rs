@@ -59,12 +59,18 @@
 //! # Costs
 //!
 //! Per frame, `publish` costs the scheduler's telemetry snapshot (one `CommandInfo` per queued
-//! or running command, with its name and requirements copied), the protobuf encoding of it, one
-//! comparison per topic, and for each changed topic a lock, a copy and a channel send. Measured
-//! with `cargo bench -p tickstep-nt4` (docs/nt4.md §8.1) on a robot of 50 running commands whose
-//! run times change every frame, against `run()` alone in the same run: 5–11 µs more per frame
-//! for NT4 (barely more with ten clients than with none: they are served off the frame's
-//! thread), 8–9 µs for the log, of which the scheduler's snapshot is 2.5 µs.
+//! or running command, with its name and requirements copied), one comparison per topic, the
+//! protobuf encoding only when a command or a run time changed (and then only the run times are
+//! encoded, the rest copied from the frame before), and for the changed topics one server lock
+//! and one log batch in all: O(changed topics), no allocation once warm (docs/nt4.md §8.3).
+//! Measured with `cargo bench -p tickstep-nt4 --bench telemetry` (docs/nt4.md §8.1) on a robot
+//! of 50 running commands whose run times change every frame, against `run()` alone in the same
+//! run, on a loaded two-core machine: 0.5–3.7 µs more per frame for NT4 with one client, 1–2.5 µs
+//! with ten (they are served off the frame's thread), 0.1–2.2 µs for the log, of which the
+//! scheduler's snapshot is 0.5–1.6 µs.
+//!
+//! With the feature `runtime`, `SchedulerTelemetry::attach` publishes after every command
+//! cycle of a tickstep `Runtime`, with its kernel and schedules numbers (docs/nt4.md §5.6).
 //!
 //! Dependencies: `axum` 0.8 (features `ws`, `http1`, `tokio` only) brings hyper, tower,
 //! tungstenite and their helpers: 53 crates beyond the commands layer's 19 (tokio, `serde_json`
@@ -81,9 +87,13 @@
 //! [`CommandScheduler`]: tickstep_commands::CommandScheduler
 
 mod hub;
+mod keepalive;
 mod limits;
+mod meta;
 mod msgpack;
 mod protobuf;
+#[cfg(feature = "runtime")]
+mod runtime;
 mod server;
 mod telemetry;
 pub mod topics;

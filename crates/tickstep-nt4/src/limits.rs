@@ -34,6 +34,10 @@ pub struct Limits {
     pub max_pending_bytes: usize,
     /// How long one send to a client may take before the client is dropped as not reading.
     pub send_timeout: Duration,
+    /// How often the server sends each client a WebSocket ping (docs/nt4.md §4.4).
+    pub ping_interval: Duration,
+    /// How long a client may take to answer a ping with a pong before it is dropped as gone.
+    pub ping_timeout: Duration,
     /// The sweep period when a subscription names none (NT4's default, 100 ms).
     pub default_period: Duration,
     /// The shortest sweep period a subscription may ask for.
@@ -58,6 +62,8 @@ impl Default for Limits {
             max_messages_per_second: 2_000,
             max_pending_bytes: 4 << 20,
             send_timeout: Duration::from_secs(2),
+            ping_interval: Duration::from_secs(1),
+            ping_timeout: Duration::from_secs(3),
             default_period: Duration::from_millis(100),
             min_period: Duration::from_millis(5),
             max_period: Duration::from_secs(10),

@@ -232,6 +232,10 @@ pub(crate) fn write_array_len(out: &mut Vec<u8>, n: usize) {
     write_len(out, n, Some((0x90, 15)), [0, 0xdc, 0xdd]);
 }
 
+pub(crate) fn write_map_len(out: &mut Vec<u8>, n: usize) {
+    write_len(out, n, Some((0x80, 15)), [0, 0xde, 0xdf]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

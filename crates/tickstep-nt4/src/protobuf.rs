@@ -59,7 +59,18 @@ fn message_field(out: &mut Vec<u8>, field: u32, f: impl FnOnce(&mut Vec<u8>)) {
     }
 }
 
+#[cfg(test)]
 fn command(out: &mut Vec<u8>, c: &CommandInfo, running: bool) {
+    fixed_fields(out, c);
+    if running {
+        double_field(out, 6, c.last_run_time.as_secs_f64() * 1e3);
+        double_field(out, 7, c.total_run_time.as_secs_f64() * 1e3);
+    }
+}
+
+/// The fields of a command fixed for its instance's life (id, parent, name, priority,
+/// requirements): everything but the run times.
+fn fixed_fields(out: &mut Vec<u8>, c: &CommandInfo) {
     // Proto3 leaves zero scalars out; ids start at 1 and are truncated to the message's uint32.
     varint_field(out, 1, c.id.get() & 0xffff_ffff);
     if let Some(p) = c.parent {
@@ -75,13 +86,75 @@ fn command(out: &mut Vec<u8>, c: &CommandInfo, running: bool) {
     for r in &c.requirements {
         message_field(out, 5, |m| bytes_field(m, 1, r.as_bytes()));
     }
-    if running {
-        double_field(out, 6, c.last_run_time.as_secs_f64() * 1e3);
-        double_field(out, 7, c.total_run_time.as_secs_f64() * 1e3);
+}
+
+/// One command's fixed fields, encoded once per instance.
+struct Cached {
+    id: tickstep_commands::CommandId,
+    fixed: Vec<u8>,
+}
+
+/// Encodes the scheduler message (queued: field 1, running: field 2, the last run time:
+/// field 3), keeping each command's fixed fields encoded from the frame before: a frame in
+/// which the same commands ran re-encodes only their run times and copies the rest
+/// (docs/nt4.md §8.3). Its output is byte for byte that of encoding every field.
+#[derive(Default)]
+pub(crate) struct SchedulerEncoder {
+    queued: Vec<Cached>,
+    running: Vec<Cached>,
+}
+
+impl SchedulerEncoder {
+    pub(crate) fn encode(
+        &mut self,
+        out: &mut Vec<u8>,
+        queued: &[CommandInfo],
+        running: &[CommandInfo],
+        last_ms: f64,
+    ) {
+        refresh(&mut self.queued, queued);
+        refresh(&mut self.running, running);
+        for c in &self.queued {
+            tag(out, 1, 2);
+            varint(out, c.fixed.len() as u64);
+            out.extend_from_slice(&c.fixed);
+        }
+        // Each running command: its fixed fields and two doubles (a tag byte and 8 bytes each).
+        for (cached, c) in self.running.iter().zip(running) {
+            tag(out, 2, 2);
+            varint(out, (cached.fixed.len() + 18) as u64);
+            out.extend_from_slice(&cached.fixed);
+            double_field(out, 6, c.last_run_time.as_secs_f64() * 1e3);
+            double_field(out, 7, c.total_run_time.as_secs_f64() * 1e3);
+        }
+        if last_ms != 0.0 {
+            double_field(out, 3, last_ms);
+        }
     }
 }
 
-/// Encodes the scheduler: queued (field 1), running (field 2), last run time (field 3).
+/// Makes `cache` hold the fixed fields of `list`, re-encoding only where the instance changed.
+fn refresh(cache: &mut Vec<Cached>, list: &[CommandInfo]) {
+    cache.truncate(list.len());
+    for (i, c) in list.iter().enumerate() {
+        match cache.get_mut(i) {
+            Some(cached) if cached.id == c.id => {}
+            Some(cached) => {
+                cached.id = c.id;
+                cached.fixed.clear();
+                fixed_fields(&mut cached.fixed, c);
+            }
+            None => {
+                let mut fixed = Vec::new();
+                fixed_fields(&mut fixed, c);
+                cache.push(Cached { id: c.id, fixed });
+            }
+        }
+    }
+}
+
+/// Encodes the scheduler field by field: the reference the cached encoder is tested against.
+#[cfg(test)]
 pub(crate) fn scheduler(
     out: &mut Vec<u8>,
     queued: &[CommandInfo],
@@ -206,6 +279,39 @@ pub(crate) fn schema() -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cached_encoder_matches_encoding_every_field() {
+        use std::time::Duration;
+        use tickstep_commands::{Command, CommandScheduler, Mechanism};
+        use tickstep_kernel::clock::ManualClock;
+        let clock = ManualClock::new();
+        let robot = CommandScheduler::new(clock.clone());
+        let arm = Mechanism::new(&robot, "arm");
+        let long_name = "a command whose name is long enough to need a two-byte length ".repeat(3);
+        let park = |co: tickstep_commands::Coroutine| async move {
+            co.park().await;
+        };
+        let a = arm.run(park).with_priority(-2).named("a");
+        let b = Command::no_requirements().executing(park).named(long_name);
+        let mut encoder = SchedulerEncoder::default();
+        let mut frames = 0;
+        for step in [&a, &b, &a] {
+            robot.schedule(step);
+            for _ in 0..2 {
+                robot.run().unwrap();
+                clock.advance(Duration::from_millis(20));
+                let t = robot.telemetry();
+                let last = t.last_run_time.as_secs_f64() * 1e3;
+                let (mut cached, mut reference) = (Vec::new(), Vec::new());
+                encoder.encode(&mut cached, &t.queued, &t.running, last);
+                scheduler(&mut reference, &t.queued, &t.running, last);
+                assert_eq!(cached, reference);
+                frames += 1;
+            }
+        }
+        assert_eq!(frames, 6);
+    }
 
     #[test]
     fn a_long_submessage_gets_a_wider_length() {

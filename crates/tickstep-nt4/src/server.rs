@@ -2,6 +2,7 @@
 //! (docs/nt4.md §1).
 
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::Notify;
 
 use crate::hub::{Closing, Hub, PROTOCOL_40, PROTOCOL_41, PROTOCOL_RTT};
+use crate::keepalive::{Keepalive, Step};
 use crate::limits::Limits;
 use crate::value::Value;
 
@@ -157,6 +159,12 @@ impl Nt4Server {
         lock(&self.shared.hub).set(name, value, None)
     }
 
+    /// Runs `f` on the server's state under one lock: the frame sets all of its changed topics
+    /// at once (docs/nt4.md §5.4, §8.3).
+    pub(crate) fn with_hub<R>(&self, f: impl FnOnce(&mut Hub) -> R) -> R {
+        f(&mut lock(&self.shared.hub))
+    }
+
     /// Like [`Nt4Server::set`], with properties for a topic it creates (for example
     /// `{"retained": true}`).
     ///
@@ -251,21 +259,51 @@ async fn upgrade(
         )
             .into_response();
     };
-    ws.on_upgrade(move |socket| serve_client(hub, client, socket, protocol == PROTOCOL_RTT))
+    ws.on_upgrade(move |socket| serve_client(hub, client, peer, socket, protocol == PROTOCOL_RTT))
 }
 
 /// Runs one client: a reader (this task) and a writer (spawned) that sweeps at the client's
 /// period or when woken. Only the writer removes the client, after sending any close frame.
-async fn serve_client(hub: Arc<Mutex<Hub>>, name: String, socket: WebSocket, rtt_only: bool) {
+async fn serve_client(
+    hub: Arc<Mutex<Hub>>,
+    name: String,
+    peer: SocketAddr,
+    socket: WebSocket,
+    rtt_only: bool,
+) {
     let notify = Arc::new(Notify::new());
-    let (cid, _name) = lock(&hub).add_client(&name, notify.clone());
+    let (cid, _name) = lock(&hub).add_client(&name, peer.to_string(), notify.clone());
     let (mut sink, mut stream) = socket.split();
-    let send_timeout = lock(&hub).limits.send_timeout;
+    let (send_timeout, ping_interval, ping_timeout) = {
+        let h = lock(&hub);
+        (
+            h.limits.send_timeout,
+            h.limits.ping_interval,
+            h.limits.ping_timeout,
+        )
+    };
+    let mut keepalive = Keepalive::new(ping_interval, ping_timeout, tokio::time::Instant::now());
+    let pongs = keepalive.pongs();
     let writer_hub = hub.clone();
     let writer = tokio::spawn(async move {
         let mut period = Duration::from_millis(100);
         loop {
-            let _ = tokio::time::timeout(period, notify.notified()).await;
+            let until_due = keepalive
+                .due()
+                .saturating_duration_since(tokio::time::Instant::now());
+            let _ = tokio::time::timeout(period.min(until_due), notify.notified()).await;
+            let now = tokio::time::Instant::now();
+            match keepalive.step(now) {
+                Step::Wait => {}
+                Step::TimedOut => lock(&writer_hub).close_unanswered(cid),
+                Step::Ping => {
+                    let ping = Message::Ping(axum::body::Bytes::from_static(b"nt4"));
+                    if !send_within(&mut sink, ping, send_timeout).await {
+                        break;
+                    }
+                    keepalive.sent(now);
+                }
+            }
             let sweep = lock(&writer_hub).sweep(cid);
             period = sweep.period;
             if let Some(reason) = sweep.close {
@@ -280,24 +318,12 @@ async fn serve_client(hub: Arc<Mutex<Hub>>, name: String, socket: WebSocket, rtt
                 }
                 break;
             }
-            let mut failed = false;
-            for msg in [
+            let messages = [
                 sweep.text.map(|t| Message::Text(t.into())),
                 sweep.binary.map(|b| Message::Binary(b.into())),
-            ]
-            .into_iter()
-            .flatten()
-            {
-                // A client that does not read within the timeout is dropped (docs/nt4.md §4.2).
-                if !matches!(
-                    tokio::time::timeout(send_timeout, sink.send(msg)).await,
-                    Ok(Ok(()))
-                ) {
-                    failed = true;
-                    break;
-                }
-            }
-            if failed {
+            ];
+            // A client that does not read within the timeout is dropped (docs/nt4.md §4.2).
+            if !send_all(&mut sink, messages, send_timeout).await {
                 break;
             }
         }
@@ -319,6 +345,9 @@ async fn serve_client(hub: Arc<Mutex<Hub>>, name: String, socket: WebSocket, rtt
         match msg {
             Ok(Message::Text(t)) if !rtt_only => h.handle_text(cid, t.as_str()),
             Ok(Message::Binary(b)) => h.handle_binary(cid, &b),
+            Ok(Message::Pong(_)) => {
+                pongs.fetch_add(1, Ordering::Relaxed);
+            }
             Ok(Message::Close(_)) => {
                 h.close_client(cid, Closing::Left);
                 break;
@@ -336,6 +365,32 @@ async fn serve_client(hub: Arc<Mutex<Hub>>, name: String, socket: WebSocket, rtt
     }
     lock(&hub).close_client(cid, Closing::Left);
     let _ = writer.await;
+}
+
+/// Sends `msg`, reporting whether it went out within `limit`.
+async fn send_within(
+    sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
+    msg: Message,
+    limit: Duration,
+) -> bool {
+    matches!(
+        tokio::time::timeout(limit, sink.send(msg)).await,
+        Ok(Ok(()))
+    )
+}
+
+/// Sends each present message in turn; false as soon as one does not go out within `limit`.
+async fn send_all(
+    sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
+    messages: [Option<Message>; 2],
+    limit: Duration,
+) -> bool {
+    for msg in messages.into_iter().flatten() {
+        if !send_within(sink, msg, limit).await {
+            return false;
+        }
+    }
+    true
 }
 
 fn is_too_big(e: &axum::Error) -> bool {

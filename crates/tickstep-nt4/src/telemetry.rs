@@ -10,7 +10,7 @@ use crate::protobuf;
 use crate::server::Nt4Server;
 use crate::topics;
 use crate::value::Value;
-use crate::wpilog::WpiLog;
+use crate::wpilog::{self, WpiLog};
 
 /// Durable schedules' counts, for a host that has a schedule store (docs/nt4.md §5.1).
 ///
@@ -60,18 +60,64 @@ pub struct SchedulerTelemetry {
     /// One per topic: its name and the value last handed on. Fixed indices, so a frame
     /// compares values without hashing names (docs/nt4.md §5.3).
     slots: Vec<Slot>,
+    /// The slots that changed this frame (reused every frame).
+    changed: Vec<usize>,
     /// Per mechanism, the running command owning it this frame (reused every frame).
     owners: Vec<Option<usize>>,
-    /// The scheduler's snapshot (reused every frame).
-    snapshot: Option<Telemetry>,
-    /// The scheduler message being encoded (reused every frame).
+    /// A mechanism was registered since the owners were last published.
+    owners_stale: bool,
+    /// The last frame's snapshot, to tell whether the scheduler message changed.
+    last: Option<Telemetry>,
+    /// The snapshot before it, overwritten by the next frame's (reused every frame).
+    before_last: Option<Telemetry>,
+    /// The scheduler message being encoded (swapped with the slot's when it changed).
     scratch: Vec<u8>,
+    /// The message's encoder, with each command's fixed fields from the frame before.
+    encoder: protobuf::SchedulerEncoder,
     schema_sent: bool,
 }
 
+/// One topic: its name, the value last handed on, and its ids at the server and in the log
+/// (looked up once, then used every frame: docs/nt4.md §8.3).
 struct Slot {
     topic: Arc<str>,
     last: Option<Value>,
+    server: Link,
+    log: Link,
+}
+
+/// A slot's id at the server or in the log.
+#[derive(Clone, Copy)]
+enum Link {
+    /// Not looked up yet.
+    Unknown,
+    Id(u32),
+    /// The name is taken there with another type: the value is not handed on.
+    Refused,
+}
+
+impl Link {
+    /// The id, looking it up with `find` the first time.
+    fn resolve(&mut self, find: impl FnOnce() -> Option<u32>) -> Option<u32> {
+        if let Link::Unknown = self {
+            *self = find().map_or(Link::Refused, Link::Id);
+        }
+        match *self {
+            Link::Id(id) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+impl Slot {
+    fn new(topic: &str) -> Self {
+        Self {
+            topic: Arc::from(topic),
+            last: None,
+            server: Link::Unknown,
+            log: Link::Unknown,
+        }
+    }
 }
 
 // The fixed slots, in the order of `FIXED`.
@@ -87,7 +133,8 @@ const KERNEL_BUDGET_MS: usize = 8;
 const KERNEL_DEFERRED: usize = 9;
 const SCHEDULES_LIVE: usize = 10;
 const SCHEDULES_RUNNING: usize = 11;
-const FIXED: [&str; 12] = [
+const KERNEL_PENDING: usize = 12;
+const FIXED: [&str; 13] = [
     topics::SCHEDULER,
     topics::RUNNING,
     topics::RUNNING_IDS,
@@ -100,6 +147,7 @@ const FIXED: [&str; 12] = [
     topics::KERNEL_DEFERRED,
     topics::SCHEDULES_LIVE,
     topics::SCHEDULES_RUNNING,
+    topics::KERNEL_PENDING,
 ];
 
 impl std::fmt::Debug for SchedulerTelemetry {
@@ -131,16 +179,14 @@ impl SchedulerTelemetry {
             triggers: Vec::new(),
             kernel: None,
             schedules: None,
-            slots: FIXED
-                .iter()
-                .map(|t| Slot {
-                    topic: Arc::from(*t),
-                    last: None,
-                })
-                .collect(),
+            slots: FIXED.iter().map(|t| Slot::new(t)).collect(),
+            changed: Vec::new(),
             owners: Vec::new(),
-            snapshot: None,
+            owners_stale: false,
+            last: None,
+            before_last: None,
             scratch: Vec::new(),
+            encoder: protobuf::SchedulerEncoder::default(),
             schema_sent: false,
         }
     }
@@ -191,6 +237,7 @@ impl SchedulerTelemetry {
         self.mechanism_index
             .insert(mechanism.name().to_owned(), self.mechanisms.len());
         self.mechanisms.push(slot);
+        self.owners_stale = true;
         self
     }
 
@@ -240,8 +287,9 @@ impl SchedulerTelemetry {
     }
 
     /// Publishes this frame's values: call it once per frame, after the scheduler's `run()`.
-    /// Costs a scheduler snapshot, the protobuf encoding and one comparison per topic; only
-    /// changed values reach the server and the log (docs/nt4.md §5.3, §5.4).
+    /// Costs a scheduler snapshot, one comparison per topic, the protobuf encoding only when a
+    /// command or a run time changed, and for the changed topics one server lock and one log
+    /// batch in all (docs/nt4.md §5.3, §5.4, §8.3).
     ///
     /// ```
     /// # use tickstep_commands::CommandScheduler;
@@ -261,93 +309,76 @@ impl SchedulerTelemetry {
         }
         let timestamp = self.scheduler.now().as_nanos() / 1_000;
         self.publish_schema_once(timestamp);
-        // The last frame's snapshot, overwritten in place: no allocation once it has held as
-        // many commands as run (docs/commands.md §10.5).
+        self.changed.clear();
+        // This frame's snapshot overwrites the one before last in place (no allocation once it
+        // has held as many commands as run: docs/commands.md §10.5); the last stays to compare.
         let mut t = self
-            .snapshot
+            .before_last
             .take()
             .unwrap_or_else(|| self.scheduler.telemetry());
         self.scheduler.telemetry_into(&mut t);
-        let mut bytes = std::mem::take(&mut self.scratch);
-        bytes.clear();
-        protobuf::scheduler(
-            &mut bytes,
+        // The message is encoded only when a command or a run time changed (docs/nt4.md §8.3).
+        if self
+            .last
+            .as_ref()
+            .is_none_or(|last| !same_message(last, &t))
+        {
+            self.encode_scheduler(&t);
+        }
+        self.update_strings(RUNNING, t.running.iter().map(|c| c.name.as_str()));
+        self.update_strings(QUEUED, t.queued.iter().map(|c| c.name.as_str()));
+        let ids_changed = self.update_ints(RUNNING_IDS, t.running.iter().map(|c| int(c.id.get())));
+        self.update_ints(
+            RUNNING_PARENTS,
+            t.running
+                .iter()
+                .map(|c| c.parent.map_or(0, |p| int(p.get()))),
+        );
+        self.update(
+            LAST_RUN_MS,
+            Value::Double(t.last_run_time.as_secs_f64() * 1e3),
+        );
+        self.update(CYCLE, Value::Int(int(t.cycle)));
+        // An instance's requirements never change, so owners change only with the running ids.
+        if ids_changed || self.owners_stale {
+            self.owners_stale = false;
+            self.publish_owners(&t.running);
+        }
+        for i in 0..self.triggers.len() {
+            let (state, slot) = (self.triggers[i].0.get(), self.triggers[i].1);
+            self.update(slot, Value::Boolean(state));
+        }
+        self.publish_host();
+        self.hand_on(timestamp);
+        self.before_last = self.last.replace(t);
+    }
+
+    /// Encodes the scheduler message into the scratch buffer and, when it differs from the
+    /// last one, swaps it in (no copy, no allocation).
+    fn encode_scheduler(&mut self, t: &Telemetry) {
+        self.scratch.clear();
+        self.encoder.encode(
+            &mut self.scratch,
             &t.queued,
             &t.running,
             t.last_run_time.as_secs_f64() * 1e3,
         );
-        if !matches!(&self.slots[SCHEDULER].last, Some(Value::Raw(last, _)) if *last == bytes) {
-            self.emit(
-                SCHEDULER,
-                Value::Raw(bytes.clone(), protobuf::SCHEDULER_TYPE.to_owned()),
-                timestamp,
-            );
+        match &mut self.slots[SCHEDULER].last {
+            Some(Value::Raw(last, _)) if *last == self.scratch => return,
+            Some(Value::Raw(last, _)) => std::mem::swap(last, &mut self.scratch),
+            other => {
+                *other = Some(Value::Raw(
+                    self.scratch.clone(),
+                    protobuf::SCHEDULER_TYPE.to_owned(),
+                ));
+            }
         }
-        self.scratch = bytes;
-        // Arrays are compared in place and built only when they changed.
-        if !matches!(&self.slots[RUNNING].last, Some(Value::StringArray(v)) if v.iter().map(String::as_str).eq(t.running.iter().map(|c| c.name.as_str())))
-        {
-            self.emit(
-                RUNNING,
-                Value::StringArray(
-                    t.running
-                        .iter()
-                        .map(|c| c.name.as_str())
-                        .map(str::to_owned)
-                        .collect(),
-                ),
-                timestamp,
-            );
-        }
-        if !matches!(&self.slots[QUEUED].last, Some(Value::StringArray(v)) if v.iter().map(String::as_str).eq(t.queued.iter().map(|c| c.name.as_str())))
-        {
-            self.emit(
-                QUEUED,
-                Value::StringArray(
-                    t.queued
-                        .iter()
-                        .map(|c| c.name.as_str())
-                        .map(str::to_owned)
-                        .collect(),
-                ),
-                timestamp,
-            );
-        }
-        let ids = t.running.iter().map(|c| int(c.id.get()));
-        if !matches!(&self.slots[RUNNING_IDS].last, Some(Value::IntArray(v)) if v.iter().copied().eq(ids.clone()))
-        {
-            self.emit(RUNNING_IDS, Value::IntArray(ids.collect()), timestamp);
-        }
-        let parents = t
-            .running
-            .iter()
-            .map(|c| c.parent.map_or(0, |p| int(p.get())));
-        if !matches!(&self.slots[RUNNING_PARENTS].last, Some(Value::IntArray(v)) if v.iter().copied().eq(parents.clone()))
-        {
-            self.emit(
-                RUNNING_PARENTS,
-                Value::IntArray(parents.collect()),
-                timestamp,
-            );
-        }
-        self.emit(
-            LAST_RUN_MS,
-            Value::Double(t.last_run_time.as_secs_f64() * 1e3),
-            timestamp,
-        );
-        self.emit(CYCLE, Value::Int(int(t.cycle)), timestamp);
-        self.publish_owners(&t.running, timestamp);
-        for i in 0..self.triggers.len() {
-            let (state, slot) = (self.triggers[i].0.get(), self.triggers[i].1);
-            self.emit(slot, Value::Boolean(state), timestamp);
-        }
-        self.publish_host(timestamp);
-        self.snapshot = Some(t);
+        self.changed.push(SCHEDULER);
     }
 
     /// A mechanism's owner is the newest running command requiring it: children start after
     /// their parents, so the innermost command that uses it wins (docs/nt4.md §5.1).
-    fn publish_owners(&mut self, running: &[CommandInfo], timestamp: u64) {
+    fn publish_owners(&mut self, running: &[CommandInfo]) {
         self.owners.clear();
         self.owners.resize(self.mechanisms.len(), None);
         for (i, c) in running.iter().enumerate() {
@@ -360,9 +391,15 @@ impl SchedulerTelemetry {
         for m in 0..self.mechanisms.len() {
             let owner = self.owners[m].map_or("", |i| running[i].name.as_str());
             let slot = self.mechanisms[m];
-            if !matches!(&self.slots[slot].last, Some(Value::String(s)) if s == owner) {
-                self.emit(slot, Value::String(owner.to_owned()), timestamp);
+            match &mut self.slots[slot].last {
+                Some(Value::String(s)) if s == owner => continue,
+                Some(Value::String(s)) => {
+                    s.clear();
+                    s.push_str(owner);
+                }
+                other => *other = Some(Value::String(owner.to_owned())),
             }
+            self.changed.push(slot);
         }
     }
 
@@ -385,27 +422,22 @@ impl SchedulerTelemetry {
     }
 
     /// The kernel's and the schedules' numbers, when the host handed them over.
-    fn publish_host(&mut self, timestamp: u64) {
+    fn publish_host(&mut self) {
         if let Some(k) = self.kernel.take() {
-            self.emit(
+            self.update(
                 KERNEL_STEP_MS,
                 Value::Double(k.last_step.as_secs_f64() * 1e3),
-                timestamp,
             );
-            self.emit(
+            self.update(
                 KERNEL_BUDGET_MS,
                 Value::Double(k.last_budget.as_secs_f64() * 1e3),
-                timestamp,
             );
-            self.emit(
-                KERNEL_DEFERRED,
-                Value::Int(int(k.tasks_deferred)),
-                timestamp,
-            );
+            self.update(KERNEL_DEFERRED, Value::Int(int(k.tasks_deferred)));
+            self.update_ints(KERNEL_PENDING, k.pending.iter().map(|&n| int(n as u64)));
         }
         if let Some(s) = self.schedules.take() {
-            self.emit(SCHEDULES_LIVE, Value::Int(int(s.live)), timestamp);
-            self.emit(SCHEDULES_RUNNING, Value::Int(int(s.running)), timestamp);
+            self.update(SCHEDULES_LIVE, Value::Int(int(s.live)));
+            self.update(SCHEDULES_RUNNING, Value::Int(int(s.running)));
         }
     }
 
@@ -414,27 +446,120 @@ impl SchedulerTelemetry {
         if let Some(i) = self.slots.iter().position(|s| &*s.topic == topic) {
             return i;
         }
-        self.slots.push(Slot {
-            topic: Arc::from(topic),
-            last: None,
-        });
+        self.slots.push(Slot::new(topic));
         self.slots.len() - 1
     }
 
-    /// Hands `value` on if it differs from the slot's last one.
-    fn emit(&mut self, slot: usize, value: Value, timestamp: u64) {
-        let slot = &mut self.slots[slot];
-        if slot.last.as_ref() == Some(&value) {
+    /// Sets a scalar slot, marking it changed when it differs from its last value.
+    fn update(&mut self, slot: usize, value: Value) {
+        let last = &mut self.slots[slot].last;
+        if last.as_ref() != Some(&value) {
+            *last = Some(value);
+            self.changed.push(slot);
+        }
+    }
+
+    /// Sets a `string[]` slot in place (its strings reused); returns whether it changed.
+    fn update_strings<'a>(
+        &mut self,
+        slot: usize,
+        items: impl Iterator<Item = &'a str> + Clone,
+    ) -> bool {
+        match &mut self.slots[slot].last {
+            Some(Value::StringArray(v)) => {
+                if v.iter().map(String::as_str).eq(items.clone()) {
+                    return false;
+                }
+                let mut n = 0;
+                for (i, item) in items.enumerate() {
+                    match v.get_mut(i) {
+                        Some(s) => {
+                            s.clear();
+                            s.push_str(item);
+                        }
+                        None => v.push(item.to_owned()),
+                    }
+                    n = i + 1;
+                }
+                v.truncate(n);
+            }
+            other => *other = Some(Value::StringArray(items.map(str::to_owned).collect())),
+        }
+        self.changed.push(slot);
+        true
+    }
+
+    /// Sets an `int[]` slot in place; returns whether it changed.
+    fn update_ints(&mut self, slot: usize, items: impl Iterator<Item = i64> + Clone) -> bool {
+        match &mut self.slots[slot].last {
+            Some(Value::IntArray(v)) => {
+                if v.iter().copied().eq(items.clone()) {
+                    return false;
+                }
+                v.clear();
+                v.extend(items);
+            }
+            other => *other = Some(Value::IntArray(items.collect())),
+        }
+        self.changed.push(slot);
+        true
+    }
+
+    /// Hands this frame's changed values on: to the server under one lock, by interned topic
+    /// id, copied into its retained values' buffers; to the log as one batch of encoded records
+    /// (docs/nt4.md §5.4, §8.3).
+    fn hand_on(&mut self, timestamp: u64) {
+        if self.changed.is_empty() {
             return;
         }
-        if let Some(s) = &self.server {
-            s.set(&slot.topic, value.clone());
+        let (slots, changed) = (&mut self.slots, &self.changed);
+        if let Some(server) = &self.server {
+            server.with_hub(|hub| {
+                let now = hub.now_us();
+                for &i in changed {
+                    let slot = &mut slots[i];
+                    let Some(value) = &slot.last else { continue };
+                    let id = slot
+                        .server
+                        .resolve(|| hub.intern(&slot.topic, value.type_str(), None));
+                    if let Some(id) = id {
+                        hub.set_interned(id, value, now);
+                    }
+                }
+            });
         }
-        if let Some(l) = &self.log {
-            l.append(&slot.topic, value.clone(), timestamp);
+        if let Some(log) = &self.log {
+            let mut batch = log.buffer();
+            let mut records = 0;
+            for &i in changed {
+                let slot = &mut slots[i];
+                let Some(value) = &slot.last else { continue };
+                let id = slot
+                    .log
+                    .resolve(|| log.entry(&slot.topic, value.log_type_str()));
+                if let Some(id) = id {
+                    wpilog::encode(&mut batch, id, value, timestamp);
+                    records += 1;
+                }
+            }
+            log.send(batch, records);
         }
-        slot.last = Some(value);
     }
+}
+
+/// Whether two snapshots encode to the same scheduler message: the same command instances in
+/// the same places with the same run times. An instance's name, priority and requirements never
+/// change, so comparing ids and times is enough, and far cheaper than encoding to compare.
+fn same_message(a: &Telemetry, b: &Telemetry) -> bool {
+    let same = |x: &[CommandInfo], y: &[CommandInfo]| {
+        x.len() == y.len()
+            && x.iter().zip(y).all(|(p, q)| {
+                p.id == q.id
+                    && p.last_run_time == q.last_run_time
+                    && p.total_run_time == q.total_run_time
+            })
+    };
+    a.last_run_time == b.last_run_time && same(&a.queued, &b.queued) && same(&a.running, &b.running)
 }
 
 /// NT4's `int` is signed: counts past `i64::MAX` saturate.

@@ -25,6 +25,9 @@ pub const KERNEL_STEP_MS: &str = "/tickstep/kernel/step_ms";
 pub const KERNEL_BUDGET_MS: &str = "/tickstep/kernel/budget_ms";
 /// Tasks the kernel deferred in its last step (`int`).
 pub const KERNEL_DEFERRED: &str = "/tickstep/kernel/deferred";
+/// Tasks waiting in each of the kernel's priority queues now, Kernel, High, Normal, Low,
+/// Background (`int[]`, five counts).
+pub const KERNEL_PENDING: &str = "/tickstep/kernel/pending";
 /// Durable schedules that will fire again (`int`).
 pub const SCHEDULES_LIVE: &str = "/tickstep/schedules/live";
 /// Durable schedule runs in progress (`int`).

@@ -196,6 +196,42 @@ impl Value {
         })
     }
 
+    /// Makes `self` equal to `source`, reusing `self`'s buffers when both are of the same kind:
+    /// the frame copies a changed value into the server's retained one without allocating
+    /// (docs/nt4.md §8.3).
+    pub(crate) fn assign_from(&mut self, source: &Value) {
+        match (self, source) {
+            (Value::String(a), Value::String(b)) => a.clone_from(b),
+            (Value::Raw(a, at), Value::Raw(b, bt)) => {
+                a.clone_from(b);
+                at.clone_from(bt);
+            }
+            (Value::StringArray(a), Value::StringArray(b)) => a.clone_from(b),
+            (Value::IntArray(a), Value::IntArray(b)) => a.clone_from(b),
+            (Value::DoubleArray(a), Value::DoubleArray(b)) => a.clone_from(b),
+            (Value::BooleanArray(a), Value::BooleanArray(b)) => a.clone_from(b),
+            (Value::FloatArray(a), Value::FloatArray(b)) => a.clone_from(b),
+            (this, source) => *this = source.clone(),
+        }
+    }
+
+    /// The length of [`Value::write_log_payload`]'s output, so a record's header is written
+    /// before its payload without a scratch buffer.
+    pub(crate) fn log_payload_len(&self) -> usize {
+        match self {
+            Value::Boolean(_) => 1,
+            Value::Int(_) | Value::Double(_) => 8,
+            Value::Float(_) => 4,
+            Value::String(s) => s.len(),
+            Value::Raw(b, _) => b.len(),
+            Value::BooleanArray(a) => a.len(),
+            Value::IntArray(a) => a.len() * 8,
+            Value::DoubleArray(a) => a.len() * 8,
+            Value::FloatArray(a) => a.len() * 4,
+            Value::StringArray(a) => 4 + a.iter().map(|s| 4 + s.len()).sum::<usize>(),
+        }
+    }
+
     /// Appends the `.wpilog` payload of the value (docs/nt4.md §6.3).
     pub(crate) fn write_log_payload(&self, out: &mut Vec<u8>) {
         match self {

@@ -11,16 +11,12 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use serde_json::{Value as Json, json};
+use serde_json::json;
 use tickstep_commands::{Command, CommandScheduler, Mechanism, Trigger};
 use tickstep_kernel::clock::ManualClock;
 use tickstep_nt4::{Limits, Nt4Server, SchedulerTelemetry, Value, topics};
 
-const WAIT: Duration = Duration::from_secs(30);
-
-fn topic_is(topic: &'static str, value: Json) -> impl Fn(&Json) -> bool {
-    move |v| v["topic"] == topic && v["value"] == value
-}
+use common::{WAIT, topic_is};
 
 #[test]
 fn pyntcore_sees_a_command_start_be_interrupted_and_a_mechanism_change_hands() {
@@ -76,6 +72,12 @@ fn pyntcore_sees_a_command_start_be_interrupted_and_a_mechanism_change_hands() {
         &[server.local_addr().port().to_string()],
     );
     nt.wait_for(WAIT, "a connection", |v| v["event"] == "connected");
+    // The server's $clients (docs/nt4.md §2.5), read by WPILib's client, names it.
+    let name = hex(b"tickstep-test");
+    let clients = nt.wait_for(WAIT, "$clients naming the client", |v| {
+        v["topic"] == "$clients" && v["value"].as_str().is_some_and(|h| h.contains(&name))
+    });
+    assert_eq!(clients["type"], "msgpack");
 
     // A command starts and takes the arm.
     scheduler.schedule(&raise);

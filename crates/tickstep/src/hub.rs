@@ -42,6 +42,7 @@ fn bump(cell: &Cell<u64>, by: u64) {
 }
 
 type OverloadListener = Rc<dyn Fn(&Overload)>;
+type CycleObserver = Rc<dyn Fn(&crate::CycleView<'_>)>;
 
 pub(crate) struct Hub {
     pub(crate) core: Rc<HostCore<RuntimeClock>>,
@@ -55,6 +56,8 @@ pub(crate) struct Hub {
     command_period: Cell<Option<Duration>>,
     overload_listeners: RefCell<Vec<OverloadListener>>,
     last_overload: RefCell<Option<Overload>>,
+    /// Called after every command cycle (`Runtime::after_command_cycle`).
+    cycle_observers: RefCell<Vec<CycleObserver>>,
 }
 
 impl Hub {
@@ -73,6 +76,7 @@ impl Hub {
             command_period: Cell::new(None),
             overload_listeners: RefCell::new(Vec::new()),
             last_overload: RefCell::new(None),
+            cycle_observers: RefCell::new(Vec::new()),
         })
     }
 
@@ -137,6 +141,26 @@ impl Hub {
             }),
         }
         self.core.rearm();
+        self.notify_cycle_observers();
+    }
+
+    pub(crate) fn after_command_cycle(&self, observer: CycleObserver) {
+        self.cycle_observers.borrow_mut().push(observer);
+    }
+
+    /// Calls the cycle observers, each taken out of the list before its call (no borrow held,
+    /// so an observer may register another; no allocation per cycle).
+    fn notify_cycle_observers(&self) {
+        let view = crate::CycleView {
+            commands: &self.commands,
+            kernel: &self.kernel,
+            core: &self.core,
+        };
+        let mut i = 0;
+        while let Some(observe) = self.cycle_observers.borrow().get(i).cloned() {
+            observe(&view);
+            i += 1;
+        }
     }
 
     pub(crate) fn command_cycle_running(&self) -> bool {

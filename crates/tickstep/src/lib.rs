@@ -162,6 +162,7 @@
 
 mod builder;
 mod clock;
+mod cycle;
 #[cfg(feature = "dashboard")]
 pub mod dashboard;
 mod error;
@@ -183,6 +184,7 @@ pub use builder::{
     default_store_path,
 };
 pub use clock::RuntimeClock;
+pub use cycle::CycleView;
 pub use error::{RuntimeError, SettingsError};
 pub use host::{
     DEFAULT_SCHEDULES_TICK, DEFAULT_SCHEDULES_TICK_TIME, FiringLimits, RunningFiring, VerbCall,

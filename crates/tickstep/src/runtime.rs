@@ -420,6 +420,28 @@ impl Runtime {
         self.hub.on_overload(Rc::new(listener));
     }
 
+    /// Calls `observer` right after every command cycle (the command scheduler's `run()`, once
+    /// per command period), with a [`CycleView`](crate::CycleView) of the commands, the
+    /// kernel's statistics and the durable schedules' counts: where a host publishes
+    /// telemetry each frame without a loop of its own. It runs inside the kernel's step, in the
+    /// command cycle's job, under every driver of the runtime (`run_for`, `step_frame`, the
+    /// tokio driver) (docs/runtime.md §2.6).
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use tickstep::kernel::ManualClock;
+    /// let rt = tickstep::Runtime::builder().manual_clock(ManualClock::new()).frame_rate(50).in_memory_store().build()?;
+    /// let cycles = Rc::new(Cell::new(0));
+    /// let c = cycles.clone();
+    /// rt.after_command_cycle(move |view| c.set(view.commands().telemetry().cycle));
+    /// rt.run_for(Duration::from_secs(1))?;
+    /// assert_eq!(cycles.get(), rt.stats().command_cycles);
+    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// ```
+    pub fn after_command_cycle(&self, observer: impl Fn(&crate::CycleView<'_>) + 'static) {
+        self.hub.after_command_cycle(Rc::new(observer));
+    }
+
     /// The most recent overload event.
     ///
     /// ```

@@ -150,3 +150,14 @@ impl Drop for Script {
         let _ = self.child.wait();
     }
 }
+
+/// How long a test waits for the other process to report something (real time, bounded).
+pub const WAIT: Duration = Duration::from_secs(30);
+
+/// Matches a script line reporting `value` on `topic`.
+pub fn topic_is(
+    topic: &'static str,
+    value: serde_json::Value,
+) -> impl Fn(&serde_json::Value) -> bool {
+    move |v| v["topic"] == topic && v["value"] == value
+}

@@ -1,8 +1,8 @@
 """A WPILib NetworkTables client (pyntcore) driven by a tickstep test.
 
 Prints one JSON line per event on stdout:
-  {"event": "connected"} and {"topic": name, "value": v} for every value of /tickstep/ it sees
-  (raw and protobuf values as hex). Reads commands on stdin: `set <topic> true|false` publishes
+  {"event": "connected"} and {"topic": name, "value": v} for every value of /tickstep/ and of the
+  server's $clients it sees (raw, msgpack and protobuf values as hex). Reads commands on stdin: `set <topic> true|false` publishes
   a boolean, `quit` ends. Ends by itself after 60 seconds, so a stuck test cannot leave it.
 """
 
@@ -64,10 +64,10 @@ def on_event(event):
         emit(line)
 
 
-value_listener = inst.addListener(["/tickstep/", "/.schema/"], ntcore.EventFlags.kValueAll, on_event)
+value_listener = inst.addListener(["/tickstep/", "/.schema/", "$clients"], ntcore.EventFlags.kValueAll, on_event)
 connection_listener = inst.addConnectionListener(True, on_event)
 # Values are sent to subscribed clients only; `periodic` 20 ms is the robot's frame.
-subscriber = ntcore.MultiSubscriber(inst, ["/tickstep/", "/.schema/"], ntcore.PubSubOptions(periodic=0.02, sendAll=True))
+subscriber = ntcore.MultiSubscriber(inst, ["/tickstep/", "/.schema/", "$clients"], ntcore.PubSubOptions(periodic=0.02, sendAll=True))
 inst.startClient4("tickstep-test")
 inst.setServer("127.0.0.1", port)
 

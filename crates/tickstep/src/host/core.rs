@@ -459,6 +459,21 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
         runs.into_iter().filter(|run| self.kill(*run)).count()
     }
 
+    /// How many firings are running now: [`HostCore::running_firings`]'s length, without
+    /// building the list (for telemetry read every frame).
+    ///
+    /// ```
+    /// use tickstep::host::{HostCore, HostSettings};
+    /// use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+    /// assert_eq!(core.running_count(), 0);
+    /// ```
+    pub fn running_count(&self) -> usize {
+        self.firings.len()
+    }
+
     /// The firings running now, oldest run first.
     ///
     /// ```

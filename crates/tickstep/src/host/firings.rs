@@ -245,6 +245,11 @@ impl Firings {
         }
     }
 
+    /// How many firings are running now.
+    pub(crate) fn len(&self) -> usize {
+        self.running.borrow().len()
+    }
+
     pub(crate) fn set_limits(&self, schedule: ScheduleId, limits: Option<FiringLimits>) {
         let mut map = self.per_schedule.borrow_mut();
         match limits {
