@@ -4,8 +4,8 @@
 //! A child process (this test binary, re-executed) runs an engine on the REAL clock with several
 //! recurring schedules, one per catch-up policy and interval. Its runner's side effect is a line
 //! `F schedule point` appended to a file opened with `O_APPEND`, in one `write(2)` before `start`
-//! returns: a write the kernel accepted survives the process's `SIGKILL` (it is in the page
-//! cache), so no `fsync` is needed for what this test kills — only a power cut would need one.
+//! returns (`common::effects`): a write the kernel accepted survives the process's `SIGKILL`, so
+//! no `fsync` is needed for what this test kills — only a power cut would need one.
 //! The parent `SIGKILL`s the child at random moments, 30 times, restarting it on the same store.
 //! After each kill it reads the rows' running lists (the points in flight: handed back, or
 //! settled as interrupted, at the next open).
@@ -23,21 +23,17 @@
 
 mod common;
 
-use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use common::effects::{self, EffectRunner};
 use common::stores::{Kind, Store};
 use tickstep_kernel::clock::{Clock, SystemClock};
 use tickstep_schedules::testkit::TestWorld;
-use tickstep_schedules::{
-    Catchup, Firing, Options, Outcome, Refused, RunId, Runner, Schedules, Value,
-};
+use tickstep_schedules::{Catchup, Options, Schedules};
 
 const CHILD_DB: &str = "TICKSTEP_SERVED_ONCE_DB";
 const CHILD_EFFECTS: &str = "TICKSTEP_SERVED_ONCE_EFFECTS";
@@ -52,52 +48,16 @@ const SCHEDULES: [(f64, Catchup); 6] = [
     (0.12, Catchup::All),
 ];
 
-/// Appends `F schedule point` for every firing it starts, in one write, before returning.
-#[derive(Clone)]
-struct EffectRunner {
-    effects: Rc<RefCell<File>>,
-    next: Rc<Cell<u64>>,
-    started: Rc<RefCell<Vec<RunId>>>,
-}
-
-impl Runner for EffectRunner {
-    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
-        let line = format!(
-            "F {} {}\n",
-            firing.schedule.get(),
-            firing.nominal_unix_nanos
-        );
-        // One write(2) on an O_APPEND file: whole, and kept by the kernel through a SIGKILL.
-        self.effects
-            .borrow_mut()
-            .write_all(line.as_bytes())
-            .unwrap();
-        self.next.set(self.next.get() + 1);
-        let run = RunId(self.next.get());
-        self.started.borrow_mut().push(run);
-        Ok(run)
-    }
-}
-
 /// The child's body; a no-op unless the parent set the environment.
 #[test]
 fn served_once_child_process_entry() {
     let Ok(db) = std::env::var(CHILD_DB) else {
         return;
     };
-    let effects = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(std::env::var(CHILD_EFFECTS).unwrap())
-        .unwrap();
     let world = TestWorld::new();
     let wiz = world.add_wizard();
     world.add_verb(wiz, "ring");
-    let runner = EffectRunner {
-        effects: Rc::new(RefCell::new(effects)),
-        next: Rc::new(Cell::new(0)),
-        started: Rc::new(RefCell::new(Vec::new())),
-    };
+    let runner = EffectRunner::appending_to(std::env::var(CHILD_EFFECTS).unwrap());
     let mut config = common::config();
     config.lease = Duration::from_secs(2);
     let clock = SystemClock::new();
@@ -126,10 +86,7 @@ fn served_once_child_process_entry() {
     let until = Instant::now() + Duration::from_secs(20);
     while Instant::now() < until {
         // Each firing ends at once: overlap never drops a point of a healthy run.
-        let finished: Vec<RunId> = runner.started.borrow_mut().drain(..).collect();
-        for run in finished {
-            engine.report(run, Outcome::Returned(Value::Int(0)));
-        }
+        runner.end_started(&engine);
         let report = engine.tick().unwrap();
         if report.waited_for_store {
             writeln!(out, "@WAITED").unwrap();
@@ -152,19 +109,6 @@ struct Row {
     created: u64,
     next_run: u64,
     dropped: u64,
-}
-
-/// The rows' running lists: (schedule, point) of every firing in flight.
-fn in_flight(store: &Store) -> BTreeSet<(u64, u64)> {
-    let rows = store.texts("SELECT id, running FROM schedules WHERE running IS NOT NULL");
-    let mut out = BTreeSet::new();
-    for (id, running) in rows {
-        let list: Vec<(Option<u64>, u64, u64)> = serde_json::from_str(&running).unwrap();
-        for (_, point, _) in list {
-            out.insert((id as u64, point));
-        }
-    }
-    out
 }
 
 fn final_rows(store: &Store) -> BTreeMap<u64, Row> {
@@ -224,6 +168,7 @@ fn run_and_kill(exe: &Path, store: &Store, effects: &Path, run_for: Duration) ->
 
 on_both_stores! {
 fn a_child_killed_30_times_fires_no_point_twice_and_loses_none_beyond_catch_up(store) {
+    let _dropped = common::pg::DroppedAtEnd(store);
     let exe = std::env::current_exe().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let effects = dir.path().join("effects");
@@ -240,15 +185,11 @@ fn a_child_killed_30_times_fires_no_point_twice_and_loses_none_beyond_catch_up(s
             // §11.26): end it, as waiting would, so the next child claims them at open.
             store.execute("UPDATE tickstep_nodes SET lease_until = now() - interval '1 second'");
         }
-        flight.extend(in_flight(store));
+        flight.extend(effects::in_flight(store));
     }
     assert_eq!(waited, 0, "children whose tick waited for the store");
 
-    let mut fired: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-    for line in std::fs::read_to_string(&effects).unwrap().lines() {
-        let f: Vec<u64> = line.split(' ').skip(1).map(|x| x.parse().unwrap()).collect();
-        fired.entry(f[0]).or_default().push(f[1]);
-    }
+    let mut fired = effects::fired(&effects);
     let rows = final_rows(store);
     assert_eq!(rows.len(), SCHEDULES.len());
     let mut total = 0;
