@@ -356,7 +356,7 @@ fn check_schedule(store: &Store, id: i64, spec: &str, fired: Vec<u64>, kills: &K
 
 on_both_stores! {
 fn a_child_killed_20_times_in_and_around_a_fold_fires_each_cron_point_once(store) {
-    let _dropped = common::pg::DroppedAtEnd(store);
+    let _dropped = common::stores::DroppedAtEnd(store);
     let exe = std::env::current_exe().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let effects_file = dir.path().join("effects");

@@ -168,7 +168,7 @@ fn run_and_kill(exe: &Path, store: &Store, effects: &Path, run_for: Duration) ->
 
 on_both_stores! {
 fn a_child_killed_30_times_fires_no_point_twice_and_loses_none_beyond_catch_up(store) {
-    let _dropped = common::pg::DroppedAtEnd(store);
+    let _dropped = common::stores::DroppedAtEnd(store);
     let exe = std::env::current_exe().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let effects = dir.path().join("effects");

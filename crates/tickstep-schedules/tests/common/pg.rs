@@ -401,16 +401,3 @@ fn spawn_watchdog(bindir: &Path, cluster: &Path, dir: &Path, as_postgres: bool) 
         .stderr(Stdio::null())
         .spawn();
 }
-
-/// Drops a test's `PostgreSQL` database when the guard goes out of scope, the test passed or
-/// not (any other store: nothing). For tests whose children fill a database with rows the shared
-/// server would otherwise keep.
-pub struct DroppedAtEnd<'a>(pub &'a super::stores::Store);
-
-impl Drop for DroppedAtEnd<'_> {
-    fn drop(&mut self) {
-        if self.0.kind() == super::stores::Kind::Postgres {
-            drop_database(self.0.path().to_str().unwrap());
-        }
-    }
-}

@@ -223,3 +223,16 @@ macro_rules! on_every_store {
         $crate::on_stores!([memory] $($test)*);
     };
 }
+
+/// Drops a test's `PostgreSQL` database when the guard goes out of scope, the test passed or
+/// not (any other store: nothing). For tests whose children fill a database with rows the shared
+/// server would otherwise keep.
+pub struct DroppedAtEnd<'a>(pub &'a Store);
+
+impl Drop for DroppedAtEnd<'_> {
+    fn drop(&mut self) {
+        if self.0.kind() == Kind::Postgres {
+            super::pg::drop_database(self.0.path().to_str().unwrap());
+        }
+    }
+}
