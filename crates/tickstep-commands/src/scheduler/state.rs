@@ -500,19 +500,21 @@ impl State {
         };
         out.id = e.id;
         out.parent = e.parent.and_then(|p| self.entry(p)).map(|p| p.id);
-        if !out.command.same_as(&e.cmd) {
+        // A command's name and requirements never change (a renamed command is a new command),
+        // so a slot that already describes this command keeps them: a frame copies no strings.
+        if !out.command.same_as(&e.cmd) || out.name != e.cmd.name() {
             out.command = e.cmd.clone();
-        }
-        e.cmd.name().clone_into(&mut out.name);
-        out.priority = e.priority;
-        let requirements = e.cmd.requirements();
-        out.requirements.truncate(requirements.len());
-        for (i, m) in requirements.iter().enumerate() {
-            match out.requirements.get_mut(i) {
-                Some(r) => m.name().clone_into(r),
-                None => out.requirements.push(m.name().to_owned()),
+            e.cmd.name().clone_into(&mut out.name);
+            let requirements = e.cmd.requirements();
+            out.requirements.truncate(requirements.len());
+            for (i, m) in requirements.iter().enumerate() {
+                match out.requirements.get_mut(i) {
+                    Some(r) => m.name().clone_into(r),
+                    None => out.requirements.push(m.name().to_owned()),
+                }
             }
         }
+        out.priority = e.priority;
         out.last_run_time = Duration::from_nanos(clock.raw_to_nanos(e.last_run_raw));
         out.total_run_time = Duration::from_nanos(clock.raw_to_nanos(e.total_run_raw));
         true
