@@ -20,9 +20,13 @@ const MARKERS: [(&str, &str); 5] = [
 pub(crate) fn shows_ansi(mtts: Option<u32>, terminal_types: &[String]) -> bool {
     match mtts {
         Some(bits) => bits & MTTS_ANSI != 0,
+        // Asked for every line a client is sent, so compared in place, without an upper-cased copy.
         None => terminal_types.iter().any(|t| {
-            let t = t.to_ascii_uppercase();
-            t.contains("ANSI") || t.contains("XTERM") || t.contains("VT100")
+            ["ANSI", "XTERM", "VT100"].iter().any(|name| {
+                t.as_bytes()
+                    .windows(name.len())
+                    .any(|w| w.eq_ignore_ascii_case(name.as_bytes()))
+            })
         }),
     }
 }
