@@ -6,13 +6,19 @@ use super::MAX_EXPR_LEN;
 use super::error::shown;
 use super::error::{CalendarError, CronField};
 
-/// A set of small numbers (0–63), one bit each.
+/// A set of small numbers, one bit each, in the narrowest word that holds the field's values:
+/// a calendar is kept per schedule, so its bit sets are most of its size (docs/schedules.md
+/// §14.7).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Bits(pub(crate) u64);
+pub(crate) struct Bits<W = u64>(pub(crate) W);
 
-impl Bits {
+impl<W: Copy + Into<u64> + TryFrom<u64>> Bits<W> {
+    fn word(self) -> u64 {
+        self.0.into()
+    }
+
     pub(crate) fn has(self, n: u32) -> bool {
-        n < 64 && self.0 >> n & 1 == 1
+        n < 64 && self.word() >> n & 1 == 1
     }
 
     /// The smallest member `>= from`.
@@ -20,14 +26,22 @@ impl Bits {
         if from >= 64 {
             return None;
         }
-        let rest = self.0 >> from;
+        let rest = self.word() >> from;
         (rest != 0).then(|| from + rest.trailing_zeros())
+    }
+
+    /// Adds `n`; the parser checks every number against its field's bounds first, so it fits.
+    fn add(&mut self, n: u32) {
+        let word = self.word() | 1 << n;
+        self.0 = W::try_from(word)
+            .ok()
+            .expect("a field's numbers fit its word");
     }
 
     fn add_range(&mut self, lo: u32, hi: u32, step: u32) {
         let mut n = lo;
         while n <= hi {
-            self.0 |= 1 << n;
+            self.add(n);
             n += step;
         }
     }
@@ -44,22 +58,22 @@ impl Bits {
 pub(crate) struct CronSpec {
     pub(crate) seconds: Bits,
     pub(crate) minutes: Bits,
-    pub(crate) hours: Bits,
+    pub(crate) hours: Bits<u32>,
     /// Days 1–31 named by number.
-    pub(crate) days: Bits,
+    pub(crate) days: Bits<u32>,
     /// `L`: the month's last day.
     pub(crate) last_day: bool,
     /// `LW`: the month's last weekday (Monday–Friday).
     pub(crate) last_weekday: bool,
     /// `nW`: the weekday nearest to day n, within its month.
-    pub(crate) nearest_weekday: Bits,
-    pub(crate) months: Bits,
+    pub(crate) nearest_weekday: Bits<u32>,
+    pub(crate) months: Bits<u16>,
     /// Weekdays 0–6 (Sunday = 0) named plainly.
-    pub(crate) weekdays: Bits,
+    pub(crate) weekdays: Bits<u8>,
     /// `d#k`: bit `k` (1–5) of entry `d` — the k-th such weekday of the month.
     pub(crate) nth_weekday: [u8; 7],
     /// `dL`: the month's last such weekday.
-    pub(crate) last_weekdays: Bits,
+    pub(crate) last_weekdays: Bits<u8>,
     /// The day-of-month field is not `*` or `?`.
     pub(crate) dom_restricted: bool,
     /// The day-of-week field is not `*` or `?`.
@@ -132,7 +146,7 @@ impl CronSpec {
                 self.last_weekday = true;
             } else if let Some(day) = upper.strip_suffix('W') {
                 let day = number(field, item, day)?;
-                self.nearest_weekday.0 |= 1 << day;
+                self.nearest_weekday.add(day);
             } else {
                 let (lo, hi, step) = range(field, item)?;
                 self.days.add_range(lo, hi, step);
@@ -156,10 +170,10 @@ impl CronSpec {
                 self.nth_weekday[day as usize] |= 1 << nth;
             } else if let Some(day) = item.strip_suffix(['L', 'l']) {
                 let day = number(field, item, day)? % 7;
-                self.last_weekdays.0 |= 1 << day;
+                self.last_weekdays.add(day);
             } else {
                 let (lo, hi, step) = range(field, item)?;
-                let mut bits = Bits(0);
+                let mut bits = Bits::<u8>(0);
                 bits.add_range(lo, hi, step);
                 // 7 is Sunday, like 0.
                 self.weekdays.0 |= (bits.0 | bits.0 >> 7) & 0x7f;
@@ -189,8 +203,11 @@ fn alias(word: &str) -> Result<&'static str, CalendarError> {
 }
 
 /// A field with only numbers, names, ranges, steps and lists (no `L`, `W`, `#`, `?`).
-fn plain_field(field: CronField, text: &str) -> Result<Bits, CalendarError> {
-    let mut bits = Bits(0);
+fn plain_field<W>(field: CronField, text: &str) -> Result<Bits<W>, CalendarError>
+where
+    W: Copy + Default + Into<u64> + TryFrom<u64>,
+{
+    let mut bits = Bits::<W>::default();
     if text == "*" {
         let (lo, hi) = field.bounds();
         bits.add_range(lo, hi, 1);
