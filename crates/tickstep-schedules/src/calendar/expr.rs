@@ -46,8 +46,11 @@ impl<W: Copy + Into<u64> + TryFrom<u64>> Bits<W> {
         }
     }
 
+    /// Whether every number of `lo..=hi` (below 64) is a member: one mask, since every search
+    /// asks it (`CronSpec::every_hour`).
     fn covers(self, lo: u32, hi: u32) -> bool {
-        (lo..=hi).all(|n| self.has(n))
+        let mask = (u64::MAX >> (63 - (hi - lo))) << lo;
+        self.word() & mask == mask
     }
 }
 
@@ -428,5 +431,21 @@ mod tests {
             CronSpec::parse("* * * * * * *"),
             Err(CalendarError::FieldCount { found: 7, .. })
         ));
+    }
+
+    #[test]
+    fn covers_is_every_number_of_the_range() {
+        let all_hours = CronSpec::parse("0 0-23 * * *").unwrap();
+        assert!(all_hours.every_hour());
+        for missing in [0, 11, 23] {
+            let hours: Vec<String> = (0..24)
+                .filter(|&h| h != missing)
+                .map(|h| h.to_string())
+                .collect();
+            let spec = CronSpec::parse(&format!("0 {} * * *", hours.join(","))).unwrap();
+            assert!(!spec.every_hour(), "hour {missing} missing");
+        }
+        assert!(Bits::<u64>(u64::MAX).covers(0, 63));
+        assert!(Bits::<u64>(0b1110).covers(1, 3) && !Bits::<u64>(0b1110).covers(0, 3));
     }
 }

@@ -28,8 +28,9 @@ impl Text {
 
     pub(super) fn as_str(&self) -> &str {
         match self {
-            Self::Inline { len, bytes } => std::str::from_utf8(&bytes[..usize::from(*len)])
-                .expect("copied whole from a str"),
+            Self::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).expect("copied whole from a str")
+            }
             Self::Boxed(text) => text,
         }
     }
@@ -42,7 +43,13 @@ mod tests {
     #[test]
     fn short_text_is_inline_long_text_boxed_and_both_read_back() {
         assert_eq!(std::mem::size_of::<Text>(), 24);
-        for text in ["", "@daily", "0 3 * * MON-FRI", "22 bytes exactly here!", "é 0 * * * *"] {
+        for text in [
+            "",
+            "@daily",
+            "0 3 * * MON-FRI",
+            "22 bytes exactly here!",
+            "é 0 * * * *",
+        ] {
             let kept = Text::new(text);
             assert!(matches!(kept, Text::Inline { .. }), "{text:?}");
             assert_eq!(kept.as_str(), text);
