@@ -597,6 +597,41 @@ fn a_failed_cadence_write_stays_queued_and_a_flush_reports_it_sqlite_only_postgr
     assert_eq!(h.tick().started, 1, "and the firing starts");
 }
 
+/// docs/schedules.md §9.11: reading a schedule's history never waits for the writer thread. A
+/// settled firing whose record the writer cannot write yet (its batch fails and stays queued)
+/// is in `schedule_info` at once, from the batch, and in the file once the write goes through.
+#[test]
+fn a_history_read_lays_the_unwritten_records_over_the_file_instead_of_waiting_sqlite_only() {
+    let (_dir, path) = db();
+    let clock = ManualClock::new();
+    let h = Host::open_with(&path, clock.clone(), common::RealTime(clock));
+    let id = h.every(1.0, Options::new());
+    h.advance(1.0);
+    h.tick(); // plans the firing and hands its update over
+    h.engine.wait_for_writes().unwrap();
+    assert_eq!(h.tick().started, 1);
+    h.advance(0.25);
+    h.finish(h.last_run(), Value::Int(1));
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER no_updates BEFORE UPDATE ON schedules BEGIN SELECT RAISE(ABORT, 'busy'); END;",
+    )
+    .unwrap();
+    h.tick(); // hands the outcome and its history record over; the write fails and stays queued
+    let history = h.info(id).history;
+    assert_eq!(history.len(), 1, "the queued record is shown: {history:?}");
+    assert!(common::approx(history[0].ended - history[0].started, 0.25));
+    assert_eq!(
+        sql_count(&path, "SELECT COUNT(*) FROM firing_history"),
+        0,
+        "and it is not in the file yet"
+    );
+    conn.execute_batch("DROP TRIGGER no_updates").unwrap();
+    h.engine.wait_for_writes().unwrap();
+    assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM firing_history"), 1);
+    assert_eq!(h.info(id).history, history, "the same record, now from the file");
+}
+
 /// docs/schedules.md §11.35: a durable creation is never overtaken by an older tick's cadence
 /// update still queued, and closing the store writes what is queued.
 #[test]

@@ -319,10 +319,8 @@ impl Core {
         });
         // Firings settled since the last group commit are not in the store yet: each takes
         // its slot, as it will there.
-        for pending in self.history.iter().filter(|h| h.schedule == id) {
-            rows.retain(|r| r.slot != pending.slot);
-            rows.push(pending.clone());
-        }
+        let pending = self.history.iter().filter(|h| h.schedule == id).cloned();
+        crate::store::history_in_flight::overlay(&mut rows, pending.collect());
         rows.sort_by(|a, b| b.started.cmp(&a.started).then(b.slot.cmp(&a.slot)));
         rows.into_iter()
             .map(crate::row::HistoryRow::into_record)

@@ -61,6 +61,7 @@ pub(crate) mod cluster;
 pub(crate) mod codec;
 pub(crate) mod damage;
 pub(crate) mod decode;
+pub(crate) mod history_in_flight;
 pub(crate) mod inspect;
 pub(crate) mod integrity;
 #[cfg(feature = "postgres")]

@@ -10,6 +10,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use super::backend::{Backend, OpenPolicy};
 use super::checkpointer::Checkpointer;
 use super::codec::{self, to_sql};
+use super::history_in_flight::{self, HistoryInFlight};
 use super::integrity::{self, store_error};
 use super::schema::{self, APPLICATION_ID, CURRENT_VERSION};
 use super::sqlite_row;
@@ -46,6 +47,8 @@ pub(crate) struct SqliteStore {
     running_buf: String,
     /// Grouped commits handed to the writer thread (docs/schedules.md §11.42).
     handed: u64,
+    /// The history records of those not yet written, for reads that do not wait for it.
+    history_in_flight: HistoryInFlight,
 }
 
 impl SqliteStore {
@@ -129,6 +132,7 @@ impl SqliteStore {
             version,
             running_buf: String::new(),
             handed: 0,
+            history_in_flight: HistoryInFlight::default(),
         }
     }
 
@@ -303,11 +307,15 @@ impl Backend for SqliteStore {
         if durability == Durability::Grouped
             && let Some(writer) = &self.writer
         {
+            let history = changes.history.clone();
             match writer.queue(std::mem::take(changes)) {
                 // Behind the tick; the writer tells the checkpointer. Nobody reads the count of
                 // a group commit.
                 Ok(()) => {
                     self.handed += 1;
+                    let written = writer.written(self.handed);
+                    self.history_in_flight
+                        .handed(self.handed, &history, written);
                     return Ok(0);
                 }
                 // The thread has stopped: this tick writes them itself.
@@ -355,9 +363,13 @@ impl Backend for SqliteStore {
         Ok(notes)
     }
 
+    /// Never waits for the writer: what it has not written yet is laid over what the file
+    /// holds (`history_in_flight`).
     fn history(&mut self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
-        self.wait_for_writer()?;
-        read_history(&self.conn, &self.path, id)
+        let unwritten = self.history_in_flight.of(id, self.durable_behind());
+        let mut rows = read_history(&self.conn, &self.path, id)?;
+        history_in_flight::overlay(&mut rows, unwritten);
+        Ok(rows)
     }
 
     fn handed_behind(&self) -> u64 {

@@ -118,6 +118,7 @@ use std::time::Duration;
 
 use super::answer::{self, Pending};
 use super::backend::{Backend, ClusterStats};
+use super::history_in_flight::{self, HistoryInFlight};
 use crate::Error;
 use crate::row::{ChangeSet, ClaimedRow, Durability, RowSink, ScheduleRow};
 use mailbox::Mailbox;
@@ -170,6 +171,8 @@ pub(crate) struct PostgresStore {
     mailbox: Arc<Mailbox>,
     /// Write-behind batches sent to the thread (docs/schedules.md §11.42).
     handed: u64,
+    /// The history records of those not yet written, for reads that do not wait for them.
+    history_in_flight: HistoryInFlight,
 }
 
 impl PostgresStore {
@@ -230,6 +233,7 @@ impl PostgresStore {
                 thread: Some(thread),
                 mailbox,
                 handed: 0,
+                history_in_flight: HistoryInFlight::default(),
             }),
             Ok(Err(e)) => {
                 let _ = thread.join();
@@ -316,8 +320,12 @@ impl Backend for PostgresStore {
                 .wait()
                 .unwrap_or_else(|| Err(thread_gone())),
             Durability::Grouped => {
+                let history = changes.history.clone();
                 self.send(Request::Behind(std::mem::take(changes)))?;
                 self.handed += 1;
+                let written = self.durable_behind();
+                self.history_in_flight
+                    .handed(self.handed, &history, written);
                 Ok(0)
             }
         }
@@ -360,8 +368,13 @@ impl Backend for PostgresStore {
         self.ask(Request::Actions)
     }
 
+    /// One round trip that waits for no queued write: what the thread has not written yet is
+    /// laid over what the database holds (`history_in_flight`).
     fn history(&mut self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
-        self.ask(|reply| Request::History { id, reply })
+        let unwritten = self.history_in_flight.of(id, self.durable_behind());
+        let mut rows = self.ask(|reply| Request::History { id, reply })?;
+        history_in_flight::overlay(&mut rows, unwritten);
+        Ok(rows)
     }
 
     fn row_by_key(&mut self, owner: crate::ObjId, key: &str) -> Result<Option<ScheduleRow>, Error> {

@@ -74,7 +74,8 @@ pub(super) enum Request {
     },
     /// Read every operator note that carries an action (docs/schedules.md §9.12).
     Actions(Sender<Result<Vec<crate::row::OperatorNote>, Error>>),
-    /// Read one schedule's history, after writing what is queued (docs/schedules.md §9.11).
+    /// Read one schedule's history as the database holds it, ahead of the queued writes: the
+    /// engine lays their records over the answer (docs/schedules.md §9.11).
     History {
         id: u64,
         reply: Sender<Result<Vec<HistoryRow>, Error>>,
@@ -259,7 +260,8 @@ impl Worker {
                 let _ = reply.send(result);
             }
             Request::History { id, reply } => {
-                let result = self.write_queue().and_then(|()| self.history(id));
+                // Not after the queued writes: the engine lays their records over the answer.
+                let result = self.history(id);
                 let _ = reply.send(result);
             }
             Request::Flush(reply) => {
@@ -521,13 +523,13 @@ impl Worker {
         });
     }
 
-    /// Schedule `id`'s row as the database holds it now.
     /// Schedule `id`'s history as the database holds it now, newest first.
     fn history(&mut self, id: u64) -> Result<Vec<HistoryRow>, Error> {
         self.reconnect_if_closed()?;
         read_history(&mut self.client, id, super::schema::CURRENT_VERSION)
     }
 
+    /// Schedule `id`'s row as the database holds it now.
     fn fetch(&mut self, id: u64) -> Result<Option<ScheduleRow>, Error> {
         self.fetch_where(
             "id = $1",
