@@ -5,6 +5,7 @@ use std::pin::Pin;
 
 use futures_util::Stream;
 use futures_util::StreamExt;
+use futures_util::stream::Fuse;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// How many bytes one read of a socket takes.
@@ -14,11 +15,19 @@ const READ_CHUNK: usize = 4096;
 pub(crate) enum Input {
     /// A byte stream (a TCP socket).
     Bytes(Box<dyn AsyncRead + Unpin>),
-    /// Chunks of bytes, one per frame (a WebSocket's frames, already turned into lines).
-    Chunks(Pin<Box<dyn Stream<Item = Vec<u8>>>>),
+    /// Chunks of bytes, one per frame (a WebSocket's frames, already turned into lines). Fused:
+    /// a session asks again after the end (it drains what a closing client still sends), and
+    /// a stream asked after its end may panic.
+    Chunks(Fuse<Pin<Box<dyn Stream<Item = Vec<u8>>>>>),
 }
 
 impl Input {
+    /// Input from a stream of chunks.
+    pub(crate) fn chunks(chunks: impl Stream<Item = Vec<u8>> + 'static) -> Self {
+        let chunks: Pin<Box<dyn Stream<Item = Vec<u8>>>> = Box::pin(chunks);
+        Input::Chunks(chunks.fuse())
+    }
+
     /// The next bytes; `None` once the client has closed the connection.
     pub(crate) async fn next(&mut self) -> std::io::Result<Option<Vec<u8>>> {
         match self {
@@ -48,5 +57,23 @@ impl<W: AsyncWrite + Unpin> Output for W {
     }
     async fn flush(&mut self) -> std::io::Result<()> {
         AsyncWriteExt::flush(self).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_chunk_stream_asked_again_after_its_end_says_ended_again() {
+        // `unfold` panics when polled after its end: what a WebSocket's frames are built on,
+        // and what the closing drain asks after `run` has seen the end (docs/serve.md §11.8).
+        let frames = futures_util::stream::unfold(0, |n| async move {
+            (n < 1).then(|| (b"who\r\n".to_vec(), n + 1))
+        });
+        let mut input = Input::chunks(frames);
+        assert_eq!(input.next().await.unwrap(), Some(b"who\r\n".to_vec()));
+        assert_eq!(input.next().await.unwrap(), None);
+        assert_eq!(input.next().await.unwrap(), None);
     }
 }

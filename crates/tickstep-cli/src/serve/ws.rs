@@ -218,7 +218,7 @@ async fn play(
             return Some((bytes, frames));
         }
     });
-    let input = Input::Chunks(Box::pin(futures_util::stream::iter(agree).chain(frames)));
+    let input = Input::chunks(futures_util::stream::iter(agree).chain(frames));
     let output = Frames {
         sink: frames_out,
         split: OutputSplitter::default(),
