@@ -629,7 +629,11 @@ fn a_history_read_lays_the_unwritten_records_over_the_file_instead_of_waiting_sq
     conn.execute_batch("DROP TRIGGER no_updates").unwrap();
     h.engine.wait_for_writes().unwrap();
     assert_eq!(sql_count(&path, "SELECT COUNT(*) FROM firing_history"), 1);
-    assert_eq!(h.info(id).history, history, "the same record, now from the file");
+    assert_eq!(
+        h.info(id).history,
+        history,
+        "the same record, now from the file"
+    );
 }
 
 /// docs/schedules.md §11.35: a durable creation is never overtaken by an older tick's cadence

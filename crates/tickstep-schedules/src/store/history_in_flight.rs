@@ -1,5 +1,5 @@
 //! Firing-history records a store has handed to its writer and not yet written, kept so that
-//! reading a schedule's history never waits for the writer (docs/schedules.md §9.11, §11.35).
+//! reading a schedule's history never waits for the writer (docs/schedules.md §9.11, §11.35, §11.44).
 //!
 //! Both stores write a tick's change set behind the tick, numbered in the order handed. A
 //! history read answers from the database as it stands, then lays over it the records of the
@@ -90,6 +90,9 @@ mod tests {
         // Batch 1 written: its records are the database's now.
         assert_eq!(in_flight.of(7, 1).len(), 2);
         assert!(in_flight.of(7, 3).is_empty());
-        assert!(in_flight.batches.is_empty(), "written batches are forgotten");
+        assert!(
+            in_flight.batches.is_empty(),
+            "written batches are forgotten"
+        );
     }
 }

@@ -5,6 +5,7 @@ use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use super::backend::{Backend, OpenPolicy};
@@ -71,6 +72,12 @@ impl SqliteStore {
         // build's default: a file truncated under the engine is then an I/O error, not SIGBUS.
         conn.pragma_update(None, "mmap_size", 0)
             .map_err(Error::store("turning the memory map off"))?;
+        // One plan per statement, whatever is bound to it: the build's planner otherwise marks
+        // a statement to be compiled again whenever a new value is bound to a parameter it
+        // looked at, and the history read was parsed and planned anew at every call
+        // (docs/schedules.md §11.44).
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .map_err(Error::store("fixing the query plans"))?;
         schema::migrate(&mut conn, verdict.version)?;
         if verdict.fresh && !verdict.shared {
             conn.pragma_update(None, "application_id", APPLICATION_ID)
