@@ -353,7 +353,9 @@ pub(crate) fn unix_seconds(nanos: u64) -> f64 {
 }
 
 impl ScheduleInfo {
-    /// The string-keyed map, keys in the order of docs/schedules.md §9.1.
+    /// Every field as a `(key, value)` pair, keys in the order of docs/schedules.md §9.1: what
+    /// [`ScheduleInfo::to_value`] maps, without a string allocated for each key, for a host that
+    /// prints the record field by field.
     ///
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
@@ -365,15 +367,14 @@ impl ScheduleInfo {
     /// # let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
     /// # let mut txn = engine.begin(wiz);
     /// let id = txn.schedule_at(wiz, "ring", 1.0e10, vec![], Options::new()).unwrap();
-    /// let map = txn.schedule_info(id).unwrap().to_value();
-    /// assert_eq!(map.get("kind"), Some(&Value::from("at")));
-    /// assert_eq!(map.get("retire_reason"), Some(&Value::from("")));
-    /// assert_eq!(map.get("running_task"), Some(&Value::Int(0)));
+    /// let fields = txn.schedule_info(id).unwrap().fields();
+    /// assert_eq!(fields[0], ("id", Value::Int(id.get() as i64)));
+    /// assert!(fields.iter().any(|(key, value)| *key == "kind" && *value == Value::from("at")));
     /// ```
-    pub fn to_value(&self) -> Value {
+    pub fn fields(&self) -> Vec<(&'static str, Value)> {
         let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
         let obj = Value::Obj;
-        let pairs: Vec<(&str, Value)> = vec![
+        let mut pairs: Vec<(&'static str, Value)> = vec![
             ("id", int(self.id.get())),
             ("target", obj(self.target)),
             ("verb", Value::from(self.verb.as_str())),
@@ -455,10 +456,32 @@ impl ScheduleInfo {
                 Value::List(self.history.iter().map(FiringRecord::to_value).collect()),
             ),
         ];
+        pairs.extend(self.calendar_pairs());
+        pairs
+    }
+
+    /// The string-keyed map of [`ScheduleInfo::fields`], keys in the order of
+    /// docs/schedules.md §9.1.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Options, Schedules, Value};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "ring");
+    /// # let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// # let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_at(wiz, "ring", 1.0e10, vec![], Options::new()).unwrap();
+    /// let map = txn.schedule_info(id).unwrap().to_value();
+    /// assert_eq!(map.get("kind"), Some(&Value::from("at")));
+    /// assert_eq!(map.get("retire_reason"), Some(&Value::from("")));
+    /// assert_eq!(map.get("running_task"), Some(&Value::Int(0)));
+    /// ```
+    pub fn to_value(&self) -> Value {
         Value::Map(
-            pairs
+            self.fields()
                 .into_iter()
-                .chain(self.calendar_pairs())
                 .map(|(k, v)| (Value::from(k), v))
                 .collect(),
         )
