@@ -54,6 +54,31 @@ on_both_stores! {
 }
 
 on_both_stores! {
+    fn every_record_is_found_at_every_count_and_none_twice(store) {
+        // A read seeks only the slots that the firings settled so far can have filled
+        // (docs/schedules.md §9.11): at each count, before and after the writer has written
+        // them, it finds each record once.
+        let h = Host::on(store);
+        let id = h.every(10.0, Options::new());
+        assert!(h.info(id).history.is_empty(), "nothing has settled");
+        for n in 1..=23_u64 {
+            h.after(if n == 1 { 10.0 } else { 9.5 });
+            h.advance(0.5);
+            let run = h.last_run();
+            h.finish(run, Value::Int(0));
+            let unwritten = h.info(id).history;
+            h.engine.flush().unwrap();
+            let written = h.info(id).history;
+            assert_eq!(written, unwritten, "after {n}");
+            assert_eq!(written.len() as u64, n.min(HISTORY_KEPT), "after {n}");
+            let mut nominals: Vec<f64> = written.iter().map(|r| r.nominal).collect();
+            nominals.dedup();
+            assert_eq!(nominals.len(), written.len(), "after {n}: a record twice");
+        }
+    }
+}
+
+on_both_stores! {
     fn history_survives_a_restart_and_goes_with_the_schedule(store) {
         let h = Host::on(store);
         let id = h.every(10.0, Options::new());

@@ -93,7 +93,8 @@ on_both_stores! {
 /// held it: the history table keyed schedule first, a row per record, and on `PostgreSQL` no
 /// `history` column. The records are those of firings 3 to 22 of schedule `id` (twenty, the ring
 /// wrapped once), nominal, start and end in nanoseconds, every fifth a fault whose value is the
-/// row's `last_fault`.
+/// row's `last_fault`; the row counts the 22 runs, as the engine that wrote them would have, for
+/// record `n` is in slot `n mod 20` of the runs settled (docs/schedules.md §9.11).
 fn back_to_a_history_table(store: &Store, id: u64) {
     let (table, schedules) = match store.kind() {
         Kind::Postgres => ("tickstep_firing_history", "tickstep_schedules"),
@@ -117,6 +118,11 @@ fn back_to_a_history_table(store: &Store, id: u64) {
              DELETE FROM schema_migrations WHERE version >= 8;"
             .to_string(),
     };
+    write!(
+        sql,
+        "UPDATE {schedules} SET run_count = 22 WHERE id = {id};"
+    )
+    .unwrap();
     let base: i64 = 1_800_000_000_000_000_000;
     for n in 3_i64..=22 {
         let nominal = base + n * 10_000_000_000;

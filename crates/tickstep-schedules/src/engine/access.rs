@@ -136,14 +136,14 @@ impl Shared {
     /// The `schedule_info` record of committed schedule `id`.
     pub(crate) fn info(&self, id: u64, now: u64) -> Option<ScheduleInfo> {
         let mut core = self.core.borrow_mut();
-        let mut info = if let Some(e) = core.visible(id, now) {
-            core.info(e, now)
+        let (mut info, settled) = if let Some(e) = core.visible(id, now) {
+            (core.info(e, now), e.settled())
         } else {
             let e = core.held_elsewhere(id)?;
-            core.info(&e, now)
+            (core.info(&e, now), e.settled())
         };
         if info.persist {
-            info.history = core.history(id);
+            info.history = core.history(id, settled);
         }
         Some(info)
     }
@@ -307,13 +307,14 @@ impl Core {
 }
 
 impl Core {
-    /// The stored history of `id`, newest first (docs/schedules.md §9.11); empty without a
-    /// store. A read error is logged and reads as empty: `schedule_info` still answers.
-    fn history(&mut self, id: u64) -> Vec<crate::FiringRecord> {
-        let Some(store) = self.store.as_mut() else {
+    /// The stored history of `id`, which has settled `settled` firings, newest first
+    /// (docs/schedules.md §9.11); empty without a store, or before any firing settled. A read
+    /// error is logged and reads as empty: `schedule_info` still answers.
+    fn history(&mut self, id: u64, settled: u64) -> Vec<crate::FiringRecord> {
+        let Some(store) = self.store.as_mut().filter(|_| settled > 0) else {
             return Vec::new();
         };
-        let mut rows = store.history(id).unwrap_or_else(|error| {
+        let mut rows = store.history(id, settled).unwrap_or_else(|error| {
             tracing::warn!(%error, schedule = id, "could not read a schedule's history");
             Vec::new()
         });

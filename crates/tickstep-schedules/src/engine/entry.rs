@@ -134,6 +134,12 @@ impl Entry {
         !self.running().is_empty()
     }
 
+    /// How many of its firings have settled: the started ones no longer running. The history
+    /// numbers its records by it (docs/schedules.md §9.11).
+    pub(super) fn settled(&self) -> u64 {
+        self.run_count.saturating_sub(self.running().len() as u64)
+    }
+
     /// Where the start serving `nominal` waits for its update in the running list (no run
     /// yet, docs/schedules.md §11.42).
     pub(super) fn waiting_start(&self, nominal: u64) -> Option<usize> {

@@ -133,7 +133,7 @@ impl Core {
         let Some(e) = self.table.get(id).filter(|e| e.persist) else {
             return;
         };
-        let settled = e.run_count.saturating_sub(e.running().len() as u64);
+        let settled = e.settled();
         let fault = if e.consecutive_faults > 0 {
             e.last_fault().cloned()
         } else {

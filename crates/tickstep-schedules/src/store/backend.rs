@@ -102,12 +102,14 @@ pub(crate) trait Backend {
     }
 
     /// The stored history of schedule `id`, newest first (docs/schedules.md §9.11), read after
-    /// the writes handed over before (so a settled firing already queued is in it).
+    /// the writes handed over before (so a settled firing already queued is in it). `settled`
+    /// is how many of its firings have settled: a store may read only the slots those can
+    /// have filled.
     ///
     /// # Errors
     ///
     /// The store's error; nothing changed.
-    fn history(&mut self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error>;
+    fn history(&mut self, id: u64, settled: u64) -> Result<Vec<crate::row::HistoryRow>, Error>;
 
     /// Every operator note that carries an action (docs/schedules.md §9.12), oldest first: read
     /// once at open, so that an action whose row an engine overwrote before reading its note

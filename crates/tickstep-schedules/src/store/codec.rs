@@ -342,12 +342,31 @@ pub(crate) const RECORD_HISTORY: &str = "INSERT INTO firing_history \
      ended_at = excluded.ended_at, nominal = excluded.nominal, outcome = excluded.outcome, \
      fault = excluded.fault";
 
-/// A schedule's history, newest first: the columns [`history_row`] reads.
-/// The table is keyed slot first (schema version 8, docs/schedules.md §13.54): naming the
-/// twenty slots makes it twenty seeks, on that layout and on the older one alike.
+/// A schedule's history, newest first: the columns [`history_row`] reads, from the slots
+/// [`history_slots`] binds to `?2`..`?21`. The table is keyed slot first (schema version 8,
+/// docs/schedules.md §13.54): naming the slots makes it a seek for each, on that layout and on
+/// the older one alike.
 pub(crate) const SELECT_HISTORY: &str = "SELECT slot, started_at, ended_at, nominal, fault \
-     FROM firing_history WHERE slot IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, \
-     16, 17, 18, 19) AND schedule_id = ?1 ORDER BY started_at DESC, slot DESC";
+     FROM firing_history WHERE slot IN (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
+     ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21) AND schedule_id = ?1 \
+     ORDER BY started_at DESC, slot DESC";
+
+/// The slots that can hold a record of a schedule that has settled `settled` firings, as the
+/// twenty values [`SELECT_HISTORY`] names (docs/schedules.md §9.11). Record `n` takes slot
+/// `n mod 20`, so a schedule that has settled fewer than twenty has records only in slots
+/// `1..=settled`: the list repeats those (an `IN` list holds a value once), and the read seeks
+/// only where a record can be. `None` when there is nothing to read.
+pub(crate) fn history_slots(settled: u64) -> Option<[i64; 20]> {
+    if settled == 0 {
+        return None;
+    }
+    let kept = crate::info::HISTORY_KEPT;
+    Some(std::array::from_fn(|k| {
+        let k = k as u64;
+        let slot = if settled >= kept { k } else { 1 + k % settled };
+        i64::try_from(slot).expect("a slot is below 20")
+    }))
+}
 
 /// The outcome column's word for a record.
 pub(crate) fn outcome_word(h: &HistoryRow) -> &'static str {
@@ -426,4 +445,29 @@ pub(crate) fn parse_running(text: &str) -> Option<Vec<RunningRow>> {
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::history_slots;
+
+    #[test]
+    fn history_slots_name_only_the_slots_settled_firings_can_have_filled() {
+        assert_eq!(history_slots(0), None, "nothing settled, nothing to read");
+        let distinct = |settled| {
+            let mut slots = history_slots(settled).unwrap().to_vec();
+            slots.sort_unstable();
+            slots.dedup();
+            slots
+        };
+        assert_eq!(distinct(1), vec![1]);
+        assert_eq!(distinct(3), vec![1, 2, 3]);
+        assert_eq!(distinct(19), (1..=19).collect::<Vec<_>>());
+        assert_eq!(
+            distinct(20),
+            (0..20).collect::<Vec<_>>(),
+            "record 20 took slot 0"
+        );
+        assert_eq!(distinct(u64::MAX), (0..20).collect::<Vec<_>>());
+    }
 }

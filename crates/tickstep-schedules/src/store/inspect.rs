@@ -427,7 +427,8 @@ impl Inspector {
                 if *version < 6 {
                     return Ok(Vec::new());
                 }
-                super::sqlite::read_history(conn, path, id.get())?
+                // The count of settled firings is the row's to know; every slot is read.
+                super::sqlite::read_history(conn, path, id.get(), u64::MAX)?
             }
             #[cfg(feature = "postgres")]
             Source::Postgres(pg) => pg.history(id.get())?,

@@ -372,9 +372,9 @@ impl Backend for SqliteStore {
 
     /// Never waits for the writer: what it has not written yet is laid over what the file
     /// holds (`history_in_flight`).
-    fn history(&mut self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
+    fn history(&mut self, id: u64, settled: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
         let unwritten = self.history_in_flight.of(id, self.durable_behind());
-        let mut rows = read_history(&self.conn, &self.path, id)?;
+        let mut rows = read_history(&self.conn, &self.path, id, settled)?;
         history_in_flight::overlay(&mut rows, unwritten);
         Ok(rows)
     }
@@ -424,15 +424,25 @@ impl Backend for SqliteStore {
 }
 
 /// The history of schedule `id` in the store file behind `conn`, newest first
-/// (docs/schedules.md §9.11); a record that does not decode is refused naming it.
+/// (docs/schedules.md §9.11), read from the slots that `settled` settled firings can have
+/// filled (`u64::MAX` when the count is not known); a record that does not decode is refused
+/// naming it.
 pub(crate) fn read_history(
     conn: &Connection,
     path: &Path,
     id: u64,
+    settled: u64,
 ) -> Result<Vec<crate::row::HistoryRow>, Error> {
     let read = |e| store_error(path, "reading a schedule's history", e);
+    let Some(slots) = codec::history_slots(settled) else {
+        return Ok(Vec::new());
+    };
     let mut stmt = conn.prepare_cached(codec::SELECT_HISTORY).map_err(read)?;
-    let mut rows = stmt.query([to_sql(id)]).map_err(read)?;
+    stmt.raw_bind_parameter(1, to_sql(id)).map_err(read)?;
+    for (k, slot) in slots.into_iter().enumerate() {
+        stmt.raw_bind_parameter(k + 2, slot).map_err(read)?;
+    }
+    let mut rows = stmt.raw_query();
     let mut out = Vec::new();
     while let Some(row) = rows.next().map_err(read)? {
         let columns = (
