@@ -370,7 +370,7 @@ impl Backend for PostgresStore {
 
     /// One round trip that waits for no queued write: what the thread has not written yet is
     /// laid over what the database holds (`history_in_flight`). The ring is one column of the
-    /// row (§13.54), read whole whatever `settled` is.
+    /// row (docs/schedules.md §13.54), read whole whatever `settled` is.
     fn history(&mut self, id: u64, _settled: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
         let unwritten = self.history_in_flight.of(id, self.durable_behind());
         let mut rows = self.ask(|reply| Request::History { id, reply })?;
