@@ -438,11 +438,10 @@ pub(crate) fn read_history(
         return Ok(Vec::new());
     };
     let mut stmt = conn.prepare_cached(codec::SELECT_HISTORY).map_err(read)?;
-    stmt.raw_bind_parameter(1, to_sql(id)).map_err(read)?;
-    for (k, slot) in slots.into_iter().enumerate() {
-        stmt.raw_bind_parameter(k + 2, slot).map_err(read)?;
-    }
-    let mut rows = stmt.raw_query();
+    let params = std::iter::once(to_sql(id)).chain(slots);
+    let mut rows = stmt
+        .query(rusqlite::params_from_iter(params))
+        .map_err(read)?;
     let mut out = Vec::new();
     while let Some(row) = rows.next().map_err(read)? {
         let columns = (
