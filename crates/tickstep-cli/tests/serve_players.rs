@@ -417,6 +417,100 @@ fn a_replaced_wal_index_is_reported_and_the_server_keeps_running() {
     server.shutdown_failing(&mut merlin);
 }
 
+/// The device and inode of `path`, by `stat`: the test never opens a file `SQLite` owns either.
+#[cfg(unix)]
+fn identity(path: &Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta =
+        std::fs::metadata(path).unwrap_or_else(|e| panic!("{} is gone: {e}", path.display()));
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(unix)]
+#[test]
+fn an_operator_writing_beside_a_running_server_deletes_and_resets_nothing() {
+    // docs/serve.md §12.7: the watch once opened and closed the store's files every second,
+    // which dropped the server's SQLite locks; the operator's connection then took itself for
+    // the last one and deleted the WAL the server was still writing into.
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(&dir);
+    let started = Instant::now();
+    let server = Server::start(&db, &[]);
+    let mut merlin = server.login("merlin");
+    let mut alice = server.login("alice");
+    let kept = id_of(&alice.ask("every 600 tell kept"));
+    let stopped = id_of(&alice.ask("every 900 tell stopped"));
+    let files = ["", "-wal", "-shm"].map(|suffix| {
+        let mut name = db.clone().into_os_string();
+        name.push(suffix);
+        PathBuf::from(name)
+    });
+    let before = files.each_ref().map(|file| identity(file));
+    let db_arg = db.to_str().unwrap();
+    let operator = |args: &[&str]| {
+        let mut all = vec!["schedules", "--db", db_arg];
+        all.extend_from_slice(args);
+        let out = run::tickstep(&all);
+        assert!(out.status.success(), "{all:?}: {}", stderr(&out));
+        for (file, before) in files.iter().zip(before) {
+            assert_eq!(
+                identity(file),
+                before,
+                "{all:?} replaced {}",
+                file.display()
+            );
+        }
+    };
+    let kept_id = kept.to_string();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    // One point of the 600 s cadence lies in the last 1,000 s.
+    operator(&[
+        "backfill",
+        &kept_id,
+        &(now - 1000).to_string(),
+        &(now - 1).to_string(),
+    ]);
+    // Rounds of every action until the watch has looked at least twice since the start: the old
+    // watch's first look dropped the locks, and the next operator connection deleted the WAL.
+    let mut rounds = 0;
+    while rounds < 2 || started.elapsed() < Duration::from_millis(2500) {
+        operator(&["pause", &kept_id, "--note", "checking"]);
+        operator(&["resume", &kept_id]);
+        operator(&["trigger", &kept_id]);
+        operator(&["list"]);
+        rounds += 1;
+        assert!(started.elapsed() < PATIENCE * 2, "bounded");
+    }
+    operator(&["stop", &stopped.to_string()]);
+    // The server noticed nothing wrong: new schedules are taken, no wizard was warned (a
+    // warning would have come before the reply to merlin's `who`).
+    let more = alice.ask("every 1200 tell after");
+    assert!(more.starts_with("ok: schedule #"), "{more}");
+    assert!(merlin.ask("who").starts_with("ok: 2 online"));
+    assert!(
+        !merlin.seen.iter().any(|line| line.starts_with("[system]")),
+        "{:?}",
+        merlin.seen
+    );
+    drop((merlin, alice));
+    server.shutdown();
+    // Everything is where a restart finds it.
+    let listed = run::tickstep(&["schedules", "--db", db_arg, "list", "--json"]);
+    let listed = run::stdout(&listed);
+    let ids: Vec<u64> = serde_json::from_str::<serde_json::Value>(&listed)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["id"].as_u64().unwrap())
+        .collect();
+    assert!(ids.contains(&kept) && !ids.contains(&stopped), "{ids:?}");
+    assert_eq!(ids.len(), 2, "{listed}");
+}
+
 /// Runs `tickstep serve` that must fail at start; what it printed on stderr.
 fn failed_start(args: &[&str]) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tickstep"))

@@ -3,9 +3,15 @@
 //! `SQLite` keeps working on a file that was deleted or replaced under it — its open descriptor
 //! still points at the old inode — so commits would go on "succeeding" into a file nobody will
 //! open again, and a restart would find nothing. Once a second the watch looks at the store file
-//! and the world file beside it, with their WAL files: each must still be there, be the same file (device and inode)
-//! as at the start, and open for writing, and a database file must not have shrunk (in WAL mode
-//! it never does while the server runs). The first time one is not, the server is told
+//! and the world file beside it, with their WAL files: each must still be there, be the same file
+//! (device and inode) as at the start, and be writable by this process, and a database file must
+//! not have shrunk (in WAL mode it never does while the server runs).
+//!
+//! It looks without a descriptor: `stat` and `access`, never `open`. These are `SQLite`'s files,
+//! and on POSIX closing any descriptor of a file drops every `fcntl` lock the process holds on
+//! it, `SQLite`'s included; an operator's connection beside the server then took itself for the
+//! last one and deleted the WAL the server was writing into (docs/serve.md §12.7). The first time
+//! a check fails, the server is told
 //! ([`Server::store_lost`](super::world::Server::store_lost)): it logs, tells the wizards, refuses
 //! new schedules, and at its stop does not claim the store is committed. A `postgres://` store
 //! is looked at through the registry's connection instead ([`Watching::Database`]): the connection
@@ -18,7 +24,7 @@ use std::time::Duration;
 
 use super::world::Server;
 
-/// How often the files are looked at: a `stat` and an `open` of each.
+/// How often the files are looked at: a `stat` and an `access` of each, no descriptor.
 const EVERY: Duration = Duration::from_secs(1);
 
 /// A file as it was at the start.
@@ -52,7 +58,8 @@ impl Watched {
         })
     }
 
-    /// Whether the file is still the one noted, and writable; otherwise why not, in words.
+    /// Whether the file is still the one noted, and writable; otherwise why not, in words. Asks
+    /// the file system about the path and never opens it (docs/serve.md §12.7).
     pub(crate) fn check(&self) -> Result<(), String> {
         let shown = self.path.display();
         match identity(&self.path) {
@@ -75,12 +82,25 @@ impl Watched {
             }
             largest.set(len);
         }
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&self.path)
-            .map(drop)
+        writable(&self.path)
             .map_err(|error| format!("the store file {shown} is no longer writable: {error}"))
     }
+}
+
+/// Whether this process may write `path`, as `access(2)` answers: permissions, a read-only file
+/// system, an immutable file. No descriptor is opened (docs/serve.md §12.7).
+#[cfg(unix)]
+fn writable(path: &Path) -> std::io::Result<()> {
+    rustix::fs::access(path, rustix::fs::Access::WRITE_OK).map_err(std::io::Error::from)
+}
+
+#[cfg(not(unix))]
+fn writable(path: &Path) -> std::io::Result<()> {
+    let meta = std::fs::metadata(path)?;
+    if meta.permissions().readonly() {
+        return Err(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+    }
+    Ok(())
 }
 
 #[cfg(unix)]
