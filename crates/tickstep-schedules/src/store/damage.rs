@@ -14,6 +14,17 @@ pub(crate) fn is_damage(e: &rusqlite::Error) -> bool {
     )
 }
 
+/// `e` as [`Error::NotAStore`] when it is `SQLite` calling the file "not a database": the
+/// first read of a file that is not `SQLite` at all (or whose header `SQLite` cannot read) says
+/// so, before anything is written. Asked before [`is_damage`], which counts it as damage once a
+/// file was known to be a database (docs/schedules.md §11.9, §11.45).
+pub(crate) fn not_sqlite(path: &Path, e: &rusqlite::Error) -> Option<Error> {
+    (e.sqlite_error_code() == Some(ErrorCode::NotADatabase)).then(|| Error::NotAStore {
+        path: path.to_path_buf(),
+        detail: "not a SQLite database (SQLite finds no database header in it)".into(),
+    })
+}
+
 /// `e` as [`Error::Damaged`] when SQLite says the file is damaged, else as a store failure.
 pub(crate) fn store_error(path: &Path, context: &'static str, e: rusqlite::Error) -> Error {
     if is_damage(&e) {

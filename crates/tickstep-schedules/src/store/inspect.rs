@@ -288,7 +288,7 @@ impl Inspector {
             #[cfg(not(feature = "postgres"))]
             let _ = url;
         }
-        integrity::check_header(path)?;
+        integrity::look(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,

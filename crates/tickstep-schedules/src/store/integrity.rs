@@ -4,33 +4,35 @@
 //! A file is looked at through a read-only connection first, and refused — with nothing written,
 //! not even the switch to WAL — when it is:
 //!
-//! * **not SQLite** (the first 16 bytes are not SQLite's header): [`Error::NotAStore`];
-//! * **damaged** (SQLite's header, but SQLite calls it corrupt or not a database, or `quick_check`
-//!   finds a problem): [`Error::Damaged`], naming the file and the `sqlite3 FILE .recover` way out;
+//! * **not SQLite** (its first read, SQLite's, finds no database header): [`Error::NotAStore`];
+//! * **damaged** (SQLite reads it as a database, then calls it corrupt, or `quick_check` finds a
+//!   problem): [`Error::Damaged`], naming the file and the `sqlite3 FILE .recover` way out;
 //! * **another application's** (tables that are not the store's, or another `application_id`),
 //!   unless the caller opted in to sharing the file: [`Error::NotAStore`];
 //! * **from a newer build** (a schema version above this build's): [`Error::SchemaTooNew`].
 //!
+//! Nothing here opens the file but `SQLite`: whether anything is there is asked with `stat`,
+//! and what it is, of `SQLite`. A descriptor of our own, closed, would drop every POSIX lock the
+//! process holds on the file, an engine's in the same process included (docs/schedules.md
+//! §11.45).
+//!
 //! # `quick_check`
 //!
 //! `PRAGMA quick_check` reads every page of the file: 0.51 s on a 1M-schedule store, a quarter more
-//! on top of the 1.9 s open (the bench's `quick_check_1m` and `load_1m` rows, full run). Opening runs it only when it is about to write before loading —
-//! a migration or the first switch to WAL — because then a damage found later by the load would
+//! on top of the 1.9 s open (the bench's `quick_check_1m` and `load_1m` rows, full run). Opening
+//! runs it only when it is about to write before loading — a migration (here) or the first switch
+//! to WAL (asked of the read-write connection, just before the switch) — because then a damage found later by the load would
 //! come too late to leave the file untouched. A store that is already current and in WAL mode is
 //! not written before the load, and the load reads every schedule row: a damaged page it meets
 //! refuses the open with [`Error::Damaged`] just the same, with nothing written, at no extra cost.
 
-use std::io::Read as _;
 use std::path::Path;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-pub(crate) use super::damage::{damaged, is_damage, store_error};
+pub(crate) use super::damage::{damaged, is_damage, not_sqlite, store_error};
 use super::schema::{APPLICATION_ID, CURRENT_VERSION, OWN_TABLES};
 use crate::Error;
-
-/// SQLite's file header.
-const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// What a file turned out to be.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -41,71 +43,54 @@ pub(crate) struct Verdict {
     pub(crate) version: i64,
     /// The file holds another application's tables (the caller opted in).
     pub(crate) shared: bool,
-    /// The file is already in WAL mode (read from its header: an `immutable` connection always
-    /// reports the rollback journal).
-    pub(crate) wal: bool,
+    /// `PRAGMA quick_check` already passed (the file is about to be migrated). Whether it must
+    /// also run before the switch to WAL is asked of the read-write connection, which reads the
+    /// journal mode from the file's header (an `immutable` connection always reports the
+    /// rollback journal).
+    pub(crate) checked: bool,
 }
 
-/// What the first bytes of a file say.
+/// What the file system says is at a store's path, asked with `stat` alone: the file is
+/// `SQLite`'s (and its locks are), so nothing here opens it (docs/schedules.md §11.45).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Header {
+pub(crate) enum Found {
     /// No file, or an empty one: a store is created in it.
-    Absent,
-    /// SQLite's header; `wal` from its file-format bytes (offsets 18 and 19 are 2 in WAL mode).
-    Sqlite { wal: bool },
+    Nothing,
+    /// A file with bytes in it, for `SQLite` to read.
+    File,
 }
 
-/// Refuses a file that is there but is not SQLite, without opening it as a database.
-pub(crate) fn check_header(path: &Path) -> Result<Header, Error> {
-    let unreadable = |e: std::io::Error| Error::NotAStore {
-        path: path.to_path_buf(),
-        detail: format!("cannot be read: {e}"),
-    };
-    let mut file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Header::Absent),
-        Err(e) => return Err(unreadable(e)),
-    };
-    let mut head = Vec::with_capacity(20);
-    file.by_ref()
-        .take(20)
-        .read_to_end(&mut head)
-        .map_err(unreadable)?;
-    if head.is_empty() {
-        return Ok(Header::Absent);
-    }
-    if !head.starts_with(SQLITE_MAGIC) {
-        return Err(Error::NotAStore {
+/// Whether there is a file with bytes in it at `path`, by `stat`; never opens it.
+pub(crate) fn look(path: &Path) -> Result<Found, Error> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() == 0 => Ok(Found::Nothing),
+        Ok(_) => Ok(Found::File),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Found::Nothing),
+        Err(e) => Err(Error::NotAStore {
             path: path.to_path_buf(),
-            detail: "not a SQLite database (the file does not start with SQLite's header)".into(),
-        });
+            detail: format!("cannot be read: {e}"),
+        }),
     }
-    // A header cut short is damage SQLite itself reports when the file is opened.
-    Ok(Header::Sqlite {
-        wal: head.get(18..20) == Some(&[2, 2]),
-    })
 }
 
 /// Looks at the file read-only and refuses what must not be touched.
 pub(crate) fn examine(path: &Path, share_file: bool) -> Result<Verdict, Error> {
-    let wal = match check_header(path)? {
-        Header::Absent => {
-            return Ok(Verdict {
-                fresh: true,
-                version: 0,
-                shared: false,
-                wal: false,
-            });
-        }
-        Header::Sqlite { wal } => wal,
-    };
+    if look(path)? == Found::Nothing {
+        return Ok(Verdict {
+            fresh: true,
+            version: 0,
+            shared: false,
+            checked: false,
+        });
+    }
     let conn = open_untouched(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .map_err(|e| store_error(path, "setting the busy timeout", e))?;
     let read = |e| store_error(path, "examining the store", e);
+    // The first read of the file: SQLite's answer tells a file that is not SQLite at all.
     let app_id: i64 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
-        .map_err(read)?;
+        .map_err(|e| not_sqlite(path, &e).unwrap_or_else(|| read(e)))?;
     let tables: Vec<String> = {
         let mut stmt = conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
@@ -165,14 +150,15 @@ pub(crate) fn examine(path: &Path, share_file: bool) -> Result<Verdict, Error> {
         });
     }
     let fresh = tables.is_empty();
-    if !fresh && (version < CURRENT_VERSION || !wal) {
+    let checked = !fresh && version < CURRENT_VERSION;
+    if checked {
         quick_check(&conn, path)?;
     }
     Ok(Verdict {
         fresh,
         version,
         shared,
-        wal,
+        checked,
     })
 }
 

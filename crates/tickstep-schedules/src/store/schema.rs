@@ -343,10 +343,13 @@ pub(crate) fn check_current(conn: &Connection, path: &Path) -> Result<i64, Error
         {
             return Err(Error::store("reading the schema version")(e));
         }
-        Err(e) if super::damage::is_damage(&e) => {
-            return Err(super::damage::damaged(path, e.to_string()));
+        Err(e) => {
+            return Err(match super::damage::not_sqlite(path, &e) {
+                Some(not_sqlite) => not_sqlite,
+                None if super::damage::is_damage(&e) => super::damage::damaged(path, e.to_string()),
+                None => not_a_store(e.to_string()),
+            });
         }
-        Err(e) => return Err(not_a_store(e.to_string())),
     };
     if found > CURRENT_VERSION {
         return Err(Error::SchemaTooNew {

@@ -60,7 +60,16 @@ impl SqliteStore {
         let mut conn = Connection::open(path).map_err(Error::store("opening the store"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(Error::store("setting the busy timeout"))?;
-        if !verdict.wal {
+        // Asked, not set: the journal mode as the file's header records it, read by SQLite.
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(|e| store_error(path, "reading the journal mode", e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            // The switch is the first write: a damaged file is refused before it
+            // (docs/schedules.md §11.10).
+            if !verdict.fresh && !verdict.checked {
+                integrity::quick_check(&conn, path)?;
+            }
             let mode: String = conn
                 .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
                 .map_err(|e| store_error(path, "switching the store to WAL", e))?;
@@ -113,7 +122,7 @@ impl SqliteStore {
     ///
     /// [`Inspector::stop`]: crate::Inspector::stop
     pub(crate) fn open_existing(path: &Path) -> Result<Self, Error> {
-        integrity::check_header(path)?;
+        integrity::look(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
