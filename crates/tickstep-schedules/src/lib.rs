@@ -213,12 +213,14 @@ mod firing_limits;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod held_back;
 mod host;
 mod id;
 mod info;
 mod kernel_wake;
 mod key;
 mod limits;
+mod namespace;
 mod operator_rules;
 mod options;
 mod perms;
@@ -237,6 +239,7 @@ pub use calendar::{
 pub use commit::Commit;
 pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
 pub use error::Error;
+pub use held_back::HeldBack;
 pub use host::{
     Fault, FaultKind, Firing, InFlight, OpenWorld, Outcome, Refused, Runner, StoreWaker, World,
 };
@@ -248,6 +251,7 @@ pub use info::{
 pub use kernel_wake::KernelWake;
 pub use key::MAX_KEY_LEN;
 pub use limits::MAX_VALUE_DEPTH;
+pub use namespace::Namespace;
 pub use operator_rules::MAX_NOTE_BYTES;
 pub use options::{
     Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, OPTION_KEYS, Options,

@@ -205,7 +205,7 @@ fn a_version_1_store_is_migrated_and_keeps_its_schedules() {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(version, 9);
+    assert_eq!(version, 10);
 }
 
 fn foreign_db(path: &Path) {
@@ -297,7 +297,7 @@ fn a_store_from_a_newer_build_is_refused_naming_both_versions_and_not_written() 
             err,
             Error::SchemaTooNew {
                 found: 99,
-                supported: 9
+                supported: 10
             }
         ),
         "{err:?}"

@@ -234,7 +234,9 @@ fn sqlite_only_the_unique_index_refuses_a_duplicate_key_written_with_the_sqlite3
         let conn = rusqlite::Connection::open(store.path()).unwrap();
         let err = conn.execute_batch(copy).unwrap_err().to_string();
         assert!(
-            err.contains("UNIQUE constraint failed: schedules.owner, schedules.key"),
+            err.contains(
+                "UNIQUE constraint failed: schedules.namespace, schedules.owner, schedules.key"
+            ),
             "{err}"
         );
         return;
@@ -242,7 +244,9 @@ fn sqlite_only_the_unique_index_refuses_a_duplicate_key_written_with_the_sqlite3
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("UNIQUE constraint failed: schedules.owner, schedules.key"),
+        stderr.contains(
+            "UNIQUE constraint failed: schedules.namespace, schedules.owner, schedules.key"
+        ),
         "{stderr}"
     );
     assert_eq!(rows_keyed(&store, "heartbeat"), 1);
@@ -408,7 +412,10 @@ fn sqlite_only_a_version_3_file_has_no_keys_for_the_inspector_and_is_migrated_by
         "not migrated"
     );
     let h = Host::on(&store);
-    assert_eq!(store.count("SELECT MAX(version) FROM schema_migrations"), 9);
+    assert_eq!(
+        store.count("SELECT MAX(version) FROM schema_migrations"),
+        10
+    );
     assert!(h.valid(id));
     let (keyed, _) = every_keyed(&h, 60.0, "heartbeat").unwrap();
     assert_eq!(rows_keyed(&store, "heartbeat"), 1);

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::Namespace;
+
 /// Engine settings. Start from [`Config::default`] and change fields.
 ///
 /// ```
@@ -11,6 +13,7 @@ use std::time::Duration;
 /// config.rng_seed = Some(7);
 /// config.max_tick_time = Some(Duration::from_millis(2));
 /// assert_eq!(config.max_firings_per_tick, 1024);
+/// assert_eq!(config.namespace, tickstep_schedules::Namespace::DEFAULT);
 /// ```
 #[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
@@ -43,6 +46,11 @@ pub struct Config {
     /// schedules over. Measured by the database's clock, never the node's. Default 10 s;
     /// a `SQLite` store ignores it.
     pub lease: Duration,
+    /// The application this engine is (docs/schedules.md §15): it loads, claims, fires and
+    /// retires only the stored schedules of this namespace, and every schedule it creates is
+    /// stored in it. Default [`Namespace::DEFAULT`] (`default`); the `tickstep` crate's hosts
+    /// name theirs (`serve`, `demo`, the program's own name).
+    pub namespace: Namespace,
 }
 
 /// The default tick (10 ms).
@@ -76,6 +84,7 @@ impl Default for Config {
             rng_seed: None,
             share_file: false,
             lease: DEFAULT_LEASE,
+            namespace: Namespace::DEFAULT,
         }
     }
 }

@@ -104,6 +104,8 @@ pub(crate) struct Core {
     /// Set while a resume catches up: the points it drops were missed while paused
     /// (docs/observability.md §1.4).
     pub(super) catching_up_paused: bool,
+    /// The schedules held back at open (docs/schedules.md §15.6), if any.
+    pub(super) held_back: Option<crate::HeldBack>,
 }
 
 impl Core {
@@ -111,6 +113,7 @@ impl Core {
         Core {
             metrics: crate::recorded::SchedulesMetrics::register(),
             catching_up_paused: false,
+            held_back: None,
             table: Table::default(),
             verbs: Interner::default(),
             calendars: super::interner::Calendars::default(),

@@ -113,6 +113,7 @@ impl Schedules {
             share_file: config.share_file,
             lease: config.lease,
             stop_poll: config.tick,
+            namespace: config.namespace,
         };
         let mut store = store::open(path.as_ref(), policy)?;
         let seed = clock.unix_nanos();
@@ -121,6 +122,8 @@ impl Schedules {
         let mut loader = Loader::new(&mut core, now);
         let high_water = store.load(&mut loader)?;
         let behind = loader.finish(high_water);
+        // Before catch-up: what is held back is neither fired, caught up nor written.
+        core.held_back = core.hold_back_unknown_targets(&world, config.namespace);
         core.store = Some(store);
         core.catch_up_loaded(behind);
         core.apply_actions_at_open(now)?;

@@ -14,6 +14,7 @@
 //! * [`interner`] — verb names as `u32`s;
 //! * [`rows`] — entry ⇄ row, loading, the group commit, operator stops;
 //! * [`claims`] — rows another node gave up, taken in between ticks; schedules another node took;
+//! * [`hold`] — schedules held back at open when most name objects the world lacks;
 //! * [`keys`] — schedule keys: the (owner, key) index, create-if-absent, lookup by key;
 //! * [`operator`] — pause, resume, trigger now, backfill (docs/schedules.md §9.4–§9.10);
 //! * [`access`] — the narrow API a [`Txn`](crate::Txn) uses: drafts, lookups, commit;
@@ -44,6 +45,7 @@ pub(crate) mod entry;
 #[cfg(feature = "fuzzing")]
 pub(crate) mod fuzz_hooks;
 pub(crate) mod handle;
+pub(crate) mod hold;
 pub(crate) mod interner;
 pub(crate) mod keys;
 pub(crate) mod operator;

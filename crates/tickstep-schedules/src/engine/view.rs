@@ -83,6 +83,20 @@ impl Core {
 }
 
 impl Schedules {
+    /// The schedules held back at open because most of what the engine loaded names objects its
+    /// world does not have (docs/schedules.md §15.6), or `None`: they are neither fired nor
+    /// retired, and their rows stay as they are. A host says so at its start.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let engine = tickstep_schedules::Schedules::in_memory(
+    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.held_back(), None);
+    /// ```
+    pub fn held_back(&self) -> Option<crate::HeldBack> {
+        self.shared.core.borrow().held_back.clone()
+    }
+
     /// The next `count` fire times of schedule `id` (at most 1,000), nominal (before jitter),
     /// float Unix seconds: computed from its cadence, never stored (docs/schedules.md §9.8).
     /// `schedule_info` lists the first [`NEXT_RUNS_SHOWN`]; this is for more.

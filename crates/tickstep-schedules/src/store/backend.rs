@@ -162,6 +162,9 @@ pub(crate) struct OpenPolicy {
     /// How long a node's claims outlive its last heartbeat (a store several engines share).
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) lease: std::time::Duration,
+    /// The engine's namespace: the store loads, claims and looks up only its rows, and stores
+    /// every row the engine creates in it (docs/schedules.md §15.2).
+    pub(crate) namespace: crate::Namespace,
 }
 
 /// What an engine's store counted of claims and fencing since it opened

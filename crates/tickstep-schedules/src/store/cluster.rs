@@ -45,4 +45,7 @@ pub struct ClusterNode {
     pub holds: u64,
     /// The first [`HELD_SHOWN`] of them, by id.
     pub held: Vec<ScheduleId>,
+    /// The namespace the node serves (docs/schedules.md §15.2); `None` for a node of a build
+    /// from before namespaces.
+    pub namespace: Option<String>,
 }

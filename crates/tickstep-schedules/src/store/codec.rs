@@ -49,6 +49,20 @@ pub(crate) const COLUMNS: &str = concat!(
     ", time_limit_ns, tick_limit, key, ops, cron_expr, cron_zone, cron_dst"
 );
 
+/// How many columns [`COLUMNS`] names: a reader that selects more (the namespace, the fence)
+/// finds them from this index on.
+pub(crate) const COLUMN_COUNT: usize = {
+    let bytes = COLUMNS.as_bytes();
+    let (mut i, mut commas) = (0, 0);
+    while i < bytes.len() {
+        if bytes[i] == b',' {
+            commas += 1;
+        }
+        i += 1;
+    }
+    commas + 1
+};
+
 /// What [`decode`](super::decode::decode) reads from a store that kept operator state but no
 /// calendars yet (`SQLite` schema versions 5 to 7, `PostgreSQL` 6 to 9).
 pub(crate) const COLUMNS_WITHOUT_CALENDAR: &str = concat!(
@@ -95,20 +109,33 @@ pub(crate) fn columns_for(version: i64) -> &'static str {
     }
 }
 
-/// `INSERT` of a whole row; parameters as [`insert`] binds them. A row of the same id is
-/// replaced (an upsert on the id alone), but a row whose (owner, key) another row holds is
-/// refused by the unique index, never replaced (docs/schedules.md §5.18).
+/// The namespace column as a reader of schema `version` selects it: `''` (no namespace) from a
+/// store older than namespaces (`SQLite` version 10, `PostgreSQL` 12; docs/schedules.md §15.3).
+pub(crate) fn namespace_column(version: i64, first_with_it: i64) -> &'static str {
+    if version >= first_with_it {
+        "namespace"
+    } else {
+        "CAST('' AS TEXT)"
+    }
+}
+
+/// `INSERT` of a whole row in the store's namespace (the last parameter); parameters as
+/// [`insert`] binds them. A row of the same id is replaced (an upsert on the id alone; ids are
+/// unique across namespaces, docs/schedules.md §15.2, so it is always this engine's), but a row
+/// whose (namespace, owner, key) another row holds is refused by the unique index, never
+/// replaced (docs/schedules.md §5.18).
 pub(crate) fn insert_sql() -> &'static str {
     static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SQL.get_or_init(|| {
         let columns: Vec<&str> = COLUMNS.split(',').map(str::trim).collect();
-        let params: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
+        let params: Vec<String> = (1..=columns.len() + 1).map(|i| format!("?{i}")).collect();
         let sets: Vec<String> = columns[1..]
             .iter()
             .map(|c| format!("{c} = excluded.{c}"))
             .collect();
         format!(
-            "INSERT INTO schedules ({COLUMNS}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}",
+            "INSERT INTO schedules ({COLUMNS}, namespace) VALUES ({}) \
+             ON CONFLICT (id) DO UPDATE SET {}",
             params.join(", "),
             sets.join(", ")
         )
@@ -210,8 +237,12 @@ impl CadenceParams {
     }
 }
 
-/// Executes [`insert_sql`] for a whole row.
-pub(crate) fn insert(stmt: &mut rusqlite::Statement<'_>, r: &ScheduleRow) -> rusqlite::Result<()> {
+/// Executes [`insert_sql`] for a whole row, in `namespace`.
+pub(crate) fn insert(
+    stmt: &mut rusqlite::Statement<'_>,
+    r: &ScheduleRow,
+    namespace: crate::Namespace,
+) -> rusqlite::Result<()> {
     let mut running = String::new();
     let cadence = CadenceParams::new(r.id, &r.cadence, &mut running);
     let [
@@ -267,6 +298,7 @@ pub(crate) fn insert(stmt: &mut rusqlite::Statement<'_>, r: &ScheduleRow) -> rus
         calendar_expr(r),
         calendar_zone(r),
         calendar_dst(r),
+        namespace.as_str(),
     ])?;
     Ok(())
 }

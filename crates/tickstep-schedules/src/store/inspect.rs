@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OpenFlags};
 
 use super::cluster::Cluster;
 use super::codec::{self, from_sql, to_sql};
@@ -60,6 +60,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub struct Inspector {
     source: Source,
+    /// The one namespace this inspector reads ([`Inspector::in_namespace`]); `None`: every
+    /// namespace (docs/schedules.md §15.5).
+    namespace: Option<crate::Namespace>,
 }
 
 /// Where an inspector reads.
@@ -112,6 +115,9 @@ enum Source {
 #[non_exhaustive]
 #[allow(clippy::struct_excessive_bools)] // the schedule's options, one to one
 pub struct StoredSchedule {
+    /// The application it belongs to (docs/schedules.md §15); empty in a store from before
+    /// namespaces.
+    pub namespace: String,
     /// The schedule's id.
     pub id: ScheduleId,
     /// One-shot or recurring.
@@ -284,6 +290,7 @@ impl Inspector {
                 source: Source::Postgres(Box::new(super::postgres::inspect::PgInspector::open(
                     url,
                 )?)),
+                namespace: None,
             });
             #[cfg(not(feature = "postgres"))]
             let _ = url;
@@ -303,7 +310,111 @@ impl Inspector {
                 path: path.to_path_buf(),
                 version,
             },
+            namespace: None,
         })
+    }
+
+    /// This inspector, reading only the schedules of `namespace` (docs/schedules.md §15.5):
+    /// [`list`](Inspector::list), [`get`](Inspector::get), [`find_key`](Inspector::find_key)
+    /// and [`ids`](Inspector::ids) leave every other application's schedules out. A fresh
+    /// inspector reads every namespace.
+    ///
+    /// ```
+    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// use tickstep_schedules::{Config, Inspector, Namespace, Options, Schedules};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("s.db");
+    /// let world = TestWorld::new();
+    /// let wiz = world.add_wizard();
+    /// world.add_verb(wiz, "v");
+    /// let mut config = Config::default();
+    /// config.namespace = Namespace::new("billing").unwrap();
+    /// let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(), config).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    ///
+    /// let all = Inspector::open(&path).unwrap();
+    /// assert_eq!(all.list().unwrap()[0].namespace, "billing");
+    /// let other = Inspector::open(&path).unwrap().in_namespace(Namespace::new("games").unwrap());
+    /// assert!(other.list().unwrap().is_empty());
+    /// assert_eq!(other.get(id).unwrap(), None, "another application's schedule is not there");
+    /// ```
+    #[must_use]
+    pub fn in_namespace(self, namespace: crate::Namespace) -> Inspector {
+        Inspector {
+            namespace: Some(namespace),
+            ..self
+        }
+    }
+
+    /// The namespace this inspector reads, `None` when it reads every one.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// #     tickstep_schedules::testkit::TestWorld::new(),
+    /// #     tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
+    /// let inspector = tickstep_schedules::Inspector::open(&path).unwrap();
+    /// assert_eq!(inspector.namespace(), None);
+    /// ```
+    #[must_use]
+    pub fn namespace(&self) -> Option<crate::Namespace> {
+        self.namespace
+    }
+
+    /// How many schedules each namespace holds, by name (docs/schedules.md §15.5), whatever
+    /// namespace this inspector reads. A store from before namespaces shows its schedules under
+    /// the empty name.
+    ///
+    /// # Errors
+    ///
+    /// As [`Inspector::list`].
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "v");
+    /// let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(), Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// let counts = Inspector::open(&path).unwrap().namespaces().unwrap();
+    /// assert_eq!(counts, vec![("default".to_string(), 1)]);
+    /// ```
+    pub fn namespaces(&self) -> Result<Vec<(String, u64)>, Error> {
+        let (conn, path, version) = match &self.source {
+            Source::Sqlite {
+                conn,
+                path,
+                version,
+            } => (conn, path, *version),
+            #[cfg(feature = "postgres")]
+            Source::Postgres(pg) => return pg.namespaces(),
+        };
+        let column = codec::namespace_column(version, schema::NAMESPACES_VERSION);
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {column}, COUNT(*) FROM schedules GROUP BY 1 ORDER BY 1"
+            ))
+            .map_err(load_error(path))?;
+        let counts = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, from_sql(r.get(1)?))))
+            .map_err(load_error(path))?;
+        counts.collect::<Result<_, _>>().map_err(load_error(path))
+    }
+
+    /// The namespace filter as a query parameter (`NULL`: every namespace).
+    fn namespace_param(&self) -> Option<&str> {
+        self.namespace.as_ref().map(crate::Namespace::as_str)
     }
 
     /// Every saved schedule, by id.
@@ -323,6 +434,7 @@ impl Inspector {
     /// assert!(inspector.list().unwrap().is_empty());
     /// ```
     pub fn list(&self) -> Result<Vec<StoredSchedule>, Error> {
+        let namespace = self.namespace_param();
         let (conn, load_error, version) = match &self.source {
             Source::Sqlite {
                 conn,
@@ -331,18 +443,14 @@ impl Inspector {
             } => (conn, load_error(path), *version),
             #[cfg(feature = "postgres")]
             Source::Postgres(pg) => {
-                return Ok(pg.list()?.into_iter().map(StoredSchedule::from).collect());
+                return Ok(pg
+                    .list(namespace)?
+                    .into_iter()
+                    .map(StoredSchedule::from)
+                    .collect());
             }
         };
-        decoded(
-            conn,
-            &format!(
-                "SELECT {} FROM schedules ORDER BY id",
-                codec::columns_for(version)
-            ),
-            [],
-        )
-        .map_err(load_error)
+        decoded(conn, &sqlite_select(version, "TRUE"), [namespace]).map_err(load_error)
     }
 
     /// The saved schedule `id`, or `None` if the store does not hold it (never created, not
@@ -363,6 +471,7 @@ impl Inspector {
     /// assert_eq!(inspector.get(ScheduleId::from_raw(7)).unwrap(), None);
     /// ```
     pub fn get(&self, id: ScheduleId) -> Result<Option<StoredSchedule>, Error> {
+        let namespace = self.namespace_param();
         let (conn, path, version) = match &self.source {
             Source::Sqlite {
                 conn,
@@ -370,19 +479,14 @@ impl Inspector {
                 version,
             } => (conn, path, *version),
             #[cfg(feature = "postgres")]
-            Source::Postgres(pg) => return Ok(pg.get(id.get())?.map(StoredSchedule::from)),
+            Source::Postgres(pg) => {
+                return Ok(pg.get(id.get(), namespace)?.map(StoredSchedule::from));
+            }
         };
-        conn.query_row(
-            &format!(
-                "SELECT {} FROM schedules WHERE id = ?1",
-                codec::columns_for(version)
-            ),
-            [to_sql(id.get())],
-            sqlite_row::decode,
-        )
-        .optional()
-        .map(|row| row.map(StoredSchedule::from))
-        .map_err(load_error(path))
+        let sql = sqlite_select(version, "id = ?2");
+        decoded(conn, &sql, rusqlite::params![namespace, to_sql(id.get())])
+            .map(|mut rows| rows.pop())
+            .map_err(load_error(path))
     }
 
     /// The last settled firings of schedule `id`, newest first, as the store keeps them (at
@@ -467,6 +571,7 @@ impl Inspector {
     /// ```
     pub fn find_key(&self, key: &str) -> Result<Vec<StoredSchedule>, Error> {
         crate::key::check_key(key)?;
+        let namespace = self.namespace_param();
         let (conn, load_error, version) = match &self.source {
             Source::Sqlite {
                 conn,
@@ -476,7 +581,7 @@ impl Inspector {
             #[cfg(feature = "postgres")]
             Source::Postgres(pg) => {
                 return Ok(pg
-                    .find_key(key)?
+                    .find_key(key, namespace)?
                     .into_iter()
                     .map(StoredSchedule::from)
                     .collect());
@@ -485,15 +590,8 @@ impl Inspector {
         if version < 4 {
             return Ok(Vec::new());
         }
-        decoded(
-            conn,
-            &format!(
-                "SELECT {} FROM schedules WHERE key = ?1 ORDER BY id",
-                codec::COLUMNS
-            ),
-            [key],
-        )
-        .map_err(load_error)
+        let sql = sqlite_select(version, "key = ?2");
+        decoded(conn, &sql, rusqlite::params![namespace, key]).map_err(load_error)
     }
 
     /// The ids of every saved schedule, by id, without decoding the rows (cheap enough to poll).
@@ -512,18 +610,30 @@ impl Inspector {
     /// assert!(ids.is_empty());
     /// ```
     pub fn ids(&self) -> Result<Vec<ScheduleId>, Error> {
-        let (conn, load_error) = match &self.source {
-            Source::Sqlite { conn, path, .. } => (conn, load_error(path)),
+        let namespace = self.namespace_param();
+        let (conn, load_error, version) = match &self.source {
+            Source::Sqlite {
+                conn,
+                path,
+                version,
+            } => (conn, load_error(path), *version),
             #[cfg(feature = "postgres")]
             Source::Postgres(pg) => {
-                return Ok(pg.ids()?.into_iter().map(ScheduleId::from_raw).collect());
+                return Ok(pg
+                    .ids(namespace)?
+                    .into_iter()
+                    .map(ScheduleId::from_raw)
+                    .collect());
             }
         };
+        let column = codec::namespace_column(version, schema::NAMESPACES_VERSION);
         let mut stmt = conn
-            .prepare("SELECT id FROM schedules ORDER BY id")
+            .prepare(&format!(
+                "SELECT id FROM schedules WHERE (?1 IS NULL OR {column} = ?1) ORDER BY id"
+            ))
             .map_err(&load_error)?;
         let ids = stmt
-            .query_map([], |r| {
+            .query_map([namespace], |r| {
                 r.get::<_, i64>(0)
                     .map(|id| ScheduleId::from_raw(from_sql(id)))
             })
@@ -722,7 +832,19 @@ impl Inspector {
     }
 }
 
-/// The schedules `sql` selects (with [`codec::COLUMNS`] or an older file's columns), decoded.
+/// The `SQLite` select of a store of schema `version`: the row's columns, then its namespace,
+/// of the namespace `?1` (every namespace when `?1` is NULL; docs/schedules.md §15.5) where
+/// `condition` holds, by id.
+fn sqlite_select(version: i64, condition: &str) -> String {
+    let namespace = codec::namespace_column(version, schema::NAMESPACES_VERSION);
+    format!(
+        "SELECT {}, {namespace} FROM schedules WHERE (?1 IS NULL OR {namespace} = ?1) \
+         AND ({condition}) ORDER BY id",
+        codec::columns_for(version)
+    )
+}
+
+/// The schedules `sql` ([`sqlite_select`]) selects, decoded, each with its namespace.
 fn decoded(
     conn: &Connection,
     sql: &str,
@@ -732,7 +854,8 @@ fn decoded(
     let mut rows = stmt.query(params)?;
     let mut all = Vec::new();
     while let Some(row) = rows.next()? {
-        all.push(StoredSchedule::from(sqlite_row::decode(row)?));
+        let namespace: String = row.get(codec::COLUMN_COUNT)?;
+        all.push(StoredSchedule::from((sqlite_row::decode(row)?, namespace)));
     }
     Ok(all)
 }
@@ -763,9 +886,9 @@ fn server_url(path: &Path) -> Result<Option<&str>, Error> {
     }
 }
 
-impl From<ScheduleRow> for StoredSchedule {
-    /// A decoded row as the operator sees it.
-    fn from(r: ScheduleRow) -> Self {
+impl From<(ScheduleRow, String)> for StoredSchedule {
+    /// A decoded row, with its namespace, as the operator sees it.
+    fn from((r, namespace): (ScheduleRow, String)) -> Self {
         let id = ScheduleId::from_raw(r.id);
         let c = r.cadence;
         let ops = c.ops.unwrap_or_default();
@@ -779,6 +902,7 @@ impl From<ScheduleRow> for StoredSchedule {
             live: true,
         };
         StoredSchedule {
+            namespace,
             id,
             kind: r.kind,
             target: r.target,

@@ -160,6 +160,7 @@ pub(crate) fn open(location: &Path, policy: OpenPolicy) -> Result<Box<dyn Backen
             &location.to_string_lossy(),
             policy.stop_poll,
             policy.lease,
+            policy.namespace,
         )?));
         #[cfg(not(feature = "postgres"))]
         // The URL may carry a password: name the scheme only.

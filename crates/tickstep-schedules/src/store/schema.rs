@@ -41,6 +41,11 @@
 //! step rebuilds the table (SQLite's "make a new table, copy, drop, rename"), with its index
 //! and its history trigger. Rows written by an older version are not calendars.
 //!
+//! Version 10 (docs/schedules.md §15.3) adds each schedule's namespace (`namespace`): the
+//! application it belongs to, so that applications sharing the file see only their own. The
+//! rows already there go to the namespace of the engine that migrates the file (the application
+//! that has been using it), and the key index becomes unique per (namespace, owner, key).
+//!
 //! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
 //! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
 //! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
@@ -53,7 +58,7 @@ use rusqlite::{Connection, ErrorCode};
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 9;
+pub(crate) const CURRENT_VERSION: i64 = 10;
 
 /// The oldest schema version an [`Inspector`](crate::Inspector) reads (it reads the firing limits
 /// version 3 added as none from an older file).
@@ -73,7 +78,7 @@ pub(crate) const OWN_TABLES: [&str; 6] = [
 ];
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 9] = [
+const MIGRATIONS: [(i64, &str, &str); 10] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -183,7 +188,26 @@ const MIGRATIONS: [(i64, &str, &str); 9] = [
     ),
     (8, "the firing history keyed slot first", HISTORY_SLOT_FIRST),
     (9, "calendar schedules", CALENDAR_SCHEDULES),
+    (
+        10,
+        "namespaces: the application each schedule belongs to",
+        NAMESPACES,
+    ),
 ];
+
+/// The version that adds namespaces; migrating to it moves the rows already there into the
+/// migrating engine's namespace (docs/schedules.md §15.3).
+pub(crate) const NAMESPACES_VERSION: i64 = 10;
+
+/// Version 10: each schedule's namespace (docs/schedules.md §15.3). The column's default only
+/// fills the rows already there; [`migrate`] then moves them to the migrating engine's
+/// namespace, and every later insert names its own.
+const NAMESPACES: &str = "
+    ALTER TABLE schedules ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default';
+    DROP INDEX schedules_owner_key;
+    CREATE UNIQUE INDEX schedules_owner_key ON schedules (namespace, owner, key)
+        WHERE key IS NOT NULL;
+";
 
 /// Version 8 (docs/schedules.md §9.11, §13.54): the history table is keyed slot first,
 /// `(slot, schedule_id)`, so the records a group commit writes for schedules that fire together
@@ -287,8 +311,13 @@ const CALENDAR_SCHEDULES: &str = "
 ";
 
 /// Applies every migration past `found` (the version [`examine`](super::integrity::examine)
-/// read), each in its own transaction, creating the migration table first on a fresh file.
-pub(crate) fn migrate(conn: &mut Connection, found: i64) -> Result<(), Error> {
+/// read), each in its own transaction, creating the migration table first on a fresh file. The
+/// rows a file holds from before namespaces go to `namespace`, the migrating engine's.
+pub(crate) fn migrate(
+    conn: &mut Connection,
+    found: i64,
+    namespace: crate::Namespace,
+) -> Result<(), Error> {
     if found >= CURRENT_VERSION {
         return Ok(());
     }
@@ -308,6 +337,10 @@ pub(crate) fn migrate(conn: &mut Connection, found: i64) -> Result<(), Error> {
             .map_err(Error::store("starting a migration"))?;
         tx.execute_batch(sql)
             .map_err(Error::store("applying a migration"))?;
+        if version == NAMESPACES_VERSION {
+            tx.execute("UPDATE schedules SET namespace = ?1", [namespace.as_str()])
+                .map_err(Error::store("moving the schedules into their namespace"))?;
+        }
         tx.execute(
             "INSERT INTO schema_migrations (version, description) VALUES (?1, ?2)",
             rusqlite::params![version, description],

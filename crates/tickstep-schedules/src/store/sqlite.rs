@@ -36,6 +36,10 @@ pub(crate) struct SqliteStore {
     checkpointer: Option<Checkpointer>,
     conn: Connection,
     path: PathBuf,
+    /// The engine's namespace: the only rows it loads, and where its creations go
+    /// (docs/schedules.md §15.2); [`Namespace::DEFAULT`](crate::Namespace::DEFAULT) for the
+    /// operator's connection, which creates nothing.
+    namespace: crate::Namespace,
     /// `PRAGMA data_version` when the stops table was last read: it changes only when another
     /// connection commits, so an unchanged value means no operator stop can have arrived.
     data_version: i64,
@@ -87,12 +91,13 @@ impl SqliteStore {
         // (docs/schedules.md §11.44).
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
             .map_err(Error::store("fixing the query plans"))?;
-        schema::migrate(&mut conn, verdict.version)?;
+        schema::migrate(&mut conn, verdict.version, policy.namespace)?;
         if verdict.fresh && !verdict.shared {
             conn.pragma_update(None, "application_id", APPLICATION_ID)
                 .map_err(Error::store("stamping the store's application id"))?;
         }
         let mut store = SqliteStore::from_conn(conn, path, CURRENT_VERSION);
+        store.namespace = policy.namespace;
         store.checkpointer = Checkpointer::start(path, BUSY_TIMEOUT);
         if store.checkpointer.is_some() {
             store
@@ -102,6 +107,7 @@ impl SqliteStore {
         }
         store.writer = WriteBehind::start(
             path,
+            policy.namespace,
             BUSY_TIMEOUT,
             store.checkpointer.as_ref().and_then(Checkpointer::waker),
         );
@@ -142,6 +148,7 @@ impl SqliteStore {
             checkpointer: None,
             conn,
             path: path.to_path_buf(),
+            namespace: crate::Namespace::DEFAULT,
             data_version: 0,
             stops_seen: 0,
             has_stops: version >= 2,
@@ -266,7 +273,12 @@ impl SqliteStore {
     }
 
     fn write(&mut self, changes: &ChangeSet) -> rusqlite::Result<usize> {
-        write_changes(&self.conn, std::iter::once(changes), &mut self.running_buf)
+        write_changes(
+            &self.conn,
+            std::iter::once(changes),
+            self.namespace,
+            &mut self.running_buf,
+        )
     }
 }
 
@@ -282,16 +294,25 @@ impl Backend for SqliteStore {
                 |r| r.get(0),
             )
             .map_err(read)?;
+        let namespace = self.namespace.as_str();
         let count: i64 = self
             .conn
-            .query_row("SELECT COUNT(*) FROM schedules", [], |r| r.get(0))
+            .query_row(
+                "SELECT COUNT(*) FROM schedules WHERE namespace = ?1",
+                [namespace],
+                |r| r.get(0),
+            )
             .map_err(read)?;
         sink.expect(usize::try_from(count).unwrap_or(0));
+        // A scan, not an index: the load reads every row of the file's usual one namespace.
         let mut stmt = self
             .conn
-            .prepare(&format!("SELECT {} FROM schedules", codec::COLUMNS))
+            .prepare(&format!(
+                "SELECT {} FROM schedules WHERE namespace = ?1",
+                codec::COLUMNS
+            ))
             .map_err(read)?;
-        let mut rows = stmt.query([]).map_err(read)?;
+        let mut rows = stmt.query([namespace]).map_err(read)?;
         while let Some(row) = rows.next().map_err(read)? {
             sink.apply(sqlite_row::decode(row).map_err(read)?)?;
         }
@@ -301,18 +322,24 @@ impl Backend for SqliteStore {
     fn reserve_ids(&mut self, next: u64, block: u64) -> Result<RangeInclusive<u64>, Error> {
         let context = "reserving schedule ids";
         self.wait_for_writer()?;
-        let through = next.saturating_add(block);
         self.set_synchronous("FULL")
             .map_err(Error::store(context))?;
-        let result = self.conn.execute(
-            "UPDATE meta SET value = MAX(value, ?1) WHERE key = 'id_high_water'",
-            [to_sql(through)],
+        // One statement reads and raises the mark, under SQLite's write lock: engines of other
+        // namespaces on the file take their blocks after or before this one, never the same ids
+        // (docs/schedules.md §11.4, §15.2).
+        let result = self.conn.query_row(
+            "UPDATE meta SET value = MAX(value, ?1) + ?2 WHERE key = 'id_high_water' \
+             RETURNING value",
+            [to_sql(next.saturating_sub(1)), to_sql(block)],
+            |r| r.get::<_, i64>(0),
         );
         let restored = self.set_synchronous("NORMAL");
-        result
-            .and(restored)
-            .map(|()| next..=through)
-            .map_err(|e| store_error(&self.path, context, e))
+        let end = codec::from_sql(
+            result
+                .and_then(|end| restored.map(|()| end))
+                .map_err(|e| store_error(&self.path, context, e))?,
+        );
+        Ok(end.saturating_sub(block) + 1..=end)
     }
 
     fn commit(&mut self, changes: &mut ChangeSet, durability: Durability) -> Result<usize, Error> {

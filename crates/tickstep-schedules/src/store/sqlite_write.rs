@@ -6,11 +6,12 @@ use rusqlite::Connection;
 use super::codec::{self, CadenceParams, to_sql};
 use crate::row::ChangeSet;
 
-/// Writes `batches` in order in one transaction on `conn`; returns how many deletes existed.
-/// `buf` is scratch space for the running-firings column.
+/// Writes `batches` in order in one transaction on `conn`, creations in `namespace`; returns how
+/// many deletes existed. `buf` is scratch space for the running-firings column.
 pub(super) fn write_changes<'a>(
     conn: &Connection,
     batches: impl IntoIterator<Item = &'a ChangeSet>,
+    namespace: crate::Namespace,
     buf: &mut String,
 ) -> rusqlite::Result<usize> {
     let tx = conn.unchecked_transaction()?;
@@ -48,7 +49,7 @@ pub(super) fn write_changes<'a>(
         if !changes.inserts.is_empty() {
             let mut insert = tx.prepare_cached(codec::insert_sql())?;
             for row in &changes.inserts {
-                codec::insert(&mut insert, row)?;
+                codec::insert(&mut insert, row, namespace)?;
             }
         }
     }

@@ -103,6 +103,7 @@ impl WriteBehind {
     /// thread as before. After each write the thread tells `checkpoints`.
     pub(crate) fn start(
         path: &Path,
+        namespace: crate::Namespace,
         busy_timeout: Duration,
         checkpoints: Option<CheckpointWaker>,
     ) -> Option<Self> {
@@ -130,6 +131,7 @@ impl WriteBehind {
         });
         let writer = Writer {
             conn,
+            namespace,
             path: path.to_path_buf(),
             shared: Arc::clone(&shared),
             checkpoints,
@@ -247,6 +249,8 @@ impl Drop for WriteBehind {
 /// The thread's state.
 struct Writer {
     conn: Connection,
+    /// The engine's namespace, for the creations a batch may hold (docs/schedules.md §15.2).
+    namespace: crate::Namespace,
     path: std::path::PathBuf,
     shared: Arc<Shared>,
     checkpoints: Option<CheckpointWaker>,
@@ -376,7 +380,12 @@ impl Writer {
             return Ok(());
         }
         let started = Instant::now();
-        let written = write_changes(&self.conn, self.pending.iter(), &mut self.buf);
+        let written = write_changes(
+            &self.conn,
+            self.pending.iter(),
+            self.namespace,
+            &mut self.buf,
+        );
         self.metrics
             .wrote(self.pending.len(), started.elapsed(), written.is_ok());
         match written {

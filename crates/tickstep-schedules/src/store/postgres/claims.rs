@@ -46,13 +46,14 @@ fn seconds(d: Duration) -> f64 {
 pub(super) fn register(
     client: &mut postgres::Client,
     node: i64,
+    namespace: crate::Namespace,
     lease: Duration,
 ) -> Result<(), Error> {
     client
         .execute(
-            "INSERT INTO tickstep_nodes (node, lease_until) \
-             VALUES ($1, clock_timestamp() + make_interval(secs => $2))",
-            &[&node, &seconds(lease)],
+            "INSERT INTO tickstep_nodes (node, lease_until, namespace) \
+             VALUES ($1, clock_timestamp() + make_interval(secs => $2), $3)",
+            &[&node, &seconds(lease), &namespace.as_str()],
         )
         .map(drop)
         .map_err(database_error("registering this node"))
@@ -64,10 +65,10 @@ impl Worker {
         self.reconnect_if_closed()?;
         self.client
             .execute(
-                "INSERT INTO tickstep_nodes (node, lease_until) \
-                 VALUES ($1, clock_timestamp() + make_interval(secs => $2)) \
+                "INSERT INTO tickstep_nodes (node, lease_until, namespace) \
+                 VALUES ($1, clock_timestamp() + make_interval(secs => $2), $3) \
                  ON CONFLICT (node) DO UPDATE SET lease_until = EXCLUDED.lease_until",
-                &[&self.node, &seconds(self.lease)],
+                &[&self.node, &seconds(self.lease), &self.namespace.as_str()],
             )
             .map(drop)
             .map_err(database_error("renewing this node's lease"))
@@ -83,7 +84,8 @@ impl Worker {
     ) -> Result<Vec<ClaimedRow>, Error> {
         let context = "claiming schedules";
         self.reconnect_if_closed()?;
-        let params: [&(dyn ToSql + Sync); 3] = [&self.node, &horizon, &limit];
+        let namespace = self.namespace.as_str();
+        let params: [&(dyn ToSql + Sync); 4] = [&self.node, &horizon, &limit, &namespace];
         let rows = self
             .client
             .query(codec::claim_sql(), &params)

@@ -27,21 +27,21 @@ pub(super) fn select_all() -> String {
     format!("SELECT {COLUMNS} FROM tickstep_schedules")
 }
 
-/// The `SELECT` that reads rows of a store of schema `version`, as an operator's view that does
-/// not migrate meets them: before version 4 there are no firing limits to read, before 5 no keys,
-/// before 6 no operator state.
-pub(super) fn select_all_of(version: i64) -> String {
+/// The columns of a store of schema `version` as [`decode`] reads them, as an operator's view
+/// that does not migrate meets them: before version 4 there are no firing limits to read,
+/// before 5 no keys, before 6 no operator state, before 10 no calendars.
+pub(super) fn columns_of(version: i64) -> &'static str {
     match version {
-        10.. => select_all(),
-        6..=9 => format!("SELECT {COLUMNS_WITHOUT_CALENDAR} FROM tickstep_schedules"),
-        5 => format!("SELECT {COLUMNS_WITHOUT_OPS} FROM tickstep_schedules"),
-        4 => format!("SELECT {COLUMNS_WITHOUT_KEY} FROM tickstep_schedules"),
-        _ => format!("SELECT {COLUMNS_WITHOUT_LIMITS} FROM tickstep_schedules"),
+        10.. => COLUMNS,
+        6..=9 => COLUMNS_WITHOUT_CALENDAR,
+        5 => COLUMNS_WITHOUT_OPS,
+        4 => COLUMNS_WITHOUT_KEY,
+        _ => COLUMNS_WITHOUT_LIMITS,
     }
 }
 
-/// The claim: takes rows nobody holds, or whose holder's lease has run out (database time),
-/// due by `$2` (the node's wall clock plus the lookahead, Unix ns) or not armed, at most `$3` of
+/// The claim: takes rows of namespace `$4` (the node's, docs/schedules.md §15.2) that nobody
+/// holds, or whose holder's lease has run out (database time), due by `$2` (the node's wall clock plus the lookahead, Unix ns) or not armed, at most `$3` of
 /// them (`NULL`: all), for node `$1`; bumps each row's fence; returns whole rows, columns as
 /// [`decode`] reads them, then the new fence. `SKIP LOCKED` lets nodes claiming at once take
 /// disjoint rows without waiting on one another, and a row a node is writing is skipped, not
@@ -57,7 +57,8 @@ pub(super) fn claim_sql() -> &'static str {
         format!(
             "UPDATE tickstep_schedules AS s SET owner_node = $1, fence = s.fence + 1 \
              FROM (SELECT id, owner_node AS was FROM tickstep_schedules \
-                   WHERE (owner_node IS NULL OR owner_node IN \
+                   WHERE namespace = $4 \
+                     AND (owner_node IS NULL OR owner_node IN \
                           (SELECT node FROM tickstep_nodes \
                            WHERE lease_until < clock_timestamp() AND node <> $1)) \
                      AND (NOT armed OR fire_at <= $2) \
@@ -69,11 +70,12 @@ pub(super) fn claim_sql() -> &'static str {
 }
 
 /// The column [`claim_sql`] returns the new fence in: the one after [`COLUMNS`].
-pub(super) const FENCE_COLUMN: usize = 38;
+pub(super) const FENCE_COLUMN: usize = crate::store::codec::COLUMN_COUNT;
 /// The column [`claim_sql`] returns the row's previous holder in (NULL: it had none).
 pub(super) const PREVIOUS_HOLDER_COLUMN: usize = FENCE_COLUMN + 1;
 
-/// `INSERT` of a whole row, held by node `$36` from its creation with fence 1; replacing a row
+/// `INSERT` of a whole row in namespace `$40`, held by node `$39` from its creation with fence
+/// 1 (ids are unique across namespaces, docs/schedules.md §15.2); replacing a row
 /// of the same id (an upsert, like `SQLite`'s `INSERT OR REPLACE`) takes it over with the next
 /// fence. A row whose (owner, key) another row holds is refused by the unique index
 /// (docs/schedules.md §5.18): the upsert is on the id alone. Returns the fence.
@@ -83,12 +85,14 @@ pub(super) fn insert_sql() -> &'static str {
         let columns: Vec<&str> = COLUMNS.split(',').map(str::trim).collect();
         let params: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
         let node = columns.len() + 1;
+        let namespace = node + 1;
         let sets: Vec<String> = columns[1..]
             .iter()
             .map(|c| format!("{c} = EXCLUDED.{c}"))
             .collect();
         format!(
-            "INSERT INTO tickstep_schedules ({COLUMNS}, owner_node, fence) VALUES ({}, ${node}, 1) \
+            "INSERT INTO tickstep_schedules ({COLUMNS}, owner_node, fence, namespace) \
+             VALUES ({}, ${node}, 1, ${namespace}) \
              ON CONFLICT (id) DO UPDATE SET {}, owner_node = EXCLUDED.owner_node, \
              fence = tickstep_schedules.fence + 1 RETURNING fence",
             params.join(", "),
@@ -350,12 +354,13 @@ impl CadenceColumns {
     }
 }
 
-/// Inserts one whole row with [`insert_sql`], held by `node`; returns its fence.
+/// Inserts one whole row with [`insert_sql`], held by `node`, in `namespace`; returns its fence.
 pub(super) fn insert(
     tx: &mut postgres::Transaction<'_>,
     stmt: &postgres::Statement,
     r: &ScheduleRow,
     node: i64,
+    namespace: &str,
 ) -> Result<i64, postgres::Error> {
     let c = &r.cadence;
     let mut running = String::new();
@@ -402,6 +407,7 @@ pub(super) fn insert(
             &calendar_zone(r),
             &calendar_dst(r),
             &node,
+            &namespace,
         ],
     )?;
     row.try_get(0)

@@ -21,7 +21,9 @@ use crate::store::codec::{from_sql, to_sql};
 /// A read-only connection to a `PostgreSQL` store.
 pub(crate) struct PgInspector {
     client: RefCell<Client>,
-    /// The `SELECT` of the database's schema version, which the inspector does not migrate.
+    /// The `SELECT` of the database's schema version, which the inspector does not migrate:
+    /// the row's columns, then its namespace, of the namespace `$1` (every namespace when
+    /// `$1` is NULL; docs/schedules.md §15.5).
     select: String,
     /// Whether the schema keeps keys (version 5 on).
     keyed: bool,
@@ -56,19 +58,25 @@ impl PgInspector {
         client
             .batch_execute("SET default_transaction_read_only = on")
             .map_err(database_error("making the inspector's session read-only"))?;
+        let namespace = crate::store::codec::namespace_column(version, schema::NAMESPACES_VERSION);
         Ok(PgInspector {
             client: RefCell::new(client),
-            select: codec::select_all_of(version),
+            select: format!(
+                "SELECT {}, {namespace} FROM tickstep_schedules \
+                 WHERE ($1::text IS NULL OR {namespace} = $1)",
+                codec::columns_of(version)
+            ),
             keyed: version >= 5,
             version,
         })
     }
 
+    /// The rows `sql` selects, each with its namespace (the column after the row's).
     fn rows(
         &self,
         sql: &str,
         params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<ScheduleRow>, Error> {
+    ) -> Result<Vec<(ScheduleRow, String)>, Error> {
         let context = "loading schedules";
         let rows = self
             .client
@@ -76,29 +84,51 @@ impl PgInspector {
             .query(sql, params)
             .map_err(database_error(context))?;
         rows.iter()
-            .map(|row| codec::decode(row).map_err(|source| Error::Database { context, source }))
+            .map(|row| {
+                let decoded =
+                    codec::decode(row).map_err(|source| Error::Database { context, source })?;
+                let namespace: String = row
+                    .try_get(crate::store::codec::COLUMN_COUNT)
+                    .map_err(database_error(context))?;
+                Ok((decoded, namespace))
+            })
             .collect()
     }
 
-    /// Every row, by id.
-    pub(crate) fn list(&self) -> Result<Vec<ScheduleRow>, Error> {
-        self.rows(&format!("{} ORDER BY id", self.select), &[])
+    /// Every row of `namespace` (`None`: of every namespace), by id.
+    pub(crate) fn list(
+        &self,
+        namespace: Option<&str>,
+    ) -> Result<Vec<(ScheduleRow, String)>, Error> {
+        self.rows(&format!("{} ORDER BY id", self.select), &[&namespace])
     }
 
-    /// Row `id`, if held.
-    pub(crate) fn get(&self, id: u64) -> Result<Option<ScheduleRow>, Error> {
-        let mut rows = self.rows(&format!("{} WHERE id = $1", self.select), &[&to_sql(id)])?;
+    /// Row `id`, if held in `namespace` (`None`: in any).
+    pub(crate) fn get(
+        &self,
+        id: u64,
+        namespace: Option<&str>,
+    ) -> Result<Option<(ScheduleRow, String)>, Error> {
+        let mut rows = self.rows(
+            &format!("{} AND id = $2", self.select),
+            &[&namespace, &to_sql(id)],
+        )?;
         Ok(rows.pop())
     }
 
-    /// The rows keyed `key` (one per owner at most), by id; none before schema version 5.
-    pub(crate) fn find_key(&self, key: &str) -> Result<Vec<ScheduleRow>, Error> {
+    /// The rows keyed `key` (one per owner and namespace at most), by id; none before schema
+    /// version 5.
+    pub(crate) fn find_key(
+        &self,
+        key: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<(ScheduleRow, String)>, Error> {
         if !self.keyed {
             return Ok(Vec::new());
         }
         self.rows(
-            &format!("{} WHERE key = $1 ORDER BY id", self.select),
-            &[&key],
+            &format!("{} AND key = $2 ORDER BY id", self.select),
+            &[&namespace, &key],
         )
     }
 
@@ -119,16 +149,24 @@ impl PgInspector {
         }
         let context = "reading the nodes and their claims";
         let mut client = self.client.borrow_mut();
+        let node_namespace = if self.version >= schema::NAMESPACES_VERSION {
+            "n.namespace"
+        } else {
+            "CAST(NULL AS TEXT)"
+        };
         let nodes = client
             .query(
-                "SELECT n.node, \
+                &format!(
+                    "SELECT n.node, \
                         EXTRACT(EPOCH FROM n.lease_until)::float8, \
                         EXTRACT(EPOCH FROM n.started_at)::float8, \
                         n.lease_until > clock_timestamp(), \
                         (SELECT count(*) FROM tickstep_schedules s WHERE s.owner_node = n.node), \
                         ARRAY(SELECT s.id FROM tickstep_schedules s WHERE s.owner_node = n.node \
-                              ORDER BY s.id LIMIT $1) \
-                 FROM tickstep_nodes n ORDER BY n.started_at, n.node",
+                              ORDER BY s.id LIMIT $1), \
+                        {node_namespace} \
+                 FROM tickstep_nodes n ORDER BY n.started_at, n.node"
+                ),
                 &[&i64::try_from(shown).unwrap_or(i64::MAX)],
             )
             .map_err(database_error(context))?;
@@ -154,19 +192,51 @@ impl PgInspector {
                         .into_iter()
                         .map(|id| crate::ScheduleId::from_raw(from_sql(id)))
                         .collect(),
+                    namespace: row.get(6),
                 })
                 .collect(),
             unheld: from_sql(unheld.get(0)),
         })
     }
 
-    pub(crate) fn ids(&self) -> Result<Vec<u64>, Error> {
+    /// Every id of `namespace` (`None`: of every namespace), by id.
+    pub(crate) fn ids(&self, namespace: Option<&str>) -> Result<Vec<u64>, Error> {
+        let column =
+            crate::store::codec::namespace_column(self.version, schema::NAMESPACES_VERSION);
         let rows = self
             .client
             .borrow_mut()
-            .query("SELECT id FROM tickstep_schedules ORDER BY id", &[])
+            .query(
+                &format!(
+                    "SELECT id FROM tickstep_schedules \
+                     WHERE ($1::text IS NULL OR {column} = $1) ORDER BY id"
+                ),
+                &[&namespace],
+            )
             .map_err(database_error("loading schedule ids"))?;
         Ok(rows.iter().map(|r| from_sql(r.get(0))).collect())
+    }
+
+    /// How many schedules each namespace holds, by name (docs/schedules.md §15.5); one unnamed
+    /// (`""`) namespace for a database from before namespaces.
+    pub(crate) fn namespaces(&self) -> Result<Vec<(String, u64)>, Error> {
+        let column =
+            crate::store::codec::namespace_column(self.version, schema::NAMESPACES_VERSION);
+        let rows = self
+            .client
+            .borrow_mut()
+            .query(
+                &format!(
+                    "SELECT {column}, count(*) FROM tickstep_schedules \
+                     GROUP BY 1 ORDER BY 1"
+                ),
+                &[],
+            )
+            .map_err(database_error("counting schedules by namespace"))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get(0), from_sql(r.get(1))))
+            .collect())
     }
 }
 

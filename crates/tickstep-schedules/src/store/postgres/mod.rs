@@ -190,7 +190,12 @@ impl PostgresStore {
     /// [`Error::InvalidArg`] for a URL the client cannot parse (named without its password);
     /// [`Error::Database`] when the server refuses the connection or the migration;
     /// [`Error::SchemaTooNew`] when a newer build migrated the database.
-    pub(crate) fn open(url: &str, stop_poll: Duration, lease: Duration) -> Result<Self, Error> {
+    pub(crate) fn open(
+        url: &str,
+        stop_poll: Duration,
+        lease: Duration,
+        namespace: crate::Namespace,
+    ) -> Result<Self, Error> {
         let mut config = parse(url)?;
         let lease = lease.max(Duration::from_millis(30));
         // A node paused inside a write transaction would keep its rows locked, and `SKIP
@@ -211,8 +216,8 @@ impl PostgresStore {
         let for_thread = Arc::clone(&mailbox);
         let thread = std::thread::Builder::new()
             .name("tickstep-pg-store".into())
-            .spawn(
-                move || match start_worker(config, stop_poll, lease, found, for_thread) {
+            .spawn(move || {
+                match start_worker(config, stop_poll, lease, namespace, found, for_thread) {
                     Ok(worker) => {
                         let _ = opened.send(Ok(()));
                         worker.run(&inbox);
@@ -220,8 +225,8 @@ impl PostgresStore {
                     Err(e) => {
                         let _ = opened.send(Err(e));
                     }
-                },
-            )
+                }
+            })
             .map_err(|e| Error::Database {
                 context: "starting the store thread",
                 source: Box::new(e),
@@ -271,17 +276,20 @@ fn start_worker(
     config: postgres::Config,
     stop_poll: Duration,
     lease: Duration,
+    namespace: crate::Namespace,
     found: Sender<crate::row::OperatorNote>,
     mailbox: Arc<Mailbox>,
 ) -> Result<Worker, Error> {
     let mut client = config
         .connect(postgres::NoTls)
         .map_err(database_error("connecting to PostgreSQL"))?;
-    schema::migrate(&mut client)?;
+    schema::migrate(&mut client, namespace)?;
     let node = fastrand::i64(1..i64::MAX);
-    claims::register(&mut client, node, lease)?;
+    claims::register(&mut client, node, namespace, lease)?;
     let stops = stops::StopWatch::start(&mut client, stop_poll, found)?;
-    Ok(Worker::new(client, config, stops, node, lease, mailbox))
+    Ok(Worker::new(
+        client, config, stops, node, namespace, lease, mailbox,
+    ))
 }
 
 fn thread_gone() -> Error {

@@ -46,6 +46,11 @@
 //! zone and DST policy in `cron_expr`, `cron_zone` and `cron_dst`, as the `SQLite` store's
 //! version 9 does (docs/schedules.md §14.14).
 //!
+//! Version 12 adds each schedule's namespace (`namespace`), as the `SQLite` store's version 10
+//! does (docs/schedules.md §15.3): the rows already there go to the migrating engine's
+//! namespace, the key index becomes unique per (namespace, owner, key), and each node's row
+//! names its namespace too (NULL for a node of an older build), for the cluster view.
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -56,7 +61,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 11;
+pub(crate) const CURRENT_VERSION: i64 = 12;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -65,7 +70,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 11] = [
+const MIGRATIONS: [(i64, &str, &str); 12] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -191,7 +196,31 @@ const MIGRATIONS: [(i64, &str, &str); 11] = [
         HISTORY_RING_IN_THE_ROW,
     ),
     (11, "calendar schedules", CALENDAR_SCHEDULES),
+    (
+        12,
+        "namespaces: the application each schedule belongs to",
+        NAMESPACES,
+    ),
 ];
+
+/// The version that adds namespaces; migrating to it moves the rows already there into the
+/// migrating engine's namespace (docs/schedules.md §15.3).
+pub(crate) const NAMESPACES_VERSION: i64 = 12;
+
+/// Version 12: each schedule's namespace (docs/schedules.md §15.3), as the `SQLite` store's
+/// version 10. The default only fills the rows already there ([`migrate`] then moves them to the
+/// migrating engine's namespace) and is dropped, so every insert names its own. No index is
+/// made on it: a database usually holds one or a few namespaces, the claim already scans for
+/// claimable rows, and an index over `fire_at` would cost every cadence update its HOT update
+/// (docs/schedules.md §11.31).
+const NAMESPACES: &str = "
+    ALTER TABLE tickstep_schedules ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default';
+    ALTER TABLE tickstep_schedules ALTER COLUMN namespace DROP DEFAULT;
+    DROP INDEX IF EXISTS tickstep_schedules_owner_key;
+    CREATE UNIQUE INDEX tickstep_schedules_owner_key
+        ON tickstep_schedules (namespace, owner, key) WHERE key IS NOT NULL;
+    ALTER TABLE tickstep_nodes ADD COLUMN namespace TEXT;
+";
 
 /// Version 11: calendar schedules (docs/schedules.md §14.14), as the `SQLite` store's version 9:
 /// `'cron'` allowed in `kind`, and the calendar's expression, zone and DST policy in three
@@ -268,8 +297,9 @@ const HISTORY_RING_IN_THE_ROW: &str = "
 ";
 
 /// Creates the migration table if needed and applies every migration the database lacks, in one
-/// transaction under the migration lock.
-pub(crate) fn migrate(client: &mut Client) -> Result<(), Error> {
+/// transaction under the migration lock. The rows a database holds from before namespaces go to
+/// `namespace`, the migrating engine's.
+pub(crate) fn migrate(client: &mut Client, namespace: crate::Namespace) -> Result<(), Error> {
     let mut tx = client
         .transaction()
         .map_err(database_error("starting a migration"))?;
@@ -296,6 +326,13 @@ pub(crate) fn migrate(client: &mut Client) -> Result<(), Error> {
         let (version, description, sql) = plan?;
         tx.batch_execute(sql)
             .map_err(database_error("applying a migration"))?;
+        if version == NAMESPACES_VERSION {
+            tx.execute(
+                "UPDATE tickstep_schedules SET namespace = $1",
+                &[&namespace.as_str()],
+            )
+            .map_err(database_error("moving the schedules into their namespace"))?;
+        }
         tx.execute(
             "INSERT INTO tickstep_schema_migrations (version, description) VALUES ($1, $2)",
             &[&version, &description],
@@ -407,18 +444,20 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        assert_eq!(versions(&[]), Ok(vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]));
-        assert_eq!(versions(&[1]), Ok(vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11]));
-        assert_eq!(versions(&[1, 4]), Ok(vec![2, 3, 5, 6, 7, 8, 9, 10, 11]));
-        assert_eq!(versions(&[4]), Ok(vec![1, 2, 3, 5, 6, 7, 8, 9, 10, 11]));
-        assert_eq!(versions(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]), Ok(vec![]));
+        let all: Vec<i64> = (1..=12).collect();
+        assert_eq!(versions(&[]), Ok(all.clone()));
+        assert_eq!(versions(&[1]), Ok(all[1..].to_vec()));
+        let without = |gone: &[i64]| all.iter().copied().filter(|v| !gone.contains(v)).collect();
+        assert_eq!(versions(&[1, 4]), Ok(without(&[1, 4])));
+        assert_eq!(versions(&[4]), Ok(without(&[4])));
+        assert_eq!(versions(&all), Ok(vec![]));
     }
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 12]), Err(12));
-        let err = pending(&[1, 4, 12]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 12") && err.to_string().contains("up to 11"));
+        assert_eq!(versions(&[1, 4, 13]), Err(13));
+        let err = pending(&[1, 4, 13]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 13") && err.to_string().contains("up to 12"));
     }
 
     #[test]

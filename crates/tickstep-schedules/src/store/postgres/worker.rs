@@ -97,6 +97,9 @@ pub(super) struct Worker {
     config: postgres::Config,
     /// This node's id (`owner_node` of the rows it holds).
     pub(super) node: i64,
+    /// The engine's namespace: the only rows this node loads, claims and looks up, and where
+    /// its creations go (docs/schedules.md §15.2).
+    pub(super) namespace: crate::Namespace,
     pub(super) lease: Duration,
     /// The fence of every row this node holds, by schedule id.
     pub(super) fences: HashMap<u64, i64>,
@@ -125,6 +128,7 @@ impl Worker {
         config: postgres::Config,
         stops: StopWatch,
         node: i64,
+        namespace: crate::Namespace,
         lease: Duration,
         mailbox: Arc<Mailbox>,
     ) -> Self {
@@ -132,6 +136,7 @@ impl Worker {
             client,
             config,
             node,
+            namespace,
             lease,
             fences: HashMap::new(),
             stopped_here: HashSet::new(),
@@ -412,7 +417,7 @@ impl Worker {
                     .prepare(codec::insert_sql())
                     .map_err(database_error(context))?;
                 for row in &changes.inserts {
-                    let fence = codec::insert(&mut tx, &stmt, row, node)
+                    let fence = codec::insert(&mut tx, &stmt, row, node, self.namespace.as_str())
                         .map_err(database_error(context))?;
                     self.fences.insert(row.id, fence);
                 }
@@ -466,8 +471,9 @@ impl Worker {
             // its deadline: what a restart or a takeover resumes. Rows live nodes hold stay
             // theirs.
             let everything = i64::MAX;
-            let params: [&(dyn postgres::types::ToSql + Sync); 3] =
-                [&self.node, &everything, &None::<i64>];
+            let namespace = self.namespace.as_str();
+            let params: [&(dyn postgres::types::ToSql + Sync); 4] =
+                [&self.node, &everything, &None::<i64>, &namespace];
             let rows = self
                 .client
                 .query_raw(codec::claim_sql(), params.iter().copied())
@@ -546,11 +552,20 @@ impl Worker {
         context: &'static str,
     ) -> Result<Option<ScheduleRow>, Error> {
         self.reconnect_if_closed()?;
+        // Another namespace's row is not there for this node (docs/schedules.md §15.2): the
+        // namespace is the parameter after the condition's.
+        let namespace = self.namespace.as_str();
+        let mut all = params.to_vec();
+        all.push(&namespace);
         let row = self
             .client
             .query_opt(
-                &format!("{} WHERE {condition}", codec::select_all()),
-                params,
+                &format!(
+                    "{} WHERE ({condition}) AND namespace = ${}",
+                    codec::select_all(),
+                    all.len()
+                ),
+                &all,
             )
             .map_err(database_error(context))?;
         row.map(|r| codec::decode(&r).map_err(|source| Error::Database { context, source }))
