@@ -413,6 +413,20 @@ impl TickstepPluginBuilder {
         self
     }
 
+    /// The app's namespace in its store (docs/schedules.md §15), as `RuntimeBuilder::namespace`
+    /// sets it; default: the program's name (docs/runtime.md §6.6).
+    ///
+    /// ```
+    /// let p = tickstep_bevy::TickstepPlugin::builder()
+    ///     .namespace(tickstep_bevy::schedules::Namespace::new("arena").unwrap())
+    ///     .build()?;
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn namespace(mut self, namespace: tickstep_schedules::Namespace) -> Self {
+        self.plugin.settings.host.namespace = Some(namespace);
+        self
+    }
+
     /// Checks the settings and returns the plugin.
     ///
     /// # Errors

@@ -35,6 +35,10 @@ pub(crate) struct DashboardArgs {
     /// acts; a store alone has no principals).
     #[arg(long, value_name = "NAME", requires = "action_token_file")]
     actions_as: Option<String>,
+    /// Show and act on this application's schedules only (docs/schedules.md §15.5); without it,
+    /// every namespace's.
+    #[arg(long, value_name = "NAME")]
+    namespace: Option<tickstep::schedules::Namespace>,
 }
 
 pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
@@ -54,6 +58,7 @@ pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
     let options = DashboardOptions {
         title: format!("tickstep dashboard: {}", store::shown(&args.db)),
         grant,
+        namespace: args.namespace,
         ..DashboardOptions::default()
     };
     let app = tickstep::dashboard::store_router(&args.db, options)?.fallback(unknown_route);

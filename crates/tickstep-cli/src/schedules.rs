@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use tickstep::kernel::clock::{Clock, SystemClock};
-use tickstep::schedules::{ScheduleId, ScheduleKind, StoredSchedule};
+use tickstep::schedules::{Inspector, Namespace, ScheduleId, ScheduleKind, StoredSchedule};
 
 use crate::say;
 use crate::store;
@@ -26,6 +26,11 @@ pub(crate) struct SchedulesArgs {
     /// Print JSON instead of a table.
     #[arg(long, global = true)]
     json: bool,
+    /// Read and act on this application's schedules only (docs/schedules.md §15.5): `serve`,
+    /// `demo`, a program's name. Without it every namespace is shown, and an action takes any
+    /// id.
+    #[arg(long, global = true)]
+    namespace: Option<Namespace>,
     #[command(subcommand)]
     action: Action,
 }
@@ -103,6 +108,9 @@ enum Action {
 }
 
 pub(crate) fn run(args: &SchedulesArgs) -> Result<(), String> {
+    if let Some(id) = args.action.acts_on() {
+        in_namespace(args, id)?;
+    }
     match args.action {
         Action::List => list(args),
         Action::Find { ref key } => find(args, key),
@@ -120,12 +128,64 @@ pub(crate) fn run(args: &SchedulesArgs) -> Result<(), String> {
     }
 }
 
+impl Action {
+    /// The schedule an action changes, if it changes one.
+    fn acts_on(&self) -> Option<u64> {
+        match *self {
+            Action::Pause { id, .. }
+            | Action::Resume { id }
+            | Action::Trigger { id }
+            | Action::Backfill { id, .. }
+            | Action::Stop { id } => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// The store's inspector, reading `--namespace`'s schedules alone when it is given.
+fn inspector(args: &SchedulesArgs) -> Result<Inspector, String> {
+    let inspector = store::open(&args.db)?;
+    Ok(match args.namespace {
+        Some(namespace) => inspector.in_namespace(namespace),
+        None => inspector,
+    })
+}
+
+/// With `--namespace`, refuses to act on a schedule of another namespace, naming both, before
+/// anything is changed (docs/schedules.md §15.5).
+fn in_namespace(args: &SchedulesArgs, id: u64) -> Result<(), String> {
+    let Some(namespace) = args.namespace else {
+        return Ok(());
+    };
+    let all = store::open(&args.db)?;
+    match all
+        .get(ScheduleId::from_raw(id))
+        .map_err(|e| e.to_string())?
+    {
+        Some(s) if s.namespace == namespace.as_str() => Ok(()),
+        Some(s) => Err(format!(
+            "schedule {id} is in namespace {}, not {namespace}; nothing was changed \
+             (docs/schedules.md §15.5)",
+            shown_namespace(&s.namespace)
+        )),
+        None => Err(format!(
+            "no schedule {id} in {} (namespace {namespace}); nothing was changed",
+            store::shown(&args.db)
+        )),
+    }
+}
+
+/// A stored namespace as it is printed: a store from before namespaces has none.
+fn shown_namespace(namespace: &str) -> &str {
+    if namespace.is_empty() { "-" } else { namespace }
+}
+
 fn now_unix_nanos() -> u64 {
     SystemClock::new().unix_nanos()
 }
 
 fn list(args: &SchedulesArgs) -> Result<(), String> {
-    let rows = store::open(&args.db)?.list().map_err(|e| e.to_string())?;
+    let rows = inspector(args)?.list().map_err(|e| e.to_string())?;
     if rows.is_empty() && !args.json {
         say(format!("no schedules in {}", store::shown(&args.db)));
         return Ok(());
@@ -135,7 +195,7 @@ fn list(args: &SchedulesArgs) -> Result<(), String> {
 
 /// Lookup by key, from any node's rows (docs/schedules.md §5.17).
 fn find(args: &SchedulesArgs, key: &str) -> Result<(), String> {
-    let rows = store::open(&args.db)?
+    let rows = inspector(args)?
         .find_key(key)
         .map_err(|e| tickstep::kernel::ErrorChain(&e).to_string())?;
     if rows.is_empty() && !args.json {
@@ -227,7 +287,7 @@ fn cadence(r: &StoredSchedule) -> String {
 }
 
 fn running(args: &SchedulesArgs) -> Result<(), String> {
-    let rows = store::open(&args.db)?.list().map_err(|e| e.to_string())?;
+    let rows = inspector(args)?.list().map_err(|e| e.to_string())?;
     let in_flight: Vec<serde_json::Value> = rows
         .iter()
         .flat_map(|r| {
@@ -285,7 +345,7 @@ fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
 
 /// The stored schedule `id`, or an error saying it is not there.
 fn stored(args: &SchedulesArgs, id: u64) -> Result<StoredSchedule, String> {
-    store::open(&args.db)?
+    inspector(args)?
         .get(ScheduleId::from_raw(id))
         .map_err(|e| e.to_string())?
         .ok_or_else(|| {
@@ -317,7 +377,7 @@ fn next(args: &SchedulesArgs, id: u64, count: usize) -> Result<(), String> {
 }
 
 fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
-    let inspector = store::open(&args.db)?;
+    let inspector = inspector(args)?;
     if inspector
         .get(ScheduleId::from_raw(id))
         .map_err(|e| e.to_string())?

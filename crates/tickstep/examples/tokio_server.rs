@@ -41,6 +41,7 @@ async fn serve() -> Result<(), Box<dyn std::error::Error>> {
         title: "tokio_server".into(),
         grant: None,
         frames,
+        ..Default::default()
     };
     let app = tickstep::dashboard::router(driver.runtime(), driver.handle(), &host, options);
     let web = TcpListener::bind("127.0.0.1:4002").await?;

@@ -271,6 +271,24 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The application's namespace in its store (docs/schedules.md §15): the engine loads,
+    /// fires and retires only this namespace's schedules, so several programs share one store
+    /// without touching each other's. Default: the program's name ([`program_namespace`];
+    /// docs/runtime.md §6.6). Name it when the executable's name may change, or when several
+    /// programs are one application (the nodes of one service on `PostgreSQL`).
+    ///
+    /// ```
+    /// let ns = tickstep::schedules::Namespace::new("billing").unwrap();
+    /// let _b = tickstep::Runtime::builder().namespace(ns);
+    /// ```
+    ///
+    /// [`program_namespace`]: crate::host::program_namespace
+    #[must_use]
+    pub fn namespace(mut self, namespace: tickstep_schedules::Namespace) -> Self {
+        self.settings.namespace = Some(namespace);
+        self
+    }
+
     /// Keeps schedules in memory only.
     ///
     /// ```

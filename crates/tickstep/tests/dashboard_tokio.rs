@@ -139,6 +139,7 @@ fn serve_and_ask() -> (Found, Rc<Runtime>) {
             title: "tokio host".into(),
             grant: Some(ActionGrant::new(TOKEN, "#1").unwrap()),
             frames,
+            ..Default::default()
         };
         let app = tickstep::dashboard::router(&rt, driver.handle(), &host, options);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -24,6 +24,7 @@ use tickstep::Runtime;
 use tickstep::kernel::ErrorChain;
 use tickstep::kernel::clock::{Clock, SystemClock};
 use tickstep::kernel::{ManualClock, Role};
+use tickstep::schedules::Namespace;
 
 use crate::progress;
 use crate::say;
@@ -49,10 +50,15 @@ pub(crate) struct DemoArgs {
     r#virtual: bool,
 }
 
+/// The namespace the demo's schedules live in (docs/schedules.md §15.4): another application on
+/// the same store keeps its own.
+const NAMESPACE: &str = "demo";
+
 pub(crate) fn run(args: &DemoArgs) -> Result<(), String> {
     let builder = Runtime::builder()
         .role(Role::Server)
         .store_path(&args.db)
+        .namespace(Namespace::new(NAMESPACE).expect("a valid namespace"))
         .world(DemoWorld);
     let builder = if args.r#virtual {
         let wall = SystemClock::new().unix_nanos();
@@ -80,10 +86,13 @@ pub(crate) fn run(args: &DemoArgs) -> Result<(), String> {
 /// What the demo is about to do, and what it found in the store.
 fn introduce(rt: &Runtime, world: &DemoWorldState, args: &DemoArgs) {
     say(format!(
-        "tickstep demo on store {}",
+        "tickstep demo on store {} (namespace {NAMESPACE})",
         crate::store::shown(&args.db)
     ));
     let engine = rt.schedules();
+    if let Some(held) = engine.held_back() {
+        say(format!("  {held}"));
+    }
     let now = engine.now_unix_seconds();
     let mut found_any = false;
     for (name, id, origin) in &world.schedules {

@@ -73,6 +73,7 @@ use std::time::Duration;
 use clap::Args;
 use tickstep::kernel::ErrorChain;
 use tickstep::prometheus::PrometheusHandle;
+use tickstep::schedules::Namespace;
 use tickstep::{Runtime, TokioDriver};
 use tokio::net::TcpListener;
 
@@ -258,6 +259,7 @@ async fn start(
     });
     let builder = Runtime::builder()
         .store_path(&args.db)
+        .namespace(Namespace::new(NAMESPACE).expect("a valid namespace"))
         .frame_rate(args.frame_rate)
         .lease(args.lease)
         .without_commands()
@@ -324,12 +326,16 @@ async fn run_server(
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
     say(format!("tickstep serve: listening on {bound}"));
     say(format!(
-        "tickstep serve: {} schedules loaded from {}; the wizard is {wizard_name}; try: nc {} {}",
+        "tickstep serve: {} schedules loaded from {} (namespace {NAMESPACE}); the wizard is \
+         {wizard_name}; try: nc {} {}",
         driver.runtime().schedules().live_count(),
         crate::store::shown(&args.db),
         bound.ip(),
         bound.port()
     ));
+    if let Some(held) = driver.runtime().schedules().held_back() {
+        say(format!("tickstep serve: {held}"));
+    }
     let limits = Limits {
         max_line: args.max_line,
         login_timeout: args.login_timeout,
@@ -497,3 +503,7 @@ async fn shutdown_signal() {
     }
     let _ = tokio::signal::ctrl_c().await;
 }
+
+/// The namespace serve's schedules live in (docs/schedules.md §15.4): another application on the
+/// same database keeps its own.
+const NAMESPACE: &str = "serve";

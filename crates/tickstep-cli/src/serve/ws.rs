@@ -85,6 +85,7 @@ pub(crate) async fn serve(
         title: "tickstep serve".into(),
         grant,
         frames: server.frames.live().clone(),
+        ..Default::default()
     };
     let app = Router::new()
         .route("/", get(page))

@@ -89,6 +89,10 @@ pub struct DashboardOptions {
     /// The frames the live view charts: the host records them ([`LiveFrames::record`]); none
     /// recorded, the chart stays empty while the counts still update.
     pub frames: LiveFrames,
+    /// A store alone's dashboard ([`store_router`]) shows, and acts on, this namespace's
+    /// schedules only; `None`: every namespace (docs/schedules.md §15.5). A runtime's dashboard
+    /// shows its engine's own namespace whatever this says.
+    pub namespace: Option<crate::schedules::Namespace>,
 }
 
 impl DashboardOptions {
@@ -172,7 +176,7 @@ pub fn router<H: DashboardHost>(
 /// # Ok::<(), tickstep::RuntimeError>(())
 /// ```
 pub fn store_router(location: &Path, options: DashboardOptions) -> Result<axum::Router, String> {
-    let inspector = rows::open(location)?;
+    let inspector = rows::open(location, None)?;
     let cluster = inspector
         .cluster()
         .map_err(|e| rows::failed(location, &e))?
@@ -185,5 +189,10 @@ pub fn store_router(location: &Path, options: DashboardOptions) -> Result<axum::
         cluster,
         acting_as: options.grant.as_ref().map(|g| g.name().to_owned()),
     };
-    Ok(routes::store_routes(location, chrome, options.grant))
+    Ok(routes::store_routes(
+        location,
+        options.namespace,
+        chrome,
+        options.grant,
+    ))
 }

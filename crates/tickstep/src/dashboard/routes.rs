@@ -24,7 +24,7 @@ use super::host::{ActionRequest, DashboardHost, RefusedKind};
 use super::pages::{self, Chrome};
 use super::query::{self, Filter};
 use super::rows;
-use crate::schedules::{Inspector, ScheduleId};
+use crate::schedules::{Inspector, Namespace, ScheduleId};
 use crate::{Runtime, RuntimeHandle};
 
 /// How many views may wait for the runtime's thread.
@@ -61,8 +61,9 @@ type Ask = (View, oneshot::Sender<Answer>);
 enum Backend {
     /// A task on the runtime's thread.
     Runtime(mpsc::Sender<Ask>),
-    /// Blocking reads of a store alone.
-    Store,
+    /// Blocking reads of a store alone: of one namespace's schedules, or of all
+    /// (docs/schedules.md §15.5).
+    Store(Option<Namespace>),
 }
 
 /// What the handlers share.
@@ -110,11 +111,12 @@ pub(crate) fn runtime_routes(
 /// The routes of a store's dashboard.
 pub(crate) fn store_routes(
     location: &FsPath,
+    namespace: Option<Namespace>,
     chrome: Chrome,
     grant: Option<ActionGrant>,
 ) -> Router {
     routes(Dashboard {
-        backend: Backend::Store,
+        backend: Backend::Store(namespace),
         grant,
         chrome: Arc::new(chrome),
         location: Some(Arc::new(location.to_path_buf())),
@@ -224,7 +226,7 @@ async fn ask(dash: &Dashboard, view: View) -> Response {
             let (location, chrome) = (dash.location.clone(), Arc::clone(&dash.chrome));
             blocking(permit, move || read_cluster(location.as_deref(), &chrome)).await
         }
-        (Backend::Store, view) => {
+        (&Backend::Store(namespace), view) => {
             let Ok(permit) = Arc::clone(&dash.blocking).try_acquire_owned() else {
                 return busy();
             };
@@ -232,7 +234,10 @@ async fn ask(dash: &Dashboard, view: View) -> Response {
                 return busy();
             };
             let chrome = Arc::clone(&dash.chrome);
-            blocking(permit, move || store_answer(&location, view, &chrome)).await
+            blocking(permit, move || {
+                store_answer(&location, namespace, view, &chrome)
+            })
+            .await
         }
         (Backend::Runtime(asks), view) => {
             let (reply, answer) = oneshot::channel();
@@ -377,7 +382,7 @@ fn read_cluster(location: Option<&PathBuf>, chrome: &Chrome) -> Answer {
     let Some(location) = location else {
         return none();
     };
-    let inspector = rows::open(location).map_err(unavailable)?;
+    let inspector = rows::open(location, None).map_err(unavailable)?;
     match inspector.cluster() {
         Ok(Some(cluster)) => Ok(Reply::Page(pages::cluster(&cluster, chrome))),
         Ok(None) => none(),
@@ -398,14 +403,19 @@ fn now_unix_nanos() -> u64 {
 }
 
 /// Answers a view of a store alone, on a blocking thread.
-fn store_answer(location: &FsPath, view: View, chrome: &Chrome) -> Answer {
+fn store_answer(
+    location: &FsPath,
+    namespace: Option<Namespace>,
+    view: View,
+    chrome: &Chrome,
+) -> Answer {
     match view {
         View::List(filter) => {
-            let rows = rows::store_rows(location).map_err(unavailable)?;
+            let rows = rows::store_rows(location, namespace).map_err(unavailable)?;
             let now = now_unix_nanos() as f64 / 1e9;
             Ok(Reply::Page(pages::list(rows, &filter, now, chrome)))
         }
-        View::Detail(id) => rows::store_detail(location, id, now_unix_nanos())
+        View::Detail(id) => rows::store_detail(location, namespace, id, now_unix_nanos())
             .map_err(unavailable)?
             .map(|d| Reply::Page(pages::detail(&d, chrome)))
             .ok_or_else(|| missing(id)),
@@ -415,16 +425,23 @@ fn store_answer(location: &FsPath, view: View, chrome: &Chrome) -> Answer {
              (docs/serve.md §13.11)\n"
                 .to_owned(),
         )),
-        View::Act(id, action, _) => store_act(location, id, &action, chrome),
+        View::Act(id, action, _) => store_act(location, namespace, id, &action, chrome),
         View::Cluster => read_cluster(Some(&location.to_path_buf()), chrome),
     }
 }
 
 /// An action on a store alone, as the store's operator does it (`tickstep schedules pause` …):
 /// the store's own durable operator paths (docs/schedules.md §9.12, §11.7).
-fn store_act(location: &FsPath, id: u64, action: &Action, chrome: &Chrome) -> Answer {
+fn store_act(
+    location: &FsPath,
+    namespace: Option<Namespace>,
+    id: u64,
+    action: &Action,
+    chrome: &Chrome,
+) -> Answer {
     let sid = ScheduleId::from_raw(id);
-    let held = rows::open(location)
+    // Another namespace's schedule is not there for a dashboard of one namespace.
+    let held = rows::open(location, namespace)
         .map_err(unavailable)?
         .get(sid)
         .map_err(|e| unavailable(rows::failed(location, &e)))?;

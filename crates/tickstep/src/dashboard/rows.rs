@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::Runtime;
-use crate::schedules::{Inspector, ScheduleId, StoredSchedule, Value};
+use crate::schedules::{Inspector, Namespace, ScheduleId, StoredSchedule, Value};
 
 use super::host::DashboardHost;
 use super::pages::{Detail, Row};
@@ -59,8 +59,13 @@ pub(crate) fn runtime_detail(rt: &Runtime, host: &dyn DashboardHost, id: u64) ->
 }
 
 /// Every saved schedule of the store at `location`.
-pub(crate) fn store_rows(location: &Path) -> Result<Vec<Row>, String> {
-    let saved = open(location)?.list().map_err(|e| failed(location, &e))?;
+pub(crate) fn store_rows(
+    location: &Path,
+    namespace: Option<Namespace>,
+) -> Result<Vec<Row>, String> {
+    let saved = open(location, namespace)?
+        .list()
+        .map_err(|e| failed(location, &e))?;
     Ok(saved.iter().map(stored_row).collect())
 }
 
@@ -87,10 +92,11 @@ fn stored_row(s: &StoredSchedule) -> Row {
 /// its history; `None` if the store holds no such schedule.
 pub(crate) fn store_detail(
     location: &Path,
+    namespace: Option<Namespace>,
     id: u64,
     now_unix_nanos: u64,
 ) -> Result<Option<Detail>, String> {
-    let inspector = open(location)?;
+    let inspector = open(location, namespace)?;
     let Some(saved) = inspector
         .get(ScheduleId::from_raw(id))
         .map_err(|e| failed(location, &e))?
@@ -126,9 +132,14 @@ pub(crate) fn store_detail(
     }))
 }
 
-/// Opens the store read-only, with its location (password hidden) in the error.
-pub(crate) fn open(location: &Path) -> Result<Inspector, String> {
-    Inspector::open(location).map_err(|e| failed(location, &e))
+/// Opens the store read-only, reading `namespace`'s schedules alone when it is given, with its
+/// location (password hidden) in the error.
+pub(crate) fn open(location: &Path, namespace: Option<Namespace>) -> Result<Inspector, String> {
+    let inspector = Inspector::open(location).map_err(|e| failed(location, &e))?;
+    Ok(match namespace {
+        Some(namespace) => inspector.in_namespace(namespace),
+        None => inspector,
+    })
 }
 
 /// `error` with the store named (its password hidden).

@@ -32,8 +32,18 @@ fn value_json(value: &Value) -> Json {
 /// let info = tickstep::dashboard::info_json(&saved);
 /// assert_eq!(info["verb"], "ring");
 /// assert_eq!(info["interval"], 60.0);
+/// assert_eq!(info["namespace"], tickstep::host::program_namespace().as_str());
 /// ```
 pub fn info_json(s: &StoredSchedule) -> Json {
+    let mut info = fields_json(s);
+    // The application it belongs to (docs/schedules.md §15.5): the store's, not the engine's,
+    // so `schedule_info` has no such field.
+    info["namespace"] = Json::from(s.namespace.as_str());
+    info
+}
+
+/// The fields `schedule_info` has, from a stored schedule.
+fn fields_json(s: &StoredSchedule) -> Json {
     json!({
         "id": s.id.get(),
         "target": s.target.0,

@@ -27,5 +27,7 @@ mod verbs;
 
 pub use self::core::{HostCore, HostCounts};
 pub use firings::{FiringLimits, RunningFiring};
-pub use settings::{DEFAULT_SCHEDULES_TICK, DEFAULT_SCHEDULES_TICK_TIME, HostSettings};
+pub use settings::{
+    DEFAULT_SCHEDULES_TICK, DEFAULT_SCHEDULES_TICK_TIME, HostSettings, program_namespace,
+};
 pub use verbs::{VerbCall, VerbResult};

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use tickstep_kernel::{KernelConfig, Priority, Role};
-use tickstep_schedules::Config;
+use tickstep_schedules::{Config, Namespace};
 
 use super::firings::FiringLimits;
 use crate::error::SettingsError;
@@ -64,6 +64,9 @@ pub struct HostSettings {
     /// How long a node's claims on a shared `PostgreSQL` store outlive its last heartbeat
     /// (docs/schedules.md §11.25). `None`: the engine's default, 10 s.
     pub lease: Option<Duration>,
+    /// The application's namespace in its store (docs/schedules.md §15, docs/runtime.md §6.6).
+    /// `None`: named after the program ([`program_namespace`]).
+    pub namespace: Option<Namespace>,
 }
 
 impl Default for HostSettings {
@@ -79,6 +82,7 @@ impl Default for HostSettings {
             firing_limits: FiringLimits::none(),
             rng_seed: None,
             lease: None,
+            namespace: None,
         }
     }
 }
@@ -153,11 +157,12 @@ impl HostSettings {
         config
     }
 
-    /// The schedules engine's configuration: tick, tick time, seed and lease.
+    /// The schedules engine's configuration: tick, tick time, seed, lease and namespace.
     ///
     /// ```
     /// let config = tickstep::host::HostSettings::default().schedules_config();
     /// assert_eq!(config.tick, tickstep::DEFAULT_SCHEDULES_TICK);
+    /// assert_eq!(config.namespace, tickstep::host::program_namespace());
     /// ```
     pub fn schedules_config(&self) -> Config {
         let mut config = Config::default();
@@ -167,6 +172,25 @@ impl HostSettings {
         if let Some(lease) = self.lease {
             config.lease = lease;
         }
+        config.namespace = self.namespace.unwrap_or_else(program_namespace);
         config
     }
+}
+
+/// The namespace a host names after its program when its builder sets none (docs/runtime.md
+/// §6.6): the running executable's file stem, each character the namespace rule does not allow
+/// made `-` (docs/schedules.md §15.1); `default` when the executable cannot be named.
+///
+/// ```
+/// let name = tickstep::host::program_namespace();
+/// assert!(!name.as_str().is_empty());
+/// ```
+pub fn program_namespace() -> Namespace {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            exe.file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+        })
+        .map_or(Namespace::DEFAULT, |stem| Namespace::lossy(&stem))
 }
