@@ -29,7 +29,9 @@
 //! * **Cadence.** Recurring deadlines are computed from the previous deadline, never from when a
 //!   firing ended; the next deadline is armed the moment a firing starts. Deadlines that arrive
 //!   while a firing still runs are the [`Overlap`] policy's business; cadence points missed with
-//!   nothing running (the server was down, the scheduler stalled) are the [`Catchup`] policy's.
+//!   nothing running (the server was down, the scheduler stalled) are the [`Catchup`] policy's,
+//!   and under [`Catchup::All`] so are the points that come due while its catch-up is worked off
+//!   (docs/schedules.md §4.5).
 //!   See `engine/cadence.rs` for the exact arithmetic.
 //! * **Time.** Deadlines are wall-clock Unix nanoseconds (`u64`, so the last one is in July 2554),
 //!   read from the kernel's [`Clock`](tickstep_kernel::clock::Clock); durations use its monotonic
@@ -108,7 +110,10 @@
 //!   the first point after now), `once` fires one late firing for them, `all` fires each.
 //!   Lateness counts from the jittered deadline, so jitter never causes drops.
 //! * **`catchup = "all"`** fires one missed point per tick, in order, each waiting for the
-//!   previous firing unless `overlap = "concurrent"`.
+//!   previous firing unless `overlap = "concurrent"`. A point that comes due while that catch-up
+//!   is worked off joins it, whatever the overlap policy, so none is skipped after a restart or a
+//!   takeover; the catch-up ends when it has caught up and its last firing has ended, or after
+//!   1,000 firings (docs/schedules.md §13.64, §13.65).
 //! * **Adaptive delay** counts from when the outcome is reported (the moment the verb returned),
 //!   like `suspend(n)` at the end of a loop would.
 //! * **A running one-shot is still live**: `schedule_valid` is true until its outcome settles it,

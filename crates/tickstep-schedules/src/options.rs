@@ -39,11 +39,14 @@ pub enum Catchup {
     Skip,
     /// One late firing now stands for all missed points; then the cadence resumes.
     Once,
-    /// Fire each missed point in order, at most [`MAX_CATCHUP_FIRINGS`] per catch-up.
+    /// Fire each missed point in order, and the points that come due meanwhile, at most
+    /// [`MAX_CATCHUP_FIRINGS`] per catch-up.
     All,
 }
 
-/// The most missed points one catch-up under [`Catchup::All`] fires; older ones are dropped.
+/// The most firings one catch-up under [`Catchup::All`] makes: of the missed points it keeps the
+/// latest this many (older ones are dropped), and the points that come due while it fires them
+/// join it up to the same bound in all (docs/schedules.md §4.5).
 ///
 /// ```
 /// assert_eq!(tickstep_schedules::MAX_CATCHUP_FIRINGS, 1000);

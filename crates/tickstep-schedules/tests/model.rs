@@ -121,7 +121,8 @@ impl Model {
 
     /// Loading after a restart: a recurring schedule whose firing was in flight gets catch-up for
     /// the points that passed, waiting behind the restored firing; an idle one that missed two or
-    /// more points gets its catch-up at open too (one passed point is an ordinary late firing).
+    /// more points gets its catch-up at open too (one passed point is an ordinary late firing,
+    /// unless the schedule was catching up: that catch-up starts afresh).
     fn restore(&mut self, now: u64) {
         for s in self.s.values_mut() {
             let Kind::Every(i) = s.kind else { continue };
@@ -130,31 +131,31 @@ impl Model {
                 let Some(due) = s.fire_at.map(|at| at.max(s.next_run)) else {
                     continue;
                 };
-                if s.backlog > 0 || s.queued.is_some() || due > now {
+                if s.queued.is_some() || due > now {
                     continue;
                 }
                 while due + n * i <= now {
                     n += 1;
                 }
-                if n < 2 {
+                if n < 2 && s.backlog == 0 {
                     continue;
                 }
             } else {
-                if s.backlog > 0 || s.next_run > now {
+                if s.next_run > now {
                     continue;
                 }
                 while s.next_run + n * i <= now {
                     n += 1;
                 }
             }
-            let (first, backlog) = match s.catchup {
+            let (first, firings) = match s.catchup {
                 Catchup::Skip => (n, 0),
                 Catchup::Once => (n - 1, 1),
-                Catchup::All => (n - n.min(1000), n.min(1000)),
+                Catchup::All => (n - n.min(1000), 1000),
             };
-            s.missed += if backlog == 0 { n } else { first };
+            s.missed += first;
             s.next_run += first * i;
-            s.backlog = backlog;
+            s.backlog = firings;
             s.fire_at = Some(s.next_run);
         }
     }
@@ -188,8 +189,13 @@ impl Model {
                 s.retired_at = Some(now);
             }
         }
-        if s.retired_at.is_none() && s.running.is_empty() && (s.queued.is_some() || s.backlog > 0) {
-            s.fire_at = Some(now);
+        // The firing ended: what waits behind it starts; a catch-up with no point due is over.
+        if s.retired_at.is_none() && s.running.is_empty() {
+            if s.queued.is_some() || (s.backlog > 0 && s.next_run <= now) {
+                s.fire_at = Some(now);
+            } else if s.backlog > 0 {
+                s.backlog = 0;
+            }
         }
         true
     }
@@ -226,11 +232,7 @@ fn visit(s: &mut Sched, now: u64) -> Option<u64> {
         }
     }
     if s.backlog > 0 {
-        let nominal = s.next_run;
-        s.next_run += i;
-        s.backlog -= 1;
-        s.fire_at = Some(s.next_run);
-        return Some(nominal);
+        return Some(catch_up_step(s, i, now));
     }
     let mut points = vec![s.next_run];
     while points.last().unwrap() + i <= now {
@@ -255,20 +257,39 @@ fn visit(s: &mut Sched, now: u64) -> Option<u64> {
     } else {
         s.missed += dropped;
     }
-    match first {
-        None => {
+    match (first, policy) {
+        (None, _) => {
             s.next_run = points[points.len() - 1] + i;
             s.fire_at = Some(s.next_run);
             None
         }
-        Some(f) => {
+        (Some(f), Catchup::All) => {
+            // A catch-up: 1,000 firings in all, from the oldest kept point.
+            s.next_run = points[f as usize];
+            s.backlog = 1000;
+            Some(catch_up_step(s, i, now))
+        }
+        (Some(f), _) => {
             let nominal = points[f as usize];
-            s.backlog = n - f - 1;
             s.next_run = nominal + i;
             s.fire_at = Some(s.next_run);
             Some(nominal)
         }
     }
+}
+
+/// The next point of a catch-up fires; the one after it is due at the next tick while the
+/// catch-up may fire more, and points coming due meanwhile join it. Caught up, it lasts until
+/// its firing ends (`settle`), except under `concurrent`, which waits for no firing.
+fn catch_up_step(s: &mut Sched, i: u64, now: u64) -> u64 {
+    let nominal = s.next_run;
+    s.next_run += i;
+    s.backlog -= 1;
+    if s.backlog > 0 && s.next_run > now && s.overlap == Overlap::Concurrent {
+        s.backlog = 0;
+    }
+    s.fire_at = Some(s.next_run);
+    nominal
 }
 
 fn check(h: &Host, m: &Model, step: usize) {

@@ -14,8 +14,14 @@
 //! * **with nothing running** (catch-up): `n == 1` is an ordinary, slightly late firing under every
 //!   policy. `n > 1` means points were missed (the server was down, or the scheduler stalled past
 //!   a whole interval): `skip` drops all `n` and waits for the first point after now; `once` fires
-//!   once now for all of them (serving the latest); `all` fires each in order, at most 1,000, one
-//!   per tick. Dropped points count in `missed_count`.
+//!   once now for all of them (serving the latest); `all` keeps the latest 1,000 and starts a
+//!   catch-up. Dropped points count in `missed_count`.
+//! * **during a catch-up** (`all`): it fires its points in order, one per tick, each waiting for
+//!   the previous firing unless `concurrent`, and every point that comes due meanwhile joins it:
+//!   a point due while a catch-up firing runs waits its turn instead of counting as an overlap
+//!   (docs/schedules.md §4.5, §13.64). It ends once it has caught up and its last firing has
+//!   ended (`Core::firing_ended`; at once under `concurrent`), or after 1,000 firings in all
+//!   (docs/schedules.md §13.65); `backlog` holds the firings it may still make.
 //!
 //! A calendar schedule (`cron`) goes through the same code with its points searched instead of
 //! computed: `n` is the count of its real points from `P` to now (docs/schedules.md §14.13),
@@ -112,9 +118,11 @@ impl Core {
         let due = point.max(e.fire_at);
         let running = e.is_running();
         let overlap = e.overlap;
+        let catching_up = e.backlog > 0;
         if running && overlap != Overlap::Concurrent {
-            if e.backlog > 0 {
-                // Catch-up points wait for the running firing; its outcome re-arms the entry.
+            if catching_up {
+                // A point due during a catch-up is part of it, not an overlap of it: it waits
+                // for the running firing, whose end re-arms the entry (docs/schedules.md §4.5).
                 return None;
             }
             let arrived = step.arrived(point, due, now);
@@ -141,19 +149,8 @@ impl Core {
                 return Some(self.start(id, queued, now));
             }
         }
-        if e.backlog > 0 {
-            let Some(next) = step.after(point) else {
-                return Some(self.start_last(id, point, now));
-            };
-            self.set_next_run(id, next);
-            let e = self.table.get_mut(id)?;
-            e.backlog -= 1;
-            if e.backlog > 0 {
-                self.arm_at(id, next, now, later);
-            } else {
-                self.arm_next(id, now, later);
-            }
-            return Some(self.start(id, point, now));
+        if catching_up {
+            return self.catch_up_step(id, &step, now, later);
         }
         let arrived = step.arrived(point, due, now);
         let n = arrived.count;
@@ -165,72 +162,81 @@ impl Core {
         } else {
             e.catchup
         };
-        let (fire_from, backlog) = match catchup {
-            Catchup::Skip => (None, 0),
-            Catchup::Once => (Some(n - 1), 0),
-            Catchup::All => {
-                let k = n.min(MAX_CATCHUP_FIRINGS);
-                (Some(n - k), k - 1)
-            }
-        };
-        let dropped = fire_from.map_or(n, |first| first);
-        let e = self.table.get_mut(id)?;
-        if running {
-            e.overlap_count = e.overlap_count.saturating_add(dropped);
-        } else {
-            e.missed_count = e.missed_count.saturating_add(dropped);
-        }
         let reason = match (running, self.catching_up_paused) {
             (true, _) => MissedReason::Overlap,
             (false, true) => MissedReason::Paused,
             (false, false) => MissedReason::Catchup,
         };
-        self.metrics.missed(reason, dropped);
-        self.mark_dirty(id);
-        let Some(first) = fire_from else {
-            return self.move_cadence(id, arrived.end, now, later);
+        let dropped = match catchup {
+            Catchup::Skip => n,
+            Catchup::Once => n - 1,
+            Catchup::All => {
+                // The kept points become a catch-up, fired one per tick from the oldest.
+                let dropped = self.begin_catch_up(id, &step, arrived, Catchup::All, now)?;
+                self.count_dropped(id, running, reason, dropped);
+                return self.catch_up_step(id, &step, now, later);
+            }
         };
-        self.fire_arrived(id, (&step, point), arrived, (first, backlog), now, later)
+        self.count_dropped(id, running, reason, dropped);
+        if catchup == Catchup::Skip {
+            return self.move_cadence(id, arrived.end, now, later);
+        }
+        // The fired point has arrived (it is at most now), so it is representable.
+        let nominal = arrived.latest;
+        let Some(end) = arrived.end else {
+            return Some(self.start_last(id, nominal, now));
+        };
+        self.set_next_run(id, end);
+        self.arm_next(id, now, later);
+        Some(self.start(id, nominal, now))
     }
 
-    /// Fires point number `first` of the `arrived` points from `point`, leaving `backlog` more
-    /// to fire one per tick, and moves the cadence past them.
-    fn fire_arrived(
+    /// Counts `dropped` points of `id`: as overlaps when a firing runs, else as missed.
+    fn count_dropped(&mut self, id: u64, running: bool, reason: MissedReason, dropped: u64) {
+        let Some(e) = self.table.get_mut(id) else {
+            return;
+        };
+        if running {
+            e.overlap_count = e.overlap_count.saturating_add(dropped);
+        } else {
+            e.missed_count = e.missed_count.saturating_add(dropped);
+        }
+        self.metrics.missed(reason, dropped);
+        self.mark_dirty(id);
+    }
+
+    /// Fires the next point of `id`'s catch-up (its `next_run`, which is due) and spends one of
+    /// the catch-up's firings (docs/schedules.md §4.5). The catch-up goes on while its points
+    /// keep coming due, one per tick, each waiting for the previous firing unless
+    /// `overlap = "concurrent"`; once the point after this one is not yet due, it has caught up,
+    /// and it ends when this firing ends with no point due (`Core::firing_ended`) — at once
+    /// under `"concurrent"`, which waits for no firing. It also ends after its last firing
+    /// ([`MAX_CATCHUP_FIRINGS`] in all); the points after that are treated as any points are
+    /// (docs/schedules.md §13.65).
+    fn catch_up_step(
         &mut self,
         id: u64,
-        (step, point): (&Step, u64),
-        arrived: Arrived,
-        (first, backlog): (u64, u64),
+        step: &Step,
         now: u64,
         later: &mut Later,
     ) -> Option<Firing> {
-        // The fired point has arrived (it is at most now), so it is representable.
-        let nominal = if first + 1 == arrived.count {
-            Some(arrived.latest)
-        } else {
-            step.nth(point, first)
+        let e = self.table.get_mut(id)?;
+        let point = e.next_run;
+        e.backlog -= 1;
+        let (left, concurrent) = (e.backlog, e.overlap == Overlap::Concurrent);
+        let Some(next) = step.after(point) else {
+            return Some(self.start_last(id, point, now));
         };
-        let Some(nominal) = nominal else {
-            self.out_of_range(id, now);
-            return None;
-        };
-        self.table.get_mut(id)?.backlog = u16::try_from(backlog).unwrap_or(u16::MAX);
-        // With a backlog, the point after the fired one is a later arrived point, at most now.
-        let following = if backlog > 0 {
-            step.after(nominal)
-        } else {
-            None
-        };
-        if let Some(next) = following {
-            self.set_next_run(id, next);
+        self.set_next_run(id, next);
+        if left > 0 && next <= now {
             self.arm_at(id, next, now, later);
-        } else if let Some(end) = arrived.end {
-            self.set_next_run(id, end);
-            self.arm_next(id, now, later);
         } else {
-            return Some(self.start_last(id, nominal, now));
+            if concurrent {
+                self.table.get_mut(id)?.backlog = 0;
+            }
+            self.arm_next(id, now, later);
         }
-        Some(self.start(id, nominal, now))
+        Some(self.start(id, point, now))
     }
 
     /// Fires `nominal`, a valid cadence point whose successor is past the end of 64-bit Unix
@@ -263,17 +269,14 @@ impl Core {
     /// At load: a recurring schedule whose firing was in flight is armed for the cadence point
     /// after the one being served (saved as `next_run` when the firing started), with catch-up
     /// applied to the points that passed while the engine was down. Catch-up firings wait for the
-    /// restored firing to settle, as they would have had it started normally.
+    /// restored firing to settle, as they would have had it started normally. A catch-up the
+    /// schedule was in when the engine stopped starts afresh from its next point: the downtime
+    /// is a new one, whose points it takes in (docs/schedules.md §11.8).
     pub(super) fn catch_up_interrupted(&mut self, id: u64, now: u64) {
         let Some(e) = self.table.get(id) else {
             return;
         };
-        if !e.kind.is_recurring()
-            || !e.is_live()
-            || e.is_paused()
-            || e.backlog > 0
-            || e.next_run > now
-        {
+        if !e.kind.is_recurring() || !e.is_live() || e.is_paused() || e.next_run > now {
             return;
         }
         let Some(step) = e.step() else {
@@ -288,7 +291,9 @@ impl Core {
     /// tick, so `schedule_info` right after open shows the true `next_run` and `missed_count`.
     /// The firings the policy keeps wait in the backlog and start at the first tick, exactly as
     /// the first tick would have started them. One passed point is an ordinary late firing (the
-    /// catch-up threshold) and is left for the first tick.
+    /// catch-up threshold) and is left for the first tick — unless the schedule was catching up
+    /// when the engine stopped: that catch-up starts afresh from its next point, with the points
+    /// of the downtime (docs/schedules.md §11.8).
     pub(super) fn catch_up_at_open(&mut self, id: u64, now: u64) {
         let Some(e) = self.table.get(id) else {
             return;
@@ -297,7 +302,6 @@ impl Core {
             && e.is_live()
             && e.armed
             && !e.is_running()
-            && e.backlog == 0
             && e.queued().is_none();
         let due = e.next_run.max(e.fire_at);
         if !idle || due > now {
@@ -307,28 +311,58 @@ impl Core {
             return;
         };
         let arrived = step.arrived(e.next_run, due, now);
-        if arrived.count >= 2 {
+        if arrived.count >= 2 || e.backlog > 0 {
             self.catch_up(id, &step, arrived, now);
         }
     }
 
     /// Applies the catch-up policy to the cadence points from `next_run` that have passed
-    /// (`arrived`, counted by `step`): `skip` drops them all, `once` keeps the latest, `all`
-    /// keeps the latest [`MAX_CATCHUP_FIRINGS`]; kept points wait in the backlog, one firing
-    /// per tick.
+    /// (`arrived`, counted by `step`) and arms the entry: `skip` drops them all, `once` keeps
+    /// the latest, `all` the latest [`MAX_CATCHUP_FIRINGS`]; the kept points are a catch-up,
+    /// fired from the first tick, one per tick.
     pub(super) fn catch_up(&mut self, id: u64, step: &Step, arrived: Arrived, now: u64) {
-        let Some(e) = self.table.get(id) else {
+        let Some(catchup) = self.table.get(id).map(|e| e.catchup) else {
             return;
         };
+        let Some(dropped) = self.begin_catch_up(id, step, arrived, catchup, now) else {
+            return;
+        };
+        self.metrics.missed(MissedReason::Catchup, dropped);
+        let e = self.table.get_mut(id).expect("checked above");
+        e.missed_count = e.missed_count.saturating_add(dropped);
+        let (next, catching_up) = (e.next_run, e.backlog > 0);
+        let mut later = Later::new();
+        if catching_up {
+            self.arm_at(id, next, now, &mut later);
+        } else {
+            self.arm_next(id, now, &mut later);
+        }
+        for (id, at) in later {
+            self.table.arm(id, at);
+        }
+    }
+
+    /// Starts a catch-up of the `arrived` points from `id`'s `next_run` under `catchup`,
+    /// arming nothing: `skip` keeps none and moves the cadence past them; `once` keeps the
+    /// latest for one firing; `all` keeps the latest [`MAX_CATCHUP_FIRINGS`] and allows that
+    /// many firings in all, so that points coming due while it works them off join it
+    /// (docs/schedules.md §4.5, §13.64). The first kept point becomes `next_run`; `backlog`
+    /// holds the firings the catch-up may still make. Returns how many points were dropped, or
+    /// `None` when the cadence ran off the end of time (the schedule retired).
+    fn begin_catch_up(
+        &mut self,
+        id: u64,
+        step: &Step,
+        arrived: Arrived,
+        catchup: Catchup,
+        now: u64,
+    ) -> Option<u64> {
         let n = arrived.count;
-        let (point, catchup) = (e.next_run, e.catchup);
-        let (first, backlog) = match catchup {
+        let point = self.table.get(id)?.next_run;
+        let (first, firings) = match catchup {
             Catchup::Skip => (n, 0),
             Catchup::Once => (n - 1, 1),
-            Catchup::All => {
-                let k = n.min(MAX_CATCHUP_FIRINGS);
-                (n - k, k)
-            }
+            Catchup::All => (n - n.min(MAX_CATCHUP_FIRINGS), MAX_CATCHUP_FIRINGS),
         };
         let next = match first {
             _ if first == n => arrived.end,
@@ -337,24 +371,13 @@ impl Core {
         };
         let Some(next) = next else {
             self.out_of_range(id, now);
-            return;
+            return None;
         };
-        let dropped = if backlog == 0 { n } else { first };
-        self.metrics.missed(MissedReason::Catchup, dropped);
         self.set_next_run(id, next);
-        let e = self.table.get_mut(id).expect("checked above");
-        e.missed_count = e.missed_count.saturating_add(dropped);
-        e.backlog = u16::try_from(backlog).unwrap_or(u16::MAX);
-        let mut later = Later::new();
-        if backlog > 0 {
-            self.arm_at(id, next, now, &mut later);
-        } else {
-            self.arm_next(id, now, &mut later);
-        }
-        for (id, at) in later {
-            self.table.arm(id, at);
-        }
+        let e = self.table.get_mut(id)?;
+        e.backlog = u16::try_from(firings).unwrap_or(u16::MAX);
         self.mark_dirty(id);
+        Some(first)
     }
 
     /// Starts a firing of `id` serving cadence point `nominal`: counts it, computes `elapsed`.

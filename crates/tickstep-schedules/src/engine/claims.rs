@@ -64,8 +64,8 @@ impl Core {
     /// Settles the `firings` a claimed schedule's row said were running on node `from` (`None`:
     /// the row had no holder): each counts in `fault_count`, the last is `last_fault`;
     /// `consecutive_faults` is left alone. A one-shot will not fire again and retires
-    /// `"completed"`, as a faulting one-shot does (docs/schedules.md §7.4); a recurring schedule
-    /// whose next point waits (queued, or kept by catch-up) is armed now.
+    /// `"completed"`, as a faulting one-shot does (docs/schedules.md §7.4); for a recurring schedule
+    /// the firings have ended (a point waiting behind them is armed now).
     fn settle_taken_over(&mut self, id: u64, firings: usize, from: Option<u64>, now: u64) {
         // The loader took them off the running list already; a parked start stays there.
         let Some(e) = self.table.get_mut(id) else {
@@ -85,7 +85,7 @@ impl Core {
             kind: FaultKind::TakenOver,
             value: Value::Str(value),
         });
-        let (kind, waiting) = (e.kind, e.queued().is_some() || e.backlog > 0);
+        let kind = e.kind;
         tracing::info!(
             schedule = id,
             firings,
@@ -95,8 +95,8 @@ impl Core {
         self.mark_dirty(id);
         if kind == Kind::At {
             self.retire(id, RetireReason::Completed, now);
-        } else if waiting {
-            self.table.arm(id, now);
+        } else {
+            self.firing_ended(id, now);
         }
     }
 }

@@ -43,7 +43,8 @@ pub(crate) struct Entry {
     pub(super) verb: u32,
     pub(super) max_faults: u32,
     pub(super) consecutive_faults: u32,
-    /// Missed cadence points still to fire under `catchup = "all"` (at most 1,000).
+    /// The firings the schedule's catch-up may still make (at most 1,000); above 0 while it is
+    /// catching up, its next point being `next_run` (docs/schedules.md §4.5, §13.66).
     pub(super) backlog: u16,
     pub(super) kind: Kind,
     pub(super) catchup: Catchup,

@@ -416,8 +416,9 @@ impl Core {
         let Some(paused) = e.extra_mut().ops.paused.take() else {
             return false;
         };
-        let idle_recurring =
-            e.kind.is_recurring() && !e.is_running() && e.backlog == 0 && e.queued().is_none();
+        // A catch-up the pause interrupted starts afresh, with the points of the pause
+        // (docs/schedules.md §4.5).
+        let idle_recurring = e.kind.is_recurring() && !e.is_running() && e.queued().is_none();
         let step = e.step().filter(|_| idle_recurring && e.next_run <= now);
         if let Some(step) = step {
             let arrived = step.arrived(e.next_run, e.next_run, now);

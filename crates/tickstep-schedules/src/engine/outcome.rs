@@ -112,15 +112,37 @@ impl Core {
         if let Some((nominal, started)) = served {
             self.record_history(id, nominal, started, now);
         }
-        // A firing waiting behind this one (queued, or catch-up under "all") may start now.
-        if let Some(e) = self.table.get(id) {
-            let waiting = e.queued().is_some() || e.backlog > 0;
-            if e.is_live() && e.kind.is_recurring() && !e.is_running() && waiting {
-                self.table.arm(id, now);
-            }
-        }
+        self.firing_ended(id, now);
         self.mark_dirty(id);
         true
+    }
+
+    /// A firing of `id` ended — settled, taken over, or failed to start. With none left
+    /// running, a point waiting behind it (queued, or the next point of a catch-up, which is
+    /// due) is armed to start now; a catch-up whose next point is not due yet has caught up and
+    /// is over, so the points after it follow overlap again (docs/schedules.md §4.5, §13.64).
+    pub(super) fn firing_ended(&mut self, id: u64, now: u64) {
+        let Some(e) = self.table.get_mut(id) else {
+            return;
+        };
+        if !e.is_live() || !e.kind.is_recurring() || e.is_running() {
+            return;
+        }
+        if e.queued().is_some() || (e.backlog > 0 && e.next_run <= now) {
+            self.table.arm(id, now);
+        } else if e.backlog > 0 {
+            e.backlog = 0;
+            let armed = e.cadence_view().waiting;
+            self.mark_dirty(id);
+            if !armed {
+                // Popped early by its jitter while the catch-up's last firing ran.
+                let mut later = Later::new();
+                self.arm_next(id, now, &mut later);
+                for (id, at) in later {
+                    self.table.arm(id, at);
+                }
+            }
+        }
     }
 
     /// Queues the settled firing of `id` for its history, with the next group commit

@@ -139,7 +139,10 @@ impl Core {
         running.remove(at);
         match verdict {
             Verdict::TargetGone => self.retire(id, RetireReason::InvalidTarget, now),
-            Verdict::Failed(fault) if live => self.fault(id, fault, now),
+            Verdict::Failed(fault) if live => {
+                self.fault(id, fault, now);
+                self.firing_ended(id, now);
+            }
             // Started on a schedule retired meanwhile (its row is gone): the task runs, its
             // result is ignored (docs/schedules.md §3.4). A start that failed there changes nothing.
             Verdict::Started(_) | Verdict::Failed(_) => {}

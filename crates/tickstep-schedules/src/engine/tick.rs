@@ -323,6 +323,7 @@ impl Core {
             Verdict::Failed(fault) => {
                 if self.table.get(id).is_some_and(super::entry::Entry::is_live) {
                     self.fault(id, fault, now);
+                    self.firing_ended(id, now);
                 }
             }
         }
