@@ -93,9 +93,10 @@
 //!   reported `killed` when it returns.
 //!
 //! All three are faults of the schedule like any other: counted toward `max_faults`, shown in
-//! `schedule_info`'s `last_fault`. Per-schedule limits are held in memory by the runtime (set them
-//! again after a restart): the store does not carry them. Cost: one list entry per running firing,
-//! one counter per poll, one kernel timer per firing with a `seconds` limit.
+//! `schedule_info`'s `last_fault`. A schedule's own limits are stored with it (docs/runtime.md
+//! §4.5, docs/schedules.md §11.32): a restart keeps them, and only a `set_firing_limits` override,
+//! held in memory, must be set again. Cost: one list entry per running firing, one counter per
+//! poll, one kernel timer per firing with a `seconds` limit.
 //!
 //! # Inside a tokio server (feature `tokio`)
 //!
