@@ -45,7 +45,7 @@
 //! tokio::task::spawn_local(async move {
 //!     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await
 //! });
-//! driver.run_until(tokio::signal::ctrl_c()).await?;
+//! driver.run_until(tickstep::shutdown_signal()).await?; // Ctrl-C or SIGTERM
 //! # Ok(()) }
 //! ```
 
