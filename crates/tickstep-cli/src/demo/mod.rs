@@ -94,9 +94,14 @@ fn introduce(rt: &Runtime, world: &DemoWorldState, args: &DemoArgs) {
             Origin::Created => say(format!("  created schedule {}: {name}", id.get())),
             Origin::Found(info) => {
                 found_any = true;
-                let next = (info.next_run - now).max(0.0);
+                // Nothing is due while none is armed: a paused one says so (docs/schedules.md §9.4).
+                let next = if info.next_run > 0.0 {
+                    format!("next in {:.1}s", (info.next_run - now).max(0.0))
+                } else {
+                    info.status().to_string()
+                };
                 say(format!(
-                    "  found schedule {} from an earlier run: {name}, fired {} times, {} faults, next in {next:.1}s",
+                    "  found schedule {} from an earlier run: {name}, fired {} times, {} faults, {next}",
                     id.get(),
                     info.run_count,
                     info.fault_count
