@@ -67,6 +67,9 @@ pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
         .build()
         .map_err(|e| format!("starting the HTTP side: {e}"))?;
     threads.block_on(async {
+        // Ctrl-C, SIGTERM (what a service manager sends) or SIGHUP stops it cleanly, listening
+        // from before the address is printed (docs/runtime.md §7.11).
+        let stop = tickstep::shutdown_signal();
         let listener = tokio::net::TcpListener::bind(args.http)
             .await
             .map_err(|e| format!("--http {}: {e}", args.http))?;
@@ -84,9 +87,7 @@ pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
         ));
         let app = app.into_make_service_with_connect_info::<SocketAddr>();
         axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
+            .with_graceful_shutdown(stop)
             .await
             .map_err(|e| format!("the HTTP listener failed: {e}"))
     })?;

@@ -22,6 +22,7 @@ mod sim_report;
 mod store;
 mod top;
 mod units;
+mod when;
 
 use std::process::ExitCode;
 

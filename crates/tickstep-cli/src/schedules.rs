@@ -1,11 +1,13 @@
 //! `tickstep schedules`: an operator's view of a schedule store — `list`, `info ID`, `find KEY`,
 //! `next ID`, `history ID`, `pause ID`, `resume ID`, `trigger ID`, `backfill ID FROM TO`,
-//! `stop ID` —
-//! as a table or `--json`. `list`, `info`, `next` and `history` only read (safe while a demo
-//! runs); `stop` removes
-//! the schedule's row durably, and every engine running on the store (a demo, a server) drops it
-//! at its next tick. `--db` takes a file or a `postgres://` URL; every subcommand works on both
-//! (docs/schedules.md §11.24).
+//! `stop ID` — as a table or `--json`. `list`, `info`, `next` and `history` only read (safe while
+//! a demo runs); `stop` removes the schedule's row durably, and every engine running on the store
+//! (a demo, a server) drops it at its next tick. `--db` takes a file or a `postgres://` URL; every
+//! subcommand works on both (docs/schedules.md §11.24).
+//!
+//! Tables say what each schedule is doing in its STATE (docs/schedules.md §9.13) and print times
+//! as dates with how far they are from now (docs/runtime.md §7.10); `--json` keeps the
+//! `schedule_info` map's float Unix seconds.
 
 use std::path::PathBuf;
 
@@ -16,6 +18,7 @@ use tickstep::schedules::{Inspector, Namespace, ScheduleId, ScheduleKind, Stored
 
 use crate::say;
 use crate::store;
+use crate::when;
 
 /// `tickstep schedules` options.
 #[derive(Args, Debug)]
@@ -38,7 +41,7 @@ pub(crate) struct SchedulesArgs {
 #[derive(Subcommand, Debug)]
 enum Action {
     /// Every saved schedule: id, key, kind, target:verb, cadence (the interval, or a calendar's
-    /// expression and zone), next run, counters.
+    /// expression and zone), state (active, running, failing or paused), next run, counters.
     List,
     /// The saved schedules named KEY (one per owner at most: a key is unique per owner).
     Find {
@@ -184,6 +187,14 @@ fn now_unix_nanos() -> u64 {
     SystemClock::new().unix_nanos()
 }
 
+fn now_unix_seconds() -> f64 {
+    seconds_of(now_unix_nanos())
+}
+
+fn seconds_of(nanos: u64) -> f64 {
+    nanos as f64 / 1e9
+}
+
 fn list(args: &SchedulesArgs) -> Result<(), String> {
     let rows = inspector(args)?.list().map_err(|e| e.to_string())?;
     if rows.is_empty() && !args.json {
@@ -214,36 +225,47 @@ fn print_rows(args: &SchedulesArgs, rows: &[StoredSchedule]) -> Result<(), Strin
         say(serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?);
         return Ok(());
     }
-    let now = now_unix_nanos();
-    let header = [
+    let now = now_unix_seconds();
+    // A store several applications share names each row's (docs/runtime.md §7.12); one
+    // application's listing stays as it always was.
+    let first = rows.first().map(|r| r.namespace.as_str());
+    let shared = rows.iter().any(|r| Some(r.namespace.as_str()) != first);
+    let mut header = vec![
         "ID",
         "KEY",
         "KIND",
         "TARGET:VERB",
         "CADENCE",
-        "NEXT IN",
+        "STATE",
+        "NEXT",
         "RUNS",
         "FAULTS",
         "MISSED",
         "OVERLAP",
-        "RUNNING",
     ];
-    let table: Vec<[String; 11]> = rows
+    if shared {
+        header.push("NAMESPACE");
+    }
+    let table: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            [
+            let mut row = vec![
                 r.id.get().to_string(),
                 r.key.clone().unwrap_or_else(|| "-".into()),
                 r.kind.as_str().into(),
                 format!("#{}:{}", r.target.0, r.verb),
                 cadence(r),
-                next_in(r.fire_at_unix_nanos, now),
+                r.status().to_string(),
+                next_due(r, now),
                 r.run_count.to_string(),
                 r.fault_count.to_string(),
                 r.missed_count.to_string(),
                 r.overlap_count.to_string(),
-                if r.running.is_empty() { "no" } else { "yes" }.into(),
-            ]
+            ];
+            if shared {
+                row.push(shown_namespace(&r.namespace).to_owned());
+            }
+            row
         })
         .collect();
     let widths: Vec<usize> = (0..header.len())
@@ -266,11 +288,22 @@ fn print_rows(args: &SchedulesArgs, rows: &[StoredSchedule]) -> Result<(), Strin
             .trim_end()
             .to_owned()
     };
-    say(line(header.to_vec()));
+    say(line(header.clone()));
     for row in &table {
         say(line(row.iter().map(String::as_str).collect()));
     }
     Ok(())
+}
+
+/// When the next firing is due, relative to now: `-` while nothing is armed (a paused schedule,
+/// docs/schedules.md §9.4; a one-shot running), `due` once its time has come and an engine has
+/// not fired it yet.
+fn next_due(r: &StoredSchedule, now: f64) -> String {
+    match r.next_due_unix_nanos().map(seconds_of) {
+        None => "-".into(),
+        Some(at) if at <= now => "due".into(),
+        Some(at) => when::relative(at, now),
+    }
 }
 
 /// A schedule's cadence for the table: its interval, a calendar's expression (quoted, escaped)
@@ -312,16 +345,16 @@ fn running(args: &SchedulesArgs) -> Result<(), String> {
         ));
         return Ok(());
     }
-    let now = now_unix_nanos();
+    let now = now_unix_seconds();
     say("SCHEDULE  RUN  TARGET:VERB  DEADLINE");
     for f in &in_flight {
         let deadline = f["deadline_unix_nanos"].as_u64().unwrap_or(0);
         say(format!(
-            "{}  {}  {}  {:.1}s ago",
+            "{}  {}  {}  {}",
             f["schedule"],
             f["run"],
             f["target_verb"].as_str().unwrap_or("?"),
-            now.saturating_sub(deadline) as f64 / 1e9
+            when::at(seconds_of(deadline), now)
         ));
     }
     Ok(())
@@ -336,11 +369,31 @@ fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
     }
     if let Some(map) = info.as_object() {
         let width = map.keys().map(String::len).max().unwrap_or(0);
+        let now = now_unix_seconds();
         for (key, value) in map {
-            say(format!("{key:<width$}  {value}"));
+            say(format!("{key:<width$}  {}", shown_value(key, value, now)));
         }
     }
     Ok(())
+}
+
+/// The keys of the `schedule_info` map that hold times (docs/schedules.md §9.2).
+const TIME_KEYS: [&str; 4] = ["created_at", "next_run", "last_run", "paused_at"];
+
+/// A field of `info` as a person reads it: times as dates with how far they are from now
+/// (`-` for 0.0, "never" or "none"), a backfill's two points likewise, the rest as JSON.
+fn shown_value(key: &str, value: &serde_json::Value, now: f64) -> String {
+    match (key, value) {
+        (key, serde_json::Value::Number(n)) if TIME_KEYS.contains(&key) => {
+            when::at(n.as_f64().unwrap_or(0.0), now)
+        }
+        ("backfill", serde_json::Value::Array(points)) => points
+            .iter()
+            .map(|p| when::at(p.as_f64().unwrap_or(0.0), now))
+            .collect::<Vec<_>>()
+            .join(" to "),
+        _ => value.to_string(),
+    }
 }
 
 /// The stored schedule `id`, or an error saying it is not there.
@@ -359,11 +412,29 @@ fn stored(args: &SchedulesArgs, id: u64) -> Result<StoredSchedule, String> {
 fn next(args: &SchedulesArgs, id: u64, count: usize) -> Result<(), String> {
     let row = stored(args, id)?;
     let now = now_unix_nanos();
-    let times = row.next_runs(now, count);
+    let times: Vec<f64> = row
+        .next_runs(now, count)
+        .into_iter()
+        .map(seconds_of)
+        .collect();
     if args.json {
-        let all: Vec<f64> = times.iter().map(|&t| t as f64 / 1e9).collect();
-        say(json!({ "id": id, "next_runs": all }).to_string());
+        let status = row.status().as_str();
+        say(json!({ "id": id, "status": status, "next_runs": times }).to_string());
         return Ok(());
+    }
+    let now = seconds_of(now);
+    // A paused schedule fires none of them until it is resumed (docs/schedules.md §9.4, §9.8).
+    if let Some(pause) = &row.pause {
+        let note = if pause.note.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", tickstep::dashboard::shown(&pause.note))
+        };
+        say(format!(
+            "schedule {id} is paused (by {} at {}{note}); it fires none of these until resumed",
+            pause.by,
+            when::at(pause.at, now)
+        ));
     }
     if times.is_empty() {
         say(format!(
@@ -371,7 +442,7 @@ fn next(args: &SchedulesArgs, id: u64, count: usize) -> Result<(), String> {
         ));
     }
     for t in times {
-        say(format!("{:.3}  in {}", t as f64 / 1e9, next_in(t, now)));
+        say(when::at(t, now));
     }
     Ok(())
 }
@@ -405,6 +476,7 @@ fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
         ));
         return Ok(());
     }
+    let now = now_unix_seconds();
     say("STARTED  TOOK  SERVED  OUTCOME  FAULT");
     for r in &records {
         let fault = r.fault.as_ref().map_or_else(
@@ -412,11 +484,13 @@ fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
             |f| format!("{} {}", f.kind.as_str(), f.value),
         );
         say(format!(
-            "{:.3}  {:.3}s  {:.3}  {}  {fault}",
-            r.started,
+            "{}  {:.3}s  {}  {}  {}",
+            when::at(r.started, now),
             r.ended - r.started,
-            r.nominal,
-            r.outcome()
+            when::date(r.nominal),
+            r.outcome(),
+            // A verb's fault value is any text; it never drives the operator's terminal.
+            tickstep::dashboard::shown(&fault)
         ));
     }
     Ok(())
@@ -472,15 +546,5 @@ fn stop(args: &SchedulesArgs, id: u64) -> Result<(), String> {
 }
 
 fn seconds(ns: u64) -> String {
-    format!("{}s", ns as f64 / 1e9)
-}
-
-fn next_in(at: u64, now: u64) -> String {
-    if at == 0 {
-        "-".into()
-    } else if at <= now {
-        "due".into()
-    } else {
-        format!("{:.1}s", (at - now) as f64 / 1e9)
-    }
+    format!("{}s", seconds_of(ns))
 }

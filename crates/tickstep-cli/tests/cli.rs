@@ -699,6 +699,13 @@ fn schedules_pause_resume_trigger_and_backfill_act_on_a_store() {
     // The next demo run loads it paused: the bell does not ring.
     let rerun = tickstep(&["demo", "--virtual", "--duration", "3s", "--db", db]);
     assert!(rerun.status.success(), "{}", stderr(&rerun));
+    assert!(
+        stdout(&rerun)
+            .lines()
+            .any(|l| l.contains(": bell, fired") && l.ends_with(" faults, paused")),
+        "found paused, with no next run (docs/schedules.md §9.4): {}",
+        stdout(&rerun)
+    );
     let info = tickstep(&["schedules", "--db", db, "info", &id, "--json"]);
     let paused: serde_json::Value = serde_json::from_str(&stdout(&info)).unwrap();
     assert_eq!(paused["run_count"], runs_before, "no firing while paused");

@@ -434,3 +434,36 @@ fn a_cron_schedule_in_a_time_zone_is_made_shown_and_checked_like_every() {
         "{refused}"
     );
 }
+
+#[test]
+fn replies_quote_numbers_as_typed_and_info_says_a_paused_schedule_is_paused() {
+    // docs/serve.md §4.9: `1e-300` is not expanded into 300 digits, in a refusal or a reply.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    let soon = alice.ask("remind 1e-300 tea");
+    assert_eq!(
+        soon,
+        format!("ok: schedule #{} reminds you in 1e-300 s", id_of(&soon))
+    );
+    assert_eq!(alice.expect("[#"), format!("[#{}] tea", id_of(&soon)));
+    let every = alice.ask("every 3.6e3 say hourly");
+    let id = id_of(&every);
+    assert_eq!(every, format!("ok: schedule #{id} runs say every 3.6e3 s"));
+    let at = alice.ask("at 1.9e9 ring");
+    assert_eq!(
+        at,
+        format!("ok: schedule #{} runs ring at 1.9e9", id_of(&at))
+    );
+
+    // docs/schedules.md §9.4, §9.13: paused, nothing is due.
+    alice.ask(&format!("pause {id}"));
+    alice.send(&format!("info {id}"));
+    alice.expect("ok: #");
+    let fields = alice.expect("  id=");
+    assert!(
+        fields.contains(" next_run=0.0 ") && fields.ends_with(" status=\"paused\""),
+        "{fields}"
+    );
+    server.shutdown();
+}

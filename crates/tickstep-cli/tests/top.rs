@@ -50,14 +50,20 @@ fn serve_with_schedules(dir: &tempfile::TempDir) -> (Server, String, serve_clien
 fn frames_prints_a_line_per_snapshot_of_a_running_serve() {
     // docs/serve.md §14.4
     let dir = tempfile::tempdir().unwrap();
-    let (server, addr, _alice) = serve_with_schedules(&dir);
+    let (server, addr, mut alice) = serve_with_schedules(&dir);
+    let quiet = id_of(&alice.ask("every 60 tell quiet"));
+    assert!(
+        alice
+            .ask(&format!("pause {quiet}"))
+            .starts_with("ok: paused")
+    );
     let out = top(&["--http", &format!("http://{addr}/"), "--frames", "2"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let lines: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
     assert_eq!(lines.len(), 2, "{lines:#?}");
     for line in &lines {
         assert!(line.starts_with("period_us=16666 frames="), "{line}");
-        assert!(line.contains(" schedules=3 "), "{line}");
+        assert!(line.contains(" schedules=4 paused=1 "), "{line}");
         assert!(line.contains(" online=1"), "{line}");
         assert!(
             line.contains(" pending=kernel:0,high:0,normal:0,low:0,background:0 "),
@@ -94,6 +100,7 @@ fn the_live_view_shows_the_budget_and_the_schedules_in_a_terminal_and_q_quits() 
     let screen = tmux.wait_for("live schedules          3");
     assert!(screen.contains("budget 16.67ms"), "{screen}");
     assert!(screen.contains("players online          1"), "{screen}");
+    assert!(screen.contains("of them paused        0"), "{screen}");
     assert!(screen.contains("background"), "{screen}");
     assert!(screen.contains("running commands: 0"), "{screen}");
     tmux.type_keys("q");

@@ -54,7 +54,20 @@ pub enum Error {
     /// return it — its definition differs, or it was committed after this transaction created
     /// its own (by another task or another node: run the task again, and the creation returns
     /// `existing`). Nothing was created.
-    #[error("E_INVARG: key {key:?} of {owner} names schedule {existing}: {rule}")]
+    ///
+    /// `existing` shows itself as `schedule N`, so the message names it once:
+    ///
+    /// ```
+    /// use tickstep_schedules::{Error, ObjId, ScheduleId};
+    /// let e = Error::KeyTaken {
+    ///     key: "hourly".into(),
+    ///     owner: ObjId(2),
+    ///     existing: ScheduleId::from_raw(3),
+    ///     rule: "its definition differs".into(),
+    /// };
+    /// assert_eq!(e.to_string(), "E_INVARG: key \"hourly\" of #2 names schedule 3: its definition differs");
+    /// ```
+    #[error("E_INVARG: key {key:?} of {owner} names {existing}: {rule}")]
     KeyTaken {
         /// The key.
         key: String,

@@ -19,6 +19,26 @@ pub enum ScheduleKind {
 }
 
 impl ScheduleKind {
+    /// Every kind the engine has, in the order of [`ScheduleKind::as_str`]'s docs: what a filter
+    /// by kind offers and accepts (docs/serve.md §13.2).
+    ///
+    /// ```
+    /// let names: Vec<_> = tickstep_schedules::ScheduleKind::ALL.iter().map(|k| k.as_str()).collect();
+    /// assert_eq!(names, ["at", "every", "cron"]);
+    /// ```
+    pub const ALL: [ScheduleKind; 3] = [ScheduleKind::At, ScheduleKind::Every, ScheduleKind::Cron];
+
+    /// Parses [`ScheduleKind::as_str`]'s spelling.
+    ///
+    /// ```
+    /// use tickstep_schedules::ScheduleKind;
+    /// assert_eq!(ScheduleKind::parse("cron"), Some(ScheduleKind::Cron));
+    /// assert_eq!(ScheduleKind::parse("daily"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
     /// `"at"`, `"every"` or `"cron"`.
     ///
     /// ```
@@ -42,6 +62,97 @@ impl ScheduleKind {
     /// ```
     pub fn is_recurring(self) -> bool {
         self != ScheduleKind::At
+    }
+}
+
+/// What a schedule is doing, in one word: the `status` of `schedule_info`, the STATE column of
+/// `tickstep schedules list` and the state the dashboard shows and filters by
+/// (docs/schedules.md §9.13). The first that holds, in this order:
+///
+/// * `retired` — it will not fire again (docs/schedules.md §8.1);
+/// * `paused` — an operator paused it (docs/schedules.md §9.4), a firing still running or not;
+/// * `running` — a firing of it is in flight;
+/// * `failing` — its last settled firing faulted (`consecutive_faults` > 0), and it fires on;
+/// * `active` — it waits for its next cadence point.
+///
+/// ```
+/// use tickstep_schedules::ScheduleStatus;
+/// assert_eq!(ScheduleStatus::Paused.as_str(), "paused");
+/// assert_eq!(ScheduleStatus::parse("failing"), Some(ScheduleStatus::Failing));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[non_exhaustive]
+pub enum ScheduleStatus {
+    /// Waiting for its next cadence point.
+    Active,
+    /// A firing is in flight.
+    Running,
+    /// Its last settled firing faulted; it fires on.
+    Failing,
+    /// Paused by an operator (docs/schedules.md §9.4).
+    Paused,
+    /// It will not fire again (docs/schedules.md §8.1).
+    Retired,
+}
+
+impl ScheduleStatus {
+    /// Every status, in the order of [`ScheduleStatus::as_str`]'s spellings.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::ScheduleStatus::ALL.len(), 5);
+    /// ```
+    pub const ALL: [ScheduleStatus; 5] = [
+        ScheduleStatus::Active,
+        ScheduleStatus::Running,
+        ScheduleStatus::Failing,
+        ScheduleStatus::Paused,
+        ScheduleStatus::Retired,
+    ];
+
+    /// `"active"`, `"running"`, `"failing"`, `"paused"` or `"retired"`.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::ScheduleStatus::Running.as_str(), "running");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScheduleStatus::Active => "active",
+            ScheduleStatus::Running => "running",
+            ScheduleStatus::Failing => "failing",
+            ScheduleStatus::Paused => "paused",
+            ScheduleStatus::Retired => "retired",
+        }
+    }
+
+    /// Parses [`ScheduleStatus::as_str`]'s spelling.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::ScheduleStatus::parse("dead"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// The rule of docs/schedules.md §9.13, from what both the engine's record and a stored row
+    /// know: one decision for every reader.
+    pub(crate) fn of(retired: bool, paused: bool, running: bool, consecutive_faults: u32) -> Self {
+        if retired {
+            ScheduleStatus::Retired
+        } else if paused {
+            ScheduleStatus::Paused
+        } else if running {
+            ScheduleStatus::Running
+        } else if consecutive_faults > 0 {
+            ScheduleStatus::Failing
+        } else {
+            ScheduleStatus::Active
+        }
+    }
+}
+
+impl std::fmt::Display for ScheduleStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -101,8 +212,8 @@ impl RetireReason {
 /// of docs/schedules.md §9.1 and §9.2 (times as float Unix seconds, 0.0 for never; durations as
 /// integer nanoseconds; absent optional values as 0).
 ///
-/// `next_run` is when the next firing is due, jitter included (0.0 while a one-shot is running or
-/// once retired). `mean_duration_ns` and `p99_duration_ns` cover the last 64 firings settled in this
+/// `next_run` is when the next firing is due, jitter included (0.0 while nothing is armed: a
+/// paused schedule, a one-shot running, a retired one; docs/schedules.md §9.4). `mean_duration_ns` and `p99_duration_ns` cover the last 64 firings settled in this
 /// server run.
 ///
 /// ```
@@ -146,7 +257,8 @@ pub struct ScheduleInfo {
     pub calendar: Option<CalendarInfo>,
     /// Creation time, float Unix seconds.
     pub created_at: f64,
-    /// When the next firing is due, float Unix seconds (0.0 if none).
+    /// When the next firing is due, float Unix seconds (0.0 if none is armed: paused, a one-shot
+    /// running, retired; docs/schedules.md §9.4).
     pub next_run: f64,
     /// When the last firing started, float Unix seconds (0.0 if never).
     pub last_run: f64,
@@ -457,6 +569,7 @@ impl ScheduleInfo {
             ),
         ];
         pairs.extend(self.calendar_pairs());
+        pairs.push(("status", Value::from(self.status().as_str())));
         pairs
     }
 
@@ -484,6 +597,33 @@ impl ScheduleInfo {
                 .into_iter()
                 .map(|(k, v)| (Value::from(k), v))
                 .collect(),
+        )
+    }
+
+    /// What the schedule is doing, in one word (docs/schedules.md §9.13): the map's `status`.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Options, Schedules, ScheduleStatus};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "ring");
+    /// let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "ring", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// assert_eq!(engine.begin(wiz).schedule_info(id).unwrap().status(), ScheduleStatus::Active);
+    /// engine.pause(wiz, id, "").unwrap();
+    /// let info = engine.begin(wiz).schedule_info(id).unwrap();
+    /// assert_eq!((info.status(), info.next_run), (ScheduleStatus::Paused, 0.0));
+    /// ```
+    pub fn status(&self) -> ScheduleStatus {
+        ScheduleStatus::of(
+            self.retired,
+            self.pause.is_some(),
+            self.running_task.is_some(),
+            self.consecutive_faults,
         )
     }
 

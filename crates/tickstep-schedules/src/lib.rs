@@ -251,7 +251,7 @@ pub use host::{
 pub use id::{ObjId, RunId, ScheduleId};
 pub use info::{
     CalendarInfo, FiringRecord, HISTORY_KEPT, NEXT_RUNS_SHOWN, PauseInfo, RetireReason,
-    ScheduleInfo, ScheduleKind,
+    ScheduleInfo, ScheduleKind, ScheduleStatus,
 };
 pub use kernel_wake::KernelWake;
 pub use key::MAX_KEY_LEN;

@@ -346,8 +346,9 @@ on_every_store! {
         assert!(approx(h.info(id).next_runs[0], t0 + 120.0));
         let map = h.info(id).to_value();
         let Value::Map(pairs) = map else { panic!() };
-        // After these come only a calendar schedule's four keys (docs/schedules.md §9.1).
-        let keys: Vec<String> = pairs.iter().rev().skip(4).take(9).map(|(k, _)| k.to_string()).collect();
+        // After these come only a calendar schedule's four keys and the status (docs/schedules.md
+        // §9.1).
+        let keys: Vec<String> = pairs.iter().rev().skip(5).take(9).map(|(k, _)| k.to_string()).collect();
         assert_eq!(
             keys,
             [
@@ -432,6 +433,46 @@ on_both_stores! {
         assert_eq!(unknown.code(), "E_INVARG");
         let bad_note = tickstep_schedules::Inspector::pause(store.path(), id, "bell\u{7}").unwrap_err();
         assert!(bad_note.to_string().contains("control characters"), "{bad_note}");
+    }
+}
+
+on_both_stores! {
+    /// docs/schedules.md §9.4, §9.13: the engine's `schedule_info` and the store's row, read by
+    /// an `Inspector`, say the same `next_run` and the same status at every step — active,
+    /// running, failing, paused by the engine, paused by the store's operator.
+    fn the_engine_and_the_inspector_agree_on_next_run_and_status(store) {
+        use tickstep_schedules::{Inspector, ScheduleStatus};
+        let h = Host::on(store);
+        let id = h.every(10.0, Options::new());
+        let agree = |expected: ScheduleStatus| {
+            h.engine.flush().unwrap();
+            let info = h.info(id);
+            let stored = Inspector::open(store.path()).unwrap().get(id).unwrap().unwrap();
+            let stored_next = stored.next_due_unix_nanos().map_or(0.0, |ns| ns as f64 / 1e9);
+            assert_eq!((info.status(), stored.status()), (expected, expected));
+            assert_eq!(info.to_value().get("status"), Some(&Value::from(expected.as_str())));
+            assert_eq!(info.next_run, stored_next, "{expected}");
+            info.next_run
+        };
+        assert!(agree(ScheduleStatus::Active) > h.now());
+        h.after(10.0);
+        assert!(agree(ScheduleStatus::Running) > h.now(), "the next point stays armed");
+        h.fault(h.last_run());
+        agree(ScheduleStatus::Failing);
+        assert!(h.engine.pause(h.prog, id, "deploy").unwrap());
+        assert_eq!(agree(ScheduleStatus::Paused), 0.0, "nothing is due while paused");
+        h.after(30.0);
+        assert_eq!(agree(ScheduleStatus::Paused), 0.0, "not a past deadline either");
+        assert!(h.engine.resume(h.prog, id).unwrap());
+        assert!(agree(ScheduleStatus::Failing) > h.now());
+        // Paused by the store's operator, outside the engine: the row says so before the
+        // engine has read the note, and the engine agrees once it has.
+        assert!(Inspector::pause(store.path(), id, "from the shell").unwrap());
+        let stored = Inspector::open(store.path()).unwrap().get(id).unwrap().unwrap();
+        assert_eq!((stored.status(), stored.next_due_unix_nanos()), (ScheduleStatus::Paused, None));
+        h.engine.wait_for_writes().unwrap();
+        h.after(0.02);
+        assert_eq!(agree(ScheduleStatus::Paused), 0.0);
     }
 }
 

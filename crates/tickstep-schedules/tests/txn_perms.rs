@@ -506,6 +506,7 @@ on_every_store! {
             "zone",
             "dst_gap",
             "dst_fold",
+            "status",
         ];
         let Value::Map(pairs) = &map else { panic!() };
         assert_eq!(pairs.len(), keys.len());
@@ -523,6 +524,7 @@ on_every_store! {
             "absent optional values are 0"
         );
         assert_eq!(map.get("last_fault"), Some(&Value::Int(0)));
+        assert_eq!(map.get("status"), Some(&Value::from("active")));
     }
 }
 

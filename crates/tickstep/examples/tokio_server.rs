@@ -1,6 +1,6 @@
 //! A runtime beside a TCP listener on one tokio thread: each line `in SECONDS TEXT` is answered
 //! with TEXT after SECONDS, by a kernel timer; the runtime's dashboard (docs/serve.md §13.10) is
-//! mounted on a second, HTTP listener; Ctrl-C stops the server and commits the store.
+//! mounted on a second, HTTP listener; Ctrl-C or SIGTERM stops the server and commits the store.
 //!
 //! ```sh
 //! cargo run -p tickstep --features dashboard --example tokio_server
@@ -82,7 +82,8 @@ async fn serve() -> Result<(), Box<dyn std::error::Error>> {
             });
         }
     });
-    driver.run_until(tokio::signal::ctrl_c()).await?;
+    // Ctrl-C, or SIGTERM from a service manager: commit the store and stop.
+    driver.run_until(tickstep::shutdown_signal()).await?;
     println!("stopped cleanly");
     Ok(())
 }

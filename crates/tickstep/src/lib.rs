@@ -93,20 +93,23 @@
 //!   reported `killed` when it returns.
 //!
 //! All three are faults of the schedule like any other: counted toward `max_faults`, shown in
-//! `schedule_info`'s `last_fault`. Per-schedule limits are held in memory by the runtime (set them
-//! again after a restart): the store does not carry them. Cost: one list entry per running firing,
-//! one counter per poll, one kernel timer per firing with a `seconds` limit.
+//! `schedule_info`'s `last_fault`. A schedule's own limits are stored with it (docs/runtime.md
+//! §4.5, docs/schedules.md §11.32): a restart keeps them, and only a `set_firing_limits` override,
+//! held in memory, must be set again. Cost: one list entry per running firing, one counter per
+//! poll, one kernel timer per firing with a `seconds` limit.
 //!
 //! # Inside a tokio server (feature `tokio`)
 //!
-//! (Specified in docs/runtime.md §5.6–§5.10; the server in docs/serve.md.)
+//! (Specified in docs/runtime.md §5.6–§5.12; the server in docs/serve.md.)
 //!
 //! A network server runs the runtime as a future: `TokioDriver` runs its frames on a
 //! current-thread tokio runtime (in a `LocalSet`), sleeping on tokio's timer between frames so
 //! socket tasks share the thread, and straight to the kernel's next wake when idle (an idle
 //! server runs no frames). A `RuntimeHandle` (`Send`) delivers work from other threads and wakes
-//! an idle runtime; shutdown on a signal or a handle commits the store; with a `ManualClock` the
-//! runtime follows tokio's clock, so tests use tokio's paused clock for virtual time. The
+//! an idle runtime; shutdown on a signal or a handle commits the store, and
+//! `driver.run_until(tickstep::shutdown_signal()).await` stops on Ctrl-C or SIGTERM, the signal a
+//! service manager stops a service with; with a `ManualClock` the runtime follows tokio's clock,
+//! so tests use tokio's paused clock for virtual time. The
 //! `tokio_driver` module docs say how (threading, wake-ups, shutdown, time); `tickstep serve`
 //! in the CLI is a whole world server built on it.
 //!
@@ -173,6 +176,8 @@ mod hub;
 pub mod prometheus;
 mod runtime;
 #[cfg(feature = "tokio")]
+mod signal;
+#[cfg(feature = "tokio")]
 pub mod tokio_driver;
 
 pub use tickstep_commands as commands;
@@ -191,6 +196,8 @@ pub use host::{
     VerbResult,
 };
 pub use runtime::{Reporter, Runtime, RuntimeStats};
+#[cfg(feature = "tokio")]
+pub use signal::shutdown_signal;
 /// The kernel's futures, which async verbs await through [`VerbCall`] (re-exported here so a verb
 /// can name them): one implementation for kernel tasks and verbs alike.
 pub use tickstep_kernel::{Sleep, TimedOut, Timeout, WaitUntil, wait_until, yield_now};

@@ -35,7 +35,10 @@
 //!   cancellation token) or a handle calls [`RuntimeHandle::shutdown`]. It then runs the
 //!   closures already submitted, commits the store (the schedules' last cadence updates, as
 //!   [`Runtime::shutdown`] does) and returns; later submissions fail with [`DriverStopped`].
-//!   A command failure ends it the same way, returning the error after the commit.
+//!   A command failure ends it the same way, returning the error after the commit. Dropping the
+//!   runtime then closes the engine, which on `PostgreSQL` hands the node's schedules back.
+//!   [`shutdown_signal`](crate::shutdown_signal) is the `stop` of a service: Ctrl-C or SIGTERM
+//!   (docs/runtime.md §5.12).
 //! * **Time.** With the system clock, the driver sleeps with `tokio::time::sleep` for the gap
 //!   between the runtime's clock and the frame it waits for. With a
 //!   [`ManualClock`](crate::kernel::ManualClock) the runtime's clock *follows tokio's*: the driver
@@ -282,9 +285,11 @@ impl TokioDriver {
         self.run_until(std::future::pending::<()>()).await
     }
 
-    /// Runs frames until `stop` completes (e.g. `tokio::signal::ctrl_c()`, a cancellation
-    /// token's `cancelled()`) or a handle calls [`RuntimeHandle::shutdown`]. Then it runs the
-    /// closures already submitted, commits the store and returns.
+    /// Runs frames until `stop` completes (e.g. [`shutdown_signal`](crate::shutdown_signal)'s
+    /// Ctrl-C or SIGTERM, a cancellation token's `cancelled()`) or a handle calls
+    /// [`RuntimeHandle::shutdown`]. Then it runs the closures already submitted, commits the
+    /// store and returns. A service stops on SIGTERM with one line:
+    /// `driver.run_until(tickstep::shutdown_signal()).await?` (docs/runtime.md §5.12).
     ///
     /// # Errors
     ///
@@ -296,7 +301,7 @@ impl TokioDriver {
     /// #     .start_paused(true).build().unwrap();
     /// let driver = tickstep::TokioDriver::new(tickstep::Runtime::builder().in_memory_store())?;
     /// tokio::task::LocalSet::new().block_on(&tokio_rt, async {
-    ///     let stop = tokio::time::sleep(std::time::Duration::from_secs(20)); // or signal::ctrl_c()
+    ///     let stop = tokio::time::sleep(std::time::Duration::from_secs(20)); // or shutdown_signal()
     ///     driver.run_until(stop).await
     /// })?;
     /// # Ok::<(), tickstep::RuntimeError>(())

@@ -5,9 +5,10 @@
 //! * [`tui`] — the `--tui` live view (ratatui).
 //!
 //! The demo runs on the real clock (or, with the hidden `--virtual` flag used by tests, on a
-//! virtual clock that starts at the real wall-clock time) until `--duration` has passed or
-//! Ctrl-C is pressed; either way it stops cleanly: the runtime shuts down and the store's last
-//! cadence updates are committed. Run it twice on one store and the second run finds the
+//! virtual clock that starts at the real wall-clock time) until `--duration` has passed, Ctrl-C
+//! is pressed or a SIGTERM (or SIGHUP) comes; either way it stops cleanly: the runtime shuts down,
+//! the store's last cadence updates are committed and, on `PostgreSQL`, the node's schedules are
+//! handed back at once (docs/runtime.md §7.1). Run it twice on one store and the second run finds the
 //! first run's schedules, ids and counters intact, and says so.
 
 mod status;
@@ -35,7 +36,7 @@ use world::{DemoWorld, DemoWorldState, Origin};
 /// `tickstep demo` options.
 #[derive(Args, Debug)]
 pub(crate) struct DemoArgs {
-    /// Stop after this long (e.g. 3s, 2m). Default: run until Ctrl-C.
+    /// Stop after this long (e.g. 3s, 2m). Default: run until Ctrl-C or SIGTERM.
     #[arg(long, value_parser = parse_positive_duration)]
     duration: Option<Duration>,
     /// The schedule store: an `SQLite` file (created if missing), or a `postgres://user@host/db`
@@ -71,8 +72,10 @@ pub(crate) fn run(args: &DemoArgs) -> Result<(), String> {
 
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
+    // Ctrl-C, and (ctrlc's `termination`) SIGTERM and SIGHUP: each ends the run at its next
+    // frame, and the stop below is clean.
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
-        .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
+        .map_err(|e| format!("cannot install the Ctrl-C and SIGTERM handler: {e}"))?;
 
     if args.tui {
         tui::run(&rt, &world, args.duration, &stop)?;
@@ -100,9 +103,14 @@ fn introduce(rt: &Runtime, world: &DemoWorldState, args: &DemoArgs) {
             Origin::Created => say(format!("  created schedule {}: {name}", id.get())),
             Origin::Found(info) => {
                 found_any = true;
-                let next = (info.next_run - now).max(0.0);
+                // Nothing is due while none is armed: a paused one says so (docs/schedules.md §9.4).
+                let next = if info.next_run > 0.0 {
+                    format!("next in {:.1}s", (info.next_run - now).max(0.0))
+                } else {
+                    info.status().to_string()
+                };
                 say(format!(
-                    "  found schedule {} from an earlier run: {name}, fired {} times, {} faults, next in {next:.1}s",
+                    "  found schedule {} from an earlier run: {name}, fired {} times, {} faults, {next}",
                     id.get(),
                     info.run_count,
                     info.fault_count
@@ -121,11 +129,11 @@ fn introduce(rt: &Runtime, world: &DemoWorldState, args: &DemoArgs) {
     }
     match args.duration {
         Some(d) => say(format!("running for {d:?}; one status line per second")),
-        None => say("running until Ctrl-C; one status line per second"),
+        None => say("running until Ctrl-C or SIGTERM; one status line per second"),
     }
 }
 
-/// One status line per second until the duration has passed or Ctrl-C.
+/// One status line per second until the duration has passed, or Ctrl-C or SIGTERM.
 fn status_lines(
     rt: &Runtime,
     world: &DemoWorldState,

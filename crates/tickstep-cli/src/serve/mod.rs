@@ -148,7 +148,7 @@ pub(crate) struct ServeArgs {
 /// The environment variable that gives the wizard's password (docs/serve.md §10.4).
 const WIZARD_PASSWORD: &str = "TICKSTEP_WIZARD_PASSWORD";
 
-/// Runs the server until Ctrl-C, SIGTERM or the wizard's `shutdown`.
+/// Runs the server until Ctrl-C, SIGTERM, SIGHUP or the wizard's `shutdown` (docs/serve.md §1.3).
 pub(crate) fn run(args: &ServeArgs) -> Result<(), String> {
     let threads = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -158,6 +158,9 @@ pub(crate) fn run(args: &ServeArgs) -> Result<(), String> {
 }
 
 async fn serve(args: &ServeArgs) -> Result<(), String> {
+    // Listening at once: a SIGTERM while the server starts stops it cleanly after its first
+    // frame, rather than ending it by the signal's default action (docs/runtime.md §9.23).
+    let stop = tickstep::shutdown_signal();
     let wizard_name = protocol::parse_name(&args.wizard).map_err(|e| format!("--wizard: {e}"))?;
     let grant = action_grant(args, &wizard_name)?;
     if args.max_line == 0 {
@@ -195,7 +198,8 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         }
     };
     let listeners = (listener, browsers);
-    run_server(args, listeners, driver, server, announcements, &wizard_name).await
+    let started = (driver, server, announcements);
+    run_server(args, listeners, started, &wizard_name, stop).await
 }
 
 /// The files a start on `db` may create: the store, the world file beside it, and their WAL
@@ -286,10 +290,9 @@ async fn start(
 async fn run_server(
     args: &ServeArgs,
     (listener, browsers): (TcpListener, Option<Browsers>),
-    mut driver: TokioDriver,
-    server: Rc<Server>,
-    announcements: Option<tokio::sync::mpsc::UnboundedReceiver<registry::Event>>,
+    (mut driver, server, announcements): Started,
     wizard_name: &str,
+    stop: impl Future<Output = ()>,
 ) -> Result<(), String> {
     let watch_task = {
         let watching = if tickstep::schedules::is_server_location(&args.db) {
@@ -342,7 +345,7 @@ async fn run_server(
     };
     let acceptor = tokio::task::spawn_local(accept(listener, Rc::clone(&server), limits));
     let browsers = browsers.map(|browsers| start_browsers(browsers, Rc::clone(&server), limits));
-    let result = driver.run_until(shutdown_signal()).await;
+    let result = driver.run_until(stop).await;
     acceptor.abort();
     for task in [listener_task, watch_task, browsers].into_iter().flatten() {
         task.abort();
@@ -483,25 +486,6 @@ pub(crate) async fn either(a: impl Future<Output = ()>, b: impl Future<Output = 
         }
     })
     .await;
-}
-
-/// Ctrl-C, or SIGTERM on Unix.
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            let interrupted = async {
-                let _ = tokio::signal::ctrl_c().await;
-            };
-            let terminated = async {
-                term.recv().await;
-            };
-            either(interrupted, terminated).await;
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// The namespace serve's schedules live in (docs/schedules.md §15.4): another application on the

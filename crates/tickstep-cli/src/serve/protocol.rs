@@ -87,21 +87,30 @@ pub(crate) struct Action {
     pub(crate) arg: String,
 }
 
+/// A number of seconds, and the word the player typed for it: replies quote the number as typed,
+/// never as the float prints (`1e-300` stays `1e-300`, docs/serve.md §4.9).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Seconds {
+    pub(crate) value: f64,
+    /// The word as typed: only what `f64` parses (digits, a sign, a point, an exponent).
+    pub(crate) typed: String,
+}
+
 /// One parsed line of a logged-in player.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Request {
     Remind {
-        seconds: f64,
+        seconds: Seconds,
         text: String,
     },
     Every {
-        seconds: f64,
+        seconds: Seconds,
         action: Action,
         /// The schedule's key (`… as <name>`, docs/serve.md §3.6).
         key: Option<String>,
     },
     At {
-        unix_seconds: f64,
+        unix_seconds: Seconds,
         action: Action,
         key: Option<String>,
     },
@@ -226,7 +235,7 @@ pub(crate) fn parse(line: &str) -> Result<Request, ProtocolError> {
                 "an interval in seconds up to 3153600000 (100 years)",
                 MAX_DELAY_SECONDS,
             )?;
-            if seconds < MIN_EVERY_SECONDS {
+            if seconds.value < MIN_EVERY_SECONDS {
                 return Err(ProtocolError::TooFrequent(typed.chars().take(40).collect()));
             }
             let (action, key) = key_suffix("every", action)?;
@@ -343,7 +352,7 @@ fn seconds_arg(
     word: &str,
     rule: &'static str,
     max: f64,
-) -> Result<f64, ProtocolError> {
+) -> Result<Seconds, ProtocolError> {
     if word.is_empty() {
         return Err(ProtocolError::Missing {
             command,
@@ -351,7 +360,10 @@ fn seconds_arg(
         });
     }
     match word.parse::<f64>() {
-        Ok(s) if s.is_finite() && (0.0..=max).contains(&s) => Ok(s),
+        Ok(value) if value.is_finite() && (0.0..=max).contains(&value) => Ok(Seconds {
+            value,
+            typed: word.to_owned(),
+        }),
         _ => Err(ProtocolError::BadNumber {
             value: word.chars().take(40).collect(),
             rule,
@@ -445,19 +457,26 @@ fn action_arg(command: &'static str, text: &str) -> Result<Action, ProtocolError
 mod tests {
     use super::*;
 
+    fn secs(value: f64, typed: &str) -> Seconds {
+        Seconds {
+            value,
+            typed: typed.to_owned(),
+        }
+    }
+
     #[test]
     fn every_command_of_the_help_parses() {
         assert_eq!(
             parse("remind 2 tea is ready"),
             Ok(Request::Remind {
-                seconds: 2.0,
+                seconds: secs(2.0, "2"),
                 text: "tea is ready".into()
             })
         );
         assert_eq!(
             parse("EVERY 10 say hello all"),
             Ok(Request::Every {
-                seconds: 10.0,
+                seconds: secs(10.0, "10"),
                 action: Action {
                     verb: WorldVerb::Say,
                     arg: "hello all".into()
@@ -468,7 +487,7 @@ mod tests {
         assert_eq!(
             parse("every 60 say top of the hour AS hourly"),
             Ok(Request::Every {
-                seconds: 60.0,
+                seconds: secs(60.0, "60"),
                 action: Action {
                     verb: WorldVerb::Say,
                     arg: "top of the hour".into()
@@ -479,7 +498,7 @@ mod tests {
         assert_eq!(
             parse("at 1900000000 ring"),
             Ok(Request::At {
-                unix_seconds: 1.9e9,
+                unix_seconds: secs(1.9e9, "1900000000"),
                 action: Action {
                     verb: WorldVerb::Ring,
                     arg: "0".into()
@@ -490,12 +509,20 @@ mod tests {
         assert_eq!(
             parse("at 1900000000 ring 3 as alarm"),
             Ok(Request::At {
-                unix_seconds: 1.9e9,
+                unix_seconds: secs(1.9e9, "1900000000"),
                 action: Action {
                     verb: WorldVerb::Ring,
                     arg: "3".into()
                 },
                 key: Some("alarm".into()),
+            })
+        );
+        // A number is kept as typed for the reply (docs/serve.md §4.9).
+        assert_eq!(
+            parse("remind 1e-300 x"),
+            Ok(Request::Remind {
+                seconds: secs(1e-300, "1e-300"),
+                text: "x".into()
             })
         );
         assert_eq!(parse("stop #12"), Ok(Request::Stop(12)));

@@ -447,8 +447,10 @@ impl Server {
         self.commands_handled.set(self.commands_handled.get() + 1);
         let one = |line: String| (vec![line], After::Continue);
         match request {
+            // Each reply quotes the number as typed, never as the float prints: `1e-300` is not
+            // expanded into 300 digits (docs/serve.md §4.9).
             Request::Remind { seconds, text } => {
-                let when = self.rt.schedules().now_unix_seconds() + seconds;
+                let when = self.rt.schedules().now_unix_seconds() + seconds.value;
                 let action = Action {
                     verb: WorldVerb::Tell,
                     arg: text,
@@ -458,7 +460,7 @@ impl Server {
                     Kind::At(when),
                     &action,
                     None,
-                    &format!("reminds you in {seconds} s"),
+                    &format!("reminds you in {} s", seconds.typed),
                 )
             }
             Request::Every {
@@ -467,10 +469,10 @@ impl Server {
                 key,
             } => self.create(
                 (who, from),
-                Kind::Every(seconds),
+                Kind::Every(seconds.value),
                 &action,
                 key,
-                &format!("runs {} every {seconds} s", action.verb.name()),
+                &format!("runs {} every {} s", action.verb.name(), seconds.typed),
             ),
             Request::At {
                 unix_seconds,
@@ -478,10 +480,10 @@ impl Server {
                 key,
             } => self.create(
                 (who, from),
-                Kind::At(unix_seconds),
+                Kind::At(unix_seconds.value),
                 &action,
                 key,
-                &format!("runs {} at {unix_seconds}", action.verb.name()),
+                &format!("runs {} at {}", action.verb.name(), unix_seconds.typed),
             ),
             Request::Cron {
                 expr,

@@ -30,6 +30,8 @@ pub(crate) struct Snapshot {
     /// The kernel's hot tasks, where the server lists them (`[origin, total_us, calls, max_us]`).
     pub(crate) hot_tasks: Vec<serde_json::Value>,
     pub(crate) schedules_live: u64,
+    /// How many of the live schedules are paused, where the server counts them.
+    pub(crate) schedules_paused: Option<u64>,
     /// Firings started so far.
     pub(crate) firings: u64,
     /// Players online, where the host has players.
@@ -60,7 +62,7 @@ impl Snapshot {
             .map(|(name, count)| format!("{}:{count}", super::visible(name)))
             .collect();
         format!(
-            "period_us={} frames={} worst_us={} over_budget={} overloads={} deferred={} pending={} commands={} schedules={} firings={} online={}",
+            "period_us={} frames={} worst_us={} over_budget={} overloads={} deferred={} pending={} commands={} schedules={} paused={} firings={} online={}",
             self.period_us,
             self.frames.len(),
             self.worst_us(),
@@ -70,6 +72,8 @@ impl Snapshot {
             pending.join(","),
             self.commands_running,
             self.schedules_live,
+            self.schedules_paused
+                .map_or_else(|| "-".to_owned(), |n| n.to_string()),
             self.firings,
             self.online
                 .map_or_else(|| "-".to_owned(), |n| n.to_string())

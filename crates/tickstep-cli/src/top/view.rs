@@ -1,6 +1,7 @@
 //! The terminal picture of the live view (docs/serve.md §14.1): a step-time chart against the
 //! budget line with overload markers, then the counts — frames over budget, overload events,
-//! tasks waiting per priority, running commands, live schedules and players online.
+//! tasks waiting per priority, running commands, live schedules (and how many are paused) and
+//! players online.
 //!
 //! A pure function of the [`History`], drawn the same on a real terminal and on ratatui's
 //! `TestBackend`. Text the server sent (priority names, commands) is shown with its control
@@ -121,6 +122,12 @@ fn draw_counts(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
         Line::from(format!("overload events    {:>6}", s.overloads)),
         Line::from(format!("deferred last step {:>6}", s.deferred_last_step)),
         Line::from(format!("live schedules     {:>6}", s.schedules_live)),
+        // Of the live ones; `-` from a server that does not count them (docs/serve.md §14.3).
+        Line::from(format!(
+            "  of them paused   {:>6}",
+            s.schedules_paused
+                .map_or_else(|| "-".to_owned(), |n| n.to_string())
+        )),
         Line::from(format!("firings started    {:>6}", s.firings)),
         Line::from(format!(
             "players online     {:>6}",
@@ -234,7 +241,7 @@ mod tests {
     use super::*;
 
     /// A snapshot as serve sent it (recorded from `/dashboard/events`), with a frame over budget.
-    const RECORDED: &str = r#"{"period_us":16666,"frames":[[41,38],[39,37],[20500,19800],[45,40]],"over_budget":1,"overloads":0,"deferred_last_step":0,"pending":[["kernel",0],["high",0],["normal",2],["low",0],["background",7]],"commands_running":1,"schedules_live":3,"firings":12,"online":2}"#;
+    const RECORDED: &str = r#"{"period_us":16666,"frames":[[41,38],[39,37],[20500,19800],[45,40]],"over_budget":1,"overloads":0,"deferred_last_step":0,"pending":[["kernel",0],["high",0],["normal",2],["low",0],["background",7]],"commands_running":1,"schedules_live":3,"schedules_paused":1,"firings":12,"online":2}"#;
 
     fn screen(history: &History) -> String {
         let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
@@ -266,6 +273,7 @@ mod tests {
         assert!(shown.contains("over budget             1"), "{shown}");
         assert!(shown.contains("worst step           20.50ms"), "{shown}");
         assert!(shown.contains("live schedules          3"), "{shown}");
+        assert!(shown.contains("  of them paused        1"), "{shown}");
         assert!(shown.contains("players online          2"), "{shown}");
         assert!(shown.contains("background  7"), "{shown}");
         assert!(shown.contains("running commands: 1"), "{shown}");
@@ -290,6 +298,10 @@ mod tests {
         assert!(shown.contains("drive.rs:40"), "{shown}");
         assert!(shown.contains("812"), "{shown}");
         assert!(shown.contains("players online          -"), "{shown}");
+        assert!(
+            shown.contains("  of them paused        -"),
+            "not sent: not claimed 0"
+        );
         assert!(shown.contains("overload events         3"), "{shown}");
     }
 

@@ -16,6 +16,8 @@ pub(crate) struct Dashboard {
     child: Child,
     /// Where it serves, `127.0.0.1:PORT`.
     pub(crate) addr: String,
+    /// Its further lines on stdout.
+    output: std::sync::mpsc::Receiver<String>,
 }
 
 impl Dashboard {
@@ -39,7 +41,21 @@ impl Dashboard {
                 || panic!("unexpected first line {first:?}"),
                 |(addr, _)| addr.to_owned(),
             );
-        Dashboard { child, addr }
+        Dashboard {
+            child,
+            addr,
+            output: rx,
+        }
+    }
+}
+
+impl Dashboard {
+    /// Stops it with SIGTERM, as a service manager would: how it exited, and what it printed
+    /// after its address.
+    #[cfg(unix)]
+    pub(crate) fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
+        let status = super::serve_client::terminate(&mut self.child);
+        (status, super::serve_client::rest_of(&self.output))
     }
 }
 

@@ -35,6 +35,39 @@ pub(crate) fn spawn_printing(command: &mut Command) -> (Child, mpsc::Receiver<St
     (child, rx)
 }
 
+/// Sends `child` SIGTERM, as a service manager stops a service, and waits (bounded by
+/// [`PATIENCE`]) for it to exit: how it exited. One still running then is killed and the test
+/// fails.
+#[cfg(unix)]
+pub(crate) fn terminate(child: &mut Child) -> std::process::ExitStatus {
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "kill -TERM {}", child.id());
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = child.try_wait().expect("the child is ours") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("it did not stop within {PATIENCE:?} of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The lines of [`spawn_printing`]'s reader up to the end of a process that has exited (each
+/// within [`PATIENCE`]).
+pub(crate) fn rest_of(lines: &mpsc::Receiver<String>) -> Vec<String> {
+    let mut rest = Vec::new();
+    while let Ok(line) = lines.recv_timeout(PATIENCE) {
+        rest.push(line);
+    }
+    rest
+}
+
 /// A running server; killed when dropped (a clean stop goes through the wizard's `shutdown`).
 pub(crate) struct Server {
     pub(crate) child: Child,
@@ -154,6 +187,14 @@ impl Server {
 }
 
 impl Server {
+    /// Stops it with SIGTERM, as a service manager would: how it exited, and the lines it printed
+    /// that were not read yet.
+    #[cfg(unix)]
+    pub(crate) fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
+        let status = terminate(&mut self.child);
+        (status, rest_of(&self.output))
+    }
+
     /// A wizard's `shutdown` of a server that found its store lost: it must exit with a failure
     /// status of its own, not claim the store is committed (docs/serve.md §12.2), and not be
     /// ended by a signal.

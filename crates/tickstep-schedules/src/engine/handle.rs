@@ -213,6 +213,33 @@ impl Schedules {
         core.table.len() - core.retired.len()
     }
 
+    /// How many live schedules an operator has paused (docs/schedules.md §9.4): one pass over
+    /// the table, for a view that shows it now and then (the dashboard's live view), not for
+    /// every frame.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::Options;
+    /// let world = TestWorld::new();
+    /// let wiz = world.add_wizard();
+    /// world.add_verb(wiz, "v");
+    /// let engine = tickstep_schedules::Schedules::in_memory(
+    ///     tickstep_kernel::clock::ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
+    /// txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// engine.pause(wiz, id, "").unwrap();
+    /// assert_eq!((engine.live_count(), engine.paused_count()), (2, 1));
+    /// ```
+    pub fn paused_count(&self) -> usize {
+        let core = self.shared.core.borrow();
+        core.table
+            .iter()
+            .filter(|e| e.is_live() && e.is_paused())
+            .count()
+    }
+
     /// Firings that were in flight when the store was last saved and that the host has neither
     /// reattached nor abandoned yet.
     ///

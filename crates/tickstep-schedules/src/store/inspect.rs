@@ -154,9 +154,11 @@ pub struct StoredSchedule {
     pub created_unix_nanos: u64,
     /// The next cadence point, before jitter.
     pub next_run_unix_nanos: u64,
-    /// When the next firing is due, jitter included (`schedule_info`'s `next_run`).
+    /// The stored deadline, jitter included. It is when the next firing is due only while
+    /// `armed`: a paused schedule keeps its deadline unarmed (docs/schedules.md §9.4), so
+    /// [`StoredSchedule::next_due_unix_nanos`] is `schedule_info`'s `next_run`.
     pub fire_at_unix_nanos: u64,
-    /// Whether a next firing is armed at all (false while a one-shot runs).
+    /// Whether a next firing is armed at all (false while paused, or while a one-shot runs).
     pub armed: bool,
     /// When the last firing started (0 if never).
     pub last_run_unix_nanos: u64,
@@ -203,6 +205,62 @@ pub struct StoredSchedule {
 }
 
 impl StoredSchedule {
+    /// When the next firing is due, jitter included, as `schedule_info`'s `next_run` says it:
+    /// the stored deadline while one is armed, `None` while none is — paused (docs/schedules.md
+    /// §9.4), or a one-shot running.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::{Clock, ManualClock};
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "v");
+    /// let clock = ManualClock::new();
+    /// let engine = Schedules::open(&path, clock.clone(), world, TestRunner::new(), Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// let stored = || Inspector::open(&path).unwrap().get(id).unwrap().unwrap();
+    /// assert_eq!(stored().next_due_unix_nanos(), Some(clock.unix_nanos() + 60_000_000_000));
+    /// engine.pause(wiz, id, "").unwrap();
+    /// assert_eq!(stored().next_due_unix_nanos(), None, "paused: nothing is due");
+    /// ```
+    pub fn next_due_unix_nanos(&self) -> Option<u64> {
+        self.armed.then_some(self.fire_at_unix_nanos)
+    }
+
+    /// What the schedule is doing, in one word, as `schedule_info`'s `status` decides it from
+    /// the same fields (docs/schedules.md §9.13). A store holds no retired schedule.
+    ///
+    /// ```
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules, ScheduleStatus};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "v");
+    /// let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(), Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// engine.pause(wiz, id, "deploy").unwrap();
+    /// let stored = Inspector::open(&path).unwrap().get(id).unwrap().unwrap();
+    /// assert_eq!(stored.status(), ScheduleStatus::Paused);
+    /// ```
+    pub fn status(&self) -> crate::ScheduleStatus {
+        crate::ScheduleStatus::of(
+            false,
+            self.pause.is_some(),
+            !self.running.is_empty(),
+            self.consecutive_faults,
+        )
+    }
+
     /// The next `count` cadence points after the stored state, nominal, Unix nanoseconds, as the
     /// engine computes them for `schedule_info` (docs/schedules.md §9.8): `now_unix_nanos`
     /// matters only for a paused schedule, whose list starts after it.

@@ -56,6 +56,7 @@
     text("pending", s.pending.map(function (p) { return p[0] + " " + p[1]; }).join(", "));
     text("commands-running", s.commands_running);
     text("schedules-live", s.schedules_live);
+    if (s.schedules_paused !== undefined) text("schedules-paused", s.schedules_paused);
     if (s.online !== undefined) text("online", s.online);
     hot(s.hot_tasks);
     text("live-state", "live, " + updates + " updates");

@@ -1,12 +1,12 @@
 //! The dashboard's live view (docs/serve.md §13.6): once a second the runtime's thread writes one
 //! JSON snapshot — the frames' step times against the budget, frames over it, kernel overload
-//! events, tasks waiting per priority, the hot tasks, the running commands, live schedules and,
-//! where the host has users, who is online — and every viewer's server-sent-event stream
-//! (`/dashboard/events`) sends that same snapshot.
+//! events, tasks waiting per priority, the hot tasks, the running commands, live schedules (and
+//! how many of them are paused) and, where the host has users, who is online — and every
+//! viewer's server-sent-event stream (`/dashboard/events`) sends that same snapshot.
 //!
 //! Costs: one snapshot a second however many watch (a `watch` channel holds the latest; a viewer
-//! clones an `Arc`); nothing at all until the first viewer arrives. Viewers are capped at
-//! [`MAX_VIEWERS`]; one more gets `503`.
+//! clones an `Arc`), counting the paused schedules in one pass over the engine's table; nothing at
+//! all until the first viewer arrives. Viewers are capped at [`MAX_VIEWERS`]; one more gets `503`.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -194,6 +194,9 @@ pub(crate) fn snapshot(
         "commands": commands,
         "hot_tasks": hot,
         "schedules_live": stats.schedules_live,
+        // Among the live ones (docs/serve.md §13.6): one pass over the engine's table a second,
+        // only while someone watches.
+        "schedules_paused": rt.schedules().paused_count(),
         "firings": stats.firings_started,
     });
     if let (Some(online), Some(map)) = (host.online(), json.as_object_mut()) {

@@ -45,7 +45,7 @@
 //! tokio::task::spawn_local(async move {
 //!     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await
 //! });
-//! driver.run_until(tokio::signal::ctrl_c()).await?;
+//! driver.run_until(tickstep::shutdown_signal()).await?; // Ctrl-C or SIGTERM
 //! # Ok(()) }
 //! ```
 
@@ -66,7 +66,7 @@ pub use guard::{Action, ActionGrant, MAX_FORM, MIN_TOKEN, same_origin};
 pub use host::{ActionRequest, DashboardHost, PlainHost, Refused, RefusedKind, act_as};
 pub use live::{HOT_TASKS, LiveFrames, MAX_VIEWERS};
 pub use pages::LIST_CAP;
-pub use stored::{info_json, record_json};
+pub use stored::{info_json, record_json, value_json};
 pub use text::{escape, shown};
 
 use crate::{Runtime, RuntimeHandle};

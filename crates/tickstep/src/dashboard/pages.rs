@@ -9,9 +9,9 @@
 use std::fmt::Write as _;
 
 use crate::commands::CommandInfo;
-use crate::schedules::Cluster;
+use crate::schedules::{Cluster, ScheduleKind, ScheduleStatus};
 
-use super::query::{Filter, Sort, StateFilter};
+use super::query::{Filter, Sort};
 use super::text::escape;
 
 /// The most rows the list renders (docs/serve.md §13.2).
@@ -21,12 +21,13 @@ pub const LIST_CAP: usize = 500;
 pub(crate) struct Row {
     pub(crate) id: u64,
     pub(crate) owner: String,
-    pub(crate) kind: &'static str,
+    pub(crate) kind: ScheduleKind,
     pub(crate) verb: String,
     pub(crate) args: String,
     pub(crate) key: Option<String>,
-    pub(crate) paused: bool,
-    /// Float Unix seconds; 0.0 for none.
+    /// What it is doing (docs/schedules.md §9.13).
+    pub(crate) status: ScheduleStatus,
+    /// Float Unix seconds; 0.0 for none (paused, a one-shot running: docs/schedules.md §9.4).
     pub(crate) next_run: f64,
     pub(crate) run_count: u64,
     pub(crate) fault_count: u64,
@@ -97,8 +98,8 @@ pub(crate) fn list(mut rows: Vec<Row>, filter: &Filter, now: f64, chrome: &Chrom
         Sort::Id => rows.sort_by_key(|r| r.id),
         Sort::Owner => rows.sort_by(|a, b| a.owner.cmp(&b.owner)),
         Sort::Verb => rows.sort_by(|a, b| a.verb.cmp(&b.verb)),
-        Sort::Kind => rows.sort_by_key(|r| r.kind),
-        Sort::State => rows.sort_by_key(|r| r.paused),
+        Sort::Kind => rows.sort_by_key(|r| r.kind.as_str()),
+        Sort::State => rows.sort_by_key(|r| r.status),
         Sort::Next => rows.sort_by(|a, b| a.next_run.total_cmp(&b.next_run)),
     }
     let mut page = chrome.start_list();
@@ -114,16 +115,18 @@ pub(crate) fn list(mut rows: Vec<Row>, filter: &Filter, now: f64, chrome: &Chrom
         escape(filter.search.as_deref().unwrap_or("")),
         escape(filter.owner.as_deref().unwrap_or("")),
         escape(filter.verb.as_deref().unwrap_or("")),
-        options(&["", "at", "every"], filter.kind.as_deref().unwrap_or("")),
+        // An empty choice first: no filter.
         options(
-            &["", "active", "paused"],
-            match filter.state {
-                None => "",
-                Some(StateFilter::Active) => "active",
-                Some(StateFilter::Paused) => "paused",
-            }
+            [""].into_iter()
+                .chain(ScheduleKind::ALL.map(ScheduleKind::as_str)),
+            filter.kind.map_or("", ScheduleKind::as_str)
         ),
-        options(&Sort::NAMES, filter.sort.name()),
+        options(
+            [""].into_iter()
+                .chain(ScheduleStatus::ALL.map(ScheduleStatus::as_str)),
+            filter.state.map_or("", ScheduleStatus::as_str)
+        ),
+        options(Sort::NAMES, filter.sort.name()),
         rows.len(),
     );
     if chrome.runtime {
@@ -148,10 +151,10 @@ pub(crate) fn list(mut rows: Vec<Row>, filter: &Filter, now: f64, chrome: &Chrom
             "<tr><td><a href=\"/dashboard/schedules/{id}\">#{id}</a></td><td>{}</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td><td>{next}</td><td>{}</td><td>{}</td></tr>",
             escape(&row.owner),
-            row.kind,
+            row.kind.as_str(),
             escape(&row.verb),
             escape(&row.args),
-            if row.paused { "paused" } else { "active" },
+            row.status,
             row.run_count,
             row.fault_count,
             id = row.id,
@@ -172,10 +175,8 @@ pub(crate) fn list(mut rows: Vec<Row>, filter: &Filter, now: f64, chrome: &Chrom
 fn keep(row: &Row, filter: &Filter) -> bool {
     filter.owner.as_ref().is_none_or(|o| *o == row.owner)
         && filter.verb.as_ref().is_none_or(|v| *v == row.verb)
-        && filter.kind.as_ref().is_none_or(|k| k == row.kind)
-        && filter
-            .state
-            .is_none_or(|s| (s == StateFilter::Paused) == row.paused)
+        && filter.kind.is_none_or(|k| k == row.kind)
+        && filter.state.is_none_or(|s| s == row.status)
         && filter.search.as_ref().is_none_or(|q| {
             row.verb.contains(q.as_str())
                 || row.args.contains(q.as_str())
@@ -185,10 +186,10 @@ fn keep(row: &Row, filter: &Filter) -> bool {
 }
 
 /// `<option>`s for fixed, known-safe values, the chosen one selected.
-fn options(values: &[&str], chosen: &str) -> String {
+fn options<'a>(values: impl IntoIterator<Item = &'a str>, chosen: &str) -> String {
     let mut html = String::new();
     for v in values {
-        let selected = if *v == chosen { " selected" } else { "" };
+        let selected = if v == chosen { " selected" } else { "" };
         let _ = write!(html, "<option value=\"{v}\"{selected}>{v}</option>");
     }
     html
@@ -313,7 +314,7 @@ const LIVE_SECTIONS: &str = "<h2>Frame budget</h2>\
 <th>longest µs</th></tr></table>\
 <h2>Commands</h2><p>running commands <b id=commands-running>?</b> \
 (<a href=/dashboard/commands>each, with its mechanisms and priority</a>)</p>\
-<p>live schedules <b id=schedules-live>?</b></p>";
+<p>live schedules <b id=schedules-live>?</b>, of which paused <b id=schedules-paused>?</b></p>";
 
 /// The online count, for a host that has users.
 const ONLINE: &str = "<p>players online <b id=online>?</b></p>";

@@ -5,22 +5,19 @@
 /// The longest query string accepted (docs/serve.md §13.4).
 pub(crate) const MAX_QUERY: usize = 2_048;
 
+use crate::schedules::{ScheduleKind, ScheduleStatus};
+
 /// The list's filter and order, from the query string (docs/serve.md §13.2).
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Filter {
     pub(crate) owner: Option<String>,
     pub(crate) verb: Option<String>,
-    pub(crate) kind: Option<String>,
-    pub(crate) state: Option<StateFilter>,
+    /// Any kind the engine has (docs/schedules.md §9.1).
+    pub(crate) kind: Option<ScheduleKind>,
+    /// A schedule's state, in the words of docs/schedules.md §9.13.
+    pub(crate) state: Option<ScheduleStatus>,
     pub(crate) search: Option<String>,
     pub(crate) sort: Sort,
-}
-
-/// A schedule's state as the list filters it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum StateFilter {
-    Active,
-    Paused,
 }
 
 /// The list's order.
@@ -102,16 +99,25 @@ pub(crate) fn parse_filter(query: &str) -> Result<Filter, String> {
             "kind" => {
                 filter.kind = match value.as_str() {
                     "" => None,
-                    "at" | "every" => Some(value),
-                    _ => return Err(bad_value("kind", &value, "at or every")),
+                    word => Some(ScheduleKind::parse(word).ok_or_else(|| {
+                        bad_value(
+                            "kind",
+                            &value,
+                            &one_of(ScheduleKind::ALL.map(ScheduleKind::as_str)),
+                        )
+                    })?),
                 }
             }
             "state" => {
                 filter.state = match value.as_str() {
                     "" => None,
-                    "active" => Some(StateFilter::Active),
-                    "paused" => Some(StateFilter::Paused),
-                    _ => return Err(bad_value("state", &value, "active or paused")),
+                    word => Some(ScheduleStatus::parse(word).ok_or_else(|| {
+                        bad_value(
+                            "state",
+                            &value,
+                            &one_of(ScheduleStatus::ALL.map(ScheduleStatus::as_str)),
+                        )
+                    })?),
                 }
             }
             "sort" => {
@@ -141,6 +147,15 @@ pub(crate) fn parse_filter(query: &str) -> Result<Filter, String> {
         }
     }
     Ok(filter)
+}
+
+/// `a, b or c`.
+fn one_of<const N: usize>(words: [&str; N]) -> String {
+    match words.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 fn bad_value(key: &str, value: &str, allowed: &str) -> String {
@@ -182,11 +197,25 @@ mod tests {
             Filter {
                 owner: Some("alice".into()),
                 verb: Some("tell".into()),
-                kind: Some("every".into()),
-                state: Some(StateFilter::Paused),
+                kind: Some(ScheduleKind::Every),
+                state: Some(ScheduleStatus::Paused),
                 search: Some("tea time".into()),
                 sort: Sort::Next,
             }
+        );
+        // Every kind the engine has, and every state of docs/schedules.md §9.13.
+        for kind in ScheduleKind::ALL {
+            let query = format!("kind={}", kind.as_str());
+            assert_eq!(parse_filter(&query).unwrap().kind, Some(kind), "{query}");
+        }
+        for state in ScheduleStatus::ALL {
+            let query = format!("state={}", state.as_str());
+            assert_eq!(parse_filter(&query).unwrap().state, Some(state), "{query}");
+        }
+        assert!(
+            parse_filter("kind=daily")
+                .unwrap_err()
+                .contains("not one of at, every or cron")
         );
         assert_eq!(
             parse_filter("q=%3Cscript%3E").unwrap().search.as_deref(),

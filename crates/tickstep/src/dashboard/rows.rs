@@ -24,11 +24,11 @@ pub(crate) fn runtime_rows(rt: &Runtime, host: &dyn DashboardHost) -> Vec<Row> {
         .map(|info| Row {
             id: info.id.get(),
             owner: host.name_of(info.owner),
-            kind: info.kind.as_str(),
+            kind: info.kind,
             args: joined(&info.args),
+            status: info.status(),
             verb: info.verb,
             key: info.key,
-            paused: info.pause.is_some(),
             next_run: info.next_run,
             run_count: info.run_count,
             fault_count: info.fault_count,
@@ -73,16 +73,12 @@ fn stored_row(s: &StoredSchedule) -> Row {
     Row {
         id: s.id.get(),
         owner: s.owner.to_string(),
-        kind: s.kind.as_str(),
+        kind: s.kind,
         verb: s.verb.clone(),
         args: joined(&s.args),
         key: s.key.clone(),
-        paused: s.pause.is_some(),
-        next_run: if s.armed {
-            s.fire_at_unix_nanos as f64 / 1e9
-        } else {
-            0.0
-        },
+        status: s.status(),
+        next_run: s.next_due_unix_nanos().map_or(0.0, |ns| ns as f64 / 1e9),
         run_count: s.run_count,
         fault_count: s.fault_count,
     }

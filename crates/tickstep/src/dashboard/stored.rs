@@ -10,13 +10,52 @@ fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
 
-fn value_json(value: &Value) -> Json {
-    // The store wrote these values as JSON, so they encode again (NaN never reaches it).
-    serde_json::to_value(value).unwrap_or(Json::Null)
+/// A value as plain JSON (docs/runtime.md §7.10): a number, a string, a boolean, a list as an
+/// array and a map whose keys are distinct strings as an object, as JSON has them; an object and
+/// a symbol as their MOO literals (`"#3"`, `"'name"`), which JSON has no type for; any other map
+/// as a list of `[key, value]` pairs. Never the store's own encoding, which tags each value with
+/// its type (`{"Str": "boom"}`) so it reads back exactly.
+///
+/// ```
+/// # use tickstep::schedules::{ObjId, Value};
+/// # let value_json = |v: &Value| tickstep::dashboard::value_json(v);
+/// let fault = Value::Map(vec![(Value::from("kind"), Value::from("error")), (Value::from("value"), Value::from("boom"))]);
+/// assert_eq!(value_json(&fault).to_string(), r#"{"kind":"error","value":"boom"}"#);
+/// assert_eq!(value_json(&Value::List(vec![Value::Int(1), Value::Obj(ObjId(3))])).to_string(), r##"[1,"#3"]"##);
+/// ```
+pub fn value_json(value: &Value) -> Json {
+    match value {
+        Value::Int(i) => Json::from(*i),
+        // The store holds no NaN or infinity (docs/schedules.md §5.11); were one here, `null`.
+        Value::Float(f) => Json::from(*f),
+        Value::Str(s) => Json::from(s.as_str()),
+        Value::Bool(b) => Json::from(*b),
+        Value::Obj(_) | Value::Symbol(_) => Json::from(value.to_string()),
+        Value::List(items) => Json::Array(items.iter().map(value_json).collect()),
+        Value::Map(pairs) => {
+            let object: serde_json::Map<String, Json> = pairs
+                .iter()
+                .filter_map(|(k, v)| match k {
+                    Value::Str(k) => Some((k.clone(), value_json(v))),
+                    _ => None,
+                })
+                .collect();
+            if object.len() == pairs.len() {
+                Json::Object(object)
+            } else {
+                pairs
+                    .iter()
+                    .map(|(k, v)| json!([value_json(k), value_json(v)]))
+                    .collect()
+            }
+        }
+    }
 }
 
 /// The `schedule_info` shape of docs/schedules.md §9.2: times as float Unix seconds (0.0 for
-/// never), durations as integer nanoseconds, absent values as 0.
+/// never, and `next_run` 0.0 while nothing is armed: paused, a one-shot running), durations as
+/// integer nanoseconds, absent values as 0, values as plain JSON ([`value_json`]), and the
+/// schedule's `status` (docs/schedules.md §9.13).
 ///
 /// ```
 /// # use tickstep::schedules::{Inspector, ObjId, Options};
@@ -32,19 +71,11 @@ fn value_json(value: &Value) -> Json {
 /// let info = tickstep::dashboard::info_json(&saved);
 /// assert_eq!(info["verb"], "ring");
 /// assert_eq!(info["interval"], 60.0);
+/// assert_eq!(info["status"], "active");
 /// assert_eq!(info["namespace"], tickstep::host::program_namespace().as_str());
 /// ```
 pub fn info_json(s: &StoredSchedule) -> Json {
-    let mut info = fields_json(s);
-    // The application it belongs to (docs/schedules.md §15.5): the store's, not the engine's,
-    // so `schedule_info` has no such field.
-    info["namespace"] = Json::from(s.namespace.as_str());
-    info
-}
-
-/// The fields `schedule_info` has, from a stored schedule.
-fn fields_json(s: &StoredSchedule) -> Json {
-    json!({
+    let mut info = json!({
         "id": s.id.get(),
         "target": s.target.0,
         "verb": s.verb,
@@ -54,7 +85,9 @@ fn fields_json(s: &StoredSchedule) -> Json {
         "kind": s.kind.as_str(),
         "interval": secs(s.interval_ns),
         "created_at": secs(s.created_unix_nanos),
-        "next_run": secs(s.fire_at_unix_nanos),
+        // Nothing is due while nothing is armed: a paused schedule's kept deadline is not its
+        // next run (docs/schedules.md §9.4).
+        "next_run": s.next_due_unix_nanos().map_or(0.0, secs),
         "last_run": secs(s.last_run_unix_nanos),
         "run_count": s.run_count,
         "fault_count": s.fault_count,
@@ -75,7 +108,12 @@ fn fields_json(s: &StoredSchedule) -> Json {
         "pass_elapsed": s.pass_elapsed,
         "persist": true,
         "player": s.player.0,
+    });
+    // Two halves: one `json!` of every field passes the macro's recursion limit.
+    let rest = json!({
         "state": s.state.as_ref().map_or(json!(0), value_json),
+        "seconds": s.time_limit.map_or(json!(0), |d| json!(d.as_secs_f64())),
+        "ticks": s.tick_limit.unwrap_or(0),
         "key": s.key.as_deref().unwrap_or(""),
         "paused": s.pause.is_some(),
         "paused_by": s.pause.as_ref().map_or(0, |p| p.by.0),
@@ -88,7 +126,15 @@ fn fields_json(s: &StoredSchedule) -> Json {
         "zone": s.calendar.as_ref().map_or("", |c| c.zone.as_str()),
         "dst_gap": s.calendar.as_ref().map_or("", |c| c.dst.gap.as_str()),
         "dst_fold": s.calendar.as_ref().map_or("", |c| c.dst.fold.as_str()),
-    })
+        "status": s.status().as_str(),
+        // The application it belongs to (docs/schedules.md §15.5): the store's, not the
+        // engine's, so `schedule_info` has no such field.
+        "namespace": s.namespace,
+    });
+    if let (Some(info), Json::Object(rest)) = (info.as_object_mut(), rest) {
+        info.extend(rest);
+    }
+    info
 }
 
 /// One history record as `schedule_info`'s `history` shows it (docs/schedules.md §9.2).
