@@ -301,3 +301,38 @@ fn postgres_only_a_node_never_claims_another_namespaces_rows_when_their_holder_d
         );
     }
 }
+
+#[test]
+fn sqlite_only_engines_opening_a_new_file_at_once_migrate_and_switch_it_once() {
+    // Two applications started together on a store neither has made yet (docs/schedules.md
+    // §15.2): the migrations run under the write lock and skip what the other applied, and the
+    // switch to WAL waits for the other's. Twenty fresh files, two engines each, a barrier
+    // between them.
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        let barrier = std::sync::Barrier::new(2);
+        std::thread::scope(|scope| {
+            for name in ["a", "b"] {
+                let (path, barrier) = (&path, &barrier);
+                scope.spawn(move || {
+                    barrier.wait();
+                    let engine = Schedules::open(
+                        path,
+                        ManualClock::new(),
+                        TestWorld::new(),
+                        TestRunner::new(),
+                        in_namespace(name),
+                    )
+                    .unwrap_or_else(|e| panic!("round {round}, {name}: {e}"));
+                    drop(engine);
+                });
+            }
+        });
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let versions: i64 = conn
+            .query_row("SELECT COUNT(*) FROM schema_migrations", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(versions, 10, "round {round}: each migration recorded once");
+    }
+}

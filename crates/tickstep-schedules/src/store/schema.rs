@@ -332,9 +332,22 @@ pub(crate) fn migrate(
         if version <= found {
             continue;
         }
+        // Under the write lock from the start, and applied only if no other engine opening the
+        // file at the same moment applied it first (as the PostgreSQL store's advisory lock
+        // does, docs/schedules.md §11.13): two engines may now share a file (§15.2).
         let tx = conn
-            .transaction()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(Error::store("starting a migration"))?;
+        let applied: bool = tx
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = ?1)",
+                [version],
+                |r| r.get(0),
+            )
+            .map_err(Error::store("reading the schema version"))?;
+        if applied {
+            continue;
+        }
         tx.execute_batch(sql)
             .map_err(Error::store("applying a migration"))?;
         if version == NAMESPACES_VERSION {

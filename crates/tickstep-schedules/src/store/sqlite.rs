@@ -74,10 +74,7 @@ impl SqliteStore {
             if !verdict.fresh && !verdict.checked {
                 integrity::quick_check(&conn, path)?;
             }
-            let mode: String = conn
-                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-                .map_err(|e| store_error(path, "switching the store to WAL", e))?;
-            debug_assert_eq!(mode.to_ascii_lowercase(), "wal");
+            switch_to_wal(&conn, path)?;
         }
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(Error::store("setting synchronous"))?;
@@ -279,6 +276,37 @@ impl SqliteStore {
             self.namespace,
             &mut self.running_buf,
         )
+    }
+}
+
+/// Switches the file to WAL. The switch needs the file to itself, and SQLite answers a switch
+/// it cannot make at once with "busy" rather than waiting: another engine opening the same new
+/// file at the same moment (docs/schedules.md §15.2) is switching or migrating it. So it is tried
+/// again until [`BUSY_TIMEOUT`], and done once the file reads as WAL, whoever switched it.
+fn switch_to_wal(conn: &Connection, path: &Path) -> Result<(), Error> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            // A file system or build without WAL: nothing to wait for.
+            Ok(mode) => {
+                return Err(Error::invalid(
+                    path.display(),
+                    format!(
+                        "SQLite keeps this file in journal mode {mode:?}, not WAL, which the \
+                         store needs (docs/schedules.md §11.1)"
+                    ),
+                ));
+            }
+            Err(e)
+                if e.sqlite_error_code() != Some(rusqlite::ErrorCode::DatabaseBusy)
+                    || std::time::Instant::now() >= deadline =>
+            {
+                return Err(store_error(path, "switching the store to WAL", e));
+            }
+            Err(_) => {}
+        }
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
