@@ -199,10 +199,14 @@ impl PgInspector {
         })
     }
 
+    /// The namespace column as this database's schema has it (`''` before namespaces).
+    fn namespace_column(&self) -> &'static str {
+        crate::store::codec::namespace_column(self.version, schema::NAMESPACES_VERSION)
+    }
+
     /// Every id of `namespace` (`None`: of every namespace), by id.
     pub(crate) fn ids(&self, namespace: Option<&str>) -> Result<Vec<u64>, Error> {
-        let column =
-            crate::store::codec::namespace_column(self.version, schema::NAMESPACES_VERSION);
+        let column = self.namespace_column();
         let rows = self
             .client
             .borrow_mut()
@@ -220,8 +224,7 @@ impl PgInspector {
     /// How many schedules each namespace holds, by name (docs/schedules.md §15.5); one unnamed
     /// (`""`) namespace for a database from before namespaces.
     pub(crate) fn namespaces(&self) -> Result<Vec<(String, u64)>, Error> {
-        let column =
-            crate::store::codec::namespace_column(self.version, schema::NAMESPACES_VERSION);
+        let column = self.namespace_column();
         let rows = self
             .client
             .borrow_mut()
