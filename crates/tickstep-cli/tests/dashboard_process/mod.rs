@@ -3,17 +3,17 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::{Child, Command, Output};
+use std::process::{Command, Output};
 use std::time::Duration;
 
-use super::serve_client::spawn_printing;
+use super::serve_client::{Printing, spawn_printing};
 
 /// The longest the process may take to print its address.
 const PATIENCE: Duration = Duration::from_secs(15);
 
-/// A running `tickstep dashboard`; killed when dropped.
+/// A running `tickstep dashboard`; killed when dropped (Ctrl-C, `-INT`, is its clean stop).
 pub(crate) struct Dashboard {
-    child: Child,
+    pub(crate) process: Printing,
     /// Where it serves, `127.0.0.1:PORT`.
     pub(crate) addr: String,
 }
@@ -21,7 +21,7 @@ pub(crate) struct Dashboard {
 impl Dashboard {
     /// Starts `tickstep dashboard --db DB --http 127.0.0.1:0 EXTRA…`.
     pub(crate) fn start(db: &Path, extra: &[&str]) -> Dashboard {
-        let (child, rx) = spawn_printing(
+        let process = spawn_printing(
             Command::new(env!("CARGO_BIN_EXE_tickstep"))
                 .arg("dashboard")
                 .arg("--db")
@@ -29,7 +29,8 @@ impl Dashboard {
                 .args(["--http", "127.0.0.1:0"])
                 .args(extra),
         );
-        let first = rx
+        let first = process
+            .lines
             .recv_timeout(PATIENCE)
             .expect("the dashboard prints its address");
         let addr = first
@@ -39,14 +40,7 @@ impl Dashboard {
                 || panic!("unexpected first line {first:?}"),
                 |(addr, _)| addr.to_owned(),
             );
-        Dashboard { child, addr }
-    }
-}
-
-impl Drop for Dashboard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        Dashboard { process, addr }
     }
 }
 
