@@ -18,7 +18,7 @@ use std::process::{Command, ExitStatus};
 
 use dashboard_process::Dashboard;
 use run::{stderr, stdout, tickstep};
-use serve_client::{PATIENCE, Server, id_of, rest_of, spawn_printing, terminate};
+use serve_client::{PATIENCE, Server, id_of, spawn_printing};
 
 /// Exited 0 by itself: SIGTERM was handled, not fatal.
 fn assert_clean(status: ExitStatus, printed: &[String]) {
@@ -103,22 +103,23 @@ fn serve_on_postgres_hands_its_schedules_back_at_once_on_sigterm() {
 /// A `tickstep demo` on `db` with no duration, stopped by SIGTERM after its first status line:
 /// what it printed.
 fn demo_then_terminate(db: &str, before: impl FnOnce()) -> Vec<String> {
-    let (mut child, lines) =
+    let mut process =
         spawn_printing(Command::new(env!("CARGO_BIN_EXE_tickstep")).args(["demo", "--db", db]));
     let mut printed = Vec::new();
     while !printed
         .last()
         .is_some_and(|l: &String| l.starts_with("[   1s]"))
     {
-        let Ok(line) = lines.recv_timeout(PATIENCE) else {
-            let _ = child.kill();
+        let Ok(line) = process.lines.recv_timeout(PATIENCE) else {
             panic!("no first status line: {printed:#?}");
         };
         printed.push(line);
     }
     before();
-    let status = terminate(&mut child);
-    printed.extend(rest_of(&lines));
+    process.signal("-TERM");
+    let ended = process.wait_exit();
+    let status = ended.status;
+    printed.extend(ended.rest);
     assert_clean(status, &printed);
     let text = printed.join("\n");
     assert!(

@@ -508,3 +508,35 @@ fn sqlite_only_an_action_the_engine_overwrote_before_reading_its_note_is_applied
     let h = Host::open(&path, ManualClock::starting_at_unix_nanos(wall));
     assert!(h.info(id).pause.is_none(), "the note was applied once");
 }
+
+#[test]
+fn sqlite_only_an_operator_action_beside_a_writer_waits_for_it_instead_of_failing() {
+    // docs/schedules.md §11.46: the action reads the row and then writes; it takes the write
+    // lock first, so another writer's commit (an engine's write behind the tick) makes it wait,
+    // never fail with "database is locked".
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let h = Host::open(&path, ManualClock::new());
+    let id = h.every(10.0, Options::new());
+    h.engine.wait_for_writes().unwrap();
+    let writer = rusqlite::Connection::open(&path).unwrap();
+    writer
+        .execute_batch("BEGIN IMMEDIATE; UPDATE schedules SET state = state;")
+        .unwrap();
+    let at = path.clone();
+    let acting = std::thread::spawn(move || {
+        tickstep_schedules::Inspector::pause(&at, id, "beside a writer")
+    });
+    // Time for the action to reach the lock the writer holds; were it later, it would meet no
+    // writer at all, and pass either way.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    writer.execute_batch("COMMIT").unwrap();
+    let paused = acting.join().unwrap();
+    assert!(
+        paused.as_ref().is_ok_and(|&changed| changed),
+        "the pause waited for the writer: {paused:?}"
+    );
+    h.engine.wait_for_writes().unwrap();
+    h.after(0.02);
+    assert_eq!(h.info(id).pause.unwrap().note, "beside a writer");
+}

@@ -3,27 +3,25 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::{Child, Command, Output};
+use std::process::{Command, Output};
 use std::time::Duration;
 
-use super::serve_client::spawn_printing;
+use super::serve_client::{Printing, spawn_printing};
 
 /// The longest the process may take to print its address.
 const PATIENCE: Duration = Duration::from_secs(15);
 
-/// A running `tickstep dashboard`; killed when dropped.
+/// A running `tickstep dashboard`; killed when dropped (Ctrl-C, `-INT`, is its clean stop).
 pub(crate) struct Dashboard {
-    child: Child,
+    pub(crate) process: Printing,
     /// Where it serves, `127.0.0.1:PORT`.
     pub(crate) addr: String,
-    /// Its further lines on stdout.
-    output: std::sync::mpsc::Receiver<String>,
 }
 
 impl Dashboard {
     /// Starts `tickstep dashboard --db DB --http 127.0.0.1:0 EXTRA…`.
     pub(crate) fn start(db: &Path, extra: &[&str]) -> Dashboard {
-        let (child, rx) = spawn_printing(
+        let process = spawn_printing(
             Command::new(env!("CARGO_BIN_EXE_tickstep"))
                 .arg("dashboard")
                 .arg("--db")
@@ -31,7 +29,8 @@ impl Dashboard {
                 .args(["--http", "127.0.0.1:0"])
                 .args(extra),
         );
-        let first = rx
+        let first = process
+            .lines
             .recv_timeout(PATIENCE)
             .expect("the dashboard prints its address");
         let addr = first
@@ -41,28 +40,16 @@ impl Dashboard {
                 || panic!("unexpected first line {first:?}"),
                 |(addr, _)| addr.to_owned(),
             );
-        Dashboard {
-            child,
-            addr,
-            output: rx,
-        }
+        Dashboard { process, addr }
     }
-}
 
-impl Dashboard {
     /// Stops it with SIGTERM, as a service manager would: how it exited, and what it printed
     /// after its address.
     #[cfg(unix)]
     pub(crate) fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
-        let status = super::serve_client::terminate(&mut self.child);
-        (status, super::serve_client::rest_of(&self.output))
-    }
-}
-
-impl Drop for Dashboard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.process.signal("-TERM");
+        let ended = self.process.wait_exit();
+        (ended.status, ended.rest)
     }
 }
 

@@ -8,23 +8,40 @@ pub(crate) mod tmux;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// The longest any single expected line may take to arrive.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(15);
 
-/// Starts `command` with its stdout read line by line on a thread of its own: the child, and
-/// its lines as they come (stderr goes to the test's).
-pub(crate) fn spawn_printing(command: &mut Command) -> (Child, mpsc::Receiver<String>) {
+/// A child process whose stdout is read line by line on a thread of its own and whose stderr is
+/// kept (and passed on to the test's own), so a test can say what it printed on either.
+pub(crate) struct Printing {
+    pub(crate) child: Child,
+    /// Its stdout's lines as they come.
+    pub(crate) lines: mpsc::Receiver<String>,
+    stderr: Arc<Mutex<Vec<String>>>,
+    stderr_reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How a process ended: its exit status, the lines of its stdout not taken before, and every
+/// line of its stderr.
+pub(crate) struct Ended {
+    pub(crate) status: ExitStatus,
+    pub(crate) rest: Vec<String>,
+    pub(crate) stderr: Vec<String>,
+}
+
+/// Starts `command` with its stdout read line by line and its stderr kept.
+pub(crate) fn spawn_printing(command: &mut Command) -> Printing {
     let mut child = command
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("the tickstep binary starts");
     let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
+    let (tx, lines) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             if tx.send(line).is_err() {
@@ -32,48 +49,93 @@ pub(crate) fn spawn_printing(command: &mut Command) -> (Child, mpsc::Receiver<St
             }
         }
     });
-    (child, rx)
-}
-
-/// Sends `child` SIGTERM, as a service manager stops a service, and waits (bounded by
-/// [`PATIENCE`]) for it to exit: how it exited. One still running then is killed and the test
-/// fails.
-#[cfg(unix)]
-pub(crate) fn terminate(child: &mut Child) -> std::process::ExitStatus {
-    let sent = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(sent.success(), "kill -TERM {}", child.id());
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Some(status) = child.try_wait().expect("the child is ours") {
-            return status;
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&stderr);
+    let from = child.stderr.take().unwrap();
+    let stderr_reader = std::thread::spawn(move || {
+        for line in BufReader::new(from).lines().map_while(Result::ok) {
+            eprintln!("{line}");
+            kept.lock().unwrap().push(line);
         }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("it did not stop within {PATIENCE:?} of SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    });
+    Printing {
+        child,
+        lines,
+        stderr,
+        stderr_reader: Some(stderr_reader),
     }
 }
 
-/// The lines of [`spawn_printing`]'s reader up to the end of a process that has exited (each
-/// within [`PATIENCE`]).
-pub(crate) fn rest_of(lines: &mpsc::Receiver<String>) -> Vec<String> {
-    let mut rest = Vec::new();
-    while let Ok(line) = lines.recv_timeout(PATIENCE) {
-        rest.push(line);
+impl Printing {
+    /// The next line it prints that starts with `prefix` (skipping others).
+    pub(crate) fn printed(&self, prefix: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("the process never printed {prefix:?}"));
+            if line.starts_with(prefix) {
+                return line;
+            }
+        }
     }
-    rest
+
+    /// What it has printed on stderr so far.
+    pub(crate) fn stderr(&self) -> Vec<String> {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Sends it the signal `name` (`-TERM`, `-INT`, …) with `kill`, as an operator would.
+    pub(crate) fn signal(&self, name: &str) {
+        let sent = Command::new("kill")
+            .args([name, &self.child.id().to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(sent, "kill {name} {}", self.child.id());
+    }
+
+    /// Waits (bounded) for it to exit, then reads what it printed to the end.
+    pub(crate) fn wait_exit(&mut self) -> Ended {
+        let deadline = Instant::now() + PATIENCE;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("the process did not exit within {PATIENCE:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut rest = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(PATIENCE) {
+            rest.push(line);
+        }
+        if let Some(reader) = self.stderr_reader.take() {
+            reader.join().expect("the stderr reader");
+        }
+        Ended {
+            status,
+            rest,
+            stderr: self.stderr(),
+        }
+    }
+}
+
+impl Drop for Printing {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// A running server; killed when dropped (a clean stop goes through the wizard's `shutdown`).
 pub(crate) struct Server {
-    pub(crate) child: Child,
+    /// The process, its further lines on stdout and its stderr.
+    pub(crate) process: Printing,
     pub(crate) addr: String,
-    /// The server's further lines on stdout.
-    output: mpsc::Receiver<String>,
 }
 
 /// The password the tests give `name` (the wizard's comes from the environment).
@@ -110,19 +172,16 @@ impl Server {
         if let Some(password) = wizard_password {
             command.env("TICKSTEP_WIZARD_PASSWORD", password);
         }
-        let (child, rx) = spawn_printing(&mut command);
-        let first = rx
+        let process = spawn_printing(&mut command);
+        let first = process
+            .lines
             .recv_timeout(PATIENCE)
             .expect("the server prints its address");
         let addr = first
             .strip_prefix("tickstep serve: listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
             .to_owned();
-        Server {
-            child,
-            addr,
-            output: rx,
-        }
+        Server { process, addr }
     }
 
     /// The HTTP side's `HOST:PORT` (`--http`), from what the server printed at start.
@@ -135,17 +194,7 @@ impl Server {
 
     /// The next line the server prints that starts with `prefix` (skipping others).
     pub(crate) fn printed(&self, prefix: &str) -> String {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .output
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("the server never printed {prefix:?}"));
-            if line.starts_with(prefix) {
-                return line;
-            }
-        }
+        self.process.printed(prefix)
     }
 
     pub(crate) fn connect(&self) -> Client {
@@ -176,7 +225,7 @@ impl Server {
         wizard.expect("ok: shutting down");
         let deadline = Instant::now() + PATIENCE;
         loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
+            if let Some(status) = self.process.child.try_wait().unwrap() {
                 assert!(status.success(), "the server exited with {status}");
                 return;
             }
@@ -191,8 +240,9 @@ impl Server {
     /// that were not read yet.
     #[cfg(unix)]
     pub(crate) fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
-        let status = terminate(&mut self.child);
-        (status, rest_of(&self.output))
+        self.process.signal("-TERM");
+        let ended = self.process.wait_exit();
+        (ended.status, ended.rest)
     }
 
     /// A wizard's `shutdown` of a server that found its store lost: it must exit with a failure
@@ -203,7 +253,7 @@ impl Server {
         wizard.expect("ok: shutting down");
         let deadline = Instant::now() + PATIENCE;
         let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
+            if let Some(status) = self.process.child.try_wait().unwrap() {
                 break status;
             }
             assert!(Instant::now() < deadline, "the server did not stop");
@@ -215,13 +265,6 @@ impl Server {
             use std::os::unix::process::ExitStatusExt as _;
             assert_eq!(status.signal(), None, "it exited; no signal ended it");
         }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -222,7 +222,15 @@ impl SqliteStore {
         let path = self.path.clone();
         let sql = |e| store_error(&path, context, e);
         let result = (|| {
-            let tx = self.conn.unchecked_transaction().map_err(sql)?;
+            // The write lock first (docs/schedules.md §11.46): a transaction that reads and then
+            // writes cannot wait for another writer, whose commit makes what it read stale, so
+            // SQLite fails its first write at once ("database is locked") whatever the busy
+            // timeout. Taken at the start, the lock is waited for and the read is fresh.
+            let tx = rusqlite::Transaction::new_unchecked(
+                &self.conn,
+                rusqlite::TransactionBehavior::Immediate,
+            )
+            .map_err(sql)?;
             let row = tx
                 .query_row(
                     &format!("SELECT {} FROM schedules WHERE id = ?1", codec::COLUMNS),
