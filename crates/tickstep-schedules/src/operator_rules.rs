@@ -153,6 +153,29 @@ pub(crate) fn act_on_row(
     Ok(answer)
 }
 
+/// Lays onto `row` the actions noted for it after the last note its state includes
+/// (`ops.note`), oldest first: an engine that had not read them yet may have written the row
+/// over with its own state meanwhile, and will apply them when it reads them
+/// (docs/schedules.md §9.12). An operator's next action is judged against the state they leave,
+/// so a second backfill is refused as under way, not accepted and dropped by the engine later
+/// (§9.14). Each is applied as the engine applies a note: one that does nothing or is refused
+/// changes nothing.
+pub(crate) fn replay_pending(
+    row: &mut ScheduleRow,
+    pending: impl IntoIterator<Item = crate::row::OperatorNote>,
+    now: u64,
+) {
+    for note in pending {
+        let seen = row.cadence.ops.as_ref().map_or(0, |ops| ops.note);
+        let Some(action) = note.action.filter(|_| note.seq > seen) else {
+            continue;
+        };
+        // Refused or not, the note is then behind the row, as the engine marks it read.
+        let _ = act_on_row(row, &action, now);
+        row.cadence.ops.get_or_insert_default().note = note.seq;
+    }
+}
+
 /// A pause note is shown to other users and stored: short, and no control characters.
 pub(crate) fn check_note(note: &str) -> Result<(), Error> {
     if note.len() > MAX_NOTE_BYTES || note.chars().any(char::is_control) {

@@ -540,3 +540,28 @@ fn sqlite_only_an_operator_action_beside_a_writer_waits_for_it_instead_of_failin
     h.after(0.02);
     assert_eq!(h.info(id).pause.unwrap().note, "beside a writer");
 }
+
+on_both_stores! {
+    fn an_operator_action_is_judged_against_the_notes_an_engine_wrote_over(store) {
+        // docs/schedules.md §9.14: an engine that has not read an operator's note yet may write
+        // the row over with its own operator state; the note still stands (the engine applies it
+        // when it reads it), so the next action from outside sees it.
+        let h = Host::on(store);
+        let t0 = h.now();
+        let id = h.every(10.0, Options::new());
+        h.after(30.0);
+        h.finish_all();
+        h.engine.flush().unwrap();
+        let n = tickstep_schedules::Inspector::backfill(store.path(), id, t0 + 5.0, t0 + 25.0).unwrap();
+        assert_eq!(n, 2);
+        // What an engine's cadence update written before it read the note leaves in the row.
+        store.execute(&format!("UPDATE schedules SET ops = NULL WHERE id = {}", id.get()));
+        let again = tickstep_schedules::Inspector::backfill(store.path(), id, t0 + 5.0, t0 + 25.0)
+            .unwrap_err();
+        assert!(again.to_string().contains("still under way"), "{again}");
+        // An action that is accepted writes the row with the pending note's state laid in.
+        assert!(tickstep_schedules::Inspector::pause(store.path(), id, "after the backfill").unwrap());
+        let stored = tickstep_schedules::Inspector::open(store.path()).unwrap().get(id).unwrap().unwrap();
+        assert!(stored.pause.is_some() && stored.backfill_unix_nanos.is_some(), "{stored:?}");
+    }
+}

@@ -242,6 +242,30 @@ impl SqliteStore {
             let Some(mut row) = row else {
                 return Ok(None);
             };
+            let seen = row.cadence.ops.as_ref().map_or(0, |ops| ops.note);
+            let pending = {
+                let mut stmt = tx
+                    .prepare(
+                        "SELECT seq, id, action FROM operator_stops \
+                         WHERE id = ?1 AND seq > ?2 AND action IS NOT NULL ORDER BY seq",
+                    )
+                    .map_err(sql)?;
+                let notes = stmt
+                    .query_map([to_sql(id), to_sql(seen)], |r| {
+                        Ok(codec::operator_note(
+                            codec::from_sql(r.get(0)?),
+                            codec::from_sql(r.get(1)?),
+                            r.get::<_, Option<String>>(2)?.as_deref(),
+                        ))
+                    })
+                    .map_err(sql)?;
+                notes.collect::<Result<Vec<_>, _>>().map_err(sql)?
+            };
+            crate::operator_rules::replay_pending(
+                &mut row,
+                pending.into_iter().flatten(),
+                now_unix_nanos,
+            );
             let answer = crate::operator_rules::act_on_row(&mut row, action, now_unix_nanos)?;
             if answer > 0 {
                 tx.execute(

@@ -91,6 +91,22 @@ pub(crate) fn act_as_operator(
     };
     let mut row =
         super::codec::decode(&row).map_err(|source| Error::Database { context, source })?;
+    let seen = row.cadence.ops.as_ref().map_or(0, |ops| ops.note);
+    let pending = tx
+        .query(
+            "SELECT seq, schedule_id, action FROM tickstep_operator_stops \
+             WHERE schedule_id = $1 AND seq > $2 AND action IS NOT NULL ORDER BY seq",
+            &[&to_sql(id), &to_sql(seen)],
+        )
+        .map_err(database_error(context))?;
+    let pending = pending.iter().filter_map(|r| {
+        operator_note(
+            from_sql(r.get(0)),
+            from_sql(r.get(1)),
+            r.get::<_, Option<&str>>(2),
+        )
+    });
+    crate::operator_rules::replay_pending(&mut row, pending, now_unix_nanos);
     let answer = crate::operator_rules::act_on_row(&mut row, action, now_unix_nanos)?;
     if answer > 0 {
         let seq: i64 = tx
