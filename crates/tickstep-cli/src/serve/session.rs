@@ -762,6 +762,9 @@ async fn write_lines(
 }
 
 #[cfg(test)]
+mod login_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
