@@ -4,8 +4,8 @@
 //! server reading names, so the retyped password came back as `password: <it> is a new name`,
 //! and a frame `name\r\n` was a name and an empty password.
 //!
-//! The clients: a raw TCP client as `nc` is (tests/serve_client), telnetlib3 and websockets
-//! (tests/clients). Every wait is bounded; a client program that is not installed skips its test
+//! The clients: a raw TCP client as `nc` is (`tests/serve_client`), telnetlib3 and websockets
+//! (`tests/clients`). Every wait is bounded; a client program that is not installed skips its test
 //! with a note, except under `CI`. The in-process state-machine test over every transport is
 //! `src/serve/session/login_tests.rs`.
 
