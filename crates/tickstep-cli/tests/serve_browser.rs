@@ -166,10 +166,17 @@ fn chromium_plays_the_page_logs_in_sees_a_reminder_fire_and_hostile_text_as_text
     let seen = drive_chromium("play_browser.py", &[&addr, "carol", &password]);
 
     assert_eq!(seen["title"], "tickstep world");
-    // The password was typed into a masked field and never shown back.
+    // The password was typed into a masked field and never shown back; a refused one was asked
+    // again with the field still masked, and the field is plain again once logged in
+    // (docs/serve.md §10.1, §10.9).
     assert_eq!(seen["input_type_at_password"], "password");
+    assert_eq!(seen["input_type_at_password_again"], "password");
+    assert_eq!(seen["input_type_after_login"], "text");
     assert_eq!(seen["password_shown"], false);
-    assert_eq!(seen["typed_password_line"], "> (password)");
+    assert_eq!(
+        seen["typed_password_lines"],
+        serde_json::json!(["> (password)", "> (password)"])
+    );
     assert!(
         seen["welcome"]
             .as_str()

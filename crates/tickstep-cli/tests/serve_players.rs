@@ -67,28 +67,36 @@ fn a_name_is_an_account_nobody_else_can_take_and_guessing_is_limited() {
     let id = id_of(&alice.ask("every 60 tell mine"));
     alice.quit();
 
-    // A squatter who types alice's name is asked her password, and refused.
+    // A squatter who types alice's name is asked her password, refused, and asked again
+    // (docs/serve.md §10.9).
     let mut squatter = server.connect();
     assert_eq!(
         squatter.try_log_in("alice", "letmein!"),
         "error: wrong password for alice"
     );
-    // Four more guesses use up the address's five; then even the right password is refused
-    // before it is asked (docs/serve.md §10.6).
+    // Four more guesses at the prompt asked again use up the address's five; the fifth is
+    // told so and sent back to the name prompt (docs/serve.md §10.6, §10.9).
     let mut last = String::new();
     for guess in 0..4 {
-        last = squatter.try_log_in("alice", &format!("guess-{guess}"));
+        assert_eq!(
+            squatter.expect("password: "),
+            "password: type alice's password"
+        );
+        last = squatter.ask(&format!("guess-{guess}"));
     }
     assert!(
         last.starts_with("error: too many failed logins from your address: 5 at once"),
         "{last}"
     );
+    squatter.expect("name: type your name");
+    // Then even the right password is refused before it is asked, and the name prompt follows.
     squatter.send("alice");
     assert!(
         squatter
             .expect("error:")
             .starts_with("error: too many failed logins from your address")
     );
+    squatter.expect("name: type your name");
 
     // `help` at the name prompt is help, not a player called help; `quit` leaves.
     let mut newcomer = server.connect();
@@ -99,13 +107,23 @@ fn a_name_is_an_account_nobody_else_can_take_and_guessing_is_limited() {
     newcomer.send("who");
     assert_eq!(
         newcomer.expect("error:"),
-        "error: \"who\" is a command, so it cannot be a name"
+        "error: that is a command, so it cannot be a name"
     );
-    // A new name with a short password is not created.
+    // A new name with a short password is not created; the password is asked again, and an
+    // empty line goes back to the name prompt (docs/serve.md §10.9, §10.10).
     assert_eq!(
         newcomer.try_log_in("carol", "abc"),
-        "error: a password has at least 6 characters (that one has 3); carol was not created"
+        "error: a password has at least 6 characters"
     );
+    assert_eq!(
+        newcomer.expect("password: "),
+        "password: carol is a new name; choose a password (at least 6 characters)"
+    );
+    assert_eq!(
+        newcomer.ask(""),
+        "ok: no password typed, so carol was not made"
+    );
+    newcomer.expect("name: type your name");
     newcomer.log_in("carol", &password_of("carol"));
     assert_eq!(
         newcomer.ask(&format!("info {id}")),

@@ -96,12 +96,12 @@ fn raw_hash(params: &Params, password: &[u8], salt: &[u8]) -> Result<Vec<u8>, St
     Ok(out)
 }
 
-/// Checks a new password against the rules (docs/serve.md §10.2).
+/// Checks a new password against the rules (docs/serve.md §10.2). The refusal names the rule,
+/// never anything of the password itself, not even its length (docs/serve.md §10.11).
 pub(crate) fn acceptable(password: &str) -> Result<(), String> {
-    let chars = password.chars().count();
-    if chars < MIN_PASSWORD_CHARS {
+    if password.chars().count() < MIN_PASSWORD_CHARS {
         return Err(format!(
-            "a password has at least {MIN_PASSWORD_CHARS} characters (that one has {chars})"
+            "a password has at least {MIN_PASSWORD_CHARS} characters"
         ));
     }
     if password.chars().any(char::is_control) {
@@ -110,17 +110,43 @@ pub(crate) fn acceptable(password: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The PHC string of `password` under a fresh salt.
-fn hash_now(password: &str) -> Result<String, String> {
+/// The parameters a new hash is made with: [`MEMORY_KIB`] and [`PASSES`], one lane. A test of
+/// this crate may lower them for the hashes its own thread asks for ([`cheap_hashes_here`]);
+/// nothing else can.
+fn new_hash_params() -> Params {
+    #[cfg(test)]
+    if CHEAP_HERE.get() {
+        return Params::new(Params::MIN_M_COST, Params::MIN_T_COST, 1, None)
+            .expect("argon2's own minimums are valid");
+    }
+    Params::new(MEMORY_KIB, PASSES, 1, None).expect("constant parameters are valid")
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The hashes this test thread asks for are made at argon2's minimum cost.
+    static CHEAP_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// From now on the hashes this thread asks for ([`hash`], the wizard's at start) are made at
+/// argon2's minimum cost (8 KiB, one pass) rather than [`MEMORY_KIB`] and [`PASSES`], so a test
+/// that logs in a hundred thousand players pays microseconds a login. A stored hash carries its
+/// parameters, so these verify as any other; only this crate's tests can call it.
+#[cfg(test)]
+pub(crate) fn cheap_hashes_here() {
+    CHEAP_HERE.set(true);
+}
+
+/// The PHC string of `password` under a fresh salt, made with `params`.
+fn hash_now(password: &str, params: &Params) -> Result<String, String> {
     let mut salt = [0u8; 16];
     getrandom::fill(&mut salt).map_err(|e| format!("no random salt from the system: {e}"))?;
-    let params = Params::new(MEMORY_KIB, PASSES, 1, None).expect("constant parameters are valid");
-    let raw = raw_hash(&params, password.as_bytes(), &salt)?;
+    let raw = raw_hash(params, password.as_bytes(), &salt)?;
     let salt = SaltString::encode_b64(&salt).map_err(|e| e.to_string())?;
     let phc = PasswordHash {
         algorithm: ARGON2ID_IDENT,
         version: Some(Version::V0x13.into()),
-        params: ParamsString::try_from(&params).map_err(|e| e.to_string())?,
+        params: ParamsString::try_from(params).map_err(|e| e.to_string())?,
         salt: Some(salt.as_salt()),
         hash: Some(Output::new(&raw).map_err(|e| e.to_string())?),
     };
@@ -157,7 +183,8 @@ fn verify_now(password: &str, stored: &str) -> bool {
 
 /// Hashes `password` on a hashing thread.
 pub(crate) async fn hash(password: String) -> Result<String, String> {
-    off_thread(move || hash_now(&password))
+    let params = new_hash_params();
+    off_thread(move || hash_now(&password, &params))
         .await
         .ok_or_else(|| "the password hashing threads have stopped".to_owned())?
 }
@@ -176,8 +203,9 @@ mod tests {
 
     #[test]
     fn a_hash_verifies_its_password_only_and_is_salted() {
-        let one = hash_now("correct horse").unwrap();
-        let two = hash_now("correct horse").unwrap();
+        let params = new_hash_params();
+        let one = hash_now("correct horse", &params).unwrap();
+        let two = hash_now("correct horse", &params).unwrap();
         assert!(one.starts_with(&format!("$argon2id$v=19$m={MEMORY_KIB},t={PASSES},p=1$")));
         assert_ne!(one, two, "a fresh salt each time");
         assert!(verify_now("correct horse", &one));
@@ -199,7 +227,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let stored = hash_now("pw-123456").unwrap();
+        let stored = hash_now("pw-123456", &new_hash_params()).unwrap();
         let checks = runtime.block_on(async {
             let mut checks = Vec::new();
             for n in 0..6 {
@@ -216,10 +244,34 @@ mod tests {
     }
 
     #[test]
+    fn cheap_hashes_are_the_asking_test_threads_alone() {
+        assert_eq!(new_hash_params().m_cost(), MEMORY_KIB);
+        let cheap = std::thread::spawn(|| {
+            cheap_hashes_here();
+            new_hash_params()
+        })
+        .join()
+        .unwrap();
+        assert_eq!((cheap.m_cost(), cheap.t_cost()), (8, 1));
+        assert_eq!(
+            new_hash_params().t_cost(),
+            PASSES,
+            "this thread's are untouched"
+        );
+        let stored = hash_now("pw-123456", &cheap).unwrap();
+        assert!(
+            stored.starts_with("$argon2id$v=19$m=8,t=1,p=1$"),
+            "{stored}"
+        );
+        assert!(verify_now("pw-123456", &stored));
+        assert!(!verify_now("pw-123457", &stored));
+    }
+
+    #[test]
     fn short_or_control_passwords_are_refused_with_the_rule() {
         assert_eq!(
             acceptable("abc"),
-            Err("a password has at least 6 characters (that one has 3)".to_owned())
+            Err("a password has at least 6 characters".to_owned())
         );
         assert!(acceptable("abc\x1bdef").is_err());
         assert!(acceptable("sécurité").is_ok());

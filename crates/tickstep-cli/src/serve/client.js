@@ -57,9 +57,12 @@ ws.onmessage = (event) => {
   }
   for (const line of decoder.decode(event.data).split("\r\n")) {
     if (line !== "") show(line, kindOf(line));
-    // The login's password prompt (docs/serve.md §10.1): the next line typed is masked and not
-    // shown back, as a telnet client's echo is off meanwhile.
+    // The login's password stage (docs/serve.md §10.1, §10.9): from its prompt until the server
+    // says anything that ends it (a welcome, the name prompt), every line typed is masked and not
+    // shown back, as a telnet client's echo is off meanwhile; a refused password asked again
+    // stays masked.
     if (line.startsWith("password: ")) input.type = "password";
+    else if (/^(ok|name|hello): /.test(line)) input.type = "text";
   }
 };
 ws.onclose = () => show("(connection closed)", "error");
@@ -68,7 +71,6 @@ input.addEventListener("keydown", (event) => {
   const secret = input.type === "password";
   show(secret ? "> (password)" : "> " + input.value, "me");
   ws.send(encoder.encode(input.value));
-  input.type = "text";
   if (secret) {
     input.value = "";
     return;

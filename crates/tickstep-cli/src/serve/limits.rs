@@ -173,6 +173,15 @@ impl<K: Hash + Eq + Copy> Limiter<K> {
     fn remembered(&self) -> usize {
         self.buckets.len()
     }
+
+    /// The tokens `key` has at `now` (for the tests that model a limit: docs/serve.md §10.6).
+    #[cfg(test)]
+    pub(crate) fn tokens(&mut self, key: K, now: Instant) -> f64 {
+        match self.rate {
+            Some(rate) => self.bucket(rate, key, now).tokens,
+            None => f64::INFINITY,
+        }
+    }
 }
 
 /// The key of an address's buckets: an IPv4 address itself, an IPv6 one by its /64 prefix.

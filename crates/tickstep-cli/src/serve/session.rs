@@ -12,7 +12,10 @@
 //! lines that waited. None of it touches another connection.
 //!
 //! Login asks for a name, then a password: an existing name's is checked, a new name chooses
-//! one (docs/serve.md §10). Failed logins are limited per address, new names too.
+//! one (docs/serve.md §10). Failed logins are limited per address, new names too. Every refusal
+//! is followed by the prompt the client answers next, so client and server never disagree on
+//! whether a line is a name or a password, and no line typed at the login is shown back
+//! (docs/serve.md §10.7–§10.12).
 
 use std::net::IpAddr;
 use std::rc::Rc;
@@ -29,10 +32,10 @@ use super::accounts;
 use super::either;
 use super::gmcp;
 use super::limits::{self, address_key, wait_text};
-use super::protocol::{self, Request};
+use super::protocol::{self, ProtocolError, Request};
 use super::registry::Account;
 use super::telnet::{Event, Telnet};
-use super::wire::{Input, Output};
+use super::wire::{Chunk, Input, Output};
 use super::world::{After, Kick, OUTBOX_LINES, REPLY_HEADROOM, Server};
 use tickstep::schedules::ObjId;
 
@@ -57,6 +60,19 @@ const CLOSE_DRAIN_BYTES: usize = 64 * 1024;
 #[derive(Debug, PartialEq)]
 enum Read {
     Line(Vec<u8>),
+    TooLong,
+    Closed,
+}
+
+/// The client's next line, as the session reads it.
+enum Line {
+    Text(String),
+    /// Not UTF-8: the first bad byte and its offset (shown only after login, docs/serve.md §2.4).
+    NotUtf8 {
+        byte: u8,
+        at: usize,
+    },
+    /// Over the cap: the connection closes (docs/serve.md §2.4).
     TooLong,
     Closed,
 }
@@ -107,6 +123,7 @@ pub(crate) async fn serve_wire(
         events: VecDeque::new(),
         kicked: Rc::clone(&kicked),
         who: None,
+        entering: None,
         from,
         input,
         limits,
@@ -119,18 +136,26 @@ pub(crate) async fn serve_wire(
         let _ = (&mut writer).await;
     };
     either(session.run(), either(kicked_out, writer_gone)).await;
-    if let Some(who) = session.who {
+    if let Some(who) = session.who.or(session.entering) {
         session.server.logout(who);
     }
-    // Dropping the session drops the last sender: the writer writes what is queued (or only
-    // the last word, for a client dropped for not reading) and ends.
-    let Session { mut input, .. } = session;
+    // Dropping the session's senders drops the last ones: the writer writes what is queued (or
+    // only the last word, for a client dropped for not reading) and ends. They are dropped by
+    // name: a field a pattern leaves behind lives until the end of the scope, and the writer
+    // would wait for it the whole of CLOSE_GRACE.
+    let Session {
+        mut input,
+        outbox,
+        control,
+        ..
+    } = session;
+    drop((outbox, control));
     let closing = async {
         let _ = (&mut writer).await;
         let mut drained = 0;
         while drained < CLOSE_DRAIN_BYTES {
             match input.next().await {
-                Ok(Some(bytes)) => drained += bytes.len(),
+                Ok(Some(chunk)) => drained += chunk.len(),
                 _ => break,
             }
         }
@@ -150,6 +175,8 @@ struct Session {
     events: VecDeque<Event>,
     kicked: Rc<Kick>,
     who: Option<ObjId>,
+    /// The player the world is letting in while its mailbox is read ([`Session::enter`]).
+    entering: Option<ObjId>,
     /// The client's address: the key of its per-address limits (docs/serve.md §11).
     from: IpAddr,
     input: Input,
@@ -158,46 +185,13 @@ struct Session {
 
 impl Session {
     async fn run(&mut self) {
-        if !self
-            .send("hello: this is a tickstep world; type your name (a new name makes an account), or help")
-            .await
-        {
-            return;
-        }
         let deadline = tokio::time::Instant::now() + self.limits.login_timeout;
-        let login = async {
-            loop {
-                let Some(line) = self.read_text().await else {
-                    return false;
-                };
-                let word = line.trim();
-                if word.eq_ignore_ascii_case("help") {
-                    if !self.send_all(LOGIN_HELP.lines()).await {
-                        return false;
-                    }
-                    continue;
-                }
-                if word.eq_ignore_ascii_case("quit") {
-                    self.send("ok: bye").await;
-                    return false;
-                }
-                let reply = match protocol::parse_name(&line) {
-                    Ok(name) => match self.login(&name).await {
-                        Login::In => return true,
-                        Login::Closed => return false,
-                        Login::Refused(reply) => reply,
-                    },
-                    Err(error) => format!("error: {error}"),
-                };
-                if !self.send(&reply).await {
-                    return false;
-                }
-            }
-        };
-        match tokio::time::timeout_at(deadline, login).await {
+        match tokio::time::timeout_at(deadline, self.log_in()).await {
             Ok(true) => {}
             Ok(false) => return,
             Err(_) => {
+                // A timeout in the password stage leaves the client's echo as it found it.
+                self.hide_input(false);
                 let secs = self.limits.login_timeout.as_secs_f64();
                 self.send(&format!("error: not logged in within {secs} s; goodbye"))
                     .await;
@@ -215,11 +209,20 @@ impl Session {
                 tokio::time::sleep(wait).await;
                 let _ = pace.take((), Instant::now());
             }
-            let read = self.read_line().await;
-            let Some(line) = self.accept(read).await else {
-                return;
+            let line = match self.next_line().await {
+                Line::Text(line) => line,
+                Line::NotUtf8 { byte, at } => {
+                    let reply = format!(
+                        "error: the line is not UTF-8 text (byte 0x{byte:02x} at offset {at}); ignored"
+                    );
+                    if !self.send(&reply).await {
+                        return;
+                    }
+                    continue;
+                }
+                Line::TooLong => return self.too_long().await,
+                Line::Closed => return,
             };
-            let Some(line) = line else { continue };
             let replies = match protocol::parse(&line) {
                 Ok(Request::Wizard(name)) => (
                     vec![self.server.make_wizard(who, &name).await],
@@ -247,142 +250,252 @@ impl Session {
         }
     }
 
-    /// Logs `name` in with its password, or makes the account when the name is new
-    /// (docs/serve.md §10.1–§10.4).
-    async fn login(&mut self, name: &str) -> Login {
+    /// The login: a name at the name prompt, then its password at the password prompt, every
+    /// refusal followed by the prompt the client answers next (docs/serve.md §10.7–§10.12). No
+    /// line typed at either prompt is shown back, in whole or in part, and a line is read as a
+    /// password only after a password prompt. True once logged in; false once the connection is
+    /// to close.
+    async fn log_in(&mut self) -> bool {
+        let mut prompt = GREETING;
+        loop {
+            if !self.send(prompt).await {
+                return false;
+            }
+            prompt = NAME_PROMPT;
+            let line = match self.next_line().await {
+                Line::Text(line) => line,
+                Line::NotUtf8 { .. } => {
+                    if !self
+                        .send("error: that line is not UTF-8 text, so it is not a name")
+                        .await
+                    {
+                        return false;
+                    }
+                    continue;
+                }
+                Line::TooLong => {
+                    self.too_long().await;
+                    return false;
+                }
+                Line::Closed => return false,
+            };
+            let word = line.trim();
+            if word.eq_ignore_ascii_case("help") {
+                if !self.send_all(LOGIN_HELP.lines()).await {
+                    return false;
+                }
+                continue;
+            }
+            if word.eq_ignore_ascii_case("quit") {
+                self.send("ok: bye").await;
+                return false;
+            }
+            let refusal = match protocol::parse_name(&line) {
+                Ok(name) => match self.name_given(&name).await {
+                    Login::In => return true,
+                    Login::Closed => return false,
+                    Login::Refused(refusal) => refusal,
+                },
+                Err(ProtocolError::CommandName(_)) => {
+                    "error: that is a command, so it cannot be a name".to_owned()
+                }
+                Err(_) => "error: a name is 1-24 letters, digits, '_' or '-'".to_owned(),
+            };
+            if !self.send(&refusal).await {
+                return false;
+            }
+        }
+    }
+
+    /// After a name: the refusals that come before its password (docs/serve.md §10.4, §10.6,
+    /// §11.4), then the password stage, then the player's entry.
+    async fn name_given(&mut self, name: &str) -> Login {
         let account = match self.server.account(name).await {
             Ok(account) => account,
             Err(error) => return Login::Refused(format!("error: {error}")),
         };
-        let checked = match account {
-            Some(account) => self.existing(name, account).await,
-            None => self.create(name).await,
-        };
-        let who = match checked {
-            Ok(who) => who,
-            Err(login) => return login,
-        };
-        self.enter(who, name).await
+        if let Some(refusal) = self.refused_before_password(name, account.as_ref()) {
+            return Login::Refused(refusal);
+        }
+        // The client's echo is off for the whole stage, re-asks included, and back on before
+        // whatever ends it is said (docs/serve.md §8.5, §10.9).
+        self.hide_input(true);
+        let checked = self.password_stage(name, account).await;
+        self.hide_input(false);
+        match checked {
+            Ok(who) => self.enter(who, name).await,
+            Err(login) => login,
+        }
     }
 
-    /// Checks the password of an existing name (or has it chosen, for a name from before
-    /// accounts): its id, or how the login ended.
-    async fn existing(&mut self, name: &str, account: Account) -> Result<ObjId, Login> {
+    /// Why `name` cannot log in from this address whatever its password, if it cannot.
+    fn refused_before_password(&self, name: &str, account: Option<&Account>) -> Option<String> {
         let address = address_key(self.from);
-        if account.id == self.server.principals_root() && account.hash.is_none() {
-            return Err(Login::Refused(format!(
-                "error: {name} is the wizard's account; its password is given to the server at \
-                 its start (TICKSTEP_WIZARD_PASSWORD), not chosen here"
-            )));
+        let now = Instant::now();
+        let mut limits = self.server.limits.borrow_mut();
+        match account {
+            Some(account)
+                if account.id == self.server.principals_root() && account.hash.is_none() =>
+            {
+                Some(format!(
+                    "error: {name} is the wizard's account; its password is given to the server \
+                     at its start (TICKSTEP_WIZARD_PASSWORD), not chosen here"
+                ))
+            }
+            Some(_) => limits
+                .failed_logins
+                .check(address, now)
+                .err()
+                .map(too_many_failures),
+            None => {
+                let wait = limits.names_per_address.check(address, now).err()?;
+                let rate = limits.names_per_address.rate();
+                let rate = rate.expect("only a limiter with a rate refuses");
+                Some(format!(
+                    "error: too many new names from your address: {} at once, then one \
+                     every {} min; try again in {}",
+                    rate.burst,
+                    (1.0 / rate.per_second / 60.0).round(),
+                    wait_text(wait)
+                ))
+            }
         }
-        let failed = self
-            .server
-            .limits
-            .borrow_mut()
-            .failed_logins
-            .check(address, Instant::now());
-        if let Err(wait) = failed {
-            return Err(Login::Refused(too_many_failures(wait)));
-        }
-        let prompt = match account.hash {
-            Some(_) => format!("password: type {name}'s password"),
-            None => format!("password: {name} has no password yet; choose one"),
+    }
+
+    /// The password stage (docs/serve.md §10.9, §10.10): an account's password is checked; a new
+    /// name's, or that of a name from before accounts, is chosen. The prompt is asked again
+    /// after every refusal of the line itself, until the password is right, the client leaves
+    /// the stage with an empty line, or the address is locked out. The player's id, or how the
+    /// login ended.
+    async fn password_stage(
+        &mut self,
+        name: &str,
+        account: Option<Account>,
+    ) -> Result<ObjId, Login> {
+        let prompt = match &account {
+            Some(Account { hash: Some(_), .. }) => format!("password: type {name}'s password"),
+            Some(_) => format!("password: {name} has no password yet; choose one"),
+            None => format!(
+                "password: {name} is a new name; choose a password (at least {} characters)",
+                accounts::MIN_PASSWORD_CHARS
+            ),
         };
-        let Some(password) = self.read_password(&prompt).await else {
-            return Err(Login::Closed);
-        };
-        match account.hash {
-            Some(hash) => {
-                if !accounts::verify(password, hash).await {
-                    let now = Instant::now();
-                    let mut limits = self.server.limits.borrow_mut();
-                    let _ = limits.failed_logins.take(address, now);
-                    let left = limits.failed_logins.check(address, now);
-                    drop(limits);
-                    return Err(Login::Refused(match left {
-                        Ok(()) => format!("error: wrong password for {name}"),
-                        Err(wait) => too_many_failures(wait),
+        loop {
+            if !self.send(&prompt).await {
+                return Err(Login::Closed);
+            }
+            let password = match self.next_line().await {
+                Line::Text(password) if password.is_empty() => {
+                    return Err(Login::Refused(match account {
+                        Some(_) => format!("ok: no password typed, so you are not {name}"),
+                        None => format!("ok: no password typed, so {name} was not made"),
                     }));
                 }
-            }
-            None => {
-                if let Err(refusal) = self.choose(account.id, &password).await {
-                    return Err(Login::Refused(refusal));
+                Line::Text(password) => password,
+                Line::NotUtf8 { .. } => {
+                    if !self
+                        .send("error: a password is UTF-8 text, and that line is not")
+                        .await
+                    {
+                        return Err(Login::Closed);
+                    }
+                    continue;
                 }
+                Line::TooLong => {
+                    self.too_long().await;
+                    return Err(Login::Closed);
+                }
+                Line::Closed => return Err(Login::Closed),
+            };
+            let attempt = match &account {
+                Some(Account {
+                    id,
+                    hash: Some(hash),
+                    ..
+                }) => self.check(name, *id, password, hash.clone()).await,
+                Some(Account { id, hash: None, .. }) => {
+                    self.choose(name, Some(*id), password).await
+                }
+                None => self.choose(name, None, password).await,
+            };
+            match attempt {
+                Attempt::In(who) => return Ok(who),
+                Attempt::Again(refusal) => {
+                    if !self.send(&refusal).await {
+                        return Err(Login::Closed);
+                    }
+                }
+                Attempt::Out(refusal) => return Err(Login::Refused(refusal)),
             }
         }
-        Ok(account.id)
     }
 
-    /// Makes an account for a new name, its password chosen now: its id, or how the login
-    /// ended.
-    async fn create(&mut self, name: &str) -> Result<ObjId, Login> {
+    /// Checks a typed password against the account's hash; a wrong one counts against the
+    /// address (docs/serve.md §10.6).
+    async fn check(&self, name: &str, who: ObjId, password: String, hash: String) -> Attempt {
+        if accounts::verify(password, hash).await {
+            return Attempt::In(who);
+        }
         let address = address_key(self.from);
-        let names = self
-            .server
-            .limits
-            .borrow_mut()
-            .names_per_address
-            .check(address, Instant::now());
-        if let Err(wait) = names {
-            let rate = self.server.limits.borrow().names_per_address.rate();
-            let rate = rate.expect("only a limiter with a rate refuses");
-            return Err(Login::Refused(format!(
-                "error: too many new names from your address: {} at once, then one \
-                     every {} min; try again in {}",
-                rate.burst,
-                (1.0 / rate.per_second / 60.0).round(),
-                wait_text(wait)
-            )));
+        let now = Instant::now();
+        let mut limits = self.server.limits.borrow_mut();
+        let _ = limits.failed_logins.take(address, now);
+        match limits.failed_logins.check(address, now) {
+            Ok(()) => Attempt::Again(format!("error: wrong password for {name}")),
+            Err(wait) => Attempt::Out(too_many_failures(wait)),
         }
-        let prompt = format!(
-            "password: {name} is a new name; choose a password (at least {} characters)",
-            accounts::MIN_PASSWORD_CHARS
-        );
-        let Some(password) = self.read_password(&prompt).await else {
-            return Err(Login::Closed);
-        };
+    }
+
+    /// Makes the account of a new name (`old` is `None`) or sets the first password of a name
+    /// from before accounts (docs/serve.md §10.3), with the password typed.
+    async fn choose(&self, name: &str, old: Option<ObjId>, password: String) -> Attempt {
         if let Err(rule) = accounts::acceptable(&password) {
-            return Err(Login::Refused(format!(
-                "error: {rule}; {name} was not created"
-            )));
+            return Attempt::Again(format!("error: {rule}"));
         }
-        let hash = accounts::hash(password)
-            .await
-            .map_err(|error| Login::Refused(format!("error: {error}")))?;
-        match self.server.register(name, &hash).await {
-            Ok(Some(id)) => {
-                let now = Instant::now();
-                let _ = self
-                    .server
-                    .limits
-                    .borrow_mut()
-                    .names_per_address
-                    .take(address, now);
-                Ok(id)
+        let hash = match accounts::hash(password).await {
+            Ok(hash) => hash,
+            Err(error) => return Attempt::Out(format!("error: {error}")),
+        };
+        let made = match old {
+            Some(who) => self
+                .server
+                .claim(who, &hash)
+                .await
+                .map(|claimed| claimed.then_some(who)),
+            None => self.server.register(name, &hash).await,
+        };
+        match made {
+            Ok(Some(who)) => {
+                if old.is_none() {
+                    let address = address_key(self.from);
+                    let mut limits = self.server.limits.borrow_mut();
+                    let _ = limits.names_per_address.take(address, Instant::now());
+                }
+                Attempt::In(who)
             }
-            Ok(None) => Err(Login::Refused(format!(
+            // Another connection made the name, or chose its password, while this one typed.
+            Ok(None) => Attempt::Out(format!(
                 "error: {name} was taken meanwhile; choose another name"
-            ))),
-            Err(error) => Err(Login::Refused(format!("error: {error}"))),
+            )),
+            Err(error) => Attempt::Out(format!("error: {error}")),
         }
     }
 
     /// Lets a player whose password was checked in: the welcome, then their mail.
     async fn enter(&mut self, who: ObjId, name: &str) -> Login {
-        match self
+        // The world counts this connection as `who`'s before it reads the mailbox, so a login
+        // dropped while that read waits (the login timeout, a client gone) logs out too.
+        self.entering = Some(who);
+        let entered = self
             .server
             .enter(who, name, self.outbox.clone(), Rc::clone(&self.kicked))
-            .await
-        {
+            .await;
+        self.entering = None;
+        match entered {
             Ok(mail) => {
                 self.who = Some(who);
-                let role = if self.server.is_wizard(who) {
-                    "; you are a wizard"
-                } else {
-                    ""
-                };
                 let wizard = self.server.is_wizard(who);
+                let role = if wizard { "; you are a wizard" } else { "" };
                 let (package, data) = gmcp::char_name(name, who, wizard);
                 self.negotiate(|t, out| t.gmcp(package, &data, out)).await;
                 let mut ok = self
@@ -398,37 +511,13 @@ impl Session {
         }
     }
 
-    /// Sets the password of a name that had none (docs/serve.md §10.3).
-    async fn choose(&self, who: ObjId, password: &str) -> Result<(), String> {
-        accounts::acceptable(password).map_err(|rule| format!("error: {rule}"))?;
-        let hash = accounts::hash(password.to_owned())
-            .await
-            .map_err(|e| format!("error: {e}"))?;
-        self.server
-            .set_hash(who, &hash)
-            .await
-            .map_err(|e| format!("error: {e}"))
-    }
-
-    /// Asks for a password with the client's echo off meanwhile; `None` once closed.
-    async fn read_password(&mut self, prompt: &str) -> Option<String> {
-        if !self.send(prompt).await {
-            return None;
-        }
-        self.hide_input(true);
-        let password = self.read_text().await;
-        self.hide_input(false);
-        password
-    }
-
-    /// The next line as text, refused lines answered and skipped; `None` once closed.
-    async fn read_text(&mut self) -> Option<String> {
-        loop {
-            let read = self.read_line().await;
-            if let Some(line) = self.accept(read).await? {
-                return Some(line);
-            }
-        }
+    /// Says why a line over the cap closes the connection (docs/serve.md §2.4).
+    async fn too_long(&self) {
+        let max = self.limits.max_line;
+        self.send(&format!(
+            "error: line longer than {max} bytes; closing the connection"
+        ))
+        .await;
     }
 
     /// Waits until the queue has [`REPLY_HEADROOM`] free before the next command is read, so a
@@ -455,29 +544,21 @@ impl Session {
         true
     }
 
-    /// A line as text, `Some(None)` for a line that was refused with a reply, `None` to close.
-    async fn accept(&mut self, read: std::io::Result<Read>) -> Option<Option<String>> {
-        match read {
+    /// The client's next line, as text if it is UTF-8.
+    async fn next_line(&mut self) -> Line {
+        match self.read_line().await {
             Ok(Read::Line(bytes)) => match String::from_utf8(bytes) {
-                Ok(line) => Some(Some(line)),
+                Ok(line) => Line::Text(line),
                 Err(error) => {
                     let at = error.utf8_error().valid_up_to();
-                    let byte = error.as_bytes()[at];
-                    let reply = format!(
-                        "error: the line is not UTF-8 text (byte 0x{byte:02x} at offset {at}); ignored"
-                    );
-                    self.send(&reply).await.then_some(None)
+                    Line::NotUtf8 {
+                        byte: error.as_bytes()[at],
+                        at,
+                    }
                 }
             },
-            Ok(Read::TooLong) => {
-                let max = self.limits.max_line;
-                self.send(&format!(
-                    "error: line longer than {max} bytes; closing the connection"
-                ))
-                .await;
-                None
-            }
-            Ok(Read::Closed) | Err(_) => None,
+            Ok(Read::TooLong) => Line::TooLong,
+            Ok(Read::Closed) | Err(_) => Line::Closed,
         }
     }
 
@@ -527,7 +608,7 @@ impl Session {
     }
 
     /// Turns the client's local echo off while a password is typed, and back on (docs/serve.md
-    /// §8.5); nothing on a raw-line connection. The login's password prompt calls it. It does
+    /// §8.5); nothing on a raw-line connection. The login's password stage calls it. It does
     /// not wait: a client with [`CONTROL_MESSAGES`] telnet messages unread is dropped (docs/serve.md §8.9).
     fn hide_input(&self, on: bool) {
         let mut out = Vec::new();
@@ -557,7 +638,12 @@ async fn read_events(
         return Ok(true);
     };
     let (mut found, mut out) = (Vec::new(), Vec::new());
-    telnet.borrow_mut().receive(&chunk, &mut found, &mut out);
+    match chunk {
+        Chunk::Bytes(bytes) => telnet.borrow_mut().receive(&bytes, &mut found, &mut out),
+        Chunk::Message(bytes) => telnet
+            .borrow_mut()
+            .receive_message(&bytes, &mut found, &mut out),
+    }
     events.extend(found);
     if !out.is_empty() {
         let _ = control.send(out).await;
@@ -568,10 +654,27 @@ async fn read_events(
 /// What a login attempt came to.
 enum Login {
     In,
-    /// Not logged in; the reply says why, and the client may try again.
+    /// Not logged in; the reply says why, and the name prompt follows it.
     Refused(String),
     Closed,
 }
+
+/// What one password line came to.
+enum Attempt {
+    /// Right (or chosen): the player's id.
+    In(ObjId),
+    /// Refused; the reply says why, and the password prompt follows it.
+    Again(String),
+    /// Refused; the reply says why, and the name prompt follows it.
+    Out(String),
+}
+
+/// The first line a connection gets: a greeting, and the first name prompt.
+const GREETING: &str =
+    "hello: this is a tickstep world; type your name (a new name makes an account), or help";
+
+/// The name prompt after the first (docs/serve.md §10.7).
+const NAME_PROMPT: &str = "name: type your name (a new name makes an account), or help";
 
 /// What `help` shows before login.
 const LOGIN_HELP: &str = "\
@@ -657,6 +760,9 @@ async fn write_lines(
     let _ = out.flush().await;
     out.close().await;
 }
+
+#[cfg(test)]
+mod login_tests;
 
 #[cfg(test)]
 mod tests {

@@ -74,6 +74,17 @@ pub(crate) const MAX_REPLY_BYTES: usize = 256 * 2 * (MAX_CHANGES as usize + 2) *
 /// Narrower windows than this are not wrapped for (a client that reports 0 or nonsense).
 const MIN_WRAP: usize = 20;
 
+/// What the last data byte was to the line being read (docs/serve.md §8.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum At {
+    /// Text of the line.
+    Text,
+    /// A CR, which ended the line: an LF or NUL next is part of that line end.
+    Cr,
+    /// The end of a line (an LF, or the LF or NUL of a CR).
+    End,
+}
+
 /// One side of one option (RFC 1143 without the queue bit).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Q {
@@ -149,14 +160,18 @@ pub(crate) struct Telnet {
     /// The line grew over the cap; the rest of it is dropped.
     overflowed: bool,
     max_line: usize,
-    /// The last data byte was CR: a following LF or NUL belongs to it.
-    after_cr: bool,
+    /// What the last data byte was to the line: text, a CR, or the end of a line.
+    at: At,
     sb: Vec<u8>,
     /// The option of the sub-negotiation being read; `None` once it outgrew its cap and the
     /// rest of it is dropped.
     sb_option: Option<u8>,
     /// The client has sent at least one IAC: it is a telnet client.
     heard_iac: bool,
+    /// The session changed its mind about ECHO while a request was unanswered: what it asked
+    /// for last (input hidden or not), asked once the client answers (RFC 1143's queue bit, for
+    /// this one option: docs/serve.md §7.38).
+    hide_queued: Option<bool>,
     ttype_asks: usize,
     charset_answers: usize,
     peer: Peer,
@@ -171,10 +186,11 @@ impl Telnet {
             line: Vec::new(),
             overflowed: false,
             max_line,
-            after_cr: false,
+            at: At::End,
             sb: Vec::new(),
             sb_option: None,
             heard_iac: false,
+            hide_queued: None,
             ttype_asks: 0,
             charset_answers: 0,
             peer: Peer::default(),
@@ -223,6 +239,25 @@ impl Telnet {
     pub(crate) fn receive(&mut self, bytes: &[u8], events: &mut Vec<Event>, out: &mut Vec<u8>) {
         for &byte in bytes {
             self.step(byte, events, out);
+        }
+    }
+
+    /// Reads one message of a transport that carries lines in messages (a WebSocket frame's
+    /// text, docs/serve.md §9.2) as the bytes of a stream ([`Telnet::receive`]), then ends the
+    /// line the message leaves open: so `name`, `name\n` and `name\r\n` are one line each, a
+    /// message of several lines is those lines, an empty message is one empty line, and a CR that
+    /// ends one message with an LF starting the next is one line end, as in a stream.
+    pub(crate) fn receive_message(
+        &mut self,
+        bytes: &[u8],
+        events: &mut Vec<Event>,
+        out: &mut Vec<u8>,
+    ) {
+        self.receive(bytes, events, out);
+        if bytes.is_empty() || self.at == At::Text {
+            // Not after a CR either: an LF starting the next message ends a line of its own.
+            self.at = At::End;
+            self.end_line(events);
         }
     }
 
@@ -289,25 +324,41 @@ impl Telnet {
 
     /// One byte of a line: CR, LF, CRLF and CR NUL each end one line (docs/serve.md §8.2).
     fn data(&mut self, byte: u8, events: &mut Vec<Event>) {
-        let after_cr = std::mem::replace(&mut self.after_cr, false);
-        match byte {
-            b'\n' | 0 if after_cr => {}
-            b'\r' | b'\n' => {
-                self.after_cr = byte == b'\r';
-                if std::mem::replace(&mut self.overflowed, false) {
-                    self.line.clear();
-                } else {
-                    events.push(Event::Line(std::mem::take(&mut self.line)));
-                }
+        match (byte, self.at) {
+            // The rest of the CR's line end.
+            (b'\n' | 0, At::Cr) => self.at = At::End,
+            (b'\r' | b'\n', _) => {
+                self.at = if byte == b'\r' { At::Cr } else { At::End };
+                self.end_line(events);
             }
-            _ if self.overflowed => {}
-            _ if self.line.len() >= self.max_line => {
-                self.overflowed = true;
-                self.line.clear();
-                events.push(Event::TooLong);
+            _ => {
+                self.at = At::Text;
+                self.line_byte(byte, events);
             }
-            _ => self.line.push(byte),
         }
+    }
+
+    /// Ends the line being read: it is an event, unless it outgrew the cap (already told).
+    fn end_line(&mut self, events: &mut Vec<Event>) {
+        if std::mem::replace(&mut self.overflowed, false) {
+            self.line.clear();
+        } else {
+            events.push(Event::Line(std::mem::take(&mut self.line)));
+        }
+    }
+
+    /// A byte of the line's text, under the cap.
+    fn line_byte(&mut self, byte: u8, events: &mut Vec<Event>) {
+        if self.overflowed {
+            return;
+        }
+        if self.line.len() >= self.max_line {
+            self.overflowed = true;
+            self.line.clear();
+            events.push(Event::TooLong);
+            return;
+        }
+        self.line.push(byte);
     }
 
     fn supported_by_us(option: u8) -> bool {
@@ -371,6 +422,11 @@ impl Telnet {
         }
         if next == Q::Yes && side != Q::Yes {
             self.enabled(option, ours, out);
+        }
+        if ours && option == OPT_ECHO && matches!(next, Q::Yes | Q::No) {
+            if let Some(hide) = self.hide_queued.take() {
+                self.hide_input(hide, out);
+            }
         }
     }
 
@@ -461,11 +517,14 @@ impl Telnet {
                 entry.us = Q::WantYes;
                 out.extend_from_slice(&[IAC, WILL, OPT_ECHO]);
             }
-            (false, Q::Yes | Q::WantYes) => {
+            (false, Q::Yes) => {
                 entry.us = Q::WantNo;
                 out.extend_from_slice(&[IAC, WONT, OPT_ECHO]);
             }
-            _ => {}
+            // The other way is asked and not yet answered (a client that typed ahead): asking
+            // again now would make the two sides loop, so it is asked once the answer comes.
+            (true, Q::WantNo) | (false, Q::WantYes) => self.hide_queued = Some(on),
+            _ => self.hide_queued = None,
         }
     }
 
@@ -580,6 +639,51 @@ mod tests {
         let (events, _) = feed(&mut t, b"\ng\n");
         assert_eq!(events, [line("g")]);
         assert!(!t.is_telnet());
+    }
+
+    #[test]
+    fn a_message_ends_the_line_it_leaves_open_and_no_other() {
+        // docs/serve.md §9.2: the rule of docs/serve.md §8.2, plus the end of a message.
+        let mut t = Telnet::new(64);
+        let mut events = Vec::new();
+        for message in [
+            &b"alice"[..],
+            b"bob\n",
+            b"carol\r\n",
+            b"dave\r",
+            b"\n",
+            b"eve\r",
+            b"\nfay\r\0",
+            b"",
+            b"gus\rhal\nivy",
+            b"\n",
+            b"jo\r",
+            b"",
+        ] {
+            t.receive_message(message, &mut events, &mut Vec::new());
+        }
+        let lines: Vec<&str> = events
+            .iter()
+            .map(|e| match e {
+                Event::Line(l) => std::str::from_utf8(l).unwrap(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "alice", "bob", "carol", "dave", // the LF after dave's CR is its line end
+                "eve", "fay", "", // an empty message is an empty line
+                "gus", "hal", "ivy", "", // ivy's message ended without a CR: the LF is a line
+                "jo", "",
+            ]
+        );
+        // A message over the cap is refused once; the next is a line again.
+        let mut t = Telnet::new(4);
+        let (mut events, mut out) = (Vec::new(), Vec::new());
+        t.receive_message(b"toolong", &mut events, &mut out);
+        t.receive_message(b"ok", &mut events, &mut out);
+        assert_eq!(events, [Event::TooLong, line("ok")]);
     }
 
     #[test]
@@ -873,6 +977,36 @@ mod tests {
         // A client that asks the server to echo unprompted is refused.
         let (_, replies) = feed(&mut t, &[IAC, DO, OPT_ECHO]);
         assert_eq!(replies, [IAC, WONT, OPT_ECHO]);
+    }
+
+    #[test]
+    fn echo_asked_back_before_the_client_answered_is_asked_once_it_does() {
+        // docs/serve.md §7.38: a client that typed a password line and its next name in one
+        // burst. Hiding is asked, ended before the client's DO came, and asked again before its
+        // DONT came: each change waits for the answer to the last, and the input ends hidden.
+        let mut t = Telnet::new(64);
+        feed(&mut t, &[IAC, 241]);
+        let mut out = Vec::new();
+        t.hide_input(true, &mut out);
+        t.hide_input(false, &mut out);
+        t.hide_input(true, &mut out);
+        assert_eq!(
+            out,
+            [IAC, WILL, OPT_ECHO],
+            "nothing more while WILL is unanswered"
+        );
+        let (_, replies) = feed(&mut t, &[IAC, DO, OPT_ECHO]);
+        assert!(replies.is_empty(), "the last wish is the one asked: hidden");
+        // Shown, hidden again before the DONT: the WILL goes once the DONT is in.
+        out.clear();
+        t.hide_input(false, &mut out);
+        t.hide_input(true, &mut out);
+        assert_eq!(out, [IAC, WONT, OPT_ECHO]);
+        let (_, replies) = feed(&mut t, &[IAC, DONT, OPT_ECHO]);
+        assert_eq!(replies, [IAC, WILL, OPT_ECHO]);
+        // A client that refuses to stop echoing is not asked again and again.
+        let (_, replies) = feed(&mut t, &[IAC, DONT, OPT_ECHO]);
+        assert!(replies.is_empty());
     }
 
     #[test]

@@ -267,10 +267,11 @@ impl Server {
             .map_err(|e| ErrorChain(&e).to_string())
     }
 
-    /// Sets a password for a name that had none (docs/serve.md §10.3).
-    pub(crate) async fn set_hash(&self, who: ObjId, hash: &str) -> Result<(), String> {
+    /// Sets the first password of a name that had none (docs/serve.md §10.3): false when
+    /// another login chose one first.
+    pub(crate) async fn claim(&self, who: ObjId, hash: &str) -> Result<bool, String> {
         self.registry
-            .set_hash(who, hash)
+            .claim(who, hash)
             .await
             .map_err(|e| ErrorChain(&e).to_string())
     }
@@ -291,12 +292,10 @@ impl Server {
         self.online
             .borrow_mut()
             .insert(who, Online { outbox, kick });
-        let mail = self
-            .registry
-            .take_mail(who)
-            .await
-            .map_err(|e| ErrorChain(&e).to_string())?;
-        Ok(mail)
+        self.registry.take_mail(who).await.map_err(|e| {
+            self.logout(who); // not let in after all: the name is free again
+            ErrorChain(&e).to_string()
+        })
     }
 
     /// A player the world knows from now on (a login here, or a registration another server

@@ -7,9 +7,15 @@
 //! commands, limits and backpressure are one code path. Frames become the session's input bytes
 //! on the way in, and its output bytes become frames on the way out:
 //!
-//! * no subprotocol (plain text): each TEXT frame is one line in, each line out is one TEXT frame;
-//! * `gmcp.mudstandards.org`: BINARY frames carry the text, one line per frame out; TEXT frames
-//!   carry GMCP messages (`Package.Message json`) both ways, read by the same GMCP code as telnet.
+//! * no subprotocol (plain text): TEXT frames carry the lines in, each line out is one TEXT frame;
+//! * `gmcp.mudstandards.org`: BINARY frames carry the lines in, one line per frame out (ending in
+//!   CRLF); TEXT frames carry GMCP messages (`Package.Message json`) both ways, read by the same
+//!   GMCP code as telnet.
+//!
+//! A frame of text in ends its lines as a telnet stream does (CR, LF, CRLF, CR NUL), and its own
+//! end ends the line it leaves open: `name`, `name\n` and `name\r\n` are one line each
+//! (docs/serve.md §9.2). The telnet codec reads them ([`super::telnet::Telnet::receive_message`]),
+//! so there is one rule for line ends, not one per transport.
 //!
 //! Costs: per connection, the session's own (no task of its own); a frame is copied once into
 //! the session's input and each line once into a frame. HTTP and the WebSocket handshake are
@@ -25,14 +31,13 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::serve::ListenerExt;
-use futures_util::stream::SplitSink;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use super::session::{self, Limits};
 use super::telnet::{OPT_GMCP, escape_iac};
-use super::wire::{Input, Output};
+use super::wire::{Chunk, Input, Output};
 use super::world::Server;
 
 /// The mudstandards.org subprotocol the endpoint speaks besides plain text.
@@ -56,8 +61,8 @@ const PAGE_POLICY: &str = "default-src 'self'; object-src 'none'; base-uri 'none
 
 /// How a WebSocket's frames carry lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Framing {
-    /// TEXT frames, one line each.
+pub(crate) enum Framing {
+    /// TEXT frames for the lines.
     Plain,
     /// `gmcp.mudstandards.org`: BINARY frames for text, TEXT frames for GMCP.
     Gmcp,
@@ -206,23 +211,39 @@ async fn play(
     limits: Limits,
 ) {
     let (frames_out, frames_in) = socket.split();
+    serve_frames(server, (frames_in, frames_out), framing, from, limits).await;
+}
+
+/// Runs one session over a WebSocket's two halves, whatever carries them (axum's socket, or a
+/// test's in-memory one): the frames coming in are the session's input, and its output is cut
+/// into frames going out (docs/serve.md §9.2).
+pub(crate) async fn serve_frames<E, S>(
+    server: Rc<Server>,
+    (frames_in, frames_out): (impl Stream<Item = Result<Message, E>> + Unpin + 'static, S),
+    framing: Framing,
+    from: IpAddr,
+    limits: Limits,
+) where
+    S: Sink<Message> + Unpin + 'static,
+    S::Error: std::error::Error + Send + Sync + 'static,
+{
     // With GMCP framing the session's codec turns GMCP on, as for a telnet client that agreed.
-    let agree = (framing == Framing::Gmcp).then(|| vec![255, 253, OPT_GMCP]);
+    let agree = (framing == Framing::Gmcp).then(|| Chunk::Bytes(vec![255, 253, OPT_GMCP]));
     let frames = futures_util::stream::unfold(frames_in, move |mut frames| async move {
         loop {
-            let bytes = match frames.next().await? {
+            let chunk = match frames.next().await? {
                 Ok(Message::Close(_)) | Err(_) => return None,
                 Ok(Message::Text(text)) if framing == Framing::Gmcp => {
                     let mut bytes = vec![255, 250, OPT_GMCP];
                     escape_iac(text.as_bytes(), &mut bytes);
                     bytes.extend_from_slice(&[255, 240]);
-                    bytes
+                    Chunk::Bytes(bytes)
                 }
-                Ok(Message::Text(text)) => line_in(text.as_bytes()),
-                Ok(Message::Binary(data)) => line_in(&data),
+                Ok(Message::Text(text)) => lines_in(text.as_bytes()),
+                Ok(Message::Binary(data)) => lines_in(&data),
                 Ok(Message::Ping(_) | Message::Pong(_)) => continue,
             };
-            return Some((bytes, frames));
+            return Some((chunk, frames));
         }
     });
     let input = Input::chunks(futures_util::stream::iter(agree).chain(frames));
@@ -235,13 +256,17 @@ async fn play(
 }
 
 /// The session's output as frames on the WebSocket.
-struct Frames {
-    sink: SplitSink<WebSocket, Message>,
+struct Frames<S> {
+    sink: S,
     split: OutputSplitter,
     framing: Framing,
 }
 
-impl Output for Frames {
+impl<S> Output for Frames<S>
+where
+    S: Sink<Message> + Unpin,
+    S::Error: std::error::Error + Send + Sync + 'static,
+{
     async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         for piece in self.split.feed(bytes) {
             let frame = match (self.framing, piece) {
@@ -264,13 +289,13 @@ impl Output for Frames {
     }
 }
 
-/// One frame's text as a line for the session: IAC doubled (a frame is text, not telnet) and a
-/// line end added.
-fn line_in(text: &[u8]) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(text.len() + 1);
+/// One frame's text as a message for the session: IAC doubled (a frame is text, not telnet).
+/// The codec ends its lines as a telnet stream's, and the frame's end ends the last one
+/// (docs/serve.md §9.2).
+fn lines_in(text: &[u8]) -> Chunk {
+    let mut bytes = Vec::with_capacity(text.len());
     escape_iac(text, &mut bytes);
-    bytes.push(b'\n');
-    bytes
+    Chunk::Message(bytes)
 }
 
 /// What the session wrote, cut into frames.
@@ -378,8 +403,14 @@ mod tests {
     }
 
     #[test]
-    fn a_frame_is_one_line_and_never_telnet() {
-        assert_eq!(line_in(b"say hi"), b"say hi\n");
-        assert_eq!(line_in(b"\xff\xfb\x01"), b"\xff\xff\xfb\x01\n");
+    fn a_frame_is_a_message_of_text_and_never_telnet() {
+        assert_eq!(
+            lines_in(b"say hi\r\n"),
+            Chunk::Message(b"say hi\r\n".to_vec())
+        );
+        assert_eq!(
+            lines_in(b"\xff\xfb\x01"),
+            Chunk::Message(b"\xff\xff\xfb\x01".to_vec())
+        );
     }
 }

@@ -1,5 +1,6 @@
 """Plays serve's page (docs/serve.md §9.5, the page at `/` on the --http side) in headless
-Chromium through tests/clients/webdriver.py: logs in by typing a name and a password, sets a
+Chromium through tests/clients/webdriver.py: logs in by typing a name and a password (a short
+one first, refused and asked again), sets a
 reminder and waits for it to fire, asks for its schedules, and looks at another player's hostile
 line; prints what it saw as one JSON line for the Rust test to judge.
 
@@ -13,6 +14,7 @@ import sys
 from webdriver import ENTER, Browser, wait_for
 
 ADDR, NAME, PASSWORD = sys.argv[1:4]
+SHORT = "abc12"
 
 OUTPUT = "return [...document.querySelectorAll('#out span')].map(s => s.textContent.trimEnd())"
 
@@ -36,8 +38,16 @@ with Browser() as browser:
     enter(NAME)
     line_starting("password: ", "the password prompt")
     seen["input_type_at_password"] = browser.run("return document.getElementById('line').type")
+    # Too short: refused and asked again, the field masked throughout (docs/serve.md §10.9).
+    enter(SHORT)
+    line_starting("error: a password has at least", "the refusal of a short password")
+    wait_for("the password prompt asked again",
+             lambda: sum(l.startswith("password: ") for l in lines()) == 2 or None)
+    seen["input_type_at_password_again"] = browser.run(
+        "return document.getElementById('line').type")
     enter(PASSWORD)
     seen["welcome"] = line_starting("ok: welcome", "the welcome")
+    seen["input_type_after_login"] = browser.run("return document.getElementById('line').type")
     seen["who"] = wait_for("Char.Name", lambda: (lambda t: t if t != "not logged in" else None)(
         browser.run("return document.getElementById('who').textContent")))
     enter("every 3600 tell hourly tea")
@@ -56,6 +66,6 @@ with Browser() as browser:
     seen["images"] = browser.run("return document.images.length")
     seen["scripts"] = browser.run("return document.scripts.length")
     seen["pwned"] = browser.run("return window.pwned || 0")
-    seen["password_shown"] = any(PASSWORD in l for l in lines())
-    seen["typed_password_line"] = next((l for l in lines() if l.startswith("> (password")), None)
+    seen["password_shown"] = any(PASSWORD in l or SHORT in l for l in lines())
+    seen["typed_password_lines"] = [l for l in lines() if l.startswith("> (password")]
     print(json.dumps(seen))

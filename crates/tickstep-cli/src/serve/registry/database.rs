@@ -217,6 +217,20 @@ impl DatabaseRegistry {
             .map_err(|e| inner.fail(e))
     }
 
+    /// Sets `player`'s first password hash: false when it has one already (on any node).
+    pub(crate) async fn claim(&self, player: ObjId, hash: &str) -> Result<bool, RegistryError> {
+        let inner = &self.inner;
+        inner
+            .client
+            .execute(
+                "UPDATE tickstep_serve_players SET hash = $2 WHERE id = $1 AND hash IS NULL",
+                &[&player.0, &hash],
+            )
+            .await
+            .map(|changed| changed == 1)
+            .map_err(|e| inner.fail(e))
+    }
+
     /// Makes `player` a wizard, on every node (each reads the role at login).
     pub(crate) async fn set_wizard(&self, player: ObjId) -> Result<(), RegistryError> {
         let inner = &self.inner;
@@ -513,6 +527,13 @@ mod tests {
             assert_eq!(b.register("alice", "$h2").await.unwrap(), None, "taken");
             b.set_wizard(alice).await.unwrap();
             a.set_hash(alice, "$h3").await.unwrap();
+            assert!(
+                !b.claim(alice, "$h4").await.unwrap(),
+                "a password is claimed once"
+            );
+            let old = a.id_for("oldtimer").await.unwrap();
+            assert!(b.claim(old, "$h5").await.unwrap());
+            assert!(!a.claim(old, "$h6").await.unwrap(), "on another node too");
             let seen = b.account("alice").await.unwrap().unwrap();
             assert_eq!(
                 (seen.id, seen.hash.as_deref(), seen.wizard),

@@ -140,6 +140,17 @@ impl FileRegistry {
             .map_err(|e| self.fail(e))
     }
 
+    /// Sets `player`'s first password hash: false when it has one already.
+    pub(crate) fn claim(&self, player: ObjId, hash: &str) -> Result<bool, RegistryError> {
+        self.db
+            .execute(
+                "UPDATE players SET hash = ?2 WHERE id = ?1 AND hash IS NULL",
+                params![player.0, hash],
+            )
+            .map(|changed| changed == 1)
+            .map_err(|e| self.fail(e))
+    }
+
     /// Makes `player` a wizard.
     pub(crate) fn set_wizard(&self, player: ObjId) -> Result<(), RegistryError> {
         self.db
@@ -287,6 +298,16 @@ mod tests {
         );
         r.set_wizard(alice).unwrap();
         r.set_hash(alice, "$h3").unwrap();
+        assert!(
+            !r.claim(alice, "$h4").unwrap(),
+            "a password is claimed once"
+        );
+        // A name from before accounts has its first password claimed once (docs/serve.md §10.3).
+        let old = r.id_for("oldtimer").unwrap();
+        assert!(r.claim(old, "$h5").unwrap());
+        assert!(!r.claim(old, "$h6").unwrap());
+        let account = r.account("oldtimer").unwrap().unwrap();
+        assert_eq!(account.hash.as_deref(), Some("$h5"));
         assert_eq!(r.wizards().unwrap(), [alice]);
         assert_eq!(
             r.account("alice").unwrap().unwrap().hash.as_deref(),

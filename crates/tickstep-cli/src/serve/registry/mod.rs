@@ -129,6 +129,15 @@ impl Registry {
         }
     }
 
+    /// Sets the first password hash of `player`, a name from before accounts: false when it has
+    /// one already (another connection, or another node, chose it first; docs/serve.md §10.3).
+    pub(crate) async fn claim(&self, player: ObjId, hash: &str) -> Result<bool, RegistryError> {
+        match self {
+            Registry::File(r) => r.claim(player, hash),
+            Registry::Database(r) => r.claim(player, hash).await,
+        }
+    }
+
     /// Makes `player` a wizard.
     pub(crate) async fn set_wizard(&self, player: ObjId) -> Result<(), RegistryError> {
         match self {
