@@ -158,7 +158,7 @@ pub(crate) fn act_on_row(
 /// over with its own state meanwhile, and will apply them when it reads them
 /// (docs/schedules.md §9.12). An operator's next action is judged against the state they leave,
 /// so a second backfill is refused as under way, not accepted and dropped by the engine later
-/// (§9.14). Each is applied as the engine applies a note: one that does nothing or is refused
+/// (docs/schedules.md §9.14). Each is applied as the engine applies a note: one that does nothing or is refused
 /// changes nothing.
 pub(crate) fn replay_pending(
     row: &mut ScheduleRow,

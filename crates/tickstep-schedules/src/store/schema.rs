@@ -334,7 +334,7 @@ pub(crate) fn migrate(
         }
         // Under the write lock from the start, and applied only if no other engine opening the
         // file at the same moment applied it first (as the PostgreSQL store's advisory lock
-        // does, docs/schedules.md §11.13): two engines may now share a file (§15.2).
+        // does, docs/schedules.md §11.13): two engines may now share a file (docs/schedules.md §15.2).
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(Error::store("starting a migration"))?;
