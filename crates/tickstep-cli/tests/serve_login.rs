@@ -7,7 +7,7 @@
 //! The clients: a raw TCP client as `nc` is (`tests/serve_client`), telnetlib3 and websockets
 //! (`tests/clients`). Every wait is bounded; a client program that is not installed skips its test
 //! with a note, except under `CI`. The in-process state-machine test over every transport is
-//! `src/serve/session/login_tests.rs`.
+//! `src/serve/login_tests.rs`.
 
 mod serve_client;
 

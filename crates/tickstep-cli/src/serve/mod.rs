@@ -56,6 +56,10 @@ mod colour;
 mod frame_times;
 mod gmcp;
 mod limits;
+// The login's state-machine test, beside the session and the transports it drives (a child of
+// the session would make session and ws import each other).
+#[cfg(test)]
+mod login_tests;
 mod protocol;
 mod registry;
 mod session;

@@ -670,14 +670,14 @@ enum Attempt {
 }
 
 /// The first line a connection gets: a greeting, and the first name prompt.
-const GREETING: &str =
+pub(super) const GREETING: &str =
     "hello: this is a tickstep world; type your name (a new name makes an account), or help";
 
 /// The name prompt after the first (docs/serve.md §10.7).
-const NAME_PROMPT: &str = "name: type your name (a new name makes an account), or help";
+pub(super) const NAME_PROMPT: &str = "name: type your name (a new name makes an account), or help";
 
 /// What `help` shows before login.
-const LOGIN_HELP: &str = "\
+pub(super) const LOGIN_HELP: &str = "\
 help: type your name (1-24 letters, digits, '_' or '-'), then its password.
 help: a name nobody has yet becomes yours: choose its password (at least 6 characters).
 help: after login, 'help' lists the commands; 'quit' leaves.";
@@ -760,9 +760,6 @@ async fn write_lines(
     let _ = out.flush().await;
     out.close().await;
 }
-
-#[cfg(test)]
-mod login_tests;
 
 #[cfg(test)]
 mod tests {

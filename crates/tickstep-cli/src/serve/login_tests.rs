@@ -39,7 +39,7 @@ use tokio::task::JoinHandle;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::{self, Message, protocol::Role};
 
-use super::{GREETING, LOGIN_HELP, Limits, NAME_PROMPT, serve_wire};
+use super::session::{GREETING, LOGIN_HELP, Limits, NAME_PROMPT, serve_wire};
 use crate::serve::limits::address_key;
 use crate::serve::registry::Registry;
 use crate::serve::wire::Input;
@@ -894,7 +894,7 @@ impl Client {
                 end => end,
             };
             if self.transport == Transport::Telnet {
-                super::super::telnet::escape_iac(text, &mut bytes);
+                super::telnet::escape_iac(text, &mut bytes);
             } else {
                 bytes.extend_from_slice(text);
             }
