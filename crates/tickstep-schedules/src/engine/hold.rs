@@ -35,9 +35,12 @@ impl Core {
             // No row is written for it: the entry simply leaves the engine.
             self.drop_entry(id);
         }
+        // What else the load noted of them goes with their entries: a table lookup each, not a
+        // search of the held list (which may hold a million).
+        let table = &self.table;
         self.interrupted
-            .retain(|f| !unknown.contains(&f.schedule.get()));
-        self.operator_due.retain(|id| !unknown.contains(id));
+            .retain(|f| table.get(f.schedule.get()).is_some());
+        self.operator_due.retain(|&id| table.get(id).is_some());
         let mut schedules: Vec<ScheduleId> =
             unknown.into_iter().map(ScheduleId::from_raw).collect();
         schedules.sort_unstable();
