@@ -127,7 +127,9 @@ on_both_stores! {
         };
         let (first, second) = (keyed(&a).unwrap(), keyed(&b).unwrap());
         assert_ne!(first, second, "the same owner and key in two namespaces are two schedules");
-        assert!(keyed(&a).is_err() || a.engine.live_count() == 1, "within one namespace the key is taken");
+        // Within one namespace the key names the schedule already there (docs/schedules.md §5.13).
+        assert_eq!(keyed(&a).unwrap(), first, "within one namespace the key is taken");
+        assert_eq!(a.engine.live_count(), 1);
         let found = Inspector::open(store.path())
             .unwrap()
             .in_namespace(Namespace::new("b").unwrap())
