@@ -191,6 +191,113 @@ impl From<&str> for Value {
     }
 }
 
+impl From<String> for Value {
+    /// A string value, taking the `String` as it is.
+    ///
+    /// ```
+    /// use tickstep_schedules::Value;
+    /// let e = std::io::Error::other("disk full");
+    /// assert_eq!(Value::from(e.to_string()), Value::Str("disk full".to_owned()));
+    /// ```
+    fn from(s: String) -> Self {
+        Value::Str(s)
+    }
+}
+
+impl From<&String> for Value {
+    /// A string value, copied.
+    ///
+    /// ```
+    /// use tickstep_schedules::Value;
+    /// let name = String::from("door");
+    /// assert_eq!(Value::from(&name), Value::from("door"));
+    /// ```
+    fn from(s: &String) -> Self {
+        Value::Str(s.clone())
+    }
+}
+
+impl From<std::borrow::Cow<'_, str>> for Value {
+    /// A string value.
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    /// use tickstep_schedules::Value;
+    /// assert_eq!(Value::from(Cow::Borrowed("hi")), Value::from("hi"));
+    /// ```
+    fn from(s: std::borrow::Cow<'_, str>) -> Self {
+        Value::Str(s.into_owned())
+    }
+}
+
+impl From<bool> for Value {
+    /// A boolean value.
+    ///
+    /// ```
+    /// use tickstep_schedules::Value;
+    /// assert_eq!(Value::from(true), Value::Bool(true));
+    /// ```
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+
+/// The integer types that fit an `i64` without loss. `u64`, `usize` and `i128` may not fit, so
+/// they have no `From`: convert with `i64::try_from` and decide what an overflow means.
+macro_rules! from_small_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Value {
+            #[doc = concat!("An integer value from an `", stringify!($t), "`, which always fits an `i64`.")]
+            ///
+            /// ```
+            /// use tickstep_schedules::Value;
+            #[doc = concat!("assert_eq!(Value::from(7_", stringify!($t), "), Value::Int(7));")]
+            /// ```
+            fn from(i: $t) -> Self {
+                Value::Int(i64::from(i))
+            }
+        }
+    )*};
+}
+from_small_int!(i8, i16, i32, u8, u16, u32);
+
+impl From<f32> for Value {
+    /// A float value (an `f32` widens to `f64` exactly).
+    ///
+    /// ```
+    /// use tickstep_schedules::Value;
+    /// assert_eq!(Value::from(0.5_f32), Value::Float(0.5));
+    /// ```
+    fn from(f: f32) -> Self {
+        Value::Float(f64::from(f))
+    }
+}
+
+impl<T: Into<Value>> From<Vec<T>> for Value {
+    /// A list of the converted items.
+    ///
+    /// ```
+    /// use tickstep_schedules::Value;
+    /// assert_eq!(Value::from(vec![1_i64, 2]), Value::List(vec![Value::Int(1), Value::Int(2)]));
+    /// ```
+    fn from(items: Vec<T>) -> Self {
+        Value::List(items.into_iter().map(Into::into).collect())
+    }
+}
+
+impl<T: Into<Value>> FromIterator<T> for Value {
+    /// A list of the converted items.
+    ///
+    /// ```
+    /// use tickstep_schedules::Value;
+    /// let v: Value = ["a", "b"].into_iter().collect();
+    /// assert_eq!(v, Value::List(vec![Value::from("a"), Value::from("b")]));
+    /// ```
+    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
+        Value::List(items.into_iter().map(Into::into).collect())
+    }
+}
+
 impl From<i64> for Value {
     /// An integer value.
     ///
