@@ -338,3 +338,24 @@ fn sqlite_only_engines_opening_a_new_file_at_once_migrate_and_switch_it_once() {
         assert_eq!(versions, 10, "round {round}: each migration recorded once");
     }
 }
+
+on_both_stores! {
+    fn a_clean_stop_gives_back_only_ids_no_other_engine_reserved_after_it(store) {
+        // docs/schedules.md §11.47: the mark is lowered only while it is still this engine's.
+        let _dropped = DroppedAtEnd(store);
+        let serve = app(store, "serve");
+        let demo = app(store, "demo");
+        let first = serve.every(10.0, Options::new()).get();
+        let other = demo.every(10.0, Options::new()).get();
+        assert!(other > first, "demo took the next block: {first} then {other}");
+        drop(serve); // the mark is demo's block now: nothing is given back
+        let again = app(store, "serve");
+        let after = again.every(10.0, Options::new()).get();
+        let more = demo.every(10.0, Options::new()).get();
+        assert!(after > more && more > other, "serve resumes above demo's block: {other}, {more}, {after}");
+        drop(demo); // no longer the top block either: serve's is
+        drop(again); // the top block: given back down to `after`
+        let last = app(store, "demo").every(10.0, Options::new()).get();
+        assert_eq!(last, after + 1, "continues from the last id used");
+    }
+}

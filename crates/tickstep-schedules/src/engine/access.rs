@@ -362,6 +362,25 @@ impl Core {
         Ok(id)
     }
 
+    /// At a clean stop, gives the unused end of the reserved block back to the store, so the
+    /// next open continues from the last id handed out rather than above the block
+    /// (docs/schedules.md §11.47). A crash skips this: the next open starts above the block.
+    pub(super) fn release_ids(&mut self) {
+        let (last_used, reserved_through) = (self.last_id, self.reserved_through);
+        let Some(store) = self.store.as_mut() else {
+            return;
+        };
+        if reserved_through <= last_used {
+            return;
+        }
+        match store.release_ids(last_used, reserved_through) {
+            Ok(lowered) => {
+                self.reserved_through = if lowered { last_used } else { reserved_through }
+            }
+            Err(error) => tracing::debug!(%error, "could not give back unused schedule ids"),
+        }
+    }
+
     /// The keys a transaction's creations would take, checked before anything is written
     /// (docs/schedules.md §5.15); nothing to do for a transaction without keys.
     fn check_keys(&mut self, drafts: &[Draft], stops: &[u64]) -> Result<(), Error> {

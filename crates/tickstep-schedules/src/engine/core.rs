@@ -33,6 +33,7 @@ impl Drop for Shared {
         if let Err(error) = core.group_commit() {
             tracing::warn!(%error, "schedule engine dropped with cadence updates it could not save");
         }
+        core.release_ids();
     }
 }
 

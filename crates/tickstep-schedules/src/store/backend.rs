@@ -29,6 +29,16 @@ pub(crate) trait Backend {
     /// [`Error::Store`] or [`Error::Database`]; nothing was reserved.
     fn reserve_ids(&mut self, next: u64, block: u64) -> Result<RangeInclusive<u64>, Error>;
 
+    /// Gives back the unused end of the last block at a clean stop: lowers the high-water mark
+    /// from `reserved_through` to `last_used`, but only if it still reads `reserved_through` (no
+    /// engine reserved after this one), so the next open continues from `last_used + 1`
+    /// (docs/schedules.md §11.47). Returns whether the mark was lowered.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] or [`Error::Database`]; the mark is as it was, which only skips ids.
+    fn release_ids(&mut self, last_used: u64, reserved_through: u64) -> Result<bool, Error>;
+
     /// Writes `changes` in one transaction, as durable as `durability` says; returns how many of
     /// `changes.deletes` existed. A store that writes behind the caller takes what `changes`
     /// holds (leaving it empty) rather than copying it: the caller builds each change set anew.

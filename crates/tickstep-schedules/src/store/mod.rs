@@ -44,7 +44,9 @@
 //! every id handed out — committed, rolled back or non-persistent — before the creating task can
 //! even see it, which is stronger than writing it with the creation. Most creations write no meta
 //! row, non-persistent schedules (which never touch the disk) cost an fsync once per block, and a
-//! restart resumes above the mark, so no id is ever handed out twice.
+//! restart resumes above the mark, so no id is ever handed out twice. A clean stop lowers the mark
+//! to the last id used while the mark is still its own block's end (docs/schedules.md §11.47), so
+//! only a crash makes ids jump.
 //!
 //! # Operators
 //!

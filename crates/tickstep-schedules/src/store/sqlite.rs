@@ -402,6 +402,20 @@ impl Backend for SqliteStore {
         Ok(end.saturating_sub(block) + 1..=end)
     }
 
+    fn release_ids(&mut self, last_used: u64, reserved_through: u64) -> Result<bool, Error> {
+        let context = "giving back unused schedule ids";
+        self.wait_for_writer()?;
+        // Not fsync'd: a give-back lost to a power cut leaves the mark high, which only skips ids.
+        let lowered = self
+            .conn
+            .execute(
+                "UPDATE meta SET value = ?1 WHERE key = 'id_high_water' AND value = ?2",
+                [to_sql(last_used), to_sql(reserved_through)],
+            )
+            .map_err(|e| store_error(&self.path, context, e))?;
+        Ok(lowered == 1)
+    }
+
     fn commit(&mut self, changes: &mut ChangeSet, durability: Durability) -> Result<usize, Error> {
         let context = match durability {
             Durability::Synced => "committing schedule creations and stops",

@@ -321,6 +321,14 @@ impl Backend for PostgresStore {
         self.ask(|reply| Request::Reserve { next, block, reply })
     }
 
+    fn release_ids(&mut self, last_used: u64, reserved_through: u64) -> Result<bool, Error> {
+        self.ask(|reply| Request::Release {
+            last_used,
+            reserved_through,
+            reply,
+        })
+    }
+
     fn commit(&mut self, changes: &mut ChangeSet, durability: Durability) -> Result<usize, Error> {
         match durability {
             Durability::Synced => self

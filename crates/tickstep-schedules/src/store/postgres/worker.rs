@@ -52,6 +52,13 @@ pub(super) enum Request {
         block: u64,
         reply: Sender<Result<RangeInclusive<u64>, Error>>,
     },
+    /// Give back the unused end of this node's last block of ids, if no node took one since
+    /// (docs/schedules.md §11.47); answers whether the mark was lowered.
+    Release {
+        last_used: u64,
+        reserved_through: u64,
+        reply: Sender<Result<bool, Error>>,
+    },
     /// Write now, answer when committed: how many deletes existed. The engine blocks on the
     /// answer (`Txn::commit`) or awaits it (`Txn::commit_async`).
     Synced {
@@ -240,6 +247,16 @@ impl Worker {
             Request::Load(out) => self.load(&out),
             Request::Reserve { next, block, reply } => {
                 let result = self.reserve(next, block);
+                let _ = reply.send(result);
+            }
+            Request::Release {
+                last_used,
+                reserved_through,
+                reply,
+            } => {
+                let result = self
+                    .write_queue()
+                    .and_then(|()| self.give_back_ids(last_used, reserved_through));
                 let _ = reply.send(result);
             }
             Request::Synced { changes, reply } => {
@@ -454,6 +471,19 @@ impl Worker {
             .get(0);
         let end = from_sql(end);
         Ok(end.saturating_sub(block) + 1..=end)
+    }
+
+    fn give_back_ids(&mut self, last_used: u64, reserved_through: u64) -> Result<bool, Error> {
+        let context = "giving back unused schedule ids";
+        self.reconnect_if_closed()?;
+        let lowered = self
+            .client
+            .execute(
+                "UPDATE tickstep_meta SET value = $1 WHERE key = 'id_high_water' AND value = $2",
+                &[&to_sql(last_used), &to_sql(reserved_through)],
+            )
+            .map_err(database_error(context))?;
+        Ok(lowered == 1)
     }
 
     fn load(&mut self, out: &Sender<Loaded>) {
