@@ -3,10 +3,11 @@
 //!
 //! # How a server embeds the runtime
 //!
-//! * **Threading.** The runtime stays single-threaded and `!Send`: the [`TokioDriver`] is a
-//!   future for a current-thread tokio runtime, inside a [`LocalSet`](tokio::task::LocalSet) (or
-//!   `block_on` of a current-thread runtime). Socket tasks spawned with `spawn_local` on the same
-//!   set may hold the runtime ([`TokioDriver::runtime`], an `Rc`) and use it directly between
+//! * **Threading.** The runtime stays single-threaded and `!Send`, so the [`TokioDriver`]'s
+//!   future is `!Send` and is awaited on the thread that polls it: the body of `#[tokio::main]`
+//!   (either flavour), a runtime's `block_on`, or a [`LocalSet`](tokio::task::LocalSet);
+//!   `tokio::spawn` refuses it at compile time (docs/runtime.md §5.17). Socket tasks spawned with
+//!   `spawn_local` on a `LocalSet` beside it may hold the runtime ([`TokioDriver::runtime`], an `Rc`) and use it directly between
 //!   frames: nothing inside the runtime is borrowed while the driver awaits. Other threads, and
 //!   `Send` tasks of a multi-thread runtime, reach it through a [`RuntimeHandle`].
 //! * **Frames and waiting.** The driver runs one frame at a time, exactly as
@@ -123,6 +124,18 @@ enum Message {
 ///     Ok::<(), Box<dyn std::error::Error>>(())
 /// })?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// The driver's future stays on the thread that awaits it (docs/runtime.md §5.17): any tokio
+/// runtime's `block_on` (a multi-thread `#[tokio::main]` too) or a `LocalSet` runs it, and moving
+/// it to a worker thread does not compile:
+///
+/// ```compile_fail
+/// # async fn wrong() -> Result<(), tickstep::RuntimeError> {
+/// let driver = tickstep::TokioDriver::new(tickstep::Runtime::builder().in_memory_store())?;
+/// tokio::spawn(driver.run()); // error: the driver's future is not `Send`
+/// # Ok(())
+/// # }
 /// ```
 pub struct TokioDriver {
     runtime: Rc<Runtime>,

@@ -301,3 +301,42 @@ async fn before_frame_and_on_frame_bracket_every_frame_that_ran() {
     // Idle passes get a before_frame and no on_frame.
     assert!(seen.len() > ran.len(), "{seen:?}");
 }
+
+/// docs/runtime.md §5.17: the driver needs no `LocalSet` and no current-thread runtime — a
+/// multi-thread runtime's `block_on` (what `#[tokio::main]` does) polls it on the calling thread,
+/// and `Send` tasks on the workers reach it by handle. Real time (the paused clock is
+/// current-thread only), bounded: the run ends after three calls or fails after 10 s.
+#[test]
+fn the_driver_runs_in_a_multi_thread_main_and_reaches_its_workers_by_handle() {
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let main_thread = std::thread::current().id();
+    let clock = ManualClock::new();
+    let (frames, worker_thread, call_threads) = tokio_rt.block_on(async {
+        let driver = TokioDriver::new(quiet(&clock)).unwrap();
+        let rt = driver.runtime().clone();
+        let handle = driver.handle();
+        let worker = tokio::spawn(async move {
+            let mut threads = Vec::new();
+            for _ in 0..3 {
+                threads.push(handle.call(|_| std::thread::current().id()).await.unwrap());
+            }
+            handle.shutdown();
+            (std::thread::current().id(), threads)
+        });
+        let bound = tokio::time::timeout(Duration::from_secs(10), driver.run());
+        bound.await.expect("the driver stopped").unwrap();
+        let (worker_thread, call_threads) = worker.await.unwrap();
+        (rt.stats().frames, worker_thread, call_threads)
+    });
+    assert_ne!(worker_thread, main_thread, "the task ran on a worker");
+    assert_eq!(
+        call_threads,
+        vec![main_thread; 3],
+        "every call ran on the driver's thread"
+    );
+    assert!(frames >= 1, "the driver ran frames: {frames}");
+}
