@@ -10,7 +10,8 @@
 
 #[path = "../../tickstep-schedules/tests/common/pg.rs"]
 mod pg;
-/// Where `pg_or_skip!` looks for the server helper.
+/// Where `pg_or_skip!` looks for the server helper (used by the `postgres` feature's test).
+#[cfg(feature = "postgres")]
 mod common {
     pub(crate) use super::pg;
 }
