@@ -13,6 +13,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use clap::Args;
 use tickstep::dashboard::{ActionGrant, DashboardOptions};
+use tickstep::kernel::ErrorChain;
 
 use crate::{say, store};
 
@@ -61,7 +62,9 @@ pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
         namespace: args.namespace,
         ..DashboardOptions::default()
     };
-    let app = tickstep::dashboard::store_router(&args.db, options)?.fallback(unknown_route);
+    let app = tickstep::dashboard::store_router(&args.db, options)
+        .map_err(|e| format!("{}: {}", e.location(), ErrorChain(e.error())))?
+        .fallback(unknown_route);
     let threads = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

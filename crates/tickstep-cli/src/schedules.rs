@@ -428,7 +428,7 @@ fn next(args: &SchedulesArgs, id: u64, count: usize) -> Result<(), String> {
         let note = if pause.note.is_empty() {
             String::new()
         } else {
-            format!(": {}", tickstep::dashboard::shown(&pause.note))
+            format!(": {}", tickstep::dashboard::internal::shown(&pause.note))
         };
         say(format!(
             "schedule {id} is paused (by {} at {}{note}); it fires none of these until resumed",
@@ -490,7 +490,7 @@ fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
             when::date(r.nominal),
             r.outcome(),
             // A verb's fault value is any text; it never drives the operator's terminal.
-            tickstep::dashboard::shown(&fault)
+            tickstep::dashboard::internal::shown(&fault)
         ));
     }
     Ok(())

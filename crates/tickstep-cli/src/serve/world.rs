@@ -23,7 +23,7 @@ use super::frame_times::FrameTimes;
 use super::limits::{self, Limiter, address_key, wait_text};
 use super::protocol::{Action, HELP, Request, WorldVerb};
 use super::registry::{Account, Registry};
-use tickstep::dashboard::shown;
+use tickstep::dashboard::internal::shown;
 
 /// How many lines may wait for a connection that does not read before it is dropped; one more
 /// slot is kept for the line that tells it why (docs/serve.md §2.5).

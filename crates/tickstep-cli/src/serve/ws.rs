@@ -176,7 +176,7 @@ async fn upgrade(
     headers: HeaderMap,
     State((upgraded, limits)): State<(mpsc::UnboundedSender<Upgraded>, Limits)>,
 ) -> Response {
-    if !tickstep::dashboard::same_origin(&headers) {
+    if !tickstep::dashboard::internal::same_origin(&headers) {
         return (
             StatusCode::FORBIDDEN,
             "a WebSocket from a page of another origin is refused (docs/serve.md §9.4)\n",

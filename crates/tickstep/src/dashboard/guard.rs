@@ -133,15 +133,8 @@ impl Action {
 /// Whether the request comes from no page (a program such as curl) or from a page this server
 /// served: its `Origin` names the `Host` it was sent to. The WebSocket handshake
 /// (docs/serve.md §9.4) and the dashboard's actions (docs/serve.md §13.8) both refuse a page of another origin.
-///
-/// ```
-/// use axum::http::{HeaderMap, header};
-/// let mut headers = HeaderMap::new();
-/// headers.insert(header::HOST, "127.0.0.1:4001".parse().unwrap());
-/// assert!(tickstep::dashboard::same_origin(&headers));
-/// headers.insert(header::ORIGIN, "http://evil.example".parse().unwrap());
-/// assert!(!tickstep::dashboard::same_origin(&headers));
-/// ```
+/// `pub` only for the command-line tool's `internal` re-export (feature `internal-cli`).
+#[cfg_attr(not(feature = "internal-cli"), allow(unreachable_pub))]
 pub fn same_origin(headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return true;

@@ -19,9 +19,9 @@
 //! the view to a task on the runtime's thread, which reads the engine between frames and answers
 //! with the page; a store alone is read on tokio's blocking threads (its `PostgreSQL` client
 //! blocks). Either way the rows meet one renderer per view. Pages are HTML rendered on the server,
-//! with every user-supplied string escaped ([`escape`]) and one embedded script for the live view
+//! with every user-supplied string escaped (docs/serve.md §13.3) and one embedded script for the live view
 //! (no build step, nothing fetched from elsewhere). Read-only unless an [`ActionGrant`] is given;
-//! then actions are `POST`s carrying the token, behind a CSRF guard ([`same_origin`]).
+//! then actions are `POST`s carrying the token, behind a CSRF guard (the page must be of this origin, docs/serve.md §13.8).
 //!
 //! # Costs
 //!
@@ -58,16 +58,28 @@ mod routes;
 mod rows;
 mod stored;
 mod text;
+mod unavailable;
 
 use std::path::Path;
 use std::rc::Rc;
 
-pub use guard::{Action, ActionGrant, MAX_FORM, MIN_TOKEN, same_origin};
+pub use guard::{Action, ActionGrant, MAX_FORM, MIN_TOKEN};
 pub use host::{ActionRequest, DashboardHost, PlainHost, Refused, RefusedKind, act_as};
 pub use live::{HOT_TASKS, LiveFrames, MAX_VIEWERS};
 pub use pages::LIST_CAP;
 pub use stored::{info_json, record_json, value_json};
-pub use text::{escape, shown};
+pub use unavailable::StoreUnavailable;
+
+/// What tickstep's own command-line tool shares with the dashboard (feature `internal-cli`): the
+/// terminal-safe text of docs/serve.md §11.1, the HTML escape of docs/serve.md §13.3 and the same-origin check
+/// of its WebSocket handshake. Not part of the public API: hidden from the docs, outside the
+/// semver promise, and not meant for any other crate.
+#[cfg(feature = "internal-cli")]
+#[doc(hidden)]
+pub mod internal {
+    pub use super::guard::same_origin;
+    pub use super::text::{escape, shown};
+}
 
 use crate::{Runtime, RuntimeHandle};
 
@@ -164,7 +176,7 @@ pub fn router<H: DashboardHost>(
 ///
 /// # Errors
 ///
-/// A sentence naming the store when it cannot be opened as one.
+/// [`StoreUnavailable`], naming the store, when it cannot be opened or read as one.
 ///
 /// ```
 /// let dir = tempfile::tempdir().unwrap();
@@ -175,12 +187,13 @@ pub fn router<H: DashboardHost>(
 /// assert!(tickstep::dashboard::store_router(&dir.path().join("none.db"), Default::default()).is_err());
 /// # Ok::<(), tickstep::RuntimeError>(())
 /// ```
-pub fn store_router(location: &Path, options: DashboardOptions) -> Result<axum::Router, String> {
-    let inspector = rows::open(location, None)?;
-    let cluster = inspector
-        .cluster()
-        .map_err(|e| rows::failed(location, &e))?
-        .is_some();
+pub fn store_router(
+    location: &Path,
+    options: DashboardOptions,
+) -> Result<axum::Router, StoreUnavailable> {
+    let unavailable = |error| StoreUnavailable::new(location, error);
+    let inspector = crate::schedules::Inspector::open(location).map_err(unavailable)?;
+    let cluster = inspector.cluster().map_err(unavailable)?.is_some();
     drop(inspector);
     let chrome = pages::Chrome {
         title: options.title(),

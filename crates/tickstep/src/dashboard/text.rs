@@ -27,11 +27,8 @@ fn is_escaped(c: char) -> bool {
 /// `text` as another player's screen may show it: printable characters as they are, the rest
 /// as visible escapes (docs/serve.md §11.1). Borrows when nothing needs escaping.
 ///
-/// ```
-/// use tickstep::dashboard::shown;
-/// assert_eq!(shown("\u{1b}[2Jhi\r"), "\\x1b[2Jhi\\r");
-/// assert_eq!(shown("plain"), "plain");
-/// ```
+/// `pub` only for the command-line tool's `internal` re-export (feature `internal-cli`).
+#[cfg_attr(not(feature = "internal-cli"), allow(unreachable_pub))]
 pub fn shown(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_escaped) {
         return Cow::Borrowed(text);
@@ -58,10 +55,8 @@ pub fn shown(text: &str) -> Cow<'_, str> {
 /// among them) shown as visible escapes by [`shown`], then the five markup characters as
 /// entities, so nothing a user typed is markup or reaches a terminal (docs/serve.md §13.3).
 ///
-/// ```
-/// use tickstep::dashboard::escape;
-/// assert_eq!(escape("<b title='x'>\u{1b}"), "&lt;b title=&#39;x&#39;&gt;\\x1b");
-/// ```
+/// `pub` only for the command-line tool's `internal` re-export (feature `internal-cli`).
+#[cfg_attr(not(feature = "internal-cli"), allow(unreachable_pub))]
 pub fn escape(text: &str) -> String {
     let shown = shown(text);
     let mut out = String::with_capacity(shown.len());
