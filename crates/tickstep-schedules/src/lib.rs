@@ -129,8 +129,10 @@
 //! * **Duration window**: `mean_duration_ns`/`p99_duration_ns` cover the last 64 firings settled
 //!   in this server run; `last_duration_ns` is persisted.
 //! * **Id blocks**: the persisted high-water mark is raised 1,024 ids at a time, ahead of use
-//!   (rather than written with each creation), so ids after a restart may jump; they never
-//!   repeat, not even ids of rolled-back or non-persistent schedules.
+//!   (rather than written with each creation); they never repeat, not even ids of rolled-back
+//!   or non-persistent schedules. A clean stop gives the unused rest of its block back, so ids
+//!   continue after a restart; only after a crash do they jump past the crashed engine's block
+//!   (docs/schedules.md §11.47).
 //! * **Non-persistent schedules in a store-backed engine** never reach the file; only the id
 //!   counter they draw from does.
 //! * **Value nesting**: args and state may nest lists and maps at most
