@@ -3,7 +3,7 @@
 //! The handles are registered once per scheduler, so an update is a call on a handle: no key
 //! lookup, no lock, no allocation on the robot loop's thread. Without a recorder they are no-ops.
 
-use metrics::{Counter, Gauge};
+use metrics::{Counter, Gauge, Unit};
 
 /// A command scheduler's handles.
 pub(crate) struct CommandMetrics {
@@ -28,6 +28,7 @@ pub(crate) enum ConflictWith {
 
 impl CommandMetrics {
     pub(crate) fn register() -> Self {
+        describe();
         let conflict = |with: &'static str| metrics::counter!("tickstep_commands_conflicts_total", "with" => with);
         CommandMetrics {
             cycles: metrics::counter!("tickstep_commands_cycles_total"),
@@ -59,4 +60,30 @@ impl CommandMetrics {
         }
         .increment(1);
     }
+}
+
+/// Tells the recorder installed now what each command metric means: the exporter's `# HELP`
+/// lines (docs/observability.md §3, §4.6).
+fn describe() {
+    use metrics::{describe_counter, describe_gauge};
+    describe_counter!(
+        "tickstep_commands_cycles_total",
+        Unit::Count,
+        "Completed command-scheduler cycles."
+    );
+    describe_gauge!(
+        "tickstep_commands_running",
+        Unit::Count,
+        "Commands running at the end of the last cycle."
+    );
+    describe_counter!(
+        "tickstep_commands_interruptions_total",
+        Unit::Count,
+        "Running commands displaced by another command."
+    );
+    describe_counter!(
+        "tickstep_commands_conflicts_total",
+        Unit::Count,
+        "Commands refused for a mechanism conflict, by the rival they met."
+    );
 }

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use metrics::{Counter, Gauge, Histogram};
+use metrics::{Counter, Gauge, Histogram, Unit};
 
 use crate::Priority;
 
@@ -27,6 +27,7 @@ impl Default for SchedulerMetrics {
     /// Registers the handles with the recorder installed now.
     fn default() -> Self {
         debug_assert_eq!(Priority::ALL.len(), PRIORITY_LABELS.len());
+        describe();
         SchedulerMetrics {
             steps: metrics::counter!("tickstep_kernel_steps_total"),
             step_seconds: metrics::histogram!("tickstep_kernel_step_seconds"),
@@ -68,6 +69,7 @@ pub(crate) struct LoopMetrics {
 
 impl LoopMetrics {
     pub(crate) fn register() -> Self {
+        describe();
         LoopMetrics {
             frames: metrics::counter!("tickstep_kernel_frames_total"),
             idle_frames: metrics::counter!("tickstep_kernel_idle_frames_total"),
@@ -86,4 +88,51 @@ impl LoopMetrics {
 /// One published Overload (docs/observability.md §2.8). Rare: registered at the call.
 pub(crate) fn overload() {
     metrics::counter!("tickstep_kernel_overloads_total").increment(1);
+}
+
+/// Tells the recorder installed now what each kernel metric means and its unit: the exporter's
+/// `# HELP` lines (docs/observability.md §2, §4.6). Called wherever handles are registered, so a
+/// recorder sees the descriptions of whatever it records.
+fn describe() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram};
+    describe_counter!(
+        "tickstep_kernel_steps_total",
+        Unit::Count,
+        "Completed frame-scheduler steps."
+    );
+    describe_histogram!(
+        "tickstep_kernel_step_seconds",
+        Unit::Seconds,
+        "Each frame-scheduler step's time, on the scheduler's clock."
+    );
+    describe_gauge!(
+        "tickstep_kernel_budget_seconds",
+        Unit::Seconds,
+        "The time budget the last step ran under."
+    );
+    describe_counter!(
+        "tickstep_kernel_deferred_tasks_total",
+        Unit::Count,
+        "Tasks pushed past a step's budget, counted once per step they wait."
+    );
+    describe_gauge!(
+        "tickstep_kernel_pending_tasks",
+        Unit::Count,
+        "Live tasks waiting in each priority queue after the last step."
+    );
+    describe_counter!(
+        "tickstep_kernel_frames_total",
+        Unit::Count,
+        "Frames of every frame loop, run or slept through."
+    );
+    describe_counter!(
+        "tickstep_kernel_idle_frames_total",
+        Unit::Count,
+        "Frames slept through because nothing was due."
+    );
+    describe_counter!(
+        "tickstep_kernel_overloads_total",
+        Unit::Count,
+        "Overload events: windows of steps that ran past their budget."
+    );
 }

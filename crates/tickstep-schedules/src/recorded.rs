@@ -4,7 +4,7 @@
 //! no key lookup, no lock, no allocation on the tick's thread. Without a recorder they are no-ops.
 //! No label carries a schedule id, owner or verb: every label set is a fixed, small enum.
 
-use metrics::{Counter, Gauge, Histogram};
+use metrics::{Counter, Gauge, Histogram, Unit};
 
 use crate::RetireReason;
 
@@ -41,6 +41,7 @@ pub(crate) struct SchedulesMetrics {
 
 impl SchedulesMetrics {
     pub(crate) fn register() -> Self {
+        describe();
         let start = |result: &'static str| metrics::counter!("tickstep_schedules_starts_total", "result" => result);
         let outcome = |outcome: &'static str| metrics::counter!("tickstep_schedules_firings_total", "outcome" => outcome);
         SchedulesMetrics {
@@ -132,6 +133,7 @@ pub(crate) struct StoreMetrics {
 impl StoreMetrics {
     /// `store` is `"sqlite"` or `"postgres"`.
     pub(crate) fn register(store: &'static str) -> Self {
+        describe();
         StoreMetrics {
             write_seconds: metrics::histogram!("tickstep_schedules_store_write_seconds", "store" => store),
             write_failures: metrics::counter!("tickstep_schedules_store_write_failures_total", "store" => store),
@@ -163,6 +165,7 @@ pub(crate) struct ClusterMetrics {
 #[cfg(feature = "postgres")]
 impl Default for ClusterMetrics {
     fn default() -> Self {
+        describe();
         ClusterMetrics {
             claimed: metrics::counter!("tickstep_schedules_cluster_claimed_total"),
             refused_writes: metrics::counter!("tickstep_schedules_cluster_refused_writes_total"),
@@ -187,4 +190,81 @@ impl ClusterMetrics {
     pub(crate) fn taken_over(&self, rows: u64) {
         self.taken_over.increment(rows);
     }
+}
+
+/// Tells the recorder installed now what each schedules metric means and its unit: the
+/// exporter's `# HELP` lines (docs/observability.md §1, §4.6). Called wherever handles are
+/// registered (the engine, a store's writer, a cluster node).
+fn describe() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram};
+    describe_counter!(
+        "tickstep_schedules_starts_total",
+        Unit::Count,
+        "Firings the engine tried to start, by result."
+    );
+    describe_counter!(
+        "tickstep_schedules_firings_total",
+        Unit::Count,
+        "Started firings settled, by outcome."
+    );
+    describe_counter!(
+        "tickstep_schedules_retired_total",
+        Unit::Count,
+        "Schedules retired, by reason."
+    );
+    describe_counter!(
+        "tickstep_schedules_missed_total",
+        Unit::Count,
+        "Cadence points that passed without a firing of their own, by reason."
+    );
+    describe_histogram!(
+        "tickstep_schedules_lateness_seconds",
+        Unit::Seconds,
+        "Each started firing's start time minus its nominal time."
+    );
+    describe_gauge!(
+        "tickstep_schedules_live",
+        Unit::Count,
+        "Live (not retired) schedules at the end of the last tick."
+    );
+    describe_gauge!(
+        "tickstep_schedules_running",
+        Unit::Count,
+        "Firings started and not yet settled, at the end of the last tick."
+    );
+    describe_counter!(
+        "tickstep_schedules_ticks_total",
+        Unit::Count,
+        "Completed schedules ticks."
+    );
+    describe_histogram!(
+        "tickstep_schedules_store_write_seconds",
+        Unit::Seconds,
+        "Each transaction of the store's writer thread."
+    );
+    describe_counter!(
+        "tickstep_schedules_store_write_failures_total",
+        Unit::Count,
+        "Writer transactions that failed; their batches are retried."
+    );
+    describe_gauge!(
+        "tickstep_schedules_store_queued_batches",
+        Unit::Count,
+        "Batches the store's writer still holds after its last attempt."
+    );
+    describe_counter!(
+        "tickstep_schedules_cluster_claimed_total",
+        Unit::Count,
+        "Schedules this PostgreSQL node claimed from a dead node or from nobody."
+    );
+    describe_counter!(
+        "tickstep_schedules_cluster_refused_writes_total",
+        Unit::Count,
+        "Writes refused because another node claimed the rows since."
+    );
+    describe_counter!(
+        "tickstep_schedules_cluster_taken_over_total",
+        Unit::Count,
+        "Schedules this node held that another node took over."
+    );
 }

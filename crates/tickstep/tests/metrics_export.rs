@@ -63,6 +63,47 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
     (head.to_owned(), body.to_owned())
 }
 
+/// docs/observability.md §4.6: each metric family in the answer has a `# HELP` line with a
+/// sentence and a `# TYPE` line, and the layers' families are all there.
+fn every_family_says_what_it_is(body: &str) {
+    let mut help = HashMap::new();
+    let mut kind = HashMap::new();
+    for line in body.lines() {
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            let (name, text) = rest.split_once(' ').unwrap_or((rest, ""));
+            help.insert(name.to_owned(), text.to_owned());
+        } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind_name) = rest.split_once(' ').expect("# TYPE name kind");
+            kind.insert(name.to_owned(), kind_name.to_owned());
+        }
+    }
+    let families: std::collections::BTreeSet<&str> = body
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let name = l.split(['{', ' ']).next().unwrap();
+            ["_bucket", "_sum", "_count"]
+                .iter()
+                .find_map(|suffix| {
+                    name.strip_suffix(suffix)
+                        .filter(|f| kind.get(*f).is_some_and(|k| k == "histogram"))
+                })
+                .unwrap_or(name)
+        })
+        .collect();
+    assert!(families.len() >= 20, "the layers' families: {families:?}");
+    for family in families {
+        let text = help
+            .get(family)
+            .unwrap_or_else(|| panic!("{family} has no # HELP line"));
+        assert!(
+            text.ends_with('.') && text.len() > 15,
+            "{family}'s help says little: {text:?}"
+        );
+        assert!(kind.contains_key(family), "{family} has no # TYPE line");
+    }
+}
+
 #[test]
 #[allow(clippy::too_many_lines)] // one run and one scrape: the checks read top to bottom
 fn metrics_endpoint_matches_what_the_engines_counted() {
@@ -178,6 +219,7 @@ fn metrics_endpoint_matches_what_the_engines_counted() {
     let scrape =
         Scrape::parse(body.lines().map(|l| Ok(l.to_owned()))).expect("valid Prometheus text");
     let s = series(&scrape);
+    every_family_says_what_it_is(&body);
 
     // Kernel against its own statistics.
     let stats = sched.stats();
