@@ -616,3 +616,92 @@ fn the_play_page_refuses_inline_script_and_loads_its_own_files() {
     assert_eq!(style.status, 200);
     assert!(style.head.contains("content-type: text/css"));
 }
+
+/// The value of the sample `name{labels}` in a Prometheus text answer, if there is one.
+fn sample(body: &str, series: &str) -> Option<f64> {
+    body.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+        .map(|v| v.trim().parse().unwrap())
+}
+
+#[test]
+fn serve_counts_its_connections_logins_refusals_and_mail() {
+    // docs/observability.md §8: what the server counts about itself, each family with its help.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &store(&dir),
+        &["--http", "127.0.0.1:0", "--max-line", "256"],
+    );
+    let addr = server.http_addr();
+    // Two new accounts; alice's reminder fires while she is away, so it becomes mail.
+    let mut alice = server.login("alice");
+    assert!(
+        alice
+            .ask("remind 1 you missed this")
+            .starts_with("ok: schedule #")
+    );
+    alice.quit();
+    let mut bob = server.login("bob");
+    bob.ask("remind 1 ping");
+    bob.expect("[#"); // bob's later reminder has fired, so alice's has too
+    // A wrong password, then a line over the cap.
+    let mut stranger = server.connect();
+    let wrong = stranger.try_log_in("alice", "not her password at all");
+    assert!(wrong.starts_with("error: wrong password"), "{wrong}");
+    drop(stranger);
+    bob.send(&"x".repeat(300));
+    bob.expect_closed();
+    // alice is back: her password is right, and her mail is shown.
+    let mut alice = server.login("alice");
+    alice.expect("[mail] [");
+
+    let body = get(&addr, "/metrics").body;
+    let value =
+        |series: &str| sample(&body, series).unwrap_or_else(|| panic!("no {series} in:\n{body}"));
+    assert_eq!(value(r#"tickstep_serve_logins_total{result="new"}"#), 2.0);
+    assert_eq!(value(r#"tickstep_serve_logins_total{result="ok"}"#), 1.0);
+    assert_eq!(
+        value(r#"tickstep_serve_logins_total{result="failed"}"#),
+        1.0
+    );
+    assert_eq!(
+        value(r#"tickstep_serve_logins_total{result="locked"}"#),
+        0.0
+    );
+    assert_eq!(
+        value(r#"tickstep_serve_refused_total{reason="line_too_long"}"#),
+        1.0
+    );
+    assert_eq!(value("tickstep_serve_mail_posted_total"), 1.0);
+    assert_eq!(value("tickstep_serve_mail_delivered_total"), 1.0);
+    let accepted = value(r#"tickstep_serve_connections_total{transport="tcp"}"#);
+    assert!(accepted >= 4.0, "four connections were made: {accepted}");
+    let open = value(r#"tickstep_serve_connections_open{transport="tcp"}"#);
+    assert!(
+        (1.0..=accepted).contains(&open),
+        "alice is connected: {open}"
+    );
+    for family in [
+        "tickstep_serve_connections_total",
+        "tickstep_serve_connections_open",
+        "tickstep_serve_logins_total",
+        "tickstep_serve_refused_total",
+        "tickstep_serve_mail_posted_total",
+        "tickstep_serve_mail_delivered_total",
+    ] {
+        assert!(
+            body.contains(&format!("# HELP {family} ")),
+            "{family} has no help"
+        );
+        assert!(
+            body.contains(&format!("# TYPE {family} ")),
+            "{family} has no type"
+        );
+    }
+    assert!(
+        !body.contains("alice") && !body.contains("127.0.0.1"),
+        "no name or address in a label"
+    );
+    drop(alice);
+    server.shutdown();
+}

@@ -36,6 +36,7 @@ fn described() -> Vec<(String, bool)> {
         "tickstep-commands",
         "tickstep-schedules",
         "tickstep",
+        "tickstep-cli",
     ] {
         sources(&root().join("crates").join(krate).join("src"), &mut files);
     }

@@ -60,6 +60,7 @@ mod limits;
 // the session would make session and ws import each other).
 #[cfg(test)]
 mod login_tests;
+mod metrics;
 mod protocol;
 mod registry;
 mod session;
@@ -449,7 +450,12 @@ async fn accept(listener: TcpListener, server: Rc<Server>, limits: Limits) {
     loop {
         match listener.accept().await {
             Ok((socket, _)) => {
-                tokio::task::spawn_local(session::serve(Rc::clone(&server), socket, limits));
+                let open = server.metrics.connected(metrics::Transport::Tcp);
+                let server = Rc::clone(&server);
+                tokio::task::spawn_local(async move {
+                    session::serve(server, socket, limits).await;
+                    drop(open);
+                });
             }
             // Out of descriptors and the like: the listener stays; back off briefly.
             Err(error) => {

@@ -32,6 +32,7 @@ use super::accounts;
 use super::either;
 use super::gmcp;
 use super::limits::{self, address_key, wait_text};
+use super::metrics::{self, Refusal};
 use super::protocol::{self, ProtocolError, Request};
 use super::registry::Account;
 use super::telnet::{Event, Telnet};
@@ -190,6 +191,7 @@ impl Session {
             Ok(true) => {}
             Ok(false) => return,
             Err(_) => {
+                self.server.metrics.refused(Refusal::LoginTimeout);
                 // A timeout in the password stage leaves the client's echo as it found it.
                 self.hide_input(false);
                 let secs = self.limits.login_timeout.as_secs_f64();
@@ -342,13 +344,14 @@ impl Session {
                      at its start (TICKSTEP_WIZARD_PASSWORD), not chosen here"
                 ))
             }
-            Some(_) => limits
-                .failed_logins
-                .check(address, now)
-                .err()
-                .map(too_many_failures),
+            Some(_) => {
+                let wait = limits.failed_logins.check(address, now).err()?;
+                self.server.metrics.login(metrics::Login::Locked);
+                Some(too_many_failures(wait))
+            }
             None => {
                 let wait = limits.names_per_address.check(address, now).err()?;
+                self.server.metrics.refused(Refusal::NewNames);
                 let rate = limits.names_per_address.rate();
                 let rate = rate.expect("only a limiter with a rate refuses");
                 Some(format!(
@@ -434,8 +437,10 @@ impl Session {
     /// address (docs/serve.md §10.6).
     async fn check(&self, name: &str, who: ObjId, password: String, hash: String) -> Attempt {
         if accounts::verify(password, hash).await {
+            self.server.metrics.login(metrics::Login::Ok);
             return Attempt::In(who);
         }
+        self.server.metrics.login(metrics::Login::Failed);
         let address = address_key(self.from);
         let now = Instant::now();
         let mut limits = self.server.limits.borrow_mut();
@@ -471,6 +476,7 @@ impl Session {
                     let mut limits = self.server.limits.borrow_mut();
                     let _ = limits.names_per_address.take(address, Instant::now());
                 }
+                self.server.metrics.login(metrics::Login::New);
                 Attempt::In(who)
             }
             // Another connection made the name, or chose its password, while this one typed.
@@ -513,6 +519,7 @@ impl Session {
 
     /// Says why a line over the cap closes the connection (docs/serve.md §2.4).
     async fn too_long(&self) {
+        self.server.metrics.refused(Refusal::LineTooLong);
         let max = self.limits.max_line;
         self.send(&format!(
             "error: line longer than {max} bytes; closing the connection"

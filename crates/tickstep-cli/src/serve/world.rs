@@ -21,6 +21,7 @@ use crate::named::create_named;
 use super::bell::{Bell, Hall};
 use super::frame_times::FrameTimes;
 use super::limits::{self, Limiter, address_key, wait_text};
+use super::metrics::{Refusal, ServeMetrics};
 use super::protocol::{Action, HELP, Request, WorldVerb};
 use super::registry::{Account, Registry};
 use tickstep::dashboard::internal::shown;
@@ -114,6 +115,8 @@ pub(crate) struct Server {
     pub(crate) limits: RefCell<Limits>,
     /// Why the store can no longer be trusted, once the watch has seen it go (docs/serve.md §12).
     store_lost: RefCell<Option<String>>,
+    /// What the server counts about itself for `/metrics` (docs/observability.md §8).
+    pub(crate) metrics: ServeMetrics,
 }
 
 /// The fair-use limiters (docs/serve.md §11).
@@ -181,6 +184,7 @@ impl Server {
             firings_reported: Cell::new(0),
             limits: RefCell::new(Limits::new(fair)),
             store_lost: RefCell::new(None),
+            metrics: ServeMetrics::register(),
         });
         server.count_stored_schedules();
         server.register_verbs();
@@ -292,10 +296,12 @@ impl Server {
         self.online
             .borrow_mut()
             .insert(who, Online { outbox, kick });
-        self.registry.take_mail(who).await.map_err(|e| {
+        let mail = self.registry.take_mail(who).await.map_err(|e| {
             self.logout(who); // not let in after all: the name is free again
             ErrorChain(&e).to_string()
-        })
+        })?;
+        self.metrics.mail_delivered(mail.len() as u64);
+        Ok(mail)
     }
 
     /// A player the world knows from now on (a login here, or a registration another server
@@ -315,6 +321,7 @@ impl Server {
             Ok(mail) => {
                 for line in mail {
                     if self.online.borrow().contains_key(&who) {
+                        self.metrics.mail_delivered(1);
                         self.tell(who, format!("[mail] {line}"));
                     } else {
                         self.registry.post(who, line); // they left meanwhile: back it goes
@@ -352,19 +359,20 @@ impl Server {
             .borrow()
             .get(&who)
             .map(|o| (o.outbox.clone(), Rc::clone(&o.kick)));
-        match outbox {
-            Some((outbox, kick)) => {
-                if outbox.try_send(line).is_err() {
-                    self.logout(who);
-                    *kick.last_word.borrow_mut() = Some(format!(
-                        "error: you stopped reading: {OUTBOX_LINES} lines waited for you; \
-                         closing the connection"
-                    ));
-                    kick.session.notify_one(); // its session ends and closes the connection
-                }
+        if let Some((outbox, kick)) = outbox {
+            if outbox.try_send(line).is_err() {
+                self.metrics.refused(Refusal::StoppedReading);
+                self.logout(who);
+                *kick.last_word.borrow_mut() = Some(format!(
+                    "error: you stopped reading: {OUTBOX_LINES} lines waited for you; \
+                     closing the connection"
+                ));
+                kick.session.notify_one(); // its session ends and closes the connection
             }
-            // Written between frames, in one write (`Server::between_frames`).
-            None => self.registry.post(who, line),
+        } else {
+            // Mail, written between frames in one write (`Server::between_frames`).
+            self.metrics.mail_posted(1);
+            self.registry.post(who, line);
         }
     }
 
@@ -529,6 +537,7 @@ impl Server {
     fn say(&self, who: ObjId, text: &str) -> (Vec<String>, After) {
         let now = Instant::now();
         if let Err(wait) = self.limits.borrow_mut().says_per_player.take(who, now) {
+            self.metrics.refused(Refusal::Says);
             let rate = limits::SAYS_PER_PLAYER;
             return (
                 vec![format!(
@@ -581,6 +590,7 @@ impl Server {
         }
         let live = self.live.borrow().get(&who).copied().unwrap_or(0);
         if live >= self.quota {
+            self.metrics.refused(Refusal::Quota);
             return one(format!(
                 "error: quota reached: {} has {} and the limit is {} per player; stop one first",
                 self.name(who),
@@ -589,6 +599,7 @@ impl Server {
             ));
         }
         if let Err(refusal) = self.take_creation(who, from) {
+            self.metrics.refused(Refusal::Creations);
             return (vec![refusal], After::Refused);
         }
         let made = create_named(self.rt.schedules(), who, key.as_deref(), |txn, options| {

@@ -177,6 +177,7 @@ async fn upgrade(
     State((upgraded, limits)): State<(mpsc::UnboundedSender<Upgraded>, Limits)>,
 ) -> Response {
     if !tickstep::dashboard::internal::same_origin(&headers) {
+        super::metrics::refused_cross_origin();
         return (
             StatusCode::FORBIDDEN,
             "a WebSocket from a page of another origin is refused (docs/serve.md §9.4)\n",
@@ -252,7 +253,11 @@ pub(crate) async fn serve_frames<E, S>(
         split: OutputSplitter::default(),
         framing,
     };
+    let open = server
+        .metrics
+        .connected(super::metrics::Transport::WebSocket);
     session::serve_wire(server, from, input, output, limits).await;
+    drop(open);
 }
 
 /// The session's output as frames on the WebSocket.
