@@ -29,6 +29,12 @@ pub(crate) struct SchedulesArgs {
     /// Print JSON instead of a table.
     #[arg(long, global = true)]
     json: bool,
+    /// Show dates in UTC instead of the local zone (`TZ`, else the system's).
+    #[arg(long, global = true)]
+    utc: bool,
+    /// Show times as Unix seconds, with no distance from now (for scripts; `--json` too).
+    #[arg(long, global = true, conflicts_with = "utc")]
+    unix: bool,
     /// Read and act on this application's schedules only (docs/schedules.md §15.5): `serve`,
     /// `demo`, a program's name. Without it every namespace is shown, and an action takes any
     /// id.
@@ -131,6 +137,13 @@ pub(crate) fn run(args: &SchedulesArgs) -> Result<(), String> {
     }
 }
 
+impl SchedulesArgs {
+    /// How this command prints times (`--utc`, `--unix`; docs/runtime.md §7.10).
+    fn times(&self) -> when::Times {
+        when::Times::chosen(self.utc, self.unix)
+    }
+}
+
 impl Action {
     /// The schedule an action changes, if it changes one.
     fn acts_on(&self) -> Option<u64> {
@@ -225,7 +238,7 @@ fn print_rows(args: &SchedulesArgs, rows: &[StoredSchedule]) -> Result<(), Strin
         say(serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?);
         return Ok(());
     }
-    let now = now_unix_seconds();
+    let (now, times) = (now_unix_seconds(), args.times());
     // A store several applications share names each row's (docs/runtime.md §7.12); one
     // application's listing stays as it always was.
     let first = rows.first().map(|r| r.namespace.as_str());
@@ -256,7 +269,7 @@ fn print_rows(args: &SchedulesArgs, rows: &[StoredSchedule]) -> Result<(), Strin
                 format!("#{}:{}", r.target.0, r.verb),
                 cadence(r),
                 r.status().to_string(),
-                next_due(r, now),
+                next_due(r, &times, now),
                 r.run_count.to_string(),
                 r.fault_count.to_string(),
                 r.missed_count.to_string(),
@@ -298,11 +311,11 @@ fn print_rows(args: &SchedulesArgs, rows: &[StoredSchedule]) -> Result<(), Strin
 /// When the next firing is due, relative to now: `-` while nothing is armed (a paused schedule,
 /// docs/schedules.md §9.4; a one-shot running), `due` once its time has come and an engine has
 /// not fired it yet.
-fn next_due(r: &StoredSchedule, now: f64) -> String {
+fn next_due(r: &StoredSchedule, times: &when::Times, now: f64) -> String {
     match r.next_due_unix_nanos().map(seconds_of) {
         None => "-".into(),
         Some(at) if at <= now => "due".into(),
-        Some(at) => when::relative(at, now),
+        Some(at) => times.until(at, now),
     }
 }
 
@@ -354,7 +367,7 @@ fn running(args: &SchedulesArgs) -> Result<(), String> {
             f["schedule"],
             f["run"],
             f["target_verb"].as_str().unwrap_or("?"),
-            when::at(seconds_of(deadline), now)
+            args.times().at(seconds_of(deadline), now)
         ));
     }
     Ok(())
@@ -369,9 +382,12 @@ fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
     }
     if let Some(map) = info.as_object() {
         let width = map.keys().map(String::len).max().unwrap_or(0);
-        let now = now_unix_seconds();
+        let (now, times) = (now_unix_seconds(), args.times());
         for (key, value) in map {
-            say(format!("{key:<width$}  {}", shown_value(key, value, now)));
+            say(format!(
+                "{key:<width$}  {}",
+                shown_value(&times, key, value, now)
+            ));
         }
     }
     Ok(())
@@ -382,14 +398,14 @@ const TIME_KEYS: [&str; 4] = ["created_at", "next_run", "last_run", "paused_at"]
 
 /// A field of `info` as a person reads it: times as dates with how far they are from now
 /// (`-` for 0.0, "never" or "none"), a backfill's two points likewise, the rest as JSON.
-fn shown_value(key: &str, value: &serde_json::Value, now: f64) -> String {
+fn shown_value(times: &when::Times, key: &str, value: &serde_json::Value, now: f64) -> String {
     match (key, value) {
         (key, serde_json::Value::Number(n)) if TIME_KEYS.contains(&key) => {
-            when::at(n.as_f64().unwrap_or(0.0), now)
+            times.at(n.as_f64().unwrap_or(0.0), now)
         }
         ("backfill", serde_json::Value::Array(points)) => points
             .iter()
-            .map(|p| when::at(p.as_f64().unwrap_or(0.0), now))
+            .map(|p| times.at(p.as_f64().unwrap_or(0.0), now))
             .collect::<Vec<_>>()
             .join(" to "),
         _ => value.to_string(),
@@ -433,7 +449,7 @@ fn next(args: &SchedulesArgs, id: u64, count: usize) -> Result<(), String> {
         say(format!(
             "schedule {id} is paused (by {} at {}{note}); it fires none of these until resumed",
             pause.by,
-            when::at(pause.at, now)
+            args.times().at(pause.at, now)
         ));
     }
     if times.is_empty() {
@@ -442,7 +458,7 @@ fn next(args: &SchedulesArgs, id: u64, count: usize) -> Result<(), String> {
         ));
     }
     for t in times {
-        say(when::at(t, now));
+        say(args.times().at(t, now));
     }
     Ok(())
 }
@@ -476,18 +492,20 @@ fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
         ));
         return Ok(());
     }
-    let now = now_unix_seconds();
-    say("STARTED  TOOK  SERVED  OUTCOME  FAULT");
+    let (now, times) = (now_unix_seconds(), args.times());
+    // LATE is the start after the point served (docs/observability.md §1.5, per firing).
+    say("STARTED  TOOK  LATE  SERVED  OUTCOME  FAULT");
     for r in &records {
         let fault = r.fault.as_ref().map_or_else(
             || "-".to_owned(),
             |f| format!("{} {}", f.kind.as_str(), f.value),
         );
         say(format!(
-            "{}  {:.3}s  {}  {}  {}",
-            when::at(r.started, now),
+            "{}  {:.3}s  {:.3}s  {}  {}  {}",
+            times.at(r.started, now),
             r.ended - r.started,
-            when::date(r.nominal),
+            r.started - r.nominal,
+            times.date(r.nominal),
             r.outcome(),
             // A verb's fault value is any text; it never drives the operator's terminal.
             tickstep::dashboard::internal::shown(&fault)

@@ -1,47 +1,112 @@
-//! Times as a person reads them in `tickstep schedules`' tables (docs/runtime.md §7.10): a UTC
-//! date to the second and how far it is from now, `2026-12-04 10:03:07 UTC (in 3 min)`. The
-//! `--json` output keeps float Unix seconds, for scripts.
+//! Times as a person reads them (docs/runtime.md §7.10): a date to the second in the local zone
+//! and how far it is from now, `2026-12-04 11:03:07 CET (in 3 h 12 min)`. `--utc` shows the date
+//! in UTC, `--unix` the bare Unix seconds for scripts, and `--json` keeps float Unix seconds.
 
-/// `unix_seconds` as a UTC date and its distance from `now`; `-` for 0.0, which `schedule_info`
-/// uses for "never" and "none" (docs/schedules.md §9.2).
-pub(crate) fn at(unix_seconds: f64, now: f64) -> String {
-    if unix_seconds == 0.0 {
-        return "-".to_owned();
+use jiff::tz::TimeZone;
+
+/// How the command prints times: chosen once, from `--utc` and `--unix`.
+#[derive(Clone, Debug)]
+pub(crate) enum Times {
+    /// Dates in this zone (the system's: `TZ`, else `/etc/localtime`; UTC when neither says).
+    Zone(TimeZone),
+    /// Unix seconds, with no distance from now.
+    Unix,
+}
+
+impl Times {
+    /// The local zone, UTC with `utc`, bare seconds with `unix`.
+    pub(crate) fn chosen(utc: bool, unix: bool) -> Times {
+        if unix {
+            Times::Unix
+        } else if utc {
+            Times::Zone(TimeZone::UTC)
+        } else {
+            Times::Zone(TimeZone::try_system().unwrap_or(TimeZone::UTC))
+        }
     }
-    format!("{} ({})", date(unix_seconds), relative(unix_seconds, now))
+
+    /// `unix_seconds` as a date and its distance from `now`; `-` for 0.0, which `schedule_info`
+    /// uses for "never" and "none" (docs/schedules.md §9.2).
+    pub(crate) fn at(&self, unix_seconds: f64, now: f64) -> String {
+        if unix_seconds == 0.0 {
+            return "-".to_owned();
+        }
+        match self {
+            Times::Unix => self.date(unix_seconds),
+            Times::Zone(_) => format!(
+                "{} ({})",
+                self.date(unix_seconds),
+                relative(unix_seconds, now)
+            ),
+        }
+    }
+
+    /// `unix_seconds` as `YYYY-MM-DD HH:MM:SS ZONE` (or as seconds to the millisecond with
+    /// `--unix`), or the number itself where it is no date (outside the years -9999 to 9999,
+    /// which no stored time is).
+    pub(crate) fn date(&self, unix_seconds: f64) -> String {
+        let Times::Zone(zone) = self else {
+            return format!("{unix_seconds:.3}");
+        };
+        jiff::Timestamp::from_second(unix_seconds.floor() as i64).map_or_else(
+            |_| format!("{unix_seconds} s"),
+            |t| {
+                t.to_zoned_datetime(zone.clone())
+                    .strftime("%Y-%m-%d %H:%M:%S %Z")
+                    .to_string()
+            },
+        )
+    }
+
+    /// How far `unix_seconds` is from `now`, or the time itself with `--unix`.
+    pub(crate) fn until(&self, unix_seconds: f64, now: f64) -> String {
+        match self {
+            Times::Unix => self.date(unix_seconds),
+            Times::Zone(_) => relative(unix_seconds, now),
+        }
+    }
 }
 
-/// `unix_seconds` as `YYYY-MM-DD HH:MM:SS UTC`, or the number itself where it is no date
-/// (outside the years -9999 to 9999, which no stored time is).
-pub(crate) fn date(unix_seconds: f64) -> String {
-    jiff::Timestamp::from_second(unix_seconds.floor() as i64).map_or_else(
-        |_| format!("{unix_seconds} s"),
-        |t| t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
-    )
-}
-
-/// How far `unix_seconds` is from `now`, in the unit that reads best: `in 42 s`, `in 3 min`,
-/// `2 h ago`, `in 4 d`; `now` within half a second.
+/// How far `unix_seconds` is from `now`, as a person says it: `in 42 s`, `in 12 min`,
+/// `in 3 h 12 min`, `2 d 4 h ago`; `now` within half a second. Up to an hour, one unit;
+/// beyond, the unit and the next one down, so a weekly schedule reads `in 6 d 23 h`.
 pub(crate) fn relative(unix_seconds: f64, now: f64) -> String {
     let gap = unix_seconds - now;
     let size = gap.abs();
     if size < 0.5 {
         return "now".to_owned();
     }
-    let (count, unit) = if size < 90.0 {
-        (size, "s")
-    } else if size < 90.0 * 60.0 {
-        (size / 60.0, "min")
-    } else if size < 36.0 * 3600.0 {
-        (size / 3600.0, "h")
+    let whole = size.round() as u64;
+    let minutes = (size / 60.0).round() as u64;
+    let span = if whole < 90 {
+        format!("{whole} s")
+    } else if minutes < 60 {
+        format!("{minutes} min")
+    } else if whole < 48 * 3600 {
+        two_units(whole, 3600, "h", 60, "min")
     } else {
-        (size / 86_400.0, "d")
+        two_units(whole, 86_400, "d", 3600, "h")
     };
-    let count = count.round();
     if gap > 0.0 {
-        format!("in {count} {unit}")
+        format!("in {span}")
     } else {
-        format!("{count} {unit} ago")
+        format!("{span} ago")
+    }
+}
+
+/// `seconds` as whole `big` units and the rest rounded to `small` units (`3 h 12 min`; the
+/// small part left out when it rounds to 0, carried into the big one when it rounds to a whole).
+fn two_units(seconds: u64, big: u64, big_name: &str, small: u64, small_name: &str) -> String {
+    let mut count = seconds / big;
+    let mut rest = ((seconds % big) as f64 / small as f64).round() as u64;
+    if rest * small == big {
+        count += 1;
+        rest = 0;
+    }
+    if rest == 0 {
+        format!("{count} {big_name}")
+    } else {
+        format!("{count} {big_name} {rest} {small_name}")
     }
 }
 
@@ -49,18 +114,36 @@ pub(crate) fn relative(unix_seconds: f64, now: f64) -> String {
 mod tests {
     use super::*;
 
+    /// 2026-12-04 10:03:07 UTC.
+    const T: f64 = 1_796_378_587.0;
+
     #[test]
-    fn a_time_reads_as_a_date_and_how_far_it_is() {
-        // 2026-12-04 10:03:07 UTC
-        let t = 1_796_378_587.0;
-        assert_eq!(date(t), "2026-12-04 10:03:07 UTC");
-        assert_eq!(at(t, t - 180.0), "2026-12-04 10:03:07 UTC (in 3 min)");
-        assert_eq!(at(t, t + 7200.0), "2026-12-04 10:03:07 UTC (2 h ago)");
-        assert_eq!(at(0.0, t), "-", "0.0 is never");
+    fn a_time_reads_as_a_date_in_the_zone_and_how_far_it_is() {
+        let utc = Times::chosen(true, false);
+        assert_eq!(utc.date(T), "2026-12-04 10:03:07 UTC");
+        assert_eq!(utc.at(T, T - 180.0), "2026-12-04 10:03:07 UTC (in 3 min)");
+        assert_eq!(utc.at(T, T + 7200.0), "2026-12-04 10:03:07 UTC (2 h ago)");
+        assert_eq!(utc.at(0.0, T), "-", "0.0 is never");
+        let paris = Times::Zone(jiff::tz::db().get("Europe/Paris").unwrap());
+        assert_eq!(paris.date(T), "2026-12-04 11:03:07 CET");
+        let summer = T - 150.0 * 86_400.0; // early July
+        assert!(
+            paris.date(summer).ends_with(" CEST"),
+            "{}",
+            paris.date(summer)
+        );
     }
 
     #[test]
-    fn the_unit_is_the_one_that_reads_best() {
+    fn unix_seconds_are_for_scripts() {
+        let unix = Times::chosen(true, true);
+        assert_eq!(unix.at(T + 0.115, T), "1796378587.115");
+        assert_eq!(unix.until(T, T - 60.0), "1796378587.000");
+        assert_eq!(unix.at(0.0, T), "-");
+    }
+
+    #[test]
+    fn the_units_are_the_ones_that_read_best() {
         let now = 1_000_000.0;
         for (gap, shown) in [
             (0.2, "now"),
@@ -69,8 +152,17 @@ mod tests {
             (89.0, "in 89 s"),
             (90.0, "in 2 min"),
             (-600.0, "10 min ago"),
-            (5400.0, "in 2 h"),
+            (3599.0, "in 1 h"),
+            (3569.0, "in 59 min"),
+            (3600.0, "in 1 h"),
+            (5400.0, "in 1 h 30 min"),
+            (3.0 * 3600.0 + 12.0 * 60.0 + 20.0, "in 3 h 12 min"),
+            (2.0 * 3600.0 - 10.0, "in 2 h"),
+            (-(26.0 * 3600.0), "26 h ago"),
             (3.0 * 86_400.0, "in 3 d"),
+            (6.0 * 86_400.0 + 23.0 * 3600.0 + 100.0, "in 6 d 23 h"),
+            (2.0 * 86_400.0 - 60.0, "in 47 h 59 min"),
+            (2.0 * 86_400.0 + 1000.0, "in 2 d"),
         ] {
             assert_eq!(relative(now + gap, now), shown, "{gap}");
         }

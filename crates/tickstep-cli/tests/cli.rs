@@ -611,6 +611,38 @@ fn schedules_next_and_history_read_a_saved_schedule() {
     );
     let table = tickstep(&["schedules", "--db", db, "next", &id]);
     assert_eq!(stdout(&table).lines().count(), 10, "{}", stdout(&table));
+    // Times for people in the operator's zone, for scripts as seconds (docs/runtime.md §7.10).
+    let in_zone = |zone: &str, flag: Option<&str>| {
+        let mut args = vec!["schedules", "--db", db, "next", &id, "--count", "4"];
+        args.extend(flag);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tickstep"))
+            .args(&args)
+            .env("TZ", zone)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let tokyo = in_zone("Asia/Tokyo", None);
+    assert!(
+        tokyo.lines().all(|l| l.contains(" JST (in ")),
+        "local dates, and how far they are: {tokyo}"
+    );
+    let utc = in_zone("Asia/Tokyo", Some("--utc"));
+    assert!(utc.lines().all(|l| l.contains(" UTC (in ")), "{utc}");
+    let unix: Vec<f64> = in_zone("Asia/Tokyo", Some("--unix"))
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(unix.len(), 4);
+    // The same cadence points `--json` gave (a point may have passed between the two runs).
+    let shift = (unix[0] - times[0]) / 2.0;
+    assert!(
+        shift > -1e-3
+            && (shift - shift.round()).abs() < 1e-3
+            && unix.windows(2).all(|w| (w[1] - w[0] - 2.0).abs() < 1e-3),
+        "--unix prints the seconds --json does: {unix:?} {times:?}"
+    );
     let too_many = tickstep(&["schedules", "--db", db, "next", &id, "--count", "5000"]);
     assert_eq!(
         too_many.status.code(),
@@ -641,7 +673,7 @@ fn schedules_next_and_history_read_a_saved_schedule() {
     );
     let table = tickstep(&["schedules", "--db", db, "history", &id]);
     assert!(
-        stdout(&table).starts_with("STARTED  TOOK  SERVED  OUTCOME  FAULT"),
+        stdout(&table).starts_with("STARTED  TOOK  LATE  SERVED  OUTCOME  FAULT"),
         "{}",
         stdout(&table)
     );

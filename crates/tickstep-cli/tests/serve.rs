@@ -381,7 +381,7 @@ fn pause_resume_and_trigger_are_for_the_owner_or_the_wizard() {
     );
     let info = alice.ask(&format!("info {id}"));
     assert!(
-        info.contains("runs 1 ") && info.contains("next in 3"),
+        info.contains("runs 1 ") && info.contains(" UTC (in 1 h)"),
         "{info}"
     );
     // A wizard is told why (docs/serve.md §4.7).

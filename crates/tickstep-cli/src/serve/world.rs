@@ -807,7 +807,8 @@ impl Server {
             // controls may still be there, and a wizard reads another's note (docs/serve.md §11).
             format!("paused by {}: {}", self.name(pause.by), shown(&pause.note))
         } else if info.next_run > 0.0 {
-            format!("next in {:.1} s", (info.next_run - now).max(0.0))
+            // A player's zone is not known to the server: the date is UTC (docs/serve.md §4.8).
+            format!("next {}", crate::when::Times::chosen(true, false).at(info.next_run, now))
         } else {
             "no next run".to_owned()
         };
