@@ -155,6 +155,12 @@
 //! Bevy's own conditions), runs it with the world right before each commands cycle, and returns
 //! the commands layer's `Trigger` to bind commands to (docs/bevy.md §6.7–§6.10).
 //!
+//! # Running headless
+//!
+//! No window is needed: Bevy's `ScheduleRunnerPlugin` (in `bevy_app`) runs the frames, and the
+//! plugin brings `TimePlugin`. `examples/headless.rs` is the whole program — a durable schedule,
+//! a trigger on ECS state, N frames, then `AppExit`.
+//!
 //! # Resources and messages
 //!
 //! tickstep's handles are `Rc`s, so the layers live in Bevy *non-send* resources
