@@ -217,3 +217,41 @@ fn a_condition_no_trigger_reads_any_more_is_dropped() {
     assert_eq!(runs.load(Ordering::SeqCst), 5, "dropped");
     assert!(is_running(&app, &busy), "the cycle went on");
 }
+
+#[test]
+fn a_condition_on_changed_sees_each_change_once_since_its_previous_run() {
+    let (mut app, clock) = started_app();
+    let hero = app.world_mut().spawn((Hero, Health(100))).id();
+    let alerts = Rc::new(Cell::new(0));
+    let a = alerts.clone();
+    // Each alert runs one cycle, so every rising edge of the condition starts a new one.
+    let alert = Command::no_requirements()
+        .executing(move |co| {
+            let a = a.clone();
+            async move {
+                a.set(a.get() + 1);
+                co.yield_now().await;
+            }
+        })
+        .named("alert");
+    let busy = parked("busy");
+    {
+        let commands = app.world().non_send::<TickstepCommands>();
+        commands.scheduler().schedule(&busy);
+        commands
+            .trigger(|changed: Query<'_, '_, (), Changed<Health>>| !changed.is_empty())
+            .on_true(&alert);
+    }
+    // The hero's spawn is a change its first run sees; then nothing changes.
+    frames(&mut app, &clock, 4);
+    assert_eq!(alerts.get(), 1, "the spawn, seen once");
+    set_health(&mut app, hero, 90);
+    frames(&mut app, &clock, 3);
+    assert_eq!(alerts.get(), 2, "one change, seen once");
+    // A change, a cycle with none (the condition falls), another change: two rising edges.
+    set_health(&mut app, hero, 80);
+    frames(&mut app, &clock, 2);
+    set_health(&mut app, hero, 70);
+    frames(&mut app, &clock, 2);
+    assert_eq!(alerts.get(), 4, "each change seen in its own cycle");
+}
