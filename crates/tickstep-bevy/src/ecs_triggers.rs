@@ -3,88 +3,19 @@
 //! conditions and their combinators.
 //!
 //! A trigger's signal is polled inside the commands cycle, which holds no `World`. So the plugin
-//! keeps each condition as a boxed Bevy system and runs it with the world right before each
-//! commands cycle, as Bevy runs a run condition before its system; the trigger reads the value
-//! that run left. The plugin holds the value weakly: once the trigger, its bindings and every
-//! trigger derived from it are gone, the condition is dropped at the next cycle.
-
-use std::cell::{Cell, RefCell};
-use std::rc::{Rc, Weak};
+//! keeps each condition as a boxed Bevy system (`ecs_conditions`) and runs it with the world
+//! right before each commands cycle, as Bevy runs a run condition before its system; the trigger
+//! reads the value that run left. The plugin holds the value weakly: once the trigger, its
+//! bindings and every trigger derived from it are gone, the condition is dropped at the next
+//! cycle.
 
 use bevy_ecs::change_detection::CheckChangeTicks;
-use bevy_ecs::error::ErrorContext;
 use bevy_ecs::observer::On;
-use bevy_ecs::prelude::World;
-use bevy_ecs::schedule::{BoxedCondition, SystemCondition};
-use bevy_ecs::system::{IntoSystem, NonSend, RunSystemError};
-use bevy_ecs::utils::prelude::DebugName;
+use bevy_ecs::schedule::SystemCondition;
+use bevy_ecs::system::{IntoSystem, NonSend};
 use tickstep_commands::Trigger;
 
 use crate::TickstepCommands;
-
-/// One condition and the value its trigger reads.
-struct EcsCondition {
-    system: BoxedCondition,
-    /// Whether `system` was initialized with the app's world (it is made without one).
-    initialized: bool,
-    /// The trigger's value; gone once nothing can read it.
-    value: Weak<Cell<bool>>,
-}
-
-/// The conditions of the triggers made by [`TickstepCommands::trigger`], in the order made.
-#[derive(Default)]
-pub(crate) struct EcsConditions {
-    list: RefCell<Vec<EcsCondition>>,
-}
-
-impl EcsConditions {
-    /// Runs every live condition with `world` and leaves its value for its trigger; drops the
-    /// conditions nothing reads any more (docs/bevy.md §6.8). A condition that cannot run is
-    /// false, as Bevy has it for run conditions: skipped silently, failed through the world's
-    /// fallback error handler (docs/bevy.md §6.9).
-    pub(crate) fn evaluate(&self, world: &mut World) {
-        if self.list.borrow().is_empty() {
-            return;
-        }
-        // Taken out while they run: a condition may reach the commands resource, and a trigger
-        // made meanwhile joins the list after them.
-        let mut running = std::mem::take(&mut *self.list.borrow_mut());
-        running.retain_mut(|condition| {
-            let Some(value) = condition.value.upgrade() else {
-                return false;
-            };
-            if !condition.initialized {
-                condition.system.initialize(world);
-                condition.initialized = true;
-            }
-            let result = condition.system.run((), world).unwrap_or_else(|error| {
-                if let RunSystemError::Failed(error) = error {
-                    let context = ErrorContext::RunCondition {
-                        name: condition.system.name(),
-                        last_run: condition.system.get_last_run(),
-                        system: DebugName::borrowed("tickstep commands cycle"),
-                        on_set: false,
-                    };
-                    (world.fallback_error_handler())(error, context);
-                }
-                false
-            });
-            value.set(result);
-            true
-        });
-        let mut list = self.list.borrow_mut();
-        let made_meanwhile = std::mem::replace(&mut *list, running);
-        list.extend(made_meanwhile);
-    }
-
-    /// Keeps the conditions' change ticks from wrapping, as Bevy does for the systems in its
-    /// schedules (an observer of [`CheckChangeTicks`]).
-    fn check_change_ticks(&self, check: CheckChangeTicks) {
-        for condition in self.list.borrow_mut().iter_mut() {
-            condition.system.check_change_tick(check);
-        }
-    }
-}
 
 /// The observer that hands the world's change-tick check to the conditions.
 #[allow(clippy::needless_pass_by_value)] // Bevy hands system parameters over by value.
@@ -143,12 +74,8 @@ impl TickstepCommands {
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn trigger<M>(&self, condition: impl SystemCondition<M>) -> Trigger {
-        let value = Rc::new(Cell::new(false));
-        self.cycle.conditions.list.borrow_mut().push(EcsCondition {
-            system: Box::new(IntoSystem::into_system(condition)),
-            initialized: false,
-            value: Rc::downgrade(&value),
-        });
+        let system = Box::new(IntoSystem::into_system(condition));
+        let value = self.cycle.conditions.add(system);
         Trigger::new(&self.cycle.scheduler, move || value.get())
     }
 }

@@ -247,6 +247,7 @@
 
 mod clock;
 mod cycle_placement;
+mod ecs_conditions;
 mod ecs_triggers;
 mod error;
 mod frame_meter;

@@ -183,7 +183,7 @@ impl TickstepPlugin {
                 world,
                 events,
                 failure: RefCell::new(None),
-                conditions: crate::ecs_triggers::EcsConditions::default(),
+                conditions: crate::ecs_conditions::EcsConditions::default(),
             }),
             mechanisms: RefCell::default(),
         });

@@ -18,7 +18,7 @@ use tickstep_commands::{Mechanism, RunError};
 use tickstep_kernel::{FrameLoop, FramePhase, FrameScheduler, Kernel, SchedulerConfig};
 
 use crate::cycle_placement::CyclePlacement;
-use crate::ecs_triggers::EcsConditions;
+use crate::ecs_conditions::EcsConditions;
 use crate::frame_meter::FrameMeter;
 use tickstep::host::HostCore;
 
