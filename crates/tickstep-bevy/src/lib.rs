@@ -150,6 +150,17 @@
 //! slot that sync code polls. [`WorldQueue::run_system`] runs a registered one-shot system
 //! (`SystemId`). Nothing here uses `unsafe`.
 //!
+//! A trigger that reads the ECS is made from a Bevy run condition:
+//! [`TickstepCommands::trigger`] takes any read-only system returning `bool` (a `Query`, a `Res`,
+//! Bevy's own conditions), runs it with the world right before each commands cycle, and returns
+//! the commands layer's `Trigger` to bind commands to (docs/bevy.md §6.7–§6.10).
+//!
+//! # Running headless
+//!
+//! No window is needed: Bevy's `ScheduleRunnerPlugin` (in `bevy_app`) runs the frames, and the
+//! plugin brings `TimePlugin`. `examples/headless.rs` is the whole program — a durable schedule,
+//! a trigger on ECS state, N frames, then `AppExit`.
+//!
 //! # Resources and messages
 //!
 //! tickstep's handles are `Rc`s, so the layers live in Bevy *non-send* resources
@@ -227,6 +238,8 @@
 //!   registered for it. They run under the same limits and kill as the `Runtime`'s.
 //! * **Store**: in memory unless a file is named (a game names its own save file); firings in
 //!   flight at the last save are abandoned at start-up ("interrupted by restart").
+//! * **Triggers on ECS state** are Bevy run conditions, run right before each commands cycle,
+//!   dropped with their trigger; one that cannot run is false, as a run condition is.
 //! * **Dependencies**: `tickstep` with default features off, for the host core; it adds no crate
 //!   the plugin did not already build.
 
@@ -234,6 +247,8 @@
 
 mod clock;
 mod cycle_placement;
+mod ecs_conditions;
+mod ecs_triggers;
 mod error;
 mod frame_meter;
 mod mechanisms;

@@ -183,6 +183,7 @@ impl TickstepPlugin {
                 world,
                 events,
                 failure: RefCell::new(None),
+                conditions: crate::ecs_conditions::EcsConditions::default(),
             }),
             mechanisms: RefCell::default(),
         });

@@ -18,6 +18,7 @@ use tickstep_commands::{Mechanism, RunError};
 use tickstep_kernel::{FrameLoop, FramePhase, FrameScheduler, Kernel, SchedulerConfig};
 
 use crate::cycle_placement::CyclePlacement;
+use crate::ecs_conditions::EcsConditions;
 use crate::frame_meter::FrameMeter;
 use tickstep::host::HostCore;
 
@@ -231,6 +232,8 @@ pub(crate) struct CommandsCycle {
     pub(crate) world: WorldQueue,
     pub(crate) events: Rc<RefCell<Vec<crate::CommandEvent>>>,
     pub(crate) failure: RefCell<Option<RunError>>,
+    /// The conditions of the triggers on ECS state, run before each cycle (docs/bevy.md §6.7).
+    pub(crate) conditions: EcsConditions,
 }
 
 impl std::fmt::Debug for TickstepCommands {

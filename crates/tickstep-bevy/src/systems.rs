@@ -7,7 +7,7 @@
 //! | `RunFixedMainLoop`, before the fixed loop | `begin_fixed` | starts measuring the physics share of the frame; when the commands have work and their cycle is not in `FixedUpdate`, puts it there (docs/bevy.md §6.5) |
 //! | `RunFixedMainLoop`, after the fixed loop | `end_fixed` | ends the physics share; publishes `Time<Fixed>` to the game clock |
 //! | `FixedPreUpdate` | `step_pre_simulation` | steps the `PreSimulation` phase scheduler (if asked for), then the sync point |
-//! | `FixedUpdate` (while the commands have work), in `CommandsCycleSystems` | `run_commands`, if `commands_busy` | publishes `Time<Fixed>` to the game clock, runs one commands cycle, then the sync point |
+//! | `FixedUpdate` (while the commands have work), in `CommandsCycleSystems` | `run_commands`, if `commands_busy` | publishes `Time<Fixed>` to the game clock, runs the triggers' ECS conditions, one commands cycle, then the sync point |
 //! | `FixedPostUpdate` | `step_post_simulation` | steps the `PostSimulation` phase scheduler (if asked for), then the sync point |
 //! | `PostUpdate` (client) | `step_pre_render` | steps the `PreRender` phase scheduler (if asked for), then the sync point |
 //! | the kernel schedule (`Last`) | `kernel_frame` | re-arms the schedules tick, steps the main scheduler, the sync point, closes the frame meter, publishes stats and messages; parks the plugin's own `FixedUpdate` when the commands ended the frame idle (docs/bevy.md §6.6) |
@@ -41,6 +41,7 @@ pub(crate) fn install(app: &mut App, settings: &Settings) {
         .add_message::<KernelOverload>()
         .add_message::<CommandEvent>()
         .add_message::<CommandsFailed>()
+        .add_observer(crate::ecs_triggers::check_condition_ticks)
         .add_systems(
             First,
             if settings.manual_clock.is_some() {
@@ -126,6 +127,10 @@ fn run_commands(world: &mut World) {
     let cycle = Rc::clone(&world.non_send::<TickstepCommands>().cycle);
     cycle.clock.publish(elapsed);
     let stopped = cycle.failure.borrow().is_some();
+    if !stopped {
+        // Triggers on ECS state read the world as the cycle starts (docs/bevy.md §6.7).
+        cycle.conditions.evaluate(world);
+    }
     if !stopped && let Err(error) = cycle.scheduler.run() {
         let message = tickstep_kernel::ErrorChain(&error).to_string();
         tracing::error!(target: "tickstep_bevy", "commands cycle stopped: {message}");

@@ -1,5 +1,5 @@
 //! SIGTERM, the signal service managers (systemd, Docker, Kubernetes) stop a service with, stops
-//! every long-running command cleanly (docs/runtime.md §7.11): `tickstep serve`, `tickstep demo`
+//! every long-running command cleanly (docs/runtime.md §7.11), as Ctrl-C and SIGHUP do: `tickstep serve`, `tickstep demo`
 //! and `tickstep dashboard`, each a real process sent a real signal. The outcomes asserted: the
 //! process exits 0 by itself (no signal ended it), says it stopped, and the store says what a
 //! clean stop leaves — its schedules committed and, on `PostgreSQL`, none of the node's rows held
@@ -59,12 +59,17 @@ impl Drop for Scratch {
 
 /// A server on `db` with one of alice's schedules, stopped by SIGTERM: the schedule's id.
 fn serve_then_terminate(db: &str, before: impl FnOnce()) -> u64 {
+    serve_then_stop(db, "-TERM", before)
+}
+
+/// A server on `db` with one of alice's schedules, stopped by `signal`: the schedule's id.
+fn serve_then_stop(db: &str, signal: &str, before: impl FnOnce()) -> u64 {
     let server = Server::start(Path::new(db), &[]);
     let mut alice = server.login("alice");
     let id = id_of(&alice.ask("every 60 tell hourly"));
     alice.quit();
     before();
-    let (status, printed) = server.terminate();
+    let (status, printed) = server.stop_by(signal);
     assert_clean(status, &printed);
     assert!(
         printed
@@ -103,6 +108,12 @@ fn serve_on_postgres_hands_its_schedules_back_at_once_on_sigterm() {
 /// A `tickstep demo` on `db` with no duration, stopped by SIGTERM after its first status line:
 /// what it printed.
 fn demo_then_terminate(db: &str, before: impl FnOnce()) -> Vec<String> {
+    demo_then_stop(db, "-TERM", before)
+}
+
+/// A `tickstep demo` on `db` with no duration, stopped by `signal` after its first status line:
+/// what it printed.
+fn demo_then_stop(db: &str, signal: &str, before: impl FnOnce()) -> Vec<String> {
     let mut process =
         spawn_printing(Command::new(env!("CARGO_BIN_EXE_tickstep")).args(["demo", "--db", db]));
     let mut printed = Vec::new();
@@ -116,7 +127,7 @@ fn demo_then_terminate(db: &str, before: impl FnOnce()) -> Vec<String> {
         printed.push(line);
     }
     before();
-    process.signal("-TERM");
+    process.signal(signal);
     let ended = process.wait_exit();
     let status = ended.status;
     printed.extend(ended.rest);
@@ -162,6 +173,23 @@ fn demo_on_postgres_hands_its_schedules_back_at_once_on_sigterm() {
         );
     });
     assert_eq!(held(&url), (0, 0), "handed back at once, not after a lease");
+}
+
+#[test]
+fn serve_and_demo_stop_on_ctrl_c_and_sighup_as_on_sigterm() {
+    // docs/runtime.md §7.11: one handler takes all three signals; each stop is as clean.
+    let dir = tempfile::tempdir().unwrap();
+    for signal in ["-INT", "-HUP"] {
+        let db = dir.path().join(format!("serve{signal}.db"));
+        let db = db.to_str().unwrap();
+        let id = serve_then_stop(db, signal, || {});
+        assert_eq!(stored(db, id)["interval"], 60.0, "serve, {signal}");
+        let db = dir.path().join(format!("demo{signal}.db"));
+        let db = db.to_str().unwrap();
+        demo_then_stop(db, signal, || {});
+        let again = tickstep(&["demo", "--virtual", "--duration", "1s", "--db", db]);
+        assert!(stdout(&again).contains("found schedule"), "demo, {signal}");
+    }
 }
 
 #[test]

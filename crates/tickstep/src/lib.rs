@@ -104,7 +104,7 @@
 //!
 //! A network server runs the runtime as a future: `TokioDriver` runs its frames on the thread
 //! that awaits it (`#[tokio::main]`'s body of either flavour, or a `LocalSet`; the future is
-//! `!Send`, so `tokio::spawn` refuses it — docs/runtime.md §5.13), sleeping on tokio's timer between frames so
+//! `!Send`, so `tokio::spawn` refuses it — docs/runtime.md §5.16), sleeping on tokio's timer between frames so
 //! socket tasks share the thread, and straight to the kernel's next wake when idle (an idle
 //! server runs no frames). A `RuntimeHandle` (`Send`) delivers work from other threads and wakes
 //! an idle runtime; shutdown on a signal or a handle commits the store, and

@@ -6,7 +6,7 @@
 //! * **Threading.** The runtime stays single-threaded and `!Send`, so the [`TokioDriver`]'s
 //!   future is `!Send` and is awaited on the thread that polls it: the body of `#[tokio::main]`
 //!   (either flavour), a runtime's `block_on`, or a [`LocalSet`](tokio::task::LocalSet);
-//!   `tokio::spawn` refuses it at compile time (docs/runtime.md §5.13). Socket tasks spawned with
+//!   `tokio::spawn` refuses it at compile time (docs/runtime.md §5.16). Socket tasks spawned with
 //!   `spawn_local` on a `LocalSet` beside it may hold the runtime ([`TokioDriver::runtime`], an `Rc`) and use it directly between
 //!   frames: nothing inside the runtime is borrowed while the driver awaits. Other threads, and
 //!   `Send` tasks of a multi-thread runtime, reach it through a [`RuntimeHandle`].
@@ -126,7 +126,7 @@ enum Message {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
-/// The driver's future stays on the thread that awaits it (docs/runtime.md §5.13): any tokio
+/// The driver's future stays on the thread that awaits it (docs/runtime.md §5.16): any tokio
 /// runtime's `block_on` (a multi-thread `#[tokio::main]` too) or a `LocalSet` runs it, and moving
 /// it to a worker thread does not compile:
 ///

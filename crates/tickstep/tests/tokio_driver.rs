@@ -302,7 +302,7 @@ async fn before_frame_and_on_frame_bracket_every_frame_that_ran() {
     assert!(seen.len() > ran.len(), "{seen:?}");
 }
 
-/// docs/runtime.md §5.13: the driver needs no `LocalSet` and no current-thread runtime — a
+/// docs/runtime.md §5.16: the driver needs no `LocalSet` and no current-thread runtime — a
 /// multi-thread runtime's `block_on` (what `#[tokio::main]` does) polls it on the calling thread,
 /// and `Send` tasks on the workers reach it by handle. Real time (the paused clock is
 /// current-thread only), bounded: the run ends after three calls or fails after 10 s.

@@ -239,8 +239,15 @@ impl Server {
     /// Stops it with SIGTERM, as a service manager would: how it exited, and the lines it printed
     /// that were not read yet.
     #[cfg(unix)]
-    pub(crate) fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
-        self.process.signal("-TERM");
+    pub(crate) fn terminate(self) -> (std::process::ExitStatus, Vec<String>) {
+        self.stop_by("-TERM")
+    }
+
+    /// Stops it with `signal` (`-TERM`, `-INT`, `-HUP`): how it exited, and the lines it printed
+    /// that were not read yet.
+    #[cfg(unix)]
+    pub(crate) fn stop_by(mut self, signal: &str) -> (std::process::ExitStatus, Vec<String>) {
+        self.process.signal(signal);
         let ended = self.process.wait_exit();
         (ended.status, ended.rest)
     }
