@@ -29,11 +29,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(seconds) => Duration::from_secs(seconds.parse()?),
         None => Duration::from_secs(10),
     };
-    // The driver is a future for a current-thread tokio runtime, inside a `LocalSet`.
+    // The driver's future is `!Send`: `block_on` polls it on this thread, which is all it needs
+    // (docs/runtime.md §5.16). No `LocalSet`: nothing else here holds the runtime.
     let threads = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    tokio::task::LocalSet::new().block_on(&threads, node(&store, lease))
+    threads.block_on(node(&store, lease))
 }
 
 /// Runs one node on `store` (a file path, or a `postgres://` URL) until SIGTERM or Ctrl-C.
