@@ -86,6 +86,9 @@
 //!
 //! [`CommandScheduler`]: tickstep_commands::CommandScheduler
 
+// docs.rs (and CI's docs.rs build) marks each feature-gated item with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod hub;
 mod keepalive;
 mod limits;
