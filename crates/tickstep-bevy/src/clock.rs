@@ -23,7 +23,7 @@ use tickstep_kernel::clock::{Clock, Instant, ManualClock, SystemClock};
 /// ```
 /// use std::time::Duration;
 /// use tickstep_bevy::RealClock;
-/// use tickstep_kernel::clock::{Clock, Instant, ManualClock};
+/// use tickstep_bevy::kernel::clock::{Clock, Instant, ManualClock};
 ///
 /// let manual = ManualClock::new();
 /// let clock = RealClock::Manual(manual.clone());
@@ -45,7 +45,7 @@ impl RealClock {
     ///
     /// ```
     /// use tickstep_bevy::RealClock;
-    /// use tickstep_kernel::clock::SystemClock;
+    /// use tickstep_bevy::kernel::clock::SystemClock;
     /// assert!(RealClock::System(SystemClock::new()).manual().is_none());
     /// ```
     pub fn manual(&self) -> Option<&ManualClock> {
@@ -93,7 +93,7 @@ impl Clock for RealClock {
 /// ```
 /// use std::time::Duration;
 /// use tickstep_bevy::GameClock;
-/// use tickstep_kernel::clock::{Clock, Instant};
+/// use tickstep_bevy::kernel::clock::{Clock, Instant};
 ///
 /// let clock = GameClock::starting_at_unix_nanos(1_000);
 /// clock.publish(Duration::from_millis(15));
@@ -116,7 +116,7 @@ impl GameClock {
     ///
     /// ```
     /// use tickstep_bevy::GameClock;
-    /// use tickstep_kernel::clock::{Clock, Instant};
+    /// use tickstep_bevy::kernel::clock::{Clock, Instant};
     /// assert_eq!(GameClock::starting_at_unix_nanos(7).now(), Instant::ZERO);
     /// ```
     pub fn starting_at_unix_nanos(unix_nanos: u64) -> Self {
@@ -133,7 +133,7 @@ impl GameClock {
     /// ```
     /// use std::time::Duration;
     /// use tickstep_bevy::GameClock;
-    /// use tickstep_kernel::clock::{Clock, Instant};
+    /// use tickstep_bevy::kernel::clock::{Clock, Instant};
     /// let clock = GameClock::starting_at_unix_nanos(0);
     /// clock.publish(Duration::from_secs(2));
     /// clock.publish(Duration::from_secs(1));

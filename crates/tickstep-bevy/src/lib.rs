@@ -41,9 +41,9 @@
 //! use bevy_ecs::prelude::*;
 //! use tickstep_bevy::{MechanismComponent, TickstepAppExt, TickstepCommands, TickstepKernel,
 //!     TickstepPlugin, TickstepSchedules, VerbWorld};
-//! use tickstep_kernel::{ManualClock, Priority};
-//! use tickstep_kernel::clock::Clock;
-//! use tickstep_schedules::{ObjId, Options, Value};
+//! use tickstep_bevy::kernel::{ManualClock, Priority};
+//! use tickstep_bevy::kernel::clock::Clock;
+//! use tickstep_bevy::schedules::{ObjId, Options, Value};
 //!
 //! #[derive(Component)]
 //! struct Legs;

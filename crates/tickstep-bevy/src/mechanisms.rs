@@ -51,8 +51,8 @@ pub trait TickstepAppExt {
     /// use bevy_app::App;
     /// use bevy_ecs::prelude::*;
     /// use tickstep_bevy::{MechanismComponent, TickstepAppExt, TickstepCommands, TickstepPlugin};
-    /// use tickstep_commands::Command;
-    /// use tickstep_kernel::ManualClock;
+    /// use tickstep_bevy::commands::Command;
+    /// use tickstep_bevy::kernel::ManualClock;
     ///
     /// #[derive(Component)]
     /// struct Legs;
@@ -86,7 +86,7 @@ pub trait TickstepAppExt {
     /// ```
     /// use bevy_app::App;
     /// use tickstep_bevy::{TickstepAppExt, TickstepPlugin};
-    /// use tickstep_schedules::Value;
+    /// use tickstep_bevy::schedules::Value;
     ///
     /// let mut app = App::new();
     /// app.add_plugins(TickstepPlugin::builder().build()?)

@@ -17,7 +17,7 @@ use tickstep_kernel::{Overload, Stats};
 /// ```
 /// use bevy_app::App;
 /// use tickstep_bevy::{KernelStats, TickstepKernel, TickstepPlugin};
-/// use tickstep_kernel::{ManualClock, Priority};
+/// use tickstep_bevy::kernel::{ManualClock, Priority};
 ///
 /// let mut app = App::new();
 /// app.add_plugins(TickstepPlugin::builder().manual_clock(ManualClock::new()).build()?);

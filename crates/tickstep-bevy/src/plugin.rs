@@ -68,7 +68,7 @@ impl TickstepPlugin {
     /// ```
     /// use std::time::Duration;
     /// use tickstep_bevy::TickstepPlugin;
-    /// use tickstep_kernel::Role;
+    /// use tickstep_bevy::kernel::Role;
     /// let plugin = TickstepPlugin::builder()
     ///     .role(Role::Client)
     ///     .budget(Duration::from_millis(2))
@@ -217,7 +217,7 @@ impl TickstepPluginBuilder {
     /// 1.5 ms slice, the `PreRender` phase).
     ///
     /// ```
-    /// let p = tickstep_bevy::TickstepPlugin::builder().role(tickstep_kernel::Role::Client).build()?;
+    /// let p = tickstep_bevy::TickstepPlugin::builder().role(tickstep_bevy::kernel::Role::Client).build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn role(mut self, role: Role) -> Self {
@@ -271,7 +271,7 @@ impl TickstepPluginBuilder {
     ///
     /// ```
     /// let p = tickstep_bevy::TickstepPlugin::builder()
-    ///     .manual_clock(tickstep_kernel::ManualClock::new())
+    ///     .manual_clock(tickstep_bevy::kernel::ManualClock::new())
     ///     .build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
@@ -335,7 +335,7 @@ impl TickstepPluginBuilder {
     /// (and a schedule run per fixed step) to every frame.
     ///
     /// ```
-    /// use tickstep_kernel::FramePhase;
+    /// use tickstep_bevy::kernel::FramePhase;
     /// let p = tickstep_bevy::TickstepPlugin::builder()
     ///     .phases([FramePhase::PreSimulation, FramePhase::PostSimulation])
     ///     .build()?;
@@ -350,7 +350,7 @@ impl TickstepPluginBuilder {
     /// The kernel priority durable-schedule firings run at (default Normal).
     ///
     /// ```
-    /// let p = tickstep_bevy::TickstepPlugin::builder().firing_priority(tickstep_kernel::Priority::Low).build()?;
+    /// let p = tickstep_bevy::TickstepPlugin::builder().firing_priority(tickstep_bevy::kernel::Priority::Low).build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn firing_priority(mut self, priority: Priority) -> Self {

@@ -30,7 +30,7 @@ use crate::{GameClock, RealClock, WorldQueue};
 /// ```
 /// use bevy_app::App;
 /// use tickstep_bevy::{TickstepKernel, TickstepPlugin};
-/// use tickstep_kernel::{ManualClock, Priority};
+/// use tickstep_bevy::kernel::{ManualClock, Priority};
 ///
 /// let mut app = App::new();
 /// app.add_plugins(TickstepPlugin::builder().manual_clock(ManualClock::new()).build()?);
@@ -92,7 +92,7 @@ impl TickstepKernel {
     /// # let mut app = App::new();
     /// # app.add_plugins(TickstepPlugin::builder().build()?);
     /// let kernel = app.world().non_send::<TickstepKernel>();
-    /// assert_eq!(kernel.scheduler().phase(), tickstep_kernel::FramePhase::Heartbeat);
+    /// assert_eq!(kernel.scheduler().phase(), tickstep_bevy::kernel::FramePhase::Heartbeat);
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn scheduler(&self) -> &FrameScheduler {
@@ -107,7 +107,7 @@ impl TickstepKernel {
     /// # let mut app = App::new();
     /// # app.add_plugins(TickstepPlugin::builder().build()?);
     /// let kernel = app.world().non_send::<TickstepKernel>();
-    /// assert_eq!(kernel.kernel().role(), tickstep_kernel::Role::Server);
+    /// assert_eq!(kernel.kernel().role(), tickstep_bevy::kernel::Role::Server);
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn kernel(&self) -> &Kernel {
@@ -119,7 +119,7 @@ impl TickstepKernel {
     /// ```
     /// # use bevy_app::App;
     /// # use tickstep_bevy::{TickstepKernel, TickstepPlugin};
-    /// use tickstep_kernel::{ManualClock, clock::Clock};
+    /// use tickstep_bevy::kernel::{ManualClock, clock::Clock};
     /// let manual = ManualClock::new();
     /// # let mut app = App::new();
     /// # app.add_plugins(TickstepPlugin::builder().manual_clock(manual.clone()).build()?);
@@ -156,7 +156,7 @@ impl TickstepKernel {
     /// ```
     /// use bevy_app::App;
     /// use tickstep_bevy::{TickstepKernel, TickstepPlugin};
-    /// use tickstep_kernel::FramePhase;
+    /// use tickstep_bevy::kernel::FramePhase;
     ///
     /// let mut app = App::new();
     /// app.add_plugins(TickstepPlugin::builder().phases([FramePhase::PreSimulation]).build()?);
@@ -210,8 +210,8 @@ impl TickstepKernel {
 /// ```
 /// use bevy_app::App;
 /// use tickstep_bevy::{TickstepCommands, TickstepPlugin};
-/// use tickstep_commands::Command;
-/// use tickstep_kernel::ManualClock;
+/// use tickstep_bevy::commands::Command;
+/// use tickstep_bevy::kernel::ManualClock;
 ///
 /// let mut app = App::new();
 /// app.add_plugins(TickstepPlugin::builder().manual_clock(ManualClock::new()).build()?);
@@ -266,7 +266,7 @@ impl TickstepCommands {
     /// ```
     /// # use bevy_app::App;
     /// # use tickstep_bevy::{TickstepCommands, TickstepPlugin};
-    /// use tickstep_kernel::clock::{Clock, Instant};
+    /// use tickstep_bevy::kernel::clock::{Clock, Instant};
     /// # let mut app = App::new();
     /// # app.add_plugins(TickstepPlugin::builder().build()?);
     /// let commands = app.world().non_send::<TickstepCommands>();

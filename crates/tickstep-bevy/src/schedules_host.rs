@@ -37,7 +37,7 @@ use crate::{RealClock, WorldQueue};
 /// use tickstep_bevy::{VerbCall, VerbResult, VerbWorld};
 /// fn respawn(call: &VerbCall) -> VerbResult {
 ///     call.world().push(|world| { world.spawn(()); });
-///     Ok(tickstep_schedules::Value::Int(0))
+///     Ok(tickstep_bevy::schedules::Value::Int(0))
 /// }
 /// ```
 pub trait VerbWorld {
@@ -51,7 +51,7 @@ pub trait VerbWorld {
     /// use tickstep_bevy::VerbWorld;
     /// fn verb(call: &tickstep_bevy::VerbCall) -> tickstep_bevy::VerbResult {
     ///     call.world().push(|world| { world.spawn(()); });
-    ///     Ok(tickstep_schedules::Value::Int(0))
+    ///     Ok(tickstep_bevy::schedules::Value::Int(0))
     /// }
     /// ```
     fn world(&self) -> &WorldQueue;
@@ -73,8 +73,8 @@ impl TickstepSchedules {
     /// ```
     /// use bevy_app::App;
     /// use tickstep_bevy::{TickstepPlugin, TickstepSchedules};
-    /// use tickstep_kernel::ManualClock;
-    /// use tickstep_schedules::{ObjId, Options, Value};
+    /// use tickstep_bevy::kernel::ManualClock;
+    /// use tickstep_bevy::schedules::{ObjId, Options, Value};
     ///
     /// let mut app = App::new();
     /// app.add_plugins(TickstepPlugin::builder().manual_clock(ManualClock::new()).build()?);
@@ -100,8 +100,8 @@ impl TickstepSchedules {
     /// use std::time::Duration;
     /// use bevy_app::App;
     /// use tickstep_bevy::{TickstepPlugin, TickstepSchedules};
-    /// use tickstep_kernel::ManualClock;
-    /// use tickstep_schedules::Value;
+    /// use tickstep_bevy::kernel::ManualClock;
+    /// use tickstep_bevy::schedules::Value;
     ///
     /// let mut app = App::new();
     /// app.add_plugins(TickstepPlugin::builder().manual_clock(ManualClock::new()).build()?);
@@ -142,7 +142,7 @@ impl TickstepSchedules {
     /// # use tickstep_bevy::{TickstepSchedules, TickstepPlugin};
     /// # let mut app = App::new();
     /// # app.add_plugins(TickstepPlugin::builder().build()?);
-    /// assert!(!app.world().non_send::<TickstepSchedules>().kill_firing(tickstep_schedules::RunId(1)));
+    /// assert!(!app.world().non_send::<TickstepSchedules>().kill_firing(tickstep_bevy::schedules::RunId(1)));
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn kill_firing(&self, run: RunId) -> bool {
@@ -157,7 +157,7 @@ impl TickstepSchedules {
     /// # let mut app = App::new();
     /// # app.add_plugins(TickstepPlugin::builder().build()?);
     /// let schedules = app.world().non_send::<TickstepSchedules>();
-    /// assert_eq!(schedules.kill_firings_of(tickstep_schedules::ScheduleId::from_raw(1)), 0);
+    /// assert_eq!(schedules.kill_firings_of(tickstep_bevy::schedules::ScheduleId::from_raw(1)), 0);
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn kill_firings_of(&self, schedule: ScheduleId) -> usize {
@@ -173,7 +173,7 @@ impl TickstepSchedules {
     /// # let mut app = App::new();
     /// # app.add_plugins(TickstepPlugin::builder().build()?);
     /// let schedules = app.world().non_send::<TickstepSchedules>();
-    /// schedules.set_firing_limits(tickstep_schedules::ScheduleId::from_raw(1), Some(FiringLimits::none().ticks(5)));
+    /// schedules.set_firing_limits(tickstep_bevy::schedules::ScheduleId::from_raw(1), Some(FiringLimits::none().ticks(5)));
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
     pub fn set_firing_limits(&self, schedule: ScheduleId, limits: Option<FiringLimits>) {
@@ -202,8 +202,8 @@ impl TickstepSchedules {
 /// use bevy_app::{App, Startup};
 /// use bevy_ecs::prelude::*;
 /// use tickstep_bevy::{TickstepPlugin, TickstepSchedules};
-/// use tickstep_kernel::ManualClock;
-/// use tickstep_schedules::{ObjId, Options, Value};
+/// use tickstep_bevy::kernel::ManualClock;
+/// use tickstep_bevy::schedules::{ObjId, Options, Value};
 ///
 /// fn arm_upkeep(schedules: NonSend<TickstepSchedules>) {
 ///     let mut txn = schedules.engine().begin(ObjId(0));

@@ -250,7 +250,7 @@ impl Drop for PutBack<'_> {
 /// use bevy_app::App;
 /// use bevy_ecs::prelude::*;
 /// use tickstep_bevy::{TickstepKernel, TickstepPlugin};
-/// use tickstep_kernel::{ManualClock, Priority};
+/// use tickstep_bevy::kernel::{ManualClock, Priority};
 ///
 /// #[derive(Component)]
 /// struct Health(u32);

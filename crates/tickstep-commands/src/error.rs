@@ -25,7 +25,7 @@ pub type BoxError = Box<dyn std::error::Error + 'static>;
 /// ```
 /// use std::time::Duration;
 /// use tickstep_commands::{Command, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let failing = Command::no_requirements()
@@ -95,7 +95,7 @@ pub(crate) fn list_pairs(pairs: &[ConflictPair]) -> String {
 ///
 /// ```
 /// use tickstep_commands::{Command, ForkError, Mechanism, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 /// use std::{cell::RefCell, rc::Rc};
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
@@ -153,7 +153,7 @@ pub enum ForkError {
 ///
 /// ```
 /// use tickstep_commands::{compose, CompositionError, Mechanism, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let arm = Mechanism::new(&scheduler, "arm");
@@ -197,7 +197,7 @@ pub enum CompositionError {
 ///
 /// ```
 /// use tickstep_commands::{Command, DefaultCommandError, Mechanism, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let arm = Mechanism::new(&scheduler, "arm");
@@ -231,7 +231,7 @@ pub enum DefaultCommandError {
 /// ```
 /// use std::time::Duration;
 /// use tickstep_commands::{CommandScheduler, Trigger, TriggerError};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let button = Trigger::new(&scheduler, || false);

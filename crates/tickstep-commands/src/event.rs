@@ -11,7 +11,7 @@ use tickstep_kernel::clock::Instant;
 ///
 /// ```
 /// use tickstep_commands::{Command, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let cmd = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
@@ -27,7 +27,7 @@ impl CommandId {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// # let cmd = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&cmd);
@@ -111,7 +111,7 @@ impl EventKind {
 /// ```
 /// use std::{cell::RefCell, rc::Rc};
 /// use tickstep_commands::{Command, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let log = Rc::new(RefCell::new(Vec::new()));

@@ -13,7 +13,7 @@
 //! ```
 //! use std::time::Duration;
 //! use tickstep_commands::{compose, Mechanism, CommandScheduler, Trigger};
-//! use tickstep_kernel::clock::ManualClock;
+//! use tickstep_commands::kernel::clock::ManualClock;
 //!
 //! let clock = ManualClock::new();
 //! let scheduler = CommandScheduler::new(clock.clone());
@@ -181,11 +181,10 @@
 //! * Unbound triggers are evaluated only when read ([`Trigger::get`]) or bound; the reference
 //!   polls every trigger each cycle. Stateful combinators must therefore be bound or read every
 //!   cycle to see every edge.
-//! * Doc examples use the sub-crate paths (`tickstep_commands::…`, `tickstep_kernel::clock::…`):
-//!   the facade re-exports this crate as `tickstep::commands` (and the clock as
-//!   `tickstep::kernel::clock`), but these doctests cannot depend on the facade without a
-//!   dev-dependency cycle that would build the whole runtime (with bundled `SQLite`) into every
-//!   test of this crate.
+//! * Doc examples use this crate's own paths (`tickstep_commands::…`, and the clock through the
+//!   re-exported [`kernel`]: `tickstep_commands::kernel::clock::…`), so each compiles for a user
+//!   who depends on this crate alone (docs/crates.md §1.3); the facade re-exports this crate as
+//!   `tickstep::commands`.
 //!
 //! # Conformance: the reference's test suite
 //!
@@ -233,3 +232,8 @@ pub use scheduler::telemetry::{CommandInfo, Telemetry};
 pub use scheduler::{CommandScheduler, DEFAULT_WATCHDOG_LIMIT};
 pub use scope::OpMode;
 pub use trigger::Trigger;
+
+/// The kernel layer (`tickstep-kernel`), whose clocks a [`CommandScheduler`] runs on: a user of
+/// this crate alone names [`kernel::clock::ManualClock`] or [`kernel::clock::SystemClock`] from
+/// here, with no second dependency (docs/crates.md §1.3).
+pub use tickstep_kernel as kernel;

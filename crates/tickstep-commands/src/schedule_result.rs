@@ -7,7 +7,7 @@ use std::fmt;
 ///
 /// ```
 /// use tickstep_commands::{Command, Mechanism, ScheduleResult, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let arm = Mechanism::new(&scheduler, "arm");

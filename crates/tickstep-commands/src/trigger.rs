@@ -35,7 +35,7 @@ use crate::signal::{Ctx, Node};
 /// ```
 /// use std::{cell::Cell, rc::Rc};
 /// use tickstep_commands::{Command, CommandScheduler, Trigger};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let pressed = Rc::new(Cell::new(false));
@@ -64,7 +64,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let always = Trigger::new(&scheduler, || true);
     /// # let _ = always;
@@ -94,7 +94,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).first_low_is_falling_edge().on_false(&c);
@@ -133,7 +133,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let never = Trigger::new(&scheduler, || false);
     /// assert!(!never.get());
@@ -157,7 +157,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).on_true(&c);
@@ -177,7 +177,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).on_false(&c);
@@ -198,7 +198,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).while_true(&c);
@@ -219,7 +219,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).while_false(&c);
@@ -239,7 +239,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).toggle_on_true(&c);
@@ -259,7 +259,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).toggle_on_false(&c);
@@ -281,7 +281,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let blip = Command::no_requirements().executing(|_co| async {}).named("blip");
     /// Trigger::new(&scheduler, || true).retry_while_true(&blip);
@@ -304,7 +304,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).retry_while_false(&c);
@@ -325,7 +325,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// let t = Trigger::new(&scheduler, || true);
@@ -350,7 +350,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).and(&Trigger::new(&scheduler, || false)).on_true(&c);
@@ -367,7 +367,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).or(&Trigger::new(&scheduler, || false)).on_true(&c);
@@ -384,7 +384,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).not().on_true(&c);
@@ -404,7 +404,7 @@ impl Trigger {
     /// ```
     /// use std::time::Duration;
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let clock = ManualClock::new();
     /// let scheduler = CommandScheduler::new(clock.clone());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
@@ -437,7 +437,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || true).rising_edge().while_true(&c);
@@ -460,7 +460,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// Trigger::new(&scheduler, || false).falling_edge().on_true(&c);
@@ -493,7 +493,7 @@ impl Trigger {
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
     /// # use tickstep_commands::{Command, CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let clock = ManualClock::new();
     /// let scheduler = CommandScheduler::new(clock.clone());
     /// let held = Rc::new(Cell::new(false));
@@ -548,7 +548,7 @@ impl Trigger {
     ///
     /// ```
     /// # use tickstep_commands::{CommandScheduler, Trigger, TriggerError};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let button = Trigger::new(&scheduler, || false);
     /// assert!(button.multi_press_seconds(2, 0.4).is_ok());

@@ -160,10 +160,21 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// reporters print errors through this one.
 ///
 /// ```
+/// use std::{error::Error, fmt};
 /// use tickstep_kernel::ErrorChain;
-/// #[derive(Debug, thiserror::Error)]
-/// #[error("cannot open the store")]
-/// struct Open(#[source] std::io::Error);
+///
+/// #[derive(Debug)]
+/// struct Open(std::io::Error);
+/// impl fmt::Display for Open {
+///     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+///         f.write_str("cannot open the store") // this error alone
+///     }
+/// }
+/// impl Error for Open {
+///     fn source(&self) -> Option<&(dyn Error + 'static)> {
+///         Some(&self.0) // its cause
+///     }
+/// }
 ///
 /// let err = Open(std::io::Error::other("disk full"));
 /// assert_eq!(err.to_string(), "cannot open the store");
@@ -180,13 +191,25 @@ impl std::fmt::Display for ErrorChain<'_> {
     /// parentheses.
     ///
     /// ```
+    /// use std::{error::Error, fmt};
     /// use tickstep_kernel::ErrorChain;
-    /// #[derive(Debug, thiserror::Error)]
-    /// #[error("disk I/O error")]
-    /// struct Failure(#[source] Code);
-    /// #[derive(Debug, thiserror::Error)]
-    /// #[error("Error code 778: disk I/O error")]
-    /// struct Code;
+    ///
+    /// #[derive(Debug)]
+    /// struct Failure(Code);
+    /// # impl fmt::Display for Failure {
+    /// #     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("disk I/O error") }
+    /// # }
+    /// # impl Error for Failure {
+    /// #     fn source(&self) -> Option<&(dyn Error + 'static)> { Some(&self.0) }
+    /// # }
+    /// #[derive(Debug)]
+    /// struct Code; // a foreign error whose message repeats the one above it
+    /// # impl fmt::Display for Code {
+    /// #     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// #         f.write_str("Error code 778: disk I/O error")
+    /// #     }
+    /// # }
+    /// # impl Error for Code {}
     ///
     /// assert_eq!(ErrorChain(&Failure(Code)).to_string(), "disk I/O error (Error code 778)");
     /// ```

@@ -17,8 +17,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use tickstep_commands::{CommandScheduler, Mechanism, Trigger};
-//! use tickstep_kernel::clock::ManualClock;
+//! use tickstep_nt4::commands::{CommandScheduler, Mechanism, Trigger};
+//! use tickstep_nt4::kernel::clock::ManualClock;
 //! use tickstep_nt4::{Limits, LogConfig, Nt4Server, SchedulerTelemetry, WpiLog};
 //!
 //! let clock = ManualClock::new();
@@ -86,6 +86,9 @@
 //!
 //! [`CommandScheduler`]: tickstep_commands::CommandScheduler
 
+// docs.rs (and CI's docs.rs build) marks each feature-gated item with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod hub;
 mod keepalive;
 mod limits;
@@ -105,3 +108,13 @@ pub use server::{Nt4Server, ServerError};
 pub use telemetry::{ScheduleCounts, SchedulerTelemetry};
 pub use value::Value;
 pub use wpilog::{LogConfig, LogError, WpiLog};
+
+/// `serde_json`, whose `Value` [`Nt4Server::set_with_properties`] takes as a topic's properties
+/// (docs/crates.md §1.6).
+pub use serde_json;
+/// The commands layer (`tickstep-commands`) whose [`CommandScheduler`](commands::CommandScheduler)
+/// [`SchedulerTelemetry`] shows: a robot needs this crate alone (docs/crates.md §1.6).
+pub use tickstep_commands as commands;
+/// The kernel layer (`tickstep-kernel`), for the clock the command scheduler runs on
+/// (docs/crates.md §1.6).
+pub use tickstep_kernel as kernel;

@@ -29,6 +29,7 @@ impl SchedulerTelemetry {
     /// assert!(server.get(topics::KERNEL_BUDGET_MS).is_some());
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
+    #[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
     pub fn attach(self, runtime: &Runtime) {
         let telemetry = RefCell::new(self);
         runtime.after_command_cycle(move |view| {

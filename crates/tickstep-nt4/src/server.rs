@@ -171,7 +171,7 @@ impl Nt4Server {
     /// ```
     /// # use tickstep_nt4::{Limits, Nt4Server, Value};
     /// let server = Nt4Server::start("127.0.0.1:0".parse().unwrap(), Limits::default()).unwrap();
-    /// server.set_with_properties("/.schema/x", Value::Raw(vec![1], "raw".into()), &serde_json::json!({"retained": true}));
+    /// server.set_with_properties("/.schema/x", Value::Raw(vec![1], "raw".into()), &tickstep_nt4::serde_json::json!({"retained": true}));
     /// ```
     pub fn set_with_properties(
         &self,

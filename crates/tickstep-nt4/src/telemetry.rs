@@ -30,8 +30,8 @@ pub struct ScheduleCounts {
 /// [`WpiLog`]. Only values that changed since the last frame are handed on (docs/nt4.md §5.3).
 ///
 /// ```
-/// use tickstep_commands::{CommandInfo, CommandScheduler, Mechanism, Trigger};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_nt4::commands::{CommandInfo, CommandScheduler, Mechanism, Trigger};
+/// use tickstep_nt4::kernel::clock::ManualClock;
 /// use tickstep_nt4::{Limits, Nt4Server, SchedulerTelemetry, Value};
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
@@ -164,8 +164,8 @@ impl SchedulerTelemetry {
     /// [`log`](Self::log) is called.
     ///
     /// ```
-    /// # use tickstep_commands::CommandScheduler;
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_nt4::commands::CommandScheduler;
+    /// # use tickstep_nt4::kernel::clock::ManualClock;
     /// let mut t = tickstep_nt4::SchedulerTelemetry::new(&CommandScheduler::new(ManualClock::new()));
     /// t.publish(); // nowhere to go: nothing happens
     /// ```
@@ -194,8 +194,8 @@ impl SchedulerTelemetry {
     /// Publishes to `server`.
     ///
     /// ```
-    /// # use tickstep_commands::CommandScheduler;
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_nt4::commands::CommandScheduler;
+    /// # use tickstep_nt4::kernel::clock::ManualClock;
     /// # use tickstep_nt4::{Nt4Server, SchedulerTelemetry};
     /// let server = Nt4Server::start("127.0.0.1:0".parse().unwrap(), Default::default()).unwrap();
     /// SchedulerTelemetry::new(&CommandScheduler::new(ManualClock::new())).serve(&server).publish();
@@ -209,8 +209,8 @@ impl SchedulerTelemetry {
     /// Records to `log`.
     ///
     /// ```
-    /// # use tickstep_commands::CommandScheduler;
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_nt4::commands::CommandScheduler;
+    /// # use tickstep_nt4::kernel::clock::ManualClock;
     /// # use tickstep_nt4::{LogConfig, SchedulerTelemetry, WpiLog};
     /// let dir = tempfile::tempdir().unwrap();
     /// let log = WpiLog::start(LogConfig::new(dir.path())).unwrap();
@@ -224,8 +224,8 @@ impl SchedulerTelemetry {
     /// Shows `mechanism`'s owning command under `/tickstep/mechanisms/<name>`.
     ///
     /// ```
-    /// # use tickstep_commands::{CommandScheduler, Mechanism};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_nt4::commands::{CommandScheduler, Mechanism};
+    /// # use tickstep_nt4::kernel::clock::ManualClock;
     /// # use tickstep_nt4::{Nt4Server, SchedulerTelemetry, Value};
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let server = Nt4Server::start("127.0.0.1:0".parse().unwrap(), Default::default()).unwrap();
@@ -244,8 +244,8 @@ impl SchedulerTelemetry {
     /// Shows `trigger`'s state under `/tickstep/triggers/<name>`.
     ///
     /// ```
-    /// # use tickstep_commands::{CommandScheduler, Trigger};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_nt4::commands::{CommandScheduler, Trigger};
+    /// # use tickstep_nt4::kernel::clock::ManualClock;
     /// # use tickstep_nt4::{Nt4Server, SchedulerTelemetry, Value};
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let server = Nt4Server::start("127.0.0.1:0".parse().unwrap(), Default::default()).unwrap();
@@ -261,8 +261,8 @@ impl SchedulerTelemetry {
     /// The kernel statistics the next [`publish`](Self::publish) shows.
     ///
     /// ```
-    /// # use tickstep_commands::CommandScheduler;
-    /// # use tickstep_kernel::{clock::ManualClock, FrameScheduler, SchedulerConfig};
+    /// # use tickstep_nt4::commands::CommandScheduler;
+    /// # use tickstep_nt4::kernel::{clock::ManualClock, FrameScheduler, SchedulerConfig};
     /// let kernel = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let mut t = tickstep_nt4::SchedulerTelemetry::new(&CommandScheduler::new(ManualClock::new()));
     /// t.set_kernel_stats(&kernel.stats());
@@ -275,8 +275,8 @@ impl SchedulerTelemetry {
     /// The durable schedules' counts the next [`publish`](Self::publish) shows.
     ///
     /// ```
-    /// # use tickstep_commands::CommandScheduler;
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_nt4::commands::CommandScheduler;
+    /// # use tickstep_nt4::kernel::clock::ManualClock;
     /// # use tickstep_nt4::{ScheduleCounts, SchedulerTelemetry};
     /// let mut t = SchedulerTelemetry::new(&CommandScheduler::new(ManualClock::new()));
     /// t.set_schedule_counts(ScheduleCounts { live: 2, running: 0 });
@@ -292,8 +292,8 @@ impl SchedulerTelemetry {
     /// batch in all (docs/nt4.md §5.3, §5.4, §8.3).
     ///
     /// ```
-    /// # use tickstep_commands::CommandScheduler;
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_nt4::commands::CommandScheduler;
+    /// # use tickstep_nt4::kernel::clock::ManualClock;
     /// # use tickstep_nt4::{Nt4Server, SchedulerTelemetry, Value};
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let server = Nt4Server::start("127.0.0.1:0".parse().unwrap(), Default::default()).unwrap();

@@ -37,7 +37,7 @@ struct Parts {
 /// does) and applies the transaction if it landed.
 ///
 /// ```
-/// # use tickstep_kernel::clock::ManualClock;
+/// # use tickstep_schedules::kernel::clock::ManualClock;
 /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
 /// # use tickstep_schedules::{Options, Schedules};
 /// # let world = TestWorld::new();

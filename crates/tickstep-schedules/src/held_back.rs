@@ -17,7 +17,7 @@ pub(crate) const HOLD_BACK_MIN: usize = 2;
 /// operator to stop, and [`Schedules::held_back`](crate::Schedules::held_back) says so.
 ///
 /// ```
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_schedules::kernel::clock::ManualClock;
 /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
 /// use tickstep_schedules::{Options, Schedules};
 ///

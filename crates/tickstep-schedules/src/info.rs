@@ -220,7 +220,7 @@ impl RetireReason {
 /// use std::rc::Rc;
 /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
 /// use tickstep_schedules::{ObjId, Options, ScheduleKind, Schedules, Value};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_schedules::kernel::clock::ManualClock;
 ///
 /// let world = TestWorld::new();
 /// let wiz = world.add_wizard();
@@ -472,7 +472,7 @@ impl ScheduleInfo {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Options, Schedules, Value};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # let world = TestWorld::new();
     /// # let wiz = world.add_wizard();
     /// # world.add_verb(wiz, "ring");
@@ -579,7 +579,7 @@ impl ScheduleInfo {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Options, Schedules, Value};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # let world = TestWorld::new();
     /// # let wiz = world.add_wizard();
     /// # world.add_verb(wiz, "ring");
@@ -605,7 +605,7 @@ impl ScheduleInfo {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Options, Schedules, ScheduleStatus};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # let world = TestWorld::new();
     /// # let wiz = world.add_wizard();
     /// # world.add_verb(wiz, "ring");

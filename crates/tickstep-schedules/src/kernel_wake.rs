@@ -20,8 +20,8 @@ use tickstep_kernel::{FrameScheduler, Priority, ScheduleError, TaskHandle};
 /// use std::cell::Cell;
 /// use std::rc::Rc;
 /// use std::time::Duration;
-/// use tickstep_kernel::clock::ManualClock;
-/// use tickstep_kernel::{FrameScheduler, SchedulerConfig};
+/// use tickstep_schedules::kernel::clock::ManualClock;
+/// use tickstep_schedules::kernel::{FrameScheduler, SchedulerConfig};
 /// use tickstep_schedules::KernelWake;
 ///
 /// let clock = ManualClock::starting_at_unix_nanos(1_000);
@@ -35,7 +35,7 @@ use tickstep_kernel::{FrameScheduler, Priority, ScheduleError, TaskHandle};
 /// clock.advance(Duration::from_secs(2));
 /// kernel.step();
 /// assert!(fired.get());
-/// # Ok::<(), tickstep_kernel::ScheduleError>(())
+/// # Ok::<(), tickstep_schedules::kernel::ScheduleError>(())
 /// ```
 #[derive(Debug)]
 pub struct KernelWake {
@@ -75,12 +75,12 @@ impl KernelWake {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// # use tickstep_kernel::{clock::ManualClock, FrameScheduler, SchedulerConfig};
+    /// # use tickstep_schedules::kernel::{clock::ManualClock, FrameScheduler, SchedulerConfig};
     /// let kernel = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
     /// let wake = tickstep_schedules::KernelWake::new(Duration::from_millis(10));
     /// wake.rearm(None, || 0, &kernel, "tick", &std::rc::Rc::new(()), |_| {})?;
     /// assert_eq!(wake.armed_for(), None);
-    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
+    /// # Ok::<(), tickstep_schedules::kernel::ScheduleError>(())
     /// ```
     pub fn rearm<H: 'static>(
         &self,

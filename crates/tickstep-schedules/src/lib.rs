@@ -184,7 +184,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use tickstep_kernel::clock::ManualClock;
+//! use tickstep_schedules::kernel::clock::ManualClock;
 //! use tickstep_schedules::testkit::{TestRunner, TestWorld};
 //! use tickstep_schedules::{Options, Schedules, Value};
 //!
@@ -271,3 +271,8 @@ pub use store::{
 };
 pub use txn::Txn;
 pub use value::Value;
+
+/// The kernel layer (`tickstep-kernel`), whose clock an engine reads and whose scheduler
+/// [`KernelWake`] wakes: a user of this crate alone names [`kernel::clock::ManualClock`] from
+/// here, with no second dependency (docs/crates.md §1.4).
+pub use tickstep_kernel as kernel;

@@ -31,7 +31,7 @@ struct Queue {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_schedules::kernel::clock::ManualClock;
 /// use tickstep_schedules::OpenWorld;
 /// use tickstep_schedules::{ObjId, Options, Outcome, QueueRunner, Schedules, Value};
 ///

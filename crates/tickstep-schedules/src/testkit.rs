@@ -353,7 +353,7 @@ impl TestRunner {
     /// # use tickstep_schedules::{Outcome, RunId, Value};
     /// let runner = TestRunner::new();
     /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), runner.clone(), Default::default());
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), runner.clone(), Default::default());
     /// assert!(!runner.finish(&engine, RunId(1), Outcome::Returned(Value::Int(0))));
     /// ```
     pub fn finish(&self, engine: &Schedules, run: RunId, outcome: Outcome) -> bool {
@@ -367,7 +367,7 @@ impl TestRunner {
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// let runner = TestRunner::new();
     /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), runner.clone(), Default::default());
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), runner.clone(), Default::default());
     /// runner.finish_all(&engine);
     /// ```
     pub fn finish_all(&self, engine: &Schedules) {
@@ -455,7 +455,7 @@ impl Runner for CountingRunner {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_kernel::clock::{Clock, ManualClock};
+/// use tickstep_schedules::kernel::clock::{Clock, ManualClock};
 /// use tickstep_schedules::testkit::{RealTimeClock, TestRunner, TestWorld};
 /// use tickstep_schedules::{Options, Schedules};
 ///

@@ -36,7 +36,7 @@ const LAST_DEADLINE: &str = "18446744073 (Unix seconds, July 2554)";
 /// block leaves the engine). A rolled-back id is burnt, never reused.
 ///
 /// ```
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_schedules::kernel::clock::ManualClock;
 /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
 /// use tickstep_schedules::{Options, Schedules};
 ///
@@ -58,7 +58,7 @@ const LAST_DEADLINE: &str = "18446744073 (Unix seconds, July 2554)";
 /// fn needs_send<T: Send>(_: T) {}
 /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
 /// let engine = tickstep_schedules::Schedules::in_memory(
-///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
 /// needs_send(engine.begin(tickstep_schedules::ObjId(1)));
 /// ```
 pub struct Txn {
@@ -87,7 +87,7 @@ impl Txn {
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::ObjId;
     /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// assert_eq!(engine.begin(ObjId(4)).perms(), ObjId(4));
     /// ```
     pub fn perms(&self) -> ObjId {
@@ -106,7 +106,7 @@ impl Txn {
     /// mark. Nothing is created on error.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Options, Schedules};
     /// # let world = TestWorld::new();
@@ -154,7 +154,7 @@ impl Txn {
     /// finite, or reaches past 18446744073 from now.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Options, Schedules};
     /// # let world = TestWorld::new();
@@ -218,7 +218,7 @@ impl Txn {
     /// on error.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Options, Schedules, ScheduleKind};
     /// # let world = TestWorld::new();
@@ -331,7 +331,7 @@ impl Txn {
     /// [`Error::Perm`] when the schedule is live and the caller is neither its owner nor a wizard.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Options, ScheduleId, Schedules};
     /// # let world = TestWorld::new();
@@ -380,7 +380,7 @@ impl Txn {
     /// own creations count; its own stops do not). Anyone may ask.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::ScheduleId;
     /// # let engine = tickstep_schedules::Schedules::in_memory(ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
@@ -406,7 +406,7 @@ impl Txn {
     /// 60 s ago); [`Error::Perm`] when the caller is neither the owner nor a wizard.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::ScheduleId;
     /// # let engine = tickstep_schedules::Schedules::in_memory(ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
@@ -448,7 +448,7 @@ impl Txn {
     /// created or stopped (an operator acts on committed schedules).
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::Options;
     /// # let world = TestWorld::new();
@@ -476,7 +476,7 @@ impl Txn {
     /// As [`Txn::schedule_pause`].
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # let engine = tickstep_schedules::Schedules::in_memory(ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// let mut txn = engine.begin(tickstep_schedules::ObjId(1));
@@ -496,7 +496,7 @@ impl Txn {
     /// As [`Txn::schedule_pause`].
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::Options;
     /// # let world = TestWorld::new();
@@ -522,7 +522,7 @@ impl Txn {
     /// As [`Schedules::backfill`] and [`Txn::schedule_pause`].
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::Options;
     /// # let world = TestWorld::new();
@@ -573,7 +573,7 @@ impl Txn {
     /// [`Error::Perm`] when `owner` is given, is not the caller, and the caller is not a wizard.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{ObjId, Options};
     /// # let world = TestWorld::new();
@@ -601,7 +601,7 @@ impl Txn {
     /// schedules).
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{ObjId, Options};
     /// # let world = TestWorld::new();
@@ -645,7 +645,7 @@ impl Txn {
     /// consumed, as a rolled-back task's would be).
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::Options;
     /// # let world = TestWorld::new();
@@ -677,7 +677,7 @@ impl Txn {
     /// Dropping the future unfinished waits for the store's answer (see [`Commit`]).
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Options, Schedules};
     /// # let world = TestWorld::new();
@@ -702,7 +702,7 @@ impl Txn {
     /// Dropping a transaction does the same.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # let engine = tickstep_schedules::Schedules::in_memory(ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// engine.begin(tickstep_schedules::ObjId(1)).rollback();
@@ -719,7 +719,7 @@ impl Schedules {
     /// # let world = TestWorld::new();
     /// # let wiz = world.add_wizard();
     /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), world, TestRunner::new(), Default::default());
     /// let txn = engine.begin(wiz);
     /// assert_eq!(txn.perms(), wiz);
     /// ```

@@ -243,7 +243,7 @@ impl RuntimeBuilder {
     /// which several runtimes (nodes) may share: each holds the schedules it claimed, and a
     /// standby takes a dead node's over within a [lease](Self::lease) and a third
     /// (docs/runtime.md §6.1, §6.3). Opening a URL is safe inside a tokio runtime (the
-    /// [`TokioDriver`](crate::TokioDriver) builds there): the store's connection lives on its
+    /// `TokioDriver` of the `tokio` feature builds there): the store's connection lives on its
     /// own thread.
     ///
     /// ```

@@ -163,6 +163,8 @@
 //!   asking for them on a client is an error.
 
 #![forbid(unsafe_code)]
+// docs.rs (and CI's docs.rs build) marks each feature-gated item with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builder;
 mod clock;

@@ -70,9 +70,10 @@ pub fn install_recorder() -> Result<PrometheusHandle, BuildError> {
 /// mount on a host's axum server.
 ///
 /// ```
-/// let handle = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder().handle();
+/// let handle = tickstep::prometheus::install_recorder()?;
 /// let router: axum::Router = tickstep::prometheus::metrics_router(handle);
 /// # drop(router);
+/// # Ok::<(), tickstep::prometheus::BuildError>(())
 /// ```
 pub fn metrics_router(handle: PrometheusHandle) -> Router {
     Router::new()
@@ -84,11 +85,12 @@ pub fn metrics_router(handle: PrometheusHandle) -> Router {
 ///
 /// ```
 /// use axum::{Router, routing::get};
-/// let handle = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder().handle();
+/// let handle = tickstep::prometheus::install_recorder()?;
 /// let app: Router = Router::new()
 ///     .route("/stats", get(tickstep::prometheus::render_metrics))
 ///     .with_state(handle);
 /// # drop(app);
+/// # Ok::<(), tickstep::prometheus::BuildError>(())
 /// ```
 pub async fn render_metrics(State(handle): State<PrometheusHandle>) -> impl IntoResponse {
     handle.run_upkeep();

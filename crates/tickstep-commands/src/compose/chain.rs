@@ -60,7 +60,7 @@ impl Command {
     /// ```
     /// use std::time::Duration;
     /// use tickstep_commands::{Command, CommandScheduler};
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_commands::kernel::clock::ManualClock;
     ///
     /// let clock = ManualClock::new();
     /// let scheduler = CommandScheduler::new(clock.clone());
@@ -86,7 +86,7 @@ impl Command {
     /// ```
     /// use std::{cell::Cell, rc::Rc};
     /// use tickstep_commands::{Command, CommandScheduler};
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_commands::kernel::clock::ManualClock;
     ///
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let stop = Rc::new(Cell::new(false));

@@ -70,7 +70,7 @@ pub(crate) fn group(name: String, children: &[Command], body: BodyFn) -> Command
 /// ```
 /// use std::{cell::RefCell, rc::Rc};
 /// use tickstep_commands::{compose, Command, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let log = Rc::new(RefCell::new(Vec::new()));
@@ -177,7 +177,7 @@ pub(crate) fn race_of(children: &Rc<[Command]>) -> Command {
 ///
 /// ```
 /// use tickstep_commands::{compose, Command, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let drive = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("A");

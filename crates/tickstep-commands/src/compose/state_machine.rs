@@ -96,7 +96,7 @@ struct StateDef {
 /// ```
 /// use std::{cell::Cell, rc::Rc};
 /// use tickstep_commands::{compose::StateMachine, Command, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let ready = Rc::new(Cell::new(false));

@@ -27,7 +27,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// use tickstep_commands::CommandScheduler;
-    /// use tickstep_kernel::clock::SystemClock;
+    /// use tickstep_commands::kernel::clock::SystemClock;
     /// let scheduler = CommandScheduler::new(SystemClock::new());
     /// assert!(scheduler.running().is_empty());
     /// ```
@@ -49,7 +49,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// use tickstep_commands::{Command, Mechanism, ScheduleResult, CommandScheduler};
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_commands::kernel::clock::ManualClock;
     ///
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
@@ -69,7 +69,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&c);
@@ -87,7 +87,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let a = Command::no_requirements().executing(|co| async move { co.park().await; }).named("a");
     /// let b = Command::no_requirements().executing(|co| async move { co.park().await; }).named("b");
@@ -125,7 +125,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::CommandScheduler;
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// scheduler.run().unwrap();
     /// ```
@@ -141,7 +141,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// assert!(scheduler.is_idle());
     /// let c = Command::no_requirements().executing(|_co| async {}).named("c");
@@ -159,7 +159,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&c);
@@ -175,7 +175,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&c);
@@ -197,7 +197,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|_co| async {}).named("c");
     /// scheduler.schedule(&c);
@@ -215,7 +215,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&c);
@@ -234,7 +234,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// use tickstep_commands::{Command, CommandScheduler};
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_commands::kernel::clock::ManualClock;
     ///
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let child = Command::no_requirements().executing(|co| async move { co.park().await; }).named("child");
@@ -260,7 +260,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::CommandScheduler;
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// assert!(scheduler.current_command().is_none());
     /// ```
@@ -290,7 +290,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// use tickstep_commands::{Mechanism, CommandScheduler};
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_commands::kernel::clock::ManualClock;
     ///
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
@@ -332,7 +332,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::{Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// assert!(scheduler.default_command(&arm).is_none());
@@ -360,7 +360,7 @@ impl CommandScheduler {
     /// ```
     /// use std::{cell::Cell, rc::Rc};
     /// use tickstep_commands::CommandScheduler;
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_commands::kernel::clock::ManualClock;
     ///
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let ticks = Rc::new(Cell::new(0));
@@ -401,7 +401,7 @@ impl CommandScheduler {
     /// ```
     /// use std::{cell::Cell, rc::Rc};
     /// use tickstep_commands::CommandScheduler;
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_commands::kernel::clock::ManualClock;
     ///
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let n = Rc::new(Cell::new(0));
@@ -420,7 +420,7 @@ impl CommandScheduler {
     /// ```
     /// use std::{cell::Cell, rc::Rc};
     /// use tickstep_commands::{Command, CommandScheduler};
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_commands::kernel::clock::ManualClock;
     ///
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let seen = Rc::new(Cell::new(0));
@@ -442,7 +442,7 @@ impl CommandScheduler {
     /// ```
     /// use std::{cell::RefCell, rc::Rc};
     /// use tickstep_commands::{Command, CommandScheduler};
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_commands::kernel::clock::ManualClock;
     ///
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let log = Rc::new(RefCell::new(Vec::new()));
@@ -481,7 +481,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// use tickstep_commands::{OpMode, CommandScheduler};
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// scheduler.set_opmode(Some(OpMode::new(1)));
     /// assert_eq!(scheduler.opmode(), Some(OpMode::new(1)));
@@ -498,7 +498,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::CommandScheduler;
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// assert_eq!(CommandScheduler::new(ManualClock::new()).opmode(), None);
     /// ```
     pub fn opmode(&self) -> Option<OpMode> {
@@ -512,7 +512,7 @@ impl CommandScheduler {
     /// ```
     /// # use std::time::Duration;
     /// # use tickstep_commands::CommandScheduler;
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// scheduler.set_watchdog_limit(Some(Duration::from_millis(5)));
     /// ```
@@ -528,7 +528,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::CommandScheduler;
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// scheduler.set_mount_timing(false);
     /// ```
@@ -540,7 +540,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// scheduler.run().unwrap();
     /// let t = scheduler.telemetry();
@@ -566,7 +566,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&c);
@@ -592,7 +592,7 @@ impl CommandScheduler {
     ///
     /// ```
     /// # use tickstep_commands::CommandScheduler;
-    /// # use tickstep_kernel::clock::{Instant, ManualClock};
+    /// # use tickstep_commands::kernel::clock::{Instant, ManualClock};
     /// assert_eq!(CommandScheduler::new(ManualClock::new()).now(), Instant::ZERO);
     /// ```
     pub fn now(&self) -> Instant {

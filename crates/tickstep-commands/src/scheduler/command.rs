@@ -62,7 +62,7 @@ pub(crate) struct CommandDef {
 /// ```
 /// use std::time::Duration;
 /// use tickstep_commands::{Command, Mechanism, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let clock = ManualClock::new();
 /// let scheduler = CommandScheduler::new(clock.clone());
@@ -90,7 +90,7 @@ impl Command {
     ///
     /// ```
     /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let wrist = Mechanism::new(&scheduler, "wrist");
@@ -142,7 +142,7 @@ impl Command {
     ///
     /// ```
     /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let c = Command::requiring(&arm).requiring(&arm).executing(|_co| async {}).named("c");
@@ -156,7 +156,7 @@ impl Command {
     ///
     /// ```
     /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// assert!(arm.run(|_co| async {}).named("c").requires(&arm));
@@ -169,7 +169,7 @@ impl Command {
     ///
     /// ```
     /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let a = arm.run(|_co| async {}).named("a");
@@ -253,7 +253,7 @@ impl fmt::Debug for Command {
 ///
 /// ```
 /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
-/// # use tickstep_kernel::clock::ManualClock;
+/// # use tickstep_commands::kernel::clock::ManualClock;
 /// # let scheduler = CommandScheduler::new(ManualClock::new());
 /// let arm = Mechanism::new(&scheduler, "arm");
 /// let stage = Command::requiring(&arm);
@@ -270,7 +270,7 @@ impl NeedsBody {
     ///
     /// ```
     /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let (arm, wrist) = (Mechanism::new(&scheduler, "arm"), Mechanism::new(&scheduler, "wrist"));
     /// let c = Command::no_requirements().requiring(&arm).requiring(&wrist).executing(|_co| async {}).named("c");
@@ -350,7 +350,7 @@ impl NeedsBody {
 /// ```
 /// use std::{cell::Cell, rc::Rc};
 /// use tickstep_commands::{Command, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let stop = Rc::new(Cell::new(false));
@@ -412,7 +412,7 @@ impl CommandBuilder {
     /// ```
     /// use std::{cell::Cell, rc::Rc};
     /// use tickstep_commands::{Command, CommandScheduler};
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_commands::kernel::clock::ManualClock;
     ///
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let hooked = Rc::new(Cell::new(0));

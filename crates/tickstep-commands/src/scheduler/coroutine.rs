@@ -71,7 +71,7 @@ impl Coroutine {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("c");
     /// scheduler.schedule(&c);
@@ -95,7 +95,7 @@ impl Coroutine {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
     /// scheduler.schedule(&c);
@@ -119,7 +119,7 @@ impl Coroutine {
     /// ```
     /// use std::time::Duration;
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let clock = ManualClock::new();
     /// let scheduler = CommandScheduler::new(clock.clone());
     /// let c = Command::no_requirements()
@@ -150,7 +150,7 @@ impl Coroutine {
     /// ```
     /// use std::{cell::Cell, rc::Rc};
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let go = Rc::new(Cell::new(false));
     /// let flag = go.clone();
@@ -183,7 +183,7 @@ impl Coroutine {
     /// ```
     /// use std::time::Duration;
     /// use tickstep_commands::{Command, CommandScheduler, WaitResult};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements()
     ///     .executing(|co| async move {
@@ -222,7 +222,7 @@ impl Coroutine {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let a = Command::no_requirements().executing(|co| async move { co.park().await; }).named("a");
     /// let child = a.clone();
@@ -280,7 +280,7 @@ impl Coroutine {
     /// ```
     /// use std::{cell::Cell, rc::Rc};
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let step = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("step");
     /// let done = Rc::new(Cell::new(false));
@@ -318,7 +318,7 @@ impl Coroutine {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let a = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("a");
     /// let b = Command::no_requirements().executing(|_co| async {}).named("b");
@@ -348,7 +348,7 @@ impl Coroutine {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let slow = Command::no_requirements().executing(|co| async move { co.park().await; }).named("slow");
     /// let fast = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("fast");
@@ -396,7 +396,7 @@ impl Coroutine {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let quitter = Command::no_requirements()
     ///     .executing(|co| async move { co.request_cancellation().await; unreachable!() })
@@ -431,7 +431,7 @@ impl Coroutine {
     ///
     /// ```
     /// # use tickstep_commands::{Command, Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let hold = arm.run(|co| async move { co.park().await; }).with_priority(9).named("hold");
@@ -466,7 +466,7 @@ impl Coroutine {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements()
     ///     .executing(|co| async move { assert!(co.scheduler().current_command().is_some()); })
@@ -492,7 +492,7 @@ impl Coroutine {
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
-    /// # use tickstep_kernel::clock::{Instant, ManualClock};
+    /// # use tickstep_commands::kernel::clock::{Instant, ManualClock};
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let c = Command::no_requirements().executing(|co| async move { assert_eq!(co.now(), Instant::ZERO); }).named("c");
     /// scheduler.schedule(&c);

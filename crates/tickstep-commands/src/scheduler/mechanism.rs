@@ -15,7 +15,7 @@ impl Mechanism {
     ///
     /// ```
     /// # use tickstep_commands::{Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let drive = Mechanism::new(&scheduler, "drive");
     /// assert_eq!(drive.to_string(), "drive");
@@ -35,7 +35,7 @@ impl Mechanism {
     ///
     /// ```
     /// # use tickstep_commands::{Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// assert_eq!(Mechanism::new(&scheduler, "lift").name(), "lift");
     /// ```
@@ -55,7 +55,7 @@ impl Mechanism {
     ///
     /// ```
     /// # use tickstep_commands::{Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let raise = arm.run(|co| async move { co.yield_now().await; }).named("raise");
@@ -74,7 +74,7 @@ impl Mechanism {
     ///
     /// ```
     /// # use tickstep_commands::{Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let home = arm.run_fallible(|_co| async move { Err("limit switch missing".into()) }).named("home");
@@ -95,7 +95,7 @@ impl Mechanism {
     /// ```
     /// use std::{cell::Cell, rc::Rc};
     /// # use tickstep_commands::{Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let steps = Rc::new(Cell::new(0));
@@ -119,7 +119,7 @@ impl Mechanism {
     ///
     /// ```
     /// # use tickstep_commands::{Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// let idle = arm.idle();
@@ -147,7 +147,7 @@ impl Mechanism {
     ///
     /// ```
     /// # use tickstep_commands::{Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// arm.set_default_command(&arm.idle()).unwrap();
@@ -166,7 +166,7 @@ impl Mechanism {
     ///
     /// ```
     /// # use tickstep_commands::{Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// # let scheduler = CommandScheduler::new(ManualClock::new());
     /// assert!(Mechanism::new(&scheduler, "arm").default_command().is_none());
     /// ```
@@ -183,7 +183,7 @@ impl Mechanism {
     ///
     /// ```
     /// # use tickstep_commands::{Mechanism, CommandScheduler};
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
     /// let scheduler = CommandScheduler::new(ManualClock::new());
     /// let arm = Mechanism::new(&scheduler, "arm");
     /// arm.scheduler().run().unwrap();

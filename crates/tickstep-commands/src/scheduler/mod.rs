@@ -63,14 +63,14 @@ pub const DEFAULT_WATCHDOG_LIMIT: Duration = Duration::from_millis(20);
 ///
 /// ```compile_fail
 /// fn needs_send<T: Send>(_: T) {}
-/// let scheduler = tickstep_commands::CommandScheduler::new(tickstep_kernel::clock::ManualClock::new());
+/// let scheduler = tickstep_commands::CommandScheduler::new(tickstep_commands::kernel::clock::ManualClock::new());
 /// needs_send(scheduler);
 /// ```
 ///
 /// ```
 /// use std::time::Duration;
 /// use tickstep_commands::{Command, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let clock = ManualClock::new();
 /// let scheduler = CommandScheduler::new(clock.clone());
@@ -109,7 +109,7 @@ pub(crate) struct Inner {
 /// ```
 /// use std::time::Duration;
 /// use tickstep_commands::{Command, CommandScheduler, WaitResult};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let clock = ManualClock::new();
 /// let scheduler = CommandScheduler::new(clock.clone());
@@ -133,7 +133,7 @@ pub(crate) struct Inner {
 ///
 /// ```compile_fail
 /// fn needs_send<T: Send>(_: T) {}
-/// let scheduler = tickstep_commands::CommandScheduler::new(tickstep_kernel::clock::ManualClock::new());
+/// let scheduler = tickstep_commands::CommandScheduler::new(tickstep_commands::kernel::clock::ManualClock::new());
 /// scheduler.sideload(|co| {
 ///     needs_send(co);
 ///     async {}
@@ -158,7 +158,7 @@ pub(crate) struct MechanismData {
 ///
 /// ```
 /// use tickstep_commands::{Mechanism, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let arm = Mechanism::new(&scheduler, "arm");

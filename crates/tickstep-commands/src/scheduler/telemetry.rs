@@ -9,7 +9,7 @@ use crate::scheduler::command::Command;
 ///
 /// ```
 /// use tickstep_commands::{Command, CommandScheduler};
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_commands::kernel::clock::ManualClock;
 ///
 /// let scheduler = CommandScheduler::new(ManualClock::new());
 /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).with_priority(3).named("c");
@@ -43,7 +43,7 @@ pub struct CommandInfo {
 ///
 /// ```
 /// # use tickstep_commands::CommandScheduler;
-/// # use tickstep_kernel::clock::ManualClock;
+/// # use tickstep_commands::kernel::clock::ManualClock;
 /// let t = CommandScheduler::new(ManualClock::new()).telemetry();
 /// assert_eq!((t.cycle, t.bindings, t.sideloads), (0, 0, 0));
 /// ```

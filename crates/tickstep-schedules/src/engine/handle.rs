@@ -25,7 +25,7 @@ use crate::{Error, InFlight, RunId, Runner, Value, World};
 /// fn needs_send<T: Send>(_: T) {}
 /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
 /// let engine = tickstep_schedules::Schedules::in_memory(
-///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
 /// needs_send(engine);
 /// ```
 ///
@@ -33,7 +33,7 @@ use crate::{Error, InFlight, RunId, Runner, Value, World};
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep_kernel::clock::{Clock, ManualClock};
+/// use tickstep_schedules::kernel::clock::{Clock, ManualClock};
 /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
 /// use tickstep_schedules::{Options, Schedules};
 ///
@@ -68,7 +68,7 @@ impl Schedules {
     /// ```
     /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// assert_eq!(engine.live_count(), 0);
     /// ```
     pub fn in_memory(
@@ -98,7 +98,7 @@ impl Schedules {
     /// let dir = tempfile::tempdir().unwrap();
     /// let engine = tickstep_schedules::Schedules::open(
     ///     dir.path().join("schedules.db"),
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default(),
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default(),
     /// ).unwrap();
     /// assert!(engine.interrupted().is_empty());
     /// ```
@@ -169,7 +169,7 @@ impl Schedules {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// assert_eq!(engine.next_deadline(), None);
     /// ```
     pub fn next_deadline(&self) -> Option<Instant> {
@@ -185,7 +185,7 @@ impl Schedules {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// assert_eq!(engine.next_deadline_unix_nanos(), None);
     /// ```
     pub fn next_deadline_unix_nanos(&self) -> Option<u64> {
@@ -205,7 +205,7 @@ impl Schedules {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// assert_eq!(engine.live_count(), 0);
     /// ```
     pub fn live_count(&self) -> usize {
@@ -224,7 +224,7 @@ impl Schedules {
     /// let wiz = world.add_wizard();
     /// world.add_verb(wiz, "v");
     /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), world, TestRunner::new(), Default::default());
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), world, TestRunner::new(), Default::default());
     /// let mut txn = engine.begin(wiz);
     /// let id = txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
     /// txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
@@ -246,7 +246,7 @@ impl Schedules {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// assert!(engine.interrupted().is_empty());
     /// ```
     pub fn interrupted(&self) -> Vec<InFlight> {
@@ -259,7 +259,7 @@ impl Schedules {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// assert!(!engine.reattach(tickstep_schedules::RunId(1)));
     /// ```
     pub fn reattach(&self, run: RunId) -> bool {
@@ -276,7 +276,7 @@ impl Schedules {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// assert!(!engine.abandon(tickstep_schedules::RunId(1)));
     /// ```
     pub fn abandon(&self, run: RunId) -> bool {
@@ -300,7 +300,7 @@ impl Schedules {
     /// this list lets a host say so.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Inspector, Options, Schedules};
     /// # let dir = tempfile::tempdir().unwrap();
@@ -341,7 +341,7 @@ impl Schedules {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// let (tell, news) = std::sync::mpsc::channel::<()>();
     /// let tell = std::sync::Mutex::new(tell);
     /// engine.set_store_waker(std::sync::Arc::new(move || {
@@ -363,7 +363,7 @@ impl Schedules {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// assert_eq!(engine.cluster_stats().refused_writes, 0);
     /// ```
     pub fn cluster_stats(&self) -> crate::ClusterStats {
@@ -385,7 +385,7 @@ impl Schedules {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// engine.flush().unwrap();
     /// ```
     pub fn flush(&self) -> Result<(), Error> {
@@ -407,7 +407,7 @@ impl Schedules {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// engine.tick().unwrap();
     /// engine.wait_for_writes().unwrap();
     /// ```

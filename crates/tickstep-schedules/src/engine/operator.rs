@@ -54,7 +54,7 @@ impl Schedules {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
     /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// use tickstep_schedules::{Options, Schedules};
     ///
@@ -92,7 +92,7 @@ impl Schedules {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
     /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// use tickstep_schedules::{Options, Schedules};
     ///
@@ -127,7 +127,7 @@ impl Schedules {
     /// As [`Schedules::pause`], without the note.
     ///
     /// ```
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
     /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// use tickstep_schedules::{Options, Schedules};
     ///
@@ -163,7 +163,7 @@ impl Schedules {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
     /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// use tickstep_schedules::{Options, Schedules};
     ///

@@ -31,7 +31,7 @@ impl Schedules {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
     /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// use tickstep_schedules::{Outcome, Options, Schedules, Value};
     ///

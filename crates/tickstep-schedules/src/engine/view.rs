@@ -90,7 +90,7 @@ impl Schedules {
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
     /// assert_eq!(engine.held_back(), None);
     /// ```
     pub fn held_back(&self) -> Option<crate::HeldBack> {
@@ -107,7 +107,7 @@ impl Schedules {
     /// [`Error::Perm`] when `perms` is neither the owner nor a wizard (as `schedule_info`).
     ///
     /// ```
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
     /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// use tickstep_schedules::{Options, Schedules};
     ///
@@ -152,7 +152,7 @@ impl Schedules {
     /// roots. Sorted, without duplicates.
     ///
     /// ```
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
     /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// use tickstep_schedules::{Options, Schedules, Value};
     ///
@@ -185,7 +185,7 @@ impl Schedules {
     /// `schedule_at` time.
     ///
     /// ```
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
     /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// let clock = ManualClock::starting_at_unix_nanos(1_500_000_000);
     /// let engine = tickstep_schedules::Schedules::in_memory(clock, TestWorld::new(), TestRunner::new(), Default::default());

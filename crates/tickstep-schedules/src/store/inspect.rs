@@ -37,7 +37,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// codec, so what it reports is exactly what a restarting engine would load.
 ///
 /// ```
-/// use tickstep_kernel::clock::ManualClock;
+/// use tickstep_schedules::kernel::clock::ManualClock;
 /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
 /// use tickstep_schedules::{Inspector, Options, Schedules};
 ///
@@ -87,7 +87,7 @@ enum Source {
 /// fields are as of the last tick the engine committed.
 ///
 /// ```
-/// # use tickstep_kernel::clock::{Clock, ManualClock};
+/// # use tickstep_schedules::kernel::clock::{Clock, ManualClock};
 /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
 /// # use tickstep_schedules::{Inspector, Options, Schedules, ScheduleKind, Value};
 /// # let dir = tempfile::tempdir().unwrap();
@@ -210,7 +210,7 @@ impl StoredSchedule {
     /// §9.4), or a one-shot running.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::{Clock, ManualClock};
+    /// # use tickstep_schedules::kernel::clock::{Clock, ManualClock};
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Inspector, Options, Schedules};
     /// # let dir = tempfile::tempdir().unwrap();
@@ -236,7 +236,7 @@ impl StoredSchedule {
     /// the same fields (docs/schedules.md §9.13). A store holds no retired schedule.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Inspector, Options, Schedules, ScheduleStatus};
     /// # let dir = tempfile::tempdir().unwrap();
@@ -266,7 +266,7 @@ impl StoredSchedule {
     /// matters only for a paused schedule, whose list starts after it.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::{Clock, ManualClock};
+    /// # use tickstep_schedules::kernel::clock::{Clock, ManualClock};
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Inspector, Options, Schedules};
     /// # let dir = tempfile::tempdir().unwrap();
@@ -303,7 +303,7 @@ impl Inspector {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("s.db");
-    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_schedules::kernel::clock::ManualClock::new(),
     /// #     tickstep_schedules::testkit::TestWorld::new(),
     /// #     tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
     /// let inspector = tickstep_schedules::Inspector::open(&path).unwrap();
@@ -378,7 +378,7 @@ impl Inspector {
     /// inspector reads every namespace.
     ///
     /// ```
-    /// use tickstep_kernel::clock::ManualClock;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
     /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// use tickstep_schedules::{Config, Inspector, Namespace, Options, Schedules};
     ///
@@ -413,7 +413,7 @@ impl Inspector {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("s.db");
-    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_schedules::kernel::clock::ManualClock::new(),
     /// #     tickstep_schedules::testkit::TestWorld::new(),
     /// #     tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
     /// let inspector = tickstep_schedules::Inspector::open(&path).unwrap();
@@ -433,7 +433,7 @@ impl Inspector {
     /// As [`Inspector::list`].
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Inspector, Options, Schedules};
     /// # let dir = tempfile::tempdir().unwrap();
@@ -485,7 +485,7 @@ impl Inspector {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("s.db");
-    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_schedules::kernel::clock::ManualClock::new(),
     /// #     tickstep_schedules::testkit::TestWorld::new(),
     /// #     tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
     /// let inspector = tickstep_schedules::Inspector::open(&path).unwrap();
@@ -521,7 +521,7 @@ impl Inspector {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("s.db");
-    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_schedules::kernel::clock::ManualClock::new(),
     /// #     tickstep_schedules::testkit::TestWorld::new(),
     /// #     tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
     /// use tickstep_schedules::{Inspector, ScheduleId};
@@ -557,7 +557,7 @@ impl Inspector {
     /// As [`Inspector::list`]; a stored fault that does not decode is named.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Inspector, Options, Schedules};
     /// # let dir = tempfile::tempdir().unwrap();
@@ -610,7 +610,7 @@ impl Inspector {
     /// [`Inspector::list`] otherwise.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::{Clock, ManualClock};
+    /// # use tickstep_schedules::kernel::clock::{Clock, ManualClock};
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Inspector, Options, Schedules};
     /// # let dir = tempfile::tempdir().unwrap();
@@ -661,7 +661,7 @@ impl Inspector {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("s.db");
-    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_schedules::kernel::clock::ManualClock::new(),
     /// #     tickstep_schedules::testkit::TestWorld::new(),
     /// #     tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
     /// let ids = tickstep_schedules::Inspector::open(&path).unwrap().ids().unwrap();
@@ -718,7 +718,7 @@ impl Inspector {
     /// fails (then nothing was deleted).
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Options, Schedules};
     /// use tickstep_schedules::Inspector;
@@ -771,7 +771,7 @@ impl Inspector {
     /// changed on error.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Inspector, Options, Schedules};
     /// # let dir = tempfile::tempdir().unwrap();
@@ -809,7 +809,7 @@ impl Inspector {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("s.db");
-    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_schedules::kernel::clock::ManualClock::new(),
     /// #     tickstep_schedules::testkit::TestWorld::new(), tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
     /// let err = tickstep_schedules::Inspector::resume(&path, tickstep_schedules::ScheduleId::from_raw(5)).unwrap_err();
     /// assert_eq!(err.code(), "E_INVARG");
@@ -831,7 +831,7 @@ impl Inspector {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("s.db");
-    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_schedules::kernel::clock::ManualClock::new(),
     /// #     tickstep_schedules::testkit::TestWorld::new(), tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
     /// let err = tickstep_schedules::Inspector::trigger(&path, tickstep_schedules::ScheduleId::from_raw(5)).unwrap_err();
     /// assert!(err.to_string().contains("no such schedule"));
@@ -851,7 +851,7 @@ impl Inspector {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let path = dir.path().join("s.db");
-    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_kernel::clock::ManualClock::new(),
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_schedules::kernel::clock::ManualClock::new(),
     /// #     tickstep_schedules::testkit::TestWorld::new(), tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
     /// let id = tickstep_schedules::ScheduleId::from_raw(5);
     /// let err = tickstep_schedules::Inspector::backfill(&path, id, 20.0, 10.0).unwrap_err();

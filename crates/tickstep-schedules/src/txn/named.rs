@@ -13,7 +13,7 @@ impl Txn {
     /// `false` (docs/schedules.md §5.13).
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Options, Schedules};
     /// # let world = TestWorld::new();
@@ -46,7 +46,7 @@ impl Txn {
     /// (as `schedules(owner)`); a store's error when the store could not be asked.
     ///
     /// ```
-    /// # use tickstep_kernel::clock::ManualClock;
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// # use tickstep_schedules::{Options, Schedules};
     /// # let world = TestWorld::new();
