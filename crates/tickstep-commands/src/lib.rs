@@ -212,6 +212,7 @@ mod error;
 mod event;
 mod id;
 mod recorded;
+mod robot;
 mod schedule_result;
 mod scheduler;
 mod scope;
@@ -223,6 +224,7 @@ pub use error::{
     StateMachineError, TriggerError,
 };
 pub use event::{CommandId, Event, EventKind};
+pub use robot::{RobotState, RobotStateCell};
 pub use schedule_result::ScheduleResult;
 pub use scheduler::Coroutine;
 pub use scheduler::Mechanism;

@@ -487,11 +487,77 @@ impl CommandScheduler {
     /// assert_eq!(scheduler.opmode(), Some(OpMode::new(1)));
     /// ```
     pub fn set_opmode(&self, opmode: Option<OpMode>) {
-        let mut s = self.inner.state.borrow_mut();
-        if s.opmode != opmode {
-            s.opmode = opmode;
-            s.opmode_epoch += 1;
-        }
+        self.inner.enter_opmode(opmode);
+    }
+
+    /// Installs what the host says about the robot (docs/commands.md §12.1): whether it is
+    /// enabled and, if the host wants the scheduler to follow it, the robot mode. Read at once,
+    /// then at the start of every `run()` and at every `schedule` made outside `run()`.
+    ///
+    /// ```
+    /// use tickstep_commands::{CommandScheduler, Mechanism, OpMode, RobotStateCell, ScheduleResult};
+    /// use tickstep_kernel::clock::ManualClock;
+    ///
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let robot = RobotStateCell::new(); // a robot boots disabled
+    /// scheduler.set_robot_state(robot.clone());
+    /// let arm = Mechanism::new(&scheduler, "arm");
+    /// let raise = arm.run(|co| async move { co.park().await; }).named("raise");
+    /// assert!(matches!(scheduler.schedule(&raise), ScheduleResult::RobotDisabled { .. }));
+    ///
+    /// robot.set(true, OpMode::TELEOP);
+    /// assert_eq!(scheduler.schedule(&raise), ScheduleResult::Success);
+    /// scheduler.run().unwrap();
+    /// assert_eq!(scheduler.opmode(), Some(OpMode::TELEOP));
+    /// robot.disable();
+    /// scheduler.run().unwrap(); // canceled before it runs another step
+    /// assert!(!scheduler.is_running(&raise));
+    /// ```
+    pub fn set_robot_state(&self, robot: impl crate::RobotState + 'static) {
+        *self.inner.robot.borrow_mut() = Rc::new(robot);
+        self.inner.read_enabled();
+    }
+
+    /// Whether the robot is enabled, as the installed [`RobotState`](crate::RobotState) says now
+    /// (always true without one).
+    ///
+    /// ```
+    /// # use tickstep_commands::CommandScheduler;
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// assert!(CommandScheduler::new(ManualClock::new()).is_enabled());
+    /// ```
+    pub fn is_enabled(&self) -> bool {
+        self.inner.read_enabled()
+    }
+
+    /// Registers what robot mode `mode` sets up each time it starts (docs/commands.md §12.6):
+    /// `setup` runs when the opmode becomes `mode` (by [`CommandScheduler::set_opmode`] or by
+    /// following the [`RobotState`](crate::RobotState)), outside any command and with `mode`
+    /// active, so the default commands, bindings, sideloads and commands it makes belong to the
+    /// mode and are torn down when it ends. Setups of one mode run in the order registered.
+    ///
+    /// ```
+    /// use tickstep_commands::{CommandScheduler, Mechanism, OpMode};
+    /// use tickstep_kernel::clock::ManualClock;
+    ///
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let drive = Mechanism::new(&scheduler, "drive");
+    /// let d = drive.clone();
+    /// let cruise = drive.run(|co| async move { co.park().await; }).named("cruise");
+    /// scheduler.on_mode(OpMode::TELEOP, move |_| d.set_default_command(&cruise).unwrap());
+    ///
+    /// scheduler.set_opmode(Some(OpMode::TELEOP));
+    /// assert_eq!(drive.default_command().unwrap().name(), "cruise");
+    /// scheduler.set_opmode(Some(OpMode::AUTONOMOUS));
+    /// scheduler.run().unwrap(); // teleop's default ended with teleop
+    /// assert!(drive.default_command().is_none());
+    /// ```
+    pub fn on_mode(&self, mode: OpMode, setup: impl Fn(&CommandScheduler) + 'static) {
+        let mut setups = self.inner.mode_setups.borrow_mut();
+        Rc::make_mut(&mut setups).push(super::modes::ModeSetup {
+            mode,
+            setup: Rc::new(setup),
+        });
     }
 
     /// The active opmode.

@@ -52,6 +52,8 @@ impl Inner {
             mounted: Rc::new(Cell::new(Mounted::NOTHING)),
             listeners: RefCell::new(Rc::new(Vec::new())),
             settling: Cell::new(false),
+            robot: RefCell::new(Rc::new(crate::robot::AlwaysEnabled)),
+            mode_setups: RefCell::new(Rc::new(Vec::new())),
         })
     }
 
@@ -111,6 +113,11 @@ impl Inner {
         cmd: &Command,
         at: &'static Location<'static>,
     ) -> (ScheduleResult, Option<Key>) {
+        // From outside run() the robot may have been disabled since the cycle began
+        // (docs/commands.md §12.2); inside it, the cycle's reading holds.
+        if !self.state.borrow().in_run {
+            self.read_enabled();
+        }
         let scope = self.state.borrow().scope_for(self.mounted.get());
         self.schedule_in(cmd, scope, at)
     }
@@ -211,6 +218,19 @@ impl Inner {
             if !pairs.is_empty() {
                 s.metrics.conflict(ConflictWith::Fork);
                 return Err(ForkError::Conflicting { pairs });
+            }
+            if let Some(cmd) = fresh.iter().find(|c| s.disabled_blocker(c).is_some()) {
+                // Safety first (docs/commands.md §12.4): the refusal cancels the composition.
+                drop(s);
+                let refused = self
+                    .state
+                    .borrow_mut()
+                    .refuse_if_disabled(cmd, Some(parent));
+                self.settle();
+                return Err(ForkError::Rejected {
+                    command: cmd.name().to_owned(),
+                    reason: refused.expect("the robot is still disabled"),
+                });
             }
             let ancestors = s.lineage(parent);
             let cancel_parent = p.cancel_on_fork_failure;

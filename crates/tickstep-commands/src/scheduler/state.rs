@@ -102,6 +102,8 @@ struct Slot {
 }
 
 pub(crate) struct MechSlot {
+    /// May be driven while the robot is disabled (docs/commands.md §12.2); false by default.
+    pub(crate) controllable_while_disabled: bool,
     pub(crate) owner: Option<Key>,
     pub(crate) queued: Option<Key>,
     /// Default commands, widest scope first: the last one whose scope is alive applies.
@@ -129,6 +131,26 @@ pub(crate) enum Deferred {
     Event(Event),
     OnCancel(Rc<dyn Fn()>),
     Drop(BodyFuture),
+}
+
+/// The robot's state as the scheduler last read it (docs/commands.md §12.1, §12.3).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Robot {
+    Enabled,
+    /// Just became disabled: what it may not run has not been swept yet.
+    DisabledUnswept,
+    Disabled,
+}
+
+impl Robot {
+    /// The state after reading `enabled` from the host.
+    pub(crate) fn read(self, enabled: bool) -> Robot {
+        match (self, enabled) {
+            (_, true) => Robot::Enabled,
+            (Robot::Enabled, false) => Robot::DisabledUnswept,
+            (seen, false) => seen,
+        }
+    }
 }
 
 /// Which events the listeners want, widest last.
@@ -172,6 +194,8 @@ pub(crate) struct State {
     pub(crate) now_raw: u64,
     pub(crate) failure: Option<Failure>,
     pub(crate) opmode: Option<OpMode>,
+    /// The robot as last read (docs/commands.md §12.1); enabled without a host.
+    pub(crate) robot: Robot,
     pub(crate) opmode_epoch: u64,
     /// The opmode epoch whose opmode-scoped commands were last swept.
     pub(crate) swept_epoch: u64,
@@ -230,6 +254,7 @@ impl State {
             now_raw: 0,
             failure: None,
             opmode: None,
+            robot: Robot::Enabled,
             opmode_epoch: 0,
             swept_epoch: 0,
             watchdog: Some(super::DEFAULT_WATCHDOG_LIMIT),
@@ -368,7 +393,7 @@ impl State {
     /// (the common cycle pays nothing).
     /// Whether a cycle would do nothing but count itself (docs/commands.md §2.4): nothing queued,
     /// running or waiting to be freed, no binding, sideload or default command, no event or hook
-    /// deferred, no opmode change to sweep.
+    /// deferred, no opmode change or disabling to sweep.
     #[inline]
     pub(crate) fn is_idle(&self) -> bool {
         self.queued.is_empty()
@@ -379,6 +404,7 @@ impl State {
             && !self.any_defaults
             && self.deferred.is_empty()
             && self.swept_epoch == self.opmode_epoch
+            && self.robot != Robot::DisabledUnswept
     }
 
     pub(crate) fn compact(&mut self) {
@@ -439,6 +465,15 @@ impl State {
             at = parent;
         }
         chain
+    }
+
+    /// While the robot is disabled, the first mechanism `cmd` requires that is not controllable
+    /// then (docs/commands.md §12.2). One flag test while enabled.
+    pub(crate) fn disabled_blocker<'c>(&self, cmd: &'c Command) -> Option<&'c crate::Mechanism> {
+        if self.robot == Robot::Enabled {
+            return None;
+        }
+        (cmd.0.requirements.iter()).find(|m| !self.mechs[m.index()].controllable_while_disabled)
     }
 
     pub(crate) fn root_of(&self, key: Key) -> Key {
