@@ -213,6 +213,7 @@ mod event;
 mod id;
 mod recorded;
 mod robot;
+mod run;
 mod schedule_result;
 mod scheduler;
 mod scope;
@@ -225,6 +226,7 @@ pub use error::{
 };
 pub use event::{CommandId, Event, EventKind};
 pub use robot::{RobotState, RobotStateCell};
+pub use run::Run;
 pub use schedule_result::ScheduleResult;
 pub use scheduler::Coroutine;
 pub use scheduler::Mechanism;

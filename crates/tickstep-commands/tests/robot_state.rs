@@ -172,7 +172,7 @@ fn re_enabling_restarts_nothing() {
     let blink = parked_on(&leds, "blink", 0);
     scheduler.schedule(&hold);
     cycles(&clock, &scheduler, 1);
-    // Disabled in the same mode, so what is scheduled now does not end with a mode (§8.5).
+    // Disabled in the same mode, so what is scheduled now does not end with a mode (docs/commands.md §8.5).
     robot.set(false, OpMode::TELEOP);
     cycles(&clock, &scheduler, 1);
     assert_eq!(scheduler.schedule(&blink), ScheduleResult::Success);

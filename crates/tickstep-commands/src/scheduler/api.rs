@@ -14,6 +14,7 @@ use super::state::{Listen, Phase, Sideload};
 use crate::error::{DefaultCommandError, RunError};
 use crate::event::Event;
 use crate::id::Mounted;
+use crate::run::Run;
 use crate::schedule_result::ScheduleResult;
 use crate::scheduler::Coroutine;
 use crate::scheduler::Mechanism;
@@ -61,6 +62,95 @@ impl CommandScheduler {
     #[track_caller]
     pub fn schedule(&self, cmd: &Command) -> ScheduleResult {
         self.inner.schedule(cmd, Location::caller()).0
+    }
+
+    /// Schedules `cmd` like [`CommandScheduler::schedule`] and returns the [`Run`] it made, to
+    /// await or cancel that run alone (docs/commands.md §13.1).
+    ///
+    /// # Errors
+    ///
+    /// Every answer of `schedule` but `Success`, unchanged; `AlreadyRunning` when `cmd` is
+    /// already queued or running (its run is [`CommandScheduler::run_of`]).
+    ///
+    /// # Panics
+    ///
+    /// If `cmd` requires a mechanism created for another scheduler.
+    ///
+    /// ```
+    /// use tickstep_commands::{Command, CommandScheduler, ScheduleResult};
+    /// use tickstep_kernel::clock::ManualClock;
+    ///
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// let run = scheduler.schedule_run(&c).unwrap();
+    /// assert_eq!(scheduler.schedule_run(&c), Err(ScheduleResult::AlreadyRunning));
+    /// assert_eq!(scheduler.run_of(&c), Some(run));
+    /// ```
+    #[track_caller]
+    pub fn schedule_run(&self, cmd: &Command) -> Result<Run, ScheduleResult> {
+        match self.inner.schedule(cmd, Location::caller()) {
+            (ScheduleResult::Success, Some(key)) => Ok(self
+                .inner
+                .state
+                .borrow()
+                .run_of_key(key)
+                .expect("a command just scheduled has an instance")),
+            (result, _) => Err(result),
+        }
+    }
+
+    /// The queued or running run of `cmd`, if any.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, CommandScheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// assert_eq!(scheduler.run_of(&c), None);
+    /// scheduler.schedule(&c);
+    /// assert_eq!(scheduler.run_of(&c).unwrap().id(), scheduler.queued()[0].id);
+    /// ```
+    pub fn run_of(&self, cmd: &Command) -> Option<Run> {
+        let s = self.inner.state.borrow();
+        s.live_key(cmd).and_then(|key| s.run_of_key(key))
+    }
+
+    /// Whether `run` is still queued or running. A later run of the same command is another
+    /// run (docs/commands.md §13.1).
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, CommandScheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|_co| async {}).named("c");
+    /// let run = scheduler.schedule_run(&c).unwrap();
+    /// assert!(scheduler.is_live(run));
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_live(run));
+    /// ```
+    pub fn is_live(&self, run: Run) -> bool {
+        self.inner.state.borrow().live_run(run).is_some()
+    }
+
+    /// Cancels `run` (and every command it started) if it is still queued or running, as
+    /// [`CommandScheduler::cancel`] does, and says whether it was. A later run of the same
+    /// command is left alone (docs/commands.md §13.3).
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, CommandScheduler};
+    /// # use tickstep_kernel::clock::ManualClock;
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// let run = scheduler.schedule_run(&c).unwrap();
+    /// assert!(scheduler.cancel_run(run));
+    /// assert!(!scheduler.cancel_run(run));
+    /// ```
+    pub fn cancel_run(&self, run: Run) -> bool {
+        let live = self.inner.state.borrow().live_run(run);
+        if let Some(key) = live {
+            self.inner.cancel_key(key);
+        }
+        live.is_some()
     }
 
     /// Cancels `cmd` (and every command it started) if it is queued or running; does nothing

@@ -17,6 +17,7 @@ use crate::error::{ConflictPair, ForkError};
 use crate::event::{Event, EventKind};
 use crate::id::{Key, Mounted};
 use crate::recorded::ConflictWith;
+use crate::run::Run;
 use crate::schedule_result::ScheduleResult;
 use crate::scheduler::command::Command;
 use crate::scope::Scope;
@@ -177,11 +178,11 @@ impl Inner {
         cmds: &[Command],
         join: bool,
         at: &'static Location<'static>,
-    ) -> Result<Vec<Key>, ForkError> {
+    ) -> Result<Vec<Run>, ForkError> {
         for cmd in cmds {
             self.check_mechanisms(cmd);
         }
-        let mut keys = vec![None; cmds.len()];
+        let mut keys: Vec<Option<Run>> = vec![None; cmds.len()];
         {
             let s = self.state.borrow();
             let parent_entry = s.entry(parent).filter(|p| p.phase == Phase::Running);
@@ -205,7 +206,7 @@ impl Inner {
                             command: cmd.name().to_owned(),
                         });
                     }
-                    keys[i] = Some(key);
+                    keys[i] = s.run_of_key(key);
                 } else if s.live_elsewhere(cmd) || fresh.iter().any(|f| f.same_as(cmd)) {
                     return Err(ForkError::AlreadyRunning {
                         command: cmd.name().to_owned(),
@@ -259,13 +260,14 @@ impl Inner {
             }
             let outcome = {
                 let mut s = self.state.borrow_mut();
-                s.start_child(cmd, parent, at)
+                // The run is named before the child's first step, which may end it.
+                (s.start_child(cmd, parent, at)).map(|key| (key, s.run_of_key(key)))
             };
             match outcome {
-                Ok(key) => {
+                Ok((key, run)) => {
                     self.settle();
                     started.push(key);
-                    keys[i] = Some(key);
+                    keys[i] = run;
                     let _ = self.mount(key);
                 }
                 Err(reason) => {

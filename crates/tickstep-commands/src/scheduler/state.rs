@@ -300,6 +300,17 @@ impl State {
         self.entry(key).is_some_and(|e| e.phase != Phase::Finished)
     }
 
+    /// The run made for the instance at `key`.
+    pub(crate) fn run_of_key(&self, key: Key) -> Option<crate::Run> {
+        self.entry(key).map(|e| crate::Run { id: e.id, key })
+    }
+
+    /// The instance of `run` if it is still queued or running (docs/commands.md §13.1).
+    pub(crate) fn live_run(&self, run: crate::Run) -> Option<Key> {
+        let e = self.entry(run.key)?;
+        (e.id == run.id && e.phase != Phase::Finished).then_some(run.key)
+    }
+
     /// The live instance of `cmd` in this scheduler.
     pub(crate) fn live_key(&self, cmd: &Command) -> Option<Key> {
         let (tag, key) = cmd.0.live.get()?;
