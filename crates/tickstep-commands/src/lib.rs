@@ -74,6 +74,18 @@
 //!   otherwise they are global. A dying binding cancels the command it scheduled. Default
 //!   commands stack by scope: the narrowest live one applies (a command-scoped one runs at once
 //!   as that command's child), and the wider one returns when the scope ends.
+//! * **Robot state** (docs/commands.md §12). A host says whether the robot is enabled, and
+//!   optionally its mode, through [`RobotState`] (none installed: always enabled). A
+//!   [`Mechanism`] is not controllable while disabled unless it says so; while the robot is
+//!   disabled a command that requires one is refused ([`ScheduleResult::RobotDisabled`]), and the
+//!   first disabled cycle cancels every such command with its whole composition
+//!   ([`EventKind::Disabled`] then `Canceled`). Robot modes are [`OpMode`]s; a mode's
+//!   [`CommandScheduler::on_mode`] setups make its defaults and bindings, torn down when it ends.
+//! * **Runs** (docs/commands.md §13). Every scheduled instance is a [`Run`] with its own id:
+//!   [`CommandScheduler::schedule_run`], [`Coroutine::fork_run`], [`Coroutine::await_run`] and
+//!   [`CommandScheduler::cancel_run`] act on that run, never on a later run of the same command.
+//! * **State machine graphs** (docs/commands.md §14): [`compose::StateMachine::graph`] as
+//!   Graphviz DOT or Mermaid text.
 //! * **Guards** (docs/commands.md §5.9, §6.8). Nothing loops without bound inside one `run()`: a command may start at most
 //!   10,000 children per run ([`ScheduleResult::TooManyStarts`]) and a state machine may enter at
 //!   most [`compose::MAX_STATE_ENTRIES_PER_RUN`] states without yielding
@@ -181,6 +193,15 @@
 //! * Unbound triggers are evaluated only when read ([`Trigger::get`]) or bound; the reference
 //!   polls every trigger each cycle. Stateful combinators must therefore be bound or read every
 //!   cycle to see every edge.
+//! * The robot's state comes through a trait the host implements, always enabled without one;
+//!   the disabled sweep runs once, in the first disabled cycle; a child refused because the
+//!   robot is disabled cancels its whole composition whatever `set_cancel_on_fork_failure` says;
+//!   robot modes are opmodes (docs/commands.md §11.26–§11.31).
+//! * Runs are the instance ids the scheduler already had, handed out with their slab key, so a
+//!   run costs nothing to keep; `schedule` still answers a plain `ScheduleResult`
+//!   (docs/commands.md §11.32–§11.34).
+//! * A state machine's graph comes from its declarations, with picked targets drawn as choice
+//!   nodes and edges named by `labeled` (docs/commands.md §11.35–§11.36).
 //! * Doc examples use the sub-crate paths (`tickstep_commands::…`, `tickstep_kernel::clock::…`):
 //!   the facade re-exports this crate as `tickstep::commands` (and the clock as
 //!   `tickstep::kernel::clock`), but these doctests cannot depend on the facade without a
