@@ -12,7 +12,7 @@ use tickstep_kernel::AnyClock;
 use tickstep_kernel::clock::Clock;
 
 use super::Inner;
-use super::state::{Deferred, Listen, Phase, State};
+use super::state::{Deferred, Listen, Phase, Robot, State};
 use crate::error::{ConflictPair, ForkError};
 use crate::event::{Event, EventKind};
 use crate::id::{Key, Mounted};
@@ -182,6 +182,7 @@ impl Inner {
         for cmd in cmds {
             self.check_mechanisms(cmd);
         }
+        self.refuse_fork_while_disabled(parent, cmds)?;
         let mut keys: Vec<Option<Run>> = vec![None; cmds.len()];
         {
             let s = self.state.borrow();
@@ -219,19 +220,6 @@ impl Inner {
             if !pairs.is_empty() {
                 s.metrics.conflict(ConflictWith::Fork);
                 return Err(ForkError::Conflicting { pairs });
-            }
-            if let Some(cmd) = fresh.iter().find(|c| s.disabled_blocker(c).is_some()) {
-                // Safety first (docs/commands.md §12.4): the refusal cancels the composition.
-                drop(s);
-                let refused = self
-                    .state
-                    .borrow_mut()
-                    .refuse_if_disabled(cmd, Some(parent));
-                self.settle();
-                return Err(ForkError::Rejected {
-                    command: cmd.name().to_owned(),
-                    reason: refused.expect("the robot is still disabled"),
-                });
             }
             let ancestors = s.lineage(parent);
             let cancel_parent = p.cancel_on_fork_failure;
@@ -280,6 +268,26 @@ impl Inner {
             }
         }
         Ok(keys.into_iter().flatten().collect())
+    }
+
+    /// While the robot is disabled, a fork of a command it may not run is refused and cancels
+    /// the parent's composition: safety first (docs/commands.md §12.4).
+    fn refuse_fork_while_disabled(&self, parent: Key, cmds: &[Command]) -> Result<(), ForkError> {
+        if self.state.borrow().robot == Robot::Enabled {
+            return Ok(());
+        }
+        let refused = {
+            let mut s = self.state.borrow_mut();
+            (cmds.iter()).find_map(|cmd| Some((cmd, s.refuse_if_disabled(cmd, Some(parent))?)))
+        };
+        self.settle();
+        match refused {
+            Some((cmd, reason)) => Err(ForkError::Rejected {
+                command: cmd.name().to_owned(),
+                reason,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// An earlier child of a fork changed the world while it ran so that `cmd` could not start:

@@ -128,11 +128,20 @@ impl State {
     /// While the robot is disabled, refuses `cmd` if it requires a mechanism not controllable
     /// then (docs/commands.md §12.2). A refused child cancels its parent's whole composition,
     /// which is reported `Disabled` (docs/commands.md §12.4).
+    #[inline]
     pub(crate) fn refuse_if_disabled(
         &mut self,
         cmd: &Command,
         parent: Option<Key>,
     ) -> Option<ScheduleResult> {
+        if self.robot == Robot::Enabled {
+            return None;
+        }
+        self.refuse_disabled(cmd, parent)
+    }
+
+    #[cold]
+    fn refuse_disabled(&mut self, cmd: &Command, parent: Option<Key>) -> Option<ScheduleResult> {
         let mechanism = self.disabled_blocker(cmd)?.0.name.clone();
         if let Some(parent) = parent.filter(|p| self.is_live(*p)) {
             let root = self.root_of(parent);

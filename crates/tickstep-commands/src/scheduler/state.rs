@@ -153,6 +153,13 @@ impl Robot {
     }
 }
 
+/// The events emitted on every mount (docs/commands.md §9.1).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum CycleEvent {
+    Mounted,
+    Yielded,
+}
+
 /// Which events the listeners want, widest last.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub(crate) enum Listen {
@@ -447,10 +454,16 @@ impl State {
         }
     }
 
-    /// Queues a per-cycle event (`Mounted`, `Yielded`); free unless a listener wants them.
+    /// Queues a per-cycle event; free unless a listener wants them. It takes a plain `Copy`
+    /// value, not an [`EventKind`], so the common mount drops nothing (an `EventKind` owns
+    /// strings, and dropping one was an out-of-line call per mount).
     #[inline]
-    pub(crate) fn emit_cycle(&mut self, key: Key, kind: EventKind) {
+    pub(crate) fn emit_cycle(&mut self, key: Key, event: CycleEvent) {
         if self.listen == Listen::Everything {
+            let kind = match event {
+                CycleEvent::Mounted => EventKind::Mounted,
+                CycleEvent::Yielded => EventKind::Yielded,
+            };
             self.emit_slow(key, kind);
         }
     }
