@@ -250,3 +250,24 @@ fn each_mode_sets_up_its_own_defaults_and_bindings() {
         "set up again each time the mode starts"
     );
 }
+
+/// docs/commands.md §12.8: a host that skips idle cycles still enters the robot's mode, and a
+/// cycle after the robot is disabled is not idle until it was swept.
+#[test]
+fn a_pending_mode_or_disable_keeps_the_scheduler_busy() {
+    let (clock, scheduler) = setup();
+    let (entered, enter) = counter();
+    scheduler.on_mode(OpMode::TELEOP, move |_| enter());
+    let robot = robot(&scheduler, false, OpMode::DISABLED);
+    cycles(&clock, &scheduler, 1);
+    assert!(scheduler.is_idle());
+    robot.set(true, OpMode::TELEOP);
+    assert!(!scheduler.is_idle(), "teleop not entered yet");
+    cycles(&clock, &scheduler, 1);
+    assert_eq!(entered.get(), 1);
+    assert!(scheduler.is_idle(), "the setup made nothing");
+    robot.set(false, OpMode::TELEOP);
+    assert!(!scheduler.is_idle(), "the disable is swept first");
+    cycles(&clock, &scheduler, 1);
+    assert!(scheduler.is_idle());
+}

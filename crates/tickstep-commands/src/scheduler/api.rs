@@ -226,8 +226,9 @@ impl CommandScheduler {
 
     /// Whether the next cycle would do nothing but count itself (docs/commands.md §2.4): nothing
     /// queued or running, no trigger binding, sideload or default command (ever set), no opmode
-    /// change to sweep. A host may skip the cycles of an idle scheduler; work scheduled later makes
-    /// it busy again.
+    /// change to sweep, and the robot neither just disabled nor in a mode the scheduler has not
+    /// entered yet (it reads the [`RobotState`](crate::RobotState), docs/commands.md §12.8). A
+    /// host may skip the cycles of an idle scheduler; work scheduled later makes it busy again.
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
@@ -240,9 +241,9 @@ impl CommandScheduler {
     /// scheduler.run().unwrap(); // c runs to its end
     /// assert!(scheduler.is_idle());
     /// ```
-    #[inline]
     pub fn is_idle(&self) -> bool {
-        self.inner.state.borrow().is_idle()
+        self.inner.read_enabled();
+        self.inner.state.borrow().is_idle() && !self.inner.mode_pending()
     }
 
     /// Whether `cmd` is queued ("scheduled"): requested, not yet started.

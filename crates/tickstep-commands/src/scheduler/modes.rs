@@ -37,6 +37,15 @@ impl Inner {
         }
     }
 
+    /// Whether the host's robot mode differs from the active opmode: the next `run()` enters it
+    /// (docs/commands.md §12.8).
+    pub(crate) fn mode_pending(&self) -> bool {
+        let robot = self.robot.borrow().clone();
+        robot
+            .mode()
+            .is_some_and(|mode| self.state.borrow().opmode != Some(mode))
+    }
+
     /// Cancels what a disabled robot may not run, if it just became disabled.
     pub(crate) fn sweep_disabled(&self) {
         self.state.borrow_mut().sweep_disabled();
