@@ -271,3 +271,31 @@ fn a_pending_mode_or_disable_keeps_the_scheduler_busy() {
     cycles(&clock, &scheduler, 1);
     assert!(scheduler.is_idle());
 }
+
+/// docs/commands.md §12.7: a default set inside a command's body runs as its child, so while the
+/// robot is disabled its refusal cancels that command's composition.
+#[test]
+fn a_command_scoped_default_refused_while_disabled_cancels_its_command() {
+    let (clock, scheduler) = setup();
+    robot(&scheduler, false, OpMode::DISABLED);
+    let arm = Mechanism::new(&scheduler, "arm");
+    let hold = parked_on(&arm, "hold", 0);
+    let (a, h) = (arm.clone(), hold.clone());
+    let setter = Command::no_requirements()
+        .executing(move |co| {
+            let (a, h) = (a.clone(), h.clone());
+            async move {
+                a.set_default_command(&h).unwrap();
+                co.park().await;
+            }
+        })
+        .named("setter");
+    let log = record(&scheduler);
+    scheduler.schedule(&setter);
+    cycles(&clock, &scheduler, 2);
+    assert!(!scheduler.is_running(&setter) && !scheduler.is_running(&hold));
+    assert!(
+        take(&log).contains(&"Disabled setter (requires arm)".to_owned()),
+        "the refusal is reported on the composition"
+    );
+}
