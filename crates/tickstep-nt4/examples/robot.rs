@@ -18,7 +18,8 @@
 //! driver and no field: disabled, autonomous, teleop (pressing the button once), disabled, over
 //! and over; `--match-seconds N` sets the match's length (17 by default: 1 s, 4 s, 10 s, 2 s).
 //! What it does shows under `/tickstep/robot/` (enabled, mode) and `/tickstep/mechanisms/`
-//! (which command holds each mechanism), the topics `AdvantageScope` reads.
+//! (which command holds each mechanism), the topics `AdvantageScope` reads; the scoring state
+//! machine's graph is the Mermaid text under `/robot/score/graph`.
 //!
 //! Serves NT4 on port 5810 (`--port`) and writes `.wpilog` files to `logs/` (`--log-dir`).
 //!
@@ -33,7 +34,8 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use tickstep_commands::{CommandScheduler, Mechanism, OpMode, RobotStateCell, Trigger, compose};
+use tickstep_commands::compose::{self, StateMachine};
+use tickstep_commands::{CommandScheduler, Mechanism, OpMode, RobotStateCell, Trigger};
 use tickstep_kernel::clock::SystemClock;
 use tickstep_kernel::{FrameScheduler, Priority, SchedulerConfig};
 use tickstep_nt4::{Limits, LogConfig, Nt4Server, SchedulerTelemetry, Value, WpiLog};
@@ -41,6 +43,7 @@ use tickstep_nt4::{Limits, LogConfig, Nt4Server, SchedulerTelemetry, Value, WpiL
 const FRAME: Duration = Duration::from_millis(20);
 const BUTTON: &str = "/tickstep/input/button";
 const MODE: &str = "/tickstep/input/mode";
+const SCORE_GRAPH: &str = "/robot/score/graph";
 
 struct Args {
     port: u16,
@@ -110,7 +113,7 @@ fn main() {
         position,
         angle,
         button,
-    } = robot(&scheduler, &server);
+    } = robot(&scheduler, &server, &log);
     let mut telemetry = SchedulerTelemetry::new(&scheduler);
     telemetry
         .serve(&server)
@@ -201,7 +204,7 @@ struct Robot {
 
 /// Builds the robot's commands, and what each robot mode sets up when it starts.
 #[allow(clippy::too_many_lines)] // one robot, read top to bottom
-fn robot(scheduler: &CommandScheduler, server: &Nt4Server) -> Robot {
+fn robot(scheduler: &CommandScheduler, server: &Nt4Server, log: &WpiLog) -> Robot {
     let drivetrain = Mechanism::new(scheduler, "drivetrain");
     let arm = Mechanism::new(scheduler, "arm");
     let lights = Mechanism::new(scheduler, "lights");
@@ -284,12 +287,17 @@ fn robot(scheduler: &CommandScheduler, server: &Nt4Server) -> Robot {
         })
         .named("stow arm")
     };
-    let score = compose::sequence([
-        &move_arm(120.0, "raise to score", 10),
-        &move_arm(0.0, "stow after score", 10),
-    ])
-    .expect("a sequence of two")
-    .named("score");
+    // Scoring as a state machine, so the tools can draw it (docs/commands.md §14).
+    let mut scoring = StateMachine::new("score");
+    let raise = scoring.state(&move_arm(120.0, "raise to score", 10));
+    let lower = scoring.state(&move_arm(0.0, "stow after score", 10));
+    scoring.on_completion(raise, lower).labeled("at the goal");
+    scoring.exit_on_completion(lower).labeled("stowed");
+    let score = scoring.build().expect("two states");
+    // The Mermaid text AdvantageScope's proposed diagram view draws, as a plain string topic.
+    let graph = Value::String(scoring.graph().to_mermaid());
+    server.set(SCORE_GRAPH, graph.clone());
+    log.append(SCORE_GRAPH, graph, scheduler.now().as_nanos() / 1_000);
     let input = server.clone();
     let button = Trigger::new(scheduler, move || {
         input.get(BUTTON).and_then(|v| v.as_bool()).unwrap_or(false)
