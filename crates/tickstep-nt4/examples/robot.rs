@@ -2,8 +2,8 @@
 //!
 //! A drivetrain, an arm and the robot's lights are mechanisms; only the lights may be driven
 //! while the robot is disabled (docs/commands.md §12.2). Like a robot on a field, it boots
-//! disabled and follows the robot mode it is given (docs/commands.md §12.5), each mode setting up
-//! its own defaults and bindings when it starts (§12.6):
+//! disabled and follows the robot mode it is given, each mode setting up its own defaults and
+//! bindings when it starts (docs/commands.md §12.5, §12.6):
 //!
 //! * **disabled**: nothing moves; the lights breathe. A command that needs the drivetrain or the
 //!   arm is canceled within the cycle the robot is disabled, and refused until it is enabled.
