@@ -7,6 +7,7 @@
 //! | `run_1000_vs_tokio` | `run_1000` (default settings: mount timing on) | 1,000 tasks looping on `tokio::task::yield_now` on a current-thread runtime's `LocalSet`, per task poll; goal ≤ 0.5× |
 //! | `run_1000_untimed_vs_tokio` | `run_1000_untimed` | the same tokio `LocalSet`; goal ≤ 0.25× |
 //! | `run_1000_vs_async_executor` | `run_1000` | 1,000 tasks yielding (wake self, `Pending` once) on `async_executor::LocalExecutor` driven by `try_tick`, per task poll; goal ≤ 0.5× |
+//! | `fork_await_run` | one `run()` with 1,000 commands each starting a child that ends at once and awaiting it by run (`fork_run` + `await_run`), `SystemClock`; per command | the same by command (`await_cmd`), in the same run; goal ≤ 1.05× (docs/commands.md §13.5) |
 //! | `trigger_poll_1000` | one `run()` with 1,000 bound triggers whose signals stay false; per trigger | goal ≤ 50 ns (1,000 triggers in under 0.05 ms, 0.25 % of a 20 ms cycle) |
 
 use std::cell::Cell;
@@ -44,8 +45,63 @@ pub(crate) fn run(opts: &Opts) -> Section {
             0.5,
             rounds,
         ),
+        fork_await_run(rounds),
         trigger_poll_1000(rounds),
     ]
+}
+
+/// 1,000 commands that each start a child ending at once and wait for it, every cycle: by run
+/// or by command (docs/commands.md §13).
+fn scheduler_forking_every_cycle(by_run: bool) -> CommandScheduler {
+    let scheduler = CommandScheduler::new(SystemClock::new());
+    for i in 0..COMMANDS {
+        let child = Command::no_requirements()
+            .executing(|_co| async {})
+            .named(format!("child{i}"));
+        let parent = Command::no_requirements()
+            .executing_fallible(move |co| {
+                let child = child.clone();
+                async move {
+                    loop {
+                        if by_run {
+                            let run = co.fork_run(&child)?;
+                            co.await_run(run).await?;
+                        } else {
+                            co.await_cmd(&child).await?;
+                        }
+                        co.yield_now().await;
+                    }
+                }
+            })
+            .named(format!("parent{i}"));
+        scheduler.schedule(&parent);
+    }
+    scheduler.run().expect("forking commands do not fail");
+    scheduler
+}
+
+fn fork_await_run(rounds: usize) -> Row {
+    let by_run = scheduler_forking_every_cycle(true);
+    let by_command = scheduler_forking_every_cycle(false);
+    let (ours, peer) = interleave(
+        rounds,
+        || ns_per_op(COMMANDS, || by_run.run().expect("no failures")),
+        || ns_per_op(COMMANDS, || by_command.run().expect("no failures")),
+    );
+    assert_eq!(by_run.running().len(), COMMANDS);
+    assert_eq!(by_command.running().len(), COMMANDS);
+    Row {
+        name: "fork_await_run",
+        measure: Measure::Ratio {
+            ours_ns: ours,
+            peer: "fork + await by command (await_cmd)",
+            peer_ns: peer,
+            goal_ratio: 1.05,
+        },
+        note: format!(
+            "{COMMANDS} commands each starting a child that ends at once and awaiting it, then yielding, SystemClock, mount timing on; per command per run()"
+        ),
+    }
 }
 
 /// A future that returns `Pending` once, then `Ready`: one coroutine yield.

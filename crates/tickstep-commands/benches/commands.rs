@@ -57,5 +57,52 @@ fn trigger_poll_1000(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, run_1000, trigger_poll_1000);
+/// `n` commands that each start a child and wait for it to end, every cycle: by command
+/// (`await_cmd`, the path main has) or by run (`fork_run` + `await_run`, docs/commands.md §13).
+fn forking_every_cycle(scheduler: &CommandScheduler, n: usize, by_run: bool) {
+    for i in 0..n {
+        let child = Command::no_requirements()
+            .executing(|_co| async {})
+            .named(format!("child{i}"));
+        let parent = Command::no_requirements()
+            .executing_fallible(move |co| {
+                let child = child.clone();
+                async move {
+                    loop {
+                        if by_run {
+                            let run = co.fork_run(&child)?;
+                            co.await_run(run).await?;
+                        } else {
+                            co.await_cmd(&child).await?;
+                        }
+                        co.yield_now().await;
+                    }
+                }
+            })
+            .named(format!("parent{i}"));
+        scheduler.schedule(&parent);
+    }
+    scheduler.run().unwrap();
+}
+
+fn fork_await_1000(c: &mut Criterion) {
+    let by_command = CommandScheduler::new(ManualClock::new());
+    forking_every_cycle(&by_command, 1000, false);
+    c.bench_function(
+        "run() with 1000 commands each forking and awaiting a child, by command",
+        |b| {
+            b.iter(|| by_command.run().unwrap());
+        },
+    );
+    let by_run = CommandScheduler::new(ManualClock::new());
+    forking_every_cycle(&by_run, 1000, true);
+    c.bench_function(
+        "run() with 1000 commands each forking and awaiting a child, by run",
+        |b| {
+            b.iter(|| by_run.run().unwrap());
+        },
+    );
+}
+
+criterion_group!(benches, run_1000, trigger_poll_1000, fork_await_1000);
 criterion_main!(benches);

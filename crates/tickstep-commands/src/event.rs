@@ -68,8 +68,16 @@ pub enum EventKind {
         /// Its name.
         by_name: Rc<str>,
     },
-    /// Canceled: by `cancel`, by an interruption, by its parent ending, or by its scope ending.
+    /// Canceled: by `cancel`, by an interruption, by its parent ending, by its scope ending, or
+    /// because the robot is disabled.
     Canceled,
+    /// The robot is disabled and this command (the root of a composition) requires, or has a
+    /// descendant that requires, a mechanism not controllable while disabled; always directly
+    /// followed by [`EventKind::Canceled`] (docs/commands.md §12.3, §12.4).
+    Disabled {
+        /// The mechanism's name.
+        mechanism: Rc<str>,
+    },
     /// The body returned `Err` or panicked.
     CompletedWithError {
         /// The error's or panic's message.
@@ -99,6 +107,7 @@ impl EventKind {
             EventKind::Completed => "Completed",
             EventKind::Interrupted { .. } => "Interrupted",
             EventKind::Canceled => "Canceled",
+            EventKind::Disabled { .. } => "Disabled",
             EventKind::CompletedWithError { .. } => "CompletedWithError",
             EventKind::Overran { .. } => "Overran",
         }
@@ -135,12 +144,16 @@ pub struct Event {
     pub at: Instant,
 }
 
-/// `"Kind name"`; an interruption also says by whom: `"Interrupted name by other"`.
+/// `"Kind name"`; an interruption also says by whom: `"Interrupted name by other"`, and a
+/// cancellation for a disabled robot which mechanism: `"Disabled name (requires arm)"`.
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             EventKind::Interrupted { by_name, .. } => {
                 write!(f, "Interrupted {} by {by_name}", self.name)
+            }
+            EventKind::Disabled { mechanism } => {
+                write!(f, "Disabled {} (requires {mechanism})", self.name)
             }
             kind => write!(f, "{} {}", kind.label(), self.name),
         }

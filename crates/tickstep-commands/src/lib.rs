@@ -74,11 +74,23 @@
 //!   otherwise they are global. A dying binding cancels the command it scheduled. Default
 //!   commands stack by scope: the narrowest live one applies (a command-scoped one runs at once
 //!   as that command's child), and the wider one returns when the scope ends.
+//! * **Robot state** (docs/commands.md §12). A host says whether the robot is enabled, and
+//!   optionally its mode, through [`RobotState`] (none installed: always enabled). A
+//!   [`Mechanism`] is not controllable while disabled unless it says so; while the robot is
+//!   disabled a command that requires one is refused ([`ScheduleResult::RobotDisabled`]), and the
+//!   first disabled cycle cancels every such command with its whole composition
+//!   ([`EventKind::Disabled`] then `Canceled`). Robot modes are [`OpMode`]s; a mode's
+//!   [`CommandScheduler::on_mode`] setups make its defaults and bindings, torn down when it ends.
+//! * **Runs** (docs/commands.md §13). Every scheduled instance is a [`Run`] with its own id:
+//!   [`CommandScheduler::schedule_run`], [`Coroutine::fork_run`], [`Coroutine::await_run`] and
+//!   [`CommandScheduler::cancel_run`] act on that run, never on a later run of the same command.
+//! * **State machine graphs** (docs/commands.md §14): [`compose::StateMachine::graph`] as
+//!   Graphviz DOT or Mermaid text.
 //! * **Guards** (docs/commands.md §5.9, §6.8). Nothing loops without bound inside one `run()`: a command may start at most
 //!   10,000 children per run ([`ScheduleResult::TooManyStarts`]) and a state machine may enter at
 //!   most [`compose::MAX_STATE_ENTRIES_PER_RUN`] states without yielding
 //!   ([`StateMachineError::TooManyEntries`]); both are typed errors naming the command.
-//! * **Time** comes only from the injected [`Clock`](tickstep_kernel::clock::Clock): waits,
+//! * **Time** comes only from the injected [`Clock`](tickstep_commands::kernel::clock::Clock): waits,
 //!   debounce, multi-press windows, event timestamps, telemetry and the watchdog. Tests use a
 //!   `ManualClock` and never sleep.
 //!
@@ -107,6 +119,19 @@
 //! untimed, against 124–138 ns per tokio poll — still 9–21× the bare limit of polling the same
 //! futures from a `Vec`, which keeps no books at all. An idle bound trigger costs about 13 ns per
 //! cycle.
+//!
+//! The robot's state and runs (docs/commands.md §12, §13) against the build before them (main at
+//! `b47eedf`), counted in instructions because timings on the shared VM swung by 2× between runs
+//! of the same binary: valgrind's callgrind over a release build of a program that runs 1,000
+//! commands on a `ManualClock` for 201 cycles and for 1, the difference divided by 200 cycles.
+//! Yielding every cycle: 224.4 → 225.5 instructions per command (+0.5 %, the host's state read
+//! once per `run()`). Starting a child that ends at once and awaiting it, every cycle: 3,418 →
+//! 3,475 per command by command (`await_cmd`, +1.7 %), 3,498 by run (`fork_run` + `await_run`,
+//! +2.3 %). Most of a fork is the start itself (the instance's two allocations, its body, the
+//! ancestry walk); a run adds only its id beside the key. In time, by run against by command in
+//! the same process (`target/release/tickstep-bench commands --quick`, row `fork_await_run`,
+//! three runs at load average 10–12): 311–318 ns against 310–314 ns per fork and await, a ratio
+//! of 1.006–1.011.
 
 //! # Layout
 //!
@@ -181,6 +206,15 @@
 //! * Unbound triggers are evaluated only when read ([`Trigger::get`]) or bound; the reference
 //!   polls every trigger each cycle. Stateful combinators must therefore be bound or read every
 //!   cycle to see every edge.
+//! * The robot's state comes through a trait the host implements, always enabled without one;
+//!   the disabled sweep runs once, in the first disabled cycle; a child refused because the
+//!   robot is disabled cancels its whole composition whatever `set_cancel_on_fork_failure` says;
+//!   robot modes are opmodes (docs/commands.md §11.26–§11.31).
+//! * Runs are the instance ids the scheduler already had, handed out with their slab key, so a
+//!   run costs nothing to keep; `schedule` still answers a plain `ScheduleResult`
+//!   (docs/commands.md §11.32–§11.34).
+//! * A state machine's graph comes from its declarations, with picked targets drawn as choice
+//!   nodes and edges named by `labeled` (docs/commands.md §11.35–§11.36).
 //! * Doc examples use this crate's own paths (`tickstep_commands::…`, and the clock through the
 //!   re-exported [`kernel`]: `tickstep_commands::kernel::clock::…`), so each compiles for a user
 //!   who depends on this crate alone (docs/crates.md §1.3); the facade re-exports this crate as
@@ -211,6 +245,8 @@ mod error;
 mod event;
 mod id;
 mod recorded;
+mod robot;
+mod run;
 mod schedule_result;
 mod scheduler;
 mod scope;
@@ -222,6 +258,8 @@ pub use error::{
     StateMachineError, TriggerError,
 };
 pub use event::{CommandId, Event, EventKind};
+pub use robot::{RobotState, RobotStateCell};
+pub use run::Run;
 pub use schedule_result::ScheduleResult;
 pub use scheduler::Coroutine;
 pub use scheduler::Mechanism;

@@ -51,6 +51,14 @@ pub enum ScheduleResult {
         /// The would-be parent's name.
         parent: String,
     },
+    /// The robot is disabled and the command requires a mechanism that is not controllable while
+    /// disabled (docs/commands.md §12.2).
+    RobotDisabled {
+        /// The refused command's name.
+        command: String,
+        /// The first of its mechanisms not controllable while disabled.
+        mechanism: String,
+    },
     /// The scheduling command already started `limit` children in this `run()` (a loop that
     /// starts children that end at once without ever yielding would otherwise never return).
     TooManyStarts {
@@ -98,6 +106,10 @@ impl fmt::Display for ScheduleResult {
             ScheduleResult::ParentNotRunning { parent } => {
                 write!(f, "the scheduling command `{parent}` is no longer running")
             }
+            ScheduleResult::RobotDisabled { command, mechanism } => write!(
+                f,
+                "the robot is disabled and command `{command}` requires `{mechanism}`, which is not controllable while disabled"
+            ),
             ScheduleResult::TooManyStarts { parent, limit } => write!(
                 f,
                 "command `{parent}` started more than {limit} children in one run without yielding"

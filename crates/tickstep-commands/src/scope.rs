@@ -20,7 +20,9 @@ pub(crate) enum Scope {
 }
 
 /// An opmode identifier set by the host with
-/// [`CommandScheduler::set_opmode`](crate::CommandScheduler::set_opmode) (autonomous, teleop, test, …).
+/// [`CommandScheduler::set_opmode`](crate::CommandScheduler::set_opmode) or followed from its
+/// [`RobotState`](crate::RobotState) (autonomous, teleop, test, …). The robot modes are
+/// constants; any other number is an opmode of the host's own.
 ///
 /// ```
 /// use tickstep_commands::OpMode;
@@ -31,6 +33,31 @@ pub(crate) enum Scope {
 pub struct OpMode(u32);
 
 impl OpMode {
+    /// The robot mode of a disabled robot (docs/commands.md §12.5).
+    ///
+    /// ```
+    /// assert_eq!(tickstep_commands::OpMode::DISABLED.get(), 0);
+    /// ```
+    pub const DISABLED: OpMode = OpMode(0);
+    /// The autonomous robot mode.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_commands::OpMode::AUTONOMOUS.get(), 1);
+    /// ```
+    pub const AUTONOMOUS: OpMode = OpMode(1);
+    /// The teleoperated robot mode.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_commands::OpMode::TELEOP.get(), 2);
+    /// ```
+    pub const TELEOP: OpMode = OpMode(2);
+    /// The test robot mode.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_commands::OpMode::TEST.get(), 3);
+    /// ```
+    pub const TEST: OpMode = OpMode(3);
+
     /// The opmode numbered `id`.
     ///
     /// ```

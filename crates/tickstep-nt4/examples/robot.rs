@@ -1,10 +1,25 @@
 //! A simulated robot on tickstep's commands layer, shown in `WPILib`'s tools.
 //!
-//! A drivetrain and an arm are mechanisms. At start an autonomous sequence drives out, raises
-//! the arm and drives back; then the drivetrain's default command "teleop" drives a slow figure
-//! while a button scores with the arm, taking it from whatever holds it. The button is the NT
-//! topic `/tickstep/input/button`, which a dashboard publishes (Elastic, `AdvantageScope`, or
-//! pyntcore); `--script` presses it by itself every ten seconds, for a robot with no driver.
+//! A drivetrain, an arm and the robot's lights are mechanisms; only the lights may be driven
+//! while the robot is disabled (docs/commands.md §12.2). Like a robot on a field, it boots
+//! disabled and follows the robot mode it is given, each mode setting up its own defaults and
+//! bindings when it starts (docs/commands.md §12.5, §12.6):
+//!
+//! * **disabled**: nothing moves; the lights breathe. A command that needs the drivetrain or the
+//!   arm is canceled within the cycle the robot is disabled, and refused until it is enabled.
+//! * **autonomous**: a sequence drives out, raises the arm and drives back; the lights show
+//!   autonomous.
+//! * **teleop**: the drivetrain's default drives a slow figure, the arm's stows it, and a button
+//!   scores with the arm, taking it from whatever holds it; the lights show the team colour.
+//!
+//! The mode is the NT topic `/tickstep/input/mode` (`disabled`, `autonomous`, `teleop` or
+//! `test`), the button `/tickstep/input/button`; a dashboard publishes them (Elastic,
+//! `AdvantageScope`, or pyntcore). `--script` plays a match by itself, for a robot with no
+//! driver and no field: disabled, autonomous, teleop (pressing the button once), disabled, over
+//! and over; `--match-seconds N` sets the match's length (17 by default: 1 s, 4 s, 10 s, 2 s).
+//! What it does shows under `/tickstep/robot/` (enabled, mode) and `/tickstep/mechanisms/`
+//! (which command holds each mechanism), the topics `AdvantageScope` reads; the scoring state
+//! machine's graph is the Mermaid text under `/robot/score/graph`.
 //!
 //! Serves NT4 on port 5810 (`--port`) and writes `.wpilog` files to `logs/` (`--log-dir`).
 //!
@@ -19,19 +34,23 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use tickstep_commands::{CommandScheduler, Mechanism, Trigger, compose};
+use tickstep_commands::compose::{self, StateMachine};
+use tickstep_commands::{CommandScheduler, Mechanism, OpMode, RobotStateCell, Trigger};
 use tickstep_kernel::clock::SystemClock;
 use tickstep_kernel::{FrameScheduler, Priority, SchedulerConfig};
 use tickstep_nt4::{Limits, LogConfig, Nt4Server, SchedulerTelemetry, Value, WpiLog};
 
 const FRAME: Duration = Duration::from_millis(20);
 const BUTTON: &str = "/tickstep/input/button";
+const MODE: &str = "/tickstep/input/mode";
+const SCORE_GRAPH: &str = "/robot/score/graph";
 
 struct Args {
     port: u16,
     log_dir: String,
     seconds: u64,
     script: bool,
+    match_seconds: f64,
 }
 
 fn args() -> Args {
@@ -40,6 +59,7 @@ fn args() -> Args {
         log_dir: "logs".into(),
         seconds: 0,
         script: false,
+        match_seconds: 17.0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -53,8 +73,17 @@ fn args() -> Args {
                     .expect("--seconds: a whole number");
             }
             "--script" => a.script = true,
+            "--match-seconds" => {
+                a.match_seconds = value("--match-seconds")
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s >= 1.0)
+                    .expect("--match-seconds: a number of seconds, at least 1");
+            }
             other => {
-                panic!("unknown argument {other:?} (try --port, --log-dir, --seconds, --script)")
+                panic!(
+                    "unknown argument {other:?} (try --port, --log-dir, --seconds, --script, --match-seconds)"
+                )
             }
         }
     }
@@ -75,28 +104,43 @@ fn main() {
     let clock = SystemClock::new();
     let scheduler = CommandScheduler::new(clock.clone());
     let kernel = FrameScheduler::new(clock, SchedulerConfig::server());
+    let state = RobotStateCell::new();
+    scheduler.set_robot_state(state.clone());
     let Robot {
         drivetrain,
         arm,
+        lights,
         position,
         angle,
         button,
-    } = robot(&scheduler, &server);
+    } = robot(&scheduler, &server, &log);
     let mut telemetry = SchedulerTelemetry::new(&scheduler);
     telemetry
         .serve(&server)
         .log(&log)
         .mechanism(&drivetrain)
         .mechanism(&arm)
+        .mechanism(&lights)
         .trigger("button", &button);
     let started = Instant::now();
     let mut next = started;
     let mut frame = 0u64;
     loop {
         if args.script {
-            // Press for a second every ten seconds, as a driver would.
-            let pressed = frame % 500 >= 400 && frame % 500 < 450;
+            let (mode, pressed) = scripted_match(frame, args.match_seconds);
+            server.set(MODE, Value::String(mode.to_owned()));
             server.set(BUTTON, Value::Boolean(pressed));
+        }
+        // The field's word, read once per frame before the scheduler's cycle.
+        let mode = match server.get(MODE) {
+            Some(Value::String(mode)) => mode,
+            _ => String::new(),
+        };
+        match mode.as_str() {
+            "autonomous" => state.set(true, OpMode::AUTONOMOUS),
+            "teleop" => state.set(true, OpMode::TELEOP),
+            "test" => state.set(true, OpMode::TEST),
+            _ => state.disable(),
         }
         // Background work the kernel fits into its budget (a sensor filter, say).
         for _ in 0..4 {
@@ -133,19 +177,45 @@ fn main() {
     println!("{frame} frames; {} log records dropped", log.dropped());
 }
 
+/// Where a scripted match is at `frame`: the mode, and whether the button is pressed. A match
+/// of `seconds` is 1/17 disabled, 4/17 autonomous, 10/17 teleop (the button held for its middle
+/// tenth) and 2/17 disabled again.
+fn scripted_match(frame: u64, seconds: f64) -> (&'static str, bool) {
+    let frames = (seconds * 50.0).round();
+    #[allow(clippy::cast_precision_loss)]
+    let at = (frame as f64 % frames) / frames * 17.0;
+    match at {
+        at if at < 1.0 => ("disabled", false),
+        at if at < 5.0 => ("autonomous", false),
+        at if at < 15.0 => ("teleop", (9.5..10.5).contains(&at)),
+        _ => ("disabled", false),
+    }
+}
+
 /// The mechanisms, their simulated state, and the button trigger.
 struct Robot {
     drivetrain: Mechanism,
     arm: Mechanism,
+    lights: Mechanism,
     position: Rc<Cell<f64>>,
     angle: Rc<Cell<f64>>,
     button: Trigger,
 }
 
-/// Builds the robot's commands and bindings, and schedules autonomous.
-fn robot(scheduler: &CommandScheduler, server: &Nt4Server) -> Robot {
+/// Builds the robot's commands, and what each robot mode sets up when it starts.
+#[allow(clippy::too_many_lines)] // one robot, read top to bottom
+fn robot(scheduler: &CommandScheduler, server: &Nt4Server, log: &WpiLog) -> Robot {
     let drivetrain = Mechanism::new(scheduler, "drivetrain");
     let arm = Mechanism::new(scheduler, "arm");
+    let lights = Mechanism::new(scheduler, "lights");
+    lights.set_controllable_while_disabled(true);
+    let show = |pattern: &str| {
+        lights
+            .run(|co| async move {
+                co.park().await;
+            })
+            .named(format!("lights {pattern}"))
+    };
     let position = Rc::new(Cell::new(0.0_f64)); // metres
     let angle = Rc::new(Cell::new(0.0_f64)); // degrees
 
@@ -200,11 +270,8 @@ fn robot(scheduler: &CommandScheduler, server: &Nt4Server) -> Robot {
                     }
                 }
             })
-            .named("teleop")
+            .named("teleop drive")
     };
-    drivetrain
-        .set_default_command(&teleop)
-        .expect("teleop drives the drivetrain");
     // The arm's default: stow, then hold there until something takes the arm.
     let stow = {
         let angle = angle.clone();
@@ -220,23 +287,45 @@ fn robot(scheduler: &CommandScheduler, server: &Nt4Server) -> Robot {
         })
         .named("stow arm")
     };
-    arm.set_default_command(&stow)
-        .expect("the arm stows by default");
-    let score = compose::sequence([
-        &move_arm(120.0, "raise to score", 10),
-        &move_arm(0.0, "stow after score", 10),
-    ])
-    .expect("a sequence of two")
-    .named("score");
+    // Scoring as a state machine, so the tools can draw it (docs/commands.md §14).
+    let mut scoring = StateMachine::new("score");
+    let raise = scoring.state(&move_arm(120.0, "raise to score", 10));
+    let lower = scoring.state(&move_arm(0.0, "stow after score", 10));
+    scoring.on_completion(raise, lower).labeled("at the goal");
+    scoring.exit_on_completion(lower).labeled("stowed");
+    let score = scoring.build().expect("two states");
+    // The Mermaid text AdvantageScope's proposed diagram view draws, as a plain string topic.
+    let graph = Value::String(scoring.graph().to_mermaid());
+    server.set(SCORE_GRAPH, graph.clone());
+    log.append(SCORE_GRAPH, graph, scheduler.now().as_nanos() / 1_000);
     let input = server.clone();
     let button = Trigger::new(scheduler, move || {
         input.get(BUTTON).and_then(|v| v.as_bool()).unwrap_or(false)
     });
-    button.on_true(&score);
-    scheduler.schedule(&autonomous);
+
+    let (l, breathe) = (lights.clone(), show("breathe"));
+    scheduler.on_mode(OpMode::DISABLED, move |_| {
+        l.set_default_command(&breathe).expect("lights only");
+    });
+    let (l, auto_lights) = (lights.clone(), show("autonomous"));
+    scheduler.on_mode(OpMode::AUTONOMOUS, move |scheduler| {
+        l.set_default_command(&auto_lights).expect("lights only");
+        // Scheduled while autonomous is the mode, so it ends with autonomous.
+        scheduler.schedule(&autonomous);
+    });
+    let (l, team) = (lights.clone(), show("team colour"));
+    let (d, a, b) = (drivetrain.clone(), arm.clone(), button.clone());
+    scheduler.on_mode(OpMode::TELEOP, move |_| {
+        l.set_default_command(&team).expect("lights only");
+        d.set_default_command(&teleop)
+            .expect("teleop drives the drivetrain");
+        a.set_default_command(&stow).expect("the arm stows");
+        b.on_true(&score);
+    });
     Robot {
         drivetrain,
         arm,
+        lights,
         position,
         angle,
         button,

@@ -134,7 +134,9 @@ const KERNEL_DEFERRED: usize = 9;
 const SCHEDULES_LIVE: usize = 10;
 const SCHEDULES_RUNNING: usize = 11;
 const KERNEL_PENDING: usize = 12;
-const FIXED: [&str; 13] = [
+const ROBOT_ENABLED: usize = 13;
+const ROBOT_MODE: usize = 14;
+const FIXED: [&str; 15] = [
     topics::SCHEDULER,
     topics::RUNNING,
     topics::RUNNING_IDS,
@@ -148,6 +150,8 @@ const FIXED: [&str; 13] = [
     topics::SCHEDULES_LIVE,
     topics::SCHEDULES_RUNNING,
     topics::KERNEL_PENDING,
+    topics::ROBOT_ENABLED,
+    topics::ROBOT_MODE,
 ];
 
 impl std::fmt::Debug for SchedulerTelemetry {
@@ -339,6 +343,10 @@ impl SchedulerTelemetry {
             Value::Double(t.last_run_time.as_secs_f64() * 1e3),
         );
         self.update(CYCLE, Value::Int(int(t.cycle)));
+        // The robot's state as the scheduler obeys it (docs/nt4.md §5.7).
+        self.update(ROBOT_ENABLED, Value::Boolean(self.scheduler.is_enabled()));
+        let mode = self.scheduler.opmode().map_or(-1, |m| i64::from(m.get()));
+        self.update(ROBOT_MODE, Value::Int(mode));
         // An instance's requirements never change, so owners change only with the running ids.
         if ids_changed || self.owners_stale {
             self.owners_stale = false;

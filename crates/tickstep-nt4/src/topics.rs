@@ -32,5 +32,10 @@ pub const KERNEL_PENDING: &str = "/tickstep/kernel/pending";
 pub const SCHEDULES_LIVE: &str = "/tickstep/schedules/live";
 /// Durable schedule runs in progress (`int`).
 pub const SCHEDULES_RUNNING: &str = "/tickstep/schedules/running";
+/// Whether the robot is enabled, as the scheduler obeys it (`boolean`, docs/nt4.md §5.7).
+pub const ROBOT_ENABLED: &str = "/tickstep/robot/enabled";
+/// The active opmode's number, `-1` for none (`int`; the robot modes are `OpMode::DISABLED` 0,
+/// `AUTONOMOUS` 1, `TELEOP` 2, `TEST` 3; docs/nt4.md §5.7).
+pub const ROBOT_MODE: &str = "/tickstep/robot/mode";
 /// Prefix of topics dashboards publish for the robot to read (docs/nt4.md §5.5).
 pub const INPUT: &str = "/tickstep/input/";

@@ -1,5 +1,5 @@
 //! `WPILib`'s own `NetworkTables` client (pyntcore) reads tickstep's scheduler topics and publishes
-//! a trigger input (docs/nt4.md §5, §7.1). The robot side runs on a `ManualClock`; only the
+//! a trigger input and the robot's enabled state (docs/nt4.md §5, §7.1). The robot side runs on a `ManualClock`; only the
 //! waits for the other process are real time, bounded, and nothing asserts a duration.
 
 // A scenario reads top to bottom, as the robot lived it.
@@ -12,7 +12,9 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use serde_json::json;
-use tickstep_commands::{Command, CommandScheduler, Mechanism, Trigger};
+use tickstep_commands::{
+    Command, CommandScheduler, Mechanism, RobotState, ScheduleResult, Trigger,
+};
 use tickstep_kernel::clock::ManualClock;
 use tickstep_nt4::{Limits, Nt4Server, SchedulerTelemetry, Value, topics};
 
@@ -168,4 +170,130 @@ fn hex(bytes: &[u8]) -> String {
         let _ = write!(s, "{b:02x}");
         s
     })
+}
+
+/// The field's word, as a host reads it: enabled while a dashboard (here pyntcore, standing in
+/// for the driver station) publishes `/tickstep/input/enabled` true (docs/commands.md §12.1).
+struct Field(Nt4Server);
+
+impl RobotState for Field {
+    fn is_enabled(&self) -> bool {
+        self.0
+            .get(ENABLED)
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
+    }
+}
+
+const ENABLED: &str = "/tickstep/input/enabled";
+
+#[test]
+fn pyntcore_sees_a_disabled_robots_motor_command_canceled_within_one_cycle() {
+    let Some(python) = common::python_with("ntcore, google.protobuf") else {
+        return;
+    };
+    let server = Nt4Server::start("127.0.0.1:0".parse().unwrap(), Limits::default()).unwrap();
+    let clock = ManualClock::new();
+    let scheduler = CommandScheduler::new(clock.clone());
+    scheduler.set_robot_state(Field(server.clone()));
+    let arm = Mechanism::new(&scheduler, "arm");
+    let raise = arm
+        .run(|co| async move {
+            co.park().await;
+        })
+        .named("raise");
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let log = events.clone();
+    scheduler.on_lifecycle_event(move |e| log.borrow_mut().push(e.to_string()));
+    let mut telemetry = SchedulerTelemetry::new(&scheduler);
+    telemetry.serve(&server).mechanism(&arm);
+    let frame = |telemetry: &mut SchedulerTelemetry| {
+        scheduler.run().unwrap();
+        telemetry.publish();
+        clock.advance(Duration::from_millis(20));
+    };
+    frame(&mut telemetry);
+
+    let mut nt = common::Script::start(
+        &python,
+        "nt_client.py",
+        &[server.local_addr().port().to_string()],
+    );
+    nt.wait_for(WAIT, "a connection", |v| v["event"] == "connected");
+    nt.wait_for(
+        WAIT,
+        "a disabled robot",
+        topic_is(topics::ROBOT_ENABLED, json!(false)),
+    );
+    // Disabled: the motor command is refused.
+    assert!(matches!(
+        scheduler.schedule(&raise),
+        ScheduleResult::RobotDisabled { .. }
+    ));
+
+    // The driver station enables the robot; the robot reads it at the start of a frame.
+    nt.send(&format!("set {ENABLED} true"));
+    nt.wait_for(WAIT, "its publication", |v| v["event"] == "published");
+    let mut frames = 0;
+    while !scheduler.is_enabled() {
+        assert!(frames < 1_500, "the enable never reached the robot");
+        frame(&mut telemetry);
+        frames += 1;
+        nt.pump(Duration::from_millis(20));
+    }
+    assert_eq!(scheduler.schedule(&raise), ScheduleResult::Success);
+    frame(&mut telemetry);
+    nt.wait_for(
+        WAIT,
+        "the arm driven by raise",
+        topic_is("/tickstep/mechanisms/arm", json!("raise")),
+    );
+    nt.wait_for(
+        WAIT,
+        "an enabled robot",
+        topic_is(topics::ROBOT_ENABLED, json!(true)),
+    );
+
+    // The driver station disables it. Frames run until one starts disabled; raise runs in every
+    // frame before that one and in none after.
+    nt.send(&format!("set {ENABLED} false"));
+    let mut frames = 0;
+    let disabled_cycle = loop {
+        assert!(frames < 1_500, "the disable never reached the robot");
+        assert!(scheduler.is_running(&raise), "raise ran until the disable");
+        events.borrow_mut().clear();
+        frame(&mut telemetry);
+        frames += 1;
+        if !events.borrow().is_empty() {
+            break scheduler.telemetry().cycle;
+        }
+        nt.pump(Duration::from_millis(20));
+    };
+    assert!(!scheduler.is_running(&raise));
+    assert_eq!(
+        *events.borrow(),
+        ["Disabled raise (requires arm)", "Canceled raise"],
+        "canceled in the first disabled cycle, before it ran"
+    );
+
+    // No frame runs after that one, so what pyntcore ends up seeing is that cycle's telemetry:
+    // the robot disabled and the arm free in the same cycle.
+    let end = std::time::Instant::now() + WAIT;
+    loop {
+        let settled = nt.latest(topics::CYCLE) == Some(&json!(disabled_cycle))
+            && nt.latest(topics::ROBOT_ENABLED) == Some(&json!(false))
+            && nt.latest("/tickstep/mechanisms/arm") == Some(&json!(""))
+            && nt.latest(topics::RUNNING) == Some(&json!([]));
+        if settled {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "pyntcore never saw cycle {disabled_cycle} with the robot disabled and the arm free: {:?} {:?} {:?}",
+            nt.latest(topics::CYCLE),
+            nt.latest(topics::ROBOT_ENABLED),
+            nt.latest("/tickstep/mechanisms/arm"),
+        );
+        nt.pump(Duration::from_millis(20));
+    }
 }

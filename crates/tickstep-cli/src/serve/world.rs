@@ -808,7 +808,10 @@ impl Server {
             format!("paused by {}: {}", self.name(pause.by), shown(&pause.note))
         } else if info.next_run > 0.0 {
             // A player's zone is not known to the server: the date is UTC (docs/serve.md §4.8).
-            format!("next {}", crate::when::Times::chosen(true, false).at(info.next_run, now))
+            format!(
+                "next {}",
+                crate::when::Times::chosen(true, false).at(info.next_run, now)
+            )
         } else {
             "no next run".to_owned()
         };

@@ -24,6 +24,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::compose::graph::{EdgeKind, GraphEdge, GraphTarget, StateGraph};
 use crate::compose::group::group;
 use crate::error::{BoxError, StateMachineError};
 use crate::scheduler::Coroutine;
@@ -72,6 +73,8 @@ struct Transition {
     edge: usize,
     target: Target,
     condition: Condition,
+    /// Its name in the machine's graph (`StateMachine::labeled`).
+    label: Option<Rc<str>>,
 }
 
 #[derive(Clone)]
@@ -85,8 +88,10 @@ struct FromAny {
 struct StateDef {
     command: Command,
     transitions: Vec<Transition>,
-    completions: Vec<(Condition, Target)>,
+    /// `on_completion_if` transitions: condition, target, label.
+    completions: Vec<(Condition, Target, Option<Rc<str>>)>,
     on_complete: Target,
+    on_complete_label: Option<Rc<str>>,
     on_enter: Vec<Rc<dyn Fn()>>,
     on_exit: Vec<Rc<dyn Fn()>>,
 }
@@ -128,6 +133,21 @@ pub struct StateMachine {
     initial: Option<usize>,
     error: Option<StateMachineError>,
     next_seq: usize,
+    /// The transition declared last, for [`StateMachine::labeled`].
+    last: Option<Declared>,
+}
+
+/// Where the transition declared last lives.
+#[derive(Clone, Copy)]
+enum Declared {
+    /// `states[state].transitions[index]`.
+    Own(usize, usize),
+    /// `any[index]`.
+    Any(usize),
+    /// `states[state].completions[index]`.
+    CompletionIf(usize, usize),
+    /// `states[state].on_complete`.
+    Completion(usize),
 }
 
 impl StateMachine {
@@ -147,6 +167,7 @@ impl StateMachine {
             initial: None,
             error: None,
             next_seq: 0,
+            last: None,
         }
     }
 
@@ -165,6 +186,7 @@ impl StateMachine {
             transitions: Vec::new(),
             completions: Vec::new(),
             on_complete: Target::Exit,
+            on_complete_label: None,
             on_enter: Vec::new(),
             on_exit: Vec::new(),
         });
@@ -196,6 +218,7 @@ impl StateMachine {
             edge: seq,
             target,
             condition,
+            label: None,
         }
     }
 
@@ -203,8 +226,98 @@ impl StateMachine {
         if let (Some(from), Some(target)) = (self.check(from), target) {
             let t = self.transition(target, condition);
             self.states[from].transitions.push(t);
+            self.last = Some(Declared::Own(from, self.states[from].transitions.len() - 1));
         }
         self
+    }
+
+    /// Sets `from`'s completion transition (the last declaration wins).
+    fn completion(&mut self, from: usize, target: Target) {
+        self.states[from].on_complete = target;
+        self.states[from].on_complete_label = None;
+        self.last = Some(Declared::Completion(from));
+    }
+
+    /// Names the transition declared last, for the machine's graph ([`StateMachine::graph`],
+    /// docs/commands.md §14.2); it changes nothing else. Called before any transition was
+    /// declared (or after one that was refused), it does nothing.
+    ///
+    /// ```
+    /// # use tickstep_commands::{compose::StateMachine, Command};
+    /// let mut m = StateMachine::new("m");
+    /// let a = m.state(&Command::no_requirements().executing(|_co| async {}).named("a"));
+    /// let b = m.state(&Command::no_requirements().executing(|_co| async {}).named("b"));
+    /// m.when(a, b, || true).labeled("go");
+    /// assert!(m.graph().to_mermaid().contains("s0 --> s1: go"));
+    /// ```
+    pub fn labeled(&mut self, label: impl Into<String>) -> &mut Self {
+        let label: Option<Rc<str>> = Some(Rc::from(label.into()));
+        match self.last {
+            Some(Declared::Own(state, i)) => self.states[state].transitions[i].label = label,
+            Some(Declared::Any(i)) => self.any[i].transition.label = label,
+            Some(Declared::CompletionIf(state, i)) => self.states[state].completions[i].2 = label,
+            Some(Declared::Completion(state)) => self.states[state].on_complete_label = label,
+            None => {}
+        }
+        self
+    }
+
+    /// The machine's states and transitions as a graph, to draw as Graphviz DOT or Mermaid
+    /// (docs/commands.md §14.1). States are numbered in the order they were added and named
+    /// after their commands.
+    ///
+    /// ```
+    /// # use tickstep_commands::{compose::StateMachine, Command};
+    /// let mut m = StateMachine::new("m");
+    /// let a = m.state(&Command::no_requirements().executing(|_co| async {}).named("a"));
+    /// let graph = m.graph();
+    /// assert_eq!(graph.states, ["a"]);
+    /// assert_eq!(graph.initial, 0);
+    /// ```
+    pub fn graph(&self) -> StateGraph {
+        let mut edges = Vec::new();
+        for (from, state) in self.states.iter().enumerate() {
+            let mut own: Vec<&Transition> = state.transitions.iter().collect();
+            own.extend(
+                (self.any.iter())
+                    .filter(|any| any.from.as_ref().is_none_or(|f| f.contains(&from)))
+                    .map(|any| &any.transition),
+            );
+            own.sort_by_key(|t| t.seq);
+            for t in own {
+                edges.push(GraphEdge::new(
+                    from,
+                    &t.target,
+                    EdgeKind::When,
+                    t.label.as_deref(),
+                ));
+            }
+            for (_, target, label) in &state.completions {
+                edges.push(GraphEdge::new(
+                    from,
+                    target,
+                    EdgeKind::CompletedIf,
+                    label.as_deref(),
+                ));
+            }
+            let label = state.on_complete_label.as_deref();
+            edges.push(GraphEdge::new(
+                from,
+                &state.on_complete,
+                EdgeKind::Completed,
+                label,
+            ));
+        }
+        StateGraph {
+            name: self.name.clone(),
+            states: self
+                .states
+                .iter()
+                .map(|s| s.command.name().to_owned())
+                .collect(),
+            initial: self.initial.unwrap_or(0),
+            edges,
+        }
     }
 
     fn target(&mut self, to: StateId) -> Option<Target> {
@@ -278,7 +391,7 @@ impl StateMachine {
     /// ```
     pub fn on_completion(&mut self, from: StateId, to: StateId) -> &mut Self {
         if let (Some(from), Some(target)) = (self.check(from), self.target(to)) {
-            self.states[from].on_complete = target;
+            self.completion(from, target);
         }
         self
     }
@@ -298,7 +411,7 @@ impl StateMachine {
         pick: impl Fn() -> Option<StateId> + 'static,
     ) -> &mut Self {
         if let Some(from) = self.check(from) {
-            self.states[from].on_complete = Target::Pick(Rc::new(pick));
+            self.completion(from, Target::Pick(Rc::new(pick)));
         }
         self
     }
@@ -314,7 +427,7 @@ impl StateMachine {
     /// ```
     pub fn exit_on_completion(&mut self, from: StateId) -> &mut Self {
         if let Some(from) = self.check(from) {
-            self.states[from].on_complete = Target::Exit;
+            self.completion(from, Target::Exit);
         }
         self
     }
@@ -336,9 +449,9 @@ impl StateMachine {
         condition: impl Fn() -> bool + 'static,
     ) -> &mut Self {
         if let (Some(from), Some(target)) = (self.check(from), self.target(to)) {
-            self.states[from]
-                .completions
-                .push((Rc::new(condition), target));
+            let completions = &mut self.states[from].completions;
+            completions.push((Rc::new(condition), target, None));
+            self.last = Some(Declared::CompletionIf(from, completions.len() - 1));
         }
         self
     }
@@ -363,6 +476,7 @@ impl StateMachine {
                 from: None,
                 transition,
             });
+            self.last = Some(Declared::Any(self.any.len() - 1));
         }
         self
     }
@@ -391,6 +505,7 @@ impl StateMachine {
                 from: Some(from),
                 transition,
             });
+            self.last = Some(Declared::Any(self.any.len() - 1));
         }
         self
     }
@@ -523,6 +638,22 @@ impl Drop for ExitOnDrop<'_> {
     }
 }
 
+impl GraphEdge {
+    fn new(from: usize, target: &Target, kind: EdgeKind, label: Option<&str>) -> Self {
+        let to = match target {
+            Target::State(i) => GraphTarget::State(*i),
+            Target::Exit => GraphTarget::Exit,
+            Target::Pick(_) => GraphTarget::Picked,
+        };
+        GraphEdge {
+            from,
+            to,
+            kind,
+            label: label.map(str::to_owned),
+        }
+    }
+}
+
 impl Machine {
     fn resolve(&self, target: &Target) -> Result<Option<usize>, StateMachineError> {
         let picked = match target {
@@ -584,8 +715,8 @@ impl Machine {
             let next = state
                 .completions
                 .iter()
-                .find(|(condition, _)| condition())
-                .map_or(&state.on_complete, |(_, target)| target);
+                .find(|(condition, _, _)| condition())
+                .map_or(&state.on_complete, |(_, target, _)| target);
             current = self.resolve(next)?;
             if !yielded && current.is_some() {
                 co.yield_now().await;

@@ -14,6 +14,7 @@ use super::state::{Listen, Phase, Sideload};
 use crate::error::{DefaultCommandError, RunError};
 use crate::event::Event;
 use crate::id::Mounted;
+use crate::run::Run;
 use crate::schedule_result::ScheduleResult;
 use crate::scheduler::Coroutine;
 use crate::scheduler::Mechanism;
@@ -22,8 +23,8 @@ use crate::scheduler::telemetry::{CommandInfo, Telemetry};
 use crate::scope::OpMode;
 
 impl CommandScheduler {
-    /// A scheduler reading time from `clock` (a [`ManualClock`](tickstep_kernel::clock::ManualClock)
-    /// in tests, a [`SystemClock`](tickstep_kernel::clock::SystemClock) on a robot).
+    /// A scheduler reading time from `clock` (a [`ManualClock`](tickstep_commands::kernel::clock::ManualClock)
+    /// in tests, a [`SystemClock`](tickstep_commands::kernel::clock::SystemClock) on a robot).
     ///
     /// ```
     /// use tickstep_commands::CommandScheduler;
@@ -61,6 +62,95 @@ impl CommandScheduler {
     #[track_caller]
     pub fn schedule(&self, cmd: &Command) -> ScheduleResult {
         self.inner.schedule(cmd, Location::caller()).0
+    }
+
+    /// Schedules `cmd` like [`CommandScheduler::schedule`] and returns the [`Run`] it made, to
+    /// await or cancel that run alone (docs/commands.md §13.1).
+    ///
+    /// # Errors
+    ///
+    /// Every answer of `schedule` but `Success`, unchanged; `AlreadyRunning` when `cmd` is
+    /// already queued or running (its run is [`CommandScheduler::run_of`]).
+    ///
+    /// # Panics
+    ///
+    /// If `cmd` requires a mechanism created for another scheduler.
+    ///
+    /// ```
+    /// use tickstep_commands::{Command, CommandScheduler, ScheduleResult};
+    /// use tickstep_commands::kernel::clock::ManualClock;
+    ///
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// let run = scheduler.schedule_run(&c).unwrap();
+    /// assert_eq!(scheduler.schedule_run(&c), Err(ScheduleResult::AlreadyRunning));
+    /// assert_eq!(scheduler.run_of(&c), Some(run));
+    /// ```
+    #[track_caller]
+    pub fn schedule_run(&self, cmd: &Command) -> Result<Run, ScheduleResult> {
+        match self.inner.schedule(cmd, Location::caller()) {
+            (ScheduleResult::Success, Some(key)) => Ok(self
+                .inner
+                .state
+                .borrow()
+                .run_of_key(key)
+                .expect("a command just scheduled has an instance")),
+            (result, _) => Err(result),
+        }
+    }
+
+    /// The queued or running run of `cmd`, if any.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, CommandScheduler};
+    /// # use tickstep_commands::kernel::clock::ManualClock;
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// assert_eq!(scheduler.run_of(&c), None);
+    /// scheduler.schedule(&c);
+    /// assert_eq!(scheduler.run_of(&c).unwrap().id(), scheduler.queued()[0].id);
+    /// ```
+    pub fn run_of(&self, cmd: &Command) -> Option<Run> {
+        let s = self.inner.state.borrow();
+        s.live_key(cmd).and_then(|key| s.run_of_key(key))
+    }
+
+    /// Whether `run` is still queued or running. A later run of the same command is another
+    /// run (docs/commands.md §13.1).
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, CommandScheduler};
+    /// # use tickstep_commands::kernel::clock::ManualClock;
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|_co| async {}).named("c");
+    /// let run = scheduler.schedule_run(&c).unwrap();
+    /// assert!(scheduler.is_live(run));
+    /// scheduler.run().unwrap();
+    /// assert!(!scheduler.is_live(run));
+    /// ```
+    pub fn is_live(&self, run: Run) -> bool {
+        self.inner.state.borrow().live_run(run).is_some()
+    }
+
+    /// Cancels `run` (and every command it started) if it is still queued or running, as
+    /// [`CommandScheduler::cancel`] does, and says whether it was. A later run of the same
+    /// command is left alone (docs/commands.md §13.3).
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, CommandScheduler};
+    /// # use tickstep_commands::kernel::clock::ManualClock;
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let c = Command::no_requirements().executing(|co| async move { co.park().await; }).named("c");
+    /// let run = scheduler.schedule_run(&c).unwrap();
+    /// assert!(scheduler.cancel_run(run));
+    /// assert!(!scheduler.cancel_run(run));
+    /// ```
+    pub fn cancel_run(&self, run: Run) -> bool {
+        let live = self.inner.state.borrow().live_run(run);
+        if let Some(key) = live {
+            self.inner.cancel_key(key);
+        }
+        live.is_some()
     }
 
     /// Cancels `cmd` (and every command it started) if it is queued or running; does nothing
@@ -136,8 +226,9 @@ impl CommandScheduler {
 
     /// Whether the next cycle would do nothing but count itself (docs/commands.md §2.4): nothing
     /// queued or running, no trigger binding, sideload or default command (ever set), no opmode
-    /// change to sweep. A host may skip the cycles of an idle scheduler; work scheduled later makes
-    /// it busy again.
+    /// change to sweep, and the robot neither just disabled nor in a mode the scheduler has not
+    /// entered yet (it reads the [`RobotState`](crate::RobotState), docs/commands.md §12.8). A
+    /// host may skip the cycles of an idle scheduler; work scheduled later makes it busy again.
     ///
     /// ```
     /// # use tickstep_commands::{Command, CommandScheduler};
@@ -150,9 +241,9 @@ impl CommandScheduler {
     /// scheduler.run().unwrap(); // c runs to its end
     /// assert!(scheduler.is_idle());
     /// ```
-    #[inline]
     pub fn is_idle(&self) -> bool {
-        self.inner.state.borrow().is_idle()
+        self.inner.read_enabled();
+        self.inner.state.borrow().is_idle() && !self.inner.mode_pending()
     }
 
     /// Whether `cmd` is queued ("scheduled"): requested, not yet started.
@@ -487,11 +578,77 @@ impl CommandScheduler {
     /// assert_eq!(scheduler.opmode(), Some(OpMode::new(1)));
     /// ```
     pub fn set_opmode(&self, opmode: Option<OpMode>) {
-        let mut s = self.inner.state.borrow_mut();
-        if s.opmode != opmode {
-            s.opmode = opmode;
-            s.opmode_epoch += 1;
-        }
+        self.inner.enter_opmode(opmode);
+    }
+
+    /// Installs what the host says about the robot (docs/commands.md §12.1): whether it is
+    /// enabled and, if the host wants the scheduler to follow it, the robot mode. Read at once,
+    /// then at the start of every `run()` and at every `schedule` made outside `run()`.
+    ///
+    /// ```
+    /// use tickstep_commands::{CommandScheduler, Mechanism, OpMode, RobotStateCell, ScheduleResult};
+    /// use tickstep_commands::kernel::clock::ManualClock;
+    ///
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let robot = RobotStateCell::new(); // a robot boots disabled
+    /// scheduler.set_robot_state(robot.clone());
+    /// let arm = Mechanism::new(&scheduler, "arm");
+    /// let raise = arm.run(|co| async move { co.park().await; }).named("raise");
+    /// assert!(matches!(scheduler.schedule(&raise), ScheduleResult::RobotDisabled { .. }));
+    ///
+    /// robot.set(true, OpMode::TELEOP);
+    /// assert_eq!(scheduler.schedule(&raise), ScheduleResult::Success);
+    /// scheduler.run().unwrap();
+    /// assert_eq!(scheduler.opmode(), Some(OpMode::TELEOP));
+    /// robot.disable();
+    /// scheduler.run().unwrap(); // canceled before it runs another step
+    /// assert!(!scheduler.is_running(&raise));
+    /// ```
+    pub fn set_robot_state(&self, robot: impl crate::RobotState + 'static) {
+        *self.inner.robot.borrow_mut() = Rc::new(robot);
+        self.inner.read_enabled();
+    }
+
+    /// Whether the robot is enabled, as the installed [`RobotState`](crate::RobotState) says now
+    /// (always true without one).
+    ///
+    /// ```
+    /// # use tickstep_commands::CommandScheduler;
+    /// # use tickstep_commands::kernel::clock::ManualClock;
+    /// assert!(CommandScheduler::new(ManualClock::new()).is_enabled());
+    /// ```
+    pub fn is_enabled(&self) -> bool {
+        self.inner.read_enabled()
+    }
+
+    /// Registers what robot mode `mode` sets up each time it starts (docs/commands.md §12.6):
+    /// `setup` runs when the opmode becomes `mode` (by [`CommandScheduler::set_opmode`] or by
+    /// following the [`RobotState`](crate::RobotState)), outside any command and with `mode`
+    /// active, so the default commands, bindings, sideloads and commands it makes belong to the
+    /// mode and are torn down when it ends. Setups of one mode run in the order registered.
+    ///
+    /// ```
+    /// use tickstep_commands::{CommandScheduler, Mechanism, OpMode};
+    /// use tickstep_commands::kernel::clock::ManualClock;
+    ///
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let drive = Mechanism::new(&scheduler, "drive");
+    /// let d = drive.clone();
+    /// let cruise = drive.run(|co| async move { co.park().await; }).named("cruise");
+    /// scheduler.on_mode(OpMode::TELEOP, move |_| d.set_default_command(&cruise).unwrap());
+    ///
+    /// scheduler.set_opmode(Some(OpMode::TELEOP));
+    /// assert_eq!(drive.default_command().unwrap().name(), "cruise");
+    /// scheduler.set_opmode(Some(OpMode::AUTONOMOUS));
+    /// scheduler.run().unwrap(); // teleop's default ended with teleop
+    /// assert!(drive.default_command().is_none());
+    /// ```
+    pub fn on_mode(&self, mode: OpMode, setup: impl Fn(&CommandScheduler) + 'static) {
+        let mut setups = self.inner.mode_setups.borrow_mut();
+        Rc::make_mut(&mut setups).push(super::modes::ModeSetup {
+            mode,
+            setup: Rc::new(setup),
+        });
     }
 
     /// The active opmode.

@@ -13,7 +13,8 @@ use std::task::{Context, Poll};
 use tickstep_kernel::clock::{Clock, Instant};
 
 use crate::error::ForkError;
-use crate::id::{Key, Mounted};
+use crate::id::Mounted;
+use crate::run::Run;
 use crate::scheduler::Inner;
 
 /// True when the bound command may go on (it was not canceled during this poll).
@@ -176,6 +177,26 @@ impl<F: FnMut() -> bool + Unpin> Future for CycleWaitUntilTimeout<F> {
     }
 }
 
+/// The instances a [`Join`] waits for: one run is kept inline, so awaiting a run allocates
+/// nothing (docs/commands.md §13.5).
+#[derive(Debug, Default)]
+pub(crate) enum JoinKeys {
+    #[default]
+    None,
+    One(Run),
+    Many(Vec<Run>),
+}
+
+impl JoinKeys {
+    fn as_slice(&self) -> &[Run] {
+        match self {
+            JoinKeys::None => &[],
+            JoinKeys::One(key) => std::slice::from_ref(key),
+            JoinKeys::Many(keys) => keys,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum JoinMode {
     All,
@@ -208,7 +229,7 @@ pub(crate) enum JoinMode {
 pub struct Join {
     pub(crate) inner: Weak<Inner>,
     pub(crate) bound: Mounted,
-    pub(crate) keys: Vec<Key>,
+    pub(crate) keys: JoinKeys,
     pub(crate) error: Option<ForkError>,
     pub(crate) mode: JoinMode,
 }
@@ -225,17 +246,20 @@ impl Future for Join {
         if !inner.still_running(self.bound) {
             return Poll::Pending;
         }
+        // Every child's end is checked at every poll: the join ends when the last (or the
+        // first) child has ended, never after a fixed number of polls (docs/commands.md §13.4).
+        let keys = self.keys.as_slice();
         let done = match self.mode {
-            JoinMode::All => self.keys.iter().all(|k| !inner.is_live(*k)),
-            JoinMode::Any => self.keys.is_empty() || self.keys.iter().any(|k| !inner.is_live(*k)),
+            JoinMode::All => keys.iter().all(|r| !inner.is_live(r.key)),
+            JoinMode::Any => keys.is_empty() || keys.iter().any(|r| !inner.is_live(r.key)),
         };
         if !done {
             return Poll::Pending;
         }
         if self.mode == JoinMode::Any {
-            for key in std::mem::take(&mut self.keys) {
-                if inner.is_live(key) {
-                    inner.cancel_key(key);
+            for run in std::mem::take(&mut self.keys).as_slice() {
+                if inner.is_live(run.key) {
+                    inner.cancel_key(run.key);
                 }
             }
         }

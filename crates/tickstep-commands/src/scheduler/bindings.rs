@@ -101,6 +101,7 @@ impl Inner {
     pub(crate) fn add_mechanism(&self) -> (usize, usize) {
         let mut s = self.state.borrow_mut();
         s.mechs.push(MechSlot {
+            controllable_while_disabled: false,
             owner: None,
             queued: None,
             defaults: Vec::new(),

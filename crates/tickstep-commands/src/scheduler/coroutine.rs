@@ -17,10 +17,11 @@ use std::time::Duration;
 use tickstep_kernel::clock::{Clock, Instant};
 
 use super::awaitables::{
-    CycleWaitUntil, CycleWaitUntilTimeout, CycleYieldNow, Join, JoinMode, Wait,
+    CycleWaitUntil, CycleWaitUntilTimeout, CycleYieldNow, Join, JoinKeys, JoinMode, Wait,
 };
 use crate::error::ForkError;
 use crate::id::{Key, Mounted};
+use crate::run::Run;
 use crate::scheduler::command::Command;
 use crate::scheduler::{CommandScheduler, Coroutine, Inner};
 
@@ -373,8 +374,8 @@ impl Coroutine {
         let key = self.command_key("await commands");
         let started = inner.fork(key, cmds, true, at);
         let (keys, error) = match started {
-            Ok(keys) => (keys, None),
-            Err(e) => (Vec::new(), Some(e)),
+            Ok(keys) => (JoinKeys::Many(keys), None),
+            Err(e) => (JoinKeys::None, Some(e)),
         };
         Join {
             inner: self.inner.clone(),
@@ -382,6 +383,91 @@ impl Coroutine {
             keys,
             error,
             mode,
+        }
+    }
+
+    /// Starts `command` as a child, like [`Coroutine::fork`] with one command, and returns its
+    /// [`Run`] to await ([`Coroutine::await_run`]) or cancel
+    /// ([`CommandScheduler::cancel_run`]) later (docs/commands.md §13.2).
+    ///
+    /// # Errors
+    ///
+    /// As [`Coroutine::fork`]: [`ForkError`] when it is already running, loses a priority
+    /// conflict, may not run while the robot is disabled, or this command was canceled.
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to, or from a sideload.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, CommandScheduler};
+    /// # use tickstep_commands::kernel::clock::ManualClock;
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let step = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("step");
+    /// let twice = Command::no_requirements()
+    ///     .executing_fallible(move |co| {
+    ///         let step = step.clone();
+    ///         async move {
+    ///             let first = co.fork_run(&step)?;
+    ///             co.await_run(first).await?;
+    ///             let second = co.fork_run(&step)?; // the same command, a second run
+    ///             assert_ne!(first, second);
+    ///             co.await_run(second).await?;
+    ///             Ok(())
+    ///         }
+    ///     })
+    ///     .named("twice");
+    /// scheduler.schedule(&twice);
+    /// for _ in 0..3 { scheduler.run().unwrap(); }
+    /// assert!(!scheduler.is_running(&twice));
+    /// ```
+    #[track_caller]
+    pub fn fork_run(&self, command: &Command) -> Result<Run, ForkError> {
+        let at = Location::caller();
+        let inner = self.engine();
+        let key = self.command_key("fork");
+        let runs = inner.fork(key, std::slice::from_ref(command), false, at)?;
+        Ok(runs[0])
+    }
+
+    /// Waits until `run` has ended (completed, failed or canceled); at once if it already has. It
+    /// never starts anything: the run may be any run of this scheduler, a child or not
+    /// (docs/commands.md §13.2). Allocates nothing.
+    ///
+    /// # Errors
+    ///
+    /// None today: the future resolves to `Ok(())` (a [`ForkError`] is kept in the type so it
+    /// composes with the other awaits).
+    ///
+    /// # Panics
+    ///
+    /// If used outside the command it is bound to, or from a sideload.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Command, CommandScheduler};
+    /// # use tickstep_commands::kernel::clock::ManualClock;
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let slow = Command::no_requirements().executing(|co| async move { co.yield_now().await; }).named("slow");
+    /// let run = scheduler.schedule_run(&slow).unwrap();
+    /// let waiter = Command::no_requirements()
+    ///     .executing(move |co| async move { co.await_run(run).await.unwrap(); })
+    ///     .named("waiter");
+    /// scheduler.schedule(&waiter);
+    /// scheduler.run().unwrap();
+    /// assert!(scheduler.is_running(&waiter));
+    /// scheduler.run().unwrap(); // slow ends
+    /// scheduler.run().unwrap(); // waiter, polled before slow in that cycle, sees it now
+    /// assert!(!scheduler.is_running(&waiter));
+    /// ```
+    #[track_caller]
+    pub fn await_run(&self, run: Run) -> Join {
+        self.command_key("await a run");
+        Join {
+            inner: self.inner.clone(),
+            bound: self.bound,
+            keys: JoinKeys::One(run),
+            error: None,
+            mode: JoinMode::All,
         }
     }
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 use tickstep_kernel::AnyClock;
 
 use super::Inner;
-use super::state::{Deferred, Failure, Listen, Phase, State};
+use super::state::{CycleEvent, Deferred, Failure, Listen, Phase, State};
 use crate::error::{BoxError, RunError};
 use crate::event::EventKind;
 use crate::id::{Key, Mounted};
@@ -82,7 +82,7 @@ impl Inner {
                             s.now = self.clock.raw_instant(end);
                         }
                     }
-                    s.emit_cycle(key, EventKind::Yielded);
+                    s.emit_cycle(key, CycleEvent::Yielded);
                     // `Ok(Pending)` owns nothing: forgetting it spares the common cycle an
                     // out-of-line drop call for a value with nothing to drop.
                     std::mem::forget(polled);
@@ -113,7 +113,7 @@ impl Inner {
             e.mounted = true;
             let future = e.future.take();
             let body = future.is_none().then(|| e.cmd.0.body.clone());
-            s.emit_cycle(key, EventKind::Mounted);
+            s.emit_cycle(key, CycleEvent::Mounted);
             // A top-level mount starts where the previous one ended; a nested one (a child
             // started inside its parent's poll) reads the clock.
             let start = if !s.timing {
@@ -177,7 +177,7 @@ fn end_mount(
     match polled {
         Ok(Poll::Pending) if !ended_meanwhile => {
             s.entry_mut(key).expect("still allocated").future = future;
-            s.emit_cycle(key, EventKind::Yielded);
+            s.emit_cycle(key, CycleEvent::Yielded);
         }
         Ok(Poll::Ready(Ok(()))) if !ended_meanwhile => s.complete(key),
         Ok(Poll::Ready(Err(source))) if !ended_meanwhile => {

@@ -12,11 +12,12 @@ use tickstep_kernel::AnyClock;
 use tickstep_kernel::clock::Clock;
 
 use super::Inner;
-use super::state::{Deferred, Listen, Phase, State};
+use super::state::{Deferred, Listen, Phase, Robot, State};
 use crate::error::{ConflictPair, ForkError};
 use crate::event::{Event, EventKind};
 use crate::id::{Key, Mounted};
 use crate::recorded::ConflictWith;
+use crate::run::Run;
 use crate::schedule_result::ScheduleResult;
 use crate::scheduler::command::Command;
 use crate::scope::Scope;
@@ -52,6 +53,8 @@ impl Inner {
             mounted: Rc::new(Cell::new(Mounted::NOTHING)),
             listeners: RefCell::new(Rc::new(Vec::new())),
             settling: Cell::new(false),
+            robot: RefCell::new(Rc::new(crate::robot::AlwaysEnabled)),
+            mode_setups: RefCell::new(Rc::new(Vec::new())),
         })
     }
 
@@ -111,6 +114,11 @@ impl Inner {
         cmd: &Command,
         at: &'static Location<'static>,
     ) -> (ScheduleResult, Option<Key>) {
+        // From outside run() the robot may have been disabled since the cycle began
+        // (docs/commands.md §12.2); inside it, the cycle's reading holds.
+        if !self.state.borrow().in_run {
+            self.read_enabled();
+        }
         let scope = self.state.borrow().scope_for(self.mounted.get());
         self.schedule_in(cmd, scope, at)
     }
@@ -170,11 +178,12 @@ impl Inner {
         cmds: &[Command],
         join: bool,
         at: &'static Location<'static>,
-    ) -> Result<Vec<Key>, ForkError> {
+    ) -> Result<Vec<Run>, ForkError> {
         for cmd in cmds {
             self.check_mechanisms(cmd);
         }
-        let mut keys = vec![None; cmds.len()];
+        self.refuse_fork_while_disabled(parent, cmds)?;
+        let mut keys: Vec<Option<Run>> = vec![None; cmds.len()];
         {
             let s = self.state.borrow();
             let parent_entry = s.entry(parent).filter(|p| p.phase == Phase::Running);
@@ -198,7 +207,7 @@ impl Inner {
                             command: cmd.name().to_owned(),
                         });
                     }
-                    keys[i] = Some(key);
+                    keys[i] = s.run_of_key(key);
                 } else if s.live_elsewhere(cmd) || fresh.iter().any(|f| f.same_as(cmd)) {
                     return Err(ForkError::AlreadyRunning {
                         command: cmd.name().to_owned(),
@@ -239,13 +248,14 @@ impl Inner {
             }
             let outcome = {
                 let mut s = self.state.borrow_mut();
-                s.start_child(cmd, parent, at)
+                // The run is named before the child's first step, which may end it.
+                (s.start_child(cmd, parent, at)).map(|key| (key, s.run_of_key(key)))
             };
             match outcome {
-                Ok(key) => {
+                Ok((key, run)) => {
                     self.settle();
                     started.push(key);
-                    keys[i] = Some(key);
+                    keys[i] = run;
                     let _ = self.mount(key);
                 }
                 Err(reason) => {
@@ -258,6 +268,26 @@ impl Inner {
             }
         }
         Ok(keys.into_iter().flatten().collect())
+    }
+
+    /// While the robot is disabled, a fork of a command it may not run is refused and cancels
+    /// the parent's composition: safety first (docs/commands.md §12.4).
+    fn refuse_fork_while_disabled(&self, parent: Key, cmds: &[Command]) -> Result<(), ForkError> {
+        if self.state.borrow().robot == Robot::Enabled {
+            return Ok(());
+        }
+        let refused = {
+            let mut s = self.state.borrow_mut();
+            (cmds.iter()).find_map(|cmd| Some((cmd, s.refuse_if_disabled(cmd, Some(parent))?)))
+        };
+        self.settle();
+        match refused {
+            Some((cmd, reason)) => Err(ForkError::Rejected {
+                command: cmd.name().to_owned(),
+                reason,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// An earlier child of a fork changed the world while it ran so that `cmd` could not start:

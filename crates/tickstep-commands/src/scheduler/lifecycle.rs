@@ -6,7 +6,7 @@
 use std::panic::Location;
 use std::rc::Rc;
 
-use super::state::{Deferred, Failure, Phase, State};
+use super::state::{Deferred, Failure, Phase, Robot, State};
 use crate::id::Key;
 use crate::recorded::ConflictWith;
 use crate::schedule_result::ScheduleResult;
@@ -72,6 +72,9 @@ impl State {
         scope: Scope,
         at: &'static Location<'static>,
     ) -> (ScheduleResult, Option<Key>) {
+        if let Some(refused) = self.refuse_if_disabled(cmd, parent) {
+            return (refused, None);
+        }
         let (priority, ancestors) = match parent {
             None => (cmd.priority(), Vec::new()),
             Some(p) => match self.running_parent(p) {
@@ -122,6 +125,69 @@ impl State {
         (ScheduleResult::Success, Some(key))
     }
 
+    /// While the robot is disabled, refuses `cmd` if it requires a mechanism not controllable
+    /// then (docs/commands.md §12.2). A refused child cancels its parent's whole composition,
+    /// which is reported `Disabled` (docs/commands.md §12.4).
+    #[inline]
+    pub(crate) fn refuse_if_disabled(
+        &mut self,
+        cmd: &Command,
+        parent: Option<Key>,
+    ) -> Option<ScheduleResult> {
+        if self.robot == Robot::Enabled {
+            return None;
+        }
+        self.refuse_disabled(cmd, parent)
+    }
+
+    #[cold]
+    fn refuse_disabled(&mut self, cmd: &Command, parent: Option<Key>) -> Option<ScheduleResult> {
+        let mechanism = self.disabled_blocker(cmd)?.0.name.clone();
+        if let Some(parent) = parent.filter(|p| self.is_live(*p)) {
+            let root = self.root_of(parent);
+            self.cancel_disabled(root, mechanism.clone());
+        }
+        Some(ScheduleResult::RobotDisabled {
+            command: cmd.name().to_owned(),
+            mechanism: mechanism.to_string(),
+        })
+    }
+
+    /// Cancels the composition rooted at `root` because the robot is disabled and it needs
+    /// `mechanism`: `Disabled`, then `Canceled` and its descendants' (docs/commands.md §12.3).
+    fn cancel_disabled(&mut self, root: Key, mechanism: std::rc::Rc<str>) {
+        self.emit(root, EventKind::Disabled { mechanism });
+        self.cancel_tree(root, None);
+    }
+
+    /// The robot became disabled: every queued or running command that requires a mechanism not
+    /// controllable while disabled is canceled with its whole composition, running ones first,
+    /// each in the order it started (docs/commands.md §12.3).
+    pub(crate) fn sweep_disabled(&mut self) {
+        if self.robot != Robot::DisabledUnswept {
+            return;
+        }
+        self.robot = Robot::Disabled;
+        let mut doomed: Vec<(Key, std::rc::Rc<str>)> = Vec::new();
+        for &key in self.running.iter().chain(&self.queued) {
+            let Some(e) = self.entry(key).filter(|e| e.phase != Phase::Finished) else {
+                continue;
+            };
+            let Some(m) = self.disabled_blocker(&e.cmd) else {
+                continue;
+            };
+            let root = self.root_of(key);
+            if !doomed.iter().any(|(k, _)| *k == root) {
+                doomed.push((root, m.0.name.clone()));
+            }
+        }
+        for (root, mechanism) in doomed {
+            if self.is_live(root) {
+                self.cancel_disabled(root, mechanism);
+            }
+        }
+    }
+
     /// The effective priority of `parent` if it is running; otherwise why a child cannot start.
     fn running_parent(&self, parent: Key) -> Result<i32, ScheduleResult> {
         match self.entry(parent) {
@@ -163,6 +229,9 @@ impl State {
         at: &'static Location<'static>,
     ) -> Result<Key, ScheduleResult> {
         let parent_priority = self.running_parent(parent)?;
+        if let Some(refused) = self.refuse_if_disabled(cmd, Some(parent)) {
+            return Err(refused);
+        }
         let priority = cmd.priority().max(parent_priority);
         let ancestors = self.lineage(parent);
         let victims = self.conflicts(cmd, priority, &ancestors)?;

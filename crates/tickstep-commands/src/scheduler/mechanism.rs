@@ -175,6 +175,55 @@ impl Mechanism {
         self.scheduler().default_command(self)
     }
 
+    /// Whether commands that require this mechanism may be scheduled and keep running while the
+    /// robot is disabled (docs/commands.md §12.2). False unless set: a mechanism that moves
+    /// something must not start moving the moment the robot is enabled because a button was
+    /// pressed while it was disabled.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Mechanism, CommandScheduler};
+    /// # use tickstep_commands::kernel::clock::ManualClock;
+    /// # let scheduler = CommandScheduler::new(ManualClock::new());
+    /// let leds = Mechanism::new(&scheduler, "leds");
+    /// assert!(!leds.controllable_while_disabled());
+    /// leds.set_controllable_while_disabled(true);
+    /// assert!(leds.controllable_while_disabled());
+    /// ```
+    #[track_caller]
+    pub fn controllable_while_disabled(&self) -> bool {
+        let inner = self.scheduler().inner;
+        let s = inner.state.borrow();
+        s.mechs[self.index()].controllable_while_disabled
+    }
+
+    /// Says whether commands that require this mechanism may run while the robot is disabled
+    /// (lights, a gyro reset, a display); see [`Mechanism::controllable_while_disabled`]. Takes
+    /// effect for the next `schedule` and the next time the robot becomes disabled.
+    ///
+    /// # Panics
+    ///
+    /// If the scheduler was dropped.
+    ///
+    /// ```
+    /// # use tickstep_commands::{Mechanism, CommandScheduler, RobotStateCell, ScheduleResult};
+    /// # use tickstep_commands::kernel::clock::ManualClock;
+    /// let scheduler = CommandScheduler::new(ManualClock::new());
+    /// scheduler.set_robot_state(RobotStateCell::new()); // disabled
+    /// let leds = Mechanism::new(&scheduler, "leds");
+    /// leds.set_controllable_while_disabled(true);
+    /// let blink = leds.run(|co| async move { co.park().await; }).named("blink");
+    /// assert_eq!(scheduler.schedule(&blink), ScheduleResult::Success);
+    /// ```
+    #[track_caller]
+    pub fn set_controllable_while_disabled(&self, controllable: bool) {
+        let inner = self.scheduler().inner;
+        inner.state.borrow_mut().mechs[self.index()].controllable_while_disabled = controllable;
+    }
+
     /// The scheduler this mechanism belongs to.
     ///
     /// # Panics

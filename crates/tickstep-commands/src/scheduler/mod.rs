@@ -7,6 +7,7 @@
 //! * `inner` — the shared engine, the re-entrancy discipline (`settle`), schedule and fork.
 //! * `bindings` — the trigger phase and the narrow API trigger and mechanism handles use.
 //! * `defaults` — scoped default commands.
+//! * `modes` — the robot's state: enabled or disabled, and the robot mode with what it sets up.
 //! * `execute` — mounting one command.
 //! * `run` — the phases of one cycle.
 //! * `command`, `coroutine`, `awaitables`, `mechanism` — the handles user code holds, and the
@@ -34,6 +35,7 @@ pub(crate) mod execute;
 pub(crate) mod inner;
 mod lifecycle;
 mod mechanism;
+mod modes;
 mod run;
 pub(crate) mod state;
 pub(crate) mod telemetry;
@@ -102,6 +104,10 @@ pub(crate) struct Inner {
     pub(crate) listeners: RefCell<Rc<Vec<Listener>>>,
     /// Set while [`Inner::settle`] runs (private: only the folder's files read it).
     settling: Cell<bool>,
+    /// What the host says about the robot (docs/commands.md §12.1); read without a state borrow.
+    pub(crate) robot: RefCell<Rc<dyn crate::RobotState>>,
+    /// What each robot mode sets up when it starts (docs/commands.md §12.6), copy-on-write.
+    pub(crate) mode_setups: RefCell<Rc<Vec<modes::ModeSetup>>>,
 }
 
 /// The coroutine bound to one running command (or sideload).

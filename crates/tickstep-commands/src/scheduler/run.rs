@@ -1,7 +1,8 @@
 //! One scheduler cycle, in the order of docs/commands.md §2.1:
 //!
-//! 1. **Cleanup**: bindings and sideloads whose scope ended are removed; commands those bindings
-//!    scheduled are canceled.
+//! 1. **Cleanup**: if the robot just became disabled, what it may not run is canceled
+//!    (docs/commands.md §12.3); bindings and sideloads whose scope ended are removed; commands
+//!    those bindings scheduled are canceled.
 //! 2. **Sideloads**: each periodic coroutine is polled once.
 //! 3. **Scheduling**: triggers are polled (queueing or canceling commands); default commands are
 //!    queued for idle mechanisms; queued commands are promoted (higher priority interrupts, ties
@@ -35,6 +36,11 @@ impl Drop for RunGuard<'_> {
 impl Inner {
     #[track_caller]
     pub(crate) fn run(self: &Rc<Self>) -> Result<(), RunError> {
+        // The host's view of the robot, read once per cycle before anything else
+        // (docs/commands.md §12.1): a disabled robot's commands never run another step.
+        if !self.state.borrow().in_run {
+            self.read_robot_state();
+        }
         let (start, idle) = {
             let mut s = self.state.borrow_mut();
             assert!(
@@ -53,6 +59,7 @@ impl Inner {
         // An idle cycle only counts itself and its time (docs/commands.md §2.4): every phase
         // would find its list empty.
         if !idle {
+            self.sweep_disabled();
             self.cleanup_scopes();
             self.run_sideloads();
             self.poll_bindings();

@@ -102,6 +102,8 @@ struct Slot {
 }
 
 pub(crate) struct MechSlot {
+    /// May be driven while the robot is disabled (docs/commands.md §12.2); false by default.
+    pub(crate) controllable_while_disabled: bool,
     pub(crate) owner: Option<Key>,
     pub(crate) queued: Option<Key>,
     /// Default commands, widest scope first: the last one whose scope is alive applies.
@@ -129,6 +131,33 @@ pub(crate) enum Deferred {
     Event(Event),
     OnCancel(Rc<dyn Fn()>),
     Drop(BodyFuture),
+}
+
+/// The robot's state as the scheduler last read it (docs/commands.md §12.1, §12.3).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Robot {
+    Enabled,
+    /// Just became disabled: what it may not run has not been swept yet.
+    DisabledUnswept,
+    Disabled,
+}
+
+impl Robot {
+    /// The state after reading `enabled` from the host.
+    pub(crate) fn read(self, enabled: bool) -> Robot {
+        match (self, enabled) {
+            (_, true) => Robot::Enabled,
+            (Robot::Enabled, false) => Robot::DisabledUnswept,
+            (seen, false) => seen,
+        }
+    }
+}
+
+/// The events emitted on every mount (docs/commands.md §9.1).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum CycleEvent {
+    Mounted,
+    Yielded,
 }
 
 /// Which events the listeners want, widest last.
@@ -172,6 +201,8 @@ pub(crate) struct State {
     pub(crate) now_raw: u64,
     pub(crate) failure: Option<Failure>,
     pub(crate) opmode: Option<OpMode>,
+    /// The robot as last read (docs/commands.md §12.1); enabled without a host.
+    pub(crate) robot: Robot,
     pub(crate) opmode_epoch: u64,
     /// The opmode epoch whose opmode-scoped commands were last swept.
     pub(crate) swept_epoch: u64,
@@ -230,6 +261,7 @@ impl State {
             now_raw: 0,
             failure: None,
             opmode: None,
+            robot: Robot::Enabled,
             opmode_epoch: 0,
             swept_epoch: 0,
             watchdog: Some(super::DEFAULT_WATCHDOG_LIMIT),
@@ -273,6 +305,17 @@ impl State {
     /// Whether `key` is queued or running (not ended).
     pub(crate) fn is_live(&self, key: Key) -> bool {
         self.entry(key).is_some_and(|e| e.phase != Phase::Finished)
+    }
+
+    /// The run made for the instance at `key`.
+    pub(crate) fn run_of_key(&self, key: Key) -> Option<crate::Run> {
+        self.entry(key).map(|e| crate::Run { id: e.id, key })
+    }
+
+    /// The instance of `run` if it is still queued or running (docs/commands.md §13.1).
+    pub(crate) fn live_run(&self, run: crate::Run) -> Option<Key> {
+        let e = self.entry(run.key)?;
+        (e.id == run.id && e.phase != Phase::Finished).then_some(run.key)
     }
 
     /// The live instance of `cmd` in this scheduler.
@@ -368,7 +411,7 @@ impl State {
     /// (the common cycle pays nothing).
     /// Whether a cycle would do nothing but count itself (docs/commands.md §2.4): nothing queued,
     /// running or waiting to be freed, no binding, sideload or default command, no event or hook
-    /// deferred, no opmode change to sweep.
+    /// deferred, no opmode change or disabling to sweep.
     #[inline]
     pub(crate) fn is_idle(&self) -> bool {
         self.queued.is_empty()
@@ -379,6 +422,7 @@ impl State {
             && !self.any_defaults
             && self.deferred.is_empty()
             && self.swept_epoch == self.opmode_epoch
+            && self.robot != Robot::DisabledUnswept
     }
 
     pub(crate) fn compact(&mut self) {
@@ -410,10 +454,16 @@ impl State {
         }
     }
 
-    /// Queues a per-cycle event (`Mounted`, `Yielded`); free unless a listener wants them.
+    /// Queues a per-cycle event; free unless a listener wants them. It takes a plain `Copy`
+    /// value, not an [`EventKind`], so the common mount drops nothing (an `EventKind` owns
+    /// strings, and dropping one was an out-of-line call per mount).
     #[inline]
-    pub(crate) fn emit_cycle(&mut self, key: Key, kind: EventKind) {
+    pub(crate) fn emit_cycle(&mut self, key: Key, event: CycleEvent) {
         if self.listen == Listen::Everything {
+            let kind = match event {
+                CycleEvent::Mounted => EventKind::Mounted,
+                CycleEvent::Yielded => EventKind::Yielded,
+            };
             self.emit_slow(key, kind);
         }
     }
@@ -439,6 +489,15 @@ impl State {
             at = parent;
         }
         chain
+    }
+
+    /// While the robot is disabled, the first mechanism `cmd` requires that is not controllable
+    /// then (docs/commands.md §12.2). One flag test while enabled.
+    pub(crate) fn disabled_blocker<'c>(&self, cmd: &'c Command) -> Option<&'c crate::Mechanism> {
+        if self.robot == Robot::Enabled {
+            return None;
+        }
+        (cmd.0.requirements.iter()).find(|m| !self.mechs[m.index()].controllable_while_disabled)
     }
 
     pub(crate) fn root_of(&self, key: Key) -> Key {
