@@ -73,7 +73,7 @@ pub use unavailable::StoreUnavailable;
 /// What tickstep's own command-line tool shares with the dashboard (feature `internal-cli`): the
 /// terminal-safe text of docs/serve.md §11.1, the HTML escape of docs/serve.md §13.3 and the same-origin check
 /// of its WebSocket handshake. Not part of the public API: hidden from the docs, outside the
-/// semver promise, and not meant for any other crate.
+/// semver promise, and not meant for any other crate (docs/crates.md §4.3).
 #[cfg(feature = "internal-cli")]
 #[doc(hidden)]
 pub mod internal {
