@@ -331,6 +331,8 @@ pub struct ScheduleInfo {
     /// [`HISTORY_KEPT`]); empty without a store or for a schedule that does not persist
     /// (docs/schedules.md §9.11).
     pub history: Vec<FiringRecord>,
+    /// The `catchup_window` option, if set (docs/schedules.md §16.1).
+    pub catchup_window: Option<std::time::Duration>,
 }
 
 /// What a calendar schedule fires on: its cron expression, its zone and its DST policy
@@ -570,6 +572,7 @@ impl ScheduleInfo {
         ];
         pairs.extend(self.calendar_pairs());
         pairs.push(("status", Value::from(self.status().as_str())));
+        pairs.extend(self.policy_pairs());
         pairs
     }
 
@@ -628,6 +631,15 @@ impl ScheduleInfo {
     }
 
     /// A calendar schedule's keys (docs/schedules.md §14.12): `""` for the other kinds.
+    /// The policies' keys, after `status` (docs/schedules.md §16.4).
+    fn policy_pairs(&self) -> [(&'static str, Value); 1] {
+        [(
+            "catchup_window",
+            self.catchup_window
+                .map_or(Value::Int(0), |d| Value::Float(d.as_secs_f64())),
+        )]
+    }
+
     fn calendar_pairs(&self) -> [(&'static str, Value); 4] {
         let c = self.calendar.as_ref();
         [

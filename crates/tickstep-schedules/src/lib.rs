@@ -229,6 +229,7 @@ mod namespace;
 mod operator_rules;
 mod options;
 mod perms;
+mod policies;
 mod queue_runner;
 mod recorded;
 mod row;

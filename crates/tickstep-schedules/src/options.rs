@@ -177,6 +177,8 @@ pub struct Options {
     pub(crate) key: Option<String>,
     /// What a calendar schedule does in a DST gap or fold (docs/schedules.md §14.9).
     pub(crate) dst: DstPolicy,
+    /// The `catchup_window` (docs/schedules.md §16.1), checked at creation.
+    pub(crate) catchup_window: Option<Duration>,
 }
 
 impl Default for Options {
@@ -195,6 +197,7 @@ impl Default for Options {
             tick_limit: None,
             key: None,
             dst: DstPolicy::default(),
+            catchup_window: None,
         }
     }
 }
@@ -204,7 +207,7 @@ impl Default for Options {
 /// ```
 /// assert!(tickstep_schedules::OPTION_KEYS.contains(&"pass_elapsed"));
 /// ```
-pub const OPTION_KEYS: [&str; 14] = [
+pub const OPTION_KEYS: [&str; 15] = [
     "adaptive",
     "catchup",
     "overlap",
@@ -219,6 +222,7 @@ pub const OPTION_KEYS: [&str; 14] = [
     "key",
     "dst_gap",
     "dst_fold",
+    "catchup_window",
 ];
 
 impl Options {
@@ -425,6 +429,9 @@ impl Options {
                 "dst_fold" => {
                     out.dst.fold = parse_policy_word(value, name)?;
                 }
+                "catchup_window" => {
+                    out.catchup_window = Some(crate::policies::parse_catchup_window(value)?);
+                }
                 "state" => out.state = Some(value.clone()),
                 "player" => match *value {
                     Value::Obj(o) => out.player = Some(o),
@@ -473,11 +480,13 @@ impl Options {
         }
         let (time_limit_ns, tick_limit) =
             crate::firing_limits::resolve(self.time_limit, self.tick_limit)?;
+        let policies = crate::policies::resolve(self.catchup_window)?;
         Ok(Resolved {
             adaptive: self.adaptive.unwrap_or(!every),
             jitter_ns,
             time_limit_ns,
             tick_limit,
+            policies,
         })
     }
 }
@@ -490,6 +499,8 @@ pub(crate) struct Resolved {
     pub(crate) time_limit_ns: Option<u64>,
     /// The `ticks` limit (at least 1), if set.
     pub(crate) tick_limit: Option<u64>,
+    /// The policies of docs/schedules.md §16, checked.
+    pub(crate) policies: crate::policies::Policies,
 }
 
 /// The schedule's key (docs/schedules.md §5.12–§5.18); checked and looked up in `key.rs` and the
@@ -574,6 +585,28 @@ impl Options {
     /// ```
     pub fn dst(&self) -> DstPolicy {
         self.dst
+    }
+}
+
+/// The policies of docs/schedules.md §16; parsed and checked in `policies.rs`.
+impl Options {
+    /// The catch-up window (the `catchup_window` key, seconds): cadence points older than this
+    /// when the engine sees them — after downtime, a stall or a pause — are counted missed, not
+    /// fired; the points inside it follow the catch-up policy (docs/schedules.md §16.1). Checked
+    /// at creation: more than zero and at most `u64::MAX` nanoseconds, else `E_INVARG`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_schedules::{Options, Value};
+    /// let o = Options::new().catchup_window(Duration::from_secs(300));
+    /// assert_eq!(o, Options::from_map(&Value::Map(vec![
+    ///     (Value::from("catchup_window"), Value::Int(300)),
+    /// ])).unwrap());
+    /// ```
+    #[must_use]
+    pub fn catchup_window(mut self, window: Duration) -> Self {
+        self.catchup_window = Some(window);
+        self
     }
 }
 

@@ -21,6 +21,9 @@ pub(crate) enum MissedReason {
     /// A calendar's wall time in a DST gap, dropped by `gap = "skip"` (docs/schedules.md
     /// §14.15).
     DstGap,
+    /// Older than the schedule's `catchup_window` when the engine saw it (docs/schedules.md
+    /// §16.2).
+    CatchupWindow,
 }
 
 /// The engine's handles.
@@ -32,7 +35,7 @@ pub(crate) struct SchedulesMetrics {
     returned: Counter,
     faulted: Counter,
     killed: Counter,
-    missed: [Counter; 4],
+    missed: [Counter; 5],
     retired: [Counter; 4],
     lateness: Histogram,
     live: Gauge,
@@ -51,7 +54,7 @@ impl SchedulesMetrics {
             returned: outcome("returned"),
             faulted: outcome("fault"),
             killed: outcome("killed"),
-            missed: ["catchup", "overlap", "paused", "dst_gap"]
+            missed: ["catchup", "overlap", "paused", "dst_gap", "catchup_window"]
                 .map(|reason| metrics::counter!("tickstep_schedules_missed_total", "reason" => reason)),
             retired: [
                 RetireReason::Completed,

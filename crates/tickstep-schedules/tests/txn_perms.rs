@@ -507,6 +507,7 @@ on_every_store! {
             "dst_gap",
             "dst_fold",
             "status",
+            "catchup_window",
         ];
         let Value::Map(pairs) = &map else { panic!() };
         assert_eq!(pairs.len(), keys.len());

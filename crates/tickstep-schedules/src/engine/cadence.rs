@@ -153,6 +153,14 @@ impl Core {
             return self.catch_up_step(id, &step, now, later);
         }
         let arrived = step.arrived(point, due, now);
+        let Some(arrived) = self.within_window(id, &step, arrived, due, now) else {
+            // Every point was older than the catch-up window: missed, none fired.
+            if self.table.get(id).is_some_and(super::entry::Entry::is_live) {
+                self.arm_next(id, now, later);
+            }
+            return None;
+        };
+        let e = self.table.get(id)?;
         let n = arrived.count;
         let catchup = if n == 1 {
             Catchup::Once
@@ -189,6 +197,51 @@ impl Core {
         self.set_next_run(id, end);
         self.arm_next(id, now, later);
         Some(self.start(id, nominal, now))
+    }
+
+    /// Drops the `arrived` points of `id` (from its `next_run`, the first due at `due`) that are
+    /// older than its catch-up window at `now`, counting each missed with reason
+    /// `catchup_window` (docs/schedules.md §16.2), and moves `next_run` to the first point left.
+    /// Returns the points left, which the catch-up rules then take as any arrived points; `None`
+    /// when none is left (the cadence then waits for the point after them, unarmed, or the
+    /// schedule retired running off the end of time). A point is older than the window when
+    /// more than the window has passed since it was due.
+    fn within_window(
+        &mut self,
+        id: u64,
+        step: &Step,
+        arrived: Arrived,
+        due: u64,
+        now: u64,
+    ) -> Option<Arrived> {
+        let e = self.table.get(id)?;
+        let Some(window) = e.policies().catchup_window_ns else {
+            return Some(arrived);
+        };
+        // The points due at or before `cutoff` are more than `window` old.
+        let Some(cutoff) = now.checked_sub(window).and_then(|t| t.checked_sub(1)) else {
+            return Some(arrived);
+        };
+        if due > cutoff {
+            return Some(arrived);
+        }
+        let point = e.next_run;
+        let old = step.arrived(point, due, cutoff).count.min(arrived.count);
+        self.metrics.missed(MissedReason::CatchupWindow, old);
+        let e = self.table.get_mut(id)?;
+        e.missed_count = e.missed_count.saturating_add(old);
+        self.mark_dirty(id);
+        if old == arrived.count {
+            match arrived.end {
+                Some(end) => self.set_next_run(id, end),
+                None => self.out_of_range(id, now),
+            }
+            return None;
+        }
+        // The points left are the last `count - old`, so the first of them is representable.
+        let first = step.nth(point, old)?;
+        self.set_next_run(id, first);
+        Some(step.arrived(first, first, now))
     }
 
     /// Counts `dropped` points of `id`: as overlaps when a firing runs, else as missed.
@@ -283,7 +336,7 @@ impl Core {
             return;
         };
         let arrived = step.arrived(e.next_run, e.next_run, now);
-        self.catch_up(id, &step, arrived, now);
+        self.catch_up(id, &step, arrived, e.next_run, now);
     }
 
     /// At load: a recurring schedule with nothing in flight that missed two or more cadence
@@ -312,16 +365,28 @@ impl Core {
         };
         let arrived = step.arrived(e.next_run, due, now);
         if arrived.count >= 2 || e.backlog > 0 {
-            self.catch_up(id, &step, arrived, now);
+            self.catch_up(id, &step, arrived, due, now);
         }
     }
 
     /// Applies the catch-up policy to the cadence points from `next_run` that have passed
     /// (`arrived`, counted by `step`) and arms the entry: `skip` drops them all, `once` keeps
     /// the latest, `all` the latest [`MAX_CATCHUP_FIRINGS`]; the kept points are a catch-up,
-    /// fired from the first tick, one per tick.
-    pub(super) fn catch_up(&mut self, id: u64, step: &Step, arrived: Arrived, now: u64) {
+    /// fired from the first tick, one per tick. The points older than the catch-up window
+    /// (the first due at `due`) are missed first (docs/schedules.md §16.2); a single point left
+    /// is fired as any late point is.
+    pub(super) fn catch_up(&mut self, id: u64, step: &Step, arrived: Arrived, due: u64, now: u64) {
         let Some(catchup) = self.table.get(id).map(|e| e.catchup) else {
+            return;
+        };
+        let Some(arrived) = self.within_window(id, step, arrived, due, now) else {
+            if self.table.get(id).is_some_and(super::entry::Entry::is_live) {
+                let mut later = Later::new();
+                self.arm_next(id, now, &mut later);
+                for (id, at) in later {
+                    self.table.arm(id, at);
+                }
+            }
             return;
         };
         let Some(dropped) = self.begin_catch_up(id, step, arrived, catchup, now) else {

@@ -424,7 +424,8 @@ impl Core {
             let arrived = step.arrived(e.next_run, e.next_run, now);
             let missed_before = e.missed_count;
             self.catching_up_paused = true;
-            self.catch_up(id, &step, arrived, now);
+            let due = e.next_run;
+            self.catch_up(id, &step, arrived, due, now);
             self.catching_up_paused = false;
             if let Some(e) = self.table.get_mut(id) {
                 let dropped = e.missed_count.saturating_sub(missed_before);

@@ -74,6 +74,7 @@ impl Core {
                 .map(|(next, last)| (unix_seconds(next), unix_seconds(last))),
             // Read from the store by `Shared::info`, only when asked (docs/schedules.md §9.11).
             history: Vec::new(),
+            catchup_window: e.policies().catchup_window(),
             next_runs: upcoming(e.cadence_view(), now, NEXT_RUNS_SHOWN)
                 .into_iter()
                 .map(unix_seconds)

@@ -198,6 +198,9 @@ pub struct StoredSchedule {
     pub backfill_unix_nanos: Option<(u64, u64)>,
     /// A calendar schedule's expression, zone and DST policy (docs/schedules.md §14.12).
     pub calendar: Option<crate::CalendarInfo>,
+    /// The `catchup_window` option, if set (`None` in a store older than schema version 11,
+    /// `PostgreSQL` 13, which did not keep policies; docs/schedules.md §16.1).
+    pub catchup_window: Option<std::time::Duration>,
     /// What the next fire times are computed from (docs/schedules.md §9.8), its calendar apart.
     cadence: CadenceView<'static>,
     /// The calendar the next fire times of a `Cron` schedule come from.
@@ -1013,6 +1016,7 @@ impl From<(ScheduleRow, String)> for StoredSchedule {
             trigger_pending: ops.trigger,
             backfill_unix_nanos: ops.backfill,
             calendar: r.calendar.as_deref().map(crate::CalendarInfo::from),
+            catchup_window: r.policies.catchup_window(),
             cadence,
             steps_by: r.calendar,
         }

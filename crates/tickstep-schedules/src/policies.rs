@@ -1,0 +1,148 @@
+//! The schedule policies of docs/schedules.md §16, modelled on Temporal's schedule policies:
+//! `catchup_window` (docs/schedules.md §16.1, §16.2).
+//!
+//! They are part of a schedule's definition, checked at creation (a typed error naming the value
+//! and the rule, nothing created), kept in the entry's rare part (an ordinary schedule pays
+//! nothing for them), stored with the row as one JSON column, `policies` (NULL when every policy
+//! has its default: `SQLite` schema version 11, `PostgreSQL` 13, docs/schedules.md §16.3), and shown by
+//! `schedule_info`, the store's reader and the hosts' views.
+
+use std::time::Duration;
+
+use crate::limits::preview;
+use crate::{Error, Value};
+
+/// A schedule's policies as the engine keeps and the store writes them (the `policies` column).
+/// The default is every policy off, which a store writes as NULL.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Policies {
+    /// `catchup_window` in nanoseconds (at least 1): points older than this when the engine
+    /// sees them are missed, not fired (docs/schedules.md §16.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) catchup_window_ns: Option<u64>,
+}
+
+impl Policies {
+    /// Whether every policy has its default (the row stores NULL).
+    pub(crate) fn is_default(&self) -> bool {
+        *self == Policies::default()
+    }
+
+    /// The `catchup_window` as a duration.
+    pub(crate) fn catchup_window(&self) -> Option<Duration> {
+        self.catchup_window_ns.map(Duration::from_nanos)
+    }
+}
+
+/// The rule a `catchup_window` breaks (docs/schedules.md §16.1).
+const WINDOW_RULE: &str = "schedule option \"catchup_window\" must be a finite number of seconds \
+     from 1 nanosecond to 18446744073 seconds (docs/schedules.md §16.1)";
+
+/// The `catchup_window` option's value from an options map: a positive number of seconds.
+pub(crate) fn parse_catchup_window(value: &Value) -> Result<Duration, Error> {
+    let seconds = match *value {
+        Value::Int(i) => i as f64,
+        Value::Float(f) => f,
+        _ => return Err(Error::invalid(preview(value), WINDOW_RULE)),
+    };
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err(Error::invalid(preview(value), WINDOW_RULE));
+    }
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|d| window_ns(*d).is_some())
+        .ok_or_else(|| Error::invalid(preview(value), WINDOW_RULE))
+}
+
+/// A window as the store keeps it: nanoseconds, at least 1.
+fn window_ns(window: Duration) -> Option<u64> {
+    u64::try_from(window.as_nanos()).ok().filter(|&n| n > 0)
+}
+
+/// Checks what the typed builder could not (a zero window, one past 64-bit nanoseconds) and
+/// returns the policies as kept.
+pub(crate) fn resolve(catchup_window: Option<Duration>) -> Result<Policies, Error> {
+    let catchup_window_ns = match catchup_window {
+        None => None,
+        Some(window) => Some(
+            window_ns(window).ok_or_else(|| Error::invalid(format!("{window:?}"), WINDOW_RULE))?,
+        ),
+    };
+    Ok(Policies { catchup_window_ns })
+}
+
+/// The `policies` column of a stored row: `None` (NULL) for the defaults.
+pub(crate) fn to_column(p: &Policies) -> Option<String> {
+    (!p.is_default()).then(|| crate::store::codec::json(p))
+}
+
+/// A stored `policies` column read back; `None` when it is not what [`to_column`] writes.
+pub(crate) fn from_column(text: &str) -> Option<Policies> {
+    let p: Policies = serde_json::from_str(text).ok()?;
+    (p.catchup_window_ns != Some(0)).then_some(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Options;
+
+    fn one(key: &str, value: Value) -> Result<Options, Error> {
+        Options::from_map(&Value::Map(vec![(Value::from(key), value)]))
+    }
+
+    #[test]
+    fn a_window_in_seconds_parses() {
+        assert_eq!(
+            one("catchup_window", Value::Int(30))
+                .unwrap()
+                .catchup_window,
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            one("catchup_window", Value::Float(0.5))
+                .unwrap()
+                .catchup_window,
+            Some(Duration::from_millis(500))
+        );
+    }
+
+    #[test]
+    fn bad_windows_are_typed_errors_naming_the_value_and_the_rule() {
+        for value in [
+            Value::Int(0),
+            Value::Int(-5),
+            Value::Float(f64::NAN),
+            Value::Float(f64::INFINITY),
+            Value::Float(1e15),
+            Value::Float(1e-12),
+            Value::from("30"),
+        ] {
+            let err = one("catchup_window", value.clone()).unwrap_err();
+            assert_eq!(err.code(), "E_INVARG");
+            let text = err.to_string();
+            assert!(text.contains("catchup_window"), "{text}");
+            assert!(text.contains("docs/schedules.md §16.1"), "{text}");
+            assert!(text.contains(&preview(&value)), "{text}");
+        }
+        let err = Options::new()
+            .catchup_window(Duration::ZERO)
+            .resolve(true)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("docs/schedules.md §16.1"), "{err}");
+    }
+
+    #[test]
+    fn the_column_is_null_for_the_defaults_and_round_trips() {
+        assert_eq!(to_column(&Policies::default()), None);
+        let p = Policies {
+            catchup_window_ns: Some(5_000_000_000),
+        };
+        let text = to_column(&p).unwrap();
+        assert_eq!(from_column(&text), Some(p));
+        assert_eq!(from_column("{\"catchup_window_ns\":0}"), None);
+        assert_eq!(from_column("{\"surprise\":1}"), None);
+    }
+}
