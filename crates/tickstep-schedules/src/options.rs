@@ -179,6 +179,8 @@ pub struct Options {
     pub(crate) dst: DstPolicy,
     /// The `catchup_window` (docs/schedules.md §16.1), checked at creation.
     pub(crate) catchup_window: Option<Duration>,
+    /// The `remaining_runs` (docs/schedules.md §16.5), checked at creation.
+    pub(crate) remaining_runs: Option<u64>,
 }
 
 impl Default for Options {
@@ -198,6 +200,7 @@ impl Default for Options {
             key: None,
             dst: DstPolicy::default(),
             catchup_window: None,
+            remaining_runs: None,
         }
     }
 }
@@ -207,7 +210,7 @@ impl Default for Options {
 /// ```
 /// assert!(tickstep_schedules::OPTION_KEYS.contains(&"pass_elapsed"));
 /// ```
-pub const OPTION_KEYS: [&str; 15] = [
+pub const OPTION_KEYS: [&str; 16] = [
     "adaptive",
     "catchup",
     "overlap",
@@ -223,6 +226,7 @@ pub const OPTION_KEYS: [&str; 15] = [
     "dst_gap",
     "dst_fold",
     "catchup_window",
+    "remaining_runs",
 ];
 
 impl Options {
@@ -432,6 +436,9 @@ impl Options {
                 "catchup_window" => {
                     out.catchup_window = Some(crate::policies::parse_catchup_window(value)?);
                 }
+                "remaining_runs" => {
+                    out.remaining_runs = Some(crate::policies::parse_remaining_runs(value)?);
+                }
                 "state" => out.state = Some(value.clone()),
                 "player" => match *value {
                     Value::Obj(o) => out.player = Some(o),
@@ -480,7 +487,7 @@ impl Options {
         }
         let (time_limit_ns, tick_limit) =
             crate::firing_limits::resolve(self.time_limit, self.tick_limit)?;
-        let policies = crate::policies::resolve(self.catchup_window)?;
+        let policies = crate::policies::resolve(self.catchup_window, self.remaining_runs)?;
         Ok(Resolved {
             adaptive: self.adaptive.unwrap_or(!every),
             jitter_ns,
@@ -606,6 +613,24 @@ impl Options {
     #[must_use]
     pub fn catchup_window(mut self, window: Duration) -> Self {
         self.catchup_window = Some(window);
+        self
+    }
+
+    /// Limited runs (the `remaining_runs` key): the schedule fires this many more times — every
+    /// firing counts, a trigger or a backfill included — and retires with `remaining_runs` once
+    /// the last has settled (docs/schedules.md §16.5). Checked at creation: at least 1, else
+    /// `E_INVARG`.
+    ///
+    /// ```
+    /// use tickstep_schedules::{Options, Value};
+    /// let o = Options::new().remaining_runs(3);
+    /// assert_eq!(o, Options::from_map(&Value::Map(vec![
+    ///     (Value::from("remaining_runs"), Value::Int(3)),
+    /// ])).unwrap());
+    /// ```
+    #[must_use]
+    pub fn remaining_runs(mut self, runs: u64) -> Self {
+        self.remaining_runs = Some(runs);
         self
     }
 }

@@ -1,5 +1,6 @@
 //! The schedule policies of docs/schedules.md §16, modelled on Temporal's schedule policies:
-//! `catchup_window` (docs/schedules.md §16.1, §16.2).
+//! `catchup_window` (docs/schedules.md §16.1, §16.2) and `remaining_runs`
+//! (docs/schedules.md §16.5).
 //!
 //! They are part of a schedule's definition, checked at creation (a typed error naming the value
 //! and the rule, nothing created), kept in the entry's rare part (an ordinary schedule pays
@@ -21,6 +22,11 @@ pub(crate) struct Policies {
     /// sees them are missed, not fired (docs/schedules.md §16.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) catchup_window_ns: Option<u64>,
+    /// `remaining_runs` as given at creation (at least 1): the firings the schedule makes in
+    /// all before it retires `remaining_runs` (docs/schedules.md §16.5). What is left is this
+    /// less `run_count`, so nothing of it changes as the schedule fires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) run_limit: Option<u64>,
 }
 
 impl Policies {
@@ -60,16 +66,37 @@ fn window_ns(window: Duration) -> Option<u64> {
     u64::try_from(window.as_nanos()).ok().filter(|&n| n > 0)
 }
 
-/// Checks what the typed builder could not (a zero window, one past 64-bit nanoseconds) and
-/// returns the policies as kept.
-pub(crate) fn resolve(catchup_window: Option<Duration>) -> Result<Policies, Error> {
+/// The rule a `remaining_runs` breaks (docs/schedules.md §16.5).
+const RUNS_RULE: &str = "schedule option \"remaining_runs\" must be a whole number of firings \
+     >= 1 (docs/schedules.md §16.5)";
+
+/// The `remaining_runs` option's value from an options map: a whole number, at least 1.
+pub(crate) fn parse_remaining_runs(value: &Value) -> Result<u64, Error> {
+    match *value {
+        Value::Int(i) if i >= 1 => Ok(i.unsigned_abs()),
+        _ => Err(Error::invalid(preview(value), RUNS_RULE)),
+    }
+}
+
+/// Checks what the typed builder could not (a zero window, one past 64-bit nanoseconds, no
+/// runs at all) and returns the policies as kept.
+pub(crate) fn resolve(
+    catchup_window: Option<Duration>,
+    remaining_runs: Option<u64>,
+) -> Result<Policies, Error> {
     let catchup_window_ns = match catchup_window {
         None => None,
         Some(window) => Some(
             window_ns(window).ok_or_else(|| Error::invalid(format!("{window:?}"), WINDOW_RULE))?,
         ),
     };
-    Ok(Policies { catchup_window_ns })
+    if remaining_runs == Some(0) {
+        return Err(Error::invalid(0, RUNS_RULE));
+    }
+    Ok(Policies {
+        catchup_window_ns,
+        run_limit: remaining_runs,
+    })
 }
 
 /// The `policies` column of a stored row: `None` (NULL) for the defaults.
@@ -80,7 +107,7 @@ pub(crate) fn to_column(p: &Policies) -> Option<String> {
 /// A stored `policies` column read back; `None` when it is not what [`to_column`] writes.
 pub(crate) fn from_column(text: &str) -> Option<Policies> {
     let p: Policies = serde_json::from_str(text).ok()?;
-    (p.catchup_window_ns != Some(0)).then_some(p)
+    (p.catchup_window_ns != Some(0) && p.run_limit != Some(0)).then_some(p)
 }
 
 #[cfg(test)]
@@ -135,14 +162,42 @@ mod tests {
     }
 
     #[test]
+    fn remaining_runs_are_a_whole_number_of_at_least_one() {
+        assert_eq!(
+            one("remaining_runs", Value::Int(3)).unwrap().remaining_runs,
+            Some(3)
+        );
+        for value in [
+            Value::Int(0),
+            Value::Int(-1),
+            Value::Float(2.0),
+            Value::from("3"),
+        ] {
+            let err = one("remaining_runs", value.clone()).unwrap_err();
+            assert_eq!(err.code(), "E_INVARG");
+            let text = err.to_string();
+            assert!(text.contains("docs/schedules.md §16.5"), "{text}");
+            assert!(text.contains(&preview(&value)), "{text}");
+        }
+        let err = Options::new()
+            .remaining_runs(0)
+            .resolve(true)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("docs/schedules.md §16.5"), "{err}");
+    }
+
+    #[test]
     fn the_column_is_null_for_the_defaults_and_round_trips() {
         assert_eq!(to_column(&Policies::default()), None);
         let p = Policies {
             catchup_window_ns: Some(5_000_000_000),
+            run_limit: Some(3),
         };
         let text = to_column(&p).unwrap();
         assert_eq!(from_column(&text), Some(p));
         assert_eq!(from_column("{\"catchup_window_ns\":0}"), None);
+        assert_eq!(from_column("{\"run_limit\":0}"), None);
         assert_eq!(from_column("{\"surprise\":1}"), None);
     }
 }

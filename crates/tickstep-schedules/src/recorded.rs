@@ -36,7 +36,7 @@ pub(crate) struct SchedulesMetrics {
     faulted: Counter,
     killed: Counter,
     missed: [Counter; 5],
-    retired: [Counter; 4],
+    retired: [Counter; 5],
     lateness: Histogram,
     live: Gauge,
     running: Gauge,
@@ -61,6 +61,7 @@ impl SchedulesMetrics {
                 RetireReason::MaxFaults,
                 RetireReason::DeadlineOutOfRange,
                 RetireReason::InvalidTarget,
+                RetireReason::RemainingRuns,
             ]
             .map(|reason| {
                 metrics::counter!("tickstep_schedules_retired_total", "reason" => reason.as_str())
@@ -111,6 +112,7 @@ impl SchedulesMetrics {
             RetireReason::MaxFaults => 1,
             RetireReason::DeadlineOutOfRange => 2,
             RetireReason::InvalidTarget => 3,
+            RetireReason::RemainingRuns => 4,
         };
         self.retired[index].increment(1);
     }

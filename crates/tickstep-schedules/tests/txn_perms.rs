@@ -508,6 +508,8 @@ on_every_store! {
             "dst_fold",
             "status",
             "catchup_window",
+            "run_limit",
+            "remaining_runs",
         ];
         let Value::Map(pairs) = &map else { panic!() };
         assert_eq!(pairs.len(), keys.len());

@@ -32,6 +32,7 @@
 //! when the point after it is out of range (the last representable point fires; the schedule
 //! retires as that firing starts, which is when its next deadline would be armed).
 
+use crate::info::RetireReason;
 use crate::recorded::MissedReason;
 use std::time::Duration;
 
@@ -82,6 +83,12 @@ impl Core {
     pub(super) fn visit(&mut self, id: u64, now: u64, later: &mut Later) -> Option<Firing> {
         let e = self.table.get(id)?;
         if !e.is_live() {
+            return None;
+        }
+        if e.is_spent() {
+            // Armed again behind its last run (a queued point, a catch-up, an adaptive delay):
+            // it fires no more (docs/schedules.md §16.5).
+            self.spent(id, now);
             return None;
         }
         match e.kind {
@@ -376,7 +383,12 @@ impl Core {
     /// (the first due at `due`) are missed first (docs/schedules.md §16.2); a single point left
     /// is fired as any late point is.
     pub(super) fn catch_up(&mut self, id: u64, step: &Step, arrived: Arrived, due: u64, now: u64) {
-        let Some(catchup) = self.table.get(id).map(|e| e.catchup) else {
+        let Some(catchup) = self
+            .table
+            .get(id)
+            .filter(|e| !e.is_spent())
+            .map(|e| e.catchup)
+        else {
             return;
         };
         let Some(arrived) = self.within_window(id, step, arrived, due, now) else {
@@ -446,6 +458,7 @@ impl Core {
     }
 
     /// Starts a firing of `id` serving cadence point `nominal`: counts it, computes `elapsed`.
+    /// The last of its `remaining_runs` leaves it spent (docs/schedules.md §16.5).
     pub(super) fn start(&mut self, id: u64, nominal: u64, now: u64) -> Firing {
         let firing = self
             .firing(id, nominal, now)
@@ -454,7 +467,45 @@ impl Core {
         e.run_count = e.run_count.saturating_add(1);
         e.last_run = now;
         self.mark_dirty(id);
+        if self
+            .table
+            .get(id)
+            .is_some_and(super::entry::Entry::is_spent)
+        {
+            // This firing is the last: it is not on the running list yet, so the schedule
+            // retires when it ends (`Core::firing_ended`), not now.
+            self.fire_no_more(id);
+        }
         firing
+    }
+
+    /// `id` has started the last of its `remaining_runs` (docs/schedules.md §16.5): once none
+    /// of its firings runs it retires `remaining_runs`; until then nothing of it fires.
+    pub(super) fn spent(&mut self, id: u64, now: u64) {
+        let Some(e) = self.table.get(id).filter(|e| e.is_live()) else {
+            return;
+        };
+        if e.is_running() {
+            self.fire_no_more(id);
+        } else {
+            self.retire(id, RetireReason::RemainingRuns, now);
+        }
+    }
+
+    /// Nothing of `id` fires again — no cadence point, no queued point or catch-up, no trigger
+    /// or backfill — while its last runs end (docs/schedules.md §16.5).
+    fn fire_no_more(&mut self, id: u64) {
+        let Some(e) = self.table.get_mut(id) else {
+            return;
+        };
+        e.armed = false;
+        e.backlog = 0;
+        if let Some(x) = e.extra.as_deref_mut() {
+            x.queued = None;
+            x.ops.trigger = false;
+            x.ops.backfill = None;
+        }
+        self.mark_dirty(id);
     }
 
     /// The firing of `id` serving `nominal` at `now`, counting nothing; `None` when `id` is
@@ -500,7 +551,8 @@ impl super::entry::Entry {
             interval_ns: self.interval_ns,
             waiting: self.armed || paused.is_some_and(|p| p.armed),
             paused: paused.is_some(),
-            live: self.is_live(),
+            // A schedule whose last run has started has no next point (docs/schedules.md §16.5).
+            live: self.is_live() && !self.is_spent(),
         }
     }
 }

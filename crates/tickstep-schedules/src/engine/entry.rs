@@ -185,6 +185,20 @@ impl Entry {
             .map_or(Policies::default(), |x| x.policies)
     }
 
+    /// The firings its `remaining_runs` still allow, `None` without a limit
+    /// (docs/schedules.md §16.5).
+    pub(super) fn runs_left(&self) -> Option<u64> {
+        self.policies()
+            .run_limit
+            .map(|n| n.saturating_sub(self.run_count))
+    }
+
+    /// Whether its `remaining_runs` have all started: it fires no more, and retires once none
+    /// of them runs (docs/schedules.md §16.5).
+    pub(super) fn is_spent(&self) -> bool {
+        self.runs_left() == Some(0)
+    }
+
     pub(super) fn key(&self) -> Option<&Rc<str>> {
         self.extra.as_deref().and_then(|x| x.key.as_ref())
     }

@@ -483,6 +483,11 @@ impl Core {
         let Some(e) = self.table.get(id).filter(|e| e.is_live()) else {
             return (None, false);
         };
+        if e.is_spent() {
+            // Its last run has started: no trigger or backfill fires (docs/schedules.md §16.5).
+            self.spent(id, now);
+            return (None, false);
+        }
         let busy = e.is_running() && e.overlap != Overlap::Concurrent;
         let (overlap, queue_free, step) = (e.overlap, e.queued().is_none(), e.step());
         let OpsRow {

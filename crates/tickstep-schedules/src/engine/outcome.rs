@@ -125,6 +125,11 @@ impl Core {
         let Some(e) = self.table.get_mut(id) else {
             return;
         };
+        if e.is_live() && e.is_spent() {
+            // Its last run has settled: it retires (docs/schedules.md §16.5).
+            self.spent(id, now);
+            return;
+        }
         if !e.is_live() || !e.kind.is_recurring() || e.is_running() {
             return;
         }

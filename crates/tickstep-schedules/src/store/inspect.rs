@@ -201,6 +201,11 @@ pub struct StoredSchedule {
     /// The `catchup_window` option, if set (`None` in a store older than schema version 11,
     /// `PostgreSQL` 13, which did not keep policies; docs/schedules.md §16.1).
     pub catchup_window: Option<std::time::Duration>,
+    /// The `remaining_runs` option as given at creation, if set (docs/schedules.md §16.5).
+    pub run_limit: Option<u64>,
+    /// The firings its `remaining_runs` still allow (the limit less `run_count`), if it has a
+    /// limit (docs/schedules.md §16.5).
+    pub remaining_runs: Option<u64>,
     /// What the next fire times are computed from (docs/schedules.md §9.8), its calendar apart.
     cadence: CadenceView<'static>,
     /// The calendar the next fire times of a `Cron` schedule come from.
@@ -960,7 +965,8 @@ impl From<(ScheduleRow, String)> for StoredSchedule {
             interval_ns: r.interval_ns,
             waiting: c.armed || ops.paused.as_ref().is_some_and(|p| p.armed),
             paused: ops.paused.is_some(),
-            live: true,
+            // A schedule whose last run has started has no next point (docs/schedules.md §16.5).
+            live: r.policies.run_limit.is_none_or(|n| c.run_count < n),
         };
         StoredSchedule {
             namespace,
@@ -1017,6 +1023,8 @@ impl From<(ScheduleRow, String)> for StoredSchedule {
             backfill_unix_nanos: ops.backfill,
             calendar: r.calendar.as_deref().map(crate::CalendarInfo::from),
             catchup_window: r.policies.catchup_window(),
+            run_limit: r.policies.run_limit,
+            remaining_runs: r.policies.run_limit.map(|n| n.saturating_sub(c.run_count)),
             cadence,
             steps_by: r.calendar,
         }
