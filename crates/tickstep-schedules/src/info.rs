@@ -342,6 +342,8 @@ pub struct ScheduleInfo {
     /// The firings its `remaining_runs` still allow (the limit less `run_count`), if it has a
     /// limit (docs/schedules.md §16.5).
     pub remaining_runs: Option<u64>,
+    /// What reaching `max_faults` does (docs/schedules.md §16.6).
+    pub on_max_faults: crate::OnMaxFaults,
 }
 
 /// What a calendar schedule fires on: its cron expression, its zone and its DST policy
@@ -641,7 +643,7 @@ impl ScheduleInfo {
 
     /// A calendar schedule's keys (docs/schedules.md §14.12): `""` for the other kinds.
     /// The policies' keys, after `status` (docs/schedules.md §16.4).
-    fn policy_pairs(&self) -> [(&'static str, Value); 3] {
+    fn policy_pairs(&self) -> [(&'static str, Value); 4] {
         let int =
             |n: Option<u64>| Value::Int(n.map_or(0, |n| i64::try_from(n).unwrap_or(i64::MAX)));
         [
@@ -652,6 +654,7 @@ impl ScheduleInfo {
             ),
             ("run_limit", int(self.run_limit)),
             ("remaining_runs", int(self.remaining_runs)),
+            ("on_max_faults", Value::from(self.on_max_faults.as_str())),
         ]
     }
 

@@ -44,7 +44,7 @@ pub(crate) fn check_key(key: &str) -> Result<(), Error> {
 /// when they define the same schedule (docs/schedules.md §5.13). The deadline, the creation time,
 /// the id and the cadence state are not part of it: they are when, not what.
 pub(crate) fn first_difference(a: &ScheduleRow, b: &ScheduleRow) -> Option<&'static str> {
-    let checks: [(&'static str, bool); 18] = [
+    let checks: [(&'static str, bool); 19] = [
         ("kind", a.kind == b.kind),
         ("calendar", a.calendar == b.calendar),
         ("target", a.target == b.target),
@@ -68,6 +68,10 @@ pub(crate) fn first_difference(a: &ScheduleRow, b: &ScheduleRow) -> Option<&'sta
         (
             "remaining_runs",
             a.policies.run_limit == b.policies.run_limit,
+        ),
+        (
+            "on_max_faults",
+            a.policies.on_max_faults == b.policies.on_max_faults,
         ),
     ];
     checks

@@ -181,6 +181,8 @@ pub struct Options {
     pub(crate) catchup_window: Option<Duration>,
     /// The `remaining_runs` (docs/schedules.md §16.5), checked at creation.
     pub(crate) remaining_runs: Option<u64>,
+    /// What reaching `max_faults` does (docs/schedules.md §16.6).
+    pub(crate) on_max_faults: crate::OnMaxFaults,
 }
 
 impl Default for Options {
@@ -201,6 +203,7 @@ impl Default for Options {
             dst: DstPolicy::default(),
             catchup_window: None,
             remaining_runs: None,
+            on_max_faults: crate::OnMaxFaults::Retire,
         }
     }
 }
@@ -210,7 +213,7 @@ impl Default for Options {
 /// ```
 /// assert!(tickstep_schedules::OPTION_KEYS.contains(&"pass_elapsed"));
 /// ```
-pub const OPTION_KEYS: [&str; 16] = [
+pub const OPTION_KEYS: [&str; 17] = [
     "adaptive",
     "catchup",
     "overlap",
@@ -227,6 +230,7 @@ pub const OPTION_KEYS: [&str; 16] = [
     "dst_fold",
     "catchup_window",
     "remaining_runs",
+    "on_max_faults",
 ];
 
 impl Options {
@@ -439,6 +443,9 @@ impl Options {
                 "remaining_runs" => {
                     out.remaining_runs = Some(crate::policies::parse_remaining_runs(value)?);
                 }
+                "on_max_faults" => {
+                    out.on_max_faults = crate::policies::parse_on_max_faults(value)?;
+                }
                 "state" => out.state = Some(value.clone()),
                 "player" => match *value {
                     Value::Obj(o) => out.player = Some(o),
@@ -487,7 +494,8 @@ impl Options {
         }
         let (time_limit_ns, tick_limit) =
             crate::firing_limits::resolve(self.time_limit, self.tick_limit)?;
-        let policies = crate::policies::resolve(self.catchup_window, self.remaining_runs)?;
+        let policies =
+            crate::policies::resolve(self.catchup_window, self.remaining_runs, self.on_max_faults)?;
         Ok(Resolved {
             adaptive: self.adaptive.unwrap_or(!every),
             jitter_ns,
@@ -631,6 +639,26 @@ impl Options {
     #[must_use]
     pub fn remaining_runs(mut self, runs: u64) -> Self {
         self.remaining_runs = Some(runs);
+        self
+    }
+
+    /// What reaching `max_faults` consecutive faults does (the `on_max_faults` key, `"retire"`
+    /// or `"pause"`): [`OnMaxFaults::Retire`](crate::OnMaxFaults::Retire), the default, retires
+    /// with `max_faults`; [`OnMaxFaults::Pause`](crate::OnMaxFaults::Pause) pauses a recurring
+    /// schedule with a note naming the fault, for an operator to resume (docs/schedules.md
+    /// §16.6).
+    ///
+    /// ```
+    /// use tickstep_schedules::{OnMaxFaults, Options, Value};
+    /// let o = Options::new().max_faults(3).on_max_faults(OnMaxFaults::Pause);
+    /// assert_eq!(o, Options::from_map(&Value::Map(vec![
+    ///     (Value::from("max_faults"), Value::Int(3)),
+    ///     (Value::from("on_max_faults"), Value::from("pause")),
+    /// ])).unwrap());
+    /// ```
+    #[must_use]
+    pub fn on_max_faults(mut self, policy: crate::OnMaxFaults) -> Self {
+        self.on_max_faults = policy;
         self
     }
 }

@@ -1,6 +1,6 @@
 //! The schedule policies of docs/schedules.md §16, modelled on Temporal's schedule policies:
-//! `catchup_window` (docs/schedules.md §16.1, §16.2) and `remaining_runs`
-//! (docs/schedules.md §16.5).
+//! `catchup_window` (docs/schedules.md §16.1, §16.2), `remaining_runs`
+//! (docs/schedules.md §16.5) and `on_max_faults` (docs/schedules.md §16.6).
 //!
 //! They are part of a schedule's definition, checked at creation (a typed error naming the value
 //! and the rule, nothing created), kept in the entry's rare part (an ordinary schedule pays
@@ -27,6 +27,92 @@ pub(crate) struct Policies {
     /// less `run_count`, so nothing of it changes as the schedule fires.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) run_limit: Option<u64>,
+    /// What reaching `max_faults` does (docs/schedules.md §16.6).
+    #[serde(default, skip_serializing_if = "OnMaxFaults::is_retire")]
+    pub(crate) on_max_faults: OnMaxFaults,
+}
+
+/// What a recurring schedule does when it reaches `max_faults` consecutive faults
+/// (docs/schedules.md §16.6): retire (the default, docs/schedules.md §7.4) or pause with a note
+/// naming the fault, for an operator to resume.
+///
+/// ```
+/// use tickstep_schedules::OnMaxFaults;
+/// assert_eq!(OnMaxFaults::default(), OnMaxFaults::Retire);
+/// assert_eq!(OnMaxFaults::parse("pause"), Some(OnMaxFaults::Pause));
+/// assert_eq!(OnMaxFaults::Pause.as_str(), "pause");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnMaxFaults {
+    /// Retire with `max_faults`.
+    #[default]
+    Retire,
+    /// Pause, with a note naming the fault; the counters are kept.
+    Pause,
+}
+
+impl OnMaxFaults {
+    /// The option's spelling.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::OnMaxFaults::Retire.as_str(), "retire");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnMaxFaults::Retire => "retire",
+            OnMaxFaults::Pause => "pause",
+        }
+    }
+
+    /// Parses the option's spelling.
+    ///
+    /// ```
+    /// assert_eq!(tickstep_schedules::OnMaxFaults::parse("Pause"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "retire" => Some(OnMaxFaults::Retire),
+            "pause" => Some(OnMaxFaults::Pause),
+            _ => None,
+        }
+    }
+
+    #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+    fn is_retire(&self) -> bool {
+        *self == OnMaxFaults::Retire
+    }
+}
+
+/// The `on_max_faults` option's value from an options map: `"retire"` or `"pause"`, a string or
+/// a symbol.
+pub(crate) fn parse_on_max_faults(value: &Value) -> Result<OnMaxFaults, Error> {
+    value.as_text().and_then(OnMaxFaults::parse).ok_or_else(|| {
+        Error::invalid(
+            preview(value),
+            "schedule option \"on_max_faults\" must be \"retire\" or \"pause\" \
+             (docs/schedules.md §16.6)",
+        )
+    })
+}
+
+/// The pause note of a schedule paused at `max_faults` (docs/schedules.md §16.6): how many
+/// faults in a row, and the last one's kind and value, within the note rule (at most
+/// [`MAX_NOTE_BYTES`](crate::MAX_NOTE_BYTES), no control character; docs/schedules.md §9.5).
+pub(crate) fn max_faults_note(consecutive: u32, fault: &crate::Fault) -> String {
+    let text = format!(
+        "max_faults: {consecutive} faults in a row, the last {}: {}",
+        fault.kind.as_str(),
+        preview(&fault.value)
+    );
+    let mut note = String::with_capacity(text.len());
+    for c in text.chars().map(|c| if c.is_control() { ' ' } else { c }) {
+        if note.len() + c.len_utf8() > crate::MAX_NOTE_BYTES {
+            break;
+        }
+        note.push(c);
+    }
+    note
 }
 
 impl Policies {
@@ -83,6 +169,7 @@ pub(crate) fn parse_remaining_runs(value: &Value) -> Result<u64, Error> {
 pub(crate) fn resolve(
     catchup_window: Option<Duration>,
     remaining_runs: Option<u64>,
+    on_max_faults: OnMaxFaults,
 ) -> Result<Policies, Error> {
     let catchup_window_ns = match catchup_window {
         None => None,
@@ -96,6 +183,7 @@ pub(crate) fn resolve(
     Ok(Policies {
         catchup_window_ns,
         run_limit: remaining_runs,
+        on_max_faults,
     })
 }
 
@@ -188,11 +276,48 @@ mod tests {
     }
 
     #[test]
+    fn on_max_faults_takes_its_two_words() {
+        assert_eq!(
+            one("on_max_faults", Value::Symbol("pause".into()))
+                .unwrap()
+                .on_max_faults,
+            OnMaxFaults::Pause
+        );
+        for value in [Value::from("Pause"), Value::from("stop"), Value::Int(1)] {
+            let err = one("on_max_faults", value.clone()).unwrap_err();
+            assert_eq!(err.code(), "E_INVARG");
+            let text = err.to_string();
+            assert!(text.contains("docs/schedules.md §16.6"), "{text}");
+            assert!(text.contains(&preview(&value)), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_max_faults_note_names_the_fault_within_the_note_rule() {
+        let fault = crate::Fault {
+            kind: crate::FaultKind::Error,
+            value: Value::from("E_DIV\u{7}"),
+        };
+        let note = max_faults_note(3, &fault);
+        assert!(
+            note.contains("3 faults") && note.contains("error") && note.contains("E_DIV"),
+            "{note}"
+        );
+        assert!(!note.chars().any(char::is_control), "{note:?}");
+        let long = crate::Fault {
+            kind: crate::FaultKind::Error,
+            value: Value::Str("é".repeat(500)),
+        };
+        assert!(max_faults_note(50, &long).len() <= crate::MAX_NOTE_BYTES);
+    }
+
+    #[test]
     fn the_column_is_null_for_the_defaults_and_round_trips() {
         assert_eq!(to_column(&Policies::default()), None);
         let p = Policies {
             catchup_window_ns: Some(5_000_000_000),
             run_limit: Some(3),
+            on_max_faults: OnMaxFaults::Pause,
         };
         let text = to_column(&p).unwrap();
         assert_eq!(from_column(&text), Some(p));

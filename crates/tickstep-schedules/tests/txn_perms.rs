@@ -510,6 +510,7 @@ on_every_store! {
             "catchup_window",
             "run_limit",
             "remaining_runs",
+            "on_max_faults",
         ];
         let Value::Map(pairs) = &map else { panic!() };
         assert_eq!(pairs.len(), keys.len());

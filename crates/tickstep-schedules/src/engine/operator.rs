@@ -339,6 +339,15 @@ impl Core {
     }
 
     /// Pauses `id` (docs/schedules.md §9.4); whether it was not paused already.
+    /// Pauses `id` at `max_faults` under `on_max_faults = "pause"` (docs/schedules.md §16.6): by
+    /// no one (`#-1`), as the engine's own act, written with the next group commit as any
+    /// change an outcome makes.
+    pub(super) fn pause_for_faults(&mut self, id: u64, note: &str, now: u64) {
+        if self.pause_entry(id, ObjId(-1), note, now) {
+            self.mark_dirty(id);
+        }
+    }
+
     fn pause_entry(&mut self, id: u64, by: ObjId, note: &str, now: u64) -> bool {
         let Some(e) = self.table.get_mut(id) else {
             return false;

@@ -221,7 +221,15 @@ impl Core {
         self.mark_dirty(id);
         let e = self.table.get(id).expect("checked above");
         if e.max_faults > 0 && e.consecutive_faults >= e.max_faults {
-            self.retire(id, RetireReason::MaxFaults, now);
+            let pause =
+                e.kind.is_recurring() && e.policies().on_max_faults == crate::OnMaxFaults::Pause;
+            if pause {
+                // It sleeps until an operator resumes it (docs/schedules.md §16.6).
+                let note = crate::policies::max_faults_note(e.consecutive_faults, &fault_kept(e));
+                self.pause_for_faults(id, &note, now);
+            } else {
+                self.retire(id, RetireReason::MaxFaults, now);
+            }
         } else if e.kind == Kind::At && !e.is_running() {
             self.retire(id, RetireReason::Completed, now);
         }
@@ -267,4 +275,12 @@ impl Core {
         }
         tracing::debug!(schedule = id, reason = reason.as_str(), "schedule retired");
     }
+}
+
+/// The fault an entry keeps as `last_fault`, which [`Core::fault`] has just set.
+fn fault_kept(e: &super::entry::Entry) -> Fault {
+    e.last_fault().cloned().unwrap_or(Fault {
+        kind: FaultKind::Error,
+        value: Value::Int(0),
+    })
 }

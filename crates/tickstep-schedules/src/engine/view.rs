@@ -77,6 +77,7 @@ impl Core {
             catchup_window: e.policies().catchup_window(),
             run_limit: e.policies().run_limit,
             remaining_runs: e.runs_left(),
+            on_max_faults: e.policies().on_max_faults,
             next_runs: upcoming(e.cadence_view(), now, NEXT_RUNS_SHOWN)
                 .into_iter()
                 .map(unix_seconds)

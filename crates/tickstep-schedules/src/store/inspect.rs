@@ -206,6 +206,8 @@ pub struct StoredSchedule {
     /// The firings its `remaining_runs` still allow (the limit less `run_count`), if it has a
     /// limit (docs/schedules.md §16.5).
     pub remaining_runs: Option<u64>,
+    /// What reaching `max_faults` does (docs/schedules.md §16.6).
+    pub on_max_faults: crate::OnMaxFaults,
     /// What the next fire times are computed from (docs/schedules.md §9.8), its calendar apart.
     cadence: CadenceView<'static>,
     /// The calendar the next fire times of a `Cron` schedule come from.
@@ -1025,6 +1027,7 @@ impl From<(ScheduleRow, String)> for StoredSchedule {
             catchup_window: r.policies.catchup_window(),
             run_limit: r.policies.run_limit,
             remaining_runs: r.policies.run_limit.map(|n| n.saturating_sub(c.run_count)),
+            on_max_faults: r.policies.on_max_faults,
             cadence,
             steps_by: r.calendar,
         }

@@ -134,6 +134,7 @@ pub fn info_json(s: &StoredSchedule) -> Json {
         "catchup_window": s.catchup_window.map_or(json!(0), |d| json!(d.as_secs_f64())),
         "run_limit": s.run_limit.unwrap_or(0),
         "remaining_runs": s.remaining_runs.unwrap_or(0),
+        "on_max_faults": s.on_max_faults.as_str(),
     });
     if let (Some(info), Json::Object(rest)) = (info.as_object_mut(), rest) {
         info.extend(rest);
