@@ -100,6 +100,9 @@ pub enum Overlap {
     Queue,
     /// Every deadline starts a firing; `running_task` reports the oldest.
     Concurrent,
+    /// The deadline kills the running firing (a fault of kind `killed` naming why) and starts
+    /// (docs/schedules.md §16.7).
+    CancelOther,
 }
 
 impl Overlap {
@@ -113,6 +116,7 @@ impl Overlap {
             Overlap::Skip => "skip",
             Overlap::Queue => "queue",
             Overlap::Concurrent => "concurrent",
+            Overlap::CancelOther => "cancel_other",
         }
     }
 
@@ -127,6 +131,7 @@ impl Overlap {
             "skip" => Some(Overlap::Skip),
             "queue" => Some(Overlap::Queue),
             "concurrent" => Some(Overlap::Concurrent),
+            "cancel_other" => Some(Overlap::CancelOther),
             _ => None,
         }
     }
@@ -407,10 +412,9 @@ impl Options {
                         .ok_or_else(|| wrong("\"skip\", \"once\" or \"all\""))?;
                 }
                 "overlap" => {
-                    out.overlap = value
-                        .as_text()
-                        .and_then(Overlap::parse)
-                        .ok_or_else(|| wrong("\"skip\", \"queue\" or \"concurrent\""))?;
+                    out.overlap = value.as_text().and_then(Overlap::parse).ok_or_else(|| {
+                        wrong("\"skip\", \"queue\", \"concurrent\" or \"cancel_other\"")
+                    })?;
                 }
                 "jitter" => {
                     out.jitter_seconds = match *value {

@@ -132,6 +132,9 @@ impl Core {
                 // for the running firing, whose end re-arms the entry (docs/schedules.md §4.5).
                 return None;
             }
+            if overlap == Overlap::CancelOther {
+                return self.cancel_other(id, &step, (point, due), now, later);
+            }
             let arrived = step.arrived(point, due, now);
             let n = arrived.count;
             let take_queue_slot = overlap == Overlap::Queue && e.queued().is_none();
@@ -249,6 +252,36 @@ impl Core {
         let first = step.nth(point, old)?;
         self.set_next_run(id, first);
         Some(step.arrived(first, first, now))
+    }
+
+    /// Overlap `"cancel_other"` (docs/schedules.md §16.7): the points from `point` (due at
+    /// `due`) arrived while a firing of `id` runs. The running firings are killed, the newest
+    /// point starts, and the older ones, which arrived mid-firing and start nothing, count in
+    /// `overlap_count`. Nothing starts when the kills retired or paused the schedule.
+    fn cancel_other(
+        &mut self,
+        id: u64,
+        step: &Step,
+        (point, due): (u64, u64),
+        now: u64,
+        later: &mut Later,
+    ) -> Option<Firing> {
+        let arrived = step.arrived(point, due, now);
+        if !self.cancel_running(id, arrived.latest, now) {
+            return None;
+        }
+        let e = self.table.get_mut(id)?;
+        e.overlap_count = e.overlap_count.saturating_add(arrived.count - 1);
+        self.metrics
+            .missed(MissedReason::Overlap, arrived.count - 1);
+        self.mark_dirty(id);
+        let nominal = arrived.latest;
+        let Some(end) = arrived.end else {
+            return Some(self.start_last(id, nominal, now));
+        };
+        self.set_next_run(id, end);
+        self.arm_next(id, now, later);
+        Some(self.start(id, nominal, now))
     }
 
     /// Counts `dropped` points of `id`: as overlaps when a firing runs, else as missed.

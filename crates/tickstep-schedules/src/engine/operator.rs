@@ -505,7 +505,11 @@ impl Core {
         if trigger {
             let e = self.table.get_mut(id).expect("checked above");
             e.extra_mut().ops.trigger = false;
-            let firing = if busy {
+            let firing = if busy && overlap == Overlap::CancelOther {
+                // The trigger kills the running firing and starts (docs/schedules.md §16.7).
+                self.cancel_running(id, now, now)
+                    .then(|| self.start(id, now, now))
+            } else if busy {
                 // Overlap decides, as for a cadence point arriving mid-firing (docs/schedules.md §4.4).
                 if overlap == Overlap::Queue && queue_free {
                     e.extra_mut().queued = Some(now);
