@@ -162,15 +162,18 @@ impl Core {
         if catching_up {
             return self.catch_up_step(id, &step, now, later);
         }
-        let arrived = step.arrived(point, due, now);
-        let Some(arrived) = self.within_window(id, &step, arrived, due, now) else {
-            // Every point was older than the catch-up window: missed, none fired.
-            if self.table.get(id).is_some_and(super::entry::Entry::is_live) {
-                self.arm_next(id, now, later);
-            }
-            return None;
-        };
-        let e = self.table.get(id)?;
+        let (policy, windowed) = (e.catchup, e.policies().catchup_window_ns.is_some());
+        let mut arrived = step.arrived(point, due, now);
+        if windowed {
+            let Some(left) = self.within_window(id, &step, arrived, due, now) else {
+                // Every point was older than the catch-up window: missed, none fired.
+                if self.table.get(id).is_some_and(super::entry::Entry::is_live) {
+                    self.arm_next(id, now, later);
+                }
+                return None;
+            };
+            arrived = left;
+        }
         let n = arrived.count;
         let catchup = if n == 1 {
             Catchup::Once
@@ -178,7 +181,7 @@ impl Core {
             // Concurrent and busy: these points arrived mid-firing, and each starts one.
             Catchup::All
         } else {
-            e.catchup
+            policy
         };
         let reason = match (running, self.catching_up_paused) {
             (true, _) => MissedReason::Overlap,
@@ -499,12 +502,9 @@ impl Core {
         let e = self.table.get_mut(id).expect("checked above");
         e.run_count = e.run_count.saturating_add(1);
         e.last_run = now;
+        let spent = e.is_spent();
         self.mark_dirty(id);
-        if self
-            .table
-            .get(id)
-            .is_some_and(super::entry::Entry::is_spent)
-        {
+        if spent {
             // This firing is the last: it is not on the running list yet, so the schedule
             // retires when it ends (`Core::firing_ended`), not now.
             self.fire_no_more(id);
