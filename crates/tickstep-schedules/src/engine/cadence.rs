@@ -162,7 +162,12 @@ impl Core {
         if catching_up {
             return self.catch_up_step(id, &step, now, later);
         }
-        let (policy, windowed) = (e.catchup, e.policies().catchup_window_ns.is_some());
+        // Only a point older than the window needs the window's count (docs/schedules.md §16.2).
+        let policy = e.catchup;
+        let windowed = e
+            .policies()
+            .catchup_window_ns
+            .is_some_and(|window| now.saturating_sub(window) > due);
         let mut arrived = step.arrived(point, due, now);
         if windowed {
             let Some(left) = self.within_window(id, &step, arrived, due, now) else {
