@@ -96,25 +96,6 @@ pub(crate) fn parse_on_max_faults(value: &Value) -> Result<OnMaxFaults, Error> {
     })
 }
 
-/// The pause note of a schedule paused at `max_faults` (docs/schedules.md §16.6): how many
-/// faults in a row, and the last one's kind and value, within the note rule (at most
-/// [`MAX_NOTE_BYTES`](crate::MAX_NOTE_BYTES), no control character; docs/schedules.md §9.5).
-pub(crate) fn max_faults_note(consecutive: u32, fault: &crate::Fault) -> String {
-    let text = format!(
-        "max_faults: {consecutive} faults in a row, the last {}: {}",
-        fault.kind.as_str(),
-        preview(&fault.value)
-    );
-    let mut note = String::with_capacity(text.len());
-    for c in text.chars().map(|c| if c.is_control() { ' ' } else { c }) {
-        if note.len() + c.len_utf8() > crate::MAX_NOTE_BYTES {
-            break;
-        }
-        note.push(c);
-    }
-    note
-}
-
 impl Policies {
     /// Whether every policy has its default (the row stores NULL).
     pub(crate) fn is_default(&self) -> bool {
@@ -189,7 +170,7 @@ pub(crate) fn resolve(
 
 /// The `policies` column of a stored row: `None` (NULL) for the defaults.
 pub(crate) fn to_column(p: &Policies) -> Option<String> {
-    (!p.is_default()).then(|| crate::store::codec::json(p))
+    (!p.is_default()).then(|| serde_json::to_string(p).expect("policies serialise"))
 }
 
 /// A stored `policies` column read back; `None` when it is not what [`to_column`] writes.
@@ -290,25 +271,6 @@ mod tests {
             assert!(text.contains("docs/schedules.md §16.6"), "{text}");
             assert!(text.contains(&preview(&value)), "{text}");
         }
-    }
-
-    #[test]
-    fn the_max_faults_note_names_the_fault_within_the_note_rule() {
-        let fault = crate::Fault {
-            kind: crate::FaultKind::Error,
-            value: Value::from("E_DIV\u{7}"),
-        };
-        let note = max_faults_note(3, &fault);
-        assert!(
-            note.contains("3 faults") && note.contains("error") && note.contains("E_DIV"),
-            "{note}"
-        );
-        assert!(!note.chars().any(char::is_control), "{note:?}");
-        let long = crate::Fault {
-            kind: crate::FaultKind::Error,
-            value: Value::Str("é".repeat(500)),
-        };
-        assert!(max_faults_note(50, &long).len() <= crate::MAX_NOTE_BYTES);
     }
 
     #[test]
