@@ -18,6 +18,7 @@
 //! | `fire_cron`, `cron_load_100k`, `cron_bytes_per_schedule` | see [`cron`]: firing calendar schedules beside `every` ones, and loading 100,000 of them | goals 1.3×, 2 s and 400 B |
 //! | `calendar_build_100k`, `calendar_bytes` | see [`calendar_load`]: 100,000 calendars in 8 zones built in a fresh process, seconds and resident bytes each | goals 2 s and 400 B |
 //! | `fire_postgres_3nodes`, `claim_to_start_p50/p99` | see [`cluster`]: three nodes on one database; another node taking released schedules over | `fire_postgres` on one node, same run |
+//! | `fire_inmem_policies`, `fire_sqlite_policies` | see [`policies`]: `fire_inmem` and `fire_sqlite` with every schedule policy set (docs/schedules.md §16) | the same schedules without policies, same run; goal ratio ≤ 1.05 |
 
 use std::path::Path;
 use std::process::Command;
@@ -38,6 +39,7 @@ mod calendar_load;
 mod cluster;
 mod create;
 mod cron;
+mod policies;
 mod postgres;
 mod scratch;
 
@@ -69,6 +71,7 @@ pub(crate) fn run(opts: &Opts) -> Section {
     build_store(&big, stored);
     let mut rows = vec![fire_inmem(due, rounds)];
     rows.extend(fire_sqlite(dir.path(), due, rounds));
+    rows.extend(policies::rows(dir.path(), due, rounds));
     rows.extend(postgres::rows(due, rounds));
     rows.extend([
         load(&big, stored, opts.quick.then_some(scale), rounds.min(5)),

@@ -152,6 +152,22 @@ pub trait Runner {
     /// assert_eq!(TestRunner::new().start(&f), Ok(RunId(1)));
     /// ```
     fn start(&self, firing: &Firing) -> Result<RunId, Refused>;
+
+    /// Stops run `run`, which the engine has already settled as a fault of kind `killed`: a
+    /// point of its schedule arrived under overlap `"cancel_other"` (docs/schedules.md §16.7).
+    /// The host ends the task; an outcome it still reports for the run is ignored. Returns
+    /// whether a task was stopped. The default stops nothing: the task runs on, detached from
+    /// its schedule, and its outcome is ignored.
+    ///
+    /// ```
+    /// use tickstep_schedules::testkit::TestRunner;
+    /// use tickstep_schedules::{RunId, Runner};
+    /// assert!(!TestRunner::new().cancel(RunId(7)), "nothing runs");
+    /// ```
+    fn cancel(&self, run: RunId) -> bool {
+        let _ = run;
+        false
+    }
 }
 
 /// A runner's refusal to start a firing, with the host's reason.

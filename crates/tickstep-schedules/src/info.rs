@@ -174,6 +174,8 @@ pub enum RetireReason {
     DeadlineOutOfRange,
     /// The target was no longer valid at firing time.
     InvalidTarget,
+    /// Its `remaining_runs` were all made and settled (docs/schedules.md §16.5).
+    RemainingRuns,
 }
 
 impl RetireReason {
@@ -188,6 +190,7 @@ impl RetireReason {
             RetireReason::MaxFaults => "max_faults",
             RetireReason::DeadlineOutOfRange => "deadline_out_of_range",
             RetireReason::InvalidTarget => "invalid_target",
+            RetireReason::RemainingRuns => "remaining_runs",
         }
     }
 
@@ -202,6 +205,7 @@ impl RetireReason {
             RetireReason::MaxFaults,
             RetireReason::DeadlineOutOfRange,
             RetireReason::InvalidTarget,
+            RetireReason::RemainingRuns,
         ]
         .into_iter()
         .find(|r| r.as_str() == s)
@@ -331,6 +335,15 @@ pub struct ScheduleInfo {
     /// [`HISTORY_KEPT`]); empty without a store or for a schedule that does not persist
     /// (docs/schedules.md §9.11).
     pub history: Vec<FiringRecord>,
+    /// The `catchup_window` option, if set (docs/schedules.md §16.1).
+    pub catchup_window: Option<std::time::Duration>,
+    /// The `remaining_runs` option as given at creation, if set (docs/schedules.md §16.5).
+    pub run_limit: Option<u64>,
+    /// The firings its `remaining_runs` still allow (the limit less `run_count`), if it has a
+    /// limit (docs/schedules.md §16.5).
+    pub remaining_runs: Option<u64>,
+    /// What reaching `max_faults` does (docs/schedules.md §16.6).
+    pub on_max_faults: crate::OnMaxFaults,
 }
 
 /// What a calendar schedule fires on: its cron expression, its zone and its DST policy
@@ -570,6 +583,7 @@ impl ScheduleInfo {
         ];
         pairs.extend(self.calendar_pairs());
         pairs.push(("status", Value::from(self.status().as_str())));
+        pairs.extend(self.policy_pairs());
         pairs
     }
 
@@ -628,6 +642,22 @@ impl ScheduleInfo {
     }
 
     /// A calendar schedule's keys (docs/schedules.md §14.12): `""` for the other kinds.
+    /// The policies' keys, after `status` (docs/schedules.md §16.4).
+    fn policy_pairs(&self) -> [(&'static str, Value); 4] {
+        let int =
+            |n: Option<u64>| Value::Int(n.map_or(0, |n| i64::try_from(n).unwrap_or(i64::MAX)));
+        [
+            (
+                "catchup_window",
+                self.catchup_window
+                    .map_or(Value::Int(0), |d| Value::Float(d.as_secs_f64())),
+            ),
+            ("run_limit", int(self.run_limit)),
+            ("remaining_runs", int(self.remaining_runs)),
+            ("on_max_faults", Value::from(self.on_max_faults.as_str())),
+        ]
+    }
+
     fn calendar_pairs(&self) -> [(&'static str, Value); 4] {
         let c = self.calendar.as_ref();
         [

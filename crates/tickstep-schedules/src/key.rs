@@ -44,7 +44,7 @@ pub(crate) fn check_key(key: &str) -> Result<(), Error> {
 /// when they define the same schedule (docs/schedules.md §5.13). The deadline, the creation time,
 /// the id and the cadence state are not part of it: they are when, not what.
 pub(crate) fn first_difference(a: &ScheduleRow, b: &ScheduleRow) -> Option<&'static str> {
-    let checks: [(&'static str, bool); 16] = [
+    let checks: [(&'static str, bool); 19] = [
         ("kind", a.kind == b.kind),
         ("calendar", a.calendar == b.calendar),
         ("target", a.target == b.target),
@@ -61,6 +61,18 @@ pub(crate) fn first_difference(a: &ScheduleRow, b: &ScheduleRow) -> Option<&'sta
         ("pass_elapsed", a.pass_elapsed == b.pass_elapsed),
         ("seconds", a.time_limit_ns == b.time_limit_ns),
         ("ticks", a.tick_limit == b.tick_limit),
+        (
+            "catchup_window",
+            a.policies.catchup_window_ns == b.policies.catchup_window_ns,
+        ),
+        (
+            "remaining_runs",
+            a.policies.run_limit == b.policies.run_limit,
+        ),
+        (
+            "on_max_faults",
+            a.policies.on_max_faults == b.policies.on_max_faults,
+        ),
     ];
     checks
         .into_iter()

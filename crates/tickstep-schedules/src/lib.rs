@@ -231,6 +231,7 @@ mod namespace;
 mod operator_rules;
 mod options;
 mod perms;
+mod policies;
 mod queue_runner;
 mod recorded;
 mod row;
@@ -264,6 +265,7 @@ pub use options::{
     Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, OPTION_KEYS, Options,
     Overlap,
 };
+pub use policies::OnMaxFaults;
 pub use queue_runner::QueueRunner;
 pub use store::{
     Cluster, ClusterNode, ClusterStats, HELD_SHOWN, Inspector, StoredSchedule, display_location,

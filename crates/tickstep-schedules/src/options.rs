@@ -100,6 +100,9 @@ pub enum Overlap {
     Queue,
     /// Every deadline starts a firing; `running_task` reports the oldest.
     Concurrent,
+    /// The deadline kills the running firing (a fault of kind `killed` naming why) and starts
+    /// (docs/schedules.md §16.7).
+    CancelOther,
 }
 
 impl Overlap {
@@ -113,6 +116,7 @@ impl Overlap {
             Overlap::Skip => "skip",
             Overlap::Queue => "queue",
             Overlap::Concurrent => "concurrent",
+            Overlap::CancelOther => "cancel_other",
         }
     }
 
@@ -127,6 +131,7 @@ impl Overlap {
             "skip" => Some(Overlap::Skip),
             "queue" => Some(Overlap::Queue),
             "concurrent" => Some(Overlap::Concurrent),
+            "cancel_other" => Some(Overlap::CancelOther),
             _ => None,
         }
     }
@@ -177,6 +182,12 @@ pub struct Options {
     pub(crate) key: Option<String>,
     /// What a calendar schedule does in a DST gap or fold (docs/schedules.md §14.9).
     pub(crate) dst: DstPolicy,
+    /// The `catchup_window` (docs/schedules.md §16.1), checked at creation.
+    pub(crate) catchup_window: Option<Duration>,
+    /// The `remaining_runs` (docs/schedules.md §16.5), checked at creation.
+    pub(crate) remaining_runs: Option<u64>,
+    /// What reaching `max_faults` does (docs/schedules.md §16.6).
+    pub(crate) on_max_faults: crate::OnMaxFaults,
 }
 
 impl Default for Options {
@@ -195,6 +206,9 @@ impl Default for Options {
             tick_limit: None,
             key: None,
             dst: DstPolicy::default(),
+            catchup_window: None,
+            remaining_runs: None,
+            on_max_faults: crate::OnMaxFaults::Retire,
         }
     }
 }
@@ -204,7 +218,7 @@ impl Default for Options {
 /// ```
 /// assert!(tickstep_schedules::OPTION_KEYS.contains(&"pass_elapsed"));
 /// ```
-pub const OPTION_KEYS: [&str; 14] = [
+pub const OPTION_KEYS: [&str; 17] = [
     "adaptive",
     "catchup",
     "overlap",
@@ -219,6 +233,9 @@ pub const OPTION_KEYS: [&str; 14] = [
     "key",
     "dst_gap",
     "dst_fold",
+    "catchup_window",
+    "remaining_runs",
+    "on_max_faults",
 ];
 
 impl Options {
@@ -395,10 +412,9 @@ impl Options {
                         .ok_or_else(|| wrong("\"skip\", \"once\" or \"all\""))?;
                 }
                 "overlap" => {
-                    out.overlap = value
-                        .as_text()
-                        .and_then(Overlap::parse)
-                        .ok_or_else(|| wrong("\"skip\", \"queue\" or \"concurrent\""))?;
+                    out.overlap = value.as_text().and_then(Overlap::parse).ok_or_else(|| {
+                        wrong("\"skip\", \"queue\", \"concurrent\" or \"cancel_other\"")
+                    })?;
                 }
                 "jitter" => {
                     out.jitter_seconds = match *value {
@@ -424,6 +440,15 @@ impl Options {
                 }
                 "dst_fold" => {
                     out.dst.fold = parse_policy_word(value, name)?;
+                }
+                "catchup_window" => {
+                    out.catchup_window = Some(crate::policies::parse_catchup_window(value)?);
+                }
+                "remaining_runs" => {
+                    out.remaining_runs = Some(crate::policies::parse_remaining_runs(value)?);
+                }
+                "on_max_faults" => {
+                    out.on_max_faults = crate::policies::parse_on_max_faults(value)?;
                 }
                 "state" => out.state = Some(value.clone()),
                 "player" => match *value {
@@ -473,11 +498,14 @@ impl Options {
         }
         let (time_limit_ns, tick_limit) =
             crate::firing_limits::resolve(self.time_limit, self.tick_limit)?;
+        let policies =
+            crate::policies::resolve(self.catchup_window, self.remaining_runs, self.on_max_faults)?;
         Ok(Resolved {
             adaptive: self.adaptive.unwrap_or(!every),
             jitter_ns,
             time_limit_ns,
             tick_limit,
+            policies,
         })
     }
 }
@@ -490,6 +518,8 @@ pub(crate) struct Resolved {
     pub(crate) time_limit_ns: Option<u64>,
     /// The `ticks` limit (at least 1), if set.
     pub(crate) tick_limit: Option<u64>,
+    /// The policies of docs/schedules.md §16, checked.
+    pub(crate) policies: crate::policies::Policies,
 }
 
 /// The schedule's key (docs/schedules.md §5.12–§5.18); checked and looked up in `key.rs` and the
@@ -574,6 +604,66 @@ impl Options {
     /// ```
     pub fn dst(&self) -> DstPolicy {
         self.dst
+    }
+}
+
+/// The policies of docs/schedules.md §16; parsed and checked in `policies.rs`.
+impl Options {
+    /// The catch-up window (the `catchup_window` key, seconds): cadence points older than this
+    /// when the engine sees them — after downtime, a stall or a pause — are counted missed, not
+    /// fired; the points inside it follow the catch-up policy (docs/schedules.md §16.1). Checked
+    /// at creation: more than zero and at most `u64::MAX` nanoseconds, else `E_INVARG`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_schedules::{Options, Value};
+    /// let o = Options::new().catchup_window(Duration::from_secs(300));
+    /// assert_eq!(o, Options::from_map(&Value::Map(vec![
+    ///     (Value::from("catchup_window"), Value::Int(300)),
+    /// ])).unwrap());
+    /// ```
+    #[must_use]
+    pub fn catchup_window(mut self, window: Duration) -> Self {
+        self.catchup_window = Some(window);
+        self
+    }
+
+    /// Limited runs (the `remaining_runs` key): the schedule fires this many more times — every
+    /// firing counts, a trigger or a backfill included — and retires with `remaining_runs` once
+    /// the last has settled (docs/schedules.md §16.5). Checked at creation: at least 1, else
+    /// `E_INVARG`.
+    ///
+    /// ```
+    /// use tickstep_schedules::{Options, Value};
+    /// let o = Options::new().remaining_runs(3);
+    /// assert_eq!(o, Options::from_map(&Value::Map(vec![
+    ///     (Value::from("remaining_runs"), Value::Int(3)),
+    /// ])).unwrap());
+    /// ```
+    #[must_use]
+    pub fn remaining_runs(mut self, runs: u64) -> Self {
+        self.remaining_runs = Some(runs);
+        self
+    }
+
+    /// What reaching `max_faults` consecutive faults does (the `on_max_faults` key, `"retire"`
+    /// or `"pause"`): [`OnMaxFaults::Retire`](crate::OnMaxFaults::Retire), the default, retires
+    /// with `max_faults`; [`OnMaxFaults::Pause`](crate::OnMaxFaults::Pause) pauses a recurring
+    /// schedule with a note naming the fault, for an operator to resume (docs/schedules.md
+    /// §16.6).
+    ///
+    /// ```
+    /// use tickstep_schedules::{OnMaxFaults, Options, Value};
+    /// let o = Options::new().max_faults(3).on_max_faults(OnMaxFaults::Pause);
+    /// assert_eq!(o, Options::from_map(&Value::Map(vec![
+    ///     (Value::from("max_faults"), Value::Int(3)),
+    ///     (Value::from("on_max_faults"), Value::from("pause")),
+    /// ])).unwrap());
+    /// ```
+    #[must_use]
+    pub fn on_max_faults(mut self, policy: crate::OnMaxFaults) -> Self {
+        self.on_max_faults = policy;
+        self
     }
 }
 

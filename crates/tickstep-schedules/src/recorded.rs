@@ -21,6 +21,9 @@ pub(crate) enum MissedReason {
     /// A calendar's wall time in a DST gap, dropped by `gap = "skip"` (docs/schedules.md
     /// §14.15).
     DstGap,
+    /// Older than the schedule's `catchup_window` when the engine saw it (docs/schedules.md
+    /// §16.2).
+    CatchupWindow,
 }
 
 /// The engine's handles.
@@ -32,8 +35,8 @@ pub(crate) struct SchedulesMetrics {
     returned: Counter,
     faulted: Counter,
     killed: Counter,
-    missed: [Counter; 4],
-    retired: [Counter; 4],
+    missed: [Counter; 5],
+    retired: [Counter; 5],
     lateness: Histogram,
     live: Gauge,
     running: Gauge,
@@ -52,13 +55,14 @@ impl SchedulesMetrics {
             returned: outcome("returned"),
             faulted: outcome("fault"),
             killed: outcome("killed"),
-            missed: ["catchup", "overlap", "paused", "dst_gap"]
+            missed: ["catchup", "overlap", "paused", "dst_gap", "catchup_window"]
                 .map(|reason| metrics::counter!("tickstep_schedules_missed_total", "reason" => reason)),
             retired: [
                 RetireReason::Completed,
                 RetireReason::MaxFaults,
                 RetireReason::DeadlineOutOfRange,
                 RetireReason::InvalidTarget,
+                RetireReason::RemainingRuns,
             ]
             .map(|reason| {
                 metrics::counter!("tickstep_schedules_retired_total", "reason" => reason.as_str())
@@ -109,6 +113,7 @@ impl SchedulesMetrics {
             RetireReason::MaxFaults => 1,
             RetireReason::DeadlineOutOfRange => 2,
             RetireReason::InvalidTarget => 3,
+            RetireReason::RemainingRuns => 4,
         };
         self.retired[index].increment(1);
     }

@@ -146,6 +146,8 @@ pub(crate) struct ScheduleRow {
     /// A `Cron` schedule's calendar, stored as its expression, zone and DST policy
     /// (docs/schedules.md §14.14); `None` for the other kinds.
     pub(crate) calendar: Option<std::sync::Arc<crate::Calendar>>,
+    /// The policies of docs/schedules.md §16 (the `policies` column, NULL for the defaults).
+    pub(crate) policies: crate::policies::Policies,
     pub(crate) cadence: Cadence,
 }
 

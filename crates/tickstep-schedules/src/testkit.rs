@@ -253,6 +253,7 @@ struct RunnerState {
     next_run: u64,
     started: Vec<(RunId, Firing)>,
     running: Vec<RunId>,
+    cancelled: Vec<RunId>,
     refusing: Option<String>,
     on_start: Option<StartHook>,
 }
@@ -297,6 +298,17 @@ impl TestRunner {
     /// ```
     pub fn running(&self) -> Vec<RunId> {
         self.state.borrow().running.clone()
+    }
+
+    /// The runs the engine asked this runner to stop ([`Runner::cancel`]), oldest first,
+    /// whether or not this runner had started them.
+    ///
+    /// ```
+    /// let runner = tickstep_schedules::testkit::TestRunner::new();
+    /// assert!(runner.cancelled().is_empty());
+    /// ```
+    pub fn cancelled(&self) -> Vec<RunId> {
+        self.state.borrow().cancelled.clone()
     }
 
     /// Refuse every start with `reason` (or accept again with `None`).
@@ -395,6 +407,14 @@ impl Runner for TestRunner {
             hook(firing);
         }
         Ok(run)
+    }
+
+    fn cancel(&self, run: RunId) -> bool {
+        let mut state = self.state.borrow_mut();
+        let before = state.running.len();
+        state.running.retain(|r| *r != run);
+        state.cancelled.push(run);
+        state.running.len() < before
     }
 }
 

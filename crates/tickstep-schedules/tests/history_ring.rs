@@ -103,7 +103,8 @@ fn back_to_a_history_table(store: &Store, id: u64) {
     let mut sql = match store.kind() {
         Kind::Postgres => {
             "ALTER TABLE tickstep_schedules DROP COLUMN history, DROP COLUMN cron_expr, \
-             DROP COLUMN cron_zone, DROP COLUMN cron_dst, DROP COLUMN namespace; \
+             DROP COLUMN cron_zone, DROP COLUMN cron_dst, DROP COLUMN namespace, \
+             DROP COLUMN policies; \
              ALTER TABLE tickstep_nodes DROP COLUMN namespace; \
              DELETE FROM tickstep_firing_history; \
              DELETE FROM tickstep_schema_migrations WHERE version >= 10;"

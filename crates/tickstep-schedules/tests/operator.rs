@@ -346,9 +346,11 @@ on_every_store! {
         assert!(approx(h.info(id).next_runs[0], t0 + 120.0));
         let map = h.info(id).to_value();
         let Value::Map(pairs) = map else { panic!() };
-        // After these come only a calendar schedule's four keys and the status (docs/schedules.md
-        // §9.1).
-        let keys: Vec<String> = pairs.iter().rev().skip(5).take(9).map(|(k, _)| k.to_string()).collect();
+        // After these come only a calendar schedule's four keys, the status and the policies
+        // (docs/schedules.md §9.1, §16.4).
+        let status = pairs.iter().rev().position(|(k, _)| *k == Value::from("status")).unwrap();
+        let keys: Vec<String> =
+            pairs.iter().rev().skip(status + 5).take(9).map(|(k, _)| k.to_string()).collect();
         assert_eq!(
             keys,
             [

@@ -507,6 +507,10 @@ on_every_store! {
             "dst_gap",
             "dst_fold",
             "status",
+            "catchup_window",
+            "run_limit",
+            "remaining_runs",
+            "on_max_faults",
         ];
         let Value::Map(pairs) = &map else { panic!() };
         assert_eq!(pairs.len(), keys.len());

@@ -259,14 +259,19 @@ impl Core {
             tick_limit: new.resolved.tick_limit,
         };
         let key: Option<Rc<str>> = options.key.as_deref().map(Rc::from);
-        let has_extra =
-            !args.is_empty() || options.state.is_some() || !limits.is_none() || key.is_some();
+        let policies = new.resolved.policies;
+        let has_extra = !args.is_empty()
+            || options.state.is_some()
+            || !limits.is_none()
+            || key.is_some()
+            || !policies.is_default();
         let extra = has_extra.then(|| {
             Box::new(Extra {
                 args: (!args.is_empty()).then(|| Rc::from(args)),
                 state: options.state.map(Rc::new),
                 limits,
                 key,
+                policies,
                 ..Extra::default()
             })
         });

@@ -32,6 +32,7 @@
 //! when the point after it is out of range (the last representable point fires; the schedule
 //! retires as that firing starts, which is when its next deadline would be armed).
 
+use crate::info::RetireReason;
 use crate::recorded::MissedReason;
 use std::time::Duration;
 
@@ -84,6 +85,12 @@ impl Core {
         if !e.is_live() {
             return None;
         }
+        if e.is_spent() {
+            // Armed again behind its last run (a queued point, a catch-up, an adaptive delay):
+            // it fires no more (docs/schedules.md §16.5).
+            self.spent(id, now);
+            return None;
+        }
         match e.kind {
             // A one-shot stays disarmed while it runs; its outcome retires or re-arms it.
             Kind::At => Some(self.start(id, e.next_run, now)),
@@ -125,6 +132,9 @@ impl Core {
                 // for the running firing, whose end re-arms the entry (docs/schedules.md §4.5).
                 return None;
             }
+            if overlap == Overlap::CancelOther {
+                return self.cancel_other(id, &step, (point, due), now, later);
+            }
             let arrived = step.arrived(point, due, now);
             let n = arrived.count;
             let take_queue_slot = overlap == Overlap::Queue && e.queued().is_none();
@@ -152,7 +162,23 @@ impl Core {
         if catching_up {
             return self.catch_up_step(id, &step, now, later);
         }
-        let arrived = step.arrived(point, due, now);
+        // Only a point older than the window needs the window's count (docs/schedules.md §16.2).
+        let policy = e.catchup;
+        let windowed = e
+            .policies()
+            .catchup_window_ns
+            .is_some_and(|window| now.saturating_sub(window) > due);
+        let mut arrived = step.arrived(point, due, now);
+        if windowed {
+            let Some(left) = self.within_window(id, &step, arrived, due, now) else {
+                // Every point was older than the catch-up window: missed, none fired.
+                if self.table.get(id).is_some_and(super::entry::Entry::is_live) {
+                    self.arm_next(id, now, later);
+                }
+                return None;
+            };
+            arrived = left;
+        }
         let n = arrived.count;
         let catchup = if n == 1 {
             Catchup::Once
@@ -160,7 +186,7 @@ impl Core {
             // Concurrent and busy: these points arrived mid-firing, and each starts one.
             Catchup::All
         } else {
-            e.catchup
+            policy
         };
         let reason = match (running, self.catching_up_paused) {
             (true, _) => MissedReason::Overlap,
@@ -182,6 +208,81 @@ impl Core {
             return self.move_cadence(id, arrived.end, now, later);
         }
         // The fired point has arrived (it is at most now), so it is representable.
+        let nominal = arrived.latest;
+        let Some(end) = arrived.end else {
+            return Some(self.start_last(id, nominal, now));
+        };
+        self.set_next_run(id, end);
+        self.arm_next(id, now, later);
+        Some(self.start(id, nominal, now))
+    }
+
+    /// Drops the `arrived` points of `id` (from its `next_run`, the first due at `due`) that are
+    /// older than its catch-up window at `now`, counting each missed with reason
+    /// `catchup_window` (docs/schedules.md §16.2), and moves `next_run` to the first point left.
+    /// Returns the points left, which the catch-up rules then take as any arrived points; `None`
+    /// when none is left (the cadence then waits for the point after them, unarmed, or the
+    /// schedule retired running off the end of time). A point is older than the window when
+    /// more than the window has passed since it was due.
+    fn within_window(
+        &mut self,
+        id: u64,
+        step: &Step,
+        arrived: Arrived,
+        due: u64,
+        now: u64,
+    ) -> Option<Arrived> {
+        let e = self.table.get(id)?;
+        let Some(window) = e.policies().catchup_window_ns else {
+            return Some(arrived);
+        };
+        // The points due at or before `cutoff` are more than `window` old.
+        let Some(cutoff) = now.checked_sub(window).and_then(|t| t.checked_sub(1)) else {
+            return Some(arrived);
+        };
+        if due > cutoff {
+            return Some(arrived);
+        }
+        let point = e.next_run;
+        let old = step.arrived(point, due, cutoff).count.min(arrived.count);
+        self.metrics.missed(MissedReason::CatchupWindow, old);
+        let e = self.table.get_mut(id)?;
+        e.missed_count = e.missed_count.saturating_add(old);
+        self.mark_dirty(id);
+        if old == arrived.count {
+            match arrived.end {
+                Some(end) => self.set_next_run(id, end),
+                None => self.out_of_range(id, now),
+            }
+            return None;
+        }
+        // The points left are the last `count - old`, so the first of them is representable.
+        let first = step.nth(point, old)?;
+        self.set_next_run(id, first);
+        Some(step.arrived(first, first, now))
+    }
+
+    /// Overlap `"cancel_other"` (docs/schedules.md §16.7): the points from `point` (due at
+    /// `due`) arrived while a firing of `id` runs. The running firings are killed, the newest
+    /// point starts, and the older ones, which arrived mid-firing and start nothing, count in
+    /// `overlap_count`. Nothing starts when the kills retired or paused the schedule.
+    fn cancel_other(
+        &mut self,
+        id: u64,
+        step: &Step,
+        (point, due): (u64, u64),
+        now: u64,
+        later: &mut Later,
+    ) -> Option<Firing> {
+        let arrived = step.arrived(point, due, now);
+        if !self.cancel_running(id, arrived.latest, now) {
+            return None;
+        }
+        let e = self.table.get_mut(id)?;
+        e.overlap_count = e.overlap_count.saturating_add(arrived.count - 1);
+        self.metrics
+            .missed(MissedReason::Overlap, arrived.count - 1);
+        self.mark_dirty(id);
         let nominal = arrived.latest;
         let Some(end) = arrived.end else {
             return Some(self.start_last(id, nominal, now));
@@ -283,7 +384,7 @@ impl Core {
             return;
         };
         let arrived = step.arrived(e.next_run, e.next_run, now);
-        self.catch_up(id, &step, arrived, now);
+        self.catch_up(id, &step, arrived, e.next_run, now);
     }
 
     /// At load: a recurring schedule with nothing in flight that missed two or more cadence
@@ -312,16 +413,33 @@ impl Core {
         };
         let arrived = step.arrived(e.next_run, due, now);
         if arrived.count >= 2 || e.backlog > 0 {
-            self.catch_up(id, &step, arrived, now);
+            self.catch_up(id, &step, arrived, due, now);
         }
     }
 
     /// Applies the catch-up policy to the cadence points from `next_run` that have passed
     /// (`arrived`, counted by `step`) and arms the entry: `skip` drops them all, `once` keeps
     /// the latest, `all` the latest [`MAX_CATCHUP_FIRINGS`]; the kept points are a catch-up,
-    /// fired from the first tick, one per tick.
-    pub(super) fn catch_up(&mut self, id: u64, step: &Step, arrived: Arrived, now: u64) {
-        let Some(catchup) = self.table.get(id).map(|e| e.catchup) else {
+    /// fired from the first tick, one per tick. The points older than the catch-up window
+    /// (the first due at `due`) are missed first (docs/schedules.md §16.2); a single point left
+    /// is fired as any late point is.
+    pub(super) fn catch_up(&mut self, id: u64, step: &Step, arrived: Arrived, due: u64, now: u64) {
+        let Some(catchup) = self
+            .table
+            .get(id)
+            .filter(|e| !e.is_spent())
+            .map(|e| e.catchup)
+        else {
+            return;
+        };
+        let Some(arrived) = self.within_window(id, step, arrived, due, now) else {
+            if self.table.get(id).is_some_and(super::entry::Entry::is_live) {
+                let mut later = Later::new();
+                self.arm_next(id, now, &mut later);
+                for (id, at) in later {
+                    self.table.arm(id, at);
+                }
+            }
             return;
         };
         let Some(dropped) = self.begin_catch_up(id, step, arrived, catchup, now) else {
@@ -381,6 +499,7 @@ impl Core {
     }
 
     /// Starts a firing of `id` serving cadence point `nominal`: counts it, computes `elapsed`.
+    /// The last of its `remaining_runs` leaves it spent (docs/schedules.md §16.5).
     pub(super) fn start(&mut self, id: u64, nominal: u64, now: u64) -> Firing {
         let firing = self
             .firing(id, nominal, now)
@@ -388,8 +507,43 @@ impl Core {
         let e = self.table.get_mut(id).expect("checked above");
         e.run_count = e.run_count.saturating_add(1);
         e.last_run = now;
+        let spent = e.is_spent();
         self.mark_dirty(id);
+        if spent {
+            // This firing is the last: it is not on the running list yet, so the schedule
+            // retires when it ends (`Core::firing_ended`), not now.
+            self.fire_no_more(id);
+        }
         firing
+    }
+
+    /// `id` has started the last of its `remaining_runs` (docs/schedules.md §16.5): once none
+    /// of its firings runs it retires `remaining_runs`; until then nothing of it fires.
+    pub(super) fn spent(&mut self, id: u64, now: u64) {
+        let Some(e) = self.table.get(id).filter(|e| e.is_live()) else {
+            return;
+        };
+        if e.is_running() {
+            self.fire_no_more(id);
+        } else {
+            self.retire(id, RetireReason::RemainingRuns, now);
+        }
+    }
+
+    /// Nothing of `id` fires again — no cadence point, no queued point or catch-up, no trigger
+    /// or backfill — while its last runs end (docs/schedules.md §16.5).
+    fn fire_no_more(&mut self, id: u64) {
+        let Some(e) = self.table.get_mut(id) else {
+            return;
+        };
+        e.armed = false;
+        e.backlog = 0;
+        if let Some(x) = e.extra.as_deref_mut() {
+            x.queued = None;
+            x.ops.trigger = false;
+            x.ops.backfill = None;
+        }
+        self.mark_dirty(id);
     }
 
     /// The firing of `id` serving `nominal` at `now`, counting nothing; `None` when `id` is
@@ -435,7 +589,8 @@ impl super::entry::Entry {
             interval_ns: self.interval_ns,
             waiting: self.armed || paused.is_some_and(|p| p.armed),
             paused: paused.is_some(),
-            live: self.is_live(),
+            // A schedule whose last run has started has no next point (docs/schedules.md §16.5).
+            live: self.is_live() && !self.is_spent(),
         }
     }
 }

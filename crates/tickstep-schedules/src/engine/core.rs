@@ -107,6 +107,11 @@ pub(crate) struct Core {
     pub(super) catching_up_paused: bool,
     /// The schedules held back at open (docs/schedules.md §15.6), if any.
     pub(super) held_back: Option<crate::HeldBack>,
+    /// Runs settled as killed by overlap `"cancel_other"` this tick, for the tick to hand to
+    /// `Runner::cancel` with no borrow held (docs/schedules.md §16.7).
+    pub(super) cancelled: Vec<RunId>,
+    /// The tick's monotonic time, for the duration of a run the tick cancels.
+    pub(super) tick_mono: Option<Instant>,
 }
 
 impl Core {
@@ -115,6 +120,8 @@ impl Core {
             metrics: crate::recorded::SchedulesMetrics::register(),
             catching_up_paused: false,
             held_back: None,
+            cancelled: Vec::new(),
+            tick_mono: None,
             table: Table::default(),
             verbs: Interner::default(),
             calendars: super::interner::Calendars::default(),

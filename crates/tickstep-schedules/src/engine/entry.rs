@@ -10,6 +10,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::info::RetireReason;
+use crate::policies::Policies;
 use crate::row::OpsRow;
 use crate::{Calendar, Catchup, Fault, ObjId, Overlap, RunId, Value};
 
@@ -81,6 +82,8 @@ pub(super) struct Extra {
     pub(super) key: Option<Rc<str>>,
     /// What operators did to it: pause, a pending trigger, a backfill (docs/schedules.md §9.4–§9.10).
     pub(super) ops: OpsRow,
+    /// The policies of docs/schedules.md §16.
+    pub(super) policies: Policies,
 }
 
 /// A schedule's per-firing limits (docs/schedules.md §5.10): kept, stored and handed to the
@@ -173,6 +176,27 @@ impl Entry {
         self.extra
             .as_deref()
             .map_or(Limits::default(), |x| x.limits)
+    }
+
+    /// The policies of docs/schedules.md §16; the defaults for a schedule without its rare part.
+    pub(super) fn policies(&self) -> Policies {
+        self.extra
+            .as_deref()
+            .map_or(Policies::default(), |x| x.policies)
+    }
+
+    /// The firings its `remaining_runs` still allow, `None` without a limit
+    /// (docs/schedules.md §16.5).
+    pub(super) fn runs_left(&self) -> Option<u64> {
+        self.policies()
+            .run_limit
+            .map(|n| n.saturating_sub(self.run_count))
+    }
+
+    /// Whether its `remaining_runs` have all started: it fires no more, and retires once none
+    /// of them runs (docs/schedules.md §16.5).
+    pub(super) fn is_spent(&self) -> bool {
+        self.runs_left() == Some(0)
     }
 
     pub(super) fn key(&self) -> Option<&Rc<str>> {

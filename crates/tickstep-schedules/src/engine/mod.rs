@@ -38,6 +38,7 @@
 
 pub(crate) mod access;
 pub(crate) mod cadence;
+pub(crate) mod cancel;
 pub(crate) mod claims;
 pub(crate) mod config;
 pub(crate) mod core;

@@ -339,6 +339,15 @@ impl Core {
     }
 
     /// Pauses `id` (docs/schedules.md §9.4); whether it was not paused already.
+    /// Pauses `id` at `max_faults` under `on_max_faults = "pause"` (docs/schedules.md §16.6): by
+    /// no one (`#-1`), as the engine's own act, written with the next group commit as any
+    /// change an outcome makes.
+    pub(super) fn pause_for_faults(&mut self, id: u64, note: &str, now: u64) {
+        if self.pause_entry(id, ObjId(-1), note, now) {
+            self.mark_dirty(id);
+        }
+    }
+
     fn pause_entry(&mut self, id: u64, by: ObjId, note: &str, now: u64) -> bool {
         let Some(e) = self.table.get_mut(id) else {
             return false;
@@ -424,7 +433,8 @@ impl Core {
             let arrived = step.arrived(e.next_run, e.next_run, now);
             let missed_before = e.missed_count;
             self.catching_up_paused = true;
-            self.catch_up(id, &step, arrived, now);
+            let due = e.next_run;
+            self.catch_up(id, &step, arrived, due, now);
             self.catching_up_paused = false;
             if let Some(e) = self.table.get_mut(id) {
                 let dropped = e.missed_count.saturating_sub(missed_before);
@@ -482,6 +492,11 @@ impl Core {
         let Some(e) = self.table.get(id).filter(|e| e.is_live()) else {
             return (None, false);
         };
+        if e.is_spent() {
+            // Its last run has started: no trigger or backfill fires (docs/schedules.md §16.5).
+            self.spent(id, now);
+            return (None, false);
+        }
         let busy = e.is_running() && e.overlap != Overlap::Concurrent;
         let (overlap, queue_free, step) = (e.overlap, e.queued().is_none(), e.step());
         let OpsRow {
@@ -490,7 +505,11 @@ impl Core {
         if trigger {
             let e = self.table.get_mut(id).expect("checked above");
             e.extra_mut().ops.trigger = false;
-            let firing = if busy {
+            let firing = if busy && overlap == Overlap::CancelOther {
+                // The trigger kills the running firing and starts (docs/schedules.md §16.7).
+                self.cancel_running(id, now, now)
+                    .then(|| self.start(id, now, now))
+            } else if busy {
                 // Overlap decides, as for a cadence point arriving mid-firing (docs/schedules.md §4.4).
                 if overlap == Overlap::Queue && queue_free {
                     e.extra_mut().queued = Some(now);

@@ -125,6 +125,11 @@ impl Core {
         let Some(e) = self.table.get_mut(id) else {
             return;
         };
+        if e.is_live() && e.is_spent() {
+            // Its last run has settled: it retires (docs/schedules.md §16.5).
+            self.spent(id, now);
+            return;
+        }
         if !e.is_live() || !e.kind.is_recurring() || e.is_running() {
             return;
         }
@@ -216,7 +221,15 @@ impl Core {
         self.mark_dirty(id);
         let e = self.table.get(id).expect("checked above");
         if e.max_faults > 0 && e.consecutive_faults >= e.max_faults {
-            self.retire(id, RetireReason::MaxFaults, now);
+            let pause =
+                e.kind.is_recurring() && e.policies().on_max_faults == crate::OnMaxFaults::Pause;
+            if pause {
+                // It sleeps until an operator resumes it (docs/schedules.md §16.6).
+                let note = max_faults_note(e.consecutive_faults, &fault_kept(e));
+                self.pause_for_faults(id, &note, now);
+            } else {
+                self.retire(id, RetireReason::MaxFaults, now);
+            }
         } else if e.kind == Kind::At && !e.is_running() {
             self.retire(id, RetireReason::Completed, now);
         }
@@ -261,5 +274,56 @@ impl Core {
             self.doomed_rows.push(id);
         }
         tracing::debug!(schedule = id, reason = reason.as_str(), "schedule retired");
+    }
+}
+
+/// The fault an entry keeps as `last_fault`, which [`Core::fault`] has just set.
+fn fault_kept(e: &super::entry::Entry) -> Fault {
+    e.last_fault().cloned().unwrap_or(Fault {
+        kind: FaultKind::Error,
+        value: Value::Int(0),
+    })
+}
+
+/// The pause note of a schedule paused at `max_faults` (docs/schedules.md §16.6): how many
+/// faults in a row, and the last one's kind and value, within the note rule (at most
+/// [`MAX_NOTE_BYTES`](crate::MAX_NOTE_BYTES), no control character; docs/schedules.md §9.5).
+fn max_faults_note(consecutive: u32, fault: &crate::Fault) -> String {
+    let text = format!(
+        "max_faults: {consecutive} faults in a row, the last {}: {}",
+        fault.kind.as_str(),
+        crate::limits::preview(&fault.value)
+    );
+    let mut note = String::with_capacity(text.len());
+    for c in text.chars().map(|c| if c.is_control() { ' ' } else { c }) {
+        if note.len() + c.len_utf8() > crate::MAX_NOTE_BYTES {
+            break;
+        }
+        note.push(c);
+    }
+    note
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_max_faults_note_names_the_fault_within_the_note_rule() {
+        let fault = crate::Fault {
+            kind: crate::FaultKind::Error,
+            value: Value::from("E_DIV\u{7}"),
+        };
+        let note = max_faults_note(3, &fault);
+        assert!(
+            note.contains("3 faults") && note.contains("error") && note.contains("E_DIV"),
+            "{note}"
+        );
+        assert!(!note.chars().any(char::is_control), "{note:?}");
+        let long = crate::Fault {
+            kind: crate::FaultKind::Error,
+            value: Value::Str("é".repeat(500)),
+        };
+        assert!(max_faults_note(50, &long).len() <= crate::MAX_NOTE_BYTES);
     }
 }

@@ -76,6 +76,7 @@ impl Entry {
             tick_limit: self.limits().tick_limit,
             key: self.key().map(ToString::to_string),
             calendar: self.calendar.clone(),
+            policies: self.policies(),
             cadence: self.cadence(),
         }
     }
@@ -104,6 +105,7 @@ impl Entry {
             || row.state.is_some()
             || !limits.is_none()
             || row.key.is_some()
+            || !row.policies.is_default()
             || c.last_fault.is_some()
             || c.queued.is_some()
             || c.ops.is_some()
@@ -118,6 +120,7 @@ impl Entry {
                 limits,
                 key: row.key.map(Rc::from),
                 ops: c.ops.unwrap_or_default(),
+                policies: row.policies,
                 ..Extra::default()
             })
         });

@@ -144,6 +144,7 @@ impl Schedules {
                 tracing::error!(%error, "a schedule claimed from another node could not be applied");
             }
             core.sweep_retired(now);
+            core.tick_mono = Some(mono);
             let later = std::mem::take(&mut core.later_buf);
             (
                 later,
@@ -161,6 +162,7 @@ impl Schedules {
         // (docs/schedules.md §9.6, §9.7); a slice they use up leaves the heap to the next tick.
         if !out_of_time {
             let mut firings = shared.core.borrow_mut().plan_operator(now);
+            self.hand_over_cancels();
             for firing in firings.drain(..) {
                 let verdict = self.try_start(&firing);
                 report.count(&verdict);
@@ -177,6 +179,7 @@ impl Schedules {
                     .core
                     .borrow_mut()
                     .plan(now, chunk, &mut visits, &mut later);
+            self.hand_over_cancels();
             for firing in firings.drain(..) {
                 let verdict = self.try_start(&firing);
                 report.count(&verdict);
@@ -232,6 +235,22 @@ impl Schedules {
         report.more_due =
             core.table.next_deadline().is_some_and(|at| at <= now) || core.startable(durable_now);
         Ok(report)
+    }
+
+    /// Hands the runs the plan killed under overlap `"cancel_other"` to the runner to stop,
+    /// with no engine borrow held (docs/schedules.md §16.7, §10.3).
+    fn hand_over_cancels(&self) {
+        let shared = &*self.shared;
+        let runs = {
+            let mut core = shared.core.borrow_mut();
+            if core.cancelled.is_empty() {
+                return;
+            }
+            std::mem::take(&mut core.cancelled)
+        };
+        for run in runs {
+            shared.runner.cancel(run);
+        }
     }
 
     /// Asks the world and the runner, with no engine borrow held.

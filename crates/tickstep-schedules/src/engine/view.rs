@@ -74,6 +74,10 @@ impl Core {
                 .map(|(next, last)| (unix_seconds(next), unix_seconds(last))),
             // Read from the store by `Shared::info`, only when asked (docs/schedules.md §9.11).
             history: Vec::new(),
+            catchup_window: e.policies().catchup_window(),
+            run_limit: e.policies().run_limit,
+            remaining_runs: e.runs_left(),
+            on_max_faults: e.policies().on_max_faults,
             next_runs: upcoming(e.cadence_view(), now, NEXT_RUNS_SHOWN)
                 .into_iter()
                 .map(unix_seconds)

@@ -40,13 +40,30 @@ macro_rules! no_calendar {
     };
 }
 
+/// No policies: the `policies` column of a store older than `SQLite` schema version 11
+/// (`PostgreSQL`: 13), a typed NULL (docs/schedules.md §16.3).
+macro_rules! no_policies {
+    () => {
+        ", CAST(NULL AS TEXT)"
+    };
+}
+
 /// The columns [`decode`](super::decode::decode) reads, in order: schema version 3 added the
 /// firing limits, version 4 (`PostgreSQL`: 5) the key, version 5 (`PostgreSQL`: 6) the operator
 /// state, version 8 (`PostgreSQL`: 10) a calendar schedule's expression, zone and DST policy
-/// (docs/schedules.md §14.14), each last.
+/// (docs/schedules.md §14.14), version 11 (`PostgreSQL`: 13) the policies (docs/schedules.md
+/// §16.3), each last.
 pub(crate) const COLUMNS: &str = concat!(
     columns_v1!(),
-    ", time_limit_ns, tick_limit, key, ops, cron_expr, cron_zone, cron_dst"
+    ", time_limit_ns, tick_limit, key, ops, cron_expr, cron_zone, cron_dst, policies"
+);
+
+/// What [`decode`](super::decode::decode) reads from a store that kept calendars but no
+/// policies yet (`SQLite` schema versions 8 to 10, `PostgreSQL` 10 to 12).
+pub(crate) const COLUMNS_WITHOUT_POLICIES: &str = concat!(
+    columns_v1!(),
+    ", time_limit_ns, tick_limit, key, ops, cron_expr, cron_zone, cron_dst",
+    no_policies!()
 );
 
 /// How many columns [`COLUMNS`] names: a reader that selects more (the namespace, the fence)
@@ -68,7 +85,8 @@ pub(crate) const COLUMN_COUNT: usize = {
 pub(crate) const COLUMNS_WITHOUT_CALENDAR: &str = concat!(
     columns_v1!(),
     ", time_limit_ns, tick_limit, key, ops",
-    no_calendar!()
+    no_calendar!(),
+    no_policies!()
 );
 
 /// What [`decode`](super::decode::decode) reads from a store that kept keys but no operator
@@ -77,7 +95,8 @@ pub(crate) const COLUMNS_WITHOUT_CALENDAR: &str = concat!(
 pub(crate) const COLUMNS_WITHOUT_OPS: &str = concat!(
     columns_v1!(),
     ", time_limit_ns, tick_limit, key, CAST(NULL AS TEXT)",
-    no_calendar!()
+    no_calendar!(),
+    no_policies!()
 );
 
 /// What [`decode`](super::decode::decode) reads from a store that kept firing limits but no keys
@@ -85,7 +104,8 @@ pub(crate) const COLUMNS_WITHOUT_OPS: &str = concat!(
 pub(crate) const COLUMNS_WITHOUT_KEY: &str = concat!(
     columns_v1!(),
     ", time_limit_ns, tick_limit, CAST(NULL AS TEXT), CAST(NULL AS TEXT)",
-    no_calendar!()
+    no_calendar!(),
+    no_policies!()
 );
 
 /// What [`decode`](super::decode::decode) reads from a store that did not keep firing limits yet
@@ -94,14 +114,16 @@ pub(crate) const COLUMNS_WITHOUT_KEY: &str = concat!(
 pub(crate) const COLUMNS_WITHOUT_LIMITS: &str = concat!(
     columns_v1!(),
     ", CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS TEXT)",
-    no_calendar!()
+    no_calendar!(),
+    no_policies!()
 );
 
 /// The select list [`decode`](super::decode::decode) reads from a `SQLite` store of schema
 /// `version` (a reader that does not migrate, like the `Inspector`, meets older files).
 pub(crate) fn columns_for(version: i64) -> &'static str {
     match version {
-        8.. => COLUMNS,
+        11.. => COLUMNS,
+        8..=10 => COLUMNS_WITHOUT_POLICIES,
         5..=7 => COLUMNS_WITHOUT_CALENDAR,
         4 => COLUMNS_WITHOUT_OPS,
         3 => COLUMNS_WITHOUT_KEY,
@@ -298,6 +320,7 @@ pub(crate) fn insert(
         calendar_expr(r),
         calendar_zone(r),
         calendar_dst(r),
+        crate::policies::to_column(&r.policies),
         namespace.as_str(),
     ])?;
     Ok(())

@@ -125,6 +125,11 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
         .map(|t| parse_ops(t).ok_or_else(|| bad(34, "ops", t)))
         .transpose()?;
     let calendar = calendar(row, kind, &bad)?;
+    let policies = row
+        .text_or_null(38)?
+        .map(|t| crate::policies::from_column(t).ok_or_else(|| bad(38, "policies", t)))
+        .transpose()?
+        .unwrap_or_default();
     Ok(ScheduleRow {
         id: u(0)?,
         kind,
@@ -147,6 +152,7 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
         tick_limit: limit(32, "tick_limit")?,
         key,
         calendar,
+        policies,
         cadence: Cadence {
             next_run: u(17)?,
             fire_at: u(18)?,

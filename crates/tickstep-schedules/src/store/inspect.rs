@@ -198,6 +198,16 @@ pub struct StoredSchedule {
     pub backfill_unix_nanos: Option<(u64, u64)>,
     /// A calendar schedule's expression, zone and DST policy (docs/schedules.md §14.12).
     pub calendar: Option<crate::CalendarInfo>,
+    /// The `catchup_window` option, if set (`None` in a store older than schema version 11,
+    /// `PostgreSQL` 13, which did not keep policies; docs/schedules.md §16.1).
+    pub catchup_window: Option<std::time::Duration>,
+    /// The `remaining_runs` option as given at creation, if set (docs/schedules.md §16.5).
+    pub run_limit: Option<u64>,
+    /// The firings its `remaining_runs` still allow (the limit less `run_count`), if it has a
+    /// limit (docs/schedules.md §16.5).
+    pub remaining_runs: Option<u64>,
+    /// What reaching `max_faults` does (docs/schedules.md §16.6).
+    pub on_max_faults: crate::OnMaxFaults,
     /// What the next fire times are computed from (docs/schedules.md §9.8), its calendar apart.
     cadence: CadenceView<'static>,
     /// The calendar the next fire times of a `Cron` schedule come from.
@@ -957,7 +967,8 @@ impl From<(ScheduleRow, String)> for StoredSchedule {
             interval_ns: r.interval_ns,
             waiting: c.armed || ops.paused.as_ref().is_some_and(|p| p.armed),
             paused: ops.paused.is_some(),
-            live: true,
+            // A schedule whose last run has started has no next point (docs/schedules.md §16.5).
+            live: r.policies.run_limit.is_none_or(|n| c.run_count < n),
         };
         StoredSchedule {
             namespace,
@@ -1013,6 +1024,10 @@ impl From<(ScheduleRow, String)> for StoredSchedule {
             trigger_pending: ops.trigger,
             backfill_unix_nanos: ops.backfill,
             calendar: r.calendar.as_deref().map(crate::CalendarInfo::from),
+            catchup_window: r.policies.catchup_window(),
+            run_limit: r.policies.run_limit,
+            remaining_runs: r.policies.run_limit.map(|n| n.saturating_sub(c.run_count)),
+            on_max_faults: r.policies.on_max_faults,
             cadence,
             steps_by: r.calendar,
         }

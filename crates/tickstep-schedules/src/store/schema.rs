@@ -46,6 +46,10 @@
 //! rows already there go to the namespace of the engine that migrates the file (the application
 //! that has been using it), and the key index becomes unique per (namespace, owner, key).
 //!
+//! Version 11 (docs/schedules.md §16.3) adds each schedule's policies (`policies`, JSON, NULL
+//! for the defaults): `catchup_window` and the other policies of docs/schedules.md §16. Rows
+//! written by an older version have the defaults.
+//!
 //! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
 //! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
 //! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
@@ -58,7 +62,7 @@ use rusqlite::{Connection, ErrorCode};
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 10;
+pub(crate) const CURRENT_VERSION: i64 = 11;
 
 /// The oldest schema version an [`Inspector`](crate::Inspector) reads (it reads the firing limits
 /// version 3 added as none from an older file).
@@ -78,7 +82,7 @@ pub(crate) const OWN_TABLES: [&str; 6] = [
 ];
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 10] = [
+const MIGRATIONS: [(i64, &str, &str); 11] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -193,7 +197,18 @@ const MIGRATIONS: [(i64, &str, &str); 10] = [
         "namespaces: the application each schedule belongs to",
         NAMESPACES,
     ),
+    (
+        11,
+        "schedule policies: catch-up window, limited runs, pause on max faults",
+        POLICIES,
+    ),
 ];
+
+/// Version 11: each schedule's policies (docs/schedules.md §16.3): one JSON column, NULL for
+/// the defaults, which is what every row already there gets. The cadence update never writes it.
+const POLICIES: &str = "
+    ALTER TABLE schedules ADD COLUMN policies TEXT; -- JSON; NULL for the defaults
+";
 
 /// The version that adds namespaces; migrating to it moves the rows already there into the
 /// migrating engine's namespace (docs/schedules.md §15.3).

@@ -130,6 +130,11 @@ pub fn info_json(s: &StoredSchedule) -> Json {
         // The application it belongs to (docs/schedules.md §15.5): the store's, not the
         // engine's, so `schedule_info` has no such field.
         "namespace": s.namespace,
+        // The policies (docs/schedules.md §16.4): 0 for none, as `schedule_info` shows them.
+        "catchup_window": s.catchup_window.map_or(json!(0), |d| json!(d.as_secs_f64())),
+        "run_limit": s.run_limit.unwrap_or(0),
+        "remaining_runs": s.remaining_runs.unwrap_or(0),
+        "on_max_faults": s.on_max_faults.as_str(),
     });
     if let (Some(info), Json::Object(rest)) = (info.as_object_mut(), rest) {
         info.extend(rest);

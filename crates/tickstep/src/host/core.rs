@@ -551,6 +551,13 @@ impl<C: Clock + Clone + 'static> Runner for EngineRunner<C> {
             EngineRunner::Host(runner) => runner.start(firing),
         }
     }
+
+    fn cancel(&self, run: RunId) -> bool {
+        match self {
+            EngineRunner::Kernel(runner) => runner.cancel(run),
+            EngineRunner::Host(runner) => runner.cancel(run),
+        }
+    }
 }
 
 /// Each firing becomes a kernel task (sync verb) or an async kernel task (async verb) at the
@@ -630,5 +637,12 @@ impl<C: Clock + Clone + 'static> Runner for KernelRunner<C> {
         core.firings
             .register(run, firing, core.clock.unix_nanos(), state, task);
         Ok(run)
+    }
+
+    /// Stops the task of a run the engine settled as killed under overlap `"cancel_other"`
+    /// (docs/schedules.md §16.7), as [`HostCore::kill`] does: the kill it reports is ignored by
+    /// the engine, which counted it already and no longer waits for the run.
+    fn cancel(&self, run: RunId) -> bool {
+        self.core.upgrade().is_some_and(|core| core.kill(run))
     }
 }

@@ -16,8 +16,8 @@ use postgres::types::{ToSql, Type};
 use crate::row::{Cadence, HistoryRow, ScheduleRow};
 use crate::store::codec::{
     COLUMNS, COLUMNS_WITHOUT_CALENDAR, COLUMNS_WITHOUT_KEY, COLUMNS_WITHOUT_LIMITS,
-    COLUMNS_WITHOUT_OPS, calendar_dst, calendar_expr, calendar_zone, fault_json, json,
-    outcome_word, running_json, schedule_name, to_sql,
+    COLUMNS_WITHOUT_OPS, COLUMNS_WITHOUT_POLICIES, calendar_dst, calendar_expr, calendar_zone,
+    fault_json, json, outcome_word, running_json, schedule_name, to_sql,
 };
 use crate::store::decode::StoredColumns;
 
@@ -29,10 +29,11 @@ pub(super) fn select_all() -> String {
 
 /// The columns of a store of schema `version` as [`decode`] reads them, as an operator's view
 /// that does not migrate meets them: before version 4 there are no firing limits to read,
-/// before 5 no keys, before 6 no operator state, before 10 no calendars.
+/// before 5 no keys, before 6 no operator state, before 10 no calendars, before 13 no policies.
 pub(super) fn columns_of(version: i64) -> &'static str {
     match version {
-        10.. => COLUMNS,
+        13.. => COLUMNS,
+        10..=12 => COLUMNS_WITHOUT_POLICIES,
         6..=9 => COLUMNS_WITHOUT_CALENDAR,
         5 => COLUMNS_WITHOUT_OPS,
         4 => COLUMNS_WITHOUT_KEY,
@@ -406,6 +407,7 @@ pub(super) fn insert(
             &calendar_expr(r),
             &calendar_zone(r),
             &calendar_dst(r),
+            &crate::policies::to_column(&r.policies),
             &node,
             &namespace,
         ],

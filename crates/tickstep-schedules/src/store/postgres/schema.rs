@@ -51,6 +51,10 @@
 //! namespace, the key index becomes unique per (namespace, owner, key), and each node's row
 //! names its namespace too (NULL for a node of an older build), for the cluster view.
 //!
+//! Version 13 adds each schedule's policies (`policies`, JSON, NULL for the defaults), as the
+//! `SQLite` store's version 11 does (docs/schedules.md §16.3): rows already there get the
+//! defaults.
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -61,7 +65,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 12;
+pub(crate) const CURRENT_VERSION: i64 = 13;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -70,7 +74,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 12] = [
+const MIGRATIONS: [(i64, &str, &str); 13] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -201,7 +205,20 @@ const MIGRATIONS: [(i64, &str, &str); 12] = [
         "namespaces: the application each schedule belongs to",
         NAMESPACES,
     ),
+    (
+        13,
+        "schedule policies: catch-up window, limited runs, pause on max faults",
+        POLICIES,
+    ),
 ];
+
+/// Version 13: each schedule's policies (docs/schedules.md §16.3), as the `SQLite` store's
+/// version 11: one JSON column, NULL for the defaults, which is what every row already there
+/// gets. The cadence update never writes it (the policies are part of the definition), so it
+/// costs a fired row nothing.
+const POLICIES: &str = "
+    ALTER TABLE tickstep_schedules ADD COLUMN policies TEXT; -- JSON; NULL for the defaults
+";
 
 /// The version that adds namespaces; migrating to it moves the rows already there into the
 /// migrating engine's namespace (docs/schedules.md §15.3).
@@ -444,7 +461,7 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        let all: Vec<i64> = (1..=12).collect();
+        let all: Vec<i64> = (1..=13).collect();
         assert_eq!(versions(&[]), Ok(all.clone()));
         assert_eq!(versions(&[1]), Ok(all[1..].to_vec()));
         let without = |gone: &[i64]| all.iter().copied().filter(|v| !gone.contains(v)).collect();
@@ -455,9 +472,9 @@ mod tests {
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 13]), Err(13));
-        let err = pending(&[1, 4, 13]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 13") && err.to_string().contains("up to 12"));
+        assert_eq!(versions(&[1, 4, 14]), Err(14));
+        let err = pending(&[1, 4, 14]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 14") && err.to_string().contains("up to 13"));
     }
 
     #[test]
