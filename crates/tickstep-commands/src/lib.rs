@@ -90,7 +90,7 @@
 //!   10,000 children per run ([`ScheduleResult::TooManyStarts`]) and a state machine may enter at
 //!   most [`compose::MAX_STATE_ENTRIES_PER_RUN`] states without yielding
 //!   ([`StateMachineError::TooManyEntries`]); both are typed errors naming the command.
-//! * **Time** comes only from the injected [`Clock`](tickstep_commands::kernel::clock::Clock): waits,
+//! * **Time** comes only from the injected [`Clock`](crate::kernel::clock::Clock): waits,
 //!   debounce, multi-press windows, event timestamps, telemetry and the watchdog. Tests use a
 //!   `ManualClock` and never sleep.
 //!

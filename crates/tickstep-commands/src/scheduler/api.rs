@@ -23,8 +23,8 @@ use crate::scheduler::telemetry::{CommandInfo, Telemetry};
 use crate::scope::OpMode;
 
 impl CommandScheduler {
-    /// A scheduler reading time from `clock` (a [`ManualClock`](tickstep_commands::kernel::clock::ManualClock)
-    /// in tests, a [`SystemClock`](tickstep_commands::kernel::clock::SystemClock) on a robot).
+    /// A scheduler reading time from `clock` (a [`ManualClock`](crate::kernel::clock::ManualClock)
+    /// in tests, a [`SystemClock`](crate::kernel::clock::SystemClock) on a robot).
     ///
     /// ```
     /// use tickstep_commands::CommandScheduler;
