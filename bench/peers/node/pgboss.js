@@ -1,0 +1,41 @@
+// The pg-boss worker of tickstep-bench's peers section: enqueues its share of the jobs with
+// `insert` (each with its `startAfter`), prints `ready`, then works them until killed.
+// Settings and why: docs/peers.md.
+'use strict';
+const PgBoss = require('pg-boss');
+const { Pool } = require('pg');
+const { parseArgs, dueUs, nowUs, append } = require('./job');
+
+const QUEUE = 'job';
+
+async function main() {
+  const args = parseArgs(process.argv);
+  const boss = new PgBoss({ connectionString: args.url, max: 10, maintenanceIntervalSeconds: 5 });
+  boss.on('error', (e) => console.error(e));
+  await boss.start();
+  await boss.createQueue(QUEUE, { name: QUEUE, expireInSeconds: 10 });
+  const started = Date.now();
+  for (let lo = args.lo; lo < args.hi; lo += 5000) {
+    const jobs = [];
+    for (let id = lo; id < Math.min(lo + 5000, args.hi); id++) {
+      jobs.push({ name: QUEUE, data: { id }, startAfter: new Date(dueUs(args, id) / 1000) });
+    }
+    await boss.insert(jobs);
+  }
+  console.log(`ready ${Date.now() - started}`);
+  const pool = new Pool({ connectionString: args.url, max: 10 });
+  const query = (sql, values) => pool.query(sql, values);
+  // pg-boss 10 runs one fetch loop per work() call; four loops of batches of 25 keep up to 100
+  // jobs in hand, each appended in its own transaction.
+  for (let i = 0; i < 4; i++) {
+    await boss.work(QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 25 }, async (jobs) => {
+      const startedUs = nowUs();
+      await Promise.all(jobs.map((job) => append(query, args, job.data.id, startedUs)));
+    });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,128 @@
+//! tickstep's worker in the peers section: this binary again, started with [`ENV`] set, as a
+//! node on the facade (`Runtime` and `TokioDriver` on the `PostgreSQL` store).
+//!
+//! It takes the same command line as the Node workers (`bench/peers/node/job.js`), packed into
+//! [`ENV`]: it makes its share of the jobs with `schedule_at` (one `Txn`, so this node holds
+//! them from creation, docs/schedules.md §11.26), prints `ready`, and runs until killed. The
+//! verb appends the job's id to `peers_done` in a transaction of its own.
+
+use std::rc::Rc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tickstep::schedules::{Namespace, ObjId, Options, Value};
+use tickstep::{Runtime, TokioDriver};
+
+/// Set in the worker process: `url|jobs|t0_us|span_us|lo|hi|name`.
+pub(crate) const ENV: &str = "TICKSTEP_BENCH_PEERS_WORKER";
+
+/// What a worker is told: the database, the jobs' due times and its share to enqueue.
+pub(crate) struct Job {
+    pub(crate) url: String,
+    pub(crate) n: u64,
+    pub(crate) t0_us: u64,
+    pub(crate) span_us: u64,
+    pub(crate) lo: u64,
+    pub(crate) hi: u64,
+    pub(crate) name: String,
+}
+
+impl Job {
+    /// Job `id`'s due time, Unix µs: the integer formula every worker uses.
+    pub(crate) fn due_us(&self, id: u64) -> u64 {
+        self.t0_us + id * self.span_us / self.n
+    }
+
+    /// The command-line arguments of a Node worker, in `job.js`'s order.
+    pub(crate) fn argv(&self) -> Vec<String> {
+        vec![
+            self.url.clone(),
+            self.n.to_string(),
+            self.t0_us.to_string(),
+            self.span_us.to_string(),
+            self.lo.to_string(),
+            self.hi.to_string(),
+            self.name.clone(),
+        ]
+    }
+
+    fn parse(packed: &str) -> Self {
+        let parts: Vec<&str> = packed.split('|').collect();
+        assert_eq!(parts.len(), 7, "{ENV} is url|jobs|t0_us|span_us|lo|hi|name");
+        let num = |i: usize| parts[i].parse::<u64>().expect("a number");
+        Job {
+            url: parts[0].to_owned(),
+            n: num(1),
+            t0_us: num(2),
+            span_us: num(3),
+            lo: num(4),
+            hi: num(5),
+            name: parts[6].to_owned(),
+        }
+    }
+}
+
+pub(crate) fn now_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+/// Runs the worker of [`ENV`]'s value and never returns (it is killed).
+pub(crate) fn main(packed: &str) -> ! {
+    let job = Job::parse(packed);
+    let threads = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let result = tokio::task::LocalSet::new().block_on(&threads, node(job));
+    eprintln!("tickstep worker stopped: {result:?}");
+    std::process::exit(1);
+}
+
+async fn node(job: Job) -> Result<(), Box<dyn std::error::Error>> {
+    let builder = Runtime::builder()
+        .store_path(&job.url)
+        .namespace(Namespace::new("peers")?)
+        .lease(Duration::from_secs(10))
+        .without_commands();
+    let driver = TokioDriver::new(builder)?;
+    // The verb's connection, as a tokio service would hold it: one client, each append a
+    // statement of its own (autocommitted, so a transaction of its own), many in flight at once.
+    let (client, connection) = tokio_postgres::connect(&job.url, tokio_postgres::NoTls).await?;
+    tokio::task::spawn_local(connection);
+    let client = Rc::new(client);
+    let name: Rc<str> = job.name.clone().into();
+    driver.runtime().async_verb("job", move |call| {
+        let started = now_us() as i64;
+        let client = Rc::clone(&client);
+        let name = Rc::clone(&name);
+        async move {
+            if let Some(Value::Int(id)) = call.args().first() {
+                client
+                    .execute(
+                        "INSERT INTO peers_done (id, worker, started_us) VALUES ($1, $2, $3)",
+                        &[id, &&*name, &started],
+                    )
+                    .await
+                    .map_err(|e| Value::Str(e.to_string()))?;
+            }
+            Ok(Value::Int(0))
+        }
+    });
+    let started = std::time::Instant::now();
+    let mut txn = driver.runtime().schedules().begin(ObjId(1));
+    for id in job.lo..job.hi {
+        let due = job.due_us(id) as f64 / 1e6;
+        txn.schedule_at(
+            ObjId(1),
+            "job",
+            due,
+            vec![Value::Int(id as i64)],
+            Options::new(),
+        )?;
+    }
+    txn.commit_async().await?;
+    println!("ready {}", started.elapsed().as_millis());
+    driver.run().await?;
+    Ok(())
+}
