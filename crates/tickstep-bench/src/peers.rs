@@ -103,8 +103,8 @@ fn install_node(dir: &Path) -> Result<(), String> {
 
 /// What one run of a workload measured for one system.
 struct Figures {
-    n: u64,
-    enqueue_ms: u64,
+    n: i64,
+    enqueue_ms: i64,
     /// Enqueueing ended after the first job was due (its lateness counts the difference).
     enqueue_late: bool,
     jobs_per_s: f64,
@@ -112,16 +112,16 @@ struct Figures {
     worker_cpu_us: f64,
     server_cpu_us: f64,
     stored_bytes: f64,
-    twice: u64,
-    lost: u64,
+    twice: i64,
+    lost: i64,
     /// Seconds from the kill until every job had run (W2; `None` when some never did).
     all_ran_s: Option<f64>,
 }
 
 struct Workload {
-    n: u64,
+    n: i64,
     span: Duration,
-    workers: u64,
+    workers: i64,
     kill_at_half: bool,
     /// How long after the last due time the run waits for stragglers.
     grace: Duration,
@@ -134,7 +134,7 @@ struct Running {
 }
 
 impl Running {
-    fn start(system: System, job: &Job, node: &Path, log: &Path) -> Result<(Self, u64), String> {
+    fn start(system: System, job: &Job, node: &Path, log: &Path) -> Result<(Self, i64), String> {
         let mut child = system.spawn(job, node, log)?;
         let mut out = BufReader::new(child.stdout.take().expect("piped"));
         let mut line = String::new();
@@ -192,16 +192,16 @@ fn run_once(
     let lead_us = 3_000_000 + load.n * 100;
     let t0_us = now_us() + lead_us;
     let logs = std::env::temp_dir();
-    let job = |w: u64, lo: u64, hi: u64| Job {
+    let job = |w: i64, lo: i64, hi: i64| Job {
         url: url.clone(),
         n: load.n,
         t0_us,
-        span_us: load.span.as_micros() as u64,
+        span_us: load.span.as_micros() as i64,
         lo,
         hi,
         name: format!("w{w}"),
     };
-    let log = |w: u64, life: u32| logs.join(format!("peers-{}-w{w}-{life}.log", system.label()));
+    let log = |w: i64, life: u32| logs.join(format!("peers-{}-w{w}-{life}.log", system.label()));
     let mut children = Vec::new();
     let mut spent_cpu = 0.0;
     let mut ready = Vec::new();
@@ -239,7 +239,7 @@ fn run_once(
         .get(0);
 
     let deadline = Instant::now()
-        + Duration::from_micros(t0_us.saturating_sub(now_us()))
+        + Duration::from_micros(t0_us.saturating_sub(now_us()).max(0).unsigned_abs())
         + load.span
         + load.grace;
     let mut killed_at_us = None;
@@ -248,7 +248,6 @@ fn run_once(
             .query_one("SELECT count(DISTINCT id) FROM peers_done", &[])
             .map_err(db)?
             .get(0);
-        let done = done as u64;
         if load.kill_at_half && killed_at_us.is_none() && done >= load.n / 2 {
             spent_cpu += children[0].kill();
             killed_at_us = Some(now_us());
@@ -267,7 +266,25 @@ fn run_once(
     }
     let server_cpu = procs::server_cpu_seconds(postmaster) - server_cpu_0;
 
-    let n = load.n as i64;
+    let mut figures = tally(&mut client, load, t0_us, killed_at_us).map_err(db)?;
+    figures.enqueue_ms = enqueue_ms;
+    figures.enqueue_late = enqueue_late;
+    figures.worker_cpu_us = spent_cpu * 1e6 / load.n as f64;
+    figures.server_cpu_us = server_cpu * 1e6 / load.n as f64;
+    figures.stored_bytes = stored_bytes as f64 / load.n as f64;
+    drop(client);
+    pg::drop_database(&url);
+    Ok(figures)
+}
+
+/// What `peers_done` says of a run whose first job was due at `t0_us`: the CPU and size
+/// figures are left for the caller.
+fn tally(
+    client: &mut Client,
+    load: &Workload,
+    t0_us: i64,
+    killed_at_us: Option<i64>,
+) -> Result<Figures, postgres::Error> {
     let span_us = load.span.as_micros() as i64;
     let row = client
         .query_one(
@@ -278,33 +295,29 @@ fn run_once(
                     percentile_disc(0.5) WITHIN GROUP (ORDER BY l), \
                     percentile_disc(0.99) WITHIN GROUP (ORDER BY l), \
                     max(l), max(d) FROM late",
-            &[&(t0_us as i64), &span_us, &n],
-        )
-        .map_err(db)?;
+            &[&t0_us, &span_us, &load.n],
+        )?;
     let ran: i64 = row.get(0);
     let twice: i64 = row.get(1);
     let ms = |i: usize| row.get::<_, Option<i64>>(i).unwrap_or(0) as f64 / 1000.0;
     let last_done: Option<i64> = row.get(5);
-    let last_done = last_done.unwrap_or(t0_us as i64);
-    let lost = load.n - ran as u64;
-    let figures = Figures {
+    let last_done = last_done.unwrap_or(t0_us);
+    let lost = load.n - ran;
+    Ok(Figures {
         n: load.n,
-        enqueue_ms,
-        enqueue_late,
-        jobs_per_s: ran as f64 / ((last_done - t0_us as i64).max(1) as f64 / 1e6),
+        enqueue_ms: 0,
+        enqueue_late: false,
+        jobs_per_s: ran as f64 / ((last_done - t0_us).max(1) as f64 / 1e6),
         lateness_ms: [ms(2), ms(3), ms(4)],
-        worker_cpu_us: spent_cpu * 1e6 / load.n as f64,
-        server_cpu_us: server_cpu * 1e6 / load.n as f64,
-        stored_bytes: stored_bytes as f64 / load.n as f64,
-        twice: twice as u64,
+        worker_cpu_us: 0.0,
+        server_cpu_us: 0.0,
+        stored_bytes: 0.0,
+        twice,
         lost,
         all_ran_s: killed_at_us
             .filter(|_| lost == 0)
-            .map(|k| (last_done - k as i64) as f64 / 1e6),
-    };
-    drop(client);
-    pg::drop_database(&url);
-    Ok(figures)
+            .map(|k| (last_done - k) as f64 / 1e6),
+    })
 }
 
 pub(crate) fn run(opts: &Opts) -> Section {
@@ -400,7 +413,7 @@ fn ratio_row(
         },
         note: format!(
             "{what}: {}",
-            everyone(results, |f| ns(f).map(|v| format!("{:.0} ns", v)))
+            everyone(results, |f| ns(f).map(|v| format!("{v:.0} ns")))
         ),
     })
 }

@@ -6,7 +6,7 @@
 //! line and the missing rule. Forms recognised:
 //!
 //! * `docs/<layer>.md §N` or `§N.M`, also without the `docs/` prefix, where `<layer>` is one of
-//!   `kernel`, `commands`, `schedules`, `runtime`, `bevy`, `serve`, `nt4`, `observability`;
+//!   `kernel`, `commands`, `schedules`, `runtime`, `bevy`, `serve`, `nt4`, `observability`, `peers`;
 //! * lists and ranges after one document: `docs/kernel.md §4.2, §4.3 and §5–§6` (a citation may
 //!   wrap onto the next comment line);
 //! * inside `docs/<layer>.md`, a bare `§N.M` cites that same document.
@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// The documents that hold numbered rules.
-const LAYERS: [&str; 8] = [
+const LAYERS: [&str; 9] = [
     "kernel",
     "commands",
     "schedules",
@@ -30,6 +30,7 @@ const LAYERS: [&str; 8] = [
     "serve",
     "nt4",
     "observability",
+    "peers",
 ];
 
 /// One problem, already phrased as `path:line: what`.

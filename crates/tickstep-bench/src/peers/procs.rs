@@ -63,7 +63,50 @@ pub(crate) fn parent(pid: u32) -> Option<u32> {
 
 /// `/proc/loadavg`'s three averages, as written.
 pub(crate) fn loadavg() -> String {
-    fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".to_owned())
+    fs::read_to_string("/proc/loadavg").map_or_else(
+        |_| "unknown".to_owned(),
+        |s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_this_process_from_proc() {
+        assert_eq!(
+            parent(std::process::id()),
+            Some(std::os::unix::process::parent_id())
+        );
+        // Burn CPU until the kernel's tick-granular count shows it (bounded in rounds).
+        let mut x = 0_u64;
+        for round in 0..2_000 {
+            for i in 0..100_000 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+            }
+            if cpu_seconds(std::process::id()) > 0.0 {
+                return;
+            }
+            assert!(round < 1_999, "no CPU time counted after 200 million steps");
+        }
+    }
+
+    #[test]
+    fn a_process_that_is_gone_counts_nothing() {
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("true runs");
+        let pid = child.id();
+        child.wait().expect("reaped");
+        assert_eq!(parent(pid), None);
+        assert!(cpu_seconds(pid).abs() < f64::EPSILON);
+    }
+
+    #[test]
+    fn loadavg_is_three_numbers() {
+        let load = loadavg();
+        let numbers: Vec<f64> = load.split(' ').filter_map(|n| n.parse().ok()).collect();
+        assert_eq!(numbers.len(), 3, "{load}");
+    }
 }

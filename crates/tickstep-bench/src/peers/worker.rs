@@ -18,17 +18,17 @@ pub(crate) const ENV: &str = "TICKSTEP_BENCH_PEERS_WORKER";
 /// What a worker is told: the database, the jobs' due times and its share to enqueue.
 pub(crate) struct Job {
     pub(crate) url: String,
-    pub(crate) n: u64,
-    pub(crate) t0_us: u64,
-    pub(crate) span_us: u64,
-    pub(crate) lo: u64,
-    pub(crate) hi: u64,
+    pub(crate) n: i64,
+    pub(crate) t0_us: i64,
+    pub(crate) span_us: i64,
+    pub(crate) lo: i64,
+    pub(crate) hi: i64,
     pub(crate) name: String,
 }
 
 impl Job {
     /// Job `id`'s due time, Unix µs: the integer formula every worker uses.
-    pub(crate) fn due_us(&self, id: u64) -> u64 {
+    pub(crate) fn due_us(&self, id: i64) -> i64 {
         self.t0_us + id * self.span_us / self.n
     }
 
@@ -48,7 +48,7 @@ impl Job {
     fn parse(packed: &str) -> Self {
         let parts: Vec<&str> = packed.split('|').collect();
         assert_eq!(parts.len(), 7, "{ENV} is url|jobs|t0_us|span_us|lo|hi|name");
-        let num = |i: usize| parts[i].parse::<u64>().expect("a number");
+        let num = |i: usize| parts[i].parse::<i64>().expect("a number");
         Job {
             url: parts[0].to_owned(),
             n: num(1),
@@ -61,10 +61,11 @@ impl Job {
     }
 }
 
-pub(crate) fn now_us() -> u64 {
+/// The wall clock, Unix µs.
+pub(crate) fn now_us() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }
 
 /// Runs the worker of [`ENV`]'s value and never returns (it is killed).
@@ -93,7 +94,7 @@ async fn node(job: Job) -> Result<(), Box<dyn std::error::Error>> {
     let client = Rc::new(client);
     let name: Rc<str> = job.name.clone().into();
     driver.runtime().async_verb("job", move |call| {
-        let started = now_us() as i64;
+        let started = now_us();
         let client = Rc::clone(&client);
         let name = Rc::clone(&name);
         async move {
@@ -113,16 +114,32 @@ async fn node(job: Job) -> Result<(), Box<dyn std::error::Error>> {
     let mut txn = driver.runtime().schedules().begin(ObjId(1));
     for id in job.lo..job.hi {
         let due = job.due_us(id) as f64 / 1e6;
-        txn.schedule_at(
-            ObjId(1),
-            "job",
-            due,
-            vec![Value::Int(id as i64)],
-            Options::new(),
-        )?;
+        txn.schedule_at(ObjId(1), "job", due, vec![Value::Int(id)], Options::new())?;
     }
     txn.commit_async().await?;
     println!("ready {}", started.elapsed().as_millis());
     driver.run().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_are_due_evenly_over_the_span_and_the_command_line_round_trips() {
+        let job = Job {
+            url: "postgres://u@h/db".to_owned(),
+            n: 4,
+            t0_us: 1_000,
+            span_us: 10,
+            lo: 1,
+            hi: 3,
+            name: "w0".to_owned(),
+        };
+        let due: Vec<i64> = (0..4).map(|id| job.due_us(id)).collect();
+        assert_eq!(due, [1_000, 1_002, 1_005, 1_007]);
+        let back = Job::parse(&job.argv().join("|"));
+        assert_eq!(back.argv(), job.argv());
+    }
 }
