@@ -10,11 +10,8 @@ async function main() {
   const utils = await makeWorkerUtils({ connectionString: args.url });
   await utils.migrate();
   const started = Date.now();
-  for (let lo = args.lo; lo < args.hi; lo += 5000) {
-    const specs = [];
-    for (let id = lo; id < Math.min(lo + 5000, args.hi); id++) {
-      specs.push({ identifier: 'job', payload: { id }, runAt: new Date(dueUs(args, id) / 1000) });
-    }
+  for (let i = 0; i < args.ids.length; i += 5000) {
+    const specs = args.ids.slice(i, i + 5000).map((id) => ({ identifier: 'job', payload: { id }, runAt: new Date(dueUs(args, id) / 1000) }));
     await utils.addJobs(specs);
   }
   await utils.release();

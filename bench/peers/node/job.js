@@ -1,15 +1,22 @@
 // What both Node workers share with tickstep's worker (crates/tickstep-bench/src/peers/worker.rs):
 // the command line the bench passes, the due time of job `id`, and the handler's append.
 //
-// argv: <database URL> <jobs> <t0 Unix µs> <span µs> <first id to enqueue> <end id> <worker name>
+// argv: <database URL> <jobs> <t0 Unix µs> <span µs> <first id to enqueue> <step> <worker name>
+// A worker enqueues ids first, first + step, … below jobs (none when first = jobs), so two
+// workers each hold half of every stretch of due times.
 'use strict';
 
 function parseArgs(argv) {
-  const [url, n, t0, span, lo, hi, name] = argv.slice(2);
+  const [url, n, t0, span, first, step, name] = argv.slice(2);
   if (name === undefined) {
-    throw new Error('usage: <url> <jobs> <t0_us> <span_us> <lo> <hi> <worker name>');
+    throw new Error('usage: <url> <jobs> <t0_us> <span_us> <first> <step> <worker name>');
   }
-  return { url, n: Number(n), t0: Number(t0), span: Number(span), lo: Number(lo), hi: Number(hi), name };
+  const args = { url, n: Number(n), t0: Number(t0), span: Number(span), name };
+  args.ids = [];
+  for (let id = Number(first); id < args.n; id += Number(step)) {
+    args.ids.push(id);
+  }
+  return args;
 }
 
 // Job `id` is due at t0 + id × span / n (µs), the same integer formula in every worker.

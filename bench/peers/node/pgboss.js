@@ -15,11 +15,8 @@ async function main() {
   await boss.start();
   await boss.createQueue(QUEUE, { name: QUEUE, expireInSeconds: 10 });
   const started = Date.now();
-  for (let lo = args.lo; lo < args.hi; lo += 5000) {
-    const jobs = [];
-    for (let id = lo; id < Math.min(lo + 5000, args.hi); id++) {
-      jobs.push({ name: QUEUE, data: { id }, startAfter: new Date(dueUs(args, id) / 1000) });
-    }
+  for (let i = 0; i < args.ids.length; i += 5000) {
+    const jobs = args.ids.slice(i, i + 5000).map((id) => ({ name: QUEUE, data: { id }, startAfter: new Date(dueUs(args, id) / 1000) }));
     await boss.insert(jobs);
   }
   console.log(`ready ${Date.now() - started}`);

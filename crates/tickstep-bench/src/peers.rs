@@ -1,6 +1,6 @@
 //! The `peers` section: tickstep against the durable job systems a developer on `PostgreSQL`
-//! would pick instead — graphile-worker and pg-boss (Node, `bench/peers/node/`) — on one
-//! throwaway server, in one run, each through its documented API (docs/peers.md).
+//! would pick instead — graphile-worker and pg-boss (Node, `bench/peers/node/`) and apalis (Rust,
+//! `bench/peers/apalis/`) — on one throwaway server, in one run, each through its documented API (docs/peers.md).
 //!
 //! | measure | what |
 //! |---|---|
@@ -36,9 +36,15 @@ enum System {
     Tickstep,
     Graphile,
     PgBoss,
+    Apalis,
 }
 
-const SYSTEMS: [System; 3] = [System::Tickstep, System::Graphile, System::PgBoss];
+const SYSTEMS: [System; 4] = [
+    System::Tickstep,
+    System::Graphile,
+    System::PgBoss,
+    System::Apalis,
+];
 
 impl System {
     fn label(self) -> &'static str {
@@ -46,11 +52,12 @@ impl System {
             System::Tickstep => "tickstep",
             System::Graphile => "graphile-worker",
             System::PgBoss => "pg-boss",
+            System::Apalis => "apalis",
         }
     }
 
     /// Starts one worker for `job`; stdout is piped for its `ready` line.
-    fn spawn(self, job: &Job, node_dir: &Path, log: &Path) -> Result<Child, String> {
+    fn spawn(self, job: &Job, peers_dir: &Path, log: &Path) -> Result<Child, String> {
         let mut command = match self {
             System::Tickstep => {
                 let mut c = Command::new(std::env::current_exe().map_err(|e| e.to_string())?);
@@ -64,7 +71,12 @@ impl System {
                     "pgboss.js"
                 };
                 let mut c = Command::new("node");
-                c.arg(node_dir.join(script)).args(job.argv());
+                c.arg(peers_dir.join("node").join(script)).args(job.argv());
+                c
+            }
+            System::Apalis => {
+                let mut c = Command::new(apalis_binary(peers_dir));
+                c.args(job.argv());
                 c
             }
         };
@@ -78,13 +90,33 @@ impl System {
     }
 }
 
-/// Where the Node peers live: `bench/peers/node` of the source tree.
-fn node_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/peers/node")
+/// Where the peers' programs live: `bench/peers` of the source tree.
+fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/peers")
+}
+
+fn apalis_binary(peers_dir: &Path) -> PathBuf {
+    peers_dir.join("apalis/target/release/tickstep-bench-apalis")
+}
+
+/// Builds the apalis worker, a cargo project of its own with its own lock file (a no-op once
+/// built).
+fn build_apalis(peers_dir: &Path) -> Result<(), String> {
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .args(["build", "--release", "--quiet", "--manifest-path"])
+        .arg(peers_dir.join("apalis/Cargo.toml"))
+        .status()
+        .map_err(|e| format!("cannot run cargo to build the apalis worker: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("building the apalis worker failed: {status}"))
+    }
 }
 
 /// Installs the Node peers from their lock file (`npm ci`) unless installed already.
-fn install_node(dir: &Path) -> Result<(), String> {
+fn install_node(peers_dir: &Path) -> Result<(), String> {
+    let dir = &peers_dir.join("node");
     if dir.join("node_modules/.package-lock.json").exists() {
         return Ok(());
     }
@@ -134,8 +166,8 @@ struct Running {
 }
 
 impl Running {
-    fn start(system: System, job: &Job, node: &Path, log: &Path) -> Result<(Self, i64), String> {
-        let mut child = system.spawn(job, node, log)?;
+    fn start(system: System, job: &Job, peers: &Path, log: &Path) -> Result<(Self, i64), String> {
+        let mut child = system.spawn(job, peers, log)?;
         let mut out = BufReader::new(child.stdout.take().expect("piped"));
         let mut line = String::new();
         out.read_line(&mut line).map_err(|e| e.to_string())?;
@@ -167,7 +199,7 @@ fn run_once(
     server: &pg::Server,
     system: System,
     load: &Workload,
-    node: &Path,
+    peers: &Path,
 ) -> Result<Figures, String> {
     let db = |e: postgres::Error| format!("{}: {e}", system.label());
     let url = server.create_database(&format!("peers_{}", system.label()))?;
@@ -192,13 +224,13 @@ fn run_once(
     let lead_us = 3_000_000 + load.n * 100;
     let t0_us = now_us() + lead_us;
     let logs = std::env::temp_dir();
-    let job = |w: i64, lo: i64, hi: i64| Job {
+    let job = |w: i64, first: i64, step: i64| Job {
         url: url.clone(),
         n: load.n,
         t0_us,
         span_us: load.span.as_micros() as i64,
-        lo,
-        hi,
+        first,
+        step,
         name: format!("w{w}"),
     };
     let log = |w: i64, life: u32| logs.join(format!("peers-{}-w{w}-{life}.log", system.label()));
@@ -212,7 +244,7 @@ fn run_once(
             w * load.n / load.workers,
             (w + 1) * load.n / load.workers,
         );
-        match Running::start(system, &share, node, &log(w, 0)) {
+        match Running::start(system, &share, peers, &log(w, 0)) {
             Ok((running, ms)) => {
                 enqueue_ms = enqueue_ms.max(ms);
                 children.push(running);
@@ -251,7 +283,7 @@ fn run_once(
         if load.kill_at_half && killed_at_us.is_none() && done >= load.n / 2 {
             spent_cpu += children[0].kill();
             killed_at_us = Some(now_us());
-            match Running::start(system, &job(0, 0, 0), node, &log(0, 1)) {
+            match Running::start(system, &job(0, load.n, 1), peers, &log(0, 1)) {
                 Ok((running, _)) => children[0] = running,
                 Err(why) => eprintln!("peers: {why}"),
             }
@@ -331,8 +363,9 @@ pub(crate) fn run(opts: &Opts) -> Section {
             return Vec::new();
         }
     };
-    let node = node_dir();
-    let node_ok = install_node(&node);
+    let peers = peers_dir();
+    let node_ok = install_node(&peers);
+    let apalis_ok = build_apalis(&peers);
     let n = if opts.quick { 10_000 } else { 100_000 };
     let span = Duration::from_secs(10);
     let grace = Duration::from_secs(if opts.quick { 30 } else { 60 });
@@ -348,9 +381,10 @@ pub(crate) fn run(opts: &Opts) -> Section {
             grace,
         };
         for system in SYSTEMS {
-            let result = match (&node_ok, system) {
-                (Err(why), System::Graphile | System::PgBoss) => Err(why.clone()),
-                _ => run_once(server, system, &load, &node),
+            let result = match (&node_ok, &apalis_ok, system) {
+                (Err(why), _, System::Graphile | System::PgBoss)
+                | (_, Err(why), System::Apalis) => Err(why.clone()),
+                _ => run_once(server, system, &load, &peers),
             };
             if let Err(why) = &result {
                 eprintln!("peers: {} left out: {why}", system.label());

@@ -12,17 +12,19 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tickstep::schedules::{Namespace, ObjId, Options, Value};
 use tickstep::{Runtime, TokioDriver};
 
-/// Set in the worker process: `url|jobs|t0_us|span_us|lo|hi|name`.
+/// Set in the worker process: `url|jobs|t0_us|span_us|first|step|name`.
 pub(crate) const ENV: &str = "TICKSTEP_BENCH_PEERS_WORKER";
 
-/// What a worker is told: the database, the jobs' due times and its share to enqueue.
+/// What a worker is told: the database, the jobs' due times and its share to enqueue: ids
+/// `first`, `first + step`, … below `n` (none when `first` is `n`), so two workers each hold
+/// half of every stretch of due times.
 pub(crate) struct Job {
     pub(crate) url: String,
     pub(crate) n: i64,
     pub(crate) t0_us: i64,
     pub(crate) span_us: i64,
-    pub(crate) lo: i64,
-    pub(crate) hi: i64,
+    pub(crate) first: i64,
+    pub(crate) step: i64,
     pub(crate) name: String,
 }
 
@@ -32,6 +34,11 @@ impl Job {
         self.t0_us + id * self.span_us / self.n
     }
 
+    /// The ids this worker enqueues.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = i64> {
+        (self.first..self.n).step_by(usize::try_from(self.step.max(1)).unwrap_or(1))
+    }
+
     /// The command-line arguments of a Node worker, in `job.js`'s order.
     pub(crate) fn argv(&self) -> Vec<String> {
         vec![
@@ -39,23 +46,27 @@ impl Job {
             self.n.to_string(),
             self.t0_us.to_string(),
             self.span_us.to_string(),
-            self.lo.to_string(),
-            self.hi.to_string(),
+            self.first.to_string(),
+            self.step.to_string(),
             self.name.clone(),
         ]
     }
 
     fn parse(packed: &str) -> Self {
         let parts: Vec<&str> = packed.split('|').collect();
-        assert_eq!(parts.len(), 7, "{ENV} is url|jobs|t0_us|span_us|lo|hi|name");
+        assert_eq!(
+            parts.len(),
+            7,
+            "{ENV} is url|jobs|t0_us|span_us|first|step|name"
+        );
         let num = |i: usize| parts[i].parse::<i64>().expect("a number");
         Job {
             url: parts[0].to_owned(),
             n: num(1),
             t0_us: num(2),
             span_us: num(3),
-            lo: num(4),
-            hi: num(5),
+            first: num(4),
+            step: num(5),
             name: parts[6].to_owned(),
         }
     }
@@ -112,7 +123,7 @@ async fn node(job: Job) -> Result<(), Box<dyn std::error::Error>> {
     });
     let started = std::time::Instant::now();
     let mut txn = driver.runtime().schedules().begin(ObjId(1));
-    for id in job.lo..job.hi {
+    for id in job.ids() {
         let due = job.due_us(id) as f64 / 1e6;
         txn.schedule_at(ObjId(1), "job", due, vec![Value::Int(id)], Options::new())?;
     }
@@ -133,12 +144,13 @@ mod tests {
             n: 4,
             t0_us: 1_000,
             span_us: 10,
-            lo: 1,
-            hi: 3,
+            first: 1,
+            step: 2,
             name: "w0".to_owned(),
         };
         let due: Vec<i64> = (0..4).map(|id| job.due_us(id)).collect();
         assert_eq!(due, [1_000, 1_002, 1_005, 1_007]);
+        assert_eq!(job.ids().collect::<Vec<_>>(), [1, 3]);
         let back = Job::parse(&job.argv().join("|"));
         assert_eq!(back.argv(), job.argv());
     }
