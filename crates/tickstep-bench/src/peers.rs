@@ -239,11 +239,7 @@ fn run_once(
     let mut ready = Vec::new();
     let mut enqueue_ms = 0;
     for w in 0..load.workers {
-        let share = job(
-            w,
-            w * load.n / load.workers,
-            (w + 1) * load.n / load.workers,
-        );
+        let share = job(w, w, load.workers);
         match Running::start(system, &share, peers, &log(w, 0)) {
             Ok((running, ms)) => {
                 enqueue_ms = enqueue_ms.max(ms);
@@ -558,8 +554,13 @@ fn w2_rows(results: &Results, setting: &str) -> Vec<Row> {
                 goal: 0.0,
             },
             note: format!(
-                "ids of the {n} never appended by the end of the run: {}",
-                everyone(results, |f| Some(f.lost.to_string()))
+                "ids of the {n} never appended by the end of the run: {}; from the kill until \
+                 every job had run: {}",
+                everyone(results, |f| Some(f.lost.to_string())),
+                everyone(results, |f| Some(
+                    f.all_ran_s
+                        .map_or_else(|| "never".to_owned(), |s| format!("{s:.1} s"))
+                )),
             ),
         },
     ];

@@ -44,7 +44,7 @@ async fn main() -> Result<(), BoxDynError> {
         (n.parse()?, t0.parse()?, span.parse()?, first.parse()?);
     let step: usize = step.parse()?;
     let pool = PgPoolOptions::new().max_connections(12).connect(url).await?;
-    PostgresStorage::<i64>::setup(&pool).await?;
+    PostgresStorage::setup(&pool).await?;
     APPEND.get_or_init(|| (pool.clone(), name.clone()));
     let config = Config::default()
         .queue("job")
@@ -59,7 +59,7 @@ async fn main() -> Result<(), BoxDynError> {
     // job runs early.
     let tasks = (first..n).step_by(step.max(1)).map(|id| {
         let due_us = t0 + id * span / n;
-        let second = u64::try_from(due_us.div_ceil(1_000_000)).expect("after 1970");
+        let second = u64::try_from((due_us + 999_999) / 1_000_000).expect("after 1970");
         TaskBuilder::new(id).run_at_timestamp(second).build()
     });
     backend.push_all(&mut stream::iter(tasks)).await?;
