@@ -11,8 +11,8 @@
 //! | `w2_twice`, `w2_lost` | W2: W1 with two workers, one `SIGKILL`ed at half the jobs and restarted; ids appended twice or more, and never | goal 0 for tickstep; peers in the note |
 //! | `w2_all_ran` | W2: from the kill until every job had run | best peer; reported |
 //!
-//! Each worker is a process of its own ([`worker`] for tickstep, the Node programs for the
-//! peers); every system gets a fresh database holding its own tables and the append table.
+//! Each worker is a process of its own ([`worker`] for tickstep, the Node programs and the apalis
+//! binary for the peers); every system gets a fresh database holding its own tables and the append table.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -98,19 +98,27 @@ async fn node(job: Job) -> Result<(), Box<dyn std::error::Error>> {
         .lease(Duration::from_secs(10))
         .without_commands();
     let driver = TokioDriver::new(builder)?;
-    // The verb's connection, as a tokio service would hold it: one client, each append a
-    // statement of its own (autocommitted, so a transaction of its own), many in flight at once.
-    let (client, connection) = tokio_postgres::connect(&job.url, tokio_postgres::NoTls).await?;
-    tokio::task::spawn_local(connection);
-    let client = Rc::new(client);
+    // The verb's connections, as a tokio service would hold them: ten clients (the peers' pool
+    // size), taken in turn; each append is a statement of its own (autocommitted, so a
+    // transaction of its own), many in flight at once. One connection would serialise every
+    // commit on one server backend.
+    let mut clients = Vec::new();
+    for _ in 0..10 {
+        let (client, connection) = tokio_postgres::connect(&job.url, tokio_postgres::NoTls).await?;
+        tokio::task::spawn_local(connection);
+        clients.push(client);
+    }
+    let clients: Rc<[tokio_postgres::Client]> = clients.into();
+    let turn = Rc::new(std::cell::Cell::new(0_usize));
     let name: Rc<str> = job.name.clone().into();
     driver.runtime().async_verb("job", move |call| {
         let started = now_us();
-        let client = Rc::clone(&client);
+        let clients = Rc::clone(&clients);
+        let client = turn.replace((turn.get() + 1) % clients.len());
         let name = Rc::clone(&name);
         async move {
             if let Some(Value::Int(id)) = call.args().first() {
-                client
+                clients[client]
                     .execute(
                         "INSERT INTO peers_done (id, worker, started_us) VALUES ($1, $2, $3)",
                         &[id, &&*name, &started],
