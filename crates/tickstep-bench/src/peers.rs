@@ -23,6 +23,9 @@ use postgres::{Client, NoTls};
 
 use crate::harness::{Measure, Opts, Row, Section};
 
+// The tests' throwaway server, shared by path (docs/peers.md §5.2). Its docs link the tests'
+// skip macro, which is not in scope here.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[path = "../../tickstep-schedules/tests/common/pg.rs"]
 mod pg;
 mod procs;
