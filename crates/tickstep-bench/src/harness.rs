@@ -135,7 +135,7 @@ impl Row {
                 "peer": peer,
                 "peer_ns": round2(peer_ns),
                 "ratio": round3(ours_ns / peer_ns),
-                "goal": format!("ratio <= {goal_ratio}"),
+                "goal": goal_text("ratio", goal_ratio),
             }),
             Measure::Ns { ours_ns, goal_ns } => json!({
                 "ours_ns": round2(ours_ns),
@@ -144,7 +144,7 @@ impl Row {
             Measure::Value { value, unit, goal } => json!({
                 "value": round3(value),
                 "unit": unit,
-                "goal": format!("value <= {goal}"),
+                "goal": goal_text("value", goal),
             }),
             Measure::ValueBesideNoise {
                 value,
@@ -172,20 +172,23 @@ impl Row {
                 peer_ns,
                 goal_ratio,
             } => format!(
-                "  {:<22} ours {:>10.1} ns  {:<34} {:>10.1} ns  ratio {:>6.3} (goal <= {goal_ratio}) {verdict}",
+                "  {:<22} ours {:>10.1} ns  {:<34} {:>10.1} ns  ratio {:>6.3} ({}) {verdict}",
                 self.name,
                 ours_ns,
                 peer,
                 peer_ns,
-                ours_ns / peer_ns
+                ours_ns / peer_ns,
+                goal_text("goal", goal_ratio),
             ),
             Measure::Ns { ours_ns, goal_ns } => format!(
                 "  {:<22} ours {:>10.1} ns  (goal <= {goal_ns} ns) {verdict}",
                 self.name, ours_ns
             ),
             Measure::Value { value, unit, goal } => format!(
-                "  {:<22} {:>10.3} {unit}  (goal <= {goal}) {verdict}",
-                self.name, value
+                "  {:<22} {:>10.3} {unit}  ({}) {verdict}",
+                self.name,
+                value,
+                goal_text("goal", goal),
             ),
             Measure::ValueBesideNoise {
                 value,
@@ -197,6 +200,15 @@ impl Row {
                 self.name, value
             ),
         }
+    }
+}
+
+/// `"<what> <= <bound>"`, or `"no goal"` for a row that only reports (an infinite bound).
+fn goal_text(what: &str, bound: f64) -> String {
+    if bound.is_finite() {
+        format!("{what} <= {bound}")
+    } else {
+        "no goal".to_owned()
     }
 }
 

@@ -11,6 +11,7 @@
 mod commands;
 mod harness;
 mod kernel;
+mod peers;
 mod runtime;
 mod schedules;
 mod serve;
@@ -24,6 +25,7 @@ const SECTIONS: &[(&str, SectionFn)] = &[
     ("schedules", schedules::run),
     ("runtime", runtime::run),
     ("serve", serve::run),
+    ("peers", peers::run),
 ];
 
 fn main() {

@@ -7,7 +7,7 @@
 //!
 //! * `docs/<layer>.md §N` or `§N.M`, also without the `docs/` prefix, where `<layer>` is one of
 //!   `kernel`, `commands`, `schedules`, `runtime`, `bevy`, `serve`, `nt4`, `observability`,
-//!   `crates`;
+//!   `crates`, `peers`;
 //! * lists and ranges after one document: `docs/kernel.md §4.2, §4.3 and §5–§6` (a citation may
 //!   wrap onto the next comment line);
 //! * inside `docs/<layer>.md`, a bare `§N.M` cites that same document.
@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// The documents that hold numbered rules.
-const LAYERS: [&str; 9] = [
+const LAYERS: [&str; 10] = [
     "kernel",
     "commands",
     "schedules",
@@ -32,6 +32,7 @@ const LAYERS: [&str; 9] = [
     "nt4",
     "observability",
     "crates",
+    "peers",
 ];
 
 /// One problem, already phrased as `path:line: what`.
