@@ -358,7 +358,7 @@ fn running(args: &SchedulesArgs) -> Result<(), String> {
         ));
         return Ok(());
     }
-    let now = now_unix_seconds();
+    let (now, shown_as) = (now_unix_seconds(), args.times());
     say("SCHEDULE  RUN  TARGET:VERB  DEADLINE");
     for f in &in_flight {
         let deadline = f["deadline_unix_nanos"].as_u64().unwrap_or(0);
@@ -367,7 +367,7 @@ fn running(args: &SchedulesArgs) -> Result<(), String> {
             f["schedule"],
             f["run"],
             f["target_verb"].as_str().unwrap_or("?"),
-            args.times().at(seconds_of(deadline), now)
+            shown_as.at(seconds_of(deadline), now)
         ));
     }
     Ok(())
@@ -438,7 +438,7 @@ fn next(args: &SchedulesArgs, id: u64, count: usize) -> Result<(), String> {
         say(json!({ "id": id, "status": status, "next_runs": times }).to_string());
         return Ok(());
     }
-    let now = seconds_of(now);
+    let (now, shown_as) = (seconds_of(now), args.times());
     // A paused schedule fires none of them until it is resumed (docs/schedules.md §9.4, §9.8).
     if let Some(pause) = &row.pause {
         let note = if pause.note.is_empty() {
@@ -449,7 +449,7 @@ fn next(args: &SchedulesArgs, id: u64, count: usize) -> Result<(), String> {
         say(format!(
             "schedule {id} is paused (by {} at {}{note}); it fires none of these until resumed",
             pause.by,
-            args.times().at(pause.at, now)
+            shown_as.at(pause.at, now)
         ));
     }
     if times.is_empty() {
@@ -458,7 +458,7 @@ fn next(args: &SchedulesArgs, id: u64, count: usize) -> Result<(), String> {
         ));
     }
     for t in times {
-        say(args.times().at(t, now));
+        say(shown_as.at(t, now));
     }
     Ok(())
 }
