@@ -715,10 +715,10 @@ async fn drive_server(
 async fn first_failure(clients: &mut [tokio::task::JoinHandle<(usize, Vec<f64>)>]) -> String {
     loop {
         for client in clients.iter_mut() {
-            if client.is_finished() {
-                if let Err(error) = client.await {
-                    return format!("a client failed: {error}");
-                }
+            if client.is_finished()
+                && let Err(error) = client.await
+            {
+                return format!("a client failed: {error}");
             }
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

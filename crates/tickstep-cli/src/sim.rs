@@ -292,7 +292,7 @@ fn print_report(args: &SimArgs, loads: &[Load], report: &SimReport) {
     for (n, f) in report.frames.iter().enumerate() {
         let n = n as u64;
         let long = args.long_task.is_some() && n == args.long_task_frame.unwrap_or(args.frames / 2);
-        if n % every == 0 || long || n + 1 == args.frames {
+        if n.is_multiple_of(every) || long || n + 1 == args.frames {
             say(format!(
                 "{n:>6}  {:>8}  {:>8}  {:>8}  {:^29}  {:^29}{}",
                 ms(f.budget),

@@ -56,14 +56,14 @@ impl Model {
         }
         let me = &specs[i];
         for &m in &me.requires {
-            if let Some(o) = self.owner(specs, m) {
-                if specs[o].priority > me.priority {
-                    return ScheduleResult::LowerPriorityThanRunning {
-                        running: format!("c{o}"),
-                        running_priority: specs[o].priority,
-                        priority: me.priority,
-                    };
-                }
+            if let Some(o) = self.owner(specs, m)
+                && specs[o].priority > me.priority
+            {
+                return ScheduleResult::LowerPriorityThanRunning {
+                    running: format!("c{o}"),
+                    running_priority: specs[o].priority,
+                    priority: me.priority,
+                };
             }
         }
         for &m in &me.requires {
@@ -71,14 +71,13 @@ impl Model {
                 .queued
                 .iter()
                 .find(|q| specs[**q].requires.contains(&m))
+                && specs[q].priority > me.priority
             {
-                if specs[q].priority > me.priority {
-                    return ScheduleResult::LowerPriorityThanQueued {
-                        queued: format!("c{q}"),
-                        queued_priority: specs[q].priority,
-                        priority: me.priority,
-                    };
-                }
+                return ScheduleResult::LowerPriorityThanQueued {
+                    queued: format!("c{q}"),
+                    queued_priority: specs[q].priority,
+                    priority: me.priority,
+                };
             }
         }
         self.queued.retain(|q| !Self::shares(specs, *q, i));

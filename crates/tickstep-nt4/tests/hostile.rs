@@ -24,10 +24,10 @@ async fn still_served(server: &Nt4Server, value: i64) {
     let seen = async {
         while let Some(Ok(msg)) = ws.next().await {
             // The value arrives as [id, timestamp, 2 (int), value]; its last byte is the fixint.
-            if let Message::Binary(b) = msg {
-                if b.last() == Some(&u8::try_from(value).unwrap()) {
-                    return;
-                }
+            if let Message::Binary(b) = msg
+                && b.last() == Some(&u8::try_from(value).unwrap())
+            {
+                return;
             }
         }
         panic!("the good client's socket ended");

@@ -52,7 +52,7 @@ impl Field {
     fn has(&self, n: u32, lo: u32) -> bool {
         match self {
             Field::All => true,
-            Field::Step(k) => (n - lo) % k == 0,
+            Field::Step(k) => (n - lo).is_multiple_of(*k),
             Field::List(v) => v.contains(&n),
         }
     }

@@ -292,12 +292,12 @@ fn twenty_failovers_under_catch_up_all_and_overlap_skip_lose_no_point() {
     let give_up = Instant::now() + Duration::from_secs(120);
     while failovers < FAILOVERS || paused.is_some() {
         assert!(Instant::now() < give_up, "the churn did not finish");
-        if let Some((node, since)) = paused {
-            if since.elapsed() >= PAUSE_FOR {
-                nodes[node].signal("-CONT");
-                paused = None;
-                last_wall = unix_now();
-            }
+        if let Some((node, since)) = paused
+            && since.elapsed() >= PAUSE_FOR
+        {
+            nodes[node].signal("-CONT");
+            paused = None;
+            last_wall = unix_now();
         }
         if failovers < FAILOVERS && Instant::now() >= next {
             next += CHURN_EVERY;

@@ -225,11 +225,9 @@ fn visit(s: &mut Sched, now: u64) -> Option<u64> {
         s.fire_at = Some(s.next_run);
         return None;
     }
-    if !running {
-        if let Some(q) = s.queued.take() {
-            s.fire_at = Some(s.next_run);
-            return Some(q);
-        }
+    if !running && let Some(q) = s.queued.take() {
+        s.fire_at = Some(s.next_run);
+        return Some(q);
     }
     if s.backlog > 0 {
         return Some(catch_up_step(s, i, now));

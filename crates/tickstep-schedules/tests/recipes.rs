@@ -16,11 +16,10 @@ fn recipe_debounce_coalesces_a_burst_of_events_into_one_flush(store) {
     let flush_id: Cell<Option<ScheduleId>> = Cell::new(None);
     let event = || {
         let mut txn = h.engine.begin(h.prog);
-        if let Some(id) = flush_id.get() {
-            if txn.schedule_valid(id) {
+        if let Some(id) = flush_id.get()
+            && txn.schedule_valid(id) {
                 txn.schedule_stop(id).unwrap();
             }
-        }
         let id = txn
             .schedule_at(
                 h.room,

@@ -782,7 +782,7 @@ enum TelnetState {
 
 fn address(case: u32) -> IpAddr {
     let [a, b, c, d] = case.to_be_bytes();
-    if case % 2 == 0 {
+    if case.is_multiple_of(2) {
         IpAddr::V4(Ipv4Addr::new(10, b, c, d))
     } else {
         // Keyed by its /64 (docs/serve.md §7.23): a /64 of its own.
@@ -1502,7 +1502,8 @@ fn run(transport: Transport) {
     let result = runner.run(&steps, |steps| {
         let n_case = n.get();
         n.set(n_case + 1);
-        let old = (n_case % OLD_NAME_EVERY == 0)
+        let old = n_case
+            .is_multiple_of(OLD_NAME_EVERY)
             .then(|| world.old.get((n_case / OLD_NAME_EVERY) as usize))
             .flatten();
         let case = Case {

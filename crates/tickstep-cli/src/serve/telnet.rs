@@ -423,10 +423,12 @@ impl Telnet {
         if next == Q::Yes && side != Q::Yes {
             self.enabled(option, ours, out);
         }
-        if ours && option == OPT_ECHO && matches!(next, Q::Yes | Q::No) {
-            if let Some(hide) = self.hide_queued.take() {
-                self.hide_input(hide, out);
-            }
+        if ours
+            && option == OPT_ECHO
+            && matches!(next, Q::Yes | Q::No)
+            && let Some(hide) = self.hide_queued.take()
+        {
+            self.hide_input(hide, out);
         }
     }
 

@@ -59,21 +59,20 @@ pub(crate) fn next_after(
             }
         };
         let instant = wall - offset;
-        if fold == FoldPolicy::Last {
-            if let Some((end, _)) = stretch.end.filter(|&(end, next)| wall >= end + next) {
-                // The first pass of a fold; the second comes in the next stretch.
-                low = end;
-                continue;
-            }
+        if fold == FoldPolicy::Last
+            && let Some((end, _)) = stretch.end.filter(|&(end, next)| wall >= end + next)
+        {
+            // The first pass of a fold; the second comes in the next stretch.
+            low = end;
+            continue;
         }
-        if fold == FoldPolicy::First {
-            if let Some((start, previous)) =
+        if fold == FoldPolicy::First
+            && let Some((start, previous)) =
                 stretch_start(zone, instant).filter(|&(start, previous)| wall < start + previous)
-            {
-                // The second pass of a fold: go on from the first wall time after the fold.
-                low = start + previous - offset;
-                continue;
-            }
+        {
+            // The second pass of a fold: go on from the first wall time after the fold.
+            low = start + previous - offset;
+            continue;
         }
         return (instant <= LAST_INSTANT).then_some(instant);
     }

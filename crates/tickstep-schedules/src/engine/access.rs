@@ -188,12 +188,11 @@ impl Shared {
     ) -> Result<(), Error> {
         let mut core = self.core.borrow_mut();
         core.check_keys(&drafts, stops)?;
-        if let Some(mut changes) = core.durable_changes(&drafts, stops, discards) {
-            if let Some(store) = core.store.as_mut() {
-                if let Err(error) = store.commit(&mut changes, Durability::Synced) {
-                    return Err(core.key_conflict(error, &drafts));
-                }
-            }
+        if let Some(mut changes) = core.durable_changes(&drafts, stops, discards)
+            && let Some(store) = core.store.as_mut()
+            && let Err(error) = store.commit(&mut changes, Durability::Synced)
+        {
+            return Err(core.key_conflict(error, &drafts));
         }
         core.apply_committed(drafts, stops, discards, now);
         Ok(())
@@ -356,12 +355,12 @@ impl Core {
     /// §11.18). The block may start above the next id when other engines took the ids between.
     pub(super) fn allocate_id(&mut self) -> Result<u64, Error> {
         let mut id = self.last_id + 1;
-        if let Some(store) = self.store.as_mut() {
-            if id > self.reserved_through {
-                let block = store.reserve_ids(id, ID_BLOCK)?;
-                id = *block.start();
-                self.reserved_through = *block.end();
-            }
+        if let Some(store) = self.store.as_mut()
+            && id > self.reserved_through
+        {
+            let block = store.reserve_ids(id, ID_BLOCK)?;
+            id = *block.start();
+            self.reserved_through = *block.end();
         }
         self.last_id = id;
         Ok(id)

@@ -107,11 +107,11 @@ impl Core {
             return;
         };
         let from = std::mem::replace(&mut e.next_run, next);
-        if let Some(calendar) = e.calendar.as_deref() {
-            if next > from {
-                let gaps = calendar.gaps_skipped(from, next);
-                self.metrics.missed(MissedReason::DstGap, gaps);
-            }
+        if let Some(calendar) = e.calendar.as_deref()
+            && next > from
+        {
+            let gaps = calendar.gaps_skipped(from, next);
+            self.metrics.missed(MissedReason::DstGap, gaps);
         }
     }
 
@@ -148,16 +148,14 @@ impl Core {
             self.mark_dirty(id);
             return self.move_cadence(id, arrived.end, now, later);
         }
-        if !running {
-            if let Some(queued) = e.queued() {
-                self.table.get_mut(id)?.extra_mut().queued = None;
-                if point <= now {
-                    self.arm_at(id, point, now, later);
-                } else {
-                    self.arm_next(id, now, later);
-                }
-                return Some(self.start(id, queued, now));
+        if !running && let Some(queued) = e.queued() {
+            self.table.get_mut(id)?.extra_mut().queued = None;
+            if point <= now {
+                self.arm_at(id, point, now, later);
+            } else {
+                self.arm_next(id, now, later);
             }
+            return Some(self.start(id, queued, now));
         }
         if catching_up {
             return self.catch_up_step(id, &step, now, later);

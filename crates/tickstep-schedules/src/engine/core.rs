@@ -160,11 +160,12 @@ impl Core {
         if self.store.is_none() {
             return;
         }
-        if let Some(e) = self.table.get_mut(id) {
-            if e.persist && !e.dirty {
-                e.dirty = true;
-                self.dirty.push(id);
-            }
+        if let Some(e) = self.table.get_mut(id)
+            && e.persist
+            && !e.dirty
+        {
+            e.dirty = true;
+            self.dirty.push(id);
         }
     }
 }

@@ -69,13 +69,13 @@ impl Core {
         skip: &[u64],
     ) -> Result<Option<Holder>, Error> {
         if let Some(&id) = self.keys.get(&(owner, Rc::from(key))) {
-            if !skip.contains(&id) {
-                if let Some(e) = self.table.get(id) {
-                    return Ok(Some(Holder {
-                        row: e.to_row(&self.verbs),
-                        persist: e.persist,
-                    }));
-                }
+            if !skip.contains(&id)
+                && let Some(e) = self.table.get(id)
+            {
+                return Ok(Some(Holder {
+                    row: e.to_row(&self.verbs),
+                    persist: e.persist,
+                }));
             }
             return Ok(None);
         }
@@ -97,10 +97,10 @@ impl Core {
         for d in drafts {
             let Some(key) = d.0.key() else { continue };
             keyed |= d.0.persist;
-            if let Some(&id) = self.keys.get(&(d.0.owner, Rc::clone(key))) {
-                if !stops.contains(&id) {
-                    return Err(taken_meanwhile(key, d.0.owner, id));
-                }
+            if let Some(&id) = self.keys.get(&(d.0.owner, Rc::clone(key)))
+                && !stops.contains(&id)
+            {
+                return Err(taken_meanwhile(key, d.0.owner, id));
             }
         }
         if keyed && !self.doomed_rows.is_empty() {
@@ -119,10 +119,10 @@ impl Core {
         for d in drafts.iter().filter(|d| d.0.persist) {
             let Some(key) = d.0.key() else { continue };
             let key = Rc::clone(key);
-            if let Ok(Some(holder)) = self.key_holder(d.0.owner, &key, &[]) {
-                if holder.row.id != d.0.id {
-                    return taken_meanwhile(&key, d.0.owner, holder.row.id);
-                }
+            if let Ok(Some(holder)) = self.key_holder(d.0.owner, &key, &[])
+                && holder.row.id != d.0.id
+            {
+                return taken_meanwhile(&key, d.0.owner, holder.row.id);
             }
         }
         error

@@ -34,10 +34,10 @@ impl Core {
                 self.runs.remove(&run);
             }
         }
-        if !e.is_live() {
-            if let Some(pos) = self.retired.iter().position(|&(_, rid)| rid == id) {
-                self.retired.remove(pos);
-            }
+        if !e.is_live()
+            && let Some(pos) = self.retired.iter().position(|&(_, rid)| rid == id)
+        {
+            self.retired.remove(pos);
         }
         Some(e)
     }
