@@ -7,26 +7,17 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::Host;
 use common::stores::{Kind, Store};
-use common::{Host, t0};
 use tickstep_kernel::clock::{Clock, ManualClock};
 use tickstep_schedules::{
-    Catchup, FaultKind, Inspector, OnMaxFaults, Options, Overlap, RetireReason, ScheduleId, Value,
+    Catchup, FaultKind, Inspector, OnMaxFaults, Options, Overlap, RetireReason, Value,
 };
 
 const SEC: u64 = 1_000_000_000;
 
 fn cancelling() -> Options {
     Options::new().overlap(Overlap::CancelOther)
-}
-
-/// The nominal points (seconds after `t0`) the runner started for `id`, in order.
-fn fired(h: &Host, id: ScheduleId) -> Vec<u64> {
-    h.started()
-        .iter()
-        .filter(|(_, f)| f.schedule == id)
-        .map(|(_, f)| (f.nominal_unix_nanos - t0() as u64 * SEC) / SEC)
-        .collect()
 }
 
 on_every_store! {
@@ -36,7 +27,7 @@ on_every_store! {
         h.after(1.0);
         let first = h.last_run();
         h.after(1.0); // +2 arrives while +1 runs
-        assert_eq!(fired(&h, id), [1, 2]);
+        assert_eq!(h.points_started(id), [1, 2]);
         assert_eq!(h.runner.cancelled(), [first], "the runner was asked to stop +1");
         assert_eq!(h.runner.running(), [h.last_run()], "only +2 runs");
         let info = h.info(id);
@@ -67,7 +58,7 @@ fn a_stall_while_a_firing_runs_starts_the_newest_point_and_counts_the_others_as_
     let id = h.every(1.0, cancelling());
     h.after(1.0);
     h.after(3.2); // +2, +3, +4 arrive while +1 runs
-    assert_eq!(fired(&h, id), [1, 4]);
+    assert_eq!(h.points_started(id), [1, 4]);
     assert_eq!(h.info(id).overlap_count, 2);
 }
 
@@ -83,7 +74,7 @@ fn kills_count_toward_max_faults_and_the_limit_stops_the_new_start() {
         h.after(1.0); // nothing ever finishes: each point kills the one before
     }
     assert_eq!(
-        fired(&h, retiring),
+        h.points_started(retiring),
         [1, 2],
         "the second kill retired it: +3 did not start"
     );
@@ -91,7 +82,7 @@ fn kills_count_toward_max_faults_and_the_limit_stops_the_new_start() {
         h.info(retiring).retire_reason,
         Some(RetireReason::MaxFaults)
     );
-    assert_eq!(fired(&h, pausing), [1, 2]);
+    assert_eq!(h.points_started(pausing), [1, 2]);
     assert!(h.info(pausing).pause.is_some());
 }
 
@@ -131,7 +122,7 @@ on_both_stores! {
         assert_eq!(back.len(), 1);
         assert!(h.engine.reattach(back[0].run), "the host's task survived the restart");
         h.after(5.0); // +20 arrives while the reattached +10 runs
-        assert_eq!(fired(&h, id), [20]);
+        assert_eq!(h.points_started(id), [20]);
         assert_eq!(h.runner.cancelled(), [back[0].run]);
         assert_eq!(h.info(id).last_fault.map(|f| f.kind), Some(FaultKind::Killed));
     }
@@ -166,7 +157,7 @@ fn postgres_only_a_node_taking_over_kills_nothing_of_the_old_node_and_starts() {
     }
     // A's +1 was settled as taken over (docs/schedules.md §11.39); B's run is its own, and the
     // next point kills it.
-    assert_eq!(fired(&b, id), [2]);
+    assert_eq!(b.points_started(id), [2]);
     let taken = b.info(id).last_fault.expect("taken over");
     assert_eq!(taken.kind, FaultKind::TakenOver);
     assert!(
@@ -174,7 +165,7 @@ fn postgres_only_a_node_taking_over_kills_nothing_of_the_old_node_and_starts() {
         "B has no task of A's to stop"
     );
     b.after(1.0);
-    assert_eq!(fired(&b, id), [2, 3]);
+    assert_eq!(b.points_started(id), [2, 3]);
     assert_eq!(b.runner.cancelled().len(), 1);
     assert_eq!(b.info(id).overlap, Overlap::CancelOther);
     drop(a);

@@ -6,21 +6,12 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::Host;
 use common::stores::{Kind, Store};
-use common::{Host, t0};
 use tickstep_kernel::clock::{Clock, ManualClock};
-use tickstep_schedules::{Inspector, Options, Overlap, RetireReason, ScheduleId, Value};
+use tickstep_schedules::{Inspector, Options, Overlap, RetireReason, Value};
 
 const SEC: u64 = 1_000_000_000;
-
-/// The nominal points (seconds after `t0`) the runner started for `id`, in order.
-fn fired(h: &Host, id: ScheduleId) -> Vec<u64> {
-    h.started()
-        .iter()
-        .filter(|(_, f)| f.schedule == id)
-        .map(|(_, f)| (f.nominal_unix_nanos - t0() as u64 * SEC) / SEC)
-        .collect()
-}
 
 on_every_store! {
     fn a_schedule_fires_its_runs_then_retires_once_the_last_has_settled(store) {
@@ -38,7 +29,7 @@ on_every_store! {
         assert!(!info.retired, "live while its last run runs");
         assert!(info.next_run == 0.0 && info.next_runs.is_empty(), "nothing more is armed");
         h.after(1.0);
-        assert_eq!(fired(&h, id), [1, 2, 3], "no fourth while the third runs");
+        assert_eq!(h.points_started(id), [1, 2, 3], "no fourth while the third runs");
         h.finish_all();
         let info = h.info(id);
         assert_eq!(info.retire_reason, Some(RetireReason::RemainingRuns));
@@ -47,7 +38,7 @@ on_every_store! {
         assert_eq!(map.get("run_limit"), Some(&Value::Int(3)));
         assert_eq!(map.get("remaining_runs"), Some(&Value::Int(0)));
         h.after(5.0);
-        assert_eq!(fired(&h, id), [1, 2, 3]);
+        assert_eq!(h.points_started(id), [1, 2, 3]);
         if store.kind() != Kind::Memory {
             h.engine.flush().unwrap();
             assert_eq!(store.count("SELECT COUNT(*) FROM schedules"), 0, "a retired row goes");
@@ -80,7 +71,7 @@ fn a_point_queued_behind_the_last_run_is_dropped_and_the_schedule_retires() {
     h.after(1.0); // +3 arrives while it runs: nothing is armed, nothing queues
     h.finish_all();
     h.after(1.0);
-    assert_eq!(fired(&h, id), [1, 2]);
+    assert_eq!(h.points_started(id), [1, 2]);
     assert_eq!(h.info(id).retire_reason, Some(RetireReason::RemainingRuns));
 }
 
@@ -132,7 +123,7 @@ on_both_stores! {
         h.after(0.5);
         h.finish_all();
         h.after(3.0);
-        assert_eq!(fired(&h, id), [3], "one run was left");
+        assert_eq!(h.points_started(id), [3], "one run was left");
         assert_eq!(h.info(id).retire_reason, Some(RetireReason::RemainingRuns));
         h.engine.flush().unwrap();
         drop(h);
@@ -171,7 +162,7 @@ fn postgres_only_a_node_taking_over_fires_only_the_runs_left() {
         b.after(1.0);
         b.finish_all();
     }
-    assert_eq!(fired(&b, id).len(), 1, "one run was left for B");
+    assert_eq!(b.points_started(id).len(), 1, "one run was left for B");
     assert_eq!(b.info(id).retire_reason, Some(RetireReason::RemainingRuns));
     drop(a);
 }

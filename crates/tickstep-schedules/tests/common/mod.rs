@@ -190,6 +190,16 @@ impl Host {
         self.runner.started()
     }
 
+    /// The nominal points (whole seconds after [`t0`]) the runner started for `id`, in order.
+    pub fn points_started(&self, id: ScheduleId) -> Vec<u64> {
+        let t0 = t0() as u64 * 1_000_000_000;
+        self.started()
+            .iter()
+            .filter(|(_, f)| f.schedule == id)
+            .map(|(_, f)| (f.nominal_unix_nanos - t0) / 1_000_000_000)
+            .collect()
+    }
+
     pub fn fired(&self) -> usize {
         self.runner.started().len()
     }
