@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::Host;
 use common::stores::{Kind, Store};
@@ -132,29 +132,15 @@ on_both_stores! {
 fn postgres_only_a_node_taking_over_kills_nothing_of_the_old_node_and_starts() {
     let url = pg_or_skip!("cancel_other_takeover");
     let store = Store::postgres(url);
-    let node = |lease: Duration| {
-        let mut config = common::config();
-        config.lease = lease;
-        Host::on_with_config(&store, config)
-    };
-    let a = node(Duration::from_secs(600));
-    let b = node(Duration::from_millis(90));
+    let a = Host::with_lease(&store, Duration::from_secs(600));
+    let b = Host::with_lease(&store, Duration::from_millis(90));
     // Catch-up "once": the claim applies catch-up to +2 (docs/schedules.md §11.39), which fires.
     let id = a.every(1.0, cancelling().catchup(Catchup::Once));
     assert_eq!(a.after(1.0).started, 1); // +1 runs on A, which then goes silent
     a.engine.flush().unwrap();
-    store.execute(
-        "UPDATE tickstep_nodes SET lease_until = now() - interval '1 second' \
-         WHERE lease_until > now() + interval '1 minute'",
-    );
+    store.lapse_long_leases();
     b.advance(2.5);
-    let give_up = Instant::now() + Duration::from_secs(10);
-    while b.engine.live_count() < 1 {
-        assert!(Instant::now() < give_up, "B took the schedule over");
-        std::thread::sleep(Duration::from_millis(10));
-        b.engine.flush().unwrap();
-        b.tick();
-    }
+    b.take_over(1);
     // A's +1 was settled as taken over (docs/schedules.md §11.39); B's run is its own, and the
     // next point kills it.
     assert_eq!(b.points_started(id), [2]);

@@ -15,7 +15,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::stores::Store;
 use common::{Host, t0};
@@ -108,38 +108,22 @@ on_both_stores! {
     }
 }
 
-/// A host on `store` whose node lease is `lease` (the database's clock).
-fn node(store: &Store, lease: Duration) -> Host {
-    let mut config = common::config();
-    config.lease = lease;
-    Host::on_with_config(store, config)
-}
-
 #[test]
 fn postgres_only_a_node_taking_over_fires_the_backlog_and_the_points_that_come_due_during_it() {
     let url = pg_or_skip!("catch_up_takeover");
     let store = Store::postgres(url);
     // A renews its lease rarely, so the test can end it from outside; B claims often.
-    let a = node(&store, Duration::from_secs(600));
-    let b = node(&store, Duration::from_millis(90));
+    let a = Host::with_lease(&store, Duration::from_secs(600));
+    let b = Host::with_lease(&store, Duration::from_millis(90));
     let ids: Vec<_> = POLICIES.map(|o| a.every(1.0, all(o))).into();
     assert_eq!(a.after(1.0).started, 3);
     a.finish_all();
     a.engine.flush().unwrap();
     // A stops ticking (as if paused) and its lease runs out; B's clock is 14.5 s on.
-    store.execute(
-        "UPDATE tickstep_nodes SET lease_until = now() - interval '1 second' \
-         WHERE lease_until > now() + interval '1 minute'",
-    );
+    store.lapse_long_leases();
     b.advance(15.5);
-    let give_up = Instant::now() + Duration::from_secs(10);
-    while b.engine.live_count() < ids.len() {
-        assert!(Instant::now() < give_up, "B took the schedules over");
-        std::thread::sleep(Duration::from_millis(10));
-        b.engine.flush().unwrap();
-        // Claims are applied at a tick; this one also starts the catch-up (+2 fires).
-        b.tick();
-    }
+    // Claims are applied at a tick; the one that applies them also starts the catch-up (+2).
+    b.take_over(ids.len());
     run_with_firings_spanning_a_tick(&b, 80, 0.1);
     for (id, overlap) in ids.into_iter().zip(POLICIES) {
         // A fired +1; B fires +2 on, each once.

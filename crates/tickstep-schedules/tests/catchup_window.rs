@@ -6,7 +6,7 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::stores::{Kind, Store};
 use common::{Host, t0};
@@ -208,32 +208,18 @@ on_both_stores! {
 fn postgres_only_a_node_taking_over_judges_the_window_at_its_claim() {
     let url = pg_or_skip!("catchup_window_takeover");
     let store = Store::postgres(url);
-    let node = |lease: Duration| {
-        let mut config = common::config();
-        config.lease = lease;
-        Host::on_with_config(&store, config)
-    };
     // A renews its lease rarely, so the test can end it from outside; B claims often.
-    let a = node(Duration::from_secs(600));
-    let b = node(Duration::from_millis(90));
+    let a = Host::with_lease(&store, Duration::from_secs(600));
+    let b = Host::with_lease(&store, Duration::from_millis(90));
     let id = a.every(1.0, window(3.5, Catchup::All));
     assert_eq!(a.after(1.0).started, 1);
     a.finish_all();
     a.engine.flush().unwrap();
-    store.execute(
-        "UPDATE tickstep_nodes SET lease_until = now() - interval '1 second' \
-         WHERE lease_until > now() + interval '1 minute'",
-    );
+    store.lapse_long_leases();
     // B's clock is at +10.2 when it claims: +2 .. +6 are older than the window.
     b.advance(10.2);
-    let give_up = Instant::now() + Duration::from_secs(10);
-    while b.engine.live_count() < 1 {
-        assert!(Instant::now() < give_up, "B took the schedule over");
-        std::thread::sleep(Duration::from_millis(10));
-        b.engine.flush().unwrap();
-        b.tick();
-        b.finish_all();
-    }
+    b.take_over(1);
+    b.finish_all();
     run(&b, 6);
     assert_eq!(fired(&b, id), [7 * SEC, 8 * SEC, 9 * SEC, 10 * SEC]);
     assert_eq!(b.info(id).missed_count, 5);

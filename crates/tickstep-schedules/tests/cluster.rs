@@ -38,13 +38,6 @@ fn postgres_only_two_engines_creating_interleaved_get_disjoint_ids() {
     assert!(!seen.contains(&id) && id > *seen.iter().max().unwrap());
 }
 
-/// A host on `store` whose node lease is `lease` (real time: the database's clock).
-fn node(store: &Store, lease: Duration) -> Host {
-    let mut config = common::config();
-    config.lease = lease;
-    Host::on_with_config(store, config)
-}
-
 /// Ticks `h` until `done` holds, at most 10 s of real time (claims run on the store thread every
 /// third of a lease, on the real clock): the outcome is asserted, never how long it took.
 fn tick_until(h: &Host, mut done: impl FnMut(&Host) -> bool) -> bool {
@@ -65,8 +58,8 @@ fn postgres_only_a_node_past_its_lease_loses_its_schedules_to_another_and_its_la
     let url = pg_or_skip!("takeover");
     let store = Store::postgres(url);
     // A renews its lease rarely, so the test can end it from outside; B claims often.
-    let a = node(&store, Duration::from_secs(600));
-    let b = node(&store, Duration::from_millis(90));
+    let a = Host::with_lease(&store, Duration::from_secs(600));
+    let b = Host::with_lease(&store, Duration::from_millis(90));
     let id = a.every(1.0, Options::new());
     assert_eq!(a.after(1.0).started, 1);
     a.finish_all();
@@ -81,10 +74,7 @@ fn postgres_only_a_node_past_its_lease_loses_its_schedules_to_another_and_its_la
     b.tick();
     assert_eq!(b.engine.live_count(), 0, "B holds nothing");
     // A's lease runs out (as if A were paused past it).
-    store.execute(
-        "UPDATE tickstep_nodes SET lease_until = now() - interval '1 second' \
-         WHERE lease_until > now() + interval '1 minute'",
-    );
+    store.lapse_long_leases();
     assert!(
         tick_until(&b, |b| b.engine.live_count() == 1),
         "B took the schedule over once A's lease ran out"
@@ -119,8 +109,8 @@ fn postgres_only_a_node_past_its_lease_loses_its_schedules_to_another_and_its_la
 fn postgres_only_a_node_closed_cleanly_hands_its_schedules_back_at_once() {
     let url = pg_or_skip!("release");
     let store = Store::postgres(url);
-    let a = node(&store, Duration::from_secs(600));
-    let b = node(&store, Duration::from_millis(90));
+    let a = Host::with_lease(&store, Duration::from_secs(600));
+    let b = Host::with_lease(&store, Duration::from_millis(90));
     let ids: Vec<_> = (0..5).map(|_| a.every(1.0, Options::new())).collect();
     drop(a);
     assert_eq!(
@@ -139,8 +129,8 @@ fn postgres_only_a_node_closed_cleanly_hands_its_schedules_back_at_once() {
 fn postgres_only_an_operator_stop_made_anywhere_reaches_the_node_that_holds_the_schedule() {
     let url = pg_or_skip!("stop_anywhere");
     let store = Store::postgres(url.clone());
-    let a = node(&store, Duration::from_secs(600));
-    let b = node(&store, Duration::from_secs(600));
+    let a = Host::with_lease(&store, Duration::from_secs(600));
+    let b = Host::with_lease(&store, Duration::from_secs(600));
     let on_a = a.every(1.0, Options::new());
     let on_b = b.every(60.0, Options::new());
     // A node that does not hold a schedule reads it from the database (docs/schedules.md §11.30).
@@ -170,8 +160,8 @@ fn postgres_only_an_operator_stop_made_anywhere_reaches_the_node_that_holds_the_
 fn postgres_only_a_transaction_on_any_node_stops_a_schedule_another_node_holds() {
     let url = pg_or_skip!("txn_stop_anywhere");
     let store = Store::postgres(url);
-    let a = node(&store, Duration::from_secs(600));
-    let b = node(&store, Duration::from_secs(600));
+    let a = Host::with_lease(&store, Duration::from_secs(600));
+    let b = Host::with_lease(&store, Duration::from_secs(600));
     let on_b = b.every(60.0, Options::new());
     let mut txn = a.engine.begin(a.prog);
     assert!(
@@ -198,8 +188,8 @@ fn postgres_only_a_standby_with_nothing_due_claims_on_its_own_wakes_its_host_and
  {
     let url = pg_or_skip!("standby_takeover");
     let store = Store::postgres(url);
-    let a = node(&store, Duration::from_secs(600));
-    let b = node(&store, Duration::from_millis(90));
+    let a = Host::with_lease(&store, Duration::from_secs(600));
+    let b = Host::with_lease(&store, Duration::from_millis(90));
     let (tell, news) = std::sync::mpsc::channel::<()>();
     let tell = std::sync::Mutex::new(tell);
     b.engine.set_store_waker(std::sync::Arc::new(move || {
@@ -216,10 +206,7 @@ fn postgres_only_a_standby_with_nothing_due_claims_on_its_own_wakes_its_host_and
     assert_eq!(b.tick().started, 0);
     assert_eq!(b.engine.live_count(), 0, "A's lease runs: B holds nothing");
     while news.try_recv().is_ok() {}
-    store.execute(
-        "UPDATE tickstep_nodes SET lease_until = now() - interval '1 second' \
-         WHERE lease_until > now() + interval '1 minute'",
-    );
+    store.lapse_long_leases();
     // docs/schedules.md §11.40: B's store thread claims on its own schedule and wakes the host.
     news.recv_timeout(Duration::from_secs(10))
         .expect("B's store claimed the row and woke its host, with B's engine idle");
@@ -255,7 +242,7 @@ fn postgres_only_a_standby_with_nothing_due_claims_on_its_own_wakes_its_host_and
 fn postgres_only_a_node_opening_after_the_holder_died_settles_the_firing_it_brings_as_taken_over() {
     let url = pg_or_skip!("takeover_at_open");
     let store = Store::postgres(url);
-    let a = node(&store, Duration::from_secs(600));
+    let a = Host::with_lease(&store, Duration::from_secs(600));
     let id = a.every(1.0, Options::new());
     assert_eq!(a.after(1.0).started, 1);
     a.engine.flush().unwrap();
@@ -263,7 +250,7 @@ fn postgres_only_a_node_opening_after_the_holder_died_settles_the_firing_it_brin
     // out before B opens.
     std::mem::forget(a);
     store.execute("UPDATE tickstep_nodes SET lease_until = now() - interval '1 second'");
-    let b = node(&store, Duration::from_secs(600));
+    let b = Host::with_lease(&store, Duration::from_secs(600));
     assert!(
         b.engine.interrupted().is_empty(),
         "another node's firing is not handed to this host as its own (docs/schedules.md §11.5)"

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::Host;
 use common::stores::{Kind, Store};
@@ -135,29 +135,15 @@ on_both_stores! {
 fn postgres_only_a_node_taking_over_fires_only_the_runs_left() {
     let url = pg_or_skip!("remaining_runs_takeover");
     let store = Store::postgres(url);
-    let node = |lease: Duration| {
-        let mut config = common::config();
-        config.lease = lease;
-        Host::on_with_config(&store, config)
-    };
-    let a = node(Duration::from_secs(600));
-    let b = node(Duration::from_millis(90));
+    let a = Host::with_lease(&store, Duration::from_secs(600));
+    let b = Host::with_lease(&store, Duration::from_millis(90));
     let id = a.every(1.0, Options::new().remaining_runs(2));
     assert_eq!(a.after(1.0).started, 1);
     a.finish_all();
     a.engine.flush().unwrap();
-    store.execute(
-        "UPDATE tickstep_nodes SET lease_until = now() - interval '1 second' \
-         WHERE lease_until > now() + interval '1 minute'",
-    );
+    store.lapse_long_leases();
     b.advance(2.5); // +2 is due: B claims the row
-    let give_up = Instant::now() + Duration::from_secs(10);
-    while b.engine.live_count() < 1 {
-        assert!(Instant::now() < give_up, "B took the schedule over");
-        std::thread::sleep(Duration::from_millis(10));
-        b.engine.flush().unwrap();
-        b.tick();
-    }
+    b.take_over(1);
     for _ in 0..5 {
         b.after(1.0);
         b.finish_all();

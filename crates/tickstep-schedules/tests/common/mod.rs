@@ -60,6 +60,33 @@ impl Host {
         }
     }
 
+    /// A `PostgreSQL` node on `store` whose lease is `lease` (real time: the database's clock). A
+    /// test makes one node with a long lease, which [`Store::lapse_long_leases`] ends from
+    /// outside, and one with a short lease, whose store thread claims often.
+    ///
+    /// [`Store::lapse_long_leases`]: stores::Store::lapse_long_leases
+    pub fn with_lease(store: &stores::Store, lease: Duration) -> Self {
+        let mut config = config();
+        config.lease = lease;
+        Self::on_with_config(store, config)
+    }
+
+    /// Flushes and ticks until this node holds `live` schedules: claims run on its store thread,
+    /// on the real clock, and are applied at a tick. Bounded at 10 s of real time; the outcome
+    /// is asserted, never how long it took.
+    pub fn take_over(&self, live: usize) {
+        let give_up = std::time::Instant::now() + Duration::from_secs(10);
+        while self.engine.live_count() < live {
+            assert!(
+                std::time::Instant::now() < give_up,
+                "the node took {live} schedules over within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+            self.engine.flush().unwrap();
+            self.tick();
+        }
+    }
+
     /// A host on `store` whose clock starts at `unix_nanos` (a date a test needs, such as the
     /// day before a DST change).
     pub fn on_at(store: &stores::Store, unix_nanos: u64) -> Self {

@@ -155,6 +155,15 @@ impl Store {
         }
     }
 
+    /// Ends, as if its node were paused past it, the lease of every node whose lease runs more
+    /// than a minute ahead: a test's long-lease node ([`Host::with_lease`](super::Host::with_lease)).
+    pub fn lapse_long_leases(&self) {
+        self.execute(
+            "UPDATE tickstep_nodes SET lease_until = now() - interval '1 second' \
+             WHERE lease_until > now() + interval '1 minute'",
+        );
+    }
+
     /// Runs `sql` (statements, no results) beside the engine.
     pub fn execute(&self, sql: &str) {
         let sql = self.sql(sql);
