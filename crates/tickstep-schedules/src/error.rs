@@ -87,6 +87,19 @@ pub enum Error {
         #[source]
         source: rusqlite::Error,
     },
+    /// The node [`Config::node`](crate::Config::node) names is still alive: its lease was
+    /// renewed all the while the open waited for it to run out (docs/schedules.md §11.48). Two
+    /// engines must not share a node id; nothing was opened.
+    #[error(
+        "node {node} is in use: its lease was renewed for the {waited:?} this open waited \
+         (docs/schedules.md §11.48: two live engines must not share a node id)"
+    )]
+    NodeInUse {
+        /// The node id.
+        node: u64,
+        /// How long the open waited.
+        waited: std::time::Duration,
+    },
     /// The `PostgreSQL` store failed (connection, statement, or a row it could not decode); the
     /// operation was not applied. `source` is the client's error, or the decoding failure naming
     /// the value.
@@ -159,6 +172,7 @@ impl Error {
             Error::Store { .. }
             | Error::Database { .. }
             | Error::SchemaTooNew { .. }
+            | Error::NodeInUse { .. }
             | Error::Damaged { .. } => "E_QUOTA",
         }
     }

@@ -113,29 +113,32 @@ impl World for OpenWorld {
 }
 
 /// Starts firings. The outcome of each started run comes back later through
-/// [`Schedules::report`](crate::Schedules::report) with the returned [`RunId`].
+/// [`Schedules::report`](crate::Schedules::report) with the firing's [`RunId`]
+/// ([`Firing::run`]).
 ///
-/// A runner must not report a run's outcome from inside `start` (the engine records the run id
-/// only when `start` returns); queue it and report it afterwards. Run ids must be unique among
-/// the runs the engine is waiting for, including firings restored from the store: a host whose
-/// ids start again from 1 after a restart should reattach or abandon
-/// [interrupted](crate::Schedules::interrupted) runs before ticking. Once a run's outcome is
-/// reported (even one the engine ignores) its id is free again (docs/schedules.md §7.9).
+/// Run ids are the engine's: it names each run before the start, writes the name with the update
+/// that records the firing, and only then starts it, so after a crash the host gets every run
+/// that may have started back by its id ([`interrupted`](crate::Schedules::interrupted)) and
+/// reattaches the task it still has or abandons the run (docs/schedules.md §11.5). A host keeps
+/// the run id with its task (a task's state, a map from run to task) to report the outcome.
+/// A runner must not report a run's outcome from inside `start` (the engine records the run
+/// only when `start` returns); queue it and report it afterwards.
 ///
 /// ```
-/// use std::cell::Cell;
+/// use std::cell::RefCell;
 /// use tickstep_schedules::{Firing, Refused, RunId, Runner};
-/// struct Counter(Cell<u64>);
-/// impl Runner for Counter {
-///     fn start(&self, _firing: &Firing) -> Result<RunId, Refused> {
-///         self.0.set(self.0.get() + 1);
-///         Ok(RunId(self.0.get()))
+/// struct Log(RefCell<Vec<RunId>>);
+/// impl Runner for Log {
+///     fn start(&self, firing: &Firing) -> Result<(), Refused> {
+///         self.0.borrow_mut().push(firing.run);
+///         Ok(())
 ///     }
 /// }
-/// # let _ = Counter(Cell::new(0));
+/// # let _ = Log(RefCell::new(Vec::new()));
 /// ```
 pub trait Runner {
-    /// Starts `firing` as a fresh background task, or refuses (which counts as a fault).
+    /// Starts `firing` as a fresh background task, run [`Firing::run`], or refuses (which
+    /// counts as a fault).
     ///
     /// # Errors
     ///
@@ -146,12 +149,13 @@ pub trait Runner {
     /// use std::rc::Rc;
     /// use tickstep_schedules::testkit::TestRunner;
     /// use tickstep_schedules::{Firing, ObjId, RunId, Runner, ScheduleId};
-    /// let f = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
-    ///     args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1), authority: ObjId(1),
-    ///     nominal_unix_nanos: 0, time_limit: None, tick_limit: None };
-    /// assert_eq!(TestRunner::new().start(&f), Ok(RunId(1)));
+    /// let f = Firing { schedule: ScheduleId::from_raw(1), run: RunId(4), target: ObjId(1),
+    ///     verb: Rc::from("v"), args: Rc::from(Vec::new()), state: None, elapsed: None,
+    ///     player: ObjId(1), authority: ObjId(1), nominal_unix_nanos: 0, time_limit: None,
+    ///     tick_limit: None };
+    /// assert_eq!(TestRunner::new().start(&f), Ok(()));
     /// ```
-    fn start(&self, firing: &Firing) -> Result<RunId, Refused>;
+    fn start(&self, firing: &Firing) -> Result<(), Refused>;
 
     /// Stops run `run`, which the engine has already settled as a fault of kind `killed`: a
     /// point of its schedule arrived under overlap `"cancel_other"` (docs/schedules.md §16.7).
@@ -188,9 +192,10 @@ pub struct Refused(pub String);
 ///
 /// ```
 /// use std::rc::Rc;
-/// use tickstep_schedules::{Firing, ObjId, ScheduleId, Value};
+/// use tickstep_schedules::{Firing, ObjId, RunId, ScheduleId, Value};
 /// let f = Firing {
 ///     schedule: ScheduleId::from_raw(1),
+///     run: RunId(1),
 ///     target: ObjId(10),
 ///     verb: Rc::from("tick"),
 ///     args: Rc::from(vec![Value::Int(1)]),
@@ -208,6 +213,9 @@ pub struct Refused(pub String);
 pub struct Firing {
     /// The schedule firing.
     pub schedule: ScheduleId,
+    /// The run: the engine's name for this firing, on disk before it starts; the host reports
+    /// the outcome with it (docs/schedules.md §11.5).
+    pub run: RunId,
     /// The object whose verb is called (`this`).
     pub target: ObjId,
     /// The verb name.
@@ -237,8 +245,8 @@ impl Firing {
     ///
     /// ```
     /// # use std::rc::Rc;
-    /// # use tickstep_schedules::{Firing, ObjId, ScheduleId, Value};
-    /// # let f = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
+    /// # use tickstep_schedules::{Firing, ObjId, RunId, ScheduleId, Value};
+    /// # let f = Firing { schedule: ScheduleId::from_raw(1), run: RunId(1), target: ObjId(1), verb: Rc::from("v"),
     /// #   args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1), authority: ObjId(1),
     /// #   nominal_unix_nanos: 0, time_limit: None, tick_limit: None };
     /// assert!(f.call_args().is_empty());

@@ -47,8 +47,10 @@ impl fmt::Display for ScheduleId {
     }
 }
 
-/// The host's id for one firing (a task id in a MOO server), returned by
-/// [`Runner::start`](crate::Runner::start) and used to report the firing's outcome.
+/// The engine's id for one firing, handed to the host in [`Firing::run`](crate::Firing::run)
+/// and used to report the firing's outcome. It is written with the update that records the
+/// firing before the firing starts, so a run survives a crash under its id (docs/schedules.md
+/// §11.5). Ids count up from 1 per engine, above every run restored from the store.
 ///
 /// ```
 /// use tickstep_schedules::RunId;

@@ -4,7 +4,7 @@
 //! and [`Schedules::report`](crate::Schedules::report) may not be called from inside `start` (the
 //! engine is busy handing out that very firing). So a host whose tasks run elsewhere — its own
 //! job system, a thread pool's results channel, a game's entity jobs — needs a hand-off: `start`
-//! numbers the run and queues the firing; the host takes the queue after the tick, runs each
+//! queues the firing under its run id; the host takes the queue after the tick, runs each
 //! firing its own way, and reports each outcome by run id when it ends (that frame or later).
 //!
 //! Costs: one `VecDeque` push per started firing (the firing is reference-counted, not deep
@@ -20,11 +20,10 @@ use crate::{Firing, Refused, RunId, Runner};
 
 struct Queue {
     started: VecDeque<(RunId, Firing)>,
-    next_run: u64,
     limit: Option<usize>,
 }
 
-/// A [`Runner`] that numbers runs and queues started firings for the host to take.
+/// A [`Runner`] that queues started firings, with their run ids, for the host to take.
 ///
 /// Clone it: one clone goes to the engine, the host keeps another and calls
 /// [`QueueRunner::take_started`] after each tick.
@@ -62,7 +61,7 @@ impl Default for QueueRunner {
 }
 
 impl QueueRunner {
-    /// An unbounded queue, numbering runs from 1.
+    /// An unbounded queue.
     ///
     /// ```
     /// assert_eq!(tickstep_schedules::QueueRunner::new().pending(), 0);
@@ -71,7 +70,6 @@ impl QueueRunner {
         QueueRunner {
             queue: Rc::new(RefCell::new(Queue {
                 started: VecDeque::new(),
-                next_run: 0,
                 limit: None,
             })),
         }
@@ -81,9 +79,9 @@ impl QueueRunner {
     ///
     /// ```
     /// use std::rc::Rc;
-    /// use tickstep_schedules::{Firing, ObjId, QueueRunner, Runner, ScheduleId};
+    /// use tickstep_schedules::{Firing, ObjId, QueueRunner, RunId, Runner, ScheduleId};
     /// let runner = QueueRunner::with_limit(1);
-    /// let f = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
+    /// let f = Firing { schedule: ScheduleId::from_raw(1), run: RunId(1), target: ObjId(1), verb: Rc::from("v"),
     ///     args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1),
     ///     authority: ObjId(1), nominal_unix_nanos: 0, time_limit: None, tick_limit: None };
     /// assert!(runner.start(&f).is_ok());
@@ -116,7 +114,7 @@ impl QueueRunner {
 }
 
 impl Runner for QueueRunner {
-    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
+    fn start(&self, firing: &Firing) -> Result<(), Refused> {
         let mut queue = self.queue.borrow_mut();
         if let Some(limit) = queue.limit
             && queue.started.len() >= limit
@@ -126,10 +124,8 @@ impl Runner for QueueRunner {
                 queue.started.len()
             )));
         }
-        queue.next_run += 1;
-        let run = RunId(queue.next_run);
-        queue.started.push_back((run, firing.clone()));
-        Ok(run)
+        queue.started.push_back((firing.run, firing.clone()));
+        Ok(())
     }
 }
 

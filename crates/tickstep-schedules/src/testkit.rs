@@ -250,7 +250,6 @@ type StartHook = Rc<dyn Fn(&Firing)>;
 
 #[derive(Default)]
 struct RunnerState {
-    next_run: u64,
     started: Vec<(RunId, Firing)>,
     running: Vec<RunId>,
     cancelled: Vec<RunId>,
@@ -272,7 +271,7 @@ pub struct TestRunner {
 }
 
 impl TestRunner {
-    /// A runner that accepts every firing, numbering runs from 1.
+    /// A runner that accepts every firing.
     ///
     /// ```
     /// let runner = tickstep_schedules::testkit::TestRunner::new();
@@ -315,10 +314,10 @@ impl TestRunner {
     ///
     /// ```
     /// use std::rc::Rc;
-    /// use tickstep_schedules::{Firing, ObjId, Runner, ScheduleId};
+    /// use tickstep_schedules::{Firing, ObjId, RunId, Runner, ScheduleId};
     /// let runner = tickstep_schedules::testkit::TestRunner::new();
     /// runner.set_refusing(Some("queue full"));
-    /// let f = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
+    /// let f = Firing { schedule: ScheduleId::from_raw(1), run: RunId(1), target: ObjId(1), verb: Rc::from("v"),
     ///     args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1), authority: ObjId(1),
     ///     nominal_unix_nanos: 0, time_limit: None, tick_limit: None };
     /// assert!(runner.start(&f).is_err());
@@ -336,26 +335,6 @@ impl TestRunner {
     /// ```
     pub fn on_start(&self, hook: impl Fn(&Firing) + 'static) {
         self.state.borrow_mut().on_start = Some(Rc::new(hook));
-    }
-
-    /// Gives the next run started the id `next`, counting up from there: run ids are the
-    /// host's, and a host may hand out one it used before (a recycled slot, or a counter that
-    /// started again at 1 in a new process), as docs/schedules.md §7.9 allows.
-    ///
-    /// ```
-    /// use std::rc::Rc;
-    /// use tickstep_schedules::{Firing, ObjId, RunId, Runner, ScheduleId};
-    /// let runner = tickstep_schedules::testkit::TestRunner::new();
-    /// let f = Firing { schedule: ScheduleId::from_raw(1), target: ObjId(1), verb: Rc::from("v"),
-    ///     args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1), authority: ObjId(1),
-    ///     nominal_unix_nanos: 0, time_limit: None, tick_limit: None };
-    /// assert_eq!(runner.start(&f), Ok(RunId(1)));
-    /// runner.renumber_from(RunId(1));
-    /// assert_eq!(runner.start(&f), Ok(RunId(1)));
-    /// assert_eq!(runner.start(&f), Ok(RunId(2)));
-    /// ```
-    pub fn renumber_from(&self, next: RunId) {
-        self.state.borrow_mut().next_run = next.0.saturating_sub(1);
     }
 
     /// Reports `outcome` for `run` to `engine`; returns what [`Schedules::report`] returned.
@@ -391,22 +370,20 @@ impl TestRunner {
 }
 
 impl Runner for TestRunner {
-    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
-        let (run, hook) = {
+    fn start(&self, firing: &Firing) -> Result<(), Refused> {
+        let hook = {
             let mut state = self.state.borrow_mut();
             if let Some(reason) = &state.refusing {
                 return Err(Refused(reason.clone()));
             }
-            state.next_run += 1;
-            let run = RunId(state.next_run);
-            state.started.push((run, firing.clone()));
-            state.running.push(run);
-            (run, state.on_start.clone())
+            state.started.push((firing.run, firing.clone()));
+            state.running.push(firing.run);
+            state.on_start.clone()
         };
         if let Some(hook) = hook {
             hook(firing);
         }
-        Ok(run)
+        Ok(())
     }
 
     fn cancel(&self, run: RunId) -> bool {
@@ -418,9 +395,9 @@ impl Runner for TestRunner {
     }
 }
 
-/// A [`Runner`] that starts nothing: it numbers each run and remembers the id, so a benchmark
-/// can report outcomes in bulk with [`CountingRunner::take_started`]. No firing is recorded beyond
-/// its id, so it costs a counter and a push.
+/// A [`Runner`] that starts nothing: it remembers each run's id, so a benchmark can report
+/// outcomes in bulk with [`CountingRunner::take_started`]. No firing is recorded beyond its id,
+/// so it costs a push.
 ///
 /// ```
 /// use tickstep_schedules::testkit::CountingRunner;
@@ -429,7 +406,6 @@ impl Runner for TestRunner {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct CountingRunner {
-    next: Rc<std::cell::Cell<u64>>,
     started: Rc<RefCell<Vec<RunId>>>,
 }
 
@@ -459,11 +435,9 @@ impl CountingRunner {
 }
 
 impl Runner for CountingRunner {
-    fn start(&self, _: &Firing) -> Result<RunId, Refused> {
-        let run = RunId(self.next.get() + 1);
-        self.next.set(run.0);
-        self.started.borrow_mut().push(run);
-        Ok(run)
+    fn start(&self, firing: &Firing) -> Result<(), Refused> {
+        self.started.borrow_mut().push(firing.run);
+        Ok(())
     }
 }
 

@@ -98,8 +98,12 @@ fn a_start_still_waiting_at_a_clean_shutdown_starts_after_the_next_open_once(sto
         Host::open_with(store.path(), clock.clone(), RealTime(clock))
     };
     assert!(h2.engine.interrupted().is_empty());
+    // It starts once the row no longer saying "never started" is written, so a crash after
+    // its start cannot start it again (docs/schedules.md §11.42).
+    assert_eq!(h2.tick().starts_waiting, 1, "it waits for its write again");
+    h2.engine.wait_for_writes().unwrap();
     let report = h2.tick();
-    assert_eq!(report.started, 1, "it starts at the first tick");
+    assert_eq!(report.started, 1, "it starts at the tick after the write");
     assert_eq!(h2.started()[0].1.nominal_unix_nanos, point);
     let info = h2.info(id);
     assert_eq!((info.run_count, info.fault_count), (1, 0), "counted once, no fault");
@@ -110,7 +114,7 @@ fn a_start_still_waiting_at_a_clean_shutdown_starts_after_the_next_open_once(sto
 }
 
 on_both_stores! {
-fn a_start_waiting_at_a_crash_is_settled_at_open_and_its_point_never_fires_again(store) {
+fn a_start_waiting_at_a_crash_is_handed_back_at_open_and_its_point_never_fires_again(store) {
     let h = Host::on_real_time(store);
     let id = h.every(1.0, Options::new());
     h.advance(1.0);
@@ -122,18 +126,21 @@ fn a_start_waiting_at_a_crash_is_settled_at_open_and_its_point_never_fires_again
     let now = h.clock.unix_nanos();
     std::mem::forget(h);
     let h2 = reopen_after_crash(store, now);
-    assert!(
-        h2.engine.interrupted().is_empty(),
-        "no run to hand back: the engine settles it"
-    );
+    // On `PostgreSQL` the reopened engine is a new node that claims the dead one's rows, so the
+    // firing is settled as taken over (docs/schedules.md §11.39); SQLite has no other node, so
+    // the run comes back under its id for the host to reattach or abandon (docs/schedules.md §11.5).
+    let settled = if store.kind() == Kind::Postgres {
+        assert!(h2.engine.interrupted().is_empty(), "another node's run");
+        FaultKind::TakenOver
+    } else {
+        let back = h2.engine.interrupted();
+        assert_eq!(back.len(), 1, "the run is handed back: {back:?}");
+        assert_eq!((back[0].schedule, back[0].nominal_unix_nanos), (id, point));
+        assert!(h2.engine.abandon(back[0].run), "this host kept no task");
+        FaultKind::Interrupted
+    };
     let info = h2.info(id);
     assert_eq!((info.run_count, info.fault_count), (1, 1));
-    // On `PostgreSQL` the reopened engine is a new node that claims the dead one's rows, so the
-    // firing is settled as taken over (docs/schedules.md §11.39); SQLite has no other node.
-    let settled = match store.kind() {
-        Kind::Postgres => FaultKind::TakenOver,
-        _ => FaultKind::Interrupted,
-    };
     assert_eq!(info.last_fault.as_ref().map(|f| f.kind), Some(settled));
     let report = h2.tick();
     assert_eq!((report.started, report.starts_waiting), (0, 0), "the point is not fired again");

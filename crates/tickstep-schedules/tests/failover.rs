@@ -25,7 +25,7 @@
 
 mod common;
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::rc::Rc;
@@ -60,19 +60,16 @@ const CONT_AT: Duration = Duration::from_secs(8);
 /// Every schedule's interval.
 const INTERVAL_NS: u64 = 100_000_000;
 
-/// Prints each firing as it starts (the external log) and hands out run ids unique per node.
+/// Prints each firing as it starts (the external log).
 #[derive(Clone)]
 struct LoggingRunner {
     node: u64,
-    next: Rc<Cell<u64>>,
     started: Rc<RefCell<Vec<RunId>>>,
 }
 
 impl Runner for LoggingRunner {
-    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
-        let n = self.next.get() + 1;
-        self.next.set(n);
-        let run = RunId((self.node << 40) | n);
+    fn start(&self, firing: &Firing) -> Result<(), Refused> {
+        let run = firing.run;
         let mut out = std::io::stdout().lock();
         writeln!(
             out,
@@ -84,7 +81,7 @@ impl Runner for LoggingRunner {
         .unwrap();
         out.flush().unwrap();
         self.started.borrow_mut().push(run);
-        Ok(run)
+        Ok(())
     }
 }
 
@@ -105,7 +102,6 @@ fn failover_node_process_entry() {
     world.add_verb(wiz, "ring");
     let runner = LoggingRunner {
         node,
-        next: Rc::new(Cell::new(0)),
         started: Rc::new(RefCell::new(Vec::new())),
     };
     let mut config = common::config();
@@ -480,8 +476,8 @@ fn parked_points(client: &mut postgres::Client) -> BTreeSet<(u64, u64)> {
     {
         let (id, running): (i64, String) = (row.get(0), row.get(1));
         let list: Vec<(Option<u64>, u64, u64)> = serde_json::from_str(&running).unwrap();
-        for (run, point, started) in list {
-            if run.is_none() && started == 0 {
+        for (_, point, started) in list {
+            if started == 0 {
                 parked.insert((u64::try_from(id).unwrap(), point));
             }
         }

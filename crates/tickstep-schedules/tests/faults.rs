@@ -366,10 +366,10 @@ on_every_store! {
 }
 
 on_every_store! {
-    /// docs/schedules.md §7.9: the outcome of a retired schedule's run is ignored but ends the
-    /// wait, so the host may give that id to a new run, and the retired entry expiring later
-    /// leaves the new run alone.
-    fn a_run_id_reused_after_a_retired_schedules_run_ended_belongs_to_the_new_run(store) {
+    /// docs/schedules.md §7.9: run ids are the engine's and name one run each. A retired
+    /// schedule's run that ended, and a stopped schedule's, leave their ids behind; the runs
+    /// after them get new ones, and dropping the earlier schedules touches none of them.
+    fn run_ids_are_the_engines_and_never_name_two_runs(store) {
         let h = Host::on(store);
         let concurrent = Options::new().overlap(Overlap::Concurrent).max_faults(1);
         let retiring = h.every(1.0, concurrent);
@@ -381,40 +381,28 @@ on_every_store! {
         assert_eq!(h.info(retiring).running_task, Some(second));
         assert!(!h.finish(second, Value::Int(0)), "ignored: its schedule retired");
         assert_eq!(h.info(retiring).running_task, None, "the run is over");
+        let stopped = h.every(1.0, Options::new());
+        h.after(1.0);
+        let mut txn = h.engine.begin(h.prog);
+        assert!(txn.schedule_stop(stopped).unwrap());
+        txn.commit().unwrap();
 
         let other = h.every(1.0, Options::new());
-        h.runner.renumber_from(second);
         h.after(1.0);
         let (run, firing) = h.started().last().cloned().unwrap();
-        assert_eq!((run, firing.schedule), (second, other), "the id names a new run");
+        assert_eq!(firing.schedule, other);
+        assert_eq!(run, firing.run, "the runner starts the run the engine named");
+        let ids: Vec<_> = h.started().iter().map(|(run, _)| run.0).collect();
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "every run a new id, counting up: {ids:?}"
+        );
         h.after(60.0);
         assert!(
             h.engine.begin(h.wiz).schedule_info(retiring).is_err(),
             "the retired entry has expired"
         );
-        assert!(h.fault(second), "the new run is still awaited");
-        assert_eq!(h.info(other).fault_count, 1);
-    }
-}
-
-on_every_store! {
-    /// docs/schedules.md §7.9: a runner that hands out the id of a run still awaited breaks its
-    /// contract (the engine warns, and the id names the new run from then on); stopping the
-    /// schedule of the earlier run must not forget the new one.
-    fn stopping_a_schedule_keeps_a_run_of_another_schedule_that_took_its_run_id(store) {
-        let h = Host::on(store);
-        let stopped = h.every(1.0, Options::new());
-        let other = h.every(2.0, Options::new());
-        h.after(1.0);
-        let run = h.last_run();
-        h.runner.renumber_from(run);
-        h.after(1.0);
-        let (reused, firing) = h.started().last().cloned().unwrap();
-        assert_eq!((reused, firing.schedule), (run, other));
-        let mut txn = h.engine.begin(h.prog);
-        assert!(txn.schedule_stop(stopped).unwrap());
-        txn.commit().unwrap();
-        assert!(h.fault(run), "the run of `other` is still awaited");
+        assert!(h.fault(run), "the new run is still awaited");
         assert_eq!(h.info(other).fault_count, 1);
     }
 }

@@ -370,9 +370,10 @@ on_both_stores! {
 }
 
 on_both_stores! {
-    /// docs/schedules.md §7.9, §11.5: the new host numbers its runs from 1 again, so its first
-    /// runs take the ids of restored runs it abandoned, whose schedule retired at the first
-    /// abandon; when that retired entry expires, the new runs are still settled by their outcomes.
+    /// docs/schedules.md §7.9, §11.5: the reopened engine numbers its runs above the restored
+    /// ones, even after the host abandoned them (their schedule retired at the first abandon),
+    /// so no id names two runs; when that retired entry expires, the new runs are still settled
+    /// by their outcomes.
     fn a_run_started_after_a_restart_is_settled_by_its_outcome(store) {
         let path = store.path();
         let h = Host::open(path, ManualClock::new());
@@ -394,7 +395,8 @@ on_both_stores! {
         h.after(1.0);
         h.after(1.0);
         let runs: Vec<RunId> = h.started().iter().map(|(run, _)| *run).collect();
-        assert_eq!(runs, restored, "the new host numbers its runs from 1 again");
+        let above: Vec<RunId> = restored.iter().map(|r| RunId(r.0 + 2)).collect();
+        assert_eq!(runs, above, "the new runs count on above the restored ones");
         h.after(60.0);
         assert!(!h.valid(retiring));
         for run in runs {

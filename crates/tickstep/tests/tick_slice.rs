@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use tickstep::kernel::ManualClock;
-use tickstep::schedules::{Firing, ObjId, Options, Refused, RunId, Runner, ScheduleId};
+use tickstep::schedules::{Firing, ObjId, Options, Refused, Runner, ScheduleId};
 use tickstep::{DEFAULT_SCHEDULES_TICK_TIME, Runtime};
 
 const START_COST: Duration = Duration::from_micros(100);
@@ -21,11 +21,11 @@ struct SlowStarts {
 }
 
 impl Runner for SlowStarts {
-    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
+    fn start(&self, firing: &Firing) -> Result<(), Refused> {
         self.clock.advance(START_COST);
         let mut started = self.started.borrow_mut();
         started.push((firing.schedule.get(), firing.nominal_unix_nanos));
-        Ok(RunId(started.len() as u64))
+        Ok(())
     }
 }
 

@@ -40,7 +40,7 @@ use super::core::Core;
 use super::entry::Kind;
 use super::table::Later;
 use crate::options::MAX_CATCHUP_FIRINGS;
-use crate::{Catchup, Firing, Overlap, ScheduleId};
+use crate::{Catchup, Firing, Overlap, RunId, ScheduleId};
 
 pub(super) use crate::cadence_points::{Arrived, CadenceView, Step, upcoming};
 
@@ -499,8 +499,9 @@ impl Core {
     /// Starts a firing of `id` serving cadence point `nominal`: counts it, computes `elapsed`.
     /// The last of its `remaining_runs` leaves it spent (docs/schedules.md §16.5).
     pub(super) fn start(&mut self, id: u64, nominal: u64, now: u64) -> Firing {
+        let run = self.next_run_id();
         let firing = self
-            .firing(id, nominal, now)
+            .firing(id, nominal, now, run)
             .expect("start is only called for an entry that exists");
         let e = self.table.get_mut(id).expect("checked above");
         e.run_count = e.run_count.saturating_add(1);
@@ -544,9 +545,10 @@ impl Core {
         self.mark_dirty(id);
     }
 
-    /// The firing of `id` serving `nominal` at `now`, counting nothing; `None` when `id` is
-    /// gone. `elapsed` is the time since the previous firing started (docs/schedules.md §5.6).
-    pub(super) fn firing(&self, id: u64, nominal: u64, now: u64) -> Option<Firing> {
+    /// The firing of `id` serving `nominal` at `now` as run `run`, counting nothing; `None`
+    /// when `id` is gone. `elapsed` is the time since the previous firing started
+    /// (docs/schedules.md §5.6).
+    pub(super) fn firing(&self, id: u64, nominal: u64, now: u64, run: RunId) -> Option<Firing> {
         let e = self.table.get(id)?;
         let elapsed = e.pass_elapsed.then(|| {
             if e.last_run == 0 {
@@ -557,6 +559,7 @@ impl Core {
         });
         Some(Firing {
             schedule: ScheduleId::from_raw(id),
+            run,
             target: e.target,
             verb: self.verbs.name(e.verb).clone(),
             args: e.args().cloned().unwrap_or_else(|| self.empty_args.clone()),

@@ -30,10 +30,15 @@ impl Core {
                 crate::info::unix_seconds(point)
             )),
         };
-        let waiting = e.running().iter().filter(|r| r.run.is_none()).count();
-        let runs: Vec<_> = e.running().iter().filter_map(|r| r.run).collect();
+        let waiting = e.running().iter().filter(|r| r.waiting).count();
+        let runs: Vec<_> = e
+            .running()
+            .iter()
+            .filter(|r| !r.waiting)
+            .filter_map(|r| r.run)
+            .collect();
         if waiting > 0 {
-            e.extra_mut().running.retain(|r| r.run.is_some());
+            e.extra_mut().running.retain(|r| !r.waiting);
             for _ in 0..waiting {
                 self.fault(id, why(), now);
             }

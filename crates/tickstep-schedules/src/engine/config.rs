@@ -51,6 +51,15 @@ pub struct Config {
     /// stored in it. Default [`Namespace::DEFAULT`] (`default`); the `tickstep` crate's hosts
     /// name theirs (`serve`, `demo`, the program's own name).
     pub namespace: Namespace,
+    /// The node this engine is on a `PostgreSQL` store, kept across restarts so that a host
+    /// whose tasks survive a crash gets its in-flight firings back (docs/schedules.md §11.48):
+    /// opening waits for the lease of a previous process on this node to run out (at most two
+    /// leases, else [`Error::NodeInUse`](crate::Error::NodeInUse)), takes the node's rows back
+    /// with a new fence, and hands their runs to [`Schedules::interrupted`](crate::Schedules::interrupted)
+    /// instead of settling them as taken over. `None` (the default): a fresh random node at each
+    /// open. From 1 to `i64::MAX`; two live engines must never share one. A `SQLite` store
+    /// ignores it: it has one engine, whose runs always come back.
+    pub node: Option<u64>,
 }
 
 /// The default tick (10 ms).
@@ -85,6 +94,7 @@ impl Default for Config {
             share_file: false,
             lease: DEFAULT_LEASE,
             namespace: Namespace::DEFAULT,
+            node: None,
         }
     }
 }

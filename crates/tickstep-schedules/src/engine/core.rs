@@ -52,6 +52,8 @@ pub(crate) struct Core {
     /// Calendars shared by the schedules that use them (docs/schedules.md §14.16).
     pub(super) calendars: super::interner::Calendars,
     pub(super) runs: table::IdMap<RunId, RunRecord>,
+    /// The last run id handed out; a restored run raises it (docs/schedules.md §11.5).
+    pub(super) last_run: u64,
     /// Retired entries in retirement order: (drop at, id).
     pub(super) retired: VecDeque<(u64, u64)>,
     /// Entries whose cadence state the store has not seen yet.
@@ -126,6 +128,7 @@ impl Core {
             verbs: Interner::default(),
             calendars: super::interner::Calendars::default(),
             runs: table::IdMap::default(),
+            last_run: 0,
             retired: VecDeque::new(),
             dirty: Vec::new(),
             doomed_rows: Vec::new(),

@@ -100,21 +100,25 @@ impl Limits {
     }
 }
 
-/// A firing in flight.
+/// A firing in flight, under the run id the engine gave it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) struct Running {
-    /// `None` while its start waits for the cadence update carrying it to be durable
-    /// (docs/schedules.md §11.42): it counts as running for overlap, and has no run yet.
+    /// `None` only in a row written before run ids were written ahead of the start
+    /// (docs/schedules.md §11.42).
     pub(super) run: Option<RunId>,
     pub(super) nominal: u64,
     pub(super) started_unix: u64,
+    /// Not started yet: its start waits for the cadence update carrying it to be durable
+    /// (docs/schedules.md §11.42). It counts as running for overlap. Not stored: on disk a
+    /// waiting run and a started one are alike, except a parked one (`started_unix` 0).
+    pub(super) waiting: bool,
 }
 
 impl Running {
     /// A waiting start a clean shutdown parked: it is known never to have started
     /// (docs/schedules.md §11.42).
     pub(super) fn is_parked(&self) -> bool {
-        self.run.is_none() && self.started_unix == 0
+        self.started_unix == 0
     }
 }
 
@@ -144,12 +148,11 @@ impl Entry {
         self.run_count.saturating_sub(self.running().len() as u64)
     }
 
-    /// Where the start serving `nominal` waits for its update in the running list (no run
-    /// yet, docs/schedules.md §11.42).
-    pub(super) fn waiting_start(&self, nominal: u64) -> Option<usize> {
+    /// Where run `run` waits for its update in the running list (docs/schedules.md §11.42).
+    pub(super) fn waiting_start(&self, run: RunId) -> Option<usize> {
         self.running()
             .iter()
-            .position(|r| r.run.is_none() && r.nominal == nominal)
+            .position(|r| r.waiting && r.run == Some(run))
     }
 
     pub(super) fn retired(&self) -> Option<Retired> {

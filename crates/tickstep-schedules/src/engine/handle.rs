@@ -114,6 +114,7 @@ impl Schedules {
             lease: config.lease,
             stop_poll: config.tick,
             namespace: config.namespace,
+            node: config.node,
         };
         let mut store = store::open(path.as_ref(), policy)?;
         let seed = clock.unix_nanos();

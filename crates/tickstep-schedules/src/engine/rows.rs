@@ -20,7 +20,7 @@ use super::core::{Core, RunRecord};
 use super::entry::{Entry, Extra, Limits, Running};
 use super::interner::{Calendars, Interner};
 use crate::row::{Cadence, Durability, OpsRow, RowSink, RunningRow, ScheduleRow};
-use crate::{Error, InFlight, ScheduleId};
+use crate::{Error, InFlight, RunId, ScheduleId};
 
 impl Entry {
     /// The entry's cadence state as a row part.
@@ -95,6 +95,8 @@ impl Entry {
                 run: r.run,
                 nominal: r.nominal,
                 started_unix: r.started_unix,
+                // A start a clean shutdown parked waits again (docs/schedules.md §11.42).
+                waiting: r.started_unix == 0,
             })
             .collect();
         let limits = Limits {
@@ -166,9 +168,9 @@ pub(super) struct Loader<'a> {
     interrupted_ids: Vec<u64>,
     /// Idle recurring schedules whose deadline passed while the engine was down.
     behind: Vec<u64>,
-    /// Starts that were waiting for their row to be durable: (id, point, parked by a clean
-    /// shutdown).
-    waiting: Vec<(u64, u64, bool)>,
+    /// Starts that were waiting for their row to be durable: (id, (point, run), parked by a
+    /// clean shutdown).
+    waiting: Vec<(u64, (u64, Option<RunId>), bool)>,
     deadlines: Vec<(u64, u64)>,
     now: u64,
     /// Loading claimed rows (`Some`): the firings each row says are running were another
@@ -268,7 +270,7 @@ pub(crate) enum Committed {
 pub(super) struct Behind {
     interrupted: Vec<u64>,
     idle: Vec<u64>,
-    waiting: Vec<(u64, u64, bool)>,
+    waiting: Vec<(u64, (u64, Option<RunId>), bool)>,
     now: u64,
 }
 
@@ -303,24 +305,31 @@ impl RowSink for Loader<'_> {
         }
         let mut entry = Entry::from_row(row, &mut core.verbs, &mut core.calendars);
         self.max_id = self.max_id.max(entry.id);
-        // A start that was waiting for this row to be durable has no run (docs/schedules.md
-        // §11.42). One a clean shutdown parked (`started_unix` 0) never started: it keeps its
-        // place and starts again. Any other may have started: it leaves the running list now
-        // and is settled once the store is attached — as interrupted at open, as taken over
-        // when the row was claimed from another node (docs/schedules.md §11.39).
+        // A start a clean shutdown parked (`started_unix` 0) never started: it keeps its place
+        // and starts again (docs/schedules.md §11.42). Every other run in the list may have
+        // started. Under its run id it is handed back to the host (docs/schedules.md §11.5); a
+        // row written before run ids were written ahead of the start has none, so such a run
+        // leaves the list now and is settled as interrupted once the store is attached. On a
+        // row claimed from another node each is settled as taken over (docs/schedules.md
+        // §11.39).
         let claiming = self.taken_over.is_some();
         let mut took = 0;
-        for r in entry.running().iter().filter(|r| r.run.is_none()) {
+        for r in entry.running() {
+            if let Some(run) = r.run.filter(|_| !claiming) {
+                // Fresh ids start above every restored one (docs/schedules.md §7.9).
+                core.last_run = core.last_run.max(run.0);
+            }
             let parked = r.is_parked();
-            if parked || !claiming {
-                self.waiting.push((entry.id, r.nominal, parked));
-            } else {
+            if parked || (!claiming && r.run.is_none()) {
+                // A claimed row's parked start takes a fresh id here: its id was another host's.
+                let run = r.run.filter(|_| !claiming);
+                self.waiting.push((entry.id, (r.nominal, run), parked));
+            } else if claiming {
                 took += 1;
             }
         }
         if claiming {
             // Another host's runs are never registered here: their ids are that host's.
-            took += entry.running().iter().filter(|r| r.run.is_some()).count();
             entry.extra_mut().running.retain(Running::is_parked);
         } else if entry.running().iter().any(|r| r.run.is_none()) {
             entry
@@ -331,8 +340,8 @@ impl RowSink for Loader<'_> {
         if let (Some(taken), true) = (self.taken_over.as_mut(), took > 0) {
             taken.push((entry.id, took));
             self.interrupted_ids.push(entry.id);
-        } else if !claiming && entry.is_running() {
-            for r in entry.running() {
+        } else if !claiming && entry.running().iter().any(|r| !r.is_parked()) {
+            for r in entry.running().iter().filter(|r| !r.is_parked()) {
                 let Some(run) = r.run else { continue };
                 core.runs.insert(
                     run,

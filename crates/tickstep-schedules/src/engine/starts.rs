@@ -1,13 +1,14 @@
 //! Starts that wait for their cadence update to be durable (docs/schedules.md §11.42).
 //!
 //! A tick that finds a persistent schedule due on a store does everything a start does to the
-//! cadence at once — the next deadline, the counters, a place in the running list — but the
-//! firing itself waits here, holding that place without a run id. The group commit hands the
-//! update to the store's writer (behind the tick, docs/schedules.md §11.35, docs/schedules.md §11.15); a later tick, once the store
-//! reports that write durable, starts the firing. So the promise of docs/schedules.md §11.5 holds after a crash —
-//! the point a firing served is never fired again, because the row saying it was served is on
-//! disk before the verb runs — and the frame never waits for the disk: it learns durability from
-//! a counter the writer raises.
+//! cadence at once — the next deadline, the counters, a place in the running list under the run
+//! id the engine hands the firing — but the firing itself waits here. The group commit hands the
+//! update to the store's writer (behind the tick, docs/schedules.md §11.35, docs/schedules.md
+//! §11.15); a later tick, once the store reports that write durable, starts the firing. So the
+//! promise of docs/schedules.md §11.5 holds after a crash — the point a firing served is never
+//! fired again, and the run that served it is on disk under its id, because the row saying so is
+//! written before the verb runs — and the frame never waits for the disk: it learns durability
+//! from a counter the writer raises.
 //!
 //! A firing that needs no write — no store, a schedule that does not persist — starts in the
 //! tick that plans it, as does one on a store that writes before `commit` returns (write, then
@@ -19,10 +20,11 @@
 //! (its place in the running list is gone) never starts. One whose schedule retired meanwhile
 //! starts, as it would have had it started at once, and its outcome is ignored (docs/schedules.md §3.4).
 //!
-//! Restart: a place in the running list with no run id is a firing that may or may not have
-//! started. After a crash it is settled at open as interrupted (docs/schedules.md §11.5: the point is not fired
-//! again). A clean shutdown marks the ones it knows never started (`started_unix` 0), and the
-//! next open starts those at its first tick.
+//! Restart: after a crash a place in the running list is a run that may or may not have started;
+//! it is handed back to the host with its run id (`interrupted()`), which reattaches the task it
+//! still has or abandons the run (docs/schedules.md §11.5: the point is not fired again). A clean
+//! shutdown marks the ones it knows never started (`started_unix` 0), and the next open starts
+//! those at its first tick under the same run id.
 
 use tickstep_kernel::clock::Instant;
 
@@ -41,17 +43,18 @@ impl Core {
         self.store.is_some() && self.table.get(id).is_some_and(|e| e.persist)
     }
 
-    /// Keeps `firing` until the update that records it is durable. Its schedule lists it as
-    /// running (no run yet), which is what the update carries; planning it marked the schedule
+    /// Keeps `firing` until the update that records it is durable. Its schedule lists its run
+    /// as running (waiting), which is what the update carries; planning it marked the schedule
     /// for the group commit already.
     pub(super) fn defer(&mut self, firing: Firing, now: u64) {
         let id = firing.schedule.get();
         if let Some(e) = self.table.get_mut(id) {
             e.extra_mut().running.push(Running {
-                run: None,
+                run: Some(firing.run),
                 nominal: firing.nominal_unix_nanos,
                 // Never 0 here: 0 marks a start a clean shutdown knows never happened.
                 started_unix: now.max(1),
+                waiting: true,
             });
             debug_assert!(
                 e.dirty,
@@ -98,42 +101,35 @@ impl Core {
 
     /// Where `firing` waits in its schedule's running list.
     fn placeholder(&self, firing: &Firing) -> Option<usize> {
-        let nominal = firing.nominal_unix_nanos;
         self.table
             .get(firing.schedule.get())?
-            .waiting_start(nominal)
+            .waiting_start(firing.run)
     }
 
-    /// The start's consequence for a firing that waited: the run takes its place, or the place
-    /// goes and the fault or retirement is recorded as for an immediate start. The run id is
-    /// written with the schedule's next update (its outcome, its next point) rather than on its
-    /// own, unless `write_run` asks for it: what is on disk already serves the point, and one
-    /// write per firing is what the store was built around (docs/schedules.md §11.42).
+    /// The start's consequence for a firing that waited: the run it waited as starts, or its
+    /// place goes and the fault or retirement is recorded as for an immediate start. The start
+    /// writes nothing: the run id is on disk already, with the update that made the point served
+    /// (docs/schedules.md §11.42), and one write per firing is what the store was built around.
     pub(super) fn record_waited(
         &mut self,
         firing: &Firing,
         verdict: Verdict,
         (now, mono): (u64, Instant),
-        write_run: bool,
     ) {
         self.count_start(firing, &verdict, now);
         let id = firing.schedule.get();
-        let nominal = firing.nominal_unix_nanos;
         let Some(e) = self.table.get_mut(id) else {
             return;
         };
         let live = e.is_live();
-        let Some(at) = e.waiting_start(nominal) else {
+        let Some(at) = e.waiting_start(firing.run) else {
             return;
         };
         let running = &mut e.extra_mut().running;
         if let (Verdict::Started(run), true) = (&verdict, live) {
-            running[at].run = Some(*run);
-            running[at].started_unix = now;
+            running[at].waiting = false;
+            running[at].started_unix = now.max(1);
             self.await_run(*run, id, mono);
-            if write_run {
-                self.mark_dirty(id);
-            }
             return;
         }
         running.remove(at);
@@ -147,6 +143,13 @@ impl Core {
             // result is ignored (docs/schedules.md §3.4). A start that failed there changes nothing.
             Verdict::Started(_) | Verdict::Failed(_) => {}
         }
+    }
+
+    /// A fresh run id: one above every id this engine handed out or restored, so a run is never
+    /// confused with another it still waits for, restored ones included (docs/schedules.md §7.9).
+    pub(super) fn next_run_id(&mut self) -> crate::RunId {
+        self.last_run += 1;
+        crate::RunId(self.last_run)
     }
 
     /// Remembers `run` as a run of schedule `id` started at `mono`.
@@ -196,17 +199,44 @@ impl Core {
     }
 
     /// At open: a firing that was waiting for its update when the engine stopped. Parked by a
-    /// clean shutdown (never started), it waits again, already durable; otherwise it may have
-    /// started, and is settled as interrupted (docs/schedules.md §11.5: its point is not fired again).
-    pub(super) fn restore_waiting(&mut self, id: u64, nominal: u64, parked: bool, now: u64) {
+    /// clean shutdown (never started), it waits again under the run id it was given (a new one
+    /// for a row written before run ids were, or claimed from another node), until the update
+    /// saying it is no longer parked is durable; otherwise it is a row from a
+    /// build that wrote no run id before the start, whose firing may have started: it is
+    /// settled as interrupted (docs/schedules.md §11.5: its point is not fired again).
+    pub(super) fn restore_waiting(
+        &mut self,
+        id: u64,
+        (nominal, run): (u64, Option<crate::RunId>),
+        parked: bool,
+        now: u64,
+    ) {
         if parked {
-            if let Some(firing) = self.firing(id, nominal, now) {
-                self.pending.push_back(Pending {
-                    firing,
-                    seq: Some(0),
-                    planned: now,
-                });
+            let run = run.unwrap_or_else(|| self.next_run_id());
+            let Some(firing) = self.firing(id, nominal, now, run) else {
+                return;
+            };
+            let Some(e) = self.table.get_mut(id) else {
+                return;
+            };
+            // Its place was kept at load. From here it is an ordinary waiting start: it takes
+            // its run id and no longer says "never started", and it starts only once that is
+            // written, so a crash after the start never starts it again.
+            if let Some(place) = e
+                .extra_mut()
+                .running
+                .iter_mut()
+                .find(|r| r.is_parked() && r.nominal == nominal)
+            {
+                place.run = Some(run);
+                place.started_unix = now.max(1);
             }
+            self.mark_dirty(id);
+            self.pending.push_back(Pending {
+                firing,
+                seq: None,
+                planned: now,
+            });
             return;
         }
         // Its place in the running list went at load (`Loader::apply`).
@@ -224,14 +254,12 @@ impl Core {
 impl Schedules {
     /// Starts the waiting firings whose update is durable by `durable`, oldest first, until
     /// `slice_end` (if any) has passed after a start (docs/schedules.md §10.5); counts them in
-    /// `report`; `write_run` marks their runs for the next group commit. Returns whether the
-    /// slice ran out.
+    /// `report`. Returns whether the slice ran out.
     pub(super) fn start_durable(
         &self,
         durable: u64,
         (now, mono): (u64, Instant),
         slice_end: Option<Instant>,
-        write_run: bool,
         report: &mut super::TickReport,
     ) -> bool {
         let shared = &*self.shared;
@@ -244,7 +272,7 @@ impl Schedules {
             shared
                 .core
                 .borrow_mut()
-                .record_waited(&firing, verdict, (now, mono), write_run);
+                .record_waited(&firing, verdict, (now, mono));
             if slice_end.is_some_and(|end| shared.clock.now() >= end) {
                 return true;
             }

@@ -156,8 +156,7 @@ impl Schedules {
         // First the firings earlier ticks planned whose update is now durable (docs/schedules.md §11.42); a
         // slice they use up leaves the planning to the next tick.
         let virtual_time = shared.clock.is_virtual();
-        let mut out_of_time =
-            self.start_durable(durable, (now, mono), slice_end, virtual_time, &mut report);
+        let mut out_of_time = self.start_durable(durable, (now, mono), slice_end, &mut report);
         // Operator firings (a trigger, a backfill's next point) first, one per schedule
         // (docs/schedules.md §9.6, §9.7); a slice they use up leaves the heap to the next tick.
         if !out_of_time {
@@ -220,7 +219,7 @@ impl Schedules {
         let before = report.started + report.not_started;
         // A slice always starts at least one firing (docs/schedules.md §10.5).
         if !out_of_time || before == 0 {
-            self.start_durable(durable, (now, mono), slice_end, virtual_time, &mut report);
+            self.start_durable(durable, (now, mono), slice_end, &mut report);
         }
         let mut core = shared.core.borrow_mut();
         if report.started + report.not_started > before {
@@ -272,7 +271,7 @@ impl Schedules {
             });
         }
         match shared.runner.start(firing) {
-            Ok(run) => Verdict::Started(run),
+            Ok(()) => Verdict::Started(firing.run),
             Err(refused) => Verdict::Failed(Fault {
                 kind: FaultKind::StartFailed,
                 value: Value::Str(refused.0),
@@ -333,7 +332,9 @@ impl Core {
                 e.extra_mut().running.push(Running {
                     run: Some(run),
                     nominal: firing.nominal_unix_nanos,
-                    started_unix: now,
+                    // Never 0: 0 marks a start a clean shutdown knows never happened.
+                    started_unix: now.max(1),
+                    waiting: false,
                 });
                 self.await_run(run, id, mono);
                 self.mark_dirty(id);

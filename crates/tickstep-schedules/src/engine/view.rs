@@ -43,7 +43,7 @@ impl Core {
             last_duration_ns: e.last_duration_ns,
             mean_duration_ns: x.map_or(0, |x| x.window.mean()),
             p99_duration_ns: x.map_or(0, |x| x.window.p99()),
-            running_task: e.running().iter().find_map(|r| r.run),
+            running_task: e.running().iter().find(|r| !r.waiting).and_then(|r| r.run),
             interval_clamped: e.interval_clamped,
             retired: retired.is_some(),
             retire_reason: retired.map(|r| r.reason),

@@ -163,6 +163,7 @@ pub(crate) fn open(location: &Path, policy: OpenPolicy) -> Result<Box<dyn Backen
             policy.stop_poll,
             policy.lease,
             policy.namespace,
+            policy.node,
         )?));
         #[cfg(not(feature = "postgres"))]
         // The URL may carry a password: name the scheme only.

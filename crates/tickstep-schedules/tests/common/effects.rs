@@ -1,11 +1,12 @@
 //! Side effects that outlive a `SIGKILL`, for the tests that kill a child process mid-run
-//! (`served_once.rs`, `cron_kill.rs`): a runner that appends `F schedule point` to an `O_APPEND`
+//! (`served_once.rs`, `cron_kill.rs`, `reattach.rs`): a runner that appends `F schedule point
+//! run` to an `O_APPEND`
 //! file in one `write(2)` before `start` returns — a write the kernel accepted survives the
 //! process's kill (it is in the page cache), so no `fsync` is needed for what these tests kill —
 //! and the readers the parent checks them with.
 #![allow(dead_code, unreachable_pub)]
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -16,11 +17,10 @@ use tickstep_schedules::{Firing, Outcome, Refused, RunId, Runner, Schedules, Val
 
 use super::stores::Store;
 
-/// Appends `F schedule point` for every firing it starts, in one write, before returning.
+/// Appends `F schedule point run` for every firing it starts, in one write, before returning.
 #[derive(Clone)]
 pub struct EffectRunner {
     effects: Rc<RefCell<File>>,
-    next: Rc<Cell<u64>>,
     started: Rc<RefCell<Vec<RunId>>>,
 }
 
@@ -34,7 +34,6 @@ impl EffectRunner {
             .unwrap();
         EffectRunner {
             effects: Rc::new(RefCell::new(effects)),
-            next: Rc::new(Cell::new(0)),
             started: Rc::new(RefCell::new(Vec::new())),
         }
     }
@@ -50,25 +49,25 @@ impl EffectRunner {
 }
 
 impl Runner for EffectRunner {
-    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
+    fn start(&self, firing: &Firing) -> Result<(), Refused> {
         let line = format!(
-            "F {} {}\n",
+            "F {} {} {}\n",
             firing.schedule.get(),
-            firing.nominal_unix_nanos
+            firing.nominal_unix_nanos,
+            firing.run.0
         );
         // One write(2) on an O_APPEND file: whole, and kept by the kernel through a SIGKILL.
         self.effects
             .borrow_mut()
             .write_all(line.as_bytes())
             .unwrap();
-        self.next.set(self.next.get() + 1);
-        let run = RunId(self.next.get());
-        self.started.borrow_mut().push(run);
-        Ok(run)
+        self.started.borrow_mut().push(firing.run);
+        Ok(())
     }
 }
 
-/// The points each schedule fired, as the effects file at `path` lists them, in file order.
+/// The points each schedule fired, as the effects file at `path` lists them, in file order
+/// (the run ids are read by [`runs_fired`]).
 pub fn fired(path: &Path) -> BTreeMap<u64, Vec<u64>> {
     let mut fired: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     for line in std::fs::read_to_string(path).unwrap().lines() {

@@ -102,7 +102,6 @@ pub struct HostCore<C> {
     wake: KernelWake,
     /// The engine's settings, taken from the same `HostSettings` as the wake's tick.
     config: tickstep_schedules::Config,
-    next_run: Cell<u64>,
     context: HostContext,
     /// What the store's own thread left for the next tick (docs/runtime.md §6.3).
     store_news: Arc<StoreNews>,
@@ -145,7 +144,6 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
             counts: Cell::default(),
             wake: KernelWake::new(settings.schedules_tick),
             config: settings.schedules_config(),
-            next_run: Cell::new(0),
             context,
             store_news: Arc::default(),
         })
@@ -545,7 +543,7 @@ pub(crate) enum EngineRunner<C> {
 }
 
 impl<C: Clock + Clone + 'static> Runner for EngineRunner<C> {
-    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
+    fn start(&self, firing: &Firing) -> Result<(), Refused> {
         match self {
             EngineRunner::Kernel(runner) => runner.start(firing),
             EngineRunner::Host(runner) => runner.start(firing),
@@ -568,7 +566,7 @@ pub(crate) struct KernelRunner<C> {
 }
 
 impl<C: Clock + Clone + 'static> Runner for KernelRunner<C> {
-    fn start(&self, firing: &Firing) -> Result<RunId, Refused> {
+    fn start(&self, firing: &Firing) -> Result<(), Refused> {
         let weak = self.core.clone();
         let core = weak
             .upgrade()
@@ -579,8 +577,7 @@ impl<C: Clock + Clone + 'static> Runner for KernelRunner<C> {
                 &*firing.verb
             ))
         })?;
-        let run = RunId(core.next_run.get() + 1);
-        core.next_run.set(run.0);
+        let run = firing.run;
         let call = VerbCall::new(
             firing.clone(),
             run,
@@ -636,7 +633,7 @@ impl<C: Clock + Clone + 'static> Runner for KernelRunner<C> {
         // Recorded once its task exists; it runs at the earliest in the next drain.
         core.firings
             .register(run, firing, core.clock.unix_nanos(), state, task);
-        Ok(run)
+        Ok(())
     }
 
     /// Stops the task of a run the engine settled as killed under overlap `"cancel_other"`

@@ -59,6 +59,58 @@ pub(super) fn register(
         .map_err(database_error("registering this node"))
 }
 
+/// Resumes node `node`, which the host names across restarts (docs/schedules.md §11.48): takes
+/// its row once the lease of the process that had it has run out (database time), or makes it.
+/// A live process keeps renewing that lease: after two leases of waiting the open gives up.
+///
+/// # Errors
+///
+/// [`Error::NodeInUse`] when the lease was still running after two leases;
+/// [`Error::Database`] when the server refuses a statement.
+pub(super) fn resume(
+    client: &mut postgres::Client,
+    node: i64,
+    namespace: crate::Namespace,
+    lease: Duration,
+) -> Result<(), Error> {
+    let context = "resuming this node";
+    let give_up = std::time::Instant::now() + lease * 2;
+    loop {
+        // One statement: taken only if its lease ran out, so two processes resuming the same
+        // node at once cannot both have it.
+        let taken = client
+            .execute(
+                "UPDATE tickstep_nodes SET lease_until = clock_timestamp() + make_interval(secs => $2), \
+                 started_at = clock_timestamp(), namespace = $3 \
+                 WHERE node = $1 AND lease_until < clock_timestamp()",
+                &[&node, &seconds(lease), &namespace.as_str()],
+            )
+            .map_err(database_error(context))?;
+        let made = taken == 0
+            && client
+                .execute(
+                    "INSERT INTO tickstep_nodes (node, lease_until, namespace) \
+                     VALUES ($1, clock_timestamp() + make_interval(secs => $2), $3) \
+                     ON CONFLICT (node) DO NOTHING",
+                    &[&node, &seconds(lease), &namespace.as_str()],
+                )
+                .map_err(database_error(context))?
+                == 1;
+        if taken == 1 || made {
+            return Ok(());
+        }
+        if std::time::Instant::now() >= give_up {
+            return Err(Error::NodeInUse {
+                node: node.unsigned_abs(),
+                waited: lease * 2,
+            });
+        }
+        std::thread::sleep(
+            (lease / 10).clamp(Duration::from_millis(10), Duration::from_millis(250)),
+        );
+    }
+}
+
 impl Worker {
     /// Renews this node's lease (re-creating its row if someone removed it).
     pub(super) fn beat(&mut self) -> Result<(), Error> {

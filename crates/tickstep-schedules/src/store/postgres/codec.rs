@@ -50,24 +50,35 @@ pub(super) fn columns_of(version: i64) -> &'static str {
 /// paused: the rows nobody took meanwhile are still its own, with the same fence).
 pub(super) fn claim_sql() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();
-    SQL.get_or_init(|| {
-        let returned: Vec<String> = COLUMNS
-            .split(',')
-            .map(|c| format!("s.{}", c.trim()))
-            .collect();
-        format!(
-            "UPDATE tickstep_schedules AS s SET owner_node = $1, fence = s.fence + 1 \
-             FROM (SELECT id, owner_node AS was FROM tickstep_schedules \
-                   WHERE namespace = $4 \
-                     AND (owner_node IS NULL OR owner_node IN \
-                          (SELECT node FROM tickstep_nodes \
-                           WHERE lease_until < clock_timestamp() AND node <> $1)) \
-                     AND (NOT armed OR fire_at <= $2) \
-                   ORDER BY fire_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS c \
-             WHERE s.id = c.id RETURNING {}, s.fence, c.was",
-            returned.join(", ")
-        )
-    })
+    SQL.get_or_init(|| claim_where("owner_node IS NULL"))
+}
+
+/// [`claim_sql`] as an open runs it: the rows node `$1` itself holds are taken too, with a new
+/// fence. A fresh node holds none; a resumed one (docs/schedules.md §11.48) takes back what the
+/// process it follows held, and the fence refuses that process's writes should it still run.
+pub(super) fn load_sql() -> &'static str {
+    static SQL: OnceLock<String> = OnceLock::new();
+    SQL.get_or_init(|| claim_where("owner_node IS NULL OR owner_node = $1"))
+}
+
+/// The claim statement, taking rows whose holder matches `free` or whose holder's lease ran out.
+fn claim_where(free: &str) -> String {
+    let returned: Vec<String> = COLUMNS
+        .split(',')
+        .map(|c| format!("s.{}", c.trim()))
+        .collect();
+    format!(
+        "UPDATE tickstep_schedules AS s SET owner_node = $1, fence = s.fence + 1 \
+         FROM (SELECT id, owner_node AS was FROM tickstep_schedules \
+               WHERE namespace = $4 \
+                 AND ({free} OR owner_node IN \
+                      (SELECT node FROM tickstep_nodes \
+                       WHERE lease_until < clock_timestamp() AND node <> $1)) \
+                 AND (NOT armed OR fire_at <= $2) \
+               ORDER BY fire_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS c \
+         WHERE s.id = c.id RETURNING {}, s.fence, c.was",
+        returned.join(", ")
+    )
 }
 
 /// The column [`claim_sql`] returns the new fence in: the one after [`COLUMNS`].

@@ -187,7 +187,9 @@ impl PostgresStore {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArg`] for a URL the client cannot parse (named without its password);
+    /// [`Error::InvalidArg`] for a URL the client cannot parse (named without its password) or a
+    /// node id out of range; [`Error::NodeInUse`] when the named node's lease is renewed while
+    /// this open waits for it to run out;
     /// [`Error::Database`] when the server refuses the connection or the migration;
     /// [`Error::SchemaTooNew`] when a newer build migrated the database.
     pub(crate) fn open(
@@ -195,7 +197,18 @@ impl PostgresStore {
         stop_poll: Duration,
         lease: Duration,
         namespace: crate::Namespace,
+        node: Option<u64>,
     ) -> Result<Self, Error> {
+        let node = node
+            .map(|n| {
+                i64::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| {
+                    Error::invalid(
+                        n.to_string(),
+                        "a node id is from 1 to 9223372036854775807 (docs/schedules.md §11.48)",
+                    )
+                })
+            })
+            .transpose()?;
         let mut config = parse(url)?;
         let lease = lease.max(Duration::from_millis(30));
         // A node paused inside a write transaction would keep its rows locked, and `SKIP
@@ -217,7 +230,8 @@ impl PostgresStore {
         let thread = std::thread::Builder::new()
             .name("tickstep-pg-store".into())
             .spawn(move || {
-                match start_worker(config, stop_poll, lease, namespace, found, for_thread) {
+                let node = (node, lease);
+                match start_worker(config, stop_poll, node, namespace, found, for_thread) {
                     Ok(worker) => {
                         let _ = opened.send(Ok(()));
                         worker.run(&inbox);
@@ -267,7 +281,8 @@ impl PostgresStore {
 }
 
 /// The store thread's start: connects, migrates, registers the node (a random 63-bit id: two
-/// nodes meeting on one would need 2^31 nodes to be likely) and notes the last operator stop.
+/// nodes meeting on one would need 2^31 nodes to be likely), or resumes the one the host named
+/// (docs/schedules.md §11.48), and notes the last operator stop.
 ///
 /// # Errors
 ///
@@ -275,7 +290,7 @@ impl PostgresStore {
 fn start_worker(
     config: postgres::Config,
     stop_poll: Duration,
-    lease: Duration,
+    (named, lease): (Option<i64>, Duration),
     namespace: crate::Namespace,
     found: Sender<crate::row::OperatorNote>,
     mailbox: Arc<Mailbox>,
@@ -284,8 +299,14 @@ fn start_worker(
         .connect(postgres::NoTls)
         .map_err(database_error("connecting to PostgreSQL"))?;
     schema::migrate(&mut client, namespace)?;
-    let node = fastrand::i64(1..i64::MAX);
-    claims::register(&mut client, node, namespace, lease)?;
+    let node = if let Some(node) = named {
+        claims::resume(&mut client, node, namespace, lease)?;
+        node
+    } else {
+        let node = fastrand::i64(1..i64::MAX);
+        claims::register(&mut client, node, namespace, lease)?;
+        node
+    };
     let stops = stops::StopWatch::start(&mut client, stop_poll, found)?;
     Ok(Worker::new(
         client, config, stops, node, namespace, lease, mailbox,

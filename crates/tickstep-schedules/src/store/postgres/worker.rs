@@ -506,7 +506,7 @@ impl Worker {
                 [&self.node, &everything, &None::<i64>, &namespace];
             let rows = self
                 .client
-                .query_raw(codec::claim_sql(), params.iter().copied())
+                .query_raw(codec::load_sql(), params.iter().copied())
                 .map_err(database_error(context))?;
             let mut chunk = Vec::with_capacity(LOAD_CHUNK);
             let mut rows = rows;
@@ -528,7 +528,9 @@ impl Worker {
                 let was: Option<i64> = row
                     .try_get(codec::PREVIOUS_HOLDER_COLUMN)
                     .map_err(database_error(context))?;
-                if let Some(node) = was.filter(|_| !decoded.cadence.running.is_empty()) {
+                // A resumed node's own rows are its own (docs/schedules.md §11.48).
+                let other = was.filter(|node| *node != self.node);
+                if let Some(node) = other.filter(|_| !decoded.cadence.running.is_empty()) {
                     taken_over.push(ClaimedRow {
                         row: decoded,
                         from_node: u64::try_from(node).ok(),
