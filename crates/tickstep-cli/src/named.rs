@@ -5,18 +5,18 @@
 
 use tickstep::schedules::{Error, ObjId, Options, ScheduleId, Schedules, Txn};
 
-/// Runs `create` in a transaction opened with `perms`, with `options` carrying `key` if any,
+/// Runs `create` in a transaction opened with `perms`, with `options` (plus `key` if any),
 /// and commits; returns the schedule's id and whether this call created it. A key taken
 /// meanwhile is refused at commit, and the creation runs once more to get that schedule.
 pub(crate) fn create_named(
     engine: &Schedules,
     perms: ObjId,
-    key: Option<&str>,
+    (key, options): (Option<&str>, &Options),
     create: impl Fn(&mut Txn, Options) -> Result<ScheduleId, Error>,
 ) -> Result<(ScheduleId, bool), Error> {
     let attempt = || {
         let mut txn = engine.begin(perms);
-        let options = key.map_or_else(Options::new, |k| Options::new().key(k));
+        let options = key.map_or_else(|| options.clone(), |k| options.clone().key(k));
         let id = create(&mut txn, options)?;
         let new = txn.is_new(id);
         txn.commit().map(|()| (id, new))

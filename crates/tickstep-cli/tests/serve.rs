@@ -435,6 +435,56 @@ fn a_cron_schedule_in_a_time_zone_is_made_shown_and_checked_like_every() {
     );
 }
 
+/// docs/serve.md §3.9: policy words before the verb set the engine's policies, checked by the
+/// engine's own options map, before any creation limit is taken.
+#[test]
+fn policy_words_set_a_schedules_policies_and_bad_ones_are_named_at_no_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &["--creates-per-player", "1"]);
+    let mut alice = server.login("alice");
+    // Refused words cost nothing: the burst of four creations is still whole after them.
+    let typo = alice.ask("every 60 overlap=cancel_others say hi");
+    assert!(
+        typo.starts_with("error: E_INVARG: \"cancel_others\"") && typo.contains("overlap"),
+        "{typo}"
+    );
+    let server_only = alice.ask("every 60 persist=0 say hi");
+    assert!(
+        server_only.starts_with("error: E_INVARG: persist")
+            && server_only.contains("catchup_window")
+            && server_only.contains("docs/serve.md §3.9"),
+        "{server_only}"
+    );
+    let half = alice.ask("every 60 overlap= say hi");
+    assert!(half.contains("\"overlap=\" is not name=value"), "{half}");
+    let made = alice.ask(
+        "every 60 overlap=cancel_other catchup_window=300 on_max_faults=pause max_faults=2 \
+         remaining_runs=3 say a=b as beat",
+    );
+    assert!(made.ends_with("runs say every 60 s as beat"), "{made}");
+    let id = id_of(&made);
+    alice.ask(&format!("info {id}"));
+    let fields = alice.expect("  ");
+    for field in [
+        "overlap=\"cancel_other\"",
+        "catchup_window=300",
+        "on_max_faults=\"pause\"",
+        "max_faults=2",
+        "remaining_runs=3",
+        "args={\"a=b\"}",
+    ] {
+        assert!(fields.contains(field), "{field} in {fields}");
+    }
+    for n in 0..3 {
+        assert!(
+            alice
+                .ask(&format!("at 1900000000 catchup=skip tell {n}"))
+                .starts_with("ok: schedule #"),
+            "creation {n} of the burst"
+        );
+    }
+}
+
 #[test]
 fn replies_quote_numbers_as_typed_and_info_says_a_paused_schedule_is_paused() {
     // docs/serve.md §4.9: `1e-300` is not expanded into 300 digits, in a refusal or a reply.

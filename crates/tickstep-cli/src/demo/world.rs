@@ -193,9 +193,12 @@ impl DemoWorldState {
         // Named: on a shared database another demo may have armed the next one already, and
         // the key gives its id back instead of arming a second (docs/schedules.md §5.13).
         let at = engine.now_unix_seconds() + LOCKUP_DELAY;
-        let id = create_named(engine, WIZARD, Some("lockup"), |txn, options| {
-            txn.schedule_at(VAULT, "lockup", at, vec![], options)
-        })
+        let id = create_named(
+            engine,
+            WIZARD,
+            (Some("lockup"), &Options::new()),
+            |txn, options| txn.schedule_at(VAULT, "lockup", at, vec![], options),
+        )
         .map_err(|e| ErrorChain(&e).to_string())?
         .0;
         self.lockup.set(Some(id));
@@ -358,10 +361,15 @@ fn ensure_schedules(engine: &Schedules) -> Result<Vec<(&'static str, ScheduleId,
     let mut found = Vec::new();
     for (name, target, verb, every) in wanted {
         let at = engine.now_unix_seconds() + LOCKUP_DELAY;
-        let (id, new) = create_named(engine, WIZARD, Some(name), |txn, options| match every {
-            Some(seconds) => txn.schedule_every(target, verb, seconds, vec![], options),
-            None => txn.schedule_at(target, verb, at, vec![], options),
-        })
+        let (id, new) = create_named(
+            engine,
+            WIZARD,
+            (Some(name), &Options::new()),
+            |txn, options| match every {
+                Some(seconds) => txn.schedule_every(target, verb, seconds, vec![], options),
+                None => txn.schedule_at(target, verb, at, vec![], options),
+            },
+        )
         .map_err(|e| ErrorChain(&e).to_string())?;
         if new {
             found.push((name, id, Origin::Created));

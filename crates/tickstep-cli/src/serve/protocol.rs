@@ -17,6 +17,10 @@ Protocol (plain lines; netcat or telnet will do):
   cron \"<expr>\" <zone> <verb> [args]  run <verb> at the times a cron expression names in
                          an IANA zone: cron \"0 9 * * MON-FRI\" Europe/London say stand-up
       verbs: tell <text> (to you), say <text> (to everyone), ring [priority] (the bell)
+      policy words may come before the verb: every 60 overlap=cancel_other say hi
+                         catchup=skip|once|all  catchup_window=<s>  overlap=skip|queue|
+                         concurrent|cancel_other  max_faults=<n>  on_max_faults=retire|pause
+                         remaining_runs=<n>
       ... as <name>      name it (1-64 letters, digits, '_', '-', '.' or ':'): a second
                          'as <name>' of the same schedule gets the first, creating nothing
   stop <id>              stop a schedule of yours (the wizard may stop anyone's)
@@ -96,6 +100,14 @@ pub(crate) struct Seconds {
     pub(crate) typed: String,
 }
 
+/// A policy word, `name=value`, as typed before a schedule's verb (docs/serve.md §3.9); the
+/// engine checks both when the schedule is made.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PolicyWord {
+    pub(crate) name: String,
+    pub(crate) value: String,
+}
+
 /// One parsed line of a logged-in player.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Request {
@@ -108,11 +120,14 @@ pub(crate) enum Request {
         action: Action,
         /// The schedule's key (`… as <name>`, docs/serve.md §3.6).
         key: Option<String>,
+        /// Policy words before the verb (docs/serve.md §3.9).
+        policies: Vec<PolicyWord>,
     },
     At {
         unix_seconds: Seconds,
         action: Action,
         key: Option<String>,
+        policies: Vec<PolicyWord>,
     },
     /// A calendar schedule (docs/serve.md §3.8): checked by the engine, not here.
     Cron {
@@ -120,6 +135,7 @@ pub(crate) enum Request {
         zone: String,
         action: Action,
         key: Option<String>,
+        policies: Vec<PolicyWord>,
     },
     Stop(u64),
     /// Pause a schedule with a note (docs/serve.md §3.7).
@@ -180,6 +196,8 @@ pub(crate) enum ProtocolError {
     BadNumber { value: String, rule: &'static str },
     #[error("unknown verb {0:?}: schedules may run tell, say or ring")]
     UnknownVerb(String),
+    #[error("{command} policy word {word:?} is not name=value, as catchup_window=300 (type help)")]
+    BadPolicy { command: &'static str, word: String },
     #[error("every needs at least {MIN_EVERY_SECONDS} s between firings (got {0})")]
     TooFrequent(String),
     #[error("a name is 1-24 letters, digits, '_' or '-' (got {0:?})")]
@@ -238,11 +256,13 @@ pub(crate) fn parse(line: &str) -> Result<Request, ProtocolError> {
             if seconds.value < MIN_EVERY_SECONDS {
                 return Err(ProtocolError::TooFrequent(typed.chars().take(40).collect()));
             }
+            let (policies, action) = policy_words("every", action)?;
             let (action, key) = key_suffix("every", action)?;
             Request::Every {
                 seconds,
                 action: action_arg("every", action)?,
                 key,
+                policies,
             }
         }
         "at" => {
@@ -253,23 +273,27 @@ pub(crate) fn parse(line: &str) -> Result<Request, ProtocolError> {
                 "a Unix time in seconds from 0 to 18446744073 (July 2554)",
                 MAX_UNIX_SECONDS,
             )?;
+            let (policies, action) = policy_words("at", action)?;
             let (action, key) = key_suffix("at", action)?;
             Request::At {
                 unix_seconds,
                 action: action_arg("at", action)?,
                 key,
+                policies,
             }
         }
         "cron" => {
             let (expr, rest) = cron_expr(rest)?;
             let (zone, action) = split_word(rest);
             let zone = required("cron", zone, "an IANA time zone after the expression")?;
+            let (policies, action) = policy_words("cron", action)?;
             let (action, key) = key_suffix("cron", action)?;
             Request::Cron {
                 expr,
                 zone,
                 action: action_arg("cron", action)?,
                 key,
+                policies,
             }
         }
         "stop" => Request::Stop(id_arg("stop", rest)?),
@@ -405,6 +429,32 @@ fn priority_arg(word: &str) -> Result<i32, ProtocolError> {
 /// Splits a trailing `as <name>` off a schedule's action: the action, and the name, if any
 /// (docs/serve.md §3.6). The name's rule is the engine's (checked when the schedule is made); a
 /// text that should end in the words "as x" cannot, which the help says.
+/// Peels the policy words (`name=value`, docs/serve.md §3.9) off the front of a schedule's
+/// action: every word before the verb that holds a `=`.
+fn policy_words<'a>(
+    command: &'static str,
+    mut text: &'a str,
+) -> Result<(Vec<PolicyWord>, &'a str), ProtocolError> {
+    let mut words = Vec::new();
+    loop {
+        let (word, rest) = split_word(text);
+        let Some((name, value)) = word.split_once('=') else {
+            return Ok((words, text));
+        };
+        if name.is_empty() || value.is_empty() {
+            return Err(ProtocolError::BadPolicy {
+                command,
+                word: word.chars().take(40).collect(),
+            });
+        }
+        words.push(PolicyWord {
+            name: name.to_ascii_lowercase(),
+            value: value.to_owned(),
+        });
+        text = rest;
+    }
+}
+
 fn key_suffix<'a>(
     command: &'static str,
     text: &'a str,
@@ -465,6 +515,38 @@ mod tests {
     }
 
     #[test]
+    fn policy_words_come_before_the_verb_and_the_text_after_it_is_text() {
+        let word = |name: &str, value: &str| PolicyWord {
+            name: name.into(),
+            value: value.into(),
+        };
+        assert_eq!(
+            parse("every 60 Overlap=cancel_other remaining_runs=3 say a=b as beat"),
+            Ok(Request::Every {
+                seconds: secs(60.0, "60"),
+                action: Action {
+                    verb: WorldVerb::Say,
+                    arg: "a=b".into()
+                },
+                key: Some("beat".into()),
+                policies: vec![word("overlap", "cancel_other"), word("remaining_runs", "3")],
+            })
+        );
+        assert!(matches!(
+            parse("cron @hourly UTC catchup=all ring"),
+            Ok(Request::Cron { policies, .. }) if policies == vec![word("catchup", "all")]
+        ));
+        assert_eq!(
+            parse("at 1900000000 =skip ring").unwrap_err().to_string(),
+            "at policy word \"=skip\" is not name=value, as catchup_window=300 (type help)"
+        );
+        assert_eq!(
+            parse("every 60 overlap=skip").unwrap_err().to_string(),
+            "every needs a verb (tell, say or ring) (type help)"
+        );
+    }
+
+    #[test]
     fn every_command_of_the_help_parses() {
         assert_eq!(
             parse("remind 2 tea is ready"),
@@ -482,6 +564,7 @@ mod tests {
                     arg: "hello all".into()
                 },
                 key: None,
+                policies: Vec::new(),
             })
         );
         assert_eq!(
@@ -493,6 +576,7 @@ mod tests {
                     arg: "top of the hour".into()
                 },
                 key: Some("hourly".into()),
+                policies: Vec::new(),
             })
         );
         assert_eq!(
@@ -504,6 +588,7 @@ mod tests {
                     arg: "0".into()
                 },
                 key: None,
+                policies: Vec::new(),
             })
         );
         assert_eq!(
@@ -515,6 +600,7 @@ mod tests {
                     arg: "3".into()
                 },
                 key: Some("alarm".into()),
+                policies: Vec::new(),
             })
         );
         // A number is kept as typed for the reply (docs/serve.md §4.9).
@@ -638,6 +724,7 @@ mod tests {
                 zone: "Europe/London".into(),
                 action: say("top of the hour"),
                 key: Some("hourly".into()),
+                policies: Vec::new(),
             })
         );
         assert_eq!(
@@ -647,6 +734,7 @@ mod tests {
                 zone: "UTC".into(),
                 action: say("morning"),
                 key: None,
+                policies: Vec::new(),
             })
         );
         // What is inside the quotes is the engine's to check (docs/serve.md §3.8).

@@ -12,7 +12,7 @@ use std::rc::{Rc, Weak};
 use std::time::Instant;
 
 use tickstep::kernel::ErrorChain;
-use tickstep::schedules::{self, ObjId, ScheduleId, ScheduleInfo, ScheduleKind, Value};
+use tickstep::schedules::{self, ObjId, Options, ScheduleId, ScheduleInfo, ScheduleKind, Value};
 use tickstep::{Runtime, RuntimeHandle, VerbCall, VerbResult};
 use tokio::sync::{Notify, mpsc};
 
@@ -22,7 +22,7 @@ use super::bell::{Bell, Hall};
 use super::frame_times::FrameTimes;
 use super::limits::{self, Limiter, address_key, wait_text};
 use super::metrics::{Refusal, ServeMetrics};
-use super::protocol::{Action, HELP, Request, WorldVerb};
+use super::protocol::{Action, HELP, PolicyWord, Request, WorldVerb};
 use super::registry::{Account, Registry};
 use tickstep::dashboard::internal::shown;
 
@@ -465,8 +465,7 @@ impl Server {
                 self.create(
                     (who, from),
                     Kind::At(when),
-                    &action,
-                    None,
+                    (&action, None, &[]),
                     &format!("reminds you in {} s", seconds.typed),
                 )
             }
@@ -474,22 +473,22 @@ impl Server {
                 seconds,
                 action,
                 key,
+                policies,
             } => self.create(
                 (who, from),
                 Kind::Every(seconds.value),
-                &action,
-                key,
+                (&action, key, &policies),
                 &format!("runs {} every {} s", action.verb.name(), seconds.typed),
             ),
             Request::At {
                 unix_seconds,
                 action,
                 key,
+                policies,
             } => self.create(
                 (who, from),
                 Kind::At(unix_seconds.value),
-                &action,
-                key,
+                (&action, key, &policies),
                 &format!("runs {} at {}", action.verb.name(), unix_seconds.typed),
             ),
             Request::Cron {
@@ -497,11 +496,11 @@ impl Server {
                 zone,
                 action,
                 key,
+                policies,
             } => self.create(
                 (who, from),
                 Kind::Cron(&expr, &zone),
-                &action,
-                key,
+                (&action, key, &policies),
                 &format!(
                     "runs {} at \"{}\" in {}",
                     action.verb.name(),
@@ -580,11 +579,15 @@ impl Server {
         &self,
         (who, from): (ObjId, IpAddr),
         kind: Kind<'_>,
-        action: &Action,
-        key: Option<String>,
+        (action, key, policies): (&Action, Option<String>, &[PolicyWord]),
         what: &str,
     ) -> (Vec<String>, After) {
         let one = |line: String| (vec![line], After::Continue);
+        // Checked before any limit is taken: a misspelt policy costs the player nothing.
+        let options = match policy_options(policies) {
+            Ok(options) => options,
+            Err(error) => return one(format!("error: {}", ErrorChain(&error))),
+        };
         if let Some(why) = self.store_trouble() {
             return one(format!("error: no new schedules: {why}"));
         }
@@ -602,18 +605,23 @@ impl Server {
             self.metrics.refused(Refusal::Creations);
             return (vec![refusal], After::Refused);
         }
-        let made = create_named(self.rt.schedules(), who, key.as_deref(), |txn, options| {
-            let args = vec![Value::Str(action.arg.clone())];
-            match kind {
-                Kind::At(when) => txn.schedule_at(who, action.verb.name(), when, args, options),
-                Kind::Every(seconds) => {
-                    txn.schedule_every(who, action.verb.name(), seconds, args, options)
+        let made = create_named(
+            self.rt.schedules(),
+            who,
+            (key.as_deref(), &options),
+            |txn, options| {
+                let args = vec![Value::Str(action.arg.clone())];
+                match kind {
+                    Kind::At(when) => txn.schedule_at(who, action.verb.name(), when, args, options),
+                    Kind::Every(seconds) => {
+                        txn.schedule_every(who, action.verb.name(), seconds, args, options)
+                    }
+                    Kind::Cron(expr, zone) => {
+                        txn.schedule_cron(who, action.verb.name(), expr, zone, args, options)
+                    }
                 }
-                Kind::Cron(expr, zone) => {
-                    txn.schedule_cron(who, action.verb.name(), expr, zone, args, options)
-                }
-            }
-        });
+            },
+        );
         let (id, new) = match made {
             Ok(made) => made,
             Err(error) => return one(format!("error: {}", ErrorChain(&error))),
@@ -985,4 +993,43 @@ impl Hall for Server {
     fn runtime(&self) -> &Rc<Runtime> {
         &self.rt
     }
+}
+
+/// The policies a player may set with words before a schedule's verb (docs/serve.md §3.9): the
+/// catch-up, overlap and fault policies of docs/schedules.md §4 and §16. The engine's other
+/// options (limits, persistence, who the firing runs as) stay the server's.
+const PLAYER_POLICIES: [&str; 6] = [
+    "catchup",
+    "catchup_window",
+    "overlap",
+    "max_faults",
+    "on_max_faults",
+    "remaining_runs",
+];
+
+/// The options the policy words ask for, read by the engine's own options map
+/// (`Options::from_map`), so a bad value is refused with the engine's words: the value and the
+/// rule. A number is a number; any other value is a word.
+fn policy_options(words: &[PolicyWord]) -> Result<Options, tickstep::schedules::Error> {
+    let mut pairs = Vec::with_capacity(words.len());
+    for word in words {
+        if !PLAYER_POLICIES.contains(&word.name.as_str()) {
+            return Err(tickstep::schedules::Error::InvalidArg {
+                value: shown(&word.name).into_owned(),
+                rule: format!(
+                    "a policy word is one of {} (docs/serve.md §3.9)",
+                    PLAYER_POLICIES.join(", ")
+                ),
+            });
+        }
+        let value = if let Ok(n) = word.value.parse::<i64>() {
+            Value::Int(n)
+        } else if let Ok(x) = word.value.parse::<f64>() {
+            Value::Float(x)
+        } else {
+            Value::from(word.value.as_str())
+        };
+        pairs.push((Value::from(word.name.as_str()), value));
+    }
+    Options::from_map(&Value::Map(pairs))
 }
