@@ -3,7 +3,8 @@
 //!
 //! | measure | what | goal |
 //! |---|---|---|
-//! | `rtt_p50`, `rtt_p99` | command round trip (`info <own id>` sent → its `ok:` line read), over every client | p99 under one 60 fps frame, 16.7 ms |
+//! | `rtt_p50`, `rtt_p99` | command round trip (`info <own id>` sent → its `ok:` line read), over every client; every other tick of each client sends `ping` instead | p99 under one 60 fps frame, 16.7 ms |
+//! | `ping_to_server_p99`, `ping_back_p99` | each `ping`'s round trip split at the server's clock in its reply (docs/serve.md §3.10): sent → answered (the kernel and the server's runtime) and answered → read (the kernel and the bench's runtime) | informational: whose is the tail |
 //! | `rtt_vs_echo` | `rtt_p50` against a bare tokio line-echo server on the same machine, same clients, same pacing, in the same run | ratio ≤ 3 |
 //! | `rtt_p99_raw` | round-trip p99 of the third of the clients on raw lines (`nc`-like) | under one frame |
 //! | `rtt_p99_telnet_vs_raw` | round-trip p99 of the third on telnet (negotiating GMCP, EOR, NAWS; every reply followed by IAC EOR) against the raw third, same server, same run | ratio ≤ 1.1 |
@@ -145,6 +146,8 @@ pub(crate) fn run(opts: &Opts) -> Section {
 /// What a run against our server measured.
 struct Measured {
     rtt_ms: Vec<f64>,
+    /// Each `ping`'s round trip split at the server's clock: (to the server, back), ms.
+    split: Vec<(f64, f64)>,
     /// The round trips of each [`Transport`], in [`Transport::ALL`]'s order.
     by_transport: [Vec<f64>; 3],
     stats: Stats,
@@ -248,9 +251,45 @@ fn rows(ours: &Measured, echo: &[f64], scale: &str) -> Section {
         ),
     ]
     .into_iter()
+    .chain(split_rows(ours, scale))
     .chain(transport_rows(ours, scale))
     .chain(work_rows(ours, scale))
     .collect()
+}
+
+/// The `ping` round trip split at the server's clock (docs/serve.md §3.10): whose is the tail.
+/// Informational rows, the p99 of each half with the p50 in the note.
+fn split_rows(ours: &Measured, scale: &str) -> Section {
+    let mut to_server: Vec<f64> = ours.split.iter().map(|s| s.0).collect();
+    let mut back: Vec<f64> = ours.split.iter().map(|s| s.1).collect();
+    let samples = to_server.len();
+    let (to_p50, to_p99) = (
+        quantile(&mut to_server, 0.5),
+        quantile(&mut to_server, 0.99),
+    );
+    let (back_p50, back_p99) = (quantile(&mut back, 0.5), quantile(&mut back, 0.99));
+    vec![
+        value(
+            "ping_to_server_p99",
+            to_p99,
+            "ms",
+            f64::INFINITY,
+            format!(
+                "client sent → server answered (p50 {to_p50:.2} ms; {samples} pings): the kernel and \
+                 the server's runtime; {scale}"
+            ),
+        ),
+        value(
+            "ping_back_p99",
+            back_p99,
+            "ms",
+            f64::INFINITY,
+            format!(
+                "server answered → client read the reply (p50 {back_p50:.2} ms): the kernel and the \
+                 bench's own runtime; {scale}"
+            ),
+        ),
+    ]
 }
 
 /// Each transport's round trip against the raw clients' in the same run (docs/serve.md §9.6).
@@ -647,8 +686,8 @@ async fn drive_server(
             }
             populated.wait().await;
             go.wait().await; // after the wizard's stats reset
-            let rtts = paced_asks(&mut client, &format!("info {first}"), window, n).await;
-            (kind, rtts)
+            let paced = paced_asks(&mut client, &format!("info {first}"), (window, n), true).await;
+            (kind, paced)
         }));
     }
     // A client that fails never reaches the barrier: watch for that instead of waiting forever.
@@ -674,11 +713,13 @@ async fn drive_server(
     );
     go.wait().await;
     let mut rtt_ms = Vec::new();
+    let mut split = Vec::new();
     let mut by_transport: [Vec<f64>; 3] = Default::default();
     for client in clients {
-        let (kind, rtts) = client.await.map_err(|e| format!("a client failed: {e}"))?;
-        rtt_ms.extend_from_slice(&rtts);
-        by_transport[kind].extend(rtts);
+        let (kind, paced) = client.await.map_err(|e| format!("a client failed: {e}"))?;
+        rtt_ms.extend_from_slice(&paced.rtts);
+        by_transport[kind].extend(paced.rtts);
+        split.extend(paced.split);
     }
     let window = window_start.elapsed();
     let cpu_end = (
@@ -697,6 +738,7 @@ async fn drive_server(
     let due = due_between(&made.borrow(), window_start, window_start + window);
     Ok(Measured {
         rtt_ms,
+        split,
         by_transport,
         firings_per_s: stats.firings / seconds,
         due_per_s: due as f64 / seconds,
@@ -712,7 +754,7 @@ async fn drive_server(
 }
 
 /// Resolves with the first client task that ended in a panic (pending while none has).
-async fn first_failure(clients: &mut [tokio::task::JoinHandle<(usize, Vec<f64>)>]) -> String {
+async fn first_failure(clients: &mut [tokio::task::JoinHandle<(usize, Paced)>]) -> String {
     loop {
         for client in clients.iter_mut() {
             if client.is_finished()
@@ -725,22 +767,60 @@ async fn first_failure(clients: &mut [tokio::task::JoinHandle<(usize, Vec<f64>)>
     }
 }
 
+/// What the paced asks measured: the round trips of `command` in milliseconds, and, when
+/// splitting, each `ping`'s round trip split at the server's clock (docs/serve.md §3.10):
+/// (sent → the server answered, the server answered → the reply read), in milliseconds.
+#[derive(Default)]
+struct Paced {
+    rtts: Vec<f64>,
+    split: Vec<(f64, f64)>,
+}
+
 /// One command every [`PACE`] (offset per client so they do not all send at once) until
-/// `window` has passed; the round-trip times in milliseconds.
-async fn paced_asks(client: &mut Client, command: &str, window: Duration, n: usize) -> Vec<f64> {
+/// `window` has passed. With `split`, every other tick sends `ping` instead of `command`: the
+/// server's clock in its reply tells the time to the server (the kernel's delivery and the
+/// server's runtime reaching the connection) from the time back (the kernel's delivery and this
+/// process's runtime reading the reply). Both processes read the one system clock.
+async fn paced_asks(
+    client: &mut Client,
+    command: &str,
+    (window, n): (Duration, usize),
+    split: bool,
+) -> Paced {
     let offset = PACE.mul_f64((n % 100) as f64 / 100.0);
     tokio::time::sleep(offset).await;
     let end = Instant::now() + window;
     let mut ticks = tokio::time::interval(PACE);
-    let mut rtts = Vec::new();
+    let mut out = Paced::default();
+    let mut tick = 0u64;
     while Instant::now() < end {
         ticks.tick().await;
+        tick += 1;
+        if split && tick.is_multiple_of(2) {
+            let sent = unix_ms();
+            let reply = client.ask("ping").await;
+            let read = unix_ms();
+            let answered = reply
+                .strip_prefix("ok: pong ")
+                .and_then(|ns| ns.trim().parse::<f64>().ok())
+                .unwrap_or_else(|| panic!("a pong with the server's clock: {reply}"))
+                / 1e6;
+            out.split.push((answered - sent, read - answered));
+            continue;
+        }
         let sent = Instant::now();
         let reply = client.ask(command).await;
-        rtts.push(sent.elapsed().as_secs_f64() * 1000.0);
+        out.rtts.push(sent.elapsed().as_secs_f64() * 1000.0);
         assert!(reply.starts_with("ok:"), "{reply}");
     }
-    rtts
+    out
+}
+
+/// The system clock in milliseconds since the Unix epoch, as the server's `pong` reads it.
+fn unix_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
 }
 
 /// `ok: frames_run=… step_p50_us=… step_p99_us=… step_max_us=… overruns=… step_cpu_p50_us=…
@@ -820,7 +900,9 @@ async fn measure_echo(load: &Load) -> Vec<f64> {
         clients.push(tokio::task::spawn_local(async move {
             let mut client = connect(&addrs, n, Transport::Raw).await;
             client.ask(&format!("player{n}")).await;
-            paced_asks(&mut client, "info 1", window, n).await
+            paced_asks(&mut client, "info 1", (window, n), false)
+                .await
+                .rtts
         }));
     }
     let mut rtt_ms = Vec::new();

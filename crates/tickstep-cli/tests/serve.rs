@@ -435,6 +435,31 @@ fn a_cron_schedule_in_a_time_zone_is_made_shown_and_checked_like_every() {
     );
 }
 
+/// docs/serve.md §3.10: `ping` answers with the server's clock, between the client's two reads of
+/// the same clock; its word comes back escaped.
+#[test]
+fn ping_answers_with_the_servers_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&store(&dir), &[]);
+    let mut alice = server.login("alice");
+    let unix_ns = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    };
+    let before = unix_ns();
+    let pong = alice.ask("ping 7");
+    let after = unix_ns();
+    let ns: u128 = pong
+        .strip_prefix("ok: pong 7 ")
+        .and_then(|ns| ns.parse().ok())
+        .unwrap_or_else(|| panic!("{pong}"));
+    assert!(before <= ns && ns <= after, "{before} <= {ns} <= {after}");
+    let odd = alice.ask("ping \u{1b}[31m");
+    assert!(odd.starts_with("ok: pong \\x1b[31m "), "{odd}");
+}
+
 /// docs/serve.md §3.9: policy words before the verb set the engine's policies, checked by the
 /// engine's own options map, before any creation limit is taken.
 #[test]

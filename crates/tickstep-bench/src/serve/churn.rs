@@ -140,7 +140,9 @@ async fn paced_round(clients: &mut Vec<Client>, window: Duration) -> Vec<f64> {
     let mut tasks = Vec::new();
     for (n, mut client) in std::mem::take(clients).into_iter().enumerate() {
         tasks.push(tokio::task::spawn_local(async move {
-            let rtts = paced_asks(&mut client, "schedules", window, n).await;
+            let rtts = paced_asks(&mut client, "schedules", (window, n), false)
+                .await
+                .rtts;
             (client, rtts)
         }));
     }

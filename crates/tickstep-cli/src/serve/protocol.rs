@@ -30,6 +30,7 @@ Protocol (plain lines; netcat or telnet will do):
   info <id>              a schedule's record (yours; the wizard may read anyone's)
   schedules              your live schedules (the wizard sees everyone's)
   who                    who is connected
+  ping [word]            the server's clock as it answers: ok: pong [word] <Unix ns>
   say <text>             tell everyone connected
   ring [priority]        ring the shared bell for 3 s; a higher priority (0-9) cuts off a lower
                          one, an equal one takes over, a lower one is refused and told why
@@ -154,6 +155,8 @@ pub(crate) enum Request {
     Quit,
     Shutdown,
     Stats,
+    /// The server's clock as it answers, after the player's word (docs/serve.md §3.10).
+    Ping(String),
     /// Make a player a wizard (a wizard's command).
     Wizard(String),
     /// An empty line: it gets a reply too (docs/serve.md §3.1).
@@ -162,7 +165,7 @@ pub(crate) enum Request {
 
 /// Every command word but `wizard` (the default wizard's name): none of them may be a player's
 /// name (docs/serve.md §2.1).
-const COMMANDS: [&str; 16] = [
+const COMMANDS: [&str; 17] = [
     "remind",
     "every",
     "at",
@@ -177,6 +180,7 @@ const COMMANDS: [&str; 16] = [
     "quit",
     "shutdown",
     "stats",
+    "ping",
     "login",
     "password",
 ];
@@ -315,6 +319,7 @@ pub(crate) fn parse(line: &str) -> Result<Request, ProtocolError> {
         "quit" => Request::Quit,
         "shutdown" => Request::Shutdown,
         "stats" => Request::Stats,
+        "ping" => Request::Ping(rest.chars().take(40).collect()),
         "wizard" => Request::Wizard(parse_name(rest)?),
         _ => {
             return Err(ProtocolError::UnknownCommand(
@@ -512,6 +517,16 @@ mod tests {
             value,
             typed: typed.to_owned(),
         }
+    }
+
+    #[test]
+    fn ping_keeps_its_word_and_is_not_a_name() {
+        assert_eq!(parse("ping"), Ok(Request::Ping(String::new())));
+        assert_eq!(parse("PING 42"), Ok(Request::Ping("42".into())));
+        assert_eq!(
+            parse_name("ping"),
+            Err(ProtocolError::CommandName("ping".into()))
+        );
     }
 
     #[test]

@@ -515,6 +515,7 @@ impl Server {
             Request::Trigger(id) => one(self.trigger(who, ScheduleId::from_raw(id))),
             Request::Schedules => (self.listing(who), After::Continue),
             Request::Who => one(self.who()),
+            Request::Ping(word) => one(pong(&word)),
             Request::Say(text) => self.say(who, &text),
             Request::Nothing => one("ok: nothing to do (type help)".to_owned()),
             // Awaits the registry: the session runs it (`Server::make_wizard`).
@@ -1032,4 +1033,18 @@ fn policy_options(words: &[PolicyWord]) -> Result<Options, tickstep::schedules::
         pairs.push((Value::from(word.name.as_str()), value));
     }
     Options::from_map(&Value::Map(pairs))
+}
+
+/// `ok: pong [word] <ns>`: the server's wall clock, Unix nanoseconds, as it answers
+/// (docs/serve.md §3.10). A client on the same machine splits its round trip at it: the time to
+/// the server and the time back.
+fn pong(word: &str) -> String {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    if word.is_empty() {
+        format!("ok: pong {ns}")
+    } else {
+        format!("ok: pong {} {ns}", shown(word))
+    }
 }
