@@ -68,8 +68,8 @@
 //! * **Calendars.** A [`Calendar`] is a cron expression (5 or 6 fields, names, `L`, `W`, `#`,
 //!   `?`, `@daily`-style aliases) read in an IANA zone from the tz database bundled into the
 //!   binary, under an explicit [`DstPolicy`] for wall times that a gap skips or a fold repeats.
-//!   It is a value: [`Calendar::next_after`] and [`Calendar::upcoming`] give its instants; no
-//!   schedule kind fires on one yet (docs/schedules.md §14).
+//!   It is a value: [`Calendar::next_after`] and [`Calendar::upcoming`] give its instants, and
+//!   [`Txn::schedule_cron`] makes a schedule that fires on one (docs/schedules.md §14).
 //! * **Test host.** [`testkit`] holds a small object world and a recording runner; the crate's
 //!   tests and examples use them, and a host may too.
 //!
