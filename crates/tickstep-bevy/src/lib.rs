@@ -171,77 +171,17 @@
 //!
 //! # Costs
 //!
-//! Measured with `cargo bench -p tickstep-bevy --bench plugin` (see `benches/plugin.rs`) on a
-//! shared two-core machine, quiet, ratio = plugin / baseline; "paired" is the median difference of
-//! frames run back to back, which holds still under load. One full run (21 rounds) and three
-//! `--quick` runs. Absolute times move with the machine's host; the ratios and the instruction
-//! counts are the figures to compare (this table is their one home; docs/bevy.md points here):
-//!
-//! | measure | baseline | result |
-//! |---|---|---|
-//! | a frame with nothing scheduled, wall time, paired (`frame_idle`) | the same headless app's bare `App::update()` (2.8–3.0 µs of wall time in these runs) | adds 0.42 µs (full run), 0.37–0.39 µs (quick runs): 1.13–1.14 |
-//! | the same, CPU time (unpaired; the thread's CPU clock ticks too coarsely for a quick run) | the same | adds 0.40 µs (full run): 1.13 |
-//! | a frame with nothing scheduled after a command has run (`frame_idle_commands_used`) | the same bare app | adds 0.45 µs (full run), 0.45–0.50 µs: 1.15–1.18 — the cycle left with the `FixedUpdate` the plugin made for it (docs/bevy.md §6.6) |
-//! | the same in a game with its own `FixedUpdate` system (`frame_idle_fixed_game`) | that game's bare `App::update()` (3.0–3.3 µs) | adds 0.50 µs (full run), 0.46–0.48 µs: 1.15–1.16 — the idle cycle's run condition |
-//! | a kernel task run through the plugin | the bare kernel (`schedule` + `step`), 48–50 ns | 0.91–0.96: the same path, the plugin adds nothing per task |
-//! | the same, the task also queuing a world operation | the bare kernel | 1.33–1.36 (~17–20 ns per operation: one boxed closure, applied at the sync point) |
-//!
-//! Counted in instructions (valgrind's callgrind, collecting only the measured frames, which load
-//! does not disturb), a bare frame of that app is ~31,200 instructions. The idle plugin adds
-//! ~2,140; an app that has used its commands adds the same ~2,140 (the cycle's own `FixedUpdate`
-//! is parked out of Bevy's map while idle, since Bevy runs every schedule that exists:
-//! docs/bevy.md §6.6); a game with its own `FixedUpdate` system adds ~2,460 (the idle cycle's run
-//! condition).
-//!
-//! Per frame the idle plugin adds four systems (frame start in `First`, two around the fixed
-//! loop, the kernel frame in `Last`), three message types for Bevy to rotate, four clock reads,
-//! an attachment check of the main scheduler (the idle kernel takes no step), a heap peek for the
-//! schedules' next deadline, two idle checks of the commands scheduler and a couple of `Rc`
-//! clones; no allocation. While the commands have work the cycle is a fifth system in
-//! `FixedUpdate`, run once per fixed step (and, in a `FixedUpdate` the plugin made, that
-//! schedule's cost, ~2,700 instructions); idle, only its run condition is left, and only in a
-//! game's own `FixedUpdate`. Per world operation: one boxed closure. Per published message: one
-//! copy into its `Send` form (a command's name becomes an `Arc<str>`, one allocation).
-//!
-//! Build cost: the three Bevy sub-crates with default features off (and the 40-odd crates they
-//! pull in) add about 2.5 minutes of wall time to a debug build of this crate once the rest of
-//! the workspace is built, on a shared two-core machine (`cargo build -p tickstep-bevy
-//! --timings`); `bevy_ecs` alone is 60–90 s of it.
+//! An idle plugin adds a few small systems, clock reads and checks and no allocation: well under
+//! a microsecond, a few thousand instructions, to a frame with nothing scheduled. A kernel task run
+//! through the plugin costs what it does on the bare kernel (tens of nanoseconds); a world
+//! operation adds one boxed closure. The Bevy sub-crates add minutes to a first debug build.
+//! docs/bevy.md §10 holds the measurements and the commands that take them.
 //!
 //! # Decisions where the spec was open
 //!
-//! Each is a rule of docs/bevy.md §9.
-//!
-//! * **Kernel schedule**: `Last` by default, so the frame-aware budget is what the frame has
-//!   left; any schedule label may be chosen.
-//! * **Engine statistics**: `HeartbeatTime` = the previous frame from `First` to the kernel's
-//!   sync point minus the fixed main loop; `PhysicsStepTime` = the fixed main loop.
-//! * **Phases**: `PreSimulation`/`PostSimulation` step in `FixedPreUpdate`/`FixedPostUpdate`
-//!   (once per fixed step, not once per frame); `PreRender` in `PostUpdate`, client only; each
-//!   only when asked for at build time, so an unused phase costs nothing.
-//! * **Clocks**: kernel and schedules on real time, commands on `Time<Fixed>` (pausing Bevy's
-//!   virtual time pauses commands only); with a manual clock Bevy's `Time<Real>` follows it.
-//! * **Sync points** right after each step and each commands cycle; operations queued while the
-//!   queue is applied wait for the next sync point; a panicking operation propagates, as a Bevy
-//!   command's does.
-//! * **Mechanisms** are marker components; the `Mechanism` lives in the commands resource, made on
-//!   first use; removing the component or despawning the entity cancels the commands requiring it.
-//! * **Idle commands cycles** are left out (a run condition; the `FixedUpdate` the plugin made is
-//!   parked), so an app that used its commands pays for an idle frame what one that never did
-//!   pays; idle cycles are then not counted.
-//! * **Command failures**: an `Err` stops the commands cycle (a [`CommandsFailed`] message, the
-//!   error kept until [`TickstepCommands::resume`]); a panic propagates out of `FixedUpdate`, as
-//!   the commands layer resumes it; the kernel and the schedules go on.
-//! * **Per-cycle events** (`Mounted`, `Yielded`) are not published unless asked for.
-//! * **Verbs** are Rust closures; every object is valid and every principal a wizard (a game has
-//!   no MOO permissions, the one `OpenWorld`), and a verb is callable only once code is
-//!   registered for it. They run under the same limits and kill as the `Runtime`'s.
-//! * **Store**: in memory unless a file is named (a game names its own save file); firings in
-//!   flight at the last save are abandoned at start-up ("interrupted by restart").
-//! * **Triggers on ECS state** are Bevy run conditions, run right before each commands cycle,
-//!   dropped with their trigger; one that cannot run is false, as a run condition is.
-//! * **Dependencies**: `tickstep` with default features off, for the host core; it adds no crate
-//!   the plugin did not already build.
+//! They are the rules of docs/bevy.md §9: among them, the kernel steps in `Last`; the kernel and
+//! the schedules run on real time and the commands on `Time<Fixed>`; the store is in memory unless
+//! a file is named; an idle commands cycle is left out rather than run empty.
 
 #![forbid(unsafe_code)]
 

@@ -96,43 +96,13 @@
 //!
 //! # Costs
 //!
-//! Per running command per cycle: two `RefCell` borrows and slab lookups, one boxed-future poll
-//! inside `catch_unwind` (zero-cost unless it panics), and — while mount timing is on — one raw
-//! clock read (a mount starts where the previous ended; for a `SystemClock` one time-stamp-counter
-//! read, kept in ticks and scaled to nanoseconds only when telemetry reads it, docs/commands.md
-//! §10.4). No allocation and no hash lookup: instances live in a generational slab whose per-cycle
-//! fields are kept apart from the cold ones, mechanisms are indices, a command finds its live
-//! instance through a cached key, and a yield checks its binding with one integer comparison.
-//! Events are not even built when no listener exists. Per bound trigger per cycle: one `Rc`
-//! clone, one memoized signal evaluation and a few comparisons. Scheduling allocates (the
-//! instance's cold half, its body future); cycles do not.
-//! [`CommandScheduler::set_mount_timing`]`(false)` removes the per-mount clock read (and with it the
-//! watchdog and per-command run times) for the tightest loops.
+//! A running command costs one boxed-future poll, a few borrows and slab lookups, and (while mount
+//! timing is on) one clock read per cycle, with no allocation and no hash lookup: tens of
+//! nanoseconds per command, under half of what a tokio `LocalSet` spends per poll. Scheduling
+//! allocates; cycles do not. An idle bound trigger costs about ten nanoseconds a cycle.
+//! [`CommandScheduler::set_mount_timing`]`(false)` removes the clock read for the tightest loops.
+//! docs/commands.md §15 holds the cost model and the measurements.
 //!
-//! Measured on a shared two-core VM while other builds ran (load average 6–8;
-//! `cargo build --release -p tickstep-bench && target/release/tickstep-bench commands --quick
-//! --json`, five runs, ratios from the same run): with 1,000 commands yielding every cycle, a
-//! `run()` costs 0.43–0.47× (median 0.45×) what a tokio current-thread `LocalSet` spends per task
-//! poll on long-lived tasks looping on `tokio::task::yield_now` with mount timing on, 0.21–0.22×
-//! with it off, and 0.36–0.38× of `async_executor::LocalExecutor`. In absolute terms 56–58 ns per
-//! command timed (20–28 ns of it is the time-stamp-counter read itself on that machine) and 26–28 ns
-//! untimed, against 124–138 ns per tokio poll — still 9–21× the bare limit of polling the same
-//! futures from a `Vec`, which keeps no books at all. An idle bound trigger costs about 13 ns per
-//! cycle.
-//!
-//! The robot's state and runs (docs/commands.md §12, §13) against the build before them (main at
-//! `b47eedf`), counted in instructions because timings on the shared VM swung by 2× between runs
-//! of the same binary: valgrind's callgrind over a release build of a program that runs 1,000
-//! commands on a `ManualClock` for 201 cycles and for 1, the difference divided by 200 cycles.
-//! Yielding every cycle: 224.4 → 225.5 instructions per command (+0.5 %, the host's state read
-//! once per `run()`). Starting a child that ends at once and awaiting it, every cycle: 3,418 →
-//! 3,475 per command by command (`await_cmd`, +1.7 %), 3,498 by run (`fork_run` + `await_run`,
-//! +2.3 %). Most of a fork is the start itself (the instance's two allocations, its body, the
-//! ancestry walk); a run adds only its id beside the key. In time, by run against by command in
-//! the same process (`target/release/tickstep-bench commands --quick`, row `fork_await_run`,
-//! three runs at load average 10–12): 311–318 ns against 310–314 ns per fork and await, a ratio
-//! of 1.006–1.011.
-
 //! # Layout
 //!
 //! `scheduler/` is the engine and the only place its state is read or changed; handles
@@ -145,80 +115,12 @@
 //!
 //! # Decisions where the spec was open
 //!
-//! Each is a rule of docs/commands.md §11.
-//!
-//! * Bodies are Rust futures; a [`Coroutine`] used by any command other than its own panics with
-//!   "Coroutines can only be used by the command bound to them" (it is a programmer error, and
-//!   inside another body the panic becomes that body's failure).
-//! * Infallible bodies use [`NeedsBody::executing`] (output `()`, so `loop { .. }` bodies type
-//!   check); fallible ones use [`NeedsBody::executing_fallible`] (`Result<(), BoxError>`, so `?`
-//!   works on any error).
-//! * `await_cmd`, `await_all` and `await_any` start their children when called (not at the first
-//!   poll of the returned future), like the reference's blocking calls. On a command that is
-//!   already running they wait for that instance instead of failing; awaiting oneself, or two
-//!   commands awaiting each other, blocks only those commands.
-//! * A fork is all-or-nothing: mutual conflicts (every pair listed), an already-running command,
-//!   or a lost priority conflict fail it before anything starts. Propagating the error with `?`
-//!   fails — and so cancels — the composition; compositions in [`compose`] do exactly that.
-//! * A queued command displaced by a newer conflicting schedule emits Interrupted then Canceled;
-//!   a queued command discarded at promotion emits Canceled. Neither runs `on_cancel`.
-//! * Trigger edges on the first poll: true counts as a rising edge; false is not a falling edge
-//!   (see [`Trigger`]) — kept because a button never pressed was not released, so `on_false`
-//!   firing at startup surprises; [`Trigger::first_low_is_falling_edge`] gives the reference's
-//!   rule to code that relies on it. `retry_while_true` reschedules every cycle the command is not live while
-//!   the signal holds. `unbind` ends a binding like its scope ending (its command is canceled).
-//!   Each binding remembers only the last instance it scheduled, so global bindings never grow.
-//! * Sideloads get a coroutine that can yield, wait and fork; a sideload is not a command, so
-//!   what it forks is scheduled in the sideload's scope (as the reference does), not as a child.
-//! * Matching the reference where tickstep used to differ: state machines check a state's
-//!   transitions right after entering it (a condition already true fires), let the last
-//!   `on_completion` win and check `on_completion_if` first, run `on_enter` after the state's
-//!   command started and `on_exit` before it is canceled, move one state per cycle when a state
-//!   completes before the machine yielded in it, and restart a state on a `switch_from_any` into
-//!   itself; `multi_press` stays true while N presses fall in the window (also after release);
-//!   `until` names `(A | Until Condition)`; an empty sequence is allowed and named `""`;
-//!   `request_cancellation` stops the body at its await; replacing a default command stops the
-//!   old one.
-//! * `cancel_all` cancels queued commands too (the reference keeps them queued); `on_cancel` runs
-//!   only for the running ones.
-//! * Interrupting a child cancels its composition (the highest ancestor the newcomer does not
-//!   share), as in the reference; ties and priorities compare effective priorities.
-//! * Listeners and `on_cancel` hooks run with no command mounted: what they schedule is queued at
-//!   top level, never a child of whatever body happened to trigger them.
-//! * `Mechanism::idle` runs at `i32::MIN`, so any command can take the mechanism from it.
-//! * The watchdog (default [`DEFAULT_WATCHDOG_LIMIT`], 20 ms) can only *name* a greedy mount:
-//!   Rust cannot preempt a poll.
-//! * A fork or await refused because a higher-priority command holds a mechanism returns a
-//!   [`ForkError`] the body handles (the reference instead interrupts and cancels the whole
-//!   composition): the error stays visible in the body and in `run()`'s result, where a silent
-//!   cancellation only shows as an event. [`Coroutine::set_cancel_on_fork_failure`]`(true)` gives
-//!   the reference's behaviour.
-//! * `multi_press` with a count below 1 or a zero window is a [`TriggerError`] (the reference
-//!   returns an always-true or always-false trigger): such a trigger is almost surely a mistake.
-//! * A state machine starts in its first state unless [`compose::StateMachine::start_in`] says
-//!   otherwise, so it cannot lack an initial state (the reference fails at run time), and it
-//!   requires its states' mechanisms at their highest priority (the reference's requires
-//!   nothing), so it claims everything before any state starts. Canceling it runs the current
-//!   state's `on_exit` (the reference's does not), so cleanup does not depend on how a state
-//!   was left.
-//! * A default command that sets its own mechanism's default replaces itself; the new one starts
-//!   at the next default-command step (no recursion within one `run()`).
-//! * Unbound triggers are evaluated only when read ([`Trigger::get`]) or bound; the reference
-//!   polls every trigger each cycle. Stateful combinators must therefore be bound or read every
-//!   cycle to see every edge.
-//! * The robot's state comes through a trait the host implements, always enabled without one;
-//!   the disabled sweep runs once, in the first disabled cycle; a child refused because the
-//!   robot is disabled cancels its whole composition whatever `set_cancel_on_fork_failure` says;
-//!   robot modes are opmodes (docs/commands.md §11.26–§11.31).
-//! * Runs are the instance ids the scheduler already had, handed out with their slab key, so a
-//!   run costs nothing to keep; `schedule` still answers a plain `ScheduleResult`
-//!   (docs/commands.md §11.32–§11.34).
-//! * A state machine's graph comes from its declarations, with picked targets drawn as choice
-//!   nodes and edges named by `labeled` (docs/commands.md §11.35–§11.36).
-//! * Doc examples use this crate's own paths (`tickstep_commands::…`, and the clock through the
-//!   re-exported [`kernel`]: `tickstep_commands::kernel::clock::…`), so each compiles for a user
-//!   who depends on this crate alone (docs/crates.md §1.3); the facade re-exports this crate as
-//!   `tickstep::commands`.
+//! They are the rules of docs/commands.md §11, each naming where it departs from or follows the
+//! reference. Among them: bodies are Rust futures (docs/commands.md §11.1); a fork is
+//! all-or-nothing, and one refused for priority returns a [`ForkError`] the body handles instead
+//! of cancelling the composition (docs/commands.md §11.4); `cancel_all` also cancels queued
+//! commands (docs/commands.md §11.9); the watchdog names a greedy mount but cannot preempt it
+//! (docs/commands.md §11.13).
 //!
 //! # Conformance: the reference's test suite
 //!

@@ -103,96 +103,19 @@
 //!
 //! # Costs
 //!
-//! The per-task path is designed against the physical limit, a `VecDeque<Box<dyn FnOnce()>>`
-//! with one clock read per task:
-//!
-//! * `schedule`: one `Box` holding the closure together with its call site and origin, pushed
-//!   inline into its queue (two words, like the bare `Box<dyn FnOnce()>`); no slot, no other
-//!   allocation. The handle is a weak pointer plus a per-queue sequence number.
-//! * Per task in a step: one queue pop, one clock read for the budget check (none at Kernel
-//!   priority), the call under `catch_unwind` (free unless it panics), one short `RefCell` borrow.
-//!   [`SystemClock`] reads the CPU's time-stamp counter through `quanta` (~17 ns here, against
-//!   30–90 ns for `std::time::Instant::now()` on a virtual machine), statically dispatched.
-//! * The profiler reuses the budget-check read as the task's end time, so profiling adds no clock
-//!   read, only one array update at an origin index interned once per call site.
-//! * When the budget is spent with the profiler on, the step attributes its deferred tasks to
-//!   their origins by looking at no more than 8 of them (all of them up to 8, else 8 evenly
-//!   spaced samples whose shares add up to the exact count), so the cost does not grow with the
-//!   backlog; the sampled attribution (cold entries spread over the backlog, ~2 µs) is made at
-//!   the next step's start, inside its budget, not past the budget that ran out
-//!   (`overrun_backlog_100k`: worst overrun past a 2 ms budget with 100,000 tasks waiting).
-//! * Recurring jobs, timers, futures and entries live in a slab of one-cache-line slots.
-//!   Timers sit on an indexed 4-ary heap: O(log n) arm and cancel (cancel removes at once), and a
-//!   burst of due timers is split off in one sequential pass instead of popped one by one, put in
-//!   firing order by one radix pass on the deadline plus a sort of each small bucket in cache. A
-//!   due timer is queued straight from its heap node, without touching its slot.
-//! * With 100k timers pending, cost is cache misses, not instructions: a burst fires in deadline
-//!   order, which is random in memory. So an `after()` closure of up to 64 bytes is not boxed but
-//!   moved into a pool of its own closure type (safe code, found by `TypeId`): no allocation per
-//!   timer, and the closures sit densely side by side. Freed slots and pool cells are reused
-//!   lowest index first (a two-level bitmap), not in the random order a burst freed them, so the
-//!   arms of the next burst write their slots, closures and heap positions front to back, where
-//!   the prefetcher hides the misses: -35% per timer at 100k pending, -46% at 1M, -19% per
-//!   cancel, at the price of a few instructions per spawn (`spawn_run` 0.75 -> 0.79). The drain
-//!   loads the slots and pooled closures of the next 32 tasks of a burst in one tight loop, where
-//!   the misses overlap, instead of waiting for them one task at a time. A [`TaskHandle`] is two
-//!   words, so a program's table of 100k handles stays in cache when it cancels them.
-//! * `schedule_entry`: no allocation at all, for owners that queue the same work repeatedly.
-//! * Async: the boxed future; wakers are pooled and reused. A wake takes one short mutex (wakers
-//!   must be `Send`); the scheduler drains woken tasks once per step.
-//!
-//! Measured with `cargo run --release -p tickstep-bench -- kernel` (ours and the peer interleaved
-//! in one process, both structures kept warm across rounds; medians of five runs on a shared
-//! two-core virtual machine, where single runs swing by 20%), as ours / peer:
-//!
-//! | measure | ratio | per operation |
-//! |---|---|---|
-//! | `schedule_step`, against `VecDeque<Box<dyn FnOnce()>>` + `Instant::now()` per task | 0.95 | 43 ns |
-//! | `timer_fire_100k`, against tokio-util `DelayQueue` (paused clock) | 0.39 | 158 ns |
-//! | `timer_fire_1m`, same peer | 0.25 | 214 ns |
-//! | `timer_cancel_100k`, `DelayQueue` insert + remove | 0.69 | 198 ns |
-//! | `spawn_run`, against async-executor `LocalExecutor` | 0.80 | 175 ns |
-//! | `profiler_overhead`, profiler on minus off | | 4 ns |
+//! The per-task path is built against the physical limit, a `VecDeque<Box<dyn FnOnce()>>` with
+//! one clock read per task, and matches it: one box per task and tens of nanoseconds per task in
+//! a step. Timers, recurring jobs and futures live in a slab and an indexed 4-ary heap, and fire
+//! in a fraction of the time of tokio-util's `DelayQueue` at 100k–1M pending (hundreds of
+//! nanoseconds each); the profiler adds a few nanoseconds per task. docs/kernel.md §14 holds the
+//! design of that path and the measurements.
 //!
 //! # Decisions where the spec was open
 //!
-//! Each is a rule of docs/kernel.md §13.
-//!
-//! * **Use after destroy** panics with `scheduler is destroyed` (`#[track_caller]`), for every
-//!   creating call and `bind`; `step` does nothing; `on_error` is ignored.
-//! * **Handles** are owned, not clonable, and dropping one does not cancel (scopes own and cancel
-//!   them). `is_cancelled` is true when a cancel took effect or destroy cancelled the task. A
-//!   one-shot that is running counts as run: cancelling it from inside itself does nothing.
-//!   A cancelled queued one-shot's captures are dropped when its turn is skipped.
-//! * **Origins**: the `#[track_caller]` call site is the Rust form of `debug.info(fn, "sl")`;
-//!   [`FrameScheduler::with_origin`] labels one task, [`FrameScheduler::set_task_origin`] renames a site.
-//! * **Panic reporting** uses a process-wide panic hook installed once, which captures the panic
-//!   location and backtrace while a step runs its tasks (and stays silent: the report goes to
-//!   `on_error`, or to `tracing::error!` when no handler is connected). Panics outside steps reach
-//!   the previous hook unchanged. A recurring job that panics keeps its cadence.
-//! * **Stagger** `n` counts `every()` calls on the scheduler, the first being 1.
-//! * **Binding** a scheduler that never stepped is not a "reattach": its first step is budgeted by
-//!   the no-earlier-step rule (the floor). Nested `step()` from a task is a no-op.
-//! * **TasksRun** counts each poll of a future as a run.
-//! * **Entries** may be queued again while running (they run once more on a later step); queuing
-//!   one that is already queued is [`ScheduleError::EntryBusy`] rather than a silent double run.
-//! * **Diagnostics** are server-only ([`ScheduleError::DiagnosticsServerOnly`] on a client); after
-//!   an [`Overload`] the streak starts over, so sustained overload reports every three windows.
-//! * **Deferral attribution** (the window's deferred origins) is exact up to 8 deferred tasks
-//!   a step, else estimated from 8 evenly spaced samples at a phase that moves each step (their
-//!   shares sum to the exact count); the sampling is made at the next step's start (or by the
-//!   first `stats()`/`take_step_window()` before it), so diagnostics stay inside a budget.
-//!   [`Stats::pending`] counts distinct waiting tasks; the window's `deferred`, task-steps.
-//! * **Ends are inclusive**: [`FrameLoop::run_for`] / [`FrameLoop::run_to`] serve every deadline
-//!   at or before the end (the frame that serves it runs and is not slept past), as a manual
-//!   step does for `deadline <= now`.
-//! * **Waits**: a [`FrameScheduler::sleep`] past the end of the clock stays pending and arms nothing;
-//!   its wake timer runs at Kernel priority (it only wakes); [`wait_until`] re-polls every step.
-//! * **Phase schedulers**: `phase_scheduler(Heartbeat)` is the main scheduler.
-//! * **Clocks**: [`SystemClock`] and [`ManualClock`] passed directly are statically dispatched
-//!   (and a `SystemClock`'s budget check compares raw counter ticks); any other [`Clock`] works
-//!   through a vtable. [`Kernel::boot`] takes a `Clone` clock so every scheduler it makes keeps
-//!   the concrete type.
+//! They are the rules of docs/kernel.md §13. Among them: use after destroy panics
+//! (docs/kernel.md §13.1); handles are owned and dropping one does not cancel
+//! (docs/kernel.md §13.2); origins are `#[track_caller]` call sites (docs/kernel.md §13.3); the
+//! built-in clocks are dispatched statically (docs/kernel.md §13.11).
 //!
 //! # Time
 //!

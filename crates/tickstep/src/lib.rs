@@ -126,41 +126,19 @@
 //!
 //! # Costs
 //!
-//! On top of each layer's own costs: one kernel job per command period; one kernel timer per
-//! schedules wake (none while no schedule is due); per firing one boxed kernel task, one
-//! `catch_unwind`, one origin label string and one `Firing` clone (reference-counted verb and
-//! arguments). Re-arming the wake after a firing is a heap peek. A runtime with
-//! [`RuntimeBuilder::without_commands`] and no due schedule takes no step at all.
+//! On top of each layer's own costs, the runtime adds one kernel job per command period, one
+//! kernel timer per schedules wake, and per firing one boxed kernel task under `catch_unwind`; a
+//! runtime built [`RuntimeBuilder::without_commands`] with no due schedule takes no step at all.
+//! docs/runtime.md §10 holds the details and the benchmark.
 //!
 //! # Decisions where the spec was open
 //!
-//! Each is a rule of docs/runtime.md §9.
-//!
-//! * **The world.** Schedules need a host object model for permissions; the default
-//!   [`OpenWorld`] (the one allow-everything world, from the schedules layer) treats every
-//!   principal as a wizard. A verb is callable only when the world says
-//!   so *and* code is registered under its name, so a typo'd verb is `E_INVARG` at creation, not
-//!   a fault at three in the morning.
-//! * **Restart.** Firings in flight when the store was last saved are abandoned at build time
-//!   (a fault, "interrupted by restart"): a Rust future cannot be restored from disk. The host
-//!   core does it in one call, [`host::HostCore::settle_interrupted`]. Rows taken over at run
-//!   time need no call: the engine settles their firings as taken over.
-//! * **The host core** lives in this crate, and `tickstep-bevy` depends on it with the default
-//!   features off: the lowest crate that knows all three layers, adding nothing to a Bevy build.
-//! * **Verbs are code, not data.** Register them after `build()` and before the first `run_*`:
-//!   a schedule loaded from the store whose verb has no code yet fails to start when it comes due
-//!   (a `start_failed` fault, counted towards `max_faults`) rather than being silently skipped.
-//! * **After a command failure** the command cycle stays stopped (the robot program would have
-//!   crashed) and the `run_*` call returns the error; kernel tasks and schedules go on, and the
-//!   host decides: shut down, or carry on with [`Runtime::restart_commands`].
-//! * **Store default.** The platform data directory ([`default_store_path`]), `./tickstep.db` when
-//!   there is none; [`Store::InMemory`] for tests.
-//! * **Priorities.** The command cycle and the schedules tick run at High (they are the
-//!   runtime's own heartbeat; Kernel priority stays the kernel's); firings at Normal.
-//! * **Failures are noticed per slice.** `run_for` runs in one-second slices and returns a
-//!   command failure at the end of its slice; `run_until` and `step_frame` check every frame.
-//! * **Diagnostics** default to on for a server and off for a client, as the kernel boots them;
-//!   asking for them on a client is an error.
+//! They are the rules of docs/runtime.md §9. Among them: the default world is [`OpenWorld`], in
+//! which every principal is a wizard (docs/runtime.md §9.1); verbs are code registered after
+//! `build()`, and a loaded schedule whose verb has no code faults rather than being skipped
+//! (docs/runtime.md §9.2); firings in flight at the last save are abandoned at build time
+//! (docs/runtime.md §9.3); after a command failure the cycle stays stopped until
+//! [`Runtime::restart_commands`] (docs/runtime.md §9.4, §9.12).
 
 #![forbid(unsafe_code)]
 // docs.rs (and CI's docs.rs build) marks each feature-gated item with its feature.
