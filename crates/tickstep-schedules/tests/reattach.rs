@@ -29,8 +29,9 @@ use std::process::{Command, Stdio};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use common::effects;
 use common::stores::{Kind, Store};
-use tickstep_kernel::clock::{Clock, SystemClock};
+use tickstep_kernel::clock::SystemClock;
 use tickstep_schedules::testkit::TestWorld;
 use tickstep_schedules::{
     Firing, Options, Outcome, Overlap, Refused, RunId, Runner, Schedules, Value,
@@ -214,22 +215,7 @@ fn reattach_child_process_entry() {
         }
         txn.commit().unwrap();
     }
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "@READY").unwrap();
-    out.flush().unwrap();
-    let until = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < until {
-        tasks.end_due(&engine);
-        engine.tick().unwrap();
-        let wait = engine
-            .next_deadline()
-            .map_or(Duration::from_millis(5), |at| {
-                at.as_nanos()
-                    .checked_sub(clock.now().as_nanos())
-                    .map_or(Duration::ZERO, Duration::from_nanos)
-            });
-        std::thread::sleep(wait.clamp(Duration::from_millis(1), Duration::from_millis(5)));
-    }
+    effects::tick_until_killed(&engine, &clock, || tasks.end_due(&engine), |_| {});
 }
 
 /// Starts generation `generation` on `store`, waits until it runs, lets it run `run_for`, and

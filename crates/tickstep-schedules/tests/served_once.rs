@@ -27,11 +27,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::effects::{self, EffectRunner};
 use common::stores::{Kind, Store};
-use tickstep_kernel::clock::{Clock, SystemClock};
+use tickstep_kernel::clock::SystemClock;
 use tickstep_schedules::testkit::TestWorld;
 use tickstep_schedules::{Catchup, Options, Schedules};
 
@@ -80,27 +80,19 @@ fn served_once_child_process_entry() {
         }
         txn.commit().unwrap();
     }
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "@READY").unwrap();
-    out.flush().unwrap();
-    let until = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < until {
-        // Each firing ends at once: overlap never drops a point of a healthy run.
-        runner.end_started(&engine);
-        let report = engine.tick().unwrap();
-        if report.waited_for_store {
-            writeln!(out, "@WAITED").unwrap();
-            out.flush().unwrap();
-        }
-        let wait = engine
-            .next_deadline()
-            .map_or(Duration::from_millis(5), |at| {
-                at.as_nanos()
-                    .checked_sub(clock.now().as_nanos())
-                    .map_or(Duration::ZERO, Duration::from_nanos)
-            });
-        std::thread::sleep(wait.clamp(Duration::from_millis(1), Duration::from_millis(5)));
-    }
+    // Each firing ends at once: overlap never drops a point of a healthy run.
+    effects::tick_until_killed(
+        &engine,
+        &clock,
+        || runner.end_started(&engine),
+        |report| {
+            if report.waited_for_store {
+                let mut out = std::io::stdout().lock();
+                writeln!(out, "@WAITED").unwrap();
+                out.flush().unwrap();
+            }
+        },
+    );
 }
 
 /// One schedule's row at the end.

@@ -13,7 +13,10 @@ use std::io::Write;
 use std::path::Path;
 use std::rc::Rc;
 
-use tickstep_schedules::{Firing, Outcome, Refused, RunId, Runner, Schedules, Value};
+use std::time::{Duration, Instant};
+
+use tickstep_kernel::clock::{Clock, SystemClock};
+use tickstep_schedules::{Firing, Outcome, Refused, RunId, Runner, Schedules, TickReport, Value};
 
 use super::stores::Store;
 
@@ -92,4 +95,32 @@ pub fn in_flight(store: &Store) -> BTreeSet<(u64, u64)> {
         }
     }
     out
+}
+
+/// A killed child's life: says `@READY` on stdout, then for at most 20 s of real time runs
+/// `before` and a tick, hands the tick's report to `after`, and sleeps until the engine's next
+/// deadline (1 to 5 ms). The parent `SIGKILL`s it long before the 20 s are out.
+pub fn tick_until_killed(
+    engine: &Schedules,
+    clock: &SystemClock,
+    mut before: impl FnMut(),
+    mut after: impl FnMut(&TickReport),
+) {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "@READY").unwrap();
+    out.flush().unwrap();
+    drop(out);
+    let until = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < until {
+        before();
+        after(&engine.tick().unwrap());
+        let wait = engine
+            .next_deadline()
+            .map_or(Duration::from_millis(5), |at| {
+                at.as_nanos()
+                    .checked_sub(clock.now().as_nanos())
+                    .map_or(Duration::ZERO, Duration::from_nanos)
+            });
+        std::thread::sleep(wait.clamp(Duration::from_millis(1), Duration::from_millis(5)));
+    }
 }
