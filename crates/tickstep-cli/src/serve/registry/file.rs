@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension as _, params};
 use tickstep::schedules::ObjId;
 
-use super::{Account, FIRST_PLAYER, MAILBOX_CAP, MAILBOX_FULL, RegistryError};
+use super::{Account, FIRST_PLAYER, MAILBOX_CAP, MAILBOX_FULL, RegistryError, schema};
 
 /// The players and their mail, in a file.
 pub(crate) struct FileRegistry {
@@ -31,41 +31,25 @@ impl FileRegistry {
             path: path.clone(),
             source,
         };
-        let db = Connection::open(&path).map_err(fail)?;
+        let mut db = Connection::open(&path).map_err(fail)?;
         // One connection, the server's: locked exclusively before WAL is on, SQLite keeps the WAL
         // index in the heap and makes no `-shm` file to map, so nothing done to the world's files
         // can end the process with SIGBUS; `mmap_size = 0` reads the file with `read` calls
         // (docs/serve.md §12.4).
-        db.execute_batch(&format!(
+        db.execute_batch(
             "PRAGMA locking_mode = EXCLUSIVE;
              PRAGMA mmap_size = 0;
              PRAGMA journal_mode = WAL;
-             PRAGMA synchronous = NORMAL;
-             CREATE TABLE IF NOT EXISTS players (
-                 id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-             INSERT OR IGNORE INTO players (id, name) VALUES ({}, '');
-             CREATE TABLE IF NOT EXISTS mail (
-                 seq INTEGER PRIMARY KEY, player INTEGER NOT NULL, text TEXT NOT NULL);
-             CREATE INDEX IF NOT EXISTS mail_player ON mail (player, seq);",
-            FIRST_PLAYER - 1
-        ))
+             PRAGMA synchronous = NORMAL;",
+        )
         .map_err(fail)?;
-        // Accounts came later (docs/serve.md §10): a world file from before gains their columns;
-        // its players have no password until their next login sets one (docs/serve.md §10.3).
-        let has_hash: bool = db
-            .query_row(
-                "SELECT count(*) FROM pragma_table_info('players') WHERE name = 'hash'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map_err(fail)?
-            > 0;
-        if !has_hash {
-            db.execute_batch(
-                "ALTER TABLE players ADD COLUMN hash TEXT;
-                 ALTER TABLE players ADD COLUMN wizard INTEGER NOT NULL DEFAULT 0;",
-            )
-            .map_err(fail)?;
+        // The tables, by version (docs/serve.md §10.13): a file from before accounts gains their
+        // columns, its players with no password until their next login sets one (docs/serve.md §10.3).
+        if let Err(source) = schema::migrate_file(&mut db).map_err(fail)? {
+            return Err(RegistryError::TooNew {
+                at: path.display().to_string(),
+                source,
+            });
         }
         Ok(FileRegistry {
             db,

@@ -15,6 +15,7 @@
 
 mod database;
 mod file;
+mod schema;
 
 use std::path::{Path, PathBuf};
 
@@ -75,6 +76,12 @@ pub(crate) enum RegistryError {
         url: String,
         #[source]
         source: tokio_postgres::Error,
+    },
+    #[error("the players' registry at {at} cannot be opened by this build")]
+    TooNew {
+        at: String,
+        #[source]
+        source: schema::TooNew,
     },
 }
 
