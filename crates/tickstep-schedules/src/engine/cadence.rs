@@ -135,7 +135,8 @@ impl Core {
         };
         match reason {
             MissedReason::Overlap => e.overlap_count = e.overlap_count.saturating_add(points),
-            // The schedule did what its DST policy says: not in `missed_count` (docs/schedules.md §14.15).
+            // The schedule did what its DST policy says: not in `missed_count`
+            // (docs/schedules.md §14.15).
             MissedReason::DstGap => {}
             MissedReason::Catchup | MissedReason::CatchupWindow | MissedReason::Paused => {
                 e.missed_count = e.missed_count.saturating_add(points);
