@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::Host;
 use common::counters::Counters;
-use common::stores::Store;
+use common::stores::{Kind, Store};
 use common::{approx, t0};
 use tickstep_kernel::clock::ManualClock;
 use tickstep_schedules::{
@@ -231,5 +231,36 @@ on_both_stores! {
         let h = Host::on(store);
         assert_eq!(h.info(a).lateness(), lateness, "after a restart");
         assert_eq!(h.info(b).lateness().samples, 20);
+    }
+}
+
+on_both_stores! {
+    fn a_store_from_before_reasons_is_migrated_keeping_paused_and_the_rest_from_zero(store) {
+        let h = Host::on(store);
+        let id = h.every(60.0, Options::new());
+        h.engine.flush().unwrap();
+        drop(h);
+        // What a build before reasons left: `ops` with `paused_missed` alone, points missed
+        // before it, and the version not recorded (docs/schedules.md §11.48).
+        let version = match store.kind() {
+            Kind::Postgres => 14,
+            _ => 12,
+        };
+        store.execute(&format!(
+            "UPDATE schedules SET ops = '{{\"paused_missed\":5}}', missed_count = 7; \
+             DELETE FROM schema_migrations WHERE version >= {version}"
+        ));
+        let kept = MissedPoints {
+            paused: 5,
+            ..MissedPoints::default()
+        };
+        let old = Inspector::open(store.path()).unwrap().get(id).unwrap().unwrap();
+        assert_eq!(old.missed, kept, "the inspector reads it as it is");
+        let h = Host::on(store);
+        let info = h.info(id);
+        assert_eq!(info.missed, kept);
+        assert_eq!(info.missed_count, 7, "older points stay in the total, in no reason");
+        let recorded = format!("SELECT COUNT(*) FROM schema_migrations WHERE version = {version}");
+        assert_eq!(store.count(&recorded), 1, "migrated");
     }
 }
