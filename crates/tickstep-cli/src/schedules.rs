@@ -1,5 +1,5 @@
 //! `tickstep schedules`: an operator's view of a schedule store — `list`, `info ID`, `find KEY`,
-//! `next ID`, `history ID`, `pause ID`, `resume ID`, `trigger ID`, `backfill ID FROM TO`,
+//! `next ID`, `history ID`, `stats`, `pause ID`, `resume ID`, `trigger ID`, `backfill ID FROM TO`,
 //! `stop ID` — as a table or `--json`. `list`, `info`, `next` and `history` only read (safe while
 //! a demo runs); `stop` removes the schedule's row durably, and every engine running on the store
 //! (a demo, a server) drops it at its next tick. `--db` takes a file or a `postgres://` URL; every
@@ -14,7 +14,9 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use tickstep::kernel::clock::{Clock, SystemClock};
-use tickstep::schedules::{Inspector, Namespace, ScheduleId, ScheduleKind, StoredSchedule};
+use tickstep::schedules::{
+    Inspector, Lateness, MissedReason, Namespace, ScheduleId, ScheduleKind, StoredSchedule,
+};
 
 use crate::say;
 use crate::store;
@@ -81,6 +83,10 @@ enum Action {
         /// The schedule id.
         id: u64,
     },
+    /// How late firings started and why points were missed, over every schedule shown
+    /// (docs/schedules.md §9.15, §9.16): lateness p50/p99 over the firings the store keeps
+    /// (each schedule's last 20), and the points missed by reason.
+    Stats,
     /// Pause a schedule, keeping its cadence (docs/schedules.md §9.4, §9.12): the store records
     /// it and a running engine applies it at its next tick, as it does a stop.
     Pause {
@@ -127,6 +133,7 @@ pub(crate) fn run(args: &SchedulesArgs) -> Result<(), String> {
         Action::Running => running(args),
         Action::Next { id, count } => next(args, id, usize::from(count)),
         Action::History { id } => history(args, id),
+        Action::Stats => stats(args),
         Action::Pause { id, ref note } => act(args, id, "pause", store::pause(&args.db, id, note)),
         Action::Resume { id } => act(args, id, "resume", store::resume(&args.db, id)),
         Action::Trigger { id } => act(args, id, "trigger", store::trigger(&args.db, id)),
@@ -375,7 +382,18 @@ fn running(args: &SchedulesArgs) -> Result<(), String> {
 
 fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
     let row = stored(args, id)?;
-    let info = tickstep::dashboard::info_json(&row);
+    let mut info = tickstep::dashboard::info_json(&row);
+    // Why points were missed and how late the kept firings started (docs/schedules.md §9.15,
+    // §9.16), keyed as `schedule_info`'s map keys them.
+    let history = inspector(args)?
+        .history(ScheduleId::from_raw(id))
+        .map_err(|e| tickstep::kernel::ErrorChain(&e).to_string())?;
+    if let Some(map) = info.as_object_mut() {
+        let lateness = Lateness::of(&history);
+        for (key, value) in row.missed.fields().into_iter().chain(lateness.fields()) {
+            map.insert(key.to_owned(), tickstep::dashboard::value_json(&value));
+        }
+    }
     if args.json {
         say(serde_json::to_string_pretty(&info).map_err(|e| e.to_string())?);
         return Ok(());
@@ -394,7 +412,13 @@ fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
 }
 
 /// The keys of the `schedule_info` map that hold times (docs/schedules.md §9.2).
-const TIME_KEYS: [&str; 4] = ["created_at", "next_run", "last_run", "paused_at"];
+const TIME_KEYS: [&str; 5] = [
+    "created_at",
+    "next_run",
+    "last_run",
+    "paused_at",
+    "last_missed_at",
+];
 
 /// A field of `info` as a person reads it: times as dates with how far they are from now
 /// (`-` for 0.0, "never" or "none"), a backfill's two points likewise, the rest as JSON.
@@ -481,7 +505,11 @@ fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
     if args.json {
         let all: Vec<_> = records
             .iter()
-            .map(tickstep::dashboard::record_json)
+            .map(|r| {
+                let mut json = tickstep::dashboard::record_json(r);
+                json["lateness"] = json!(r.lateness());
+                json
+            })
             .collect();
         say(serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?);
         return Ok(());
@@ -493,7 +521,7 @@ fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
         return Ok(());
     }
     let (now, times) = (now_unix_seconds(), args.times());
-    // LATE is the start after the point served (docs/observability.md §1.5, per firing).
+    // LATE is the start after the point served (docs/schedules.md §9.16).
     say("STARTED  TOOK  LATE  SERVED  OUTCOME  FAULT");
     for r in &records {
         let fault = r.fault.as_ref().map_or_else(
@@ -504,13 +532,56 @@ fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
             "{}  {:.3}s  {:.3}s  {}  {}  {}",
             times.at(r.started, now),
             r.ended - r.started,
-            r.started - r.nominal,
+            r.lateness(),
             times.date(r.nominal),
             r.outcome(),
             // A verb's fault value is any text; it never drives the operator's terminal.
             tickstep::dashboard::internal::shown(&fault)
         ));
     }
+    Ok(())
+}
+
+/// Lateness over the kept firings and the points missed by reason, every schedule shown
+/// together (docs/schedules.md §9.15, §9.16).
+fn stats(args: &SchedulesArgs) -> Result<(), String> {
+    let inspector = inspector(args)?;
+    let rows = inspector.list().map_err(|e| e.to_string())?;
+    let lateness = inspector
+        .lateness()
+        .map_err(|e| tickstep::kernel::ErrorChain(&e).to_string())?;
+    let missed: Vec<(&str, u64)> = MissedReason::ALL
+        .into_iter()
+        .map(|reason| {
+            let points = rows.iter().map(|r| r.missed.count(reason)).sum();
+            (reason.as_str(), points)
+        })
+        .collect();
+    if args.json {
+        let by: serde_json::Map<_, _> = missed
+            .iter()
+            .map(|(reason, n)| ((*reason).to_owned(), json!(n)))
+            .collect();
+        say(json!({
+            "schedules": rows.len(),
+            "lateness_p50": lateness.p50,
+            "lateness_p99": lateness.p99,
+            "lateness_samples": lateness.samples,
+            "missed_by": by,
+        })
+        .to_string());
+        return Ok(());
+    }
+    say(format!(
+        "{} schedules; lateness p50 {:.3}s p99 {:.3}s over {} kept firings (each schedule's last {})",
+        rows.len(),
+        lateness.p50,
+        lateness.p99,
+        lateness.samples,
+        tickstep::schedules::HISTORY_KEPT
+    ));
+    let by: Vec<String> = missed.iter().map(|(r, n)| format!("{r} {n}")).collect();
+    say(format!("missed points by reason: {}", by.join(", ")));
     Ok(())
 }
 

@@ -578,7 +578,7 @@ fn a_store_from_a_newer_tickstep_is_refused_naming_both_versions() {
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = stderr(&out);
         assert!(
-            err.contains("version 99") && err.contains("up to 11"),
+            err.contains("version 99") && err.contains("up to 12"),
             "{err}"
         );
     }

@@ -360,3 +360,67 @@ fn the_dashboard_filters_by_every_kind_and_every_state_and_shows_the_plain_fault
         refused.body
     );
 }
+
+/// A store with one schedule every second under `catchup = "skip"`: it fired +1 a quarter of a
+/// second late, then the engine stalled past +11, so `skip` dropped ten points.
+fn late_and_missed(path: &Path) -> u64 {
+    let clock = ManualClock::new();
+    let world = TestWorld::new();
+    let wiz = world.add_wizard();
+    world.add_verb(wiz, "beat");
+    let runner = TestRunner::new();
+    let engine = Schedules::open(
+        path,
+        clock.clone(),
+        world,
+        runner.clone(),
+        Config::default(),
+    )
+    .unwrap();
+    let mut txn = engine.begin(wiz);
+    let options = Options::new().catchup(tickstep::schedules::Catchup::Skip);
+    let id = txn
+        .schedule_every(wiz, "beat", 1.0, vec![], options)
+        .unwrap();
+    txn.commit().unwrap();
+    clock.advance(Duration::from_millis(1250));
+    engine.tick().unwrap();
+    runner.finish_all(&engine);
+    clock.advance(Duration::from_secs(10));
+    engine.tick().unwrap();
+    engine.flush().unwrap();
+    id.get()
+}
+
+#[test]
+fn info_history_and_stats_show_lateness_and_why_points_were_missed() {
+    // docs/schedules.md §9.15, §9.16; docs/runtime.md §7.8
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("late.db");
+    let id = late_and_missed(&path).to_string();
+    let db = path.to_str().unwrap();
+    let info = json(&["schedules", "--db", db, "info", &id, "--json"]);
+    assert_eq!(info["missed_count"], 10);
+    assert_eq!(info["missed_by"]["catchup"], 10, "{info}");
+    assert_eq!(info["missed_by"]["overlap"], 0, "every reason is there");
+    assert_eq!(info["last_missed_reason"], "catchup");
+    assert_eq!(info["lateness_samples"], 1);
+    let p99 = info["lateness_p99"].as_f64().unwrap();
+    assert!((p99 - 0.25).abs() < 1e-6, "{info}");
+    let history = json(&["schedules", "--db", db, "history", &id, "--json"]);
+    let late = history[0]["lateness"].as_f64().unwrap();
+    assert!((late - 0.25).abs() < 1e-6, "{history}");
+    let text = run_ok(&["schedules", "--db", db, "info", &id]);
+    let last = text
+        .lines()
+        .find(|l| l.starts_with("last_missed_at"))
+        .unwrap();
+    assert!(last.contains(" ago)"), "a time, shown as a date: {last}");
+    let stats = json(&["schedules", "--db", db, "stats", "--json"]);
+    assert_eq!(stats["schedules"], 1);
+    assert_eq!(stats["missed_by"]["catchup"], 10);
+    assert_eq!(stats["lateness_samples"], 1);
+    let text = run_ok(&["schedules", "--db", db, "stats"]);
+    assert!(text.contains("over 1 kept firings"), "{text}");
+    assert!(text.contains("catchup 10,"), "{text}");
+}

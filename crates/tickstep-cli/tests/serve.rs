@@ -414,6 +414,14 @@ fn a_cron_schedule_in_a_time_zone_is_made_shown_and_checked_like_every() {
         fields.contains("kind=\"cron\"") && fields.contains("zone=\"Europe/London\""),
         "{fields}"
     );
+    // Why points were missed and how late the kept firings started (docs/serve.md §4.8): none
+    // yet.
+    assert!(
+        fields.contains(" missed_by=[")
+            && fields.contains(" last_missed_reason=\"\"")
+            && fields.contains(" lateness_samples=0"),
+        "{fields}"
+    );
     // Bad input is the engine's typed error, naming the field and the rule, escaped.
     let bad = alice.ask("cron \"61 * * * *\" UTC say x");
     assert_eq!(

@@ -88,11 +88,11 @@ pub enum Error {
         source: rusqlite::Error,
     },
     /// The node [`Config::node`](crate::Config::node) names is still alive: its lease was
-    /// renewed all the while the open waited for it to run out (docs/schedules.md §11.48). Two
+    /// renewed all the while the open waited for it to run out (docs/schedules.md §11.49). Two
     /// engines must not share a node id; nothing was opened.
     #[error(
         "node {node} is in use: its lease was renewed for the {waited:?} this open waited \
-         (docs/schedules.md §11.48: two live engines must not share a node id)"
+         (docs/schedules.md §11.49: two live engines must not share a node id)"
     )]
     NodeInUse {
         /// The node id.

@@ -323,6 +323,8 @@ pub struct ScheduleInfo {
     /// Cadence points dropped because the schedule was paused, over its life (also counted in
     /// `missed_count`).
     pub paused_missed: u64,
+    /// The points it missed by reason and its last miss (docs/schedules.md §9.15).
+    pub missed: crate::MissedPoints,
     /// Whether a `trigger_now` waits for the next tick (docs/schedules.md §9.6).
     pub trigger_pending: bool,
     /// The backfill under way: the next point it fires and its last, float Unix seconds
@@ -411,6 +413,21 @@ pub struct FiringRecord {
 }
 
 impl FiringRecord {
+    /// How late it started: its start minus the point it served, seconds, never below 0.0 — a
+    /// firing jitter started before its point was not late, as the lateness histogram counts it
+    /// (docs/schedules.md §9.16, docs/observability.md §1.5).
+    ///
+    /// ```
+    /// use tickstep_schedules::FiringRecord;
+    /// let r = FiringRecord { started: 12.5, ended: 13.0, nominal: 10.0, fault: None };
+    /// assert_eq!(r.lateness(), 2.5);
+    /// let early = FiringRecord { started: 9.0, ended: 9.5, nominal: 10.0, fault: None };
+    /// assert_eq!(early.lateness(), 0.0);
+    /// ```
+    pub fn lateness(&self) -> f64 {
+        (self.started - self.nominal).max(0.0)
+    }
+
     /// `"returned"` or `"fault"`.
     ///
     /// ```
@@ -427,7 +444,8 @@ impl FiringRecord {
         }
     }
 
-    /// The record as a map: `started`, `ended`, `nominal`, `outcome`, `fault` (its map, or 0).
+    /// The record as a map: `started`, `ended`, `nominal`, `outcome`, `fault` (its map, or 0),
+    /// `lateness` (seconds, [`FiringRecord::lateness`]).
     ///
     /// ```
     /// let r = tickstep_schedules::FiringRecord { started: 1.0, ended: 1.5, nominal: 1.0, fault: None };
@@ -443,6 +461,7 @@ impl FiringRecord {
                 "fault",
                 self.fault.as_ref().map_or(Value::Int(0), Fault::to_value),
             ),
+            ("lateness", Value::Float(self.lateness())),
         ];
         Value::Map(
             pairs
@@ -584,7 +603,29 @@ impl ScheduleInfo {
         pairs.extend(self.calendar_pairs());
         pairs.push(("status", Value::from(self.status().as_str())));
         pairs.extend(self.policy_pairs());
+        pairs.extend(self.missed.fields());
+        pairs.extend(self.lateness().fields());
         pairs
+    }
+
+    /// How late its kept firings started (docs/schedules.md §9.16): the percentiles over
+    /// `history`, so over the last [`HISTORY_KEPT`] at most, with their count; none without a
+    /// store.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Options, Schedules};
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "ring");
+    /// # let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "ring", 60.0, vec![], Options::new()).unwrap();
+    /// assert_eq!(txn.schedule_info(id).unwrap().lateness().samples, 0);
+    /// ```
+    pub fn lateness(&self) -> crate::Lateness {
+        crate::Lateness::of(&self.history)
     }
 
     /// The string-keyed map of [`ScheduleInfo::fields`], keys in the order of

@@ -135,7 +135,9 @@ mod id;
 mod info;
 mod kernel_wake;
 mod key;
+mod lateness;
 mod limits;
+mod missed;
 mod namespace;
 mod operator_rules;
 mod options;
@@ -167,7 +169,9 @@ pub use info::{
 };
 pub use kernel_wake::KernelWake;
 pub use key::MAX_KEY_LEN;
+pub use lateness::Lateness;
 pub use limits::MAX_VALUE_DEPTH;
+pub use missed::{MissedPoints, MissedReason};
 pub use namespace::Namespace;
 pub use operator_rules::MAX_NOTE_BYTES;
 pub use options::{

@@ -6,25 +6,7 @@
 
 use metrics::{Counter, Gauge, Histogram, Unit};
 
-use crate::RetireReason;
-
-/// Why cadence points passed without a firing (the `reason` label of docs/observability.md
-/// §1.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MissedReason {
-    /// Dropped by the catch-up policy after downtime or a stall.
-    Catchup,
-    /// Dropped because the previous firing was still running (`overlap = "skip"`).
-    Overlap,
-    /// Passed while the schedule was paused.
-    Paused,
-    /// A calendar's wall time in a DST gap, dropped by `gap = "skip"` (docs/schedules.md
-    /// §14.15).
-    DstGap,
-    /// Older than the schedule's `catchup_window` when the engine saw it (docs/schedules.md
-    /// §16.2).
-    CatchupWindow,
-}
+use crate::{MissedReason, RetireReason};
 
 /// The engine's handles.
 pub(crate) struct SchedulesMetrics {
@@ -55,8 +37,8 @@ impl SchedulesMetrics {
             returned: outcome("returned"),
             faulted: outcome("fault"),
             killed: outcome("killed"),
-            missed: ["catchup", "overlap", "paused", "dst_gap", "catchup_window"]
-                .map(|reason| metrics::counter!("tickstep_schedules_missed_total", "reason" => reason)),
+            missed: MissedReason::ALL
+                .map(|reason| metrics::counter!("tickstep_schedules_missed_total", "reason" => reason.as_str())),
             retired: [
                 RetireReason::Completed,
                 RetireReason::MaxFaults,

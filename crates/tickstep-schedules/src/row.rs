@@ -65,6 +65,10 @@ pub(crate) struct OpsRow {
     /// The backfill still to fire: (next point, last point), Unix nanoseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) backfill: Option<(u64, u64)>,
+    /// The points missed by every reason but `paused` (counted above), and the last miss
+    /// (docs/schedules.md §9.15, §11.48).
+    #[serde(default, skip_serializing_if = "crate::missed::MissedRow::is_empty")]
+    pub(crate) missed: crate::missed::MissedRow,
     /// The newest operator note (its `seq`) this state includes (docs/schedules.md §9.12): an
     /// engine that overwrote the row before it read a newer note applies that note at open.
     #[serde(default, skip_serializing_if = "is_zero")]

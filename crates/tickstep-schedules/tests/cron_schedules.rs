@@ -6,6 +6,7 @@
 mod common;
 
 use common::Host;
+use common::counters::Counters;
 use common::stores::Kind;
 use tickstep_kernel::clock::{Clock, ManualClock};
 use tickstep_schedules::{
@@ -402,67 +403,6 @@ on_both_stores! {
         let other = txn.schedule_cron(h.room, "tick", "0 4 * * *", "Europe/Paris", vec![], keyed());
         let text = other.unwrap_err().to_string();
         assert!(text.contains("its calendar differs"), "{text}");
-    }
-}
-
-/// Counters by name and labels, for the engine built inside [`metrics::with_local_recorder`].
-#[derive(Default)]
-struct Counters(
-    std::sync::Mutex<
-        std::collections::HashMap<String, std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    >,
-);
-
-impl Counters {
-    fn get(&self, name: &str, labels: &str) -> u64 {
-        self.0
-            .lock()
-            .unwrap()
-            .get(&format!("{name}{{{labels}}}"))
-            .map_or(0, |c| c.load(std::sync::atomic::Ordering::Relaxed))
-    }
-}
-
-impl metrics::Recorder for Counters {
-    fn describe_counter(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn describe_gauge(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn describe_histogram(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn register_counter(&self, key: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
-        let labels: Vec<String> = key
-            .labels()
-            .map(|l| format!("{}={}", l.key(), l.value()))
-            .collect();
-        let name = format!("{}{{{}}}", key.name(), labels.join(","));
-        let counter = self.0.lock().unwrap().entry(name).or_default().clone();
-        metrics::Counter::from_arc(counter)
-    }
-    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
-        metrics::Gauge::noop()
-    }
-    fn register_histogram(
-        &self,
-        _: &metrics::Key,
-        _: &metrics::Metadata<'_>,
-    ) -> metrics::Histogram {
-        metrics::Histogram::noop()
     }
 }
 

@@ -161,7 +161,7 @@ fn a_version_2_file_is_read_by_the_inspector_and_migrated_by_the_engine() {
 
     // The engine migrates it, keeps the schedule, and new schedules keep their limits.
     let h = Host::open(&path, ManualClock::starting_at_unix_nanos(wall));
-    assert_eq!(schema_version(&path), 11, "migrated to the current version");
+    assert_eq!(schema_version(&path), 12, "migrated to the current version");
     assert_eq!(h.info(id).max_faults, 4);
     assert_eq!((h.info(id).time_limit, h.info(id).tick_limit), (None, None));
     let limited = h.every(10.0, Options::new().tick_limit(2));

@@ -207,7 +207,7 @@ fn a_version_1_store_is_migrated_and_keeps_its_schedules() {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(version, 11);
+    assert_eq!(version, 12);
 }
 
 fn foreign_db(path: &Path) {
@@ -299,7 +299,7 @@ fn a_store_from_a_newer_build_is_refused_naming_both_versions_and_not_written() 
             err,
             Error::SchemaTooNew {
                 found: 99,
-                supported: 11
+                supported: 12
             }
         ),
         "{err:?}"

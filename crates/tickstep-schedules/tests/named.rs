@@ -414,7 +414,7 @@ fn sqlite_only_a_version_3_file_has_no_keys_for_the_inspector_and_is_migrated_by
     let h = Host::on(&store);
     assert_eq!(
         store.count("SELECT MAX(version) FROM schema_migrations"),
-        11
+        12
     );
     assert!(h.valid(id));
     let (keyed, _) = every_keyed(&h, 60.0, "heartbeat").unwrap();

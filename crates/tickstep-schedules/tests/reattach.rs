@@ -1,5 +1,5 @@
 //! A host whose tasks survive a crash gets every in-flight firing back after a `SIGKILL`, under
-//! its run id, and no point fires twice (docs/schedules.md §11.5, §11.42, §11.48).
+//! its run id, and no point fires twice (docs/schedules.md §11.5, §11.42, §11.49).
 //!
 //! A child process (this test binary, re-executed) runs an engine on the REAL clock, as a host
 //! with persistent tasks would: each firing is a "task" whose start is a line
@@ -326,7 +326,7 @@ fn a_host_that_reattaches_after_sigkill_gets_every_run_back_and_no_point_fires_t
 }
 }
 
-/// docs/schedules.md §11.48: a node id another live engine holds is refused once its lease has
+/// docs/schedules.md §11.49: a node id another live engine holds is refused once its lease has
 /// been renewed for two leases of waiting, and an id outside `1..=i64::MAX` is a typed error; the
 /// live engine keeps its rows.
 #[test]

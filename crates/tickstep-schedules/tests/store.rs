@@ -453,7 +453,7 @@ fn an_operator_can_read_the_store_with_the_sqlite3_shell_while_the_engine_runs()
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        "tick|1|hello|11"
+        "tick|1|hello|12"
     );
     // The engine keeps writing while the shell reads.
     h.finish_all();
@@ -476,7 +476,7 @@ fn sqlite_only_the_file_uses_wal_and_records_its_schema_version() {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(version, 11);
+    assert_eq!(version, 12);
 }
 
 /// Rows in the database file itself, ignoring the WAL (`immutable` reads the main file only).

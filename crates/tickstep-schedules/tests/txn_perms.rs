@@ -511,6 +511,12 @@ on_every_store! {
             "run_limit",
             "remaining_runs",
             "on_max_faults",
+            "missed_by",
+            "last_missed_at",
+            "last_missed_reason",
+            "lateness_p50",
+            "lateness_p99",
+            "lateness_samples",
         ];
         let Value::Map(pairs) = &map else { panic!() };
         assert_eq!(pairs.len(), keys.len());

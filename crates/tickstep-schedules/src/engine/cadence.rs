@@ -32,8 +32,8 @@
 //! when the point after it is out of range (the last representable point fires; the schedule
 //! retires as that firing starts, which is when its next deadline would be armed).
 
+use crate::MissedReason;
 use crate::info::RetireReason;
-use crate::recorded::MissedReason;
 use std::time::Duration;
 
 use super::core::Core;
@@ -98,11 +98,11 @@ impl Core {
         }
     }
 
-    /// Sets the next cadence point of `id`. A calendar under `gap = "skip"` counts the gaps
-    /// whose wall times it passed without firing as missed, reason `dst_gap`
+    /// Sets the next cadence point of `id` at `now`. A calendar under `gap = "skip"` counts the
+    /// gaps whose wall times it passed without firing as missed, reason `dst_gap`
     /// (docs/schedules.md §14.15): every move of the cadence goes through here, forward, so
     /// each gap is counted once.
-    pub(super) fn set_next_run(&mut self, id: u64, next: u64) {
+    pub(super) fn set_next_run(&mut self, id: u64, next: u64, now: u64) {
         let Some(e) = self.table.get_mut(id) else {
             return;
         };
@@ -111,8 +111,44 @@ impl Core {
             && next > from
         {
             let gaps = calendar.gaps_skipped(from, next);
-            self.metrics.missed(MissedReason::DstGap, gaps);
+            self.count_missed(id, MissedReason::DstGap, gaps, now);
         }
+    }
+
+    /// Counts `points` points of `id` that passed at `now` without a firing of their own, for
+    /// `reason`: the one place a dropped point is counted, so that the counts by reason add up
+    /// to `missed_count` (catch-up, catch-up window, paused) and `overlap_count` (overlap), and
+    /// the metric's to both (docs/schedules.md §9.15, docs/observability.md §1.4). Points a
+    /// resume drops passed while the schedule was paused, whichever rule drops them.
+    pub(super) fn count_missed(&mut self, id: u64, reason: MissedReason, points: u64, now: u64) {
+        if points == 0 {
+            return;
+        }
+        let reason = match reason {
+            MissedReason::Catchup | MissedReason::CatchupWindow if self.catching_up_paused => {
+                MissedReason::Paused
+            }
+            reason => reason,
+        };
+        let Some(e) = self.table.get_mut(id) else {
+            return;
+        };
+        match reason {
+            MissedReason::Overlap => e.overlap_count = e.overlap_count.saturating_add(points),
+            // The schedule did what its DST policy says: not in `missed_count`
+            // (docs/schedules.md §14.15).
+            MissedReason::DstGap => {}
+            MissedReason::Catchup | MissedReason::CatchupWindow | MissedReason::Paused => {
+                e.missed_count = e.missed_count.saturating_add(points);
+            }
+        }
+        let ops = &mut e.extra_mut().ops;
+        if reason == MissedReason::Paused {
+            ops.paused_missed = ops.paused_missed.saturating_add(points);
+        }
+        ops.missed.add(reason, points, now);
+        self.metrics.missed(reason, points);
+        self.mark_dirty(id);
     }
 
     fn visit_recurring(&mut self, id: u64, now: u64, later: &mut Later) -> Option<Firing> {
@@ -139,12 +175,13 @@ impl Core {
             let n = arrived.count;
             let take_queue_slot = overlap == Overlap::Queue && e.queued().is_none();
             let e = self.table.get_mut(id)?;
-            if take_queue_slot {
+            let dropped = if take_queue_slot {
                 e.extra_mut().queued = Some(point);
-                e.overlap_count = e.overlap_count.saturating_add(n - 1);
+                n - 1
             } else {
-                e.overlap_count = e.overlap_count.saturating_add(n);
-            }
+                n
+            };
+            self.count_missed(id, MissedReason::Overlap, dropped, now);
             self.mark_dirty(id);
             return self.move_cadence(id, arrived.end, now, later);
         }
@@ -186,10 +223,10 @@ impl Core {
         } else {
             policy
         };
-        let reason = match (running, self.catching_up_paused) {
-            (true, _) => MissedReason::Overlap,
-            (false, true) => MissedReason::Paused,
-            (false, false) => MissedReason::Catchup,
+        let reason = if running {
+            MissedReason::Overlap
+        } else {
+            MissedReason::Catchup
         };
         let dropped = match catchup {
             Catchup::Skip => n,
@@ -197,11 +234,11 @@ impl Core {
             Catchup::All => {
                 // The kept points become a catch-up, fired one per tick from the oldest.
                 let dropped = self.begin_catch_up(id, &step, arrived, Catchup::All, now)?;
-                self.count_dropped(id, running, reason, dropped);
+                self.count_missed(id, reason, dropped, now);
                 return self.catch_up_step(id, &step, now, later);
             }
         };
-        self.count_dropped(id, running, reason, dropped);
+        self.count_missed(id, reason, dropped, now);
         if catchup == Catchup::Skip {
             return self.move_cadence(id, arrived.end, now, later);
         }
@@ -210,7 +247,7 @@ impl Core {
         let Some(end) = arrived.end else {
             return Some(self.start_last(id, nominal, now));
         };
-        self.set_next_run(id, end);
+        self.set_next_run(id, end, now);
         self.arm_next(id, now, later);
         Some(self.start(id, nominal, now))
     }
@@ -243,20 +280,18 @@ impl Core {
         }
         let point = e.next_run;
         let old = step.arrived(point, due, cutoff).count.min(arrived.count);
-        self.metrics.missed(MissedReason::CatchupWindow, old);
-        let e = self.table.get_mut(id)?;
-        e.missed_count = e.missed_count.saturating_add(old);
+        self.count_missed(id, MissedReason::CatchupWindow, old, now);
         self.mark_dirty(id);
         if old == arrived.count {
             match arrived.end {
-                Some(end) => self.set_next_run(id, end),
+                Some(end) => self.set_next_run(id, end, now),
                 None => self.out_of_range(id, now),
             }
             return None;
         }
         // The points left are the last `count - old`, so the first of them is representable.
         let first = step.nth(point, old)?;
-        self.set_next_run(id, first);
+        self.set_next_run(id, first, now);
         Some(step.arrived(first, first, now))
     }
 
@@ -276,32 +311,15 @@ impl Core {
         if !self.cancel_running(id, arrived.latest, now) {
             return None;
         }
-        let e = self.table.get_mut(id)?;
-        e.overlap_count = e.overlap_count.saturating_add(arrived.count - 1);
-        self.metrics
-            .missed(MissedReason::Overlap, arrived.count - 1);
+        self.count_missed(id, MissedReason::Overlap, arrived.count - 1, now);
         self.mark_dirty(id);
         let nominal = arrived.latest;
         let Some(end) = arrived.end else {
             return Some(self.start_last(id, nominal, now));
         };
-        self.set_next_run(id, end);
+        self.set_next_run(id, end, now);
         self.arm_next(id, now, later);
         Some(self.start(id, nominal, now))
-    }
-
-    /// Counts `dropped` points of `id`: as overlaps when a firing runs, else as missed.
-    fn count_dropped(&mut self, id: u64, running: bool, reason: MissedReason, dropped: u64) {
-        let Some(e) = self.table.get_mut(id) else {
-            return;
-        };
-        if running {
-            e.overlap_count = e.overlap_count.saturating_add(dropped);
-        } else {
-            e.missed_count = e.missed_count.saturating_add(dropped);
-        }
-        self.metrics.missed(reason, dropped);
-        self.mark_dirty(id);
     }
 
     /// Fires the next point of `id`'s catch-up (its `next_run`, which is due) and spends one of
@@ -326,7 +344,7 @@ impl Core {
         let Some(next) = step.after(point) else {
             return Some(self.start_last(id, point, now));
         };
-        self.set_next_run(id, next);
+        self.set_next_run(id, next, now);
         if left > 0 && next <= now {
             self.arm_at(id, next, now, later);
         } else {
@@ -357,7 +375,7 @@ impl Core {
     ) -> Option<Firing> {
         match next {
             Some(next) => {
-                self.set_next_run(id, next);
+                self.set_next_run(id, next, now);
                 self.arm_next(id, now, later);
             }
             None => self.out_of_range(id, now),
@@ -443,9 +461,8 @@ impl Core {
         let Some(dropped) = self.begin_catch_up(id, step, arrived, catchup, now) else {
             return;
         };
-        self.metrics.missed(MissedReason::Catchup, dropped);
+        self.count_missed(id, MissedReason::Catchup, dropped, now);
         let e = self.table.get_mut(id).expect("checked above");
-        e.missed_count = e.missed_count.saturating_add(dropped);
         let (next, catching_up) = (e.next_run, e.backlog > 0);
         let mut later = Later::new();
         if catching_up {
@@ -489,7 +506,7 @@ impl Core {
             self.out_of_range(id, now);
             return None;
         };
-        self.set_next_run(id, next);
+        self.set_next_run(id, next, now);
         let e = self.table.get_mut(id)?;
         e.backlog = u16::try_from(firings).unwrap_or(u16::MAX);
         self.mark_dirty(id);

@@ -5,7 +5,7 @@
 //!
 //! A claimed row may say a firing is running: the node that started it is gone (its lease ran
 //! out) and its outcome will never be reported here — the run is another host's (unless this
-//! engine resumed that node, docs/schedules.md §11.48, when the rows are its own). Such
+//! engine resumed that node, docs/schedules.md §11.49, when the rows are its own). Such
 //! firings are settled at once, as the claim is applied, with a fault of kind
 //! [`TakenOver`](crate::FaultKind::TakenOver) (docs/schedules.md §11.39): the schedule is then
 //! idle, so the points after the one that firing served fire normally, with overlap and

@@ -52,7 +52,7 @@ pub struct Config {
     /// name theirs (`serve`, `demo`, the program's own name).
     pub namespace: Namespace,
     /// The node this engine is on a `PostgreSQL` store, kept across restarts so that a host
-    /// whose tasks survive a crash gets its in-flight firings back (docs/schedules.md §11.48):
+    /// whose tasks survive a crash gets its in-flight firings back (docs/schedules.md §11.49):
     /// opening waits for the lease of a previous process on this node to run out (at most two
     /// leases, else [`Error::NodeInUse`](crate::Error::NodeInUse)), takes the node's rows back
     /// with a new fence, and hands their runs to [`Schedules::interrupted`](crate::Schedules::interrupted)

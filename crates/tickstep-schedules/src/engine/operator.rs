@@ -431,16 +431,11 @@ impl Core {
         let step = e.step().filter(|_| idle_recurring && e.next_run <= now);
         if let Some(step) = step {
             let arrived = step.arrived(e.next_run, e.next_run, now);
-            let missed_before = e.missed_count;
+            // What the catch-up drops is counted missed as `paused` (`Core::count_missed`).
             self.catching_up_paused = true;
             let due = e.next_run;
             self.catch_up(id, &step, arrived, due, now);
             self.catching_up_paused = false;
-            if let Some(e) = self.table.get_mut(id) {
-                let dropped = e.missed_count.saturating_sub(missed_before);
-                let ops = &mut e.extra_mut().ops;
-                ops.paused_missed = ops.paused_missed.saturating_add(dropped);
-            }
         } else if paused.armed {
             let at = e.fire_at;
             self.table.arm(id, at);
@@ -514,7 +509,7 @@ impl Core {
                 if overlap == Overlap::Queue && queue_free {
                     e.extra_mut().queued = Some(now);
                 } else {
-                    e.overlap_count = e.overlap_count.saturating_add(1);
+                    self.count_missed(id, crate::MissedReason::Overlap, 1, now);
                 }
                 None
             } else {

@@ -68,6 +68,7 @@ impl Core {
                 note: p.note.clone(),
             }),
             paused_missed: ops.map_or(0, |o| o.paused_missed),
+            missed: ops.map_or_else(Default::default, |o| o.missed.view(o.paused_missed)),
             trigger_pending: ops.is_some_and(|o| o.trigger),
             backfill: ops
                 .and_then(|o| o.backfill)

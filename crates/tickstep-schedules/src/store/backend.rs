@@ -175,7 +175,7 @@ pub(crate) struct OpenPolicy {
     /// The engine's namespace: the store loads, claims and looks up only its rows, and stores
     /// every row the engine creates in it (docs/schedules.md §15.2).
     pub(crate) namespace: crate::Namespace,
-    /// The node to resume on a shared store, if the host names one (docs/schedules.md §11.48).
+    /// The node to resume on a shared store, if the host names one (docs/schedules.md §11.49).
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) node: Option<u64>,
 }

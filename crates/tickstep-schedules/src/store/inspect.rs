@@ -191,6 +191,9 @@ pub struct StoredSchedule {
     pub pause: Option<crate::PauseInfo>,
     /// Cadence points missed because it was paused, over its life (docs/schedules.md §9.4).
     pub paused_missed: u64,
+    /// The points it missed by reason and its last miss (docs/schedules.md §9.15): zero for
+    /// every reason but `paused` in a store older than schema version 12 (`PostgreSQL` 14).
+    pub missed: crate::MissedPoints,
     /// Whether a `trigger_now` waits for the next tick (docs/schedules.md §9.6).
     pub trigger_pending: bool,
     /// The backfill under way: its next point and its last, Unix nanoseconds (docs/schedules.md
@@ -611,6 +614,47 @@ impl Inspector {
             .collect())
     }
 
+    /// How late the firings the store keeps started, over every schedule it shows (this
+    /// namespace's, with [`Inspector::in_namespace`]): the percentiles of
+    /// [`FiringRecord::lateness`](crate::FiringRecord::lateness) over each schedule's last
+    /// [`HISTORY_KEPT`](crate::HISTORY_KEPT) firings together, with their count
+    /// (docs/schedules.md §9.16). It reads each schedule's history, one read a schedule.
+    ///
+    /// # Errors
+    ///
+    /// As [`Inspector::history`].
+    ///
+    /// ```
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let clock = ManualClock::new();
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "v");
+    /// let runner = TestRunner::new();
+    /// let engine = Schedules::open(&path, clock.clone(), world, runner.clone(), Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// txn.schedule_every(wiz, "v", 1.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// clock.advance(std::time::Duration::from_millis(1250));
+    /// engine.tick().unwrap();
+    /// runner.finish_all(&engine);
+    /// engine.flush().unwrap();
+    /// let lateness = Inspector::open(&path).unwrap().lateness().unwrap();
+    /// assert_eq!(lateness.samples, 1);
+    /// assert!((lateness.p99 - 0.25).abs() < 1e-6, "float Unix seconds: {}", lateness.p99);
+    /// ```
+    pub fn lateness(&self) -> Result<crate::Lateness, Error> {
+        let mut seconds = Vec::new();
+        for id in self.ids()? {
+            seconds.extend(self.history(id)?.iter().map(crate::FiringRecord::lateness));
+        }
+        Ok(crate::Lateness::of_seconds(seconds))
+    }
+
     /// The saved schedules keyed `key`, by id: one per owner at most, the key being unique per
     /// owner (docs/schedules.md §5.17, §5.18). Empty for a store older than keys.
     ///
@@ -1021,6 +1065,7 @@ impl From<(ScheduleRow, String)> for StoredSchedule {
                 note: p.note,
             }),
             paused_missed: ops.paused_missed,
+            missed: ops.missed.view(ops.paused_missed),
             trigger_pending: ops.trigger,
             backfill_unix_nanos: ops.backfill,
             calendar: r.calendar.as_deref().map(crate::CalendarInfo::from),

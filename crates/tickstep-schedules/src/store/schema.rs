@@ -50,6 +50,12 @@
 //! for the defaults): `catchup_window` and the other policies of docs/schedules.md §16. Rows
 //! written by an older version have the defaults.
 //!
+//! Version 12 (docs/schedules.md §11.48) lets the operator state's JSON (`ops`) carry the
+//! points a schedule missed by reason and its last miss (`missed`). No column changes: the version
+//! is there so that an older build, whose reader refuses a field it does not know, refuses the
+//! file instead of misreading its rows. Rows written by an older version have missed nothing by
+//! any reason but `paused` (which `paused_missed` has kept since version 5).
+//!
 //! Times are Unix nanoseconds and counters are integers; both are `u64` in the engine and are
 //! stored as SQLite's signed 64-bit integers by reinterpreting the bits, which leaves every
 //! deadline before the year 2262 readable as is. Arguments, state and fault values are JSON, so
@@ -62,7 +68,7 @@ use rusqlite::{Connection, ErrorCode};
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 11;
+pub(crate) const CURRENT_VERSION: i64 = 12;
 
 /// The oldest schema version an [`Inspector`](crate::Inspector) reads (it reads the firing limits
 /// version 3 added as none from an older file).
@@ -82,7 +88,7 @@ pub(crate) const OWN_TABLES: [&str; 6] = [
 ];
 
 /// Migrations in order: (version, description, SQL).
-const MIGRATIONS: [(i64, &str, &str); 11] = [
+const MIGRATIONS: [(i64, &str, &str); 12] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -202,7 +208,17 @@ const MIGRATIONS: [(i64, &str, &str); 11] = [
         "schedule policies: catch-up window, limited runs, pause on max faults",
         POLICIES,
     ),
+    (
+        12,
+        "points missed by reason, in the operator state",
+        MISSED_BY_REASON,
+    ),
 ];
+
+/// Version 12: the `ops` JSON may carry `missed` (docs/schedules.md §11.48); nothing to alter.
+pub(crate) const MISSED_BY_REASON: &str = "
+    SELECT 1; -- the ops column's JSON may now hold `missed`: an older build must not read it
+";
 
 /// Version 11: each schedule's policies (docs/schedules.md §16.3): one JSON column, NULL for
 /// the defaults, which is what every row already there gets. The cadence update never writes it.

@@ -2,6 +2,7 @@
 //! clock, and short helpers so each test reads like the sentence it checks.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod counters;
 pub mod effects;
 pub mod nodes;
 pub mod pg;

@@ -59,7 +59,7 @@ pub(super) fn register(
         .map_err(database_error("registering this node"))
 }
 
-/// Resumes node `node`, which the host names across restarts (docs/schedules.md §11.48): takes
+/// Resumes node `node`, which the host names across restarts (docs/schedules.md §11.49): takes
 /// its row once the lease of the process that had it has run out (database time), or makes it.
 /// A live process keeps renewing that lease: after two leases of waiting the open gives up.
 ///

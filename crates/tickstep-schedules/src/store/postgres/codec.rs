@@ -54,7 +54,7 @@ pub(super) fn claim_sql() -> &'static str {
 }
 
 /// [`claim_sql`] as an open runs it: the rows node `$1` itself holds are taken too, with a new
-/// fence. A fresh node holds none; a resumed one (docs/schedules.md §11.48) takes back what the
+/// fence. A fresh node holds none; a resumed one (docs/schedules.md §11.49) takes back what the
 /// process it follows held, and the fence refuses that process's writes should it still run.
 pub(super) fn load_sql() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();

@@ -204,7 +204,7 @@ impl PostgresStore {
                 i64::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| {
                     Error::invalid(
                         n.to_string(),
-                        "a node id is from 1 to 9223372036854775807 (docs/schedules.md §11.48)",
+                        "a node id is from 1 to 9223372036854775807 (docs/schedules.md §11.49)",
                     )
                 })
             })
@@ -282,7 +282,7 @@ impl PostgresStore {
 
 /// The store thread's start: connects, migrates, registers the node (a random 63-bit id: two
 /// nodes meeting on one would need 2^31 nodes to be likely), or resumes the one the host named
-/// (docs/schedules.md §11.48), and notes the last operator stop.
+/// (docs/schedules.md §11.49), and notes the last operator stop.
 ///
 /// # Errors
 ///

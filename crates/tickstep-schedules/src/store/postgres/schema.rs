@@ -55,6 +55,11 @@
 //! `SQLite` store's version 11 does (docs/schedules.md §16.3): rows already there get the
 //! defaults.
 //!
+//! Version 14 lets the operator state's JSON (`ops`) carry the points a schedule missed by
+//! reason and its last miss, as the `SQLite` store's version 12 does (docs/schedules.md §11.48):
+//! no column changes, only the version, so that an older build refuses the database instead of
+//! misreading its rows.
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -65,7 +70,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 13;
+pub(crate) const CURRENT_VERSION: i64 = 14;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -74,7 +79,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 13] = [
+const MIGRATIONS: [(i64, &str, &str); 14] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -209,6 +214,11 @@ const MIGRATIONS: [(i64, &str, &str); 13] = [
         13,
         "schedule policies: catch-up window, limited runs, pause on max faults",
         POLICIES,
+    ),
+    (
+        14,
+        "points missed by reason, in the operator state",
+        crate::store::schema::MISSED_BY_REASON,
     ),
 ];
 
@@ -461,7 +471,7 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        let all: Vec<i64> = (1..=13).collect();
+        let all: Vec<i64> = (1..=14).collect();
         assert_eq!(versions(&[]), Ok(all.clone()));
         assert_eq!(versions(&[1]), Ok(all[1..].to_vec()));
         let without = |gone: &[i64]| all.iter().copied().filter(|v| !gone.contains(v)).collect();
@@ -472,9 +482,9 @@ mod tests {
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 14]), Err(14));
-        let err = pending(&[1, 4, 14]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 14") && err.to_string().contains("up to 13"));
+        assert_eq!(versions(&[1, 4, 15]), Err(15));
+        let err = pending(&[1, 4, 15]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 15") && err.to_string().contains("up to 14"));
     }
 
     #[test]

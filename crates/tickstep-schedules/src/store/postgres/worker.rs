@@ -528,7 +528,7 @@ impl Worker {
                 let was: Option<i64> = row
                     .try_get(codec::PREVIOUS_HOLDER_COLUMN)
                     .map_err(database_error(context))?;
-                // A resumed node's own rows are its own (docs/schedules.md §11.48).
+                // A resumed node's own rows are its own (docs/schedules.md §11.49).
                 let other = was.filter(|node| *node != self.node);
                 if let Some(node) = other.filter(|_| !decoded.cadence.running.is_empty()) {
                     taken_over.push(ClaimedRow {
