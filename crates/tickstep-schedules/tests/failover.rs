@@ -519,6 +519,22 @@ fn committed_points(client: &mut postgres::Client, schedules: usize, last_wall: 
             (u64::try_from(id).unwrap(), u64::try_from(at).unwrap())
         })
         .collect();
+    // What each schedule counted as dropped, for a failure to say whether a missing point was
+    // counted (an overlap of a firing whose outcome came late, on a starved node) or lost.
+    let dropped: BTreeMap<u64, (i64, i64)> = client
+        .query(
+            "SELECT id, overlap_count, missed_count FROM tickstep_schedules",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                u64::try_from(r.get::<_, i64>(0)).unwrap(),
+                (r.get(1), r.get(2)),
+            )
+        })
+        .collect();
     for (schedule, points) in &mut committed {
         points.sort_unstable();
         let first = created[schedule] + interval;
@@ -536,9 +552,11 @@ fn committed_points(client: &mut postgres::Client, schedules: usize, last_wall: 
             assert_eq!(
                 w[1] - w[0],
                 interval,
-                "schedule {schedule}: points missing between {} and {}",
+                "schedule {schedule}: points missing between {} and {} (the schedule counted \
+                 {:?} (overlap_count, missed_count) dropped)",
                 w[0],
-                w[1]
+                w[1],
+                dropped.get(schedule)
             );
         }
         assert!(
