@@ -84,7 +84,11 @@ fn a_store_alone_is_served_read_only() {
         !list.body.contains('\u{1b}'),
         "an ANSI escape is shown, not sent"
     );
-    assert!(!list.body.contains("<script"), "a store has no live view");
+    assert!(
+        !list.body.contains("id=\"frames\""),
+        "a store has no live view"
+    );
+    http_client::assert_own_files(addr, &list.body);
     assert!(
         list.head
             .contains("content-security-policy: default-src 'self'")

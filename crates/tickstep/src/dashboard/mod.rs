@@ -18,9 +18,10 @@
 //! Handlers must be `Send` and a runtime is not, so a handler only parses the request and hands
 //! the view to a task on the runtime's thread, which reads the engine between frames and answers
 //! with the page; a store alone is read on tokio's blocking threads (its `PostgreSQL` client
-//! blocks). Either way the rows meet one renderer per view. Pages are HTML rendered on the server,
-//! with every user-supplied string escaped (docs/serve.md §13.3) and one embedded script for the live view
-//! (no build step, nothing fetched from elsewhere). Read-only unless an [`ActionGrant`] is given;
+//! blocks). Either way the rows meet one template per view. Pages are HTML rendered on the server
+//! from maud templates, with every user-supplied string escaped (docs/serve.md §13.3), and link one
+//! stylesheet and one script, static files compiled in (no build step, nothing fetched from
+//! elsewhere, nothing inline). Read-only unless an [`ActionGrant`] is given;
 //! then actions are `POST`s carrying the token, behind a CSRF guard (the page must be of this origin, docs/serve.md §13.8).
 //!
 //! # Costs
@@ -49,6 +50,7 @@
 //! # Ok(()) }
 //! ```
 
+mod assets;
 mod guard;
 mod host;
 mod live;
@@ -119,7 +121,7 @@ impl DashboardOptions {
 
 /// The dashboard of a running runtime: `/dashboard` (list), `/dashboard/schedules/ID` (detail)
 /// and its actions, `/dashboard/commands`, `/dashboard/cluster` (a `PostgreSQL` store's),
-/// `/dashboard/events` and `/dashboard/live.js` (the live view). Call it on the runtime's thread,
+/// `/dashboard/events` (the live view), the static files and `/favicon.ico`. Call it on the runtime's thread,
 /// inside a `LocalSet`: it starts the tasks that answer the pages and publish the live view
 /// (they end with the runtime or the host, which they hold weakly, or when the router is
 /// dropped).

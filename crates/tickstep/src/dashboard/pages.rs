@@ -1,16 +1,19 @@
-//! The dashboard's pages as HTML, rendered on the server (docs/serve.md §13.2–§13.3, §13.11–§13.12):
-//! one renderer per view, whatever the host — a runtime's or a store's rows come here as [`Row`]s
-//! and [`Detail`]s. Every string a user supplied goes through [`escape`]; the only script is the
-//! live view's own file.
+//! The dashboard's pages as HTML, rendered on the server from maud templates (docs/serve.md
+//! §13.2–§13.3, §13.11–§13.12, §13.14): one template per view, whatever the host — a runtime's or
+//! a store's rows come here as [`Row`]s and [`Detail`]s. maud escapes every value by default;
+//! every string a user supplied is put in as [`Text`], which also shows control and bidi
+//! characters as visible escapes. No style or script is inline: the pages link the static files
+//! of [`assets`](super::assets).
 //!
 //! Costs: a list page sorts the matched rows and renders at most [`LIST_CAP`]; a page is one
 //! allocation of its HTML.
 
-use std::fmt::Write as _;
+use maud::{DOCTYPE, Markup, Render, html};
 
 use crate::commands::CommandInfo;
 use crate::schedules::{Cluster, ScheduleKind, ScheduleStatus};
 
+use super::assets::{ICON, SCRIPT, STYLE};
 use super::query::{Filter, Sort};
 use super::text::escape;
 
@@ -55,38 +58,65 @@ pub(crate) struct Chrome {
     pub(crate) acting_as: Option<String>,
 }
 
+/// Text a user supplied, as a page shows it: escaped by [`escape`] (docs/serve.md §13.3) — the
+/// markup characters as entities and control and bidi characters as visible escapes.
+pub(crate) struct Text<'a>(pub(crate) &'a str);
+
+impl Render for Text<'_> {
+    fn render_to(&self, buffer: &mut String) {
+        buffer.push_str(&escape(self.0));
+    }
+}
+
+/// Which view a page is, for the navigation's current link.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Here {
+    Schedules,
+    Commands,
+    Cluster,
+}
+
 impl Chrome {
-    /// The links to the other views.
-    fn nav(&self) -> String {
-        let mut nav = String::from("<nav><a href=/dashboard>schedules</a>");
-        if self.runtime {
-            nav.push_str(" · <a href=/dashboard/commands>commands</a>");
+    /// A whole page: the head (stylesheet, icon), the host's bar with the links, the page's own
+    /// heading and body, and the one script.
+    fn page(&self, title: &str, here: Option<Here>, body: &Markup) -> String {
+        let link = |to: Here, href: &str, name: &str| {
+            html! {
+                @if here == Some(to) { a href=(href) aria-current="page" { (name) } }
+                @else { a href=(href) { (name) } }
+            }
+        };
+        html! {
+            (DOCTYPE)
+            html lang="en" {
+                head {
+                    meta charset="utf-8";
+                    meta name="viewport" content="width=device-width, initial-scale=1";
+                    title { (Text(title)) " — tickstep" }
+                    link rel="stylesheet" href=(STYLE.path);
+                    link rel="icon" type="image/svg+xml" href=(ICON.path);
+                }
+                body {
+                    header.top {
+                        p.host id="host" { (Text(&self.title)) }
+                        nav aria-label="views" {
+                            (link(Here::Schedules, "/dashboard", "schedules"))
+                            @if self.runtime { (link(Here::Commands, "/dashboard/commands", "commands")) }
+                            @if self.cluster { (link(Here::Cluster, "/dashboard/cluster", "cluster")) }
+                        }
+                        @if let Some(name) = &self.acting_as {
+                            span.who { "acting as " b { (Text(name)) } }
+                        }
+                    }
+                    main {
+                        h1 { (Text(title)) }
+                        (body)
+                    }
+                    script src=(SCRIPT.path) {}
+                }
+            }
         }
-        if self.cluster {
-            nav.push_str(" · <a href=/dashboard/cluster>cluster</a>");
-        }
-        nav.push_str("</nav>");
-        nav
-    }
-
-    /// The list's head: the dashboard's name as its heading, then the links.
-    fn start_list(&self) -> String {
-        let mut page = head("Schedules");
-        let _ = write!(page, "<h1>{}</h1>{}", escape(&self.title), self.nav());
-        page
-    }
-
-    /// Another page's head: the dashboard's name and the links, then the page's own heading.
-    fn start(&self, title: &str) -> String {
-        let mut page = head(title);
-        let _ = write!(
-            page,
-            "<p id=host>{}</p>{}<h1>{}</h1>",
-            escape(&self.title),
-            self.nav(),
-            escape(title)
-        );
-        page
+        .into_string()
     }
 }
 
@@ -102,74 +132,50 @@ pub(crate) fn list(mut rows: Vec<Row>, filter: &Filter, now: f64, chrome: &Chrom
         Sort::State => rows.sort_by_key(|r| r.status),
         Sort::Next => rows.sort_by(|a, b| a.next_run.total_cmp(&b.next_run)),
     }
-    let mut page = chrome.start_list();
-    let _ = write!(
-        page,
-        "<form method=get action=/dashboard>\
-         <input name=q placeholder=search value=\"{}\"> \
-         <input name=owner placeholder=owner value=\"{}\"> \
-         <input name=verb placeholder=verb value=\"{}\"> \
-         <select name=kind>{}</select> <select name=state>{}</select> \
-         <select name=sort>{}</select> <button>Filter</button></form>\
-         <p id=count>{} of {total} live schedules</p>",
-        escape(filter.search.as_deref().unwrap_or("")),
-        escape(filter.owner.as_deref().unwrap_or("")),
-        escape(filter.verb.as_deref().unwrap_or("")),
-        // An empty choice first: no filter.
-        options(
-            [""].into_iter()
-                .chain(ScheduleKind::ALL.map(ScheduleKind::as_str)),
-            filter.kind.map_or("", ScheduleKind::as_str)
-        ),
-        options(
-            [""].into_iter()
-                .chain(ScheduleStatus::ALL.map(ScheduleStatus::as_str)),
-            filter.state.map_or("", ScheduleStatus::as_str)
-        ),
-        options(Sort::NAMES, filter.sort.name()),
-        rows.len(),
-    );
-    if chrome.runtime {
-        page.push_str(LIVE_SECTIONS);
-        if chrome.online {
-            page.push_str(ONLINE);
+    let kinds = ScheduleKind::ALL.map(ScheduleKind::as_str);
+    let states = ScheduleStatus::ALL.map(ScheduleStatus::as_str);
+    let body = html! {
+        form.filters method="get" action="/dashboard" role="search" {
+            label { "search" input name="q" value=(Text(filter.search.as_deref().unwrap_or(""))); }
+            label { "owner" input name="owner" value=(Text(filter.owner.as_deref().unwrap_or(""))); }
+            label { "verb" input name="verb" value=(Text(filter.verb.as_deref().unwrap_or(""))); }
+            label { "kind" select name="kind" { (options(&kinds, filter.kind.map_or("", ScheduleKind::as_str), true)) } }
+            label { "state" select name="state" { (options(&states, filter.state.map_or("", ScheduleStatus::as_str), true)) } }
+            label { "sort" select name="sort" { (options(&Sort::NAMES, filter.sort.name(), false)) } }
+            button { "Filter" }
         }
-        page.push_str("<script src=/dashboard/live.js></script>");
-    }
-    page.push_str(
-        "<h2>Schedules</h2><table id=schedules><tr><th>id</th><th>owner</th><th>kind</th><th>verb</th>\
-         <th>args</th><th>state</th><th>next in</th><th>runs</th><th>faults</th></tr>",
-    );
-    for row in rows.iter().take(LIST_CAP) {
-        let next = if row.next_run > 0.0 {
-            format!("{:.1} s", (row.next_run - now).max(0.0))
-        } else {
-            "-".to_owned()
-        };
-        let _ = write!(
-            page,
-            "<tr><td><a href=\"/dashboard/schedules/{id}\">#{id}</a></td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{next}</td><td>{}</td><td>{}</td></tr>",
-            escape(&row.owner),
-            row.kind.as_str(),
-            escape(&row.verb),
-            escape(&row.args),
-            row.status,
-            row.run_count,
-            row.fault_count,
-            id = row.id,
-        );
-    }
-    page.push_str("</table>");
-    if rows.len() > LIST_CAP {
-        let _ = write!(
-            page,
-            "<p>… and {} more; narrow the filter.</p>",
-            rows.len() - LIST_CAP
-        );
-    }
-    page.push_str("</body></html>");
-    page
+        p.count id="count" { (rows.len()) " of " (total) " live schedules" }
+        @if chrome.runtime { (live(chrome.online)) }
+        h2 { "Schedules" }
+        div.scroll {
+            table id="schedules" {
+                tr {
+                    th { "id" } th { "owner" } th { "kind" } th { "verb" } th { "args" } th { "state" }
+                    th { "next in" } th.num { "runs" } th.num { "faults" }
+                }
+                @for row in rows.iter().take(LIST_CAP) {
+                    tr {
+                        td { a href={ "/dashboard/schedules/" (row.id) } { "#" (row.id) } }
+                        td { (Text(&row.owner)) }
+                        td { (row.kind.as_str()) }
+                        td { (Text(&row.verb)) }
+                        td.args { (Text(&row.args)) }
+                        td { span class={ "badge " (row.status.as_str()) } { (row.status.as_str()) } }
+                        td {
+                            @if row.next_run > 0.0 { (format!("{:.1} s", (row.next_run - now).max(0.0))) }
+                            @else { "-" }
+                        }
+                        td.num { (row.run_count) }
+                        td.num { (row.fault_count) }
+                    }
+                }
+            }
+        }
+        @if rows.len() > LIST_CAP {
+            p { "… and " (rows.len() - LIST_CAP) " more; narrow the filter." }
+        }
+    };
+    chrome.page("Schedules", Some(Here::Schedules), &body)
 }
 
 fn keep(row: &Row, filter: &Filter) -> bool {
@@ -185,147 +191,140 @@ fn keep(row: &Row, filter: &Filter) -> bool {
         })
 }
 
-/// `<option>`s for fixed, known-safe values, the chosen one selected.
-fn options<'a>(values: impl IntoIterator<Item = &'a str>, chosen: &str) -> String {
-    let mut html = String::new();
-    for v in values {
-        let selected = if v == chosen { " selected" } else { "" };
-        let _ = write!(html, "<option value=\"{v}\"{selected}>{v}</option>");
+/// `<option>`s for fixed, known-safe values (an empty one first, for no filter, when `any`),
+/// the chosen one selected.
+fn options(values: &[&str], chosen: &str, any: bool) -> Markup {
+    html! {
+        @if any { option value="" selected[chosen.is_empty()] { "any" } }
+        @for v in values {
+            option value=(v) selected[*v == chosen] { (v) }
+        }
     }
-    html
 }
 
 /// A schedule's page: every field, and the action forms when a grant allows them.
 pub(crate) fn detail(detail: &Detail, chrome: &Chrome) -> String {
     let id = detail.id;
-    let mut page = chrome.start(&format!("Schedule #{id}"));
-    let _ = write!(
-        page,
-        "<p>owner <b id=owner>{}</b></p><table id=info>",
-        escape(&detail.owner)
-    );
-    for (key, value) in &detail.fields {
-        let _ = write!(
-            page,
-            "<tr><th>{}</th><td>{}</td></tr>",
-            escape(key),
-            escape(value)
-        );
-    }
-    page.push_str("</table>");
-    if let Some(name) = &chrome.acting_as {
-        let _ = write!(
-            page,
-            "<h2>Actions</h2><p>acting as <b>{}</b>; each needs the action token.</p>",
-            escape(name)
-        );
-        for action in ["pause", "resume", "trigger", "stop"] {
-            let note = if action == "pause" {
-                "<input name=note placeholder=note maxlength=200> "
-            } else {
-                ""
-            };
-            let _ = write!(
-                page,
-                "<form method=post action=\"/dashboard/schedules/{id}/{action}\" class=action>\
-                 <input type=password name=token placeholder=\"action token\" required> {note}\
-                 <button id={action}>{action}</button></form>"
-            );
+    let body = html! {
+        p { "owner " b id="owner" { (Text(&detail.owner)) } }
+        section.card {
+            table id="info" {
+                @for (key, value) in &detail.fields {
+                    tr { th { (Text(key)) } td { (Text(value)) } }
+                }
+            }
         }
-    }
-    page.push_str("</body></html>");
-    page
+        @if let Some(name) = &chrome.acting_as {
+            h2 { "Actions" }
+            p { "acting as " b { (Text(name)) } "; each needs the action token." }
+            div.actions {
+                @for action in ["pause", "resume", "trigger", "stop"] {
+                    form.action method="post" action={ "/dashboard/schedules/" (id) "/" (action) } {
+                        input type="password" name="token" placeholder="action token" required aria-label="action token";
+                        @if action == "pause" {
+                            input name="note" placeholder="note" maxlength="200" aria-label="note";
+                        }
+                        button id=(action) class=[(action == "stop").then_some("danger")] { (action) }
+                    }
+                }
+            }
+        }
+    };
+    chrome.page(&format!("Schedule #{id}"), None, &body)
 }
 
 /// The commands page (docs/serve.md §13.11): each running command, its priority, the mechanisms
 /// it holds, its parent and its last run time.
 pub(crate) fn commands(running: &[CommandInfo], chrome: &Chrome) -> String {
-    let mut page = chrome.start("Commands");
-    let _ = write!(
-        page,
-        "<p id=count>{} running</p><table id=commands><tr><th>id</th><th>name</th>\
-         <th>priority</th><th>mechanisms</th><th>parent</th><th>last run</th></tr>",
-        running.len()
-    );
-    for c in running {
-        let _ = write!(
-            page,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} µs</td></tr>",
-            c.id.get(),
-            escape(&c.name),
-            c.priority,
-            escape(&c.requirements.join(", ")),
-            c.parent
-                .map_or_else(|| "-".to_owned(), |p| p.get().to_string()),
-            c.last_run_time.as_micros(),
-        );
-    }
-    page.push_str("</table></body></html>");
-    page
+    let body = html! {
+        p.count id="count" { (running.len()) " running" }
+        div.scroll {
+            table id="commands" {
+                tr {
+                    th.num { "id" } th { "name" } th.num { "priority" } th { "mechanisms" }
+                    th.num { "parent" } th.num { "last run" }
+                }
+                @for c in running {
+                    tr {
+                        td.num { (c.id.get()) }
+                        td { (Text(&c.name)) }
+                        td.num { (c.priority) }
+                        td { (Text(&c.requirements.join(", "))) }
+                        td.num { @match c.parent { Some(p) => (p.get()), None => "-" } }
+                        td.num { (c.last_run_time.as_micros()) " µs" }
+                    }
+                }
+            }
+        }
+    };
+    chrome.page("Commands", Some(Here::Commands), &body)
 }
 
 /// The cluster page (docs/serve.md §13.12): each node, its lease, what it holds.
 pub(crate) fn cluster(cluster: &Cluster, chrome: &Chrome) -> String {
-    let mut page = chrome.start("Cluster");
-    let _ = write!(
-        page,
-        "<p id=count>{} nodes; {} schedules held by no live node</p>\
-         <table id=nodes><tr><th>node</th><th>lease</th><th>lease until</th><th>started</th>\
-         <th>holds</th><th>schedules</th></tr>",
-        cluster.nodes.len(),
-        cluster.unheld
-    );
-    for n in &cluster.nodes {
-        let mut held = String::new();
-        for id in &n.held {
-            let _ = write!(
-                held,
-                "<a href=\"/dashboard/schedules/{id}\">#{id}</a> ",
-                id = id.get()
-            );
+    let body = html! {
+        p.count id="count" {
+            (cluster.nodes.len()) " nodes; " (cluster.unheld) " schedules held by no live node"
         }
-        if n.holds > n.held.len() as u64 {
-            let _ = write!(held, "… {} more", n.holds - n.held.len() as u64);
+        div.scroll {
+            table id="nodes" {
+                tr {
+                    th { "node" } th { "lease" } th { "lease until" } th { "started" }
+                    th.num { "holds" } th { "schedules" }
+                }
+                @for n in &cluster.nodes {
+                    tr {
+                        td { (n.node) }
+                        td { span class={ "badge " (if n.live { "active" } else { "retired" }) } {
+                            (if n.live { "live" } else { "expired" })
+                        } }
+                        td { (format!("{:.1}", n.lease_until)) }
+                        td { (format!("{:.1}", n.started_at)) }
+                        td.num { (n.holds) }
+                        td {
+                            @for id in &n.held {
+                                a href={ "/dashboard/schedules/" (id.get()) } { "#" (id.get()) } " "
+                            }
+                            @if n.holds > n.held.len() as u64 {
+                                "… " (n.holds - n.held.len() as u64) " more"
+                            }
+                        }
+                    }
+                }
+            }
         }
-        let _ = write!(
-            page,
-            "<tr><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{held}</td></tr>",
-            n.node,
-            if n.live { "live" } else { "expired" },
-            n.lease_until,
-            n.started_at,
-            n.holds,
-        );
-    }
-    page.push_str("</table></body></html>");
-    page
+    };
+    chrome.page("Cluster", Some(Here::Cluster), &body)
 }
 
-/// The frame budget, hot tasks and counts, filled by the live view's script (docs/serve.md
-/// §13.6).
-const LIVE_SECTIONS: &str = "<h2>Frame budget</h2>\
-<p>step time per frame against the budget <span id=budget>?</span> (the line; red bars are over it) \
-— <span id=live-state>waiting for the first update</span></p>\
-<canvas id=frames width=720 height=120 data-updates=0></canvas>\
-<p>frames over budget in the last second <b id=over-budget>?</b>; kernel overload events \
-<b id=overloads>?</b>; tasks deferred in the last step <b id=deferred>?</b>; waiting per priority \
-<b id=pending>?</b></p>\
-<h2>Hot tasks</h2><table id=hot-tasks><tr><th>origin</th><th>total µs</th><th>calls</th>\
-<th>longest µs</th></tr></table>\
-<h2>Commands</h2><p>running commands <b id=commands-running>?</b> \
-(<a href=/dashboard/commands>each, with its mechanisms and priority</a>)</p>\
-<p>live schedules <b id=schedules-live>?</b>, of which paused <b id=schedules-paused>?</b></p>";
-
-/// The online count, for a host that has users.
-const ONLINE: &str = "<p>players online <b id=online>?</b></p>";
-
-/// The page's head: a title and a little CSS, nothing fetched.
-fn head(title: &str) -> String {
-    format!(
-        "<!doctype html><html><head><meta charset=utf-8><title>{} — tickstep</title>\
-         <style>body{{font-family:sans-serif;margin:1em}}table{{border-collapse:collapse}}\
-         td,th{{border:1px solid #ccc;padding:2px 6px;text-align:left;font-family:monospace}}\
-         </style></head><body>",
-        escape(title)
-    )
+/// The frame budget, hot tasks and counts, filled by the script (docs/serve.md §13.6).
+fn live(online: bool) -> Markup {
+    html! {
+        section.card id="live" {
+            h2 { "Frame budget" }
+            p.muted {
+                "step time per frame against the budget " span id="budget" { "?" }
+                " (red bars are over it) — " span id="live-state" { "waiting for the first update" }
+            }
+            canvas.chart id="frames" width="720" height="160" data-updates="0"
+                aria-label="step time of each recent frame against the frame budget" {}
+            p.stats {
+                span { "over budget in the last second " b id="over-budget" { "?" } }
+                span { "kernel overload events " b id="overloads" { "?" } }
+                span { "deferred in the last step " b id="deferred" { "?" } }
+                span { "waiting per priority " b id="pending" { "?" } }
+            }
+            p.stats {
+                span { "running commands " b id="commands-running" { "?" } }
+                span { "live schedules " b id="schedules-live" { "?" } }
+                span { "paused " b id="schedules-paused" { "?" } }
+                @if online { span { "players online " b id="online" { "?" } } }
+            }
+            h2 { "Hot tasks" }
+            table id="hot-tasks" {
+                tr { th { "origin" } th.num { "total µs" } th.num { "calls" } th.num { "longest µs" } }
+            }
+            p { a href="/dashboard/commands" { "each running command, with its mechanisms and priority" } }
+        }
+    }
 }

@@ -19,6 +19,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use super::assets;
 use super::guard::{self, Action, ActionGrant, MAX_FORM};
 use super::host::{ActionRequest, DashboardHost, RefusedKind};
 use super::pages::{self, Chrome};
@@ -31,8 +32,6 @@ use crate::{Runtime, RuntimeHandle};
 const QUEUE: usize = 64;
 /// How many store reads may run at once on blocking threads.
 const BLOCKING: usize = 4;
-/// The live view's script.
-const SCRIPT: &str = include_str!("live.js");
 
 /// What a request asks for.
 #[derive(Debug)]
@@ -105,7 +104,6 @@ pub(crate) fn runtime_routes(
         location,
         blocking: Arc::new(Semaphore::new(BLOCKING)),
     })
-    .route("/dashboard/live.js", get(script))
 }
 
 /// The routes of a store's dashboard.
@@ -133,6 +131,7 @@ fn routes(dash: Dashboard) -> Router {
         .route("/dashboard/cluster", get(cluster))
         .layer(DefaultBodyLimit::max(MAX_FORM))
         .with_state(dash)
+        .merge(assets::routes())
 }
 
 async fn list(State(dash): State<Dashboard>, RawQuery(query): RawQuery) -> Response {
@@ -197,15 +196,6 @@ async fn act(
         Ok(action) => ask(&dash, View::Act(id, action, peer.ip())).await,
         Err(refusal) => refusal.into_response(),
     }
-}
-
-/// The live view's script, the only script the dashboard runs (docs/serve.md §13.3).
-async fn script() -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
-        SCRIPT,
-    )
-        .into_response()
 }
 
 /// Hands `view` to where it is answered and turns the answer into a response.
