@@ -28,7 +28,7 @@ with Browser() as browser:
     seen["all_rows"] = run("return [...document.querySelectorAll('#schedules a')].map(a => a.textContent)")
     # The hostile arguments, as the browser shows them (text), and whether anything ran.
     seen["args_cells"] = run(
-        "return [...document.querySelectorAll('#schedules tr')].slice(1).map(r => r.cells[4].textContent)")
+        "return [...document.querySelectorAll('#schedules tr')].slice(1).map(r => r.cells[5].textContent)")
     seen["images"] = run("return document.images.length")
     seen["pwned"] = run("return window.pwned || 0")
 

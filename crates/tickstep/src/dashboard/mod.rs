@@ -26,7 +26,7 @@
 //!
 //! # Costs
 //!
-//! A page reads each listed schedule once (a runtime between frames, at most 500 rows rendered);
+//! A page reads each listed schedule once (a runtime between frames, at most 50 rows rendered);
 //! the live view takes one snapshot a second while anyone watches, whatever the number of
 //! viewers (at most 64); at most 64 views wait for the runtime's thread and 4 store reads run at
 //! once, the rest get `503`. Nothing runs while nobody asks. Build: axum (already built for
@@ -61,6 +61,7 @@ mod rows;
 mod stored;
 mod text;
 mod unavailable;
+mod when;
 
 use std::path::Path;
 use std::rc::Rc;
@@ -73,14 +74,15 @@ pub use stored::{info_json, record_json, value_json};
 pub use unavailable::StoreUnavailable;
 
 /// What tickstep's own command-line tool shares with the dashboard (feature `internal-cli`): the
-/// terminal-safe text of docs/serve.md §11.1, the HTML escape of docs/serve.md §13.3 and the same-origin check
-/// of its WebSocket handshake. Not part of the public API: hidden from the docs, outside the
+/// terminal-safe text of docs/serve.md §11.1, the HTML escape of docs/serve.md §13.3, the same-origin check
+/// of its WebSocket handshake and times relative to now (docs/runtime.md §7.10). Not part of the public API: hidden from the docs, outside the
 /// semver promise, and not meant for any other crate (docs/crates.md §4.3).
 #[cfg(feature = "internal-cli")]
 #[doc(hidden)]
 pub mod internal {
     pub use super::guard::same_origin;
     pub use super::text::{escape, shown};
+    pub use super::when::relative;
 }
 
 use crate::{Runtime, RuntimeHandle};

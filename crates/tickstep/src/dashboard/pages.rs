@@ -5,8 +5,10 @@
 //! characters as visible escapes. No style or script is inline: the pages link the static files
 //! of [`assets`](super::assets).
 //!
-//! Costs: a list page sorts the matched rows and renders at most [`LIST_CAP`]; a page is one
-//! allocation of its HTML.
+//! Costs: a list page keeps the matched rows, selects one page of them in linear time, sorts
+//! and renders only those [`LIST_CAP`]; a page is one allocation of its HTML.
+
+use std::cmp::Ordering;
 
 use maud::{DOCTYPE, Markup, Render, html};
 
@@ -16,9 +18,15 @@ use crate::schedules::{Cluster, ScheduleKind, ScheduleStatus};
 use super::assets::{ICON, SCRIPT, STYLE};
 use super::query::{Filter, Sort};
 use super::text::escape;
+use super::when::{When, span};
 
-/// The most rows the list renders (docs/serve.md §13.2).
-pub const LIST_CAP: usize = 500;
+/// The most rows one list page renders (docs/serve.md §13.2): a page of the matched rows, with
+/// links to the pages before and after.
+///
+/// ```
+/// assert!(tickstep::dashboard::LIST_CAP <= 100, "a page a person reads");
+/// ```
+pub const LIST_CAP: usize = 50;
 
 /// One schedule in the list, with what it is filtered and sorted by.
 pub(crate) struct Row {
@@ -28,12 +36,35 @@ pub(crate) struct Row {
     pub(crate) verb: String,
     pub(crate) args: String,
     pub(crate) key: Option<String>,
+    /// A store alone's rows say whose application they are (docs/schedules.md §15.5).
+    pub(crate) namespace: Option<String>,
+    /// Seconds between points of an `every` schedule.
+    pub(crate) interval: f64,
+    /// A `cron` schedule's expression and zone.
+    pub(crate) calendar: Option<(String, String)>,
     /// What it is doing (docs/schedules.md §9.13).
     pub(crate) status: ScheduleStatus,
+    /// A paused schedule's note (docs/schedules.md §9.4).
+    pub(crate) pause_note: Option<String>,
     /// Float Unix seconds; 0.0 for none (paused, a one-shot running: docs/schedules.md §9.4).
     pub(crate) next_run: f64,
+    /// Float Unix seconds; 0.0 for never.
+    pub(crate) last_run: f64,
+    /// The last settled firing's fault, as text, while it is the last outcome.
+    pub(crate) last_fault: Option<String>,
     pub(crate) run_count: u64,
     pub(crate) fault_count: u64,
+}
+
+impl Row {
+    /// The cadence in words: `every 90 s`, `0 3 * * MON-FRI Europe/Paris`, `once`.
+    fn cadence(&self) -> String {
+        match (self.kind, &self.calendar) {
+            (ScheduleKind::Cron, Some((expr, zone))) => format!("{expr} {zone}"),
+            (ScheduleKind::Every, _) => format!("every {}", span(self.interval)),
+            _ => "once".to_owned(),
+        }
+    }
 }
 
 /// One schedule's detail: its owner's name and every `schedule_info` field, shown as text.
@@ -120,62 +151,126 @@ impl Chrome {
     }
 }
 
-/// The list page: the filter form, the live view (a runtime's) and the matched rows.
+/// The list page: the filter form, one page of the matched rows with the links to the others,
+/// and the live view (a runtime's).
 pub(crate) fn list(mut rows: Vec<Row>, filter: &Filter, now: f64, chrome: &Chrome) -> String {
     let total = rows.len();
     rows.retain(|row| keep(row, filter));
-    match filter.sort {
-        Sort::Id => rows.sort_by_key(|r| r.id),
-        Sort::Owner => rows.sort_by(|a, b| a.owner.cmp(&b.owner)),
-        Sort::Verb => rows.sort_by(|a, b| a.verb.cmp(&b.verb)),
-        Sort::Kind => rows.sort_by_key(|r| r.kind.as_str()),
-        Sort::State => rows.sort_by_key(|r| r.status),
-        Sort::Next => rows.sort_by(|a, b| a.next_run.total_cmp(&b.next_run)),
-    }
+    let matched = rows.len();
+    let pages = matched.div_ceil(LIST_CAP).max(1);
+    let page = filter.page.min(pages);
+    let shown = order_page(&mut rows, filter, page);
     let kinds = ScheduleKind::ALL.map(ScheduleKind::as_str);
     let states = ScheduleStatus::ALL.map(ScheduleStatus::as_str);
     let body = html! {
         form.filters method="get" action="/dashboard" role="search" {
-            label { "search" input name="q" value=(Text(filter.search.as_deref().unwrap_or(""))); }
+            label { "search" input name="q" type="search" value=(Text(filter.search.as_deref().unwrap_or(""))); }
             label { "owner" input name="owner" value=(Text(filter.owner.as_deref().unwrap_or(""))); }
             label { "verb" input name="verb" value=(Text(filter.verb.as_deref().unwrap_or(""))); }
+            @if !chrome.runtime {
+                label { "namespace" input name="namespace" value=(Text(filter.namespace.as_deref().unwrap_or(""))); }
+            }
             label { "kind" select name="kind" { (options(&kinds, filter.kind.map_or("", ScheduleKind::as_str), true)) } }
             label { "state" select name="state" { (options(&states, filter.state.map_or("", ScheduleStatus::as_str), true)) } }
             label { "sort" select name="sort" { (options(&Sort::NAMES, filter.sort.name(), false)) } }
             button { "Filter" }
         }
-        p.count id="count" { (rows.len()) " of " (total) " live schedules" }
-        @if chrome.runtime { (live(chrome.online)) }
-        h2 { "Schedules" }
+        p.count id="count" { (matched) " of " (total) " live schedules" }
         div.scroll {
             table id="schedules" {
                 tr {
-                    th { "id" } th { "owner" } th { "kind" } th { "verb" } th { "args" } th { "state" }
-                    th { "next in" } th.num { "runs" } th.num { "faults" }
+                    th { "id" } th { "name" } th { "owner" } th { "cadence" } th { "verb" }
+                    th.hide-narrow { "args" } th { "state" } th { "next run" } th { "last outcome" }
+                    th.num { "runs" } th.num { "faults" }
                 }
-                @for row in rows.iter().take(LIST_CAP) {
+                @for row in shown {
                     tr {
                         td { a href={ "/dashboard/schedules/" (row.id) } { "#" (row.id) } }
+                        td.mono { @if let Some(key) = &row.key { (Text(key)) } @else { span.muted { "-" } } }
                         td { (Text(&row.owner)) }
-                        td { (row.kind.as_str()) }
+                        td.mono { (Text(&row.cadence())) }
                         td { (Text(&row.verb)) }
-                        td.args { (Text(&row.args)) }
-                        td { span class={ "badge " (row.status.as_str()) } { (row.status.as_str()) } }
-                        td {
-                            @if row.next_run > 0.0 { (format!("{:.1} s", (row.next_run - now).max(0.0))) }
-                            @else { "-" }
-                        }
+                        td.args.hide-narrow { (Text(&row.args)) }
+                        td { (badge(row)) }
+                        td { (When { at: row.next_run, now }) }
+                        td { (outcome(row, now)) }
                         td.num { (row.run_count) }
                         td.num { (row.fault_count) }
                     }
                 }
             }
         }
-        @if rows.len() > LIST_CAP {
-            p { "… and " (rows.len() - LIST_CAP) " more; narrow the filter." }
+        nav.pager aria-label="pages" {
+            @if page > 1 { a rel="prev" href={ "/dashboard" (filter.query(page - 1)) } { "← previous" } }
+            span id="page" { "page " (page) " of " (pages) }
+            @if page < pages { a rel="next" href={ "/dashboard" (filter.query(page + 1)) } { "next →" } }
         }
+        @if chrome.runtime { (live(chrome.online)) }
     };
     chrome.page("Schedules", Some(Here::Schedules), &body)
+}
+
+/// Page `page` of `rows` in the filter's order (ties by id, so pages never overlap): the page's
+/// rows are selected in linear time and only they are sorted, so a deep page of 100,000 rows
+/// costs about what the first does.
+fn order_page<'a>(rows: &'a mut [Row], filter: &Filter, page: usize) -> &'a [Row] {
+    let sort = filter.sort;
+    let order = move |a: &Row, b: &Row| -> Ordering {
+        let by = match sort {
+            Sort::Id => Ordering::Equal,
+            Sort::Owner => a.owner.cmp(&b.owner),
+            Sort::Verb => a.verb.cmp(&b.verb),
+            Sort::Kind => a.kind.as_str().cmp(b.kind.as_str()),
+            Sort::State => a.status.cmp(&b.status),
+            // Nothing due (0.0) last.
+            Sort::Next => {
+                let due = |r: &Row| {
+                    if r.next_run > 0.0 {
+                        r.next_run
+                    } else {
+                        f64::INFINITY
+                    }
+                };
+                due(a).total_cmp(&due(b))
+            }
+            // No key last.
+            Sort::Key => (a.key.is_none(), &a.key).cmp(&(b.key.is_none(), &b.key)),
+        };
+        by.then(a.id.cmp(&b.id))
+    };
+    let from = ((page - 1) * LIST_CAP).min(rows.len());
+    let to = (from + LIST_CAP).min(rows.len());
+    if from > 0 {
+        rows.select_nth_unstable_by(from, order);
+    }
+    let rest = &mut rows[from..];
+    if to - from < rest.len() && to > from {
+        rest.select_nth_unstable_by(to - from - 1, order);
+    }
+    let window = &mut rows[from..to];
+    window.sort_unstable_by(order);
+    window
+}
+
+/// The state as a badge; a paused one's note on hover.
+fn badge(row: &Row) -> Markup {
+    let state = row.status.as_str();
+    html! {
+        span class={ "badge " (state) } title=[row.pause_note.as_deref().map(Text)] { (state) }
+    }
+}
+
+/// How the last firing ended, and when: `ok`, `fault` (its value on hover) or never run.
+fn outcome(row: &Row, now: f64) -> Markup {
+    html! {
+        @if row.last_run == 0.0 && row.run_count == 0 {
+            span.muted { "never run" }
+        } @else if let Some(fault) = &row.last_fault {
+            span.badge.fault title=(Text(fault)) { "fault" } " " (When { at: row.last_run, now })
+        } @else {
+            span.badge.ok { "ok" } " " (When { at: row.last_run, now })
+        }
+    }
 }
 
 fn keep(row: &Row, filter: &Filter) -> bool {
@@ -183,6 +278,10 @@ fn keep(row: &Row, filter: &Filter) -> bool {
         && filter.verb.as_ref().is_none_or(|v| *v == row.verb)
         && filter.kind.is_none_or(|k| k == row.kind)
         && filter.state.is_none_or(|s| s == row.status)
+        && filter
+            .namespace
+            .as_ref()
+            .is_none_or(|n| row.namespace.as_ref() == Some(n))
         && filter.search.as_ref().is_none_or(|q| {
             row.verb.contains(q.as_str())
                 || row.args.contains(q.as_str())
@@ -326,5 +425,139 @@ fn live(online: bool) -> Markup {
             }
             p { a href="/dashboard/commands" { "each running command, with its mechanisms and priority" } }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dashboard::query::parse_filter;
+
+    fn row(id: u64) -> Row {
+        Row {
+            id,
+            owner: if id.is_multiple_of(2) { "alice" } else { "bob" }.to_owned(),
+            kind: if id.is_multiple_of(3) {
+                ScheduleKind::Cron
+            } else {
+                ScheduleKind::Every
+            },
+            verb: "tell".to_owned(),
+            args: format!("\"<b>{id}</b>\""),
+            key: id.is_multiple_of(5).then(|| format!("job-{id:04}")),
+            namespace: None,
+            interval: 90.0,
+            calendar: id
+                .is_multiple_of(3)
+                .then(|| ("0 3 * * MON-FRI".to_owned(), "Europe/Paris".to_owned())),
+            status: if id.is_multiple_of(7) {
+                ScheduleStatus::Paused
+            } else {
+                ScheduleStatus::Active
+            },
+            pause_note: id.is_multiple_of(7).then(|| "deploy <now>".to_owned()),
+            next_run: if id.is_multiple_of(7) {
+                0.0
+            } else {
+                1_000.0 + (500 - id) as f64
+            },
+            last_run: 0.0,
+            last_fault: None,
+            run_count: 0,
+            fault_count: 0,
+        }
+    }
+
+    fn chrome() -> Chrome {
+        Chrome {
+            title: "t".into(),
+            runtime: false,
+            online: false,
+            cluster: false,
+            acting_as: None,
+        }
+    }
+
+    fn ids(page: &str) -> Vec<u64> {
+        page.split("<a href=\"/dashboard/schedules/")
+            .skip(1)
+            .map(|s| s.split('"').next().unwrap().parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_list_pages_its_matched_rows_and_keeps_the_filter_in_the_links() {
+        // docs/serve.md §13.2
+        let rows = || (1..=400).map(row).collect::<Vec<_>>();
+        let first = list(rows(), &parse_filter("").unwrap(), 0.0, &chrome());
+        assert_eq!(ids(&first), (1..=50).collect::<Vec<_>>());
+        assert!(first.contains("400 of 400 live schedules"));
+        assert!(first.contains("page 1 of 8"));
+        assert!(first.contains("<a rel=\"next\" href=\"/dashboard?page=2\">"));
+        assert!(!first.contains("rel=\"prev\""));
+        let last = list(rows(), &parse_filter("page=8").unwrap(), 0.0, &chrome());
+        assert_eq!(ids(&last), (351..=400).collect::<Vec<_>>());
+        assert!(last.contains("<a rel=\"prev\" href=\"/dashboard?page=7\">"));
+        assert!(!last.contains("rel=\"next\""));
+        // Past the end: the last page.
+        let beyond = list(rows(), &parse_filter("page=99").unwrap(), 0.0, &chrome());
+        assert_eq!(ids(&beyond), ids(&last));
+        // Filtered by kind and sorted: the links keep both, and the pages do not overlap.
+        let cron = |page: usize| {
+            let query = format!("kind=cron&sort=next&owner=alice&page={page}");
+            list(rows(), &parse_filter(&query).unwrap(), 0.0, &chrome())
+        };
+        let (one, two) = (cron(1), cron(2));
+        assert!(one.contains("66 of 400 live schedules"), "{one}");
+        assert!(
+            one.contains("href=\"/dashboard?owner=alice&amp;kind=cron&amp;sort=next&amp;page=2\"")
+        );
+        let all: Vec<u64> = ids(&one).into_iter().chain(ids(&two)).collect();
+        let mut expected: Vec<u64> = (1..=400).filter(|i| i % 6 == 0).collect();
+        // Soonest first, the paused (nothing due) last.
+        expected.sort_by_key(|&i| if i % 7 == 0 { (1, i) } else { (0, 500 - i) });
+        assert_eq!(all, expected);
+    }
+
+    #[test]
+    fn a_row_shows_cadence_state_and_times_for_people() {
+        // docs/serve.md §13.2–§13.3
+        let page = list(
+            (1..=14).map(row).collect(),
+            &parse_filter("").unwrap(),
+            900.0,
+            &chrome(),
+        );
+        assert!(
+            page.contains("<td class=\"mono\">0 3 * * MON-FRI Europe/Paris</td>"),
+            "{page}"
+        );
+        assert!(page.contains("<td class=\"mono\">every 90 s</td>"));
+        assert!(page.contains("<td class=\"mono\">job-0005</td>"));
+        assert!(
+            page.contains(
+                "<span class=\"badge paused\" title=\"deploy &lt;now&gt;\">paused</span>"
+            )
+        );
+        assert!(page.contains("<span class=\"badge active\">active</span>"));
+        assert!(
+            page.contains("title=\"1970-01-01 00:24:59 UTC\">in 10 min</time>"),
+            "{page}"
+        );
+        assert!(page.contains("never run"));
+        // A store alone's rows filter by namespace; the empty one is a namespace too.
+        let spaced = |query: &str| {
+            let rows = (1..=6)
+                .map(|id| Row {
+                    namespace: Some(["", "a", "b"][id as usize % 3].to_owned()),
+                    ..row(id)
+                })
+                .collect();
+            ids(&list(rows, &parse_filter(query).unwrap(), 0.0, &chrome()))
+        };
+        assert_eq!(spaced("namespace=a"), [1, 4]);
+        assert_eq!(spaced("namespace="), [3, 6]);
+        assert_eq!(spaced(""), [1, 2, 3, 4, 5, 6]);
+        assert!(page.contains("&quot;&lt;b&gt;1&lt;/b&gt;&quot;"));
     }
 }

@@ -10,7 +10,7 @@ use crate::schedules::{Inspector, Namespace, ScheduleId, StoredSchedule, Value};
 
 use super::host::DashboardHost;
 use super::pages::{Detail, Row};
-use super::stored::{info_json, record_json};
+use super::stored::{info_json, record_json, value_json};
 
 /// How many next fire times a store's detail view shows.
 const NEXT_SHOWN: usize = 5;
@@ -27,6 +27,12 @@ pub(crate) fn runtime_rows(rt: &Runtime, host: &dyn DashboardHost) -> Vec<Row> {
             kind: info.kind,
             args: joined(&info.args),
             status: info.status(),
+            namespace: None,
+            interval: info.interval,
+            calendar: info.calendar.map(|c| (c.expr, c.zone)),
+            pause_note: info.pause.map(|p| p.note),
+            last_run: info.last_run,
+            last_fault: fault_text(info.consecutive_faults, info.last_fault.as_ref()),
             verb: info.verb,
             key: info.key,
             next_run: info.next_run,
@@ -66,22 +72,36 @@ pub(crate) fn store_rows(
     let saved = open(location, namespace)?
         .list()
         .map_err(|e| failed(location, &e))?;
-    Ok(saved.iter().map(stored_row).collect())
+    Ok(saved.into_iter().map(stored_row).collect())
 }
 
-fn stored_row(s: &StoredSchedule) -> Row {
+fn stored_row(s: StoredSchedule) -> Row {
+    let seconds = |ns: u64| ns as f64 / 1e9;
     Row {
         id: s.id.get(),
         owner: s.owner.to_string(),
         kind: s.kind,
-        verb: s.verb.clone(),
         args: joined(&s.args),
-        key: s.key.clone(),
         status: s.status(),
-        next_run: s.next_due_unix_nanos().map_or(0.0, |ns| ns as f64 / 1e9),
+        next_run: s.next_due_unix_nanos().map_or(0.0, seconds),
+        namespace: Some(s.namespace),
+        interval: seconds(s.interval_ns),
+        calendar: s.calendar.map(|c| (c.expr, c.zone)),
+        pause_note: s.pause.map(|p| p.note),
+        last_run: seconds(s.last_run_unix_nanos),
+        last_fault: fault_text(s.consecutive_faults, s.last_fault.as_ref()),
+        verb: s.verb,
+        key: s.key,
         run_count: s.run_count,
         fault_count: s.fault_count,
     }
+}
+
+/// The last fault as text while the last settled firing is the one that faulted.
+fn fault_text(consecutive_faults: u32, fault: Option<&crate::schedules::Fault>) -> Option<String> {
+    fault
+        .filter(|_| consecutive_faults > 0)
+        .map(|f| format!("{}: {}", f.kind.as_str(), value_json(&f.value)))
 }
 
 /// Saved schedule `id` with every `schedule_info` field the store keeps, its next fire times and
