@@ -105,6 +105,18 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
         "{seen}"
     );
     assert_eq!(seen["after_pause_note"], "\"from the browser\"");
+    // The pause was asked in a dialog on the schedule's own page, and its badge says so now;
+    // cancelling the stop's dialog left the page as it was.
+    let page = format!("/dashboard/schedules/{image}");
+    assert!(
+        seen["pause_dialog_url"].as_str().unwrap().ends_with(&page),
+        "{seen}"
+    );
+    assert_eq!(seen["pause_badge"], "paused");
+    assert!(
+        seen["after_cancel_url"].as_str().unwrap().ends_with(&page),
+        "{seen}"
+    );
     assert_eq!(
         rows("after_stop_rows"),
         [script, tea].map(|id| format!("#{id}"))

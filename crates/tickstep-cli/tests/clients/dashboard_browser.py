@@ -66,15 +66,28 @@ with Browser() as browser:
                    f".filter(r => r.cells[0].textContent === '{name}')"
                    ".map(r => r.cells[1].textContent)[0]")
 
+    # Each action asks first: its link opens a dialog holding the form (docs/serve.md §13.8).
     go(f"/dashboard/schedules/{TARGET}")
-    pause_form = f"form[action='/dashboard/schedules/{TARGET}/pause']"
+    call("POST", S + f"/element/{find('#open-pause')}/click", {})
+    wait_for("the pause dialog", lambda: run("return document.getElementById('confirm-pause').open"))
+    seen["pause_dialog_url"] = call("GET", S + "/url")
+    pause_form = f"#confirm-pause form[action='/dashboard/schedules/{TARGET}/pause']"
     call("POST", S + f"/element/{find(pause_form + ' input[name=token]')}/value", {"text": TOKEN})
     call("POST", S + f"/element/{find(pause_form + ' input[name=note]')}/value", {"text": "from the browser"})
     call("POST", S + f"/element/{find('#pause')}/click", {})
     wait_for("the paused page", lambda: field("paused") == "true")
     seen["after_pause_url"] = call("GET", S + "/url")
     seen["after_pause_note"] = field("pause_note")
-    stop_form = f"form[action='/dashboard/schedules/{TARGET}/stop']"
+    seen["pause_badge"] = run("return document.querySelector('p.summary .badge').textContent")
+    # Cancel closes the dialog and does nothing.
+    call("POST", S + f"/element/{find('#open-stop')}/click", {})
+    wait_for("the stop dialog", lambda: run("return document.getElementById('confirm-stop').open"))
+    call("POST", S + f"/element/{find('#confirm-stop button[formmethod=dialog]')}/click", {})
+    wait_for("the closed dialog", lambda: not run("return document.getElementById('confirm-stop').open"))
+    seen["after_cancel_url"] = call("GET", S + "/url")
+    call("POST", S + f"/element/{find('#open-stop')}/click", {})
+    wait_for("the stop dialog again", lambda: run("return document.getElementById('confirm-stop').open"))
+    stop_form = f"#confirm-stop form[action='/dashboard/schedules/{TARGET}/stop']"
     call("POST", S + f"/element/{find(stop_form + ' input[name=token]')}/value", {"text": TOKEN})
     call("POST", S + f"/element/{find('#stop')}/click", {})
     wait_for("the list after the stop", lambda: call("GET", S + "/url").endswith("/dashboard"))

@@ -51,6 +51,7 @@
 //! ```
 
 mod assets;
+mod detail;
 mod guard;
 mod host;
 mod live;

@@ -1,6 +1,6 @@
 //! The dashboard's pages as HTML, rendered on the server from maud templates (docs/serve.md
 //! §13.2–§13.3, §13.11–§13.12, §13.14): one template per view, whatever the host — a runtime's or
-//! a store's rows come here as [`Row`]s and [`Detail`]s. maud escapes every value by default;
+//! a store's rows come here as [`Row`]s (a schedule's page: [`detail`](super::detail)). maud escapes every value by default;
 //! every string a user supplied is put in as [`Text`], which also shows control and bidi
 //! characters as visible escapes. No style or script is inline: the pages link the static files
 //! of [`assets`](super::assets).
@@ -58,20 +58,13 @@ pub(crate) struct Row {
 
 impl Row {
     /// The cadence in words: `every 90 s`, `0 3 * * MON-FRI Europe/Paris`, `once`.
-    fn cadence(&self) -> String {
+    pub(crate) fn cadence(&self) -> String {
         match (self.kind, &self.calendar) {
             (ScheduleKind::Cron, Some((expr, zone))) => format!("{expr} {zone}"),
             (ScheduleKind::Every, _) => format!("every {}", span(self.interval)),
             _ => "once".to_owned(),
         }
     }
-}
-
-/// One schedule's detail: its owner's name and every `schedule_info` field, shown as text.
-pub(crate) struct Detail {
-    pub(crate) id: u64,
-    pub(crate) owner: String,
-    pub(crate) fields: Vec<(String, String)>,
 }
 
 /// What surrounds every page: whose dashboard it is and which views it has.
@@ -101,7 +94,7 @@ impl Render for Text<'_> {
 
 /// Which view a page is, for the navigation's current link.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Here {
+pub(crate) enum Here {
     Schedules,
     Commands,
     Cluster,
@@ -110,7 +103,7 @@ enum Here {
 impl Chrome {
     /// A whole page: the head (stylesheet, icon), the host's bar with the links, the page's own
     /// heading and body, and the one script.
-    fn page(&self, title: &str, here: Option<Here>, body: &Markup) -> String {
+    pub(crate) fn page(&self, title: &str, here: Option<Here>, body: &Markup) -> String {
         let link = |to: Here, href: &str, name: &str| {
             html! {
                 @if here == Some(to) { a href=(href) aria-current="page" { (name) } }
@@ -253,7 +246,7 @@ fn order_page<'a>(rows: &'a mut [Row], filter: &Filter, page: usize) -> &'a [Row
 }
 
 /// The state as a badge; a paused one's note on hover.
-fn badge(row: &Row) -> Markup {
+pub(crate) fn badge(row: &Row) -> Markup {
     let state = row.status.as_str();
     html! {
         span class={ "badge " (state) } title=[row.pause_note.as_deref().map(Text)] { (state) }
@@ -261,7 +254,7 @@ fn badge(row: &Row) -> Markup {
 }
 
 /// How the last firing ended, and when: `ok`, `fault` (its value on hover) or never run.
-fn outcome(row: &Row, now: f64) -> Markup {
+pub(crate) fn outcome(row: &Row, now: f64) -> Markup {
     html! {
         @if row.last_run == 0.0 && row.run_count == 0 {
             span.muted { "never run" }
@@ -299,37 +292,6 @@ fn options(values: &[&str], chosen: &str, any: bool) -> Markup {
             option value=(v) selected[*v == chosen] { (v) }
         }
     }
-}
-
-/// A schedule's page: every field, and the action forms when a grant allows them.
-pub(crate) fn detail(detail: &Detail, chrome: &Chrome) -> String {
-    let id = detail.id;
-    let body = html! {
-        p { "owner " b id="owner" { (Text(&detail.owner)) } }
-        section.card {
-            table id="info" {
-                @for (key, value) in &detail.fields {
-                    tr { th { (Text(key)) } td { (Text(value)) } }
-                }
-            }
-        }
-        @if let Some(name) = &chrome.acting_as {
-            h2 { "Actions" }
-            p { "acting as " b { (Text(name)) } "; each needs the action token." }
-            div.actions {
-                @for action in ["pause", "resume", "trigger", "stop"] {
-                    form.action method="post" action={ "/dashboard/schedules/" (id) "/" (action) } {
-                        input type="password" name="token" placeholder="action token" required aria-label="action token";
-                        @if action == "pause" {
-                            input name="note" placeholder="note" maxlength="200" aria-label="note";
-                        }
-                        button id=(action) class=[(action == "stop").then_some("danger")] { (action) }
-                    }
-                }
-            }
-        }
-    };
-    chrome.page(&format!("Schedule #{id}"), None, &body)
 }
 
 /// The commands page (docs/serve.md §13.11): each running command, its priority, the mechanisms

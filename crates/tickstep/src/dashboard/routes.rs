@@ -16,10 +16,11 @@ use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::assets;
+use super::detail::{self, ACTIONS};
 use super::guard::{self, Action, ActionGrant, MAX_FORM};
 use super::host::{ActionRequest, DashboardHost, RefusedKind};
 use super::pages::{self, Chrome};
@@ -38,6 +39,8 @@ const BLOCKING: usize = 4;
 pub(crate) enum View {
     List(Filter),
     Detail(u64),
+    /// The confirm page of an action on a schedule (docs/serve.md §13.8).
+    Confirm(u64, &'static str),
     /// An action, checked already (grant, origin, token), from the address that asked.
     Act(u64, Action, IpAddr),
     Commands,
@@ -126,7 +129,7 @@ fn routes(dash: Dashboard) -> Router {
     Router::new()
         .route("/dashboard", get(list))
         .route("/dashboard/schedules/{id}", get(detail))
-        .route("/dashboard/schedules/{id}/{action}", post(act))
+        .route("/dashboard/schedules/{id}/{action}", get(confirm).post(act))
         .route("/dashboard/commands", get(commands))
         .route("/dashboard/cluster", get(cluster))
         .layer(DefaultBodyLimit::max(MAX_FORM))
@@ -166,6 +169,40 @@ async fn cluster(State(dash): State<Dashboard>, RawQuery(q): RawQuery) -> Respon
     match query::no_query(q.as_deref()) {
         Ok(()) => ask(&dash, View::Cluster).await,
         Err(why) => (StatusCode::BAD_REQUEST, why).into_response(),
+    }
+}
+
+/// The confirm page of an action, for a browser without the page's script: read-only
+/// dashboards have none (`403`), an unknown action is `404` (docs/serve.md §13.8).
+async fn confirm(
+    State(dash): State<Dashboard>,
+    Path((id, action)): Path<(String, String)>,
+    RawQuery(q): RawQuery,
+) -> Response {
+    if let Err(why) = query::no_query(q.as_deref()) {
+        return (StatusCode::BAD_REQUEST, why).into_response();
+    }
+    let Some(id) = query::parse_id(&id) else {
+        return (StatusCode::BAD_REQUEST, query::bad_id(&id)).into_response();
+    };
+    if dash.grant.is_none() {
+        return (
+            StatusCode::FORBIDDEN,
+            "the dashboard is read-only: start it with --action-token-file to allow actions \
+             (docs/serve.md §13.8)\n",
+        )
+            .into_response();
+    }
+    match ACTIONS.into_iter().find(|a| *a == action) {
+        Some(action) => ask(&dash, View::Confirm(id, action)).await,
+        None => (
+            StatusCode::NOT_FOUND,
+            format!(
+                "no action {:?}: pause, resume, trigger or stop (docs/serve.md §13.8)\n",
+                action.chars().take(40).collect::<String>()
+            ),
+        )
+            .into_response(),
     }
 }
 
@@ -324,7 +361,10 @@ async fn render_loop(
                 &chrome,
             ))),
             View::Detail(id) => rows::runtime_detail(&rt, &*host, id)
-                .map(|d| Reply::Page(pages::detail(&d, &chrome)))
+                .map(|d| Reply::Page(detail::page(&d, rt.schedules().now_unix_seconds(), &chrome)))
+                .ok_or_else(|| missing(id)),
+            View::Confirm(id, action) => rows::runtime_detail(&rt, &*host, id)
+                .map(|d| Reply::Page(detail::confirm(&d, action, &chrome)))
                 .ok_or_else(|| missing(id)),
             View::Commands => Ok(Reply::Page(pages::commands(
                 &rt.commands().running(),
@@ -407,7 +447,11 @@ fn store_answer(
         }
         View::Detail(id) => rows::store_detail(location, namespace, id, now_unix_nanos())
             .map_err(unavailable)?
-            .map(|d| Reply::Page(pages::detail(&d, chrome)))
+            .map(|d| Reply::Page(detail::page(&d, now_unix_nanos() as f64 / 1e9, chrome)))
+            .ok_or_else(|| missing(id)),
+        View::Confirm(id, action) => rows::store_detail(location, namespace, id, now_unix_nanos())
+            .map_err(unavailable)?
+            .map(|d| Reply::Page(detail::confirm(&d, action, chrome)))
             .ok_or_else(|| missing(id)),
         View::Commands => Err((
             StatusCode::NOT_FOUND,

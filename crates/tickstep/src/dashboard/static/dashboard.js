@@ -1,5 +1,6 @@
 // The dashboard's one script (docs/serve.md §13.3, §13.6), served as a file under the page's CSP.
-// Dates: each <time datetime> gets the viewer's local date as its hover title. The live view: one
+// Dates: each <time datetime> gets the viewer's local date as its hover title. Actions: a
+// confirm dialog in place of the confirm page. The live view: one
 // EventSource, a bar per frame against the budget, the hot tasks as rows and the counters as
 // text. Everything is set with textContent, never as HTML.
 "use strict";
@@ -9,6 +10,19 @@
   document.querySelectorAll("time[datetime]").forEach(function (el) {
     const at = new Date(el.getAttribute("datetime"));
     if (!isNaN(at)) el.title = at.toLocaleString(undefined, { timeZoneName: "short" });
+  });
+
+  // Actions ask first: a link to the confirm page opens the same form in a dialog instead
+  // (without this script the link is followed to that page).
+  document.querySelectorAll("a[data-confirm]").forEach(function (link) {
+    const dialog = document.getElementById(link.dataset.confirm);
+    if (!dialog || typeof dialog.showModal !== "function") return;
+    link.addEventListener("click", function (event) {
+      event.preventDefault();
+      dialog.showModal();
+      const first = dialog.querySelector("input");
+      if (first) first.focus();
+    });
   });
 
   const canvas = document.getElementById("frames");
