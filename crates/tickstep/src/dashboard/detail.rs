@@ -55,6 +55,8 @@ enum Shown {
     Span,
     /// Nanoseconds: milliseconds.
     Nanos,
+    /// A limit: 0 is none.
+    Limit,
 }
 
 /// A field on the page: its label, its `schedule_info` name and how it is shown.
@@ -84,12 +86,12 @@ const GROUPS: [(&str, &[Field]); 4] = [
             ("catch-up", "catchup", Shown::Plain),
             ("catch-up window", "catchup_window", Shown::Span),
             ("overlap", "overlap", Shown::Plain),
-            ("max faults", "max_faults", Shown::Plain),
+            ("max faults", "max_faults", Shown::Limit),
             ("on max faults", "on_max_faults", Shown::Plain),
-            ("run limit", "run_limit", Shown::Plain),
-            ("runs left", "remaining_runs", Shown::Plain),
+            ("run limit", "run_limit", Shown::Limit),
+            ("runs left", "remaining_runs", Shown::Limit),
             ("time limit", "seconds", Shown::Span),
-            ("tick limit", "ticks", Shown::Plain),
+            ("tick limit", "ticks", Shown::Limit),
             ("adaptive", "adaptive", Shown::Plain),
         ],
     ),
@@ -135,7 +137,8 @@ fn shown(text: &str, how: Shown, now: f64) -> Markup {
             (Shown::Time, Some(at)) => (When { at, now }),
             (Shown::Span, Some(s)) if s == 0.0 => span.muted { "none" },
             (Shown::Span, Some(s)) => (span(s)),
-            (Shown::Nanos, Some(ns)) => (format!("{:.3} ms", ns / 1e6)),
+            (Shown::Nanos, Some(ns)) => (millis(ns / 1e9)),
+            (Shown::Limit, Some(n)) if n == 0.0 => span.muted { "none" },
             _ => (Text(unquoted(text))),
         }
     }
@@ -203,7 +206,7 @@ pub(crate) fn page(detail: &Detail, now: f64, chrome: &Chrome) -> String {
                             td { (When { at: f.nominal, now }) }
                             // Lateness as the start minus the point served (docs/runtime.md §7.10).
                             td.num { (seconds(f.started - f.nominal)) }
-                            td.num { (seconds(f.ended - f.started)) }
+                            td.num { (millis(f.ended - f.started)) }
                             td {
                                 @if let Some(fault) = &f.fault {
                                     span.badge.fault title=(Text(fault)) { "fault" }
@@ -250,6 +253,16 @@ pub(crate) fn page(detail: &Detail, now: f64, chrome: &Chrome) -> String {
 
 /// The actions a schedule's page offers (docs/serve.md §13.8).
 pub(crate) const ACTIONS: [&str; 4] = ["pause", "resume", "trigger", "stop"];
+
+/// A duration of `s` seconds in milliseconds: `0.274 ms`, `1250.0 ms`.
+fn millis(s: f64) -> String {
+    let ms = s * 1e3;
+    if ms < 10.0 {
+        format!("{ms:.3} ms")
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
 
 /// Seconds to the millisecond, signed: `+0.012 s`.
 fn seconds(s: f64) -> String {

@@ -19,8 +19,7 @@ pub(crate) struct Filter {
     /// A schedule's state, in the words of docs/schedules.md §9.13.
     pub(crate) state: Option<ScheduleStatus>,
     pub(crate) search: Option<String>,
-    /// A store alone's namespace (docs/schedules.md §15.5); `""` names the one of stores from
-    /// before namespaces.
+    /// A store alone's namespace (docs/schedules.md §15.5).
     pub(crate) namespace: Option<String>,
     pub(crate) sort: Sort,
     /// Which page of [`LIST_CAP`](super::pages::LIST_CAP) rows, from 1.
@@ -155,8 +154,7 @@ pub(crate) fn parse_filter(query: &str) -> Result<Filter, String> {
             "owner" => filter.owner = wanted,
             "verb" => filter.verb = wanted,
             "q" => filter.search = wanted,
-            // An empty namespace is one (stores from before namespaces), so it filters too.
-            "namespace" => filter.namespace = Some(value),
+            "namespace" => filter.namespace = wanted,
             "page" => {
                 filter.page = match value.parse::<usize>() {
                     Ok(n) if n > 0 => n,
@@ -351,7 +349,7 @@ mod tests {
     fn a_filter_goes_back_into_the_query_it_came_from() {
         // docs/serve.md §13.2: the paging links keep the filter.
         let query =
-            "q=%3Ca+b%3E&owner=%C3%A9&verb=tell&namespace=&kind=cron&state=paused&sort=next";
+            "q=%3Ca+b%3E&owner=%C3%A9&verb=tell&namespace=app&kind=cron&state=paused&sort=next";
         let filter = parse_filter(query).unwrap();
         assert_eq!(parse_filter(&filter.query(3)[1..]).unwrap().page, 3);
         let mut again = parse_filter(&filter.query(3)[1..]).unwrap();
