@@ -234,6 +234,40 @@ fn assert_seen_as_styled(seen: &serde_json::Value, shots: &Path) {
     }
     assert_eq!(seen["csp"], serde_json::json!([]), "{seen}");
     assert_eq!(seen["console_errors"], serde_json::json!([]), "{seen}");
+    // Keyboard access (docs/serve.md §13.2): Tab reaches each control in reading order, outlined.
+    let tabbed: Vec<(String, String)> = seen["tab_order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f[0].as_str().unwrap().to_owned(),
+                f[1].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let order: Vec<&str> = tabbed.iter().map(|(what, _)| what.trim()).collect();
+    assert_eq!(
+        order,
+        [
+            "a schedules",
+            "a commands",
+            "input[q]",
+            "input[owner]",
+            "input[verb]",
+            "select[kind]",
+            "select[state]",
+            "select[sort]",
+            "button Filter",
+            "a #1",
+            "a #2",
+        ],
+        "{seen}"
+    );
+    assert!(
+        tabbed.iter().all(|(_, outline)| outline == "solid"),
+        "{seen}"
+    );
     let look = &seen["look"];
     assert_eq!(look["badge_background"], "rgb(218, 251, 225)", "{seen}");
     assert_eq!(look["header_background"], "rgb(31, 78, 121)", "{seen}");

@@ -84,6 +84,18 @@ with Browser() as browser:
                            ".map(r => r.cells[0].textContent)")
     judged()
     shot("list-1366x768")
+    # Keyboard access: Tab walks the links, the filter's fields and the rows' links in reading
+    # order, and each shows the focus outline.
+    TAB = "\ue004"
+    focus = []
+    for _ in range(11):
+        call("POST", S + "/actions", {"actions": [{"type": "key", "id": "keyboard", "actions": [
+            {"type": "keyDown", "value": TAB}, {"type": "keyUp", "value": TAB}]}]})
+        focus.append(run("const e = document.activeElement; return [e.tagName.toLowerCase() + "
+                         "(e.name ? '[' + e.name + ']' : '') + ' ' + (e.tagName === 'A' || "
+                         "e.tagName === 'BUTTON' ? e.textContent.trim() : ''), "
+                         "getComputedStyle(e).outlineStyle]"))
+    seen["tab_order"] = focus
     go(f"/dashboard/schedules/{FIRING}")
     seen["firings_rows"] = run("return document.querySelectorAll('#firings tr').length - 1")
     seen["detail_look"] = run(LOOK)
