@@ -232,6 +232,8 @@ fn the_dashboard_of_a_postgres_store_shows_its_nodes_and_what_each_holds() {
     assert_eq!(rows.len(), 2, "{}", cluster.body);
     for (row, held) in rows.iter().zip([&held_first, &held_second]) {
         assert!(row.contains(">live</span></td>"), "{row}");
+        // The lease's end and the node's start as times for people, not Unix seconds.
+        assert_eq!(row.matches("<td><time datetime=").count(), 2, "{row}");
         assert!(
             row.contains(&format!("<td class=\"num\">{}</td>", held.len())),
             "{row}"

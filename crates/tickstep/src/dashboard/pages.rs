@@ -322,7 +322,7 @@ pub(crate) fn commands(running: &[CommandInfo], chrome: &Chrome) -> String {
 }
 
 /// The cluster page (docs/serve.md §13.12): each node, its lease, what it holds.
-pub(crate) fn cluster(cluster: &Cluster, chrome: &Chrome) -> String {
+pub(crate) fn cluster(cluster: &Cluster, now: f64, chrome: &Chrome) -> String {
     let body = html! {
         p.count id="count" {
             (cluster.nodes.len()) " nodes; " (cluster.unheld) " schedules held by no live node"
@@ -339,8 +339,8 @@ pub(crate) fn cluster(cluster: &Cluster, chrome: &Chrome) -> String {
                         td { span class={ "badge " (if n.live { "active" } else { "retired" }) } {
                             (if n.live { "live" } else { "expired" })
                         } }
-                        td { (format!("{:.1}", n.lease_until)) }
-                        td { (format!("{:.1}", n.started_at)) }
+                        td { (When { at: n.lease_until, now }) }
+                        td { (When { at: n.started_at, now }) }
                         td.num { (n.holds) }
                         td {
                             @for id in &n.held {

@@ -414,7 +414,12 @@ fn read_cluster(location: Option<&PathBuf>, chrome: &Chrome) -> Answer {
     };
     let inspector = rows::open(location, None).map_err(unavailable)?;
     match inspector.cluster() {
-        Ok(Some(cluster)) => Ok(Reply::Page(pages::cluster(&cluster, chrome))),
+        // Relative to this host's clock; live or expired is the database's word.
+        Ok(Some(cluster)) => Ok(Reply::Page(pages::cluster(
+            &cluster,
+            now_unix_nanos() as f64 / 1e9,
+            chrome,
+        ))),
         Ok(None) => none(),
         Err(e) => Err(unavailable(rows::failed(location, &e))),
     }
