@@ -9,6 +9,7 @@
 //! when absolute times drift. `--quick` shrinks sizes and rounds to finish in under a minute.
 
 mod commands;
+mod dashboard;
 mod harness;
 mod kernel;
 mod peers;
@@ -25,6 +26,7 @@ const SECTIONS: &[(&str, SectionFn)] = &[
     ("schedules", schedules::run),
     ("runtime", runtime::run),
     ("serve", serve::run),
+    ("dashboard", dashboard::run),
     ("peers", peers::run),
 ];
 

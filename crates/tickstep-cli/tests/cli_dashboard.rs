@@ -84,7 +84,11 @@ fn a_store_alone_is_served_read_only() {
         !list.body.contains('\u{1b}'),
         "an ANSI escape is shown, not sent"
     );
-    assert!(!list.body.contains("<script"), "a store has no live view");
+    assert!(
+        !list.body.contains("id=\"frames\""),
+        "a store has no live view"
+    );
+    http_client::assert_own_files(addr, &list.body);
     assert!(
         list.head
             .contains("content-security-policy: default-src 'self'")
@@ -115,6 +119,7 @@ fn a_store_alone_is_served_read_only() {
         !detail.body.contains("<form"),
         "no actions without the token"
     );
+    assert_detail_reads_as_people_read(&detail.body);
 
     let bad: &[(&str, u16, &str)] = &[
         ("/dashboard/schedules/0", 400, "is not a schedule id"),
@@ -294,5 +299,49 @@ fn a_missing_store_or_a_bad_token_file_stops_it_at_start() {
         String::from_utf8_lossy(&bad_token.stderr).contains("at least 16 bytes"),
         "{}",
         String::from_utf8_lossy(&bad_token.stderr)
+    );
+}
+
+/// A schedule's page as a person reads it (docs/serve.md §13.2): the fields grouped, the recent
+/// firings with how late each started and how long it took, and the next runs — of the bell,
+/// which has fired three times.
+fn assert_detail_reads_as_people_read(body: &str) {
+    for shown in [
+        "<h2>Cadence</h2>",
+        "<dt>interval</dt><dd>1 s</dd>",
+        "<h2>Policies</h2>",
+        "<dt>catch-up</dt><dd>",
+        "<h2>Counters</h2>",
+        "<dt>runs</dt><dd>3</dd>",
+        "<th class=\"num\">late</th><th class=\"num\">took</th>",
+        "<span class=\"badge active\">active</span>",
+    ] {
+        assert!(body.contains(shown), "{shown}: {body}");
+    }
+    assert!(!body.contains("<h2>Pause</h2>"), "not paused");
+    let firings = body.split("<table id=\"firings\">").nth(1).unwrap();
+    let firings = firings.split("</table>").next().unwrap();
+    assert_eq!(
+        firings
+            .matches("<span class=\"badge ok\">ok</span>")
+            .count(),
+        3,
+        "{firings}"
+    );
+    // How late each started, signed, and how long each took, in milliseconds.
+    assert_eq!(
+        firings.matches("<td class=\"num\">+0.").count(),
+        3,
+        "{firings}"
+    );
+    assert_eq!(firings.matches(" ms</td>").count(), 3, "{firings}");
+    let next = body.split("<ol id=\"next-runs\">").nth(1).unwrap();
+    assert_eq!(
+        next.split("</ol>")
+            .next()
+            .unwrap()
+            .matches("<li><time datetime=")
+            .count(),
+        5
     );
 }

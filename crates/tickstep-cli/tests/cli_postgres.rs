@@ -210,7 +210,10 @@ fn the_dashboard_of_a_postgres_store_shows_its_nodes_and_what_each_holds() {
     let list = get(addr, "/dashboard");
     assert_eq!(list.status, 200, "{}", list.body);
     assert!(list.body.contains("5 of 5 live schedules"), "{}", list.body);
-    assert!(list.body.contains("<a href=/dashboard/cluster>cluster</a>"));
+    assert!(
+        list.body
+            .contains("<a href=\"/dashboard/cluster\">cluster</a>")
+    );
     assert!(
         !list.body.contains("hunter2"),
         "the URL's password is never shown"
@@ -228,8 +231,13 @@ fn the_dashboard_of_a_postgres_store_shows_its_nodes_and_what_each_holds() {
     let rows: Vec<&str> = cluster.body.split("<tr><td>").skip(1).collect();
     assert_eq!(rows.len(), 2, "{}", cluster.body);
     for (row, held) in rows.iter().zip([&held_first, &held_second]) {
-        assert!(row.contains("<td>live</td>"), "{row}");
-        assert!(row.contains(&format!("<td>{}</td>", held.len())), "{row}");
+        assert!(row.contains(">live</span></td>"), "{row}");
+        // The lease's end and the node's start as times for people, not Unix seconds.
+        assert_eq!(row.matches("<td><time datetime=").count(), 2, "{row}");
+        assert!(
+            row.contains(&format!("<td class=\"num\">{}</td>", held.len())),
+            "{row}"
+        );
         for id in held {
             assert!(
                 row.contains(&format!("<a href=\"/dashboard/schedules/{}\">", id.get())),

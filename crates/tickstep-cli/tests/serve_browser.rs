@@ -9,12 +9,17 @@
 //! Without Chromium and chromedriver the tests are skipped with a note, except under `CI`, where
 //! `.ci/run` installs them and their absence fails it.
 
+mod dashboard_process;
 mod serve_client;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use dashboard_process::Dashboard;
 use serve_client::{PATIENCE, Server, available, id_of, password_of, run_bounded};
+use tickstep::Runtime;
+use tickstep::kernel::ManualClock;
+use tickstep::schedules::{ObjId, Options, Value};
 
 fn installed(program: &str) -> bool {
     available(program, Command::new(program).arg("--version"))
@@ -45,15 +50,17 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
     let image = id_of(&alice.ask("every 3600 tell \"><img src=x onerror=\"window.pwned=1\">"));
     let tea = id_of(&bob.ask("remind 3600 tea"));
 
-    let shot: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dashboard.png");
-    let _ = std::fs::remove_file(&shot);
+    let shots: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screens");
+    let _ = std::fs::remove_dir_all(&shots);
+    std::fs::create_dir_all(&shots).unwrap();
     let seen = drive_chromium(
         "dashboard_browser.py",
         &[
             &addr,
-            shot.to_str().unwrap(),
+            shots.to_str().unwrap(),
             "correct-horse-battery-staple",
             &image.to_string(),
+            &script.to_string(),
         ],
     );
 
@@ -105,15 +112,178 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
         "{seen}"
     );
     assert_eq!(seen["after_pause_note"], "\"from the browser\"");
+    // The pause was asked in a dialog on the schedule's own page, and its badge says so now;
+    // cancelling the stop's dialog left the page as it was.
+    let page = format!("/dashboard/schedules/{image}");
+    assert!(
+        seen["pause_dialog_url"].as_str().unwrap().ends_with(&page),
+        "{seen}"
+    );
+    assert_eq!(seen["pause_badge"], "paused");
+    assert!(
+        seen["after_cancel_url"].as_str().unwrap().ends_with(&page),
+        "{seen}"
+    );
     assert_eq!(
         rows("after_stop_rows"),
         [script, tea].map(|id| format!("#{id}"))
     );
     let gone = alice.ask(&format!("info {image}"));
     assert!(gone.starts_with("error:"), "{gone}");
-    let png = std::fs::read(&shot).expect("the screenshot was saved");
-    assert!(png.starts_with(b"\x89PNG"), "a PNG");
+    assert_seen_as_styled(&seen, &shots);
     server.shutdown();
+}
+
+#[test]
+fn chromium_pages_a_store_of_many_schedules_and_filters_it_by_kind_and_state() {
+    // docs/serve.md §13.2, §13.13
+    if !installed("chromium") || !installed("chromedriver") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("many.db");
+    // 130 schedules: every third a weekday cron in Paris, every seventh of those paused.
+    let rt = Runtime::builder()
+        .manual_clock(ManualClock::new())
+        .store_path(&db)
+        .build()
+        .unwrap();
+    rt.verb("ring", |_| Ok(Value::Int(0)));
+    let mut txn = rt.schedules().begin(ObjId(1));
+    let mut ids = Vec::new();
+    for n in 1..=130u64 {
+        let id = if n % 3 == 0 {
+            txn.schedule_cron(
+                ObjId(1),
+                "ring",
+                "0 3 * * MON-FRI",
+                "Europe/Paris",
+                vec![],
+                Options::new(),
+            )
+        } else {
+            txn.schedule_every(ObjId(1), "ring", 60.0 * n as f64, vec![], Options::new())
+        };
+        ids.push(id.unwrap());
+    }
+    txn.commit().unwrap();
+    let paused: Vec<u64> = ids
+        .iter()
+        .map(|id| id.get())
+        .filter(|n| n % 21 == 0)
+        .collect();
+    for id in &paused {
+        let id = tickstep::schedules::ScheduleId::from_raw(*id);
+        assert!(
+            rt.schedules()
+                .pause(ObjId(1), id, "<b>maintenance</b>")
+                .unwrap()
+        );
+    }
+    rt.shutdown().unwrap();
+    let dash = Dashboard::start(&db, &[]);
+    let seen = drive_chromium("dashboard_paging.py", &[&dash.addr]);
+
+    let ids_of = |key: &str| -> Vec<u64> {
+        seen[key]["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect()
+    };
+    let all: Vec<u64> = ids.iter().map(|id| id.get()).collect();
+    assert_eq!(ids_of("first"), all[..50], "{seen}");
+    assert_eq!(seen["first"]["count"], "130 of 130 live schedules");
+    assert_eq!(seen["first"]["page"], "page 1 of 3");
+    assert_eq!(ids_of("second"), all[50..100], "{seen}");
+    assert_eq!(seen["second"]["page"], "page 2 of 3");
+    assert_eq!(ids_of("back"), all[..50]);
+    let cron: Vec<u64> = all.iter().copied().filter(|n| n % 3 == 0).collect();
+    assert_eq!(ids_of("cron"), cron, "{seen}");
+    assert_eq!(seen["cron"]["count"], "43 of 130 live schedules");
+    assert_eq!(
+        seen["cron_cadences"],
+        serde_json::json!(["0 3 * * MON-FRI Europe/Paris"])
+    );
+    assert_eq!(ids_of("paused_cron"), paused, "{seen}");
+    assert!(
+        seen["pause_titles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t == "<b>maintenance</b>"),
+        "{seen}"
+    );
+    assert_eq!(seen["csp"], serde_json::json!([]), "{seen}");
+    assert_eq!(seen["console_errors"], serde_json::json!([]), "{seen}");
+}
+
+/// The pages as the browser rendered them (docs/serve.md §13.3, §13.7): the stylesheet applied
+/// (computed colours and fonts are the stylesheet's, not the browser's defaults), no CSP
+/// violation reported by the page or logged by the browser, the chart drew bars, the firing
+/// schedule's page lists its firings, at a phone's width the page does not scroll sideways, and
+/// each screenshot was saved.
+fn assert_seen_as_styled(seen: &serde_json::Value, shots: &Path) {
+    for page in ["list", "detail"] {
+        for size in ["1366x768", "390x844"] {
+            let png = std::fs::read(shots.join(format!("{page}-{size}.png")))
+                .expect("the screenshot was saved");
+            assert!(png.starts_with(b"\x89PNG"), "a PNG");
+        }
+    }
+    assert_eq!(seen["csp"], serde_json::json!([]), "{seen}");
+    assert_eq!(seen["console_errors"], serde_json::json!([]), "{seen}");
+    // Keyboard access (docs/serve.md §13.2): Tab reaches each control in reading order, outlined.
+    let tabbed: Vec<(String, String)> = seen["tab_order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f[0].as_str().unwrap().to_owned(),
+                f[1].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let order: Vec<&str> = tabbed.iter().map(|(what, _)| what.trim()).collect();
+    assert_eq!(
+        order,
+        [
+            "a schedules",
+            "a commands",
+            "input[q]",
+            "input[owner]",
+            "input[verb]",
+            "select[kind]",
+            "select[state]",
+            "select[sort]",
+            "button Filter",
+            "a #1",
+            "a #2",
+        ],
+        "{seen}"
+    );
+    assert!(
+        tabbed.iter().all(|(_, outline)| outline == "solid"),
+        "{seen}"
+    );
+    let look = &seen["look"];
+    assert_eq!(look["badge_background"], "rgb(218, 251, 225)", "{seen}");
+    assert_eq!(look["header_background"], "rgb(31, 78, 121)", "{seen}");
+    assert!(
+        look["body_font"].as_str().unwrap().starts_with("system-ui"),
+        "{seen}"
+    );
+    assert_eq!(look["cell_border"], "solid", "{seen}");
+    assert_eq!(seen["detail_look"]["header_background"], "rgb(31, 78, 121)");
+    assert!(seen["chart_pixels"].as_u64().unwrap() > 0, "{seen}");
+    assert!(seen["firings_rows"].as_u64().unwrap() > 0, "{seen}");
+    assert!(seen["phone_width"].as_u64().unwrap() <= 390, "{seen}");
+    assert!(
+        seen["phone_detail_width"].as_u64().unwrap() <= 390,
+        "{seen}"
+    );
 }
 
 /// What the dashboard test saw of the live view, the hot tasks and the commands page

@@ -55,12 +55,8 @@ fn the_list_filters_sorts_and_shows_hostile_text_as_text() {
     assert!(page.body.contains("\\u{1b}[31mred"));
     assert!(!page.body.contains("<script>alert") && !page.body.contains("<img"));
     assert!(!page.body.contains('\u{1b}'));
-    // The only script is the server's own file.
-    assert_eq!(page.body.matches("<script").count(), 1);
-    assert!(
-        page.body
-            .contains("<script src=/dashboard/live.js></script>")
-    );
+    // The only script and style are the server's own files.
+    http_client::assert_own_files(&addr, &page.body);
 
     assert_eq!(listed(&get(&addr, "/dashboard?owner=bob").body), vec![tea]);
     assert_eq!(
@@ -124,7 +120,7 @@ fn the_list_filters_sorts_and_shows_hostile_text_as_text() {
         );
     }
     assert!(detail.body.contains("deploy &lt;b&gt;now&lt;/b&gt;"));
-    assert!(detail.body.contains("<b id=owner>alice</b>"));
+    assert!(detail.body.contains("<b id=\"owner\">alice</b>"));
     server.shutdown();
 }
 
@@ -258,7 +254,15 @@ fn the_live_view_streams_frame_times_against_the_budget() {
         .collect();
     assert!(!frames.is_empty(), "{seen:#?}");
     assert!(frames.iter().all(|f| f.as_array().unwrap().len() == 2));
-    let script = get(&addr, "/dashboard/live.js");
+    let page = get(&addr, "/dashboard").body;
+    let path = page
+        .split("<script src=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    let script = get(&addr, path);
     assert_eq!(script.status, 200);
     assert!(script.head.contains("content-type: text/javascript"));
     assert!(script.body.contains("textContent") && !script.body.contains("innerHTML"));
@@ -335,7 +339,10 @@ fn without_a_token_the_dashboard_is_read_only() {
     assert_eq!(refused.status, 403, "{}", refused.body);
     assert!(refused.body.contains("read-only"), "{}", refused.body);
     let page = get(&addr, &format!("/dashboard/schedules/{id}"));
-    assert!(!page.body.contains("<form method=post"));
+    assert!(!page.body.contains("method=\"post\""));
+    let confirm = get(&addr, &format!("/dashboard/schedules/{id}/stop"));
+    assert_eq!(confirm.status, 403, "{}", confirm.body);
+    assert!(confirm.body.contains("read-only"), "{}", confirm.body);
     assert!(alice.ask(&format!("info {id}")).starts_with("ok:"));
     server.shutdown();
 }
@@ -452,6 +459,45 @@ fn the_wizards_token_pauses_resumes_triggers_and_stops() {
     let path = |action: &str| format!("/dashboard/schedules/{id}/{action}");
     let good = format!("token={TOKEN}&note=deploy+%3Cb%3E");
     let same = format!("{FORM}Origin: http://{addr}\r\n");
+
+    // Without the page's script, each action's link is a confirm page holding its form
+    // (docs/serve.md §13.8); asking changes nothing.
+    for action in ["pause", "resume", "trigger", "stop"] {
+        let page = get(&addr, &path(action));
+        assert_eq!(page.status, 200, "{action}: {}", page.body);
+        assert!(
+            page.body.contains(&format!(
+                "<form class=\"confirm\" method=\"post\" action=\"{}\">",
+                path(action)
+            )),
+            "{action}: {}",
+            page.body
+        );
+        assert!(
+            page.body.contains(&format!("<button id=\"{action}\"")),
+            "{action}"
+        );
+        assert!(
+            page.body
+                .contains(&format!("<a href=\"/dashboard/schedules/{id}\">Cancel</a>"))
+        );
+        http_client::assert_own_files(&addr, &page.body);
+    }
+    assert!(!alice.ask(&format!("info {id}")).contains("paused"));
+    let melt = get(&addr, &path("melt"));
+    assert_eq!(melt.status, 404, "{}", melt.body);
+    assert!(melt.body.contains("no action \"melt\""), "{}", melt.body);
+    assert_eq!(get(&addr, "/dashboard/schedules/999/pause").status, 404);
+    // The page's own links open the same forms in dialogs.
+    let detail = get(&addr, &format!("/dashboard/schedules/{id}")).body;
+    assert!(
+        detail.contains(&format!(
+            "href=\"{}\" data-confirm=\"confirm-pause\"",
+            path("pause")
+        )),
+        "{detail}"
+    );
+    assert!(detail.contains("<dialog id=\"confirm-stop\""), "{detail}");
 
     // The wizard (the default) may pause, resume, trigger and stop anyone's schedule.
     let paused = post(&addr, &path("pause"), &same, &good);

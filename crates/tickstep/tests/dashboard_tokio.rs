@@ -74,8 +74,11 @@ fn client(addr: SocketAddr, hostile: ScheduleId) -> Found {
     })
     .collect();
     let id = hostile.get();
+    let list = get(addr, "/dashboard");
+    // Styled and scripted by its own static files only (docs/serve.md §13.3).
+    http_client::assert_own_files(&addr.to_string(), &list.body);
     Found {
-        list: get(addr, "/dashboard"),
+        list,
         detail: get(addr, &format!("/dashboard/schedules/{id}")),
         // After a second of frames: the command cycle has started the command.
         live: live_snapshot(addr),
@@ -178,7 +181,7 @@ fn a_tokio_host_mounts_the_dashboard_and_acts_through_the_engine() {
 
     // The list: both schedules, hostile text as text, no script of the page's but its own.
     assert_eq!(found.list.status, 200, "{}", found.list.body);
-    assert!(found.list.body.contains("<h1>tokio host</h1>"));
+    assert!(found.list.body.contains("id=\"host\">tokio host</p>"));
     assert!(found.list.body.contains("2 of 2 live schedules"));
     assert!(
         found
@@ -199,13 +202,13 @@ fn a_tokio_host_mounts_the_dashboard_and_acts_through_the_engine() {
             .head
             .contains("content-security-policy: default-src 'self'")
     );
-    assert!(found.list.body.contains("<a href=/dashboard/commands>"));
+    assert!(found.list.body.contains("<a href=\"/dashboard/commands\">"));
     assert!(
         !found.list.body.contains("/dashboard/cluster"),
         "an in-memory store has no cluster"
     );
     assert!(
-        !found.list.body.contains("id=online"),
+        !found.list.body.contains("id=\"online\""),
         "a plain host has no users"
     );
     assert_eq!(found.detail.status, 200);
@@ -222,7 +225,7 @@ fn a_tokio_host_mounts_the_dashboard_and_acts_through_the_engine() {
         found
             .commands
             .body
-            .contains("<td>hold &lt;arm&gt;</td><td>7</td><td>arm&lt;1&gt;</td>"),
+            .contains("<td>hold &lt;arm&gt;</td><td class=\"num\">7</td><td>arm&lt;1&gt;</td>"),
         "{}",
         found.commands.body
     );
@@ -335,7 +338,8 @@ fn a_tokio_host_on_postgres_shows_its_node_and_what_it_holds() {
     };
     let (list, cluster) = cluster_of_a_postgres_host(&url, 3);
     assert!(
-        list.body.contains("<a href=/dashboard/cluster>cluster</a>"),
+        list.body
+            .contains("<a href=\"/dashboard/cluster\">cluster</a>"),
         "{}",
         list.body
     );
@@ -347,7 +351,15 @@ fn a_tokio_host_on_postgres_shows_its_node_and_what_it_holds() {
         "{}",
         cluster.body
     );
-    assert!(cluster.body.contains("<td>live</td>"), "{}", cluster.body);
-    assert!(cluster.body.contains("<td>3</td>"), "{}", cluster.body);
+    assert!(
+        cluster.body.contains(">live</span></td>"),
+        "{}",
+        cluster.body
+    );
+    assert!(
+        cluster.body.contains("<td class=\"num\">3</td>"),
+        "{}",
+        cluster.body
+    );
     pg::drop_database(&url);
 }

@@ -2,8 +2,10 @@
 standard library, tests/clients/webdriver.py) over serve's dashboard (docs/serve.md §13), and prints what it saw as one JSON
 line for the Rust test to judge.
 
-usage: dashboard_browser.py HTTP_ADDR SCREENSHOT.png ACTION_TOKEN SCHEDULE_ID
-Every wait is bounded; nothing here decides pass or fail except a broken browser.
+usage: dashboard_browser.py HTTP_ADDR SCREENSHOT_DIR ACTION_TOKEN SCHEDULE_ID FIRING_ID
+Screenshots of the list and of schedule FIRING_ID's page, at 1366x768 and at a phone's 390x844,
+go to SCREENSHOT_DIR. Every wait is bounded; nothing here decides pass or fail except a broken
+browser.
 """
 
 import base64
@@ -12,37 +14,94 @@ import sys
 
 from webdriver import Browser, wait_for
 
-ADDR, SHOT, TOKEN, TARGET = sys.argv[1:5]
+ADDR, SHOTS, TOKEN, TARGET, FIRING = sys.argv[1:6]
+
+# What the stylesheet sets, as the browser computed it: proof it applied under the CSP.
+LOOK = """
+const style = (css, property) => {
+  const el = document.querySelector(css);
+  return el ? getComputedStyle(el)[property] : null;
+};
+return {
+  badge_background: style('.badge.active', 'backgroundColor'),
+  header_background: style('header.top', 'backgroundColor'),
+  body_font: style('body', 'fontFamily'),
+  cell_border: style('#schedules td', 'borderBottomStyle'),
+};
+"""
+# Pixels of the frame chart drawn in the bars' green (#1a7f37) or red (#b42318).
+DRAWN = """
+const c = document.getElementById('frames');
+const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+let n = 0;
+for (let i = 0; i < d.length; i += 4) {
+  if (d[i + 3] > 0 && ((d[i] < 60 && d[i + 1] > 100) || (d[i] > 150 && d[i + 1] < 60))) n++;
+}
+return n;
+"""
 
 with Browser() as browser:
     call, S = browser.call, browser.s()
+    seen = {"csp": [], "console_errors": []}
 
     def go(path):
         browser.go(f"http://{ADDR}{path}")
 
-    run, find = browser.run, browser.find
+    def judged():
+        """What the page and the browser said about the CSP so far."""
+        seen["csp"] += run("return window.cspViolations || []")
+        seen["console_errors"] += [m for level, m in browser.console() if level == "SEVERE"]
 
-    seen = {}
+    def shot(name):
+        with open(f"{SHOTS}/{name}.png", "wb") as f:
+            f.write(base64.b64decode(call("GET", S + "/screenshot")))
+
+    def live_updates(at_least):
+        return int(wait_for(f"{at_least} live updates", lambda: (
+            lambda n: n if n >= at_least else 0)(int(run("return document.getElementById('frames').dataset.updates")))))
+
+    run, find = browser.run, browser.find
+    browser.watch_csp()
+    browser.viewport(1366, 768)
+
     go("/dashboard")
     seen["title"] = run("return document.title")
     seen["all_rows"] = run("return [...document.querySelectorAll('#schedules a')].map(a => a.textContent)")
     # The hostile arguments, as the browser shows them (text), and whether anything ran.
     seen["args_cells"] = run(
-        "return [...document.querySelectorAll('#schedules tr')].slice(1).map(r => r.cells[4].textContent)")
+        "return [...document.querySelectorAll('#schedules tr')].slice(1).map(r => r.cells[5].textContent)")
     seen["images"] = run("return document.images.length")
     seen["pwned"] = run("return window.pwned || 0")
 
     # The live chart: wait until the script has drawn two updates.
-    seen["live_updates"] = int(wait_for("two live updates", lambda: (
-        lambda n: n if n >= 2 else 0)(int(run("return document.getElementById('frames').dataset.updates")))))
+    seen["live_updates"] = live_updates(2)
+    seen["look"] = run(LOOK)
+    seen["chart_pixels"] = run(DRAWN)
     seen["budget_text"] = run("return document.getElementById('budget').textContent")
     seen["online_text"] = run("return document.getElementById('online').textContent")
     # The hot tasks, filled by the same script: rows under the header, origins as text.
     seen["hot_rows"] = run("return [...document.querySelectorAll('#hot-tasks tr')].slice(1)"
                            ".map(r => r.cells[0].textContent)")
-    shot = call("GET", S + "/screenshot")
-    with open(SHOT, "wb") as f:
-        f.write(base64.b64decode(shot))
+    judged()
+    shot("list-1366x768")
+    # Keyboard access: Tab walks the links, the filter's fields and the rows' links in reading
+    # order, and each shows the focus outline.
+    TAB = "\ue004"
+    focus = []
+    for _ in range(11):
+        call("POST", S + "/actions", {"actions": [{"type": "key", "id": "keyboard", "actions": [
+            {"type": "keyDown", "value": TAB}, {"type": "keyUp", "value": TAB}]}]})
+        focus.append(run("const e = document.activeElement; return [e.tagName.toLowerCase() + "
+                         "(e.name ? '[' + e.name + ']' : '') + ' ' + (e.tagName === 'A' || "
+                         "e.tagName === 'BUTTON' ? e.textContent.trim() : ''), "
+                         "getComputedStyle(e).outlineStyle]"))
+    seen["tab_order"] = focus
+    go(f"/dashboard/schedules/{FIRING}")
+    seen["firings_rows"] = run("return document.querySelectorAll('#firings tr').length - 1")
+    seen["detail_look"] = run(LOOK)
+    judged()
+    shot("detail-1366x768")
+    go("/dashboard")
 
     # Filter through the form, as a user would: type in the search box, press the button.
     box = find("input[name=q]")
@@ -66,15 +125,28 @@ with Browser() as browser:
                    f".filter(r => r.cells[0].textContent === '{name}')"
                    ".map(r => r.cells[1].textContent)[0]")
 
+    # Each action asks first: its link opens a dialog holding the form (docs/serve.md §13.8).
     go(f"/dashboard/schedules/{TARGET}")
-    pause_form = f"form[action='/dashboard/schedules/{TARGET}/pause']"
+    call("POST", S + f"/element/{find('#open-pause')}/click", {})
+    wait_for("the pause dialog", lambda: run("return document.getElementById('confirm-pause').open"))
+    seen["pause_dialog_url"] = call("GET", S + "/url")
+    pause_form = f"#confirm-pause form[action='/dashboard/schedules/{TARGET}/pause']"
     call("POST", S + f"/element/{find(pause_form + ' input[name=token]')}/value", {"text": TOKEN})
     call("POST", S + f"/element/{find(pause_form + ' input[name=note]')}/value", {"text": "from the browser"})
     call("POST", S + f"/element/{find('#pause')}/click", {})
     wait_for("the paused page", lambda: field("paused") == "true")
     seen["after_pause_url"] = call("GET", S + "/url")
     seen["after_pause_note"] = field("pause_note")
-    stop_form = f"form[action='/dashboard/schedules/{TARGET}/stop']"
+    seen["pause_badge"] = run("return document.querySelector('p.summary .badge').textContent")
+    # Cancel closes the dialog and does nothing.
+    call("POST", S + f"/element/{find('#open-stop')}/click", {})
+    wait_for("the stop dialog", lambda: run("return document.getElementById('confirm-stop').open"))
+    call("POST", S + f"/element/{find('#confirm-stop button[formmethod=dialog]')}/click", {})
+    wait_for("the closed dialog", lambda: not run("return document.getElementById('confirm-stop').open"))
+    seen["after_cancel_url"] = call("GET", S + "/url")
+    call("POST", S + f"/element/{find('#open-stop')}/click", {})
+    wait_for("the stop dialog again", lambda: run("return document.getElementById('confirm-stop').open"))
+    stop_form = f"#confirm-stop form[action='/dashboard/schedules/{TARGET}/stop']"
     call("POST", S + f"/element/{find(stop_form + ' input[name=token]')}/value", {"text": TOKEN})
     call("POST", S + f"/element/{find('#stop')}/click", {})
     wait_for("the list after the stop", lambda: call("GET", S + "/url").endswith("/dashboard"))
@@ -84,4 +156,17 @@ with Browser() as browser:
     wait_for("the commands page", lambda: call("GET", S + "/url").endswith("/dashboard/commands"))
     seen["commands_h1"] = run("return document.querySelector('h1').textContent")
     seen["commands_count"] = run("return document.getElementById('count').textContent")
+    judged()
+
+    # A phone's width: the same pages, no sideways scrolling of the page itself.
+    browser.viewport(390, 844, mobile=True)
+    go("/dashboard")
+    live_updates(2)
+    seen["phone_width"] = run("return document.documentElement.scrollWidth")
+    judged()
+    shot("list-390x844")
+    go(f"/dashboard/schedules/{FIRING}")
+    seen["phone_detail_width"] = run("return document.documentElement.scrollWidth")
+    judged()
+    shot("detail-390x844")
     print(json.dumps(seen))

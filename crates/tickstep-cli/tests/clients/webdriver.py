@@ -59,6 +59,7 @@ class Browser:
         self.session = ""
         wait_for("chromedriver", lambda: self.call("GET", "/status")["ready"])
         answer = self.call("POST", "/session", {"capabilities": {"alwaysMatch": {
+            "goog:loggingPrefs": {"browser": "ALL"},
             "goog:chromeOptions": {"binary": "/usr/bin/chromium",
                                    "args": FLAGS + [f"--user-data-dir={self.profile}"]}}}})
         self.session = f"/session/{answer['sessionId']}"
@@ -103,6 +104,29 @@ class Browser:
 
     def click(self, css):
         self.call("POST", self.s(f"/element/{self.find(css)}/click"), {})
+
+    def cdp(self, command, params):
+        """A Chrome DevTools Protocol command, through chromedriver."""
+        return self.call("POST", self.s("/goog/cdp/execute"), {"cmd": command, "params": params})
+
+    def watch_csp(self):
+        """From the next page on, every Content-Security-Policy violation is kept in
+        window.cspViolations (a listener installed before any page script runs; the page's
+        CSP does not apply to it)."""
+        self.cdp("Page.addScriptToEvaluateOnNewDocument", {"source": (
+            "window.cspViolations = [];"
+            "document.addEventListener('securitypolicyviolation', function (e) {"
+            " window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI); });")})
+
+    def console(self):
+        """The browser's console messages since the last call: [level, message] pairs."""
+        entries = self.call("POST", self.s("/se/log"), {"type": "browser"})
+        return [[e["level"], e["message"]] for e in entries]
+
+    def viewport(self, width, height, mobile=False):
+        """Sizes the page's viewport as a screen of `width` x `height` CSS pixels."""
+        self.cdp("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
 
     def screenshot(self):
         """The page as PNG bytes, base64-encoded."""

@@ -18,14 +18,15 @@
 //! Handlers must be `Send` and a runtime is not, so a handler only parses the request and hands
 //! the view to a task on the runtime's thread, which reads the engine between frames and answers
 //! with the page; a store alone is read on tokio's blocking threads (its `PostgreSQL` client
-//! blocks). Either way the rows meet one renderer per view. Pages are HTML rendered on the server,
-//! with every user-supplied string escaped (docs/serve.md §13.3) and one embedded script for the live view
-//! (no build step, nothing fetched from elsewhere). Read-only unless an [`ActionGrant`] is given;
+//! blocks). Either way the rows meet one template per view. Pages are HTML rendered on the server
+//! from maud templates, with every user-supplied string escaped (docs/serve.md §13.3), and link one
+//! stylesheet and one script, static files compiled in (no build step, nothing fetched from
+//! elsewhere, nothing inline). Read-only unless an [`ActionGrant`] is given;
 //! then actions are `POST`s carrying the token, behind a CSRF guard (the page must be of this origin, docs/serve.md §13.8).
 //!
 //! # Costs
 //!
-//! A page reads each listed schedule once (a runtime between frames, at most 500 rows rendered);
+//! A page reads each listed schedule once (a runtime between frames, at most 50 rows rendered);
 //! the live view takes one snapshot a second while anyone watches, whatever the number of
 //! viewers (at most 64); at most 64 views wait for the runtime's thread and 4 store reads run at
 //! once, the rest get `503`. Nothing runs while nobody asks. Build: axum (already built for
@@ -49,6 +50,8 @@
 //! # Ok(()) }
 //! ```
 
+mod assets;
+mod detail;
 mod guard;
 mod host;
 mod live;
@@ -59,6 +62,7 @@ mod rows;
 mod stored;
 mod text;
 mod unavailable;
+mod when;
 
 use std::path::Path;
 use std::rc::Rc;
@@ -71,14 +75,15 @@ pub use stored::{info_json, record_json, value_json};
 pub use unavailable::StoreUnavailable;
 
 /// What tickstep's own command-line tool shares with the dashboard (feature `internal-cli`): the
-/// terminal-safe text of docs/serve.md §11.1, the HTML escape of docs/serve.md §13.3 and the same-origin check
-/// of its WebSocket handshake. Not part of the public API: hidden from the docs, outside the
+/// terminal-safe text of docs/serve.md §11.1, the HTML escape of docs/serve.md §13.3, the same-origin check
+/// of its WebSocket handshake and times relative to now (docs/runtime.md §7.10). Not part of the public API: hidden from the docs, outside the
 /// semver promise, and not meant for any other crate (docs/crates.md §4.3).
 #[cfg(feature = "internal-cli")]
 #[doc(hidden)]
 pub mod internal {
     pub use super::guard::same_origin;
     pub use super::text::{escape, shown};
+    pub use super::when::relative;
 }
 
 use crate::{Runtime, RuntimeHandle};
@@ -119,7 +124,7 @@ impl DashboardOptions {
 
 /// The dashboard of a running runtime: `/dashboard` (list), `/dashboard/schedules/ID` (detail)
 /// and its actions, `/dashboard/commands`, `/dashboard/cluster` (a `PostgreSQL` store's),
-/// `/dashboard/events` and `/dashboard/live.js` (the live view). Call it on the runtime's thread,
+/// `/dashboard/events` (the live view), the static files and `/favicon.ico`. Call it on the runtime's thread,
 /// inside a `LocalSet`: it starts the tasks that answer the pages and publish the live view
 /// (they end with the runtime or the host, which they hold weakly, or when the router is
 /// dropped).

@@ -5,10 +5,12 @@
 /// The longest query string accepted (docs/serve.md §13.4).
 pub(crate) const MAX_QUERY: usize = 2_048;
 
+use std::fmt::Write as _;
+
 use crate::schedules::{ScheduleKind, ScheduleStatus};
 
 /// The list's filter and order, from the query string (docs/serve.md §13.2).
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Filter {
     pub(crate) owner: Option<String>,
     pub(crate) verb: Option<String>,
@@ -17,7 +19,61 @@ pub(crate) struct Filter {
     /// A schedule's state, in the words of docs/schedules.md §9.13.
     pub(crate) state: Option<ScheduleStatus>,
     pub(crate) search: Option<String>,
+    /// A store alone's namespace (docs/schedules.md §15.5).
+    pub(crate) namespace: Option<String>,
     pub(crate) sort: Sort,
+    /// Which page of [`LIST_CAP`](super::pages::LIST_CAP) rows, from 1.
+    pub(crate) page: usize,
+}
+
+impl Default for Filter {
+    fn default() -> Self {
+        Filter {
+            owner: None,
+            verb: None,
+            kind: None,
+            state: None,
+            search: None,
+            namespace: None,
+            sort: Sort::Id,
+            page: 1,
+        }
+    }
+}
+
+impl Filter {
+    /// The query string of this filter at `page`: what the list's paging links ask for.
+    pub(crate) fn query(&self, page: usize) -> String {
+        let mut pairs: Vec<(&str, String)> = Vec::new();
+        for (key, value) in [
+            ("q", &self.search),
+            ("owner", &self.owner),
+            ("verb", &self.verb),
+            ("namespace", &self.namespace),
+        ] {
+            if let Some(v) = value {
+                pairs.push((key, percent_encode(v)));
+            }
+        }
+        if let Some(kind) = self.kind {
+            pairs.push(("kind", kind.as_str().to_owned()));
+        }
+        if let Some(state) = self.state {
+            pairs.push(("state", state.as_str().to_owned()));
+        }
+        if self.sort != Sort::Id {
+            pairs.push(("sort", self.sort.name().to_owned()));
+        }
+        if page > 1 {
+            pairs.push(("page", page.to_string()));
+        }
+        let joined: Vec<String> = pairs.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+        if joined.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", joined.join("&"))
+        }
+    }
 }
 
 /// The list's order.
@@ -30,10 +86,12 @@ pub(crate) enum Sort {
     Kind,
     State,
     Next,
+    Key,
 }
 
 impl Sort {
-    pub(crate) const NAMES: [&'static str; 6] = ["id", "owner", "verb", "kind", "state", "next"];
+    pub(crate) const NAMES: [&'static str; 7] =
+        ["id", "owner", "verb", "kind", "state", "next", "key"];
 
     pub(crate) fn name(self) -> &'static str {
         Self::NAMES[self as usize]
@@ -77,8 +135,8 @@ pub(crate) fn no_query(query: Option<&str>) -> Result<(), String> {
     }
 }
 
-/// Parses `owner`, `verb`, `kind`, `state`, `q` and `sort`; anything else, or a bad value, is
-/// refused with a sentence naming it.
+/// Parses `owner`, `verb`, `kind`, `state`, `namespace`, `q`, `sort` and `page`; anything else,
+/// or a bad value, is refused with a sentence naming it.
 pub(crate) fn parse_filter(query: &str) -> Result<Filter, String> {
     if query.len() > MAX_QUERY {
         return Err(format!(
@@ -96,6 +154,14 @@ pub(crate) fn parse_filter(query: &str) -> Result<Filter, String> {
             "owner" => filter.owner = wanted,
             "verb" => filter.verb = wanted,
             "q" => filter.search = wanted,
+            "namespace" => filter.namespace = wanted,
+            "page" => {
+                filter.page = match value.parse::<usize>() {
+                    Ok(n) if n > 0 => n,
+                    _ if value.is_empty() => 1,
+                    _ => return Err(bad_value("page", &value, "a whole number from 1")),
+                }
+            }
             "kind" => {
                 filter.kind = match value.as_str() {
                     "" => None,
@@ -128,18 +194,20 @@ pub(crate) fn parse_filter(query: &str) -> Result<Filter, String> {
                     "kind" => Sort::Kind,
                     "state" => Sort::State,
                     "next" => Sort::Next,
+                    "key" => Sort::Key,
                     _ => {
                         return Err(bad_value(
                             "sort",
                             &value,
-                            "id, owner, verb, kind, state or next",
+                            "id, owner, verb, kind, state, next or key",
                         ));
                     }
                 }
             }
             _ => {
                 return Err(format!(
-                    "unknown parameter {:?}: the list takes owner, verb, kind, state, q and sort \
+                    "unknown parameter {:?}: the list takes owner, verb, kind, state, namespace, q, sort \
+                     and page \
                      (docs/serve.md §13.2)\n",
                     percent_decode(key).unwrap_or_else(|| key.to_owned())
                 ));
@@ -160,6 +228,24 @@ fn one_of<const N: usize>(words: [&str; N]) -> String {
 
 fn bad_value(key: &str, value: &str, allowed: &str) -> String {
     format!("{key}={value:?} is not one of {allowed} (docs/serve.md §13.2)\n")
+}
+
+/// `text` for a query string: unreserved characters as they are, a space as `+`, every other
+/// byte as `%XX` (so [`percent_decode`] gives it back).
+pub(crate) fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(char::from(b));
+            }
+            b' ' => out.push('+'),
+            _ => {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+    }
+    out
 }
 
 /// `application/x-www-form-urlencoded` decoding: `+` is a space, `%XX` a byte; `None` for a bad
@@ -200,7 +286,9 @@ mod tests {
                 kind: Some(ScheduleKind::Every),
                 state: Some(ScheduleStatus::Paused),
                 search: Some("tea time".into()),
+                namespace: None,
                 sort: Sort::Next,
+                page: 1,
             }
         );
         // Every kind the engine has, and every state of docs/schedules.md §9.13.
@@ -229,6 +317,8 @@ mod tests {
             ("colour=red", "\"colour\""),
             ("q=%zz", "\"q\""),
             ("q=%ff", "\"q\""),
+            ("page=0", "\"0\""),
+            ("page=two", "\"two\""),
         ] {
             let why = parse_filter(query).unwrap_err();
             assert!(why.contains(named), "{query}: {why}");
@@ -246,12 +336,27 @@ mod tests {
             Sort::Kind,
             Sort::State,
             Sort::Next,
+            Sort::Key,
         ]
         .into_iter()
         .enumerate()
         {
             assert_eq!(sort.name(), Sort::NAMES[i]);
         }
+    }
+
+    #[test]
+    fn a_filter_goes_back_into_the_query_it_came_from() {
+        // docs/serve.md §13.2: the paging links keep the filter.
+        let query =
+            "q=%3Ca+b%3E&owner=%C3%A9&verb=tell&namespace=app&kind=cron&state=paused&sort=next";
+        let filter = parse_filter(query).unwrap();
+        assert_eq!(parse_filter(&filter.query(3)[1..]).unwrap().page, 3);
+        let mut again = parse_filter(&filter.query(3)[1..]).unwrap();
+        again.page = 1;
+        assert_eq!(again, filter);
+        assert_eq!(Filter::default().query(1), "");
+        assert_eq!(Filter::default().query(2), "?page=2");
     }
 
     #[test]

@@ -16,9 +16,11 @@ use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use super::assets;
+use super::detail::{self, ACTIONS};
 use super::guard::{self, Action, ActionGrant, MAX_FORM};
 use super::host::{ActionRequest, DashboardHost, RefusedKind};
 use super::pages::{self, Chrome};
@@ -31,14 +33,14 @@ use crate::{Runtime, RuntimeHandle};
 const QUEUE: usize = 64;
 /// How many store reads may run at once on blocking threads.
 const BLOCKING: usize = 4;
-/// The live view's script.
-const SCRIPT: &str = include_str!("live.js");
 
 /// What a request asks for.
 #[derive(Debug)]
 pub(crate) enum View {
     List(Filter),
     Detail(u64),
+    /// The confirm page of an action on a schedule (docs/serve.md §13.8).
+    Confirm(u64, &'static str),
     /// An action, checked already (grant, origin, token), from the address that asked.
     Act(u64, Action, IpAddr),
     Commands,
@@ -105,7 +107,6 @@ pub(crate) fn runtime_routes(
         location,
         blocking: Arc::new(Semaphore::new(BLOCKING)),
     })
-    .route("/dashboard/live.js", get(script))
 }
 
 /// The routes of a store's dashboard.
@@ -128,11 +129,12 @@ fn routes(dash: Dashboard) -> Router {
     Router::new()
         .route("/dashboard", get(list))
         .route("/dashboard/schedules/{id}", get(detail))
-        .route("/dashboard/schedules/{id}/{action}", post(act))
+        .route("/dashboard/schedules/{id}/{action}", get(confirm).post(act))
         .route("/dashboard/commands", get(commands))
         .route("/dashboard/cluster", get(cluster))
         .layer(DefaultBodyLimit::max(MAX_FORM))
         .with_state(dash)
+        .merge(assets::routes())
 }
 
 async fn list(State(dash): State<Dashboard>, RawQuery(query): RawQuery) -> Response {
@@ -170,6 +172,40 @@ async fn cluster(State(dash): State<Dashboard>, RawQuery(q): RawQuery) -> Respon
     }
 }
 
+/// The confirm page of an action, for a browser without the page's script: read-only
+/// dashboards have none (`403`), an unknown action is `404` (docs/serve.md §13.8).
+async fn confirm(
+    State(dash): State<Dashboard>,
+    Path((id, action)): Path<(String, String)>,
+    RawQuery(q): RawQuery,
+) -> Response {
+    if let Err(why) = query::no_query(q.as_deref()) {
+        return (StatusCode::BAD_REQUEST, why).into_response();
+    }
+    let Some(id) = query::parse_id(&id) else {
+        return (StatusCode::BAD_REQUEST, query::bad_id(&id)).into_response();
+    };
+    if dash.grant.is_none() {
+        return (
+            StatusCode::FORBIDDEN,
+            "the dashboard is read-only: start it with --action-token-file to allow actions \
+             (docs/serve.md §13.8)\n",
+        )
+            .into_response();
+    }
+    match ACTIONS.into_iter().find(|a| *a == action) {
+        Some(action) => ask(&dash, View::Confirm(id, action)).await,
+        None => (
+            StatusCode::NOT_FOUND,
+            format!(
+                "no action {:?}: pause, resume, trigger or stop (docs/serve.md §13.8)\n",
+                action.chars().take(40).collect::<String>()
+            ),
+        )
+            .into_response(),
+    }
+}
+
 /// An action: checked here (grant, origin, token), done by the backend; success goes back to
 /// the schedule's page (or the list, after a stop) with `303`.
 async fn act(
@@ -197,15 +233,6 @@ async fn act(
         Ok(action) => ask(&dash, View::Act(id, action, peer.ip())).await,
         Err(refusal) => refusal.into_response(),
     }
-}
-
-/// The live view's script, the only script the dashboard runs (docs/serve.md §13.3).
-async fn script() -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
-        SCRIPT,
-    )
-        .into_response()
 }
 
 /// Hands `view` to where it is answered and turns the answer into a response.
@@ -334,7 +361,10 @@ async fn render_loop(
                 &chrome,
             ))),
             View::Detail(id) => rows::runtime_detail(&rt, &*host, id)
-                .map(|d| Reply::Page(pages::detail(&d, &chrome)))
+                .map(|d| Reply::Page(detail::page(&d, rt.schedules().now_unix_seconds(), &chrome)))
+                .ok_or_else(|| missing(id)),
+            View::Confirm(id, action) => rows::runtime_detail(&rt, &*host, id)
+                .map(|d| Reply::Page(detail::confirm(&d, action, &chrome)))
                 .ok_or_else(|| missing(id)),
             View::Commands => Ok(Reply::Page(pages::commands(
                 &rt.commands().running(),
@@ -384,7 +414,12 @@ fn read_cluster(location: Option<&PathBuf>, chrome: &Chrome) -> Answer {
     };
     let inspector = rows::open(location, None).map_err(unavailable)?;
     match inspector.cluster() {
-        Ok(Some(cluster)) => Ok(Reply::Page(pages::cluster(&cluster, chrome))),
+        // Relative to this host's clock; live or expired is the database's word.
+        Ok(Some(cluster)) => Ok(Reply::Page(pages::cluster(
+            &cluster,
+            now_unix_nanos() as f64 / 1e9,
+            chrome,
+        ))),
         Ok(None) => none(),
         Err(e) => Err(unavailable(rows::failed(location, &e))),
     }
@@ -417,7 +452,11 @@ fn store_answer(
         }
         View::Detail(id) => rows::store_detail(location, namespace, id, now_unix_nanos())
             .map_err(unavailable)?
-            .map(|d| Reply::Page(pages::detail(&d, chrome)))
+            .map(|d| Reply::Page(detail::page(&d, now_unix_nanos() as f64 / 1e9, chrome)))
+            .ok_or_else(|| missing(id)),
+        View::Confirm(id, action) => rows::store_detail(location, namespace, id, now_unix_nanos())
+            .map_err(unavailable)?
+            .map(|d| Reply::Page(detail::confirm(&d, action, chrome)))
             .ok_or_else(|| missing(id)),
         View::Commands => Err((
             StatusCode::NOT_FOUND,

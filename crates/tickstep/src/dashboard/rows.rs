@@ -6,11 +6,12 @@
 use std::path::Path;
 
 use crate::Runtime;
-use crate::schedules::{Inspector, Namespace, ScheduleId, StoredSchedule, Value};
+use crate::schedules::{Inspector, Namespace, ScheduleId, ScheduleInfo, StoredSchedule, Value};
 
+use super::detail::{Detail, Firing};
 use super::host::DashboardHost;
-use super::pages::{Detail, Row};
-use super::stored::{info_json, record_json};
+use super::pages::Row;
+use super::stored::{info_json, record_json, value_json};
 
 /// How many next fire times a store's detail view shows.
 const NEXT_SHOWN: usize = 5;
@@ -21,26 +22,37 @@ pub(crate) fn runtime_rows(rt: &Runtime, host: &dyn DashboardHost) -> Vec<Row> {
     let ids = txn.schedules(None).unwrap_or_default();
     ids.into_iter()
         .filter_map(|id| txn.schedule_info(id).ok())
-        .map(|info| Row {
-            id: info.id.get(),
-            owner: host.name_of(info.owner),
-            kind: info.kind,
-            args: joined(&info.args),
-            status: info.status(),
-            verb: info.verb,
-            key: info.key,
-            next_run: info.next_run,
-            run_count: info.run_count,
-            fault_count: info.fault_count,
-        })
+        .map(|info| info_row(info, host))
         .collect()
+}
+
+/// A schedule's list row from its `schedule_info`.
+fn info_row(info: ScheduleInfo, host: &dyn DashboardHost) -> Row {
+    Row {
+        id: info.id.get(),
+        owner: host.name_of(info.owner),
+        kind: info.kind,
+        args: joined(&info.args),
+        status: info.status(),
+        namespace: None,
+        interval: info.interval,
+        calendar: info.calendar.map(|c| (c.expr, c.zone)),
+        pause_note: info.pause.map(|p| p.note),
+        last_run: info.last_run,
+        last_fault: fault_text(info.consecutive_faults, info.last_fault.as_ref()),
+        verb: info.verb,
+        key: info.key,
+        next_run: info.next_run,
+        run_count: info.run_count,
+        fault_count: info.fault_count,
+    }
 }
 
 /// Schedule `id` of the runtime with every `schedule_info` field, or `None` if the reader sees
 /// no such schedule.
 pub(crate) fn runtime_detail(rt: &Runtime, host: &dyn DashboardHost, id: u64) -> Option<Detail> {
     let txn = rt.schedules().begin(host.reader());
-    let info = txn.schedule_info(ScheduleId::from_raw(id)).ok()?;
+    let mut info = txn.schedule_info(ScheduleId::from_raw(id)).ok()?;
     let mut fields = Vec::new();
     if let Value::Map(pairs) = info.to_value() {
         for (key, value) in pairs {
@@ -51,10 +63,13 @@ pub(crate) fn runtime_detail(rt: &Runtime, host: &dyn DashboardHost, id: u64) ->
             fields.push((key, value.to_string()));
         }
     }
+    let firings = info.history.iter().map(Firing::from).collect();
+    let next_runs = std::mem::take(&mut info.next_runs);
     Some(Detail {
-        id,
-        owner: host.name_of(info.owner),
+        row: info_row(info, host),
         fields,
+        firings,
+        next_runs,
     })
 }
 
@@ -66,22 +81,36 @@ pub(crate) fn store_rows(
     let saved = open(location, namespace)?
         .list()
         .map_err(|e| failed(location, &e))?;
-    Ok(saved.iter().map(stored_row).collect())
+    Ok(saved.into_iter().map(stored_row).collect())
 }
 
-fn stored_row(s: &StoredSchedule) -> Row {
+fn stored_row(s: StoredSchedule) -> Row {
+    let seconds = |ns: u64| ns as f64 / 1e9;
     Row {
         id: s.id.get(),
         owner: s.owner.to_string(),
         kind: s.kind,
-        verb: s.verb.clone(),
         args: joined(&s.args),
-        key: s.key.clone(),
         status: s.status(),
-        next_run: s.next_due_unix_nanos().map_or(0.0, |ns| ns as f64 / 1e9),
+        next_run: s.next_due_unix_nanos().map_or(0.0, seconds),
+        namespace: Some(s.namespace),
+        interval: seconds(s.interval_ns),
+        calendar: s.calendar.map(|c| (c.expr, c.zone)),
+        pause_note: s.pause.map(|p| p.note),
+        last_run: seconds(s.last_run_unix_nanos),
+        last_fault: fault_text(s.consecutive_faults, s.last_fault.as_ref()),
+        verb: s.verb,
+        key: s.key,
         run_count: s.run_count,
         fault_count: s.fault_count,
     }
+}
+
+/// The last fault as text while the last settled firing is the one that faulted.
+fn fault_text(consecutive_faults: u32, fault: Option<&crate::schedules::Fault>) -> Option<String> {
+    fault
+        .filter(|_| consecutive_faults > 0)
+        .map(|f| format!("{}: {}", f.kind.as_str(), value_json(&f.value)))
 }
 
 /// Saved schedule `id` with every `schedule_info` field the store keeps, its next fire times and
@@ -103,13 +132,13 @@ pub(crate) fn store_detail(
         .history(saved.id)
         .map_err(|e| failed(location, &e))?;
     let mut info = info_json(&saved);
+    let next: Vec<f64> = saved
+        .next_runs(now_unix_nanos, NEXT_SHOWN)
+        .into_iter()
+        .map(|ns| ns as f64 / 1e9)
+        .collect();
     if let Some(map) = info.as_object_mut() {
-        let next: Vec<f64> = saved
-            .next_runs(now_unix_nanos, NEXT_SHOWN)
-            .into_iter()
-            .map(|ns| ns as f64 / 1e9)
-            .collect();
-        map.insert("next_runs".into(), next.into());
+        map.insert("next_runs".into(), next.clone().into());
         map.insert(
             "history".into(),
             history.iter().map(record_json).collect::<Vec<_>>().into(),
@@ -122,9 +151,10 @@ pub(crate) fn store_detail(
         .map(|(key, value)| (key.clone(), value.to_string()))
         .collect();
     Ok(Some(Detail {
-        id,
-        owner: saved.owner.to_string(),
+        row: stored_row(saved),
         fields,
+        firings: history.iter().map(Firing::from).collect(),
+        next_runs: next,
     }))
 }
 

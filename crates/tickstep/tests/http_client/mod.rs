@@ -85,3 +85,48 @@ fn send(addr: &str, request: &str) -> Answer {
         body: body.to_owned(),
     }
 }
+
+/// Asserts a dashboard page runs and styles itself only from its own static files
+/// (docs/serve.md §13.3): one `<script src>`, one stylesheet, nothing inline (no `<style>`, no
+/// `style=`, no `on…=` handler), each file served with its type and a year's cache, and
+/// `/favicon.ico` answering with the icon.
+pub(crate) fn assert_own_files(addr: &str, page: &str) {
+    assert_eq!(page.matches("<script").count(), 1, "{page}");
+    assert!(
+        !page.contains("<style") && !page.contains(" style="),
+        "{page}"
+    );
+    let linked = |before: &str| -> String {
+        let from = page
+            .find(before)
+            .unwrap_or_else(|| panic!("{before} in {page}"))
+            + before.len();
+        page[from..].split('"').next().unwrap().to_owned()
+    };
+    for (path, kind) in [
+        (linked("<script src=\""), "text/javascript"),
+        (linked("<link rel=\"stylesheet\" href=\""), "text/css"),
+        (
+            linked("<link rel=\"icon\" type=\"image/svg+xml\" href=\""),
+            "image/svg+xml",
+        ),
+    ] {
+        assert!(path.starts_with("/dashboard/static/"), "{path}");
+        let file = get(addr, &path);
+        assert_eq!(file.status, 200, "{path}: {}", file.body);
+        assert!(
+            file.head.contains(&format!("content-type: {kind}")),
+            "{path}: {}",
+            file.head
+        );
+        assert!(
+            file.head.contains("max-age=31536000, immutable"),
+            "{path}: {}",
+            file.head
+        );
+    }
+    let icon = get(addr, "/favicon.ico");
+    assert_eq!(icon.status, 200, "{}", icon.body);
+    assert!(icon.head.contains("content-type: image/svg+xml"));
+    assert_eq!(get(addr, "/dashboard/static/dashboard-0.css").status, 404);
+}

@@ -1,0 +1,306 @@
+//! A schedule's page (docs/serve.md §13.2, §13.8): what it is and when it runs next at the top,
+//! its fields grouped as a person reads them (cadence, policies, counters, the last fault, the
+//! pause), a timeline of its recent firings with how long each took and how late it started, its
+//! next runs, its actions each behind a confirm step, and every field `schedule_info` reports.
+//! One template whatever the host: a runtime's and a store's schedules come here as [`Detail`]s.
+
+use maud::{Markup, html};
+
+use super::pages::{Chrome, Row, Text, badge, outcome};
+use super::when::{When, span};
+
+/// One schedule's page: its list row (what the summary shows), every `schedule_info` field as
+/// text, its recent firings, newest first, and its next fire times.
+pub(crate) struct Detail {
+    pub(crate) row: Row,
+    pub(crate) fields: Vec<(String, String)>,
+    pub(crate) firings: Vec<Firing>,
+    pub(crate) next_runs: Vec<f64>,
+}
+
+/// One settled firing: float Unix seconds, and its fault as text.
+pub(crate) struct Firing {
+    pub(crate) started: f64,
+    pub(crate) ended: f64,
+    /// The cadence point it served.
+    pub(crate) nominal: f64,
+    pub(crate) fault: Option<String>,
+}
+
+impl From<&crate::schedules::FiringRecord> for Firing {
+    fn from(r: &crate::schedules::FiringRecord) -> Self {
+        Firing {
+            started: r.started,
+            ended: r.ended,
+            nominal: r.nominal,
+            fault: r.fault.as_ref().map(|f| {
+                format!(
+                    "{}: {}",
+                    f.kind.as_str(),
+                    super::stored::value_json(&f.value)
+                )
+            }),
+        }
+    }
+}
+
+/// How a field's text is shown.
+#[derive(Clone, Copy)]
+enum Shown {
+    /// As given (a JSON string's quotes dropped).
+    Plain,
+    /// Float Unix seconds: relative, the date on hover; 0 is none.
+    Time,
+    /// Seconds: a span in words; 0 is none.
+    Span,
+    /// Nanoseconds: milliseconds.
+    Nanos,
+    /// A limit: 0 is none.
+    Limit,
+}
+
+/// A field on the page: its label, its `schedule_info` name and how it is shown.
+type Field = (&'static str, &'static str, Shown);
+
+/// The groups of fields. A field the host does not report is left out.
+const GROUPS: [(&str, &[Field]); 4] = [
+    (
+        "Cadence",
+        &[
+            ("kind", "kind", Shown::Plain),
+            ("interval", "interval", Shown::Span),
+            ("cron", "cron", Shown::Plain),
+            ("zone", "zone", Shown::Plain),
+            ("DST gap", "dst_gap", Shown::Plain),
+            ("DST fold", "dst_fold", Shown::Plain),
+            ("jitter", "jitter", Shown::Span),
+            ("next run", "next_run", Shown::Time),
+            ("last run", "last_run", Shown::Time),
+            ("created", "created_at", Shown::Time),
+            ("raised to one tick", "interval_clamped", Shown::Plain),
+        ],
+    ),
+    (
+        "Policies",
+        &[
+            ("catch-up", "catchup", Shown::Plain),
+            ("catch-up window", "catchup_window", Shown::Span),
+            ("overlap", "overlap", Shown::Plain),
+            ("max faults", "max_faults", Shown::Limit),
+            ("on max faults", "on_max_faults", Shown::Plain),
+            ("run limit", "run_limit", Shown::Limit),
+            ("runs left", "remaining_runs", Shown::Limit),
+            ("time limit", "seconds", Shown::Span),
+            ("tick limit", "ticks", Shown::Limit),
+            ("adaptive", "adaptive", Shown::Plain),
+        ],
+    ),
+    (
+        "Counters",
+        &[
+            ("runs", "run_count", Shown::Plain),
+            ("faults", "fault_count", Shown::Plain),
+            ("faults in a row", "consecutive_faults", Shown::Plain),
+            ("missed", "missed_count", Shown::Plain),
+            ("overlapped", "overlap_count", Shown::Plain),
+            ("missed while paused", "paused_missed", Shown::Plain),
+            ("last took", "last_duration_ns", Shown::Nanos),
+            ("mean took", "mean_duration_ns", Shown::Nanos),
+            ("p99 took", "p99_duration_ns", Shown::Nanos),
+        ],
+    ),
+    (
+        "Pause",
+        &[
+            ("paused", "paused", Shown::Plain),
+            ("by", "paused_by", Shown::Plain),
+            ("at", "paused_at", Shown::Time),
+            ("note", "pause_note", Shown::Plain),
+        ],
+    ),
+];
+
+impl Detail {
+    fn field(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// `text` as a person reads it, shown as `how`.
+fn shown(text: &str, how: Shown, now: f64) -> Markup {
+    let number = text.parse::<f64>().ok();
+    html! {
+        @match (how, number) {
+            (Shown::Time, Some(at)) => (When { at, now }),
+            (Shown::Span, Some(s)) if s == 0.0 => span.muted { "none" },
+            (Shown::Span, Some(s)) => (span(s)),
+            (Shown::Nanos, Some(ns)) => (millis(ns / 1e9)),
+            (Shown::Limit, Some(n)) if n == 0.0 => span.muted { "none" },
+            _ => (Text(unquoted(text))),
+        }
+    }
+}
+
+/// A JSON or MOO string literal without its quotes, when it holds none inside.
+fn unquoted(text: &str) -> &str {
+    text.strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .filter(|t| !t.contains('"') && !t.contains('\\'))
+        .unwrap_or(text)
+}
+
+/// A schedule's page.
+pub(crate) fn page(detail: &Detail, now: f64, chrome: &Chrome) -> String {
+    let row = &detail.row;
+    let id = row.id;
+    let fault = detail.field("last_fault").filter(|f| *f != "0");
+    let body = html! {
+        p.summary {
+            (badge(row)) " "
+            span.mono { (Text(&row.cadence())) } " · "
+            (Text(&row.verb)) " " span.mono { (Text(&row.args)) }
+            " · owner " b id="owner" { (Text(&row.owner)) }
+            @if let Some(key) = &row.key { " · name " b.mono { (Text(key)) } }
+        }
+        p.summary {
+            "next run " (When { at: row.next_run, now }) " · last outcome " (outcome(row, now))
+        }
+        div.grid {
+            @for (group, fields) in GROUPS {
+                @if group != "Pause" || row.pause_note.is_some() {
+                    section.card {
+                        h2 { (group) }
+                        dl.fields {
+                            @for (label, name, how) in fields {
+                                @if let Some(value) = detail.field(name).filter(|v| !v.is_empty() && *v != "\"\"") {
+                                    dt { (label) } dd { (shown(value, *how, now)) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            @if let Some(fault) = fault {
+                section.card {
+                    h2 { "Last fault" }
+                    p.mono id="last-fault" { (Text(fault)) }
+                }
+            }
+        }
+        h2 { "Recent firings" }
+        @if detail.firings.is_empty() {
+            p.muted { "none recorded yet" }
+        } @else {
+            div.scroll {
+                table id="firings" {
+                    tr {
+                        th { "started" } th { "point served" } th.num { "late" } th.num { "took" }
+                        th { "outcome" }
+                    }
+                    @for f in &detail.firings {
+                        tr {
+                            td { (When { at: f.started, now }) }
+                            td { (When { at: f.nominal, now }) }
+                            // Lateness as the start minus the point served (docs/runtime.md §7.10).
+                            td.num { (seconds(f.started - f.nominal)) }
+                            td.num { (millis(f.ended - f.started)) }
+                            td {
+                                @if let Some(fault) = &f.fault {
+                                    span.badge.fault title=(Text(fault)) { "fault" }
+                                } @else {
+                                    span.badge.ok { "ok" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        h2 { "Next runs" }
+        @if detail.next_runs.is_empty() {
+            p.muted { "none: " (row.status.as_str()) }
+        } @else {
+            ol id="next-runs" {
+                @for at in &detail.next_runs { li { (When { at: *at, now }) } }
+            }
+        }
+        @if chrome.acting_as.is_some() {
+            h2 { "Actions" }
+            div.actions {
+                @for action in ACTIONS {
+                    a.button id={ "open-" (action) } href={ "/dashboard/schedules/" (id) "/" (action) }
+                        data-confirm={ "confirm-" (action) } { (action) "…" }
+                    dialog id={ "confirm-" (action) } aria-label={ (action) " schedule #" (id) } {
+                        (confirm_form(row, action, true))
+                    }
+                }
+            }
+        }
+        details {
+            summary { "Every field, as schedule_info reports it" }
+            table id="info" {
+                @for (key, value) in &detail.fields {
+                    tr { th { (Text(key)) } td { (Text(value)) } }
+                }
+            }
+        }
+    };
+    chrome.page(&format!("Schedule #{id}"), None, &body)
+}
+
+/// The actions a schedule's page offers (docs/serve.md §13.8).
+pub(crate) const ACTIONS: [&str; 4] = ["pause", "resume", "trigger", "stop"];
+
+/// A duration of `s` seconds in milliseconds: `0.274 ms`, `1250.0 ms`.
+fn millis(s: f64) -> String {
+    let ms = s * 1e3;
+    if ms < 10.0 {
+        format!("{ms:.3} ms")
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
+/// Seconds to the millisecond, signed: `+0.012 s`.
+fn seconds(s: f64) -> String {
+    format!("{s:+.3} s")
+}
+
+/// The form that does `action` on `row`'s schedule once confirmed: what it will do, the token,
+/// a note for a pause, and the buttons. In a `<dialog>`, Cancel closes it; on the confirm page it
+/// goes back to the schedule.
+fn confirm_form(row: &Row, action: &str, in_dialog: bool) -> Markup {
+    let id = row.id;
+    html! {
+        form.confirm method="post" action={ "/dashboard/schedules/" (id) "/" (action) } {
+            p { b { (action) } " schedule #" (id) " — " (Text(&row.verb)) " (" (Text(&row.cadence())) ")?" }
+            @if action == "stop" { p.muted { "A stopped schedule is gone: it cannot be resumed." } }
+            label { "action token" input type="password" name="token" required autocomplete="off"; }
+            @if action == "pause" {
+                label { "note" input name="note" maxlength="200" placeholder="why, for the next person"; }
+            }
+            div.actions {
+                button id=(action) class=[(action == "stop").then_some("danger")] { "Confirm " (action) }
+                @if in_dialog {
+                    button.plain type="submit" formmethod="dialog" formnovalidate { "Cancel" }
+                } @else {
+                    a href={ "/dashboard/schedules/" (id) } { "Cancel" }
+                }
+            }
+        }
+    }
+}
+
+/// The confirm page of `action` on a schedule, for a browser without the script (docs/serve.md
+/// §13.8): the same form its page's dialog holds.
+pub(crate) fn confirm(detail: &Detail, action: &str, chrome: &Chrome) -> String {
+    let body = confirm_form(&detail.row, action, false);
+    chrome.page(
+        &format!("{action} schedule #{}?", detail.row.id),
+        None,
+        &body,
+    )
+}
