@@ -383,14 +383,14 @@ fn running(args: &SchedulesArgs) -> Result<(), String> {
 fn info(args: &SchedulesArgs, id: u64) -> Result<(), String> {
     let row = stored(args, id)?;
     let mut info = tickstep::dashboard::info_json(&row);
-    // Why points were missed and how late the kept firings started (docs/schedules.md §9.15,
-    // §9.16), keyed as `schedule_info`'s map keys them.
+    // How late the kept firings started (docs/schedules.md §9.16), keyed as `schedule_info`'s
+    // map keys them; why points were missed is in `info_json` already (docs/schedules.md §9.15).
     let history = inspector(args)?
         .history(ScheduleId::from_raw(id))
         .map_err(|e| tickstep::kernel::ErrorChain(&e).to_string())?;
     if let Some(map) = info.as_object_mut() {
         let lateness = Lateness::of(&history);
-        for (key, value) in row.missed.fields().into_iter().chain(lateness.fields()) {
+        for (key, value) in lateness.fields() {
             map.insert(key.to_owned(), tickstep::dashboard::value_json(&value));
         }
     }
@@ -505,11 +505,7 @@ fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
     if args.json {
         let all: Vec<_> = records
             .iter()
-            .map(|r| {
-                let mut json = tickstep::dashboard::record_json(r);
-                json["lateness"] = json!(r.lateness());
-                json
-            })
+            .map(tickstep::dashboard::record_json)
             .collect();
         say(serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?);
         return Ok(());

@@ -313,6 +313,11 @@ fn assert_detail_reads_as_people_read(body: &str) {
         "<dt>catch-up</dt><dd>",
         "<h2>Counters</h2>",
         "<dt>runs</dt><dd>3</dd>",
+        // The lateness percentiles over the kept history and why points were missed
+        // (docs/schedules.md §9.15, §9.16): none missed, three firings measured.
+        "<dt>late, p99</dt><dd>+0.",
+        "<dt>firings measured</dt><dd>3</dd>",
+        "<dt>missed, by reason</dt><dd>",
         "<th class=\"num\">late</th><th class=\"num\">took</th>",
         "<span class=\"badge active\">active</span>",
     ] {

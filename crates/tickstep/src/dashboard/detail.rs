@@ -24,6 +24,8 @@ pub(crate) struct Firing {
     pub(crate) ended: f64,
     /// The cadence point it served.
     pub(crate) nominal: f64,
+    /// Start minus the point served, never below 0 (docs/schedules.md §9.16).
+    pub(crate) lateness: f64,
     pub(crate) fault: Option<String>,
 }
 
@@ -33,6 +35,7 @@ impl From<&crate::schedules::FiringRecord> for Firing {
             started: r.started,
             ended: r.ended,
             nominal: r.nominal,
+            lateness: r.lateness(),
             fault: r.fault.as_ref().map(|f| {
                 format!(
                     "{}: {}",
@@ -55,6 +58,8 @@ enum Shown {
     Span,
     /// Nanoseconds: milliseconds.
     Nanos,
+    /// Seconds to the millisecond.
+    Seconds,
     /// A limit: 0 is none.
     Limit,
 }
@@ -104,6 +109,12 @@ const GROUPS: [(&str, &[Field]); 4] = [
             ("missed", "missed_count", Shown::Plain),
             ("overlapped", "overlap_count", Shown::Plain),
             ("missed while paused", "paused_missed", Shown::Plain),
+            ("missed, by reason", "missed_by", Shown::Plain),
+            ("last missed", "last_missed_at", Shown::Time),
+            ("last missed because", "last_missed_reason", Shown::Plain),
+            ("late, p50", "lateness_p50", Shown::Seconds),
+            ("late, p99", "lateness_p99", Shown::Seconds),
+            ("firings measured", "lateness_samples", Shown::Plain),
             ("last took", "last_duration_ns", Shown::Nanos),
             ("mean took", "mean_duration_ns", Shown::Nanos),
             ("p99 took", "p99_duration_ns", Shown::Nanos),
@@ -138,6 +149,7 @@ fn shown(text: &str, how: Shown, now: f64) -> Markup {
             (Shown::Span, Some(s)) if s == 0.0 => span.muted { "none" },
             (Shown::Span, Some(s)) => (span(s)),
             (Shown::Nanos, Some(ns)) => (millis(ns / 1e9)),
+            (Shown::Seconds, Some(s)) => (seconds(s)),
             (Shown::Limit, Some(n)) if n == 0.0 => span.muted { "none" },
             _ => (Text(unquoted(text))),
         }
@@ -204,8 +216,8 @@ pub(crate) fn page(detail: &Detail, now: f64, chrome: &Chrome) -> String {
                         tr {
                             td { (When { at: f.started, now }) }
                             td { (When { at: f.nominal, now }) }
-                            // Lateness as the start minus the point served (docs/runtime.md §7.10).
-                            td.num { (seconds(f.started - f.nominal)) }
+                            // The engine's one definition of lateness (docs/schedules.md §9.16).
+                            td.num { (seconds(f.lateness)) }
                             td.num { (millis(f.ended - f.started)) }
                             td {
                                 @if let Some(fault) = &f.fault {

@@ -138,6 +138,10 @@ pub(crate) fn store_detail(
         .map(|ns| ns as f64 / 1e9)
         .collect();
     if let Some(map) = info.as_object_mut() {
+        // How late the kept firings started (docs/schedules.md §9.16).
+        for (key, value) in crate::schedules::Lateness::of(&history).fields() {
+            map.insert(key.to_owned(), value_json(&value));
+        }
         map.insert("next_runs".into(), next.clone().into());
         map.insert(
             "history".into(),

@@ -138,6 +138,10 @@ pub fn info_json(s: &StoredSchedule) -> Json {
     });
     if let (Some(info), Json::Object(rest)) = (info.as_object_mut(), rest) {
         info.extend(rest);
+        // Why points were missed (docs/schedules.md §9.15), as `schedule_info` keys them.
+        for (key, value) in s.missed.fields() {
+            info.insert(key.to_owned(), value_json(&value));
+        }
     }
     info
 }
@@ -165,6 +169,7 @@ pub fn record_json(r: &FiringRecord) -> Json {
         "ended": r.ended,
         "nominal": r.nominal,
         "outcome": r.outcome(),
+        "lateness": r.lateness(),
         "fault": r.fault.as_ref().map_or(json!(0), |f| {
             json!({ "kind": f.kind.as_str(), "value": value_json(&f.value) })
         }),
