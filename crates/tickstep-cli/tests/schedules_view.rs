@@ -38,13 +38,8 @@ struct Fleet {
     cron: u64,
 }
 
-/// Writes the fleet into `path`: every schedule hourly from 90 minutes ago, fired once half an
-/// hour ago (one returned, one faulted `"boom"`, one still running), one paused before it could
-/// fire, a one-shot paused past its time, and a calendar schedule that has not fired.
-fn fleet(path: &Path) -> Fleet {
-    let hour = Duration::from_secs(3600);
-    let wall = SystemClock::new().unix_nanos();
-    let clock = ManualClock::starting_at_unix_nanos(wall - 5_400_000_000_000);
+/// An engine on the store at `path` with a wizard whose verb `beat` the runner starts.
+fn beat_engine(path: &Path, clock: &ManualClock) -> (Schedules, TestRunner, ObjId) {
     let world = TestWorld::new();
     let wiz = world.add_wizard();
     world.add_verb(wiz, "beat");
@@ -57,6 +52,17 @@ fn fleet(path: &Path) -> Fleet {
         Config::default(),
     )
     .unwrap();
+    (engine, runner, wiz)
+}
+
+/// Writes the fleet into `path`: every schedule hourly from 90 minutes ago, fired once half an
+/// hour ago (one returned, one faulted `"boom"`, one still running), one paused before it could
+/// fire, a one-shot paused past its time, and a calendar schedule that has not fired.
+fn fleet(path: &Path) -> Fleet {
+    let hour = Duration::from_secs(3600);
+    let wall = SystemClock::new().unix_nanos();
+    let clock = ManualClock::starting_at_unix_nanos(wall - 5_400_000_000_000);
+    let (engine, runner, wiz) = beat_engine(path, &clock);
     let every = |key: &str| {
         let mut txn = engine.begin(wiz);
         let options = Options::new().key(key);
@@ -365,18 +371,7 @@ fn the_dashboard_filters_by_every_kind_and_every_state_and_shows_the_plain_fault
 /// second late, then the engine stalled past +11, so `skip` dropped ten points.
 fn late_and_missed(path: &Path) -> u64 {
     let clock = ManualClock::new();
-    let world = TestWorld::new();
-    let wiz = world.add_wizard();
-    world.add_verb(wiz, "beat");
-    let runner = TestRunner::new();
-    let engine = Schedules::open(
-        path,
-        clock.clone(),
-        world,
-        runner.clone(),
-        Config::default(),
-    )
-    .unwrap();
+    let (engine, runner, wiz) = beat_engine(path, &clock);
     let mut txn = engine.begin(wiz);
     let options = Options::new().catchup(tickstep::schedules::Catchup::Skip);
     let id = txn
