@@ -496,6 +496,18 @@ pub(crate) fn unix_seconds(nanos: u64) -> f64 {
     nanos as f64 / 1e9
 }
 
+impl crate::Lateness {
+    /// The percentiles of `records`' lateness.
+    ///
+    /// ```
+    /// let r = tickstep_schedules::FiringRecord { started: 3.0, ended: 3.5, nominal: 1.0, fault: None };
+    /// assert_eq!(tickstep_schedules::Lateness::of(&[r]).p99, 2.0);
+    /// ```
+    pub fn of(records: &[FiringRecord]) -> crate::Lateness {
+        Self::of_seconds(records.iter().map(FiringRecord::lateness).collect())
+    }
+}
+
 impl ScheduleInfo {
     /// Every field as a `(key, value)` pair, keys in the order of docs/schedules.md §9.1: what
     /// [`ScheduleInfo::to_value`] maps, without a string allocated for each key, for a host that

@@ -1,7 +1,8 @@
-//! How late firings started: the percentiles of [`FiringRecord::lateness`] over the firings a
-//! store keeps (docs/schedules.md §9.16).
+//! How late firings started: the percentiles of [`FiringRecord::lateness`](crate::FiringRecord::lateness)
+//! over the firings a store keeps (docs/schedules.md §9.16). A leaf: `Lateness::of`, which reads
+//! firing records, lives beside them in `info`.
 
-use crate::{FiringRecord, Value};
+use crate::Value;
 
 /// The 50th and 99th percentiles of firings' lateness, seconds, and how many firings they are
 /// taken over (docs/schedules.md §9.16): one schedule's kept history, or every schedule's.
@@ -26,16 +27,6 @@ pub struct Lateness {
 }
 
 impl Lateness {
-    /// The percentiles of `records`' lateness.
-    ///
-    /// ```
-    /// let r = tickstep_schedules::FiringRecord { started: 3.0, ended: 3.5, nominal: 1.0, fault: None };
-    /// assert_eq!(tickstep_schedules::Lateness::of(&[r]).p99, 2.0);
-    /// ```
-    pub fn of(records: &[FiringRecord]) -> Lateness {
-        Self::of_seconds(records.iter().map(FiringRecord::lateness).collect())
-    }
-
     /// The percentiles of `seconds`, lateness samples in any order.
     ///
     /// ```

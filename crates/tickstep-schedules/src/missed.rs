@@ -238,7 +238,8 @@ impl MissedRow {
             dst_gap: self.dst_gap,
             last: self
                 .last
-                .map(|(at, reason)| (crate::info::unix_seconds(at), reason)),
+                // Float Unix seconds, as `info` shows times.
+                .map(|(at, reason)| (at as f64 / 1e9, reason)),
         }
     }
 }
