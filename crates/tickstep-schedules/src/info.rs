@@ -313,8 +313,8 @@ pub struct ScheduleInfo {
     /// The `seconds` option: the wall-clock limit on each firing, if any (docs/schedules.md
     /// §5.10).
     pub time_limit: Option<std::time::Duration>,
-    /// The `ticks` option: the poll budget of each firing, if any.
-    pub tick_limit: Option<u64>,
+    /// The `ticks` option: the poll budget of each firing, if any (never 0).
+    pub tick_limit: Option<std::num::NonZeroU64>,
     /// The schedule's key, if it has one (docs/schedules.md §5.12); a retired schedule still
     /// shows it, though it no longer holds it (docs/schedules.md §5.16).
     pub key: Option<String>,
@@ -580,7 +580,10 @@ impl ScheduleInfo {
                 self.time_limit
                     .map_or(Value::Int(0), |d| Value::Float(d.as_secs_f64())),
             ),
-            ("ticks", int(self.tick_limit.unwrap_or(0))),
+            (
+                "ticks",
+                int(self.tick_limit.map_or(0, std::num::NonZeroU64::get)),
+            ),
             ("key", Value::from(self.key.as_deref().unwrap_or(""))),
             ("paused", Value::Bool(self.pause.is_some())),
             (

@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::num::NonZeroU64;
 use std::path::Path;
 use std::time::Duration;
 
@@ -38,7 +39,7 @@ fn handed(h: &Host, id: ScheduleId) -> (Option<Duration>, Option<u64>) {
         .rev()
         .find(|(_, f)| f.schedule == id)
         .expect("a firing of the schedule started");
-    (firing.time_limit, firing.tick_limit)
+    (firing.time_limit, firing.tick_limit.map(NonZeroU64::get))
 }
 
 on_both_stores! {
@@ -49,7 +50,7 @@ on_both_stores! {
         let none = h.every(10.0, Options::new());
         let h = reopen(h, store.path());
         let info = h.info(both);
-        assert_eq!((info.time_limit, info.tick_limit), (Some(Duration::from_millis(1500)), Some(7)));
+        assert_eq!((info.time_limit, info.tick_limit), (Some(Duration::from_millis(1500)), NonZeroU64::new(7)));
         assert_eq!(info.to_value().get("seconds"), Some(&Value::Float(1.5)));
         assert_eq!(info.to_value().get("ticks"), Some(&Value::Int(7)));
         assert_eq!(h.info(none).to_value().get("seconds"), Some(&Value::Int(0)));
@@ -166,14 +167,14 @@ fn a_version_2_file_is_read_by_the_inspector_and_migrated_by_the_engine() {
     assert_eq!((h.info(id).time_limit, h.info(id).tick_limit), (None, None));
     let limited = h.every(10.0, Options::new().tick_limit(2));
     let h = reopen(h, &path);
-    assert_eq!(h.info(limited).tick_limit, Some(2));
+    assert_eq!(h.info(limited).tick_limit, NonZeroU64::new(2));
     drop(h);
     let stored = Inspector::open(&path)
         .unwrap()
         .get(limited)
         .unwrap()
         .unwrap();
-    assert_eq!(stored.tick_limit, Some(2));
+    assert_eq!(stored.tick_limit, NonZeroU64::new(2));
 }
 
 #[test]

@@ -586,7 +586,7 @@ impl Core {
             authority: e.owner,
             nominal_unix_nanos: nominal,
             time_limit: e.limits().time_limit_ns.map(Duration::from_nanos),
-            tick_limit: e.limits().tick_limit,
+            tick_limit: e.limits().tick_limit.and_then(std::num::NonZeroU64::new),
         })
     }
 }

@@ -60,7 +60,7 @@ impl Core {
                 .limits()
                 .time_limit_ns
                 .map(std::time::Duration::from_nanos),
-            tick_limit: e.limits().tick_limit,
+            tick_limit: e.limits().tick_limit.and_then(std::num::NonZeroU64::new),
             key: e.key().map(ToString::to_string),
             pause: ops.and_then(|o| o.paused.as_ref()).map(|p| PauseInfo {
                 by: p.by,

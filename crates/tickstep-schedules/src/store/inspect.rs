@@ -182,8 +182,8 @@ pub struct StoredSchedule {
     /// The `seconds` option: the wall-clock limit on each firing, if any (`None` in a store
     /// older than schema version 3, which did not keep it).
     pub time_limit: Option<std::time::Duration>,
-    /// The `ticks` option: the poll budget of each firing, if any.
-    pub tick_limit: Option<u64>,
+    /// The `ticks` option: the poll budget of each firing, if any (never 0).
+    pub tick_limit: Option<std::num::NonZeroU64>,
     /// The schedule's key, unique per owner (docs/schedules.md §5.12); `None` for none, and in
     /// a store older than schema version 4 (`PostgreSQL`: 5), which did not keep keys.
     pub key: Option<String>,
@@ -1057,7 +1057,7 @@ impl From<(ScheduleRow, String)> for StoredSchedule {
                 })
                 .collect(),
             time_limit: r.time_limit_ns.map(std::time::Duration::from_nanos),
-            tick_limit: r.tick_limit,
+            tick_limit: r.tick_limit.and_then(std::num::NonZeroU64::new),
             key: r.key,
             pause: ops.paused.map(|p| crate::PauseInfo {
                 by: p.by,

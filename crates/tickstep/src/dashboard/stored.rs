@@ -113,7 +113,7 @@ pub fn info_json(s: &StoredSchedule) -> Json {
     let rest = json!({
         "state": s.state.as_ref().map_or(json!(0), value_json),
         "seconds": s.time_limit.map_or(json!(0), |d| json!(d.as_secs_f64())),
-        "ticks": s.tick_limit.unwrap_or(0),
+        "ticks": s.tick_limit.map_or(0, std::num::NonZeroU64::get),
         "key": s.key.as_deref().unwrap_or(""),
         "paused": s.pause.is_some(),
         "paused_by": s.pause.as_ref().map_or(0, |p| p.by.0),

@@ -131,13 +131,14 @@ impl FiringLimits {
     /// use tickstep::schedules::{Firing, ObjId, RunId, ScheduleId};
     /// let firing = Firing { schedule: ScheduleId::from_raw(1), run: RunId(1), target: ObjId(1), verb: Rc::from("v"),
     ///     args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1),
-    ///     authority: ObjId(1), nominal_unix_nanos: 0, time_limit: None, tick_limit: Some(3) };
+    ///     authority: ObjId(1), nominal_unix_nanos: 0, time_limit: None,
+    ///     tick_limit: std::num::NonZeroU64::new(3) };
     /// assert_eq!(FiringLimits::of_firing(&firing), FiringLimits::none().ticks(3));
     /// ```
     pub fn of_firing(firing: &Firing) -> Self {
         FiringLimits {
             seconds: firing.time_limit,
-            ticks: firing.tick_limit,
+            ticks: firing.tick_limit.map(std::num::NonZeroU64::get),
         }
     }
 
