@@ -15,7 +15,8 @@ use clap::Args;
 use tickstep::dashboard::{ActionGrant, DashboardOptions};
 use tickstep::kernel::ErrorChain;
 
-use crate::{say, store};
+use crate::console::{say, usage_error};
+use crate::store;
 
 /// The longest `--actions-as` name.
 const MAX_NAME: usize = 64;
@@ -47,7 +48,7 @@ pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
     drop(store::open(&args.db)?);
     let name = args.actions_as.as_deref().unwrap_or("operator");
     if name.is_empty() || name.len() > MAX_NAME || name.chars().any(char::is_control) {
-        crate::usage_error(&format!(
+        usage_error(&format!(
             "--actions-as {name:?}: a name of 1 to {MAX_NAME} bytes without control characters"
         ));
     }

@@ -10,6 +10,7 @@
 //! One module per subcommand; this file only parses and dispatches. Usage errors exit with code 2
 //! (clap's convention), runtime failures with 1.
 
+mod console;
 mod dashboard;
 mod demo;
 mod named;
@@ -50,22 +51,6 @@ enum Command {
     Dashboard(dashboard::DashboardArgs),
     /// Watch a running `serve --http`'s frame budget live in a terminal.
     Top(top::TopArgs),
-}
-
-/// Prints one line to stdout. A closed pipe (`tickstep ... | head`) is not an error worth a
-/// panic: the line is dropped and the command goes on to its clean shutdown.
-pub(crate) fn say(line: impl std::fmt::Display) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stdout().lock(), "{line}");
-}
-
-/// Exits with a usage error (code 2, like every argument clap rejects) for a rule that spans
-/// several arguments.
-pub(crate) fn usage_error(message: &str) -> ! {
-    use clap::CommandFactory as _;
-    Cli::command()
-        .error(clap::error::ErrorKind::ValueValidation, message)
-        .exit()
 }
 
 fn main() -> ExitCode {

@@ -18,7 +18,7 @@ use tickstep::schedules::{
     Inspector, Lateness, MissedReason, Namespace, ScheduleId, ScheduleKind, StoredSchedule,
 };
 
-use crate::say;
+use crate::console::say;
 use crate::store;
 use crate::when;
 

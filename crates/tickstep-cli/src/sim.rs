@@ -17,9 +17,9 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use tickstep::kernel::{Kernel, KernelConfig, ManualClock, Priority, Role};
 
+use crate::console::{say, usage_error};
 use crate::plot;
 use crate::progress;
-use crate::say;
 use crate::sim_report::{FrameRecord, OverloadRecord, SimReport};
 use crate::units::{Load, MAX_TASK_COST, ms, parse_duration, parse_load};
 
@@ -112,7 +112,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<(), String> {
     if let Some(frame) = args.long_task_frame
         && frame >= args.frames
     {
-        crate::usage_error(&format!(
+        usage_error(&format!(
             "--long-task-frame {frame} is past the last frame ({} frames are simulated)",
             args.frames
         ));

@@ -27,8 +27,8 @@ use tickstep::kernel::clock::{Clock, SystemClock};
 use tickstep::kernel::{ManualClock, Role};
 use tickstep::schedules::Namespace;
 
+use crate::console::say;
 use crate::progress;
-use crate::say;
 use crate::units::parse_positive_duration;
 use status::Sampler;
 use world::{DemoWorld, DemoWorldState, Origin};

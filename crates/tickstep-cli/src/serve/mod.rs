@@ -82,7 +82,7 @@ use tickstep::schedules::Namespace;
 use tickstep::{Runtime, TokioDriver};
 use tokio::net::TcpListener;
 
-use crate::say;
+use crate::console::say;
 use crate::units::parse_positive_duration;
 use limits::Rate;
 use registry::Registry;

@@ -50,7 +50,7 @@ pub(crate) fn run(args: &TopArgs) -> Result<(), String> {
     if let Some(count) = args.frames {
         for seen in 0..count {
             let snapshot = next_snapshot(&mut stream).map_err(|e| after(seen, &e))?;
-            crate::say(snapshot.line());
+            crate::console::say(snapshot.line());
         }
         return Ok(());
     }
