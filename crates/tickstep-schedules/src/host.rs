@@ -432,7 +432,7 @@ pub struct InFlight {
 mod tests {
     /// The engine moves a `Firing` several times per firing (planned, deferred, started). Up to
     /// 128 bytes the compiler moves it inline; past that each move is a call to `memcpy`, which
-    /// cost 5–14% of a firing when `Firing::run` took it to 136 (docs/schedules.md §17.5).
+    /// slowed every firing when `Firing::run` took it to 136 (docs/schedules.md §17.5).
     #[test]
     fn a_firing_fits_in_128_bytes() {
         assert!(
