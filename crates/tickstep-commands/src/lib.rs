@@ -146,7 +146,7 @@ pub mod compose;
 mod error;
 mod event;
 mod id;
-mod recorded;
+mod metrics;
 mod robot;
 mod run;
 mod schedule_result;

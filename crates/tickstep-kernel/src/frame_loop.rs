@@ -54,7 +54,7 @@ pub(crate) struct LoopShared {
     measured: Rc<MeasuredFrame>,
     state: RefCell<LoopState>,
     /// Frames and idle frames, recorded through the `metrics` facade (docs/observability.md §2).
-    metrics: crate::recorded::LoopMetrics,
+    metrics: crate::metrics::LoopMetrics,
 }
 
 struct LoopState {
@@ -129,7 +129,7 @@ impl FrameLoop {
                 role,
                 period: Duration::from_secs(1) / fps,
                 measured: Rc::default(),
-                metrics: crate::recorded::LoopMetrics::register(),
+                metrics: crate::metrics::LoopMetrics::register(),
                 state: RefCell::new(LoopState {
                     bound: Vec::new(),
                     frame_count: 0,

@@ -369,7 +369,7 @@ impl Kernel {
                     "Kernel.Overload: deferred work in {} consecutive windows",
                     overload.windows
                 );
-                crate::recorded::overload();
+                crate::metrics::overload();
                 on_overload(&overload);
             },
             Priority::Kernel,

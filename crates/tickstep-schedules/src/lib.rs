@@ -32,7 +32,7 @@
 //!   nothing running (the server was down, the scheduler stalled) are the [`Catchup`] policy's,
 //!   and under [`Catchup::All`] so are the points that come due while its catch-up is worked off
 //!   (docs/schedules.md §4.5).
-//!   See `engine/cadence.rs` for the exact arithmetic.
+//!   See `engine/deadlines.rs` for the exact arithmetic.
 //! * **Time.** Deadlines are wall-clock Unix nanoseconds (`u64`, so the last one is in July 2554),
 //!   read from the kernel's [`Clock`](tickstep_kernel::clock::Clock); durations use its monotonic
 //!   side. Every test drives the engine with a
@@ -134,9 +134,10 @@ mod host;
 mod id;
 mod info;
 mod kernel_wake;
-mod key;
+mod key_rules;
 mod lateness;
 mod limits;
+mod metrics;
 mod missed;
 mod namespace;
 mod operator_rules;
@@ -144,7 +145,6 @@ mod options;
 mod perms;
 mod policies;
 mod queue_runner;
-mod recorded;
 mod row;
 mod store;
 pub mod testkit;
@@ -168,7 +168,7 @@ pub use info::{
     ScheduleInfo, ScheduleKind, ScheduleStatus,
 };
 pub use kernel_wake::KernelWake;
-pub use key::MAX_KEY_LEN;
+pub use key_rules::MAX_KEY_LEN;
 pub use lateness::Lateness;
 pub use limits::MAX_VALUE_DEPTH;
 pub use missed::{MissedPoints, MissedReason};

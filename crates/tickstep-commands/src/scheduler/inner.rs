@@ -16,7 +16,7 @@ use super::state::{Deferred, Listen, Phase, Robot, State};
 use crate::error::{ConflictPair, ForkError};
 use crate::event::{Event, EventKind};
 use crate::id::{Key, Mounted};
-use crate::recorded::ConflictWith;
+use crate::metrics::ConflictWith;
 use crate::run::Run;
 use crate::schedule_result::ScheduleResult;
 use crate::scheduler::command::Command;

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::state::{Deferred, Failure, Phase, Robot, State};
 use crate::id::Key;
-use crate::recorded::ConflictWith;
+use crate::metrics::ConflictWith;
 use crate::schedule_result::ScheduleResult;
 use crate::scope::Scope;
 

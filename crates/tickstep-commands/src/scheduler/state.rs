@@ -219,7 +219,7 @@ pub(crate) struct State {
     /// A command to report as interrupted (by whom) when the cancellation under way reaches it.
     pub(crate) pending_interrupt: Option<(Key, CommandId, Rc<str>)>,
     /// Cycles, running commands, interruptions and conflicts (docs/observability.md §3).
-    pub(crate) metrics: crate::recorded::CommandMetrics,
+    pub(crate) metrics: crate::metrics::CommandMetrics,
 }
 
 impl Drop for State {
@@ -271,7 +271,7 @@ impl State {
             in_run: false,
             any_defaults: false,
             pending_interrupt: None,
-            metrics: crate::recorded::CommandMetrics::register(),
+            metrics: crate::metrics::CommandMetrics::register(),
         }
     }
 

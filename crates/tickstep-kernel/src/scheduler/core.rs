@@ -20,7 +20,7 @@ use super::queues::{OnceTask, QueueEntry, Queues};
 use super::slab::{Body, Cadence, NewTask, Place, Slab, TaskKey, TaskRef};
 use super::timers::TimerHeap;
 use super::wake::{TaskWaker, WakeQueue};
-use crate::recorded::SchedulerMetrics;
+use crate::metrics::SchedulerMetrics;
 
 /// What a finished run asks for next.
 pub(crate) enum Outcome {

@@ -152,10 +152,10 @@ impl Shared {
     pub(crate) fn upcoming(&self, id: u64, now: u64, count: usize) -> Option<Vec<u64>> {
         let mut core = self.core.borrow_mut();
         if let Some(e) = core.visible(id, now) {
-            return Some(super::cadence::upcoming(e.cadence_view(), now, count));
+            return Some(super::deadlines::upcoming(e.cadence_view(), now, count));
         }
         core.held_elsewhere(id)
-            .map(|e| super::cadence::upcoming(e.cadence_view(), now, count))
+            .map(|e| super::deadlines::upcoming(e.cadence_view(), now, count))
     }
 
     /// The `schedule_info` record of a draft.

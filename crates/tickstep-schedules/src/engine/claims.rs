@@ -16,7 +16,7 @@
 
 use super::core::Core;
 use super::entry::Kind;
-use super::rows::Loader;
+use super::storage::Loader;
 use crate::info::RetireReason;
 use crate::row::ClaimedRow;
 use crate::{Error, Fault, FaultKind, Value};

@@ -103,7 +103,7 @@ pub(crate) struct Core {
     /// §9.11).
     pub(super) history: Vec<crate::row::HistoryRow>,
     /// Starts, outcomes, missed points, retirements and gauges (docs/observability.md §1).
-    pub(super) metrics: crate::recorded::SchedulesMetrics,
+    pub(super) metrics: crate::metrics::SchedulesMetrics,
     /// Set while a resume catches up: the points it drops were missed while paused
     /// (docs/observability.md §1.4).
     pub(super) catching_up_paused: bool,
@@ -119,7 +119,7 @@ pub(crate) struct Core {
 impl Core {
     pub(super) fn new(config: Config, seed: u64, store: Option<Box<dyn Backend>>) -> Self {
         Core {
-            metrics: crate::recorded::SchedulesMetrics::register(),
+            metrics: crate::metrics::SchedulesMetrics::register(),
             catching_up_paused: false,
             held_back: None,
             cancelled: Vec::new(),

@@ -2,7 +2,7 @@
 //! would, and building every `schedule_info` record.
 
 use super::handle::Schedules;
-use super::rows::Loader;
+use super::storage::Loader;
 use crate::row::{RowSink, ScheduleRow};
 
 impl Schedules {

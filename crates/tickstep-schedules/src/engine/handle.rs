@@ -11,7 +11,7 @@ use tickstep_kernel::clock::{Clock, Instant};
 
 use super::config::Config;
 use super::core::{Core, Shared};
-use super::rows::Loader;
+use super::storage::Loader;
 use crate::store::{self, OpenPolicy};
 use crate::{Error, InFlight, RunId, Runner, Value, World};
 

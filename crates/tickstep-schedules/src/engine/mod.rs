@@ -37,24 +37,24 @@
 //! (an entry stopped mid-tick simply has its run ignored).
 
 pub(crate) mod access;
-pub(crate) mod cadence;
 pub(crate) mod cancel;
 pub(crate) mod claims;
 pub(crate) mod config;
 pub(crate) mod core;
+pub(crate) mod deadlines;
 pub(crate) mod entry;
 #[cfg(feature = "fuzzing")]
 pub(crate) mod fuzz_hooks;
 pub(crate) mod handle;
 pub(crate) mod hold;
 pub(crate) mod interner;
-pub(crate) mod keys;
-pub(crate) mod operator;
+pub(crate) mod key_index;
+pub(crate) mod operator_actions;
 pub(crate) mod outcome;
 pub(crate) mod pending;
 pub(crate) mod retire;
-pub(crate) mod rows;
 pub(crate) mod starts;
+pub(crate) mod storage;
 pub(crate) mod table;
 pub(crate) mod tick;
 pub(crate) mod view;

@@ -36,7 +36,7 @@ use tickstep_kernel::clock::Instant;
 use super::core::Core;
 use super::entry::Running;
 use super::handle::Schedules;
-use super::rows::Committed;
+use super::storage::Committed;
 use super::table::Later;
 use crate::info::RetireReason;
 use crate::{Error, Fault, FaultKind, Firing, RunId, Value};

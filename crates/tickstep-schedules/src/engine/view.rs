@@ -1,7 +1,7 @@
 //! Read-only answers: `schedule_info` records, GC roots, the engine's idea of now.
 
-use super::cadence::upcoming;
 use super::core::Core;
+use super::deadlines::upcoming;
 use super::entry::{Entry, Kind};
 use super::handle::Schedules;
 use crate::info::{NEXT_RUNS_SHOWN, PauseInfo, ScheduleInfo, unix_seconds};

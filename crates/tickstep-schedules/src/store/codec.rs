@@ -2,7 +2,7 @@
 //! bit-preserving integers for `u64`).
 //!
 //! The codec knows rows, never the engine's entries: the engine converts between the two on its
-//! side of the boundary (`engine/rows.rs`). Reading a row back is shared with the `PostgreSQL`
+//! side of the boundary (`engine/storage.rs`). Reading a row back is shared with the `PostgreSQL`
 //! store ([`decode`](super::decode)); [`sqlite_row`](super::sqlite_row) says how a `SQLite` row
 //! gives up a column.
 

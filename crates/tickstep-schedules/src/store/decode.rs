@@ -115,7 +115,7 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
     let key = row
         .text_or_null(33)?
         .map(|k| {
-            crate::key::is_valid_key(k)
+            crate::key_rules::is_valid_key(k)
                 .then(|| k.to_owned())
                 .ok_or_else(|| bad(33, "key", k))
         })

@@ -682,7 +682,7 @@ impl Inspector {
     /// assert_eq!(found[0].key.as_deref(), Some("heartbeat"));
     /// ```
     pub fn find_key(&self, key: &str) -> Result<Vec<StoredSchedule>, Error> {
-        crate::key::check_key(key)?;
+        crate::key_rules::check_key(key)?;
         let namespace = self.namespace_param();
         let (conn, load_error, version) = match &self.source {
             Source::Sqlite {

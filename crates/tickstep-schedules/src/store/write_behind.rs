@@ -139,7 +139,7 @@ impl WriteBehind {
             backoff: FIRST_BACKOFF,
             retry_at: None,
             buf: String::new(),
-            metrics: crate::recorded::StoreMetrics::register("sqlite"),
+            metrics: crate::metrics::StoreMetrics::register("sqlite"),
         };
         let thread = std::thread::Builder::new()
             .name("tickstep-sqlite-writer".into())
@@ -261,7 +261,7 @@ struct Writer {
     retry_at: Option<Instant>,
     buf: String,
     /// Write latency, failures and the batches left queued (docs/observability.md §1.9–§1.11).
-    metrics: crate::recorded::StoreMetrics,
+    metrics: crate::metrics::StoreMetrics,
 }
 
 /// What woke the thread.

@@ -3,7 +3,7 @@
 //! [`Txn::schedule_named`] looks a key up.
 
 use super::Txn;
-use crate::key::check_key;
+use crate::key_rules::check_key;
 use crate::perms::check_list_owner;
 use crate::{Error, ObjId, ScheduleId};
 

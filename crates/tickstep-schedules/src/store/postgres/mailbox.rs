@@ -32,7 +32,7 @@ pub(super) struct Mailbox {
     /// §11.42).
     written: AtomicU64,
     /// The same three counts through the `metrics` facade (docs/observability.md §1.12–§1.14).
-    metrics: crate::recorded::ClusterMetrics,
+    metrics: crate::metrics::ClusterMetrics,
 }
 
 #[derive(Default)]

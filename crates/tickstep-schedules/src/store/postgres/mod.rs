@@ -104,7 +104,7 @@ mod claims;
 mod codec;
 mod history_ring;
 pub(crate) mod inspect;
-mod keys;
+mod key_lookup;
 mod mailbox;
 mod schema;
 pub(crate) mod stops;

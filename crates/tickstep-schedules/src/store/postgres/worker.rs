@@ -126,7 +126,7 @@ pub(super) struct Worker {
     retry_at: Instant,
     stops: StopWatch,
     /// Write latency, failures and the batches left queued (docs/observability.md §1.9–§1.11).
-    metrics: crate::recorded::StoreMetrics,
+    metrics: crate::metrics::StoreMetrics,
 }
 
 impl Worker {
@@ -154,7 +154,7 @@ impl Worker {
             backoff: FIRST_BACKOFF,
             retry_at: Instant::now(),
             stops,
-            metrics: crate::recorded::StoreMetrics::register("postgres"),
+            metrics: crate::metrics::StoreMetrics::register("postgres"),
         }
     }
 

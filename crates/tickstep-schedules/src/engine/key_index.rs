@@ -12,7 +12,7 @@ use std::rc::Rc;
 use super::access::{Draft, Keyed, NewSchedule};
 use super::core::{Core, Shared};
 use super::entry::Entry;
-use crate::key::{check_key, first_difference};
+use crate::key_rules::{check_key, first_difference};
 use crate::row::ScheduleRow;
 use crate::{Error, ObjId, ScheduleId};
 
