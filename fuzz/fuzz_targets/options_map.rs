@@ -156,7 +156,14 @@ fn check(options: &Value, u: &mut Unstructured<'_>) {
                 .expect("a schedule just created has info");
             assert!(info.jitter.is_finite() && info.jitter >= 0.0, "{info:?}");
             // What the options asked for is what the schedule keeps.
-            assert_eq!((info.time_limit, info.tick_limit), limits, "{info:?}");
+            assert_eq!(
+                (
+                    info.time_limit,
+                    info.tick_limit.map(std::num::NonZeroU64::get)
+                ),
+                limits,
+                "{info:?}"
+            );
             assert_eq!(info.key, key, "{info:?}");
             txn.commit().expect("in-memory commit");
         }

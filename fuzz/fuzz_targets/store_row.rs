@@ -396,7 +396,9 @@ fn check_kept(s: &StoredSchedule, column: &str, cell: &Cell) {
                 Some(std::time::Duration::from_nanos(bits(*i)))
             )
         }
-        ("tick_limit", Cell::Int(i)) => assert_eq!(s.tick_limit, Some(bits(*i))),
+        ("tick_limit", Cell::Int(i)) => {
+            assert_eq!(s.tick_limit.map(std::num::NonZeroU64::get), Some(bits(*i)))
+        }
         ("key", Cell::Text(t)) => assert_eq!(s.key.as_deref(), Some(t.as_str())),
         ("verb", Cell::Text(t)) => assert_eq!(&s.verb, t),
         ("kind", Cell::Text(t)) => assert_eq!(s.kind.as_str(), t),

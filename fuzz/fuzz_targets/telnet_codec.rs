@@ -72,7 +72,11 @@ fuzz_target!(|data: &[u8]| {
             assert!(!line.contains(&b'\n') && !line.contains(&b'\r'), "{line:?}");
         }
     }
-    assert!(out.len() <= MAX_REPLY_BYTES, "{} bytes of replies", out.len());
+    assert!(
+        out.len() <= MAX_REPLY_BYTES,
+        "{} bytes of replies",
+        out.len()
+    );
     if !input.contains(&255) {
         assert_eq!(events, plain_lines(input));
     }
