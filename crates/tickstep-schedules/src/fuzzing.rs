@@ -88,7 +88,7 @@ pub fn load_row(columns: &[Column], now_unix_nanos: u64) -> Result<usize, Error>
         params.extend(flags);
         stmt.query_row(
             rusqlite::params_from_iter(params),
-            crate::store::sqlite_row::decode,
+            crate::store::sqlite::columns::decode,
         )
         .map_err(|source| Error::Store {
             context: "decoding a fuzzed row",

@@ -3,7 +3,7 @@
 //!
 //! The codec knows rows, never the engine's entries: the engine converts between the two on its
 //! side of the boundary (`engine/storage.rs`). Reading a row back is shared with the `PostgreSQL`
-//! store ([`decode`](super::decode)); [`sqlite_row`](super::sqlite_row) says how a `SQLite` row
+//! store ([`decode`](super::decode)); [`columns`](super::sqlite::columns) says how a `SQLite` row
 //! gives up a column.
 
 use std::fmt::Write as _;

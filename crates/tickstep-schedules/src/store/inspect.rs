@@ -14,10 +14,10 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::cluster::Cluster;
 use super::codec::{self, from_sql, to_sql};
-use super::integrity;
-use super::schema;
 use super::sqlite::SqliteStore;
-use super::sqlite_row;
+use super::sqlite::columns;
+use super::sqlite::integrity;
+use super::sqlite::schema;
 use crate::cadence_points::{CadenceView, upcoming};
 use crate::row::{OperatorAction, ScheduleRow};
 use crate::{Catchup, Error, Fault, InFlight, ObjId, Overlap, ScheduleId, ScheduleKind, Value};
@@ -967,7 +967,7 @@ fn decoded(
     let mut all = Vec::new();
     while let Some(row) = rows.next()? {
         let namespace: String = row.get(codec::COLUMN_COUNT)?;
-        all.push(StoredSchedule::from((sqlite_row::decode(row)?, namespace)));
+        all.push(StoredSchedule::from((columns::decode(row)?, namespace)));
     }
     Ok(all)
 }

@@ -8,17 +8,10 @@
 //! store (`postgres`, behind the crate's `postgres` feature), a second `Backend`.
 //!
 //! * [`backend`] — the [`Backend`] trait: what the engine asks of any store;
-//! * [`schema`] — tables and versioned migrations;
 //! * [`codec`] — row ⇄ SQL (JSON for values, bit-preserving integers for `u64`);
 //! * [`decode`] — a stored row back into a row, written once for both SQL stores;
-//! * [`damage`] — SQLite's "damaged" told apart from other failures;
-//! * [`integrity`] — what opening checks before it writes anything (damaged, foreign, newer);
 //! * [`sqlite`] — the `SQLite` backend: durable commits, per-tick group commits, loading, stops;
-//! * [`sqlite_row`] — how a `SQLite` row gives up a column to the shared decoder;
-//! * [`sqlite_write`] — the one transaction that writes change sets, synced or behind the tick;
-//! * [`checkpointer`] — the `SQLite` store's WAL checkpoints, on a thread of their own;
-//! * [`write_behind`] — the `SQLite` store's per-tick cadence writes, behind the tick on a thread
-//!   of their own;
+//!   its schema and migrations, the checks opening makes, the writer and the checkpointer;
 //! * [`background`] — the lower CPU priority of the store's own threads;
 //! * `postgres` — the `PostgreSQL` backend: a store thread, writes behind the tick (feature
 //!   `postgres`);
@@ -58,21 +51,14 @@
 pub(crate) mod answer;
 pub(crate) mod backend;
 pub(crate) mod background;
-pub(crate) mod checkpointer;
 pub(crate) mod cluster;
 pub(crate) mod codec;
-pub(crate) mod damage;
 pub(crate) mod decode;
 pub(crate) mod history_in_flight;
 pub(crate) mod inspect;
-pub(crate) mod integrity;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
-pub(crate) mod schema;
 pub(crate) mod sqlite;
-pub(crate) mod sqlite_row;
-pub(crate) mod sqlite_write;
-pub(crate) mod write_behind;
 
 use std::path::Path;
 

@@ -218,7 +218,7 @@ const MIGRATIONS: [(i64, &str, &str); 14] = [
     (
         14,
         "points missed by reason, in the operator state",
-        crate::store::schema::MISSED_BY_REASON,
+        crate::store::sqlite::schema::MISSED_BY_REASON,
     ),
 ];
 

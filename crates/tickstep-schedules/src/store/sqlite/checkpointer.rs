@@ -44,7 +44,7 @@ impl Checkpointer {
         let thread = std::thread::Builder::new()
             .name("tickstep-sqlite-checkpoint".into())
             .spawn(move || {
-                super::background::yield_cpu_to_the_engine();
+                crate::store::background::yield_cpu_to_the_engine();
                 run(&conn, &woken);
             });
         match thread {

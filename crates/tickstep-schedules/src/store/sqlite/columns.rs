@@ -1,12 +1,12 @@
 //! How a `SQLite` row gives up a column to the decoder both stores share
-//! ([`decode`](super::decode)): typed reads, and errors that name the schedule and the column.
+//! ([`decode`](crate::store::decode)): typed reads, and errors that name the schedule and the column.
 
 use rusqlite::Row;
 use rusqlite::types::FromSqlError;
 
-use super::codec::schedule_name;
-use super::decode::StoredColumns;
 use crate::row::ScheduleRow;
+use crate::store::codec::schedule_name;
+use crate::store::decode::StoredColumns;
 
 /// A stored value the codec cannot read: names the schedule (when its id read), the column and
 /// its index, and a bounded excerpt of the value.
@@ -43,9 +43,9 @@ fn text_column<'r>(row: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
     })
 }
 
-/// Reads one row (selected with [`COLUMNS`](super::codec::COLUMNS)), with the decoding both stores share.
+/// Reads one row (selected with [`COLUMNS`](crate::store::codec::COLUMNS)), with the decoding both stores share.
 pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
-    super::decode::decode(row)
+    crate::store::decode::decode(row)
 }
 
 impl StoredColumns for Row<'_> {

@@ -1,5 +1,21 @@
-//! The `SQLite` backend: open (after [`integrity`](super::integrity) has looked), durable commits,
+//! The `SQLite` backend: open (after [`integrity`](self::integrity) has looked), durable commits,
 //! per-tick group commits, loading, and polling for operator stops.
+//!
+//! * [`schema`] — tables and versioned migrations;
+//! * [`damage`] — SQLite's "damaged" told apart from other failures;
+//! * [`integrity`] — what opening checks before it writes anything (damaged, foreign, newer);
+//! * [`columns`] — how a `SQLite` row gives up a column to the shared decoder;
+//! * [`write`] — the one transaction that writes change sets, synced or behind the tick;
+//! * [`checkpointer`] — the WAL checkpoints, on a thread of their own;
+//! * [`write_behind`] — the per-tick cadence writes, behind the tick on a thread of their own.
+
+pub(crate) mod checkpointer;
+pub(crate) mod columns;
+pub(crate) mod damage;
+pub(crate) mod integrity;
+pub(crate) mod schema;
+pub(crate) mod write;
+pub(crate) mod write_behind;
 
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -8,17 +24,16 @@ use std::time::Duration;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
-use super::backend::{Backend, OpenPolicy};
-use super::checkpointer::Checkpointer;
-use super::codec::{self, to_sql};
-use super::history_in_flight::{self, HistoryInFlight};
-use super::integrity::{self, store_error};
-use super::schema::{self, APPLICATION_ID, CURRENT_VERSION};
-use super::sqlite_row;
-use super::sqlite_write::write_changes;
-use super::write_behind::WriteBehind;
+use self::checkpointer::Checkpointer;
+use self::integrity::store_error;
+use self::schema::{APPLICATION_ID, CURRENT_VERSION};
+use self::write::write_changes;
+use self::write_behind::WriteBehind;
 use crate::Error;
 use crate::row::{ChangeSet, Durability, OperatorNote, RowSink};
+use crate::store::backend::{Backend, OpenPolicy};
+use crate::store::codec::{self, to_sql};
+use crate::store::history_in_flight::{self, HistoryInFlight};
 
 /// How long a statement waits for another connection's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -235,7 +250,7 @@ impl SqliteStore {
                 .query_row(
                     &format!("SELECT {} FROM schedules WHERE id = ?1", codec::COLUMNS),
                     [to_sql(id)],
-                    sqlite_row::decode,
+                    columns::decode,
                 )
                 .optional()
                 .map_err(sql)?;
@@ -374,7 +389,7 @@ impl Backend for SqliteStore {
             .map_err(read)?;
         let mut rows = stmt.query([namespace]).map_err(read)?;
         while let Some(row) = rows.next().map_err(read)? {
-            sink.apply(sqlite_row::decode(row).map_err(read)?)?;
+            sink.apply(columns::decode(row).map_err(read)?)?;
         }
         Ok(codec::from_sql(high_water))
     }

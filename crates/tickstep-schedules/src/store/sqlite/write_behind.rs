@@ -28,12 +28,12 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use super::background::yield_cpu_to_the_engine;
 use super::checkpointer::CheckpointWaker;
 use super::integrity::store_error;
-use super::sqlite_write::write_changes;
+use super::write::write_changes;
 use crate::Error;
 use crate::row::ChangeSet;
+use crate::store::background::yield_cpu_to_the_engine;
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
