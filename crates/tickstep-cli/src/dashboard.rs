@@ -40,6 +40,10 @@ pub(crate) struct DashboardArgs {
     /// every namespace's.
     #[arg(long, value_name = "NAME")]
     namespace: Option<tickstep::schedules::Namespace>,
+    /// The dashboard is reached over HTTPS through a proxy that ends TLS: its session cookie is
+    /// marked Secure (docs/serve.md §13.8).
+    #[arg(long)]
+    http_behind_tls: bool,
 }
 
 pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
@@ -60,6 +64,7 @@ pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
         title: format!("tickstep dashboard: {}", store::shown(&args.db)),
         grant,
         namespace: args.namespace,
+        behind_tls: args.http_behind_tls,
         ..DashboardOptions::default()
     };
     let app = tickstep::dashboard::store_router(&args.db, options)

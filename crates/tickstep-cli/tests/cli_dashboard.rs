@@ -179,7 +179,7 @@ fn actions_without_the_token_or_from_another_origin_change_nothing() {
     let addr = dash.addr.as_str();
     let page = get(addr, &format!("/dashboard/schedules/{}", bell.get()));
     assert!(
-        page.body.contains("acting as <b>ops &lt;b&gt;</b>"),
+        page.body.contains("to act as <b>ops &lt;b&gt;</b>"),
         "{}",
         page.body
     );

@@ -17,6 +17,7 @@ use crate::schedules::{Cluster, ScheduleKind, ScheduleStatus};
 
 use super::assets::{ICON, SCRIPT, STYLE};
 use super::query::{Filter, Sort};
+use super::session::Signed;
 use super::text::escape;
 use super::when::{When, span};
 
@@ -80,6 +81,8 @@ pub(crate) struct Chrome {
     pub(crate) cluster: bool,
     /// Whom actions act as, when a grant allows them.
     pub(crate) acting_as: Option<String>,
+    /// The request's session, once signed in (docs/serve.md §13.8).
+    pub(crate) signed: Option<Signed>,
 }
 
 /// Text a user supplied, as a page shows it: escaped by [`escape`] (docs/serve.md §13.3) — the
@@ -98,6 +101,7 @@ pub(crate) enum Here {
     Schedules,
     Commands,
     Cluster,
+    Audit,
 }
 
 impl Chrome {
@@ -127,9 +131,10 @@ impl Chrome {
                             (link(Here::Schedules, "/dashboard", "schedules"))
                             @if self.runtime { (link(Here::Commands, "/dashboard/commands", "commands")) }
                             @if self.cluster { (link(Here::Cluster, "/dashboard/cluster", "cluster")) }
+                            @if self.acting_as.is_some() { (link(Here::Audit, "/dashboard/audit", "audit")) }
                         }
                         @if let Some(name) = &self.acting_as {
-                            span.who { "acting as " b { (Text(name)) } }
+                            (super::login::who(name, self.signed.as_ref()))
                         }
                     }
                     main {
@@ -169,6 +174,7 @@ pub(crate) fn list(mut rows: Vec<Row>, filter: &Filter, now: f64, chrome: &Chrom
             button { "Filter" }
         }
         p.count id="count" { (matched) " of " (total) " live schedules" }
+        @if chrome.signed.is_some() && matched > 0 { (super::bulk::offer(matched, filter)) }
         div.scroll {
             table id="schedules" {
                 tr {
@@ -266,7 +272,7 @@ pub(crate) fn outcome(row: &Row, now: f64) -> Markup {
     }
 }
 
-fn keep(row: &Row, filter: &Filter) -> bool {
+pub(crate) fn keep(row: &Row, filter: &Filter) -> bool {
     filter.owner.as_ref().is_none_or(|o| *o == row.owner)
         && filter.verb.as_ref().is_none_or(|v| *v == row.verb)
         && filter.kind.is_none_or(|k| k == row.kind)
@@ -437,6 +443,7 @@ mod tests {
             online: false,
             cluster: false,
             acting_as: None,
+            signed: None,
         }
     }
 
