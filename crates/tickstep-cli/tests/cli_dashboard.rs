@@ -149,6 +149,7 @@ fn a_store_alone_is_served_read_only() {
     );
     assert_eq!(refused.status, 403, "{}", refused.body);
     assert!(refused.body.contains("read-only"), "{}", refused.body);
+    assert_nothing_to_sign_in_to(addr);
     let saved = Inspector::open(&db).unwrap();
     assert!(saved.get(hostile).unwrap().is_some(), "nothing changed");
 }
@@ -169,6 +170,26 @@ fn acting(dir: &tempfile::TempDir) -> (Dashboard, std::path::PathBuf, ScheduleId
         ],
     );
     (dash, db, bell, hostile)
+}
+
+/// Read-only, there is nothing to sign in to, act on in bulk or audit (docs/serve.md §13.8).
+fn assert_nothing_to_sign_in_to(addr: &str) {
+    for path in [
+        "/dashboard/login",
+        "/dashboard/audit",
+        "/dashboard/bulk/stop",
+    ] {
+        let answer = get(addr, path);
+        assert_eq!(answer.status, 403, "{path}: {}", answer.body);
+        assert!(answer.body.contains("read-only"), "{path}: {}", answer.body);
+    }
+    for path in ["/dashboard/login", "/dashboard/bulk/stop"] {
+        let answer = post(addr, path, FORM, &format!("token={TOKEN}&count=2"));
+        assert_eq!(answer.status, 403, "{path}: {}", answer.body);
+        assert!(!answer.head.contains("set-cookie"), "{path}");
+    }
+    let list = get(addr, "/dashboard").body;
+    assert!(!list.contains("/dashboard/login") && !list.contains("/dashboard/audit"));
 }
 
 #[test]

@@ -23,7 +23,7 @@ use super::guard::{self, Refusal};
 use super::pages::{Chrome, Row, Text};
 use super::query::{self, Filter};
 use super::routes::{
-    Answer, Dashboard, Reply, View, ask_answer, by_whom, now_unix_nanos, page_response, respond,
+    Dashboard, Reply, View, ask_answer, by_whom, now_unix_nanos, page_response, respond,
     sign_in_first,
 };
 
@@ -133,13 +133,9 @@ pub(crate) fn confirm(rows: &[Row], filter: &Filter, action: &str, chrome: &Chro
     chrome.page(&format!("{action} {acted} schedules?"), None, &body)
 }
 
-/// Does `one` on each of the first [`MAX_BULK`] of `rows`, if they are still `expected` in
-/// number; otherwise nothing (`409`).
-pub(crate) fn act_on(
-    rows: &[Row],
-    expected: usize,
-    mut one: impl FnMut(u64) -> Result<(), (StatusCode, String)>,
-) -> Answer {
+/// The first [`MAX_BULK`] of `rows`, if they are still `expected` in number; otherwise the
+/// refusal (`409`), and nothing is done.
+pub(crate) fn selection(rows: &[Row], expected: usize) -> Result<&[Row], Refusal> {
     if rows.len() != expected {
         return Err((
             StatusCode::CONFLICT,
@@ -150,16 +146,18 @@ pub(crate) fn act_on(
             ),
         ));
     }
-    Ok(Reply::Bulk(
-        rows.iter()
-            .take(MAX_BULK)
-            .map(|row| Outcome {
-                id: row.id,
-                verb: row.verb.clone(),
-                refused: one(row.id).err().map(|(_, why)| why.trim_end().to_owned()),
-            })
-            .collect(),
-    ))
+    Ok(&rows[..rows.len().min(MAX_BULK)])
+}
+
+impl Outcome {
+    /// How the action on `row`'s schedule ended.
+    pub(crate) fn of(row: &Row, result: Result<(), Refusal>) -> Outcome {
+        Outcome {
+            id: row.id,
+            verb: row.verb.clone(),
+            refused: result.err().map(|(_, why)| why.trim_end().to_owned()),
+        }
+    }
 }
 
 /// The result page: each schedule acted on, done or refused.

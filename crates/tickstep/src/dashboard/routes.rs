@@ -481,8 +481,9 @@ async fn render_loop(
     handle: RuntimeHandle,
     mut inbox: mpsc::Receiver<Ask>,
 ) {
+    let weak = (rt, host);
     while let Some((view, chrome, reply)) = inbox.recv().await {
-        let (Some(rt), Some(host)) = (rt.upgrade(), host.upgrade()) else {
+        let (Some(rt), Some(host)) = (weak.0.upgrade(), weak.1.upgrade()) else {
             return;
         };
         let answer = match view {
@@ -516,17 +517,43 @@ async fn render_loop(
             ))),
             View::BulkAct(filter, action, expected, from) => {
                 let rows = matched(rows::runtime_rows(&rt, &*host), &filter);
-                let answer = bulk::act_on(&rows, expected, |id| {
-                    runtime_act(&rt, &*host, &chrome, id, &action, from)
-                });
-                let _ = handle.wake();
-                answer
+                drop((rt, host));
+                bulk_on_runtime(&weak, &chrome, &handle, &rows, expected, &action, from).await
             }
             // Answered by `read_cluster` off this thread; never sent here.
             View::Cluster => read_cluster(None, &chrome),
         };
         let _ = reply.send(answer);
     }
+}
+
+/// A bulk action on a runtime: one schedule's action per turn of the runtime's thread, so frames
+/// run between them rather than waiting for the whole selection (docs/serve.md §13.16). A
+/// runtime or host gone meanwhile ends it with what was done.
+async fn bulk_on_runtime(
+    (rt, host): &(Weak<Runtime>, Weak<dyn DashboardHost>),
+    chrome: &Chrome,
+    handle: &RuntimeHandle,
+    rows: &[Row],
+    expected: usize,
+    action: &Action,
+    from: IpAddr,
+) -> Answer {
+    let chosen = bulk::selection(rows, expected)?;
+    let mut outcomes = Vec::with_capacity(chosen.len());
+    for row in chosen {
+        let (Some(rt), Some(host)) = (rt.upgrade(), host.upgrade()) else {
+            break;
+        };
+        outcomes.push(Outcome::of(
+            row,
+            runtime_act(&rt, &*host, chrome, row.id, action, from),
+        ));
+        drop((rt, host));
+        let _ = handle.wake();
+        tokio::task::yield_now().await;
+    }
+    Ok(Reply::Bulk(outcomes))
 }
 
 /// Does `action` on schedule `id` through the host, as the grant's principal.
@@ -641,10 +668,19 @@ fn store_answer(
             )))
         }
         View::BulkAct(filter, action, expected, _) => {
-            let rows = rows::store_rows(location, namespace).map_err(unavailable)?;
-            bulk::act_on(&matched(rows, &filter), expected, |id| {
-                store_act(location, namespace, id, &action, chrome)
-            })
+            let rows = matched(
+                rows::store_rows(location, namespace).map_err(unavailable)?,
+                &filter,
+            );
+            let chosen = bulk::selection(&rows, expected)?;
+            Ok(Reply::Bulk(
+                chosen
+                    .iter()
+                    .map(|row| {
+                        Outcome::of(row, store_act(location, namespace, row.id, &action, chrome))
+                    })
+                    .collect(),
+            ))
         }
         View::Cluster => read_cluster(Some(&location.to_path_buf()), chrome),
     }
