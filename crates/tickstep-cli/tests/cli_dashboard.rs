@@ -172,6 +172,66 @@ fn acting(dir: &tempfile::TempDir) -> (Dashboard, std::path::PathBuf, ScheduleId
     (dash, db, bell, hostile)
 }
 
+#[test]
+fn behind_tls_a_session_cookie_is_secure_and_its_name_signs_the_pause() {
+    // docs/serve.md §13.8, §13.17: `--http-behind-tls`, and a session acting through the binary.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let (bell, _) = store_with_schedules(&db);
+    let token = dir.path().join("token");
+    std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
+    let dash = Dashboard::start(
+        &db,
+        &[
+            "--action-token-file",
+            token.to_str().unwrap(),
+            "--http-behind-tls",
+        ],
+    );
+    let addr = dash.addr.as_str();
+    let signed = post(
+        addr,
+        "/dashboard/login",
+        FORM,
+        &format!("name=eve&token={TOKEN}"),
+    );
+    assert_eq!(signed.status, 303, "{}", signed.body);
+    let line = signed
+        .head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .expect("a session cookie");
+    assert!(
+        line.ends_with("; httponly; samesite=strict; max-age=43200; secure"),
+        "{line}"
+    );
+    let cookie = line.split(';').next().unwrap();
+    let page = http_client::http(
+        addr,
+        &format!(
+            "GET /dashboard/schedules/{} HTTP/1.1\r\nCookie: {cookie}",
+            bell.get()
+        ),
+    );
+    let from = page
+        .body
+        .find("name=\"csrf\" value=\"")
+        .expect("a CSRF field")
+        + 19;
+    let csrf = page.body[from..].split('"').next().unwrap();
+    let paused = post(
+        addr,
+        &format!("/dashboard/schedules/{}/pause", bell.get()),
+        &format!("{FORM}Cookie: {cookie}\r\n"),
+        &format!("csrf={csrf}&note=lunch"),
+    );
+    assert_eq!(paused.status, 303, "{}", paused.body);
+    assert_eq!(
+        saved(&db, bell).pause.expect("paused").note,
+        "lunch (by eve on the dashboard)"
+    );
+}
+
 /// Read-only, there is nothing to sign in to, act on in bulk or audit (docs/serve.md §13.8).
 fn assert_nothing_to_sign_in_to(addr: &str) {
     for path in [

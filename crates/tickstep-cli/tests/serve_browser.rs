@@ -298,6 +298,10 @@ fn assert_signed_in_bulk_and_audit(seen: &serde_json::Value, every: [u64; 2], ot
     assert_eq!(seen["signed_in_as"], "ada", "{seen}");
     assert_eq!(seen["cookie_visible_to_script"], "", "HttpOnly: {seen}");
     assert_eq!(seen["token_fields"], 0, "{seen}");
+    assert!(
+        seen.get("token_in").is_none(),
+        "no page holds the token: {seen}"
+    );
     // Who asked is in the note.
     assert_eq!(
         seen["after_pause_note"],

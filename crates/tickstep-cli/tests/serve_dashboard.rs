@@ -457,6 +457,38 @@ fn actions_without_the_token_or_from_another_origin_change_nothing() {
     server.shutdown();
 }
 
+#[test]
+fn behind_tls_serve_marks_its_session_cookie_secure() {
+    // docs/serve.md §13.8: `--http-behind-tls`.
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(&dir);
+    let server = Server::start(
+        &store(&dir),
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--action-token-file",
+            &token,
+            "--http-behind-tls",
+        ],
+    );
+    let signed = post(
+        &server.http_addr(),
+        "/dashboard/login",
+        FORM,
+        &format!("token={TOKEN}"),
+    );
+    assert_eq!(signed.status, 303, "{}", signed.body);
+    assert!(
+        signed
+            .head
+            .contains("; samesite=strict; max-age=43200; secure\r\n"),
+        "{}",
+        signed.head
+    );
+    server.shutdown();
+}
+
 /// Signs in to the dashboard at `addr` with the token; the session cookie's `name=value`.
 fn sign_in(addr: &str) -> String {
     let answer = post(addr, "/dashboard/login", FORM, &format!("token={TOKEN}"));

@@ -48,8 +48,11 @@ with Browser() as browser:
         browser.go(f"http://{ADDR}{path}")
 
     def judged():
-        """What the page and the browser said about the CSP so far."""
+        """What the page and the browser said about the CSP so far, and whether the page holds
+        the action token anywhere (it never should, docs/serve.md §13.8)."""
         seen["csp"] += run("return window.cspViolations || []")
+        if run(f"return document.documentElement.outerHTML.includes({json.dumps(TOKEN)})"):
+            seen["token_in"] = seen.get("token_in", []) + [call("GET", S + "/url")]
         seen["console_errors"] += [m for level, m in browser.console() if level == "SEVERE"]
 
     def shot(name):
