@@ -6,6 +6,7 @@
 
 use maud::{Markup, html};
 
+use super::guard::ACTIONS;
 use super::pages::{Chrome, Row, Text, badge, outcome};
 use super::when::{When, span};
 
@@ -265,9 +266,6 @@ pub(crate) fn page(detail: &Detail, now: f64, chrome: &Chrome) -> String {
     };
     chrome.page(&format!("Schedule #{id}"), None, &body)
 }
-
-/// The actions a schedule's page offers (docs/serve.md §13.8).
-pub(crate) const ACTIONS: [&str; 4] = ["pause", "resume", "trigger", "stop"];
 
 /// A duration of `s` seconds in milliseconds: `0.274 ms`, `1250.0 ms`.
 fn millis(s: f64) -> String {

@@ -100,6 +100,10 @@ impl ActionGrant {
     }
 }
 
+/// The actions a schedule's page and the list offer, by their routes' names (docs/serve.md
+/// §13.8, §13.16).
+pub(crate) const ACTIONS: [&str; 4] = ["pause", "resume", "trigger", "stop"];
+
 /// A dashboard action on one schedule (docs/serve.md §13.8).
 ///
 /// ```

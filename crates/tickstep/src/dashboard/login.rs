@@ -13,13 +13,13 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use maud::{Markup, html};
+use maud::html;
 
 use super::guard;
 use super::pages::{Chrome, Text};
 use super::query;
 use super::routes::{Dashboard, page_response};
-use super::session::{Limited, Signed, clear_cookie};
+use super::session::{Limited, clear_cookie};
 
 /// The longest operator name a sign-in accepts, in characters.
 pub(crate) const MAX_NAME: usize = 40;
@@ -28,22 +28,6 @@ pub(crate) fn routes() -> Router<Dashboard> {
     Router::new()
         .route("/dashboard/login", get(form).post(sign_in))
         .route("/dashboard/logout", post(sign_out))
-}
-
-/// The header's corner: who is signed in and a way out, or a way in.
-pub(crate) fn who(acting_as: &str, signed: Option<&Signed>) -> Markup {
-    html! {
-        @if let Some(signed) = signed {
-            form.who method="post" action="/dashboard/logout" {
-                "signed in as " b id="signed-in" { (Text(&signed.name)) }
-                " (acting as " (Text(acting_as)) ") · "
-                input type="hidden" name="csrf" value=(signed.csrf);
-                button.link id="sign-out" { "sign out" }
-            }
-        } @else {
-            span.who { a id="sign-in" href="/dashboard/login" { "sign in" } " to act as " b { (Text(acting_as)) } }
-        }
-    }
 }
 
 fn login_page(chrome: &Chrome, default_name: &str) -> String {

@@ -66,6 +66,7 @@ mod pages;
 mod query;
 mod routes;
 mod rows;
+mod selection;
 mod session;
 mod stored;
 mod text;
@@ -134,6 +135,7 @@ impl DashboardOptions {
             grant: self.grant.clone(),
             sessions: self.sessions,
             behind_tls: self.behind_tls,
+            routes: action_routes(),
         }
     }
 
@@ -144,6 +146,12 @@ impl DashboardOptions {
             self.title.clone()
         }
     }
+}
+
+/// The sign-in, sign-out and bulk routes, merged into either dashboard's (docs/serve.md §13.8,
+/// §13.16).
+fn action_routes() -> axum::Router<routes::Dashboard> {
+    login::routes().merge(bulk::routes())
 }
 
 /// The dashboard of a running runtime: `/dashboard` (list), `/dashboard/schedules/ID` (detail)
@@ -238,6 +246,7 @@ pub fn store_router(
         grant: options.grant,
         sessions: options.sessions,
         behind_tls: options.behind_tls,
+        routes: action_routes(),
     };
     Ok(routes::store_routes(
         location,

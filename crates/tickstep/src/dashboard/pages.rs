@@ -16,6 +16,7 @@ use crate::commands::CommandInfo;
 use crate::schedules::{Cluster, ScheduleKind, ScheduleStatus};
 
 use super::assets::{ICON, SCRIPT, STYLE};
+use super::guard::ACTIONS;
 use super::query::{Filter, Sort};
 use super::session::Signed;
 use super::text::escape;
@@ -134,7 +135,7 @@ impl Chrome {
                             @if self.acting_as.is_some() { (link(Here::Audit, "/dashboard/audit", "audit")) }
                         }
                         @if let Some(name) = &self.acting_as {
-                            (super::login::who(name, self.signed.as_ref()))
+                            (who(name, self.signed.as_ref()))
                         }
                     }
                     main {
@@ -146,6 +147,36 @@ impl Chrome {
             }
         }
         .into_string()
+    }
+}
+
+/// The header's corner: who is signed in and a way out, or a way in.
+pub(crate) fn who(acting_as: &str, signed: Option<&Signed>) -> Markup {
+    html! {
+        @if let Some(signed) = signed {
+            form.who method="post" action="/dashboard/logout" {
+                "signed in as " b id="signed-in" { (Text(&signed.name)) }
+                " (acting as " (Text(acting_as)) ") · "
+                input type="hidden" name="csrf" value=(signed.csrf);
+                button.link id="sign-out" { "sign out" }
+            }
+        } @else {
+            span.who { a id="sign-in" href="/dashboard/login" { "sign in" } " to act as " b { (Text(acting_as)) } }
+        }
+    }
+}
+
+/// The list's offer of the bulk actions on what its filter matches.
+pub(crate) fn offer(matched: usize, filter: &Filter) -> Markup {
+    let query = filter.query(1);
+    html! {
+        p.bulk id="bulk" {
+            "All " (matched) " matching: "
+            @for action in ACTIONS {
+                a.button id={ "bulk-" (action) } href={ "/dashboard/bulk/" (action) (query) } { (action) "…" }
+                " "
+            }
+        }
     }
 }
 
@@ -174,7 +205,7 @@ pub(crate) fn list(mut rows: Vec<Row>, filter: &Filter, now: f64, chrome: &Chrom
             button { "Filter" }
         }
         p.count id="count" { (matched) " of " (total) " live schedules" }
-        @if chrome.signed.is_some() && matched > 0 { (super::bulk::offer(matched, filter)) }
+        @if chrome.signed.is_some() && matched > 0 { (offer(matched, filter)) }
         div.scroll {
             table id="schedules" {
                 tr {

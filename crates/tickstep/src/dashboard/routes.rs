@@ -22,14 +22,13 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::assets;
 use super::audit::{self, Audit, Entry};
-use super::bulk::{self, Outcome};
-use super::detail::{self, ACTIONS};
-use super::guard::{self, Action, ActionGrant, MAX_FORM};
+use super::detail;
+use super::guard::{self, ACTIONS, Action, ActionGrant, MAX_FORM};
 use super::host::{ActionRequest, DashboardHost, RefusedKind};
-use super::login;
 use super::pages::{self, Chrome, Row};
 use super::query::{self, Filter};
 use super::rows;
+use super::selection::{self, Outcome};
 use super::session::{SessionLimits, Sessions, Signed};
 use crate::schedules::{Inspector, Namespace, ScheduleId};
 use crate::{Runtime, RuntimeHandle};
@@ -100,18 +99,21 @@ pub(crate) struct Access {
     pub(crate) grant: Option<ActionGrant>,
     pub(crate) sessions: SessionLimits,
     pub(crate) behind_tls: bool,
+    /// The sign-in and bulk routes (`login`, `bulk`): they use this module's handler plumbing,
+    /// so the parent hands them in rather than this module naming them.
+    pub(crate) routes: Router<Dashboard>,
 }
 
 impl Dashboard {
     fn new(
         backend: Backend,
-        access: Access,
+        access: &Access,
         chrome: Chrome,
         location: Option<Arc<PathBuf>>,
     ) -> Self {
         Dashboard {
             backend,
-            grant: access.grant,
+            grant: access.grant.clone(),
             chrome: Arc::new(chrome),
             location,
             blocking: Arc::new(Semaphore::new(BLOCKING)),
@@ -151,12 +153,8 @@ pub(crate) fn runtime_routes(
         .store_path()
         .filter(|p| crate::schedules::is_server_location(p))
         .map(|p| Arc::new(p.to_path_buf()));
-    routes(Dashboard::new(
-        Backend::Runtime(asks),
-        access,
-        chrome,
-        location,
-    ))
+    let dash = Dashboard::new(Backend::Runtime(asks), &access, chrome, location);
+    routes(dash, access.routes)
 }
 
 /// The routes of a store's dashboard.
@@ -167,15 +165,11 @@ pub(crate) fn store_routes(
     access: Access,
 ) -> Router {
     let location = Some(Arc::new(location.to_path_buf()));
-    routes(Dashboard::new(
-        Backend::Store(namespace),
-        access,
-        chrome,
-        location,
-    ))
+    let dash = Dashboard::new(Backend::Store(namespace), &access, chrome, location);
+    routes(dash, access.routes)
 }
 
-fn routes(dash: Dashboard) -> Router {
+fn routes(dash: Dashboard, actions: Router<Dashboard>) -> Router {
     Router::new()
         .route("/dashboard", get(list))
         .route("/dashboard/schedules/{id}", get(detail))
@@ -183,8 +177,7 @@ fn routes(dash: Dashboard) -> Router {
         .route("/dashboard/commands", get(commands))
         .route("/dashboard/cluster", get(cluster))
         .route("/dashboard/audit", get(audit_page))
-        .merge(login::routes())
-        .merge(bulk::routes())
+        .merge(actions)
         .layer(DefaultBodyLimit::max(MAX_FORM))
         .with_state(dash)
         .merge(assets::routes())
@@ -509,7 +502,7 @@ async fn render_loop(
                 let _ = handle.wake();
                 result.map(|()| done(id, &action))
             }
-            View::Bulk(filter, action) => Ok(Reply::Page(bulk::confirm(
+            View::Bulk(filter, action) => Ok(Reply::Page(selection::confirm(
                 &matched(rows::runtime_rows(&rt, &*host), &filter),
                 &filter,
                 action,
@@ -539,7 +532,7 @@ async fn bulk_on_runtime(
     action: &Action,
     from: IpAddr,
 ) -> Answer {
-    let chosen = bulk::selection(rows, expected)?;
+    let chosen = selection::selection(rows, expected)?;
     let mut outcomes = Vec::with_capacity(chosen.len());
     for row in chosen {
         let (Some(rt), Some(host)) = (rt.upgrade(), host.upgrade()) else {
@@ -660,7 +653,7 @@ fn store_answer(
         }
         View::Bulk(filter, action) => {
             let rows = rows::store_rows(location, namespace).map_err(unavailable)?;
-            Ok(Reply::Page(bulk::confirm(
+            Ok(Reply::Page(selection::confirm(
                 &matched(rows, &filter),
                 &filter,
                 action,
@@ -672,7 +665,7 @@ fn store_answer(
                 rows::store_rows(location, namespace).map_err(unavailable)?,
                 &filter,
             );
-            let chosen = bulk::selection(&rows, expected)?;
+            let chosen = selection::selection(&rows, expected)?;
             Ok(Reply::Bulk(
                 chosen
                     .iter()
