@@ -192,6 +192,16 @@ fn signed_out(addr: &str, id: ScheduleId, seen: &mut Seen) {
     ));
     assert_eq!(cross.status, 403);
     assert!(!cross.head.contains("set-cookie"));
+    // A name that would turn a log line or a note around is refused, shown escaped.
+    let bidi = seen.keep(post(
+        addr,
+        "/dashboard/login",
+        FORM,
+        &format!("name=eve%E2%80%AEevil&token={TOKEN}"),
+    ));
+    assert_eq!(bidi.status, 400, "{}", bidi.body);
+    assert!(bidi.body.contains("eve\\u{202e}evil"), "{}", bidi.body);
+    assert!(!bidi.head.contains("set-cookie"));
 }
 
 /// Signs in twice; the two cookies, after checking the first's attributes.

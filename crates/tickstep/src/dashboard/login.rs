@@ -20,6 +20,7 @@ use super::pages::{Chrome, Text};
 use super::query;
 use super::routes::{Dashboard, page_response};
 use super::session::{Limited, clear_cookie};
+use super::text;
 
 /// The longest operator name a sign-in accepts, in characters.
 pub(crate) const MAX_NAME: usize = 40;
@@ -105,13 +106,14 @@ async fn sign_in(
         "" => grant.name(),
         name => name,
     };
-    if name.chars().count() > MAX_NAME || name.chars().any(char::is_control) {
+    // It goes into logs, notes and pages as typed: nothing there may rewrite a line.
+    if name.chars().count() > MAX_NAME || name.chars().any(text::is_escaped) {
         return (
             StatusCode::BAD_REQUEST,
             format!(
-                "name {:?}: a name of 1 to {MAX_NAME} characters without control characters \
-                 (docs/serve.md §13.8)\n",
-                name.chars().take(MAX_NAME).collect::<String>()
+                "name {}: a name of 1 to {MAX_NAME} characters without control or bidi control \
+                 characters (docs/serve.md §13.8)\n",
+                text::shown(&name.chars().take(MAX_NAME).collect::<String>())
             ),
         )
             .into_response();
