@@ -136,8 +136,9 @@ pub(crate) struct ServeArgs {
     /// picks one). `--ws` is the same option under its first name.
     #[arg(long, alias = "ws", value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// Allow the dashboard's actions (stop, pause, resume, trigger) to whoever gives the token
-    /// in FILE (its first line, at least 16 bytes); without it the dashboard is read-only.
+    /// Allow the dashboard's actions (stop, pause, resume, trigger) to whoever signs in with the
+    /// token in FILE (its first line, at least 16 bytes), or gives it as token= from a script;
+    /// without it the dashboard is read-only.
     #[arg(long, value_name = "FILE", requires = "http")]
     action_token_file: Option<PathBuf>,
     /// The player the dashboard's actions act as, under the same permissions (the wizard
