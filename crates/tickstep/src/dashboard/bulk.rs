@@ -38,6 +38,8 @@ fn parse(query: Option<&str>, action: &str) -> Result<(Filter, &'static str), Re
     Ok((filter, action))
 }
 
+/// The confirm page: read-only `403`, a bad filter `400`, an unknown action `404`, signed out
+/// `303` to the sign-in.
 async fn ask_to_confirm(
     State(dash): State<Dashboard>,
     Path(action): Path<String>,
@@ -57,6 +59,8 @@ async fn ask_to_confirm(
     respond(ask_answer(&dash, View::Bulk(filter, action), &headers).await)
 }
 
+/// The bulk action: checked as a single action is (guard, session or token), then done on the
+/// selection if it still holds as many as confirmed, each outcome recorded in the audit.
 async fn act(
     State(dash): State<Dashboard>,
     Path(action): Path<String>,
@@ -92,7 +96,7 @@ async fn act(
             format!(
                 "count {:?}: a bulk action carries the number of schedules it confirmed \
                  (docs/serve.md §13.16)\n",
-                count.map_or("", |c| c.as_str())
+                count.map_or(String::new(), |c| c.chars().take(40).collect())
             ),
         )
             .into_response();

@@ -12,8 +12,7 @@ use super::pages::{Chrome, Row, Text};
 use super::query::Filter;
 
 /// The most schedules one bulk action acts on: each is its own durable action (a store's commit,
-/// its sync to disk), about 15 ms apiece on the shared test machine, so a request stays within
-/// seconds (docs/serve.md §13.16).
+/// its sync to disk), so the bound keeps a request to seconds (docs/serve.md §13.14, §13.16).
 pub(crate) const MAX_BULK: usize = 200;
 /// How many of the matched schedules the confirm page names.
 const NAMED: usize = 10;
