@@ -278,6 +278,8 @@ fn assert_seen_as_styled(seen: &serde_json::Value, shots: &Path) {
         "{seen}"
     );
     assert_eq!(look["cell_border"], "solid", "{seen}");
+    // The header's "sign in" link reads white on the blue bar, not the page's link blue.
+    assert_eq!(look["sign_in_color"], "rgb(255, 255, 255)", "{seen}");
     assert_eq!(seen["detail_look"]["header_background"], "rgb(31, 78, 121)");
     assert!(seen["chart_pixels"].as_u64().unwrap() > 0, "{seen}");
     assert!(seen["firings_rows"].as_u64().unwrap() > 0, "{seen}");

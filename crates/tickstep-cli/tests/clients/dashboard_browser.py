@@ -27,6 +27,7 @@ return {
   header_background: style('header.top', 'backgroundColor'),
   body_font: style('body', 'fontFamily'),
   cell_border: style('#schedules td', 'borderBottomStyle'),
+  sign_in_color: style('#sign-in', 'color'),
 };
 """
 # Pixels of the frame chart drawn in the bars' green (#1a7f37) or red (#b42318).
@@ -134,6 +135,8 @@ with Browser() as browser:
     seen["signed_out_actions"] = run("return document.querySelectorAll('dialog').length")
     call("POST", S + f"/element/{find('#sign-in')}/click", {})
     wait_for("the sign-in page", lambda: call("GET", S + "/url").endswith("/dashboard/login"))
+    judged()
+    shot("login-1366x768")
     call("POST", S + f"/element/{find('input[name=name]')}/value", {"text": "ada"})
     call("POST", S + f"/element/{find('input[name=token]')}/value", {"text": TOKEN})
     call("POST", S + f"/element/{find('#sign-in-button')}/click", {})
@@ -174,10 +177,12 @@ with Browser() as browser:
         wait_for(f"the bulk {action} confirm page", lambda: f"/dashboard/bulk/{action}" in call("GET", S + "/url"))
         what = run("return document.getElementById('bulk-what').textContent")
         judged()
+        shot(f"bulk-{action}-1366x768")
         call("POST", S + f"/element/{find('#bulk-confirm')}/click", {})
         wait_for(f"the bulk {action} outcome", lambda: run("return !!document.getElementById('bulk-result')"))
         result = run("return document.getElementById('bulk-result').textContent")
         judged()
+        shot(f"bulk-{action}-done-1366x768")
         go("/dashboard")
         return what, result, badges()
 
