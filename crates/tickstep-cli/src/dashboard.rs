@@ -1,8 +1,9 @@
 //! `tickstep dashboard`: the web dashboard of a schedule store with no server running
 //! (docs/serve.md §13.13) — the same pages `tickstep serve --http` and any `TokioDriver` host
 //! serve, from `tickstep::dashboard::store_router`, read through the store's `Inspector` beside
-//! any engine that has the store open. Read-only unless `--action-token-file` is given; then
-//! actions are the store operator's, as `tickstep schedules pause|resume|trigger|stop` do them.
+//! any engine that has the store open. Read-only unless `--action-token-file` is given; then an
+//! operator signs in with the token once per browser session, and actions are the store
+//! operator's, as `tickstep schedules pause|resume|trigger|stop` do them.
 //!
 //! Costs: nothing while nobody asks; a page opens the store read-only and reads it once.
 
@@ -29,18 +30,24 @@ pub(crate) struct DashboardArgs {
     /// Serve HTTP on ADDR (use a loopback address; port 0 picks one).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4002")]
     http: SocketAddr,
-    /// Allow actions (stop, pause, resume, trigger) to whoever gives the token in FILE (its
-    /// first line, at least 16 bytes); without it the dashboard is read-only.
+    /// Allow actions (stop, pause, resume, trigger) to whoever signs in with the token in FILE
+    /// (its first line, at least 16 bytes), or gives it as token= from a script; without it the
+    /// dashboard is read-only.
     #[arg(long, value_name = "FILE")]
     action_token_file: Option<PathBuf>,
-    /// The name written into the note of a pause done on the dashboard (the store's operator
-    /// acts; a store alone has no principals).
+    /// The name a signed-in operator gets by default, and a script's actions are recorded as
+    /// (in the audit and a pause's note; the store's operator acts, a store alone has no
+    /// principals).
     #[arg(long, value_name = "NAME", requires = "action_token_file")]
     actions_as: Option<String>,
     /// Show and act on this application's schedules only (docs/schedules.md §15.5); without it,
     /// every namespace's.
     #[arg(long, value_name = "NAME")]
     namespace: Option<tickstep::schedules::Namespace>,
+    /// The dashboard is reached over HTTPS through a proxy that ends TLS: its session cookie is
+    /// marked Secure (docs/serve.md §13.8).
+    #[arg(long)]
+    http_behind_tls: bool,
 }
 
 pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
@@ -61,6 +68,7 @@ pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
         title: format!("tickstep dashboard: {}", store::shown(&args.db)),
         grant,
         namespace: args.namespace,
+        behind_tls: args.http_behind_tls,
         ..DashboardOptions::default()
     };
     let app = tickstep::dashboard::store_router(&args.db, options)
@@ -84,7 +92,7 @@ pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
             "tickstep dashboard: {} on http://{bound}/dashboard ({})",
             store::shown(&args.db),
             if args.action_token_file.is_some() {
-                "actions allowed with the token"
+                "sign in with the token to act"
             } else {
                 "read-only"
             }

@@ -149,6 +149,7 @@ fn a_store_alone_is_served_read_only() {
     );
     assert_eq!(refused.status, 403, "{}", refused.body);
     assert!(refused.body.contains("read-only"), "{}", refused.body);
+    assert_nothing_to_sign_in_to(addr);
     let saved = Inspector::open(&db).unwrap();
     assert!(saved.get(hostile).unwrap().is_some(), "nothing changed");
 }
@@ -172,6 +173,86 @@ fn acting(dir: &tempfile::TempDir) -> (Dashboard, std::path::PathBuf, ScheduleId
 }
 
 #[test]
+fn behind_tls_a_session_cookie_is_secure_and_its_name_signs_the_pause() {
+    // docs/serve.md §13.8, §13.17: `--http-behind-tls`, and a session acting through the binary.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let (bell, _) = store_with_schedules(&db);
+    let token = dir.path().join("token");
+    std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
+    let dash = Dashboard::start(
+        &db,
+        &[
+            "--action-token-file",
+            token.to_str().unwrap(),
+            "--http-behind-tls",
+        ],
+    );
+    let addr = dash.addr.as_str();
+    let signed = post(
+        addr,
+        "/dashboard/login",
+        FORM,
+        &format!("name=eve&token={TOKEN}"),
+    );
+    assert_eq!(signed.status, 303, "{}", signed.body);
+    let line = signed
+        .head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .expect("a session cookie");
+    assert!(
+        line.ends_with("; httponly; samesite=strict; max-age=43200; secure"),
+        "{line}"
+    );
+    let cookie = line.split(';').next().unwrap();
+    let page = http_client::http(
+        addr,
+        &format!(
+            "GET /dashboard/schedules/{} HTTP/1.1\r\nCookie: {cookie}",
+            bell.get()
+        ),
+    );
+    let from = page
+        .body
+        .find("name=\"csrf\" value=\"")
+        .expect("a CSRF field")
+        + 19;
+    let csrf = page.body[from..].split('"').next().unwrap();
+    let paused = post(
+        addr,
+        &format!("/dashboard/schedules/{}/pause", bell.get()),
+        &format!("{FORM}Cookie: {cookie}\r\n"),
+        &format!("csrf={csrf}&note=lunch"),
+    );
+    assert_eq!(paused.status, 303, "{}", paused.body);
+    assert_eq!(
+        saved(&db, bell).pause.expect("paused").note,
+        "lunch (by eve on the dashboard)"
+    );
+}
+
+/// Read-only, there is nothing to sign in to, act on in bulk or audit (docs/serve.md §13.8).
+fn assert_nothing_to_sign_in_to(addr: &str) {
+    for path in [
+        "/dashboard/login",
+        "/dashboard/audit",
+        "/dashboard/bulk/stop",
+    ] {
+        let answer = get(addr, path);
+        assert_eq!(answer.status, 403, "{path}: {}", answer.body);
+        assert!(answer.body.contains("read-only"), "{path}: {}", answer.body);
+    }
+    for path in ["/dashboard/login", "/dashboard/bulk/stop"] {
+        let answer = post(addr, path, FORM, &format!("token={TOKEN}&count=2"));
+        assert_eq!(answer.status, 403, "{path}: {}", answer.body);
+        assert!(!answer.head.contains("set-cookie"), "{path}");
+    }
+    let list = get(addr, "/dashboard").body;
+    assert!(!list.contains("/dashboard/login") && !list.contains("/dashboard/audit"));
+}
+
+#[test]
 fn actions_without_the_token_or_from_another_origin_change_nothing() {
     // docs/serve.md §13.13, §13.8
     let dir = tempfile::tempdir().unwrap();
@@ -179,7 +260,7 @@ fn actions_without_the_token_or_from_another_origin_change_nothing() {
     let addr = dash.addr.as_str();
     let page = get(addr, &format!("/dashboard/schedules/{}", bell.get()));
     assert!(
-        page.body.contains("acting as <b>ops &lt;b&gt;</b>"),
+        page.body.contains("to act as <b>ops &lt;b&gt;</b>"),
         "{}",
         page.body
     );

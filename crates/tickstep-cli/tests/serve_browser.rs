@@ -111,7 +111,7 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
             .ends_with(&format!("/dashboard/schedules/{image}")),
         "{seen}"
     );
-    assert_eq!(seen["after_pause_note"], "\"from the browser\"");
+    assert_signed_in_bulk_and_audit(&seen, [script, image], tea);
     // The pause was asked in a dialog on the schedule's own page, and its badge says so now;
     // cancelling the stop's dialog left the page as it was.
     let page = format!("/dashboard/schedules/{image}");
@@ -252,6 +252,8 @@ fn assert_seen_as_styled(seen: &serde_json::Value, shots: &Path) {
         [
             "a schedules",
             "a commands",
+            "a audit",
+            "a sign in",
             "input[q]",
             "input[owner]",
             "input[verb]",
@@ -276,6 +278,8 @@ fn assert_seen_as_styled(seen: &serde_json::Value, shots: &Path) {
         "{seen}"
     );
     assert_eq!(look["cell_border"], "solid", "{seen}");
+    // The header's "sign in" link reads white on the blue bar, not the page's link blue.
+    assert_eq!(look["sign_in_color"], "rgb(255, 255, 255)", "{seen}");
     assert_eq!(seen["detail_look"]["header_background"], "rgb(31, 78, 121)");
     assert!(seen["chart_pixels"].as_u64().unwrap() > 0, "{seen}");
     assert!(seen["firings_rows"].as_u64().unwrap() > 0, "{seen}");
@@ -284,6 +288,68 @@ fn assert_seen_as_styled(seen: &serde_json::Value, shots: &Path) {
         seen["phone_detail_width"].as_u64().unwrap() <= 390,
         "{seen}"
     );
+}
+
+/// The sign-in through the form, a pause and resume with no token typed, the bulk pause of the
+/// `every` schedules and the bulk resume of the paused ones through their confirm pages, and the
+/// audit naming who did each (docs/serve.md §13.8, §13.16, §13.17).
+fn assert_signed_in_bulk_and_audit(seen: &serde_json::Value, every: [u64; 2], other: u64) {
+    // Before the sign-in, no action forms; after, the name in the header, no token field
+    // anywhere, and the cookie out of the script's reach (HttpOnly).
+    assert_eq!(seen["signed_out_actions"], 0, "{seen}");
+    assert_eq!(seen["signed_in_as"], "ada", "{seen}");
+    assert_eq!(seen["cookie_visible_to_script"], "", "HttpOnly: {seen}");
+    assert_eq!(seen["token_fields"], 0, "{seen}");
+    assert!(
+        seen.get("token_in").is_none(),
+        "no page holds the token: {seen}"
+    );
+    // Who asked is in the note.
+    assert_eq!(
+        seen["after_pause_note"],
+        "\"from the browser (by ada on the dashboard)\""
+    );
+    assert_eq!(seen["resume_badge"], "active", "{seen}");
+    let badge = |rows: &serde_json::Value, id: u64| -> String {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r[0] == format!("#{id}"))
+            .map_or_else(
+                || panic!("#{id} in {rows}"),
+                |r| r[1].as_str().unwrap().to_owned(),
+            )
+    };
+    let paused = &seen["bulk_pause"];
+    assert_eq!(paused[0], "pause 2 schedules matching kind=every", "{seen}");
+    assert!(
+        paused[1]
+            .as_str()
+            .unwrap()
+            .starts_with("pause: 2 done, 0 refused"),
+        "{seen}"
+    );
+    for id in every {
+        assert_eq!(badge(&paused[2], id), "paused", "{seen}");
+    }
+    assert_eq!(badge(&paused[2], other), "active", "{seen}");
+    let resumed = &seen["bulk_resume"];
+    assert_eq!(
+        resumed[0], "resume 2 schedules matching state=paused",
+        "{seen}"
+    );
+    for id in every {
+        assert_ne!(badge(&resumed[2], id), "paused", "{seen}");
+    }
+    let audit = seen["audit_rows"].as_array().unwrap();
+    assert_eq!(
+        audit.len(),
+        6,
+        "pause, resume, two bulk pauses, two bulk resumes: {seen}"
+    );
+    assert!(audit.iter().all(|r| r[0] == "ada"), "{seen}");
+    assert_eq!(audit[0][1], "resume (bulk)", "{seen}");
+    assert_eq!(audit[5][1], "pause", "{seen}");
 }
 
 /// What the dashboard test saw of the live view, the hot tasks and the commands page

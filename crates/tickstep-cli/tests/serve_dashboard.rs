@@ -370,8 +370,14 @@ fn actions_without_the_token_or_from_another_origin_change_nothing() {
     let same = format!("{FORM}Origin: http://{addr}\r\n");
 
     let page = get(&addr, &format!("/dashboard/schedules/{id}"));
-    assert!(page.body.contains("acting as <b>merlin</b>"));
-    assert!(page.body.contains(&format!("action=\"{}\"", path("pause"))));
+    // Signed out, the page offers a sign-in, not the forms (docs/serve.md §13.8).
+    assert!(
+        page.body.contains("to act as <b>merlin</b>"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("href=\"/dashboard/login\""));
+    assert!(!page.body.contains(&format!("action=\"{}\"", path("pause"))));
 
     let refusals: &[(&str, String, String, u16, &str)] = &[
         (
@@ -379,14 +385,14 @@ fn actions_without_the_token_or_from_another_origin_change_nothing() {
             FORM.to_owned(),
             "token=wrong".to_owned(),
             403,
-            "wrong or missing action token",
+            "a wrong action token",
         ),
         (
             "pause",
             FORM.to_owned(),
             String::new(),
             403,
-            "wrong or missing action token",
+            "sign in first",
         ),
         (
             "pause",
@@ -452,6 +458,50 @@ fn actions_without_the_token_or_from_another_origin_change_nothing() {
 }
 
 #[test]
+fn behind_tls_serve_marks_its_session_cookie_secure() {
+    // docs/serve.md §13.8: `--http-behind-tls`.
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(&dir);
+    let server = Server::start(
+        &store(&dir),
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--action-token-file",
+            &token,
+            "--http-behind-tls",
+        ],
+    );
+    let signed = post(
+        &server.http_addr(),
+        "/dashboard/login",
+        FORM,
+        &format!("token={TOKEN}"),
+    );
+    assert_eq!(signed.status, 303, "{}", signed.body);
+    assert!(
+        signed
+            .head
+            .contains("; samesite=strict; max-age=43200; secure\r\n"),
+        "{}",
+        signed.head
+    );
+    server.shutdown();
+}
+
+/// Signs in to the dashboard at `addr` with the token; the session cookie's `name=value`.
+fn sign_in(addr: &str) -> String {
+    let answer = post(addr, "/dashboard/login", FORM, &format!("token={TOKEN}"));
+    assert_eq!(answer.status, 303, "{}", answer.body);
+    let line = answer
+        .head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .expect("a session cookie");
+    line.split(';').next().unwrap().to_owned()
+}
+
+#[test]
 fn the_wizards_token_pauses_resumes_triggers_and_stops() {
     // docs/serve.md §13.8
     let dir = tempfile::tempdir().unwrap();
@@ -461,7 +511,11 @@ fn the_wizards_token_pauses_resumes_triggers_and_stops() {
     let same = format!("{FORM}Origin: http://{addr}\r\n");
 
     // Without the page's script, each action's link is a confirm page holding its form
-    // (docs/serve.md §13.8); asking changes nothing.
+    // (docs/serve.md §13.8); asking changes nothing. Signed out, it sends to the sign-in.
+    assert_eq!(get(&addr, &path("pause")).status, 303);
+    let cookie = sign_in(&addr);
+    let get =
+        |addr: &str, path: &str| http(addr, &format!("GET {path} HTTP/1.1\r\nCookie: {cookie}"));
     for action in ["pause", "resume", "trigger", "stop"] {
         let page = get(&addr, &path(action));
         assert_eq!(page.status, 200, "{action}: {}", page.body);
@@ -508,7 +562,11 @@ fn the_wizards_token_pauses_resumes_triggers_and_stops() {
             .contains(&format!("location: /dashboard/schedules/{id}"))
     );
     let info = alice.ask(&format!("info {id}"));
-    assert!(info.ends_with("paused by merlin: deploy <b>"), "{info}");
+    // Who asked is in the note: the grant's name, for a script (docs/serve.md §13.17).
+    assert!(
+        info.ends_with("paused by merlin: deploy <b> (by merlin on the dashboard)"),
+        "{info}"
+    );
     assert_eq!(post(&addr, &path("resume"), &same, &good).status, 303);
     assert!(!alice.ask(&format!("info {id}")).contains("paused"));
     assert_eq!(post(&addr, &path("trigger"), FORM, &good).status, 303);

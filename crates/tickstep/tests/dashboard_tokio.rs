@@ -279,7 +279,8 @@ fn a_tokio_host_mounts_the_dashboard_and_acts_through_the_engine() {
         .unwrap();
     let pause = info.pause.expect("paused by the dashboard");
     assert_eq!(pause.by, ObjId(1));
-    assert_eq!(pause.note, "<b>lunch");
+    // Who asked is in the note (docs/serve.md §13.17): the grant's name, for a script.
+    assert_eq!(pause.note, "<b>lunch (by #1 on the dashboard)");
 }
 
 /// A driver on the `PostgreSQL` store at `url` holding `count` schedules, its dashboard mounted;

@@ -136,14 +136,19 @@ pub(crate) struct ServeArgs {
     /// picks one). `--ws` is the same option under its first name.
     #[arg(long, alias = "ws", value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// Allow the dashboard's actions (stop, pause, resume, trigger) to whoever gives the token
-    /// in FILE (its first line, at least 16 bytes); without it the dashboard is read-only.
+    /// Allow the dashboard's actions (stop, pause, resume, trigger) to whoever signs in with the
+    /// token in FILE (its first line, at least 16 bytes), or gives it as token= from a script;
+    /// without it the dashboard is read-only.
     #[arg(long, value_name = "FILE", requires = "http")]
     action_token_file: Option<PathBuf>,
     /// The player the dashboard's actions act as, under the same permissions (the wizard
     /// unless given; the player must have logged in once).
     #[arg(long, value_name = "NAME", requires = "action_token_file")]
     actions_as: Option<String>,
+    /// The dashboard is reached over HTTPS through a proxy that ends TLS: its session cookie is
+    /// marked Secure (docs/serve.md §13.8).
+    #[arg(long, requires = "http")]
+    http_behind_tls: bool,
     /// Serve HTTP without /metrics: no recorder is installed, so the engines' metric updates
     /// cost nothing (for measuring what they cost, docs/serve.md §14.6).
     #[arg(long, requires = "http")]
@@ -183,6 +188,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         Some(addr) => Some(Browsers {
             listener: ws::bind(addr).await?,
             grant,
+            behind_tls: args.http_behind_tls,
             metrics: if args.no_metrics {
                 None
             } else {
@@ -388,6 +394,7 @@ fn start_browsers(
     Browsers {
         listener,
         grant,
+        behind_tls,
         metrics,
     }: Browsers,
     server: Rc<Server>,
@@ -396,7 +403,8 @@ fn start_browsers(
     if let Ok(bound) = listener.local_addr() {
         say(format!("tickstep serve: browsers on http://{bound}/"));
     }
-    tokio::task::spawn_local(ws::serve(listener, server, limits, grant, metrics))
+    let access = ws::Access { grant, behind_tls };
+    tokio::task::spawn_local(ws::serve(listener, server, limits, access, metrics))
 }
 
 /// The HTTP side, bound before any file is made (docs/serve.md §12.3): its listener, the action
@@ -404,6 +412,8 @@ fn start_browsers(
 struct Browsers {
     listener: TcpListener,
     grant: Option<tickstep::dashboard::ActionGrant>,
+    /// `--http-behind-tls`: the session cookie is `Secure`.
+    behind_tls: bool,
     metrics: Option<PrometheusHandle>,
 }
 

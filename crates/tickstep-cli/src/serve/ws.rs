@@ -72,6 +72,13 @@ pub(crate) enum Framing {
 /// (the key of its per-address limits, docs/serve.md §11, §7.28).
 type Upgraded = (WebSocket, Framing, IpAddr);
 
+/// Who may act on the dashboard: the grant of `--action-token-file`, and whether the session
+/// cookie is `Secure` (`--http-behind-tls`, docs/serve.md §13.8).
+pub(crate) struct Access {
+    pub(crate) grant: Option<tickstep::dashboard::ActionGrant>,
+    pub(crate) behind_tls: bool,
+}
+
 /// Serves the page and the WebSocket endpoint on `listener` until the task is aborted.
 ///
 /// axum's connection tasks must be `Send`, and the world is not: its handler only upgrades the
@@ -80,7 +87,7 @@ pub(crate) async fn serve(
     listener: TcpListener,
     server: Rc<Server>,
     limits: Limits,
-    grant: Option<tickstep::dashboard::ActionGrant>,
+    access: Access,
     metrics: Option<tickstep::prometheus::PrometheusHandle>,
 ) {
     let (upgraded, mut sockets) = mpsc::unbounded_channel::<Upgraded>();
@@ -88,7 +95,8 @@ pub(crate) async fn serve(
     let host = super::actions::ServeHost::new(&server);
     let options = tickstep::dashboard::DashboardOptions {
         title: "tickstep serve".into(),
-        grant,
+        grant: access.grant,
+        behind_tls: access.behind_tls,
         frames: server.frames.live().clone(),
         ..Default::default()
     };

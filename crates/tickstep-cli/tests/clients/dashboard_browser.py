@@ -27,6 +27,7 @@ return {
   header_background: style('header.top', 'backgroundColor'),
   body_font: style('body', 'fontFamily'),
   cell_border: style('#schedules td', 'borderBottomStyle'),
+  sign_in_color: style('#sign-in', 'color'),
 };
 """
 # Pixels of the frame chart drawn in the bars' green (#1a7f37) or red (#b42318).
@@ -48,8 +49,11 @@ with Browser() as browser:
         browser.go(f"http://{ADDR}{path}")
 
     def judged():
-        """What the page and the browser said about the CSP so far."""
+        """What the page and the browser said about the CSP so far, and whether the page holds
+        the action token anywhere (it never should, docs/serve.md §13.8)."""
         seen["csp"] += run("return window.cspViolations || []")
+        if run(f"return document.documentElement.outerHTML.includes({json.dumps(TOKEN)})"):
+            seen["token_in"] = seen.get("token_in", []) + [call("GET", S + "/url")]
         seen["console_errors"] += [m for level, m in browser.console() if level == "SEVERE"]
 
     def shot(name):
@@ -88,7 +92,7 @@ with Browser() as browser:
     # order, and each shows the focus outline.
     TAB = "\ue004"
     focus = []
-    for _ in range(11):
+    for _ in range(13):
         call("POST", S + "/actions", {"actions": [{"type": "key", "id": "keyboard", "actions": [
             {"type": "keyDown", "value": TAB}, {"type": "keyUp", "value": TAB}]}]})
         focus.append(run("const e = document.activeElement; return [e.tagName.toLowerCase() + "
@@ -125,19 +129,70 @@ with Browser() as browser:
                    f".filter(r => r.cells[0].textContent === '{name}')"
                    ".map(r => r.cells[1].textContent)[0]")
 
+    # Sign in once, through the header's link and the form (docs/serve.md §13.8): the token is
+    # typed here and never again.
+    go(f"/dashboard/schedules/{TARGET}")
+    seen["signed_out_actions"] = run("return document.querySelectorAll('dialog').length")
+    call("POST", S + f"/element/{find('#sign-in')}/click", {})
+    wait_for("the sign-in page", lambda: call("GET", S + "/url").endswith("/dashboard/login"))
+    judged()
+    shot("login-1366x768")
+    call("POST", S + f"/element/{find('input[name=name]')}/value", {"text": "ada"})
+    call("POST", S + f"/element/{find('input[name=token]')}/value", {"text": TOKEN})
+    call("POST", S + f"/element/{find('#sign-in-button')}/click", {})
+    wait_for("the list, signed in", lambda: call("GET", S + "/url").endswith("/dashboard"))
+    seen["signed_in_as"] = run("return document.getElementById('signed-in').textContent")
+    seen["cookie_visible_to_script"] = run("return document.cookie")
+    judged()
+
     # Each action asks first: its link opens a dialog holding the form (docs/serve.md §13.8).
     go(f"/dashboard/schedules/{TARGET}")
+    seen["token_fields"] = run("return document.querySelectorAll('input[name=token]').length")
     call("POST", S + f"/element/{find('#open-pause')}/click", {})
     wait_for("the pause dialog", lambda: run("return document.getElementById('confirm-pause').open"))
     seen["pause_dialog_url"] = call("GET", S + "/url")
     pause_form = f"#confirm-pause form[action='/dashboard/schedules/{TARGET}/pause']"
-    call("POST", S + f"/element/{find(pause_form + ' input[name=token]')}/value", {"text": TOKEN})
     call("POST", S + f"/element/{find(pause_form + ' input[name=note]')}/value", {"text": "from the browser"})
     call("POST", S + f"/element/{find('#pause')}/click", {})
     wait_for("the paused page", lambda: field("paused") == "true")
     seen["after_pause_url"] = call("GET", S + "/url")
     seen["after_pause_note"] = field("pause_note")
     seen["pause_badge"] = run("return document.querySelector('p.summary .badge').textContent")
+    # Resume from the same page, still without the token.
+    call("POST", S + f"/element/{find('#open-resume')}/click", {})
+    wait_for("the resume dialog", lambda: run("return document.getElementById('confirm-resume').open"))
+    call("POST", S + f"/element/{find('#resume')}/click", {})
+    wait_for("the resumed page", lambda: field("paused") == "false")
+    seen["resume_badge"] = run("return document.querySelector('p.summary .badge').textContent")
+
+    # Bulk: pause every active `every` schedule through the list's offer and its confirm page,
+    # then resume the paused ones the same way (docs/serve.md §13.16).
+    def badges():
+        return run("return [...document.querySelectorAll('#schedules tr')].slice(1)"
+                   ".map(r => [r.cells[0].textContent, r.querySelector('.badge').textContent])")
+
+    def bulk(query, action):
+        go(f"/dashboard?{query}")
+        call("POST", S + f"/element/{find('#bulk-' + action)}/click", {})
+        wait_for(f"the bulk {action} confirm page", lambda: f"/dashboard/bulk/{action}" in call("GET", S + "/url"))
+        what = run("return document.getElementById('bulk-what').textContent")
+        judged()
+        shot(f"bulk-{action}-1366x768")
+        call("POST", S + f"/element/{find('#bulk-confirm')}/click", {})
+        wait_for(f"the bulk {action} outcome", lambda: run("return !!document.getElementById('bulk-result')"))
+        result = run("return document.getElementById('bulk-result').textContent")
+        judged()
+        shot(f"bulk-{action}-done-1366x768")
+        go("/dashboard")
+        return what, result, badges()
+
+    seen["bulk_pause"] = bulk("kind=every", "pause")
+    seen["bulk_resume"] = bulk("state=paused", "resume")
+    go("/dashboard/audit")
+    seen["audit_rows"] = run("return [...document.querySelectorAll('#audit tr')].slice(1)"
+                             ".map(r => [r.cells[1].textContent, r.cells[3].textContent, r.cells[4].textContent])")
+    judged()
+    go(f"/dashboard/schedules/{TARGET}")
     # Cancel closes the dialog and does nothing.
     call("POST", S + f"/element/{find('#open-stop')}/click", {})
     wait_for("the stop dialog", lambda: run("return document.getElementById('confirm-stop').open"))
@@ -146,8 +201,6 @@ with Browser() as browser:
     seen["after_cancel_url"] = call("GET", S + "/url")
     call("POST", S + f"/element/{find('#open-stop')}/click", {})
     wait_for("the stop dialog again", lambda: run("return document.getElementById('confirm-stop').open"))
-    stop_form = f"#confirm-stop form[action='/dashboard/schedules/{TARGET}/stop']"
-    call("POST", S + f"/element/{find(stop_form + ' input[name=token]')}/value", {"text": TOKEN})
     call("POST", S + f"/element/{find('#stop')}/click", {})
     wait_for("the list after the stop", lambda: call("GET", S + "/url").endswith("/dashboard"))
     seen["after_stop_rows"] = run("return [...document.querySelectorAll('#schedules a')].map(a => a.textContent)")

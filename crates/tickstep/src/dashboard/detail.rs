@@ -6,6 +6,7 @@
 
 use maud::{Markup, html};
 
+use super::guard::ACTIONS;
 use super::pages::{Chrome, Row, Text, badge, outcome};
 use super::when::{When, span};
 
@@ -239,17 +240,20 @@ pub(crate) fn page(detail: &Detail, now: f64, chrome: &Chrome) -> String {
                 @for at in &detail.next_runs { li { (When { at: *at, now }) } }
             }
         }
-        @if chrome.acting_as.is_some() {
+        @if let Some(signed) = &chrome.signed {
             h2 { "Actions" }
             div.actions {
                 @for action in ACTIONS {
                     a.button id={ "open-" (action) } href={ "/dashboard/schedules/" (id) "/" (action) }
                         data-confirm={ "confirm-" (action) } { (action) "…" }
                     dialog id={ "confirm-" (action) } aria-label={ (action) " schedule #" (id) } {
-                        (confirm_form(row, action, true))
+                        (confirm_form(row, action, true, &signed.csrf))
                     }
                 }
             }
+        } @else if chrome.acting_as.is_some() {
+            h2 { "Actions" }
+            p { a href="/dashboard/login" { "Sign in" } " to pause, resume, trigger or stop it." }
         }
         details {
             summary { "Every field, as schedule_info reports it" }
@@ -262,9 +266,6 @@ pub(crate) fn page(detail: &Detail, now: f64, chrome: &Chrome) -> String {
     };
     chrome.page(&format!("Schedule #{id}"), None, &body)
 }
-
-/// The actions a schedule's page offers (docs/serve.md §13.8).
-pub(crate) const ACTIONS: [&str; 4] = ["pause", "resume", "trigger", "stop"];
 
 /// A duration of `s` seconds in milliseconds: `0.274 ms`, `1250.0 ms`.
 fn millis(s: f64) -> String {
@@ -281,16 +282,16 @@ fn seconds(s: f64) -> String {
     format!("{s:+.3} s")
 }
 
-/// The form that does `action` on `row`'s schedule once confirmed: what it will do, the token,
-/// a note for a pause, and the buttons. In a `<dialog>`, Cancel closes it; on the confirm page it
-/// goes back to the schedule.
-fn confirm_form(row: &Row, action: &str, in_dialog: bool) -> Markup {
+/// The form that does `action` on `row`'s schedule once confirmed: what it will do, the
+/// session's CSRF token (docs/serve.md §13.8), a note for a pause, and the buttons. In a
+/// `<dialog>`, Cancel closes it; on the confirm page it goes back to the schedule.
+fn confirm_form(row: &Row, action: &str, in_dialog: bool, csrf: &str) -> Markup {
     let id = row.id;
     html! {
         form.confirm method="post" action={ "/dashboard/schedules/" (id) "/" (action) } {
             p { b { (action) } " schedule #" (id) " — " (Text(&row.verb)) " (" (Text(&row.cadence())) ")?" }
             @if action == "stop" { p.muted { "A stopped schedule is gone: it cannot be resumed." } }
-            label { "action token" input type="password" name="token" required autocomplete="off"; }
+            input type="hidden" name="csrf" value=(csrf);
             @if action == "pause" {
                 label { "note" input name="note" maxlength="200" placeholder="why, for the next person"; }
             }
@@ -309,7 +310,8 @@ fn confirm_form(row: &Row, action: &str, in_dialog: bool) -> Markup {
 /// The confirm page of `action` on a schedule, for a browser without the script (docs/serve.md
 /// §13.8): the same form its page's dialog holds.
 pub(crate) fn confirm(detail: &Detail, action: &str, chrome: &Chrome) -> String {
-    let body = confirm_form(&detail.row, action, false);
+    let csrf = chrome.signed.as_ref().map_or("", |s| s.csrf.as_str());
+    let body = confirm_form(&detail.row, action, false, csrf);
     chrome.page(
         &format!("{action} schedule #{}?", detail.row.id),
         None,

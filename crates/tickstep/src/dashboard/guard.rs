@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use axum::http::{HeaderMap, StatusCode, header};
 
+use super::session::Signed;
+
 /// The largest action form body accepted (docs/serve.md §13.8).
 pub const MAX_FORM: usize = 4 * 1024;
 /// The shortest action token accepted.
@@ -91,7 +93,16 @@ impl ActionGrant {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// Whether `given` is the token, compared in constant time.
+    pub(crate) fn matches(&self, given: &str) -> bool {
+        same_bytes(given.as_bytes(), self.token.as_bytes())
+    }
 }
+
+/// The actions a schedule's page and the list offer, by their routes' names (docs/serve.md
+/// §13.8, §13.16).
+pub(crate) const ACTIONS: [&str; 4] = ["pause", "resume", "trigger", "stop"];
 
 /// A dashboard action on one schedule (docs/serve.md §13.8).
 ///
@@ -144,55 +155,134 @@ pub fn same_origin(headers: &HeaderMap) -> bool {
     matches!((origin, host), (Some(o), Some(h)) if o.strip_prefix("http://") == Some(h) || o.strip_prefix("https://") == Some(h))
 }
 
-/// The action a form stands for, or why the request is refused (status and sentence).
-pub(crate) fn check(
-    grant: Option<&ActionGrant>,
-    headers: &HeaderMap,
-    action: &str,
-    form: &[(String, String)],
-) -> Result<Action, (StatusCode, String)> {
-    let refuse = |status, why: &str| Err((status, format!("{why} (docs/serve.md §13.8)\n")));
-    let Some(grant) = grant else {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "the dashboard is read-only: start it with --action-token-file to allow actions",
-        );
-    };
+/// A refusal: the status and the sentence, citing the rule.
+pub(crate) type Refusal = (StatusCode, String);
+
+fn refusal(status: StatusCode, why: &str) -> Refusal {
+    (status, format!("{why} (docs/serve.md §13.8)\n"))
+}
+
+/// The refusal of an action on a read-only dashboard.
+pub(crate) fn read_only() -> Refusal {
+    refusal(
+        StatusCode::FORBIDDEN,
+        "the dashboard is read-only: start it with --action-token-file to allow actions",
+    )
+}
+
+/// The refusal of a body that is not a form.
+pub(crate) fn not_a_form() -> Refusal {
+    refusal(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "an action is a form: application/x-www-form-urlencoded",
+    )
+}
+
+/// The refusal of a session's form without its CSRF token.
+pub(crate) fn bad_csrf() -> Refusal {
+    refusal(
+        StatusCode::FORBIDDEN,
+        "a wrong or missing CSRF token: reload the page and try again",
+    )
+}
+
+/// The CSRF guard: a request from a page of another origin (its `Origin`, or its
+/// `Sec-Fetch-Site` neither `same-origin` nor `none`) is refused.
+pub(crate) fn same_site(headers: &HeaderMap) -> Result<(), Refusal> {
     if !same_origin(headers)
         || headers
             .get("sec-fetch-site")
             .is_some_and(|v| v != "same-origin" && v != "none")
     {
-        return refuse(
+        return Err(refusal(
             StatusCode::FORBIDDEN,
             "an action from a page of another origin is refused",
-        );
+        ));
     }
-    let field = |name: &str| {
-        form.iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+    Ok(())
+}
+
+/// Who asks for an action, by name, or why not: a form carrying `token=` is a script's (curl)
+/// and acts under the grant's name; any other needs a live session and its CSRF token.
+pub(crate) fn who(
+    grant: Option<&ActionGrant>,
+    headers: &HeaderMap,
+    form: &[(String, String)],
+    signed: Option<&Signed>,
+) -> Result<String, Refusal> {
+    let Some(grant) = grant else {
+        return Err(read_only());
     };
-    let given = field("token").unwrap_or("");
-    if !same_bytes(given.as_bytes(), grant.token.as_bytes()) {
-        return refuse(StatusCode::FORBIDDEN, "a wrong or missing action token");
+    same_site(headers)?;
+    if let Some(given) = field(form, "token") {
+        return if grant.matches(given) {
+            Ok(grant.name().to_owned())
+        } else {
+            Err(refusal(StatusCode::FORBIDDEN, "a wrong action token"))
+        };
     }
+    let Some(signed) = signed else {
+        return Err(refusal(
+            StatusCode::FORBIDDEN,
+            "sign in first at /dashboard/login (or give the action token as token=)",
+        ));
+    };
+    let csrf = field(form, "csrf").unwrap_or("");
+    if !same_bytes(csrf.as_bytes(), signed.csrf.as_bytes()) {
+        return Err(bad_csrf());
+    }
+    Ok(signed.name.clone())
+}
+
+/// The action named `action`, with its note from the form.
+pub(crate) fn action_named(action: &str, form: &[(String, String)]) -> Result<Action, Refusal> {
     Ok(match action {
         "stop" => Action::Stop,
         "pause" => Action::Pause {
-            note: field("note").unwrap_or("").to_owned(),
+            note: field(form, "note").unwrap_or("").to_owned(),
         },
         "resume" => Action::Resume,
         "trigger" => Action::Trigger,
-        other => {
-            return Err((
-                StatusCode::NOT_FOUND,
-                format!(
-                    "no action {other:?}: stop, pause, resume or trigger (docs/serve.md §13.8)\n"
-                ),
-            ));
-        }
+        other => return Err(no_action(other)),
     })
+}
+
+/// The refusal of an action by a name there is none of (`404`).
+pub(crate) fn no_action(name: &str) -> Refusal {
+    (
+        StatusCode::NOT_FOUND,
+        format!(
+            "no action {:?}: stop, pause, resume or trigger (docs/serve.md §13.8)\n",
+            name.chars().take(40).collect::<String>()
+        ),
+    )
+}
+
+/// The action a form stands for and who asks for it, or why the request is refused.
+pub(crate) fn check(
+    grant: Option<&ActionGrant>,
+    headers: &HeaderMap,
+    action: &str,
+    form: &[(String, String)],
+    signed: Option<&Signed>,
+) -> Result<(Action, String), Refusal> {
+    let by = who(grant, headers, form, signed)?;
+    Ok((action_named(action, form)?, by))
+}
+
+/// A pause's note with who did it, so the schedule itself says (docs/serve.md §13.17).
+pub(crate) fn signed_note(note: &str, by: &str) -> String {
+    if note.is_empty() {
+        format!("by {by} on the dashboard")
+    } else {
+        format!("{note} (by {by} on the dashboard)")
+    }
+}
+
+fn field<'f>(form: &'f [(String, String)], name: &str) -> Option<&'f str> {
+    form.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// Whether the form's content type is `application/x-www-form-urlencoded`.
@@ -204,7 +294,7 @@ pub(crate) fn is_form(headers: &HeaderMap) -> bool {
 }
 
 /// Compares in time that depends on the length only, not on where the bytes first differ.
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
@@ -237,38 +327,73 @@ mod tests {
     }
 
     #[test]
-    fn a_form_needs_the_grant_the_origin_and_the_token() {
+    fn a_form_needs_the_grant_the_origin_and_the_token_or_a_session_and_its_csrf() {
         // docs/serve.md §13.8
         let grant = ActionGrant::new("0123456789abcdef", "w").unwrap();
-        let form = |token: &str| vec![("token".to_owned(), token.to_owned())];
+        let form = |k: &str, v: &str| vec![(k.to_owned(), v.to_owned())];
+        let token = form("token", "0123456789abcdef");
         let h = HeaderMap::new();
-        let refused = |r: Result<Action, (StatusCode, String)>| r.unwrap_err().0;
+        let refused = |r: Result<(Action, String), Refusal>| r.unwrap_err().0;
         assert_eq!(
-            refused(check(None, &h, "stop", &form("0123456789abcdef"))),
+            refused(check(None, &h, "stop", &token, None)),
             StatusCode::FORBIDDEN
         );
         assert_eq!(
-            refused(check(Some(&grant), &h, "stop", &form("wrong"))),
+            refused(check(
+                Some(&grant),
+                &h,
+                "stop",
+                &form("token", "wrong"),
+                None
+            )),
             StatusCode::FORBIDDEN
         );
         assert_eq!(
-            refused(check(Some(&grant), &h, "melt", &form("0123456789abcdef"))),
+            refused(check(Some(&grant), &h, "melt", &token, None)),
             StatusCode::NOT_FOUND
         );
         let mut cross = HeaderMap::new();
         cross.insert("sec-fetch-site", "cross-site".parse().unwrap());
         assert_eq!(
+            refused(check(Some(&grant), &cross, "stop", &token, None)),
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            check(Some(&grant), &h, "stop", &token, None),
+            Ok((Action::Stop, "w".to_owned()))
+        );
+        // A session acts with its CSRF token, never without, and not from another site.
+        let alice = Signed {
+            name: "alice".into(),
+            csrf: "c".repeat(64),
+        };
+        let csrf = form("csrf", &alice.csrf);
+        assert_eq!(
+            check(Some(&grant), &h, "resume", &csrf, Some(&alice)),
+            Ok((Action::Resume, "alice".to_owned()))
+        );
+        assert_eq!(
+            refused(check(Some(&grant), &h, "resume", &[], Some(&alice))),
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
             refused(check(
                 Some(&grant),
-                &cross,
-                "stop",
-                &form("0123456789abcdef")
+                &h,
+                "resume",
+                &form("csrf", &"d".repeat(64)),
+                Some(&alice)
             )),
             StatusCode::FORBIDDEN
         );
         assert_eq!(
-            check(Some(&grant), &h, "stop", &form("0123456789abcdef")),
-            Ok(Action::Stop)
+            refused(check(Some(&grant), &h, "resume", &csrf, None)),
+            StatusCode::FORBIDDEN,
+            "a CSRF token without its session"
+        );
+        assert_eq!(
+            refused(check(Some(&grant), &cross, "resume", &csrf, Some(&alice))),
+            StatusCode::FORBIDDEN
         );
     }
 }

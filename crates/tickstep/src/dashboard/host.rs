@@ -10,8 +10,8 @@ use crate::schedules::{Error, ObjId, ScheduleId};
 
 use super::guard::Action;
 
-/// An action to do, checked already (grant, origin, token): on which schedule, as whom, from
-/// which address (docs/serve.md §13.8).
+/// An action to do, checked already (grant, origin, session or token): on which schedule, as
+/// whom, from which address (docs/serve.md §13.8).
 ///
 /// ```
 /// use tickstep::dashboard::{Action, ActionRequest};

@@ -22,7 +22,11 @@
 //! from maud templates, with every user-supplied string escaped (docs/serve.md §13.3), and link one
 //! stylesheet and one script, static files compiled in (no build step, nothing fetched from
 //! elsewhere, nothing inline). Read-only unless an [`ActionGrant`] is given;
-//! then actions are `POST`s carrying the token, behind a CSRF guard (the page must be of this origin, docs/serve.md §13.8).
+//! then an operator signs in once with its token for a session cookie, and actions are `POST`s
+//! carrying the session's CSRF token (or, from a script, the action token), behind a CSRF guard
+//! (the page must be of this origin, docs/serve.md §13.8); the list acts in bulk on what its
+//! filter matches (docs/serve.md §13.16), and every action is recorded with who asked
+//! (docs/serve.md §13.17).
 //!
 //! # Costs
 //!
@@ -51,14 +55,19 @@
 //! ```
 
 mod assets;
+mod audit;
+mod bulk;
 mod detail;
 mod guard;
 mod host;
 mod live;
+mod login;
 mod pages;
 mod query;
 mod routes;
 mod rows;
+mod selection;
+mod session;
 mod stored;
 mod text;
 mod unavailable;
@@ -71,6 +80,7 @@ pub use guard::{Action, ActionGrant, MAX_FORM, MIN_TOKEN};
 pub use host::{ActionRequest, DashboardHost, PlainHost, Refused, RefusedKind, act_as};
 pub use live::{HOT_TASKS, LiveFrames, MAX_VIEWERS};
 pub use pages::LIST_CAP;
+pub use session::SessionLimits;
 pub use stored::{info_json, record_json, value_json};
 pub use unavailable::StoreUnavailable;
 
@@ -110,9 +120,25 @@ pub struct DashboardOptions {
     /// schedules only; `None`: every namespace (docs/schedules.md §15.5). A runtime's dashboard
     /// shows its engine's own namespace whatever this says.
     pub namespace: Option<crate::schedules::Namespace>,
+    /// How many browser sessions, how long each lives, and how many sign-ins a minute
+    /// (docs/serve.md §13.8).
+    pub sessions: SessionLimits,
+    /// The dashboard is reached over HTTPS, through a proxy that ends TLS in front of it: the
+    /// session cookie is marked `Secure` (docs/serve.md §13.8). Said by the host, never guessed
+    /// from a request's headers.
+    pub behind_tls: bool,
 }
 
 impl DashboardOptions {
+    fn access(&self) -> routes::Access {
+        routes::Access {
+            grant: self.grant.clone(),
+            sessions: self.sessions,
+            behind_tls: self.behind_tls,
+            routes: action_routes(),
+        }
+    }
+
     fn title(&self) -> String {
         if self.title.is_empty() {
             "tickstep".to_owned()
@@ -120,6 +146,12 @@ impl DashboardOptions {
             self.title.clone()
         }
     }
+}
+
+/// The sign-in, sign-out and bulk routes, merged into either dashboard's (docs/serve.md §13.8,
+/// §13.16).
+fn action_routes() -> axum::Router<routes::Dashboard> {
+    login::routes().merge(bulk::routes())
 }
 
 /// The dashboard of a running runtime: `/dashboard` (list), `/dashboard/schedules/ID` (detail)
@@ -157,17 +189,19 @@ pub fn router<H: DashboardHost>(
             .store_path()
             .is_some_and(crate::schedules::is_server_location),
         acting_as: options.grant.as_ref().map(|g| g.name().to_owned()),
+        signed: None,
     };
     let weak_host: std::rc::Weak<dyn DashboardHost> = {
         let host: Rc<dyn DashboardHost> = Rc::clone(host) as Rc<dyn DashboardHost>;
         Rc::downgrade(&host)
     };
+    let access = options.access();
     let live = live::router(live::Watched {
         rt: Rc::downgrade(rt),
         host: weak_host.clone(),
         frames: options.frames,
     });
-    routes::runtime_routes(rt, handle, weak_host, chrome, options.grant).merge(live)
+    routes::runtime_routes(rt, handle, weak_host, chrome, access).merge(live)
 }
 
 /// The dashboard of a store alone, with no engine running (`tickstep dashboard --db`): the list,
@@ -206,11 +240,18 @@ pub fn store_router(
         online: false,
         cluster,
         acting_as: options.grant.as_ref().map(|g| g.name().to_owned()),
+        signed: None,
+    };
+    let access = routes::Access {
+        grant: options.grant,
+        sessions: options.sessions,
+        behind_tls: options.behind_tls,
+        routes: action_routes(),
     };
     Ok(routes::store_routes(
         location,
         options.namespace,
         chrome,
-        options.grant,
+        access,
     ))
 }

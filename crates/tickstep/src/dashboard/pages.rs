@@ -16,7 +16,9 @@ use crate::commands::CommandInfo;
 use crate::schedules::{Cluster, ScheduleKind, ScheduleStatus};
 
 use super::assets::{ICON, SCRIPT, STYLE};
+use super::guard::ACTIONS;
 use super::query::{Filter, Sort};
+use super::session::Signed;
 use super::text::escape;
 use super::when::{When, span};
 
@@ -80,6 +82,8 @@ pub(crate) struct Chrome {
     pub(crate) cluster: bool,
     /// Whom actions act as, when a grant allows them.
     pub(crate) acting_as: Option<String>,
+    /// The request's session, once signed in (docs/serve.md §13.8).
+    pub(crate) signed: Option<Signed>,
 }
 
 /// Text a user supplied, as a page shows it: escaped by [`escape`] (docs/serve.md §13.3) — the
@@ -98,6 +102,7 @@ pub(crate) enum Here {
     Schedules,
     Commands,
     Cluster,
+    Audit,
 }
 
 impl Chrome {
@@ -127,9 +132,10 @@ impl Chrome {
                             (link(Here::Schedules, "/dashboard", "schedules"))
                             @if self.runtime { (link(Here::Commands, "/dashboard/commands", "commands")) }
                             @if self.cluster { (link(Here::Cluster, "/dashboard/cluster", "cluster")) }
+                            @if self.acting_as.is_some() { (link(Here::Audit, "/dashboard/audit", "audit")) }
                         }
                         @if let Some(name) = &self.acting_as {
-                            span.who { "acting as " b { (Text(name)) } }
+                            (who(name, self.signed.as_ref()))
                         }
                     }
                     main {
@@ -141,6 +147,36 @@ impl Chrome {
             }
         }
         .into_string()
+    }
+}
+
+/// The header's corner: who is signed in and a way out, or a way in.
+pub(crate) fn who(acting_as: &str, signed: Option<&Signed>) -> Markup {
+    html! {
+        @if let Some(signed) = signed {
+            form.who method="post" action="/dashboard/logout" {
+                "signed in as " b id="signed-in" { (Text(&signed.name)) }
+                " (acting as " (Text(acting_as)) ") · "
+                input type="hidden" name="csrf" value=(signed.csrf);
+                button.link id="sign-out" { "sign out" }
+            }
+        } @else {
+            span.who { a id="sign-in" href="/dashboard/login" { "sign in" } " to act as " b { (Text(acting_as)) } }
+        }
+    }
+}
+
+/// The list's offer of the bulk actions on what its filter matches.
+pub(crate) fn offer(matched: usize, filter: &Filter) -> Markup {
+    let query = filter.query(1);
+    html! {
+        p.bulk id="bulk" {
+            "All " (matched) " matching: "
+            @for action in ACTIONS {
+                a.button id={ "bulk-" (action) } href={ "/dashboard/bulk/" (action) (query) } { (action) "…" }
+                " "
+            }
+        }
     }
 }
 
@@ -169,6 +205,7 @@ pub(crate) fn list(mut rows: Vec<Row>, filter: &Filter, now: f64, chrome: &Chrom
             button { "Filter" }
         }
         p.count id="count" { (matched) " of " (total) " live schedules" }
+        @if chrome.signed.is_some() && matched > 0 { (offer(matched, filter)) }
         div.scroll {
             table id="schedules" {
                 tr {
@@ -266,7 +303,7 @@ pub(crate) fn outcome(row: &Row, now: f64) -> Markup {
     }
 }
 
-fn keep(row: &Row, filter: &Filter) -> bool {
+pub(crate) fn keep(row: &Row, filter: &Filter) -> bool {
     filter.owner.as_ref().is_none_or(|o| *o == row.owner)
         && filter.verb.as_ref().is_none_or(|v| *v == row.verb)
         && filter.kind.is_none_or(|k| k == row.kind)
@@ -437,6 +474,7 @@ mod tests {
             online: false,
             cluster: false,
             acting_as: None,
+            signed: None,
         }
     }
 

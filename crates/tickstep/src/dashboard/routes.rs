@@ -11,6 +11,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path as FsPath, PathBuf};
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, RawQuery, State};
@@ -20,12 +21,15 @@ use axum::routing::get;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::assets;
-use super::detail::{self, ACTIONS};
-use super::guard::{self, Action, ActionGrant, MAX_FORM};
+use super::audit::{self, Audit, Entry};
+use super::detail;
+use super::guard::{self, ACTIONS, Action, ActionGrant, MAX_FORM};
 use super::host::{ActionRequest, DashboardHost, RefusedKind};
-use super::pages::{self, Chrome};
+use super::pages::{self, Chrome, Row};
 use super::query::{self, Filter};
 use super::rows;
+use super::selection::{self, Outcome};
+use super::session::{SessionLimits, Sessions, Signed};
 use crate::schedules::{Inspector, Namespace, ScheduleId};
 use crate::{Runtime, RuntimeHandle};
 
@@ -41,8 +45,12 @@ pub(crate) enum View {
     Detail(u64),
     /// The confirm page of an action on a schedule (docs/serve.md §13.8).
     Confirm(u64, &'static str),
-    /// An action, checked already (grant, origin, token), from the address that asked.
+    /// An action, checked already (grant, origin, session or token), from the address that asked.
     Act(u64, Action, IpAddr),
+    /// The confirm page of an action on every schedule the filter matches (docs/serve.md §13.16).
+    Bulk(Filter, &'static str),
+    /// That action, checked already, if the filter still matches as many as were confirmed.
+    BulkAct(Filter, Action, usize, IpAddr),
     Commands,
     Cluster,
 }
@@ -52,11 +60,13 @@ pub(crate) enum View {
 pub(crate) enum Reply {
     Page(String),
     GoTo(String),
+    /// A bulk action's outcome per schedule, for the handler to record and show.
+    Bulk(Vec<Outcome>),
 }
 
 /// A reply, or a status and the sentence that says why not.
 pub(crate) type Answer = Result<Reply, (StatusCode, String)>;
-type Ask = (View, oneshot::Sender<Answer>);
+type Ask = (View, Arc<Chrome>, oneshot::Sender<Answer>);
 
 /// Where views are answered.
 #[derive(Clone)]
@@ -70,13 +80,63 @@ enum Backend {
 
 /// What the handlers share.
 #[derive(Clone)]
-struct Dashboard {
+pub(crate) struct Dashboard {
     backend: Backend,
-    grant: Option<ActionGrant>,
+    pub(crate) grant: Option<ActionGrant>,
     chrome: Arc<Chrome>,
     /// The `PostgreSQL` store the cluster view and a store alone read.
     location: Option<Arc<PathBuf>>,
     blocking: Arc<Semaphore>,
+    pub(crate) sessions: Arc<Sessions>,
+    pub(crate) audit: Arc<Audit>,
+    /// Reached over TLS (through a proxy): the session cookie is `Secure`.
+    pub(crate) secure: bool,
+}
+
+/// How a dashboard's actions are allowed: the grant, its sessions' limits, and whether it is
+/// reached over TLS (docs/serve.md §13.8).
+pub(crate) struct Access {
+    pub(crate) grant: Option<ActionGrant>,
+    pub(crate) sessions: SessionLimits,
+    pub(crate) behind_tls: bool,
+    /// The sign-in and bulk routes (`login`, `bulk`): they use this module's handler plumbing,
+    /// so the parent hands them in rather than this module naming them.
+    pub(crate) routes: Router<Dashboard>,
+}
+
+impl Dashboard {
+    fn new(
+        backend: Backend,
+        access: &Access,
+        chrome: Chrome,
+        location: Option<Arc<PathBuf>>,
+    ) -> Self {
+        Dashboard {
+            backend,
+            grant: access.grant.clone(),
+            chrome: Arc::new(chrome),
+            location,
+            blocking: Arc::new(Semaphore::new(BLOCKING)),
+            sessions: Arc::new(Sessions::new(access.sessions)),
+            audit: Arc::new(Audit::default()),
+            secure: access.behind_tls,
+        }
+    }
+
+    /// The page chrome for this request: signed in as its session, if it has a live one.
+    pub(crate) fn chrome_for(&self, headers: &HeaderMap) -> (Arc<Chrome>, Option<Signed>) {
+        if self.grant.is_none() {
+            return (Arc::clone(&self.chrome), None);
+        }
+        match self.sessions.find(headers, Instant::now()) {
+            Some(signed) => {
+                let mut chrome = (*self.chrome).clone();
+                chrome.signed = Some(signed.clone());
+                (Arc::new(chrome), Some(signed))
+            }
+            None => (Arc::clone(&self.chrome), None),
+        }
+    }
 }
 
 /// The routes of a runtime's dashboard; starts the task that answers them on this thread.
@@ -85,28 +145,16 @@ pub(crate) fn runtime_routes(
     handle: RuntimeHandle,
     host: Weak<dyn DashboardHost>,
     chrome: Chrome,
-    grant: Option<ActionGrant>,
+    access: Access,
 ) -> Router {
     let (asks, inbox) = mpsc::channel::<Ask>(QUEUE);
-    let chrome = Arc::new(chrome);
-    tokio::task::spawn_local(render_loop(
-        Rc::downgrade(rt),
-        host,
-        handle,
-        inbox,
-        Arc::clone(&chrome),
-    ));
+    tokio::task::spawn_local(render_loop(Rc::downgrade(rt), host, handle, inbox));
     let location = rt
         .store_path()
         .filter(|p| crate::schedules::is_server_location(p))
         .map(|p| Arc::new(p.to_path_buf()));
-    routes(Dashboard {
-        backend: Backend::Runtime(asks),
-        grant,
-        chrome,
-        location,
-        blocking: Arc::new(Semaphore::new(BLOCKING)),
-    })
+    let dash = Dashboard::new(Backend::Runtime(asks), &access, chrome, location);
+    routes(dash, access.routes)
 }
 
 /// The routes of a store's dashboard.
@@ -114,32 +162,34 @@ pub(crate) fn store_routes(
     location: &FsPath,
     namespace: Option<Namespace>,
     chrome: Chrome,
-    grant: Option<ActionGrant>,
+    access: Access,
 ) -> Router {
-    routes(Dashboard {
-        backend: Backend::Store(namespace),
-        grant,
-        chrome: Arc::new(chrome),
-        location: Some(Arc::new(location.to_path_buf())),
-        blocking: Arc::new(Semaphore::new(BLOCKING)),
-    })
+    let location = Some(Arc::new(location.to_path_buf()));
+    let dash = Dashboard::new(Backend::Store(namespace), &access, chrome, location);
+    routes(dash, access.routes)
 }
 
-fn routes(dash: Dashboard) -> Router {
+fn routes(dash: Dashboard, actions: Router<Dashboard>) -> Router {
     Router::new()
         .route("/dashboard", get(list))
         .route("/dashboard/schedules/{id}", get(detail))
         .route("/dashboard/schedules/{id}/{action}", get(confirm).post(act))
         .route("/dashboard/commands", get(commands))
         .route("/dashboard/cluster", get(cluster))
+        .route("/dashboard/audit", get(audit_page))
+        .merge(actions)
         .layer(DefaultBodyLimit::max(MAX_FORM))
         .with_state(dash)
         .merge(assets::routes())
 }
 
-async fn list(State(dash): State<Dashboard>, RawQuery(query): RawQuery) -> Response {
+async fn list(
+    State(dash): State<Dashboard>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
     match query::parse_filter(query.as_deref().unwrap_or("")) {
-        Ok(filter) => ask(&dash, View::List(filter)).await,
+        Ok(filter) => ask(&dash, View::List(filter), &headers).await,
         Err(why) => (StatusCode::BAD_REQUEST, why).into_response(),
     }
 }
@@ -148,36 +198,64 @@ async fn detail(
     State(dash): State<Dashboard>,
     Path(id): Path<String>,
     RawQuery(q): RawQuery,
+    headers: HeaderMap,
 ) -> Response {
     if let Err(why) = query::no_query(q.as_deref()) {
         return (StatusCode::BAD_REQUEST, why).into_response();
     }
     match query::parse_id(&id) {
-        Some(n) => ask(&dash, View::Detail(n)).await,
+        Some(n) => ask(&dash, View::Detail(n), &headers).await,
         None => (StatusCode::BAD_REQUEST, query::bad_id(&id)).into_response(),
     }
 }
 
-async fn commands(State(dash): State<Dashboard>, RawQuery(q): RawQuery) -> Response {
+async fn commands(
+    State(dash): State<Dashboard>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+) -> Response {
     match query::no_query(q.as_deref()) {
-        Ok(()) => ask(&dash, View::Commands).await,
+        Ok(()) => ask(&dash, View::Commands, &headers).await,
         Err(why) => (StatusCode::BAD_REQUEST, why).into_response(),
     }
 }
 
-async fn cluster(State(dash): State<Dashboard>, RawQuery(q): RawQuery) -> Response {
+async fn cluster(
+    State(dash): State<Dashboard>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+) -> Response {
     match query::no_query(q.as_deref()) {
-        Ok(()) => ask(&dash, View::Cluster).await,
+        Ok(()) => ask(&dash, View::Cluster, &headers).await,
         Err(why) => (StatusCode::BAD_REQUEST, why).into_response(),
     }
+}
+
+/// Who did what (docs/serve.md §13.17): a read-only dashboard has no actions to show.
+async fn audit_page(
+    State(dash): State<Dashboard>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(why) = query::no_query(q.as_deref()) {
+        return (StatusCode::BAD_REQUEST, why).into_response();
+    }
+    if dash.grant.is_none() {
+        return guard::read_only().into_response();
+    }
+    let (chrome, _) = dash.chrome_for(&headers);
+    let now = now_unix_nanos() as f64 / 1e9;
+    page_response(audit::page(&dash.audit.newest_first(), now, &chrome))
 }
 
 /// The confirm page of an action, for a browser without the page's script: read-only
-/// dashboards have none (`403`), an unknown action is `404` (docs/serve.md §13.8).
+/// dashboards have none (`403`), an unknown action is `404`, and without a session it sends the
+/// browser to sign in (docs/serve.md §13.8).
 async fn confirm(
     State(dash): State<Dashboard>,
     Path((id, action)): Path<(String, String)>,
     RawQuery(q): RawQuery,
+    headers: HeaderMap,
 ) -> Response {
     if let Err(why) = query::no_query(q.as_deref()) {
         return (StatusCode::BAD_REQUEST, why).into_response();
@@ -186,15 +264,13 @@ async fn confirm(
         return (StatusCode::BAD_REQUEST, query::bad_id(&id)).into_response();
     };
     if dash.grant.is_none() {
-        return (
-            StatusCode::FORBIDDEN,
-            "the dashboard is read-only: start it with --action-token-file to allow actions \
-             (docs/serve.md §13.8)\n",
-        )
-            .into_response();
+        return guard::read_only().into_response();
+    }
+    if dash.chrome_for(&headers).1.is_none() {
+        return sign_in_first();
     }
     match ACTIONS.into_iter().find(|a| *a == action) {
-        Some(action) => ask(&dash, View::Confirm(id, action)).await,
+        Some(action) => ask(&dash, View::Confirm(id, action), &headers).await,
         None => (
             StatusCode::NOT_FOUND,
             format!(
@@ -206,8 +282,9 @@ async fn confirm(
     }
 }
 
-/// An action: checked here (grant, origin, token), done by the backend; success goes back to
-/// the schedule's page (or the list, after a stop) with `303`.
+/// An action: checked here (grant, origin, session and CSRF token or the action token), done by
+/// the backend and recorded with who asked (docs/serve.md §13.17); success goes back to the
+/// schedule's page (or the list, after a stop) with `303`.
 async fn act(
     State(dash): State<Dashboard>,
     Path((id, action)): Path<(String, String)>,
@@ -219,38 +296,82 @@ async fn act(
         return (StatusCode::BAD_REQUEST, query::bad_id(&id)).into_response();
     };
     if !guard::is_form(&headers) {
-        return (
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "an action is a form: application/x-www-form-urlencoded (docs/serve.md §13.8)\n",
-        )
-            .into_response();
+        return guard::not_a_form().into_response();
     }
     let form = match query::parse_pairs(&body) {
         Ok(form) => form,
         Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
     };
-    match guard::check(dash.grant.as_ref(), &headers, &action, &form) {
-        Ok(action) => ask(&dash, View::Act(id, action, peer.ip())).await,
-        Err(refusal) => refusal.into_response(),
+    let signed = dash.chrome_for(&headers).1;
+    let (action, by) = match guard::check(
+        dash.grant.as_ref(),
+        &headers,
+        &action,
+        &form,
+        signed.as_ref(),
+    ) {
+        Ok(checked) => checked,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let action = by_whom(action, &by);
+    let name = action.name();
+    let answer = ask_answer(&dash, View::Act(id, action, peer.ip()), &headers).await;
+    dash.audit.record(Entry {
+        at: now_unix_nanos() as f64 / 1e9,
+        by,
+        from: peer.ip(),
+        action: name,
+        id,
+        bulk: false,
+        refused: answer
+            .as_ref()
+            .err()
+            .map(|(_, why)| why.trim_end().to_owned()),
+    });
+    respond(answer)
+}
+
+/// The action with who asked for it written into a pause's note (docs/serve.md §13.17).
+pub(crate) fn by_whom(action: Action, by: &str) -> Action {
+    match action {
+        Action::Pause { note } => Action::Pause {
+            note: guard::signed_note(&note, by),
+        },
+        other => other,
     }
 }
 
+/// `303` to the sign-in form.
+pub(crate) fn sign_in_first() -> Response {
+    (
+        StatusCode::SEE_OTHER,
+        [(header::LOCATION, "/dashboard/login")],
+        "sign in first; see /dashboard/login (docs/serve.md §13.8)\n",
+    )
+        .into_response()
+}
+
 /// Hands `view` to where it is answered and turns the answer into a response.
-async fn ask(dash: &Dashboard, view: View) -> Response {
+async fn ask(dash: &Dashboard, view: View, headers: &HeaderMap) -> Response {
+    respond(ask_answer(dash, view, headers).await)
+}
+
+/// Hands `view`, seen by the request's session, to where it is answered.
+pub(crate) async fn ask_answer(dash: &Dashboard, view: View, headers: &HeaderMap) -> Answer {
     let busy = || {
-        (
+        Err((
             StatusCode::SERVICE_UNAVAILABLE,
-            "the dashboard is busy; try again (docs/serve.md §13.5)\n",
-        )
-            .into_response()
+            "the dashboard is busy; try again (docs/serve.md §13.5)\n".to_owned(),
+        ))
     };
-    let answer = match (&dash.backend, view) {
+    let (chrome, _) = dash.chrome_for(headers);
+    match (&dash.backend, view) {
         // The cluster is read from the store, whoever serves the dashboard.
         (_, View::Cluster) => {
             let Ok(permit) = Arc::clone(&dash.blocking).try_acquire_owned() else {
                 return busy();
             };
-            let (location, chrome) = (dash.location.clone(), Arc::clone(&dash.chrome));
+            let location = dash.location.clone();
             blocking(permit, move || read_cluster(location.as_deref(), &chrome)).await
         }
         (&Backend::Store(namespace), view) => {
@@ -260,7 +381,6 @@ async fn ask(dash: &Dashboard, view: View) -> Response {
             let Some(location) = dash.location.clone() else {
                 return busy();
             };
-            let chrome = Arc::clone(&dash.chrome);
             blocking(permit, move || {
                 store_answer(&location, namespace, view, &chrome)
             })
@@ -268,7 +388,7 @@ async fn ask(dash: &Dashboard, view: View) -> Response {
         }
         (Backend::Runtime(asks), view) => {
             let (reply, answer) = oneshot::channel();
-            if asks.try_send((view, reply)).is_err() {
+            if asks.try_send((view, chrome, reply)).is_err() {
                 return busy();
             }
             answer.await.unwrap_or_else(|_| {
@@ -278,8 +398,7 @@ async fn ask(dash: &Dashboard, view: View) -> Response {
                 ))
             })
         }
-    };
-    respond(answer)
+    }
 }
 
 /// Runs a store read on a blocking thread (the `PostgreSQL` client blocks), holding `permit`.
@@ -301,7 +420,7 @@ async fn blocking(
     })
 }
 
-fn respond(answer: Answer) -> Response {
+pub(crate) fn respond(answer: Answer) -> Response {
     match answer {
         Ok(Reply::GoTo(path)) => (
             StatusCode::SEE_OTHER,
@@ -309,21 +428,28 @@ fn respond(answer: Answer) -> Response {
             format!("done; see {path}\n"),
         )
             .into_response(),
-        // Scripts only from this server, none inline and no plugin: an injected `<script>` or
-        // event handler would not run even if escaping missed it (docs/serve.md §13.3).
-        Ok(Reply::Page(page)) => (
-            [
-                (
-                    header::CONTENT_SECURITY_POLICY,
-                    "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
-                ),
-                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-            ],
-            Html(page),
-        )
-            .into_response(),
+        Ok(Reply::Page(page)) => page_response(page),
+        // Recorded and rendered by the bulk handler; never reaches here.
+        Ok(Reply::Bulk(_)) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
         Err((status, why)) => (status, why).into_response(),
     }
+}
+
+/// A page with its headers: scripts only from this server, none inline and no plugin, so an
+/// injected `<script>` or event handler would not run even if escaping missed it
+/// (docs/serve.md §13.3).
+pub(crate) fn page_response(page: String) -> Response {
+    (
+        [
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        Html(page),
+    )
+        .into_response()
 }
 
 fn missing(id: u64) -> (StatusCode, String) {
@@ -347,10 +473,10 @@ async fn render_loop(
     host: Weak<dyn DashboardHost>,
     handle: RuntimeHandle,
     mut inbox: mpsc::Receiver<Ask>,
-    chrome: Arc<Chrome>,
 ) {
-    while let Some((view, reply)) = inbox.recv().await {
-        let (Some(rt), Some(host)) = (rt.upgrade(), host.upgrade()) else {
+    let weak = (rt, host);
+    while let Some((view, chrome, reply)) = inbox.recv().await {
+        let (Some(rt), Some(host)) = (weak.0.upgrade(), weak.1.upgrade()) else {
             return;
         };
         let answer = match view {
@@ -371,33 +497,91 @@ async fn render_loop(
                 &chrome,
             ))),
             View::Act(id, action, from) => {
-                let acting_as = chrome.acting_as.clone().unwrap_or_default();
-                let request = ActionRequest {
-                    id: ScheduleId::from_raw(id),
-                    action,
-                    acting_as,
-                    from,
-                };
-                let result = host.act(&rt, &request);
+                let result = runtime_act(&rt, &*host, &chrome, id, &action, from);
                 // A resumed or triggered schedule's deadline is armed again: wake an idle driver.
                 let _ = handle.wake();
-                result.map(|()| done(id, &request.action)).map_err(|r| {
-                    let status = match r.kind {
-                        RefusedKind::NotFound => StatusCode::NOT_FOUND,
-                        RefusedKind::Forbidden => StatusCode::FORBIDDEN,
-                        RefusedKind::Invalid => StatusCode::BAD_REQUEST,
-                    };
-                    (
-                        status,
-                        format!("{} (acting as {})\n", r.why, request.acting_as),
-                    )
-                })
+                result.map(|()| done(id, &action))
+            }
+            View::Bulk(filter, action) => Ok(Reply::Page(selection::confirm(
+                &matched(rows::runtime_rows(&rt, &*host), &filter),
+                &filter,
+                action,
+                &chrome,
+            ))),
+            View::BulkAct(filter, action, expected, from) => {
+                let rows = matched(rows::runtime_rows(&rt, &*host), &filter);
+                drop((rt, host));
+                bulk_on_runtime(&weak, &chrome, &handle, &rows, expected, &action, from).await
             }
             // Answered by `read_cluster` off this thread; never sent here.
             View::Cluster => read_cluster(None, &chrome),
         };
         let _ = reply.send(answer);
     }
+}
+
+/// A bulk action on a runtime: one schedule's action per turn of the runtime's thread, so frames
+/// run between them rather than waiting for the whole selection (docs/serve.md §13.16). A
+/// runtime or host gone meanwhile ends it with what was done.
+async fn bulk_on_runtime(
+    (rt, host): &(Weak<Runtime>, Weak<dyn DashboardHost>),
+    chrome: &Chrome,
+    handle: &RuntimeHandle,
+    rows: &[Row],
+    expected: usize,
+    action: &Action,
+    from: IpAddr,
+) -> Answer {
+    let chosen = selection::selection(rows, expected)?;
+    let mut outcomes = Vec::with_capacity(chosen.len());
+    for row in chosen {
+        let (Some(rt), Some(host)) = (rt.upgrade(), host.upgrade()) else {
+            break;
+        };
+        outcomes.push(Outcome::of(
+            row,
+            runtime_act(&rt, &*host, chrome, row.id, action, from),
+        ));
+        drop((rt, host));
+        let _ = handle.wake();
+        tokio::task::yield_now().await;
+    }
+    Ok(Reply::Bulk(outcomes))
+}
+
+/// Does `action` on schedule `id` through the host, as the grant's principal.
+fn runtime_act(
+    rt: &Runtime,
+    host: &dyn DashboardHost,
+    chrome: &Chrome,
+    id: u64,
+    action: &Action,
+    from: IpAddr,
+) -> Result<(), (StatusCode, String)> {
+    let request = ActionRequest {
+        id: ScheduleId::from_raw(id),
+        action: action.clone(),
+        acting_as: chrome.acting_as.clone().unwrap_or_default(),
+        from,
+    };
+    host.act(rt, &request).map_err(|r| {
+        let status = match r.kind {
+            RefusedKind::NotFound => StatusCode::NOT_FOUND,
+            RefusedKind::Forbidden => StatusCode::FORBIDDEN,
+            RefusedKind::Invalid => StatusCode::BAD_REQUEST,
+        };
+        (
+            status,
+            format!("{} (acting as {})\n", r.why, request.acting_as),
+        )
+    })
+}
+
+/// The rows `filter` matches, by id.
+fn matched(mut rows: Vec<Row>, filter: &Filter) -> Vec<Row> {
+    rows.retain(|row| pages::keep(row, filter));
+    rows.sort_unstable_by_key(|row| row.id);
+    rows
 }
 
 /// The cluster page of the `PostgreSQL` store at `location` (docs/serve.md §13.12).
@@ -431,7 +615,7 @@ fn unavailable(why: String) -> (StatusCode, String) {
     (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n"))
 }
 
-fn now_unix_nanos() -> u64 {
+pub(crate) fn now_unix_nanos() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
@@ -464,7 +648,33 @@ fn store_answer(
              (docs/serve.md §13.11)\n"
                 .to_owned(),
         )),
-        View::Act(id, action, _) => store_act(location, namespace, id, &action, chrome),
+        View::Act(id, action, _) => {
+            store_act(location, namespace, id, &action, chrome).map(|()| done(id, &action))
+        }
+        View::Bulk(filter, action) => {
+            let rows = rows::store_rows(location, namespace).map_err(unavailable)?;
+            Ok(Reply::Page(selection::confirm(
+                &matched(rows, &filter),
+                &filter,
+                action,
+                chrome,
+            )))
+        }
+        View::BulkAct(filter, action, expected, _) => {
+            let rows = matched(
+                rows::store_rows(location, namespace).map_err(unavailable)?,
+                &filter,
+            );
+            let chosen = selection::selection(&rows, expected)?;
+            Ok(Reply::Bulk(
+                chosen
+                    .iter()
+                    .map(|row| {
+                        Outcome::of(row, store_act(location, namespace, row.id, &action, chrome))
+                    })
+                    .collect(),
+            ))
+        }
         View::Cluster => read_cluster(Some(&location.to_path_buf()), chrome),
     }
 }
@@ -477,7 +687,7 @@ fn store_act(
     id: u64,
     action: &Action,
     chrome: &Chrome,
-) -> Answer {
+) -> Result<(), (StatusCode, String)> {
     let sid = ScheduleId::from_raw(id);
     // Another namespace's schedule is not there for a dashboard of one namespace.
     let held = rows::open(location, namespace)
@@ -490,20 +700,14 @@ fn store_act(
     let name = chrome.acting_as.as_deref().unwrap_or("operator");
     let result = match action {
         Action::Stop => Inspector::stop(location, sid),
-        Action::Pause { note } => {
-            // The operator's pause has no principal: the note says who (docs/serve.md §13.13).
-            let note = if note.is_empty() {
-                format!("by {name} on the dashboard")
-            } else {
-                format!("{note} (by {name} on the dashboard)")
-            };
-            Inspector::pause(location, sid, &note)
-        }
+        // The operator's pause has no principal: the note says who, as the handler wrote it
+        // (docs/serve.md §13.13, §13.17).
+        Action::Pause { note } => Inspector::pause(location, sid, note),
         Action::Resume => Inspector::resume(location, sid),
         Action::Trigger => Inspector::trigger(location, sid),
     };
     match result {
-        Ok(_) => Ok(done(id, action)),
+        Ok(_) => Ok(()),
         Err(e) => Err((
             StatusCode::BAD_REQUEST,
             format!("{} (acting as {name})\n", rows::failed(location, &e)),

@@ -20,7 +20,7 @@ const BIDI_CONTROLS: [char; 12] = [
 
 /// Whether `c` is shown escaped: C0 (NUL, BEL, CR, LF, ESC …), DEL, C1 (CSI …) and the bidi
 /// controls.
-fn is_escaped(c: char) -> bool {
+pub(crate) fn is_escaped(c: char) -> bool {
     c.is_control() || BIDI_CONTROLS.contains(&c)
 }
 

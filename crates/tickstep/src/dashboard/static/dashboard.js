@@ -20,7 +20,7 @@
     link.addEventListener("click", function (event) {
       event.preventDefault();
       dialog.showModal();
-      const first = dialog.querySelector("input");
+      const first = dialog.querySelector("input:not([type=hidden])");
       if (first) first.focus();
     });
   });
