@@ -32,15 +32,15 @@ impl DashboardHost for ServeHost {
     fn name_of(&self, who: ObjId) -> String {
         self.0
             .upgrade()
-            .map_or_else(|| who.to_string(), |s| s.name(who))
+            .map_or_else(|| who.to_string(), |s| s.presence.name(who))
     }
 
     fn principal_named(&self, name: &str) -> Option<ObjId> {
-        self.0.upgrade()?.player_named(name)
+        self.0.upgrade()?.presence.player_named(name)
     }
 
     fn online(&self) -> Option<usize> {
-        Some(self.0.upgrade().map_or(0, |s| s.online_count()))
+        Some(self.0.upgrade().map_or(0, |s| s.presence.online_count()))
     }
 
     fn act(&self, _rt: &Runtime, request: &ActionRequest) -> Result<(), Refused> {
@@ -48,7 +48,7 @@ impl DashboardHost for ServeHost {
             return Err(Refused::not_found("the server is stopping"));
         };
         let name = &request.acting_as;
-        let Some(who) = server.player_named(name) else {
+        let Some(who) = server.presence.player_named(name) else {
             return Err(Refused::forbidden(format!(
                 "actions act as {name:?}, who has never logged in (docs/serve.md §13.8)"
             )));

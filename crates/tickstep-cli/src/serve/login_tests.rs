@@ -1247,7 +1247,7 @@ impl Case<'_> {
     async fn run(mut self, steps: &[Step]) -> Result<(), String> {
         let started = Instant::now();
         // The sessions of a case that failed end once their clients are dropped.
-        while self.world.server.online_count() != 0 {
+        while self.world.server.presence.online_count() != 0 {
             if started.elapsed() > PATIENCE {
                 return Err("a session of an earlier case is still online".into());
             }
@@ -1402,7 +1402,7 @@ async fn settle(
     let mut acted = before.clone();
     acted.password_typed(step.conn, name, *kind, &password, &|_| Vec::new());
     let taken = world.taken(from);
-    let account = world.server.account(name).await?;
+    let account = world.server.presence.account(name).await?;
     let hash = account.and_then(|a| a.hash);
     for (was_acted, outcome) in [(false, before), (true, &acted)] {
         if (outcome.failed, outcome.made) != taken {

@@ -61,6 +61,7 @@ mod limits;
 #[cfg(test)]
 mod login_tests;
 mod metrics;
+mod presence;
 mod protocol;
 mod registry;
 mod session;
@@ -331,7 +332,7 @@ async fn run_server(
     driver.on_frame(move |rt| {
         if let Some(server) = recorder.upgrade() {
             server.frames.record(rt.frame_loop().heartbeat_time());
-            server.between_frames();
+            server.presence.between_frames();
         }
     });
 
@@ -361,7 +362,7 @@ async fn run_server(
     for task in [listener_task, watch_task, browsers].into_iter().flatten() {
         task.abort();
     }
-    server.close().await;
+    server.presence.close().await;
     let trouble = server.store_trouble();
     drop(server);
     result.map_err(|e| ErrorChain(&e).to_string())?;
@@ -487,8 +488,8 @@ async fn follow_other_nodes(
             return;
         };
         match event {
-            registry::Event::Player(who, name) => server.add_player(who, name),
-            registry::Event::Mail(who) => server.deliver_mail(who).await,
+            registry::Event::Player(who, name) => server.presence.add_player(who, name),
+            registry::Event::Mail(who) => server.presence.deliver_mail(who).await,
         }
     }
 }

@@ -33,11 +33,12 @@ use super::either;
 use super::gmcp;
 use super::limits::{self, address_key, wait_text};
 use super::metrics::{self, Refusal};
+use super::presence::{Kick, OUTBOX_LINES};
 use super::protocol::{self, ProtocolError, Request};
 use super::registry::Account;
 use super::telnet::{Event, Telnet};
 use super::wire::{Chunk, Input, Output};
-use super::world::{After, Kick, OUTBOX_LINES, REPLY_HEADROOM, Server};
+use super::world::{After, REPLY_HEADROOM, Server};
 use tickstep::schedules::ObjId;
 
 /// The limits a connection lives under.
@@ -138,7 +139,7 @@ pub(crate) async fn serve_wire(
     };
     either(session.run(), either(kicked_out, writer_gone)).await;
     if let Some(who) = session.who.or(session.entering) {
-        session.server.logout(who);
+        session.server.presence.logout(who);
     }
     // Dropping the session's senders drops the last ones: the writer writes what is queued (or
     // only the last word, for a client dropped for not reading) and ends. They are dropped by
@@ -227,7 +228,7 @@ impl Session {
             };
             let replies = match protocol::parse(&line) {
                 Ok(Request::Wizard(name)) => (
-                    vec![self.server.make_wizard(who, &name).await],
+                    vec![self.server.presence.make_wizard(who, &name).await],
                     After::Continue,
                 ),
                 Ok(request) => self.server.execute(who, self.from, request),
@@ -312,7 +313,7 @@ impl Session {
     /// After a name: the refusals that come before its password (docs/serve.md §10.4, §10.6,
     /// §11.4), then the password stage, then the player's entry.
     async fn name_given(&mut self, name: &str) -> Login {
-        let account = match self.server.account(name).await {
+        let account = match self.server.presence.account(name).await {
             Ok(account) => account,
             Err(error) => return Login::Refused(format!("error: {error}")),
         };
@@ -464,10 +465,11 @@ impl Session {
         let made = match old {
             Some(who) => self
                 .server
+                .presence
                 .claim(who, &hash)
                 .await
                 .map(|claimed| claimed.then_some(who)),
-            None => self.server.register(name, &hash).await,
+            None => self.server.presence.register(name, &hash).await,
         };
         match made {
             Ok(Some(who)) => {
@@ -494,13 +496,14 @@ impl Session {
         self.entering = Some(who);
         let entered = self
             .server
+            .presence
             .enter(who, name, self.outbox.clone(), Rc::clone(&self.kicked))
             .await;
         self.entering = None;
         match entered {
             Ok(mail) => {
                 self.who = Some(who);
-                let wizard = self.server.is_wizard(who);
+                let wizard = self.server.presence.is_wizard(who);
                 let role = if wizard { "; you are a wizard" } else { "" };
                 let (package, data) = gmcp::char_name(name, who, wizard);
                 self.negotiate(|t, out| t.gmcp(package, &data, out)).await;

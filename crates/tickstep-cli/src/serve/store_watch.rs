@@ -127,7 +127,7 @@ impl Watching {
     async fn check(&self, server: &Server) -> Result<(), String> {
         match self {
             Watching::Files(files) => files.iter().try_for_each(Watched::check),
-            Watching::Database => server.check_database().await,
+            Watching::Database => server.presence.check_database().await,
         }
     }
 }

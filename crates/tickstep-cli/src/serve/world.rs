@@ -1,5 +1,5 @@
-//! The world a server hosts: who is online, the schedule verbs, and what each command does
-//! (docs/serve.md §4).
+//! The world a server hosts: the schedule verbs, and what each command does (docs/serve.md
+//! §4). Who is known and online, and their mail, is its [`Presence`].
 //!
 //! Everything here runs on the server's one thread — connection tasks between frames, verbs and
 //! the bell inside frames — so it is plain `Rc`/`RefCell` state, never borrowed across an await.
@@ -14,7 +14,6 @@ use std::time::Instant;
 use tickstep::kernel::ErrorChain;
 use tickstep::schedules::{self, ObjId, Options, ScheduleId, ScheduleInfo, ScheduleKind, Value};
 use tickstep::{Runtime, RuntimeHandle, VerbCall, VerbResult};
-use tokio::sync::{Notify, mpsc};
 
 use crate::named::create_named;
 
@@ -22,37 +21,16 @@ use super::bell::{Bell, Hall};
 use super::frame_times::FrameTimes;
 use super::limits::{self, Limiter, address_key, wait_text};
 use super::metrics::{Refusal, ServeMetrics};
+use super::presence::Presence;
 use super::protocol::{Action, HELP, PolicyWord, Request, WorldVerb};
-use super::registry::{Account, Registry};
+use super::registry::Registry;
 use tickstep::dashboard::internal::shown;
 
-/// How many lines may wait for a connection that does not read before it is dropped; one more
-/// slot is kept for the line that tells it why (docs/serve.md §2.5).
-pub(crate) const OUTBOX_LINES: usize = 1_000;
 /// The room a connection's queue must have before the next command of that connection is read,
 /// so its own replies never fill the queue the world's lines need (docs/serve.md §11.7).
-pub(crate) const REPLY_HEADROOM: usize = OUTBOX_LINES / 2;
+pub(crate) const REPLY_HEADROOM: usize = super::presence::OUTBOX_LINES / 2;
 /// The most schedules `schedules` lists in one reply.
 const LISTING_CAP: usize = 50;
-
-/// A connection's queue of lines to write.
-pub(crate) type Outbox = mpsc::Sender<String>;
-
-/// An online player's connection: its queue, and how to drop it when it stops reading.
-struct Online {
-    outbox: Outbox,
-    kick: Rc<Kick>,
-}
-
-/// How a connection is dropped: its session is woken to end, and its writer may be given one
-/// last line to write before anything still queued (docs/serve.md §11.8).
-#[derive(Default)]
-pub(crate) struct Kick {
-    /// Wakes the session, which ends.
-    pub(crate) session: Notify,
-    /// Why the connection is closed, for the writer to write next in place of its queue.
-    pub(crate) last_word: RefCell<Option<String>>,
-}
 
 /// The schedules engine's view of the world: players are the only objects, each controls only
 /// itself, one of them is the wizard, and schedules may run the world's three verbs.
@@ -97,10 +75,9 @@ pub(crate) enum After {
 pub(crate) struct Server {
     pub(crate) rt: Rc<Runtime>,
     pub(crate) handle: RuntimeHandle,
-    registry: Registry,
+    /// Who is known and who is online, and their mail (docs/serve.md §6).
+    pub(crate) presence: Presence,
     principals: Rc<Principals>,
-    names: RefCell<HashMap<ObjId, String>>,
-    online: RefCell<HashMap<ObjId, Online>>,
     quota: usize,
     /// Live schedules per owner (the quota's count), kept as schedules are made, stopped, fired.
     live: RefCell<HashMap<ObjId, usize>>,
@@ -116,7 +93,7 @@ pub(crate) struct Server {
     /// Why the store can no longer be trusted, once the watch has seen it go (docs/serve.md §12).
     store_lost: RefCell<Option<String>>,
     /// What the server counts about itself for `/metrics` (docs/observability.md §8).
-    pub(crate) metrics: ServeMetrics,
+    pub(crate) metrics: Rc<ServeMetrics>,
 }
 
 /// The fair-use limiters (docs/serve.md §11).
@@ -166,15 +143,18 @@ impl Server {
         principals: Rc<Principals>,
         (quota, fair): (usize, FairUse),
     ) -> Rc<Server> {
-        let names = players.into_iter().collect();
         let bell = Bell::new(&rt);
+        let metrics = Rc::new(ServeMetrics::register());
         let server = Rc::new(Server {
             rt,
             handle,
-            registry,
+            presence: Presence::new(
+                registry,
+                players,
+                Rc::clone(&principals),
+                Rc::clone(&metrics),
+            ),
             principals,
-            names: RefCell::new(names),
-            online: RefCell::new(HashMap::new()),
             quota,
             live: RefCell::new(HashMap::new()),
             one_shots: RefCell::new(HashMap::new()),
@@ -184,7 +164,7 @@ impl Server {
             firings_reported: Cell::new(0),
             limits: RefCell::new(Limits::new(fair)),
             store_lost: RefCell::new(None),
-            metrics: ServeMetrics::register(),
+            metrics,
         });
         server.count_stored_schedules();
         server.register_verbs();
@@ -214,211 +194,11 @@ impl Server {
         }
     }
 
-    pub(crate) fn name(&self, who: ObjId) -> String {
-        self.names
-            .borrow()
-            .get(&who)
-            .cloned()
-            .unwrap_or_else(|| format!("#{}", who.0))
-    }
-
-    /// The player with this name, if it ever logged in (or is the wizard).
-    pub(crate) fn player_named(&self, name: &str) -> Option<ObjId> {
-        let names = self.names.borrow();
-        names
-            .iter()
-            .find(|(_, n)| n.as_str() == name)
-            .map(|(id, _)| *id)
-    }
-
-    /// How many players are connected to this server.
-    pub(crate) fn online_count(&self) -> usize {
-        self.online.borrow().len()
-    }
-
-    pub(crate) fn is_wizard(&self, who: ObjId) -> bool {
-        self.principals.wizards.borrow().contains(&who)
-    }
-
     /// The wizard `--wizard` names: its account's password comes from the configuration,
     /// never from a login (docs/serve.md §10.4); the dashboard shows the schedules as it sees
     /// them, all of them (docs/serve.md §13.2).
     pub(crate) fn principals_root(&self) -> ObjId {
         self.principals.root
-    }
-
-    /// The account under `name`, read fresh (another node may have made it, or made it a
-    /// wizard); a wizard's role joins this world's.
-    pub(crate) async fn account(&self, name: &str) -> Result<Option<Account>, String> {
-        let account = self
-            .registry
-            .account(name)
-            .await
-            .map_err(|e| ErrorChain(&e).to_string())?;
-        if let Some(account) = &account
-            && account.wizard
-        {
-            self.principals.wizards.borrow_mut().insert(account.id);
-        }
-        Ok(account)
-    }
-
-    /// Registers a new name with its password's hash: its id, or `None` when it is taken.
-    pub(crate) async fn register(&self, name: &str, hash: &str) -> Result<Option<ObjId>, String> {
-        self.registry
-            .register(name, hash)
-            .await
-            .map_err(|e| ErrorChain(&e).to_string())
-    }
-
-    /// Sets the first password of a name that had none (docs/serve.md §10.3): false when
-    /// another login chose one first.
-    pub(crate) async fn claim(&self, who: ObjId, hash: &str) -> Result<bool, String> {
-        self.registry
-            .claim(who, hash)
-            .await
-            .map_err(|e| ErrorChain(&e).to_string())
-    }
-
-    /// Lets `who`, whose password was checked, in: their mail. Refused when that name is
-    /// already connected to this server.
-    pub(crate) async fn enter(
-        &self,
-        who: ObjId,
-        name: &str,
-        outbox: Outbox,
-        kick: Rc<Kick>,
-    ) -> Result<Vec<String>, String> {
-        if self.online.borrow().contains_key(&who) {
-            return Err(format!("{name} is already connected"));
-        }
-        self.add_player(who, name.to_owned());
-        self.online
-            .borrow_mut()
-            .insert(who, Online { outbox, kick });
-        let mail = self.registry.take_mail(who).await.map_err(|e| {
-            self.logout(who); // not let in after all: the name is free again
-            ErrorChain(&e).to_string()
-        })?;
-        self.metrics.mail_delivered(mail.len() as u64);
-        Ok(mail)
-    }
-
-    /// A player the world knows from now on (a login here, or a registration another server
-    /// node announced: docs/serve.md §6.2).
-    pub(crate) fn add_player(&self, who: ObjId, name: String) {
-        self.names.borrow_mut().insert(who, name);
-        self.principals.players.borrow_mut().insert(who);
-    }
-
-    /// Shows `who` the mail another server node wrote for them, if they are connected here
-    /// (docs/serve.md §6.3); otherwise it waits in the mailbox for their login.
-    pub(crate) async fn deliver_mail(&self, who: ObjId) {
-        if !self.online.borrow().contains_key(&who) {
-            return;
-        }
-        match self.registry.take_mail(who).await {
-            Ok(mail) => {
-                for line in mail {
-                    if self.online.borrow().contains_key(&who) {
-                        self.metrics.mail_delivered(1);
-                        self.tell(who, format!("[mail] {line}"));
-                    } else {
-                        self.registry.post(who, line); // they left meanwhile: back it goes
-                    }
-                }
-            }
-            Err(error) => eprintln!(
-                "tickstep serve: mail for #{} not read yet: {}",
-                who.0,
-                ErrorChain(&error)
-            ),
-        }
-    }
-
-    /// Writes the mail still queued, at a clean stop.
-    pub(crate) async fn close(&self) {
-        if let Err(error) = self.registry.close().await {
-            eprintln!(
-                "tickstep serve: undelivered mail lost: {}",
-                ErrorChain(&error)
-            );
-        }
-    }
-
-    pub(crate) fn logout(&self, who: ObjId) {
-        self.online.borrow_mut().remove(&who);
-    }
-
-    /// Sends `line` to `who` now, or to their mailbox when they are offline. A connection whose
-    /// outbox is full (it stopped reading) loses the line and is disconnected by its task, whose
-    /// writer says why in place of the lines that waited (docs/serve.md §11.8).
-    pub(crate) fn tell(&self, who: ObjId, line: String) {
-        let outbox = self
-            .online
-            .borrow()
-            .get(&who)
-            .map(|o| (o.outbox.clone(), Rc::clone(&o.kick)));
-        if let Some((outbox, kick)) = outbox {
-            if outbox.try_send(line).is_err() {
-                self.metrics.refused(Refusal::StoppedReading);
-                self.logout(who);
-                *kick.last_word.borrow_mut() = Some(format!(
-                    "error: you stopped reading: {OUTBOX_LINES} lines waited for you; \
-                     closing the connection"
-                ));
-                kick.session.notify_one(); // its session ends and closes the connection
-            }
-        } else {
-            // Mail, written between frames in one write (`Server::between_frames`).
-            self.metrics.mail_posted(1);
-            self.registry.post(who, line);
-        }
-    }
-
-    /// What the server does after each frame, outside its budget: write the mail the frame's
-    /// firings posted, in one write: a transaction of the file registry, one statement on a
-    /// database (docs/serve.md §4.6).
-    pub(crate) fn between_frames(&self) {
-        if let Err(error) = self.registry.flush_mail() {
-            eprintln!(
-                "tickstep serve: mail not written yet (kept for the next frame): {}",
-                ErrorChain(&error)
-            );
-        }
-    }
-
-    /// Sends `line` to everyone connected.
-    pub(crate) fn broadcast(&self, line: &str) {
-        self.broadcast_except(line, None);
-    }
-
-    /// Sends `line` to everyone connected but `skip` (who gets it as a reply instead).
-    fn broadcast_except(&self, line: &str, skip: Option<ObjId>) {
-        let online: Vec<ObjId> = self
-            .online
-            .borrow()
-            .keys()
-            .copied()
-            .filter(|&who| Some(who) != skip)
-            .collect();
-        for who in online {
-            self.tell(who, line.to_owned());
-        }
-    }
-
-    /// Tells every wizard connected here.
-    pub(crate) fn tell_wizards(&self, line: &str) {
-        let wizards: Vec<ObjId> = self
-            .online
-            .borrow()
-            .keys()
-            .copied()
-            .filter(|&who| self.is_wizard(who))
-            .collect();
-        for who in wizards {
-            self.tell(who, line.to_owned());
-        }
     }
 
     /// The watch found the store gone or unwritable: refuse new schedules from now on, and say
@@ -428,15 +208,10 @@ impl Server {
             return;
         }
         eprintln!("tickstep serve: {why}; new schedules are refused");
-        self.tell_wizards(&format!(
+        self.presence.tell_wizards(&format!(
             "[system] {why}; new schedules are refused until the server restarts"
         ));
         *self.store_lost.borrow_mut() = Some(why);
-    }
-
-    /// Whether the store's database still serves this node (docs/serve.md §12.6); `Ok` on a file.
-    pub(crate) async fn check_database(&self) -> Result<(), String> {
-        self.registry.check().await
     }
 
     /// Why the store cannot be trusted, if the watch found it so.
@@ -514,18 +289,18 @@ impl Server {
             Request::Resume(id) => one(self.resume(who, ScheduleId::from_raw(id))),
             Request::Trigger(id) => one(self.trigger(who, ScheduleId::from_raw(id))),
             Request::Schedules => (self.listing(who), After::Continue),
-            Request::Who => one(self.who()),
+            Request::Who => one(self.presence.who()),
             Request::Ping(word) => one(pong(&word)),
             Request::Say(text) => self.say(who, &text),
             Request::Nothing => one("ok: nothing to do (type help)".to_owned()),
-            // Awaits the registry: the session runs it (`Server::make_wizard`).
+            // Awaits the registry: the session runs it (`Presence::make_wizard`).
             Request::Wizard(_) => one("error: wizard is run by the session".to_owned()),
             Request::Ring(priority) => one(self.bell.ring(self, who, priority, None)),
-            Request::Stats if self.is_wizard(who) => one(self.stats()),
+            Request::Stats if self.presence.is_wizard(who) => one(self.stats()),
             Request::Stats => one("error: only the wizard may read the server's stats".to_owned()),
             Request::Help => (HELP.lines().map(str::to_owned).collect(), After::Continue),
             Request::Quit => (vec!["ok: bye".to_owned()], After::Quit),
-            Request::Shutdown if self.is_wizard(who) => {
+            Request::Shutdown if self.presence.is_wizard(who) => {
                 (vec!["ok: shutting down".to_owned()], After::Shutdown)
             }
             Request::Shutdown => one("error: only the wizard may shut the server down".to_owned()),
@@ -550,30 +325,9 @@ impl Server {
                 After::Continue,
             );
         }
-        let line = format!("[say] {} says: {}", self.name(who), shown(text));
-        self.broadcast_except(&line, Some(who));
+        let line = format!("[say] {} says: {}", self.presence.name(who), shown(text));
+        self.presence.broadcast_except(&line, Some(who));
         (vec![line, "ok: said".to_owned()], After::Continue)
-    }
-
-    /// A wizard's `wizard NAME`: that player is a wizard from now on (docs/serve.md §10.5).
-    pub(crate) async fn make_wizard(&self, who: ObjId, name: &str) -> String {
-        if !self.is_wizard(who) {
-            return "error: only a wizard may make a wizard".to_owned();
-        }
-        let Some(id) = self
-            .names
-            .borrow()
-            .iter()
-            .find_map(|(id, n)| (n == name).then_some(*id))
-        else {
-            return format!("error: no player is named {name}");
-        };
-        if let Err(error) = self.registry.set_wizard(id).await {
-            return format!("error: {}", ErrorChain(&error));
-        }
-        self.principals.wizards.borrow_mut().insert(id);
-        self.tell(id, format!("[system] {} made you a wizard", self.name(who)));
-        format!("ok: {name} is a wizard")
     }
 
     fn create(
@@ -597,7 +351,7 @@ impl Server {
             self.metrics.refused(Refusal::Quota);
             return one(format!(
                 "error: quota reached: {} has {} and the limit is {} per player; stop one first",
-                self.name(who),
+                self.presence.name(who),
                 plural(live, "live schedule"),
                 self.quota
             ));
@@ -679,7 +433,7 @@ impl Server {
         let info = txn.schedule_info(id);
         let mine = info
             .as_ref()
-            .is_ok_and(|info| info.owner == who || self.is_wizard(who));
+            .is_ok_and(|info| info.owner == who || self.presence.is_wizard(who));
         if !mine {
             return self.not_found(who, id, info.err());
         }
@@ -711,10 +465,12 @@ impl Server {
     /// comes here).
     fn not_found(&self, who: ObjId, id: ScheduleId, error: Option<schedules::Error>) -> String {
         match error {
-            Some(error) if self.is_wizard(who) && error.code() != "E_PERM" => {
+            Some(error) if self.presence.is_wizard(who) && error.code() != "E_PERM" => {
                 format!("error: there is no schedule #{} ({error})", id.get())
             }
-            _ if self.is_wizard(who) => format!("error: there is no schedule #{}", id.get()),
+            _ if self.presence.is_wizard(who) => {
+                format!("error: there is no schedule #{}", id.get())
+            }
             _ => format!("error: you have no schedule #{}", id.get()),
         }
     }
@@ -730,7 +486,7 @@ impl Server {
     /// that does not tell a missing schedule from another's (docs/serve.md §4.7).
     fn visible(&self, who: ObjId, id: ScheduleId) -> Result<(), String> {
         match self.rt.schedules().begin(who).schedule_info(id) {
-            Ok(info) if info.owner == who || self.is_wizard(who) => Ok(()),
+            Ok(info) if info.owner == who || self.presence.is_wizard(who) => Ok(()),
             Ok(_) => Err(self.not_found(who, id, None)),
             Err(error) => Err(self.not_found(who, id, Some(error))),
         }
@@ -781,7 +537,7 @@ impl Server {
     fn info(&self, who: ObjId, id: ScheduleId) -> Vec<String> {
         let info = self.rt.schedules().begin(who).schedule_info(id);
         let info = match info {
-            Ok(info) if info.owner == who || self.is_wizard(who) => info,
+            Ok(info) if info.owner == who || self.presence.is_wizard(who) => info,
             Ok(_) => return vec![self.not_found(who, id, None)],
             Err(error) => return vec![self.not_found(who, id, Some(error))],
         };
@@ -814,7 +570,11 @@ impl Server {
         let next = if let Some(pause) = &info.pause {
             // The engine refuses control characters in a note (docs/schedules.md §9.5); bidi
             // controls may still be there, and a wizard reads another's note (docs/serve.md §11).
-            format!("paused by {}: {}", self.name(pause.by), shown(&pause.note))
+            format!(
+                "paused by {}: {}",
+                self.presence.name(pause.by),
+                shown(&pause.note)
+            )
         } else if info.next_run > 0.0 {
             // A player's zone is not known to the server: the date is UTC (docs/serve.md §4.8).
             format!(
@@ -833,7 +593,7 @@ impl Server {
             info.id.get(),
             info.verb,
             shown(&args.join(" ")),
-            self.name(info.owner),
+            self.presence.name(info.owner),
             info.run_count,
             info.fault_count
         )
@@ -878,28 +638,10 @@ impl Server {
             rt.firings_started - self.firings_reported.replace(rt.firings_started),
             rt.firings_started,
             rt.schedules_live,
-            self.online.borrow().len(),
+            self.presence.online_count(),
             self.commands_handled.get(),
             std::mem::take(&mut self.limits.borrow_mut().says_dropped)
         )
-    }
-
-    fn who(&self) -> String {
-        let mut names: Vec<String> = self
-            .online
-            .borrow()
-            .keys()
-            .map(|&who| {
-                let name = self.name(who);
-                if self.is_wizard(who) {
-                    format!("{name} (wizard)")
-                } else {
-                    name
-                }
-            })
-            .collect();
-        names.sort();
-        format!("ok: {} online: {}", names.len(), names.join(", "))
     }
 }
 
@@ -952,10 +694,10 @@ impl Server {
         let mut limits = self.limits.borrow_mut();
         if limits.scheduled_says.take((), now).is_ok() {
             drop(limits);
-            self.broadcast(&format!(
+            self.presence.broadcast(&format!(
                 "[#{}] {} says: {}",
                 id.get(),
-                self.name(owner),
+                self.presence.name(owner),
                 shown(text)
             ));
             return;
@@ -968,7 +710,7 @@ impl Server {
         limits.dropped_noted.insert(owner, now);
         drop(limits);
         let rate = limits::SCHEDULED_SAYS;
-        self.tell(
+        self.presence.tell(
             owner,
             format!(
                 "[#{}] not said: the world carries at most {} scheduled says a second; \
@@ -983,13 +725,13 @@ impl Server {
 /// The bell rings in the server: names, messages and the runtime it needs.
 impl Hall for Server {
     fn name(&self, who: ObjId) -> String {
-        Server::name(self, who)
+        self.presence.name(who)
     }
     fn tell(&self, who: ObjId, line: String) {
-        Server::tell(self, who, line);
+        self.presence.tell(who, line);
     }
     fn broadcast(&self, line: &str) {
-        Server::broadcast(self, line);
+        self.presence.broadcast(line);
     }
     fn runtime(&self) -> &Rc<Runtime> {
         &self.rt
