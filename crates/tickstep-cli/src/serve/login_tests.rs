@@ -727,7 +727,7 @@ impl World {
 
     /// The (failed logins, new names) the address has taken, read from the server's limits.
     fn taken(&self, from: IpAddr) -> (u32, u32) {
-        let mut limits = self.server.limits.borrow_mut();
+        let mut limits = self.server.fair_use.borrow_mut();
         let now = Instant::now();
         let key = address_key(from);
         let failed = f64::from(FAILED_BURST) - limits.failed_logins.tokens(key, now);

@@ -53,6 +53,7 @@ mod accounts;
 mod actions;
 mod bell;
 mod colour;
+mod fair_use;
 mod frame_times;
 mod gmcp;
 mod limits;
@@ -85,10 +86,11 @@ use tokio::net::TcpListener;
 
 use crate::console::say;
 use crate::units::parse_positive_duration;
+use fair_use::FairUse;
 use limits::Rate;
 use registry::Registry;
 use session::Limits;
-use world::{FairUse, Principals, ServeWorld, Server};
+use world::{Principals, ServeWorld, Server};
 
 /// Arguments of `tickstep serve`.
 #[derive(Args, Debug)]

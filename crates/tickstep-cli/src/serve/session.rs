@@ -335,7 +335,7 @@ impl Session {
     fn refused_before_password(&self, name: &str, account: Option<&Account>) -> Option<String> {
         let address = address_key(self.from);
         let now = Instant::now();
-        let mut limits = self.server.limits.borrow_mut();
+        let mut limits = self.server.fair_use.borrow_mut();
         match account {
             Some(account)
                 if account.id == self.server.principals_root() && account.hash.is_none() =>
@@ -444,7 +444,7 @@ impl Session {
         self.server.metrics.login(metrics::Login::Failed);
         let address = address_key(self.from);
         let now = Instant::now();
-        let mut limits = self.server.limits.borrow_mut();
+        let mut limits = self.server.fair_use.borrow_mut();
         let _ = limits.failed_logins.take(address, now);
         match limits.failed_logins.check(address, now) {
             Ok(()) => Attempt::Again(format!("error: wrong password for {name}")),
@@ -475,7 +475,7 @@ impl Session {
             Ok(Some(who)) => {
                 if old.is_none() {
                     let address = address_key(self.from);
-                    let mut limits = self.server.limits.borrow_mut();
+                    let mut limits = self.server.fair_use.borrow_mut();
                     let _ = limits.names_per_address.take(address, Instant::now());
                 }
                 self.server.metrics.login(metrics::Login::New);

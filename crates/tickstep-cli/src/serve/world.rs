@@ -18,8 +18,9 @@ use tickstep::{Runtime, RuntimeHandle, VerbCall, VerbResult};
 use crate::named::create_named;
 
 use super::bell::{Bell, Hall};
+use super::fair_use::{FairUse, FairUseBuckets, ScheduledSay};
 use super::frame_times::FrameTimes;
-use super::limits::{self, Limiter, address_key, wait_text};
+use super::limits::{self, wait_text};
 use super::metrics::{Refusal, ServeMetrics};
 use super::presence::Presence;
 use super::protocol::{Action, HELP, PolicyWord, Request, WorldVerb};
@@ -88,49 +89,12 @@ pub(crate) struct Server {
     pub(crate) frames: FrameTimes,
     /// Firings started as of the last `stats`.
     firings_reported: Cell<u64>,
-    /// The fair-use limits (docs/serve.md §11).
-    pub(crate) limits: RefCell<Limits>,
+    /// The fair-use buckets (docs/serve.md §11).
+    pub(crate) fair_use: RefCell<FairUseBuckets>,
     /// Why the store can no longer be trusted, once the watch has seen it go (docs/serve.md §12).
     store_lost: RefCell<Option<String>>,
     /// What the server counts about itself for `/metrics` (docs/observability.md §8).
     pub(crate) metrics: Rc<ServeMetrics>,
-}
-
-/// The fair-use limiters (docs/serve.md §11).
-pub(crate) struct Limits {
-    creates_per_player: Limiter<ObjId>,
-    creates_per_address: Limiter<IpAddr>,
-    pub(crate) names_per_address: Limiter<IpAddr>,
-    pub(crate) failed_logins: Limiter<IpAddr>,
-    says_per_player: Limiter<ObjId>,
-    scheduled_says: Limiter<()>,
-    /// Scheduled says not delivered since `stats` last reported them.
-    says_dropped: u64,
-    /// When each owner was last told their schedules' says were dropped.
-    dropped_noted: HashMap<ObjId, Instant>,
-}
-
-/// The limits the command line sets (docs/serve.md §1.1, §11).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct FairUse {
-    pub(crate) creates_per_player: Option<limits::Rate>,
-    pub(crate) creates_per_address: Option<limits::Rate>,
-    pub(crate) names_per_address: Option<limits::Rate>,
-}
-
-impl Limits {
-    fn new(fair: FairUse) -> Limits {
-        Limits {
-            creates_per_player: Limiter::optional(fair.creates_per_player),
-            creates_per_address: Limiter::optional(fair.creates_per_address),
-            names_per_address: Limiter::optional(fair.names_per_address),
-            failed_logins: Limiter::new(limits::FAILED_LOGINS_PER_ADDRESS),
-            says_per_player: Limiter::new(limits::SAYS_PER_PLAYER),
-            scheduled_says: Limiter::new(limits::SCHEDULED_SAYS),
-            says_dropped: 0,
-            dropped_noted: HashMap::new(),
-        }
-    }
 }
 
 impl Server {
@@ -162,7 +126,7 @@ impl Server {
             commands_handled: Cell::new(0),
             frames: FrameTimes::default(),
             firings_reported: Cell::new(0),
-            limits: RefCell::new(Limits::new(fair)),
+            fair_use: RefCell::new(FairUseBuckets::new(fair)),
             store_lost: RefCell::new(None),
             metrics,
         });
@@ -311,7 +275,7 @@ impl Server {
     /// like any reply, so a client pasting a burst is slowed, not dropped: docs/serve.md §11.7).
     fn say(&self, who: ObjId, text: &str) -> (Vec<String>, After) {
         let now = Instant::now();
-        if let Err(wait) = self.limits.borrow_mut().says_per_player.take(who, now) {
+        if let Err(wait) = self.fair_use.borrow_mut().take_say(who, now) {
             self.metrics.refused(Refusal::Says);
             let rate = limits::SAYS_PER_PLAYER;
             return (
@@ -356,7 +320,11 @@ impl Server {
                 self.quota
             ));
         }
-        if let Err(refusal) = self.take_creation(who, from) {
+        if let Err(refusal) = self
+            .fair_use
+            .borrow_mut()
+            .take_creation(who, from, Instant::now())
+        {
             self.metrics.refused(Refusal::Creations);
             return (vec![refusal], After::Refused);
         }
@@ -397,33 +365,6 @@ impl Server {
             Some(name) => format!("ok: schedule #{} {what} as {name}", id.get()),
             None => format!("ok: schedule #{} {what}", id.get()),
         })
-    }
-
-    /// Takes a creation from the player's and the address's buckets (docs/serve.md §11.3): both
-    /// must have one, and a refusal takes from neither.
-    fn take_creation(&self, who: ObjId, from: IpAddr) -> Result<(), String> {
-        let now = Instant::now();
-        let address = address_key(from);
-        let mut limits = self.limits.borrow_mut();
-        let refused = |rate: Option<limits::Rate>, whose: &str, wait| {
-            let rate = rate.expect("only a limiter with a rate refuses");
-            format!(
-                "error: too many new schedules: {} at once, then {} a second per {whose}; \
-                 try again in {}",
-                rate.burst,
-                rate.per_second,
-                wait_text(wait)
-            )
-        };
-        if let Err(wait) = limits.creates_per_player.check(who, now) {
-            return Err(refused(limits.creates_per_player.rate(), "player", wait));
-        }
-        if let Err(wait) = limits.creates_per_address.check(address, now) {
-            return Err(refused(limits.creates_per_address.rate(), "address", wait));
-        }
-        let _ = limits.creates_per_player.take(who, now);
-        let _ = limits.creates_per_address.take(address, now);
-        Ok(())
     }
 
     /// `stop`: one wording for a schedule that is not there and one that is not the player's,
@@ -640,7 +581,7 @@ impl Server {
             rt.schedules_live,
             self.presence.online_count(),
             self.commands_handled.get(),
-            std::mem::take(&mut self.limits.borrow_mut().says_dropped)
+            self.fair_use.borrow_mut().take_dropped()
         )
     }
 }
@@ -690,10 +631,11 @@ impl Server {
     /// A schedule's `say`, within the world's rate of scheduled says (docs/serve.md §11.6): over
     /// it the line is dropped and counted, and its owner is told at most once a minute.
     fn scheduled_say(&self, id: ScheduleId, owner: ObjId, text: &str) {
-        let now = Instant::now();
-        let mut limits = self.limits.borrow_mut();
-        if limits.scheduled_says.take((), now).is_ok() {
-            drop(limits);
+        let verdict = self
+            .fair_use
+            .borrow_mut()
+            .take_scheduled_say(owner, Instant::now());
+        if verdict == ScheduledSay::Said {
             self.presence.broadcast(&format!(
                 "[#{}] {} says: {}",
                 id.get(),
@@ -702,13 +644,9 @@ impl Server {
             ));
             return;
         }
-        limits.says_dropped += 1;
-        let noted = limits.dropped_noted.get(&owner).copied();
-        if noted.is_some_and(|at| now.duration_since(at) < std::time::Duration::from_secs(60)) {
+        if verdict == ScheduledSay::Dropped {
             return;
         }
-        limits.dropped_noted.insert(owner, now);
-        drop(limits);
         let rate = limits::SCHEDULED_SAYS;
         self.presence.tell(
             owner,
