@@ -64,6 +64,7 @@ mod login_tests;
 mod metrics;
 mod presence;
 mod protocol;
+mod quota;
 mod registry;
 mod session;
 mod store_watch;

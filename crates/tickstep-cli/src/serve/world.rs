@@ -5,7 +5,7 @@
 //! the bell inside frames — so it is plain `Rc`/`RefCell` state, never borrowed across an await.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::net::IpAddr;
 use std::rc::{Rc, Weak};
@@ -24,6 +24,7 @@ use super::limits::{self, wait_text};
 use super::metrics::{Refusal, ServeMetrics};
 use super::presence::Presence;
 use super::protocol::{Action, HELP, PolicyWord, Request, WorldVerb};
+use super::quota::Quota;
 use super::registry::Registry;
 use tickstep::dashboard::internal::shown;
 
@@ -79,11 +80,8 @@ pub(crate) struct Server {
     /// Who is known and who is online, and their mail (docs/serve.md §6).
     pub(crate) presence: Presence,
     principals: Rc<Principals>,
-    quota: usize,
-    /// Live schedules per owner (the quota's count), kept as schedules are made, stopped, fired.
-    live: RefCell<HashMap<ObjId, usize>>,
-    /// One-shot schedules not yet fired, and their owners (a firing ends one).
-    one_shots: RefCell<HashMap<ScheduleId, ObjId>>,
+    /// Live schedules per player, against the quota (docs/serve.md §4.3).
+    quota: Quota,
     pub(crate) bell: Bell,
     pub(crate) commands_handled: Cell<u64>,
     pub(crate) frames: FrameTimes,
@@ -119,9 +117,7 @@ impl Server {
                 Rc::clone(&metrics),
             ),
             principals,
-            quota,
-            live: RefCell::new(HashMap::new()),
-            one_shots: RefCell::new(HashMap::new()),
+            quota: Quota::new(quota),
             bell,
             commands_handled: Cell::new(0),
             frames: FrameTimes::default(),
@@ -139,13 +135,10 @@ impl Server {
     fn count_stored_schedules(&self) {
         let txn = self.rt.schedules().begin(self.principals.root);
         let ids = txn.schedules(None).unwrap_or_default();
-        let (mut live, mut one_shots) = (self.live.borrow_mut(), self.one_shots.borrow_mut());
         for id in ids {
             if let Ok(info) = txn.schedule_info(id) {
-                *live.entry(info.owner).or_default() += 1;
-                if info.kind == ScheduleKind::At {
-                    one_shots.insert(id, info.owner);
-                }
+                self.quota
+                    .count(id, info.owner, info.kind == ScheduleKind::At);
             }
         }
     }
@@ -310,14 +303,13 @@ impl Server {
         if let Some(why) = self.store_trouble() {
             return one(format!("error: no new schedules: {why}"));
         }
-        let live = self.live.borrow().get(&who).copied().unwrap_or(0);
-        if live >= self.quota {
+        if let Err(live) = self.quota.room(who) {
             self.metrics.refused(Refusal::Quota);
             return one(format!(
                 "error: quota reached: {} has {} and the limit is {} per player; stop one first",
                 self.presence.name(who),
                 plural(live, "live schedule"),
-                self.quota
+                self.quota.per_player()
             ));
         }
         if let Err(refusal) = self
@@ -356,10 +348,7 @@ impl Server {
                 id.get()
             ));
         }
-        *self.live.borrow_mut().entry(who).or_default() += 1;
-        if matches!(kind, Kind::At(_)) {
-            self.one_shots.borrow_mut().insert(id, who);
-        }
+        self.quota.count(id, who, matches!(kind, Kind::At(_)));
         let _ = self.handle.wake(); // an idle runtime re-arms its schedules wake now
         one(match key {
             Some(name) => format!("ok: schedule #{} {what} as {name}", id.get()),
@@ -384,7 +373,7 @@ impl Server {
             .and_then(|stopped| txn.commit().map(|()| stopped))
         {
             Ok(true) => {
-                self.forget(info.owner, id);
+                self.quota.forget(info.owner, id);
                 format!("ok: stopped #{}", id.get())
             }
             // A one-shot that has fired, or a retired schedule: its record is discarded.
@@ -413,13 +402,6 @@ impl Server {
                 format!("error: there is no schedule #{}", id.get())
             }
             _ => format!("error: you have no schedule #{}", id.get()),
-        }
-    }
-
-    fn forget(&self, owner: ObjId, id: ScheduleId) {
-        self.one_shots.borrow_mut().remove(&id);
-        if let Some(count) = self.live.borrow_mut().get_mut(&owner) {
-            *count = count.saturating_sub(1);
         }
     }
 
@@ -611,9 +593,7 @@ fn fire(server: &Weak<Server>, verb: WorldVerb, call: &VerbCall) -> VerbResult {
     };
     let firing = call.firing();
     let (id, owner) = (firing.schedule, firing.authority);
-    if server.one_shots.borrow().contains_key(&id) {
-        server.forget(owner, id);
-    }
+    server.quota.fired(owner, id);
     let arg = firing.args.first().and_then(Value::as_text).unwrap_or("");
     match verb {
         WorldVerb::Tell => server.tell(firing.player, format!("[#{}] {}", id.get(), shown(arg))),
