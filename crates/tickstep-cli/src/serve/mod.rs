@@ -54,6 +54,7 @@ mod actions;
 mod bell;
 mod colour;
 mod fair_use;
+mod firing;
 mod frame_times;
 mod gmcp;
 mod limits;

@@ -8,17 +8,17 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::net::IpAddr;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 use std::time::Instant;
 
 use tickstep::kernel::ErrorChain;
 use tickstep::schedules::{self, ObjId, Options, ScheduleId, ScheduleInfo, ScheduleKind, Value};
-use tickstep::{Runtime, RuntimeHandle, VerbCall, VerbResult};
+use tickstep::{Runtime, RuntimeHandle};
 
 use crate::named::create_named;
 
 use super::bell::{Bell, Hall};
-use super::fair_use::{FairUse, FairUseBuckets, ScheduledSay};
+use super::fair_use::{FairUse, FairUseBuckets};
 use super::frame_times::FrameTimes;
 use super::limits::{self, wait_text};
 use super::metrics::{Refusal, ServeMetrics};
@@ -81,7 +81,7 @@ pub(crate) struct Server {
     pub(crate) presence: Presence,
     principals: Rc<Principals>,
     /// Live schedules per player, against the quota (docs/serve.md §4.3).
-    quota: Quota,
+    pub(super) quota: Quota,
     pub(crate) bell: Bell,
     pub(crate) commands_handled: Cell<u64>,
     pub(crate) frames: FrameTimes,
@@ -140,14 +140,6 @@ impl Server {
                 self.quota
                     .count(id, info.owner, info.kind == ScheduleKind::At);
             }
-        }
-    }
-
-    fn register_verbs(self: &Rc<Self>) {
-        for verb in WorldVerb::ALL {
-            let server = Rc::downgrade(self);
-            self.rt
-                .verb(verb.name(), move |call| fire(&server, verb, call));
         }
     }
 
@@ -583,60 +575,6 @@ pub(crate) fn plural(n: usize, noun: &str) -> String {
         format!("1 {noun}")
     } else {
         format!("{n} {noun}s")
-    }
-}
-
-/// A schedule firing one of the world's verbs.
-fn fire(server: &Weak<Server>, verb: WorldVerb, call: &VerbCall) -> VerbResult {
-    let Some(server) = server.upgrade() else {
-        return Err(Value::from("the server has stopped"));
-    };
-    let firing = call.firing();
-    let (id, owner) = (firing.schedule, firing.authority);
-    server.quota.fired(owner, id);
-    let arg = firing.args.first().and_then(Value::as_text).unwrap_or("");
-    match verb {
-        WorldVerb::Tell => server.tell(firing.player, format!("[#{}] {}", id.get(), shown(arg))),
-        WorldVerb::Say => server.scheduled_say(id, owner, arg),
-        WorldVerb::Ring => {
-            let priority = arg.parse().unwrap_or(0);
-            let reply = server.bell.ring(&server, owner, priority, Some(id));
-            server.tell(owner, format!("[#{}] {reply}", id.get()));
-        }
-    }
-    Ok(Value::Int(0))
-}
-
-impl Server {
-    /// A schedule's `say`, within the world's rate of scheduled says (docs/serve.md §11.6): over
-    /// it the line is dropped and counted, and its owner is told at most once a minute.
-    fn scheduled_say(&self, id: ScheduleId, owner: ObjId, text: &str) {
-        let verdict = self
-            .fair_use
-            .borrow_mut()
-            .take_scheduled_say(owner, Instant::now());
-        if verdict == ScheduledSay::Said {
-            self.presence.broadcast(&format!(
-                "[#{}] {} says: {}",
-                id.get(),
-                self.presence.name(owner),
-                shown(text)
-            ));
-            return;
-        }
-        if verdict == ScheduledSay::Dropped {
-            return;
-        }
-        let rate = limits::SCHEDULED_SAYS;
-        self.presence.tell(
-            owner,
-            format!(
-                "[#{}] not said: the world carries at most {} scheduled says a second; \
-                 some of yours were dropped (told once a minute)",
-                id.get(),
-                rate.per_second
-            ),
-        );
     }
 }
 
