@@ -64,6 +64,7 @@ mod limits;
 mod login_tests;
 mod metrics;
 mod presence;
+mod principals;
 mod protocol;
 mod quota;
 mod registry;
@@ -90,9 +91,10 @@ use crate::console::say;
 use crate::units::parse_positive_duration;
 use fair_use::FairUse;
 use limits::Rate;
+use principals::{Principals, ServeWorld};
 use registry::Registry;
 use session::Limits;
-use world::{Principals, ServeWorld, Server};
+use world::Server;
 
 /// Arguments of `tickstep serve`.
 #[derive(Args, Debug)]

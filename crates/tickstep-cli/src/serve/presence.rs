@@ -14,8 +14,8 @@ use tickstep::schedules::ObjId;
 use tokio::sync::{Notify, mpsc};
 
 use super::metrics::{Refusal, ServeMetrics};
+use super::principals::Principals;
 use super::registry::{Account, Registry};
-use super::world::Principals;
 
 /// How many lines may wait for a connection that does not read before it is dropped; one more
 /// slot is kept for the line that tells it why (docs/serve.md §2.5).

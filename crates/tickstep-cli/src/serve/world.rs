@@ -5,7 +5,6 @@
 //! the bell inside frames — so it is plain `Rc`/`RefCell` state, never borrowed across an await.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::net::IpAddr;
 use std::rc::Rc;
@@ -23,6 +22,7 @@ use super::frame_times::FrameTimes;
 use super::limits::{self, wait_text};
 use super::metrics::{Refusal, ServeMetrics};
 use super::presence::Presence;
+use super::principals::Principals;
 use super::protocol::{Action, HELP, PolicyWord, Request, WorldVerb};
 use super::quota::Quota;
 use super::registry::Registry;
@@ -33,34 +33,6 @@ use tickstep::dashboard::internal::shown;
 pub(crate) const REPLY_HEADROOM: usize = super::presence::OUTBOX_LINES / 2;
 /// The most schedules `schedules` lists in one reply.
 const LISTING_CAP: usize = 50;
-
-/// The schedules engine's view of the world: players are the only objects, each controls only
-/// itself, one of them is the wizard, and schedules may run the world's three verbs.
-pub(crate) struct Principals {
-    /// The wizard `--wizard` names: the server reads every schedule with its permissions.
-    pub(crate) root: ObjId,
-    /// Every wizard (the configured one, and those a wizard made: docs/serve.md §10.5).
-    pub(crate) wizards: RefCell<HashSet<ObjId>>,
-    pub(crate) players: RefCell<HashSet<ObjId>>,
-}
-
-/// [`Principals`] as the engine's host world.
-pub(crate) struct ServeWorld(pub(crate) Rc<Principals>);
-
-impl schedules::World for ServeWorld {
-    fn valid(&self, obj: ObjId) -> bool {
-        self.0.players.borrow().contains(&obj)
-    }
-    fn is_wizard(&self, who: ObjId) -> bool {
-        self.0.wizards.borrow().contains(&who)
-    }
-    fn controls(&self, who: ObjId, obj: ObjId) -> bool {
-        who == obj
-    }
-    fn verb_callable(&self, _perms: ObjId, _target: ObjId, verb: &str) -> bool {
-        WorldVerb::ALL.iter().any(|v| v.name() == verb)
-    }
-}
 
 /// What a command asks of the connection after its reply.
 #[derive(Debug, PartialEq, Eq)]
