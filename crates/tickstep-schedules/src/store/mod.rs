@@ -77,7 +77,9 @@ pub(crate) mod write_behind;
 use std::path::Path;
 
 pub use cluster::{Cluster, ClusterNode, HELD_SHOWN};
-pub use inspect::{Inspector, StoredSchedule};
+pub use inspect::{
+    Inspector, ListOrder, ListPage, ListQuery, ListedSchedule, MAX_PAGE_SIZE, StoredSchedule,
+};
 
 pub use backend::ClusterStats;
 pub(crate) use backend::{Backend, OpenPolicy};

@@ -446,9 +446,15 @@ fn store_answer(
 ) -> Answer {
     match view {
         View::List(filter) => {
-            let rows = rows::store_rows(location, namespace).map_err(unavailable)?;
+            let page = rows::store_page(location, namespace, &filter).map_err(unavailable)?;
+            let listed = pages::Listed {
+                shown: &page.rows,
+                matched: page.matched,
+                total: page.total,
+                page: page.page,
+            };
             let now = now_unix_nanos() as f64 / 1e9;
-            Ok(Reply::Page(pages::list(rows, &filter, now, chrome)))
+            Ok(Reply::Page(pages::list_page(&listed, &filter, now, chrome)))
         }
         View::Detail(id) => rows::store_detail(location, namespace, id, now_unix_nanos())
             .map_err(unavailable)?

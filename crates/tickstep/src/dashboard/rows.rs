@@ -6,11 +6,15 @@
 use std::path::Path;
 
 use crate::Runtime;
-use crate::schedules::{Inspector, Namespace, ScheduleId, ScheduleInfo, StoredSchedule, Value};
+use crate::schedules::{
+    Inspector, ListOrder, ListQuery, ListedSchedule, Namespace, ObjId, ScheduleId, ScheduleInfo,
+    StoredSchedule, Value,
+};
 
 use super::detail::{Detail, Firing};
 use super::host::DashboardHost;
-use super::pages::Row;
+use super::pages::{LIST_CAP, Row};
+use super::query::{Filter, Sort};
 use super::stored::{info_json, record_json, value_json};
 
 /// How many next fire times a store's detail view shows.
@@ -73,15 +77,91 @@ pub(crate) fn runtime_detail(rt: &Runtime, host: &dyn DashboardHost, id: u64) ->
     })
 }
 
-/// Every saved schedule of the store at `location`.
-pub(crate) fn store_rows(
+/// One page of the store's list, as `filter` asks: filtered, ordered and paged in the store
+/// (docs/schedules.md §9.17, docs/serve.md §13.2), with how many matched and how many there are.
+pub(crate) fn store_page(
     location: &Path,
     namespace: Option<Namespace>,
-) -> Result<Vec<Row>, String> {
-    let saved = open(location, namespace)?
-        .list()
-        .map_err(|e| failed(location, &e))?;
-    Ok(saved.into_iter().map(stored_row).collect())
+    filter: &Filter,
+) -> Result<StorePage, String> {
+    let inspector = open(location, namespace)?;
+    let read = |query: &ListQuery| inspector.page(query).map_err(|e| failed(location, &e));
+    let mut query = ListQuery {
+        kind: filter.kind,
+        status: filter.state,
+        owner: None,
+        verb: filter.verb.clone(),
+        namespace: filter.namespace.clone(),
+        text: filter.search.clone(),
+        text_owners: Vec::new(),
+        order: match filter.sort {
+            Sort::Id => ListOrder::Id,
+            Sort::Owner => ListOrder::Owner,
+            Sort::Verb => ListOrder::Verb,
+            Sort::Kind => ListOrder::Kind,
+            Sort::State => ListOrder::State,
+            Sort::Next => ListOrder::Next,
+            Sort::Key => ListOrder::Key,
+        },
+        page: filter.page,
+        page_size: LIST_CAP,
+    };
+    if let Some(name) = &filter.owner {
+        // A store names a principal `#N`; any other name is nobody's here.
+        let Some(owner) = owner_numbered(name) else {
+            let none = read(&ListQuery::new(1))?;
+            return Ok(StorePage {
+                rows: Vec::new(),
+                matched: 0,
+                total: none.total,
+                page: 1,
+            });
+        };
+        query.owner = Some(owner);
+    }
+    let page = read(&query)?;
+    Ok(StorePage {
+        rows: page.rows.into_iter().map(listed_row).collect(),
+        matched: page.matched,
+        total: page.total,
+        page: page.page,
+    })
+}
+
+/// A page of a store's list ([`store_page`]).
+pub(crate) struct StorePage {
+    pub(crate) rows: Vec<Row>,
+    pub(crate) matched: u64,
+    pub(crate) total: u64,
+    pub(crate) page: usize,
+}
+
+/// `#N` as the principal it names, written as [`ObjId`]'s display writes it (`#07` is no one's).
+fn owner_numbered(name: &str) -> Option<ObjId> {
+    let owner = ObjId(name.strip_prefix('#')?.parse().ok()?);
+    (owner.to_string() == name).then_some(owner)
+}
+
+fn listed_row(s: ListedSchedule) -> Row {
+    let seconds = |ns: u64| ns as f64 / 1e9;
+    Row {
+        id: s.id.get(),
+        owner: s.owner.to_string(),
+        kind: s.kind,
+        args: joined(&s.args),
+        status: s.status,
+        next_run: s.next_due_unix_nanos.map_or(0.0, seconds),
+        namespace: Some(s.namespace),
+        interval: seconds(s.interval_ns),
+        calendar: s.calendar,
+        pause_note: s.pause_note,
+        last_run: seconds(s.last_run_unix_nanos),
+        last_fault: fault_text(s.consecutive_faults, s.last_fault.as_ref()),
+        verb: s.verb,
+        key: s.key,
+        run_count: s.run_count,
+        fault_count: s.fault_count,
+    }
 }
 
 fn stored_row(s: StoredSchedule) -> Row {
