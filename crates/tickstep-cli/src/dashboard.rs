@@ -60,6 +60,8 @@ pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
         title: format!("tickstep dashboard: {}", store::shown(&args.db)),
         grant,
         namespace: args.namespace,
+        // A server's players by name, where one kept them beside the store.
+        names: crate::serve::registry::names::beside(&args.db),
         ..DashboardOptions::default()
     };
     let app = tickstep::dashboard::store_router(&args.db, options)

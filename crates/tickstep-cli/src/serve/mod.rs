@@ -62,7 +62,7 @@ mod limits;
 mod login_tests;
 mod metrics;
 mod protocol;
-mod registry;
+pub(crate) mod registry;
 mod session;
 mod store_watch;
 mod telnet;

@@ -55,6 +55,7 @@ mod detail;
 mod guard;
 mod host;
 mod live;
+mod names;
 mod pages;
 mod query;
 mod routes;
@@ -70,6 +71,7 @@ use std::rc::Rc;
 pub use guard::{Action, ActionGrant, MAX_FORM, MIN_TOKEN};
 pub use host::{ActionRequest, DashboardHost, PlainHost, Refused, RefusedKind, act_as};
 pub use live::{HOT_TASKS, LiveFrames, MAX_VIEWERS};
+pub use names::PrincipalNames;
 pub use pages::LIST_CAP;
 pub use stored::{info_json, record_json, value_json};
 pub use unavailable::StoreUnavailable;
@@ -110,6 +112,10 @@ pub struct DashboardOptions {
     /// schedules only; `None`: every namespace (docs/schedules.md §15.5). A runtime's dashboard
     /// shows its engine's own namespace whatever this says.
     pub namespace: Option<crate::schedules::Namespace>,
+    /// A store alone's dashboard shows, and its filters accept, principals by the names these
+    /// give (serve's players, docs/serve.md §13.13); `None`: as `#N`. A runtime's dashboard
+    /// names them through its [`DashboardHost`] whatever this says.
+    pub names: Option<std::sync::Arc<dyn PrincipalNames>>,
 }
 
 impl DashboardOptions {
@@ -207,10 +213,5 @@ pub fn store_router(
         cluster,
         acting_as: options.grant.as_ref().map(|g| g.name().to_owned()),
     };
-    Ok(routes::store_routes(
-        location,
-        options.namespace,
-        chrome,
-        options.grant,
-    ))
+    Ok(routes::store_routes(location, options, chrome))
 }

@@ -23,6 +23,7 @@ use super::assets;
 use super::detail::{self, ACTIONS};
 use super::guard::{self, Action, ActionGrant, MAX_FORM};
 use super::host::{ActionRequest, DashboardHost, RefusedKind};
+use super::names::{Names, PrincipalNames};
 use super::pages::{self, Chrome};
 use super::query::{self, Filter};
 use super::rows;
@@ -64,8 +65,9 @@ enum Backend {
     /// A task on the runtime's thread.
     Runtime(mpsc::Sender<Ask>),
     /// Blocking reads of a store alone: of one namespace's schedules, or of all
-    /// (docs/schedules.md §15.5).
-    Store(Option<Namespace>),
+    /// (docs/schedules.md §15.5); owners named by the host's names, if it lends them
+    /// (docs/serve.md §13.13).
+    Store(Option<Namespace>, Option<Arc<dyn PrincipalNames>>),
 }
 
 /// What the handlers share.
@@ -112,13 +114,12 @@ pub(crate) fn runtime_routes(
 /// The routes of a store's dashboard.
 pub(crate) fn store_routes(
     location: &FsPath,
-    namespace: Option<Namespace>,
+    options: super::DashboardOptions,
     chrome: Chrome,
-    grant: Option<ActionGrant>,
 ) -> Router {
     routes(Dashboard {
-        backend: Backend::Store(namespace),
-        grant,
+        backend: Backend::Store(options.namespace, options.names),
+        grant: options.grant,
         chrome: Arc::new(chrome),
         location: Some(Arc::new(location.to_path_buf())),
         blocking: Arc::new(Semaphore::new(BLOCKING)),
@@ -253,7 +254,8 @@ async fn ask(dash: &Dashboard, view: View) -> Response {
             let (location, chrome) = (dash.location.clone(), Arc::clone(&dash.chrome));
             blocking(permit, move || read_cluster(location.as_deref(), &chrome)).await
         }
-        (&Backend::Store(namespace), view) => {
+        (Backend::Store(namespace, names), view) => {
+            let (namespace, names) = (*namespace, names.clone());
             let Ok(permit) = Arc::clone(&dash.blocking).try_acquire_owned() else {
                 return busy();
             };
@@ -262,7 +264,8 @@ async fn ask(dash: &Dashboard, view: View) -> Response {
             };
             let chrome = Arc::clone(&dash.chrome);
             blocking(permit, move || {
-                store_answer(&location, namespace, view, &chrome)
+                let names = Names::read(names.as_deref());
+                store_answer(&location, namespace, &names, view, &chrome)
             })
             .await
         }
@@ -441,12 +444,14 @@ fn now_unix_nanos() -> u64 {
 fn store_answer(
     location: &FsPath,
     namespace: Option<Namespace>,
+    names: &Names,
     view: View,
     chrome: &Chrome,
 ) -> Answer {
     match view {
         View::List(filter) => {
-            let page = rows::store_page(location, namespace, &filter).map_err(unavailable)?;
+            let page =
+                rows::store_page(location, namespace, &filter, names).map_err(unavailable)?;
             let listed = pages::Listed {
                 shown: &page.rows,
                 matched: page.matched,
@@ -456,14 +461,16 @@ fn store_answer(
             let now = now_unix_nanos() as f64 / 1e9;
             Ok(Reply::Page(pages::list_page(&listed, &filter, now, chrome)))
         }
-        View::Detail(id) => rows::store_detail(location, namespace, id, now_unix_nanos())
+        View::Detail(id) => rows::store_detail(location, namespace, id, now_unix_nanos(), names)
             .map_err(unavailable)?
             .map(|d| Reply::Page(detail::page(&d, now_unix_nanos() as f64 / 1e9, chrome)))
             .ok_or_else(|| missing(id)),
-        View::Confirm(id, action) => rows::store_detail(location, namespace, id, now_unix_nanos())
-            .map_err(unavailable)?
-            .map(|d| Reply::Page(detail::confirm(&d, action, chrome)))
-            .ok_or_else(|| missing(id)),
+        View::Confirm(id, action) => {
+            rows::store_detail(location, namespace, id, now_unix_nanos(), names)
+                .map_err(unavailable)?
+                .map(|d| Reply::Page(detail::confirm(&d, action, chrome)))
+                .ok_or_else(|| missing(id))
+        }
         View::Commands => Err((
             StatusCode::NOT_FOUND,
             "a store alone runs no commands: the commands view is a running host's \

@@ -7,12 +7,13 @@ use std::path::Path;
 
 use crate::Runtime;
 use crate::schedules::{
-    Inspector, ListOrder, ListQuery, ListedSchedule, Namespace, ObjId, ScheduleId, ScheduleInfo,
+    Inspector, ListOrder, ListQuery, ListedSchedule, Namespace, ScheduleId, ScheduleInfo,
     StoredSchedule, Value,
 };
 
 use super::detail::{Detail, Firing};
 use super::host::DashboardHost;
+use super::names::Names;
 use super::pages::{LIST_CAP, Row};
 use super::query::{Filter, Sort};
 use super::stored::{info_json, record_json, value_json};
@@ -83,6 +84,7 @@ pub(crate) fn store_page(
     location: &Path,
     namespace: Option<Namespace>,
     filter: &Filter,
+    names: &Names,
 ) -> Result<StorePage, String> {
     let inspector = open(location, namespace)?;
     let read = |query: &ListQuery| inspector.page(query).map_err(|e| failed(location, &e));
@@ -93,7 +95,12 @@ pub(crate) fn store_page(
         verb: filter.verb.clone(),
         namespace: filter.namespace.clone(),
         text: filter.search.clone(),
-        text_owners: Vec::new(),
+        // q= finds an owner's name too (docs/serve.md §13.2).
+        text_owners: filter
+            .search
+            .as_deref()
+            .map(|q| names.containing(q))
+            .unwrap_or_default(),
         order: match filter.sort {
             Sort::Id => ListOrder::Id,
             Sort::Owner => ListOrder::Owner,
@@ -107,8 +114,8 @@ pub(crate) fn store_page(
         page_size: LIST_CAP,
     };
     if let Some(name) = &filter.owner {
-        // A store names a principal `#N`; any other name is nobody's here.
-        let Some(owner) = owner_numbered(name) else {
+        // By name where the host lends names, else as `#N`; any other name is nobody's.
+        let Some(owner) = names.named(name) else {
             let none = read(&ListQuery::new(1))?;
             return Ok(StorePage {
                 rows: Vec::new(),
@@ -121,7 +128,11 @@ pub(crate) fn store_page(
     }
     let page = read(&query)?;
     Ok(StorePage {
-        rows: page.rows.into_iter().map(listed_row).collect(),
+        rows: page
+            .rows
+            .into_iter()
+            .map(|s| listed_row(s, names))
+            .collect(),
         matched: page.matched,
         total: page.total,
         page: page.page,
@@ -136,17 +147,11 @@ pub(crate) struct StorePage {
     pub(crate) page: usize,
 }
 
-/// `#N` as the principal it names, written as [`ObjId`]'s display writes it (`#07` is no one's).
-fn owner_numbered(name: &str) -> Option<ObjId> {
-    let owner = ObjId(name.strip_prefix('#')?.parse().ok()?);
-    (owner.to_string() == name).then_some(owner)
-}
-
-fn listed_row(s: ListedSchedule) -> Row {
+fn listed_row(s: ListedSchedule, names: &Names) -> Row {
     let seconds = |ns: u64| ns as f64 / 1e9;
     Row {
         id: s.id.get(),
-        owner: s.owner.to_string(),
+        owner: names.name_of(s.owner),
         kind: s.kind,
         args: joined(&s.args),
         status: s.status,
@@ -164,11 +169,11 @@ fn listed_row(s: ListedSchedule) -> Row {
     }
 }
 
-fn stored_row(s: StoredSchedule) -> Row {
+fn stored_row(s: StoredSchedule, names: &Names) -> Row {
     let seconds = |ns: u64| ns as f64 / 1e9;
     Row {
         id: s.id.get(),
-        owner: s.owner.to_string(),
+        owner: names.name_of(s.owner),
         kind: s.kind,
         args: joined(&s.args),
         status: s.status(),
@@ -200,6 +205,7 @@ pub(crate) fn store_detail(
     namespace: Option<Namespace>,
     id: u64,
     now_unix_nanos: u64,
+    names: &Names,
 ) -> Result<Option<Detail>, String> {
     let inspector = open(location, namespace)?;
     let Some(saved) = inspector
@@ -235,7 +241,7 @@ pub(crate) fn store_detail(
         .map(|(key, value)| (key.clone(), value.to_string()))
         .collect();
     Ok(Some(Detail {
-        row: stored_row(saved),
+        row: stored_row(saved, names),
         fields,
         firings: history.iter().map(Firing::from).collect(),
         next_runs: next,
