@@ -436,6 +436,9 @@ pub(crate) trait Reader {
         params: &[Param],
         each: &mut EachRow<'_, Self::RowError>,
     ) -> Result<(), Error>;
+
+    /// Runs `sql`, a statement that returns no rows (a transaction's start or end).
+    fn execute(&self, sql: &str) -> Result<(), Error>;
 }
 
 /// What a [`Reader`] hands each row to.
@@ -532,11 +535,33 @@ impl Reader for SqliteReader<'_> {
         };
         run().map_err(load_error(self.path))
     }
+
+    fn execute(&self, sql: &str) -> Result<(), Error> {
+        self.conn.execute_batch(sql).map_err(load_error(self.path))
+    }
 }
 
 /// The page `query` asks for, read through `reader` in `dialect`, within `namespace` (`None`:
-/// every one).
+/// every one), in one read transaction: the counts and the rows are of one snapshot.
 pub(super) fn read_page<R: Reader + ?Sized>(
+    reader: &R,
+    dialect: Dialect,
+    namespace: Option<String>,
+    query: &ListQuery,
+) -> Result<ListPage, Error> {
+    reader.execute(if dialect.postgres {
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+    } else {
+        "BEGIN"
+    })?;
+    let page = in_snapshot(reader, dialect, namespace, query);
+    // Only read: ending it cannot lose anything, and a failed read's error is the one to tell.
+    let ended = reader.execute("COMMIT");
+    let page = page?;
+    ended.map(|()| page)
+}
+
+fn in_snapshot<R: Reader + ?Sized>(
     reader: &R,
     dialect: Dialect,
     namespace: Option<String>,

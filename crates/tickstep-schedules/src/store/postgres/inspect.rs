@@ -299,4 +299,11 @@ impl Reader for PgInspector {
         }
         Ok(())
     }
+
+    fn execute(&self, sql: &str) -> Result<(), Error> {
+        self.client
+            .borrow_mut()
+            .batch_execute(sql)
+            .map_err(database_error("listing schedules"))
+    }
 }
