@@ -22,7 +22,7 @@ use crate::cadence_points::{CadenceView, upcoming};
 use crate::row::{OperatorAction, ScheduleRow};
 use crate::{Catchup, Error, Fault, InFlight, ObjId, Overlap, ScheduleId, ScheduleKind, Value};
 
-pub(crate) mod page;
+mod page;
 pub use page::{ListOrder, ListPage, ListQuery, ListedSchedule, MAX_PAGE_SIZE};
 
 /// How long a read waits for the engine's write lock before giving up (WAL readers rarely wait:

@@ -66,6 +66,7 @@ pub(crate) mod decode;
 pub(crate) mod history_in_flight;
 pub(crate) mod inspect;
 pub(crate) mod integrity;
+pub(crate) mod list_sql;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod schema;

@@ -2,7 +2,7 @@
 //! (docs/schedules.md §9.17): the filters, the order and `LIMIT … OFFSET …` are SQL, the page's
 //! rows are read with only the columns a list shows, and two counts say how many matched and how
 //! many there are. One query builder serves both stores; they differ only in how a JSON column
-//! is looked into, a flag is tested and text is compared ([`Dialect`]).
+//! is looked into, a flag is tested and text is compared (`store::list_sql`).
 //!
 //! A text search is the one filter SQL cannot do: it looks for the text in the arguments as
 //! they read (`{1, "a"}`), which the store keeps as tagged JSON. With one, the matching rows'
@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use super::{Inspector, Source, load_error};
 use crate::store::codec::{from_sql, parse_fault, parse_ops, to_sql};
 use crate::store::decode::StoredColumns;
-use crate::store::schema;
+use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
 use crate::{Error, Fault, ObjId, ScheduleId, ScheduleKind, ScheduleStatus, Value};
 
 /// The most rows one page may ask for.
@@ -218,189 +218,29 @@ pub struct ListedSchedule {
     /// Faults over its life.
     pub fault_count: u64,
 }
-
-/// How one store spells what the two say differently.
-#[derive(Clone, Copy)]
-pub(crate) struct Dialect {
-    postgres: bool,
-    /// The store's schema version, and the first versions with keys, operator state, calendars
-    /// and namespaces: older stores read those columns as NULL.
-    version: i64,
-    keys: i64,
-    ops: i64,
-    calendars: i64,
-    namespaces: i64,
-    table: &'static str,
-}
-
-impl Dialect {
-    pub(super) fn sqlite(version: i64) -> Self {
-        Dialect {
-            postgres: false,
-            version,
-            keys: 4,
-            ops: 5,
-            calendars: 8,
-            namespaces: schema::NAMESPACES_VERSION,
-            table: "schedules",
+/// `ORDER BY`'s terms for `order` in `dialect`, ties by id.
+fn order_by(dialect: Dialect, order: ListOrder) -> String {
+    let by = match order {
+        ListOrder::Id => String::new(),
+        ListOrder::Owner => "owner, ".to_owned(),
+        ListOrder::Verb => format!("{}, ", dialect.bytewise("verb")),
+        ListOrder::Kind => format!("{}, ", dialect.bytewise("kind")),
+        ListOrder::State => format!("{}, ", dialect.status()),
+        // A deadline of 0 is none, as a list shows it.
+        ListOrder::Next => format!(
+            "CASE WHEN {armed} AND fire_at <> 0 THEN 0 ELSE 1 END, \
+             CASE WHEN {armed} AND fire_at <> 0 THEN fire_at END, ",
+            armed = dialect.armed()
+        ),
+        ListOrder::Key => {
+            let key = dialect.key();
+            format!(
+                "CASE WHEN {key} IS NULL THEN 1 ELSE 0 END, {}, ",
+                dialect.bytewise(&key)
+            )
         }
-    }
-
-    /// A `PostgreSQL` store of schema `version`, which keeps namespaces from `namespaces` on.
-    #[cfg(feature = "postgres")]
-    pub(crate) fn postgres(version: i64, namespaces: i64) -> Self {
-        Dialect {
-            postgres: true,
-            version,
-            keys: 5,
-            ops: 6,
-            calendars: 10,
-            namespaces,
-            table: "tickstep_schedules",
-        }
-    }
-
-    /// Parameter `n` (from 1).
-    fn param(self, n: usize) -> String {
-        if self.postgres {
-            format!("${n}")
-        } else {
-            format!("?{n}")
-        }
-    }
-
-    /// `column`, or a typed NULL in a store older than `since`.
-    fn column(self, column: &str, since: i64, sql_type: &str) -> String {
-        if self.version >= since {
-            column.to_owned()
-        } else {
-            format!("CAST(NULL AS {sql_type})")
-        }
-    }
-
-    /// `text`, compared byte by byte (`PostgreSQL` compares by the database's collation
-    /// otherwise; `SQLite`'s text columns compare bytes already).
-    fn bytewise(self, text: &str) -> String {
-        if self.postgres {
-            format!("{text} COLLATE \"C\"")
-        } else {
-            text.to_owned()
-        }
-    }
-
-    fn namespace(self) -> &'static str {
-        crate::store::codec::namespace_column(self.version, self.namespaces)
-    }
-
-    fn key(self) -> String {
-        self.column("key", self.keys, "TEXT")
-    }
-
-    /// Whether `armed`.
-    fn armed(self) -> &'static str {
-        if self.postgres { "armed" } else { "armed <> 0" }
-    }
-
-    /// The state as its place in [`ScheduleStatus::ALL`], from the columns that decide it as
-    /// [`ScheduleStatus::of`] does (docs/schedules.md §9.13): paused while the operator state
-    /// holds a pause, else running while a firing with a run id is in flight (a start waiting
-    /// for the row to be durable is no run yet, docs/schedules.md §11.42), else failing while its last settled
-    /// firing faulted, else active. A store holds no retired schedule.
-    fn status(self) -> String {
-        let paused = if self.version < self.ops {
-            "FALSE".to_owned()
-        } else if self.postgres {
-            "jsonb_typeof(ops::jsonb -> 'paused') = 'object'".to_owned()
-        } else {
-            "json_type(ops, '$.paused') = 'object'".to_owned()
-        };
-        let running = if self.postgres {
-            "EXISTS (SELECT 1 FROM jsonb_array_elements(running::jsonb) AS r(e) \
-             WHERE jsonb_typeof(r.e -> 0) = 'number')"
-        } else {
-            "EXISTS (SELECT 1 FROM json_each(running) WHERE json_type(value, '$[0]') = 'integer')"
-        };
-        let rank = |s: ScheduleStatus| s as u8;
-        format!(
-            "CASE WHEN {paused} THEN {} WHEN running IS NOT NULL AND {running} THEN {} \
-             WHEN consecutive_faults > 0 THEN {} ELSE {} END",
-            rank(ScheduleStatus::Paused),
-            rank(ScheduleStatus::Running),
-            rank(ScheduleStatus::Failing),
-            rank(ScheduleStatus::Active),
-        )
-    }
-
-    /// The columns [`listed`] reads, in its order.
-    fn listed_columns(self) -> String {
-        format!(
-            "id, {}, kind, verb, args, owner, {}, interval_ns, {}, {}, {}, {}, {}, fire_at, \
-             last_run, last_fault, consecutive_faults, run_count, fault_count",
-            self.namespace(),
-            self.key(),
-            self.column("cron_expr", self.calendars, "TEXT"),
-            self.column("cron_zone", self.calendars, "TEXT"),
-            self.column("ops", self.ops, "TEXT"),
-            self.status(),
-            // A flag as an integer on both stores, so one decoder reads it.
-            if self.postgres {
-                "CASE WHEN armed THEN 1 ELSE 0 END"
-            } else {
-                "armed"
-            },
-        )
-    }
-
-    /// `ORDER BY`'s terms for `order`, ties by id.
-    fn order_by(self, order: ListOrder) -> String {
-        let by = match order {
-            ListOrder::Id => String::new(),
-            ListOrder::Owner => "owner, ".to_owned(),
-            ListOrder::Verb => format!("{}, ", self.bytewise("verb")),
-            ListOrder::Kind => format!("{}, ", self.bytewise("kind")),
-            ListOrder::State => format!("{}, ", self.status()),
-            // A deadline of 0 is none, as a list shows it.
-            ListOrder::Next => format!(
-                "CASE WHEN {armed} AND fire_at <> 0 THEN 0 ELSE 1 END, \
-                 CASE WHEN {armed} AND fire_at <> 0 THEN fire_at END, ",
-                armed = self.armed()
-            ),
-            ListOrder::Key => {
-                let key = self.key();
-                format!(
-                    "CASE WHEN {key} IS NULL THEN 1 ELSE 0 END, {}, ",
-                    self.bytewise(&key)
-                )
-            }
-        };
-        format!("{by}id")
-    }
-}
-
-/// A parameter of the page's SQL.
-#[derive(Debug)]
-pub(crate) enum Param {
-    Int(i64),
-    Text(String),
-}
-
-#[cfg(feature = "postgres")]
-impl Param {
-    pub(crate) fn as_pg(&self) -> &(dyn postgres::types::ToSql + Sync) {
-        match self {
-            Param::Int(n) => n,
-            Param::Text(t) => t,
-        }
-    }
-}
-
-impl rusqlite::ToSql for Param {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        match self {
-            Param::Int(n) => n.to_sql(),
-            Param::Text(t) => t.to_sql(),
-        }
-    }
+    };
+    format!("{by}id")
 }
 
 /// The `WHERE` conditions and their parameters.
@@ -423,27 +263,6 @@ impl Conditions {
         }
     }
 }
-
-/// Runs SQL for a page: `SQLite` or `PostgreSQL`, rows handed to `each` as [`StoredColumns`].
-pub(crate) trait Reader {
-    /// The error a row's [`StoredColumns`] gives.
-    type RowError;
-
-    /// Runs `sql`, handing each row to `each`.
-    fn each(
-        &self,
-        sql: &str,
-        params: &[Param],
-        each: &mut EachRow<'_, Self::RowError>,
-    ) -> Result<(), Error>;
-
-    /// Runs `sql`, a statement that returns no rows (a transaction's start or end).
-    fn execute(&self, sql: &str) -> Result<(), Error>;
-}
-
-/// What a [`Reader`] hands each row to.
-pub(crate) type EachRow<'a, E> = dyn FnMut(&dyn StoredColumns<Error = E>) -> Result<(), E> + 'a;
-
 impl Inspector {
     /// One page of the schedules `query` selects, in its order, with how many matched and how
     /// many there are (docs/schedules.md §9.17): the filters, the order and the page's
@@ -577,7 +396,7 @@ fn in_snapshot<R: Reader + ?Sized>(
     }
     let total = count(reader, dialect, &scope)?;
     let filters = filtered(dialect, scope, query);
-    let order = dialect.order_by(query.order);
+    let order = order_by(dialect, query.order);
     let table = dialect.table;
     let columns = dialect.listed_columns();
     let size = query.page_size;

@@ -17,7 +17,7 @@ use crate::Error;
 use crate::row::ScheduleRow;
 use crate::store::cluster::{Cluster, ClusterNode};
 use crate::store::codec::{from_sql, to_sql};
-use crate::store::inspect::page::{Dialect, EachRow, Param, Reader};
+use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
 
 /// A read-only connection to a `PostgreSQL` store.
 pub(crate) struct PgInspector {
