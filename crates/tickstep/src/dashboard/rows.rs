@@ -273,3 +273,134 @@ fn joined(args: &[Value]) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dashboard::pages::{self, Chrome};
+    use crate::dashboard::query::parse_filter;
+    use crate::schedules::{ObjId, Options};
+
+    /// A store of a few hundred schedules of five owners, three kinds, two verbs, some keyed,
+    /// some paused, some that have run and faulted.
+    fn store(path: &Path) {
+        let clock = crate::kernel::ManualClock::new();
+        let rt = Runtime::builder()
+            .manual_clock(clock)
+            .store_path(path)
+            .build()
+            .unwrap();
+        rt.verb("ring", |_| Ok(Value::Int(0)));
+        rt.verb("boom", |_| Err(Value::from("E_BOOM")));
+        let mut ids = Vec::new();
+        for n in 0..240_u32 {
+            let owner = ObjId(i64::from(1 + n % 5));
+            let verb = if n % 4 == 0 { "boom" } else { "ring" };
+            let mut options = Options::new();
+            if n % 3 == 0 {
+                options = options.key(format!("job-{}", (n * 7) % 240));
+            }
+            let args = vec![
+                Value::from(format!("tea {n}")),
+                Value::Int(i64::from(n % 9)),
+            ];
+            let mut txn = rt.schedules().begin(owner);
+            let id = match n % 3 {
+                0 => txn.schedule_every(owner, verb, f64::from(1 + n % 7), args, options),
+                1 => txn.schedule_cron(
+                    owner,
+                    verb,
+                    &format!("{} 3 * * *", n % 60),
+                    "UTC",
+                    args,
+                    options,
+                ),
+                _ => txn.schedule_at(
+                    owner,
+                    verb,
+                    rt.schedules().now_unix_seconds() + f64::from(3 + n % 11),
+                    args,
+                    options,
+                ),
+            }
+            .unwrap();
+            txn.commit().unwrap();
+            ids.push((owner, id));
+        }
+        rt.run_for(std::time::Duration::from_millis(2500)).unwrap();
+        for (owner, id) in ids.iter().step_by(9) {
+            let _ = rt.schedules().pause(*owner, *id, "maintenance");
+        }
+        rt.shutdown().unwrap();
+    }
+
+    #[test]
+    fn a_stores_page_is_the_page_the_in_memory_list_made_of_every_row() {
+        // docs/schedules.md §9.17, docs/serve.md §13.2: the same rows in the same order, the
+        // same counts and links, rendered the same. Owners here are #1 to #5, whose names
+        // order as their ids do (by name in memory, by id in the store).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        store(&path);
+        let chrome = Chrome {
+            title: "t".into(),
+            runtime: false,
+            online: false,
+            cluster: false,
+            acting_as: None,
+        };
+        let names = Names::default();
+        let every_row = || -> Vec<Row> {
+            open(&path, None)
+                .unwrap()
+                .list()
+                .unwrap()
+                .into_iter()
+                .map(|s| stored_row(s, &names))
+                .collect()
+        };
+        let mut queries = vec![String::new()];
+        for filter in [
+            "",
+            "kind=cron",
+            "kind=every",
+            "kind=at",
+            "state=paused",
+            "state=failing",
+            "state=active",
+            "owner=%233",
+            "owner=nobody",
+            "verb=boom",
+            "q=tea+1",
+            "q=%233",
+            "q=job-1",
+            "namespace=default",
+            "kind=cron&state=paused&owner=%232",
+        ] {
+            for sort in ["id", "owner", "verb", "kind", "state", "next", "key"] {
+                for page in [1, 2, 3, 9] {
+                    queries.push(format!("{filter}&sort={sort}&page={page}"));
+                }
+            }
+        }
+        let mut states = std::collections::BTreeSet::new();
+        for query in &queries {
+            let filter = parse_filter(query).unwrap();
+            let memory = pages::list(every_row(), &filter, 0.0, &chrome);
+            let page = store_page(&path, None, &filter, &names).unwrap();
+            states.extend(page.rows.iter().map(|r| r.status));
+            let listed = pages::Listed {
+                shown: &page.rows,
+                matched: page.matched,
+                total: page.total,
+                page: page.page,
+            };
+            let stored = pages::list_page(&listed, &filter, 0.0, &chrome);
+            assert_eq!(stored, memory, "{query}");
+        }
+        assert!(
+            states.len() >= 3,
+            "the fixture has several states: {states:?}"
+        );
+    }
+}
