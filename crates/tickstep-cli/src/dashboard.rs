@@ -69,6 +69,8 @@ pub(crate) fn run(args: &DashboardArgs) -> Result<(), String> {
         grant,
         namespace: args.namespace,
         behind_tls: args.http_behind_tls,
+        // A server's players by name, where one kept them beside the store.
+        names: crate::serve::registry::names::beside(&args.db),
         ..DashboardOptions::default()
     };
     let app = tickstep::dashboard::store_router(&args.db, options)

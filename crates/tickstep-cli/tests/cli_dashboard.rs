@@ -431,3 +431,82 @@ fn assert_detail_reads_as_people_read(body: &str) {
         5
     );
 }
+
+/// The owner cells of a list page, in order.
+fn owners(body: &str) -> Vec<String> {
+    body.split("<tr>")
+        .skip(2)
+        .filter_map(|row| row.split("<td>").nth(2)?.split("</td>").next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_servers_world_shows_its_players_by_name() {
+    // docs/serve.md §13.13: a world made by a real `tickstep serve`, its players in the world
+    // file beside the store; read-only, through SQLite.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("world.db");
+    let server = serve_client::Server::start(&db, &[]);
+    let mut alice = server.login("alice");
+    let tea = ScheduleId::from_raw(serve_client::id_of(&alice.ask("every 3600 tell tea")));
+    let mut bob = server.login("bob");
+    let coffee = ScheduleId::from_raw(serve_client::id_of(&bob.ask("every 60 tell coffee")));
+    let (alice_id, bob_id) = (saved(&db, tea).owner, saved(&db, coffee).owner);
+    assert_ne!(alice_id, bob_id);
+    {
+        // While the server holds its world file (exclusively, docs/serve.md §12.4) the names
+        // cannot be read: owners show as ids, and the page is not held up.
+        let dash = Dashboard::start(&db, &[]);
+        let list = get(&dash.addr, "/dashboard");
+        assert_eq!(list.status, 200, "{}", list.body);
+        assert_eq!(
+            owners(&list.body),
+            [alice_id.to_string(), bob_id.to_string()]
+        );
+    }
+    alice.quit();
+    bob.quit();
+    server.shutdown();
+    let world = std::fs::read(dir.path().join("world.db.world")).unwrap();
+
+    let dash = Dashboard::start(&db, &[]);
+    let addr = dash.addr.as_str();
+    let list = get(addr, "/dashboard");
+    assert_eq!(owners(&list.body), ["alice", "bob"], "{}", list.body);
+    for (query, matched) in [
+        ("owner=alice", "1 of 2"),
+        ("owner=bob", "1 of 2"),
+        // An id still names its owner; a name nobody has matches nothing.
+        (&format!("owner=%23{}", bob_id.0) as &str, "1 of 2"),
+        ("owner=carol", "0 of 2"),
+        // q= finds an owner's name as well as the verb, arguments and key.
+        ("q=ali", "1 of 2"),
+        ("q=coffee", "1 of 2"),
+        ("q=tell", "2 of 2"),
+    ] {
+        let page = get(addr, &format!("/dashboard?{query}"));
+        assert!(
+            page.body.contains(&format!("{matched} live schedules")),
+            "{query}: {}",
+            page.body
+        );
+    }
+    let only_bob = get(addr, "/dashboard?q=bo");
+    assert_eq!(owners(&only_bob.body), ["bob"]);
+    let detail = get(addr, &format!("/dashboard/schedules/{}", tea.get()));
+    assert!(detail.body.contains("alice"), "{}", detail.body);
+    drop(dash);
+    // Read, never written: the world file is as the server left it (a WAL reader's index
+    // beside it aside), and the next server finds its players where they were.
+    assert_eq!(
+        std::fs::read(dir.path().join("world.db.world")).unwrap(),
+        world
+    );
+    let again = serve_client::Server::start(&db, &[]);
+    let mut alice = again.login("alice");
+    let later = ScheduleId::from_raw(serve_client::id_of(&alice.ask("every 60 tell later")));
+    assert_eq!(saved(&db, later).owner, alice_id);
+    alice.quit();
+    again.shutdown();
+}

@@ -275,3 +275,42 @@ fn the_dashboard_of_a_postgres_store_shows_its_nodes_and_what_each_holds() {
     drop(dash);
     pg::drop_database(&url);
 }
+
+#[test]
+fn the_dashboard_of_a_servers_database_shows_its_players_by_name() {
+    // docs/serve.md §13.13: serve keeps its players in the store's database; the dashboard reads
+    // them in a read-only session, beside the running server.
+    let Some(url) = pg::database_or_skip("cli_dashboard_names") else {
+        return;
+    };
+    let db = std::path::Path::new(&url);
+    let server = serve_client::Server::start(db, &[]);
+    let mut alice = server.login("alice");
+    let tea = serve_client::id_of(&alice.ask("every 3600 tell tea"));
+    let mut bob = server.login("bob");
+    serve_client::id_of(&bob.ask("every 60 tell coffee"));
+    let dash = Dashboard::start(db, &[]);
+    let addr = dash.addr.as_str();
+    let list = get(addr, "/dashboard");
+    assert!(list.body.contains("<td>alice</td>"), "{}", list.body);
+    assert!(list.body.contains("<td>bob</td>"), "{}", list.body);
+    for (query, matched) in [
+        ("owner=alice", "1 of 2"),
+        ("q=bo", "1 of 2"),
+        ("owner=carol", "0 of 2"),
+    ] {
+        let page = get(addr, &format!("/dashboard?{query}"));
+        assert!(
+            page.body.contains(&format!("{matched} live schedules")),
+            "{query}: {}",
+            page.body
+        );
+    }
+    let detail = get(addr, &format!("/dashboard/schedules/{tea}"));
+    assert!(detail.body.contains("alice"), "{}", detail.body);
+    drop(dash);
+    alice.quit();
+    bob.quit();
+    server.shutdown();
+    pg::drop_database(&url);
+}

@@ -181,8 +181,8 @@ pub use options::{
 pub use policies::OnMaxFaults;
 pub use queue_runner::QueueRunner;
 pub use store::{
-    Cluster, ClusterNode, ClusterStats, HELD_SHOWN, Inspector, StoredSchedule, display_location,
-    is_server_location,
+    Cluster, ClusterNode, ClusterStats, HELD_SHOWN, Inspector, ListOrder, ListPage, ListQuery,
+    ListedSchedule, MAX_PAGE_SIZE, StoredSchedule, display_location, is_server_location,
 };
 pub use txn::Txn;
 pub use value::Value;

@@ -67,7 +67,7 @@ mod presence;
 mod principals;
 mod protocol;
 mod quota;
-mod registry;
+pub(crate) mod registry;
 mod session;
 mod store_watch;
 mod telnet;

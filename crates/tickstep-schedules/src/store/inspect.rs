@@ -22,6 +22,9 @@ use crate::cadence_points::{CadenceView, upcoming};
 use crate::row::{OperatorAction, ScheduleRow};
 use crate::{Catchup, Error, Fault, InFlight, ObjId, Overlap, ScheduleId, ScheduleKind, Value};
 
+mod page;
+pub use page::{ListOrder, ListPage, ListQuery, ListedSchedule, MAX_PAGE_SIZE};
+
 /// How long a read waits for the engine's write lock before giving up (WAL readers rarely wait:
 /// only while the engine checkpoints or a writer recovers the file).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

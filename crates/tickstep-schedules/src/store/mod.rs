@@ -56,6 +56,7 @@ pub(crate) mod codec;
 pub(crate) mod decode;
 pub(crate) mod history_in_flight;
 pub(crate) mod inspect;
+pub(crate) mod list_sql;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
@@ -63,7 +64,9 @@ pub(crate) mod sqlite;
 use std::path::Path;
 
 pub use cluster::{Cluster, ClusterNode, HELD_SHOWN};
-pub use inspect::{Inspector, StoredSchedule};
+pub use inspect::{
+    Inspector, ListOrder, ListPage, ListQuery, ListedSchedule, MAX_PAGE_SIZE, StoredSchedule,
+};
 
 pub use backend::ClusterStats;
 pub(crate) use backend::{Backend, OpenPolicy};

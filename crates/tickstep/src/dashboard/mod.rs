@@ -62,6 +62,7 @@ mod guard;
 mod host;
 mod live;
 mod login;
+mod names;
 mod pages;
 mod query;
 mod routes;
@@ -79,6 +80,7 @@ use std::rc::Rc;
 pub use guard::{Action, ActionGrant, MAX_FORM, MIN_TOKEN};
 pub use host::{ActionRequest, DashboardHost, PlainHost, Refused, RefusedKind, act_as};
 pub use live::{HOT_TASKS, LiveFrames, MAX_VIEWERS};
+pub use names::PrincipalNames;
 pub use pages::LIST_CAP;
 pub use session::SessionLimits;
 pub use stored::{info_json, record_json, value_json};
@@ -127,6 +129,10 @@ pub struct DashboardOptions {
     /// session cookie is marked `Secure` (docs/serve.md §13.8). Said by the host, never guessed
     /// from a request's headers.
     pub behind_tls: bool,
+    /// A store alone's dashboard shows, and its filters accept, principals by the names these
+    /// give (serve's players, docs/serve.md §13.13); `None`: as `#N`. A runtime's dashboard
+    /// names them through its [`DashboardHost`] whatever this says.
+    pub names: Option<std::sync::Arc<dyn PrincipalNames>>,
 }
 
 impl DashboardOptions {
@@ -250,7 +256,7 @@ pub fn store_router(
     };
     Ok(routes::store_routes(
         location,
-        options.namespace,
+        (options.namespace, options.names),
         chrome,
         access,
     ))

@@ -167,7 +167,7 @@ pub(crate) fn who(acting_as: &str, signed: Option<&Signed>) -> Markup {
 }
 
 /// The list's offer of the bulk actions on what its filter matches.
-pub(crate) fn offer(matched: usize, filter: &Filter) -> Markup {
+pub(crate) fn offer(matched: u64, filter: &Filter) -> Markup {
     let query = filter.query(1);
     html! {
         p.bulk id="bulk" {
@@ -180,15 +180,46 @@ pub(crate) fn offer(matched: usize, filter: &Filter) -> Markup {
     }
 }
 
-/// The list page: the filter form, one page of the matched rows with the links to the others,
-/// and the live view (a runtime's).
+/// One page of the list and what it is a page of.
+pub(crate) struct Listed<'a> {
+    /// The page's rows, in order.
+    pub(crate) shown: &'a [Row],
+    /// How many rows the filter matched, and how many there are.
+    pub(crate) matched: u64,
+    pub(crate) total: u64,
+    /// Which page these are (from 1): the asked one, or the last when it asked past it.
+    pub(crate) page: usize,
+}
+
+/// The list page of every row a runtime has: filtered, ordered and paged here (a store does it
+/// in SQL, docs/schedules.md §9.17, and calls [`list_page`]).
 pub(crate) fn list(mut rows: Vec<Row>, filter: &Filter, now: f64, chrome: &Chrome) -> String {
-    let total = rows.len();
+    let total = rows.len() as u64;
     rows.retain(|row| keep(row, filter));
     let matched = rows.len();
-    let pages = matched.div_ceil(LIST_CAP).max(1);
-    let page = filter.page.min(pages);
+    let page = filter.page.min(matched.div_ceil(LIST_CAP).max(1));
     let shown = order_page(&mut rows, filter, page);
+    let listed = Listed {
+        shown,
+        matched: matched as u64,
+        total,
+        page,
+    };
+    list_page(&listed, filter, now, chrome)
+}
+
+/// The list page: the filter form, one page of the matched rows with the links to the others,
+/// and the live view (a runtime's).
+pub(crate) fn list_page(listed: &Listed<'_>, filter: &Filter, now: f64, chrome: &Chrome) -> String {
+    let Listed {
+        shown,
+        matched,
+        total,
+        page,
+    } = *listed;
+    let pages = usize::try_from(matched.div_ceil(LIST_CAP as u64))
+        .unwrap_or(usize::MAX)
+        .max(1);
     let kinds = ScheduleKind::ALL.map(ScheduleKind::as_str);
     let states = ScheduleStatus::ALL.map(ScheduleStatus::as_str);
     let body = html! {

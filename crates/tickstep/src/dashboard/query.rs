@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use crate::schedules::{ScheduleKind, ScheduleStatus};
 
 /// The list's filter and order, from the query string (docs/serve.md §13.2).
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Filter {
     pub(crate) owner: Option<String>,
     pub(crate) verb: Option<String>,

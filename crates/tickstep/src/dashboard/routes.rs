@@ -25,6 +25,7 @@ use super::audit::{self, Audit, Entry};
 use super::detail;
 use super::guard::{self, ACTIONS, Action, ActionGrant, MAX_FORM};
 use super::host::{ActionRequest, DashboardHost, RefusedKind};
+use super::names::{Names, PrincipalNames};
 use super::pages::{self, Chrome, Row};
 use super::query::{self, Filter};
 use super::rows;
@@ -74,8 +75,9 @@ enum Backend {
     /// A task on the runtime's thread.
     Runtime(mpsc::Sender<Ask>),
     /// Blocking reads of a store alone: of one namespace's schedules, or of all
-    /// (docs/schedules.md §15.5).
-    Store(Option<Namespace>),
+    /// (docs/schedules.md §15.5); owners named by the host's names, if it lends them
+    /// (docs/serve.md §13.13).
+    Store(Option<Namespace>, Option<Arc<dyn PrincipalNames>>),
 }
 
 /// What the handlers share.
@@ -160,12 +162,12 @@ pub(crate) fn runtime_routes(
 /// The routes of a store's dashboard.
 pub(crate) fn store_routes(
     location: &FsPath,
-    namespace: Option<Namespace>,
+    (namespace, names): (Option<Namespace>, Option<Arc<dyn PrincipalNames>>),
     chrome: Chrome,
     access: Access,
 ) -> Router {
     let location = Some(Arc::new(location.to_path_buf()));
-    let dash = Dashboard::new(Backend::Store(namespace), &access, chrome, location);
+    let dash = Dashboard::new(Backend::Store(namespace, names), &access, chrome, location);
     routes(dash, access.routes)
 }
 
@@ -374,7 +376,8 @@ pub(crate) async fn ask_answer(dash: &Dashboard, view: View, headers: &HeaderMap
             let location = dash.location.clone();
             blocking(permit, move || read_cluster(location.as_deref(), &chrome)).await
         }
-        (&Backend::Store(namespace), view) => {
+        (Backend::Store(namespace, names), view) => {
+            let (namespace, names) = (*namespace, names.clone());
             let Ok(permit) = Arc::clone(&dash.blocking).try_acquire_owned() else {
                 return busy();
             };
@@ -382,7 +385,8 @@ pub(crate) async fn ask_answer(dash: &Dashboard, view: View, headers: &HeaderMap
                 return busy();
             };
             blocking(permit, move || {
-                store_answer(&location, namespace, view, &chrome)
+                let names = Names::read(names.as_deref());
+                store_answer(&location, namespace, &names, view, &chrome)
             })
             .await
         }
@@ -502,12 +506,15 @@ async fn render_loop(
                 let _ = handle.wake();
                 result.map(|()| done(id, &action))
             }
-            View::Bulk(filter, action) => Ok(Reply::Page(selection::confirm(
-                &matched(rows::runtime_rows(&rt, &*host), &filter),
-                &filter,
-                action,
-                &chrome,
-            ))),
+            View::Bulk(filter, action) => {
+                let rows = matched(rows::runtime_rows(&rt, &*host), &filter);
+                Ok(Reply::Page(selection::confirm(
+                    (&rows, rows.len()),
+                    &filter,
+                    action,
+                    &chrome,
+                )))
+            }
             View::BulkAct(filter, action, expected, from) => {
                 let rows = matched(rows::runtime_rows(&rt, &*host), &filter);
                 drop((rt, host));
@@ -532,7 +539,7 @@ async fn bulk_on_runtime(
     action: &Action,
     from: IpAddr,
 ) -> Answer {
-    let chosen = selection::selection(rows, expected)?;
+    let chosen = selection::selection((rows, rows.len()), expected)?;
     let mut outcomes = Vec::with_capacity(chosen.len());
     for row in chosen {
         let (Some(rt), Some(host)) = (rt.upgrade(), host.upgrade()) else {
@@ -625,23 +632,33 @@ pub(crate) fn now_unix_nanos() -> u64 {
 fn store_answer(
     location: &FsPath,
     namespace: Option<Namespace>,
+    names: &Names,
     view: View,
     chrome: &Chrome,
 ) -> Answer {
     match view {
         View::List(filter) => {
-            let rows = rows::store_rows(location, namespace).map_err(unavailable)?;
+            let page =
+                rows::store_page(location, namespace, &filter, names).map_err(unavailable)?;
+            let listed = pages::Listed {
+                shown: &page.rows,
+                matched: page.matched,
+                total: page.total,
+                page: page.page,
+            };
             let now = now_unix_nanos() as f64 / 1e9;
-            Ok(Reply::Page(pages::list(rows, &filter, now, chrome)))
+            Ok(Reply::Page(pages::list_page(&listed, &filter, now, chrome)))
         }
-        View::Detail(id) => rows::store_detail(location, namespace, id, now_unix_nanos())
+        View::Detail(id) => rows::store_detail(location, namespace, id, now_unix_nanos(), names)
             .map_err(unavailable)?
             .map(|d| Reply::Page(detail::page(&d, now_unix_nanos() as f64 / 1e9, chrome)))
             .ok_or_else(|| missing(id)),
-        View::Confirm(id, action) => rows::store_detail(location, namespace, id, now_unix_nanos())
-            .map_err(unavailable)?
-            .map(|d| Reply::Page(detail::confirm(&d, action, chrome)))
-            .ok_or_else(|| missing(id)),
+        View::Confirm(id, action) => {
+            rows::store_detail(location, namespace, id, now_unix_nanos(), names)
+                .map_err(unavailable)?
+                .map(|d| Reply::Page(detail::confirm(&d, action, chrome)))
+                .ok_or_else(|| missing(id))
+        }
         View::Commands => Err((
             StatusCode::NOT_FOUND,
             "a store alone runs no commands: the commands view is a running host's \
@@ -652,20 +669,21 @@ fn store_answer(
             store_act(location, namespace, id, &action, chrome).map(|()| done(id, &action))
         }
         View::Bulk(filter, action) => {
-            let rows = rows::store_rows(location, namespace).map_err(unavailable)?;
+            let (rows, count) =
+                rows::store_matches(location, namespace, &filter, names, selection::MAX_BULK)
+                    .map_err(unavailable)?;
             Ok(Reply::Page(selection::confirm(
-                &matched(rows, &filter),
+                (&rows, count),
                 &filter,
                 action,
                 chrome,
             )))
         }
         View::BulkAct(filter, action, expected, _) => {
-            let rows = matched(
-                rows::store_rows(location, namespace).map_err(unavailable)?,
-                &filter,
-            );
-            let chosen = selection::selection(&rows, expected)?;
+            let (rows, count) =
+                rows::store_matches(location, namespace, &filter, names, selection::MAX_BULK)
+                    .map_err(unavailable)?;
+            let chosen = selection::selection((&rows, count), expected)?;
             Ok(Reply::Bulk(
                 chosen
                     .iter()

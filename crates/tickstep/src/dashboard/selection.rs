@@ -2,7 +2,8 @@
 //! the first [`MAX_BULK`] by id, if they are still as many as were confirmed; the confirm page
 //! that names the count and the filter, and the page of each schedule's outcome.
 //!
-//! Costs: the matched rows are already read; one page of at most [`MAX_BULK`] rows.
+//! Costs: a runtime's matched rows are already read; a store reads the first [`MAX_BULK`] by
+//! id and the count as one page in the store (`Inspector::page`).
 
 use axum::http::StatusCode;
 use maud::html;
@@ -58,17 +59,23 @@ fn matching(filter: &Filter) -> String {
     }
 }
 
-/// The confirm page of `action` on `rows` (the filter's matches, by id).
-pub(crate) fn confirm(rows: &[Row], filter: &Filter, action: &str, chrome: &Chrome) -> String {
-    let acted = rows.len().min(MAX_BULK);
+/// The confirm page of `action` on the `count` schedules the filter matches, of which `rows` are
+/// the first (at least [`MAX_BULK`] of them, by id).
+pub(crate) fn confirm(
+    (rows, count): (&[Row], usize),
+    filter: &Filter,
+    action: &str,
+    chrome: &Chrome,
+) -> String {
+    let acted = count.min(MAX_BULK);
     let csrf = chrome.signed.as_ref().map_or("", |s| s.csrf.as_str());
     let query = filter.query(1);
     let body = html! {
         form.confirm method="post" action={ "/dashboard/bulk/" (action) (query) } {
             p id="bulk-what" { b { (action) } " " (acted) " schedules " (Text(&matching(filter))) }
-            @if rows.len() > MAX_BULK {
+            @if count > MAX_BULK {
                 p id="bulk-more" {
-                    (rows.len()) " match; one request acts on at most " (MAX_BULK)
+                    (count) " match; one request acts on at most " (MAX_BULK)
                     ", the first by id. Confirm again for the rest."
                 }
             }
@@ -76,12 +83,12 @@ pub(crate) fn confirm(rows: &[Row], filter: &Filter, action: &str, chrome: &Chro
             @else {
                 p.muted {
                     @for row in rows.iter().take(NAMED) { "#" (row.id) " " (Text(&row.verb)) "; " }
-                    @if rows.len() > NAMED { "and " (acted - NAMED.min(acted)) " more." }
+                    @if count > NAMED { "and " (acted - NAMED.min(acted)) " more." }
                 }
             }
             @if action == "stop" { p.muted { "Stopped schedules are gone: they cannot be resumed." } }
             input type="hidden" name="csrf" value=(csrf);
-            input type="hidden" name="count" value=(rows.len());
+            input type="hidden" name="count" value=(count);
             @if action == "pause" {
                 label { "note" input name="note" maxlength="200" placeholder="why, for the next person"; }
             }
@@ -98,16 +105,18 @@ pub(crate) fn confirm(rows: &[Row], filter: &Filter, action: &str, chrome: &Chro
     chrome.page(&format!("{action} {acted} schedules?"), None, &body)
 }
 
-/// The first [`MAX_BULK`] of `rows`, if they are still `expected` in number; otherwise the
-/// refusal (`409`), and nothing is done.
-pub(crate) fn selection(rows: &[Row], expected: usize) -> Result<&[Row], Refusal> {
-    if rows.len() != expected {
+/// The first [`MAX_BULK`] of `rows` (the first of the `count` the filter matches, by id), if the
+/// filter still matches `expected`; otherwise the refusal (`409`), and nothing is done.
+pub(crate) fn selection(
+    (rows, count): (&[Row], usize),
+    expected: usize,
+) -> Result<&[Row], Refusal> {
+    if count != expected {
         return Err((
             StatusCode::CONFLICT,
             format!(
-                "the filter now matches {} schedules, not the {expected} confirmed: nothing was \
-                 done; confirm again (docs/serve.md §13.16)\n",
-                rows.len()
+                "the filter now matches {count} schedules, not the {expected} confirmed: nothing \
+                 was done; confirm again (docs/serve.md §13.16)\n"
             ),
         ));
     }

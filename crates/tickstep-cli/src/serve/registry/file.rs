@@ -24,9 +24,7 @@ pub(crate) struct FileRegistry {
 impl FileRegistry {
     /// Opens (creating) the world file beside `store`.
     pub(crate) fn open(store: &Path) -> Result<FileRegistry, RegistryError> {
-        let mut name = store.as_os_str().to_owned();
-        name.push(".world");
-        let path = PathBuf::from(name);
+        let path = super::world_path(store);
         let fail = |source| RegistryError::File {
             path: path.clone(),
             source,

@@ -15,6 +15,7 @@
 
 mod database;
 mod file;
+pub(crate) mod names;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -24,6 +25,13 @@ use tokio::sync::mpsc;
 
 use database::DatabaseRegistry;
 use file::FileRegistry;
+
+/// The world file a server keeps beside the `SQLite` store at `store` (`FILE.world`).
+fn world_path(store: &Path) -> PathBuf {
+    let mut name = store.as_os_str().to_owned();
+    name.push(".world");
+    PathBuf::from(name)
+}
 
 /// The first player's object id (ids below are the world's own objects).
 const FIRST_PLAYER: i64 = 100;

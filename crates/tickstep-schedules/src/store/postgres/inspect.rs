@@ -17,6 +17,7 @@ use crate::Error;
 use crate::row::ScheduleRow;
 use crate::store::cluster::{Cluster, ClusterNode};
 use crate::store::codec::{from_sql, to_sql};
+use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
 
 /// A read-only connection to a `PostgreSQL` store.
 pub(crate) struct PgInspector {
@@ -130,6 +131,11 @@ impl PgInspector {
             &format!("{} AND key = $2 ORDER BY id", self.select),
             &[&namespace, &key],
         )
+    }
+
+    /// How the page's SQL is spelt for this database (docs/schedules.md §9.17).
+    pub(crate) fn dialect(&self) -> Dialect {
+        Dialect::postgres(self.version, schema::NAMESPACES_VERSION)
     }
 
     /// Every id, by id.
@@ -267,4 +273,37 @@ pub(crate) fn act(
 pub(crate) fn stop(url: &str, id: u64, now_unix_nanos: u64) -> Result<bool, Error> {
     let (mut client, version) = open_checked(url)?;
     stops::stop_as_operator(&mut client, id, now_unix_nanos, version >= 2)
+}
+
+/// What a row's column reads fail with.
+type RowError = Box<dyn std::error::Error + Send + Sync>;
+
+impl Reader for PgInspector {
+    type RowError = RowError;
+
+    fn each(
+        &self,
+        sql: &str,
+        params: &[Param],
+        each: &mut EachRow<'_, RowError>,
+    ) -> Result<(), Error> {
+        let context = "listing schedules";
+        let params: Vec<_> = params.iter().map(Param::as_pg).collect();
+        let rows = self
+            .client
+            .borrow_mut()
+            .query(sql, &params)
+            .map_err(database_error(context))?;
+        for row in &rows {
+            each(row).map_err(|source| Error::Database { context, source })?;
+        }
+        Ok(())
+    }
+
+    fn execute(&self, sql: &str) -> Result<(), Error> {
+        self.client
+            .borrow_mut()
+            .batch_execute(sql)
+            .map_err(database_error("listing schedules"))
+    }
 }
