@@ -147,6 +147,7 @@ mod queue_runner;
 mod recorded;
 mod row;
 mod store;
+mod tally;
 pub mod testkit;
 mod txn;
 mod value;
@@ -184,6 +185,7 @@ pub use store::{
     Cluster, ClusterNode, ClusterStats, HELD_SHOWN, Inspector, StoredSchedule, display_location,
     is_server_location,
 };
+pub use tally::{EngineTally, LATENESS_BUCKETS, LatenessBuckets};
 pub use txn::Txn;
 pub use value::Value;
 
