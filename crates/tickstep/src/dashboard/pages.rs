@@ -95,6 +95,7 @@ impl Render for Text<'_> {
 /// Which view a page is, for the navigation's current link.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Here {
+    Overview,
     Schedules,
     Commands,
     Cluster,
@@ -124,6 +125,7 @@ impl Chrome {
                     header.top {
                         p.host id="host" { (Text(&self.title)) }
                         nav aria-label="views" {
+                            (link(Here::Overview, "/dashboard/overview", "overview"))
                             (link(Here::Schedules, "/dashboard", "schedules"))
                             @if self.runtime { (link(Here::Commands, "/dashboard/commands", "commands")) }
                             @if self.cluster { (link(Here::Cluster, "/dashboard/cluster", "cluster")) }
@@ -359,7 +361,7 @@ pub(crate) fn cluster(cluster: &Cluster, now: f64, chrome: &Chrome) -> String {
 }
 
 /// The frame budget, hot tasks and counts, filled by the script (docs/serve.md §13.6).
-fn live(online: bool) -> Markup {
+pub(crate) fn live(online: bool) -> Markup {
     html! {
         section.card id="live" {
             h2 { "Frame budget" }

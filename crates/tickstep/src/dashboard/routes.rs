@@ -23,6 +23,7 @@ use super::assets;
 use super::detail::{self, ACTIONS};
 use super::guard::{self, Action, ActionGrant, MAX_FORM};
 use super::host::{ActionRequest, DashboardHost, RefusedKind};
+use super::overview;
 use super::pages::{self, Chrome};
 use super::query::{self, Filter};
 use super::rows;
@@ -45,6 +46,8 @@ pub(crate) enum View {
     Act(u64, Action, IpAddr),
     Commands,
     Cluster,
+    /// The last hour and the frame budget (docs/serve.md §13.16).
+    Overview,
 }
 
 /// A view's success: an HTML page, or an action done and the path to go to (`303`).
@@ -130,6 +133,7 @@ fn routes(dash: Dashboard) -> Router {
         .route("/dashboard", get(list))
         .route("/dashboard/schedules/{id}", get(detail))
         .route("/dashboard/schedules/{id}/{action}", get(confirm).post(act))
+        .route("/dashboard/overview", get(overview))
         .route("/dashboard/commands", get(commands))
         .route("/dashboard/cluster", get(cluster))
         .layer(DefaultBodyLimit::max(MAX_FORM))
@@ -155,6 +159,13 @@ async fn detail(
     match query::parse_id(&id) {
         Some(n) => ask(&dash, View::Detail(n)).await,
         None => (StatusCode::BAD_REQUEST, query::bad_id(&id)).into_response(),
+    }
+}
+
+async fn overview(State(dash): State<Dashboard>, RawQuery(q): RawQuery) -> Response {
+    match query::no_query(q.as_deref()) {
+        Ok(()) => ask(&dash, View::Overview).await,
+        Err(why) => (StatusCode::BAD_REQUEST, why).into_response(),
     }
 }
 
@@ -370,6 +381,7 @@ async fn render_loop(
                 &rt.commands().running(),
                 &chrome,
             ))),
+            View::Overview => Ok(Reply::Page(overview::page(None, &chrome))),
             View::Act(id, action, from) => {
                 let acting_as = chrome.acting_as.clone().unwrap_or_default();
                 let request = ActionRequest {
@@ -465,6 +477,11 @@ fn store_answer(
                 .to_owned(),
         )),
         View::Act(id, action, _) => store_act(location, namespace, id, &action, chrome),
+        View::Overview => {
+            let minutes = overview::store_minutes(location, namespace, now_unix_nanos())
+                .map_err(unavailable)?;
+            Ok(Reply::Page(overview::page(Some(&minutes), chrome)))
+        }
         View::Cluster => read_cluster(Some(&location.to_path_buf()), chrome),
     }
 }
