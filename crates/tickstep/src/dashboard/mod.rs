@@ -51,6 +51,7 @@
 //! ```
 
 mod assets;
+mod cluster_history;
 mod detail;
 mod guard;
 mod host;

@@ -323,8 +323,9 @@ pub(crate) fn commands(running: &[CommandInfo], chrome: &Chrome) -> String {
     chrome.page("Commands", Some(Here::Commands), &body)
 }
 
-/// The cluster page (docs/serve.md §13.12): each node, its lease, what it holds.
-pub(crate) fn cluster(cluster: &Cluster, now: f64, chrome: &Chrome) -> String {
+/// The cluster page (docs/serve.md §13.12): each node, its lease, what it holds; then `over_time`,
+/// the nodes' hour and the takeovers (docs/serve.md §13.17).
+pub(crate) fn cluster(cluster: &Cluster, over_time: &Markup, now: f64, chrome: &Chrome) -> String {
     let body = html! {
         p.count id="count" {
             (cluster.nodes.len()) " nodes; " (cluster.unheld) " schedules held by no live node"
@@ -356,6 +357,7 @@ pub(crate) fn cluster(cluster: &Cluster, now: f64, chrome: &Chrome) -> String {
                 }
             }
         }
+        (over_time)
     };
     chrome.page("Cluster", Some(Here::Cluster), &body)
 }

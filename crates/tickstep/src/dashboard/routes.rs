@@ -20,6 +20,7 @@ use axum::routing::get;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::assets;
+use super::cluster_history;
 use super::detail::{self, ACTIONS};
 use super::guard::{self, Action, ActionGrant, MAX_FORM};
 use super::host::{ActionRequest, DashboardHost, RefusedKind};
@@ -427,11 +428,15 @@ fn read_cluster(location: Option<&PathBuf>, chrome: &Chrome) -> Answer {
     let inspector = rows::open(location, None).map_err(unavailable)?;
     match inspector.cluster() {
         // Relative to this host's clock; live or expired is the database's word.
-        Ok(Some(cluster)) => Ok(Reply::Page(pages::cluster(
-            &cluster,
-            now_unix_nanos() as f64 / 1e9,
-            chrome,
-        ))),
+        Ok(Some(cluster)) => {
+            let takeovers = cluster_history::Takeovers::read(&inspector)
+                .map_err(|e| unavailable(rows::failed(location, &e)))?;
+            let now = now_unix_nanos() as f64 / 1e9;
+            let over_time = cluster_history::render(&cluster, &takeovers, now);
+            Ok(Reply::Page(pages::cluster(
+                &cluster, &over_time, now, chrome,
+            )))
+        }
         Ok(None) => none(),
         Err(e) => Err(unavailable(rows::failed(location, &e))),
     }
