@@ -279,7 +279,7 @@ fn the_dashboard_of_a_postgres_store_shows_its_nodes_and_what_each_holds() {
 
 #[test]
 fn the_cluster_page_shows_a_takeover_and_each_nodes_hour() {
-    // docs/serve.md §13.17; docs/schedules.md §11.39
+    // docs/serve.md §13.19; docs/schedules.md §11.39
     let Some(url) = pg::database_or_skip("cli_dashboard_takeover") else {
         return;
     };

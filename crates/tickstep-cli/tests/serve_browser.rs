@@ -3,7 +3,7 @@
 //! `tickstep serve`, sees hostile text as text, watches the live chart update, filters through the
 //! form, opens a detail view, pauses and stops a schedule through its forms, and sees the
 //! overview's charts drawn from the last hour, live or, for a store whose schedules never fired,
-//! saying so (docs/serve.md §13.16); the screenshots are kept under target/. Every wait is bounded.
+//! saying so (docs/serve.md §13.18); the screenshots are kept under target/. Every wait is bounded.
 //!
 //! The play page too (docs/serve.md §9.5): `tests/clients/play_browser.py` logs in by typing,
 //! sets a reminder and sees it fire, and sees another player's hostile line as text.
@@ -134,13 +134,13 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
     assert!(gone.starts_with("error:"), "{gone}");
     assert_seen_as_styled(&seen, &shots);
 
-    // The overview (docs/serve.md §13.16): the hour's charts drew the firings live.
+    // The overview (docs/serve.md §13.18): the hour's charts drew the firings live.
     assert_a_busy_hour(&overview(&addr, &shots, "overview"));
     server.shutdown();
 }
 
 /// A running serve's overview drew its firings: bars with their minute and value on hover, the
-/// lateness, the sentence, the table's busy minutes and the frame chart (docs/serve.md §13.16).
+/// lateness, the sentence, the table's busy minutes and the frame chart (docs/serve.md §13.18).
 fn assert_a_busy_hour(overview: &serde_json::Value) {
     let charts = &overview["charts"];
     assert!(
@@ -173,7 +173,7 @@ fn assert_a_busy_hour(overview: &serde_json::Value) {
 }
 
 /// A store whose schedules never fired says so in each chart and in the sentence, and has no
-/// frame chart (docs/serve.md §13.16).
+/// frame chart (docs/serve.md §13.18).
 fn assert_an_empty_hour(overview: &serde_json::Value) {
     let charts = &overview["charts"];
     assert_eq!(charts["firings"]["bars"], 0, "{overview}");
@@ -194,7 +194,7 @@ fn assert_an_empty_hour(overview: &serde_json::Value) {
 }
 
 /// The overview at `addr` as Chromium saw it, its screenshots saved as `shots/name-SIZE.png`,
-/// checked for what every overview shows (docs/serve.md §13.16): its heading and link first in
+/// checked for what every overview shows (docs/serve.md §13.18): its heading and link first in
 /// the bar, the four charts with their scales, the hour's 60 minutes as text, no CSP violation or
 /// console error, no sideways scroll at a phone's width, and the screenshots saved.
 fn overview(addr: &str, shots: &Path, name: &str) -> serde_json::Value {
@@ -308,7 +308,7 @@ fn chromium_pages_a_store_of_many_schedules_and_filters_it_by_kind_and_state() {
     assert_eq!(seen["csp"], serde_json::json!([]), "{seen}");
     assert_eq!(seen["console_errors"], serde_json::json!([]), "{seen}");
 
-    // The overview of a store whose schedules never fired says so (docs/serve.md §13.16).
+    // The overview of a store whose schedules never fired says so (docs/serve.md §13.18).
     let shots: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screens-store");
     std::fs::create_dir_all(&shots).unwrap();
     assert_an_empty_hour(&overview(&dash.addr, &shots, "overview-empty"));

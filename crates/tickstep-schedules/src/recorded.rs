@@ -24,7 +24,7 @@ pub(crate) struct SchedulesMetrics {
     lateness: Histogram,
     live: Gauge,
     running: Gauge,
-    /// The same starts and misses, kept for the host to read (docs/schedules.md §9.17).
+    /// The same starts and misses, kept for the host to read (docs/schedules.md §9.18).
     tally: RefCell<EngineTally>,
 }
 
@@ -67,7 +67,7 @@ impl SchedulesMetrics {
         self.tally.borrow_mut().started(late_nanos);
     }
 
-    /// What has been counted since the engine was built (docs/schedules.md §9.17).
+    /// What has been counted since the engine was built (docs/schedules.md §9.18).
     pub(crate) fn tally(&self) -> EngineTally {
         *self.tally.borrow()
     }

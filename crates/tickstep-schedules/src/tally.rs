@@ -1,5 +1,5 @@
 //! What the engine has counted since it was built, for a host that charts it over time
-//! (docs/schedules.md §9.17): firings started, points missed by reason, and the lateness of each
+//! (docs/schedules.md §9.18): firings started, points missed by reason, and the lateness of each
 //! start in power-of-two buckets. The same events the metrics facade records, kept where the
 //! host can read them without a recorder; a host takes the difference of two reads.
 
@@ -9,7 +9,7 @@ use crate::MissedReason;
 /// from 2^(i−1) to 2^i µs, and the last one everything later (2^38 µs is over three days).
 pub const LATENESS_BUCKETS: usize = 40;
 
-/// Starts counted by lateness in power-of-two buckets of microseconds (docs/schedules.md §9.17):
+/// Starts counted by lateness in power-of-two buckets of microseconds (docs/schedules.md §9.18):
 /// a fixed array, so recording one allocates nothing and a percentile is read to within a
 /// factor of two (the bucket's upper bound).
 ///
@@ -135,7 +135,7 @@ impl LatenessBuckets {
 }
 
 /// The engine's running counts ([`Schedules::tally`](crate::Schedules::tally), docs/schedules.md
-/// §9.17), from when the engine was built.
+/// §9.18), from when the engine was built.
 ///
 /// ```
 /// use tickstep_schedules::{EngineTally, MissedReason};

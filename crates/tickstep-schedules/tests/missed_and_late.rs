@@ -48,7 +48,7 @@ fn metric_agrees(counters: &Counters, h: &Host, ids: &[ScheduleId]) {
             &format!("reason={reason}"),
         );
         assert_eq!(metric, on_schedules, "{reason}");
-        // The engine's own tally, which a dashboard charts, agrees (docs/schedules.md §9.17).
+        // The engine's own tally, which a dashboard charts, agrees (docs/schedules.md §9.18).
         assert_eq!(h.engine.tally().missed(reason), on_schedules, "{reason}");
     }
     let tally = h.engine.tally();

@@ -1,7 +1,7 @@
 //! The dashboard mounted by a `TokioDriver` host (docs/serve.md §13.10–§13.11): the router of
 //! `tickstep::dashboard` on a loopback listener beside a running driver, asked over real HTTP by a
 //! client thread — the list with hostile text as text, the commands page with each command's
-//! mechanisms and priority, the live view's hot tasks, commands and last hour (docs/serve.md §13.16), the
+//! mechanisms and priority, the live view's hot tasks, commands and last hour (docs/serve.md §13.18), the
 //! overview page, bad input, and an action done
 //! through the engine under the grant. The driver runs on the real clock (a TCP server); every
 //! wait is bounded and the assertions are about what was answered, never how long it took.
@@ -288,9 +288,9 @@ fn a_tokio_host_mounts_the_dashboard_and_acts_through_the_engine() {
     assert_eq!(pause.note, "<b>lunch");
 }
 
-/// The live view's last hour and the overview page (docs/serve.md §13.16).
+/// The live view's last hour and the overview page (docs/serve.md §13.18).
 fn assert_the_hour_and_the_overview(live: &serde_json::Value, overview: &Answer) {
-    // The last hour a minute at a time (docs/serve.md §13.16): 60 of each, this minute last,
+    // The last hour a minute at a time (docs/serve.md §13.18): 60 of each, this minute last,
     // counting the ringing schedule's starts as the engine did, none late by a minute.
     let minutes = &live["minutes"];
     let column =

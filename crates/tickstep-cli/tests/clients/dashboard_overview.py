@@ -1,5 +1,5 @@
 """Drives headless Chromium through chromedriver (tests/clients/webdriver.py) over a dashboard's
-overview page (docs/serve.md §13.16) and prints what it saw as one JSON line for the Rust test to
+overview page (docs/serve.md §13.18) and prints what it saw as one JSON line for the Rust test to
 judge: each chart's bars and its empty-state text as SVG elements, the hour's sentence and
 table, and, where the page is live, the frame chart's pixels after updates. A listener
 installed before any page script collects CSP violations; the browser's console log is read.

@@ -242,7 +242,7 @@ impl Schedules {
     }
 
     /// What the engine has counted since it was built — firings started, points missed by
-    /// reason, each start's lateness in buckets (docs/schedules.md §9.17) — for a host that
+    /// reason, each start's lateness in buckets (docs/schedules.md §9.18) — for a host that
     /// charts them over time: a copy of a few hundred bytes, no pass over the table.
     ///
     /// ```

@@ -1,5 +1,5 @@
 //! What a `PostgreSQL` store can tell of its cluster over time, for the cluster page
-//! (docs/serve.md §13.17): each node's life over the last hour (from its start to its lease's end,
+//! (docs/serve.md §13.19): each node's life over the last hour (from its start to its lease's end,
 //! or to now while the lease runs) as an SVG timeline drawn here, on the server, and the
 //! schedules taken over from a node whose lease ran out (the `taken_over` fault a takeover
 //! leaves, docs/schedules.md §11.39).

@@ -1,7 +1,7 @@
 //! The dashboard's live view (docs/serve.md §13.6): once a second the runtime's thread writes one
 //! JSON snapshot — the frames' step times against the budget, frames over it, kernel overload
 //! events, tasks waiting per priority, the hot tasks, the running commands, live schedules (and
-//! how many of them are paused), the last hour a minute at a time (docs/serve.md §13.16) and,
+//! how many of them are paused), the last hour a minute at a time (docs/serve.md §13.18) and,
 //! where the host has users, who is online — and every viewer's server-sent-event stream
 //! (`/dashboard/events`) sends that same snapshot.
 //!
@@ -129,7 +129,7 @@ pub(crate) fn router(watched: Watched) -> Router {
 }
 
 /// One snapshot a second while anyone watches; the last hour's minutes are read every second
-/// whether or not anyone does (docs/serve.md §13.16).
+/// whether or not anyone does (docs/serve.md §13.18).
 async fn publish_loop(watched: Watched, publish: watch::Sender<Arc<str>>, count: Arc<AtomicUsize>) {
     let mut minutes = Minutes::default();
     let mut ticks = tokio::time::interval(EVERY);

@@ -1,4 +1,4 @@
-//! The last hour, a minute at a time (docs/serve.md §13.16): firings started, faults, points
+//! The last hour, a minute at a time (docs/serve.md §13.18): firings started, faults, points
 //! missed by reason and the lateness of the minute's starts, in a ring of 60 fixed buckets.
 //!
 //! A runtime's ring is fed from running counts ([`Totals`]: the host core's `HostCounts` and the
@@ -64,7 +64,7 @@ impl Minute {
     }
 }
 
-/// The last hour in minutes (docs/serve.md §13.16).
+/// The last hour in minutes (docs/serve.md §13.18).
 #[derive(Debug)]
 pub(crate) struct Minutes {
     slots: Box<[Minute]>,
@@ -161,7 +161,7 @@ impl Minutes {
         minutes
     }
 
-    /// The hour as the page and the live JSON carry it (docs/serve.md §13.16): `start` (Unix
+    /// The hour as the page and the live JSON carry it (docs/serve.md §13.18): `start` (Unix
     /// seconds of the oldest minute), per minute oldest first `firings`, `faults`, `missed` and
     /// the lateness `p50` and `p99` (seconds, a bucket's upper bound), and over the hour
     /// `missed_by` (reason to count) and `hour_p50`, `hour_p99`, `hour_samples`.
@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn counts_go_to_the_minute_they_were_read_in() {
-        // docs/serve.md §13.16: minute boundaries, on the manual clock.
+        // docs/serve.md §13.18: minute boundaries, on the manual clock.
         let clock = ManualClock::starting_at_unix_nanos(1_800_000_000 * 1_000_000_000);
         let mut minutes = Minutes::default();
         minutes.observe(clock.unix_nanos(), &at(5));
@@ -282,7 +282,7 @@ mod tests {
 
     #[test]
     fn idle_minutes_are_zero_and_an_hour_later_the_ring_has_wrapped() {
-        // docs/serve.md §13.16
+        // docs/serve.md §13.18
         let clock = ManualClock::starting_at_unix_nanos(1_800_000_000 * 1_000_000_000);
         let mut minutes = Minutes::default();
         minutes.observe(clock.unix_nanos(), &at(0));
@@ -308,7 +308,7 @@ mod tests {
 
     #[test]
     fn a_store_counts_its_kept_records_and_last_misses_of_the_hour() {
-        // docs/serve.md §13.16: what a store alone can tell.
+        // docs/serve.md §13.18: what a store alone can tell.
         let now = 1_800_000_030.0; // 30 s into a minute
         let record = |started: f64, fault: bool| FiringRecord {
             started,

@@ -1,4 +1,4 @@
-//! The overview page, `/dashboard/overview` (docs/serve.md §13.16): the last hour a minute at a
+//! The overview page, `/dashboard/overview` (docs/serve.md §13.18): the last hour a minute at a
 //! time — firings, faults, missed points, lateness — as charts the script draws as SVG from the
 //! minutes' JSON, with the same numbers as text; and, for a runtime, the frame budget (docs/serve.md §13.6).
 //! A runtime's page is filled by the live view's events; a store's carries its hour in the page,
@@ -97,7 +97,7 @@ fn seconds(s: f64) -> String {
     }
 }
 
-/// A store's last hour (docs/serve.md §13.16): the history of each schedule that started a
+/// A store's last hour (docs/serve.md §13.18): the history of each schedule that started a
 /// firing in it (its last run says so), and each one's last miss.
 pub(crate) fn store_minutes(
     location: &Path,
@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn an_empty_hour_says_so_and_a_busy_one_counts() {
-        // docs/serve.md §13.16
+        // docs/serve.md §13.18
         let empty = Minutes::default().json();
         assert_eq!(
             summary(&empty),

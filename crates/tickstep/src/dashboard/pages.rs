@@ -324,7 +324,7 @@ pub(crate) fn commands(running: &[CommandInfo], chrome: &Chrome) -> String {
 }
 
 /// The cluster page (docs/serve.md §13.12): each node, its lease, what it holds; then `over_time`,
-/// the nodes' hour and the takeovers (docs/serve.md §13.17).
+/// the nodes' hour and the takeovers (docs/serve.md §13.19).
 pub(crate) fn cluster(cluster: &Cluster, over_time: &Markup, now: f64, chrome: &Chrome) -> String {
     let body = html! {
         p.count id="count" {

@@ -47,7 +47,7 @@ pub(crate) enum View {
     Act(u64, Action, IpAddr),
     Commands,
     Cluster,
-    /// The last hour and the frame budget (docs/serve.md §13.16).
+    /// The last hour and the frame budget (docs/serve.md §13.18).
     Overview,
 }
 

@@ -1,4 +1,4 @@
-// The dashboard's one script (docs/serve.md §13.3, §13.6, §13.16), served as a file under the
+// The dashboard's one script (docs/serve.md §13.3, §13.6, §13.18), served as a file under the
 // page's CSP. Dates: each <time datetime> gets the viewer's local date as its hover title.
 // Actions: a confirm dialog in place of the confirm page. The last hour: a bar chart per series
 // as SVG elements, and the same numbers as a table. The live view: one EventSource, a bar per
@@ -26,7 +26,7 @@
     });
   });
 
-  // The last hour (docs/serve.md §13.16): `m` is the minutes' JSON, from the page (a store's)
+  // The last hour (docs/serve.md §13.18): `m` is the minutes' JSON, from the page (a store's)
   // or from each live event (a runtime's).
   const SVG = "http://www.w3.org/2000/svg";
   const CHARTS = {
