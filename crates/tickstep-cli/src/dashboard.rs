@@ -114,7 +114,7 @@ async fn unknown_route(uri: axum::http::Uri) -> Response {
     (
         StatusCode::NOT_FOUND,
         format!(
-            "no route {:?}: try /dashboard, /dashboard/schedules/ID or /dashboard/cluster \
+            "no route {:?}: try /dashboard, /dashboard/overview, /dashboard/schedules/ID or /dashboard/cluster \
              (docs/serve.md §13.13)\n",
             uri.path()
         ),

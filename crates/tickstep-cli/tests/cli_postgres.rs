@@ -14,6 +14,7 @@ use common::pg;
 use dashboard_process::Dashboard;
 use http_client::{FORM, get, post};
 use tickstep::Runtime;
+use tickstep::kernel::ManualClock;
 use tickstep::schedules::{Inspector, ObjId, Options, ScheduleId, Value};
 
 use run::{stderr, stdout, tickstep};
@@ -312,5 +313,79 @@ fn the_dashboard_of_a_servers_database_shows_its_players_by_name() {
     alice.quit();
     bob.quit();
     server.shutdown();
+    pg::drop_database(&url);
+}
+
+#[test]
+fn the_cluster_page_shows_a_takeover_and_each_nodes_hour() {
+    // docs/serve.md §13.19; docs/schedules.md §11.39
+    let Some(url) = pg::database_or_skip("cli_dashboard_takeover") else {
+        return;
+    };
+    // The first node starts a firing that never ends, so its row says it runs there.
+    let clock = ManualClock::new();
+    let first = Runtime::builder()
+        .manual_clock(clock.clone())
+        .store_path(&url)
+        .without_commands()
+        .build()
+        .expect("a node opens the PostgreSQL store");
+    first.async_verb("hang", |_| std::future::pending());
+    let mut txn = first.schedules().begin(ObjId(1));
+    let id = txn
+        .schedule_every(ObjId(1), "hang", 1.0, vec![], Options::new())
+        .unwrap();
+    txn.commit().unwrap();
+    for _ in 0..20 {
+        clock.advance(std::time::Duration::from_millis(500));
+        first.step_frame().unwrap();
+        if first.stats().firings_started > 0 {
+            break;
+        }
+    }
+    assert_eq!(first.stats().firings_started, 1);
+    first.schedules().flush().unwrap();
+    // It dies with the firing running (no clean close hands the row back) and its lease runs
+    // out; the second node takes the schedule over when it opens and settles that firing.
+    std::mem::forget(first);
+    let mut sql = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    sql.batch_execute("UPDATE tickstep_nodes SET lease_until = now() - interval '1 second'")
+        .unwrap();
+    let second = node(&url);
+    second.schedules().flush().unwrap();
+
+    let dash = Dashboard::start(std::path::Path::new(&url), &[]);
+    let cluster = get(&dash.addr, "/dashboard/cluster");
+    assert_eq!(cluster.status, 200, "{}", cluster.body);
+    assert!(cluster.body.contains("2 nodes;"), "{}", cluster.body);
+    // Each node's hour: the dead one grey to where its lease ran out, the live one green to now.
+    let (_, hour) = cluster.body.split_once("id=\"cluster-hour\"").unwrap();
+    let (hour, takeovers) = hour.split_once("id=\"takeovers\"").unwrap();
+    assert_eq!(
+        hour.matches("<rect class=\"span live\"").count(),
+        1,
+        "{hour}"
+    );
+    assert_eq!(
+        hour.matches("<rect class=\"span expired\"").count(),
+        1,
+        "{hour}"
+    );
+    assert!(hour.contains("lease ran out"), "{hour}");
+    // The takeover, linked, with what the store recorded.
+    assert!(
+        takeovers.contains("settled that firing): 1</p>"),
+        "{takeovers}"
+    );
+    assert!(
+        takeovers.contains(&format!("<a href=\"/dashboard/schedules/{}\">", id.get())),
+        "{takeovers}"
+    );
+    assert!(
+        takeovers.contains("taken over from node") && takeovers.contains("whose lease ran out"),
+        "{takeovers}"
+    );
+    second.shutdown().unwrap();
+    drop(dash);
     pg::drop_database(&url);
 }

@@ -1,7 +1,9 @@
 //! The dashboard in a real browser (docs/serve.md §13): headless Chromium, driven through
 //! chromedriver by `tests/clients/dashboard_browser.py`, loads the list of a running
 //! `tickstep serve`, sees hostile text as text, watches the live chart update, filters through the
-//! form, opens a detail view, pauses and stops a schedule through its forms; the screenshot is kept under target/. Every wait is bounded.
+//! form, opens a detail view, pauses and stops a schedule through its forms, and sees the
+//! overview's charts drawn from the last hour, live or, for a store whose schedules never fired,
+//! saying so (docs/serve.md §13.18); the screenshots are kept under target/. Every wait is bounded.
 //!
 //! The play page too (docs/serve.md §9.5): `tests/clients/play_browser.py` logs in by typing,
 //! sets a reminder and sees it fire, and sees another player's hostile line as text.
@@ -131,7 +133,95 @@ fn chromium_filters_opens_a_detail_and_sees_hostile_text_as_text() {
     let gone = alice.ask(&format!("info {image}"));
     assert!(gone.starts_with("error:"), "{gone}");
     assert_seen_as_styled(&seen, &shots);
+
+    // The overview (docs/serve.md §13.18): the hour's charts drew the firings live.
+    assert_a_busy_hour(&overview(&addr, &shots, "overview"));
     server.shutdown();
+}
+
+/// A running serve's overview drew its firings: bars with their minute and value on hover, the
+/// lateness, the sentence, the table's busy minutes and the frame chart (docs/serve.md §13.18).
+fn assert_a_busy_hour(overview: &serde_json::Value) {
+    let charts = &overview["charts"];
+    assert!(
+        charts["firings"]["bars"].as_u64().unwrap() >= 1,
+        "{overview}"
+    );
+    assert!(
+        charts["firings"]["tallest"].as_f64().unwrap() > 0.0,
+        "{overview}"
+    );
+    assert_eq!(charts["firings"]["empty"], serde_json::Value::Null);
+    assert!(charts["p99"]["bars"].as_u64().unwrap() >= 1, "{overview}");
+    assert!(
+        charts["firings"]["tip"]
+            .as_str()
+            .unwrap()
+            .contains(" UTC: "),
+        "{overview}"
+    );
+    assert_eq!(charts["faults"]["empty"], "no faults in the last hour");
+    assert!(
+        overview["summary"]
+            .as_str()
+            .unwrap()
+            .contains(" in the last hour; lateness p50 "),
+        "{overview}"
+    );
+    assert!(overview["busy_rows"].as_u64().unwrap() >= 1, "{overview}");
+    assert!(overview["frame_pixels"].as_u64().unwrap() > 0, "{overview}");
+}
+
+/// A store whose schedules never fired says so in each chart and in the sentence, and has no
+/// frame chart (docs/serve.md §13.18).
+fn assert_an_empty_hour(overview: &serde_json::Value) {
+    let charts = &overview["charts"];
+    assert_eq!(charts["firings"]["bars"], 0, "{overview}");
+    assert_eq!(charts["firings"]["empty"], "no firings in the last hour");
+    assert_eq!(
+        charts["p99"]["empty"],
+        "no firings, so no lateness, in the last hour"
+    );
+    assert_eq!(
+        overview["summary"],
+        "no firings in the last hour; faults: 0; missed points: 0"
+    );
+    assert_eq!(
+        overview["frame_pixels"],
+        serde_json::Value::Null,
+        "a store has no frames"
+    );
+}
+
+/// The overview at `addr` as Chromium saw it, its screenshots saved as `shots/name-SIZE.png`,
+/// checked for what every overview shows (docs/serve.md §13.18): its heading and link first in
+/// the bar, the four charts with their scales, the hour's 60 minutes as text, no CSP violation or
+/// console error, no sideways scroll at a phone's width, and the screenshots saved.
+fn overview(addr: &str, shots: &Path, name: &str) -> serde_json::Value {
+    let seen = drive_chromium(
+        "dashboard_overview.py",
+        &[addr, shots.to_str().unwrap(), name],
+    );
+    assert_eq!(seen["h1"], "Overview", "{seen}");
+    assert_eq!(seen["nav"][0], "overview", "{seen}");
+    let charts = seen["charts"].as_object().unwrap();
+    let names: Vec<&str> = charts.keys().map(String::as_str).collect();
+    assert_eq!(names.len(), 4, "{seen}");
+    for (series, chart) in charts {
+        let ticks = chart["ticks"].as_array().unwrap();
+        assert_eq!(ticks.len(), 4, "{series}: {seen}");
+        assert_eq!(ticks[3], "now", "{series}: {seen}");
+    }
+    assert_eq!(seen["table_rows"], 60, "{seen}");
+    assert_eq!(seen["csp"], serde_json::json!([]), "{seen}");
+    assert_eq!(seen["console_errors"], serde_json::json!([]), "{seen}");
+    assert!(seen["phone_width"].as_u64().unwrap() <= 390, "{seen}");
+    for size in ["1366x768", "390x844"] {
+        let png = std::fs::read(shots.join(format!("{name}-{size}.png")))
+            .expect("the screenshot was saved");
+        assert!(png.starts_with(b"\x89PNG"), "a PNG");
+    }
+    seen
 }
 
 #[test]
@@ -217,6 +307,11 @@ fn chromium_pages_a_store_of_many_schedules_and_filters_it_by_kind_and_state() {
     );
     assert_eq!(seen["csp"], serde_json::json!([]), "{seen}");
     assert_eq!(seen["console_errors"], serde_json::json!([]), "{seen}");
+
+    // The overview of a store whose schedules never fired says so (docs/serve.md §13.18).
+    let shots: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screens-store");
+    std::fs::create_dir_all(&shots).unwrap();
+    assert_an_empty_hour(&overview(&dash.addr, &shots, "overview-empty"));
 }
 
 /// The pages as the browser rendered them (docs/serve.md §13.3, §13.7): the stylesheet applied
@@ -250,6 +345,7 @@ fn assert_seen_as_styled(seen: &serde_json::Value, shots: &Path) {
     assert_eq!(
         order,
         [
+            "a overview",
             "a schedules",
             "a commands",
             "a audit",

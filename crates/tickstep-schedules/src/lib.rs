@@ -147,6 +147,7 @@ mod policies;
 mod queue_runner;
 mod row;
 mod store;
+mod tally;
 pub mod testkit;
 mod txn;
 mod value;
@@ -184,6 +185,7 @@ pub use store::{
     Cluster, ClusterNode, ClusterStats, HELD_SHOWN, Inspector, ListOrder, ListPage, ListQuery,
     ListedSchedule, MAX_PAGE_SIZE, StoredSchedule, display_location, is_server_location,
 };
+pub use tally::{EngineTally, LATENESS_BUCKETS, LatenessBuckets};
 pub use txn::Txn;
 pub use value::Value;
 

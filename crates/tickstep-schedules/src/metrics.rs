@@ -4,9 +4,11 @@
 //! no key lookup, no lock, no allocation on the tick's thread. Without a recorder they are no-ops.
 //! No label carries a schedule id, owner or verb: every label set is a fixed, small enum.
 
+use std::cell::RefCell;
+
 use metrics::{Counter, Gauge, Histogram, Unit};
 
-use crate::{MissedReason, RetireReason};
+use crate::{EngineTally, MissedReason, RetireReason};
 
 /// The engine's handles.
 pub(crate) struct SchedulesMetrics {
@@ -22,6 +24,8 @@ pub(crate) struct SchedulesMetrics {
     lateness: Histogram,
     live: Gauge,
     running: Gauge,
+    /// The same starts and misses, kept for the host to read (docs/schedules.md §9.18).
+    tally: RefCell<EngineTally>,
 }
 
 impl SchedulesMetrics {
@@ -52,6 +56,7 @@ impl SchedulesMetrics {
             lateness: metrics::histogram!("tickstep_schedules_lateness_seconds"),
             live: metrics::gauge!("tickstep_schedules_live"),
             running: metrics::gauge!("tickstep_schedules_running"),
+            tally: RefCell::default(),
         }
     }
 
@@ -59,6 +64,12 @@ impl SchedulesMetrics {
     pub(crate) fn started(&self, late_nanos: u64) {
         self.started.increment(1);
         self.lateness.record(late_nanos as f64 / 1e9);
+        self.tally.borrow_mut().started(late_nanos);
+    }
+
+    /// What has been counted since the engine was built (docs/schedules.md §9.18).
+    pub(crate) fn tally(&self) -> EngineTally {
+        *self.tally.borrow()
     }
 
     /// A firing could not start: the runner or the verb refused it (docs/observability.md §1.1).
@@ -85,6 +96,7 @@ impl SchedulesMetrics {
     pub(crate) fn missed(&self, reason: MissedReason, points: u64) {
         if points > 0 {
             self.missed[reason as usize].increment(points);
+            self.tally.borrow_mut().missed_by[reason as usize] += points;
         }
     }
 

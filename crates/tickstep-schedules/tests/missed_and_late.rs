@@ -48,7 +48,15 @@ fn metric_agrees(counters: &Counters, h: &Host, ids: &[ScheduleId]) {
             &format!("reason={reason}"),
         );
         assert_eq!(metric, on_schedules, "{reason}");
+        // The engine's own tally, which a dashboard charts, agrees (docs/schedules.md §9.18).
+        assert_eq!(h.engine.tally().missed(reason), on_schedules, "{reason}");
     }
+    let tally = h.engine.tally();
+    let started = counters.get("tickstep_schedules_starts_total", "result=started");
+    assert_eq!(
+        (tally.started, tally.lateness.samples()),
+        (started, started)
+    );
 }
 
 /// Closes `h` and checks that `id`'s counts and last miss are what an engine reopened on the

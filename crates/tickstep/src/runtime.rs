@@ -616,6 +616,13 @@ impl Runtime {
         }
     }
 
+    /// The host core's counters alone: what [`Runtime::stats`] reads without the passes over
+    /// commands and schedules, for a reader that wants them every second (the dashboard's
+    /// minutes, docs/serve.md §13.18).
+    pub(crate) fn host_counts(&self) -> crate::host::HostCounts {
+        self.hub.core.counts()
+    }
+
     /// Stops everything and writes the store's last cadence updates, returning a failure
     /// instead of only logging it (as a plain drop would).
     ///

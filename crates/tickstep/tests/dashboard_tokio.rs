@@ -1,7 +1,8 @@
 //! The dashboard mounted by a `TokioDriver` host (docs/serve.md §13.10–§13.11): the router of
 //! `tickstep::dashboard` on a loopback listener beside a running driver, asked over real HTTP by a
 //! client thread — the list with hostile text as text, the commands page with each command's
-//! mechanisms and priority, the live view's hot tasks and commands, bad input, and an action done
+//! mechanisms and priority, the live view's hot tasks, commands and last hour (docs/serve.md §13.18), the
+//! overview page, bad input, and an action done
 //! through the engine under the grant. The driver runs on the real clock (a TCP server); every
 //! wait is bounded and the assertions are about what was answered, never how long it took.
 
@@ -43,6 +44,7 @@ struct Found {
     detail: Answer,
     commands: Answer,
     live: serde_json::Value,
+    overview: Answer,
     bad: Vec<(String, u16, String)>,
     paused: Answer,
     refused_token: Answer,
@@ -57,6 +59,7 @@ fn client(addr: SocketAddr, hostile: ScheduleId) -> Found {
         ("GET", "/dashboard?sort=size", ""),
         ("GET", "/dashboard/commands?x=1", ""),
         ("GET", "/dashboard/cluster?x=1", ""),
+        ("GET", "/dashboard/overview?x=1", ""),
         (
             "POST",
             "/dashboard/schedules/1/melt",
@@ -82,6 +85,7 @@ fn client(addr: SocketAddr, hostile: ScheduleId) -> Found {
         detail: get(addr, &format!("/dashboard/schedules/{id}")),
         // After a second of frames: the command cycle has started the command.
         live: live_snapshot(addr),
+        overview: get(addr, "/dashboard/overview"),
         commands: get(addr, "/dashboard/commands"),
         bad,
         refused_token: post(
@@ -259,8 +263,10 @@ fn a_tokio_host_mounts_the_dashboard_and_acts_through_the_engine() {
     );
     assert!(hot.iter().all(|t| t[2].as_u64().unwrap() > 0), "{hot:?}");
 
+    assert_the_hour_and_the_overview(live, &found.overview);
+
     // Bad input: a clear 4xx naming the value.
-    let expected = [400, 400, 404, 400, 400, 400, 404];
+    let expected = [400, 400, 404, 400, 400, 400, 400, 404];
     for ((path, status, body), want) in found.bad.iter().zip(expected) {
         assert_eq!(*status, want, "{path}: {body}");
         assert!(body.contains("docs/serve.md"), "{path}: {body}");
@@ -281,6 +287,55 @@ fn a_tokio_host_mounts_the_dashboard_and_acts_through_the_engine() {
     assert_eq!(pause.by, ObjId(1));
     // Who asked is in the note (docs/serve.md §13.17): the grant's name, for a script.
     assert_eq!(pause.note, "<b>lunch (by #1 on the dashboard)");
+}
+
+/// The live view's last hour and the overview page (docs/serve.md §13.18).
+fn assert_the_hour_and_the_overview(live: &serde_json::Value, overview: &Answer) {
+    // The last hour a minute at a time (docs/serve.md §13.18): 60 of each, this minute last,
+    // counting the ringing schedule's starts as the engine did, none late by a minute.
+    let minutes = &live["minutes"];
+    let column =
+        |name: &str| -> Vec<serde_json::Value> { minutes[name].as_array().unwrap().clone() };
+    for name in ["firings", "faults", "missed", "p50", "p99"] {
+        assert_eq!(column(name).len(), 60, "{name} in {minutes}");
+    }
+    assert_eq!(minutes["start"].as_u64().unwrap() % 60, 0, "{minutes}");
+    let started: u64 = column("firings").iter().map(|v| v.as_u64().unwrap()).sum();
+    assert!(
+        started >= 1,
+        "the ringing schedule fired in the hour: {minutes}"
+    );
+    assert!(
+        started <= live["firings"].as_u64().unwrap(),
+        "{minutes} vs {live}"
+    );
+    assert!(
+        column("faults").iter().all(|v| v == 0),
+        "ring returns: {minutes}"
+    );
+    assert_eq!(
+        minutes["hour_samples"].as_u64(),
+        Some(started),
+        "one lateness a start"
+    );
+    assert!(minutes["hour_p99"].as_f64().unwrap() < 60.0, "{minutes}");
+    assert_eq!(
+        minutes["missed_by"].as_object().unwrap().len(),
+        5,
+        "{minutes}"
+    );
+    // The overview page: its charts for the script to draw, and the frame budget.
+    assert_eq!(overview.status, 200, "{}", overview.body);
+    for part in [
+        "<a href=\"/dashboard/overview\" aria-current=\"page\">overview</a>",
+        "id=\"chart-firings\"",
+        "id=\"chart-p99\"",
+        "id=\"minutes-table\"",
+        "waiting for the first live update",
+        "id=\"frames\"",
+    ] {
+        assert!(overview.body.contains(part), "{part} in {}", overview.body);
+    }
 }
 
 /// A driver on the `PostgreSQL` store at `url` holding `count` schedules, its dashboard mounted;

@@ -92,7 +92,7 @@ with Browser() as browser:
     # order, and each shows the focus outline.
     TAB = "\ue004"
     focus = []
-    for _ in range(13):
+    for _ in range(14):
         call("POST", S + "/actions", {"actions": [{"type": "key", "id": "keyboard", "actions": [
             {"type": "keyDown", "value": TAB}, {"type": "keyUp", "value": TAB}]}]})
         focus.append(run("const e = document.activeElement; return [e.tagName.toLowerCase() + "

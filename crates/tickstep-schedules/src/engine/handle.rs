@@ -241,6 +241,20 @@ impl Schedules {
             .count()
     }
 
+    /// What the engine has counted since it was built — firings started, points missed by
+    /// reason, each start's lateness in buckets (docs/schedules.md §9.18) — for a host that
+    /// charts them over time: a copy of a few hundred bytes, no pass over the table.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let engine = tickstep_schedules::Schedules::in_memory(
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.tally().started, 0);
+    /// ```
+    pub fn tally(&self) -> crate::EngineTally {
+        self.shared.core.borrow().metrics.tally()
+    }
+
     /// Firings that were in flight when the store was last saved and that the host has neither
     /// reattached nor abandoned yet.
     ///

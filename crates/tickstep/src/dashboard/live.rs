@@ -1,12 +1,13 @@
 //! The dashboard's live view (docs/serve.md §13.6): once a second the runtime's thread writes one
 //! JSON snapshot — the frames' step times against the budget, frames over it, kernel overload
 //! events, tasks waiting per priority, the hot tasks, the running commands, live schedules (and
-//! how many of them are paused) and, where the host has users, who is online — and every
-//! viewer's server-sent-event stream (`/dashboard/events`) sends that same snapshot.
+//! how many of them are paused), the last hour a minute at a time (docs/serve.md §13.18) and,
+//! where the host has users, who is online — and every viewer's server-sent-event stream
+//! (`/dashboard/events`) sends that same snapshot.
 //!
 //! Costs: one snapshot a second however many watch (a `watch` channel holds the latest; a viewer
-//! clones an `Arc`), counting the paused schedules in one pass over the engine's table; nothing at
-//! all until the first viewer arrives. Viewers are capped at [`MAX_VIEWERS`]; one more gets `503`.
+//! clones an `Arc`), counting the paused schedules in one pass over the engine's table; until
+//! the first viewer arrives, only the hour's counters are read each second (a copy, no pass). Viewers are capped at [`MAX_VIEWERS`]; one more gets `503`.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -26,6 +27,7 @@ use futures_util::Stream;
 use tokio::sync::watch;
 
 use super::host::DashboardHost;
+use super::minutes::{Minutes, Totals};
 use crate::Runtime;
 
 /// The most live viewers at once (docs/serve.md §13.5).
@@ -126,8 +128,10 @@ pub(crate) fn router(watched: Watched) -> Router {
         .with_state(Viewers { latest, count })
 }
 
-/// One snapshot a second while anyone watches.
+/// One snapshot a second while anyone watches; the last hour's minutes are read every second
+/// whether or not anyone does (docs/serve.md §13.18).
 async fn publish_loop(watched: Watched, publish: watch::Sender<Arc<str>>, count: Arc<AtomicUsize>) {
+    let mut minutes = Minutes::default();
     let mut ticks = tokio::time::interval(EVERY);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -138,11 +142,18 @@ async fn publish_loop(watched: Watched, publish: watch::Sender<Arc<str>>, count:
         let (Some(rt), Some(host)) = (watched.rt.upgrade(), watched.host.upgrade()) else {
             return;
         };
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let now = (rt.schedules().now_unix_seconds() * 1e9) as u64;
+        minutes.observe(now, &Totals::of(&rt.host_counts(), &rt.schedules().tally()));
         if count.load(Ordering::Relaxed) == 0 {
             continue;
         }
         let frames = watched.frames.take();
-        publish.send_replace(Arc::from(snapshot(&rt, &*host, &frames).to_string()));
+        let mut json = snapshot(&rt, &*host, &frames);
+        if let Some(map) = json.as_object_mut() {
+            map.insert("minutes".into(), minutes.json());
+        }
+        publish.send_replace(Arc::from(json.to_string()));
     }
 }
 

@@ -1,13 +1,13 @@
 //! The web dashboard (feature `dashboard`; docs/serve.md §13): one implementation for every host.
 //!
 //! * [`router`] — the dashboard of a running [`Runtime`] on a tokio host (a
-//!   [`TokioDriver`](crate::TokioDriver) program, `tickstep serve`): schedules list and detail,
-//!   actions, the live view of the frame budget with the hot tasks, the commands page and, on a
-//!   `PostgreSQL` store, the cluster page. What a host adds — names, users online, its
+//!   [`TokioDriver`](crate::TokioDriver) program, `tickstep serve`): the overview of the last
+//!   hour, schedules list and detail, actions, the live view of the frame budget with the hot
+//!   tasks, the commands page and, on a `PostgreSQL` store, the cluster page. What a host adds — names, users online, its
 //!   permission rules for actions — comes through [`DashboardHost`] ([`PlainHost`] adds nothing).
 //! * [`store_router`] — the dashboard of a store alone, with no engine running
-//!   (`tickstep dashboard --db FILE|postgres://…`): the same list, detail, actions (as the
-//!   store's operator) and cluster pages, read through an [`Inspector`](crate::schedules::Inspector).
+//!   (`tickstep dashboard --db FILE|postgres://…`): the same overview (its hour read from the
+//!   kept history), list, detail, actions (as the store's operator) and cluster pages, read through an [`Inspector`](crate::schedules::Inspector).
 //!
 //! Either is an axum [`Router`](axum::Router) to merge into the host's own and serve with
 //! `into_make_service_with_connect_info::<SocketAddr>()` (actions count against the address
@@ -57,12 +57,15 @@
 mod assets;
 mod audit;
 mod bulk;
+mod cluster_history;
 mod detail;
 mod guard;
 mod host;
 mod live;
 mod login;
+mod minutes;
 mod names;
+mod overview;
 mod pages;
 mod query;
 mod routes;
@@ -160,8 +163,9 @@ fn action_routes() -> axum::Router<routes::Dashboard> {
     login::routes().merge(bulk::routes())
 }
 
-/// The dashboard of a running runtime: `/dashboard` (list), `/dashboard/schedules/ID` (detail)
-/// and its actions, `/dashboard/commands`, `/dashboard/cluster` (a `PostgreSQL` store's),
+/// The dashboard of a running runtime: `/dashboard/overview` (the last hour), `/dashboard`
+/// (list), `/dashboard/schedules/ID` (detail) and its actions, `/dashboard/commands`,
+/// `/dashboard/cluster` (a `PostgreSQL` store's),
 /// `/dashboard/events` (the live view), the static files and `/favicon.ico`. Call it on the runtime's thread,
 /// inside a `LocalSet`: it starts the tasks that answer the pages and publish the live view
 /// (they end with the runtime or the host, which they hold weakly, or when the router is
@@ -210,8 +214,8 @@ pub fn router<H: DashboardHost>(
     routes::runtime_routes(rt, handle, weak_host, chrome, access).merge(live)
 }
 
-/// The dashboard of a store alone, with no engine running (`tickstep dashboard --db`): the list,
-/// detail, actions and cluster routes of [`router`], read through an
+/// The dashboard of a store alone, with no engine running (`tickstep dashboard --db`): the
+/// overview, list, detail, actions and cluster routes of [`router`], read through an
 /// [`Inspector`](crate::schedules::Inspector) on tokio's blocking threads. Actions, when a grant
 /// allows them, are the store operator's (`Inspector::pause`, `resume`, `trigger`, `stop`),
 /// and the grant's name is written into a pause's note (docs/serve.md §13.13).

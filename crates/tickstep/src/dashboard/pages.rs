@@ -99,6 +99,7 @@ impl Render for Text<'_> {
 /// Which view a page is, for the navigation's current link.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Here {
+    Overview,
     Schedules,
     Commands,
     Cluster,
@@ -129,6 +130,7 @@ impl Chrome {
                     header.top {
                         p.host id="host" { (Text(&self.title)) }
                         nav aria-label="views" {
+                            (link(Here::Overview, "/dashboard/overview", "overview"))
                             (link(Here::Schedules, "/dashboard", "schedules"))
                             @if self.runtime { (link(Here::Commands, "/dashboard/commands", "commands")) }
                             @if self.cluster { (link(Here::Cluster, "/dashboard/cluster", "cluster")) }
@@ -389,8 +391,9 @@ pub(crate) fn commands(running: &[CommandInfo], chrome: &Chrome) -> String {
     chrome.page("Commands", Some(Here::Commands), &body)
 }
 
-/// The cluster page (docs/serve.md §13.12): each node, its lease, what it holds.
-pub(crate) fn cluster(cluster: &Cluster, now: f64, chrome: &Chrome) -> String {
+/// The cluster page (docs/serve.md §13.12): each node, its lease, what it holds; then `over_time`,
+/// the nodes' hour and the takeovers (docs/serve.md §13.19).
+pub(crate) fn cluster(cluster: &Cluster, over_time: &Markup, now: f64, chrome: &Chrome) -> String {
     let body = html! {
         p.count id="count" {
             (cluster.nodes.len()) " nodes; " (cluster.unheld) " schedules held by no live node"
@@ -422,12 +425,13 @@ pub(crate) fn cluster(cluster: &Cluster, now: f64, chrome: &Chrome) -> String {
                 }
             }
         }
+        (over_time)
     };
     chrome.page("Cluster", Some(Here::Cluster), &body)
 }
 
 /// The frame budget, hot tasks and counts, filled by the script (docs/serve.md §13.6).
-fn live(online: bool) -> Markup {
+pub(crate) fn live(online: bool) -> Markup {
     html! {
         section.card id="live" {
             h2 { "Frame budget" }

@@ -22,10 +22,12 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::assets;
 use super::audit::{self, Audit, Entry};
+use super::cluster_history;
 use super::detail;
 use super::guard::{self, ACTIONS, Action, ActionGrant, MAX_FORM};
 use super::host::{ActionRequest, DashboardHost, RefusedKind};
 use super::names::{Names, PrincipalNames};
+use super::overview;
 use super::pages::{self, Chrome, Row};
 use super::query::{self, Filter};
 use super::rows;
@@ -54,6 +56,8 @@ pub(crate) enum View {
     BulkAct(Filter, Action, usize, IpAddr),
     Commands,
     Cluster,
+    /// The last hour and the frame budget (docs/serve.md §13.18).
+    Overview,
 }
 
 /// A view's success: an HTML page, or an action done and the path to go to (`303`).
@@ -176,6 +180,7 @@ fn routes(dash: Dashboard, actions: Router<Dashboard>) -> Router {
         .route("/dashboard", get(list))
         .route("/dashboard/schedules/{id}", get(detail))
         .route("/dashboard/schedules/{id}/{action}", get(confirm).post(act))
+        .route("/dashboard/overview", get(overview))
         .route("/dashboard/commands", get(commands))
         .route("/dashboard/cluster", get(cluster))
         .route("/dashboard/audit", get(audit_page))
@@ -208,6 +213,17 @@ async fn detail(
     match query::parse_id(&id) {
         Some(n) => ask(&dash, View::Detail(n), &headers).await,
         None => (StatusCode::BAD_REQUEST, query::bad_id(&id)).into_response(),
+    }
+}
+
+async fn overview(
+    State(dash): State<Dashboard>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    match query::no_query(q.as_deref()) {
+        Ok(()) => ask(&dash, View::Overview, &headers).await,
+        Err(why) => (StatusCode::BAD_REQUEST, why).into_response(),
     }
 }
 
@@ -500,6 +516,7 @@ async fn render_loop(
                 &rt.commands().running(),
                 &chrome,
             ))),
+            View::Overview => Ok(Reply::Page(overview::page(None, &chrome))),
             View::Act(id, action, from) => {
                 let result = runtime_act(&rt, &*host, &chrome, id, &action, from);
                 // A resumed or triggered schedule's deadline is armed again: wake an idle driver.
@@ -606,11 +623,15 @@ fn read_cluster(location: Option<&PathBuf>, chrome: &Chrome) -> Answer {
     let inspector = rows::open(location, None).map_err(unavailable)?;
     match inspector.cluster() {
         // Relative to this host's clock; live or expired is the database's word.
-        Ok(Some(cluster)) => Ok(Reply::Page(pages::cluster(
-            &cluster,
-            now_unix_nanos() as f64 / 1e9,
-            chrome,
-        ))),
+        Ok(Some(cluster)) => {
+            let takeovers = cluster_history::Takeovers::read(&inspector)
+                .map_err(|e| unavailable(rows::failed(location, &e)))?;
+            let now = now_unix_nanos() as f64 / 1e9;
+            let over_time = cluster_history::render(&cluster, &takeovers, now);
+            Ok(Reply::Page(pages::cluster(
+                &cluster, &over_time, now, chrome,
+            )))
+        }
         Ok(None) => none(),
         Err(e) => Err(unavailable(rows::failed(location, &e))),
     }
@@ -692,6 +713,11 @@ fn store_answer(
                     })
                     .collect(),
             ))
+        }
+        View::Overview => {
+            let minutes = overview::store_minutes(location, namespace, now_unix_nanos())
+                .map_err(unavailable)?;
+            Ok(Reply::Page(overview::page(Some(&minutes), chrome)))
         }
         View::Cluster => read_cluster(Some(&location.to_path_buf()), chrome),
     }
