@@ -398,7 +398,7 @@ fn assert_detail_reads_as_people_read(body: &str) {
         // (docs/schedules.md §9.15, §9.16): none missed, three firings measured.
         "<dt>late, p99</dt><dd>+0.",
         "<dt>firings measured</dt><dd>3</dd>",
-        "<dt>missed, by reason</dt><dd>",
+        "<dt>missed, by reason</dt><dd><span class=\"muted\">none</span></dd>",
         "<th class=\"num\">late</th><th class=\"num\">took</th>",
         "<span class=\"badge active\">active</span>",
     ] {

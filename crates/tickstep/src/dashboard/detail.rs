@@ -63,6 +63,9 @@ enum Shown {
     Seconds,
     /// A limit: 0 is none.
     Limit,
+    /// Counts by reason, a MOO map or a JSON object of names to whole numbers: the nonzero ones
+    /// in words, or none.
+    Reasons,
 }
 
 /// A field on the page: its label, its `schedule_info` name and how it is shown.
@@ -110,7 +113,7 @@ const GROUPS: [(&str, &[Field]); 4] = [
             ("missed", "missed_count", Shown::Plain),
             ("overlapped", "overlap_count", Shown::Plain),
             ("missed while paused", "paused_missed", Shown::Plain),
-            ("missed, by reason", "missed_by", Shown::Plain),
+            ("missed, by reason", "missed_by", Shown::Reasons),
             ("last missed", "last_missed_at", Shown::Time),
             ("last missed because", "last_missed_reason", Shown::Plain),
             ("late, p50", "lateness_p50", Shown::Seconds),
@@ -152,9 +155,40 @@ fn shown(text: &str, how: Shown, now: f64) -> Markup {
             (Shown::Nanos, Some(ns)) => (millis(ns / 1e9)),
             (Shown::Seconds, Some(s)) => (seconds(s)),
             (Shown::Limit, Some(n)) if n == 0.0 => span.muted { "none" },
+            (Shown::Reasons, _) => @match by_reason(text) {
+                Some(counts) if counts.is_empty() => span.muted { "none" },
+                Some(counts) => (Text(&counts.join(", "))),
+                None => (Text(text)),
+            },
             _ => (Text(unquoted(text))),
         }
     }
+}
+
+/// The nonzero counts of a map of reasons to counts, as `catch-up 3` (docs/schedules.md §9.15),
+/// from a runtime's MOO map (`["catchup" -> 3, …]`) or a store's JSON (`{"catchup":3,…}`);
+/// `None` when `text` is neither.
+fn by_reason(text: &str) -> Option<Vec<String>> {
+    let inner = text
+        .trim()
+        .strip_prefix(['[', '{'])?
+        .strip_suffix([']', '}'])?;
+    let mut counts = Vec::new();
+    for pair in inner.split(',').filter(|p| !p.trim().is_empty()) {
+        let (name, count) = pair.split_once("->").or_else(|| pair.split_once(':'))?;
+        let name = name.trim().strip_prefix('"')?.strip_suffix('"')?;
+        let count: u64 = count.trim().parse().ok()?;
+        if count > 0 {
+            let words = match name {
+                "catchup" => "catch-up",
+                "catchup_window" => "catch-up window",
+                "dst_gap" => "DST gap",
+                other => other,
+            };
+            counts.push(format!("{words} {count}"));
+        }
+    }
+    Some(counts)
 }
 
 /// A JSON or MOO string literal without its quotes, when it holds none inside.
@@ -317,4 +351,26 @@ pub(crate) fn confirm(detail: &Detail, action: &str, chrome: &Chrome) -> String 
         None,
         &body,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::by_reason;
+
+    #[test]
+    fn misses_by_reason_read_as_words_from_a_runtime_and_from_a_store() {
+        let runtime = r#"["catchup" -> 3, "overlap" -> 0, "paused" -> 0, "dst_gap" -> 1, "catchup_window" -> 2]"#;
+        let store = r#"{"catchup":3,"overlap":0,"paused":0,"dst_gap":1,"catchup_window":2}"#;
+        let words = ["catch-up 3", "DST gap 1", "catch-up window 2"];
+        assert_eq!(by_reason(runtime).unwrap(), words);
+        assert_eq!(by_reason(store).unwrap(), words);
+        assert_eq!(
+            by_reason(r#"["catchup" -> 0, "overlap" -> 0]"#).unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(by_reason("{}").unwrap(), Vec::<String>::new());
+        // Anything else is shown as it came.
+        assert_eq!(by_reason("7"), None);
+        assert_eq!(by_reason(r#"["catchup" -> "x"]"#), None);
+    }
 }
