@@ -10,7 +10,7 @@ use tickstep_schedules::{OpenWorld, Runner, World};
 
 use crate::host::{HostCore, HostSettings};
 use crate::hosted::{FrameWaits, HostedClock};
-use crate::hub::Hub;
+use crate::wiring::Wiring;
 use crate::{FiringLimits, Runtime, RuntimeClock, RuntimeError, SettingsError};
 
 /// The command cycle's default period: one 20 ms robot loop.
@@ -520,28 +520,28 @@ impl RuntimeBuilder {
             Store::Path(path) => Some(path),
         };
         let abandoned = core.open(store_path.as_deref(), self.world, self.runner)?;
-        let hub = Hub::new(core, kernel.scheduler().clone(), commands);
+        let wiring = Wiring::new(core, kernel.scheduler().clone(), commands);
 
-        let on_error = Rc::downgrade(&hub);
+        let on_error = Rc::downgrade(&wiring);
         kernel.scheduler().on_error(move |_err| {
-            let Some(hub) = on_error.upgrade() else {
+            let Some(wiring) = on_error.upgrade() else {
                 return;
             };
-            // The command cycle catches its own panics (see `Hub::run_command_cycle`): whatever
+            // The command cycle catches its own panics (see `Wiring::run_command_cycle`): whatever
             // reaches the kernel's hook is some other task's.
-            hub.note_task_panic();
+            wiring.note_task_panic();
         });
         if settings.diagnostics_on() {
-            let publish = Rc::downgrade(&hub);
+            let publish = Rc::downgrade(&wiring);
             kernel.enable_diagnostics(move |overload| {
-                if let Some(hub) = publish.upgrade() {
-                    hub.publish_overload(overload);
+                if let Some(wiring) = publish.upgrade() {
+                    wiring.publish_overload(overload);
                 }
             })?;
         }
         if let Some(period) = self.command_period {
-            hub.start_command_cycle(period)?;
+            wiring.start_command_cycle(period)?;
         }
-        Ok(Runtime::assemble(hub, kernel, store_path, abandoned))
+        Ok(Runtime::assemble(wiring, kernel, store_path, abandoned))
     }
 }

@@ -152,7 +152,6 @@ pub mod dashboard;
 mod error;
 pub mod host;
 mod hosted;
-mod hub;
 #[cfg(feature = "prometheus")]
 pub mod prometheus;
 mod runtime;
@@ -160,6 +159,7 @@ mod runtime;
 mod signal;
 #[cfg(feature = "tokio")]
 pub mod tokio_driver;
+mod wiring;
 
 pub use tickstep_commands as commands;
 pub use tickstep_kernel as kernel;

@@ -10,7 +10,7 @@ use tickstep_kernel::{FrameLoop, FrameScheduler, Kernel, Overload, Stats};
 use tickstep_schedules::{Outcome, RunId, ScheduleId, Schedules};
 
 use crate::host::{VerbCall, VerbResult};
-use crate::hub::Hub;
+use crate::wiring::Wiring;
 use crate::{FiringLimits, RunningFiring, RuntimeClock, RuntimeError};
 
 /// How much virtual or real time one slice of [`Runtime::run_for`] covers: failures are noticed
@@ -45,7 +45,7 @@ const RUN_SLICE: Duration = Duration::from_secs(1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Runtime {
-    hub: Rc<Hub>,
+    wiring: Rc<Wiring>,
     kernel: Kernel,
     store_path: Option<PathBuf>,
     abandoned: usize,
@@ -55,7 +55,7 @@ pub struct Runtime {
 /// ([`Runtime::reporter`]).
 #[derive(Clone)]
 pub struct Reporter {
-    hub: std::rc::Weak<Hub>,
+    wiring: std::rc::Weak<Wiring>,
 }
 
 impl Reporter {
@@ -68,16 +68,16 @@ impl Reporter {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn report(&self, run: RunId, outcome: Outcome) -> bool {
-        self.hub
+        self.wiring
             .upgrade()
-            .is_some_and(|hub| hub.core.report(run, outcome))
+            .is_some_and(|wiring| wiring.core.report(run, outcome))
     }
 }
 
 impl std::fmt::Debug for Reporter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Reporter")
-            .field("runtime_alive", &(self.hub.strong_count() > 0))
+            .field("runtime_alive", &(self.wiring.strong_count() > 0))
             .finish()
     }
 }
@@ -129,13 +129,13 @@ pub struct RuntimeStats {
 
 impl Runtime {
     pub(crate) fn assemble(
-        hub: Rc<Hub>,
+        wiring: Rc<Wiring>,
         kernel: Kernel,
         store_path: Option<PathBuf>,
         abandoned: usize,
     ) -> Runtime {
         Runtime {
-            hub,
+            wiring,
             kernel,
             store_path,
             abandoned,
@@ -151,7 +151,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn clock(&self) -> &RuntimeClock {
-        self.hub.core.clock()
+        self.wiring.core.clock()
     }
 
     /// The kernel (frame loop, main scheduler, phase schedulers).
@@ -199,7 +199,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn commands(&self) -> &tickstep_commands::CommandScheduler {
-        &self.hub.commands
+        &self.wiring.commands
     }
 
     /// The durable schedules engine.
@@ -210,7 +210,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn schedules(&self) -> &Schedules {
-        self.hub.core.engine()
+        self.wiring.core.engine()
     }
 
     /// The store file, or `None` for an in-memory store.
@@ -250,7 +250,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn verb(&self, name: &str, f: impl Fn(&VerbCall) -> VerbResult + 'static) {
-        self.hub.core.verb(name, f);
+        self.wiring.core.verb(name, f);
     }
 
     /// Registers an async verb: each firing runs `f(call)`'s future as an async kernel task (it may
@@ -272,7 +272,7 @@ impl Runtime {
         F: Fn(VerbCall) -> Fut + 'static,
         Fut: Future<Output = VerbResult> + 'static,
     {
-        self.hub.core.async_verb(name, f);
+        self.wiring.core.async_verb(name, f);
     }
 
     /// Reports the outcome of a firing the host ran itself (with
@@ -303,7 +303,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn report(&self, run: RunId, outcome: Outcome) -> bool {
-        self.hub.core.report(run, outcome)
+        self.wiring.core.report(run, outcome)
     }
 
     /// A cheap handle that does [`Runtime::report`] from anywhere the host's task system runs —
@@ -321,7 +321,7 @@ impl Runtime {
     /// ```
     pub fn reporter(&self) -> Reporter {
         Reporter {
-            hub: Rc::downgrade(&self.hub),
+            wiring: Rc::downgrade(&self.wiring),
         }
     }
 
@@ -348,7 +348,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn running_firings(&self) -> Vec<RunningFiring> {
-        self.hub.core.running_firings()
+        self.wiring.core.running_firings()
     }
 
     /// Kills a running firing: its kernel task is cancelled (an async verb's future is dropped
@@ -377,7 +377,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn kill_firing(&self, run: RunId) -> bool {
-        self.hub.core.kill(run)
+        self.wiring.core.kill(run)
     }
 
     /// Kills every running firing of `schedule` ([`Runtime::kill_firing`]). Returns how many.
@@ -388,7 +388,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn kill_firings_of(&self, schedule: ScheduleId) -> usize {
-        self.hub.core.kill_firings_of(schedule)
+        self.wiring.core.kill_firings_of(schedule)
     }
 
     /// Overrides `schedule`'s firing limits in memory: each limit set here replaces the one the
@@ -406,7 +406,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn set_firing_limits(&self, schedule: ScheduleId, limits: Option<FiringLimits>) {
-        self.hub.core.set_firing_limits(schedule, limits);
+        self.wiring.core.set_firing_limits(schedule, limits);
     }
 
     /// Calls `listener` with every kernel overload event (server with diagnostics on).
@@ -417,7 +417,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn on_overload(&self, listener: impl Fn(&Overload) + 'static) {
-        self.hub.on_overload(Rc::new(listener));
+        self.wiring.on_overload(Rc::new(listener));
     }
 
     /// Calls `observer` right after every command cycle (the command scheduler's `run()`, once
@@ -439,7 +439,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn after_command_cycle(&self, observer: impl Fn(&crate::CycleView<'_>) + 'static) {
-        self.hub.after_command_cycle(Rc::new(observer));
+        self.wiring.after_command_cycle(Rc::new(observer));
     }
 
     /// The most recent overload event.
@@ -450,7 +450,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn last_overload(&self) -> Option<Overload> {
-        self.hub.last_overload()
+        self.wiring.last_overload()
     }
 
     /// Whether the command cycle is still running (it stops when a command fails).
@@ -461,7 +461,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn command_cycle_running(&self) -> bool {
-        self.hub.command_cycle_running()
+        self.wiring.command_cycle_running()
     }
 
     /// Starts the command cycle again after a command failure stopped it (the recovery the
@@ -493,7 +493,7 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn restart_commands(&self) -> Result<bool, RuntimeError> {
-        self.hub.restart_command_cycle()
+        self.wiring.restart_command_cycle()
     }
 
     /// Runs frames until `duration` has passed on the runtime's clock. Idle stretches are slept
@@ -596,8 +596,8 @@ impl Runtime {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     pub fn stats(&self) -> RuntimeStats {
-        let c = &self.hub.counters;
-        let core = self.hub.core.counts();
+        let c = &self.wiring.counters;
+        let core = self.wiring.core.counts();
         RuntimeStats {
             frames: self.frame_loop().frame_count(),
             frames_run: self.frame_loop().frames_run(),
@@ -620,7 +620,7 @@ impl Runtime {
     /// commands and schedules, for a reader that wants them every second (the dashboard's
     /// minutes, docs/serve.md §13.18).
     pub(crate) fn host_counts(&self) -> crate::host::HostCounts {
-        self.hub.core.counts()
+        self.wiring.core.counts()
     }
 
     /// Stops everything and writes the store's last cadence updates, returning a failure
@@ -650,24 +650,24 @@ impl Runtime {
     /// the frame loop's own sleep (the tokio driver) runs a frame for it.
     #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub(crate) fn on_store_news(&self, wake: tickstep_schedules::StoreWaker) {
-        self.hub.core.on_store_news(wake);
+        self.wiring.core.on_store_news(wake);
     }
 
     /// A failure left over from before, and a wake for schedules created from outside any task.
     fn before_run(&self) -> Result<(), RuntimeError> {
-        self.hub.core.rearm();
+        self.wiring.core.rearm();
         self.after_frames()
     }
 
     fn after_frames(&self) -> Result<(), RuntimeError> {
-        self.hub.take_failure().map_or(Ok(()), Err)
+        self.wiring.take_failure().map_or(Ok(()), Err)
     }
 
     /// Drops every queued task (firings in progress, the command cycle, the schedules wake) and
     /// every verb, so nothing runs during teardown and nothing keeps the engine alive.
     fn stop_tasks(&self) {
         self.kernel.scheduler().destroy();
-        self.hub.core.clear_verbs();
+        self.wiring.core.clear_verbs();
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! # Ownership (why nothing leaks and a clean shutdown commits)
 //!
-//! The [`Hub`] is owned by the `Runtime` alone. Everything that runs later — the command cycle,
+//! The [`Wiring`] is owned by the `Runtime` alone. Everything that runs later — the command cycle,
 //! and through the host core the schedules wake, each firing's task and the engine's runner —
 //! holds a `Weak`, so no reference cycle keeps the engine alive after the runtime is dropped, and
 //! the engine's last handle going away performs its final group commit.
@@ -11,7 +11,7 @@
 //! # The schedules wake
 //!
 //! The host core arms one kernel `after()` for the engine's earliest deadline and re-arms it
-//! after every tick and every settled firing (docs/runtime.md §8); the hub asks it again after
+//! after every tick and every settled firing (docs/runtime.md §8); the wiring asks it again after
 //! every command cycle and at the start of every `run_*` call — the places where a new, earlier
 //! deadline can appear. An idle runtime is therefore an idle kernel: the frame loop sleeps
 //! straight to the next deadline, which is what makes a simulated day take milliseconds.
@@ -44,7 +44,7 @@ fn bump(cell: &Cell<u64>, by: u64) {
 type OverloadListener = Rc<dyn Fn(&Overload)>;
 type CycleObserver = Rc<dyn Fn(&crate::CycleView<'_>)>;
 
-pub(crate) struct Hub {
+pub(crate) struct Wiring {
     pub(crate) core: Rc<HostCore<RuntimeClock>>,
     pub(crate) kernel: FrameScheduler,
     pub(crate) commands: tickstep_commands::CommandScheduler,
@@ -60,13 +60,13 @@ pub(crate) struct Hub {
     cycle_observers: RefCell<Vec<CycleObserver>>,
 }
 
-impl Hub {
+impl Wiring {
     pub(crate) fn new(
         core: Rc<HostCore<RuntimeClock>>,
         kernel: FrameScheduler,
         commands: tickstep_commands::CommandScheduler,
-    ) -> Rc<Hub> {
-        Rc::new(Hub {
+    ) -> Rc<Wiring> {
+        Rc::new(Wiring {
             core,
             kernel,
             commands,
@@ -99,12 +99,12 @@ impl Hub {
         self: &Rc<Self>,
         period: Duration,
     ) -> Result<(), RuntimeError> {
-        let hub = Rc::downgrade(self);
+        let wiring = Rc::downgrade(self);
         let job = self.kernel.with_origin(COMMAND_CYCLE_ORIGIN).every(
             period,
             move || {
-                if let Some(hub) = hub.upgrade() {
-                    hub.run_command_cycle();
+                if let Some(wiring) = wiring.upgrade() {
+                    wiring.run_command_cycle();
                 }
             },
             Priority::High,
