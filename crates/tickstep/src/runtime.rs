@@ -619,6 +619,7 @@ impl Runtime {
     /// The host core's counters alone: what [`Runtime::stats`] reads without the passes over
     /// commands and schedules, for a reader that wants them every second (the dashboard's
     /// minutes, docs/serve.md §13.18).
+    #[cfg(feature = "dashboard")]
     pub(crate) fn host_counts(&self) -> crate::host::HostCounts {
         self.wiring.core.counts()
     }
