@@ -107,7 +107,7 @@ pub(crate) fn act_on_row(
 ) -> Result<u64, Error> {
     let name = ScheduleId::from_raw(row.id);
     let c = &mut row.cadence;
-    let mut ops = c.ops.clone().unwrap_or_default();
+    let mut ops = c.ops.as_deref().cloned().unwrap_or_default();
     let answer = match action {
         OperatorAction::Pause { note } => {
             check_note(note)?;
@@ -149,7 +149,7 @@ pub(crate) fn act_on_row(
             count
         }
     };
-    c.ops = (ops != OpsRow::default()).then_some(ops);
+    c.ops = (ops != OpsRow::default()).then(|| Box::new(ops));
     Ok(answer)
 }
 

@@ -45,7 +45,9 @@ pub(crate) struct Cadence {
     pub(crate) last_fault: Option<Fault>,
     pub(crate) running: Vec<RunningRow>,
     /// What operators did to the schedule (docs/schedules.md §9.4–§9.10); `None` for nothing.
-    pub(crate) ops: Option<OpsRow>,
+    /// Boxed: most schedules have none, and every dirty schedule's cadence is built and moved
+    /// at each group commit, so the row stays small (docs/schedules.md §17.6).
+    pub(crate) ops: Option<Box<OpsRow>>,
 }
 
 /// A schedule's operator state (docs/schedules.md §9.4–§9.10), stored as one JSON column (`ops`) so

@@ -156,6 +156,38 @@ on_both_stores! {
     }
 }
 
+on_both_stores! {
+    // An operator stops a schedule from outside (another connection) while a record of it is
+    // on its way: the record is handed to the store's writer before the engine has seen the
+    // stop, so it is written after the row is gone and no trigger takes it. The engine's next
+    // commit after it sees the stop deletes the schedule's records (docs/schedules.md §9.11).
+    fn a_record_written_after_an_operators_stop_does_not_outlive_it(store) {
+        let h = Host::on(store);
+        let kept = h.every(10.0, Options::new().max_faults(0));
+        let stopped = h.every(10.0, Options::new().max_faults(0));
+        let kill_all = || {
+            for (run, _) in h.started() {
+                h.runner.finish(&h.engine, run, Outcome::Killed);
+            }
+        };
+        h.after(10.0);
+        kill_all();
+        assert!(Inspector::stop(store.path(), stopped).unwrap());
+        // No time has passed: this tick does not poll for stops, and hands both records over.
+        h.tick();
+        h.engine.flush().unwrap();
+        // The next tick sees the stop; the one after it commits the firing it starts.
+        h.after(10.0);
+        kill_all();
+        h.tick();
+        h.engine.flush().unwrap();
+        assert!(!h.valid(stopped));
+        let all = format!("SELECT COUNT(*) FROM {}", table(store));
+        assert_eq!(store.count(&all), 2, "the live schedule's two records, and no other");
+        assert_eq!(h.info(kept).history.len(), 2);
+    }
+}
+
 /// The history table's name in `store`.
 fn table(store: &common::stores::Store) -> &'static str {
     match store.kind() {

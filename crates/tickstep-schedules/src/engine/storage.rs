@@ -48,7 +48,10 @@ impl Entry {
                     started_unix: r.started_unix,
                 })
                 .collect(),
-            ops: self.ops().filter(|o| **o != OpsRow::default()).cloned(),
+            ops: self
+                .ops()
+                .filter(|o| **o != OpsRow::default())
+                .map(|o| Box::new(o.clone())),
         }
     }
 
@@ -121,7 +124,7 @@ impl Entry {
                 running,
                 limits,
                 key: row.key.map(Rc::from),
-                ops: c.ops.unwrap_or_default(),
+                ops: c.ops.map(|o| *o).unwrap_or_default(),
                 policies: row.policies,
                 ..Extra::default()
             })
@@ -394,6 +397,9 @@ impl Core {
         let changes = &mut self.changes;
         changes.clear();
         let table = &self.table;
+        // A store that writes behind the tick takes the set's buffers with it: one allocation
+        // of the right size, not a doubling series of copies of the rows built so far.
+        changes.updates.reserve(self.dirty.len());
         changes.updates.extend(
             self.dirty
                 .iter()
@@ -402,6 +408,10 @@ impl Core {
                 .map(|e| (e.id, e.cadence())),
         );
         changes.deletes.extend_from_slice(&self.doomed_rows);
+        // A record of a schedule dropped since it settled (a stop that committed first, an
+        // operator's stop) is not written: its row is gone, and the store's write does not look
+        // (docs/schedules.md §9.11).
+        self.history.retain(|h| table.get(h.schedule).is_some());
         changes.history.append(&mut self.history);
         let result = store.commit(changes, Durability::Grouped);
         if result.is_err() {

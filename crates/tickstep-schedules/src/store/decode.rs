@@ -122,7 +122,7 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
         .transpose()?;
     let ops = row
         .text_or_null(34)?
-        .map(|t| parse_ops(t).ok_or_else(|| bad(34, "ops", t)))
+        .map(|t| parse_ops(t).map(Box::new).ok_or_else(|| bad(34, "ops", t)))
         .transpose()?;
     let calendar = calendar(row, kind, &bad)?;
     let policies = row

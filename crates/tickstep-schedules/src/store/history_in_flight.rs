@@ -18,12 +18,13 @@ pub(crate) struct HistoryInFlight {
 }
 
 impl HistoryInFlight {
-    /// Batch `seq` (counting from 1 in the order handed) carries `history`; `written` batches
-    /// are written. Copies the records: a few dozen bytes each, once per firing.
-    pub(crate) fn handed(&mut self, seq: u64, history: &[HistoryRow], written: u64) {
+    /// Batch `seq` (counting from 1 in the order handed) carries `history`, a copy the store
+    /// made of the records it handed (a few dozen bytes each, once per firing); `written`
+    /// batches are written.
+    pub(crate) fn handed(&mut self, seq: u64, history: Vec<HistoryRow>, written: u64) {
         self.forget_written(written);
         if !history.is_empty() {
-            self.batches.push_back((seq, history.to_vec()));
+            self.batches.push_back((seq, history));
         }
     }
 
@@ -73,9 +74,9 @@ mod tests {
     #[test]
     fn unwritten_records_are_laid_over_the_stored_ones_until_their_batch_is_written() {
         let mut in_flight = HistoryInFlight::default();
-        in_flight.handed(1, &[record(7, 0, 100), record(8, 0, 100)], 0);
-        in_flight.handed(2, &[], 0);
-        in_flight.handed(3, &[record(7, 1, 200), record(7, 0, 2100)], 0);
+        in_flight.handed(1, vec![record(7, 0, 100), record(8, 0, 100)], 0);
+        in_flight.handed(2, vec![], 0);
+        in_flight.handed(3, vec![record(7, 1, 200), record(7, 0, 2100)], 0);
         let newer = in_flight.of(7, 0);
         assert_eq!(
             newer.iter().map(|h| h.started).collect::<Vec<_>>(),

@@ -362,7 +362,7 @@ impl Backend for PostgresStore {
                 self.handed += 1;
                 let written = self.durable_behind();
                 self.history_in_flight
-                    .handed(self.handed, &history, written);
+                    .handed(self.handed, history, written);
                 Ok(0)
             }
         }

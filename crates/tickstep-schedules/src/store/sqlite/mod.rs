@@ -69,6 +69,10 @@ pub(crate) struct SqliteStore {
     handed: u64,
     /// The history records of those not yet written, for reads that do not wait for it.
     history_in_flight: HistoryInFlight,
+    /// Schedules an operator stopped from outside, seen since the last commit: the next one
+    /// deletes them again, which deletes any record of theirs written after the stop
+    /// (docs/schedules.md §9.11).
+    stopped_outside: Vec<u64>,
 }
 
 impl SqliteStore {
@@ -168,6 +172,7 @@ impl SqliteStore {
             running_buf: String::new(),
             handed: 0,
             history_in_flight: HistoryInFlight::default(),
+            stopped_outside: Vec::new(),
         }
     }
 
@@ -436,6 +441,8 @@ impl Backend for SqliteStore {
             Durability::Synced => "committing schedule creations and stops",
             Durability::Grouped => "group-committing cadence updates",
         };
+        // Lost if this write fails: a stray record is never read (its id is never reused).
+        changes.deletes.append(&mut self.stopped_outside);
         if durability == Durability::Grouped
             && let Some(writer) = &self.writer
         {
@@ -447,7 +454,7 @@ impl Backend for SqliteStore {
                     self.handed += 1;
                     let written = writer.written(self.handed);
                     self.history_in_flight
-                        .handed(self.handed, &history, written);
+                        .handed(self.handed, history, written);
                     return Ok(0);
                 }
                 // The thread has stopped: this tick writes them itself.
@@ -537,6 +544,9 @@ impl Backend for SqliteStore {
             let id = codec::from_sql(row.get(1).map_err(read)?);
             let action: Option<String> = row.get(2).map_err(read)?;
             if let Some(note) = codec::operator_note(codec::from_sql(seen), id, action.as_deref()) {
+                if note.action.is_none() {
+                    self.stopped_outside.push(id);
+                }
                 notes.push(note);
             }
         }

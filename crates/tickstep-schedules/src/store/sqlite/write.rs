@@ -24,12 +24,8 @@ pub(super) fn write_changes<'a>(
                 update.raw_execute()?;
             }
         }
-        if !changes.deletes.is_empty() {
-            let mut delete = tx.prepare_cached("DELETE FROM schedules WHERE id = ?1")?;
-            for &id in &changes.deletes {
-                removed += delete.execute([to_sql(id)])?;
-            }
-        }
+        // Records before deletes: a schedule deleted in this batch takes its new records with
+        // it (the trigger on `schedules`), as a record needs its row (docs/schedules.md §9.11).
         if !changes.history.is_empty() {
             let mut record = tx.prepare_cached(codec::RECORD_HISTORY)?;
             for h in &changes.history {
@@ -42,6 +38,19 @@ pub(super) fn write_changes<'a>(
                     codec::outcome_word(h),
                     h.fault.as_ref().map(codec::fault_json),
                 ])?;
+            }
+        }
+        if !changes.deletes.is_empty() {
+            let mut delete = tx.prepare_cached("DELETE FROM schedules WHERE id = ?1")?;
+            for &id in &changes.deletes {
+                let gone = delete.execute([to_sql(id)])?;
+                if gone == 0 {
+                    // No row, so no trigger: an operator's stop deleted it, perhaps before a
+                    // record of it was written.
+                    tx.prepare_cached(codec::FORGET_HISTORY)?
+                        .execute([to_sql(id)])?;
+                }
+                removed += gone;
             }
         }
         // Inserts after deletes: a transaction that stops a keyed schedule and creates one under
