@@ -250,3 +250,17 @@ pub(crate) trait RowSink {
     /// Whatever the engine refuses in the row; the load stops there.
     fn apply(&mut self, row: ScheduleRow) -> Result<(), crate::Error>;
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every dirty schedule's cadence is built and moved at each group commit (docs/schedules.md
+    /// §17.6): the rare operator state stays boxed, so the common row is copied small.
+    #[test]
+    fn a_cadence_row_keeps_its_operator_state_boxed() {
+        assert!(
+            size_of::<super::Cadence>() <= 160,
+            "Cadence is {} bytes",
+            size_of::<super::Cadence>()
+        );
+    }
+}

@@ -361,8 +361,7 @@ impl Backend for PostgresStore {
                 self.send(Request::Behind(std::mem::take(changes)))?;
                 self.handed += 1;
                 let written = self.durable_behind();
-                self.history_in_flight
-                    .handed(self.handed, history, written);
+                self.history_in_flight.handed(self.handed, history, written);
                 Ok(0)
             }
         }

@@ -453,8 +453,7 @@ impl Backend for SqliteStore {
                 Ok(()) => {
                     self.handed += 1;
                     let written = writer.written(self.handed);
-                    self.history_in_flight
-                        .handed(self.handed, history, written);
+                    self.history_in_flight.handed(self.handed, history, written);
                     return Ok(0);
                 }
                 // The thread has stopped: this tick writes them itself.
