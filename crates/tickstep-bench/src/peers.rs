@@ -29,6 +29,7 @@ use crate::harness::{Measure, Opts, Row, Section};
 #[path = "../../tickstep-schedules/tests/common/pg.rs"]
 mod pg;
 mod procs;
+mod w3;
 mod worker;
 
 use worker::{Job, now_us};
@@ -355,6 +356,9 @@ pub(crate) fn run(opts: &Opts) -> Section {
     if let Ok(packed) = std::env::var(worker::ENV) {
         worker::main(&packed);
     }
+    if let Ok(packed) = std::env::var(w3::ENV) {
+        w3::main(&packed);
+    }
     let server = match pg::shared() {
         Ok(server) => server,
         Err(why) => {
@@ -362,6 +366,20 @@ pub(crate) fn run(opts: &Opts) -> Section {
             return Vec::new();
         }
     };
+    // `TICKSTEP_BENCH_PEERS_ONLY=w1w2` or `=w3` runs one part (docs/peers.md §2).
+    let only = std::env::var("TICKSTEP_BENCH_PEERS_ONLY").unwrap_or_default();
+    let mut rows = Vec::new();
+    if only != "w3" {
+        rows.extend(w1_w2(server, opts));
+    }
+    if only != "w1w2" {
+        rows.extend(w3_rows(server, opts));
+    }
+    rows
+}
+
+/// W1 and W2, every system.
+fn w1_w2(server: &pg::Server, opts: &Opts) -> Vec<Row> {
     let peers = peers_dir();
     let node_ok = install_node(&peers);
     let apalis_ok = build_apalis(&peers);
@@ -575,4 +593,99 @@ fn w2_rows(results: &Results, setting: &str) -> Vec<Row> {
         |f| f.all_ran_s.map(|s| s * 1e9),
     ));
     rows
+}
+
+/// W3, tickstep alone (docs/peers.md §6): `n` schedules every 60 s over one node, then three.
+fn w3_rows(server: &pg::Server, opts: &Opts) -> Vec<Row> {
+    let (n, window) = if opts.quick {
+        (6_000, Duration::from_secs(20))
+    } else {
+        (1_000_000, Duration::from_secs(120))
+    };
+    let mut rows = Vec::new();
+    for k in [1, 3] {
+        let load_before = procs::loadavg();
+        let figures = match w3::run_once(server, n, k, Duration::from_secs(60), window) {
+            Ok(figures) => figures,
+            Err(why) => {
+                eprintln!("peers: W3 on {k} node(s) left out: {why}");
+                continue;
+            }
+        };
+        let setting = format!(
+            "W3, {n} schedules every 60 s on {k} node(s){}; loadavg {load_before} before, {} after",
+            if opts.quick {
+                " (--quick: 6,000 and a 20 s window; the full run has 1,000,000 and 120 s)"
+            } else {
+                ""
+            },
+            procs::loadavg()
+        );
+        rows.extend(w3_figure_rows(&figures, &setting));
+    }
+    rows
+}
+
+/// One node count's rows; the names say the count (one or three).
+fn w3_figure_rows(f: &w3::Figures, setting: &str) -> Vec<Row> {
+    let one = f.nodes == 1;
+    let pick = |single: &'static str, three: &'static str| if one { single } else { three };
+    let asked = f.n as f64 / 60.0;
+    vec![
+        Row {
+            name: pick("w3_wall_per_firing_1node", "w3_wall_per_firing_3nodes"),
+            measure: Measure::Ns {
+                ours_ns: 1e9 / f.per_s.max(1e-9),
+                // Keeping up: the pace the schedules ask, with 2% for the window's edges.
+                goal_ns: 1.02e9 / asked,
+            },
+            note: format!(
+                "{setting}; {:.0} firings/s started over a {:.0} s window, {asked:.0}/s asked",
+                f.per_s, f.window_s
+            ),
+        },
+        Row {
+            name: pick("w3_lateness_p99_1node", "w3_lateness_p99_3nodes"),
+            measure: Measure::Value {
+                value: f.lateness_ms[1],
+                unit: "ms",
+                goal: f64::INFINITY,
+            },
+            note: format!(
+                "start − point over the window's firings: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+                f.lateness_ms[0], f.lateness_ms[1], f.lateness_ms[2]
+            ),
+        },
+        Row {
+            name: pick("w3_bytes_per_schedule_1node", "w3_bytes_per_schedule_3nodes"),
+            measure: Measure::Value {
+                value: f.bytes_per_schedule,
+                unit: "B",
+                goal: f64::INFINITY,
+            },
+            note: "the nodes' resident memory at the window's end less theirs before creating, per schedule held".to_owned(),
+        },
+        Row {
+            name: pick("w3_create_1node", "w3_create_3nodes"),
+            measure: Measure::Value {
+                value: f.create_s,
+                unit: "s",
+                goal: f64::INFINITY,
+            },
+            note: "from the nodes' start until every share was created, in transactions of 1,000 paced over 60 s (so at least 60 s)".to_owned(),
+        },
+        Row {
+            name: pick("w3_takeover_1node", "w3_takeover_3nodes"),
+            measure: Measure::Value {
+                value: f.takeover_s,
+                unit: "s",
+                // The 10-million row's bound: the lease (10 s) and 10 s more.
+                goal: 20.0,
+            },
+            note: format!(
+                "after SIGKILL of every node, as many fresh nodes: the latest start past its point among the points due in the minute after the kill ({} of {} came; the 10 s lease included)",
+                f.after_kill_points, f.n
+            ),
+        },
+    ]
 }
