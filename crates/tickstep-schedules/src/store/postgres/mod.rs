@@ -101,6 +101,7 @@
 //! happens one lease after a node's last heartbeat plus at most a third of a lease.
 
 mod claims;
+pub(crate) mod cluster_log;
 mod codec;
 mod history_ring;
 pub(crate) mod inspect;
