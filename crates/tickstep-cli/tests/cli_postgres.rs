@@ -275,7 +275,11 @@ fn the_dashboard_of_a_postgres_store_shows_its_nodes_and_what_each_holds() {
     );
     // The node that left is still on the hour's timeline, to when it left (docs/serve.md §13.19).
     let (_, hour) = after.body.split_once("id=\"cluster-hour\"").unwrap();
-    assert_eq!(hour.matches("<rect class=\"span left\"").count(), 1, "{hour}");
+    assert_eq!(
+        hour.matches("<rect class=\"span left\"").count(),
+        1,
+        "{hour}"
+    );
     assert!(
         hour.contains("left cleanly") && hour.contains("handing back 2 schedules"),
         "{hour}"
@@ -395,7 +399,12 @@ fn the_cluster_page_shows_a_takeover_and_each_nodes_hour() {
     );
     // The takeover itself, from the store's cluster history: when, from, to, how many
     // (docs/schedules.md §11.50).
-    let nodes = Inspector::open(&url).unwrap().cluster().unwrap().unwrap().nodes;
+    let nodes = Inspector::open(&url)
+        .unwrap()
+        .cluster()
+        .unwrap()
+        .unwrap()
+        .nodes;
     let dead = nodes.iter().find(|n| !n.live).unwrap().node;
     let alive = nodes.iter().find(|n| n.live).unwrap().node;
     let (_, events) = takeovers.split_once("id=\"takeover-events\"").unwrap();
@@ -410,10 +419,7 @@ fn the_cluster_page_shows_a_takeover_and_each_nodes_hour() {
         "{events}"
     );
     // Each node's holdings over the hour, drawn and as numbers: the live node holds the one.
-    let (_, holdings) = cluster
-        .body
-        .split_once("id=\"cluster-holdings\"")
-        .unwrap();
+    let (_, holdings) = cluster.body.split_once("id=\"cluster-holdings\"").unwrap();
     assert!(
         holdings.contains("<svg class=\"holdings\"") && holdings.contains("data-lines=\"2\""),
         "{holdings}"

@@ -159,7 +159,10 @@ fn postgres_only_a_join_a_takeover_a_sample_and_a_clean_leave_are_recorded_with_
     let node_c = history.events.last().unwrap().node;
     assert_eq!(
         of(node_c),
-        [(ClusterEventKind::Joined, 0), (ClusterEventKind::Claimed, 3)],
+        [
+            (ClusterEventKind::Joined, 0),
+            (ClusterEventKind::Claimed, 3)
+        ],
         "{history:?}"
     );
     // Oldest first, each takeover from, to, how many and when; B's holdings end at 0.
@@ -264,5 +267,8 @@ fn postgres_only_a_window_reads_only_its_own_events_and_sqlite_has_none() {
     let sqlite = Store::sqlite();
     drop(Host::on(&sqlite));
     let file = Inspector::open(sqlite.path()).unwrap();
-    assert_eq!(file.cluster_history(Duration::from_secs(3600)).unwrap(), None);
+    assert_eq!(
+        file.cluster_history(Duration::from_secs(3600)).unwrap(),
+        None
+    );
 }

@@ -130,7 +130,7 @@ pub struct ClusterTakeover {
 /// assert_eq!(holdings.len(), 1);
 /// assert_eq!(holdings[0].node, 1);
 /// let counts: Vec<u64> = holdings[0].points.iter().map(|p| p.1).collect();
-/// assert_eq!(counts, [0, 5, 5, 0]);
+/// assert_eq!(counts, [0, 5, 5, 5, 0]);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
@@ -199,7 +199,8 @@ impl ClusterHistory {
 
     /// Each node's holdings over the window, in the order the nodes first appear: a node holds
     /// 0 when it joins, each claim or takeover adds to what it held, each sample says what it
-    /// held, and it holds 0 once it left. Before its first sample or join in the window what a
+    /// held (schedules it created count from its next sample), and when it leaves it held what it
+    /// handed back and then 0. Before its first sample or join in the window what a
     /// node held is unknown, and its claims add no point until then.
     ///
     /// ```
@@ -236,7 +237,9 @@ impl ClusterHistory {
                     held.map(|h| h.saturating_add(e.schedules))
                 }
                 ClusterEventKind::Left => {
+                    // What it handed back, then nothing: a drop, not a slope.
                     series.left = Some(e.at);
+                    series.points.push((e.at, e.schedules));
                     Some(0)
                 }
             };

@@ -86,9 +86,10 @@ fn gone(cluster: &Cluster, history: &ClusterHistory, from: f64) -> Vec<Gone> {
         .filter(|h| !cluster.nodes.iter().any(|n| n.node == h.node))
         .filter_map(|h| {
             let left = h.left?;
-            let joined = history.events.iter().find(|e| {
-                e.node == h.node && e.kind == crate::schedules::ClusterEventKind::Joined
-            });
+            let joined = history
+                .events
+                .iter()
+                .find(|e| e.node == h.node && e.kind == crate::schedules::ClusterEventKind::Joined);
             let released = history
                 .events
                 .iter()
