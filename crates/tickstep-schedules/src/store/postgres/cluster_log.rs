@@ -97,7 +97,10 @@ pub(super) fn sample_and_prune(
     let retention = i64::try_from(CLUSTER_HISTORY_KEPT.as_nanos()).unwrap_or(i64::MAX);
     client
         .execute(
-            &format!("DELETE FROM tickstep_cluster_history WHERE at_ns < {NOW_NS} - $1"),
+            // The cut-off in a subquery: evaluated once, so the index on `at_ns` serves the
+            // delete, where `clock_timestamp()` (volatile) in the comparison itself is evaluated
+            // for every row of a sequential scan (24 ms on a day of ten nodes' samples).
+            &format!("DELETE FROM tickstep_cluster_history WHERE at_ns < (SELECT {NOW_NS} - $1)"),
             &[&retention],
         )
         .map(drop)

@@ -228,7 +228,7 @@ impl PgInspector {
             .query(
                 &format!(
                     "SELECT at_ns, node, kind, from_node, schedules, namespace \
-                     FROM tickstep_cluster_history WHERE at_ns >= {} - $1 \
+                     FROM tickstep_cluster_history WHERE at_ns >= (SELECT {} - $1) \
                      ORDER BY at_ns DESC, seq DESC LIMIT $2",
                     super::cluster_log::NOW_NS
                 ),
