@@ -322,17 +322,72 @@ fn steps(
     x: &impl Fn(f64) -> f64,
     y: &impl Fn(u64) -> f64,
 ) -> String {
-    let mut out = String::new();
-    let mut last: Option<u64> = None;
-    for &(at, n) in points {
-        if let Some(before) = last {
-            out.push_str(&format!("{:.1},{:.1} ", x(at), y(before)));
+    let mut out: Vec<String> = Vec::with_capacity(points.len() * 2 + 1);
+    // A point where the line already is (a sample that changed nothing) is left out.
+    let mut at = |t: f64, n: u64| {
+        let point = format!("{:.1},{:.1}", x(t), y(n));
+        if out.last() != Some(&point) {
+            out.push(point);
         }
-        out.push_str(&format!("{:.1},{:.1} ", x(at), y(n)));
+    };
+    let mut last: Option<u64> = None;
+    for &(t, n) in points {
+        if let Some(before) = last {
+            at(t, before);
+        }
+        at(t, n);
         last = Some(n);
     }
     if let (true, Some(n)) = (open, last) {
-        out.push_str(&format!("{:.1},{:.1}", x(now), y(n)));
+        at(now, n);
     }
-    out.trim_end().to_owned()
+    out.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedules::{ClusterEvent, ClusterEventKind};
+
+    fn page(history: &ClusterHistory) -> String {
+        let none = Takeovers {
+            listed: Vec::new(),
+            count: 0,
+        };
+        render(&Cluster::default(), history, &none, 10_000.0).into_string()
+    }
+
+    #[test]
+    fn an_empty_hour_and_a_history_not_kept_say_so_in_words() {
+        // docs/serve.md §13.19
+        let empty = page(&ClusterHistory::of(Vec::new()));
+        assert!(empty.contains("no node recorded its holdings in the last hour"));
+        assert!(empty.contains("no takeover in the last hour"));
+        assert!(!empty.contains("<svg class=\"holdings\""));
+        let old = page(&ClusterHistory::default());
+        assert_eq!(old.matches(NOT_KEPT).count(), 2, "{old}");
+    }
+
+    #[test]
+    fn a_node_that_left_is_drawn_to_its_leave_and_its_line_steps_down() {
+        // docs/serve.md §13.19
+        let history = ClusterHistory::of(vec![
+            ClusterEvent::new(8_000.0, 7, ClusterEventKind::Joined, 0),
+            ClusterEvent::new(8_001.0, 7, ClusterEventKind::Claimed, 4),
+            ClusterEvent::new(9_000.0, 7, ClusterEventKind::Left, 4),
+        ]);
+        let html = page(&history);
+        assert_eq!(
+            html.matches("<rect class=\"span left\"").count(),
+            1,
+            "{html}"
+        );
+        assert!(html.contains("handing back 4 schedules"), "{html}");
+        // Joined at 0, a step up to 4, held until it left, then 0: five points, no line to now.
+        let (_, line) = html.split_once("<polyline").unwrap();
+        let (_, points) = line.split_once("points=\"").unwrap();
+        let points = points.split('"').next().unwrap();
+        assert_eq!(points.split(' ').count(), 5, "{points}");
+        assert!(html.contains("data-peak=\"4\""), "{html}");
+    }
 }
