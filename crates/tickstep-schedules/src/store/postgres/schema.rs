@@ -238,9 +238,11 @@ pub(crate) const CLUSTER_HISTORY_VERSION: i64 = 15;
 /// lease renewal and a node's registration and release, each in its own statement or
 /// transaction, and pruned past a day by the renewal. `at_ns` is the database's clock, as Unix
 /// nanoseconds, so every node's events share one clock (that of the leases, §11.29). The index
-/// serves both the pruning and the window a read asks for.
+/// serves both the pruning and the window a read asks for. A new table alone, so the step is
+/// made idempotent (`IF NOT EXISTS`): a database whose version rows were rolled back by hand
+/// (as the tests do to stand for an older build) is migrated again without failing here.
 const CLUSTER_HISTORY: &str = "
-    CREATE TABLE tickstep_cluster_history (
+    CREATE TABLE IF NOT EXISTS tickstep_cluster_history (
         seq       BIGSERIAL PRIMARY KEY,
         at_ns     BIGINT NOT NULL, -- the database's clock, Unix nanoseconds
         node      BIGINT NOT NULL,
@@ -250,7 +252,7 @@ const CLUSTER_HISTORY: &str = "
         from_node BIGINT,          -- took_over: the node whose lease ran out
         schedules BIGINT NOT NULL  -- claimed, taken over, held, or handed back when leaving
     );
-    CREATE INDEX tickstep_cluster_history_at ON tickstep_cluster_history (at_ns);
+    CREATE INDEX IF NOT EXISTS tickstep_cluster_history_at ON tickstep_cluster_history (at_ns);
 ";
 
 /// Version 13: each schedule's policies (docs/schedules.md §16.3), as the `SQLite` store's
