@@ -237,10 +237,11 @@ pub(crate) const CLUSTER_HISTORY_VERSION: i64 = 15;
 /// Version 15: the cluster's history (docs/schedules.md §11.50), appended to by the claim, the
 /// lease renewal and a node's registration and release, each in its own statement or
 /// transaction, and pruned past a day by the renewal. `at_ns` is the database's clock, as Unix
-/// nanoseconds, so every node's events share one clock (that of the leases, §11.29). The index
-/// serves both the pruning and the window a read asks for. A new table alone, so the step is
-/// made idempotent (`IF NOT EXISTS`): a database whose version rows were rolled back by hand
-/// (as the tests do to stand for an older build) is migrated again without failing here.
+/// nanoseconds, so every node's events share one clock (that of the leases, docs/schedules.md
+/// §11.29). The index serves both the pruning and the window a read asks for. A new table alone,
+/// so the step is made idempotent (`IF NOT EXISTS`): a database whose version rows were rolled
+/// back by hand (as the tests do to stand for an older build) is migrated again without failing
+/// here.
 const CLUSTER_HISTORY: &str = "
     CREATE TABLE IF NOT EXISTS tickstep_cluster_history (
         seq       BIGSERIAL PRIMARY KEY,
