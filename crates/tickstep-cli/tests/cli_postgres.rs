@@ -339,6 +339,8 @@ fn the_cluster_page_shows_a_takeover_and_each_nodes_hour() {
     let first = Runtime::builder()
         .manual_clock(clock.clone())
         .store_path(&url)
+        // Long, so its store thread (which outlives `forget`) does not renew it once ended.
+        .lease(std::time::Duration::from_secs(600))
         .without_commands()
         .build()
         .expect("a node opens the PostgreSQL store");
