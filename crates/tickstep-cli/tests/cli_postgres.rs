@@ -229,7 +229,8 @@ fn the_dashboard_of_a_postgres_store_shows_its_nodes_and_what_each_holds() {
         "{}",
         cluster.body
     );
-    let rows: Vec<&str> = cluster.body.split("<tr><td>").skip(1).collect();
+    let (nodes, _) = cluster.body.split_once("id=\"cluster-hour\"").unwrap();
+    let rows: Vec<&str> = nodes.split("<tr><td>").skip(1).collect();
     assert_eq!(rows.len(), 2, "{}", cluster.body);
     for (row, held) in rows.iter().zip([&held_first, &held_second]) {
         assert!(row.contains(">live</span></td>"), "{row}");
@@ -271,6 +272,17 @@ fn the_dashboard_of_a_postgres_store_shows_its_nodes_and_what_each_holds() {
             .contains("1 nodes; 2 schedules held by no live node"),
         "{}",
         after.body
+    );
+    // The node that left is still on the hour's timeline, to when it left (docs/serve.md §13.19).
+    let (_, hour) = after.body.split_once("id=\"cluster-hour\"").unwrap();
+    assert_eq!(
+        hour.matches("<rect class=\"span left\"").count(),
+        1,
+        "{hour}"
+    );
+    assert!(
+        hour.contains("left cleanly") && hour.contains("handing back 2 schedules"),
+        "{hour}"
     );
     first.shutdown().unwrap();
     drop(dash);
@@ -327,6 +339,8 @@ fn the_cluster_page_shows_a_takeover_and_each_nodes_hour() {
     let first = Runtime::builder()
         .manual_clock(clock.clone())
         .store_path(&url)
+        // Long, so its store thread (which outlives `forget`) does not renew it once ended.
+        .lease(std::time::Duration::from_secs(600))
         .without_commands()
         .build()
         .expect("a node opens the PostgreSQL store");
@@ -385,6 +399,39 @@ fn the_cluster_page_shows_a_takeover_and_each_nodes_hour() {
         takeovers.contains("taken over from node") && takeovers.contains("whose lease ran out"),
         "{takeovers}"
     );
+    // The takeover itself, from the store's cluster history: when, from, to, how many
+    // (docs/schedules.md §11.50).
+    let nodes = Inspector::open(&url)
+        .unwrap()
+        .cluster()
+        .unwrap()
+        .unwrap()
+        .nodes;
+    let dead = nodes.iter().find(|n| !n.live).unwrap().node;
+    let alive = nodes.iter().find(|n| n.live).unwrap().node;
+    let (_, events) = takeovers.split_once("id=\"takeover-events\"").unwrap();
+    let (events, _) = events.split_once("</table>").unwrap();
+    let rows: Vec<&str> = events.split("<tr><td>").skip(1).collect();
+    assert_eq!(rows.len(), 1, "{events}");
+    assert!(rows[0].starts_with("<time datetime="), "{events}");
+    assert!(
+        rows[0].contains(&format!(
+            "</time></td><td>{dead}</td><td>{alive}</td><td class=\"num\">1</td>"
+        )),
+        "{events}"
+    );
+    // Each node's holdings over the hour, drawn and as numbers: the live node holds the one.
+    let (_, holdings) = cluster.body.split_once("id=\"cluster-holdings\"").unwrap();
+    assert!(
+        holdings.contains("<svg class=\"holdings\"") && holdings.contains("data-lines=\"2\""),
+        "{holdings}"
+    );
+    let (_, table) = holdings.split_once("id=\"holdings-rows\"").unwrap();
+    let row = table
+        .split("<tr>")
+        .find(|r| r.contains(&format!("</span> {alive}</td>")))
+        .expect("the live node's row");
+    assert!(row.contains("<td class=\"num\">1</td>"), "{row}");
     second.shutdown().unwrap();
     drop(dash);
     pg::drop_database(&url);

@@ -11,12 +11,14 @@
 //! Without Chromium and chromedriver the tests are skipped with a note, except under `CI`, where
 //! `.ci/run` installs them and their absence fails it.
 
+mod common;
 mod dashboard_process;
 mod serve_client;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::pg;
 use dashboard_process::Dashboard;
 use serve_client::{PATIENCE, Server, available, id_of, password_of, run_bounded};
 use tickstep::Runtime;
@@ -550,6 +552,113 @@ fn chromium_plays_the_page_logs_in_sees_a_reminder_fire_and_hostile_text_as_text
     assert_eq!(seen["scripts"], 1, "only the page's own script");
     assert_eq!(seen["pwned"], 0);
     server.shutdown();
+}
+
+#[test]
+fn chromium_sees_a_clusters_hour_its_holdings_drawn_and_a_takeover_with_its_time() {
+    // docs/serve.md §13.12, §13.19; docs/schedules.md §11.50
+    if !installed("chromium") || !installed("chromedriver") {
+        return;
+    }
+    let Some(url) = pg::database_or_skip("browser_cluster") else {
+        return;
+    };
+    let node = || {
+        let rt = Runtime::builder()
+            .store_path(&url)
+            .without_commands()
+            .build()
+            .expect("a node opens the PostgreSQL store");
+        rt.verb("ring", |_| Ok(Value::Int(0)));
+        rt
+    };
+    let hourly = |rt: &Runtime, count: usize| {
+        let mut txn = rt.schedules().begin(ObjId(1));
+        for _ in 0..count {
+            txn.schedule_every(ObjId(1), "ring", 3600.0, vec![], Options::new())
+                .unwrap();
+        }
+        txn.commit().unwrap();
+        rt.schedules().flush().unwrap();
+    };
+    // A node dies holding three schedules and its lease runs out; the next node to open takes
+    // them over. A third node leaves cleanly, handing two back.
+    // Its lease is long, so its store thread (which outlives `forget`) does not renew it again
+    // before the page is read.
+    let dead = Runtime::builder()
+        .store_path(&url)
+        .lease(std::time::Duration::from_secs(600))
+        .without_commands()
+        .build()
+        .expect("a node opens the PostgreSQL store");
+    dead.verb("ring", |_| Ok(Value::Int(0)));
+    hourly(&dead, 3);
+    std::mem::forget(dead);
+    let mut sql = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    sql.batch_execute("UPDATE tickstep_nodes SET lease_until = now() - interval '1 second'")
+        .unwrap();
+    let taker = node();
+    let leaver = node();
+    hourly(&leaver, 2);
+    leaver.shutdown().unwrap();
+
+    let dash = Dashboard::start(Path::new(&url), &[]);
+    let shots: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screens");
+    std::fs::create_dir_all(&shots).unwrap();
+    let seen = drive_chromium(
+        "dashboard_cluster.py",
+        &[&dash.addr, shots.to_str().unwrap(), "cluster"],
+    );
+    assert_eq!(seen["h1"], "Cluster", "{seen}");
+    assert_eq!(seen["csp"], serde_json::json!([]), "{seen}");
+    assert_eq!(seen["console_errors"], serde_json::json!([]), "{seen}");
+    let spans: Vec<&str> = seen["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(spans, ["span expired", "span live", "span left"], "{seen}");
+    // The holdings chart drew a line a node, styled by the stylesheet; the taker's rises to 3.
+    let lines = seen["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 3, "{seen}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["points"].as_u64().unwrap() >= 1 && l["fill"] == "none"),
+        "{seen}"
+    );
+    assert!(
+        lines[1]["points"].as_u64().unwrap() >= 3,
+        "the taker's line steps from 0 up to 3: {seen}"
+    );
+    assert!(
+        lines.iter().all(|l| l["stroke"] != "none"),
+        "the stylesheet coloured the lines: {seen}"
+    );
+    assert!(seen["dots"].as_u64().unwrap() >= 5, "{seen}");
+    assert!(seen["chart_width"].as_f64().unwrap() > 300.0, "{seen}");
+    let holdings = seen["holdings_rows"].as_array().unwrap();
+    assert_eq!(holdings.len(), 3, "{seen}");
+    assert_eq!(holdings[1][1], "3", "the taker holds the three: {seen}");
+    assert!(
+        holdings[2][4].as_str().unwrap().ends_with("ago"),
+        "the leaver's row says when it left: {seen}"
+    );
+    // The takeover: when (in words), from, to, how many.
+    let takeovers = seen["takeover_rows"].as_array().unwrap();
+    assert_eq!(takeovers.len(), 1, "{seen}");
+    assert_eq!(takeovers[0][3], "3", "{seen}");
+    assert!(takeovers[0][0].as_str().unwrap().contains("ago"), "{seen}");
+    assert!(seen["phone_width"].as_u64().unwrap() <= 390, "{seen}");
+    for size in ["1366x768", "390x844"] {
+        let png = std::fs::read(shots.join(format!("cluster-{size}.png")))
+            .expect("the screenshot was saved");
+        assert!(png.starts_with(b"\x89PNG"), "a PNG");
+    }
+    taker.shutdown().unwrap();
+    drop(dash);
+    pg::drop_database(&url);
 }
 
 /// Runs `tests/clients/SCRIPT` (a browser script on `tests/clients/webdriver.py`) with `args`,

@@ -182,8 +182,10 @@ pub use options::{
 pub use policies::OnMaxFaults;
 pub use queue_runner::QueueRunner;
 pub use store::{
-    Cluster, ClusterNode, ClusterStats, HELD_SHOWN, Inspector, ListOrder, ListPage, ListQuery,
-    ListedSchedule, MAX_PAGE_SIZE, StoredSchedule, display_location, is_server_location,
+    CLUSTER_HISTORY_KEPT, CLUSTER_HISTORY_ROWS, Cluster, ClusterEvent, ClusterEventKind,
+    ClusterHistory, ClusterNode, ClusterStats, ClusterTakeover, HELD_SHOWN, Inspector, ListOrder,
+    ListPage, ListQuery, ListedSchedule, MAX_PAGE_SIZE, NodeHoldings, StoredSchedule,
+    display_location, is_server_location,
 };
 pub use tally::{EngineTally, LATENESS_BUCKETS, LatenessBuckets};
 pub use txn::Txn;

@@ -106,7 +106,7 @@ fn back_to_a_history_table(store: &Store, id: u64) {
              DROP COLUMN cron_zone, DROP COLUMN cron_dst, DROP COLUMN namespace, \
              DROP COLUMN policies; \
              ALTER TABLE tickstep_nodes DROP COLUMN namespace; \
-             DELETE FROM tickstep_firing_history; \
+             DELETE FROM tickstep_firing_history; DROP TABLE tickstep_cluster_history; \
              DELETE FROM tickstep_schema_migrations WHERE version >= 10;"
                 .to_string()
         }

@@ -172,9 +172,10 @@ on_both_stores! {
                 "ALTER TABLE tickstep_schedules DROP COLUMN namespace; \
                  ALTER TABLE tickstep_schedules DROP COLUMN policies; \
                  ALTER TABLE tickstep_nodes DROP COLUMN namespace; \
+                 DROP TABLE tickstep_cluster_history; \
                  CREATE UNIQUE INDEX tickstep_schedules_owner_key \
                      ON tickstep_schedules (owner, key) WHERE key IS NOT NULL; \
-                 DELETE FROM schema_migrations WHERE version IN (12, 13, 14)",
+                 DELETE FROM schema_migrations WHERE version IN (12, 13, 14, 15)",
             ),
             _ => store.execute(
                 "DROP INDEX schedules_owner_key; \

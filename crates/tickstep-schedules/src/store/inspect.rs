@@ -333,6 +333,46 @@ impl Inspector {
         }
     }
 
+    /// The cluster's events of the last `window` (at most [`CLUSTER_HISTORY_KEPT`](crate::CLUSTER_HISTORY_KEPT),
+    /// a day; a longer window reads a day), oldest first, at most
+    /// [`CLUSTER_HISTORY_ROWS`](crate::CLUSTER_HISTORY_ROWS) of them, the newest (docs/schedules.md §11.50):
+    /// nodes joining and leaving, claims and takeovers, and a sample a minute of what each node
+    /// holds. `None` for a `SQLite` file, which has one engine and keeps no cluster history; a
+    /// `PostgreSQL` database from before the history (schema version 15) answers an empty one
+    /// whose `kept` is `false`. It writes nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Database`] when the server refuses the read or a row names an unknown kind.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # drop(tickstep_schedules::Schedules::open(&path, tickstep_schedules::kernel::clock::ManualClock::new(),
+    /// #     tickstep_schedules::testkit::TestWorld::new(),
+    /// #     tickstep_schedules::testkit::TestRunner::new(), Default::default()).unwrap());
+    /// use std::time::Duration;
+    /// let inspector = tickstep_schedules::Inspector::open(&path).unwrap();
+    /// let hour = inspector.cluster_history(Duration::from_secs(3600)).unwrap();
+    /// assert_eq!(hour, None, "a file is one engine: no cluster, no history");
+    /// ```
+    pub fn cluster_history(
+        &self,
+        window: std::time::Duration,
+    ) -> Result<Option<super::cluster_history::ClusterHistory>, Error> {
+        let window = window.min(super::cluster_history::CLUSTER_HISTORY_KEPT);
+        match &self.source {
+            Source::Sqlite { .. } => {
+                let _ = window;
+                Ok(None)
+            }
+            #[cfg(feature = "postgres")]
+            Source::Postgres(pg) => pg
+                .cluster_history(window, super::cluster_history::CLUSTER_HISTORY_ROWS)
+                .map(Some),
+        }
+    }
+
     /// Opens the store at `path` read-only and checks its schema. A `postgres://` URL connects
     /// to that database instead (docs/schedules.md §11.24).
     ///

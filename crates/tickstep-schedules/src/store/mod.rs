@@ -16,6 +16,7 @@
 //! * `postgres` — the `PostgreSQL` backend: a store thread, writes behind the tick (feature
 //!   `postgres`);
 //! * [`cluster`] — who shares a `PostgreSQL` store, as [`Inspector::cluster`] reads it;
+//! * [`cluster_history`] — its cluster over time, as [`Inspector::cluster_history`] reads it;
 //! * [`inspect`] — the operator's read-only view ([`Inspector`]) and durable stop, on the same
 //!   schema check and codec (a `SQLite` file or, with `postgres`, a `postgres://` URL).
 //!
@@ -52,6 +53,7 @@ pub(crate) mod answer;
 pub(crate) mod backend;
 pub(crate) mod background;
 pub(crate) mod cluster;
+pub(crate) mod cluster_history;
 pub(crate) mod codec;
 pub(crate) mod decode;
 pub(crate) mod history_in_flight;
@@ -64,6 +66,10 @@ pub(crate) mod sqlite;
 use std::path::Path;
 
 pub use cluster::{Cluster, ClusterNode, HELD_SHOWN};
+pub use cluster_history::{
+    CLUSTER_HISTORY_KEPT, CLUSTER_HISTORY_ROWS, ClusterEvent, ClusterEventKind, ClusterHistory,
+    ClusterTakeover, NodeHoldings,
+};
 pub use inspect::{
     Inspector, ListOrder, ListPage, ListQuery, ListedSchedule, MAX_PAGE_SIZE, StoredSchedule,
 };

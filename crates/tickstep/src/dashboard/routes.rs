@@ -626,8 +626,10 @@ fn read_cluster(location: Option<&PathBuf>, chrome: &Chrome) -> Answer {
         Ok(Some(cluster)) => {
             let takeovers = cluster_history::Takeovers::read(&inspector)
                 .map_err(|e| unavailable(rows::failed(location, &e)))?;
+            let history = cluster_history::read_hour(&inspector)
+                .map_err(|e| unavailable(rows::failed(location, &e)))?;
             let now = now_unix_nanos() as f64 / 1e9;
-            let over_time = cluster_history::render(&cluster, &takeovers, now);
+            let over_time = cluster_history::render(&cluster, &history, &takeovers, now);
             Ok(Reply::Page(pages::cluster(
                 &cluster, &over_time, now, chrome,
             )))

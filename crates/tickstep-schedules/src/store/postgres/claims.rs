@@ -15,11 +15,14 @@
 //!   refused: counted, logged, and the schedule handed to the engine as lost, to be dropped.
 //! * **Release.** A clean shutdown hands every row back (`owner_node = NULL`) and removes the
 //!   node, so the next engine to open claims them at once instead of after a lease.
+//! * **History.** Each of these appends to the cluster's history in its own statement or
+//!   transaction (`cluster_log.rs`, docs/schedules.md §11.50).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::types::ToSql;
 
+use super::cluster_log;
 use super::codec;
 use super::database_error;
 use super::worker::Worker;
@@ -49,14 +52,16 @@ pub(super) fn register(
     namespace: crate::Namespace,
     lease: Duration,
 ) -> Result<(), Error> {
-    client
-        .execute(
-            "INSERT INTO tickstep_nodes (node, lease_until, namespace) \
-             VALUES ($1, clock_timestamp() + make_interval(secs => $2), $3)",
-            &[&node, &seconds(lease), &namespace.as_str()],
-        )
-        .map(drop)
-        .map_err(database_error("registering this node"))
+    let context = "registering this node";
+    let mut tx = client.transaction().map_err(database_error(context))?;
+    tx.execute(
+        "INSERT INTO tickstep_nodes (node, lease_until, namespace) \
+         VALUES ($1, clock_timestamp() + make_interval(secs => $2), $3)",
+        &[&node, &seconds(lease), &namespace.as_str()],
+    )
+    .map_err(database_error(context))?;
+    cluster_log::joined(&mut tx, node, namespace.as_str())?;
+    tx.commit().map_err(database_error(context))
 }
 
 /// Resumes node `node`, which the host names across restarts (docs/schedules.md §11.49): takes
@@ -97,7 +102,7 @@ pub(super) fn resume(
                 .map_err(database_error(context))?
                 == 1;
         if taken == 1 || made {
-            return Ok(());
+            return cluster_log::joined(client, node, namespace.as_str());
         }
         if std::time::Instant::now() >= give_up {
             return Err(Error::NodeInUse {
@@ -112,18 +117,33 @@ pub(super) fn resume(
 }
 
 impl Worker {
-    /// Renews this node's lease (re-creating its row if someone removed it).
+    /// Renews this node's lease (re-creating its row if someone removed it). At most once per
+    /// [`cluster_log::HOLDINGS_EVERY`] the renewal is a transaction that also samples what the
+    /// node holds and prunes the cluster's history (docs/schedules.md §11.50); otherwise it is
+    /// the one statement.
     pub(super) fn beat(&mut self) -> Result<(), Error> {
+        const RENEW: &str = "INSERT INTO tickstep_nodes (node, lease_until, namespace) \
+             VALUES ($1, clock_timestamp() + make_interval(secs => $2), $3) \
+             ON CONFLICT (node) DO UPDATE SET lease_until = EXCLUDED.lease_until";
+        let context = "renewing this node's lease";
         self.reconnect_if_closed()?;
-        self.client
-            .execute(
-                "INSERT INTO tickstep_nodes (node, lease_until, namespace) \
-                 VALUES ($1, clock_timestamp() + make_interval(secs => $2), $3) \
-                 ON CONFLICT (node) DO UPDATE SET lease_until = EXCLUDED.lease_until",
-                &[&self.node, &seconds(self.lease), &self.namespace.as_str()],
-            )
-            .map(drop)
-            .map_err(database_error("renewing this node's lease"))
+        let (node, namespace) = (self.node, self.namespace.as_str());
+        let params: [&(dyn ToSql + Sync); 3] = [&node, &seconds(self.lease), &namespace];
+        let now = Instant::now();
+        if now < self.next_sample {
+            return self
+                .client
+                .execute(RENEW, &params)
+                .map(drop)
+                .map_err(database_error(context));
+        }
+        let mut tx = self.client.transaction().map_err(database_error(context))?;
+        tx.execute(RENEW, &params)
+            .map_err(database_error(context))?;
+        cluster_log::sample_and_prune(&mut tx, node, namespace)?;
+        tx.commit().map_err(database_error(context))?;
+        self.next_sample = now + cluster_log::HOLDINGS_EVERY;
+        Ok(())
     }
 
     /// Runs one claim statement: up to `limit` claimable rows (`None`: all) due by `horizon`
@@ -140,7 +160,7 @@ impl Worker {
         let params: [&(dyn ToSql + Sync); 4] = [&self.node, &horizon, &limit, &namespace];
         let rows = self
             .client
-            .query(codec::claim_sql(), &params)
+            .query(cluster_log::claim_sql(), &params)
             .map_err(database_error(context))?;
         let mut claimed = Vec::with_capacity(rows.len());
         for row in &rows {
@@ -222,13 +242,15 @@ impl Worker {
         self.reconnect_if_closed()?;
         let context = "releasing this node's schedules";
         let mut tx = self.client.transaction().map_err(database_error(context))?;
-        tx.execute(
-            "UPDATE tickstep_schedules SET owner_node = NULL WHERE owner_node = $1",
-            &[&self.node],
-        )
-        .map_err(database_error(context))?;
+        let released = tx
+            .execute(
+                "UPDATE tickstep_schedules SET owner_node = NULL WHERE owner_node = $1",
+                &[&self.node],
+            )
+            .map_err(database_error(context))?;
         tx.execute("DELETE FROM tickstep_nodes WHERE node = $1", &[&self.node])
             .map_err(database_error(context))?;
+        cluster_log::left(&mut tx, self.node, self.namespace.as_str(), released)?;
         tx.commit().map_err(database_error(context))
     }
 }

@@ -16,6 +16,7 @@ use super::{codec, connect, database_error, redacted, schema};
 use crate::Error;
 use crate::row::ScheduleRow;
 use crate::store::cluster::{Cluster, ClusterNode};
+use crate::store::cluster_history::{ClusterEvent, ClusterEventKind, ClusterHistory};
 use crate::store::codec::{from_sql, to_sql};
 use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
 
@@ -202,6 +203,78 @@ impl PgInspector {
                 })
                 .collect(),
             unheld: from_sql(unheld.get(0)),
+        })
+    }
+
+    /// The cluster's events of the last `window` by the database's clock, oldest first: at most
+    /// `rows`, the newest (docs/schedules.md §11.50); none, not kept, before schema version 15.
+    pub(crate) fn cluster_history(
+        &self,
+        window: std::time::Duration,
+        rows: usize,
+    ) -> Result<ClusterHistory, Error> {
+        if self.version < schema::CLUSTER_HISTORY_VERSION {
+            return Ok(ClusterHistory {
+                kept: false,
+                ..ClusterHistory::default()
+            });
+        }
+        let context = "reading the cluster's history";
+        let window = i64::try_from(window.as_nanos()).unwrap_or(i64::MAX);
+        let limit = i64::try_from(rows).unwrap_or(i64::MAX - 1);
+        let found = self
+            .client
+            .borrow_mut()
+            .query(
+                &format!(
+                    "SELECT at_ns, node, kind, from_node, schedules, namespace \
+                     FROM tickstep_cluster_history WHERE at_ns >= (SELECT {} - $1) \
+                     ORDER BY at_ns DESC, seq DESC LIMIT $2",
+                    super::cluster_log::NOW_NS
+                ),
+                &[&window, &(limit + 1)],
+            )
+            .map_err(database_error(context))?;
+        let truncated = found.len() > rows;
+        let mut events = found
+            .iter()
+            .take(rows)
+            .map(|row| {
+                let kind: String = row.get(2);
+                let from: Option<i64> = row.get(3);
+                let kind = match (kind.as_str(), from) {
+                    ("joined", _) => ClusterEventKind::Joined,
+                    ("claimed", _) => ClusterEventKind::Claimed,
+                    ("took_over", Some(from)) => ClusterEventKind::TookOver { from },
+                    ("held", _) => ClusterEventKind::Held,
+                    ("left", _) => ClusterEventKind::Left,
+                    (other, _) => {
+                        return Err(Error::Database {
+                            context,
+                            source: format!(
+                                "tickstep_cluster_history: unknown kind {:?} (with from_node {from:?})",
+                                crate::limits::excerpt(other)
+                            )
+                            .into(),
+                        });
+                    }
+                };
+                let at: i64 = row.get(0);
+                let mut event = ClusterEvent::new(
+                    at as f64 / 1e9,
+                    row.get(1),
+                    kind,
+                    from_sql(row.get(4)),
+                );
+                event.namespace = row.get(5);
+                Ok(event)
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        events.reverse();
+        Ok(ClusterHistory {
+            events,
+            truncated,
+            kept: true,
         })
     }
 

@@ -93,14 +93,19 @@
 //!   row and leaves a note with `NOTIFY` ([`stops`]); the holding node's store thread reads the
 //!   notes once per `Config::tick` (polling, not listening: see [`stops`]) and its engine drops
 //!   the schedule at its next tick.
+//! * **History.** Joins, claims, takeovers, a holdings sample a minute and leaves are appended
+//!   to `tickstep_cluster_history` by the statement or transaction that made them, and kept a
+//!   day ([`cluster_log`], docs/schedules.md §11.50).
 //!
 //! Costs per node: a hash-map entry (id → fence) per held schedule on the store thread; one
 //! heartbeat statement and one claim statement (an index scan on `owner_node`) per third of a
-//! lease; per write-behind batch, two more array columns and, only when a write matched fewer
+//! lease, the heartbeat once a minute a transaction that also counts the node's rows and prunes
+//! the history (docs/schedules.md §17.7); per write-behind batch, two more array columns and, only when a write matched fewer
 //! rows than it carried, one query to tell taken-over rows from stopped ones. A takeover
 //! happens one lease after a node's last heartbeat plus at most a third of a lease.
 
 mod claims;
+pub(crate) mod cluster_log;
 mod codec;
 mod history_ring;
 pub(crate) mod inspect;

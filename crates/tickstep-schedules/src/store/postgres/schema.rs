@@ -60,6 +60,10 @@
 //! no column changes, only the version, so that an older build refuses the database instead of
 //! misreading its rows.
 //!
+//! Version 15 adds `tickstep_cluster_history`, the cluster's history: an append-only row per
+//! event of a node's life (joined, claimed, took over, its holdings sampled, left), written by
+//! the statement or transaction that made the event, kept for a day (docs/schedules.md §11.50).
+//!
 //! Column types follow the `SQLite` schema: `u64` times and counters are `BIGINT` holding the same
 //! bits (readable as is before 2262), flags are `BOOLEAN`, values are JSON text (cast to `jsonb`
 //! to query them).
@@ -70,7 +74,7 @@ use super::database_error;
 use crate::Error;
 
 /// The newest schema version this build knows.
-pub(crate) const CURRENT_VERSION: i64 = 14;
+pub(crate) const CURRENT_VERSION: i64 = 15;
 
 /// The advisory lock key that serialises migrations (any constant other applications are
 /// unlikely to pick: "tsch" in ASCII).
@@ -79,7 +83,7 @@ const MIGRATION_LOCK: i64 = 0x7473_6368;
 /// Migrations in order: (version, description, SQL). Versions need not be contiguous: each
 /// missing one is applied, so a build that adds a version below one already applied (two
 /// branches numbering theirs apart) still brings every database up to date.
-const MIGRATIONS: [(i64, &str, &str); 14] = [
+const MIGRATIONS: [(i64, &str, &str); 15] = [
     (
         1,
         "schedules table, id high-water mark",
@@ -220,7 +224,37 @@ const MIGRATIONS: [(i64, &str, &str); 14] = [
         "points missed by reason, in the operator state",
         crate::store::sqlite::schema::MISSED_BY_REASON,
     ),
+    (
+        15,
+        "the cluster's history: nodes joining, claiming, taking over, holding and leaving",
+        CLUSTER_HISTORY,
+    ),
 ];
+
+/// The version that adds the cluster's history (docs/schedules.md §11.50).
+pub(crate) const CLUSTER_HISTORY_VERSION: i64 = 15;
+
+/// Version 15: the cluster's history (docs/schedules.md §11.50), appended to by the claim, the
+/// lease renewal and a node's registration and release, each in its own statement or
+/// transaction, and pruned past a day by the renewal. `at_ns` is the database's clock, as Unix
+/// nanoseconds, so every node's events share one clock (that of the leases, docs/schedules.md
+/// §11.29). The index serves both the pruning and the window a read asks for. A new table alone,
+/// so the step is made idempotent (`IF NOT EXISTS`): a database whose version rows were rolled
+/// back by hand (as the tests do to stand for an older build) is migrated again without failing
+/// here.
+const CLUSTER_HISTORY: &str = "
+    CREATE TABLE IF NOT EXISTS tickstep_cluster_history (
+        seq       BIGSERIAL PRIMARY KEY,
+        at_ns     BIGINT NOT NULL, -- the database's clock, Unix nanoseconds
+        node      BIGINT NOT NULL,
+        namespace TEXT,            -- the node's namespace
+        kind      TEXT   NOT NULL
+                  CHECK (kind IN ('joined', 'claimed', 'took_over', 'held', 'left')),
+        from_node BIGINT,          -- took_over: the node whose lease ran out
+        schedules BIGINT NOT NULL  -- claimed, taken over, held, or handed back when leaving
+    );
+    CREATE INDEX IF NOT EXISTS tickstep_cluster_history_at ON tickstep_cluster_history (at_ns);
+";
 
 /// Version 13: each schedule's policies (docs/schedules.md §16.3), as the `SQLite` store's
 /// version 11: one JSON column, NULL for the defaults, which is what every row already there
@@ -471,7 +505,7 @@ mod tests {
 
     #[test]
     fn every_known_version_missing_is_applied_gaps_and_all() {
-        let all: Vec<i64> = (1..=14).collect();
+        let all: Vec<i64> = (1..=15).collect();
         assert_eq!(versions(&[]), Ok(all.clone()));
         assert_eq!(versions(&[1]), Ok(all[1..].to_vec()));
         let without = |gone: &[i64]| all.iter().copied().filter(|v| !gone.contains(v)).collect();
@@ -482,9 +516,9 @@ mod tests {
 
     #[test]
     fn a_newer_version_is_schema_too_new_naming_both() {
-        assert_eq!(versions(&[1, 4, 15]), Err(15));
-        let err = pending(&[1, 4, 15]).next().unwrap().unwrap_err();
-        assert!(err.to_string().contains("version 15") && err.to_string().contains("up to 14"));
+        assert_eq!(versions(&[1, 4, 16]), Err(16));
+        let err = pending(&[1, 4, 16]).next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("version 16") && err.to_string().contains("up to 15"));
     }
 
     #[test]

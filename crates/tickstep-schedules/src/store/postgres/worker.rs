@@ -118,6 +118,8 @@ pub(super) struct Worker {
     pub(super) mailbox: Arc<Mailbox>,
     /// When the lease is renewed and claims are made next.
     next_beat: Instant,
+    /// When a renewal next samples what this node holds (docs/schedules.md §11.50).
+    pub(super) next_sample: Instant,
     /// Write-behind batches not yet committed, oldest first.
     queue: VecDeque<ChangeSet>,
     columns: CadenceColumns,
@@ -149,6 +151,7 @@ impl Worker {
             stopped_here: HashSet::new(),
             mailbox,
             next_beat: Instant::now() + lease / 3,
+            next_sample: Instant::now(),
             queue: VecDeque::new(),
             columns: CadenceColumns::default(),
             backoff: FIRST_BACKOFF,
@@ -506,7 +509,7 @@ impl Worker {
                 [&self.node, &everything, &None::<i64>, &namespace];
             let rows = self
                 .client
-                .query_raw(codec::load_sql(), params.iter().copied())
+                .query_raw(super::cluster_log::load_sql(), params.iter().copied())
                 .map_err(database_error(context))?;
             let mut chunk = Vec::with_capacity(LOAD_CHUNK);
             let mut rows = rows;
