@@ -366,7 +366,7 @@ pub(crate) fn run(opts: &Opts) -> Section {
             return Vec::new();
         }
     };
-    // `TICKSTEP_BENCH_PEERS_ONLY=w1w2` or `=w3` runs one part (docs/peers.md §2).
+    // `TICKSTEP_BENCH_PEERS_ONLY=w1w2` or `=w3` runs one part (docs/peers.md §5.4).
     let only = std::env::var("TICKSTEP_BENCH_PEERS_ONLY").unwrap_or_default();
     let mut rows = Vec::new();
     if only != "w3" {
@@ -595,7 +595,7 @@ fn w2_rows(results: &Results, setting: &str) -> Vec<Row> {
     rows
 }
 
-/// W3, tickstep alone (docs/peers.md §6): `n` schedules every 60 s over one node, then three.
+/// W3, tickstep alone (docs/peers.md §1.6): `n` schedules every 60 s over one node, then three.
 fn w3_rows(server: &pg::Server, opts: &Opts) -> Vec<Row> {
     let (n, window) = if opts.quick {
         (6_000, Duration::from_secs(20))

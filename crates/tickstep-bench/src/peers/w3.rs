@@ -1,4 +1,4 @@
-//! W3 of the peers section: recurring schedules at scale (docs/peers.md §6). N schedules
+//! W3 of the peers section: recurring schedules at scale (docs/peers.md §1.6). N schedules
 //! `every 60 s` on one `PostgreSQL` database, held by one node and then by three: the firings a
 //! second they sustain, how late each starts, the memory a held schedule costs, and how late the
 //! points due in the minute after every node was killed with `SIGKILL` start on fresh nodes.
@@ -8,7 +8,7 @@
 //! own, and a line a second on stdout with the schedules it holds, the firings it started and its
 //! resident memory. A node with a share creates it in transactions of [`CHUNK`], paced over a
 //! minute, so the schedules' points spread over the minute rather than falling on one instant.
-//! The peers have no place here (docs/peers.md §3): graphile-worker's and pg-boss's recurring
+//! The peers have no place here (docs/peers.md §3.5): graphile-worker's and pg-boss's recurring
 //! jobs are minute crons, for a few recurring tasks, not a million schedules each with a phase
 //! of its own.
 
