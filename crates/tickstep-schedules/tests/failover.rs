@@ -46,6 +46,8 @@ const CHILD_NODE: &str = "TICKSTEP_FAILOVER_NODE";
 const CHILD_OVERLAP: &str = "TICKSTEP_FAILOVER_OVERLAP";
 const CHILD_SCHEDULES: &str = "TICKSTEP_FAILOVER_SCHEDULES";
 const CHILD_LEASE_MS: &str = "TICKSTEP_FAILOVER_LEASE_MS";
+/// The node's schedules' interval; unset: [`INTERVAL_NS`].
+const CHILD_INTERVAL_MS: &str = "TICKSTEP_FAILOVER_INTERVAL_MS";
 /// A file whose appearance stops the node; unset: it stops [`RUN_FOR`] after creating its
 /// schedules.
 const CHILD_STOP_FILE: &str = "TICKSTEP_FAILOVER_STOP_FILE";
@@ -97,6 +99,8 @@ fn failover_node_process_entry() {
     let schedules = var(CHILD_SCHEDULES).map_or(SCHEDULES_PER_NODE, |n| n.parse().unwrap());
     let lease = var(CHILD_LEASE_MS).map_or(LEASE, |ms| Duration::from_millis(ms.parse().unwrap()));
     let stop_file = var(CHILD_STOP_FILE).map(std::path::PathBuf::from);
+    let interval_ns =
+        var(CHILD_INTERVAL_MS).map_or(INTERVAL_NS, |ms| ms.parse::<u64>().unwrap() * 1_000_000);
     let world = TestWorld::new();
     let wiz = world.add_wizard();
     world.add_verb(wiz, "ring");
@@ -115,7 +119,7 @@ fn failover_node_process_entry() {
             txn.schedule_every(
                 wiz,
                 "ring",
-                INTERVAL_NS as f64 / 1e9,
+                interval_ns as f64 / 1e9,
                 vec![],
                 options.clone(),
             )
@@ -262,6 +266,11 @@ const PAUSE_EVERY: usize = 4;
 const CHURN_NODES: usize = 3;
 const CHURN_SCHEDULES_PER_NODE: usize = 8;
 const CHURN_LEASE: Duration = Duration::from_secs(1);
+/// The churn's schedules' interval: three times [`INTERVAL_NS`], so that a firing's write
+/// delayed by a loaded machine (a firing waiting for it counts as running, docs/schedules.md
+/// §11.42) does not make overlap `skip` rightly drop the next point, which the test would count
+/// as lost. Still under a third of the lease, so a takeover's catch-up has points to fire.
+const CHURN_INTERVAL: Duration = Duration::from_millis(300);
 /// Between two failovers: less than a lease and a claim interval, so takeovers overlap.
 const CHURN_EVERY: Duration = Duration::from_millis(800);
 /// How long a paused node stays stopped: past its lease, so the others take its schedules over.
@@ -273,7 +282,7 @@ const CHURN_TAIL: Duration = Duration::from_secs(4);
 /// overlap `skip` — where the new holder's catch-up once dropped the points that came due during
 /// it — 20 failovers lose no point. Three nodes run at once; every 0.8 s the node holding the
 /// most schedules is killed (and a new node started in its place) or, every fourth time, paused
-/// for two leases and resumed. Every node creates 8 schedules every 100 ms. Judged as the
+/// for two leases and resumed. Every node creates 8 schedules every 300 ms ([`CHURN_INTERVAL`]). Judged as the
 /// three-node test is, and every schedule's `missed_count` and `overlap_count` are 0. Bounded:
 /// about 25 s of real time; outcomes only, never durations.
 #[test]
@@ -289,6 +298,7 @@ fn twenty_failovers_under_catch_up_all_and_overlap_skip_lose_no_point() {
         (CHILD_OVERLAP, Overlap::Skip.as_str().to_string()),
         (CHILD_SCHEDULES, CHURN_SCHEDULES_PER_NODE.to_string()),
         (CHILD_LEASE_MS, CHURN_LEASE.as_millis().to_string()),
+        (CHILD_INTERVAL_MS, CHURN_INTERVAL.as_millis().to_string()),
         (CHILD_STOP_FILE, stop_file.to_str().unwrap().to_string()),
     ];
     let mut nodes: Vec<Node> = (0..CHURN_NODES)
@@ -521,18 +531,22 @@ fn committed_points(client: &mut postgres::Client, schedules: usize, last_wall: 
         committer.insert((s, p), u64::try_from(n).unwrap());
     }
     assert_eq!(committed.len(), schedules, "every schedule fired");
-    let interval = INTERVAL_NS;
     // The first point of each is one interval after its creation (docs/schedules.md §1.2): the
     // engine reads its clock for the point and for `created_at` a few microseconds apart, so
     // the first point is within half an interval of `created_at + interval`, and the second is
     // not.
-    let created: BTreeMap<u64, u64> = client
-        .query("SELECT id, created_at FROM tickstep_schedules", &[])
+    // Each schedule's creation and interval (the churn's nodes use a longer one).
+    let created: BTreeMap<u64, (u64, u64)> = client
+        .query(
+            "SELECT id, created_at, interval_ns FROM tickstep_schedules",
+            &[],
+        )
         .unwrap()
         .iter()
         .map(|r| {
-            let (id, at): (i64, i64) = (r.get(0), r.get(1));
-            (u64::try_from(id).unwrap(), u64::try_from(at).unwrap())
+            let (id, at, every): (i64, i64, i64) = (r.get(0), r.get(1), r.get(2));
+            let u = |v: i64| u64::try_from(v).unwrap();
+            (u(id), (u(at), u(every)))
         })
         .collect();
     // What each schedule counted as dropped, for a failure to say whether a missing point was
@@ -553,11 +567,12 @@ fn committed_points(client: &mut postgres::Client, schedules: usize, last_wall: 
         .collect();
     for (schedule, points) in &mut committed {
         points.sort_unstable();
-        let first = created[schedule] + interval;
+        let (created_at, interval) = created[schedule];
+        let first = created_at + interval;
         assert!(
             (first - interval / 2..first + interval / 2).contains(&points[0]),
             "schedule {schedule}: its first point committed ({} after creation)",
-            points[0] - created[schedule]
+            points[0] - created_at
         );
         for w in points.windows(2) {
             assert_ne!(
