@@ -5,6 +5,8 @@
 //! |---|---|---|
 //! | `rtt_p50`, `rtt_p99` | command round trip (`info <own id>` sent → its `ok:` line read), over every client | p99 under one 60 fps frame, 16.7 ms |
 //! | `ping_to_server_p99`, `ping_back_p99` | each `ping` (every tenth command of each client is followed by one) split at the server's clock in its reply (docs/serve.md §3.10): sent → answered (the kernel and the server's runtime) and answered → read (the kernel and the bench's runtime) | informational: whose is the tail |
+//! | `slow_ping_back_share` | of the pings whose round trip took more than one frame, the share of their time spent after the server answered (the kernel and the clients' side) | informational: how much of the tail is the client's |
+//! | `client_lag_max` | the longest the clients' own runtime went without polling: a task on it asks to wake every millisecond and records how late it wakes; the note has the p99 and the time lost in lags over a frame | informational: the client's own stalls |
 //! | `rtt_vs_echo` | `rtt_p50` against a bare tokio line-echo server on the same machine, same clients, same pacing, in the same run | ratio ≤ 3 |
 //! | `rtt_p99_raw` | round-trip p99 of the third of the clients on raw lines (`nc`-like) | under one frame |
 //! | `rtt_p99_telnet_vs_raw` | round-trip p99 of the third on telnet (negotiating GMCP, EOR, NAWS; every reply followed by IAC EOR) against the raw third, same server, same run | ratio ≤ 1.1 |
@@ -148,6 +150,10 @@ struct Measured {
     rtt_ms: Vec<f64>,
     /// Each `ping`'s round trip split at the server's clock: (to the server, back), ms.
     split: Vec<(f64, f64)>,
+    /// How late each of the clients' runtime's millisecond wake-ups came in the window, ms.
+    client_lag_ms: Vec<f64>,
+    /// The machine's one-minute load average at the window's end.
+    load_average: f64,
     /// The round trips of each [`Transport`], in [`Transport::ALL`]'s order.
     by_transport: [Vec<f64>; 3],
     stats: Stats,
@@ -199,7 +205,10 @@ fn rows(ours: &Measured, echo: &[f64], scale: &str) -> Section {
             p99,
             "ms",
             FRAME_MS,
-            format!("goal: under one 60 fps frame; {scale}"),
+            format!(
+                "goal: under one 60 fps frame; load average {:.2} at the window's end; {scale}",
+                ours.load_average
+            ),
         ),
         Row {
             name: "rtt_vs_echo",
@@ -268,7 +277,49 @@ fn split_rows(ours: &Measured, scale: &str) -> Section {
         quantile(&mut to_server, 0.99),
     );
     let (back_p50, back_p99) = (quantile(&mut back, 0.5), quantile(&mut back, 0.99));
+    // The tail's halves: the pings over one frame, and how much of their time came after the
+    // server had answered.
+    let slow: Vec<&(f64, f64)> = ours
+        .split
+        .iter()
+        .filter(|(to, back)| to + back > FRAME_MS)
+        .collect();
+    let slow_total: f64 = slow.iter().map(|(to, back)| to + back).sum();
+    let slow_back: f64 = slow.iter().map(|(_, back)| back).sum();
+    let mut lag = ours.client_lag_ms.clone();
+    let lag_max = lag.iter().copied().fold(0.0, f64::max);
+    let lag_lost: f64 = lag.iter().filter(|l| **l > FRAME_MS).sum();
+    let lag_p99 = quantile(&mut lag, 0.99);
     vec![
+        value(
+            "slow_ping_back_share",
+            if slow.is_empty() {
+                0.0
+            } else {
+                slow_back / slow_total
+            },
+            "of the time",
+            f64::INFINITY,
+            format!(
+                "{} of {samples} pings took over one frame; of their time this share came after \
+                 the server answered (the kernel and the clients' runtime), the rest before; \
+                 {scale}",
+                slow.len()
+            ),
+        ),
+        value(
+            "client_lag_max",
+            lag_max,
+            "ms",
+            f64::INFINITY,
+            format!(
+                "the clients' runtime's longest late wake-up (p99 {lag_p99:.2} ms of {} \
+                 millisecond wake-ups; {:.0} ms lost in lags over one frame in the window); \
+                 {scale}",
+                lag.len(),
+                lag_lost
+            ),
+        ),
         value(
             "ping_to_server_p99",
             to_p99,
@@ -711,17 +762,11 @@ async fn drive_server(
         cpu_seconds(server.child.id()),
         cpu_seconds(std::process::id()),
     );
+    let lag = LagProbe::start();
     go.wait().await;
-    let mut rtt_ms = Vec::new();
-    let mut split = Vec::new();
-    let mut by_transport: [Vec<f64>; 3] = Default::default();
-    for client in clients {
-        let (kind, paced) = client.await.map_err(|e| format!("a client failed: {e}"))?;
-        rtt_ms.extend_from_slice(&paced.rtts);
-        by_transport[kind].extend(paced.rtts);
-        split.extend(paced.split);
-    }
+    let (rtt_ms, split, by_transport) = gather(clients).await?;
     let window = window_start.elapsed();
+    let (client_lag_ms, load_average) = (lag.stop(), load_average());
     let cpu_end = (
         cpu_seconds(server.child.id()),
         cpu_seconds(std::process::id()),
@@ -739,6 +784,8 @@ async fn drive_server(
     Ok(Measured {
         rtt_ms,
         split,
+        client_lag_ms,
+        load_average,
         by_transport,
         firings_per_s: stats.firings / seconds,
         due_per_s: due as f64 / seconds,
@@ -814,6 +861,62 @@ async fn paced_asks(
         }
     }
     out
+}
+
+/// Each client's round trips, pooled: every round trip, every `ping`'s split, and the round
+/// trips of each transport.
+async fn gather(
+    clients: Vec<tokio::task::JoinHandle<(usize, Paced)>>,
+) -> Result<(Vec<f64>, Vec<(f64, f64)>, [Vec<f64>; 3]), String> {
+    let mut rtt_ms = Vec::new();
+    let mut split = Vec::new();
+    let mut by_transport: [Vec<f64>; 3] = Default::default();
+    for client in clients {
+        let (kind, paced) = client.await.map_err(|e| format!("a client failed: {e}"))?;
+        rtt_ms.extend_from_slice(&paced.rtts);
+        by_transport[kind].extend(paced.rtts);
+        split.extend(paced.split);
+    }
+    Ok((rtt_ms, split, by_transport))
+}
+
+/// A task on the clients' runtime that asks to wake every millisecond and records how late each
+/// wake-up came: the clients' own share of a stall, which no round trip can tell from the
+/// server's.
+struct LagProbe {
+    lags: Rc<std::cell::RefCell<Vec<f64>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl LagProbe {
+    fn start() -> LagProbe {
+        const EVERY: Duration = Duration::from_millis(1);
+        let lags = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let recorded = Rc::clone(&lags);
+        let task = tokio::task::spawn_local(async move {
+            loop {
+                let asked = Instant::now();
+                tokio::time::sleep(EVERY).await;
+                let late = asked.elapsed().saturating_sub(EVERY);
+                recorded.borrow_mut().push(late.as_secs_f64() * 1000.0);
+            }
+        });
+        LagProbe { lags, task }
+    }
+
+    /// Stops the task; how late each wake-up came, in milliseconds.
+    fn stop(self) -> Vec<f64> {
+        self.task.abort();
+        self.lags.take()
+    }
+}
+
+/// The machine's one-minute load average (NaN where `/proc/loadavg` cannot be read).
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse().ok())
+        .unwrap_or(f64::NAN)
 }
 
 /// How often a client follows its command with a `ping` (docs/serve.md §3.10).

@@ -28,7 +28,7 @@ use self::checkpointer::Checkpointer;
 use self::integrity::store_error;
 use self::schema::{APPLICATION_ID, CURRENT_VERSION};
 use self::write::write_changes;
-use self::write_behind::WriteBehind;
+use self::write_behind::{Queued, WriteBehind};
 use crate::Error;
 use crate::row::{ChangeSet, Durability, OperatorNote, RowSink};
 use crate::store::backend::{Backend, OpenPolicy};
@@ -315,10 +315,38 @@ impl SqliteStore {
         result.and_then(|answer| restored.map(|()| answer))
     }
 
-    /// Waits until the writer thread has written what the ticks handed it, so that a write on
-    /// this connection is never overtaken by an older tick's updates, nor waits for its lock.
-    fn wait_for_writer(&self) -> Result<(), Error> {
-        self.writer.as_ref().map_or(Ok(()), WriteBehind::flush)
+    /// Sees that what the ticks handed the writer thread is written, so that a write on this
+    /// connection is never overtaken by an older tick's updates, nor waits for its lock. What
+    /// is still queued while the thread holds nothing is written here, on this connection, in
+    /// one transaction of its own: the engine's thread never waits for a thread ten nice steps
+    /// below it unless that thread is in the middle of a write (docs/schedules.md §11.51).
+    fn wait_for_writer(&mut self) -> Result<(), Error> {
+        let Some(writer) = &mut self.writer else {
+            return Ok(());
+        };
+        let batches = match writer.take_queued() {
+            Queued::Written => return Ok(()),
+            Queued::Held => return writer.flush(),
+            Queued::Taken(batches) => batches,
+        };
+        let started = std::time::Instant::now();
+        match write_changes(&self.conn, &batches, self.namespace, &mut self.running_buf) {
+            Ok(_) => {
+                writer.wrote(batches.len(), started.elapsed());
+                if let Some(checkpointer) = &self.checkpointer {
+                    checkpointer.committed();
+                }
+                Ok(())
+            }
+            Err(error) => {
+                writer.give_back(batches);
+                Err(store_error(
+                    &self.path,
+                    "writing cadence updates behind the tick",
+                    error,
+                ))
+            }
+        }
     }
 
     fn write(&mut self, changes: &ChangeSet) -> rusqlite::Result<usize> {
@@ -444,7 +472,7 @@ impl Backend for SqliteStore {
         // Lost if this write fails: a stray record is never read (its id is never reused).
         changes.deletes.append(&mut self.stopped_outside);
         if durability == Durability::Grouped
-            && let Some(writer) = &self.writer
+            && let Some(writer) = &mut self.writer
         {
             let history = changes.history.clone();
             match writer.queue(std::mem::take(changes)) {
@@ -599,4 +627,62 @@ pub(crate) fn read_history(
         out.push(record);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{SqliteStore, WriteBehind};
+    use crate::row::{ChangeSet, Durability};
+    use crate::store::backend::{Backend, OpenPolicy};
+
+    /// docs/schedules.md §11.51: a synced commit behind queued group commits writes them itself
+    /// when the writer thread holds nothing, and never waits for that thread. The writer here
+    /// never runs (as a thread ten nice steps down on a busy machine may not for a tenth of a
+    /// second); it ends after a bound, so that waiting for it fails the test instead of hanging.
+    #[test]
+    fn a_synced_commit_writes_the_queue_itself_instead_of_waiting_for_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = OpenPolicy {
+            share_file: false,
+            stop_poll: Duration::from_millis(10),
+            lease: Duration::from_secs(10),
+            namespace: crate::Namespace::DEFAULT,
+            node: None,
+        };
+        let mut store = SqliteStore::open(&dir.path().join("s.db"), policy).unwrap();
+        store.writer = Some(WriteBehind::stalled(Duration::from_secs(30)));
+        for id in 1..=3 {
+            let mut grouped = ChangeSet {
+                deletes: vec![id],
+                ..ChangeSet::default()
+            };
+            store.commit(&mut grouped, Durability::Grouped).unwrap();
+        }
+        assert_eq!((store.handed_behind(), store.durable_behind()), (3, 0));
+        let mut synced = ChangeSet {
+            deletes: vec![4],
+            ..ChangeSet::default()
+        };
+        store
+            .commit(&mut synced, Durability::Synced)
+            .expect("committed without the writer thread");
+        assert_eq!(
+            store.durable_behind(),
+            3,
+            "the queued batches written first"
+        );
+        // An id reservation, the other write on the engine's connection, does the same.
+        let mut grouped = ChangeSet {
+            deletes: vec![5],
+            ..ChangeSet::default()
+        };
+        store.commit(&mut grouped, Durability::Grouped).unwrap();
+        let block = store
+            .reserve_ids(1, 8)
+            .expect("reserved without the writer thread");
+        assert_eq!(block.count(), 8);
+        assert_eq!(store.durable_behind(), 4);
+    }
 }

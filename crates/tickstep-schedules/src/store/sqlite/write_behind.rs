@@ -15,6 +15,14 @@
 //! the thread idle wakes it. After each write the thread tells the checkpointer
 //! ([`CheckpointWaker`]), so that wake-up leaves the frame too.
 //!
+//! The engine's thread never waits for this thread while it holds nothing (docs/schedules.md
+//! §11.51): the thread runs ten nice steps below the engine (docs/schedules.md §11.36), and on a
+//! busy machine a thread that nice can be kept off the cores for a tenth of a second. So a tick that finds the
+//! queue's lock held keeps its batch and hands it over with the next one
+//! ([`WriteBehind::queue`]), and a write on the engine's own connection takes what is queued and
+//! writes it there itself ([`WriteBehind::take_queued`]) unless the thread is in the middle of
+//! writing.
+//!
 //! A write that fails stays queued and is retried, with a backoff doubling from 50 ms to 5 s; a
 //! [`WriteBehind::flush`] tries at once and reports the failure. Closing (dropping) writes what
 //! is queued, with a few attempts, before the engine's connection closes.
@@ -82,6 +90,15 @@ struct Shared {
 }
 
 impl Shared {
+    fn new() -> Self {
+        Shared {
+            state: Mutex::new(State::default()),
+            written: AtomicU64::new(0),
+            work: Condvar::new(),
+            answered: Condvar::new(),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves plain data behind: go on with it.
         self.state
@@ -94,6 +111,23 @@ impl Shared {
 pub(crate) struct WriteBehind {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
+    /// Batches the engine's thread kept because the thread held the queue's lock when they were
+    /// queued, oldest first: handed over before anything newer (docs/schedules.md §11.51).
+    kept: VecDeque<ChangeSet>,
+    /// The same handles as the thread's, for the batches the engine's thread writes itself.
+    metrics: crate::metrics::StoreMetrics,
+}
+
+/// What [`WriteBehind::take_queued`] found.
+pub(crate) enum Queued {
+    /// Nothing queued, and the thread holds nothing: every batch handed over is written.
+    Written,
+    /// The batches queued, oldest first, taken from a thread that holds nothing: the caller
+    /// writes them and reports with [`WriteBehind::wrote`] or [`WriteBehind::give_back`].
+    Taken(Vec<ChangeSet>),
+    /// The thread is writing batches it took (or retrying a failed write), or has stopped: only
+    /// [`WriteBehind::flush`] can tell when they are written.
+    Held,
 }
 
 impl WriteBehind {
@@ -123,12 +157,7 @@ impl WriteBehind {
                 return None;
             }
         };
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State::default()),
-            written: AtomicU64::new(0),
-            work: Condvar::new(),
-            answered: Condvar::new(),
-        });
+        let shared = Arc::new(Shared::new());
         let writer = Writer {
             conn,
             namespace,
@@ -151,6 +180,8 @@ impl WriteBehind {
             Ok(thread) => Some(WriteBehind {
                 shared,
                 thread: Some(thread),
+                kept: VecDeque::new(),
+                metrics: crate::metrics::StoreMetrics::register("sqlite"),
             }),
             Err(error) => {
                 tracing::warn!(%error, "no write-behind thread; ticks will write their cadence updates");
@@ -160,18 +191,26 @@ impl WriteBehind {
     }
 
     /// Queues `changes` to be written behind the caller: a push under the lock, and a wake-up
-    /// only when the thread is idle.
+    /// only when the thread is idle. Never waits for the lock: while the thread holds it (and
+    /// may be descheduled holding it), the batch is kept and handed over, in order, by the next
+    /// call, [`flush`](Self::flush), [`take_queued`](Self::take_queued) or the close
+    /// (docs/schedules.md §11.51).
     ///
     /// # Errors
     ///
     /// The thread has stopped (it panicked): `changes` come back unqueued, for the caller to
     /// write.
-    pub(crate) fn queue(&self, changes: ChangeSet) -> Result<(), ChangeSet> {
+    pub(crate) fn queue(&mut self, changes: ChangeSet) -> Result<(), ChangeSet> {
         if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
             return Err(changes);
         }
-        let mut state = self.shared.lock();
-        state.queue.push_back(changes);
+        self.kept.push_back(changes);
+        let mut state = match self.shared.state.try_lock() {
+            Ok(state) => state,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(()),
+        };
+        state.queue.extend(self.kept.drain(..));
         if state.thread == Holds::Idle {
             state.thread = Holds::Nothing;
             self.shared.work.notify_one();
@@ -179,7 +218,48 @@ impl WriteBehind {
         Ok(())
     }
 
-    /// How many batches the thread has written, in the order they were queued; once the thread
+    /// For a write on the engine's own connection (docs/schedules.md §11.51): takes every batch
+    /// queued when the thread holds none, so that the caller writes them itself, in order,
+    /// instead of waiting for a thread that runs at a lower priority.
+    pub(crate) fn take_queued(&mut self) -> Queued {
+        if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
+            return Queued::Held;
+        }
+        let mut state = lock_with_kept(&self.shared, &mut self.kept);
+        if state.thread == Holds::Batches {
+            return Queued::Held;
+        }
+        if state.queue.is_empty() {
+            return Queued::Written;
+        }
+        Queued::Taken(state.queue.drain(..).collect())
+    }
+
+    /// The caller committed `batches` batches it took with [`take_queued`](Self::take_queued),
+    /// in `elapsed`.
+    pub(crate) fn wrote(&self, batches: usize, elapsed: Duration) {
+        self.metrics.wrote(batches, elapsed, true);
+        self.shared
+            .written
+            .fetch_add(batches as u64, Ordering::Release);
+    }
+
+    /// The caller could not write what it took with [`take_queued`](Self::take_queued): the
+    /// batches go back to the front of the queue, for the thread to retry.
+    pub(crate) fn give_back(&mut self, batches: Vec<ChangeSet>) {
+        self.metrics.wrote(batches.len(), Duration::ZERO, false);
+        let mut state = lock_with_kept(&self.shared, &mut self.kept);
+        for batch in batches.into_iter().rev() {
+            state.queue.push_front(batch);
+        }
+        if state.thread == Holds::Idle {
+            state.thread = Holds::Nothing;
+            self.shared.work.notify_one();
+        }
+    }
+
+    /// How many batches are written (by the thread, or by the engine's thread after
+    /// [`take_queued`](Self::take_queued)), in the order they were queued; once the thread
     /// has stopped, `queued` (what it held is lost, and nothing it would write ever comes).
     pub(crate) fn written(&self, queued: u64) -> u64 {
         if self.thread.as_ref().is_none_or(JoinHandle::is_finished) {
@@ -194,8 +274,8 @@ impl WriteBehind {
     ///
     /// The error of the write that failed (what failed stays queued and is retried), or
     /// [`Error::Store`] when the thread has stopped.
-    pub(crate) fn flush(&self) -> Result<(), Error> {
-        let mut state = self.shared.lock();
+    pub(crate) fn flush(&mut self) -> Result<(), Error> {
+        let mut state = lock_with_kept(&self.shared, &mut self.kept);
         if state.queue.is_empty() && state.thread != Holds::Batches {
             // Everything handed over is written: no round trip to the (lower-priority) thread,
             // so a creation never waits for it to be scheduled.
@@ -222,6 +302,14 @@ impl WriteBehind {
     }
 }
 
+/// The queue's lock, once the batches the engine's thread `kept` are queued behind what the
+/// thread already has.
+fn lock_with_kept<'a>(shared: &'a Shared, kept: &mut VecDeque<ChangeSet>) -> MutexGuard<'a, State> {
+    let mut state = shared.lock();
+    state.queue.extend(kept.drain(..));
+    state
+}
+
 /// The thread stopped (it panicked) with what it had queued: those updates are lost, and a
 /// flush must not say they were written.
 fn thread_gone() -> Error {
@@ -238,7 +326,7 @@ fn thread_gone() -> Error {
 
 impl Drop for WriteBehind {
     fn drop(&mut self) {
-        self.shared.lock().closed = true;
+        lock_with_kept(&self.shared, &mut self.kept).closed = true;
         self.shared.work.notify_one();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -411,5 +499,125 @@ impl Writer {
                 Err(error)
             }
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+
+    impl WriteBehind {
+        /// A writer whose thread never takes anything (as one the OS keeps off the cores would
+        /// not) and ends after `lasts`, so a test that waits for it fails instead of hanging.
+        pub(crate) fn stalled(lasts: Duration) -> Self {
+            let shared = Arc::new(Shared::new());
+            let watched = Arc::clone(&shared);
+            let thread = std::thread::spawn(move || {
+                let until = Instant::now() + lasts;
+                let mut state = watched.lock();
+                while !state.closed && Instant::now() < until {
+                    let left = until.saturating_duration_since(Instant::now());
+                    state = watched.work.wait_timeout(state, left).unwrap().0;
+                }
+            });
+            WriteBehind {
+                shared,
+                thread: Some(thread),
+                kept: VecDeque::new(),
+                metrics: crate::metrics::StoreMetrics::register("sqlite"),
+            }
+        }
+    }
+
+    fn batch(id: u64) -> ChangeSet {
+        ChangeSet {
+            deletes: vec![id],
+            ..ChangeSet::default()
+        }
+    }
+
+    fn ids(batches: &[ChangeSet]) -> Vec<u64> {
+        batches.iter().flat_map(|b| b.deletes.clone()).collect()
+    }
+
+    /// docs/schedules.md §11.51: while the writer thread holds the queue's lock, a tick's batch
+    /// is kept, not waited for, and goes to the thread with the next one, in order.
+    #[test]
+    fn a_tick_never_waits_for_the_queues_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        // The tables a batch of deletes touches: a delete that finds no row forgets the
+        // schedule's history (docs/schedules.md §9.11).
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE schedules (id INTEGER PRIMARY KEY);
+                 CREATE TABLE firing_history (slot INTEGER, schedule_id INTEGER);",
+            )
+            .unwrap();
+        let mut writer = WriteBehind::start(
+            &path,
+            crate::Namespace::DEFAULT,
+            Duration::from_secs(5),
+            None,
+        )
+        .expect("a writer thread");
+        // Another thread holds the lock, as the writer thread does when it is descheduled
+        // between taking the lock and letting it go; it lets go when told, or after a bound so
+        // that a queue that waits for it fails the test rather than hanging it.
+        let shared = Arc::clone(&writer.shared);
+        let (release, released) = mpsc::channel::<()>();
+        let (held, holding) = mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            let _state = shared.lock();
+            held.send(()).unwrap();
+            let _ = released.recv_timeout(Duration::from_secs(30));
+        });
+        holding.recv().unwrap();
+        writer.queue(batch(1)).unwrap();
+        writer.queue(batch(2)).unwrap();
+        assert_eq!(ids(writer.kept.make_contiguous()), [1, 2], "kept, in order");
+        release.send(()).unwrap();
+        holder.join().unwrap();
+        writer.queue(batch(3)).unwrap();
+        assert!(writer.kept.is_empty(), "handed over with the next batch");
+        writer.flush().unwrap();
+        assert_eq!(writer.written(3), 3);
+    }
+
+    /// docs/schedules.md §11.51: a write on the engine's connection takes what is queued while
+    /// the thread holds nothing; while the thread is writing it must wait; what it could not
+    /// write goes back in front.
+    #[test]
+    fn the_engine_takes_the_queue_from_a_thread_that_holds_nothing() {
+        let mut writer = WriteBehind::stalled(Duration::from_secs(30));
+        assert!(matches!(writer.take_queued(), Queued::Written));
+        for id in 1..=3 {
+            writer.queue(batch(id)).unwrap();
+        }
+        let Queued::Taken(taken) = writer.take_queued() else {
+            panic!("a thread that holds nothing leaves the queue to the engine");
+        };
+        assert_eq!(ids(&taken), [1, 2, 3]);
+        writer.queue(batch(4)).unwrap();
+        writer.give_back(taken);
+        assert_eq!(
+            ids(writer.shared.lock().queue.make_contiguous()),
+            [1, 2, 3, 4]
+        );
+        let Queued::Taken(taken) = writer.take_queued() else {
+            panic!("still the engine's to write");
+        };
+        writer.wrote(taken.len(), Duration::ZERO);
+        assert_eq!(writer.written(4), 4);
+        writer.queue(batch(5)).unwrap();
+        writer.shared.lock().thread = Holds::Batches;
+        assert!(
+            matches!(writer.take_queued(), Queued::Held),
+            "a thread in the middle of a write is waited for"
+        );
+        writer.shared.lock().thread = Holds::Nothing;
     }
 }
