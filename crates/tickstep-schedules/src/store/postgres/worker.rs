@@ -429,16 +429,12 @@ impl Worker {
             )?;
             // After the deletes: a transaction that stops a keyed schedule and creates one under
             // the same key frees the key first (docs/schedules.md §5.16).
-            if !changes.inserts.is_empty() {
-                let stmt = tx
-                    .prepare(codec::insert_sql())
-                    .map_err(database_error(context))?;
-                for row in &changes.inserts {
-                    let fence = codec::insert(&mut tx, &stmt, row, node, self.namespace.as_str())
-                        .map_err(database_error(context))?;
-                    self.fences.insert(row.id, fence);
-                }
-            }
+            insert_rows(
+                &mut tx,
+                &changes.inserts,
+                (node, self.namespace.as_str()),
+                &mut self.fences,
+            )?;
         }
         tx.commit().map_err(database_error(context))?;
         if !fenced_deletes {
@@ -701,6 +697,42 @@ fn update_cadences(
             .map_err(database_error(context))?
         {
             refused.push(from_sql(row.get(0)));
+        }
+    }
+    Ok(())
+}
+
+/// Inserts `rows`, held by this node (`node`) in its namespace, in statements of at most
+/// [`codec::INSERT_CHUNK`] rows each (docs/schedules.md §11.50), and notes each row's fence in
+/// `fences`. A refused row (a key another row holds, docs/schedules.md §5.18) fails its statement
+/// and so the transaction: nothing of it is applied.
+fn insert_rows(
+    tx: &mut postgres::Transaction<'_>,
+    rows: &[ScheduleRow],
+    (node, namespace): (i64, &str),
+    fences: &mut HashMap<u64, i64>,
+) -> Result<(), Error> {
+    let context = "writing schedules";
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let stmt = tx
+        .prepare(codec::insert_sql())
+        .map_err(database_error(context))?;
+    let mut rest = rows.iter().peekable();
+    while rest.peek().is_some() {
+        let mut chunk = codec::InsertColumns::default();
+        while chunk.len() < codec::INSERT_CHUNK
+            && let Some(row) = rest.peek()
+            && chunk.push(row)
+        {
+            rest.next();
+        }
+        for row in tx
+            .query(&stmt, &chunk.params(&node, &namespace))
+            .map_err(database_error(context))?
+        {
+            fences.insert(from_sql(row.get(0)), row.get(1));
         }
     }
     Ok(())
