@@ -7,7 +7,7 @@ mod common;
 
 use common::Host;
 use common::stores::Store;
-use tickstep_schedules::{Error, Options, Value};
+use tickstep_schedules::{Error, Inspector, Options, Overlap, ScheduleId, Value};
 
 /// More than two statements' worth of rows (4,096 each).
 const MANY: i64 = 10_000;
@@ -123,4 +123,43 @@ fn postgres_only_a_key_another_node_took_refuses_the_whole_transaction_naming_th
     }
     txn.commit().unwrap();
     assert_eq!(store.count("SELECT COUNT(*) FROM schedules"), MANY + 1);
+}
+
+#[test]
+fn postgres_only_firings_settled_together_keep_every_record_in_order() {
+    let url = pg_or_skip!("batched_history_rounds");
+    let store = Store::postgres(url);
+    let h = Host::on(&store);
+    let t0 = h.now();
+    // Three firings of one schedule run at once, then settle before one commit: one record
+    // rides in the schedule's cadence update, the two others are spliced in two rounds. Five
+    // one-shots settle in the same commit: their rows retire and no record is written for them.
+    let id = h.every(10.0, Options::new().overlap(Overlap::Concurrent));
+    let shots: Vec<ScheduleId> = (0..5).map(|_| h.at(25.0, Options::new())).collect();
+    for _ in 0..3 {
+        h.after(10.0);
+    }
+    let runs: Vec<_> = h.started().into_iter().map(|(run, _)| run).collect();
+    assert_eq!(
+        runs.len(),
+        8,
+        "three firings of the schedule, five one-shots"
+    );
+    for run in runs {
+        assert!(h.finish(run, Value::Int(0)));
+    }
+    h.tick();
+    h.engine.flush().unwrap();
+    let history = h.info(id).history;
+    let nominals: Vec<f64> = history.iter().map(|r| r.nominal - t0).collect();
+    assert_eq!(nominals, [30.0, 20.0, 10.0], "newest first, none lost");
+    assert_eq!(
+        Inspector::open(store.path()).unwrap().history(id).unwrap(),
+        history,
+        "the database holds the same records"
+    );
+    for shot in shots {
+        assert!(!h.valid(shot), "the one-shots retired");
+    }
+    assert_eq!(store.count("SELECT COUNT(*) FROM schedules"), 1);
 }

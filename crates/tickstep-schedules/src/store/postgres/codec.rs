@@ -304,13 +304,16 @@ pub(super) const UPDATE_CADENCE: &str = "UPDATE tickstep_schedules AS s SET next
      fence, slot, record) \
      WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node = $18";
 
-/// Splices one history record (`$3`, 25 bytes) into slot `$2` of schedule `$1`'s ring, fenced
-/// as a cadence update (`$4` the fence, `$5` the node): the splice [`UPDATE_CADENCE`] makes, for
-/// a record with no update to ride in (docs/schedules.md §9.11).
-pub(super) const SPLICE_HISTORY: &str = "UPDATE tickstep_schedules SET history = \
-     overlay(coalesce(history, decode(repeat('00', 500), 'hex')) \
-     PLACING $3::bytea FROM $2::integer * 25 + 1 FOR 25) \
-     WHERE id = $1 AND fence = $4 AND owner_node = $5";
+/// Splices history records into their rows' rings, fenced as a cadence update (node `$5`):
+/// `$1` the ids, `$2` the slots, `$3` the records (25 bytes each), `$4` the fences — the splice
+/// [`UPDATE_CADENCE`] makes, for records with no update to ride in (docs/schedules.md §9.11,
+/// §11.51). One statement for many rows; it may not update a row twice, so each id comes once.
+pub(super) const SPLICE_HISTORY: &str = "UPDATE tickstep_schedules AS s SET history = \
+     overlay(coalesce(s.history, decode(repeat('00', 500), 'hex')) \
+     PLACING u.record FROM u.slot * 25 + 1 FOR 25) \
+     FROM unnest($1::bigint[], $2::integer[], $3::bytea[], $4::bigint[]) \
+     AS u(id, slot, record, fence) \
+     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node = $5";
 
 /// Of the rows (`$1` ids, `$2` fences) a fenced write just matched nothing in, those that still
 /// exist under another holder or fence: taken over, the write refused. Rows a stop deleted are

@@ -424,7 +424,7 @@ impl Worker {
             record_history(
                 &mut tx,
                 (&self.fences, node),
-                &folded.rest,
+                (&folded.rest, &changes.deletes),
                 &changes.history,
             )?;
             // After the deletes: a transaction that stops a keyed schedule and creates one under
@@ -739,26 +739,45 @@ fn insert_rows(
 }
 
 /// Writes what a batch's history needs beyond the records that rode in its cadence update
-/// (docs/schedules.md §9.11): the records that did not (`alone`, rare: a second firing of a
-/// schedule settled before the commit), each spliced into its ring fenced as a cadence
-/// update (the node's `fences` and id), and the faulted records of `history` whole, one statement.
+/// (docs/schedules.md §9.11): the records that did not (`alone`: a one-shot's last firing, whose
+/// row retires, or a second firing of a schedule settled before the commit), spliced into their
+/// rings fenced as cadence updates (the node's `fences` and id), and the faulted records of
+/// `history` whole, one statement. A record of a row the batch deletes (`deleted`) is not
+/// written: its ring goes with the row (docs/schedules.md §11.51). The others are spliced in
+/// rounds, one statement each: a schedule's first record in the first round, its second in the
+/// second, and so on, so a statement touches a row once and the newest record of a slot wins.
 fn record_history(
     tx: &mut postgres::Transaction<'_>,
     (fences, node): (&HashMap<u64, i64>, i64),
-    alone: &[&HistoryRow],
+    (alone, deleted): (&[&HistoryRow], &[u64]),
     history: &[HistoryRow],
 ) -> Result<(), Error> {
     let context = "recording firing histories";
-    for h in alone {
-        if let Some(fence) = fences.get(&h.schedule) {
-            let slot = i32::try_from(h.slot).unwrap_or(i32::MAX);
-            let bytes = history_ring::encode(h);
-            tx.execute(
-                codec::SPLICE_HISTORY,
-                &[&to_sql(h.schedule), &slot, &&bytes[..], fence, &node],
-            )
-            .map_err(database_error(context))?;
+    let deleted: HashSet<u64> = if alone.is_empty() {
+        HashSet::new()
+    } else {
+        deleted.iter().copied().collect()
+    };
+    // The round of each schedule's next record.
+    let mut round_of: HashMap<u64, usize> = HashMap::new();
+    let mut rounds: Vec<SpliceColumns> = Vec::new();
+    for h in alone.iter().filter(|h| !deleted.contains(&h.schedule)) {
+        let Some(&fence) = fences.get(&h.schedule) else {
+            continue;
+        };
+        let round = round_of.entry(h.schedule).or_insert(0);
+        if rounds.len() <= *round {
+            rounds.push(SpliceColumns::default());
         }
+        rounds[*round].push(h, fence);
+        *round += 1;
+    }
+    for round in &rounds {
+        tx.execute(
+            codec::SPLICE_HISTORY,
+            &[&round.id, &round.slot, &round.record, &round.fence, &node],
+        )
+        .map_err(database_error(context))?;
     }
     let faulted: Vec<HistoryRow> = history_ring::faulted(history).cloned().collect();
     if !faulted.is_empty() {
@@ -767,6 +786,24 @@ fn record_history(
             .map_err(database_error(context))?;
     }
     Ok(())
+}
+
+/// One round of history splices as column arrays, the parameters of [`codec::SPLICE_HISTORY`].
+#[derive(Default)]
+struct SpliceColumns {
+    id: Vec<i64>,
+    slot: Vec<i32>,
+    record: Vec<Vec<u8>>,
+    fence: Vec<i64>,
+}
+
+impl SpliceColumns {
+    fn push(&mut self, h: &HistoryRow, fence: i64) {
+        self.id.push(to_sql(h.schedule));
+        self.slot.push(i32::try_from(h.slot).unwrap_or(i32::MAX));
+        self.record.push(history_ring::encode(h).to_vec());
+        self.fence.push(fence);
+    }
 }
 
 /// Schedule `id`'s history in the database behind `client`, of schema `version`, newest first
