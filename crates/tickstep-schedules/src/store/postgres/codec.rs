@@ -286,6 +286,13 @@ impl InsertColumns {
 /// the settled firing's history record that rides in each row's update (docs/schedules.md
 /// §9.11), NULL bytes for none; the ring's size (500) and a record's (25) are
 /// [`super::history_ring`]'s.
+///
+/// The holder is compared with `IS NOT DISTINCT FROM` (the same test for a node id, never NULL),
+/// which no index serves, so the rows are found by their primary key, one probe per row of the
+/// batch (docs/schedules.md §11.52). With `=` the planner could use the index on `owner_node`,
+/// and did whenever its statistics did not know the node's id (a table just filled, a node
+/// just started): it estimated a few rows and read every row the node holds for each batch.
+/// [`DELETE_FENCED`] and [`SPLICE_HISTORY`] compare the holder the same way.
 pub(super) const UPDATE_CADENCE: &str = "UPDATE tickstep_schedules AS s SET next_run = u.next_run, \
      fire_at = u.fire_at, armed = u.armed, last_run = u.last_run, run_count = u.run_count, \
      fault_count = u.fault_count, consecutive_faults = u.consecutive_faults, \
@@ -302,7 +309,7 @@ pub(super) const UPDATE_CADENCE: &str = "UPDATE tickstep_schedules AS s SET next
      AS u(id, next_run, fire_at, armed, last_run, run_count, fault_count, consecutive_faults, \
      missed_count, overlap_count, last_duration_ns, backlog, queued, last_fault, running, ops, \
      fence, slot, record) \
-     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node = $18";
+     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node IS NOT DISTINCT FROM $18";
 
 /// Splices history records into their rows' rings, fenced as a cadence update (node `$5`):
 /// `$1` the ids, `$2` the slots, `$3` the records (25 bytes each), `$4` the fences — the splice
@@ -313,7 +320,7 @@ pub(super) const SPLICE_HISTORY: &str = "UPDATE tickstep_schedules AS s SET hist
      PLACING u.record FROM u.slot * 25 + 1 FOR 25) \
      FROM unnest($1::bigint[], $2::integer[], $3::bytea[], $4::bigint[]) \
      AS u(id, slot, record, fence) \
-     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node = $5";
+     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node IS NOT DISTINCT FROM $5";
 
 /// Of the rows (`$1` ids, `$2` fences) a fenced write just matched nothing in, those that still
 /// exist under another holder or fence: taken over, the write refused. Rows a stop deleted are
@@ -420,7 +427,7 @@ impl HistoryColumns {
 /// behind the tick, fenced like cadence updates).
 pub(super) const DELETE_FENCED: &str = "DELETE FROM tickstep_schedules AS s \
      USING unnest($1::bigint[], $2::bigint[]) AS u(id, fence) \
-     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node = $3";
+     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node IS NOT DISTINCT FROM $3";
 
 /// A batch of cadence updates as column arrays, the parameters of [`UPDATE_CADENCE`]. Kept and
 /// cleared between batches so a steady tick does not reallocate.
