@@ -322,6 +322,30 @@ pub(super) const SPLICE_HISTORY: &str = "UPDATE tickstep_schedules AS s SET hist
      AS u(id, slot, record, fence) \
      WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node IS NOT DISTINCT FROM $5";
 
+/// One round of history splices as column arrays, the parameters of [`SPLICE_HISTORY`].
+#[derive(Default)]
+pub(super) struct SpliceColumns {
+    id: Vec<i64>,
+    slot: Vec<i32>,
+    record: Vec<Vec<u8>>,
+    fence: Vec<i64>,
+}
+
+impl SpliceColumns {
+    /// Adds record `h`, to be spliced while its row's fence is `fence`.
+    pub(super) fn push(&mut self, h: &HistoryRow, fence: i64) {
+        self.id.push(to_sql(h.schedule));
+        self.slot.push(i32::try_from(h.slot).unwrap_or(i32::MAX));
+        self.record.push(super::history_ring::encode(h).to_vec());
+        self.fence.push(fence);
+    }
+
+    /// The parameters of [`SPLICE_HISTORY`], in order, for the writes of `node`.
+    pub(super) fn params<'a>(&'a self, node: &'a i64) -> [&'a (dyn ToSql + Sync); 5] {
+        [&self.id, &self.slot, &self.record, &self.fence, node]
+    }
+}
+
 /// Of the rows (`$1` ids, `$2` fences) a fenced write just matched nothing in, those that still
 /// exist under another holder or fence: taken over, the write refused. Rows a stop deleted are
 /// not among them.

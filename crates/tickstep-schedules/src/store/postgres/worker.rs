@@ -760,24 +760,21 @@ fn record_history(
     };
     // The round of each schedule's next record.
     let mut round_of: HashMap<u64, usize> = HashMap::new();
-    let mut rounds: Vec<SpliceColumns> = Vec::new();
+    let mut rounds: Vec<codec::SpliceColumns> = Vec::new();
     for h in alone.iter().filter(|h| !deleted.contains(&h.schedule)) {
         let Some(&fence) = fences.get(&h.schedule) else {
             continue;
         };
         let round = round_of.entry(h.schedule).or_insert(0);
         if rounds.len() <= *round {
-            rounds.push(SpliceColumns::default());
+            rounds.push(codec::SpliceColumns::default());
         }
         rounds[*round].push(h, fence);
         *round += 1;
     }
     for round in &rounds {
-        tx.execute(
-            codec::SPLICE_HISTORY,
-            &[&round.id, &round.slot, &round.record, &round.fence, &node],
-        )
-        .map_err(database_error(context))?;
+        tx.execute(codec::SPLICE_HISTORY, &round.params(&node))
+            .map_err(database_error(context))?;
     }
     let faulted: Vec<HistoryRow> = history_ring::faulted(history).cloned().collect();
     if !faulted.is_empty() {
@@ -786,24 +783,6 @@ fn record_history(
             .map_err(database_error(context))?;
     }
     Ok(())
-}
-
-/// One round of history splices as column arrays, the parameters of [`codec::SPLICE_HISTORY`].
-#[derive(Default)]
-struct SpliceColumns {
-    id: Vec<i64>,
-    slot: Vec<i32>,
-    record: Vec<Vec<u8>>,
-    fence: Vec<i64>,
-}
-
-impl SpliceColumns {
-    fn push(&mut self, h: &HistoryRow, fence: i64) {
-        self.id.push(to_sql(h.schedule));
-        self.slot.push(i32::try_from(h.slot).unwrap_or(i32::MAX));
-        self.record.push(history_ring::encode(h).to_vec());
-        self.fence.push(fence);
-    }
 }
 
 /// Schedule `id`'s history in the database behind `client`, of schema `version`, newest first
