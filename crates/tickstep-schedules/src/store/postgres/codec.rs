@@ -280,9 +280,10 @@ impl InsertColumns {
 }
 
 /// The batched cadence update: one row of arrays, unnested and joined on id, fenced: a row
-/// matches only while node `$18` holds it with the fence in `$17`. An id the table no longer
-/// holds matches nothing and is skipped, as the boundary asks; one another node took over
-/// matches nothing and is found by [`TAKEN_OVER`]. `$19` and `$20` are the slot and the bytes of
+/// matches only while node `$18` holds it with the fence in `$17`; returns the ids it updated.
+/// An id the table no longer holds matches nothing (its schedule is dropped, never fired:
+/// docs/schedules.md §11.53); one another node took over matches nothing and is found by
+/// [`TAKEN_OVER`]. `$19` and `$20` are the slot and the bytes of
 /// the settled firing's history record that rides in each row's update (docs/schedules.md
 /// §9.11), NULL bytes for none; the ring's size (500) and a record's (25) are
 /// [`super::history_ring`]'s.
@@ -309,7 +310,8 @@ pub(super) const UPDATE_CADENCE: &str = "UPDATE tickstep_schedules AS s SET next
      AS u(id, next_run, fire_at, armed, last_run, run_count, fault_count, consecutive_faults, \
      missed_count, overlap_count, last_duration_ns, backlog, queued, last_fault, running, ops, \
      fence, slot, record) \
-     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node IS NOT DISTINCT FROM $18";
+     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node IS NOT DISTINCT FROM $18 \
+     RETURNING s.id";
 
 /// Splices history records into their rows' rings, fenced as a cadence update (node `$5`):
 /// `$1` the ids, `$2` the slots, `$3` the records (25 bytes each), `$4` the fences — the splice

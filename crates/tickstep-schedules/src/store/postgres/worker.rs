@@ -360,6 +360,8 @@ impl Worker {
         // Rows whose write another node's claim refused; rows this node no longer holds.
         let mut refused: Vec<u64> = Vec::new();
         let mut gone: Vec<u64> = Vec::new();
+        // Rows a cadence update found deleted by someone else (docs/schedules.md §11.53).
+        let mut vanished: Vec<u64> = Vec::new();
         for changes in batches {
             let mut folded = Folded::new(&changes.history, changes.updates.iter().map(|u| u.0));
             let held = Held {
@@ -373,7 +375,7 @@ impl Worker {
                 &held,
                 changes,
                 &mut folded,
-                &mut refused,
+                (&mut refused, &mut vanished),
             )?;
             if !changes.deletes.is_empty() {
                 let n = if fenced_deletes {
@@ -445,6 +447,12 @@ impl Worker {
         self.refused(&refused);
         for id in gone {
             self.fences.remove(&id);
+        }
+        if !vanished.is_empty() {
+            for id in &vanished {
+                self.fences.remove(id);
+            }
+            self.mailbox.gone(vanished);
         }
         Ok(removed)
     }
@@ -663,14 +671,14 @@ struct Held<'a> {
 
 /// Writes a batch's cadence updates in one statement, each carrying the history record that
 /// rides in it (`folded`, docs/schedules.md §9.11), fenced; adds the rows another node took over
-/// to `refused`.
+/// to `refused`, and those found deleted by someone else to `gone` (docs/schedules.md §11.53).
 fn update_cadences(
     tx: &mut postgres::Transaction<'_>,
     columns: &mut CadenceColumns,
     held: &Held<'_>,
     changes: &ChangeSet,
     folded: &mut Folded<'_>,
-    refused: &mut Vec<u64>,
+    (refused, gone): (&mut Vec<u64>, &mut Vec<u64>),
 ) -> Result<(), Error> {
     let context = "writing schedules";
     if changes.updates.is_empty() {
@@ -687,16 +695,29 @@ fn update_cadences(
     if columns.len() == 0 {
         return Ok(());
     }
-    let n = tx
-        .execute(codec::UPDATE_CADENCE, &columns.params(&held.node))
-        .map_err(database_error(context))?;
-    if usize::try_from(n).unwrap_or(usize::MAX) < columns.len() {
+    let updated: HashSet<i64> = tx
+        .query(codec::UPDATE_CADENCE, &columns.params(&held.node))
+        .map_err(database_error(context))?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    if updated.len() < columns.len() {
         let (ids, fences) = columns.ids_and_fences();
-        for row in tx
+        let taken: HashSet<i64> = tx
             .query(codec::TAKEN_OVER, &[ids, fences, &held.node])
             .map_err(database_error(context))?
-        {
-            refused.push(from_sql(row.get(0)));
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        // The rest matched nothing because their rows are gone: stopped, or retired by a node
+        // that took them over. The firings these updates carry must not start
+        // (docs/schedules.md §11.53).
+        for &id in ids.iter().filter(|id| !updated.contains(id)) {
+            if taken.contains(&id) {
+                refused.push(from_sql(id));
+            } else {
+                gone.push(from_sql(id));
+            }
         }
     }
     Ok(())
