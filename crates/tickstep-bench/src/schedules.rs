@@ -4,7 +4,7 @@
 //! | measure | ours | against |
 //! |---|---|---|
 //! | `fire_inmem` | N due recurring schedules, one tick fires them all through a no-op runner, then each outcome is reported; no store; per firing | goal ≤ 1,000 ns |
-//! | `fire_sqlite` | the same on a SQLite store: the tick's group commit writes one UPDATE per schedule; per firing | N raw `UPDATE`s of the same row shape in one transaction (the physical limit), goal ratio ≤ 2 and ≤ 10,000 ns |
+//! | `fire_sqlite` | the same on a SQLite store: the tick's group commit writes one UPDATE per schedule; per firing | N raw `UPDATE`s of the same row shape in one transaction (the physical limit), goal ratio ≤ 0.30 (docs/schedules.md §17.6) and ≤ 10,000 ns |
 //! | `fire_sqlite_store` | the store thread's side of `fire_sqlite`: the wait for the tick's group commit (the previous round's outcomes — cadence updates and firing-history records — and the new firings); per firing | the same raw `UPDATE`s, same run; goal ratio ≤ 2 |
 //! | `load_1m` | seconds for `Schedules::open` of a store holding 1,000,000 schedules (`--quick`: 100,000, scaled ×10) | goal ≤ 3 s |
 //! | `bytes_per_schedule` | resident-set growth per loaded schedule, measured in a fresh child process | goal ≤ 300 B |
@@ -313,7 +313,8 @@ fn fire_sqlite_row(n: usize, ours_ns: f64, peer_ns: f64) -> Row {
             ours_ns,
             peer: "raw UPDATEs, one SQLite txn",
             peer_ns,
-            goal_ratio: 2.0,
+            // Issue 34 restated it with the history counted (docs/schedules.md §17.6).
+            goal_ratio: 0.30,
         },
         note: format!(
             "{n} due every-1s schedules on a WAL store, tick + group commit + outcomes; per firing (goal also <= 10000 ns: {})",

@@ -260,3 +260,41 @@ fn postgres_only_a_node_opening_after_the_holder_died_settles_the_firing_it_brin
     assert_eq!(info.last_fault.map(|f| f.kind), Some(FaultKind::TakenOver));
     assert_eq!(b.after(2.0).started, 1, "and the next point fires");
 }
+
+/// A node whose lease ran out while it lived keeps its schedules in memory until a write tells
+/// it otherwise. When the node that took one over has already fired it and retired it, the row
+/// is gone: the late node's cadence update matches nothing, and the firing it carries must not
+/// start (docs/schedules.md §11.55). Before, the update counted as written and the job ran twice
+/// (found by the peers bench's W2, docs/peers.md §4.4).
+#[test]
+fn postgres_only_a_firing_whose_row_another_node_retired_meanwhile_never_starts() {
+    let url = pg_or_skip!("gone_row_never_starts");
+    let store = Store::postgres(url);
+    // The late node: real time (a start waits for its write, docs/schedules.md §11.42) and a
+    // lease long enough that only the test ends it.
+    let late = Host::on_real_time_with_lease(&store, Duration::from_secs(3_600));
+    let job = late.at(10.0, Options::new());
+    late.engine.flush().unwrap();
+    store.lapse_long_leases();
+    // The other node claims the row as it opens, fires the job and retires it.
+    let other = Host::on(&store);
+    assert!(other.valid(job), "the other node took the job over");
+    other.after(10.0);
+    assert_eq!(other.fired(), 1);
+    other.finish_all();
+    other.tick();
+    other.engine.flush().unwrap();
+    assert_eq!(store.count("SELECT COUNT(*) FROM schedules"), 0, "retired");
+    // The late node reaches the job's deadline with its own copy of it.
+    late.advance(10.0);
+    late.tick();
+    late.engine.wait_for_writes().unwrap();
+    late.tick();
+    late.tick();
+    assert_eq!(
+        late.fired(),
+        0,
+        "the job ran once, on the node that held it"
+    );
+    assert!(!late.valid(job), "and the late node dropped it");
+}

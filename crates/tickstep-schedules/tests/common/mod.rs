@@ -110,6 +110,14 @@ impl Host {
         Self::build_with(clock.clone(), RealTime(clock), config(), Some(store.path()))
     }
 
+    /// [`Host::on_real_time`] with a lease of `lease` (see [`Host::with_lease`]).
+    pub fn on_real_time_with_lease(store: &stores::Store, lease: Duration) -> Self {
+        let clock = ManualClock::new();
+        let mut config = config();
+        config.lease = lease;
+        Self::build_with(clock.clone(), RealTime(clock), config, Some(store.path()))
+    }
+
     /// A host on the store at `path` whose test clock is `clock` and whose engine reads
     /// `engine_clock` (the same time, seen through another [`Clock`], e.g. [`RealTime`]).
     pub fn open_with(path: &Path, clock: ManualClock, engine_clock: impl Clock + 'static) -> Self {

@@ -1,8 +1,8 @@
-//! Rows ⇄ `PostgreSQL` parameters: whole rows inserted one statement each, a tick's cadence
-//! updates as one `UPDATE … FROM unnest(…)` over column arrays (one round trip for the whole
-//! batch), deletes as one `DELETE … USING unnest(…)`, claims as one `UPDATE … RETURNING` of whole
-//! rows. Every write a node makes to a row it holds carries the row's fence and the node's id
-//! (docs/schedules.md §11.27).
+//! Rows ⇄ `PostgreSQL` parameters: whole rows inserted as column arrays, thousands a statement
+//! (docs/schedules.md §11.52), a tick's cadence updates as one `UPDATE … FROM unnest(…)` over
+//! column arrays (one round trip for the whole batch), deletes as one `DELETE … USING
+//! unnest(…)`, claims as one `UPDATE … RETURNING` of whole rows. Every write a node makes to a
+//! row it holds carries the row's fence and the node's id (docs/schedules.md §11.27).
 //!
 //! Values are encoded exactly as the `SQLite` store encodes them (its codec's JSON helpers), and
 //! read back by the same decoder ([`decode`](crate::store::decode)), so a row reads back the same
@@ -86,16 +86,35 @@ pub(super) const FENCE_COLUMN: usize = crate::store::codec::COLUMN_COUNT;
 /// The column [`claim_sql`] returns the row's previous holder in (NULL: it had none).
 pub(super) const PREVIOUS_HOLDER_COLUMN: usize = FENCE_COLUMN + 1;
 
-/// `INSERT` of a whole row in namespace `$40`, held by node `$39` from its creation with fence
-/// 1 (ids are unique across namespaces, docs/schedules.md §15.2); replacing a row
-/// of the same id (an upsert, like `SQLite`'s `INSERT OR REPLACE`) takes it over with the next
-/// fence. A row whose (owner, key) another row holds is refused by the unique index
-/// (docs/schedules.md §5.18): the upsert is on the id alone. Returns the fence.
+/// The SQL type of each of [`COLUMNS`], in order, as the batched insert's arrays carry them.
+const COLUMN_TYPES: [&str; crate::store::codec::COLUMN_COUNT] = [
+    "bigint", "text", "bigint", "text", "text", "text", "bigint", "bigint", "bigint", "boolean",
+    "bigint", "bigint", "text", "text", "boolean", "boolean", "bigint", "bigint", "bigint",
+    "boolean", "bigint", "bigint", "bigint", "bigint", "bigint", "bigint", "bigint", "integer",
+    "bigint", "text", "text", "bigint", "bigint", "text", "text", "text", "text", "text", "text",
+];
+
+/// Rows per statement of the batched insert: bounds the arrays one statement carries, and so
+/// the client's and the server's memory for one message, whatever the size of a transaction.
+pub(super) const INSERT_CHUNK: usize = 4_096;
+
+/// The batched `INSERT` of whole rows (docs/schedules.md §11.52): each of [`COLUMNS`] as an
+/// array (`$1` to `$39`, typed by [`COLUMN_TYPES`]), unnested into rows held by node `$40` from
+/// their creation with fence 1, in namespace `$41` (ids are unique across namespaces,
+/// docs/schedules.md §15.2). Replacing a row of the same id (an upsert, like `SQLite`'s `INSERT
+/// OR REPLACE`) takes it over with the next fence. A row whose (owner, key) another row holds is
+/// refused by the unique index (docs/schedules.md §5.18), which fails the whole statement: the
+/// upsert is on the id alone. Returns each row's id and fence. One statement may not upsert a
+/// row twice, so a chunk holds each id once ([`InsertColumns::push`] says when it cannot).
 pub(super) fn insert_sql() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();
     SQL.get_or_init(|| {
         let columns: Vec<&str> = COLUMNS.split(',').map(str::trim).collect();
-        let params: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
+        let arrays: Vec<String> = COLUMN_TYPES
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("${}::{t}[]", i + 1))
+            .collect();
         let node = columns.len() + 1;
         let namespace = node + 1;
         let sets: Vec<String> = columns[1..]
@@ -104,22 +123,177 @@ pub(super) fn insert_sql() -> &'static str {
             .collect();
         format!(
             "INSERT INTO tickstep_schedules ({COLUMNS}, owner_node, fence, namespace) \
-             VALUES ({}, ${node}, 1, ${namespace}) \
+             SELECT u.*, ${node}::bigint, 1, ${namespace}::text \
+             FROM unnest({}) AS u({COLUMNS}) \
              ON CONFLICT (id) DO UPDATE SET {}, owner_node = EXCLUDED.owner_node, \
-             fence = tickstep_schedules.fence + 1 RETURNING fence",
-            params.join(", "),
+             fence = tickstep_schedules.fence + 1 RETURNING id, fence",
+            arrays.join(", "),
             sets.join(", ")
         )
     })
 }
 
+/// One value of a row, on its way to its column's array.
+enum Value {
+    Int(i64),
+    IntOrNull(Option<i64>),
+    Int4(i32),
+    Flag(bool),
+    Text(Option<String>),
+}
+
+/// Row `r`'s values in the order of [`COLUMNS`], each of its column's type in
+/// [`COLUMN_TYPES`].
+fn row_values(r: &ScheduleRow) -> [Value; crate::store::codec::COLUMN_COUNT] {
+    let c = &r.cadence;
+    let mut running = String::new();
+    let has_running = running_json(&c.running, &mut running);
+    [
+        Value::Int(to_sql(r.id)),
+        Value::Text(Some(r.kind.as_str().to_owned())),
+        Value::Int(r.target.0),
+        Value::Text(Some(r.verb.clone())),
+        Value::Text(r.args.as_ref().map(json)),
+        Value::Text(r.state.as_ref().map(json)),
+        Value::Int(r.owner.0),
+        Value::Int(r.player.0),
+        Value::Int(to_sql(r.interval_ns)),
+        Value::Flag(r.interval_clamped),
+        Value::Int(to_sql(r.jitter_ns)),
+        Value::Int(i64::from(r.max_faults)),
+        Value::Text(Some(r.catchup.as_str().to_owned())),
+        Value::Text(Some(r.overlap.as_str().to_owned())),
+        Value::Flag(r.adaptive),
+        Value::Flag(r.pass_elapsed),
+        Value::Int(to_sql(r.created_at)),
+        Value::Int(to_sql(c.next_run)),
+        Value::Int(to_sql(c.fire_at)),
+        Value::Flag(c.armed),
+        Value::Int(to_sql(c.last_run)),
+        Value::Int(to_sql(c.run_count)),
+        Value::Int(to_sql(c.fault_count)),
+        Value::Int(i64::from(c.consecutive_faults)),
+        Value::Int(to_sql(c.missed_count)),
+        Value::Int(to_sql(c.overlap_count)),
+        Value::Int(to_sql(c.last_duration_ns)),
+        Value::Int4(i32::from(c.backlog)),
+        Value::IntOrNull(c.queued.map(to_sql)),
+        Value::Text(c.last_fault.as_ref().map(fault_json)),
+        Value::Text(has_running.then_some(running)),
+        Value::IntOrNull(r.time_limit_ns.map(to_sql)),
+        Value::IntOrNull(r.tick_limit.map(to_sql)),
+        Value::Text(r.key.clone()),
+        Value::Text(c.ops.as_ref().map(json)),
+        Value::Text(calendar_expr(r).map(str::to_owned)),
+        Value::Text(calendar_zone(r).map(str::to_owned)),
+        Value::Text(calendar_dst(r)),
+        Value::Text(crate::policies::to_column(&r.policies)),
+    ]
+}
+
+/// One column's values across a chunk of rows, as the array parameter [`insert_sql`] takes.
+enum Array {
+    Int(Vec<i64>),
+    IntOrNull(Vec<Option<i64>>),
+    Int4(Vec<i32>),
+    Flag(Vec<bool>),
+    Text(Vec<Option<String>>),
+}
+
+impl Array {
+    /// The array of `v`'s column, holding `v`.
+    fn starting_with(v: Value) -> Self {
+        match v {
+            Value::Int(v) => Array::Int(vec![v]),
+            Value::IntOrNull(v) => Array::IntOrNull(vec![v]),
+            Value::Int4(v) => Array::Int4(vec![v]),
+            Value::Flag(v) => Array::Flag(vec![v]),
+            Value::Text(v) => Array::Text(vec![v]),
+        }
+    }
+
+    fn push(&mut self, v: Value) {
+        match (self, v) {
+            (Array::Int(a), Value::Int(v)) => a.push(v),
+            (Array::IntOrNull(a), Value::IntOrNull(v)) => a.push(v),
+            (Array::Int4(a), Value::Int4(v)) => a.push(v),
+            (Array::Flag(a), Value::Flag(v)) => a.push(v),
+            (Array::Text(a), Value::Text(v)) => a.push(v),
+            _ => unreachable!("row_values gives each column values of one type"),
+        }
+    }
+
+    fn as_param(&self) -> &(dyn ToSql + Sync) {
+        match self {
+            Array::Int(a) => a,
+            Array::IntOrNull(a) => a,
+            Array::Int4(a) => a,
+            Array::Flag(a) => a,
+            Array::Text(a) => a,
+        }
+    }
+}
+
+/// A chunk of whole rows as column arrays, the parameters of [`insert_sql`].
+#[derive(Default)]
+pub(super) struct InsertColumns {
+    /// One per column of [`COLUMNS`], once a row is in.
+    arrays: Vec<Array>,
+    ids: std::collections::HashSet<u64>,
+}
+
+impl InsertColumns {
+    /// How many rows the chunk holds.
+    pub(super) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Adds row `r`, unless the chunk holds its id already (a second upsert of one row must be
+    /// a statement of its own): then returns `false` and adds nothing.
+    pub(super) fn push(&mut self, r: &ScheduleRow) -> bool {
+        if !self.ids.insert(r.id) {
+            return false;
+        }
+        let values = row_values(r);
+        if self.arrays.is_empty() {
+            self.arrays = values.into_iter().map(Array::starting_with).collect();
+        } else {
+            for (array, value) in self.arrays.iter_mut().zip(values) {
+                array.push(value);
+            }
+        }
+        true
+    }
+
+    /// The parameters of [`insert_sql`], in order, for rows of `node` in `namespace`.
+    pub(super) fn params<'a>(
+        &'a self,
+        node: &'a i64,
+        namespace: &'a &'a str,
+    ) -> Vec<&'a (dyn ToSql + Sync)> {
+        let mut params: Vec<&(dyn ToSql + Sync)> =
+            self.arrays.iter().map(Array::as_param).collect();
+        params.push(node);
+        params.push(namespace);
+        params
+    }
+}
+
 /// The batched cadence update: one row of arrays, unnested and joined on id, fenced: a row
-/// matches only while node `$18` holds it with the fence in `$17`. An id the table no longer
-/// holds matches nothing and is skipped, as the boundary asks; one another node took over
-/// matches nothing and is found by [`TAKEN_OVER`]. `$19` and `$20` are the slot and the bytes of
+/// matches only while node `$18` holds it with the fence in `$17`; returns the ids it updated.
+/// An id the table no longer holds matches nothing (its schedule is dropped, never fired:
+/// docs/schedules.md §11.55); one another node took over matches nothing and is found by
+/// [`TAKEN_OVER`]. `$19` and `$20` are the slot and the bytes of
 /// the settled firing's history record that rides in each row's update (docs/schedules.md
 /// §9.11), NULL bytes for none; the ring's size (500) and a record's (25) are
 /// [`super::history_ring`]'s.
+///
+/// The holder is compared with `IS NOT DISTINCT FROM` (the same test for a node id, never NULL),
+/// which no index serves, so the rows are found by their primary key, one probe per row of the
+/// batch (docs/schedules.md §11.54). With `=` the planner could use the index on `owner_node`,
+/// and did whenever its statistics did not know the node's id (a table just filled, a node
+/// just started): it estimated a few rows and read every row the node holds for each batch.
+/// [`DELETE_FENCED`] and [`SPLICE_HISTORY`] compare the holder the same way.
 pub(super) const UPDATE_CADENCE: &str = "UPDATE tickstep_schedules AS s SET next_run = u.next_run, \
      fire_at = u.fire_at, armed = u.armed, last_run = u.last_run, run_count = u.run_count, \
      fault_count = u.fault_count, consecutive_faults = u.consecutive_faults, \
@@ -136,15 +310,43 @@ pub(super) const UPDATE_CADENCE: &str = "UPDATE tickstep_schedules AS s SET next
      AS u(id, next_run, fire_at, armed, last_run, run_count, fault_count, consecutive_faults, \
      missed_count, overlap_count, last_duration_ns, backlog, queued, last_fault, running, ops, \
      fence, slot, record) \
-     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node = $18";
+     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node IS NOT DISTINCT FROM $18 \
+     RETURNING s.id";
 
-/// Splices one history record (`$3`, 25 bytes) into slot `$2` of schedule `$1`'s ring, fenced
-/// as a cadence update (`$4` the fence, `$5` the node): the splice [`UPDATE_CADENCE`] makes, for
-/// a record with no update to ride in (docs/schedules.md §9.11).
-pub(super) const SPLICE_HISTORY: &str = "UPDATE tickstep_schedules SET history = \
-     overlay(coalesce(history, decode(repeat('00', 500), 'hex')) \
-     PLACING $3::bytea FROM $2::integer * 25 + 1 FOR 25) \
-     WHERE id = $1 AND fence = $4 AND owner_node = $5";
+/// Splices history records into their rows' rings, fenced as a cadence update (node `$5`):
+/// `$1` the ids, `$2` the slots, `$3` the records (25 bytes each), `$4` the fences — the splice
+/// [`UPDATE_CADENCE`] makes, for records with no update to ride in (docs/schedules.md §9.11,
+/// §11.53). One statement for many rows; it may not update a row twice, so each id comes once.
+pub(super) const SPLICE_HISTORY: &str = "UPDATE tickstep_schedules AS s SET history = \
+     overlay(coalesce(s.history, decode(repeat('00', 500), 'hex')) \
+     PLACING u.record FROM u.slot * 25 + 1 FOR 25) \
+     FROM unnest($1::bigint[], $2::integer[], $3::bytea[], $4::bigint[]) \
+     AS u(id, slot, record, fence) \
+     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node IS NOT DISTINCT FROM $5";
+
+/// One round of history splices as column arrays, the parameters of [`SPLICE_HISTORY`].
+#[derive(Default)]
+pub(super) struct SpliceColumns {
+    id: Vec<i64>,
+    slot: Vec<i32>,
+    record: Vec<Vec<u8>>,
+    fence: Vec<i64>,
+}
+
+impl SpliceColumns {
+    /// Adds record `h`, to be spliced while its row's fence is `fence`.
+    pub(super) fn push(&mut self, h: &HistoryRow, fence: i64) {
+        self.id.push(to_sql(h.schedule));
+        self.slot.push(i32::try_from(h.slot).unwrap_or(i32::MAX));
+        self.record.push(super::history_ring::encode(h).to_vec());
+        self.fence.push(fence);
+    }
+
+    /// The parameters of [`SPLICE_HISTORY`], in order, for the writes of `node`.
+    pub(super) fn params<'a>(&'a self, node: &'a i64) -> [&'a (dyn ToSql + Sync); 5] {
+        [&self.id, &self.slot, &self.record, &self.fence, node]
+    }
+}
 
 /// Of the rows (`$1` ids, `$2` fences) a fenced write just matched nothing in, those that still
 /// exist under another holder or fence: taken over, the write refused. Rows a stop deleted are
@@ -251,7 +453,7 @@ impl HistoryColumns {
 /// behind the tick, fenced like cadence updates).
 pub(super) const DELETE_FENCED: &str = "DELETE FROM tickstep_schedules AS s \
      USING unnest($1::bigint[], $2::bigint[]) AS u(id, fence) \
-     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node = $3";
+     WHERE s.id = u.id AND s.fence = u.fence AND s.owner_node IS NOT DISTINCT FROM $3";
 
 /// A batch of cadence updates as column arrays, the parameters of [`UPDATE_CADENCE`]. Kept and
 /// cleared between batches so a steady tick does not reallocate.
@@ -364,66 +566,6 @@ impl CadenceColumns {
             &self.record,
         ]
     }
-}
-
-/// Inserts one whole row with [`insert_sql`], held by `node`, in `namespace`; returns its fence.
-pub(super) fn insert(
-    tx: &mut postgres::Transaction<'_>,
-    stmt: &postgres::Statement,
-    r: &ScheduleRow,
-    node: i64,
-    namespace: &str,
-) -> Result<i64, postgres::Error> {
-    let c = &r.cadence;
-    let mut running = String::new();
-    let has_running = running_json(&c.running, &mut running);
-    let row = tx.query_one(
-        stmt,
-        &[
-            &to_sql(r.id),
-            &r.kind.as_str(),
-            &r.target.0,
-            &r.verb,
-            &r.args.as_ref().map(json),
-            &r.state.as_ref().map(json),
-            &r.owner.0,
-            &r.player.0,
-            &to_sql(r.interval_ns),
-            &r.interval_clamped,
-            &to_sql(r.jitter_ns),
-            &i64::from(r.max_faults),
-            &r.catchup.as_str(),
-            &r.overlap.as_str(),
-            &r.adaptive,
-            &r.pass_elapsed,
-            &to_sql(r.created_at),
-            &to_sql(c.next_run),
-            &to_sql(c.fire_at),
-            &c.armed,
-            &to_sql(c.last_run),
-            &to_sql(c.run_count),
-            &to_sql(c.fault_count),
-            &i64::from(c.consecutive_faults),
-            &to_sql(c.missed_count),
-            &to_sql(c.overlap_count),
-            &to_sql(c.last_duration_ns),
-            &i32::from(c.backlog),
-            &c.queued.map(to_sql),
-            &c.last_fault.as_ref().map(fault_json),
-            &has_running.then_some(running.as_str()),
-            &r.time_limit_ns.map(to_sql),
-            &r.tick_limit.map(to_sql),
-            &r.key,
-            &c.ops.as_ref().map(json),
-            &calendar_expr(r),
-            &calendar_zone(r),
-            &calendar_dst(r),
-            &crate::policies::to_column(&r.policies),
-            &node,
-            &namespace,
-        ],
-    )?;
-    row.try_get(0)
 }
 
 /// A row the store holds but cannot turn back into a schedule: the schedule (when its id read),

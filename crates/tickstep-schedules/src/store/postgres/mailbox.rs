@@ -113,6 +113,14 @@ impl Mailbox {
         self.metrics.refused(n);
     }
 
+    /// The thread's side: schedules whose rows are gone from under this node's fenced writes
+    /// (docs/schedules.md §11.55), for the engine to drop as it drops lost ones; not counted as
+    /// taken over, since a stop deletes rows too.
+    pub(super) fn gone(&self, ids: Vec<u64>) {
+        lock(&self.inbox).lost.extend(ids);
+        self.wake();
+    }
+
     /// The thread's side: schedules taken over by another node, for the engine to drop.
     pub(super) fn lose(&self, ids: Vec<u64>) {
         self.taken_over

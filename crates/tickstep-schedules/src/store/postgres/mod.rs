@@ -69,8 +69,9 @@
 //!   every row back (`owner_node = NULL`) so another node claims it at its next round instead
 //!   of after a lease.
 //! * **Fencing.** The thread keeps the fence of every row it holds; every write-behind update
-//!   and retirement carries it (`… AND s.fence = u.fence AND s.owner_node = $me`). A node
-//!   paused past its lease finds its rows claimed with a higher fence: its late writes match
+//!   and retirement carries it (`… AND s.fence = u.fence AND s.owner_node IS NOT DISTINCT FROM
+//!   $me`, a comparison no index serves, docs/schedules.md §11.54). A node paused past its
+//!   lease finds its rows claimed with a higher fence: its late writes match
 //!   nothing, are counted ([`ClusterStats`](crate::ClusterStats), a `tracing` warning) and the
 //!   schedules dropped from its engine, never applied. The server ends a transaction left idle
 //!   for a lease (`idle_in_transaction_session_timeout`), so a node paused mid-write cannot keep

@@ -363,6 +363,8 @@ impl Worker {
         // Rows whose write another node's claim refused; rows this node no longer holds.
         let mut refused: Vec<u64> = Vec::new();
         let mut gone: Vec<u64> = Vec::new();
+        // Rows a cadence update found deleted by someone else (docs/schedules.md §11.55).
+        let mut vanished: Vec<u64> = Vec::new();
         for changes in batches {
             let mut folded = Folded::new(&changes.history, changes.updates.iter().map(|u| u.0));
             let held = Held {
@@ -376,7 +378,7 @@ impl Worker {
                 &held,
                 changes,
                 &mut folded,
-                &mut refused,
+                (&mut refused, &mut vanished),
             )?;
             if !changes.deletes.is_empty() {
                 let n = if fenced_deletes {
@@ -427,21 +429,17 @@ impl Worker {
             record_history(
                 &mut tx,
                 (&self.fences, node),
-                &folded.rest,
+                (&folded.rest, &changes.deletes),
                 &changes.history,
             )?;
             // After the deletes: a transaction that stops a keyed schedule and creates one under
             // the same key frees the key first (docs/schedules.md §5.16).
-            if !changes.inserts.is_empty() {
-                let stmt = tx
-                    .prepare(codec::insert_sql())
-                    .map_err(database_error(context))?;
-                for row in &changes.inserts {
-                    let fence = codec::insert(&mut tx, &stmt, row, node, self.namespace.as_str())
-                        .map_err(database_error(context))?;
-                    self.fences.insert(row.id, fence);
-                }
-            }
+            insert_rows(
+                &mut tx,
+                &changes.inserts,
+                (node, self.namespace.as_str()),
+                &mut self.fences,
+            )?;
         }
         tx.commit().map_err(database_error(context))?;
         if !fenced_deletes {
@@ -452,6 +450,12 @@ impl Worker {
         self.refused(&refused);
         for id in gone {
             self.fences.remove(&id);
+        }
+        if !vanished.is_empty() {
+            for id in &vanished {
+                self.fences.remove(id);
+            }
+            self.mailbox.gone(vanished);
         }
         Ok(removed)
     }
@@ -670,14 +674,14 @@ struct Held<'a> {
 
 /// Writes a batch's cadence updates in one statement, each carrying the history record that
 /// rides in it (`folded`, docs/schedules.md §9.11), fenced; adds the rows another node took over
-/// to `refused`.
+/// to `refused`, and those found deleted by someone else to `gone` (docs/schedules.md §11.55).
 fn update_cadences(
     tx: &mut postgres::Transaction<'_>,
     columns: &mut CadenceColumns,
     held: &Held<'_>,
     changes: &ChangeSet,
     folded: &mut Folded<'_>,
-    refused: &mut Vec<u64>,
+    (refused, gone): (&mut Vec<u64>, &mut Vec<u64>),
 ) -> Result<(), Error> {
     let context = "writing schedules";
     if changes.updates.is_empty() {
@@ -694,42 +698,107 @@ fn update_cadences(
     if columns.len() == 0 {
         return Ok(());
     }
-    let n = tx
-        .execute(codec::UPDATE_CADENCE, &columns.params(&held.node))
-        .map_err(database_error(context))?;
-    if usize::try_from(n).unwrap_or(usize::MAX) < columns.len() {
+    let updated: HashSet<i64> = tx
+        .query(codec::UPDATE_CADENCE, &columns.params(&held.node))
+        .map_err(database_error(context))?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    if updated.len() < columns.len() {
         let (ids, fences) = columns.ids_and_fences();
-        for row in tx
+        let taken: HashSet<i64> = tx
             .query(codec::TAKEN_OVER, &[ids, fences, &held.node])
             .map_err(database_error(context))?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        // The rest matched nothing because their rows are gone: stopped, or retired by a node
+        // that took them over. The firings these updates carry must not start
+        // (docs/schedules.md §11.55).
+        for &id in ids.iter().filter(|id| !updated.contains(id)) {
+            if taken.contains(&id) {
+                refused.push(from_sql(id));
+            } else {
+                gone.push(from_sql(id));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Inserts `rows`, held by this node (`node`) in its namespace, in statements of at most
+/// [`codec::INSERT_CHUNK`] rows each (docs/schedules.md §11.52), and notes each row's fence in
+/// `fences`. A refused row (a key another row holds, docs/schedules.md §5.18) fails its statement
+/// and so the transaction: nothing of it is applied.
+fn insert_rows(
+    tx: &mut postgres::Transaction<'_>,
+    rows: &[ScheduleRow],
+    (node, namespace): (i64, &str),
+    fences: &mut HashMap<u64, i64>,
+) -> Result<(), Error> {
+    let context = "writing schedules";
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let stmt = tx
+        .prepare(codec::insert_sql())
+        .map_err(database_error(context))?;
+    let mut rest = rows.iter().peekable();
+    while rest.peek().is_some() {
+        let mut chunk = codec::InsertColumns::default();
+        while chunk.len() < codec::INSERT_CHUNK
+            && let Some(row) = rest.peek()
+            && chunk.push(row)
         {
-            refused.push(from_sql(row.get(0)));
+            rest.next();
+        }
+        for row in tx
+            .query(&stmt, &chunk.params(&node, &namespace))
+            .map_err(database_error(context))?
+        {
+            fences.insert(from_sql(row.get(0)), row.get(1));
         }
     }
     Ok(())
 }
 
 /// Writes what a batch's history needs beyond the records that rode in its cadence update
-/// (docs/schedules.md §9.11): the records that did not (`alone`, rare: a second firing of a
-/// schedule settled before the commit), each spliced into its ring fenced as a cadence
-/// update (the node's `fences` and id), and the faulted records of `history` whole, one statement.
+/// (docs/schedules.md §9.11): the records that did not (`alone`: a one-shot's last firing, whose
+/// row retires, or a second firing of a schedule settled before the commit), spliced into their
+/// rings fenced as cadence updates (the node's `fences` and id), and the faulted records of
+/// `history` whole, one statement. A record of a row the batch deletes (`deleted`) is not
+/// written: its ring goes with the row (docs/schedules.md §11.53). The others are spliced in
+/// rounds, one statement each: a schedule's first record in the first round, its second in the
+/// second, and so on, so a statement touches a row once and the newest record of a slot wins.
 fn record_history(
     tx: &mut postgres::Transaction<'_>,
     (fences, node): (&HashMap<u64, i64>, i64),
-    alone: &[&HistoryRow],
+    (alone, deleted): (&[&HistoryRow], &[u64]),
     history: &[HistoryRow],
 ) -> Result<(), Error> {
     let context = "recording firing histories";
-    for h in alone {
-        if let Some(fence) = fences.get(&h.schedule) {
-            let slot = i32::try_from(h.slot).unwrap_or(i32::MAX);
-            let bytes = history_ring::encode(h);
-            tx.execute(
-                codec::SPLICE_HISTORY,
-                &[&to_sql(h.schedule), &slot, &&bytes[..], fence, &node],
-            )
-            .map_err(database_error(context))?;
+    let deleted: HashSet<u64> = if alone.is_empty() {
+        HashSet::new()
+    } else {
+        deleted.iter().copied().collect()
+    };
+    // The round of each schedule's next record.
+    let mut round_of: HashMap<u64, usize> = HashMap::new();
+    let mut rounds: Vec<codec::SpliceColumns> = Vec::new();
+    for h in alone.iter().filter(|h| !deleted.contains(&h.schedule)) {
+        let Some(&fence) = fences.get(&h.schedule) else {
+            continue;
+        };
+        let round = round_of.entry(h.schedule).or_insert(0);
+        if rounds.len() <= *round {
+            rounds.push(codec::SpliceColumns::default());
         }
+        rounds[*round].push(h, fence);
+        *round += 1;
+    }
+    for round in &rounds {
+        tx.execute(codec::SPLICE_HISTORY, &round.params(&node))
+            .map_err(database_error(context))?;
     }
     let faulted: Vec<HistoryRow> = history_ring::faulted(history).cloned().collect();
     if !faulted.is_empty() {
