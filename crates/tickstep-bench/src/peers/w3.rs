@@ -54,8 +54,8 @@ pub(crate) struct Figures {
     /// schedule held.
     pub(crate) bytes_per_schedule: f64,
     /// After the `SIGKILL` of every node, fresh nodes fire the points due in the minute after
-    /// it: the latest start of any of them, past its point (the lease, then the claim), and how
-    /// many of the `n` points came.
+    /// it: the latest start of any of them, past its point (the lease, then the claim), or
+    /// infinity when not all `n` came within the bound; and how many came.
     pub(crate) takeover_s: f64,
     pub(crate) after_kill_points: u64,
 }
@@ -366,11 +366,16 @@ pub(crate) fn run_once(
             late.last().map_or(0.0, |&us| us as f64 / 1e3),
         ],
         bytes_per_schedule: grown_kb as f64 * 1024.0 / held.max(1) as f64,
-        takeover_s: waits
-            .iter()
-            .copied()
-            .max()
-            .map_or(f64::INFINITY, |us| us as f64 / 1e6),
+        // Not every point came within the bound: the takeover did not end.
+        takeover_s: if waits.len() as u64 >= n {
+            waits
+                .iter()
+                .copied()
+                .max()
+                .map_or(f64::INFINITY, |us| us as f64 / 1e6)
+        } else {
+            f64::INFINITY
+        },
         after_kill_points: waits.len() as u64,
     })
 }
