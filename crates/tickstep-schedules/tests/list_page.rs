@@ -201,6 +201,7 @@ fn check_all_pages(inspector: &Inspector, all: &[StoredSchedule], q: &ListQuery)
                 (&row.last_fault, row.consecutive_faults),
                 (&whole.last_fault, whole.consecutive_faults)
             );
+            assert_eq!(row.last_miss, whole.missed.last);
             assert_eq!(
                 (row.run_count, row.fault_count),
                 (whole.run_count, whole.fault_count)

@@ -15,7 +15,9 @@ use super::{Inspector, Source, load_error};
 use crate::store::codec::{from_sql, parse_fault, parse_ops, to_sql};
 use crate::store::decode::StoredColumns;
 use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
-use crate::{Error, Fault, FaultKind, ObjId, ScheduleId, ScheduleKind, ScheduleStatus, Value};
+use crate::{
+    Error, Fault, FaultKind, MissedReason, ObjId, ScheduleId, ScheduleKind, ScheduleStatus, Value,
+};
 
 /// The most rows one page may ask for.
 ///
@@ -239,6 +241,9 @@ pub struct ListedSchedule {
     pub last_run_unix_nanos: u64,
     /// Its most recent fault.
     pub last_fault: Option<Fault>,
+    /// Its last missed point: when (float Unix seconds) and why, as
+    /// [`MissedPoints::last`](crate::MissedPoints::last) says it.
+    pub last_miss: Option<(f64, MissedReason)>,
     /// Faults since its last success.
     pub consecutive_faults: u32,
     /// Firings started.
@@ -618,12 +623,16 @@ fn listed<E>(row: &dyn StoredColumns<Error = E>) -> Result<ListedSchedule, E> {
         (Some(expr), Some(zone)) => Some((expr.to_owned(), zone.to_owned())),
         _ => None,
     };
-    let pause_note = match row.text_or_null(10)? {
+    let ops = match row.text_or_null(10)? {
         None => None,
-        Some(text) => parse_ops(text)
-            .ok_or_else(|| row.corrupt(some, 10, "ops", text))?
-            .paused
-            .map(|p| p.note),
+        Some(text) => Some(parse_ops(text).ok_or_else(|| row.corrupt(some, 10, "ops", text))?),
+    };
+    let (pause_note, last_miss) = match ops {
+        None => (None, None),
+        Some(ops) => (
+            ops.paused.map(|p| p.note),
+            ops.missed.view(ops.paused_missed).last,
+        ),
     };
     let rank = row.int(11)?;
     let status = usize::try_from(rank)
@@ -654,6 +663,7 @@ fn listed<E>(row: &dyn StoredColumns<Error = E>) -> Result<ListedSchedule, E> {
         next_due_unix_nanos: armed.then_some(fire_at),
         last_run_unix_nanos: from_sql(row.int(14)?),
         last_fault,
+        last_miss,
         consecutive_faults: u32::try_from(consecutive)
             .map_err(|_| row.corrupt(some, 16, "consecutive_faults", &consecutive.to_string()))?,
         run_count: from_sql(row.int(17)?),
