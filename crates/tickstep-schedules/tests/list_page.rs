@@ -1,18 +1,19 @@
 //! A page of a store's list, filtered, ordered and paged in the store (docs/schedules.md §9.17),
 //! on both stores: every filter and order against the same question asked of every whole row
 //! (`Inspector::list`, each row's own `status()`), page by page, so the two agree row for row;
-//! each state of docs/schedules.md §9.13 decided in SQL as the engine decides it; bad input
+//! each state of docs/schedules.md §9.13 decided in SQL as the engine decides it; the most
+//! recent runs and misses first and the last fault's kind (docs/schedules.md §9.19); bad input
 //! refused by name.
 
 mod common;
 
 use common::Host;
 use tickstep_schedules::{
-    Error, Inspector, ListOrder, ListQuery, ObjId, Options, ScheduleId, ScheduleKind,
-    ScheduleStatus, StoredSchedule, Value,
+    Error, FaultKind, Inspector, ListOrder, ListQuery, ObjId, Options, Overlap, ScheduleId,
+    ScheduleKind, ScheduleStatus, StoredSchedule, Value,
 };
 
-const ORDERS: [ListOrder; 7] = [
+const ORDERS: [ListOrder; 9] = [
     ListOrder::Id,
     ListOrder::Owner,
     ListOrder::Verb,
@@ -20,6 +21,8 @@ const ORDERS: [ListOrder; 7] = [
     ListOrder::State,
     ListOrder::Next,
     ListOrder::Key,
+    ListOrder::LastRun,
+    ListOrder::LastMiss,
 ];
 
 /// A few hundred schedules of three owners, every kind, two verbs, some keyed, with arguments
@@ -120,6 +123,10 @@ fn reference(all: &[StoredSchedule], q: &ListQuery) -> Vec<ScheduleId> {
                     || q.text_owners.contains(&s.owner)
             })
         })
+        .filter(|s| {
+            q.last_fault
+                .is_none_or(|k| s.last_fault.as_ref().is_some_and(|f| f.kind == k))
+        })
         .collect();
     let due = |s: &StoredSchedule| {
         s.next_due_unix_nanos()
@@ -134,6 +141,12 @@ fn reference(all: &[StoredSchedule], q: &ListQuery) -> Vec<ScheduleId> {
             ListOrder::State => a.status().cmp(&b.status()),
             ListOrder::Next => due(a).cmp(&due(b)),
             ListOrder::Key => (a.key.is_none(), &a.key).cmp(&(b.key.is_none(), &b.key)),
+            ListOrder::LastRun => b.last_run_unix_nanos.cmp(&a.last_run_unix_nanos),
+            // Missed times are kept in nanoseconds and read as seconds: compared as read.
+            ListOrder::LastMiss => match (a.missed.last, b.missed.last) {
+                (Some((x, _)), Some((y, _))) => y.total_cmp(&x),
+                (x, y) => x.is_none().cmp(&y.is_none()),
+            },
             _ => std::cmp::Ordering::Equal,
         };
         by.then(a.id.cmp(&b.id))
@@ -188,6 +201,7 @@ fn check_all_pages(inspector: &Inspector, all: &[StoredSchedule], q: &ListQuery)
                 (&row.last_fault, row.consecutive_faults),
                 (&whole.last_fault, whole.consecutive_faults)
             );
+            assert_eq!(row.last_miss, whole.missed.last);
             assert_eq!(
                 (row.run_count, row.fault_count),
                 (whole.run_count, whole.fault_count)
@@ -226,6 +240,10 @@ on_both_stores! {
         }
         for namespace in ["default", "other"] {
             queries.push(ListQuery { namespace: Some(namespace.into()), ..base.clone() });
+        }
+        // docs/schedules.md §9.19: the fixture's faults are errors; no other kind matches.
+        for kind in [FaultKind::Error, FaultKind::TakenOver, FaultKind::Interrupted] {
+            queries.push(ListQuery { last_fault: Some(kind), ..base.clone() });
         }
         // Text in the verb, in the arguments as they read (a string's quotes and escapes
         // included), in the owner as `#N`, in the key; an owner found by name.
@@ -315,5 +333,56 @@ on_both_stores! {
                 other => panic!("{query:?}: {other:?}"),
             }
         }
+    }
+}
+
+on_both_stores! {
+    fn the_most_recent_runs_and_misses_come_first_page_by_page(store) {
+        // docs/schedules.md §9.19: schedules that last ran, and last missed, at many times.
+        let h = Host::on(store);
+        let ids: Vec<ScheduleId> = (0..40_u32)
+            .map(|n| h.every(f64::from(3 + n % 11), Options::new().overlap(Overlap::Skip)))
+            .collect();
+        // Never run: one due in a day.
+        h.every(86_400.0, Options::new());
+        let mut held = Vec::new();
+        for step in 1..=30_u32 {
+            h.after(1.0);
+            for (run, firing) in h.started() {
+                if held.contains(&run) {
+                    continue;
+                }
+                // Every fifth schedule's firing is kept running at its first start: its later
+                // points are missed by overlap, each at a later time.
+                if firing.schedule.get() % 5 == 0 && step < 12 {
+                    held.push(run);
+                } else {
+                    h.finish(run, Value::Int(0));
+                }
+            }
+        }
+        h.engine.flush().unwrap();
+        let inspector = Inspector::open(store.path()).unwrap();
+        let all = inspector.list().unwrap();
+        let runs: std::collections::BTreeSet<u64> = all.iter().map(|s| s.last_run_unix_nanos).collect();
+        assert!(runs.len() > 5, "last runs at many times: {runs:?}");
+        let missed = all.iter().filter(|s| s.missed.last.is_some()).count();
+        assert!(missed >= 4 && missed < all.len(), "some missed, some not: {missed}");
+        assert_eq!(all.len(), ids.len() + 1);
+        for order in [ListOrder::LastRun, ListOrder::LastMiss] {
+            for size in [1, 7, 41] {
+                check_all_pages(&inspector, &all, &ListQuery { order, ..ListQuery::new(size) });
+            }
+            check_all_pages(
+                &inspector,
+                &all,
+                &ListQuery { order, kind: Some(ScheduleKind::Every), owner: Some(h.prog), ..ListQuery::new(6) },
+            );
+        }
+        let first = &inspector
+            .page(&ListQuery { order: ListOrder::LastRun, ..ListQuery::new(1) })
+            .unwrap()
+            .rows[0];
+        assert_eq!(first.last_run_unix_nanos, *runs.last().unwrap(), "the most recent first");
     }
 }

@@ -84,6 +84,27 @@ impl Dialect {
         self.column("key", self.keys, "TEXT")
     }
 
+    /// When the last point was missed (`ops.missed.last`'s Unix nanoseconds), NULL for none
+    /// (docs/schedules.md §11.48).
+    pub(crate) fn last_miss(self) -> String {
+        if self.version < self.ops {
+            "CAST(NULL AS BIGINT)".to_owned()
+        } else if self.postgres {
+            "((ops::jsonb -> 'missed' -> 'last' ->> 0)::bigint)".to_owned()
+        } else {
+            "json_extract(ops, '$.missed.last[0]')".to_owned()
+        }
+    }
+
+    /// The last fault's kind (`last_fault`'s `kind`), NULL for none.
+    pub(crate) fn last_fault_kind(self) -> &'static str {
+        if self.postgres {
+            "(last_fault::jsonb ->> 'kind')"
+        } else {
+            "json_extract(last_fault, '$.kind')"
+        }
+    }
+
     /// Whether `armed`.
     pub(crate) fn armed(self) -> &'static str {
         if self.postgres { "armed" } else { "armed <> 0" }

@@ -10,9 +10,7 @@ use maud::{Markup, html};
 
 use super::pages::Text;
 use super::when::{When, relative};
-use crate::schedules::{
-    Cluster, ClusterHistory, FaultKind, Inspector, NodeHoldings, StoredSchedule,
-};
+use crate::schedules::{Cluster, ClusterHistory, FaultKind, Inspector, ListQuery, NodeHoldings};
 
 /// How many nodes the timeline and the chart draw and how many takeovers the page lists (all
 /// are counted).
@@ -35,30 +33,31 @@ pub(crate) struct Takeovers {
 }
 
 impl Takeovers {
-    /// The schedules of `saved` whose last fault is a takeover.
-    pub(crate) fn of(saved: &[StoredSchedule]) -> Takeovers {
-        let mut all: Vec<Takeover> = saved
-            .iter()
+    /// Read from the store `inspector` shows: one page of the schedules whose last fault is a
+    /// takeover, by id, and how many there are (docs/schedules.md §9.19), never every schedule.
+    pub(crate) fn read(inspector: &Inspector) -> Result<Takeovers, crate::schedules::Error> {
+        let page = inspector.page(&ListQuery {
+            last_fault: Some(FaultKind::TakenOver),
+            ..ListQuery::new(SHOWN)
+        })?;
+        let listed = page
+            .rows
+            .into_iter()
             .filter_map(|s| {
-                let fault = s.last_fault.as_ref()?;
-                (fault.kind == FaultKind::TakenOver).then(|| Takeover {
+                let fault = s.last_fault?;
+                Some(Takeover {
                     id: s.id.get(),
-                    what: match &fault.value {
-                        crate::schedules::Value::Str(text) => text.clone(),
+                    what: match fault.value {
+                        crate::schedules::Value::Str(text) => text,
                         other => other.to_string(),
                     },
                 })
             })
             .collect();
-        all.sort_by_key(|t| t.id);
-        let count = all.len();
-        all.truncate(SHOWN);
-        Takeovers { listed: all, count }
-    }
-
-    /// Read from the store `inspector` shows.
-    pub(crate) fn read(inspector: &Inspector) -> Result<Takeovers, crate::schedules::Error> {
-        Ok(Takeovers::of(&inspector.list()?))
+        Ok(Takeovers {
+            listed,
+            count: usize::try_from(page.matched).unwrap_or(usize::MAX),
+        })
     }
 }
 

@@ -717,8 +717,13 @@ fn store_answer(
             ))
         }
         View::Overview => {
-            let minutes = overview::store_minutes(location, namespace, now_unix_nanos())
-                .map_err(unavailable)?;
+            let minutes = overview::store_minutes(
+                location,
+                namespace,
+                now_unix_nanos(),
+                crate::schedules::MAX_PAGE_SIZE,
+            )
+            .map_err(unavailable)?;
             Ok(Reply::Page(overview::page(Some(&minutes), chrome)))
         }
         View::Cluster => read_cluster(Some(&location.to_path_buf()), chrome),

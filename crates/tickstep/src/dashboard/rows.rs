@@ -133,6 +133,7 @@ fn store_page_of(
             .as_deref()
             .map(|q| names.containing(q))
             .unwrap_or_default(),
+        last_fault: None,
         order: match filter.sort {
             Sort::Id => ListOrder::Id,
             Sort::Owner => ListOrder::Owner,

@@ -15,7 +15,9 @@ use super::{Inspector, Source, load_error};
 use crate::store::codec::{from_sql, parse_fault, parse_ops, to_sql};
 use crate::store::decode::StoredColumns;
 use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
-use crate::{Error, Fault, ObjId, ScheduleId, ScheduleKind, ScheduleStatus, Value};
+use crate::{
+    Error, Fault, FaultKind, MissedReason, ObjId, ScheduleId, ScheduleKind, ScheduleStatus, Value,
+};
 
 /// The most rows one page may ask for.
 ///
@@ -51,6 +53,15 @@ pub struct ListQuery {
     /// Owners whose name, where the caller knows names, holds [`ListQuery::text`]: their
     /// schedules match it too.
     pub text_owners: Vec<ObjId>,
+    /// Only schedules whose last fault is of this kind (docs/schedules.md §9.19): the
+    /// schedules a takeover left [`FaultKind::TakenOver`], for one.
+    ///
+    /// ```
+    /// use tickstep_schedules::{FaultKind, ListQuery};
+    /// let taken = ListQuery { last_fault: Some(FaultKind::TakenOver), ..ListQuery::new(50) };
+    /// assert!(ListQuery::new(50).last_fault.is_none() && taken.last_fault.is_some());
+    /// ```
+    pub last_fault: Option<FaultKind>,
     /// The order; ties by id.
     pub order: ListOrder,
     /// Which page, from 1; past the last page is the last page.
@@ -76,6 +87,7 @@ impl ListQuery {
             namespace: None,
             text: None,
             text_owners: Vec::new(),
+            last_fault: None,
             order: ListOrder::Id,
             page: 1,
             page_size,
@@ -106,6 +118,24 @@ pub enum ListOrder {
     Next,
     /// By key, byte by byte; no key last.
     Key,
+    /// By when the last firing started, the most recent first; never fired last
+    /// (docs/schedules.md §9.19).
+    ///
+    /// ```
+    /// use tickstep_schedules::{ListOrder, ListQuery};
+    /// let recent = ListQuery { order: ListOrder::LastRun, ..ListQuery::new(1_000) };
+    /// assert_ne!(recent, ListQuery::new(1_000));
+    /// ```
+    LastRun,
+    /// By when the last point was missed, the most recent first; nothing missed last
+    /// (docs/schedules.md §9.19, §9.15).
+    ///
+    /// ```
+    /// use tickstep_schedules::{ListOrder, ListQuery};
+    /// let missed = ListQuery { order: ListOrder::LastMiss, ..ListQuery::new(1_000) };
+    /// assert_eq!(missed.order, ListOrder::LastMiss);
+    /// ```
+    LastMiss,
 }
 
 /// One page of a list, with how many schedules matched and how many the inspector sees.
@@ -211,6 +241,9 @@ pub struct ListedSchedule {
     pub last_run_unix_nanos: u64,
     /// Its most recent fault.
     pub last_fault: Option<Fault>,
+    /// Its last missed point: when (float Unix seconds) and why, as
+    /// [`MissedPoints::last`](crate::MissedPoints::last) says it.
+    pub last_miss: Option<(f64, MissedReason)>,
     /// Faults since its last success.
     pub consecutive_faults: u32,
     /// Firings started.
@@ -238,6 +271,12 @@ fn order_by(dialect: Dialect, order: ListOrder) -> String {
                 "CASE WHEN {key} IS NULL THEN 1 ELSE 0 END, {}, ",
                 dialect.bytewise(&key)
             )
+        }
+        // Never fired is 0, so last.
+        ListOrder::LastRun => "last_run DESC, ".to_owned(),
+        ListOrder::LastMiss => {
+            let at = dialect.last_miss();
+            format!("CASE WHEN {at} IS NULL THEN 1 ELSE 0 END, {at} DESC, ")
         }
     };
     format!("{by}id")
@@ -512,6 +551,14 @@ fn filtered(dialect: Dialect, scope: Conditions, query: &ListQuery) -> Condition
             Param::Text(verb.clone()),
         );
     }
+    if let Some(kind) = query.last_fault {
+        let fault = dialect.last_fault_kind();
+        filters.push(
+            dialect,
+            |p| format!("{fault} = {p}"),
+            Param::Text(kind.as_str().to_owned()),
+        );
+    }
     if let Some(status) = query.status {
         // The rank is this crate's own number: written into the SQL, it needs no parameter
         // (whose type `PostgreSQL` would infer as the CASE's `integer`).
@@ -576,12 +623,16 @@ fn listed<E>(row: &dyn StoredColumns<Error = E>) -> Result<ListedSchedule, E> {
         (Some(expr), Some(zone)) => Some((expr.to_owned(), zone.to_owned())),
         _ => None,
     };
-    let pause_note = match row.text_or_null(10)? {
+    let ops = match row.text_or_null(10)? {
         None => None,
-        Some(text) => parse_ops(text)
-            .ok_or_else(|| row.corrupt(some, 10, "ops", text))?
-            .paused
-            .map(|p| p.note),
+        Some(text) => Some(parse_ops(text).ok_or_else(|| row.corrupt(some, 10, "ops", text))?),
+    };
+    let (pause_note, last_miss) = match ops {
+        None => (None, None),
+        Some(ops) => (
+            ops.paused.map(|p| p.note),
+            ops.missed.view(ops.paused_missed).last,
+        ),
     };
     let rank = row.int(11)?;
     let status = usize::try_from(rank)
@@ -612,6 +663,7 @@ fn listed<E>(row: &dyn StoredColumns<Error = E>) -> Result<ListedSchedule, E> {
         next_due_unix_nanos: armed.then_some(fire_at),
         last_run_unix_nanos: from_sql(row.int(14)?),
         last_fault,
+        last_miss,
         consecutive_faults: u32::try_from(consecutive)
             .map_err(|_| row.corrupt(some, 16, "consecutive_faults", &consecutive.to_string()))?,
         run_count: from_sql(row.int(17)?),
