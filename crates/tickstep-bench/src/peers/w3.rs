@@ -93,14 +93,7 @@ impl Node {
 
 /// Runs the node of [`ENV`]'s value and never returns (it is killed).
 pub(crate) fn main(packed: &str) -> ! {
-    let node = Node::parse(packed);
-    let threads = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    let result = tokio::task::LocalSet::new().block_on(&threads, run_node(node));
-    eprintln!("tickstep W3 node stopped: {result:?}");
-    std::process::exit(1);
+    super::worker::run_until_killed("tickstep W3 node", run_node(Node::parse(packed)))
 }
 
 async fn run_node(node: Node) -> Result<(), Box<dyn std::error::Error>> {

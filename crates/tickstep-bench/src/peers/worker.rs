@@ -81,13 +81,21 @@ pub(crate) fn now_us() -> i64 {
 
 /// Runs the worker of [`ENV`]'s value and never returns (it is killed).
 pub(crate) fn main(packed: &str) -> ! {
-    let job = Job::parse(packed);
+    run_until_killed("tickstep worker", node(Job::parse(packed)))
+}
+
+/// Runs a node's body on a current-thread runtime (the driver's future is `!Send`); it runs
+/// until the bench kills it, so returning is a failure, said on stderr (the node's log).
+pub(crate) fn run_until_killed(
+    what: &str,
+    body: impl std::future::Future<Output = Result<(), Box<dyn std::error::Error>>>,
+) -> ! {
     let threads = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let result = tokio::task::LocalSet::new().block_on(&threads, node(job));
-    eprintln!("tickstep worker stopped: {result:?}");
+    let result = tokio::task::LocalSet::new().block_on(&threads, body);
+    eprintln!("{what} stopped: {result:?}");
     std::process::exit(1);
 }
 
