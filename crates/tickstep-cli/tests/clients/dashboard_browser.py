@@ -8,7 +8,6 @@ go to SCREENSHOT_DIR. Every wait is bounded; nothing here decides pass or fail e
 browser.
 """
 
-import base64
 import json
 import sys
 
@@ -51,14 +50,12 @@ with Browser() as browser:
     def judged():
         """What the page and the browser said about the CSP so far, and whether the page holds
         the action token anywhere (it never should, docs/serve.md §13.8)."""
-        seen["csp"] += run("return window.cspViolations || []")
+        browser.judge(seen)
         if run(f"return document.documentElement.outerHTML.includes({json.dumps(TOKEN)})"):
             seen["token_in"] = seen.get("token_in", []) + [call("GET", S + "/url")]
-        seen["console_errors"] += [m for level, m in browser.console() if level == "SEVERE"]
 
     def shot(name):
-        with open(f"{SHOTS}/{name}.png", "wb") as f:
-            f.write(base64.b64decode(call("GET", S + "/screenshot")))
+        browser.save_screenshot(f"{SHOTS}/{name}.png")
 
     def live_updates(at_least):
         return int(wait_for(f"{at_least} live updates", lambda: (

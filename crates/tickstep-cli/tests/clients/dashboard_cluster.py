@@ -10,7 +10,6 @@ Screenshots at 1366x768 and at a phone's 390x844 go to SCREENSHOT_DIR/NAME-SIZE.
 is bounded; nothing here decides pass or fail except a broken browser.
 """
 
-import base64
 import json
 import sys
 
@@ -45,12 +44,10 @@ with Browser() as browser:
     seen = {"csp": [], "console_errors": []}
 
     def judged():
-        seen["csp"] += run("return window.cspViolations || []")
-        seen["console_errors"] += [m for level, m in browser.console() if level == "SEVERE"]
+        browser.judge(seen)
 
     def shot(size):
-        with open(f"{SHOTS}/{NAME}-{size}.png", "wb") as f:
-            f.write(base64.b64decode(call("GET", S + "/screenshot")))
+        browser.save_screenshot(f"{SHOTS}/{NAME}-{size}.png")
 
     def loaded():
         return run("return document.getElementById('takeovers') !== null")

@@ -20,8 +20,7 @@ with Browser() as browser:
     seen = {"csp": [], "console_errors": []}
 
     def judged():
-        seen["csp"] += run("return window.cspViolations || []")
-        seen["console_errors"] += [m for level, m in browser.console() if level == "SEVERE"]
+        browser.judge(seen)
 
     def page():
         return {"url": call("GET", S + "/url"), "ids": run(IDS),

@@ -9,6 +9,7 @@ play_browser.py).
 Every wait is bounded; a browser that does not answer ends the script with a message.
 """
 
+import base64
 import json
 import shutil
 import socket
@@ -131,3 +132,16 @@ class Browser:
     def screenshot(self):
         """The page as PNG bytes, base64-encoded."""
         return self.call("GET", self.s("/screenshot"))
+
+    def save_screenshot(self, path):
+        """Writes the page as a PNG file at `path`."""
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(self.screenshot()))
+
+    def judge(self, seen):
+        """Adds to `seen` what the page and the browser said since the last call: the CSP
+        violations watch_csp kept (under "csp") and the console's errors (under
+        "console_errors")."""
+        seen.setdefault("csp", []).extend(self.run("return window.cspViolations || []"))
+        seen.setdefault("console_errors", []).extend(
+            m for level, m in self.console() if level == "SEVERE")
