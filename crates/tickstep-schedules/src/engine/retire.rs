@@ -27,6 +27,10 @@ impl Core {
     pub(super) fn drop_entry(&mut self, id: u64) -> Option<Entry> {
         let e = self.table.remove(id)?;
         self.unindex_key(&e);
+        // Its settled firings not yet handed to the store are not written: its row is gone or
+        // going, and the store's write does not look (docs/schedules.md §9.11). The list holds
+        // one tick's records at most.
+        self.history.retain(|h| h.schedule != id);
         for run in e.running().iter().filter_map(|r| r.run) {
             // Only while the id is still this schedule's: a runner that reused it for a run
             // still awaited gave it to that newer run (see `record` in tick.rs), which goes on.

@@ -408,10 +408,6 @@ impl Core {
                 .map(|e| (e.id, e.cadence())),
         );
         changes.deletes.extend_from_slice(&self.doomed_rows);
-        // A record of a schedule dropped since it settled (a stop that committed first, an
-        // operator's stop) is not written: its row is gone, and the store's write does not look
-        // (docs/schedules.md §9.11).
-        self.history.retain(|h| table.get(h.schedule).is_some());
         changes.history.append(&mut self.history);
         let result = store.commit(changes, Durability::Grouped);
         if result.is_err() {
