@@ -298,3 +298,90 @@ fn postgres_only_a_firing_whose_row_another_node_retired_meanwhile_never_starts(
     );
     assert!(!late.valid(job), "and the late node dropped it");
 }
+
+/// A node whose store thread stalls past its lease (starved, or paused) has its schedule taken
+/// over; the other node fires a point and hands the row back; the first node's engine, not yet
+/// told, plans the same point from its stale copy; then its store thread wakes and claims the
+/// row back before it writes that plan. The write carries the fence of the new claim, so before
+/// docs/schedules.md §11.56 it landed: the point was committed twice, once by each node (found
+/// by `failover.rs` under heavy load). A write planned before the engine took the claim must
+/// not land (docs/schedules.md §11.56).
+#[test]
+fn postgres_only_a_node_that_claims_back_a_row_it_lost_never_writes_what_it_planned_before() {
+    let url = pg_or_skip!("claimed_back");
+    let store = Store::postgres(url.clone());
+    // Claims look one lease ahead: two seconds covers the schedule's next point.
+    let a = Host::on_real_time_with_lease(&store, Duration::from_secs(2));
+    let id = a.every(1.0, Options::new());
+    a.engine.flush().unwrap();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.batch_execute(common::pg::COMMITTED_LOG).unwrap();
+    let node_a: i64 = client
+        .query_one(
+            "SELECT owner_node FROM tickstep_schedules WHERE id = $1",
+            &[&i64::try_from(id.get()).unwrap()],
+        )
+        .unwrap()
+        .get(0);
+    // A's store thread stalls: the test holds A's lease row, so A's next renewal waits on it.
+    let mut holder = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut stall = holder.transaction().unwrap();
+    stall
+        .execute(
+            "SELECT 1 FROM tickstep_nodes WHERE node = $1 FOR UPDATE",
+            &[&node_a],
+        )
+        .unwrap();
+    let waited_for = |client: &mut postgres::Client, sql: &str| {
+        let give_up = Instant::now() + Duration::from_secs(10);
+        while !client.query_one(sql, &[]).unwrap().get::<_, bool>(0) {
+            assert!(Instant::now() < give_up, "waited 10 s for: {sql}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    waited_for(
+        &mut client,
+        "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted)",
+    );
+    waited_for(
+        &mut client,
+        &format!(
+            "SELECT lease_until < clock_timestamp() FROM tickstep_nodes WHERE node = {node_a}"
+        ),
+    );
+    // B takes the row over as it opens, fires the schedule's first point, and closes cleanly,
+    // handing the row back.
+    let b = Host::with_lease(&store, Duration::from_secs(600));
+    assert!(b.valid(id));
+    b.after(1.0);
+    assert_eq!(b.fired(), 1, "B fired the first point");
+    b.finish_all();
+    b.engine.flush().unwrap();
+    drop(b);
+    // A's engine reaches the same point with its own copy and plans it; its write waits behind
+    // the stalled thread.
+    assert_eq!(a.after(1.0).started, 0, "a start waits for its write");
+    // A's thread wakes: it renews, claims the row back, then writes what the engine queued.
+    stall.rollback().unwrap();
+    a.engine.flush().unwrap();
+    for _ in 0..3 {
+        a.tick();
+        a.engine.flush().unwrap();
+    }
+    let twice: Vec<(i64, i64)> = client
+        .query(
+            "SELECT point, COUNT(*) FROM firing_log GROUP BY point HAVING COUNT(*) > 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(twice, vec![], "a point committed twice: (point, times)");
+    assert_eq!(a.fired(), 0, "A never started the point B fired");
+    assert_eq!(a.engine.live_count(), 1, "A holds the row it claimed back");
+    assert!(
+        a.engine.cluster_stats().refused_writes >= 1,
+        "A's stale write was refused"
+    );
+}

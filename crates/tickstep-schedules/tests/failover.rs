@@ -528,14 +528,17 @@ fn committed_points(client: &mut postgres::Client, schedules: usize, last_wall: 
     let mut committed: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     // Which node committed each point (database node ids).
     let mut committer = BTreeMap::new();
+    // Every (node, fence) that committed each point, for a failure to name them.
+    let mut by_whom: BTreeMap<(u64, u64), Vec<(i64, i64)>> = BTreeMap::new();
     for row in client
-        .query("SELECT schedule, point, node FROM firing_log", &[])
+        .query("SELECT schedule, point, node, fence FROM firing_log", &[])
         .unwrap()
     {
-        let (s, p, n): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
+        let (s, p, n, f): (i64, i64, i64, i64) = (row.get(0), row.get(1), row.get(2), row.get(3));
         let (s, p) = (u64::try_from(s).unwrap(), u64::try_from(p).unwrap());
         committed.entry(s).or_default().push(p);
         committer.insert((s, p), u64::try_from(n).unwrap());
+        by_whom.entry((s, p)).or_default().push((n, f));
     }
     assert_eq!(committed.len(), schedules, "every schedule fired");
     // The first point of each is one interval after its creation (docs/schedules.md §1.2): the
@@ -584,9 +587,11 @@ fn committed_points(client: &mut postgres::Client, schedules: usize, last_wall: 
         let mut skipped = 0;
         for w in points.windows(2) {
             assert_ne!(
-                w[0], w[1],
-                "schedule {schedule}: point {} committed twice",
-                w[0]
+                w[0],
+                w[1],
+                "schedule {schedule}: point {} committed twice, by (node, fence) {:?}",
+                w[0],
+                by_whom[&(*schedule, w[0])]
             );
             assert_eq!(
                 (w[1] - w[0]) % interval,

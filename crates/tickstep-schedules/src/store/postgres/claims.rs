@@ -202,7 +202,9 @@ impl Worker {
                     schedules = rows.len(),
                     "PostgreSQL schedule store: claimed schedules nobody held"
                 );
-                self.mailbox.deliver(rows);
+                let ids: Vec<u64> = rows.iter().map(|c| c.row.id).collect();
+                let taken = self.mailbox.deliver(rows);
+                self.claim_marks.mark(ids, taken);
             }
             if !full {
                 break;

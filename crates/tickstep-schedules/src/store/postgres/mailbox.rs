@@ -39,6 +39,9 @@ pub(super) struct Mailbox {
 struct Inbox {
     claimed: Vec<ClaimedRow>,
     lost: Vec<u64>,
+    /// How many times the engine has taken what arrived: the stamp of its writes and the mark
+    /// of each delivery (docs/schedules.md §11.56, `claim_marks.rs`).
+    taken: u64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -53,6 +56,14 @@ impl Mailbox {
         // Losses first: a row lost and claimed back later arrives in that order.
         lost.append(&mut inbox.lost);
         claimed.append(&mut inbox.claimed);
+        inbox.taken += 1;
+    }
+
+    /// The engine's side: how many times it has taken what arrived, stamped on each batch it
+    /// sends; a batch stamped at or below a claimed row's delivery was planned before the
+    /// engine applied that claim (docs/schedules.md §11.56).
+    pub(super) fn taken(&self) -> u64 {
+        lock(&self.inbox).taken
     }
 
     pub(super) fn stats(&self) -> ClusterStats {
@@ -68,11 +79,17 @@ impl Mailbox {
         self.metrics.claimed(rows);
     }
 
-    /// The thread's side: rows it claimed, for the engine's next tick.
-    pub(super) fn deliver(&self, rows: Vec<ClaimedRow>) {
+    /// The thread's side: rows it claimed, for the engine's next tick; how many times the
+    /// engine had taken what arrived before them (the next take is the one that brings them).
+    pub(super) fn deliver(&self, rows: Vec<ClaimedRow>) -> u64 {
         self.count_claimed(rows.len() as u64);
-        lock(&self.inbox).claimed.extend(rows);
+        let taken = {
+            let mut inbox = lock(&self.inbox);
+            inbox.claimed.extend(rows);
+            inbox.taken
+        };
         self.wake();
+        taken
     }
 
     /// The engine's wall clock now (Unix ns), as its last poll saw it plus the time since; 0

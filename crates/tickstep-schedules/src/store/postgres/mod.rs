@@ -105,6 +105,7 @@
 //! rows than it carried, one query to tell taken-over rows from stopped ones. A takeover
 //! happens one lease after a node's last heartbeat plus at most a third of a lease.
 
+mod claim_marks;
 mod claims;
 pub(crate) mod cluster_log;
 mod codec;
@@ -364,7 +365,8 @@ impl Backend for PostgresStore {
                 .unwrap_or_else(|| Err(thread_gone())),
             Durability::Grouped => {
                 let history = changes.history.clone();
-                self.send(Request::Behind(std::mem::take(changes)))?;
+                let seen = self.mailbox.taken();
+                self.send(Request::Behind(std::mem::take(changes), seen))?;
                 self.handed += 1;
                 let written = self.durable_behind();
                 self.history_in_flight.handed(self.handed, history, written);
@@ -379,6 +381,7 @@ impl Backend for PostgresStore {
         let (reply, pending) = answer::answer();
         let request = Request::Synced {
             changes: std::mem::take(changes),
+            seen: self.mailbox.taken(),
             reply,
         };
         match self.send(request) {

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use postgres::Client;
 
+use super::claim_marks::ClaimMarks;
 use super::codec::{self, CadenceColumns};
 use super::database_error;
 use super::history_ring::{self, Folded};
@@ -63,10 +64,13 @@ pub(super) enum Request {
     /// answer (`Txn::commit`) or awaits it (`Txn::commit_async`).
     Synced {
         changes: ChangeSet,
+        /// [`Mailbox::taken`] as the engine sent it (docs/schedules.md §11.56).
+        seen: u64,
         reply: Answer<Result<usize, Error>>,
     },
-    /// Write behind: nobody waits.
-    Behind(ChangeSet),
+    /// Write behind: nobody waits. With [`Mailbox::taken`] as the engine sent it
+    /// (docs/schedules.md §11.56).
+    Behind(ChangeSet, u64),
     /// Read one schedule's row, whoever holds it, after writing what is queued.
     Fetch {
         id: u64,
@@ -120,8 +124,12 @@ pub(super) struct Worker {
     next_beat: Instant,
     /// When a renewal next samples what this node holds (docs/schedules.md §11.50).
     pub(super) next_sample: Instant,
-    /// Write-behind batches not yet committed, oldest first.
-    queue: VecDeque<ChangeSet>,
+    /// Write-behind batches not yet committed, oldest first, each with the engine's mailbox
+    /// takes when it was sent.
+    queue: VecDeque<(u64, ChangeSet)>,
+    /// Rows claimed since the engine last took its mailbox: what older batches say of them is
+    /// stale (docs/schedules.md §11.56).
+    pub(super) claim_marks: ClaimMarks,
     columns: CadenceColumns,
     backoff: Duration,
     /// When a failed write is tried again.
@@ -153,6 +161,7 @@ impl Worker {
             next_beat: Instant::now() + lease / 3,
             next_sample: Instant::now(),
             queue: VecDeque::new(),
+            claim_marks: ClaimMarks::default(),
             columns: CadenceColumns::default(),
             backoff: FIRST_BACKOFF,
             retry_at: Instant::now(),
@@ -246,7 +255,7 @@ impl Worker {
 
     fn serve(&mut self, request: Request) {
         match request {
-            Request::Behind(changes) => self.queue.push_back(changes),
+            Request::Behind(changes, seen) => self.queue.push_back((seen, changes)),
             Request::Load(out) => self.load(&out),
             Request::Reserve { next, block, reply } => {
                 let result = self.reserve(next, block);
@@ -262,10 +271,17 @@ impl Worker {
                     .and_then(|()| self.give_back_ids(last_used, reserved_through));
                 let _ = reply.send(result);
             }
-            Request::Synced { changes, reply } => {
-                let result = self
-                    .write_queue()
-                    .and_then(|()| self.write(std::slice::from_ref(&changes), false));
+            Request::Synced {
+                mut changes,
+                seen,
+                reply,
+            } => {
+                let result = self.write_queue().and_then(|()| {
+                    let stale = self.claim_marks.strip(seen, &mut changes, false);
+                    let removed = self.write(std::slice::from_ref(&changes), false)?;
+                    self.written_stamped(seen, stale);
+                    Ok(removed)
+                });
                 reply.send(result);
             }
             Request::Fetch { id, reply } => {
@@ -313,7 +329,12 @@ impl Worker {
         if self.queue.is_empty() {
             return Ok(());
         }
-        let batches: Vec<ChangeSet> = self.queue.drain(..).collect();
+        let (stamps, mut batches): (Vec<u64>, Vec<ChangeSet>) = self.queue.drain(..).unzip();
+        let stale: usize = stamps
+            .iter()
+            .zip(&mut batches)
+            .map(|(&seen, changes)| self.claim_marks.strip(seen, changes, true))
+            .sum();
         let started = Instant::now();
         let written = self.write(&batches, true);
         self.metrics
@@ -323,13 +344,30 @@ impl Worker {
                 // The engine starts the firings these carry (docs/schedules.md §11.42).
                 self.mailbox.count_written(batches.len());
                 self.backoff = FIRST_BACKOFF;
+                self.written_stamped(stamps.last().copied().unwrap_or(0), stale);
                 Ok(())
             }
             Err(e) => {
-                self.queue.extend(batches);
+                self.queue.extend(stamps.into_iter().zip(batches));
                 Err(e)
             }
         }
+    }
+
+    /// After batches up to one stamped `seen` are written, `stale` of their entries dropped as
+    /// planned before a claim (docs/schedules.md §11.56): counted as refused late writes, and
+    /// the marks no later batch can need forgotten.
+    fn written_stamped(&mut self, seen: u64, stale: usize) {
+        if stale > 0 {
+            tracing::info!(
+                node = self.node,
+                writes = stale,
+                "PostgreSQL schedule store: writes planned before a claim of their rows were \
+                 refused (the rows were taken over and claimed back meanwhile)"
+            );
+            self.mailbox.count_refused(stale as u64);
+        }
+        self.claim_marks.written(seen);
     }
 
     /// Writes `batches` in order, in one transaction; how many deletes existed. A connection
