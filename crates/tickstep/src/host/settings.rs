@@ -149,7 +149,7 @@ impl HostSettings {
     pub fn kernel_config(&self, base: KernelConfig) -> KernelConfig {
         let mut config = base;
         if let Some(target) = self.frame_target {
-            config = config.target_frame(target);
+            config = config.frame_target(target);
         }
         if let Some(budget) = self.budget {
             config = config.budget(budget);
