@@ -54,6 +54,7 @@
 //! # Ok(()) }
 //! ```
 
+mod asks;
 mod assets;
 mod audit;
 mod bulk;
@@ -65,6 +66,8 @@ mod live;
 mod login;
 mod minutes;
 mod names;
+mod on_runtime;
+mod on_store;
 mod overview;
 mod pages;
 mod query;
