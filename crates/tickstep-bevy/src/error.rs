@@ -1,6 +1,6 @@
 //! What can go wrong configuring or installing the plugin.
 
-use tickstep::{RuntimeError, SettingsError};
+use tickstep_host::{HostError, SettingsError};
 use tickstep_kernel::ScheduleError;
 
 /// A plugin setting that breaks a rule, or a store that cannot be opened.
@@ -24,7 +24,7 @@ pub enum PluginError {
     #[error(transparent)]
     Kernel(#[from] ScheduleError),
     /// The host core could not open the durable schedules' store
-    /// ([`RuntimeError::Store`] or [`RuntimeError::StoreDir`]).
+    /// ([`HostError::Store`] or [`HostError::StoreDir`]).
     #[error(transparent)]
-    Host(#[from] RuntimeError),
+    Host(#[from] HostError),
 }

@@ -17,23 +17,25 @@
 //!   killable, stored in a `SQLite` file that survives restarting the app.
 //!
 //! It depends on `bevy_app`, `bevy_ecs` and `bevy_time` 0.20 only, with their default features
-//! off (no reflection, no multi-threaded executor), never on the `bevy` crate; and on `tickstep`
-//! with its default features off (no tokio), for the host core it shares with the `Runtime`.
-//! It re-exports the layers ([`kernel`], [`commands`], [`schedules`]), so a game needs this crate
-//! and Bevy's sub-crates only.
+//! off (no reflection, no multi-threaded executor), never on the `bevy` crate; and on the layers
+//! and `tickstep-host`, the host core it shares with the `Runtime` — not on the facade, so no
+//! tokio and no `Runtime` are built for a game. It re-exports the layers ([`kernel`],
+//! [`commands`], [`schedules`]) and the host core's names, so a game needs this crate and Bevy's
+//! sub-crates only.
 //!
 //! # One host core
 //!
-//! The durable schedules run on `tickstep`'s host core ([`tickstep::host::HostCore`], specified
+//! The durable schedules run on the host core ([`tickstep_host::HostCore`], specified
 //! in docs/runtime.md §8), the same code the `Runtime`, its tokio driver and `tickstep serve` run
 //! on: the tick, sync and async verbs ([`TickstepSchedules::verb`],
 //! [`TickstepSchedules::async_verb`]), firing limits and kill
 //! ([`TickstepSchedules::kill_firing`]), the running list, settling firings interrupted by a
 //! restart, opening the store, and the counters. The plugin keeps what is Bevy's: when frames run,
 //! and its [`RealClock`]. A verb reaches the ECS through [`VerbWorld::world`], the
-//! [`WorldQueue`] the plugin hands the core. The builder shares the `Runtime`'s settings core
-//! (role, budget, frame target, schedules tick and tick time, firing priority and limits, jitter
-//! seed), checked the same way ([`SettingsError`]).
+//! [`WorldQueue`] the plugin hands the core. The builder holds the one settings type the
+//! `Runtime`'s builder holds too ([`tickstep_host::HostSettings`]: role, budget, frame target,
+//! schedules tick and tick time, firing priority and limits, jitter seed, lease, namespace),
+//! checked the same way ([`SettingsError`]).
 //!
 //! ```
 //! use std::time::Duration;
@@ -171,11 +173,12 @@
 //!
 //! # Costs
 //!
-//! An idle plugin adds a few small systems, clock reads and checks and no allocation: well under
-//! a microsecond, a few thousand instructions, to a frame with nothing scheduled. A kernel task run
-//! through the plugin costs what it does on the bare kernel (tens of nanoseconds); a world
-//! operation adds one boxed closure. The Bevy sub-crates add minutes to a first debug build.
-//! docs/bevy.md §10 holds the measurements and the commands that take them.
+//! An idle plugin adds a few small systems, clock reads and checks to a frame with nothing
+//! scheduled, and no allocation. A kernel task run through the plugin takes the bare kernel's
+//! path, so it costs what it costs there; a world operation adds one boxed closure, applied at the
+//! sync point. Bevy's sub-crates are most of a first build. docs/bevy.md §10 holds the
+//! measurements (time and instructions per frame and per task, build time) and the commands that
+//! take them.
 //!
 //! # Decisions where the spec was open
 //!
@@ -208,11 +211,15 @@ pub use messages::{CommandEvent, CommandEventKind, CommandsFailed, KernelOverloa
 pub use plugin::{TickstepPlugin, TickstepPluginBuilder};
 pub use resources::{TickstepCommands, TickstepKernel};
 pub use schedules_host::{TickstepSchedules, VerbWorld};
-/// The layers and the host core's names, re-exported so that `tickstep-bevy` and Bevy's
-/// sub-crates are the only dependencies a game needs (the same items as `tickstep`'s: one name,
-/// one meaning).
-pub use tickstep::{
-    DEFAULT_SCHEDULES_TICK, DEFAULT_SCHEDULES_TICK_TIME, FiringLimits, RunningFiring, RuntimeError,
-    SettingsError, VerbCall, VerbResult, commands, kernel, schedules,
+/// The layers, re-exported so that `tickstep-bevy` and Bevy's sub-crates are the only
+/// dependencies a game needs.
+pub use tickstep_commands as commands;
+/// The host core's names, re-exported from `tickstep-host` (the same items as `tickstep`'s: one
+/// name, one meaning).
+pub use tickstep_host::{
+    DEFAULT_SCHEDULES_TICK, DEFAULT_SCHEDULES_TICK_TIME, FiringLimits, HostError, RunningFiring,
+    SettingsError, VerbCall, VerbResult,
 };
+pub use tickstep_kernel as kernel;
+pub use tickstep_schedules as schedules;
 pub use world_queue::{Reply, WorldQueue};

@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use bevy_app::{App, Last, Plugin};
 use bevy_ecs::schedule::ScheduleLabel;
-use tickstep::FiringLimits;
-use tickstep::host::{HostCore, HostSettings};
+use tickstep_host::{FiringLimits, HostCore, HostSettings};
 use tickstep_kernel::clock::{Clock, ManualClock, SystemClock};
 use tickstep_kernel::{FramePhase, Kernel, KernelConfig, Priority, Role, ScheduleError};
 use tickstep_schedules::OpenWorld;
@@ -105,7 +104,7 @@ impl TickstepPlugin {
         };
         let kernel = Kernel::boot(
             clock.clone(),
-            s.host.role,
+            s.host.role_of(),
             s.host.kernel_config(KernelConfig::default()),
         );
         let meter = Rc::new(FrameMeter::default());
@@ -220,9 +219,8 @@ impl TickstepPluginBuilder {
     /// let p = tickstep_bevy::TickstepPlugin::builder().role(tickstep_bevy::kernel::Role::Client).build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn role(mut self, role: Role) -> Self {
-        self.plugin.settings.host.role = role;
-        self
+    pub fn role(self, role: Role) -> Self {
+        self.host(|s| s.role(role))
     }
 
     /// The frame target: selects the frame-aware budget against it (the kernel spends what the
@@ -233,9 +231,8 @@ impl TickstepPluginBuilder {
     /// let p = tickstep_bevy::TickstepPlugin::builder().frame_target(Duration::from_micros(8_000)).build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn frame_target(mut self, target: Duration) -> Self {
-        self.plugin.settings.host.frame_target = Some(target);
-        self
+    pub fn frame_target(self, target: Duration) -> Self {
+        self.host(|s| s.frame_target(target))
     }
 
     /// The budget: the fixed slice per frame, or the floor of the frame-aware budget when a frame
@@ -246,9 +243,8 @@ impl TickstepPluginBuilder {
     /// let p = tickstep_bevy::TickstepPlugin::builder().budget(Duration::from_millis(3)).build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn budget(mut self, budget: Duration) -> Self {
-        self.plugin.settings.host.budget = Some(budget);
-        self
+    pub fn budget(self, budget: Duration) -> Self {
+        self.host(|s| s.budget(budget))
     }
 
     /// Keeps the durable schedules in the `SQLite` file at `path` (created, with its directory, if
@@ -300,9 +296,8 @@ impl TickstepPluginBuilder {
     /// let p = tickstep_bevy::TickstepPlugin::builder().schedules_tick(Duration::from_millis(50)).build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn schedules_tick(mut self, tick: Duration) -> Self {
-        self.plugin.settings.host.schedules_tick = tick;
-        self
+    pub fn schedules_tick(self, tick: Duration) -> Self {
+        self.host(|s| s.schedules_tick(tick))
     }
 
     /// Turns the kernel's overload diagnostics on or off (default: on for a server, off for a
@@ -312,9 +307,8 @@ impl TickstepPluginBuilder {
     /// let p = tickstep_bevy::TickstepPlugin::builder().diagnostics(false).build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn diagnostics(mut self, on: bool) -> Self {
-        self.plugin.settings.host.diagnostics = Some(on);
-        self
+    pub fn diagnostics(self, on: bool) -> Self {
+        self.host(|s| s.diagnostics(on))
     }
 
     /// Also publishes the per-cycle command events, `Mounted` and `Yielded` (two per running
@@ -353,9 +347,8 @@ impl TickstepPluginBuilder {
     /// let p = tickstep_bevy::TickstepPlugin::builder().firing_priority(tickstep_bevy::kernel::Priority::Low).build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn firing_priority(mut self, priority: Priority) -> Self {
-        self.plugin.settings.host.firing_priority = priority;
-        self
+    pub fn firing_priority(self, priority: Priority) -> Self {
+        self.host(|s| s.firing_priority(priority))
     }
 
     /// The most time one schedules tick spends starting firings (a backlog of due firings is
@@ -367,9 +360,8 @@ impl TickstepPluginBuilder {
     /// let p = tickstep_bevy::TickstepPlugin::builder().schedules_tick_time(Some(Duration::from_millis(3))).build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn schedules_tick_time(mut self, slice: Option<Duration>) -> Self {
-        self.plugin.settings.host.schedules_tick_time = slice;
-        self
+    pub fn schedules_tick_time(self, slice: Option<Duration>) -> Self {
+        self.host(|s| s.schedules_tick_time(slice))
     }
 
     /// The limits every firing runs under unless its schedule has its own (its `seconds` and
@@ -383,9 +375,8 @@ impl TickstepPluginBuilder {
     ///     .build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn firing_limits(mut self, limits: FiringLimits) -> Self {
-        self.plugin.settings.host.firing_limits = limits;
-        self
+    pub fn firing_limits(self, limits: FiringLimits) -> Self {
+        self.host(|s| s.firing_limits(limits))
     }
 
     /// Seeds the schedules' jitter generator (deterministic tests).
@@ -394,9 +385,8 @@ impl TickstepPluginBuilder {
     /// let p = tickstep_bevy::TickstepPlugin::builder().rng_seed(7).build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn rng_seed(mut self, seed: u64) -> Self {
-        self.plugin.settings.host.rng_seed = Some(seed);
-        self
+    pub fn rng_seed(self, seed: u64) -> Self {
+        self.host(|s| s.rng_seed(seed))
     }
 
     /// How long this app's claims on a shared `PostgreSQL` store outlive its last heartbeat (the
@@ -409,9 +399,8 @@ impl TickstepPluginBuilder {
     ///     .build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn lease(mut self, lease: Duration) -> Self {
-        self.plugin.settings.host.lease = Some(lease);
-        self
+    pub fn lease(self, lease: Duration) -> Self {
+        self.host(|s| s.lease(lease))
     }
 
     /// The app's namespace in its store (docs/schedules.md §15), as `RuntimeBuilder::namespace`
@@ -423,8 +412,14 @@ impl TickstepPluginBuilder {
     ///     .build()?;
     /// # Ok::<(), tickstep_bevy::PluginError>(())
     /// ```
-    pub fn namespace(mut self, namespace: tickstep_schedules::Namespace) -> Self {
-        self.plugin.settings.host.namespace = Some(namespace);
+    pub fn namespace(self, namespace: tickstep_schedules::Namespace) -> Self {
+        self.host(|s| s.namespace(namespace))
+    }
+
+    /// One knob of the host settings set: each shared knob's setter above is this one line, the
+    /// knob's own setter on [`HostSettings`] (docs/runtime.md §8.3).
+    fn host(mut self, set: impl FnOnce(HostSettings) -> HostSettings) -> Self {
+        self.plugin.settings.host = set(self.plugin.settings.host);
         self
     }
 
@@ -451,7 +446,7 @@ impl TickstepPluginBuilder {
     pub fn build(self) -> Result<TickstepPlugin, PluginError> {
         let s = &self.plugin.settings;
         s.host.check()?;
-        if s.phases.iter().any(|p| !s.host.role.runs(*p)) {
+        if s.phases.iter().any(|p| !s.host.role_of().runs(*p)) {
             return Err(ScheduleError::PreRenderOnServer.into());
         }
         Ok(self.plugin)

@@ -20,7 +20,7 @@ use tickstep_kernel::{FrameLoop, FramePhase, FrameScheduler, Kernel, SchedulerCo
 use crate::cycle_placement::CyclePlacement;
 use crate::ecs_conditions::EcsConditions;
 use crate::frame_meter::FrameMeter;
-use tickstep::host::HostCore;
+use tickstep_host::HostCore;
 
 use crate::{GameClock, RealClock, WorldQueue};
 

@@ -25,8 +25,7 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use tickstep::host::{HostCore, HostCounts};
-use tickstep::{FiringLimits, RunningFiring, VerbCall, VerbResult};
+use tickstep_host::{FiringLimits, HostCore, HostCounts, RunningFiring, VerbCall, VerbResult};
 use tickstep_schedules::{RunId, ScheduleId, Schedules};
 
 use crate::{RealClock, WorldQueue};

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use bevy_ecs::schedule::InternedScheduleLabel;
-use tickstep::host::HostSettings;
+use tickstep_host::HostSettings;
 use tickstep_kernel::FramePhase;
 use tickstep_kernel::clock::ManualClock;
 

@@ -12,7 +12,7 @@ use bevy_app::{App, Startup};
 use bevy_ecs::prelude::*;
 use common::{MS, frame};
 use tickstep_bevy::{
-    PluginError, RuntimeError, TickstepAppExt, TickstepPlugin, TickstepSchedules, VerbWorld,
+    HostError, PluginError, TickstepAppExt, TickstepPlugin, TickstepSchedules, VerbWorld,
 };
 use tickstep_kernel::ManualClock;
 use tickstep_schedules::{ObjId, Options, ScheduleId, Value};
@@ -89,7 +89,7 @@ fn restarting_the_app_keeps_the_schedule_its_id_and_its_cadence() {
     restart_keeps_the_schedule(&dir.path().join("save").join("schedules.db"));
 }
 
-/// The same game on a `PostgreSQL` store, with the `tickstep/postgres` feature (docs/bevy.md
+/// The same game on a `PostgreSQL` store, with the `postgres` feature (docs/bevy.md
 /// §7.10): the clean close hands the rows back and the restarted app claims them.
 #[test]
 fn restarting_the_app_on_a_postgres_url_keeps_the_schedule_its_id_and_its_cadence() {
@@ -183,7 +183,7 @@ fn a_store_that_cannot_be_opened_is_a_typed_error_naming_the_path() {
     let plugin = TickstepPlugin::builder().store_path(&path).build().unwrap();
     let err = plugin.try_install(&mut App::new()).unwrap_err();
     assert!(
-        matches!(&err, PluginError::Host(RuntimeError::StoreDir { path: p, .. }) if *p == not_a_dir),
+        matches!(&err, PluginError::Host(HostError::StoreDir { path: p, .. }) if *p == not_a_dir),
         "{err}"
     );
 
@@ -195,7 +195,7 @@ fn a_store_that_cannot_be_opened_is_a_typed_error_naming_the_path() {
         .unwrap();
     let err = plugin.try_install(&mut App::new()).unwrap_err();
     assert!(
-        matches!(&err, PluginError::Host(RuntimeError::Store { path: p, .. }) if *p == garbage),
+        matches!(&err, PluginError::Host(HostError::Store { path: p, .. }) if *p == garbage),
         "{err}"
     );
 }

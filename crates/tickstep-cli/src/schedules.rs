@@ -468,7 +468,7 @@ fn next(args: &SchedulesArgs, id: u64, count: usize) -> Result<(), String> {
         let note = if pause.note.is_empty() {
             String::new()
         } else {
-            format!(": {}", tickstep::dashboard::internal::shown(&pause.note))
+            format!(": {}", tickstep_host::shown(&pause.note))
         };
         say(format!(
             "schedule {id} is paused (by {} at {}{note}); it fires none of these until resumed",
@@ -532,7 +532,7 @@ fn history(args: &SchedulesArgs, id: u64) -> Result<(), String> {
             times.date(r.nominal),
             r.outcome(),
             // A verb's fault value is any text; it never drives the operator's terminal.
-            tickstep::dashboard::internal::shown(&fault)
+            tickstep_host::shown(&fault)
         ));
     }
     Ok(())

@@ -69,7 +69,7 @@ impl Times {
 
 /// How far a time is from now, as a person says it: one helper for the CLI and the dashboard
 /// (docs/runtime.md §7.10).
-pub(crate) use tickstep::dashboard::internal::relative;
+pub(crate) use tickstep_host::relative;
 
 #[cfg(test)]
 mod tests {

@@ -7,9 +7,9 @@ use crate::{FramePhase, Role};
 /// The server's default frame-aware target: slightly under 1/60 s to leave the engine headroom.
 ///
 /// ```
-/// assert_eq!(tickstep_kernel::DEFAULT_TARGET_FRAME.as_micros(), 16_500);
+/// assert_eq!(tickstep_kernel::DEFAULT_FRAME_TARGET.as_micros(), 16_500);
 /// ```
-pub const DEFAULT_TARGET_FRAME: Duration = Duration::from_micros(16_500);
+pub const DEFAULT_FRAME_TARGET: Duration = Duration::from_micros(16_500);
 /// The default fixed slice (client) and frame-aware floor (server): 1.5 ms.
 ///
 /// ```
@@ -19,7 +19,7 @@ pub const DEFAULT_BUDGET: Duration = Duration::from_micros(1_500);
 
 /// Settings for [`FrameScheduler::new`](crate::FrameScheduler::new). Start from a role preset and adjust.
 ///
-/// Budget selection follows docs/kernel.md §4.1: a `target_frame` selects frame-aware mode (with
+/// Budget selection follows docs/kernel.md §4.1: a `frame_target` selects frame-aware mode (with
 /// `budget` as its floor, default 1.5 ms); a `budget` alone selects fixed mode on either role;
 /// with neither, the server is frame-aware against 16.5 ms and the client gets a fixed 1.5 ms.
 ///
@@ -38,7 +38,7 @@ pub const DEFAULT_BUDGET: Duration = Duration::from_micros(1_500);
 pub struct SchedulerConfig {
     role: Role,
     budget: Option<Duration>,
-    target_frame: Option<Duration>,
+    frame_target: Option<Duration>,
     phase: FramePhase,
     profile_tasks: bool,
     stagger_recurring: bool,
@@ -50,7 +50,7 @@ pub struct SchedulerConfig {
 /// ```
 /// use std::time::Duration;
 /// use tickstep_kernel::{BudgetMode, SchedulerConfig};
-/// let cfg = SchedulerConfig::client().target_frame(Duration::from_millis(8));
+/// let cfg = SchedulerConfig::client().frame_target(Duration::from_millis(8));
 /// assert!(matches!(cfg.budget_mode(), BudgetMode::FrameAware { .. }));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,14 +127,14 @@ impl SchedulerConfig {
         SchedulerConfig {
             role,
             budget: None,
-            target_frame: None,
+            frame_target: None,
             phase: FramePhase::Heartbeat,
             profile_tasks: true,
             stagger_recurring: false,
         }
     }
 
-    /// Sets the fixed slice, or the floor when a target frame is also set. Alone it selects
+    /// Sets the fixed slice, or the floor when a frame target is also set. Alone it selects
     /// fixed mode on either role.
     ///
     /// ```
@@ -154,12 +154,19 @@ impl SchedulerConfig {
     /// ```
     /// use std::time::Duration;
     /// use tickstep_kernel::SchedulerConfig;
-    /// let cfg = SchedulerConfig::client().target_frame(Duration::from_millis(10));
+    /// let cfg = SchedulerConfig::client().frame_target(Duration::from_millis(10));
     /// assert_eq!(cfg.budget_mode().target(), Some(Duration::from_millis(10)));
     /// ```
     #[must_use]
-    pub fn target_frame(mut self, target: Duration) -> Self {
-        self.target_frame = Some(target);
+    pub fn frame_target(mut self, target: Duration) -> Self {
+        self.frame_target = Some(target);
+        self
+    }
+
+    /// These settings for the scheduler of a kernel booted in `role`: a `KernelConfig` holds one
+    /// without knowing the role, which `Kernel::boot` is given.
+    pub(crate) fn for_kernel_role(mut self, role: Role) -> Self {
+        self.role = role;
         self
     }
 
@@ -244,20 +251,20 @@ impl SchedulerConfig {
     /// use std::time::Duration;
     /// use tickstep_kernel::{BudgetMode, SchedulerConfig};
     /// let cfg = SchedulerConfig::server()
-    ///     .target_frame(Duration::from_millis(20))
+    ///     .frame_target(Duration::from_millis(20))
     ///     .budget(Duration::from_millis(2));
     /// assert_eq!(cfg.budget_mode(), BudgetMode::FrameAware {
     ///     target: Duration::from_millis(20), floor: Duration::from_millis(2) });
     /// ```
     pub fn budget_mode(&self) -> BudgetMode {
-        match (self.target_frame, self.budget, self.role) {
+        match (self.frame_target, self.budget, self.role) {
             (Some(target), floor, _) => BudgetMode::FrameAware {
                 target,
                 floor: floor.unwrap_or(DEFAULT_BUDGET),
             },
             (None, Some(budget), _) => BudgetMode::Fixed(budget),
             (None, None, Role::Server) => BudgetMode::FrameAware {
-                target: DEFAULT_TARGET_FRAME,
+                target: DEFAULT_FRAME_TARGET,
                 floor: DEFAULT_BUDGET,
             },
             (None, None, Role::Client) => BudgetMode::Fixed(DEFAULT_BUDGET),

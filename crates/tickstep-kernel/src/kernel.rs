@@ -34,10 +34,9 @@ pub const OVERLOAD_WINDOWS: u32 = 3;
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelConfig {
     fps: u32,
-    budget: Option<Duration>,
-    target_frame: Option<Duration>,
-    profile_tasks: bool,
-    stagger_recurring: bool,
+    /// The main scheduler's settings, held rather than repeated: each knob below is its setter
+    /// (one setter per knob, docs/kernel.md §4.1); the role is the one `boot` is given.
+    scheduler: SchedulerConfig,
 }
 
 impl Default for KernelConfig {
@@ -45,10 +44,7 @@ impl Default for KernelConfig {
     fn default() -> Self {
         KernelConfig {
             fps: 60,
-            budget: None,
-            target_frame: None,
-            profile_tasks: true,
-            stagger_recurring: false,
+            scheduler: SchedulerConfig::default(),
         }
     }
 }
@@ -65,28 +61,27 @@ impl KernelConfig {
         self
     }
 
-    /// The main scheduler's `BudgetSeconds` (fixed slice, or floor with a target).
+    /// The main scheduler's `BudgetSeconds` (fixed slice, or floor with a frame target):
+    /// [`SchedulerConfig::budget`].
     ///
     /// ```
     /// # use std::time::Duration;
     /// let _cfg = tickstep_kernel::KernelConfig::default().budget(Duration::from_millis(3));
     /// ```
     #[must_use]
-    pub fn budget(mut self, budget: Duration) -> Self {
-        self.budget = Some(budget);
-        self
+    pub fn budget(self, budget: Duration) -> Self {
+        self.with(|s| s.budget(budget))
     }
 
-    /// The main scheduler's frame-aware target.
+    /// The main scheduler's frame-aware target: [`SchedulerConfig::frame_target`].
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let _cfg = tickstep_kernel::KernelConfig::default().target_frame(Duration::from_millis(30));
+    /// let _cfg = tickstep_kernel::KernelConfig::default().frame_target(Duration::from_millis(30));
     /// ```
     #[must_use]
-    pub fn target_frame(mut self, target: Duration) -> Self {
-        self.target_frame = Some(target);
-        self
+    pub fn frame_target(self, target: Duration) -> Self {
+        self.with(|s| s.frame_target(target))
     }
 
     /// Whether schedulers start with the hot-task profiler on. **Default: on** (as the spec's
@@ -99,20 +94,18 @@ impl KernelConfig {
     /// let _cfg = tickstep_kernel::KernelConfig::default().profile_tasks(false);
     /// ```
     #[must_use]
-    pub fn profile_tasks(mut self, on: bool) -> Self {
-        self.profile_tasks = on;
-        self
+    pub fn profile_tasks(self, on: bool) -> Self {
+        self.with(|s| s.profile_tasks(on))
     }
 
-    /// Whether schedulers stagger recurring jobs.
+    /// Whether schedulers stagger recurring jobs: [`SchedulerConfig::stagger_recurring`].
     ///
     /// ```
     /// let _cfg = tickstep_kernel::KernelConfig::default().stagger_recurring(true);
     /// ```
     #[must_use]
-    pub fn stagger_recurring(mut self, on: bool) -> Self {
-        self.stagger_recurring = on;
-        self
+    pub fn stagger_recurring(self, on: bool) -> Self {
+        self.with(|s| s.stagger_recurring(on))
     }
 
     /// The configured frame rate.
@@ -124,17 +117,10 @@ impl KernelConfig {
         self.fps
     }
 
-    fn scheduler_config(&self, role: Role) -> SchedulerConfig {
-        let mut config = SchedulerConfig::for_role(role)
-            .profile_tasks(self.profile_tasks)
-            .stagger_recurring(self.stagger_recurring);
-        if let Some(budget) = self.budget {
-            config = config.budget(budget);
-        }
-        if let Some(target) = self.target_frame {
-            config = config.target_frame(target);
-        }
-        config
+    /// One knob of the held scheduler settings changed.
+    fn with(mut self, set: impl FnOnce(SchedulerConfig) -> SchedulerConfig) -> Self {
+        self.scheduler = set(self.scheduler);
+        self
     }
 }
 
@@ -203,7 +189,7 @@ impl Kernel {
     pub fn boot<C: Clock + Clone + 'static>(clock: C, role: Role, config: KernelConfig) -> Kernel {
         let frame_loop = FrameLoop::new(clock.clone(), role, config.fps);
         let new_scheduler = Box::new(move |config| FrameScheduler::new(clock.clone(), config));
-        let main = new_scheduler(config.scheduler_config(role));
+        let main = new_scheduler(config.scheduler.clone().for_kernel_role(role));
         main.bind(&frame_loop)
             .expect("every role runs the Heartbeat phase");
         main.on_error(|err| tracing::warn!(target: "tickstep_kernel", "[tickstep] {err}"));
@@ -284,8 +270,8 @@ impl Kernel {
         let config = SchedulerConfig::for_role(self.role)
             .budget(self.main.budget_mode().floor())
             .phase(phase)
-            .profile_tasks(self.config.profile_tasks)
-            .stagger_recurring(self.config.stagger_recurring);
+            .profile_tasks(self.config.scheduler.profiles_tasks())
+            .stagger_recurring(self.config.scheduler.staggers_recurring());
         let scheduler = (self.new_scheduler)(config);
         scheduler.bind(&self.frame_loop)?;
         scheduler.on_error(move |err| {

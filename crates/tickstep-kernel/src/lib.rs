@@ -58,7 +58,7 @@
 //!
 //! # The budget
 //!
-//! An explicit [`FrameScheduler::step_with_budget`] wins. Otherwise a target frame selects frame-aware
+//! An explicit [`FrameScheduler::step_with_budget`] wins. Otherwise a frame target selects frame-aware
 //! mode, and without one the fixed slice applies ([`BudgetMode`]). The server defaults to
 //! frame-aware against 16.5 ms with a 1.5 ms floor; the client to a fixed 1.5 ms, because its
 //! heartbeat time excludes rendering and a frame-aware client would starve it. With Target and
@@ -142,7 +142,7 @@ mod zones;
 
 pub use clock::{Clock, Instant, ManualClock, SystemClock};
 pub use clock_dispatch::AnyClock;
-pub use config::{BudgetMode, DEFAULT_BUDGET, DEFAULT_TARGET_FRAME, SchedulerConfig};
+pub use config::{BudgetMode, DEFAULT_BUDGET, DEFAULT_FRAME_TARGET, SchedulerConfig};
 pub use error::{ErrorChain, FrameLoopError, ScheduleError, panic_message, seconds_to_duration};
 pub use frame_loop::FrameLoop;
 pub use frame_stats::FrameStats;

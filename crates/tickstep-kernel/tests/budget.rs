@@ -193,9 +193,9 @@ fn budget_alone_selects_fixed_mode_on_either_machine() {
 }
 
 #[test]
-fn target_frame_selects_frame_aware_mode_with_that_target() {
+fn frame_target_selects_frame_aware_mode_with_that_target() {
     for config in [SchedulerConfig::server(), SchedulerConfig::client()] {
-        let mode = config.target_frame(20 * MS).budget_mode();
+        let mode = config.frame_target(20 * MS).budget_mode();
         assert_eq!(
             mode,
             BudgetMode::FrameAware {
@@ -231,7 +231,7 @@ fn engine(heartbeat: f64, physics: f64) -> Rc<Engine> {
 fn the_first_frame_aware_step_runs_at_the_floor() {
     let (_clock, sched) = with_config(
         SchedulerConfig::server()
-            .target_frame(16 * MS)
+            .frame_target(16 * MS)
             .budget(2 * MS),
     );
     sched.set_frame_stats(engine(0.0, 0.0));
@@ -243,7 +243,7 @@ fn the_first_frame_aware_step_runs_at_the_floor() {
 fn a_steady_frame_aware_step_fills_the_target_minus_other_work_and_physics() {
     let (clock, sched) = with_config(
         SchedulerConfig::server()
-            .target_frame(16 * MS)
+            .frame_target(16 * MS)
             .budget(2 * MS),
     );
     sched.set_frame_stats(engine(0.005, 0.003));
@@ -258,7 +258,7 @@ fn a_steady_frame_aware_step_fills_the_target_minus_other_work_and_physics() {
 
 #[test]
 fn step_ema_is_subtracted_so_the_schedulers_own_work_does_not_shrink_its_budget() {
-    let (clock, sched) = with_config(SchedulerConfig::server().target_frame(16 * MS).budget(MS));
+    let (clock, sched) = with_config(SchedulerConfig::server().frame_target(16 * MS).budget(MS));
     sched.set_frame_stats(engine(0.010, 0.0));
     // Each step works 10 ms, so the engine's 10 ms heartbeat is all the scheduler's own work.
     for _ in 0..100 {
@@ -281,7 +281,7 @@ fn step_ema_is_subtracted_so_the_schedulers_own_work_does_not_shrink_its_budget(
 fn a_late_step_at_1_25_targets_drops_to_the_floor() {
     let (clock, sched) = with_config(
         SchedulerConfig::server()
-            .target_frame(16 * MS)
+            .frame_target(16 * MS)
             .budget(2 * MS),
     );
     sched.set_frame_stats(engine(0.0, 0.0));
@@ -298,7 +298,7 @@ fn a_late_step_at_1_25_targets_drops_to_the_floor() {
 fn the_budget_never_drops_below_the_floor() {
     let (clock, sched) = with_config(
         SchedulerConfig::server()
-            .target_frame(16 * MS)
+            .frame_target(16 * MS)
             .budget(2 * MS),
     );
     sched.set_frame_stats(engine(0.050, 0.050));
@@ -327,7 +327,7 @@ impl FrameStats for LegacyEngine {
 
 #[test]
 fn the_legacy_milliseconds_stats_path_divides_by_1000() {
-    let (clock, sched) = with_config(SchedulerConfig::server().target_frame(16 * MS).budget(MS));
+    let (clock, sched) = with_config(SchedulerConfig::server().frame_target(16 * MS).budget(MS));
     sched.set_frame_stats(Rc::new(LegacyEngine));
     sched.step();
     clock.advance(16 * MS);
@@ -342,7 +342,7 @@ fn the_legacy_milliseconds_stats_path_divides_by_1000() {
 
 #[test]
 fn nonsense_engine_readings_count_as_zero() {
-    let (clock, sched) = with_config(SchedulerConfig::server().target_frame(16 * MS).budget(MS));
+    let (clock, sched) = with_config(SchedulerConfig::server().frame_target(16 * MS).budget(MS));
     sched.set_frame_stats(engine(f64::NAN, -1.0));
     sched.step();
     clock.advance(16 * MS);

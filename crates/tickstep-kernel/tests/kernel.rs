@@ -31,7 +31,7 @@ fn phase_schedulers_are_cached_per_phase_with_a_fixed_budget_equal_to_the_main_f
     let kernel = Kernel::boot(
         ManualClock::new(),
         Role::Server,
-        KernelConfig::default().budget(2 * MS).target_frame(16 * MS),
+        KernelConfig::default().budget(2 * MS).frame_target(16 * MS),
     );
     let pre = kernel.phase_scheduler(FramePhase::PreSimulation).unwrap();
     assert!(pre.same_as(&kernel.phase_scheduler(FramePhase::PreSimulation).unwrap()));

@@ -164,9 +164,8 @@ impl RuntimeBuilder {
     /// let _b = tickstep::Runtime::builder().role(tickstep::kernel::Role::Client);
     /// ```
     #[must_use]
-    pub fn role(mut self, role: Role) -> Self {
-        self.settings.role = role;
-        self
+    pub fn role(self, role: Role) -> Self {
+        self.host(|s| s.role(role))
     }
 
     /// Target frame rate of the frame loop (1 to 1000).
@@ -193,9 +192,8 @@ impl RuntimeBuilder {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     #[must_use]
-    pub fn budget(mut self, budget: Duration) -> Self {
-        self.settings.budget = Some(budget);
-        self
+    pub fn budget(self, budget: Duration) -> Self {
+        self.host(|s| s.budget(budget))
     }
 
     /// The frame-aware budget's target frame time: a server's main scheduler spends what the
@@ -211,9 +209,8 @@ impl RuntimeBuilder {
     /// # Ok::<(), tickstep::RuntimeError>(())
     /// ```
     #[must_use]
-    pub fn frame_target(mut self, target: Duration) -> Self {
-        self.settings.frame_target = Some(target);
-        self
+    pub fn frame_target(self, target: Duration) -> Self {
+        self.host(|s| s.frame_target(target))
     }
 
     /// Runs on real time (the default).
@@ -266,9 +263,8 @@ impl RuntimeBuilder {
     /// let _b = tickstep::Runtime::builder().lease(std::time::Duration::from_secs(2));
     /// ```
     #[must_use]
-    pub fn lease(mut self, lease: Duration) -> Self {
-        self.settings.lease = Some(lease);
-        self
+    pub fn lease(self, lease: Duration) -> Self {
+        self.host(|s| s.lease(lease))
     }
 
     /// The application's namespace in its store (docs/schedules.md §15): the engine loads,
@@ -284,9 +280,8 @@ impl RuntimeBuilder {
     ///
     /// [`program_namespace`]: crate::host::program_namespace
     #[must_use]
-    pub fn namespace(mut self, namespace: tickstep_schedules::Namespace) -> Self {
-        self.settings.namespace = Some(namespace);
-        self
+    pub fn namespace(self, namespace: tickstep_schedules::Namespace) -> Self {
+        self.host(|s| s.namespace(namespace))
     }
 
     /// Keeps schedules in memory only.
@@ -318,9 +313,8 @@ impl RuntimeBuilder {
     /// let _b = tickstep::Runtime::builder().diagnostics(false);
     /// ```
     #[must_use]
-    pub fn diagnostics(mut self, on: bool) -> Self {
-        self.settings.diagnostics = Some(on);
-        self
+    pub fn diagnostics(self, on: bool) -> Self {
+        self.host(|s| s.diagnostics(on))
     }
 
     /// Period of the command cycle (`commands().run()` as a kernel job). Default 20 ms.
@@ -342,8 +336,7 @@ impl RuntimeBuilder {
     /// periodic callbacks and sideloaded work live inside the command scheduler, and an empty
     /// `run()` is how they are polled. An empty cycle costs one kernel job every command period
     /// plus a step every frame (a 20 ms job keeps the kernel attached, inside its 34 ms wake
-    /// window, so an idle loop never sleeps): about 29 µs per second of an idle 60 fps server
-    /// against 0.15 µs without it (`empty_command_cycle` in `tickstep-bench runtime`).
+    /// window, so an idle loop never sleeps); docs/runtime.md §10.3 measures it.
     ///
     /// ```
     /// let _b = tickstep::Runtime::builder().without_commands();
@@ -362,9 +355,8 @@ impl RuntimeBuilder {
     /// let _b = tickstep::Runtime::builder().schedules_tick(Duration::from_millis(50));
     /// ```
     #[must_use]
-    pub fn schedules_tick(mut self, tick: Duration) -> Self {
-        self.settings.schedules_tick = tick;
-        self
+    pub fn schedules_tick(self, tick: Duration) -> Self {
+        self.host(|s| s.schedules_tick(tick))
     }
 
     /// The most time one schedules tick spends starting firings (docs/runtime.md §3.4): the tick
@@ -378,9 +370,8 @@ impl RuntimeBuilder {
     /// let _b = tickstep::Runtime::builder().schedules_tick_time(Some(Duration::from_millis(4)));
     /// ```
     #[must_use]
-    pub fn schedules_tick_time(mut self, slice: Option<Duration>) -> Self {
-        self.settings.schedules_tick_time = slice;
-        self
+    pub fn schedules_tick_time(self, slice: Option<Duration>) -> Self {
+        self.host(|s| s.schedules_tick_time(slice))
     }
 
     /// The kernel priority firings run at. Default Normal.
@@ -389,9 +380,8 @@ impl RuntimeBuilder {
     /// let _b = tickstep::Runtime::builder().firing_priority(tickstep::kernel::Priority::Low);
     /// ```
     #[must_use]
-    pub fn firing_priority(mut self, priority: Priority) -> Self {
-        self.settings.firing_priority = priority;
-        self
+    pub fn firing_priority(self, priority: Priority) -> Self {
+        self.host(|s| s.firing_priority(priority))
     }
 
     /// The host's object model for schedule permissions. Default [`OpenWorld`].
@@ -440,9 +430,8 @@ impl RuntimeBuilder {
     ///     .firing_limits(tickstep::FiringLimits::none().seconds(Duration::from_secs(30)));
     /// ```
     #[must_use]
-    pub fn firing_limits(mut self, limits: FiringLimits) -> Self {
-        self.settings.firing_limits = limits;
-        self
+    pub fn firing_limits(self, limits: FiringLimits) -> Self {
+        self.host(|s| s.firing_limits(limits))
     }
 
     /// Seeds the schedules' jitter generator (deterministic tests).
@@ -451,8 +440,14 @@ impl RuntimeBuilder {
     /// let _b = tickstep::Runtime::builder().rng_seed(7);
     /// ```
     #[must_use]
-    pub fn rng_seed(mut self, seed: u64) -> Self {
-        self.settings.rng_seed = Some(seed);
+    pub fn rng_seed(self, seed: u64) -> Self {
+        self.host(|s| s.rng_seed(seed))
+    }
+
+    /// One knob of the host settings set: each shared knob's setter above is this one line, the
+    /// knob's own setter on [`HostSettings`] (docs/runtime.md §8.3).
+    fn host(mut self, set: impl FnOnce(HostSettings) -> HostSettings) -> Self {
+        self.settings = set(self.settings);
         self
     }
 
@@ -476,7 +471,8 @@ impl RuntimeBuilder {
     /// [`RuntimeError::FrameLoop`] for a frame rate outside 1–1000; [`RuntimeError::Settings`] for
     /// a zero command period, schedules tick, budget or frame target, a budget above the frame
     /// target, or diagnostics on a client;
-    /// [`RuntimeError::StoreDir`] / [`RuntimeError::Store`] when the store cannot be opened.
+    /// [`RuntimeError::Host`] (`HostError::StoreDir`, `HostError::Store`) when the store cannot be
+    /// opened.
     ///
     /// ```
     /// use tickstep::Runtime;
@@ -499,7 +495,7 @@ impl RuntimeBuilder {
             .clock
             .unwrap_or_else(|| RuntimeClock::System(SystemClock::new()));
         // Checked here so a bad rate is an error, not the kernel's boot panic.
-        FrameLoop::try_new(clock.clone(), settings.role, self.frame_rate)?;
+        FrameLoop::try_new(clock.clone(), settings.role_of(), self.frame_rate)?;
 
         let kernel_config = settings.kernel_config(KernelConfig::default().fps(self.frame_rate));
         let kernel = match self.host_waits {
@@ -508,9 +504,9 @@ impl RuntimeBuilder {
                     clock: clock.clone(),
                     waits,
                 };
-                Kernel::boot(hosted, settings.role, kernel_config)
+                Kernel::boot(hosted, settings.role_of(), kernel_config)
             }
-            None => Kernel::boot(clock.clone(), settings.role, kernel_config),
+            None => Kernel::boot(clock.clone(), settings.role_of(), kernel_config),
         };
         let commands = tickstep_commands::CommandScheduler::new(clock.clone());
         let core = HostCore::new(clock, kernel.scheduler().clone(), &settings, None);

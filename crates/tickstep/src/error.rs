@@ -1,11 +1,8 @@
 //! What can go wrong building or running a [`Runtime`](crate::Runtime).
 
-use std::path::PathBuf;
-
-use std::time::Duration;
 use tickstep_commands::RunError;
-
-use tickstep_kernel::{FrameLoopError, Role, ScheduleError};
+use tickstep_host::{HostError, SettingsError};
+use tickstep_kernel::{FrameLoopError, ScheduleError};
 
 /// A typed runtime error. Each variant names the value and the rule it broke.
 ///
@@ -35,27 +32,11 @@ pub enum RuntimeError {
     /// diagnostics on a client).
     #[error(transparent)]
     Settings(#[from] SettingsError),
-    /// The host core's engine was opened twice (docs/runtime.md §8.1).
-    #[error("the schedules engine of this host is open already")]
-    AlreadyOpen,
-    /// The schedule store could not be opened or written.
-    #[error("schedule store {path} failed")]
-    Store {
-        /// The store file or URL.
-        path: PathBuf,
-        /// What the schedule engine reported.
-        #[source]
-        source: tickstep_schedules::Error,
-    },
-    /// The store's directory could not be created.
-    #[error("cannot create the store directory {path}")]
-    StoreDir {
-        /// The directory.
-        path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// The schedule store could not be opened (its directory not created, the engine opened
+    /// twice) or, at shutdown, written: the host core's error, the one the Bevy plugin returns
+    /// too (docs/runtime.md §9.31).
+    #[error(transparent)]
+    Host(#[from] HostError),
     /// A command body failed: as in the command layer, the failure is not swallowed. The command
     /// cycle stops (no further `run()`), and the `run_*` call that saw it returns this.
     #[error(transparent)]
@@ -66,45 +47,5 @@ pub enum RuntimeError {
     CommandPanicked {
         /// The panic message.
         message: String,
-    },
-}
-
-/// A host setting that breaks a rule (docs/runtime.md §8.3).
-///
-/// ```
-/// use std::time::Duration;
-/// use tickstep::SettingsError;
-/// use tickstep::host::HostSettings;
-/// let mut settings = HostSettings::default();
-/// settings.schedules_tick = Duration::ZERO;
-/// let err = settings.check().unwrap_err();
-/// assert!(matches!(err, SettingsError::ZeroDuration { what: "schedules tick", .. }));
-/// assert_eq!(err.to_string(), "schedules tick must be greater than zero (got 0ns)");
-/// ```
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SettingsError {
-    /// A duration that must be positive was zero.
-    #[error("{what} must be greater than zero (got {got:?})")]
-    ZeroDuration {
-        /// Which setting.
-        what: &'static str,
-        /// The value given.
-        got: Duration,
-    },
-    /// The budget (the frame-aware floor) exceeds the frame target.
-    #[error("budget {budget:?} must not exceed the frame target {target:?}")]
-    BudgetAboveTarget {
-        /// The budget given.
-        budget: Duration,
-        /// The frame target given.
-        target: Duration,
-    },
-    /// Overload diagnostics were asked for on a client (the kernel publishes them on servers
-    /// only, kernel.md §11.6).
-    #[error("overload diagnostics are server-only (role {role:?})")]
-    DiagnosticsOnClient {
-        /// The role configured.
-        role: Role,
     },
 }

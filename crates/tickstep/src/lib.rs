@@ -62,13 +62,14 @@
 //!
 //! (Specified in docs/runtime.md §8.)
 //!
-//! The wiring of the schedules engine onto a kernel is [`host::HostCore`], shared by every host:
-//! the [`Runtime`] (so the tokio driver and `tickstep serve`) and the Bevy plugin
-//! (`tickstep-bevy`). It holds the kernel runner, sync and async verbs, firing limits and kill,
-//! the running list, settling interrupted firings, opening the store and the counters; a host
-//! keeps driving frames and its clock, the core's type parameter. [`host::HostSettings`] is the
-//! one builder core: [`RuntimeBuilder`] and the plugin's builder set the same knobs (the kernel's
-//! budget and frame target included) and check them the same way ([`SettingsError`]).
+//! The wiring of the schedules engine onto a kernel is [`host::HostCore`], from the
+//! `tickstep-host` crate, shared by every host: the [`Runtime`] (so the tokio driver and
+//! `tickstep serve`) and the Bevy plugin (`tickstep-bevy`). It holds the kernel runner, sync and
+//! async verbs, firing limits and kill, the running list, settling interrupted firings, opening
+//! the store and the counters; a host keeps driving frames and its clock, the core's type
+//! parameter. [`host::HostSettings`] is the one settings type: [`RuntimeBuilder`] and the
+//! plugin's builder each hold one and delegate the same knobs to it (the kernel's budget and
+//! frame target included), checked the same way ([`SettingsError`]).
 //!
 //! # Firings are tasks
 //!
@@ -150,7 +151,6 @@ mod cycle;
 #[cfg(feature = "dashboard")]
 pub mod dashboard;
 mod error;
-pub mod host;
 mod hosted;
 #[cfg(feature = "prometheus")]
 pub mod prometheus;
@@ -171,10 +171,10 @@ pub use builder::{
 };
 pub use clock::RuntimeClock;
 pub use cycle::CycleView;
-pub use error::{RuntimeError, SettingsError};
+pub use error::RuntimeError;
 pub use host::{
-    DEFAULT_SCHEDULES_TICK, DEFAULT_SCHEDULES_TICK_TIME, FiringLimits, RunningFiring, VerbCall,
-    VerbResult,
+    DEFAULT_SCHEDULES_TICK, DEFAULT_SCHEDULES_TICK_TIME, FiringLimits, RunningFiring,
+    SettingsError, VerbCall, VerbResult,
 };
 pub use runtime::{Reporter, Runtime, RuntimeStats};
 #[cfg(feature = "tokio")]
@@ -186,6 +186,25 @@ pub use tickstep_kernel::{Sleep, TimedOut, Timeout, WaitUntil, wait_until, yield
 pub use tickstep_schedules::OpenWorld;
 #[cfg(feature = "tokio")]
 pub use tokio_driver::{DriverStopped, RuntimeHandle, TokioDriver};
+
+/// The host core every host shares, from `tickstep-host` (docs/runtime.md §8): what the
+/// [`Runtime`] runs on and what the Bevy plugin and a host of your own build on.
+///
+/// ```
+/// use tickstep::host::{HostCore, HostSettings};
+/// use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+/// let clock = ManualClock::new();
+/// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+/// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+/// assert_eq!(core.running_count(), 0);
+/// ```
+pub mod host {
+    pub use tickstep_host::{
+        DEFAULT_SCHEDULES_TICK, DEFAULT_SCHEDULES_TICK_TIME, FiringLimits, HostCore, HostCounts,
+        HostError, HostSettings, RunningFiring, SettingsError, VerbCall, VerbResult,
+        program_namespace,
+    };
+}
 
 /// The workspace README's examples, compiled and run as doctests so they cannot go stale.
 #[cfg(doctest)]

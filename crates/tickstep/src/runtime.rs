@@ -9,6 +9,7 @@ use tickstep_kernel::clock::Clock;
 use tickstep_kernel::{FrameLoop, FrameScheduler, Kernel, Overload, Stats};
 use tickstep_schedules::{Outcome, RunId, ScheduleId, Schedules};
 
+use crate::host::HostError;
 use crate::host::{VerbCall, VerbResult};
 use crate::wiring::Wiring;
 use crate::{FiringLimits, RunningFiring, RuntimeClock, RuntimeError};
@@ -629,7 +630,8 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// [`RuntimeError::Store`] when the final write fails.
+    /// [`RuntimeError::Host`] with [`HostError::Store`](crate::host::HostError::Store) when the
+    /// final write fails.
     ///
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
@@ -640,9 +642,11 @@ impl Runtime {
     pub fn shutdown(self) -> Result<(), RuntimeError> {
         self.stop_tasks();
         let result = self.schedules().flush();
-        result.map_err(|source| RuntimeError::Store {
-            path: self.store_path.clone().unwrap_or_default(),
-            source,
+        result.map_err(|source| {
+            RuntimeError::Host(HostError::Store {
+                path: self.store_path.clone().unwrap_or_default(),
+                source,
+            })
         })
     }
 

@@ -84,6 +84,7 @@ use std::time::Duration;
 use tickstep_kernel::clock::{Clock, Instant};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::host::HostError;
 use crate::hosted::FrameWaits;
 use crate::{Runtime, RuntimeBuilder, RuntimeError};
 
@@ -307,7 +308,7 @@ impl TokioDriver {
     /// # Errors
     ///
     /// [`RuntimeError::Command`] / [`RuntimeError::CommandPanicked`] when a command failed (the
-    /// driver stops, after committing); [`RuntimeError::Store`] when the final commit fails.
+    /// driver stops, after committing); [`RuntimeError::Host`] with `HostError::Store` when the final commit fails.
     ///
     /// ```
     /// # let tokio_rt = tokio::runtime::Builder::new_current_thread().enable_time()
@@ -425,18 +426,16 @@ impl TokioDriver {
                 job(&self.runtime);
             }
         }
-        let committed = self
-            .runtime
-            .schedules()
-            .flush()
-            .map_err(|source| RuntimeError::Store {
+        let committed = self.runtime.schedules().flush().map_err(|source| {
+            RuntimeError::Host(HostError::Store {
                 path: self
                     .runtime
                     .store_path()
                     .map(Path::to_path_buf)
                     .unwrap_or_default(),
                 source,
-            });
+            })
+        });
         outcome.and(committed)
     }
 }

@@ -9,6 +9,7 @@ use std::error::Error;
 use std::time::Duration;
 
 use tickstep::commands::{Command, CommandScheduler};
+use tickstep::host::HostError;
 use tickstep::kernel::{ErrorChain, ManualClock};
 use tickstep::{Runtime, RuntimeError};
 
@@ -85,7 +86,10 @@ fn a_store_that_cannot_be_opened_or_placed_reports_each_cause_once() {
         .store_path(&store_is_a_dir)
         .build()
         .unwrap_err();
-    assert!(matches!(err, RuntimeError::Store { .. }), "{err:?}");
+    assert!(
+        matches!(err, RuntimeError::Host(HostError::Store { .. })),
+        "{err:?}"
+    );
     assert!(
         chain_len(&err) >= 2,
         "the runtime and the schedules engine: {err:?}"
@@ -100,7 +104,10 @@ fn a_store_that_cannot_be_opened_or_placed_reports_each_cause_once() {
         .store_path(file.join("sub").join("store.db"))
         .build()
         .unwrap_err();
-    assert!(matches!(err, RuntimeError::StoreDir { .. }), "{err:?}");
+    assert!(
+        matches!(err, RuntimeError::Host(HostError::StoreDir { .. })),
+        "{err:?}"
+    );
     assert!(chain_len(&err) >= 2);
     assert_eq!(repeated_cause(&err), None);
     let report = ErrorChain(&err).to_string();

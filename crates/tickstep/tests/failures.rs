@@ -5,6 +5,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use tickstep::commands::Command;
+use tickstep::host::HostError;
 use tickstep::kernel::{ManualClock, Priority, Role};
 use tickstep::schedules::{FaultKind, ObjId, Options, RetireReason, Value};
 use tickstep::{Runtime, RuntimeError};
@@ -295,7 +296,10 @@ fn a_store_in_a_directory_that_cannot_exist_is_a_store_dir_error() {
         .store_path(file.join("sub").join("t.db"))
         .build()
         .unwrap_err();
-    assert!(matches!(err, RuntimeError::StoreDir { .. }), "{err}");
+    assert!(
+        matches!(err, RuntimeError::Host(HostError::StoreDir { .. })),
+        "{err}"
+    );
 }
 
 #[test]
@@ -339,6 +343,9 @@ fn a_refused_postgres_url_is_a_store_error_and_creates_no_directory() {
     else {
         panic!("nothing listens on port 1");
     };
-    assert!(matches!(err, RuntimeError::Store { .. }), "{err}");
+    assert!(
+        matches!(err, RuntimeError::Host(HostError::Store { .. })),
+        "{err}"
+    );
     assert!(!std::path::Path::new("postgres:").exists());
 }

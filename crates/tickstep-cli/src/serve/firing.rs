@@ -5,9 +5,9 @@
 use std::rc::{Rc, Weak};
 use std::time::Instant;
 
-use tickstep::dashboard::internal::shown;
 use tickstep::schedules::{ObjId, ScheduleId, Value};
 use tickstep::{VerbCall, VerbResult};
+use tickstep_host::shown;
 
 use super::bell::Hall;
 use super::fair_use::ScheduledSay;

@@ -26,7 +26,7 @@ use super::principals::Principals;
 use super::protocol::{Action, HELP, PolicyWord, Request, WorldVerb};
 use super::quota::Quota;
 use super::registry::Registry;
-use tickstep::dashboard::internal::shown;
+use tickstep_host::shown;
 
 /// The room a connection's queue must have before the next command of that connection is read,
 /// so its own replies never fill the queue the world's lines need (docs/serve.md §11.7).

@@ -184,7 +184,9 @@ async fn upgrade(
     headers: HeaderMap,
     State((upgraded, limits)): State<(mpsc::UnboundedSender<Upgraded>, Limits)>,
 ) -> Response {
-    if !tickstep::dashboard::internal::same_origin(&headers) {
+    let (origin, host) = (headers.get(header::ORIGIN), headers.get(header::HOST));
+    let bytes = axum::http::HeaderValue::as_bytes;
+    if !tickstep_host::same_origin(origin.map(bytes), host.map(bytes)) {
         super::metrics::refused_cross_origin();
         return (
             StatusCode::FORBIDDEN,

@@ -29,7 +29,7 @@ use sse::EventStream;
 /// shows one player's text to another: the one place `top` makes a server's strings safe for the
 /// terminal.
 fn visible(text: &str) -> String {
-    tickstep::dashboard::internal::shown(text).into_owned()
+    tickstep_host::shown(text).into_owned()
 }
 
 /// `tickstep top` (docs/serve.md §14).

@@ -14,13 +14,11 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
+use super::asks::{Reply, View, now_unix_nanos};
 use super::audit::Entry;
 use super::guard::{self, ACTIONS, Refusal};
 use super::query::{self, Filter};
-use super::routes::{
-    Dashboard, Reply, View, ask_answer, by_whom, now_unix_nanos, page_response, respond,
-    sign_in_first,
-};
+use super::routes::{Dashboard, ask_answer, by_whom, page_response, respond, sign_in_first};
 use super::selection::result_page;
 
 pub(crate) fn routes() -> Router<Dashboard> {

@@ -7,9 +7,10 @@
 //! `taken_over` fault a takeover leaves, docs/schedules.md §11.39).
 
 use maud::{Markup, html};
+use tickstep_host::relative;
 
 use super::pages::Text;
-use super::when::{When, relative};
+use super::when::When;
 use crate::schedules::{Cluster, ClusterHistory, FaultKind, Inspector, ListQuery, NodeHoldings};
 
 /// How many nodes the timeline and the chart draw and how many takeovers the page lists (all

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 
 use super::session::Signed;
 
@@ -142,17 +142,12 @@ impl Action {
 }
 
 /// Whether the request comes from no page (a program such as curl) or from a page this server
-/// served: its `Origin` names the `Host` it was sent to. The WebSocket handshake
-/// (docs/serve.md §9.4) and the dashboard's actions (docs/serve.md §13.8) both refuse a page of another origin.
-/// `pub` only for the command-line tool's `internal` re-export (feature `internal-cli`).
-#[cfg_attr(not(feature = "internal-cli"), allow(unreachable_pub))]
-pub fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN) else {
-        return true;
-    };
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin = origin.to_str().ok();
-    matches!((origin, host), (Some(o), Some(h)) if o.strip_prefix("http://") == Some(h) || o.strip_prefix("https://") == Some(h))
+/// served (the host's [`same_origin`](tickstep_host::same_origin), docs/serve.md §13.8).
+fn same_origin(headers: &HeaderMap) -> bool {
+    tickstep_host::same_origin(
+        headers.get(header::ORIGIN).map(HeaderValue::as_bytes),
+        headers.get(header::HOST).map(HeaderValue::as_bytes),
+    )
 }
 
 /// A refusal: the status and the sentence, citing the rule.

@@ -14,13 +14,13 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use maud::html;
+use tickstep_host::shown;
 
 use super::guard;
 use super::pages::{Chrome, Text};
 use super::query;
 use super::routes::{Dashboard, page_response};
 use super::session::{Limited, clear_cookie};
-use super::text;
 
 /// The longest operator name a sign-in accepts, in characters.
 pub(crate) const MAX_NAME: usize = 40;
@@ -107,13 +107,13 @@ async fn sign_in(
         name => name,
     };
     // It goes into logs, notes and pages as typed: nothing there may rewrite a line.
-    if name.chars().count() > MAX_NAME || name.chars().any(text::is_escaped) {
+    if name.chars().count() > MAX_NAME || shown(name) != name {
         return (
             StatusCode::BAD_REQUEST,
             format!(
                 "name {}: a name of 1 to {MAX_NAME} characters without control or bidi control \
                  characters (docs/serve.md §13.8)\n",
-                text::shown(&name.chars().take(MAX_NAME).collect::<String>())
+                shown(&name.chars().take(MAX_NAME).collect::<String>())
             ),
         )
             .into_response();

@@ -54,6 +54,7 @@
 //! # Ok(()) }
 //! ```
 
+mod asks;
 mod assets;
 mod audit;
 mod bulk;
@@ -65,6 +66,8 @@ mod live;
 mod login;
 mod minutes;
 mod names;
+mod on_runtime;
+mod on_store;
 mod overview;
 mod pages;
 mod query;
@@ -88,18 +91,6 @@ pub use pages::LIST_CAP;
 pub use session::SessionLimits;
 pub use stored::{info_json, record_json, value_json};
 pub use unavailable::StoreUnavailable;
-
-/// What tickstep's own command-line tool shares with the dashboard (feature `internal-cli`): the
-/// terminal-safe text of docs/serve.md §11.1, the HTML escape of docs/serve.md §13.3, the same-origin check
-/// of its WebSocket handshake and times relative to now (docs/runtime.md §7.10). Not part of the public API: hidden from the docs, outside the
-/// semver promise, and not meant for any other crate (docs/crates.md §4.3).
-#[cfg(feature = "internal-cli")]
-#[doc(hidden)]
-pub mod internal {
-    pub use super::guard::same_origin;
-    pub use super::text::{escape, shown};
-    pub use super::when::relative;
-}
 
 use crate::{Runtime, RuntimeHandle};
 

@@ -234,7 +234,7 @@ mod tests {
         // docs/serve.md §13.18, docs/schedules.md §9.19
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("s.db");
-        let now = super::super::routes::now_unix_nanos();
+        let now = super::super::asks::now_unix_nanos();
         store(&db, now, 5, 4);
         // Enough for all: every firing and miss, nothing left out.
         let whole = store_minutes(&db, None, now, 10).unwrap();

@@ -7,7 +7,7 @@
 //! Costs: at most [`QUEUE`] views wait for the runtime's thread and at most [`BLOCKING`] store
 //! reads run at once; another request gets `503` (docs/serve.md §13.5).
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::{Path as FsPath, PathBuf};
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
@@ -20,58 +20,24 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use super::asks::{Answer, Ask, Reply, View, now_unix_nanos};
 use super::assets;
 use super::audit::{self, Audit, Entry};
-use super::cluster_history;
-use super::detail;
 use super::guard::{self, ACTIONS, Action, ActionGrant, MAX_FORM};
-use super::host::{ActionRequest, DashboardHost, RefusedKind};
+use super::host::DashboardHost;
 use super::names::{Names, PrincipalNames};
-use super::overview;
-use super::pages::{self, Chrome, Row};
-use super::query::{self, Filter};
-use super::rows;
-use super::selection::{self, Outcome};
+use super::on_runtime::render_loop;
+use super::on_store::{read_cluster, store_answer};
+use super::pages::Chrome;
+use super::query;
 use super::session::{SessionLimits, Sessions, Signed};
-use crate::schedules::{Inspector, Namespace, ScheduleId};
+use crate::schedules::Namespace;
 use crate::{Runtime, RuntimeHandle};
 
 /// How many views may wait for the runtime's thread.
 const QUEUE: usize = 64;
 /// How many store reads may run at once on blocking threads.
 const BLOCKING: usize = 4;
-
-/// What a request asks for.
-#[derive(Debug)]
-pub(crate) enum View {
-    List(Filter),
-    Detail(u64),
-    /// The confirm page of an action on a schedule (docs/serve.md §13.8).
-    Confirm(u64, &'static str),
-    /// An action, checked already (grant, origin, session or token), from the address that asked.
-    Act(u64, Action, IpAddr),
-    /// The confirm page of an action on every schedule the filter matches (docs/serve.md §13.16).
-    Bulk(Filter, &'static str),
-    /// That action, checked already, if the filter still matches as many as were confirmed.
-    BulkAct(Filter, Action, usize, IpAddr),
-    Commands,
-    Cluster,
-    /// The last hour and the frame budget (docs/serve.md §13.18).
-    Overview,
-}
-
-/// A view's success: an HTML page, or an action done and the path to go to (`303`).
-#[derive(Debug)]
-pub(crate) enum Reply {
-    Page(String),
-    GoTo(String),
-    /// A bulk action's outcome per schedule, for the handler to record and show.
-    Bulk(Vec<Outcome>),
-}
-
-/// A reply, or a status and the sentence that says why not.
-pub(crate) type Answer = Result<Reply, (StatusCode, String)>;
-type Ask = (View, Arc<Chrome>, oneshot::Sender<Answer>);
 
 /// Where views are answered.
 #[derive(Clone)]
@@ -470,298 +436,4 @@ pub(crate) fn page_response(page: String) -> Response {
         Html(page),
     )
         .into_response()
-}
-
-fn missing(id: u64) -> (StatusCode, String) {
-    (
-        StatusCode::NOT_FOUND,
-        format!("no live schedule #{id} (docs/serve.md §13.4)\n"),
-    )
-}
-
-/// Where an action goes once done: the schedule's page, or the list after a stop.
-fn done(id: u64, action: &Action) -> Reply {
-    Reply::GoTo(match action {
-        Action::Stop => "/dashboard".to_owned(),
-        _ => format!("/dashboard/schedules/{id}"),
-    })
-}
-
-/// Answers views on the runtime's thread, one at a time, between frames.
-async fn render_loop(
-    rt: Weak<Runtime>,
-    host: Weak<dyn DashboardHost>,
-    handle: RuntimeHandle,
-    mut inbox: mpsc::Receiver<Ask>,
-) {
-    let weak = (rt, host);
-    while let Some((view, chrome, reply)) = inbox.recv().await {
-        let (Some(rt), Some(host)) = (weak.0.upgrade(), weak.1.upgrade()) else {
-            return;
-        };
-        let answer = match view {
-            View::List(filter) => Ok(Reply::Page(pages::list(
-                rows::runtime_rows(&rt, &*host),
-                &filter,
-                rt.schedules().now_unix_seconds(),
-                &chrome,
-            ))),
-            View::Detail(id) => rows::runtime_detail(&rt, &*host, id)
-                .map(|d| Reply::Page(detail::page(&d, rt.schedules().now_unix_seconds(), &chrome)))
-                .ok_or_else(|| missing(id)),
-            View::Confirm(id, action) => rows::runtime_detail(&rt, &*host, id)
-                .map(|d| Reply::Page(detail::confirm(&d, action, &chrome)))
-                .ok_or_else(|| missing(id)),
-            View::Commands => Ok(Reply::Page(pages::commands(
-                &rt.commands().running(),
-                &chrome,
-            ))),
-            View::Overview => Ok(Reply::Page(overview::page(None, &chrome))),
-            View::Act(id, action, from) => {
-                let result = runtime_act(&rt, &*host, &chrome, id, &action, from);
-                // A resumed or triggered schedule's deadline is armed again: wake an idle driver.
-                let _ = handle.wake();
-                result.map(|()| done(id, &action))
-            }
-            View::Bulk(filter, action) => {
-                let rows = matched(rows::runtime_rows(&rt, &*host), &filter);
-                Ok(Reply::Page(selection::confirm(
-                    (&rows, rows.len()),
-                    &filter,
-                    action,
-                    &chrome,
-                )))
-            }
-            View::BulkAct(filter, action, expected, from) => {
-                let rows = matched(rows::runtime_rows(&rt, &*host), &filter);
-                drop((rt, host));
-                bulk_on_runtime(&weak, &chrome, &handle, &rows, expected, &action, from).await
-            }
-            // Answered by `read_cluster` off this thread; never sent here.
-            View::Cluster => read_cluster(None, &chrome),
-        };
-        let _ = reply.send(answer);
-    }
-}
-
-/// A bulk action on a runtime: one schedule's action per turn of the runtime's thread, so frames
-/// run between them rather than waiting for the whole selection (docs/serve.md §13.16). A
-/// runtime or host gone meanwhile ends it with what was done.
-async fn bulk_on_runtime(
-    (rt, host): &(Weak<Runtime>, Weak<dyn DashboardHost>),
-    chrome: &Chrome,
-    handle: &RuntimeHandle,
-    rows: &[Row],
-    expected: usize,
-    action: &Action,
-    from: IpAddr,
-) -> Answer {
-    let chosen = selection::selection((rows, rows.len()), expected)?;
-    let mut outcomes = Vec::with_capacity(chosen.len());
-    for row in chosen {
-        let (Some(rt), Some(host)) = (rt.upgrade(), host.upgrade()) else {
-            break;
-        };
-        outcomes.push(Outcome::of(
-            row,
-            runtime_act(&rt, &*host, chrome, row.id, action, from),
-        ));
-        drop((rt, host));
-        let _ = handle.wake();
-        tokio::task::yield_now().await;
-    }
-    Ok(Reply::Bulk(outcomes))
-}
-
-/// Does `action` on schedule `id` through the host, as the grant's principal.
-fn runtime_act(
-    rt: &Runtime,
-    host: &dyn DashboardHost,
-    chrome: &Chrome,
-    id: u64,
-    action: &Action,
-    from: IpAddr,
-) -> Result<(), (StatusCode, String)> {
-    let request = ActionRequest {
-        id: ScheduleId::from_raw(id),
-        action: action.clone(),
-        acting_as: chrome.acting_as.clone().unwrap_or_default(),
-        from,
-    };
-    host.act(rt, &request).map_err(|r| {
-        let status = match r.kind {
-            RefusedKind::NotFound => StatusCode::NOT_FOUND,
-            RefusedKind::Forbidden => StatusCode::FORBIDDEN,
-            RefusedKind::Invalid => StatusCode::BAD_REQUEST,
-        };
-        (
-            status,
-            format!("{} (acting as {})\n", r.why, request.acting_as),
-        )
-    })
-}
-
-/// The rows `filter` matches, by id.
-fn matched(mut rows: Vec<Row>, filter: &Filter) -> Vec<Row> {
-    rows.retain(|row| pages::keep(row, filter));
-    rows.sort_unstable_by_key(|row| row.id);
-    rows
-}
-
-/// The cluster page of the `PostgreSQL` store at `location` (docs/serve.md §13.12).
-fn read_cluster(location: Option<&PathBuf>, chrome: &Chrome) -> Answer {
-    let none = || {
-        Err((
-            StatusCode::NOT_FOUND,
-            "no cluster here: only a PostgreSQL store is shared by nodes (docs/serve.md §13.12)\n"
-                .to_owned(),
-        ))
-    };
-    let Some(location) = location else {
-        return none();
-    };
-    let inspector = rows::open(location, None).map_err(unavailable)?;
-    match inspector.cluster() {
-        // Relative to this host's clock; live or expired is the database's word.
-        Ok(Some(cluster)) => {
-            let takeovers = cluster_history::Takeovers::read(&inspector)
-                .map_err(|e| unavailable(rows::failed(location, &e)))?;
-            let history = cluster_history::read_hour(&inspector)
-                .map_err(|e| unavailable(rows::failed(location, &e)))?;
-            let now = now_unix_nanos() as f64 / 1e9;
-            let over_time = cluster_history::render(&cluster, &history, &takeovers, now);
-            Ok(Reply::Page(pages::cluster(
-                &cluster, &over_time, now, chrome,
-            )))
-        }
-        Ok(None) => none(),
-        Err(e) => Err(unavailable(rows::failed(location, &e))),
-    }
-}
-
-#[allow(clippy::needless_pass_by_value)] // used as map_err(unavailable)
-fn unavailable(why: String) -> (StatusCode, String) {
-    // The store could not be read: the dashboard is up, its source is not.
-    (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n"))
-}
-
-pub(crate) fn now_unix_nanos() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-}
-
-/// Answers a view of a store alone, on a blocking thread.
-fn store_answer(
-    location: &FsPath,
-    namespace: Option<Namespace>,
-    names: &Names,
-    view: View,
-    chrome: &Chrome,
-) -> Answer {
-    match view {
-        View::List(filter) => {
-            let page =
-                rows::store_page(location, namespace, &filter, names).map_err(unavailable)?;
-            let listed = pages::Listed {
-                shown: &page.rows,
-                matched: page.matched,
-                total: page.total,
-                page: page.page,
-            };
-            let now = now_unix_nanos() as f64 / 1e9;
-            Ok(Reply::Page(pages::list_page(&listed, &filter, now, chrome)))
-        }
-        View::Detail(id) => rows::store_detail(location, namespace, id, now_unix_nanos(), names)
-            .map_err(unavailable)?
-            .map(|d| Reply::Page(detail::page(&d, now_unix_nanos() as f64 / 1e9, chrome)))
-            .ok_or_else(|| missing(id)),
-        View::Confirm(id, action) => {
-            rows::store_detail(location, namespace, id, now_unix_nanos(), names)
-                .map_err(unavailable)?
-                .map(|d| Reply::Page(detail::confirm(&d, action, chrome)))
-                .ok_or_else(|| missing(id))
-        }
-        View::Commands => Err((
-            StatusCode::NOT_FOUND,
-            "a store alone runs no commands: the commands view is a running host's \
-             (docs/serve.md §13.11)\n"
-                .to_owned(),
-        )),
-        View::Act(id, action, _) => {
-            store_act(location, namespace, id, &action, chrome).map(|()| done(id, &action))
-        }
-        View::Bulk(filter, action) => {
-            let (rows, count) =
-                rows::store_matches(location, namespace, &filter, names, selection::MAX_BULK)
-                    .map_err(unavailable)?;
-            Ok(Reply::Page(selection::confirm(
-                (&rows, count),
-                &filter,
-                action,
-                chrome,
-            )))
-        }
-        View::BulkAct(filter, action, expected, _) => {
-            let (rows, count) =
-                rows::store_matches(location, namespace, &filter, names, selection::MAX_BULK)
-                    .map_err(unavailable)?;
-            let chosen = selection::selection((&rows, count), expected)?;
-            Ok(Reply::Bulk(
-                chosen
-                    .iter()
-                    .map(|row| {
-                        Outcome::of(row, store_act(location, namespace, row.id, &action, chrome))
-                    })
-                    .collect(),
-            ))
-        }
-        View::Overview => {
-            let minutes = overview::store_minutes(
-                location,
-                namespace,
-                now_unix_nanos(),
-                crate::schedules::MAX_PAGE_SIZE,
-            )
-            .map_err(unavailable)?;
-            Ok(Reply::Page(overview::page(Some(&minutes), chrome)))
-        }
-        View::Cluster => read_cluster(Some(&location.to_path_buf()), chrome),
-    }
-}
-
-/// An action on a store alone, as the store's operator does it (`tickstep schedules pause` …):
-/// the store's own durable operator paths (docs/schedules.md §9.12, §11.7).
-fn store_act(
-    location: &FsPath,
-    namespace: Option<Namespace>,
-    id: u64,
-    action: &Action,
-    chrome: &Chrome,
-) -> Result<(), (StatusCode, String)> {
-    let sid = ScheduleId::from_raw(id);
-    // Another namespace's schedule is not there for a dashboard of one namespace.
-    let held = rows::open(location, namespace)
-        .map_err(unavailable)?
-        .get(sid)
-        .map_err(|e| unavailable(rows::failed(location, &e)))?;
-    if held.is_none() {
-        return Err(missing(id));
-    }
-    let name = chrome.acting_as.as_deref().unwrap_or("operator");
-    let result = match action {
-        Action::Stop => Inspector::stop(location, sid),
-        // The operator's pause has no principal: the note says who, as the handler wrote it
-        // (docs/serve.md §13.13, §13.17).
-        Action::Pause { note } => Inspector::pause(location, sid, note),
-        Action::Resume => Inspector::resume(location, sid),
-        Action::Trigger => Inspector::trigger(location, sid),
-    };
-    match result {
-        Ok(_) => Ok(()),
-        Err(e) => Err((
-            StatusCode::BAD_REQUEST,
-            format!("{} (acting as {name})\n", rows::failed(location, &e)),
-        )),
-    }
 }

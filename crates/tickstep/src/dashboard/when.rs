@@ -1,10 +1,11 @@
-//! Times and spans as a person reads them (docs/runtime.md §7.10, docs/serve.md §13.2): how far a
-//! time is from now (`in 3 h 12 min`, `2 min ago`) — the one helper the command-line tool's tables
-//! and the dashboard share — a span in words for a cadence (`every 90 s`, `every 5 min`), and
-//! [`When`], a time on a page: the relative form as text, the UTC date as its hover title and
-//! `datetime`, which the page's script turns into the viewer's own zone.
+//! Times and spans on a page (docs/serve.md §13.2): a span in words for a cadence (`every 90 s`,
+//! `every 5 min`), and [`When`], a time on a page: how far it is from now as text (the host's
+//! [`relative`], docs/runtime.md §7.10, the form the command-line tool's tables use too), the UTC
+//! date as its hover title and `datetime`, which the page's script turns into the viewer's own
+//! zone.
 
 use maud::{Render, html};
+use tickstep_host::relative;
 
 /// A time on a page, relative to `now`, with its date on hover; `-` for 0.0 (never, none).
 pub(crate) struct When {
@@ -50,50 +51,6 @@ pub(crate) fn span(seconds: f64) -> String {
         format!("{} h {} min", whole / 3600, whole % 3600 / 60)
     } else {
         format!("{whole} s")
-    }
-}
-
-/// How far `unix_seconds` is from `now`, as a person says it: `in 42 s`, `in 12 min`,
-/// `in 3 h 12 min`, `2 d 4 h ago`; `now` within half a second. Up to an hour, one unit;
-/// beyond, the unit and the next one down, so a weekly schedule reads `in 6 d 23 h`.
-#[cfg_attr(not(feature = "internal-cli"), allow(unreachable_pub))]
-pub fn relative(unix_seconds: f64, now: f64) -> String {
-    let gap = unix_seconds - now;
-    let size = gap.abs();
-    if size < 0.5 {
-        return "now".to_owned();
-    }
-    let whole = size.round() as u64;
-    let minutes = (size / 60.0).round() as u64;
-    let span = if whole < 90 {
-        format!("{whole} s")
-    } else if minutes < 60 {
-        format!("{minutes} min")
-    } else if whole < 48 * 3600 {
-        two_units(whole, 3600, "h", 60, "min")
-    } else {
-        two_units(whole, 86_400, "d", 3600, "h")
-    };
-    if gap > 0.0 {
-        format!("in {span}")
-    } else {
-        format!("{span} ago")
-    }
-}
-
-/// `seconds` as whole `big` units and the rest rounded to `small` units (`3 h 12 min`; the
-/// small part left out when it rounds to 0, carried into the big one when it rounds to a whole).
-fn two_units(seconds: u64, big: u64, big_name: &str, small: u64, small_name: &str) -> String {
-    let mut count = seconds / big;
-    let mut rest = ((seconds % big) as f64 / small as f64).round() as u64;
-    if rest * small == big {
-        count += 1;
-        rest = 0;
-    }
-    if rest == 0 {
-        format!("{count} {big_name}")
-    } else {
-        format!("{count} {big_name} {rest} {small_name}")
     }
 }
 

@@ -12,7 +12,7 @@
 //! * **`ticks`**, a poll budget for async verbs: the number of times its future may be polled
 //!   (each poll is one kernel task run, so at most one per step). The next poll past the budget
 //!   drops it: fault `tick_limit`. A sync verb is one poll and never exceeds a budget of one.
-//! * **Kill.** [`Runtime::kill_firing`](crate::Runtime::kill_firing) cancels the firing's kernel
+//! * **Kill.** [`HostCore::kill`](crate::HostCore::kill) cancels the firing's kernel
 //!   task — an async verb's future is dropped at once, a queued sync verb never runs — and
 //!   reports `killed`. A sync verb that kills its own firing from inside is reported `killed`
 //!   when it returns.
@@ -34,14 +34,14 @@ use tickstep_kernel::clock::Instant;
 use tickstep_kernel::{FrameScheduler, Sleep, TaskHandle};
 use tickstep_schedules::{FaultKind, Firing, ObjId, Options, Outcome, RunId, ScheduleId, Value};
 
-/// Limits on one firing ([`RuntimeBuilder::firing_limits`](crate::RuntimeBuilder::firing_limits)
+/// Limits on one firing ([`HostSettings::firing_limits`](crate::HostSettings::firing_limits)
 /// for every firing; a schedule's `seconds` and `ticks` options, stored with it; and
-/// [`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits), an in-memory override per
-/// schedule). `None` is no limit. See the crate docs, "Firings are tasks", for what each does.
+/// [`HostCore::set_firing_limits`](crate::HostCore::set_firing_limits), an in-memory override per
+/// schedule). `None` is no limit. docs/runtime.md §4.5–§4.9 say what each does.
 ///
 /// ```
 /// use std::time::Duration;
-/// use tickstep::FiringLimits;
+/// use tickstep_host::FiringLimits;
 /// let limits = FiringLimits::none().seconds(Duration::from_secs(5)).ticks(100);
 /// assert_eq!(limits.time_limit(), Some(Duration::from_secs(5)));
 /// assert_eq!(limits.tick_limit(), Some(100));
@@ -57,7 +57,7 @@ impl FiringLimits {
     /// No limit (the runtime's default).
     ///
     /// ```
-    /// assert_eq!(tickstep::FiringLimits::none().time_limit(), None);
+    /// assert_eq!(tickstep_host::FiringLimits::none().time_limit(), None);
     /// ```
     pub fn none() -> Self {
         FiringLimits::default()
@@ -67,7 +67,7 @@ impl FiringLimits {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let _l = tickstep::FiringLimits::none().seconds(Duration::from_millis(500));
+    /// let _l = tickstep_host::FiringLimits::none().seconds(Duration::from_millis(500));
     /// ```
     #[must_use]
     pub fn seconds(mut self, limit: Duration) -> Self {
@@ -78,7 +78,7 @@ impl FiringLimits {
     /// A poll budget for async verbs.
     ///
     /// ```
-    /// let _l = tickstep::FiringLimits::none().ticks(30);
+    /// let _l = tickstep_host::FiringLimits::none().ticks(30);
     /// ```
     #[must_use]
     pub fn ticks(mut self, polls: u64) -> Self {
@@ -89,7 +89,7 @@ impl FiringLimits {
     /// The wall-clock limit, if any.
     ///
     /// ```
-    /// assert_eq!(tickstep::FiringLimits::none().time_limit(), None);
+    /// assert_eq!(tickstep_host::FiringLimits::none().time_limit(), None);
     /// ```
     pub fn time_limit(&self) -> Option<Duration> {
         self.seconds
@@ -98,7 +98,7 @@ impl FiringLimits {
     /// The poll budget, if any.
     ///
     /// ```
-    /// assert_eq!(tickstep::FiringLimits::none().ticks(3).tick_limit(), Some(3));
+    /// assert_eq!(tickstep_host::FiringLimits::none().ticks(3).tick_limit(), Some(3));
     /// ```
     pub fn tick_limit(&self) -> Option<u64> {
         self.ticks
@@ -107,13 +107,13 @@ impl FiringLimits {
     /// The limits a schedule's options set (the `seconds` and `ticks` keys of an options map, or
     /// [`Options::time_limit`] / [`Options::tick_limit`]). The engine keeps them with the
     /// schedule and hands them to the runtime with every firing, so a host need not call this;
-    /// it serves a host that builds a [`Runtime::set_firing_limits`](crate::Runtime::set_firing_limits)
+    /// it serves a host that builds a [`HostCore::set_firing_limits`](crate::HostCore::set_firing_limits)
     /// override from an options map.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep::FiringLimits;
-    /// use tickstep::schedules::{Options, Value};
+    /// use tickstep_host::FiringLimits;
+    /// use tickstep_host::schedules::{Options, Value};
     /// let opts = Options::from_map(&Value::Map(vec![(Value::from("seconds"), Value::Int(5))])).unwrap();
     /// assert_eq!(FiringLimits::from_options(&opts), FiringLimits::none().seconds(Duration::from_secs(5)));
     /// ```
@@ -127,8 +127,8 @@ impl FiringLimits {
     ///
     /// ```
     /// # use std::rc::Rc;
-    /// use tickstep::FiringLimits;
-    /// use tickstep::schedules::{Firing, ObjId, RunId, ScheduleId};
+    /// use tickstep_host::FiringLimits;
+    /// use tickstep_host::schedules::{Firing, ObjId, RunId, ScheduleId};
     /// let firing = Firing { schedule: ScheduleId::from_raw(1), run: RunId(1), target: ObjId(1), verb: Rc::from("v"),
     ///     args: Rc::from(Vec::new()), state: None, elapsed: None, player: ObjId(1),
     ///     authority: ObjId(1), nominal_unix_nanos: 0, time_limit: None,
@@ -151,15 +151,20 @@ impl FiringLimits {
     }
 }
 
-/// One firing running now ([`Runtime::running_firings`](crate::Runtime::running_firings)).
+/// One firing running now ([`HostCore::running_firings`](crate::HostCore::running_firings)).
 ///
 /// ```
-/// let rt = tickstep::Runtime::builder().in_memory_store().build()?;
-/// for firing in rt.running_firings() {
+/// use tickstep_host::{HostCore, HostSettings};
+/// use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+/// let clock = ManualClock::new();
+/// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+/// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+/// core.open(None, Box::new(tickstep_host::schedules::OpenWorld), None)?;
+/// for firing in core.running_firings() {
 ///     println!("#{} run {} {} since {} polls {}", firing.schedule, firing.run.0,
 ///         firing.target_verb(), firing.started_unix_nanos, firing.polls);
 /// }
-/// # Ok::<(), tickstep::RuntimeError>(())
+/// # Ok::<(), tickstep_host::HostError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -182,9 +187,11 @@ impl RunningFiring {
     /// `#target:verb`, the way an operator names it.
     ///
     /// ```
-    /// # let rt = tickstep::Runtime::builder().in_memory_store().build()?;
-    /// # assert!(rt.running_firings().iter().all(|f| f.target_verb().contains(':')));
-    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// use tickstep_host::RunningFiring;
+    /// fn named(firings: &[RunningFiring]) -> Vec<String> {
+    ///     firings.iter().map(RunningFiring::target_verb).collect() // `#12:ring`
+    /// }
+    /// assert!(named(&[]).is_empty());
     /// ```
     pub fn target_verb(&self) -> String {
         format!("#{}:{}", self.target.0, self.verb)

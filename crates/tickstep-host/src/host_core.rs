@@ -25,15 +25,15 @@ use tickstep_schedules::{
     Firing, KernelWake, Outcome, Refused, RunId, Runner, ScheduleId, Schedules, StoreWaker, World,
 };
 
-use super::firings::{self, FiringLimits, FiringState, Firings, RunningFiring};
-use super::open::open_engine;
-use super::settings::HostSettings;
-use super::store_news::StoreNews;
-use super::verbs::{
+use crate::error::HostError;
+use crate::firings::{self, FiringLimits, FiringState, Firings, RunningFiring};
+use crate::host_settings::HostSettings;
+use crate::open::open_engine;
+use crate::store_news::StoreNews;
+use crate::verbs::{
     CatchUnwind, HostContext, HostWorld, Verb, VerbCall, VerbFuture, VerbResult, VerbTable,
     call_sync, outcome_of,
 };
-use crate::RuntimeError;
 
 /// The kernel origin label of the schedules tick (its name in the profiler).
 pub(crate) const SCHEDULES_TICK_ORIGIN: &str = "tickstep schedules tick";
@@ -41,7 +41,7 @@ pub(crate) const SCHEDULES_TICK_ORIGIN: &str = "tickstep schedules tick";
 /// What a host core has done ([`HostCore::counts`]).
 ///
 /// ```
-/// use tickstep::host::HostCounts;
+/// use tickstep_host::HostCounts;
 /// assert_eq!(HostCounts::default().schedule_ticks, 0);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,9 +69,9 @@ pub struct HostCounts {
 ///
 /// ```
 /// use std::{cell::Cell, rc::Rc, time::Duration};
-/// use tickstep::host::{HostCore, HostSettings};
-/// use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
-/// use tickstep::schedules::{ObjId, OpenWorld, Options, Value};
+/// use tickstep_host::{HostCore, HostSettings};
+/// use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+/// use tickstep_host::schedules::{ObjId, OpenWorld, Options, Value};
 ///
 /// let clock = ManualClock::new();
 /// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
@@ -89,7 +89,7 @@ pub struct HostCounts {
 ///     kernel.step();
 /// }
 /// assert_eq!(rang.get(), 1);
-/// # Ok::<(), tickstep::RuntimeError>(())
+/// # Ok::<(), tickstep_host::HostError>(())
 /// ```
 pub struct HostCore<C> {
     clock: C,
@@ -122,8 +122,8 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// ([`VerbCall::host_context`]).
     ///
     /// ```
-    /// use tickstep::host::{HostCore, HostSettings};
-    /// use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// use tickstep_host::{HostCore, HostSettings};
+    /// use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
     /// let clock = ManualClock::new();
     /// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let _core = HostCore::new(clock, kernel, &HostSettings::default(), None);
@@ -158,27 +158,27 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     ///
     /// # Errors
     ///
-    /// [`RuntimeError::StoreDir`] / [`RuntimeError::Store`] when the store cannot be opened;
-    /// [`RuntimeError::AlreadyOpen`] when the engine is open already.
+    /// [`HostError::StoreDir`] / [`HostError::Store`] when the store cannot be opened;
+    /// [`HostError::AlreadyOpen`] when the engine is open already.
     ///
     /// ```
-    /// use tickstep::host::{HostCore, HostSettings};
-    /// use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
-    /// use tickstep::schedules::OpenWorld;
+    /// use tickstep_host::{HostCore, HostSettings};
+    /// use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// use tickstep_host::schedules::OpenWorld;
     /// let clock = ManualClock::new();
     /// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
     /// assert_eq!(core.open(None, Box::new(OpenWorld), None)?, 0);
-    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// # Ok::<(), tickstep_host::HostError>(())
     /// ```
     pub fn open(
         self: &Rc<Self>,
         store: Option<&Path>,
         world: Box<dyn World>,
         runner: Option<Box<dyn Runner>>,
-    ) -> Result<usize, RuntimeError> {
+    ) -> Result<usize, HostError> {
         if self.engine.get().is_some() {
-            return Err(RuntimeError::AlreadyOpen);
+            return Err(HostError::AlreadyOpen);
         }
         let (callable, runner) = match runner {
             Some(host) => (None, EngineRunner::Host(host)),
@@ -196,7 +196,7 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
         let engine = open_engine(store, &self.clock, world, runner, self.config)?;
         engine.set_store_waker(self.store_news.waker());
         if self.engine.set(engine).is_err() {
-            return Err(RuntimeError::AlreadyOpen);
+            return Err(HostError::AlreadyOpen);
         }
         Ok(self.settle_interrupted())
     }
@@ -206,8 +206,8 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// its own wake-up. The call comes from the store's thread.
     ///
     /// ```
-    /// # use tickstep::host::{HostCore, HostSettings};
-    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
@@ -226,15 +226,15 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// Returns how many it settled.
     ///
     /// ```
-    /// use tickstep::host::{HostCore, HostSettings};
-    /// use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
-    /// use tickstep::schedules::OpenWorld;
+    /// use tickstep_host::{HostCore, HostSettings};
+    /// use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// use tickstep_host::schedules::OpenWorld;
     /// let clock = ManualClock::new();
     /// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
     /// core.open(None, Box::new(OpenWorld), None)?;
     /// assert_eq!(core.settle_interrupted(), 0);
-    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// # Ok::<(), tickstep_host::HostError>(())
     /// ```
     pub fn settle_interrupted(self: &Rc<Self>) -> usize {
         let engine = self.engine();
@@ -253,14 +253,14 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// Before [`HostCore::open`].
     ///
     /// ```
-    /// # use tickstep::host::{HostCore, HostSettings};
-    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
-    /// core.open(None, Box::new(tickstep::schedules::OpenWorld), None)?;
+    /// core.open(None, Box::new(tickstep_host::schedules::OpenWorld), None)?;
     /// assert_eq!(core.engine().live_count(), 0);
-    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// # Ok::<(), tickstep_host::HostError>(())
     /// ```
     #[track_caller]
     pub fn engine(&self) -> &Schedules {
@@ -272,8 +272,8 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// The clock the core reads wall time from.
     ///
     /// ```
-    /// # use tickstep::host::{HostCore, HostSettings};
-    /// # use tickstep::kernel::{clock::Clock, FrameScheduler, ManualClock, SchedulerConfig};
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{clock::Clock, FrameScheduler, ManualClock, SchedulerConfig};
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
@@ -286,12 +286,12 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// Registers a sync verb (replacing one of that name): one kernel task per firing.
     ///
     /// ```
-    /// # use tickstep::host::{HostCore, HostSettings};
-    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
-    /// core.verb("ring", |_call| Ok(tickstep::schedules::Value::Int(0)));
+    /// core.verb("ring", |_call| Ok(tickstep_host::schedules::Value::Int(0)));
     /// ```
     pub fn verb(&self, name: &str, f: impl Fn(&VerbCall) -> VerbResult + 'static) {
         self.verbs.insert(name, Verb::Sync(Rc::new(f)));
@@ -301,14 +301,14 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// which may wait across frames.
     ///
     /// ```
-    /// # use tickstep::host::{HostCore, HostSettings};
-    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
     /// core.async_verb("patrol", |call| async move {
     ///     call.sleep(std::time::Duration::from_secs(1)).await;
-    ///     Ok(tickstep::schedules::Value::Int(0))
+    ///     Ok(tickstep_host::schedules::Value::Int(0))
     /// });
     /// ```
     pub fn async_verb<F, Fut>(&self, name: &str, f: F)
@@ -320,8 +320,19 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
         self.verbs.insert(name, Verb::Async(Rc::new(boxed)));
     }
 
-    /// Drops every verb (and what its closure captured), with no borrow held.
-    pub(crate) fn clear_verbs(&self) {
+    /// Drops every verb (and what its closure captured), with no borrow held: a host calls it when
+    /// it goes away, so that a verb's closure holding the host's own handles does not keep them
+    /// alive in a cycle.
+    ///
+    /// ```
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # let clock = ManualClock::new();
+    /// # let core = HostCore::new(clock.clone(), FrameScheduler::new(clock, SchedulerConfig::server()), &HostSettings::default(), None);
+    /// core.verb("ring", |_call| Ok(tickstep_host::schedules::Value::Int(0)));
+    /// core.clear_verbs();
+    /// ```
+    pub fn clear_verbs(&self) {
         self.verbs.clear();
     }
 
@@ -329,8 +340,8 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// — the armed wake is early enough — is one heap peek and a comparison, with no clock read.
     ///
     /// ```
-    /// # use tickstep::host::{HostCore, HostSettings};
-    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
@@ -382,15 +393,15 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// Returns whether the run was known and running.
     ///
     /// ```
-    /// # use tickstep::host::{HostCore, HostSettings};
-    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
-    /// use tickstep::schedules::{Outcome, RunId, Value};
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// use tickstep_host::schedules::{Outcome, RunId, Value};
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
-    /// # core.open(None, Box::new(tickstep::schedules::OpenWorld), None)?;
+    /// # core.open(None, Box::new(tickstep_host::schedules::OpenWorld), None)?;
     /// assert!(!core.report(RunId(9), Outcome::Returned(Value::Int(0))), "no such run");
-    /// # Ok::<(), tickstep::RuntimeError>(())
+    /// # Ok::<(), tickstep_host::HostError>(())
     /// ```
     pub fn report(self: &Rc<Self>, run: RunId, outcome: Outcome) -> bool {
         self.firings.end(run);
@@ -423,12 +434,12 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// sync verb killing itself, when it returns). Returns whether `run` was running.
     ///
     /// ```
-    /// # use tickstep::host::{HostCore, HostSettings};
-    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
-    /// assert!(!core.kill(tickstep::schedules::RunId(1)));
+    /// assert!(!core.kill(tickstep_host::schedules::RunId(1)));
     /// ```
     pub fn kill(self: &Rc<Self>, run: RunId) -> bool {
         match self.firings.kill(run) {
@@ -445,12 +456,12 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// Kills every running firing of `schedule`. Returns how many.
     ///
     /// ```
-    /// # use tickstep::host::{HostCore, HostSettings};
-    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
-    /// assert_eq!(core.kill_firings_of(tickstep::schedules::ScheduleId::from_raw(1)), 0);
+    /// assert_eq!(core.kill_firings_of(tickstep_host::schedules::ScheduleId::from_raw(1)), 0);
     /// ```
     pub fn kill_firings_of(self: &Rc<Self>, schedule: ScheduleId) -> usize {
         let runs = self.firings.runs_of(schedule);
@@ -461,8 +472,8 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// building the list (for telemetry read every frame).
     ///
     /// ```
-    /// use tickstep::host::{HostCore, HostSettings};
-    /// use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// use tickstep_host::{HostCore, HostSettings};
+    /// use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
     /// let clock = ManualClock::new();
     /// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
@@ -475,8 +486,8 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// The firings running now, oldest run first.
     ///
     /// ```
-    /// # use tickstep::host::{HostCore, HostSettings};
-    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
@@ -489,13 +500,13 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// Overrides `schedule`'s firing limits in memory (`None` removes the override).
     ///
     /// ```
-    /// # use tickstep::host::{HostCore, HostSettings};
-    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
-    /// let id = tickstep::schedules::ScheduleId::from_raw(1);
-    /// core.set_firing_limits(id, Some(tickstep::FiringLimits::none().ticks(3)));
+    /// let id = tickstep_host::schedules::ScheduleId::from_raw(1);
+    /// core.set_firing_limits(id, Some(tickstep_host::FiringLimits::none().ticks(3)));
     /// ```
     pub fn set_firing_limits(&self, schedule: ScheduleId, limits: Option<FiringLimits>) {
         self.firings.set_limits(schedule, limits);
@@ -517,8 +528,8 @@ impl<C> HostCore<C> {
     /// A snapshot of the counters.
     ///
     /// ```
-    /// # use tickstep::host::{HostCore, HostSettings};
-    /// # use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+    /// # use tickstep_host::{HostCore, HostSettings};
+    /// # use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
     /// # let clock = ManualClock::new();
     /// # let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
     /// # let core = HostCore::new(clock, kernel, &HostSettings::default(), None);

@@ -32,8 +32,8 @@ use tickstep_kernel::{Sleep, Timeout, WaitUntil};
 /// delay in seconds) or `Err(error value)`, which the schedule counts as a fault.
 ///
 /// ```
-/// use tickstep::VerbResult;
-/// use tickstep::schedules::Value;
+/// use tickstep_host::VerbResult;
+/// use tickstep_host::schedules::Value;
 /// fn lockup(customers: u32) -> VerbResult {
 ///     if customers > 0 { Ok(Value::Int(30)) } else { Ok(Value::Int(0)) } // check again in 30 s
 /// }
@@ -82,18 +82,19 @@ impl VerbTable {
 /// One firing of a schedule, as a verb sees it.
 ///
 /// ```
-/// use tickstep::{Runtime, VerbCall};
-/// use tickstep::kernel::ManualClock;
-/// use tickstep::schedules::Value;
+/// use tickstep_host::{HostCore, HostSettings, VerbCall};
+/// use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+/// use tickstep_host::schedules::Value;
 ///
-/// let rt = Runtime::builder().manual_clock(ManualClock::new()).in_memory_store().build()?;
-/// rt.verb("greet", |call: &VerbCall| {
+/// let clock = ManualClock::new();
+/// let kernel = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+/// let core = HostCore::new(clock, kernel, &HostSettings::default(), None);
+/// core.verb("greet", |call: &VerbCall| {
 ///     // args ++ [elapsed]: ["hi", 0.0] on the first firing
 ///     assert_eq!(call.args()[0], Value::from("hi"));
 ///     assert_eq!(call.elapsed(), 0.0);
 ///     Ok(Value::Int(0))
 /// });
-/// # Ok::<(), tickstep::RuntimeError>(())
 /// ```
 #[derive(Clone)]
 pub struct VerbCall {
@@ -109,7 +110,7 @@ impl VerbCall {
     /// player, authority, nominal deadline).
     ///
     /// ```
-    /// fn log(call: &tickstep::VerbCall) -> String {
+    /// fn log(call: &tickstep_host::VerbCall) -> String {
     ///     format!("{}:{}", call.firing().target, call.firing().verb)
     /// }
     /// ```
@@ -120,7 +121,7 @@ impl VerbCall {
     /// The schedule firing.
     ///
     /// ```
-    /// fn id(call: &tickstep::VerbCall) -> u64 { call.schedule().get() }
+    /// fn id(call: &tickstep_host::VerbCall) -> u64 { call.schedule().get() }
     /// ```
     pub fn schedule(&self) -> ScheduleId {
         self.firing.schedule
@@ -129,7 +130,7 @@ impl VerbCall {
     /// This firing's run id (what the engine's `running_task` reports).
     ///
     /// ```
-    /// fn run(call: &tickstep::VerbCall) -> u64 { call.run().0 }
+    /// fn run(call: &tickstep_host::VerbCall) -> u64 { call.run().0 }
     /// ```
     pub fn run(&self) -> RunId {
         self.run
@@ -138,7 +139,7 @@ impl VerbCall {
     /// `this`: the object whose verb is called.
     ///
     /// ```
-    /// fn this(call: &tickstep::VerbCall) -> i64 { call.target().0 }
+    /// fn this(call: &tickstep_host::VerbCall) -> i64 { call.target().0 }
     /// ```
     pub fn target(&self) -> ObjId {
         self.firing.target
@@ -147,7 +148,7 @@ impl VerbCall {
     /// The verb's full argument list: `args ++ [state] ++ [elapsed]`.
     ///
     /// ```
-    /// fn first(call: &tickstep::VerbCall) -> Option<tickstep::schedules::Value> {
+    /// fn first(call: &tickstep_host::VerbCall) -> Option<tickstep_host::schedules::Value> {
     ///     call.args().into_iter().next()
     /// }
     /// ```
@@ -159,7 +160,7 @@ impl VerbCall {
     /// `pass_elapsed` is off). Integrate over this, not over the nominal interval.
     ///
     /// ```
-    /// fn regen(call: &tickstep::VerbCall, per_second: f64) -> f64 { per_second * call.elapsed() }
+    /// fn regen(call: &tickstep_host::VerbCall, per_second: f64) -> f64 { per_second * call.elapsed() }
     /// ```
     pub fn elapsed(&self) -> f64 {
         self.firing.elapsed.unwrap_or(0.0)
@@ -169,7 +170,7 @@ impl VerbCall {
     /// a driver starting the next one). No engine borrow is held while a verb runs.
     ///
     /// ```
-    /// fn live(call: &tickstep::VerbCall) -> usize { call.schedules().live_count() }
+    /// fn live(call: &tickstep_host::VerbCall) -> usize { call.schedules().live_count() }
     /// ```
     pub fn schedules(&self) -> &Schedules {
         &self.engine
@@ -178,7 +179,7 @@ impl VerbCall {
     /// A future that completes after `duration` on the runtime's clock (for async verbs).
     ///
     /// ```
-    /// async fn pause(call: &tickstep::VerbCall) {
+    /// async fn pause(call: &tickstep_host::VerbCall) {
     ///     call.sleep(std::time::Duration::from_millis(250)).await;
     /// }
     /// ```
@@ -190,11 +191,9 @@ impl VerbCall {
     /// verbs waiting on a command or on world state).
     ///
     /// ```
-    /// use tickstep::commands::{Command, CommandScheduler};
-    /// async fn run_and_wait(call: &tickstep::VerbCall, commands: &CommandScheduler, cmd: &Command) {
-    ///     commands.schedule(cmd);
-    ///     let (c, cmd) = (commands.clone(), cmd.clone());
-    ///     call.wait_until(move || !c.is_scheduled(&cmd) && !c.is_running(&cmd)).await;
+    /// use std::{cell::Cell, rc::Rc};
+    /// async fn wait_for_door(call: &tickstep_host::VerbCall, open: Rc<Cell<bool>>) {
+    ///     call.wait_until(move || open.get()).await;
     /// }
     /// ```
     pub fn wait_until<F: FnMut() -> bool + Unpin>(&self, condition: F) -> WaitUntil<F> {
@@ -206,12 +205,12 @@ impl VerbCall {
     ///
     /// # Errors
     ///
-    /// The future's output is [`TimedOut`](crate::TimedOut) when the limit passed first.
+    /// The future's output is [`TimedOut`](crate::kernel::TimedOut) when the limit passed first.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tickstep::schedules::Value;
-    /// async fn wait_for_door(call: &tickstep::VerbCall, open: impl Fn() -> bool + Unpin) -> tickstep::VerbResult {
+    /// use tickstep_host::schedules::Value;
+    /// async fn wait_for_door(call: &tickstep_host::VerbCall, open: impl Fn() -> bool + Unpin) -> tickstep_host::VerbResult {
     ///     match call.wait_until_timeout(open, Duration::from_secs(30)).await {
     ///         Ok(()) => Ok(Value::Int(1)),
     ///         Err(_timed_out) => Err(Value::from("the door stayed shut")),
@@ -231,7 +230,7 @@ impl VerbCall {
     /// hands nothing.
     ///
     /// ```
-    /// fn world_of(call: &tickstep::VerbCall) -> Option<&String> { call.host_context::<String>() }
+    /// fn world_of(call: &tickstep_host::VerbCall) -> Option<&String> { call.host_context::<String>() }
     /// ```
     pub fn host_context<T: Any>(&self) -> Option<&T> {
         self.context.as_deref().and_then(<dyn Any>::downcast_ref)

@@ -6,7 +6,7 @@ use std::path::Path;
 use tickstep_kernel::clock::Clock;
 use tickstep_schedules::{Config, Runner, Schedules, World};
 
-use crate::RuntimeError;
+use crate::error::HostError;
 
 /// The engine on `store` (`None`: in memory), or the error naming the store.
 pub(crate) fn open_engine(
@@ -15,7 +15,7 @@ pub(crate) fn open_engine(
     world: impl World + 'static,
     runner: impl Runner + 'static,
     config: Config,
-) -> Result<Schedules, RuntimeError> {
+) -> Result<Schedules, HostError> {
     let Some(path) = store else {
         return Ok(Schedules::in_memory(clock.clone(), world, runner, config));
     };
@@ -25,15 +25,13 @@ pub(crate) fn open_engine(
         .parent()
         .filter(|d| !is_url && !d.as_os_str().is_empty())
     {
-        std::fs::create_dir_all(dir).map_err(|source| RuntimeError::StoreDir {
+        std::fs::create_dir_all(dir).map_err(|source| HostError::StoreDir {
             path: dir.to_owned(),
             source,
         })?;
     }
-    Schedules::open(path, clock.clone(), world, runner, config).map_err(|source| {
-        RuntimeError::Store {
-            path: path.to_owned(),
-            source,
-        }
+    Schedules::open(path, clock.clone(), world, runner, config).map_err(|source| HostError::Store {
+        path: path.to_owned(),
+        source,
     })
 }

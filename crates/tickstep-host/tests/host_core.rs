@@ -4,10 +4,10 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use tickstep::RuntimeError;
-use tickstep::host::{HostCore, HostSettings};
-use tickstep::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
-use tickstep::schedules::{FaultKind, ObjId, OpenWorld, Options, ScheduleId, Value};
+use tickstep_host::HostError;
+use tickstep_host::kernel::{FrameScheduler, ManualClock, SchedulerConfig};
+use tickstep_host::schedules::{FaultKind, ObjId, OpenWorld, Options, ScheduleId, Value};
+use tickstep_host::{HostCore, HostSettings};
 
 const WIZARD: ObjId = ObjId(1);
 
@@ -88,5 +88,5 @@ fn a_core_opens_its_engine_once() {
     let core = HostCore::new(clock, kernel, &settings, None);
     core.open(None, Box::new(OpenWorld), None).unwrap();
     let again = core.open(None, Box::new(OpenWorld), None);
-    assert!(matches!(again, Err(RuntimeError::AlreadyOpen)), "{again:?}");
+    assert!(matches!(again, Err(HostError::AlreadyOpen)), "{again:?}");
 }
