@@ -42,6 +42,7 @@ impl Drop for RunGuard<'_> {
     }
 }
 
+/// The cycle itself: `run`, the cleanup phase and the sideloads.
 impl Inner {
     #[track_caller]
     pub(crate) fn run(self: &Rc<Self>) -> Result<(), RunError> {
@@ -189,12 +190,6 @@ impl Inner {
     }
 }
 
-// ---- The robot's state and modes ----
-//
-// The robot's state in the scheduler (docs/commands.md §12): reading the host's
-// `RobotState`, sweeping what a disabled robot may not run, and following
-// the robot mode — switching the opmode and running what the new mode sets up.
-
 /// What a robot mode sets up when it starts (`CommandScheduler::on_mode`).
 #[derive(Clone)]
 pub(crate) struct ModeSetup {
@@ -202,6 +197,9 @@ pub(crate) struct ModeSetup {
     pub(crate) setup: Rc<dyn Fn(&CommandScheduler)>,
 }
 
+/// The robot's state in the scheduler (docs/commands.md §12): reading the host's
+/// `RobotState`, sweeping what a disabled robot may not run, and following
+/// the robot mode — switching the opmode and running what the new mode sets up.
 impl Inner {
     /// Reads whether the robot is enabled; a change to disabled makes the next cleanup phase
     /// sweep (docs/commands.md §12.3). The host's code runs with no borrow held.
@@ -270,21 +268,18 @@ impl Inner {
     }
 }
 
-// ---- Default commands ----
-//
-// Default commands, scoped like bindings (docs/commands.md §4.6–§4.8).
-//
-// Each mechanism keeps a stack of default commands, widest scope first. A default set outside
-// any command is global (or, while an opmode is active, lives as long as the opmode); one set
-// inside a command lives as long as that command and runs as its child (so it inherits the
-// command's priority and dies with it). The narrowest default whose scope is alive applies; a
-// wider one that is running gives way to it, and comes back when the narrower scope ends.
-// Setting a default again in the same scope replaces it (the stack never grows from re-setting).
-//
-// A default command that sets its own mechanism's default replaces itself: the new one starts
-// at the next default-command step (the reference's "takes effect at the end of the cycle"),
-// instead of starting as its own child, which could recurse within one `run()`.
-
+/// Default commands, scoped like bindings (docs/commands.md §4.6–§4.8).
+///
+/// Each mechanism keeps a stack of default commands, widest scope first. A default set outside
+/// any command is global (or, while an opmode is active, lives as long as the opmode); one set
+/// inside a command lives as long as that command and runs as its child (so it inherits the
+/// command's priority and dies with it). The narrowest default whose scope is alive applies; a
+/// wider one that is running gives way to it, and comes back when the narrower scope ends.
+/// Setting a default again in the same scope replaces it (the stack never grows from re-setting).
+///
+/// A default command that sets its own mechanism's default replaces itself: the new one starts
+/// at the next default-command step (the reference's "takes effect at the end of the cycle"),
+/// instead of starting as its own child, which could recurse within one `run()`.
 impl Inner {
     /// Records `cmd` as the default of mechanism `m` in the caller's scope. Set from inside a
     /// command (not the mechanism's running default itself), it applies at once.
@@ -395,11 +390,8 @@ impl Inner {
     }
 }
 
-// ---- Triggers ----
-//
-// The trigger phase, and the narrow API trigger and mechanism handles use to reach the engine:
-// only this folder touches the scheduler's state.
-
+/// The trigger phase, and the narrow API trigger and mechanism handles use to reach the engine:
+/// only this folder touches the scheduler's state.
 impl Inner {
     /// The trigger phase: poll every binding once (in the order they were made) and act on
     /// edges. Bindings made during this phase are first polled next cycle.
