@@ -108,7 +108,8 @@
 //! `scheduler/` is the engine and the only place its state is read or changed; handles
 //! ([`Mechanism`], [`Trigger`], [`Coroutine`], bindings) reach it through a narrow crate-private
 //! API. Identity and value types are leaves that import nothing of the crate: `id` (instance keys,
-//! the mount marker), `signal` (trigger nodes), `schedule_result`, `event`, `scope`, `error`. The
+//! the mount marker), `trigger_node` (the signals a trigger is built from), `schedule_result`,
+//! `event`, `scope`, `error`. The
 //! handles and the engine still name each other (a mechanism builds commands that require it,
 //! a command's body receives a coroutine that reaches the scheduler, and the scheduler stores
 //! commands and creates coroutines), so those modules form one import cycle by design.
@@ -152,8 +153,8 @@ mod run;
 mod schedule_result;
 mod scheduler;
 mod scope;
-mod signal;
 mod trigger;
+mod trigger_node;
 
 pub use error::{
     BoxError, CompositionError, ConflictPair, DefaultCommandError, ForkError, RunError,

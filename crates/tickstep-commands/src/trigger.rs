@@ -28,7 +28,7 @@ use crate::scheduler::CommandScheduler;
 use crate::scheduler::Inner;
 use crate::scheduler::binding::Kind;
 use crate::scheduler::command::Command;
-use crate::signal::{Ctx, Node};
+use crate::trigger_node::{Ctx, Node};
 
 /// A boolean signal polled once per scheduler cycle, to bind commands to.
 ///

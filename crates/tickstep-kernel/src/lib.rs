@@ -137,7 +137,6 @@ mod priority;
 mod scheduler;
 mod stats;
 mod task_error;
-pub mod waits;
 mod zones;
 
 pub use clock::{Clock, Instant, ManualClock, SystemClock};
@@ -149,7 +148,7 @@ pub use frame_stats::FrameStats;
 pub use kernel::{DIAGNOSTICS_WINDOW, Kernel, KernelConfig, OVERLOAD_WINDOWS, Overload};
 pub use phase::{FramePhase, Role};
 pub use priority::Priority;
-pub use scheduler::{FrameScheduler, Labeled, ReusableTask, TaskHandle, WAKE_WINDOW};
+pub use scheduler::{FrameScheduler, Labeled, ReusableTask, TaskHandle, WAKE_WINDOW, waits};
 pub use stats::{HotTask, QueueDepths, Stats, StepWindow};
 pub use task_error::TaskError;
 pub use waits::{Sleep, TimedOut, Timeout, WaitUntil, YieldNow, wait_until, yield_now};

@@ -20,15 +20,16 @@
 //! * Guard: more than [`MAX_STATE_ENTRIES_PER_RUN`] entries without yielding (conditions that
 //!   flip on every read) fail the machine with [`StateMachineError::TooManyEntries`].
 
-use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::compose::graph::{EdgeKind, GraphEdge, GraphTarget, StateGraph};
 use crate::compose::group::group;
-use crate::error::{BoxError, StateMachineError};
-use crate::scheduler::Coroutine;
+use crate::error::StateMachineError;
 use crate::scheduler::command::{BodyFn, BodyFuture, Command};
+use machine::Machine;
+
+mod machine;
 
 static NEXT_MACHINE: AtomicU64 = AtomicU64::new(1);
 
@@ -605,39 +606,6 @@ impl StateMachine {
     }
 }
 
-/// A built machine, shared by its running instances.
-struct Machine {
-    name: String,
-    tag: u64,
-    states: Vec<StateDef>,
-    edges: usize,
-    initial: usize,
-}
-
-/// Runs the current state's `on_exit` hooks if the machine's body is dropped while in a state
-/// (the machine was canceled).
-struct ExitOnDrop<'a> {
-    machine: &'a Machine,
-    current: Cell<Option<usize>>,
-}
-
-impl ExitOnDrop<'_> {
-    fn exit(&self, state: usize) {
-        self.current.set(None);
-        for hook in &self.machine.states[state].on_exit {
-            hook();
-        }
-    }
-}
-
-impl Drop for ExitOnDrop<'_> {
-    fn drop(&mut self) {
-        if let (Some(state), false) = (self.current.get(), std::thread::panicking()) {
-            self.exit(state);
-        }
-    }
-}
-
 impl GraphEdge {
     fn new(from: usize, target: &Target, kind: EdgeKind, label: Option<&str>) -> Self {
         let to = match target {
@@ -651,78 +619,5 @@ impl GraphEdge {
             kind,
             label: label.map(str::to_owned),
         }
-    }
-}
-
-impl Machine {
-    fn resolve(&self, target: &Target) -> Result<Option<usize>, StateMachineError> {
-        let picked = match target {
-            Target::State(i) => return Ok(Some(*i)),
-            Target::Exit => return Ok(None),
-            Target::Pick(pick) => pick(),
-        };
-        match picked {
-            None => Ok(None),
-            Some(s) if s.machine == self.tag && s.index < self.states.len() => Ok(Some(s.index)),
-            Some(s) => Err(StateMachineError::ForeignState {
-                machine: self.name.clone(),
-                state: s.index,
-            }),
-        }
-    }
-
-    async fn run(self: Rc<Self>, co: Coroutine) -> Result<(), BoxError> {
-        let mut previous = vec![false; self.edges];
-        let guard = ExitOnDrop {
-            machine: &self,
-            current: Cell::new(None),
-        };
-        let mut current = Some(self.initial);
-        let mut entries = 0u32;
-        'states: while let Some(index) = current {
-            entries += 1;
-            if entries > MAX_STATE_ENTRIES_PER_RUN {
-                return Err(StateMachineError::TooManyEntries {
-                    machine: self.name.clone(),
-                    limit: MAX_STATE_ENTRIES_PER_RUN,
-                }
-                .into());
-            }
-            let state = &self.states[index];
-            co.fork([&state.command])?;
-            guard.current.set(Some(index));
-            for hook in &state.on_enter {
-                hook();
-            }
-            let mut yielded = false;
-            while co.scheduler().is_running(&state.command) {
-                for t in &state.transitions {
-                    let value = (t.condition)();
-                    let rose = value && !previous[t.edge];
-                    previous[t.edge] = value;
-                    if rose {
-                        guard.exit(index);
-                        co.scheduler().cancel(&state.command);
-                        current = self.resolve(&t.target)?;
-                        continue 'states;
-                    }
-                }
-                co.yield_now().await;
-                yielded = true;
-                entries = 0;
-            }
-            guard.exit(index);
-            let next = state
-                .completions
-                .iter()
-                .find(|(condition, _, _)| condition())
-                .map_or(&state.on_complete, |(_, target, _)| target);
-            current = self.resolve(next)?;
-            if !yielded && current.is_some() {
-                co.yield_now().await;
-                entries = 0;
-            }
-        }
-        Ok(())
     }
 }

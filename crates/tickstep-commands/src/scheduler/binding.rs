@@ -11,7 +11,7 @@ use std::rc::Rc;
 use crate::id::Key;
 use crate::scheduler::command::Command;
 use crate::scope::Scope;
-use crate::signal::{Ctx, Node};
+use crate::trigger_node::{Ctx, Node};
 
 /// What a binding does on an edge or level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

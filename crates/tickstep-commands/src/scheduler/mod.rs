@@ -1,15 +1,16 @@
 //! The scheduler: queues, promotes and mounts commands once per [`CommandScheduler::run`].
 //!
-//! * [`api`](self) — the public [`CommandScheduler`] handle and its methods.
+//! * [`api`](self), `configure` — the public [`CommandScheduler`] handle's methods: running it
+//!   and asking it questions, and setting it up (defaults, sideloads, listeners, robot state
+//!   and modes, the watchdog).
 //! * `state` — the data (slab of instances, lists, mechanisms) and its invariants; the identity
 //!   types it keys by (`Key`, `Mounted`) live in the leaf module `crate::id`.
 //! * `lifecycle` — queue / start child / promote / cancel / finish, under one borrow.
 //! * `inner` — the shared engine, the re-entrancy discipline (`settle`), schedule and fork.
-//! * `bindings` — the trigger phase and the narrow API trigger and mechanism handles use.
-//! * `defaults` — scoped default commands.
-//! * `modes` — the robot's state: enabled or disabled, and the robot mode with what it sets up.
+//! * `cycle_phases` — the phases of one cycle and what they work on: the robot's state and
+//!   modes, scoped default commands, the trigger phase and the narrow API trigger and mechanism
+//!   handles use.
 //! * `execute` — mounting one command.
-//! * `run` — the phases of one cycle.
 //! * `command`, `coroutine`, `awaitables`, `mechanism` — the handles user code holds, and the
 //!   futures a body awaits (commands.md §3–§5).
 //! * `binding`, `telemetry` — what a trigger binds and what [`CommandScheduler::telemetry`]
@@ -27,16 +28,14 @@
 mod api;
 pub(crate) mod awaitables;
 pub(crate) mod binding;
-mod bindings;
 pub(crate) mod command;
+mod configure;
 pub(crate) mod coroutine;
-mod defaults;
+mod cycle_phases;
 pub(crate) mod execute;
 pub(crate) mod inner;
 mod lifecycle;
 mod mechanism;
-mod modes;
-mod run;
 pub(crate) mod state;
 pub(crate) mod telemetry;
 
@@ -92,7 +91,8 @@ pub struct CommandScheduler {
     pub(crate) inner: Rc<Inner>,
 }
 
-/// The shared engine behind every handle (its methods are in `inner` and the files beside it).
+/// The shared engine behind every handle (its methods are in `inner`, `cycle_phases` and
+/// `execute`).
 pub(crate) struct Inner {
     pub(crate) state: RefCell<State>,
     /// Static dispatch for the shipped clocks; mount timing reads it raw (docs/commands.md §10.4).
@@ -107,7 +107,7 @@ pub(crate) struct Inner {
     /// What the host says about the robot (docs/commands.md §12.1); read without a state borrow.
     pub(crate) robot: RefCell<Rc<dyn crate::RobotState>>,
     /// What each robot mode sets up when it starts (docs/commands.md §12.6), copy-on-write.
-    pub(crate) mode_setups: RefCell<Rc<Vec<modes::ModeSetup>>>,
+    pub(crate) mode_setups: RefCell<Rc<Vec<cycle_phases::ModeSetup>>>,
 }
 
 /// The coroutine bound to one running command (or sideload).

@@ -1,19 +1,66 @@
-//! Driving and inspecting a scheduler: step, bind, destroy, statistics, profiler, error hooks.
+//! The handle's own methods: construction, stepping (whose drain is `drain.rs`), destroy,
+//! statistics, profiler, error hooks. Binding to a frame loop is `FrameLoop`'s side
+//! (`frame_loop.rs`), and every call that creates work is in `submit.rs`.
 
 use std::any::Any;
+use std::cell::RefCell;
 use std::panic::Location;
 use std::rc::{Rc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::{Clock, Instant};
+use crate::clock_dispatch::AnyClock;
 use crate::{
-    BudgetMode, FramePhase, FrameScheduler, FrameStats, HotTask, QueueDepths, Role, Stats,
-    StepWindow, TaskError,
+    BudgetMode, FramePhase, FrameScheduler, FrameStats, HotTask, QueueDepths, Role,
+    SchedulerConfig, Stats, StepWindow, TaskError,
 };
 
 use super::budget::FrameSource;
+use super::places::Core;
+use super::wake::WakeQueue;
+use super::{Shared, WeakScheduler, panics};
 
 impl FrameScheduler {
+    /// A new, unbound scheduler reading time from `clock`.
+    ///
+    /// It runs only when [`FrameScheduler::step`] is called, until [`FrameScheduler::bind`] attaches it to a
+    /// [`FrameLoop`](crate::FrameLoop).
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::client());
+    /// assert!(!sched.is_bound());
+    /// ```
+    #[allow(clippy::needless_pass_by_value)] // the config is consumed by value in spirit: a builder's end
+    pub fn new(clock: impl Clock + 'static, config: SchedulerConfig) -> Self {
+        panics::install_hook();
+        FrameScheduler {
+            shared: Rc::new(Shared {
+                clock: AnyClock::new(clock),
+                core: RefCell::new(Core::new(&config)),
+                wakes: Arc::new(WakeQueue::default()),
+                hooks: RefCell::new(Vec::new()),
+                pools: RefCell::default(),
+            }),
+        }
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakScheduler {
+        WeakScheduler(Rc::downgrade(&self.shared))
+    }
+
+    /// Whether two handles drive the same scheduler.
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
+    /// let a = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// assert!(a.same_as(&a.clone()));
+    /// ```
+    pub fn same_as(&self, other: &FrameScheduler) -> bool {
+        Rc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// Runs one step under the configured budget mode.
     ///
     /// A step after [`FrameScheduler::destroy`] does nothing, and so does a step called from inside a
@@ -27,7 +74,7 @@ impl FrameScheduler {
     /// assert_eq!(sched.stats().steps, 1);
     /// ```
     pub fn step(&self) {
-        self.run_step(None);
+        self.shared.run_step(None);
     }
 
     /// Runs one step under an explicit budget, which always wins over the mode. `Duration::ZERO`
@@ -48,7 +95,7 @@ impl FrameScheduler {
     /// assert_eq!((sched.stats().tasks_run, sched.stats().tasks_deferred), (1, 1));
     /// ```
     pub fn step_with_budget(&self, budget: Duration) {
-        self.run_step(Some(budget));
+        self.shared.run_step(Some(budget));
     }
 
     /// Takes the opaque link to a frame loop out of a bound scheduler and stops its attachment

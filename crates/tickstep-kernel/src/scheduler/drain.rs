@@ -17,10 +17,11 @@ use std::time::Duration;
 use crate::clock::Clock;
 use crate::clock::Instant;
 use crate::clock_dispatch::AnyClock;
-use crate::{FrameScheduler, Priority, TaskError};
+use crate::{Priority, TaskError};
 
-use super::core::{Core, Front, Next, Outcome, Running, WARM_AHEAD};
+use super::Shared;
 use super::panics::{TaskScope, run_task, take_caught};
+use super::places::{Core, Front, Next, Outcome, Running, WARM_AHEAD};
 use super::profile::NO_ORIGIN;
 use super::profile::location_name;
 use super::slab::Body;
@@ -29,12 +30,12 @@ type Panic = Box<dyn Any + Send>;
 /// Where a task was scheduled and its profiler origin.
 type Meta = (&'static std::panic::Location<'static>, u32);
 
-impl FrameScheduler {
+/// The step runs on the shared state alone: it never needs a handle of its own.
+impl Shared {
     /// Runs one step (see the crate docs). `explicit` overrides the budget mode.
-    pub(crate) fn run_step(&self, explicit: Option<Duration>) {
-        let shared = &*self.shared;
+    pub(super) fn run_step(&self, explicit: Option<Duration>) {
         let source = {
-            let core = shared.core.borrow();
+            let core = self.core.borrow();
             if core.destroyed || core.stepping {
                 return;
             }
@@ -42,19 +43,19 @@ impl FrameScheduler {
         };
         // Host code: read with nothing borrowed.
         let frame = source.map(|s| s.read()).unwrap_or_default();
-        let start = shared.clock.now();
+        let start = self.clock.now();
         let (budget, profiling, burst, profiled_deadline) = {
-            let mut core = shared.core.borrow_mut();
+            let mut core = self.core.borrow_mut();
             if core.destroyed || core.stepping {
                 return;
             }
-            core.begin_step(explicit, start, frame, &shared.wakes)
+            core.begin_step(explicit, start, frame, &self.wakes)
         };
-        let deadline_check = shared.clock.deadline(start.saturating_add(budget));
+        let deadline_check = self.clock.deadline(start.saturating_add(budget));
         // With the profiler on: how many deferred entries the drain attributed when it stopped.
         let mut visited = 0;
         let _scope = TaskScope::enter();
-        let _stepping = SteppingGuard(shared);
+        let _stepping = SteppingGuard(self);
         let zones = crate::zones::profiler_zones();
         let mut now = start;
         let mut deferred = 0;
@@ -63,15 +64,15 @@ impl FrameScheduler {
         // task, not two); whatever is still pending when the drain ends is recorded after it.
         let mut unrecorded: Option<Meta> = None;
         'drain: for queue in 0..5 {
-            let snapshot = shared.core.borrow().queues.len(queue);
+            let snapshot = self.core.borrow().queues.len(queue);
             for i in 0..snapshot {
                 let next = {
-                    let mut core = shared.core.borrow_mut();
+                    let mut core = self.core.borrow_mut();
                     if burst && i % WARM_AHEAD == 0 {
                         std::hint::black_box(core.warm(queue));
                     }
                     if let Some((location, origin)) = unrecorded.take() {
-                        now = record(&mut core, &shared.clock, origin, location, now);
+                        now = record(&mut core, &self.clock, origin, location, now);
                     }
                     match core.front(queue) {
                         Front::Stop => break 'drain,
@@ -98,7 +99,7 @@ impl FrameScheduler {
                             break 'drain;
                         }
                     }
-                    core.pop_to_run(queue, &shared.wakes)
+                    core.pop_to_run(queue, &self.wakes)
                 };
                 ran += 1;
                 let running = match next {
@@ -127,15 +128,15 @@ impl FrameScheduler {
                 self.run_slot_task(running, zones, profiling, &mut now);
             }
         }
-        let mut core = shared.core.borrow_mut();
+        let mut core = self.core.borrow_mut();
         let end = match unrecorded {
-            Some((location, origin)) => record(&mut core, &shared.clock, origin, location, now),
-            None => shared.clock.now(),
+            Some((location, origin)) => record(&mut core, &self.clock, origin, location, now),
+            None => self.clock.now(),
         };
         core.counters.tasks_run += ran;
         core.counters.attribution_visits = visited;
         core.finish_step(end - start, budget, frame, deferred);
-        core.refresh_attachment(end, shared.wakes.is_pending());
+        core.refresh_attachment(end, self.wakes.is_pending());
     }
 
     /// Runs a slab task (timer, recurring job, future, entry) and puts it back by its cadence.
@@ -151,11 +152,10 @@ impl FrameScheduler {
             self.profile_run(running.origin, running.location, now);
         }
         if !running.settled {
-            let garbage =
-                self.shared
-                    .core
-                    .borrow_mut()
-                    .finish_run(index, outcome, &self.shared.clock);
+            let garbage = self
+                .core
+                .borrow_mut()
+                .finish_run(index, outcome, &self.clock);
             drop(garbage);
         }
         if let Some(payload) = panic {
@@ -171,8 +171,8 @@ impl FrameScheduler {
         location: &'static std::panic::Location<'static>,
         now: &mut Instant,
     ) {
-        let mut core = self.shared.core.borrow_mut();
-        *now = record(&mut core, &self.shared.clock, origin, location, *now);
+        let mut core = self.core.borrow_mut();
+        *now = record(&mut core, &self.clock, origin, location, *now);
     }
 
     /// A `tracing` span named by the task's origin (profiler zones).
@@ -183,7 +183,7 @@ impl FrameScheduler {
         location: &'static std::panic::Location<'static>,
         priority: Priority,
     ) -> tracing::span::EnteredSpan {
-        let core = self.shared.core.borrow();
+        let core = self.core.borrow();
         let origin = core
             .profiler
             .name(origin)
@@ -202,7 +202,6 @@ impl FrameScheduler {
     ) {
         let (panic_location, backtrace) = take_caught();
         let origin = self
-            .shared
             .core
             .borrow()
             .profiler
@@ -215,7 +214,7 @@ impl FrameScheduler {
             priority,
             backtrace,
         };
-        let hooks: Vec<_> = self.shared.hooks.borrow().iter().cloned().collect();
+        let hooks: Vec<_> = self.hooks.borrow().iter().cloned().collect();
         if hooks.is_empty() {
             tracing::error!(target: "tickstep_kernel", "{error}");
         }
@@ -255,7 +254,7 @@ fn record(
 
 /// Clears the "a step is running" flag when the step ends, even by unwinding out of the
 /// scheduler's own code, so one bug cannot turn every later step into a no-op.
-struct SteppingGuard<'a>(&'a super::Shared);
+struct SteppingGuard<'a>(&'a Shared);
 
 impl Drop for SteppingGuard<'_> {
     fn drop(&mut self) {

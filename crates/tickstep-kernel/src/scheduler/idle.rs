@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use crate::clock::Instant;
 
-use super::core::Core;
+use super::places::Core;
 
 /// How far ahead a deadline keeps a scheduler attached, and how early the idle wake fires.
 ///

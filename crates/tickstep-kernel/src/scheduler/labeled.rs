@@ -6,36 +6,7 @@ use std::time::Duration;
 
 use crate::{FrameScheduler, Priority, ReusableTask, ScheduleError, TaskHandle};
 
-use super::slab::Body;
-use super::submit::Start;
-
-impl FrameScheduler {
-    /// Names the next task created through the returned builder in the profiler and in error
-    /// reports, instead of its `file:line:column` (docs/kernel.md §2.4, for one task).
-    ///
-    /// ```
-    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
-    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// sched.with_origin("Process Lobby").schedule(|| {}, Priority::Normal);
-    /// sched.step();
-    /// assert_eq!(sched.top_tasks(1)[0].key, "Process Lobby");
-    /// ```
-    pub fn with_origin(&self, label: impl Into<Cow<'static, str>>) -> Labeled<'_> {
-        Labeled {
-            scheduler: self,
-            label: Some(label.into()),
-        }
-    }
-
-    /// The same builder with no label: tasks are named by their call site. The plain
-    /// `after`/`every`/`spawn`/`entry` methods are this, so both paths share one body each.
-    pub(super) fn unlabeled(&self) -> Labeled<'_> {
-        Labeled {
-            scheduler: self,
-            label: None,
-        }
-    }
-}
+use super::slab::{Body, Start};
 
 /// Creates tasks under a fixed origin label ([`FrameScheduler::with_origin`]).
 ///
@@ -53,7 +24,13 @@ pub struct Labeled<'a> {
     label: Option<Cow<'static, str>>,
 }
 
-impl Labeled<'_> {
+impl<'a> Labeled<'a> {
+    /// The builder [`FrameScheduler::with_origin`] returns (`label: None` names tasks by their
+    /// call site).
+    pub(super) fn new(scheduler: &'a FrameScheduler, label: Option<Cow<'static, str>>) -> Self {
+        Labeled { scheduler, label }
+    }
+
     /// [`FrameScheduler::schedule`] under this label.
     ///
     /// # Panics

@@ -1,18 +1,27 @@
 //! The frame-budgeted scheduler.
 //!
-//! Public surface: [`FrameScheduler`] (this file: the handle and its constructor), task creation in
-//! [`submit`], stepping and inspection in [`control`], handles in [`handle`].
+//! Public surface: [`FrameScheduler`] (declared in this file), [`Labeled`], the handles in
+//! [`handle`] and the futures of [`waits`]. `FrameScheduler`'s own methods live in three files,
+//! one concern each (docs/kernel.md §13.18):
+//!
+//! | where | what |
+//! |---|---|
+//! | `control` | construction, stepping, destroy, statistics, profiler, error hooks |
+//! | `submit` | every call that creates work: `schedule`, `after`, `every`, `spawn`, entries, `with_origin`, `sleep`/`timeout` |
+//! | `crate::frame_loop` | `bind`/`unbind`: binding lives with the loop, so this folder names nothing of it |
+//!
 //! Engine internals, all crate-private:
 //!
 //! | file | idea |
 //! |---|---|
 //! | `labeled` | the `with_origin` builder |
-//! | `core` | the state and the moves between places (queued, heap, frame list, running, parked) |
+//! | `waits` | the futures an async task awaits (public module, re-exported at the crate root) |
+//! | `places` | the state (`Core`) and the moves between places (queued, heap, frame list, running, parked) |
 //! | `slab` | task slots with generations; queues and heap hold `u32` indices |
 //! | `free_set` | free slot and pool-cell indices, reused lowest first |
 //! | `queues` | five FIFO ring buffers, O(1) dequeue, lazy skip of cancelled tasks |
 //! | `timers` | indexed min-heap of deadlines, O(log n) removal on cancel |
-//! | `drain` | one step: budget, release ready work, drain queues under the budget |
+//! | `drain` | one step over the shared state: budget, release ready work, drain queues under the budget |
 //! | `budget` | explicit > frame-aware > fixed, StepEma, late and reattach rules |
 //! | `idle` | attach/detach and the 34 ms wake |
 //! | `profile` | the hot-task profiler and window attribution |
@@ -21,28 +30,28 @@
 
 mod budget;
 mod control;
-mod core;
 mod drain;
 mod free_set;
 mod handle;
 mod idle;
 mod labeled;
 mod panics;
+mod places;
 mod pool;
 mod profile;
 mod queues;
 mod slab;
 mod submit;
 mod timers;
+pub mod waits;
 mod wake;
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 
-use crate::clock::Clock;
+use crate::TaskError;
 use crate::clock_dispatch::AnyClock;
-use crate::{SchedulerConfig, TaskError};
 
 pub use handle::{ReusableTask, TaskHandle};
 pub use idle::WAKE_WINDOW;
@@ -50,7 +59,7 @@ pub use labeled::Labeled;
 
 pub(crate) use slab::{TaskKey, TaskRef};
 
-use self::core::Core;
+use places::Core;
 use wake::WakeQueue;
 
 /// An error handler connected with [`FrameScheduler::on_error`].
@@ -110,47 +119,6 @@ pub(crate) struct WeakScheduler(Weak<Shared>);
 impl WeakScheduler {
     pub(crate) fn upgrade(&self) -> Option<FrameScheduler> {
         self.0.upgrade().map(|shared| FrameScheduler { shared })
-    }
-}
-
-impl FrameScheduler {
-    /// A new, unbound scheduler reading time from `clock`.
-    ///
-    /// It runs only when [`FrameScheduler::step`] is called, until [`FrameScheduler::bind`] attaches it to a
-    /// [`FrameLoop`](crate::FrameLoop).
-    ///
-    /// ```
-    /// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
-    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::client());
-    /// assert!(!sched.is_bound());
-    /// ```
-    #[allow(clippy::needless_pass_by_value)] // the config is consumed by value in spirit: a builder's end
-    pub fn new(clock: impl Clock + 'static, config: SchedulerConfig) -> Self {
-        panics::install_hook();
-        FrameScheduler {
-            shared: Rc::new(Shared {
-                clock: AnyClock::new(clock),
-                core: RefCell::new(Core::new(&config)),
-                wakes: Arc::new(WakeQueue::default()),
-                hooks: RefCell::new(Vec::new()),
-                pools: RefCell::default(),
-            }),
-        }
-    }
-
-    pub(crate) fn downgrade(&self) -> WeakScheduler {
-        WeakScheduler(Rc::downgrade(&self.shared))
-    }
-
-    /// Whether two handles drive the same scheduler.
-    ///
-    /// ```
-    /// use tickstep_kernel::{ManualClock, FrameScheduler, SchedulerConfig};
-    /// let a = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
-    /// assert!(a.same_as(&a.clone()));
-    /// ```
-    pub fn same_as(&self, other: &FrameScheduler) -> bool {
-        Rc::ptr_eq(&self.shared, &other.shared)
     }
 }
 

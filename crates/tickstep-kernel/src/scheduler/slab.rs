@@ -10,12 +10,34 @@ use std::future::Future;
 use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::Priority;
 use crate::clock::Instant;
 
 use super::free_set::FreeSet;
 use super::wake::TaskWaker;
+
+/// Where a new task starts.
+#[derive(Clone, Copy)]
+pub(super) enum Start {
+    Queued,
+    After(Duration),
+    EveryFrame,
+    Every(Duration),
+    Idle,
+}
+
+impl Start {
+    /// Where an `every(interval)` task starts: the frame list for zero, the heap otherwise.
+    pub(super) fn every(interval: Duration) -> Start {
+        if interval.is_zero() {
+            Start::EveryFrame
+        } else {
+            Start::Every(interval)
+        }
+    }
+}
 
 /// A boxed, not-`Send` future as the scheduler polls it.
 pub(crate) type LocalFuture = Pin<Box<dyn Future<Output = ()>>>;

@@ -1,9 +1,12 @@
-//! Creating work: `schedule`, `after`, `every`, `spawn`, entries, and origin labels.
+//! Creating work: `schedule`, `after`, `every`, `spawn`, entries, origin labels (`with_origin`,
+//! whose builder is `labeled.rs`), and the waits' `sleep`/`timeout` (whose futures are
+//! `waits.rs`): every call that puts work on the scheduler.
 //!
 //! Every creating call is `#[track_caller]`: the call site becomes the task's origin in the
 //! profiler and in error reports. All validation happens before anything is stored, so a refused
 //! call leaves the scheduler exactly as it was.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::panic::Location;
 use std::rc::Rc;
@@ -11,33 +14,13 @@ use std::time::Duration;
 
 use crate::clock::{Clock, Instant};
 use crate::{
-    FrameScheduler, Priority, ReusableTask, ScheduleError, TaskHandle, seconds_to_duration,
+    FrameScheduler, Labeled, Priority, ReusableTask, ScheduleError, TaskHandle, seconds_to_duration,
 };
 
 use super::pool::MAX_POOLED;
 use super::queues::OnceFn;
-use super::slab::{AsyncJob, Body, Cadence, LocalFuture, NewTask, Place, TaskRef};
-
-/// Where a new task starts.
-#[derive(Clone, Copy)]
-pub(super) enum Start {
-    Queued,
-    After(Duration),
-    EveryFrame,
-    Every(Duration),
-    Idle,
-}
-
-impl Start {
-    /// Where an `every(interval)` task starts: the frame list for zero, the heap otherwise.
-    pub(super) fn every(interval: Duration) -> Start {
-        if interval.is_zero() {
-            Start::EveryFrame
-        } else {
-            Start::Every(interval)
-        }
-    }
-}
+use super::slab::{AsyncJob, Body, Cadence, LocalFuture, NewTask, Place, Start, TaskRef};
+use super::waits::{Sleep, Timeout, WaitUntil, wait_until};
 
 impl FrameScheduler {
     /// Stores a task. Panics (at the user's call site) when the scheduler is destroyed.
@@ -499,5 +482,131 @@ impl FrameScheduler {
             }
             _ => Err(ScheduleError::EntryBusy),
         }
+    }
+
+    /// Names the next task created through the returned builder in the profiler and in error
+    /// reports, instead of its `file:line:column` (docs/kernel.md §2.4, for one task).
+    ///
+    /// ```
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let sched = FrameScheduler::new(ManualClock::new(), SchedulerConfig::server());
+    /// sched.with_origin("Process Lobby").schedule(|| {}, Priority::Normal);
+    /// sched.step();
+    /// assert_eq!(sched.top_tasks(1)[0].key, "Process Lobby");
+    /// ```
+    pub fn with_origin(&self, label: impl Into<Cow<'static, str>>) -> Labeled<'_> {
+        Labeled::new(self, Some(label.into()))
+    }
+
+    /// The same builder with no label: tasks are named by their call site. The plain
+    /// `after`/`every`/`spawn`/`entry` methods are this, so both paths share one body each.
+    pub(super) fn unlabeled(&self) -> Labeled<'_> {
+        Labeled::new(self, None)
+    }
+
+    /// A future that completes once `duration` has passed on this scheduler's clock (virtual
+    /// time included), measured from this call. See the [module docs](crate::waits) for the cost.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, FrameScheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// sched.bind(&frames)?;
+    /// let woke = Rc::new(Cell::new(false));
+    /// let (s, w) = (sched.clone(), woke.clone());
+    /// sched.spawn_detached(async move {
+    ///     s.sleep(Duration::from_secs(60)).await;
+    ///     w.set(true);
+    /// }, Priority::Normal);
+    /// frames.run_for(Duration::from_secs(61)); // virtual: returns at once
+    /// assert!(woke.get());
+    /// assert!(sched.stats().steps < 10, "slept through the idle minute");
+    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
+    /// ```
+    pub fn sleep(&self, duration: Duration) -> Sleep {
+        self.sleep_until(self.now().saturating_add(duration))
+    }
+
+    /// A future that completes once this scheduler's clock reaches `deadline` (at once if it
+    /// already has).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let at = sched.now() + Duration::from_secs(5);
+    /// let s = sched.clone();
+    /// let handle = sched.spawn(async move { s.sleep_until(at).await }, Priority::Normal);
+    /// clock.advance(Duration::from_secs(5));
+    /// sched.step(); // the wake timer fires and wakes the task
+    /// sched.step(); // the task runs to its end
+    /// assert_eq!(sched.queue_depths().timers, 0);
+    /// # drop(handle);
+    /// ```
+    pub fn sleep_until(&self, deadline: Instant) -> Sleep {
+        Sleep::new(self.clone(), deadline)
+    }
+
+    /// Runs `future` until it finishes or `duration` passes on this scheduler's clock, whichever
+    /// comes first.
+    ///
+    /// # Errors
+    ///
+    /// The future's output is `Err(`[`TimedOut`](crate::TimedOut)`)` when the deadline passed first (the inner
+    /// future is dropped with the `Timeout`).
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig, TimedOut};
+    /// let clock = ManualClock::new();
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let result = Rc::new(Cell::new(None));
+    /// let (s, r) = (sched.clone(), result.clone());
+    /// sched.spawn_detached(async move {
+    ///     let slow = s.sleep(Duration::from_secs(10));
+    ///     r.set(Some(s.timeout(Duration::from_secs(1), slow).await));
+    /// }, Priority::Normal);
+    /// sched.step();
+    /// clock.advance(Duration::from_secs(1));
+    /// sched.step();
+    /// sched.step();
+    /// assert_eq!(result.get(), Some(Err(TimedOut)));
+    /// ```
+    pub fn timeout<F: Future>(&self, duration: Duration, future: F) -> Timeout<F> {
+        Timeout::new(future, self.sleep(duration))
+    }
+
+    /// [`wait_until`] with a limit: `Ok(())` when `condition()` became true, `Err(TimedOut)` when
+    /// `duration` passed first.
+    ///
+    /// # Errors
+    ///
+    /// As [`FrameScheduler::timeout`].
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
+    /// let clock = ManualClock::new();
+    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
+    /// let result = Rc::new(Cell::new(None));
+    /// let (s, r) = (sched.clone(), result.clone());
+    /// sched.spawn_detached(async move {
+    ///     r.set(Some(s.wait_until_timeout(|| false, Duration::from_millis(50)).await.is_ok()));
+    /// }, Priority::Normal);
+    /// for _ in 0..5 {
+    ///     sched.step();
+    ///     clock.advance(Duration::from_millis(20));
+    /// }
+    /// assert_eq!(result.get(), Some(false));
+    /// ```
+    pub fn wait_until_timeout<F: FnMut() -> bool + Unpin>(
+        &self,
+        condition: F,
+        duration: Duration,
+    ) -> Timeout<WaitUntil<F>> {
+        self.timeout(duration, wait_until(condition))
     }
 }

@@ -1,5 +1,5 @@
-//! Signal nodes: the memoized boolean expression tree behind triggers. A leaf (it imports nothing
-//! of the crate), shared by triggers, bindings and the trigger phase.
+//! Trigger nodes: the memoized boolean expression tree behind triggers, one node per signal. A
+//! leaf (it imports nothing of the crate), shared by triggers, bindings and the trigger phase.
 
 use std::cell::Cell;
 use std::rc::Rc;

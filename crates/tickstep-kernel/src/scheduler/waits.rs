@@ -1,6 +1,8 @@
 //! Futures an async kernel task awaits: [`yield_now`], [`FrameScheduler::sleep`],
 //! [`FrameScheduler::sleep_until`], [`wait_until`], [`FrameScheduler::timeout`] and
-//! [`FrameScheduler::wait_until_timeout`] (docs/kernel.md §9.5–§9.7).
+//! [`FrameScheduler::wait_until_timeout`] (docs/kernel.md §9.5–§9.7). The futures are here; the
+//! scheduler methods that make them create work on the scheduler, so they sit with the other
+//! creating calls in `submit.rs`.
 //!
 //! They read time from the scheduler's [`Clock`](crate::Clock), so they run in virtual time: on
 //! a [`ManualClock`](crate::ManualClock) a frame loop sleeps straight to a sleeping task's
@@ -24,7 +26,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
 
 use crate::clock::Instant;
 use crate::{FrameScheduler, Priority, TaskHandle};
@@ -143,6 +144,17 @@ pub struct Sleep {
 }
 
 impl Sleep {
+    /// A sleep on `scheduler` until `deadline`, not armed until first polled.
+    pub(super) fn new(scheduler: FrameScheduler, deadline: Instant) -> Sleep {
+        Sleep {
+            scheduler,
+            deadline,
+            waker: Rc::new(RefCell::new(None)),
+            timer: None,
+            never: deadline == Instant::MAX,
+        }
+    }
+
     /// When this sleep ends.
     ///
     /// ```
@@ -212,6 +224,16 @@ pub struct Timeout<F> {
     sleep: Sleep,
 }
 
+impl<F: Future> Timeout<F> {
+    /// `future`, raced against `sleep`.
+    pub(super) fn new(future: F, sleep: Sleep) -> Self {
+        Timeout {
+            future: Box::pin(future),
+            sleep,
+        }
+    }
+}
+
 impl<F: Future> Future for Timeout<F> {
     type Output = Result<F::Output, TimedOut>;
 
@@ -231,122 +253,5 @@ impl<F> std::fmt::Debug for Timeout<F> {
         f.debug_struct("Timeout")
             .field("deadline", &self.sleep.deadline)
             .finish_non_exhaustive()
-    }
-}
-
-impl FrameScheduler {
-    /// A future that completes once `duration` has passed on this scheduler's clock (virtual
-    /// time included), measured from this call. See the [module docs](crate::waits) for the cost.
-    ///
-    /// ```
-    /// use std::{cell::Cell, rc::Rc, time::Duration};
-    /// use tickstep_kernel::{FrameLoop, ManualClock, Priority, Role, FrameScheduler, SchedulerConfig};
-    /// let clock = ManualClock::new();
-    /// let frames = FrameLoop::new(clock.clone(), Role::Server, 60);
-    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
-    /// sched.bind(&frames)?;
-    /// let woke = Rc::new(Cell::new(false));
-    /// let (s, w) = (sched.clone(), woke.clone());
-    /// sched.spawn_detached(async move {
-    ///     s.sleep(Duration::from_secs(60)).await;
-    ///     w.set(true);
-    /// }, Priority::Normal);
-    /// frames.run_for(Duration::from_secs(61)); // virtual: returns at once
-    /// assert!(woke.get());
-    /// assert!(sched.stats().steps < 10, "slept through the idle minute");
-    /// # Ok::<(), tickstep_kernel::ScheduleError>(())
-    /// ```
-    pub fn sleep(&self, duration: Duration) -> Sleep {
-        self.sleep_until(self.now().saturating_add(duration))
-    }
-
-    /// A future that completes once this scheduler's clock reaches `deadline` (at once if it
-    /// already has).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
-    /// let clock = ManualClock::new();
-    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
-    /// let at = sched.now() + Duration::from_secs(5);
-    /// let s = sched.clone();
-    /// let handle = sched.spawn(async move { s.sleep_until(at).await }, Priority::Normal);
-    /// clock.advance(Duration::from_secs(5));
-    /// sched.step(); // the wake timer fires and wakes the task
-    /// sched.step(); // the task runs to its end
-    /// assert_eq!(sched.queue_depths().timers, 0);
-    /// # drop(handle);
-    /// ```
-    pub fn sleep_until(&self, deadline: Instant) -> Sleep {
-        Sleep {
-            scheduler: self.clone(),
-            deadline,
-            waker: Rc::new(RefCell::new(None)),
-            timer: None,
-            never: deadline == Instant::MAX,
-        }
-    }
-
-    /// Runs `future` until it finishes or `duration` passes on this scheduler's clock, whichever
-    /// comes first.
-    ///
-    /// # Errors
-    ///
-    /// The future's output is `Err(`[`TimedOut`]`)` when the deadline passed first (the inner
-    /// future is dropped with the `Timeout`).
-    ///
-    /// ```
-    /// use std::{cell::Cell, rc::Rc, time::Duration};
-    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig, TimedOut};
-    /// let clock = ManualClock::new();
-    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
-    /// let result = Rc::new(Cell::new(None));
-    /// let (s, r) = (sched.clone(), result.clone());
-    /// sched.spawn_detached(async move {
-    ///     let slow = s.sleep(Duration::from_secs(10));
-    ///     r.set(Some(s.timeout(Duration::from_secs(1), slow).await));
-    /// }, Priority::Normal);
-    /// sched.step();
-    /// clock.advance(Duration::from_secs(1));
-    /// sched.step();
-    /// sched.step();
-    /// assert_eq!(result.get(), Some(Err(TimedOut)));
-    /// ```
-    pub fn timeout<F: Future>(&self, duration: Duration, future: F) -> Timeout<F> {
-        Timeout {
-            future: Box::pin(future),
-            sleep: self.sleep(duration),
-        }
-    }
-
-    /// [`wait_until`] with a limit: `Ok(())` when `condition()` became true, `Err(TimedOut)` when
-    /// `duration` passed first.
-    ///
-    /// # Errors
-    ///
-    /// As [`FrameScheduler::timeout`].
-    ///
-    /// ```
-    /// use std::{cell::Cell, rc::Rc, time::Duration};
-    /// use tickstep_kernel::{ManualClock, Priority, FrameScheduler, SchedulerConfig};
-    /// let clock = ManualClock::new();
-    /// let sched = FrameScheduler::new(clock.clone(), SchedulerConfig::server());
-    /// let result = Rc::new(Cell::new(None));
-    /// let (s, r) = (sched.clone(), result.clone());
-    /// sched.spawn_detached(async move {
-    ///     r.set(Some(s.wait_until_timeout(|| false, Duration::from_millis(50)).await.is_ok()));
-    /// }, Priority::Normal);
-    /// for _ in 0..5 {
-    ///     sched.step();
-    ///     clock.advance(Duration::from_millis(20));
-    /// }
-    /// assert_eq!(result.get(), Some(false));
-    /// ```
-    pub fn wait_until_timeout<F: FnMut() -> bool + Unpin>(
-        &self,
-        condition: F,
-        duration: Duration,
-    ) -> Timeout<WaitUntil<F>> {
-        self.timeout(duration, wait_until(condition))
     }
 }
