@@ -140,7 +140,7 @@ impl Dialect {
         )
     }
 
-    /// The columns a page's row is read with (`inspect::page`'s `listed`), in its order.
+    /// The columns a page's row is read with (`inspector::page`'s `listed`), in its order.
     pub(crate) fn listed_columns(self) -> String {
         format!(
             "id, {}, kind, verb, args, owner, {}, interval_ns, {}, {}, {}, {}, {}, fire_at, \

@@ -105,13 +105,14 @@
 //! rows than it carried, one query to tell taken-over rows from stopped ones. A takeover
 //! happens one lease after a node's last heartbeat plus at most a third of a lease.
 
+mod batch_writes;
 mod claims;
 pub(crate) mod cluster_log;
 mod codec;
 mod history_ring;
-pub(crate) mod inspect;
 mod key_lookup;
 mod mailbox;
+pub(crate) mod pg_inspector;
 mod schema;
 pub(crate) mod stops;
 mod worker;

@@ -14,6 +14,7 @@ pub(crate) mod columns;
 pub(crate) mod damage;
 pub(crate) mod integrity;
 pub(crate) mod schema;
+pub(crate) mod sqlite_inspector;
 pub(crate) mod write;
 pub(crate) mod write_behind;
 

@@ -1,5 +1,5 @@
-//! The operator's view of a `PostgreSQL` store (docs/schedules.md §11.24): what
-//! [`Inspector`](crate::Inspector) does for a `postgres://` URL.
+//! The operator's view of a `PostgreSQL` store (docs/schedules.md §11.24, §13.74): what
+//! [`Inspector`](crate::Inspector) reads through for a `postgres://` URL.
 //!
 //! The inspector never creates or migrates anything: it checks the schema the way the store does
 //! (refusing a database without tickstep's tables as [`Error::NotAStore`] and a newer one as
@@ -18,7 +18,9 @@ use crate::row::ScheduleRow;
 use crate::store::cluster::{Cluster, ClusterNode};
 use crate::store::cluster_history::{ClusterEvent, ClusterEventKind, ClusterHistory};
 use crate::store::codec::{from_sql, to_sql};
+use crate::store::inspector::{ListPage, ListQuery, read_page};
 use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
+use crate::store::read_backend::ReadBackend;
 
 /// A read-only connection to a `PostgreSQL` store.
 pub(crate) struct PgInspector {
@@ -97,16 +99,25 @@ impl PgInspector {
             .collect()
     }
 
+    /// How the page's SQL is spelt for this database (docs/schedules.md §9.17).
+    fn dialect(&self) -> Dialect {
+        Dialect::postgres(self.version, schema::NAMESPACES_VERSION)
+    }
+
+    /// The namespace column as this database's schema has it (`''` before namespaces).
+    fn namespace_column(&self) -> &'static str {
+        crate::store::codec::namespace_column(self.version, schema::NAMESPACES_VERSION)
+    }
+}
+
+impl ReadBackend for PgInspector {
     /// Every row of `namespace` (`None`: of every namespace), by id.
-    pub(crate) fn list(
-        &self,
-        namespace: Option<&str>,
-    ) -> Result<Vec<(ScheduleRow, String)>, Error> {
+    fn list(&self, namespace: Option<&str>) -> Result<Vec<(ScheduleRow, String)>, Error> {
         self.rows(&format!("{} ORDER BY id", self.select), &[&namespace])
     }
 
     /// Row `id`, if held in `namespace` (`None`: in any).
-    pub(crate) fn get(
+    fn get(
         &self,
         id: u64,
         namespace: Option<&str>,
@@ -120,7 +131,7 @@ impl PgInspector {
 
     /// The rows keyed `key` (one per owner and namespace at most), by id; none before schema
     /// version 5.
-    pub(crate) fn find_key(
+    fn find_key(
         &self,
         key: &str,
         namespace: Option<&str>,
@@ -134,25 +145,20 @@ impl PgInspector {
         )
     }
 
-    /// How the page's SQL is spelt for this database (docs/schedules.md §9.17).
-    pub(crate) fn dialect(&self) -> Dialect {
-        Dialect::postgres(self.version, schema::NAMESPACES_VERSION)
-    }
-
-    /// Every id, by id.
-    pub(crate) fn history(&self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
+    /// Schedule `id`'s history, newest first; none before schema version 7.
+    fn history(&self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
         if self.version < 7 {
             return Ok(Vec::new());
         }
-        super::worker::read_history(&mut self.client.borrow_mut(), id, self.version)
+        super::history_ring::read_history(&mut self.client.borrow_mut(), id, self.version)
     }
 
     /// The nodes and what each holds (docs/schedules.md §11.43), in database time; at most
     /// `shown` ids per node.
-    pub(crate) fn cluster(&self, shown: usize) -> Result<Cluster, Error> {
+    fn cluster(&self, shown: usize) -> Result<Option<Cluster>, Error> {
         if self.version < 3 {
             // Before claims every row is the one engine's: no nodes, nothing held.
-            return Ok(Cluster::default());
+            return Ok(Some(Cluster::default()));
         }
         let context = "reading the nodes and their claims";
         let mut client = self.client.borrow_mut();
@@ -185,7 +191,7 @@ impl PgInspector {
                 &[],
             )
             .map_err(database_error(context))?;
-        Ok(Cluster {
+        Ok(Some(Cluster {
             nodes: nodes
                 .iter()
                 .map(|row| ClusterNode {
@@ -203,21 +209,21 @@ impl PgInspector {
                 })
                 .collect(),
             unheld: from_sql(unheld.get(0)),
-        })
+        }))
     }
 
     /// The cluster's events of the last `window` by the database's clock, oldest first: at most
     /// `rows`, the newest (docs/schedules.md §11.50); none, not kept, before schema version 15.
-    pub(crate) fn cluster_history(
+    fn cluster_history(
         &self,
         window: std::time::Duration,
         rows: usize,
-    ) -> Result<ClusterHistory, Error> {
+    ) -> Result<Option<ClusterHistory>, Error> {
         if self.version < schema::CLUSTER_HISTORY_VERSION {
-            return Ok(ClusterHistory {
+            return Ok(Some(ClusterHistory {
                 kept: false,
                 ..ClusterHistory::default()
-            });
+            }));
         }
         let context = "reading the cluster's history";
         let window = i64::try_from(window.as_nanos()).unwrap_or(i64::MAX);
@@ -271,20 +277,15 @@ impl PgInspector {
             })
             .collect::<Result<Vec<_>, Error>>()?;
         events.reverse();
-        Ok(ClusterHistory {
+        Ok(Some(ClusterHistory {
             events,
             truncated,
             kept: true,
-        })
-    }
-
-    /// The namespace column as this database's schema has it (`''` before namespaces).
-    fn namespace_column(&self) -> &'static str {
-        crate::store::codec::namespace_column(self.version, schema::NAMESPACES_VERSION)
+        }))
     }
 
     /// Every id of `namespace` (`None`: of every namespace), by id.
-    pub(crate) fn ids(&self, namespace: Option<&str>) -> Result<Vec<u64>, Error> {
+    fn ids(&self, namespace: Option<&str>) -> Result<Vec<u64>, Error> {
         let column = self.namespace_column();
         let rows = self
             .client
@@ -302,7 +303,7 @@ impl PgInspector {
 
     /// How many schedules each namespace holds, by name (docs/schedules.md §15.5); one unnamed
     /// (`""`) namespace for a database from before namespaces.
-    pub(crate) fn namespaces(&self) -> Result<Vec<(String, u64)>, Error> {
+    fn namespaces(&self) -> Result<Vec<(String, u64)>, Error> {
         let column = self.namespace_column();
         let rows = self
             .client
@@ -319,6 +320,10 @@ impl PgInspector {
             .iter()
             .map(|r| (r.get(0), from_sql(r.get(1))))
             .collect())
+    }
+
+    fn page(&self, namespace: Option<String>, query: &ListQuery) -> Result<ListPage, Error> {
+        read_page(self, self.dialect(), namespace, query)
     }
 }
 

@@ -11,10 +11,10 @@
 
 use std::fmt::Write as _;
 
-use super::{Inspector, Source, load_error};
+use super::Inspector;
 use crate::store::codec::{from_sql, parse_fault, parse_ops, to_sql};
 use crate::store::decode::StoredColumns;
-use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
+use crate::store::list_sql::{Dialect, Param, Reader};
 use crate::{
     Error, Fault, FaultKind, MissedReason, ObjId, ScheduleId, ScheduleKind, ScheduleStatus, Value,
 };
@@ -302,6 +302,7 @@ impl Conditions {
         }
     }
 }
+
 impl Inspector {
     /// One page of the schedules `query` selects, in its order, with how many matched and how
     /// many there are (docs/schedules.md §9.17): the filters, the order and the page's
@@ -354,54 +355,13 @@ impl Inspector {
             ));
         }
         let namespace = self.namespace_param().map(str::to_owned);
-        match &self.source {
-            Source::Sqlite {
-                conn,
-                path,
-                version,
-            } => {
-                let reader = SqliteReader { conn, path };
-                read_page(&reader, Dialect::sqlite(*version), namespace, query)
-            }
-            #[cfg(feature = "postgres")]
-            Source::Postgres(pg) => read_page(&**pg, pg.dialect(), namespace, query),
-        }
-    }
-}
-
-struct SqliteReader<'a> {
-    conn: &'a rusqlite::Connection,
-    path: &'a std::path::Path,
-}
-
-impl Reader for SqliteReader<'_> {
-    type RowError = rusqlite::Error;
-
-    fn each(
-        &self,
-        sql: &str,
-        params: &[Param],
-        each: &mut EachRow<'_, rusqlite::Error>,
-    ) -> Result<(), Error> {
-        let mut run = || -> rusqlite::Result<()> {
-            let mut stmt = self.conn.prepare(sql)?;
-            let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
-            while let Some(row) = rows.next()? {
-                each(row)?;
-            }
-            Ok(())
-        };
-        run().map_err(load_error(self.path))
-    }
-
-    fn execute(&self, sql: &str) -> Result<(), Error> {
-        self.conn.execute_batch(sql).map_err(load_error(self.path))
+        self.reads.page(namespace, query)
     }
 }
 
 /// The page `query` asks for, read through `reader` in `dialect`, within `namespace` (`None`:
 /// every one), in one read transaction: the counts and the rows are of one snapshot.
-pub(super) fn read_page<R: Reader + ?Sized>(
+pub(crate) fn read_page<R: Reader + ?Sized>(
     reader: &R,
     dialect: Dialect,
     namespace: Option<String>,
