@@ -254,7 +254,7 @@ impl Options {
     }
 }
 
-/// The schedule's key (docs/schedules.md §5.12–§5.18); checked and looked up in `key_rules.rs` and the
+/// The schedule's key (docs/schedules.md §5.12–§5.18); checked and looked up in `schedule_keys.rs` and the
 /// engine's key index.
 impl Options {
     /// Names the schedule: a key unique among its owner's live schedules. A creation whose key

@@ -3,7 +3,7 @@
 //! [`Inspector::page`](crate::Inspector::page) reads through.
 
 use crate::store::decode::StoredColumns;
-use crate::store::sqlite::schema;
+use crate::store::sqlite::sqlite_schema;
 use crate::{Error, ScheduleStatus};
 
 /// How one store spells what the two say differently.
@@ -29,7 +29,7 @@ impl Dialect {
             keys: 4,
             ops: 5,
             calendars: 8,
-            namespaces: schema::NAMESPACES_VERSION,
+            namespaces: sqlite_schema::NAMESPACES_VERSION,
             table: "schedules",
         }
     }

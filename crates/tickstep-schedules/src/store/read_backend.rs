@@ -14,7 +14,7 @@ use super::cluster::Cluster;
 use super::cluster_history::ClusterHistory;
 use super::inspector::{ListPage, ListQuery};
 use crate::Error;
-use crate::row::{HistoryRow, ScheduleRow};
+use crate::store_rows::{HistoryRow, ScheduleRow};
 
 /// What an inspector reads from a store. `namespace` is the one namespace read, `None` for every
 /// namespace (docs/schedules.md §15.5); a row comes with the namespace it is stored in.

@@ -328,7 +328,7 @@ impl Inspector {
         let rows = self.reads.history(id.get())?;
         Ok(rows
             .into_iter()
-            .map(crate::row::HistoryRow::into_record)
+            .map(crate::store_rows::HistoryRow::into_record)
             .collect())
     }
 
@@ -400,7 +400,7 @@ impl Inspector {
     /// assert_eq!(found[0].key.as_deref(), Some("heartbeat"));
     /// ```
     pub fn find_key(&self, key: &str) -> Result<Vec<StoredSchedule>, Error> {
-        crate::key_rules::check_key(key)?;
+        crate::schedule_keys::check_key(key)?;
         Ok(self
             .reads
             .find_key(key, self.namespace_param())?

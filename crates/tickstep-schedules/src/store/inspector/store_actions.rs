@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use super::{Inspector, server_url};
-use crate::row::OperatorAction;
 use crate::store::sqlite::SqliteStore;
+use crate::store_rows::OperatorAction;
 use crate::{Error, ScheduleId};
 
 impl Inspector {
@@ -168,7 +168,7 @@ impl Inspector {
         from: f64,
         to: f64,
     ) -> Result<u64, Error> {
-        let (from, to) = crate::operator_rules::backfill_bounds(from, to, wall_now())?;
+        let (from, to) = crate::row_actions::backfill_bounds(from, to, wall_now())?;
         Self::act(path.as_ref(), id, &OperatorAction::Backfill { from, to })
     }
 

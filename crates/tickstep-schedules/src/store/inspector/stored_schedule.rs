@@ -2,8 +2,8 @@
 //! decoded row and its namespace, with the engine's own rules for its status and next fire
 //! times (docs/schedules.md §9.8, §9.13).
 
-use crate::cadence_points::{CadenceView, upcoming};
-use crate::row::ScheduleRow;
+use crate::fire_times::{CadenceView, upcoming};
+use crate::store_rows::ScheduleRow;
 use crate::{Catchup, Fault, InFlight, ObjId, Overlap, ScheduleId, ScheduleKind, Value};
 
 /// One schedule as the store holds it: what was committed by the engine's last durable commit or

@@ -5,12 +5,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::codec::{self, CadenceColumns};
 use super::database_error;
 use super::history_ring::{self, Folded};
+use super::pg_codec::{self, CadenceColumns};
 use crate::Error;
-use crate::row::{ChangeSet, HistoryRow, ScheduleRow};
 use crate::store::codec::from_sql;
+use crate::store_rows::{ChangeSet, HistoryRow, ScheduleRow};
 
 /// What a node holds, for its fenced writes: each row's fence, the rows it stopped itself, its id.
 pub(super) struct Held<'a> {
@@ -46,7 +46,7 @@ pub(super) fn update_cadences(
         return Ok(());
     }
     let updated: HashSet<i64> = tx
-        .query(codec::UPDATE_CADENCE, &columns.params(&held.node))
+        .query(pg_codec::UPDATE_CADENCE, &columns.params(&held.node))
         .map_err(database_error(context))?
         .iter()
         .map(|row| row.get(0))
@@ -54,7 +54,7 @@ pub(super) fn update_cadences(
     if updated.len() < columns.len() {
         let (ids, fences) = columns.ids_and_fences();
         let taken: HashSet<i64> = tx
-            .query(codec::TAKEN_OVER, &[ids, fences, &held.node])
+            .query(pg_codec::TAKEN_OVER, &[ids, fences, &held.node])
             .map_err(database_error(context))?
             .iter()
             .map(|row| row.get(0))
@@ -74,7 +74,7 @@ pub(super) fn update_cadences(
 }
 
 /// Inserts `rows`, held by this node (`node`) in its namespace, in statements of at most
-/// [`codec::INSERT_CHUNK`] rows each (docs/schedules.md §11.52), and notes each row's fence in
+/// [`pg_codec::INSERT_CHUNK`] rows each (docs/schedules.md §11.52), and notes each row's fence in
 /// `fences`. A refused row (a key another row holds, docs/schedules.md §5.18) fails its statement
 /// and so the transaction: nothing of it is applied.
 pub(super) fn insert_rows(
@@ -88,12 +88,12 @@ pub(super) fn insert_rows(
         return Ok(());
     }
     let stmt = tx
-        .prepare(codec::insert_sql())
+        .prepare(pg_codec::insert_sql())
         .map_err(database_error(context))?;
     let mut rest = rows.iter().peekable();
     while rest.peek().is_some() {
-        let mut chunk = codec::InsertColumns::default();
-        while chunk.len() < codec::INSERT_CHUNK
+        let mut chunk = pg_codec::InsertColumns::default();
+        while chunk.len() < pg_codec::INSERT_CHUNK
             && let Some(row) = rest.peek()
             && chunk.push(row)
         {
@@ -131,26 +131,26 @@ pub(super) fn record_history(
     };
     // The round of each schedule's next record.
     let mut round_of: HashMap<u64, usize> = HashMap::new();
-    let mut rounds: Vec<codec::SpliceColumns> = Vec::new();
+    let mut rounds: Vec<pg_codec::SpliceColumns> = Vec::new();
     for h in alone.iter().filter(|h| !deleted.contains(&h.schedule)) {
         let Some(&fence) = fences.get(&h.schedule) else {
             continue;
         };
         let round = round_of.entry(h.schedule).or_insert(0);
         if rounds.len() <= *round {
-            rounds.push(codec::SpliceColumns::default());
+            rounds.push(pg_codec::SpliceColumns::default());
         }
         rounds[*round].push(h, fence);
         *round += 1;
     }
     for round in &rounds {
-        tx.execute(codec::SPLICE_HISTORY, &round.params(&node))
+        tx.execute(pg_codec::SPLICE_HISTORY, &round.params(&node))
             .map_err(database_error(context))?;
     }
     let faulted: Vec<HistoryRow> = history_ring::faulted(history).cloned().collect();
     if !faulted.is_empty() {
-        let columns = codec::HistoryColumns::of(&faulted);
-        tx.execute(codec::RECORD_HISTORY, &columns.params())
+        let columns = pg_codec::HistoryColumns::of(&faulted);
+        tx.execute(pg_codec::RECORD_HISTORY, &columns.params())
             .map_err(database_error(context))?;
     }
     Ok(())

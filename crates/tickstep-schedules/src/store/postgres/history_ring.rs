@@ -15,11 +15,11 @@ use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use super::{codec, database_error};
+use super::{database_error, pg_codec};
 use crate::Error;
 use crate::info::HISTORY_KEPT;
-use crate::row::HistoryRow;
 use crate::store::codec::{from_sql, to_sql};
+use crate::store_rows::HistoryRow;
 
 /// Bytes of one record: nominal, started, ended, outcome.
 pub(crate) const RECORD_BYTES: usize = 25;
@@ -183,7 +183,7 @@ pub(super) fn read_history(
         source: what.into(),
     };
     let ring: Option<Vec<u8>> = client
-        .query_opt(codec::SELECT_RING, &[&to_sql(id)])
+        .query_opt(pg_codec::SELECT_RING, &[&to_sql(id)])
         .map_err(database_error(context))?
         .and_then(|r| r.get(0));
     let Some(ring) = ring else {
@@ -194,7 +194,7 @@ pub(super) fn read_history(
     let mut faults = std::collections::HashMap::new();
     if ring.iter().any(|r| r.faulted) {
         for r in client
-            .query(codec::SELECT_FAULTS, &[&to_sql(id)])
+            .query(pg_codec::SELECT_FAULTS, &[&to_sql(id)])
             .map_err(database_error(context))?
         {
             let text: String = r.get(2);
@@ -220,7 +220,7 @@ pub(super) fn read_history(
 fn read_history_rows(client: &mut postgres::Client, id: u64) -> Result<Vec<HistoryRow>, Error> {
     let context = "reading a schedule's history";
     let rows = client
-        .query(codec::SELECT_HISTORY, &[&to_sql(id)])
+        .query(pg_codec::SELECT_HISTORY, &[&to_sql(id)])
         .map_err(database_error(context))?;
     rows.iter()
         .map(|r| {

@@ -4,7 +4,7 @@
 //! one row across nodes; this is only its lookup.
 
 use super::worker::Worker;
-use crate::row::ScheduleRow;
+use crate::store_rows::ScheduleRow;
 use crate::{Error, ObjId};
 
 impl Worker {

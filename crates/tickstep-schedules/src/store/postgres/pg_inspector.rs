@@ -12,15 +12,15 @@ use std::path::PathBuf;
 use postgres::Client;
 
 use super::stops;
-use super::{codec, connect, database_error, redacted, schema};
+use super::{connect, database_error, pg_codec, pg_schema, redacted};
 use crate::Error;
-use crate::row::ScheduleRow;
 use crate::store::cluster::{Cluster, ClusterNode};
 use crate::store::cluster_history::{ClusterEvent, ClusterEventKind, ClusterHistory};
 use crate::store::codec::{from_sql, to_sql};
 use crate::store::inspector::{ListPage, ListQuery, read_page};
 use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
 use crate::store::read_backend::ReadBackend;
+use crate::store_rows::ScheduleRow;
 
 /// A read-only connection to a `PostgreSQL` store.
 pub(crate) struct PgInspector {
@@ -45,12 +45,12 @@ impl std::fmt::Debug for PgInspector {
 /// Connects to `url` and checks that it holds a store of a schema this build reads; the version.
 fn open_checked(url: &str) -> Result<(Client, i64), Error> {
     let mut client = connect(url)?;
-    let version = schema::check_current(&mut client).map_err(|e| match e {
-        schema::CheckError::NotAStore(detail) => Error::NotAStore {
+    let version = pg_schema::check_current(&mut client).map_err(|e| match e {
+        pg_schema::CheckError::NotAStore(detail) => Error::NotAStore {
             path: PathBuf::from(redacted(url)),
             detail,
         },
-        schema::CheckError::Other(e) => e,
+        pg_schema::CheckError::Other(e) => e,
     })?;
     Ok((client, version))
 }
@@ -62,13 +62,14 @@ impl PgInspector {
         client
             .batch_execute("SET default_transaction_read_only = on")
             .map_err(database_error("making the inspector's session read-only"))?;
-        let namespace = crate::store::codec::namespace_column(version, schema::NAMESPACES_VERSION);
+        let namespace =
+            crate::store::codec::namespace_column(version, pg_schema::NAMESPACES_VERSION);
         Ok(PgInspector {
             client: RefCell::new(client),
             select: format!(
                 "SELECT {}, {namespace} FROM tickstep_schedules \
                  WHERE ($1::text IS NULL OR {namespace} = $1)",
-                codec::columns_of(version)
+                pg_codec::columns_of(version)
             ),
             keyed: version >= 5,
             version,
@@ -90,7 +91,7 @@ impl PgInspector {
         rows.iter()
             .map(|row| {
                 let decoded =
-                    codec::decode(row).map_err(|source| Error::Database { context, source })?;
+                    pg_codec::decode(row).map_err(|source| Error::Database { context, source })?;
                 let namespace: String = row
                     .try_get(crate::store::codec::COLUMN_COUNT)
                     .map_err(database_error(context))?;
@@ -101,12 +102,12 @@ impl PgInspector {
 
     /// How the page's SQL is spelt for this database (docs/schedules.md §9.17).
     fn dialect(&self) -> Dialect {
-        Dialect::postgres(self.version, schema::NAMESPACES_VERSION)
+        Dialect::postgres(self.version, pg_schema::NAMESPACES_VERSION)
     }
 
     /// The namespace column as this database's schema has it (`''` before namespaces).
     fn namespace_column(&self) -> &'static str {
-        crate::store::codec::namespace_column(self.version, schema::NAMESPACES_VERSION)
+        crate::store::codec::namespace_column(self.version, pg_schema::NAMESPACES_VERSION)
     }
 }
 
@@ -146,7 +147,7 @@ impl ReadBackend for PgInspector {
     }
 
     /// Schedule `id`'s history, newest first; none before schema version 7.
-    fn history(&self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
+    fn history(&self, id: u64) -> Result<Vec<crate::store_rows::HistoryRow>, Error> {
         if self.version < 7 {
             return Ok(Vec::new());
         }
@@ -162,7 +163,7 @@ impl ReadBackend for PgInspector {
         }
         let context = "reading the nodes and their claims";
         let mut client = self.client.borrow_mut();
-        let node_namespace = if self.version >= schema::NAMESPACES_VERSION {
+        let node_namespace = if self.version >= pg_schema::NAMESPACES_VERSION {
             "n.namespace"
         } else {
             "CAST(NULL AS TEXT)"
@@ -219,7 +220,7 @@ impl ReadBackend for PgInspector {
         window: std::time::Duration,
         rows: usize,
     ) -> Result<Option<ClusterHistory>, Error> {
-        if self.version < schema::CLUSTER_HISTORY_VERSION {
+        if self.version < pg_schema::CLUSTER_HISTORY_VERSION {
             return Ok(Some(ClusterHistory {
                 kept: false,
                 ..ClusterHistory::default()
@@ -332,7 +333,7 @@ impl ReadBackend for PgInspector {
 pub(crate) fn act(
     url: &str,
     id: u64,
-    action: &crate::row::OperatorAction,
+    action: &crate::store_rows::OperatorAction,
     now_unix_nanos: u64,
 ) -> Result<Option<u64>, Error> {
     let (mut client, version) = open_checked(url)?;

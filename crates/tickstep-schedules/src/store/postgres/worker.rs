@@ -15,7 +15,7 @@
 //! back, then stops.
 //!
 //! Between requests, every third of the lease, the thread renews the node's lease and claims
-//! what is claimable ([`claims`](super::claims)); writes are fenced with the fences it keeps.
+//! what is claimable ([`pg_claims`](super::pg_claims)); writes are fenced with the fences it keeps.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::RangeInclusive;
@@ -26,15 +26,15 @@ use std::time::{Duration, Instant};
 use postgres::Client;
 
 use super::batch_writes::{Held, insert_rows, record_history, update_cadences};
-use super::codec::{self, CadenceColumns};
 use super::database_error;
 use super::history_ring::{Folded, read_history};
 use super::mailbox::Mailbox;
+use super::pg_codec::{self, CadenceColumns};
 use super::stops::StopWatch;
 use crate::Error;
-use crate::row::{ChangeSet, ClaimedRow, HistoryRow, ScheduleRow};
 use crate::store::answer::Answer;
 use crate::store::codec::{from_sql, to_sql};
+use crate::store_rows::{ChangeSet, ClaimedRow, HistoryRow, ScheduleRow};
 
 /// Rows per message while loading.
 const LOAD_CHUNK: usize = 1024;
@@ -81,7 +81,7 @@ pub(super) enum Request {
         reply: Sender<Result<Option<ScheduleRow>, Error>>,
     },
     /// Read every operator note that carries an action (docs/schedules.md §9.12).
-    Actions(Sender<Result<Vec<crate::row::OperatorNote>, Error>>),
+    Actions(Sender<Result<Vec<crate::store_rows::OperatorNote>, Error>>),
     /// Read one schedule's history as the database holds it, ahead of the queued writes: the
     /// engine lays their records over the answer (docs/schedules.md §9.11).
     History {
@@ -395,11 +395,11 @@ impl Worker {
                         }
                     }
                     let n = tx
-                        .execute(codec::DELETE_FENCED, &[&ids, &fences, &node])
+                        .execute(pg_codec::DELETE_FENCED, &[&ids, &fences, &node])
                         .map_err(database_error(context))?;
                     if usize::try_from(n).unwrap_or(usize::MAX) < ids.len() {
                         for row in tx
-                            .query(codec::TAKEN_OVER, &[&ids, &fences, &node])
+                            .query(pg_codec::TAKEN_OVER, &[&ids, &fences, &node])
                             .map_err(database_error(context))?
                         {
                             refused.push(from_sql(row.get(0)));
@@ -411,15 +411,15 @@ impl Worker {
                     // (docs/schedules.md §11.21, §11.30); this engine has dropped its own already.
                     let ids: Vec<i64> = changes.deletes.iter().map(|&id| to_sql(id)).collect();
                     let deleted: Vec<i64> = tx
-                        .query(codec::DELETE, &[&ids])
+                        .query(pg_codec::DELETE, &[&ids])
                         .map_err(database_error(context))?
                         .iter()
                         .map(|r| r.get(0))
                         .collect();
                     if !deleted.is_empty() {
-                        tx.execute(codec::NOTE_STOPS, &[&deleted, &to_sql(unix_now())])
+                        tx.execute(pg_codec::NOTE_STOPS, &[&deleted, &to_sql(unix_now())])
                             .map_err(database_error(context))?;
-                        tx.execute(codec::NOTIFY_STOPS, &[&deleted])
+                        tx.execute(pg_codec::NOTIFY_STOPS, &[&deleted])
                             .map_err(database_error(context))?;
                     }
                     u64::try_from(deleted.len()).unwrap_or(u64::MAX)
@@ -528,13 +528,13 @@ impl Worker {
                 .map_err(database_error(context))?
             {
                 let decoded =
-                    codec::decode(&row).map_err(|source| Error::Database { context, source })?;
+                    pg_codec::decode(&row).map_err(|source| Error::Database { context, source })?;
                 let fence: i64 = row
-                    .try_get(codec::FENCE_COLUMN)
+                    .try_get(pg_codec::FENCE_COLUMN)
                     .map_err(database_error(context))?;
                 self.fences.insert(decoded.id, fence);
                 let was: Option<i64> = row
-                    .try_get(codec::PREVIOUS_HOLDER_COLUMN)
+                    .try_get(pg_codec::PREVIOUS_HOLDER_COLUMN)
                     .map_err(database_error(context))?;
                 // A resumed node's own rows are its own (docs/schedules.md §11.49).
                 let other = was.filter(|node| *node != self.node);
@@ -572,7 +572,7 @@ impl Worker {
     /// Schedule `id`'s history as the database holds it now, newest first.
     fn history(&mut self, id: u64) -> Result<Vec<HistoryRow>, Error> {
         self.reconnect_if_closed()?;
-        read_history(&mut self.client, id, super::schema::CURRENT_VERSION)
+        read_history(&mut self.client, id, super::pg_schema::CURRENT_VERSION)
     }
 
     /// Schedule `id`'s row as the database holds it now.
@@ -602,13 +602,13 @@ impl Worker {
             .query_opt(
                 &format!(
                     "{} WHERE ({condition}) AND namespace = ${}",
-                    codec::select_all(),
+                    pg_codec::select_all(),
                     all.len()
                 ),
                 &all,
             )
             .map_err(database_error(context))?;
-        row.map(|r| codec::decode(&r).map_err(|source| Error::Database { context, source }))
+        row.map(|r| pg_codec::decode(&r).map_err(|source| Error::Database { context, source }))
             .transpose()
     }
 

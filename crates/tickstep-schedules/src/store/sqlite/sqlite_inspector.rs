@@ -11,13 +11,13 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-use super::{columns, integrity, schema};
+use super::{columns, integrity, sqlite_schema};
 use crate::Error;
-use crate::row::{HistoryRow, ScheduleRow};
 use crate::store::codec::{self, from_sql, to_sql};
 use crate::store::inspector::{ListPage, ListQuery, read_page};
 use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
 use crate::store::read_backend::ReadBackend;
+use crate::store_rows::{HistoryRow, ScheduleRow};
 
 /// How long a read waits for the engine's write lock before giving up (WAL readers rarely wait:
 /// only while the engine checkpoints or a writer recovers the file).
@@ -48,7 +48,7 @@ impl SqliteInspector {
         .map_err(Error::store("opening the store read-only"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(Error::store("setting the busy timeout"))?;
-        let version = schema::check_current(&conn, path)?;
+        let version = sqlite_schema::check_current(&conn, path)?;
         Ok(SqliteInspector {
             conn,
             path: path.to_path_buf(),
@@ -63,7 +63,7 @@ impl SqliteInspector {
 
     /// The namespace column as this file's schema has it (`''` before namespaces).
     fn namespace_column(&self) -> &'static str {
-        codec::namespace_column(self.version, schema::NAMESPACES_VERSION)
+        codec::namespace_column(self.version, sqlite_schema::NAMESPACES_VERSION)
     }
 
     /// The select of the row's columns, then its namespace, of the namespace `?1` (every
