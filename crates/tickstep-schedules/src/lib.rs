@@ -69,17 +69,18 @@
 //!   `?`, `@daily`-style aliases) read in an IANA zone from the tz database bundled into the
 //!   binary, under an explicit [`DstPolicy`] for wall times that a gap skips or a fold repeats.
 //!   It is a value: [`Calendar::next_after`] and [`Calendar::upcoming`] give its instants, and
-//!   [`Txn::schedule_cron`] makes a schedule that fires on one (docs/schedules.md §14).
+//!   [`Txn::schedule_cron`] makes a schedule that fires on one (docs/schedules.md §14). It comes
+//!   from the `tickstep-calendar` crate, re-exported here as [`calendar`] and at the root, which a
+//!   program that wants cron times without the engine uses alone (docs/schedules.md §13.76).
 //! * **Test host.** [`testkit`] holds a small object world and a recording runner; the crate's
 //!   tests and examples use them, and a host may too.
 //!
 //! # Costs
 //!
-//! An idle schedule is an entry of a few hundred bytes and no work until it is due; a firing costs
-//! some hundreds of nanoseconds in memory and one `UPDATE` in the tick's group commit when it
-//! persists, written behind the tick; creating or stopping a persistent schedule is one fsync'd
-//! transaction; opening a store is one table scan (a second or two for a million schedules).
-//! docs/schedules.md §17 holds the costs and points to the measurements.
+//! An idle schedule costs its entry and no work until it is due; a firing costs one `UPDATE` in
+//! the tick's group commit when it persists, written behind the tick; creating or stopping a
+//! persistent schedule is one fsync'd transaction; opening a store is one table scan.
+//! docs/schedules.md §17 holds the costs, the figures and the measurements behind them.
 //!
 //! # Decisions where the spec was open
 //!
@@ -120,7 +121,6 @@
 //! assert_eq!(engine.begin(wizard).schedule_info(id).unwrap().run_count, 1);
 //! ```
 
-mod calendar;
 mod commit;
 mod engine;
 mod error;
@@ -160,10 +160,6 @@ use row_actions as operator_rules;
 use schedule_keys as key_rules;
 use store_rows as row;
 
-pub use calendar::{
-    Calendar, CalendarError, CronField, DstPolicy, FoldPolicy, GapPolicy, MAX_EXPR_LEN,
-    PointsArrived,
-};
 pub use commit::Commit;
 pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
 pub use error::Error;
@@ -196,6 +192,10 @@ pub use store::{
     display_location, is_server_location,
 };
 pub use tally::{EngineTally, LATENESS_BUCKETS, LatenessBuckets};
+pub use tickstep_calendar::{
+    Calendar, CalendarError, CronField, DstPolicy, FoldPolicy, GapPolicy, MAX_EXPR_LEN,
+    PointsArrived,
+};
 pub use txn::Txn;
 pub use value::Value;
 
@@ -203,3 +203,14 @@ pub use value::Value;
 /// [`KernelWake`] wakes: a user of this crate alone names [`kernel::clock::ManualClock`] from
 /// here, with no second dependency (docs/crates.md §1.4).
 pub use tickstep_kernel as kernel;
+
+/// The calendar layer (`tickstep-calendar`), whose [`Calendar`] a cron schedule fires on: its
+/// items are also at this crate's root, where they were before the calendar became a crate of its
+/// own (docs/schedules.md §13.76), one item with two paths.
+///
+/// ```
+/// use tickstep_schedules::calendar::{Calendar, DstPolicy};
+/// let cal: tickstep_schedules::Calendar = Calendar::new("@daily", "UTC", DstPolicy::default()).unwrap();
+/// assert_eq!(cal.next_after(0), Some(86_400 * 1_000_000_000));
+/// ```
+pub use tickstep_calendar as calendar;
