@@ -3,7 +3,6 @@
 //! [`Inspector::page`](crate::Inspector::page) reads through.
 
 use crate::store::decode::StoredColumns;
-use crate::store::sqlite::sqlite_schema;
 use crate::{Error, ScheduleStatus};
 
 /// How one store spells what the two say differently.
@@ -21,15 +20,15 @@ pub(crate) struct Dialect {
 }
 
 impl Dialect {
-    /// A `SQLite` store of schema `version`.
-    pub(crate) fn sqlite(version: i64) -> Self {
+    /// A `SQLite` store of schema `version`, which keeps namespaces from `namespaces` on.
+    pub(crate) fn sqlite(version: i64, namespaces: i64) -> Self {
         Dialect {
             postgres: false,
             version,
             keys: 4,
             ops: 5,
             calendars: 8,
-            namespaces: sqlite_schema::NAMESPACES_VERSION,
+            namespaces,
             table: "schedules",
         }
     }

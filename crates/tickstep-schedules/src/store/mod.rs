@@ -15,7 +15,8 @@
 //!
 //! * [`codec`] — row ⇄ SQL (JSON for values, bit-preserving integers for `u64`);
 //! * [`decode`] — a stored row back into a row;
-//! * [`list_sql`] — the SQL of a list's page, as each store spells it;
+//! * [`list_page`] — one page of a list, read in the store ([`Inspector::page`]), and
+//!   [`list_sql`], its SQL as each store spells it;
 //!
 //! The stores and what reads them:
 //!
@@ -68,6 +69,7 @@ pub(crate) mod codec;
 pub(crate) mod decode;
 pub(crate) mod history_in_flight;
 pub(crate) mod inspector;
+pub(crate) mod list_page;
 pub(crate) mod list_sql;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
@@ -81,9 +83,8 @@ pub use cluster_history::{
     CLUSTER_HISTORY_KEPT, CLUSTER_HISTORY_ROWS, ClusterEvent, ClusterEventKind, ClusterHistory,
     ClusterTakeover, NodeHoldings,
 };
-pub use inspector::{
-    Inspector, ListOrder, ListPage, ListQuery, ListedSchedule, MAX_PAGE_SIZE, StoredSchedule,
-};
+pub use inspector::{Inspector, StoredSchedule};
+pub use list_page::{ListOrder, ListPage, ListQuery, ListedSchedule, MAX_PAGE_SIZE};
 
 pub use backend::ClusterStats;
 pub(crate) use backend::{Backend, OpenPolicy};

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::cluster::Cluster;
 use super::cluster_history::ClusterHistory;
-use super::inspector::{ListPage, ListQuery};
+use super::list_page::{ListPage, ListQuery};
 use crate::Error;
 use crate::store_rows::{HistoryRow, ScheduleRow};
 

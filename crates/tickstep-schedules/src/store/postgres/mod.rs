@@ -107,6 +107,7 @@
 
 mod batch_writes;
 pub(crate) mod cluster_log;
+mod history_read;
 mod history_ring;
 mod key_lookup;
 mod mailbox;

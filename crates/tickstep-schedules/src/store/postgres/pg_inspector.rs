@@ -17,7 +17,7 @@ use crate::Error;
 use crate::store::cluster::{Cluster, ClusterNode};
 use crate::store::cluster_history::{ClusterEvent, ClusterEventKind, ClusterHistory};
 use crate::store::codec::{from_sql, to_sql};
-use crate::store::inspector::{ListPage, ListQuery, read_page};
+use crate::store::list_page::{ListPage, ListQuery, read_page};
 use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
 use crate::store::read_backend::ReadBackend;
 use crate::store_rows::ScheduleRow;
@@ -151,7 +151,7 @@ impl ReadBackend for PgInspector {
         if self.version < 7 {
             return Ok(Vec::new());
         }
-        super::history_ring::read_history(&mut self.client.borrow_mut(), id, self.version)
+        super::history_read::read_history(&mut self.client.borrow_mut(), id, self.version)
     }
 
     /// The nodes and what each holds (docs/schedules.md §11.43), in database time; at most

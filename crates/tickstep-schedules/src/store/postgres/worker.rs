@@ -27,7 +27,8 @@ use postgres::Client;
 
 use super::batch_writes::{Held, insert_rows, record_history, update_cadences};
 use super::database_error;
-use super::history_ring::{Folded, read_history};
+use super::history_read::read_history;
+use super::history_ring::Folded;
 use super::mailbox::Mailbox;
 use super::pg_codec::{self, CadenceColumns};
 use super::stops::StopWatch;

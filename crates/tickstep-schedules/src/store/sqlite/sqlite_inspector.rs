@@ -14,7 +14,7 @@ use rusqlite::{Connection, OpenFlags};
 use super::{columns, integrity, sqlite_schema};
 use crate::Error;
 use crate::store::codec::{self, from_sql, to_sql};
-use crate::store::inspector::{ListPage, ListQuery, read_page};
+use crate::store::list_page::{ListPage, ListQuery, read_page};
 use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
 use crate::store::read_backend::ReadBackend;
 use crate::store_rows::{HistoryRow, ScheduleRow};
@@ -159,7 +159,12 @@ impl ReadBackend for SqliteInspector {
     }
 
     fn page(&self, namespace: Option<String>, query: &ListQuery) -> Result<ListPage, Error> {
-        read_page(self, Dialect::sqlite(self.version), namespace, query)
+        read_page(
+            self,
+            Dialect::sqlite(self.version, sqlite_schema::NAMESPACES_VERSION),
+            namespace,
+            query,
+        )
     }
 }
 

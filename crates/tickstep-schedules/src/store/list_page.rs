@@ -1,5 +1,5 @@
 //! One page of a filtered, ordered list of a store's schedules, read in the store
-//! (docs/schedules.md §9.17): the filters, the order and `LIMIT … OFFSET …` are SQL, the page's
+//! (docs/schedules.md §9.17), as [`Inspector::page`](crate::Inspector::page) asks either store for it: the filters, the order and `LIMIT … OFFSET …` are SQL, the page's
 //! rows are read with only the columns a list shows, and two counts say how many matched and how
 //! many there are. One query builder serves both stores; they differ only in how a JSON column
 //! is looked into, a flag is tested and text is compared (`store::list_sql`).
@@ -11,7 +11,6 @@
 
 use std::fmt::Write as _;
 
-use super::Inspector;
 use crate::store::codec::{from_sql, parse_fault, parse_ops, to_sql};
 use crate::store::decode::StoredColumns;
 use crate::store::list_sql::{Dialect, Param, Reader};
@@ -300,62 +299,6 @@ impl Conditions {
         } else {
             format!(" WHERE {}", self.sql.join(" AND "))
         }
-    }
-}
-
-impl Inspector {
-    /// One page of the schedules `query` selects, in its order, with how many matched and how
-    /// many there are (docs/schedules.md §9.17): the filters, the order and the page's
-    /// `LIMIT … OFFSET …` run in the store, which reads only the columns a list shows, so a page
-    /// of a large store costs about one pass of the database over its rows and the decoding of
-    /// the page's rows alone (a text search also reads the matching rows' verb, arguments,
-    /// owner and key). Within the inspector's namespace ([`Inspector::in_namespace`]).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidArg`] for a page of 0 or a page size outside 1 to [`MAX_PAGE_SIZE`],
-    /// naming the value; as [`Inspector::list`] otherwise.
-    ///
-    /// ```
-    /// # use tickstep_schedules::kernel::clock::ManualClock;
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// use tickstep_schedules::{Inspector, ListOrder, ListQuery, Options, Schedules, ScheduleKind};
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let path = dir.path().join("s.db");
-    /// # let world = TestWorld::new();
-    /// # let wiz = world.add_wizard();
-    /// # world.add_verb(wiz, "v");
-    /// let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(), Default::default()).unwrap();
-    /// let mut txn = engine.begin(wiz);
-    /// for n in 1..=5 {
-    ///     txn.schedule_every(wiz, "v", f64::from(n), vec![], Options::new()).unwrap();
-    /// }
-    /// txn.schedule_cron(wiz, "v", "0 3 * * *", "UTC", vec![], Options::new()).unwrap();
-    /// txn.commit().unwrap();
-    ///
-    /// let inspector = Inspector::open(&path).unwrap();
-    /// let query = ListQuery { kind: Some(ScheduleKind::Every), order: ListOrder::Next, page: 2, ..ListQuery::new(2) };
-    /// let page = inspector.page(&query).unwrap();
-    /// assert_eq!((page.matched, page.total, page.pages()), (5, 6, 3));
-    /// let intervals: Vec<u64> = page.rows.iter().map(|r| r.interval_ns / 1_000_000_000).collect();
-    /// assert_eq!(intervals, [3, 4], "the second page of the soonest due");
-    /// assert!(inspector.page(&ListQuery { page: 0, ..ListQuery::new(2) }).is_err());
-    /// ```
-    pub fn page(&self, query: &ListQuery) -> Result<ListPage, Error> {
-        if query.page == 0 {
-            return Err(Error::invalid(
-                query.page,
-                "a list's page counts from 1 (docs/schedules.md §9.17)",
-            ));
-        }
-        if !(1..=MAX_PAGE_SIZE).contains(&query.page_size) {
-            return Err(Error::invalid(
-                query.page_size,
-                format!("a list's page holds 1 to {MAX_PAGE_SIZE} rows (docs/schedules.md §9.17)"),
-            ));
-        }
-        let namespace = self.namespace_param().map(str::to_owned);
-        self.reads.page(namespace, query)
     }
 }
 
