@@ -1,6 +1,6 @@
 //! What one batch of the store thread writes, inside its transaction (docs/schedules.md
 //! §11.14, §11.52–§11.55): the cadence updates, fenced, with the history records riding in them;
-//! the inserted rows; the history records that ride alone. The store thread ([`super::worker`])
+//! the inserted rows; the history records that ride alone. The store thread ([`super::store_thread`])
 //! decides when and retries; these are the statements.
 
 use std::collections::{HashMap, HashSet};

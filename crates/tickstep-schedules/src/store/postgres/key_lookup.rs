@@ -3,7 +3,7 @@
 //! §11.30). The unique index `tickstep_schedules_owner_key` (schema version 5) is what makes a key
 //! one row across nodes; this is only its lookup.
 
-use super::worker::Worker;
+use super::store_thread::Worker;
 use crate::store_rows::ScheduleRow;
 use crate::{Error, ObjId};
 

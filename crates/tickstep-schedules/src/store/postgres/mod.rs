@@ -3,7 +3,7 @@
 //!
 //! [`Schedules::open`](crate::Schedules::open) picks it when the location is a `postgres://` (or
 //! `postgresql://`) URL, in a build with the `postgres` feature. Opening starts a store thread
-//! ([`worker`]) that connects, migrates the schema ([`pg_schema`]; tables prefixed `tickstep_`, so
+//! ([`store_thread`]) that connects, migrates the schema ([`pg_schema`]; tables prefixed `tickstep_`, so
 //! another application's tables in the same database are left alone) and owns the connection
 //! from then on; the opening thread only waits for its answer, so opening from inside a tokio
 //! runtime is safe (docs/schedules.md §11.38).
@@ -116,7 +116,7 @@ mod pg_codec;
 pub(crate) mod pg_inspector;
 mod pg_schema;
 pub(crate) mod stops;
-mod worker;
+mod store_thread;
 
 use std::ops::RangeInclusive;
 use std::sync::Arc;
@@ -130,7 +130,7 @@ use super::history_in_flight::{self, HistoryInFlight};
 use crate::Error;
 use crate::store_rows::{ChangeSet, ClaimedRow, Durability, RowSink, ScheduleRow};
 use mailbox::Mailbox;
-use worker::{Loaded, Request, Worker};
+use store_thread::{Loaded, Request, Worker};
 
 /// Maps a client error to ours, with what the store was doing.
 pub(crate) fn database_error(context: &'static str) -> impl FnOnce(postgres::Error) -> Error {

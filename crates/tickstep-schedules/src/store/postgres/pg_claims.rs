@@ -25,7 +25,7 @@ use postgres::types::ToSql;
 use super::cluster_log;
 use super::database_error;
 use super::pg_codec;
-use super::worker::Worker;
+use super::store_thread::Worker;
 use crate::Error;
 use crate::store::codec::to_sql;
 use crate::store_rows::ClaimedRow;
