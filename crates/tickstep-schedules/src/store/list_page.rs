@@ -1,5 +1,6 @@
 //! One page of a filtered, ordered list of a store's schedules, read in the store
-//! (docs/schedules.md §9.17), as [`Inspector::page`](crate::Inspector::page) asks either store for it: the filters, the order and `LIMIT … OFFSET …` are SQL, the page's
+//! (docs/schedules.md §9.17), as [`Inspector::page`](crate::Inspector::page) asks either store
+//! for it: the filters, the order and `LIMIT … OFFSET …` are SQL, the page's
 //! rows are read with only the columns a list shows, and two counts say how many matched and how
 //! many there are. One query builder serves both stores; they differ only in how a JSON column
 //! is looked into, a flag is tested and text is compared (`store::list_sql`).
@@ -25,8 +26,8 @@ use crate::{
 /// ```
 pub const MAX_PAGE_SIZE: usize = 1_000;
 
-/// What [`Inspector::page`] selects and in which order (docs/schedules.md §9.17): every filter
-/// given must hold; `None` is no filter.
+/// What [`Inspector::page`](crate::Inspector::page) selects and in which order
+/// (docs/schedules.md §9.17): every filter given must hold; `None` is no filter.
 ///
 /// ```
 /// use tickstep_schedules::{ListOrder, ListQuery, ScheduleKind};
