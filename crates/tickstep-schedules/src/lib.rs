@@ -69,17 +69,18 @@
 //!   `?`, `@daily`-style aliases) read in an IANA zone from the tz database bundled into the
 //!   binary, under an explicit [`DstPolicy`] for wall times that a gap skips or a fold repeats.
 //!   It is a value: [`Calendar::next_after`] and [`Calendar::upcoming`] give its instants, and
-//!   [`Txn::schedule_cron`] makes a schedule that fires on one (docs/schedules.md §14).
+//!   [`Txn::schedule_cron`] makes a schedule that fires on one (docs/schedules.md §14). It comes
+//!   from the `tickstep-calendar` crate, re-exported here as [`calendar`] and at the root, which a
+//!   program that wants cron times without the engine uses alone (docs/schedules.md §13.76).
 //! * **Test host.** [`testkit`] holds a small object world and a recording runner; the crate's
 //!   tests and examples use them, and a host may too.
 //!
 //! # Costs
 //!
-//! An idle schedule is an entry of a few hundred bytes and no work until it is due; a firing costs
-//! some hundreds of nanoseconds in memory and one `UPDATE` in the tick's group commit when it
-//! persists, written behind the tick; creating or stopping a persistent schedule is one fsync'd
-//! transaction; opening a store is one table scan (a second or two for a million schedules).
-//! docs/schedules.md §17 holds the costs and points to the measurements.
+//! An idle schedule costs its entry and no work until it is due; a firing costs one `UPDATE` in
+//! the tick's group commit when it persists, written behind the tick; creating or stopping a
+//! persistent schedule is one fsync'd transaction; opening a store is one table scan.
+//! docs/schedules.md §17 holds the costs, the figures and the measurements behind them.
 //!
 //! # Decisions where the spec was open
 //!
@@ -120,11 +121,10 @@
 //! assert_eq!(engine.begin(wizard).schedule_info(id).unwrap().run_count, 1);
 //! ```
 
-mod cadence_points;
-mod calendar;
 mod commit;
 mod engine;
 mod error;
+mod fire_times;
 mod firing_limits;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -134,28 +134,32 @@ mod host;
 mod id;
 mod info;
 mod kernel_wake;
-mod key_rules;
 mod lateness;
 mod limits;
 mod metrics;
 mod missed;
 mod namespace;
-mod operator_rules;
 mod options;
 mod perms;
 mod policies;
 mod queue_runner;
-mod row;
+mod row_actions;
+mod schedule_keys;
 mod store;
+mod store_rows;
 mod tally;
 pub mod testkit;
 mod txn;
 mod value;
 
-pub use calendar::{
-    Calendar, CalendarError, CronField, DstPolicy, FoldPolicy, GapPolicy, MAX_EXPR_LEN,
-    PointsArrived,
-};
+// The modules' names before they were renamed so that each file name has one meaning across the
+// workspace (issue 35). `engine/` and `txn.rs`, restructured on another branch, still use them;
+// these go once those files name the modules directly.
+use fire_times as cadence_points;
+use row_actions as operator_rules;
+use schedule_keys as key_rules;
+use store_rows as row;
+
 pub use commit::Commit;
 pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};
 pub use error::Error;
@@ -169,18 +173,18 @@ pub use info::{
     ScheduleInfo, ScheduleKind, ScheduleStatus,
 };
 pub use kernel_wake::KernelWake;
-pub use key_rules::MAX_KEY_LEN;
 pub use lateness::Lateness;
 pub use limits::MAX_VALUE_DEPTH;
 pub use missed::{MissedPoints, MissedReason};
 pub use namespace::Namespace;
-pub use operator_rules::MAX_NOTE_BYTES;
 pub use options::{
     Catchup, DEFAULT_MAX_FAULTS, MAX_CATCHUP_FIRINGS, MAX_STATE_BYTES, OPTION_KEYS, Options,
     Overlap,
 };
 pub use policies::OnMaxFaults;
 pub use queue_runner::QueueRunner;
+pub use row_actions::MAX_NOTE_BYTES;
+pub use schedule_keys::MAX_KEY_LEN;
 pub use store::{
     CLUSTER_HISTORY_KEPT, CLUSTER_HISTORY_ROWS, Cluster, ClusterEvent, ClusterEventKind,
     ClusterHistory, ClusterNode, ClusterStats, ClusterTakeover, HELD_SHOWN, Inspector, ListOrder,
@@ -188,6 +192,10 @@ pub use store::{
     display_location, is_server_location,
 };
 pub use tally::{EngineTally, LATENESS_BUCKETS, LatenessBuckets};
+pub use tickstep_calendar::{
+    Calendar, CalendarError, CronField, DstPolicy, FoldPolicy, GapPolicy, MAX_EXPR_LEN,
+    PointsArrived,
+};
 pub use txn::Txn;
 pub use value::Value;
 
@@ -195,3 +203,14 @@ pub use value::Value;
 /// [`KernelWake`] wakes: a user of this crate alone names [`kernel::clock::ManualClock`] from
 /// here, with no second dependency (docs/crates.md §1.4).
 pub use tickstep_kernel as kernel;
+
+/// The calendar layer (`tickstep-calendar`), whose [`Calendar`] a cron schedule fires on: its
+/// items are also at this crate's root, where they were before the calendar became a crate of its
+/// own (docs/schedules.md §13.76), one item with two paths.
+///
+/// ```
+/// use tickstep_schedules::calendar::{Calendar, DstPolicy};
+/// let cal: tickstep_schedules::Calendar = Calendar::new("@daily", "UTC", DstPolicy::default()).unwrap();
+/// assert_eq!(cal.next_after(0), Some(86_400 * 1_000_000_000));
+/// ```
+pub use tickstep_calendar as calendar;

@@ -9,7 +9,7 @@
 use std::fmt;
 
 use crate::Error;
-use crate::key_rules::{MAX_KEY_LEN, is_valid_key};
+use crate::schedule_keys::{MAX_KEY_LEN, is_valid_key};
 
 /// The rule, as errors state it.
 pub(crate) const NAMESPACE_RULE: &str = "a namespace is 1 to 64 characters, each an ASCII \

@@ -5,7 +5,7 @@ use std::ops::RangeInclusive;
 
 use super::answer::Pending;
 use crate::Error;
-use crate::row::{ChangeSet, ClaimedRow, Durability, OperatorNote, RowSink, ScheduleRow};
+use crate::store_rows::{ChangeSet, ClaimedRow, Durability, OperatorNote, RowSink, ScheduleRow};
 
 /// What a store must do for the engine. Every method runs on the engine's thread between ticks or
 /// inside one; a backend whose I/O is remote keeps that off the caller's thread (see the crate
@@ -119,7 +119,11 @@ pub(crate) trait Backend {
     /// # Errors
     ///
     /// The store's error; nothing changed.
-    fn history(&mut self, id: u64, settled: u64) -> Result<Vec<crate::row::HistoryRow>, Error>;
+    fn history(
+        &mut self,
+        id: u64,
+        settled: u64,
+    ) -> Result<Vec<crate::store_rows::HistoryRow>, Error>;
 
     /// Every operator note that carries an action (docs/schedules.md §9.12), oldest first: read
     /// once at open, so that an action whose row an engine overwrote before reading its note

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::row::{Cadence, HistoryRow, RunningRow, ScheduleRow};
+use crate::store_rows::{Cadence, HistoryRow, RunningRow, ScheduleRow};
 use crate::{Fault, FaultKind, RunId, Value};
 
 /// A `u64` as SQLite's signed integer, bits preserved (readable as is below 2^63).
@@ -469,7 +469,7 @@ pub(crate) fn operator_note(
     seq: u64,
     id: u64,
     action: Option<&str>,
-) -> Option<crate::row::OperatorNote> {
+) -> Option<crate::store_rows::OperatorNote> {
     let action = match action {
         None => None,
         Some(text) => {
@@ -484,7 +484,7 @@ pub(crate) fn operator_note(
             Some(action)
         }
     };
-    Some(crate::row::OperatorNote { seq, id, action })
+    Some(crate::store_rows::OperatorNote { seq, id, action })
 }
 
 /// Every operator note that carries an action, oldest first (`seq, id, action`): what an engine
@@ -493,7 +493,7 @@ pub(crate) const SELECT_ACTIONS: &str =
     "SELECT seq, id, action FROM operator_stops WHERE action IS NOT NULL ORDER BY seq";
 
 /// Decodes the `ops` column (docs/schedules.md §9.4–§9.10); `None` if it is not an operator state.
-pub(crate) fn parse_ops(text: &str) -> Option<crate::row::OpsRow> {
+pub(crate) fn parse_ops(text: &str) -> Option<crate::store_rows::OpsRow> {
     parse_json(text)
 }
 

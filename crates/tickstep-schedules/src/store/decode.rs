@@ -12,7 +12,7 @@
 //! the same column reads it made before, and values are parsed from borrowed text.
 
 use super::codec::{from_sql, parse_calendar, parse_fault, parse_ops, parse_running};
-use crate::row::{Cadence, ScheduleRow};
+use crate::store_rows::{Cadence, ScheduleRow};
 use crate::{Catchup, ObjId, Overlap, ScheduleKind, Value};
 
 /// A store's row, read one column at a time (columns numbered as in
@@ -115,7 +115,7 @@ pub(crate) fn decode<R: StoredColumns + ?Sized>(row: &R) -> Result<ScheduleRow, 
     let key = row
         .text_or_null(33)?
         .map(|k| {
-            crate::key_rules::is_valid_key(k)
+            crate::schedule_keys::is_valid_key(k)
                 .then(|| k.to_owned())
                 .ok_or_else(|| bad(33, "key", k))
         })

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use crate::row::HistoryRow;
+use crate::store_rows::HistoryRow;
 
 /// The records of the batches handed and not yet written, oldest batch first.
 #[derive(Default)]

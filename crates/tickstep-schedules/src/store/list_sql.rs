@@ -3,7 +3,6 @@
 //! [`Inspector::page`](crate::Inspector::page) reads through.
 
 use crate::store::decode::StoredColumns;
-use crate::store::sqlite::schema;
 use crate::{Error, ScheduleStatus};
 
 /// How one store spells what the two say differently.
@@ -21,15 +20,15 @@ pub(crate) struct Dialect {
 }
 
 impl Dialect {
-    /// A `SQLite` store of schema `version`.
-    pub(crate) fn sqlite(version: i64) -> Self {
+    /// A `SQLite` store of schema `version`, which keeps namespaces from `namespaces` on.
+    pub(crate) fn sqlite(version: i64, namespaces: i64) -> Self {
         Dialect {
             postgres: false,
             version,
             keys: 4,
             ops: 5,
             calendars: 8,
-            namespaces: schema::NAMESPACES_VERSION,
+            namespaces,
             table: "schedules",
         }
     }
@@ -140,7 +139,7 @@ impl Dialect {
         )
     }
 
-    /// The columns a page's row is read with (`inspect::page`'s `listed`), in its order.
+    /// The columns a page's row is read with (`inspector::page`'s `listed`), in its order.
     pub(crate) fn listed_columns(self) -> String {
         format!(
             "id, {}, kind, verb, args, owner, {}, interval_ns, {}, {}, {}, {}, {}, fire_at, \

@@ -8,8 +8,18 @@
 //! store (`postgres`, behind the crate's `postgres` feature), a second `Backend`.
 //!
 //! * [`backend`] — the [`Backend`] trait: what the engine asks of any store;
+//! * [`read_backend`] — the [`ReadBackend`](read_backend::ReadBackend) trait: what an
+//!   [`Inspector`] asks of a store it reads without an engine (docs/schedules.md §13.74);
+//!
+//! Shared by both SQL stores, so each is written once:
+//!
 //! * [`codec`] — row ⇄ SQL (JSON for values, bit-preserving integers for `u64`);
-//! * [`decode`] — a stored row back into a row, written once for both SQL stores;
+//! * [`decode`] — a stored row back into a row;
+//! * [`list_page`] — one page of a list, read in the store ([`Inspector::page`]), and
+//!   [`list_sql`], its SQL as each store spells it;
+//!
+//! The stores and what reads them:
+//!
 //! * [`sqlite`] — the `SQLite` backend: durable commits, per-tick group commits, loading, stops;
 //!   its schema and migrations, the checks opening makes, the writer and the checkpointer;
 //! * [`background`] — the lower CPU priority of the store's own threads;
@@ -17,8 +27,9 @@
 //!   `postgres`);
 //! * [`cluster`] — who shares a `PostgreSQL` store, as [`Inspector::cluster`] reads it;
 //! * [`cluster_history`] — its cluster over time, as [`Inspector::cluster_history`] reads it;
-//! * [`inspect`] — the operator's read-only view ([`Inspector`]) and durable stop, on the same
-//!   schema check and codec (a `SQLite` file or, with `postgres`, a `postgres://` URL).
+//! * [`inspector`] — the operator's read-only view ([`Inspector`]) and its actions, through a
+//!   `ReadBackend` each store implements in its own folder, on the store's own schema check and
+//!   codec (a `SQLite` file or, with `postgres`, a `postgres://` URL).
 //!
 //! # Durability
 //!
@@ -57,10 +68,12 @@ pub(crate) mod cluster_history;
 pub(crate) mod codec;
 pub(crate) mod decode;
 pub(crate) mod history_in_flight;
-pub(crate) mod inspect;
+pub(crate) mod inspector;
+pub(crate) mod list_page;
 pub(crate) mod list_sql;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
+pub(crate) mod read_backend;
 pub(crate) mod sqlite;
 
 use std::path::Path;
@@ -70,9 +83,8 @@ pub use cluster_history::{
     CLUSTER_HISTORY_KEPT, CLUSTER_HISTORY_ROWS, ClusterEvent, ClusterEventKind, ClusterHistory,
     ClusterTakeover, NodeHoldings,
 };
-pub use inspect::{
-    Inspector, ListOrder, ListPage, ListQuery, ListedSchedule, MAX_PAGE_SIZE, StoredSchedule,
-};
+pub use inspector::{Inspector, StoredSchedule};
+pub use list_page::{ListOrder, ListPage, ListQuery, ListedSchedule, MAX_PAGE_SIZE};
 
 pub use backend::ClusterStats;
 pub(crate) use backend::{Backend, OpenPolicy};

@@ -3,8 +3,8 @@
 //! [`Txn::schedule_named`] looks a key up.
 
 use super::Txn;
-use crate::key_rules::check_key;
 use crate::perms::check_list_owner;
+use crate::schedule_keys::check_key;
 use crate::{Error, ObjId, ScheduleId};
 
 impl Txn {

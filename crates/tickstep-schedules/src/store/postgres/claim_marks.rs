@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use crate::row::ChangeSet;
+use crate::store_rows::ChangeSet;
 
 /// Claimed rows by id, each with the engine's mailbox takes when it was delivered.
 #[derive(Default)]
@@ -57,7 +57,7 @@ impl ClaimMarks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::row::{Cadence, HistoryRow};
+    use crate::store_rows::{Cadence, HistoryRow};
 
     fn changes(ids: &[u64]) -> ChangeSet {
         ChangeSet {

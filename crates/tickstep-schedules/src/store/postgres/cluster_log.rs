@@ -2,7 +2,7 @@
 //! `tickstep_cluster_history`, always in the statement or transaction that made the event, so the
 //! history can never disagree with the claims, the leases and the holdings it records.
 //!
-//! * **joined**: registration or resumption of the node (`register`/`resume` in `claims.rs`);
+//! * **joined**: registration or resumption of the node (`register`/`resume` in `pg_claims.rs`);
 //! * **claimed** / **took over**: the claim statement itself, wrapped in a data-modifying `WITH`
 //!   that appends one row per previous holder of the rows it claimed (none when it claimed
 //!   nothing), so it costs the claim no round trip;
@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use postgres::GenericClient;
 
-use super::codec;
 use super::database_error;
+use super::pg_codec;
 use crate::Error;
 use crate::store::cluster_history::CLUSTER_HISTORY_KEPT;
 
@@ -50,16 +50,16 @@ fn logged(claim: &str) -> String {
     )
 }
 
-/// The claim after open ([`codec::claim_sql`]), logged.
+/// The claim after open ([`pg_codec::claim_sql`]), logged.
 pub(super) fn claim_sql() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();
-    SQL.get_or_init(|| logged(codec::claim_sql()))
+    SQL.get_or_init(|| logged(pg_codec::claim_sql()))
 }
 
-/// The claim at open ([`codec::load_sql`]), logged.
+/// The claim at open ([`pg_codec::load_sql`]), logged.
 pub(super) fn load_sql() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();
-    SQL.get_or_init(|| logged(codec::load_sql()))
+    SQL.get_or_init(|| logged(pg_codec::load_sql()))
 }
 
 /// Appends that node `node` of `namespace` joined (registered or resumed).

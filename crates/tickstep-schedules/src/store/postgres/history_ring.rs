@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use crate::info::HISTORY_KEPT;
-use crate::row::HistoryRow;
 use crate::store::codec::{from_sql, to_sql};
+use crate::store_rows::HistoryRow;
 
 /// Bytes of one record: nominal, started, ended, outcome.
 pub(crate) const RECORD_BYTES: usize = 25;

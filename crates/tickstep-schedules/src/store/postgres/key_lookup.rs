@@ -3,8 +3,8 @@
 //! §11.30). The unique index `tickstep_schedules_owner_key` (schema version 5) is what makes a key
 //! one row across nodes; this is only its lookup.
 
-use super::worker::Worker;
-use crate::row::ScheduleRow;
+use super::store_thread::Worker;
+use crate::store_rows::ScheduleRow;
 use crate::{Error, ObjId};
 
 impl Worker {

@@ -12,8 +12,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use crate::StoreWaker;
-use crate::row::ClaimedRow;
 use crate::store::ClusterStats;
+use crate::store_rows::ClaimedRow;
 
 /// What the store thread leaves for the engine, and what it counts. Shared by the engine's
 /// handle and the thread; the engine only ever takes from it, never waits on I/O for it.

@@ -3,7 +3,7 @@
 //!
 //! [`Schedules::open`](crate::Schedules::open) picks it when the location is a `postgres://` (or
 //! `postgresql://`) URL, in a build with the `postgres` feature. Opening starts a store thread
-//! ([`worker`]) that connects, migrates the schema ([`schema`]; tables prefixed `tickstep_`, so
+//! ([`store_thread`]) that connects, migrates the schema ([`pg_schema`]; tables prefixed `tickstep_`, so
 //! another application's tables in the same database are left alone) and owns the connection
 //! from then on; the opening thread only waits for its answer, so opening from inside a tokio
 //! runtime is safe (docs/schedules.md §11.38).
@@ -33,7 +33,7 @@
 //!
 //! # Operators
 //!
-//! [`Inspector`](crate::Inspector) opens a `postgres://` URL too ([`inspect`]: read-only session,
+//! [`Inspector`](crate::Inspector) opens a `postgres://` URL too ([`pg_inspector`]: read-only session,
 //! the store's schema check and codec). Its stop deletes the row, leaves a note in
 //! `tickstep_operator_stops` and sends `NOTIFY tickstep_stops` in one transaction; the store
 //! thread reads new notes at most once per `Config::tick` and hands the ids to the engine's next
@@ -42,7 +42,7 @@
 //! # Several nodes on one database (docs/schedules.md §11.20, §11.25–§11.30)
 //!
 //! Any number of engines (nodes) may open the same database. The engine owns its state; the
-//! database only arbitrates which node holds which schedule ([`claims`]).
+//! database only arbitrates which node holds which schedule ([`pg_claims`]).
 //!
 //! * **Ids.** `reserve_ids` takes a block from the database's counter (`UPDATE tickstep_meta SET
 //!   value = GREATEST(value, $next - 1) + $block … RETURNING value`): the row lock orders
@@ -105,17 +105,19 @@
 //! rows than it carried, one query to tell taken-over rows from stopped ones. A takeover
 //! happens one lease after a node's last heartbeat plus at most a third of a lease.
 
+mod batch_writes;
 mod claim_marks;
-mod claims;
 pub(crate) mod cluster_log;
-mod codec;
+mod history_read;
 mod history_ring;
-pub(crate) mod inspect;
 mod key_lookup;
 mod mailbox;
-mod schema;
+mod pg_claims;
+mod pg_codec;
+pub(crate) mod pg_inspector;
+mod pg_schema;
 pub(crate) mod stops;
-mod worker;
+mod store_thread;
 
 use std::ops::RangeInclusive;
 use std::sync::Arc;
@@ -127,9 +129,9 @@ use super::answer::{self, Pending};
 use super::backend::{Backend, ClusterStats};
 use super::history_in_flight::{self, HistoryInFlight};
 use crate::Error;
-use crate::row::{ChangeSet, ClaimedRow, Durability, RowSink, ScheduleRow};
+use crate::store_rows::{ChangeSet, ClaimedRow, Durability, RowSink, ScheduleRow};
 use mailbox::Mailbox;
-use worker::{Loaded, Request, Worker};
+use store_thread::{Loaded, Request, Worker};
 
 /// Maps a client error to ours, with what the store was doing.
 pub(crate) fn database_error(context: &'static str) -> impl FnOnce(postgres::Error) -> Error {
@@ -173,7 +175,7 @@ fn connect(url: &str) -> Result<postgres::Client, Error> {
 pub(crate) struct PostgresStore {
     requests: Option<Sender<Request>>,
     /// Ids of schedules an operator stopped, as the store thread finds them.
-    stopped: Receiver<crate::row::OperatorNote>,
+    stopped: Receiver<crate::store_rows::OperatorNote>,
     thread: Option<JoinHandle<()>>,
     mailbox: Arc<Mailbox>,
     /// Write-behind batches sent to the thread (docs/schedules.md §11.42).
@@ -299,19 +301,19 @@ fn start_worker(
     stop_poll: Duration,
     (named, lease): (Option<i64>, Duration),
     namespace: crate::Namespace,
-    found: Sender<crate::row::OperatorNote>,
+    found: Sender<crate::store_rows::OperatorNote>,
     mailbox: Arc<Mailbox>,
 ) -> Result<Worker, Error> {
     let mut client = config
         .connect(postgres::NoTls)
         .map_err(database_error("connecting to PostgreSQL"))?;
-    schema::migrate(&mut client, namespace)?;
+    pg_schema::migrate(&mut client, namespace)?;
     let node = if let Some(node) = named {
-        claims::resume(&mut client, node, namespace, lease)?;
+        pg_claims::resume(&mut client, node, namespace, lease)?;
         node
     } else {
         let node = fastrand::i64(1..i64::MAX);
-        claims::register(&mut client, node, namespace, lease)?;
+        pg_claims::register(&mut client, node, namespace, lease)?;
         node
     };
     let stops = stops::StopWatch::start(&mut client, stop_poll, found)?;
@@ -392,7 +394,10 @@ impl Backend for PostgresStore {
 
     /// Hands over the ids the store thread has found in `tickstep_operator_stops` since the last
     /// call ([`stops`]); never waits for the network.
-    fn poll_stops(&mut self, notes: &mut Vec<crate::row::OperatorNote>) -> Result<(), Error> {
+    fn poll_stops(
+        &mut self,
+        notes: &mut Vec<crate::store_rows::OperatorNote>,
+    ) -> Result<(), Error> {
         notes.extend(self.stopped.try_iter());
         Ok(())
     }
@@ -409,14 +414,18 @@ impl Backend for PostgresStore {
         self.ask(|reply| Request::Fetch { id, reply })
     }
 
-    fn operator_actions(&mut self) -> Result<Vec<crate::row::OperatorNote>, Error> {
+    fn operator_actions(&mut self) -> Result<Vec<crate::store_rows::OperatorNote>, Error> {
         self.ask(Request::Actions)
     }
 
     /// One round trip that waits for no queued write: what the thread has not written yet is
     /// laid over what the database holds (`history_in_flight`). The ring is one column of the
     /// row (docs/schedules.md §13.54), read whole whatever `settled` is.
-    fn history(&mut self, id: u64, _settled: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
+    fn history(
+        &mut self,
+        id: u64,
+        _settled: u64,
+    ) -> Result<Vec<crate::store_rows::HistoryRow>, Error> {
         let unwritten = self.history_in_flight.of(id, self.durable_behind());
         let mut rows = self.ask(|reply| Request::History { id, reply })?;
         history_in_flight::overlay(&mut rows, unwritten);

@@ -22,8 +22,8 @@ use postgres::Client;
 
 use super::database_error;
 use crate::Error;
-use crate::row::OperatorNote;
 use crate::store::codec::{from_sql, operator_note, to_sql};
+use crate::store_rows::OperatorNote;
 
 /// The notification channel a stop is announced on.
 pub(crate) const CHANNEL: &str = "tickstep_stops";
@@ -75,14 +75,14 @@ pub(crate) fn stop_as_operator(
 pub(crate) fn act_as_operator(
     client: &mut Client,
     id: u64,
-    action: &crate::row::OperatorAction,
+    action: &crate::store_rows::OperatorAction,
     now_unix_nanos: u64,
 ) -> Result<Option<u64>, Error> {
     let context = "acting on a schedule as an operator";
     let mut tx = client.transaction().map_err(database_error(context))?;
     let row = tx
         .query_opt(
-            &format!("{} WHERE id = $1 FOR UPDATE", super::codec::select_all()),
+            &format!("{} WHERE id = $1 FOR UPDATE", super::pg_codec::select_all()),
             &[&to_sql(id)],
         )
         .map_err(database_error(context))?;
@@ -90,7 +90,7 @@ pub(crate) fn act_as_operator(
         return Ok(None);
     };
     let mut row =
-        super::codec::decode(&row).map_err(|source| Error::Database { context, source })?;
+        super::pg_codec::decode(&row).map_err(|source| Error::Database { context, source })?;
     let seen = row.cadence.ops.as_ref().map_or(0, |ops| ops.note);
     let pending = tx
         .query(
@@ -106,8 +106,8 @@ pub(crate) fn act_as_operator(
             r.get::<_, Option<&str>>(2),
         )
     });
-    crate::operator_rules::replay_pending(&mut row, pending, now_unix_nanos);
-    let answer = crate::operator_rules::act_on_row(&mut row, action, now_unix_nanos)?;
+    crate::row_actions::replay_pending(&mut row, pending, now_unix_nanos);
+    let answer = crate::row_actions::act_on_row(&mut row, action, now_unix_nanos)?;
     if answer > 0 {
         let seq: i64 = tx
             .query_one(

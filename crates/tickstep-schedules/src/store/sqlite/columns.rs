@@ -4,9 +4,9 @@
 use rusqlite::Row;
 use rusqlite::types::FromSqlError;
 
-use crate::row::ScheduleRow;
 use crate::store::codec::schedule_name;
 use crate::store::decode::StoredColumns;
+use crate::store_rows::ScheduleRow;
 
 /// A stored value the codec cannot read: names the schedule (when its id read), the column and
 /// its index, and a bounded excerpt of the value.

@@ -31,7 +31,7 @@ use std::path::Path;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 pub(crate) use super::damage::{damaged, is_damage, not_sqlite, store_error};
-use super::schema::{APPLICATION_ID, CURRENT_VERSION, OWN_TABLES};
+use super::sqlite_schema::{APPLICATION_ID, CURRENT_VERSION, OWN_TABLES};
 use crate::Error;
 
 /// What a file turned out to be.

@@ -1,19 +1,21 @@
 //! The `SQLite` backend: open (after [`integrity`](self::integrity) has looked), durable commits,
 //! per-tick group commits, loading, and polling for operator stops.
 //!
-//! * [`schema`] — tables and versioned migrations;
+//! * [`sqlite_schema`] — tables and versioned migrations;
 //! * [`damage`] — SQLite's "damaged" told apart from other failures;
 //! * [`integrity`] — what opening checks before it writes anything (damaged, foreign, newer);
 //! * [`columns`] — how a `SQLite` row gives up a column to the shared decoder;
 //! * [`write`] — the one transaction that writes change sets, synced or behind the tick;
 //! * [`checkpointer`] — the WAL checkpoints, on a thread of their own;
-//! * [`write_behind`] — the per-tick cadence writes, behind the tick on a thread of their own.
+//! * [`write_behind`] — the per-tick cadence writes, behind the tick on a thread of their own;
+//! * [`sqlite_inspector`] — the [`Inspector`](crate::Inspector)'s read-only connection to a file.
 
 pub(crate) mod checkpointer;
 pub(crate) mod columns;
 pub(crate) mod damage;
 pub(crate) mod integrity;
-pub(crate) mod schema;
+pub(crate) mod sqlite_inspector;
+pub(crate) mod sqlite_schema;
 pub(crate) mod write;
 pub(crate) mod write_behind;
 
@@ -26,14 +28,14 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use self::checkpointer::Checkpointer;
 use self::integrity::store_error;
-use self::schema::{APPLICATION_ID, CURRENT_VERSION};
+use self::sqlite_schema::{APPLICATION_ID, CURRENT_VERSION};
 use self::write::write_changes;
 use self::write_behind::{Queued, WriteBehind};
 use crate::Error;
-use crate::row::{ChangeSet, Durability, OperatorNote, RowSink};
 use crate::store::backend::{Backend, OpenPolicy};
 use crate::store::codec::{self, to_sql};
 use crate::store::history_in_flight::{self, HistoryInFlight};
+use crate::store_rows::{ChangeSet, Durability, OperatorNote, RowSink};
 
 /// How long a statement waits for another connection's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -107,7 +109,7 @@ impl SqliteStore {
         // (docs/schedules.md §11.44).
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
             .map_err(Error::store("fixing the query plans"))?;
-        schema::migrate(&mut conn, verdict.version, policy.namespace)?;
+        sqlite_schema::migrate(&mut conn, verdict.version, policy.namespace)?;
         if verdict.fresh && !verdict.shared {
             conn.pragma_update(None, "application_id", APPLICATION_ID)
                 .map_err(Error::store("stamping the store's application id"))?;
@@ -152,7 +154,7 @@ impl SqliteStore {
         .map_err(Error::store("opening the store"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(Error::store("setting the busy timeout"))?;
-        let version = schema::check_current(&conn, path)?;
+        let version = sqlite_schema::check_current(&conn, path)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(Error::store("setting synchronous"))?;
         Ok(SqliteStore::from_conn(conn, path, version))
@@ -223,7 +225,7 @@ impl SqliteStore {
     pub(crate) fn act_as_operator(
         &mut self,
         id: u64,
-        action: &crate::row::OperatorAction,
+        action: &crate::store_rows::OperatorAction,
         now_unix_nanos: u64,
     ) -> Result<Option<u64>, Error> {
         let context = "acting on a schedule as an operator";
@@ -281,12 +283,12 @@ impl SqliteStore {
                     .map_err(sql)?;
                 notes.collect::<Result<Vec<_>, _>>().map_err(sql)?
             };
-            crate::operator_rules::replay_pending(
+            crate::row_actions::replay_pending(
                 &mut row,
                 pending.into_iter().flatten(),
                 now_unix_nanos,
             );
-            let answer = crate::operator_rules::act_on_row(&mut row, action, now_unix_nanos)?;
+            let answer = crate::row_actions::act_on_row(&mut row, action, now_unix_nanos)?;
             if answer > 0 {
                 tx.execute(
                     "INSERT INTO operator_stops (id, stopped_at, action) VALUES (?1, ?2, ?3)",
@@ -531,7 +533,11 @@ impl Backend for SqliteStore {
 
     /// Never waits for the writer: what it has not written yet is laid over what the file
     /// holds (`history_in_flight`).
-    fn history(&mut self, id: u64, settled: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
+    fn history(
+        &mut self,
+        id: u64,
+        settled: u64,
+    ) -> Result<Vec<crate::store_rows::HistoryRow>, Error> {
         let unwritten = self.history_in_flight.of(id, self.durable_behind());
         let mut rows = read_history(&self.conn, &self.path, id, settled)?;
         history_in_flight::overlay(&mut rows, unwritten);
@@ -594,7 +600,7 @@ pub(crate) fn read_history(
     path: &Path,
     id: u64,
     settled: u64,
-) -> Result<Vec<crate::row::HistoryRow>, Error> {
+) -> Result<Vec<crate::store_rows::HistoryRow>, Error> {
     let read = |e| store_error(path, "reading a schedule's history", e);
     let Some(slots) = codec::history_slots(settled) else {
         return Ok(Vec::new());
@@ -634,8 +640,8 @@ mod tests {
     use std::time::Duration;
 
     use super::{SqliteStore, WriteBehind};
-    use crate::row::{ChangeSet, Durability};
     use crate::store::backend::{Backend, OpenPolicy};
+    use crate::store_rows::{ChangeSet, Durability};
 
     /// docs/schedules.md §11.51: a synced commit behind queued group commits writes them itself
     /// when the writer thread holds nothing, and never waits for that thread. The writer here

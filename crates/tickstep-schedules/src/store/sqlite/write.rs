@@ -3,8 +3,8 @@
 
 use rusqlite::Connection;
 
-use crate::row::ChangeSet;
 use crate::store::codec::{self, CadenceParams, to_sql};
+use crate::store_rows::ChangeSet;
 
 /// Writes `batches` in order in one transaction on `conn`, creations in `namespace`; returns how
 /// many deletes existed. `buf` is scratch space for the running-firings column.

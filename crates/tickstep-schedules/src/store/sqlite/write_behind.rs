@@ -40,8 +40,8 @@ use super::checkpointer::CheckpointWaker;
 use super::integrity::store_error;
 use super::write::write_changes;
 use crate::Error;
-use crate::row::ChangeSet;
 use crate::store::background::yield_cpu_to_the_engine;
+use crate::store_rows::ChangeSet;
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);

@@ -13,12 +13,12 @@ use super::{Calendar, NANOS};
 /// [`Calendar::arrived`] counts them.
 ///
 /// ```
-/// use tickstep_schedules::{Calendar, DstPolicy};
+/// use tickstep_calendar::{Calendar, DstPolicy};
 /// let cal = Calendar::new("@hourly", "UTC", DstPolicy::default())?;
 /// let hour = 3_600_000_000_000;
 /// let a = cal.arrived(hour, 3 * hour + 1, 1_000);
 /// assert_eq!((a.count, a.latest, a.next, a.capped), (3, 3 * hour, Some(4 * hour), false));
-/// # Ok::<(), tickstep_schedules::CalendarError>(())
+/// # Ok::<(), tickstep_calendar::CalendarError>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct PointsArrived {
@@ -40,7 +40,7 @@ impl Calendar {
     /// counted; past the cap `next` is still the first point after `now`.
     ///
     /// ```
-    /// use tickstep_schedules::{Calendar, DstPolicy, FoldPolicy, GapPolicy};
+    /// use tickstep_calendar::{Calendar, DstPolicy, FoldPolicy, GapPolicy};
     /// // 01:30 every day in London, where 2026-10-25 shows 01:00-02:00 twice.
     /// let both = DstPolicy { gap: GapPolicy::Shift, fold: FoldPolicy::Both };
     /// let cal = Calendar::new("30 1 * * *", "Europe/London", both)?;
@@ -50,7 +50,7 @@ impl Calendar {
     /// let a = cal.arrived(first, now, 1_000);
     /// assert_eq!(a.count, 4, "24th, 25th in BST, 25th again in GMT, 26th");
     /// assert_eq!(a.next, Some((1_792_978_200 + 86_400) * s));
-    /// # Ok::<(), tickstep_schedules::CalendarError>(())
+    /// # Ok::<(), tickstep_calendar::CalendarError>(())
     /// ```
     pub fn arrived(&self, point: u64, now: u64, cap: u64) -> PointsArrived {
         let cap = cap.max(1);
@@ -80,7 +80,19 @@ impl Calendar {
     /// calendar that `gap = "skip"` dropped: one per gap, the firing `shift` would have made
     /// there (docs/schedules.md §14.15). 0 under `shift`, and for an expression the policy does
     /// not apply to (docs/schedules.md §14.5). Costs a zone lookup per transition crossed.
-    pub(crate) fn gaps_skipped(&self, after: u64, until: u64) -> u64 {
+    ///
+    /// ```
+    /// use tickstep_calendar::{Calendar, DstPolicy, FoldPolicy, GapPolicy};
+    /// // 02:30 in Paris does not exist on 2026-03-29: the clocks go from 02:00 to 03:00.
+    /// let skip = DstPolicy { gap: GapPolicy::Skip, fold: FoldPolicy::First };
+    /// let cal = Calendar::new("30 2 * * *", "Europe/Paris", skip)?;
+    /// let (sat, mon) = (1_774_656_000 * 1_000_000_000, 1_774_828_800 * 1_000_000_000);
+    /// assert_eq!(cal.gaps_skipped(sat, mon), 1);
+    /// let shift = Calendar::new("30 2 * * *", "Europe/Paris", DstPolicy::default())?;
+    /// assert_eq!(shift.gaps_skipped(sat, mon), 0, "shift fires at 03:00 instead");
+    /// # Ok::<(), tickstep_calendar::CalendarError>(())
+    /// ```
+    pub fn gaps_skipped(&self, after: u64, until: u64) -> u64 {
         if self.policy.gap != super::GapPolicy::Skip || self.spec.every_hour() {
             return 0;
         }

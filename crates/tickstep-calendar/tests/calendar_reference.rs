@@ -14,7 +14,7 @@ use jiff::civil::DateTime;
 use jiff::tz::{AmbiguousOffset, TimeZone};
 use jiff::{SignedDuration, Timestamp};
 use proptest::prelude::*;
-use tickstep_schedules::{Calendar, DstPolicy, FoldPolicy, GapPolicy};
+use tickstep_calendar::{Calendar, DstPolicy, FoldPolicy, GapPolicy};
 
 const ZONES: [&str; 14] = [
     "America/New_York",
@@ -251,7 +251,7 @@ fn check(model: &Model, zone: &str, policy: DstPolicy, start: i64, days: i64) {
     let cal = match Calendar::new(&expr, zone, policy) {
         Ok(cal) => cal,
         // A model with no date in any year (e.g. day 31 only in short months, no weekday).
-        Err(tickstep_schedules::CalendarError::NeverOccurs { .. }) => return,
+        Err(tickstep_calendar::CalendarError::NeverOccurs { .. }) => return,
         Err(e) => panic!("{expr}: {e}"),
     };
     let tz = TimeZone::get(zone).unwrap();

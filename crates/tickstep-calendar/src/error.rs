@@ -10,7 +10,7 @@ use super::MAX_EXPR_LEN;
 /// in the six-field form).
 ///
 /// ```
-/// use tickstep_schedules::CronField;
+/// use tickstep_calendar::CronField;
 /// assert_eq!(CronField::DayOfWeek.to_string(), "day-of-week");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -59,7 +59,7 @@ impl fmt::Display for CronField {
 /// calendar.
 ///
 /// ```
-/// use tickstep_schedules::{Calendar, CalendarError, CronField, DstPolicy};
+/// use tickstep_calendar::{Calendar, CalendarError, CronField, DstPolicy};
 /// let e = Calendar::new("61 * * * *", "UTC", DstPolicy::default()).unwrap_err();
 /// assert!(matches!(e, CalendarError::Field { field: CronField::Minute, .. }));
 /// assert_eq!(

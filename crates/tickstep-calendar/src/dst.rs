@@ -20,7 +20,7 @@ use super::error::shown;
 /// What a wall-clock time inside a gap (skipped by a spring-forward) does.
 ///
 /// ```
-/// use tickstep_schedules::GapPolicy;
+/// use tickstep_calendar::GapPolicy;
 /// assert_eq!("skip".parse::<GapPolicy>().unwrap(), GapPolicy::Skip);
 /// assert_eq!(GapPolicy::default().to_string(), "shift");
 /// ```
@@ -37,7 +37,7 @@ pub enum GapPolicy {
 /// What a wall-clock time inside a fold (shown twice by a fall-back) does.
 ///
 /// ```
-/// use tickstep_schedules::FoldPolicy;
+/// use tickstep_calendar::FoldPolicy;
 /// assert_eq!("both".parse::<FoldPolicy>().unwrap(), FoldPolicy::Both);
 /// assert_eq!(FoldPolicy::default().to_string(), "first");
 /// assert!("twice".parse::<FoldPolicy>().is_err());
@@ -58,7 +58,7 @@ pub enum FoldPolicy {
 /// docs/schedules.md §14.5).
 ///
 /// ```
-/// use tickstep_schedules::{DstPolicy, FoldPolicy, GapPolicy};
+/// use tickstep_calendar::{DstPolicy, FoldPolicy, GapPolicy};
 /// let policy = DstPolicy::default();
 /// assert_eq!((policy.gap, policy.fold), (GapPolicy::Shift, FoldPolicy::First));
 /// ```
@@ -74,7 +74,7 @@ impl GapPolicy {
     /// Its word: `"shift"` or `"skip"`.
     ///
     /// ```
-    /// assert_eq!(tickstep_schedules::GapPolicy::Skip.as_str(), "skip");
+    /// assert_eq!(tickstep_calendar::GapPolicy::Skip.as_str(), "skip");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {
@@ -88,7 +88,7 @@ impl FoldPolicy {
     /// Its word: `"first"`, `"last"` or `"both"`.
     ///
     /// ```
-    /// assert_eq!(tickstep_schedules::FoldPolicy::Last.as_str(), "last");
+    /// assert_eq!(tickstep_calendar::FoldPolicy::Last.as_str(), "last");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {

@@ -1,5 +1,6 @@
 //! One page of a filtered, ordered list of a store's schedules, read in the store
-//! (docs/schedules.md §9.17): the filters, the order and `LIMIT … OFFSET …` are SQL, the page's
+//! (docs/schedules.md §9.17), as [`Inspector::page`](crate::Inspector::page) asks either store
+//! for it: the filters, the order and `LIMIT … OFFSET …` are SQL, the page's
 //! rows are read with only the columns a list shows, and two counts say how many matched and how
 //! many there are. One query builder serves both stores; they differ only in how a JSON column
 //! is looked into, a flag is tested and text is compared (`store::list_sql`).
@@ -11,10 +12,9 @@
 
 use std::fmt::Write as _;
 
-use super::{Inspector, Source, load_error};
 use crate::store::codec::{from_sql, parse_fault, parse_ops, to_sql};
 use crate::store::decode::StoredColumns;
-use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
+use crate::store::list_sql::{Dialect, Param, Reader};
 use crate::{
     Error, Fault, FaultKind, MissedReason, ObjId, ScheduleId, ScheduleKind, ScheduleStatus, Value,
 };
@@ -26,8 +26,8 @@ use crate::{
 /// ```
 pub const MAX_PAGE_SIZE: usize = 1_000;
 
-/// What [`Inspector::page`] selects and in which order (docs/schedules.md §9.17): every filter
-/// given must hold; `None` is no filter.
+/// What [`Inspector::page`](crate::Inspector::page) selects and in which order
+/// (docs/schedules.md §9.17): every filter given must hold; `None` is no filter.
 ///
 /// ```
 /// use tickstep_schedules::{ListOrder, ListQuery, ScheduleKind};
@@ -302,106 +302,10 @@ impl Conditions {
         }
     }
 }
-impl Inspector {
-    /// One page of the schedules `query` selects, in its order, with how many matched and how
-    /// many there are (docs/schedules.md §9.17): the filters, the order and the page's
-    /// `LIMIT … OFFSET …` run in the store, which reads only the columns a list shows, so a page
-    /// of a large store costs about one pass of the database over its rows and the decoding of
-    /// the page's rows alone (a text search also reads the matching rows' verb, arguments,
-    /// owner and key). Within the inspector's namespace ([`Inspector::in_namespace`]).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidArg`] for a page of 0 or a page size outside 1 to [`MAX_PAGE_SIZE`],
-    /// naming the value; as [`Inspector::list`] otherwise.
-    ///
-    /// ```
-    /// # use tickstep_schedules::kernel::clock::ManualClock;
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// use tickstep_schedules::{Inspector, ListOrder, ListQuery, Options, Schedules, ScheduleKind};
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let path = dir.path().join("s.db");
-    /// # let world = TestWorld::new();
-    /// # let wiz = world.add_wizard();
-    /// # world.add_verb(wiz, "v");
-    /// let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(), Default::default()).unwrap();
-    /// let mut txn = engine.begin(wiz);
-    /// for n in 1..=5 {
-    ///     txn.schedule_every(wiz, "v", f64::from(n), vec![], Options::new()).unwrap();
-    /// }
-    /// txn.schedule_cron(wiz, "v", "0 3 * * *", "UTC", vec![], Options::new()).unwrap();
-    /// txn.commit().unwrap();
-    ///
-    /// let inspector = Inspector::open(&path).unwrap();
-    /// let query = ListQuery { kind: Some(ScheduleKind::Every), order: ListOrder::Next, page: 2, ..ListQuery::new(2) };
-    /// let page = inspector.page(&query).unwrap();
-    /// assert_eq!((page.matched, page.total, page.pages()), (5, 6, 3));
-    /// let intervals: Vec<u64> = page.rows.iter().map(|r| r.interval_ns / 1_000_000_000).collect();
-    /// assert_eq!(intervals, [3, 4], "the second page of the soonest due");
-    /// assert!(inspector.page(&ListQuery { page: 0, ..ListQuery::new(2) }).is_err());
-    /// ```
-    pub fn page(&self, query: &ListQuery) -> Result<ListPage, Error> {
-        if query.page == 0 {
-            return Err(Error::invalid(
-                query.page,
-                "a list's page counts from 1 (docs/schedules.md §9.17)",
-            ));
-        }
-        if !(1..=MAX_PAGE_SIZE).contains(&query.page_size) {
-            return Err(Error::invalid(
-                query.page_size,
-                format!("a list's page holds 1 to {MAX_PAGE_SIZE} rows (docs/schedules.md §9.17)"),
-            ));
-        }
-        let namespace = self.namespace_param().map(str::to_owned);
-        match &self.source {
-            Source::Sqlite {
-                conn,
-                path,
-                version,
-            } => {
-                let reader = SqliteReader { conn, path };
-                read_page(&reader, Dialect::sqlite(*version), namespace, query)
-            }
-            #[cfg(feature = "postgres")]
-            Source::Postgres(pg) => read_page(&**pg, pg.dialect(), namespace, query),
-        }
-    }
-}
-
-struct SqliteReader<'a> {
-    conn: &'a rusqlite::Connection,
-    path: &'a std::path::Path,
-}
-
-impl Reader for SqliteReader<'_> {
-    type RowError = rusqlite::Error;
-
-    fn each(
-        &self,
-        sql: &str,
-        params: &[Param],
-        each: &mut EachRow<'_, rusqlite::Error>,
-    ) -> Result<(), Error> {
-        let mut run = || -> rusqlite::Result<()> {
-            let mut stmt = self.conn.prepare(sql)?;
-            let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
-            while let Some(row) = rows.next()? {
-                each(row)?;
-            }
-            Ok(())
-        };
-        run().map_err(load_error(self.path))
-    }
-
-    fn execute(&self, sql: &str) -> Result<(), Error> {
-        self.conn.execute_batch(sql).map_err(load_error(self.path))
-    }
-}
 
 /// The page `query` asks for, read through `reader` in `dialect`, within `namespace` (`None`:
 /// every one), in one read transaction: the counts and the rows are of one snapshot.
-pub(super) fn read_page<R: Reader + ?Sized>(
+pub(crate) fn read_page<R: Reader + ?Sized>(
     reader: &R,
     dialect: Dialect,
     namespace: Option<String>,

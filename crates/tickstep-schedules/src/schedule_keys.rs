@@ -5,7 +5,7 @@
 //! the engine's entries, so the engine and both stores judge keys by the same code.
 
 use crate::Error;
-use crate::row::ScheduleRow;
+use crate::store_rows::ScheduleRow;
 
 /// The longest schedule key, in bytes (docs/schedules.md §5.12).
 ///

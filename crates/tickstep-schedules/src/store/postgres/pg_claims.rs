@@ -23,12 +23,12 @@ use std::time::{Duration, Instant};
 use postgres::types::ToSql;
 
 use super::cluster_log;
-use super::codec;
 use super::database_error;
-use super::worker::Worker;
+use super::pg_codec;
+use super::store_thread::Worker;
 use crate::Error;
-use crate::row::ClaimedRow;
 use crate::store::codec::to_sql;
+use crate::store_rows::ClaimedRow;
 
 /// Rows per claim statement after open.
 pub(super) const CLAIM_BATCH: i64 = 1024;
@@ -165,13 +165,13 @@ impl Worker {
         let mut claimed = Vec::with_capacity(rows.len());
         for row in &rows {
             let fence: i64 = row
-                .try_get(codec::FENCE_COLUMN)
+                .try_get(pg_codec::FENCE_COLUMN)
                 .map_err(database_error(context))?;
             let was: Option<i64> = row
-                .try_get(codec::PREVIOUS_HOLDER_COLUMN)
+                .try_get(pg_codec::PREVIOUS_HOLDER_COLUMN)
                 .map_err(database_error(context))?;
             let decoded =
-                codec::decode(row).map_err(|source| Error::Database { context, source })?;
+                pg_codec::decode(row).map_err(|source| Error::Database { context, source })?;
             self.fences.insert(decoded.id, fence);
             claimed.push(ClaimedRow {
                 row: decoded,

@@ -1,5 +1,5 @@
-//! The operator's view of a `PostgreSQL` store (docs/schedules.md §11.24): what
-//! [`Inspector`](crate::Inspector) does for a `postgres://` URL.
+//! The operator's view of a `PostgreSQL` store (docs/schedules.md §11.24, §13.74): what
+//! [`Inspector`](crate::Inspector) reads through for a `postgres://` URL.
 //!
 //! The inspector never creates or migrates anything: it checks the schema the way the store does
 //! (refusing a database without tickstep's tables as [`Error::NotAStore`] and a newer one as
@@ -12,13 +12,15 @@ use std::path::PathBuf;
 use postgres::Client;
 
 use super::stops;
-use super::{codec, connect, database_error, redacted, schema};
+use super::{connect, database_error, pg_codec, pg_schema, redacted};
 use crate::Error;
-use crate::row::ScheduleRow;
 use crate::store::cluster::{Cluster, ClusterNode};
 use crate::store::cluster_history::{ClusterEvent, ClusterEventKind, ClusterHistory};
 use crate::store::codec::{from_sql, to_sql};
+use crate::store::list_page::{ListPage, ListQuery, read_page};
 use crate::store::list_sql::{Dialect, EachRow, Param, Reader};
+use crate::store::read_backend::ReadBackend;
+use crate::store_rows::ScheduleRow;
 
 /// A read-only connection to a `PostgreSQL` store.
 pub(crate) struct PgInspector {
@@ -43,12 +45,12 @@ impl std::fmt::Debug for PgInspector {
 /// Connects to `url` and checks that it holds a store of a schema this build reads; the version.
 fn open_checked(url: &str) -> Result<(Client, i64), Error> {
     let mut client = connect(url)?;
-    let version = schema::check_current(&mut client).map_err(|e| match e {
-        schema::CheckError::NotAStore(detail) => Error::NotAStore {
+    let version = pg_schema::check_current(&mut client).map_err(|e| match e {
+        pg_schema::CheckError::NotAStore(detail) => Error::NotAStore {
             path: PathBuf::from(redacted(url)),
             detail,
         },
-        schema::CheckError::Other(e) => e,
+        pg_schema::CheckError::Other(e) => e,
     })?;
     Ok((client, version))
 }
@@ -60,13 +62,14 @@ impl PgInspector {
         client
             .batch_execute("SET default_transaction_read_only = on")
             .map_err(database_error("making the inspector's session read-only"))?;
-        let namespace = crate::store::codec::namespace_column(version, schema::NAMESPACES_VERSION);
+        let namespace =
+            crate::store::codec::namespace_column(version, pg_schema::NAMESPACES_VERSION);
         Ok(PgInspector {
             client: RefCell::new(client),
             select: format!(
                 "SELECT {}, {namespace} FROM tickstep_schedules \
                  WHERE ($1::text IS NULL OR {namespace} = $1)",
-                codec::columns_of(version)
+                pg_codec::columns_of(version)
             ),
             keyed: version >= 5,
             version,
@@ -88,7 +91,7 @@ impl PgInspector {
         rows.iter()
             .map(|row| {
                 let decoded =
-                    codec::decode(row).map_err(|source| Error::Database { context, source })?;
+                    pg_codec::decode(row).map_err(|source| Error::Database { context, source })?;
                 let namespace: String = row
                     .try_get(crate::store::codec::COLUMN_COUNT)
                     .map_err(database_error(context))?;
@@ -97,16 +100,25 @@ impl PgInspector {
             .collect()
     }
 
+    /// How the page's SQL is spelt for this database (docs/schedules.md §9.17).
+    fn dialect(&self) -> Dialect {
+        Dialect::postgres(self.version, pg_schema::NAMESPACES_VERSION)
+    }
+
+    /// The namespace column as this database's schema has it (`''` before namespaces).
+    fn namespace_column(&self) -> &'static str {
+        crate::store::codec::namespace_column(self.version, pg_schema::NAMESPACES_VERSION)
+    }
+}
+
+impl ReadBackend for PgInspector {
     /// Every row of `namespace` (`None`: of every namespace), by id.
-    pub(crate) fn list(
-        &self,
-        namespace: Option<&str>,
-    ) -> Result<Vec<(ScheduleRow, String)>, Error> {
+    fn list(&self, namespace: Option<&str>) -> Result<Vec<(ScheduleRow, String)>, Error> {
         self.rows(&format!("{} ORDER BY id", self.select), &[&namespace])
     }
 
     /// Row `id`, if held in `namespace` (`None`: in any).
-    pub(crate) fn get(
+    fn get(
         &self,
         id: u64,
         namespace: Option<&str>,
@@ -120,7 +132,7 @@ impl PgInspector {
 
     /// The rows keyed `key` (one per owner and namespace at most), by id; none before schema
     /// version 5.
-    pub(crate) fn find_key(
+    fn find_key(
         &self,
         key: &str,
         namespace: Option<&str>,
@@ -134,29 +146,24 @@ impl PgInspector {
         )
     }
 
-    /// How the page's SQL is spelt for this database (docs/schedules.md §9.17).
-    pub(crate) fn dialect(&self) -> Dialect {
-        Dialect::postgres(self.version, schema::NAMESPACES_VERSION)
-    }
-
-    /// Every id, by id.
-    pub(crate) fn history(&self, id: u64) -> Result<Vec<crate::row::HistoryRow>, Error> {
+    /// Schedule `id`'s history, newest first; none before schema version 7.
+    fn history(&self, id: u64) -> Result<Vec<crate::store_rows::HistoryRow>, Error> {
         if self.version < 7 {
             return Ok(Vec::new());
         }
-        super::worker::read_history(&mut self.client.borrow_mut(), id, self.version)
+        super::history_read::read_history(&mut self.client.borrow_mut(), id, self.version)
     }
 
     /// The nodes and what each holds (docs/schedules.md §11.43), in database time; at most
     /// `shown` ids per node.
-    pub(crate) fn cluster(&self, shown: usize) -> Result<Cluster, Error> {
+    fn cluster(&self, shown: usize) -> Result<Option<Cluster>, Error> {
         if self.version < 3 {
             // Before claims every row is the one engine's: no nodes, nothing held.
-            return Ok(Cluster::default());
+            return Ok(Some(Cluster::default()));
         }
         let context = "reading the nodes and their claims";
         let mut client = self.client.borrow_mut();
-        let node_namespace = if self.version >= schema::NAMESPACES_VERSION {
+        let node_namespace = if self.version >= pg_schema::NAMESPACES_VERSION {
             "n.namespace"
         } else {
             "CAST(NULL AS TEXT)"
@@ -185,7 +192,7 @@ impl PgInspector {
                 &[],
             )
             .map_err(database_error(context))?;
-        Ok(Cluster {
+        Ok(Some(Cluster {
             nodes: nodes
                 .iter()
                 .map(|row| ClusterNode {
@@ -203,21 +210,21 @@ impl PgInspector {
                 })
                 .collect(),
             unheld: from_sql(unheld.get(0)),
-        })
+        }))
     }
 
     /// The cluster's events of the last `window` by the database's clock, oldest first: at most
     /// `rows`, the newest (docs/schedules.md §11.50); none, not kept, before schema version 15.
-    pub(crate) fn cluster_history(
+    fn cluster_history(
         &self,
         window: std::time::Duration,
         rows: usize,
-    ) -> Result<ClusterHistory, Error> {
-        if self.version < schema::CLUSTER_HISTORY_VERSION {
-            return Ok(ClusterHistory {
+    ) -> Result<Option<ClusterHistory>, Error> {
+        if self.version < pg_schema::CLUSTER_HISTORY_VERSION {
+            return Ok(Some(ClusterHistory {
                 kept: false,
                 ..ClusterHistory::default()
-            });
+            }));
         }
         let context = "reading the cluster's history";
         let window = i64::try_from(window.as_nanos()).unwrap_or(i64::MAX);
@@ -271,20 +278,15 @@ impl PgInspector {
             })
             .collect::<Result<Vec<_>, Error>>()?;
         events.reverse();
-        Ok(ClusterHistory {
+        Ok(Some(ClusterHistory {
             events,
             truncated,
             kept: true,
-        })
-    }
-
-    /// The namespace column as this database's schema has it (`''` before namespaces).
-    fn namespace_column(&self) -> &'static str {
-        crate::store::codec::namespace_column(self.version, schema::NAMESPACES_VERSION)
+        }))
     }
 
     /// Every id of `namespace` (`None`: of every namespace), by id.
-    pub(crate) fn ids(&self, namespace: Option<&str>) -> Result<Vec<u64>, Error> {
+    fn ids(&self, namespace: Option<&str>) -> Result<Vec<u64>, Error> {
         let column = self.namespace_column();
         let rows = self
             .client
@@ -302,7 +304,7 @@ impl PgInspector {
 
     /// How many schedules each namespace holds, by name (docs/schedules.md §15.5); one unnamed
     /// (`""`) namespace for a database from before namespaces.
-    pub(crate) fn namespaces(&self) -> Result<Vec<(String, u64)>, Error> {
+    fn namespaces(&self) -> Result<Vec<(String, u64)>, Error> {
         let column = self.namespace_column();
         let rows = self
             .client
@@ -320,6 +322,10 @@ impl PgInspector {
             .map(|r| (r.get(0), from_sql(r.get(1))))
             .collect())
     }
+
+    fn page(&self, namespace: Option<String>, query: &ListQuery) -> Result<ListPage, Error> {
+        read_page(self, self.dialect(), namespace, query)
+    }
 }
 
 /// An operator's stop of `id` in the store at `url`: the row deleted, a note left and engines
@@ -327,7 +333,7 @@ impl PgInspector {
 pub(crate) fn act(
     url: &str,
     id: u64,
-    action: &crate::row::OperatorAction,
+    action: &crate::store_rows::OperatorAction,
     now_unix_nanos: u64,
 ) -> Result<Option<u64>, Error> {
     let (mut client, version) = open_checked(url)?;

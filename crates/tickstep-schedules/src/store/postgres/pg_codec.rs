@@ -13,13 +13,13 @@ use std::sync::OnceLock;
 use postgres::Row;
 use postgres::types::{ToSql, Type};
 
-use crate::row::{Cadence, HistoryRow, ScheduleRow};
 use crate::store::codec::{
     COLUMNS, COLUMNS_WITHOUT_CALENDAR, COLUMNS_WITHOUT_KEY, COLUMNS_WITHOUT_LIMITS,
     COLUMNS_WITHOUT_OPS, COLUMNS_WITHOUT_POLICIES, calendar_dst, calendar_expr, calendar_zone,
     fault_json, json, outcome_word, running_json, schedule_name, to_sql,
 };
 use crate::store::decode::StoredColumns;
+use crate::store_rows::{Cadence, HistoryRow, ScheduleRow};
 
 /// The `SELECT` that reads rows of a store of the current schema, columns as [`decode`] reads
 /// them.

@@ -1,7 +1,7 @@
 //! Catch-up counts of a calendar (docs/schedules.md §14.10): the real points between a missed
 //! point and now, counted across DST changes, never the wall-clock ones.
 
-use tickstep_schedules::{Calendar, DstPolicy, FoldPolicy, GapPolicy, PointsArrived};
+use tickstep_calendar::{Calendar, DstPolicy, FoldPolicy, GapPolicy, PointsArrived};
 
 const S: u64 = 1_000_000_000;
 

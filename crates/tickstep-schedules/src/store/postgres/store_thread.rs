@@ -15,7 +15,7 @@
 //! back, then stops.
 //!
 //! Between requests, every third of the lease, the thread renews the node's lease and claims
-//! what is claimable ([`claims`](super::claims)); writes are fenced with the fences it keeps.
+//! what is claimable ([`pg_claims`](super::pg_claims)); writes are fenced with the fences it keeps.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::RangeInclusive;
@@ -25,16 +25,18 @@ use std::time::{Duration, Instant};
 
 use postgres::Client;
 
+use super::batch_writes::{Held, insert_rows, record_history, update_cadences};
 use super::claim_marks::ClaimMarks;
-use super::codec::{self, CadenceColumns};
 use super::database_error;
-use super::history_ring::{self, Folded};
+use super::history_read::read_history;
+use super::history_ring::Folded;
 use super::mailbox::Mailbox;
+use super::pg_codec::{self, CadenceColumns};
 use super::stops::StopWatch;
 use crate::Error;
-use crate::row::{ChangeSet, ClaimedRow, HistoryRow, ScheduleRow};
 use crate::store::answer::Answer;
 use crate::store::codec::{from_sql, to_sql};
+use crate::store_rows::{ChangeSet, ClaimedRow, HistoryRow, ScheduleRow};
 
 /// Rows per message while loading.
 const LOAD_CHUNK: usize = 1024;
@@ -84,7 +86,7 @@ pub(super) enum Request {
         reply: Sender<Result<Option<ScheduleRow>, Error>>,
     },
     /// Read every operator note that carries an action (docs/schedules.md §9.12).
-    Actions(Sender<Result<Vec<crate::row::OperatorNote>, Error>>),
+    Actions(Sender<Result<Vec<crate::store_rows::OperatorNote>, Error>>),
     /// Read one schedule's history as the database holds it, ahead of the queued writes: the
     /// engine lays their records over the answer (docs/schedules.md §9.11).
     History {
@@ -432,11 +434,11 @@ impl Worker {
                         }
                     }
                     let n = tx
-                        .execute(codec::DELETE_FENCED, &[&ids, &fences, &node])
+                        .execute(pg_codec::DELETE_FENCED, &[&ids, &fences, &node])
                         .map_err(database_error(context))?;
                     if usize::try_from(n).unwrap_or(usize::MAX) < ids.len() {
                         for row in tx
-                            .query(codec::TAKEN_OVER, &[&ids, &fences, &node])
+                            .query(pg_codec::TAKEN_OVER, &[&ids, &fences, &node])
                             .map_err(database_error(context))?
                         {
                             refused.push(from_sql(row.get(0)));
@@ -448,15 +450,15 @@ impl Worker {
                     // (docs/schedules.md §11.21, §11.30); this engine has dropped its own already.
                     let ids: Vec<i64> = changes.deletes.iter().map(|&id| to_sql(id)).collect();
                     let deleted: Vec<i64> = tx
-                        .query(codec::DELETE, &[&ids])
+                        .query(pg_codec::DELETE, &[&ids])
                         .map_err(database_error(context))?
                         .iter()
                         .map(|r| r.get(0))
                         .collect();
                     if !deleted.is_empty() {
-                        tx.execute(codec::NOTE_STOPS, &[&deleted, &to_sql(unix_now())])
+                        tx.execute(pg_codec::NOTE_STOPS, &[&deleted, &to_sql(unix_now())])
                             .map_err(database_error(context))?;
-                        tx.execute(codec::NOTIFY_STOPS, &[&deleted])
+                        tx.execute(pg_codec::NOTIFY_STOPS, &[&deleted])
                             .map_err(database_error(context))?;
                     }
                     u64::try_from(deleted.len()).unwrap_or(u64::MAX)
@@ -565,13 +567,13 @@ impl Worker {
                 .map_err(database_error(context))?
             {
                 let decoded =
-                    codec::decode(&row).map_err(|source| Error::Database { context, source })?;
+                    pg_codec::decode(&row).map_err(|source| Error::Database { context, source })?;
                 let fence: i64 = row
-                    .try_get(codec::FENCE_COLUMN)
+                    .try_get(pg_codec::FENCE_COLUMN)
                     .map_err(database_error(context))?;
                 self.fences.insert(decoded.id, fence);
                 let was: Option<i64> = row
-                    .try_get(codec::PREVIOUS_HOLDER_COLUMN)
+                    .try_get(pg_codec::PREVIOUS_HOLDER_COLUMN)
                     .map_err(database_error(context))?;
                 // A resumed node's own rows are its own (docs/schedules.md §11.49).
                 let other = was.filter(|node| *node != self.node);
@@ -609,7 +611,7 @@ impl Worker {
     /// Schedule `id`'s history as the database holds it now, newest first.
     fn history(&mut self, id: u64) -> Result<Vec<HistoryRow>, Error> {
         self.reconnect_if_closed()?;
-        read_history(&mut self.client, id, super::schema::CURRENT_VERSION)
+        read_history(&mut self.client, id, super::pg_schema::CURRENT_VERSION)
     }
 
     /// Schedule `id`'s row as the database holds it now.
@@ -639,13 +641,13 @@ impl Worker {
             .query_opt(
                 &format!(
                     "{} WHERE ({condition}) AND namespace = ${}",
-                    codec::select_all(),
+                    pg_codec::select_all(),
                     all.len()
                 ),
                 &all,
             )
             .map_err(database_error(context))?;
-        row.map(|r| codec::decode(&r).map_err(|source| Error::Database { context, source }))
+        row.map(|r| pg_codec::decode(&r).map_err(|source| Error::Database { context, source }))
             .transpose()
     }
 
@@ -701,225 +703,4 @@ fn connection_lost(e: &Error) -> bool {
             let code = code.code();
             code.starts_with("08") || code.starts_with("57P")
         })
-}
-
-/// What a node holds, for its fenced writes: each row's fence, the rows it stopped itself, its id.
-struct Held<'a> {
-    fences: &'a HashMap<u64, i64>,
-    stopped_here: &'a HashSet<u64>,
-    node: i64,
-}
-
-/// Writes a batch's cadence updates in one statement, each carrying the history record that
-/// rides in it (`folded`, docs/schedules.md §9.11), fenced; adds the rows another node took over
-/// to `refused`, and those found deleted by someone else to `gone` (docs/schedules.md §11.55).
-fn update_cadences(
-    tx: &mut postgres::Transaction<'_>,
-    columns: &mut CadenceColumns,
-    held: &Held<'_>,
-    changes: &ChangeSet,
-    folded: &mut Folded<'_>,
-    (refused, gone): (&mut Vec<u64>, &mut Vec<u64>),
-) -> Result<(), Error> {
-    let context = "writing schedules";
-    if changes.updates.is_empty() {
-        return Ok(());
-    }
-    columns.clear();
-    for (id, cadence) in &changes.updates {
-        match held.fences.get(id) {
-            Some(&fence) => columns.push(*id, fence, cadence, folded.take(*id)),
-            None if held.stopped_here.contains(id) => {}
-            None => refused.push(*id), // taken over before: refused unwritten
-        }
-    }
-    if columns.len() == 0 {
-        return Ok(());
-    }
-    let updated: HashSet<i64> = tx
-        .query(codec::UPDATE_CADENCE, &columns.params(&held.node))
-        .map_err(database_error(context))?
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
-    if updated.len() < columns.len() {
-        let (ids, fences) = columns.ids_and_fences();
-        let taken: HashSet<i64> = tx
-            .query(codec::TAKEN_OVER, &[ids, fences, &held.node])
-            .map_err(database_error(context))?
-            .iter()
-            .map(|row| row.get(0))
-            .collect();
-        // The rest matched nothing because their rows are gone: stopped, or retired by a node
-        // that took them over. The firings these updates carry must not start
-        // (docs/schedules.md §11.55).
-        for &id in ids.iter().filter(|id| !updated.contains(id)) {
-            if taken.contains(&id) {
-                refused.push(from_sql(id));
-            } else {
-                gone.push(from_sql(id));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Inserts `rows`, held by this node (`node`) in its namespace, in statements of at most
-/// [`codec::INSERT_CHUNK`] rows each (docs/schedules.md §11.52), and notes each row's fence in
-/// `fences`. A refused row (a key another row holds, docs/schedules.md §5.18) fails its statement
-/// and so the transaction: nothing of it is applied.
-fn insert_rows(
-    tx: &mut postgres::Transaction<'_>,
-    rows: &[ScheduleRow],
-    (node, namespace): (i64, &str),
-    fences: &mut HashMap<u64, i64>,
-) -> Result<(), Error> {
-    let context = "writing schedules";
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let stmt = tx
-        .prepare(codec::insert_sql())
-        .map_err(database_error(context))?;
-    let mut rest = rows.iter().peekable();
-    while rest.peek().is_some() {
-        let mut chunk = codec::InsertColumns::default();
-        while chunk.len() < codec::INSERT_CHUNK
-            && let Some(row) = rest.peek()
-            && chunk.push(row)
-        {
-            rest.next();
-        }
-        for row in tx
-            .query(&stmt, &chunk.params(&node, &namespace))
-            .map_err(database_error(context))?
-        {
-            fences.insert(from_sql(row.get(0)), row.get(1));
-        }
-    }
-    Ok(())
-}
-
-/// Writes what a batch's history needs beyond the records that rode in its cadence update
-/// (docs/schedules.md §9.11): the records that did not (`alone`: a one-shot's last firing, whose
-/// row retires, or a second firing of a schedule settled before the commit), spliced into their
-/// rings fenced as cadence updates (the node's `fences` and id), and the faulted records of
-/// `history` whole, one statement. A record of a row the batch deletes (`deleted`) is not
-/// written: its ring goes with the row (docs/schedules.md §11.53). The others are spliced in
-/// rounds, one statement each: a schedule's first record in the first round, its second in the
-/// second, and so on, so a statement touches a row once and the newest record of a slot wins.
-fn record_history(
-    tx: &mut postgres::Transaction<'_>,
-    (fences, node): (&HashMap<u64, i64>, i64),
-    (alone, deleted): (&[&HistoryRow], &[u64]),
-    history: &[HistoryRow],
-) -> Result<(), Error> {
-    let context = "recording firing histories";
-    let deleted: HashSet<u64> = if alone.is_empty() {
-        HashSet::new()
-    } else {
-        deleted.iter().copied().collect()
-    };
-    // The round of each schedule's next record.
-    let mut round_of: HashMap<u64, usize> = HashMap::new();
-    let mut rounds: Vec<codec::SpliceColumns> = Vec::new();
-    for h in alone.iter().filter(|h| !deleted.contains(&h.schedule)) {
-        let Some(&fence) = fences.get(&h.schedule) else {
-            continue;
-        };
-        let round = round_of.entry(h.schedule).or_insert(0);
-        if rounds.len() <= *round {
-            rounds.push(codec::SpliceColumns::default());
-        }
-        rounds[*round].push(h, fence);
-        *round += 1;
-    }
-    for round in &rounds {
-        tx.execute(codec::SPLICE_HISTORY, &round.params(&node))
-            .map_err(database_error(context))?;
-    }
-    let faulted: Vec<HistoryRow> = history_ring::faulted(history).cloned().collect();
-    if !faulted.is_empty() {
-        let columns = codec::HistoryColumns::of(&faulted);
-        tx.execute(codec::RECORD_HISTORY, &columns.params())
-            .map_err(database_error(context))?;
-    }
-    Ok(())
-}
-
-/// Schedule `id`'s history in the database behind `client`, of schema `version`, newest first
-/// (docs/schedules.md §9.11): from the row's ring and the faulted records' rows (version 10 on),
-/// or from a row per record (versions 7 to 9). A record that does not decode is refused naming
-/// it.
-pub(super) fn read_history(
-    client: &mut postgres::Client,
-    id: u64,
-    version: i64,
-) -> Result<Vec<HistoryRow>, Error> {
-    let context = "reading a schedule's history";
-    if version < 10 {
-        return read_history_rows(client, id);
-    }
-    let bad = |what: String| Error::Database {
-        context,
-        source: what.into(),
-    };
-    let ring: Option<Vec<u8>> = client
-        .query_opt(codec::SELECT_RING, &[&to_sql(id)])
-        .map_err(database_error(context))?
-        .and_then(|r| r.get(0));
-    let Some(ring) = ring else {
-        return Ok(Vec::new());
-    };
-    let ring = history_ring::decode(&ring)
-        .ok_or_else(|| bad(format!("schedule {id}: its history column is not a ring")))?;
-    let mut faults = std::collections::HashMap::new();
-    if ring.iter().any(|r| r.faulted) {
-        for r in client
-            .query(codec::SELECT_FAULTS, &[&to_sql(id)])
-            .map_err(database_error(context))?
-        {
-            let text: String = r.get(2);
-            let fault = crate::store::codec::parse_fault(&text).ok_or_else(|| {
-                bad(format!(
-                    "schedule {id}: bad fault in tickstep_firing_history row: {:?}",
-                    crate::limits::excerpt(&text)
-                ))
-            })?;
-            if let Ok(slot) = u32::try_from(r.get::<_, i32>(0)) {
-                faults.insert(slot, (from_sql(r.get(1)), fault));
-            }
-        }
-    }
-    history_ring::merge(id, ring, &faults).ok_or_else(|| {
-        bad(format!(
-            "schedule {id}: a faulted firing's fault is missing"
-        ))
-    })
-}
-
-/// [`read_history`] of a database of schema version 7 to 9: a row per record.
-fn read_history_rows(client: &mut postgres::Client, id: u64) -> Result<Vec<HistoryRow>, Error> {
-    let context = "reading a schedule's history";
-    let rows = client
-        .query(codec::SELECT_HISTORY, &[&to_sql(id)])
-        .map_err(database_error(context))?;
-    rows.iter()
-        .map(|r| {
-            let fault: Option<String> = r.get(4);
-            crate::store::codec::history_row(
-                id,
-                (i64::from(r.get::<_, i32>(0)), r.get(1), r.get(2), r.get(3)),
-                fault.as_deref(),
-            )
-            .ok_or_else(|| Error::Database {
-                context,
-                source: format!(
-                    "schedule {id}: bad fault in tickstep_firing_history row: {:?}",
-                    crate::limits::excerpt(fault.as_deref().unwrap_or(""))
-                )
-                .into(),
-            })
-        })
-        .collect()
 }

@@ -7,7 +7,7 @@
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-use tickstep_schedules::{Calendar, DstPolicy, FoldPolicy, GapPolicy};
+use tickstep_calendar::{Calendar, DstPolicy, FoldPolicy, GapPolicy};
 
 const NANOS: u64 = 1_000_000_000;
 

@@ -3,10 +3,10 @@
 //! a stored row. The engine checks its calls with them, and an operator acting on a store from
 //! outside any engine (the `Inspector`) checks the stored row with the same code.
 
-use crate::cadence_points::Step;
+use crate::fire_times::Step;
 use crate::info::unix_seconds;
 use crate::options::MAX_CATCHUP_FIRINGS;
-use crate::row::{OperatorAction, OpsRow, PausedRow, ScheduleRow};
+use crate::store_rows::{OperatorAction, OpsRow, PausedRow, ScheduleRow};
 use crate::{Error, ObjId, ScheduleId, Value};
 
 /// Who pauses a schedule from outside the engine (`tickstep schedules pause`): the store's
@@ -162,7 +162,7 @@ pub(crate) fn act_on_row(
 /// changes nothing.
 pub(crate) fn replay_pending(
     row: &mut ScheduleRow,
-    pending: impl IntoIterator<Item = crate::row::OperatorNote>,
+    pending: impl IntoIterator<Item = crate::store_rows::OperatorNote>,
     now: u64,
 ) {
     for note in pending {

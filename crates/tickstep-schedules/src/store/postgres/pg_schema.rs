@@ -222,7 +222,7 @@ const MIGRATIONS: [(i64, &str, &str); 15] = [
     (
         14,
         "points missed by reason, in the operator state",
-        crate::store::sqlite::schema::MISSED_BY_REASON,
+        crate::store::sqlite::sqlite_schema::MISSED_BY_REASON,
     ),
     (
         15,
@@ -315,7 +315,7 @@ const OPERATOR_STOPS: &str = "
 /// record itself (docs/schedules.md §13.53). One statement-level trigger deletes the history of
 /// every schedule row a statement deletes, whoever deletes it (as the `SQLite` store's trigger
 /// does); the write takes a key-share lock on the live rows instead of the check
-/// ([`super::codec::RECORD_HISTORY`]). A fill factor leaves room for the ring's in-place
+/// ([`super::pg_codec::RECORD_HISTORY`]). A fill factor leaves room for the ring's in-place
 /// rewrites, as version 2 does for the cadence.
 const HISTORY_WITHOUT_FOREIGN_KEY: &str = "
     ALTER TABLE tickstep_firing_history
