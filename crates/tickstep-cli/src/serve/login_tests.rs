@@ -42,8 +42,8 @@ use tokio_tungstenite::tungstenite::{self, Message, protocol::Role};
 use super::session::{GREETING, LOGIN_HELP, Limits, NAME_PROMPT, serve_wire};
 use crate::serve::limits::address_key;
 use crate::serve::registry::Registry;
+use crate::serve::server::Server;
 use crate::serve::wire::Input;
-use crate::serve::world::Server;
 use crate::serve::ws::{self, Framing};
 use crate::serve::{ServeArgs, accounts, start};
 

@@ -23,7 +23,10 @@
 //! * [`limits`]: fair use — token buckets per player, per address and for the world;
 //! * [`text`]: one player's text made safe for another's screen;
 //! * [`store_watch`]: the store file watched for deletion, replacement, loss of write access;
-//! * [`world`]: who is online, the verbs schedules run, what each command does;
+//! * [`server`]: the world's state in owned parts, and the one dispatcher of every command
+//!   (docs/serve.md §4.10): [`schedule_commands`] (the schedule commands and the quota),
+//!   [`presence`] (who is known and online, and their mail), [`fair_use`] (the buckets),
+//!   [`firing`] (what the world's verbs do when a schedule fires), [`server_stats`] (`stats`);
 //! * [`bell`]: the bell mechanism and its on-demand command cycle;
 //! * [`frame_times`]: the frames' step times, on the wall clock and in CPU time (`stats`);
 //! * [`registry`]: names → durable ids, and the offline mailbox, beside the store.
@@ -68,11 +71,13 @@ mod principals;
 mod protocol;
 mod quota;
 pub(crate) mod registry;
+mod schedule_commands;
+mod server;
+mod server_stats;
 mod session;
 mod store_watch;
 mod telnet;
 mod wire;
-mod world;
 mod ws;
 
 use std::net::SocketAddr;
@@ -93,8 +98,8 @@ use fair_use::FairUse;
 use limits::Rate;
 use principals::{Principals, ServeWorld};
 use registry::Registry;
+use server::Server;
 use session::Limits;
-use world::Server;
 
 /// Arguments of `tickstep serve`.
 #[derive(Args, Debug)]
@@ -326,18 +331,19 @@ async fn run_server(
     let listener_task = announcements
         .map(|events| tokio::task::spawn_local(follow_other_nodes(events, Rc::downgrade(&server))));
     server
+        .stats
         .frames
         .set_period(driver.runtime().frame_loop().period());
     let starter = Rc::downgrade(&server);
     driver.before_frame(move |_| {
         if let Some(server) = starter.upgrade() {
-            server.frames.step_starts();
+            server.stats.frames.step_starts();
         }
     });
     let recorder = Rc::downgrade(&server);
     driver.on_frame(move |rt| {
         if let Some(server) = recorder.upgrade() {
-            server.frames.record(rt.frame_loop().heartbeat_time());
+            server.stats.frames.record(rt.frame_loop().heartbeat_time());
             server.presence.between_frames();
         }
     });
@@ -369,7 +375,7 @@ async fn run_server(
         task.abort();
     }
     server.presence.close().await;
-    let trouble = server.store_trouble();
+    let trouble = server.schedules.store_trouble();
     drop(server);
     result.map_err(|e| ErrorChain(&e).to_string())?;
     if let Some(why) = trouble {

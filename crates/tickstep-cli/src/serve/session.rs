@@ -34,11 +34,11 @@ use super::gmcp;
 use super::limits::{self, address_key, wait_text};
 use super::metrics::{self, Refusal};
 use super::presence::{Kick, OUTBOX_LINES};
-use super::protocol::{self, ProtocolError, Request};
+use super::protocol::{self, ProtocolError};
 use super::registry::Account;
+use super::server::{After, REPLY_HEADROOM, Server};
 use super::telnet::{Event, Telnet};
 use super::wire::{Chunk, Input, Output};
-use super::world::{After, REPLY_HEADROOM, Server};
 use tickstep::schedules::ObjId;
 
 /// The limits a connection lives under.
@@ -227,11 +227,7 @@ impl Session {
                 Line::Closed => return,
             };
             let replies = match protocol::parse(&line) {
-                Ok(Request::Wizard(name)) => (
-                    vec![self.server.presence.make_wizard(who, &name).await],
-                    After::Continue,
-                ),
-                Ok(request) => self.server.execute(who, self.from, request),
+                Ok(request) => self.server.execute(who, self.from, request).await,
                 Err(error) => (vec![format!("error: {error}")], After::Continue),
             };
             for reply in &replies.0 {

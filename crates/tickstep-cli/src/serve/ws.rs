@@ -35,10 +35,10 @@ use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use super::server::Server;
 use super::session::{self, Limits};
 use super::telnet::{OPT_GMCP, escape_iac};
 use super::wire::{Chunk, Input, Output};
-use super::world::Server;
 
 /// The mudstandards.org subprotocol the endpoint speaks besides plain text.
 pub(crate) const GMCP_PROTOCOL: &str = "gmcp.mudstandards.org";
@@ -97,7 +97,7 @@ pub(crate) async fn serve(
         title: "tickstep serve".into(),
         grant: access.grant,
         behind_tls: access.behind_tls,
-        frames: server.frames.live().clone(),
+        frames: server.stats.frames.live().clone(),
         ..Default::default()
     };
     let app = Router::new()
