@@ -12,7 +12,7 @@ use tickstep::Runtime;
 use tickstep::dashboard::{Action, ActionRequest, DashboardHost, Refused, RefusedKind};
 use tickstep::schedules::ObjId;
 
-use super::protocol::Request;
+use super::line_protocol::Request;
 use super::server::Server;
 
 /// The dashboard's view of the server, held weakly (the dashboard's tasks end with the server).

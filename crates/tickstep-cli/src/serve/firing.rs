@@ -12,7 +12,7 @@ use tickstep::{VerbCall, VerbResult};
 use super::bell::Hall;
 use super::fair_use::ScheduledSay;
 use super::limits;
-use super::protocol::WorldVerb;
+use super::line_protocol::WorldVerb;
 use super::server::Server;
 
 /// A schedule firing one of the world's verbs.

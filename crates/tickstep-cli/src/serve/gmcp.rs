@@ -8,7 +8,7 @@
 use serde_json::json;
 use tickstep::schedules::ObjId;
 
-use super::protocol::Request;
+use super::line_protocol::Request;
 use super::server::Server;
 use super::telnet::Telnet;
 

@@ -10,11 +10,11 @@
 //! `stop`, `info`, `schedules`), kernel tasks (every firing runs as one), and a coroutine command
 //! on a mechanism with priorities (`ring`, the shared bell).
 //!
-//! * [`protocol`]: the line protocol and the help text;
-//! * [`session`]: one connection — capped lines, login with a password, replies;
+//! * [`line_protocol`]: the line protocol and the help text;
+//! * [`connection`]: one connection — capped lines, login with a password, replies;
 //! * [`telnet`]: the telnet codec, sans-IO (negotiation, line ends, NAWS, TTYPE, CHARSET, ECHO);
 //! * [`wire`]: what a session reads and writes, a socket's bytes or a WebSocket's frames;
-//! * [`ws`]: the HTTP side (`--http`): the play page, the WebSocket endpoint, served by the same
+//! * [`http`]: the HTTP side (`--http`): the play page, the WebSocket endpoint, served by the same
 //!   sessions, and the dashboard (`tickstep::dashboard`, the one every tokio host mounts);
 //! * [`actions`]: what serve adds to the dashboard — players' names, who is online, actions as a
 //!   player's typed commands;
@@ -63,22 +63,22 @@ mod gmcp;
 mod limits;
 // The login's state-machine test, beside the session and the transports it drives (a child of
 // the session would make session and ws import each other).
+mod connection;
+mod http;
+mod line_protocol;
 #[cfg(test)]
 mod login_tests;
 mod metrics;
 mod presence;
 mod principals;
-mod protocol;
 mod quota;
 pub(crate) mod registry;
 mod schedule_commands;
 mod server;
 mod server_stats;
-mod session;
 mod store_watch;
 mod telnet;
 mod wire;
-mod ws;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -94,16 +94,16 @@ use tokio::net::TcpListener;
 
 use crate::console::say;
 use crate::units::parse_positive_duration;
+use connection::Limits;
 use fair_use::FairUse;
 use limits::Rate;
 use principals::{Principals, ServeWorld};
 use registry::Registry;
 use server::Server;
-use session::Limits;
 
 /// Arguments of `tickstep serve`.
 #[derive(Args, Debug)]
-#[command(after_help = protocol::HELP)]
+#[command(after_help = line_protocol::HELP)]
 pub(crate) struct ServeArgs {
     /// Address to listen on (loopback by default; port 0 picks a free port, printed at start).
     #[arg(long, default_value = "127.0.0.1:4000")]
@@ -183,7 +183,8 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     // Listening at once: a SIGTERM while the server starts stops it cleanly after its first
     // frame, rather than ending it by the signal's default action (docs/runtime.md §9.23).
     let stop = tickstep::shutdown_signal();
-    let wizard_name = protocol::parse_name(&args.wizard).map_err(|e| format!("--wizard: {e}"))?;
+    let wizard_name =
+        line_protocol::parse_name(&args.wizard).map_err(|e| format!("--wizard: {e}"))?;
     let grant = action_grant(args, &wizard_name)?;
     if args.max_line == 0 {
         return Err("--max-line must be at least 1 byte".to_owned());
@@ -198,7 +199,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let browsers = match args.http {
         Some(addr) => Some(Browsers {
-            listener: ws::bind(addr).await?,
+            listener: http::bind(addr).await?,
             grant,
             behind_tls: args.http_behind_tls,
             metrics: if args.no_metrics {
@@ -396,7 +397,7 @@ fn action_grant(
         return Ok(None);
     };
     let name = match &args.actions_as {
-        Some(name) => protocol::parse_name(name).map_err(|e| format!("--actions-as: {e}"))?,
+        Some(name) => line_protocol::parse_name(name).map_err(|e| format!("--actions-as: {e}"))?,
         None => wizard_name.to_owned(),
     };
     tickstep::dashboard::ActionGrant::from_file(path, name).map(Some)
@@ -416,8 +417,8 @@ fn start_browsers(
     if let Ok(bound) = listener.local_addr() {
         say(format!("tickstep serve: browsers on http://{bound}/"));
     }
-    let access = ws::Access { grant, behind_tls };
-    tokio::task::spawn_local(ws::serve(listener, server, limits, access, metrics))
+    let access = http::Access { grant, behind_tls };
+    tokio::task::spawn_local(http::serve(listener, server, limits, access, metrics))
 }
 
 /// The HTTP side, bound before any file is made (docs/serve.md §12.3): its listener, the action
@@ -476,7 +477,7 @@ async fn accept(listener: TcpListener, server: Rc<Server>, limits: Limits) {
                 let open = server.metrics.connected(metrics::Transport::Tcp);
                 let server = Rc::clone(&server);
                 tokio::task::spawn_local(async move {
-                    session::serve(server, socket, limits).await;
+                    connection::serve(server, socket, limits).await;
                     drop(open);
                 });
             }

@@ -17,9 +17,9 @@ use tickstep::{Runtime, RuntimeHandle};
 
 use crate::named::create_named;
 
+use super::line_protocol::{Action, PolicyWord};
 use super::metrics::{Refusal, ServeMetrics};
 use super::presence::Presence;
-use super::protocol::{Action, PolicyWord};
 use super::quota::Quota;
 
 /// The most schedules `schedules` lists in one reply.

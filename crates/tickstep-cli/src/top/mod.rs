@@ -5,16 +5,16 @@
 //!   bounded;
 //! * [`snapshot`] — the dashboard's snapshot type, read tolerantly, and the recent frames for the
 //!   chart;
-//! * [`view`] — the ratatui picture.
+//! * [`screen`] — the ratatui picture.
 //!
 //! A reader thread turns events into snapshots and hands them over a channel; the main thread
 //! draws and reads keys, so `q` answers at once however quiet the stream. When the stream ends —
 //! the server gone, an answer that is garbage or over a bound — `top` restores the terminal,
 //! says why and exits non-zero; it does not reconnect (docs/serve.md §14.2).
 
+mod screen;
 mod snapshot;
 mod sse;
-mod view;
 
 use std::io::IsTerminal;
 use std::sync::mpsc;
@@ -121,7 +121,7 @@ fn drive(
         }
         if changed {
             terminal
-                .draw(|frame| view::draw(frame, &history, addr, &note(&history)))
+                .draw(|frame| screen::draw(frame, &history, addr, &note(&history)))
                 .map_err(|e| e.to_string())?;
             changed = false;
         }

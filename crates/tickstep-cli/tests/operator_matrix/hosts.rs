@@ -16,10 +16,10 @@ use crate::run;
 use crate::serve_client::{Client, Ended, PATIENCE, Printing, Server, id_of, spawn_printing};
 
 // A file beside this one, named by its path: this module is itself loaded by a path.
-#[path = "starts.rs"]
-mod starts;
+#[path = "launch.rs"]
+mod launch;
 
-use starts::*;
+use launch::*;
 
 /// The action token of every dashboard in the matrix.
 pub(crate) const TOKEN: &str = "operator-matrix-token-31";

@@ -176,7 +176,7 @@ impl Client {
                 let stream = stream.filter_map(|m| std::future::ready(m.map(to_axum).transpose()));
                 let sink = sink
                     .with(|m| std::future::ready(Ok::<_, tungstenite::Error>(to_tungstenite(m))));
-                let session = tokio::task::spawn_local(ws::serve_frames(
+                let session = tokio::task::spawn_local(http::serve_frames(
                     server,
                     (stream, sink),
                     framing,

@@ -39,12 +39,12 @@ use tokio::task::JoinHandle;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::{self, Message, protocol::Role};
 
-use super::session::{GREETING, LOGIN_HELP, Limits, NAME_PROMPT, serve_wire};
+use super::connection::{GREETING, LOGIN_HELP, Limits, NAME_PROMPT, serve_wire};
+use crate::serve::http::{self, Framing};
 use crate::serve::limits::address_key;
 use crate::serve::registry::Registry;
 use crate::serve::server::Server;
 use crate::serve::wire::Input;
-use crate::serve::ws::{self, Framing};
 use crate::serve::{ServeArgs, accounts, start};
 
 mod acts;

@@ -35,8 +35,8 @@ use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use super::connection::{self, Limits};
 use super::server::Server;
-use super::session::{self, Limits};
 use super::telnet::{OPT_GMCP, escape_iac};
 use super::wire::{Chunk, Input, Output};
 
@@ -120,7 +120,7 @@ pub(crate) async fn serve(
     }
     .fallback(unknown_route);
     // Lines are small and interactive: without TCP_NODELAY, Nagle's algorithm and the peer's
-    // delayed ACK hold a reply back some 40 ms (as on the TCP side, session::serve).
+    // delayed ACK hold a reply back some 40 ms (as on the TCP side, connection::serve).
     let listener = listener.tap_io(|socket| {
         let _ = socket.set_nodelay(true);
     });
@@ -264,7 +264,7 @@ pub(crate) async fn serve_frames<E, S>(
     let open = server
         .metrics
         .connected(super::metrics::Transport::WebSocket);
-    session::serve_wire(server, from, input, output, limits).await;
+    connection::serve_wire(server, from, input, output, limits).await;
     drop(open);
 }
 

@@ -31,9 +31,9 @@ use tokio::sync::mpsc;
 use super::either;
 use super::gmcp;
 use super::limits;
+use super::line_protocol;
 use super::metrics::Refusal;
 use super::presence::{Kick, OUTBOX_LINES};
-use super::protocol;
 use super::server::{After, REPLY_HEADROOM, Server};
 use super::telnet::{Event, Telnet};
 use super::wire::{Chunk, Input, Output};
@@ -230,7 +230,7 @@ impl Session {
                 Line::TooLong => return self.too_long().await,
                 Line::Closed => return,
             };
-            let replies = match protocol::parse(&line) {
+            let replies = match line_protocol::parse(&line) {
                 Ok(request) => self.server.execute(who, self.from, request).await,
                 Err(error) => (vec![format!("error: {error}")], After::Continue),
             };

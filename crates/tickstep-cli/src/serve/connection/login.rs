@@ -11,8 +11,8 @@ use tickstep::schedules::ObjId;
 use super::super::accounts;
 use super::super::gmcp;
 use super::super::limits::{self, address_key, wait_text};
+use super::super::line_protocol::{self, ProtocolError};
 use super::super::metrics::{self, Refusal};
-use super::super::protocol::{self, ProtocolError};
 use super::super::registry::Account;
 use super::{Line, Session};
 
@@ -57,7 +57,7 @@ impl Session {
                 self.send("ok: bye").await;
                 return false;
             }
-            let refusal = match protocol::parse_name(&line) {
+            let refusal = match line_protocol::parse_name(&line) {
                 Ok(name) => match self.name_given(&name).await {
                     Login::In => return true,
                     Login::Closed => return false,
