@@ -16,7 +16,7 @@ mod demo;
 mod named;
 mod plot;
 mod progress;
-mod schedules;
+mod schedules_tool;
 mod serve;
 mod sim;
 mod sim_report;
@@ -42,7 +42,7 @@ enum Command {
     /// Run a small living world on all three layers and the embedded store.
     Demo(demo::DemoArgs),
     /// Inspect a schedule store: list, info ID, stop ID.
-    Schedules(schedules::SchedulesArgs),
+    Schedules(schedules_tool::SchedulesArgs),
     /// Simulate the kernel's frame budget in virtual time (docs/kernel.md §3 and §4).
     Sim(sim::SimArgs),
     /// Serve a small world over TCP (line text; `nc 127.0.0.1 4000`).
@@ -57,7 +57,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Demo(args) => demo::run(args),
-        Command::Schedules(args) => schedules::run(args),
+        Command::Schedules(args) => schedules_tool::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Dashboard(args) => dashboard::run(args),

@@ -1,6 +1,6 @@
 //! `tickstep demo`: a small living world on all three layers and the embedded store.
 //!
-//! * [`world`] — the rooms, doors, keeper, lockdown, players and durable schedules;
+//! * [`demo_world`] — the rooms, doors, keeper, lockdown, players and durable schedules;
 //! * [`status`] — what one status line (or the live view) reports about the last second;
 //! * [`tui`] — the `--tui` live view (ratatui).
 //!
@@ -11,9 +11,9 @@
 //! handed back at once (docs/runtime.md §7.1). Run it twice on one store and the second run finds the
 //! first run's schedules, ids and counters intact, and says so.
 
+mod demo_world;
 mod status;
 mod tui;
-mod world;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,8 +30,8 @@ use tickstep::schedules::Namespace;
 use crate::console::say;
 use crate::progress;
 use crate::units::parse_positive_duration;
+use demo_world::{DemoWorld, DemoWorldState, Origin};
 use status::Sampler;
-use world::{DemoWorld, DemoWorldState, Origin};
 
 /// `tickstep demo` options.
 #[derive(Args, Debug)]

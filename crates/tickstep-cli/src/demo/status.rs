@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tickstep::{Runtime, RuntimeStats};
 
-use super::world::{DemoWorldState, describe};
+use super::demo_world::{DemoWorldState, describe};
 use crate::units::ms;
 
 /// Accumulates per-frame readings between two reports.

@@ -14,8 +14,8 @@ use ratatui::{DefaultTerminal, Frame};
 use tickstep::Runtime;
 use tickstep::kernel::clock::Clock;
 
+use super::demo_world::DemoWorldState;
 use super::status::{Sampler, Second};
-use super::world::DemoWorldState;
 use crate::units::ms;
 
 /// How often the view is redrawn.
@@ -188,7 +188,7 @@ fn draw_rooms(frame: &mut Frame<'_>, area: Rect, world: &DemoWorldState) {
 
 fn draw_schedules(frame: &mut Frame<'_>, area: Rect, rt: &Runtime, world: &DemoWorldState) {
     let engine = rt.schedules();
-    let txn = engine.begin(super::world::WIZARD);
+    let txn = engine.begin(super::demo_world::WIZARD);
     let now = engine.now_unix_seconds();
     let ids = world
         .schedules

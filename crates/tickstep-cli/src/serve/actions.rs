@@ -12,8 +12,8 @@ use tickstep::Runtime;
 use tickstep::dashboard::{Action, ActionRequest, DashboardHost, Refused, RefusedKind};
 use tickstep::schedules::ObjId;
 
-use super::protocol::Request;
-use super::world::Server;
+use super::line_protocol::Request;
+use super::server::Server;
 
 /// The dashboard's view of the server, held weakly (the dashboard's tasks end with the server).
 pub(crate) struct ServeHost(pub(crate) Weak<Server>);
@@ -63,7 +63,10 @@ impl DashboardHost for ServeHost {
             Action::Resume => Request::Resume(id),
             Action::Trigger => Request::Trigger(id),
         };
-        let (lines, _) = server.execute(who, request.from, command);
+        // A schedule command never waits: it answers at once, on this thread.
+        let Some((lines, _)) = server.execute_now(who, request.from, command) else {
+            return Err(Refused::not_found("the server is busy; try again"));
+        };
         let reply = lines.join("\n");
         match refusal_of(&reply) {
             None => Ok(()),

@@ -1,7 +1,7 @@
 //! The world's fair use (docs/serve.md §11.3–§11.6): the rates the command line sets, and the
 //! buckets that hold them — new schedules per player and per address, new names and failed logins
 //! per address, says per player, and scheduled says for the whole world. One owned part of the
-//! [`Server`](super::world::Server); the buckets themselves are [`Limiter`]s.
+//! [`Server`](super::server::Server); the buckets themselves are [`Limiter`]s.
 //!
 //! Time is passed in, never read here, so the tests drive it.
 

@@ -12,8 +12,8 @@ use tickstep_host::shown;
 use super::bell::Hall;
 use super::fair_use::ScheduledSay;
 use super::limits;
-use super::protocol::WorldVerb;
-use super::world::Server;
+use super::line_protocol::WorldVerb;
+use super::server::Server;
 
 /// A schedule firing one of the world's verbs.
 fn fire(server: &Weak<Server>, verb: WorldVerb, call: &VerbCall) -> VerbResult {
@@ -22,7 +22,7 @@ fn fire(server: &Weak<Server>, verb: WorldVerb, call: &VerbCall) -> VerbResult {
     };
     let firing = call.firing();
     let (id, owner) = (firing.schedule, firing.authority);
-    server.quota.fired(owner, id);
+    server.schedules.fired(owner, id);
     let arg = firing.args.first().and_then(Value::as_text).unwrap_or("");
     match verb {
         WorldVerb::Tell => server.tell(firing.player, format!("[#{}] {}", id.get(), shown(arg))),

@@ -8,9 +8,9 @@
 use serde_json::json;
 use tickstep::schedules::ObjId;
 
-use super::protocol::Request;
+use super::line_protocol::Request;
+use super::server::Server;
 use super::telnet::Telnet;
-use super::world::Server;
 
 /// One GMCP message: the package and message name, and its JSON text.
 pub(crate) type Message = (&'static str, String);
@@ -34,7 +34,11 @@ pub(crate) fn answer(
     match package {
         "tickstep.Client.Get" => Some(("tickstep.Client.Info", client_info(t).to_string())),
         "tickstep.Schedules.Get" => Some(if let Some(who) = who {
-            let (lines, _) = server.execute(who, from, Request::Schedules);
+            // `schedules` never waits: it answers at once, inside the codec's turn.
+            let lines = server
+                .execute_now(who, from, Request::Schedules)
+                .map(|(lines, _)| lines)
+                .unwrap_or_default();
             ("tickstep.Schedules.List", listing(&lines).to_string())
         } else {
             let data = json!({ "error": "log in first: your name, then its password" });

@@ -10,20 +10,23 @@
 //! `stop`, `info`, `schedules`), kernel tasks (every firing runs as one), and a coroutine command
 //! on a mechanism with priorities (`ring`, the shared bell).
 //!
-//! * [`protocol`]: the line protocol and the help text;
-//! * [`session`]: one connection — capped lines, login with a password, replies;
+//! * [`line_protocol`]: the line protocol and the help text;
+//! * [`connection`]: one connection — capped lines, login with a password, replies;
 //! * [`telnet`]: the telnet codec, sans-IO (negotiation, line ends, NAWS, TTYPE, CHARSET, ECHO);
 //! * [`wire`]: what a session reads and writes, a socket's bytes or a WebSocket's frames;
-//! * [`ws`]: the HTTP side (`--http`): the play page, the WebSocket endpoint, served by the same
+//! * [`http`]: the HTTP side (`--http`): the play page, the WebSocket endpoint, served by the same
 //!   sessions, and the dashboard (`tickstep::dashboard`, the one every tokio host mounts);
 //! * [`actions`]: what serve adds to the dashboard — players' names, who is online, actions as a
 //!   player's typed commands;
 //! * [`gmcp`]: the GMCP packages (`Char.Name`, `tickstep.Schedules`, `tickstep.Client`);
 //! * [`accounts`]: passwords' rules and their Argon2id hashes;
 //! * [`limits`]: fair use — token buckets per player, per address and for the world;
-//! * [`text`]: one player's text made safe for another's screen;
+//! * one player's text is made safe for another's screen by [`tickstep_host::shown`];
 //! * [`store_watch`]: the store file watched for deletion, replacement, loss of write access;
-//! * [`world`]: who is online, the verbs schedules run, what each command does;
+//! * [`server`]: the world's state in owned parts, and the one dispatcher of every command
+//!   (docs/serve.md §4.10): [`schedule_commands`] (the schedule commands and the quota),
+//!   [`presence`] (who is known and online, and their mail), [`fair_use`] (the buckets),
+//!   [`firing`] (what the world's verbs do when a schedule fires), [`server_stats`] (`stats`);
 //! * [`bell`]: the bell mechanism and its on-demand command cycle;
 //! * [`frame_times`]: the frames' step times, on the wall clock and in CPU time (`stats`);
 //! * [`registry`]: names → durable ids, and the offline mailbox, beside the store.
@@ -60,20 +63,22 @@ mod gmcp;
 mod limits;
 // The login's state-machine test, beside the session and the transports it drives (a child of
 // the session would make session and ws import each other).
+mod connection;
+mod http;
+mod line_protocol;
 #[cfg(test)]
 mod login_tests;
 mod metrics;
 mod presence;
 mod principals;
-mod protocol;
 mod quota;
 pub(crate) mod registry;
-mod session;
+mod schedule_commands;
+mod server;
+mod server_stats;
 mod store_watch;
 mod telnet;
 mod wire;
-mod world;
-mod ws;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -89,16 +94,16 @@ use tokio::net::TcpListener;
 
 use crate::console::say;
 use crate::units::parse_positive_duration;
+use connection::Limits;
 use fair_use::FairUse;
 use limits::Rate;
 use principals::{Principals, ServeWorld};
 use registry::Registry;
-use session::Limits;
-use world::Server;
+use server::Server;
 
 /// Arguments of `tickstep serve`.
 #[derive(Args, Debug)]
-#[command(after_help = protocol::HELP)]
+#[command(after_help = line_protocol::HELP)]
 pub(crate) struct ServeArgs {
     /// Address to listen on (loopback by default; port 0 picks a free port, printed at start).
     #[arg(long, default_value = "127.0.0.1:4000")]
@@ -178,7 +183,8 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
     // Listening at once: a SIGTERM while the server starts stops it cleanly after its first
     // frame, rather than ending it by the signal's default action (docs/runtime.md §9.23).
     let stop = tickstep::shutdown_signal();
-    let wizard_name = protocol::parse_name(&args.wizard).map_err(|e| format!("--wizard: {e}"))?;
+    let wizard_name =
+        line_protocol::parse_name(&args.wizard).map_err(|e| format!("--wizard: {e}"))?;
     let grant = action_grant(args, &wizard_name)?;
     if args.max_line == 0 {
         return Err("--max-line must be at least 1 byte".to_owned());
@@ -193,7 +199,7 @@ async fn serve(args: &ServeArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let browsers = match args.http {
         Some(addr) => Some(Browsers {
-            listener: ws::bind(addr).await?,
+            listener: http::bind(addr).await?,
             grant,
             behind_tls: args.http_behind_tls,
             metrics: if args.no_metrics {
@@ -326,18 +332,19 @@ async fn run_server(
     let listener_task = announcements
         .map(|events| tokio::task::spawn_local(follow_other_nodes(events, Rc::downgrade(&server))));
     server
+        .stats
         .frames
         .set_period(driver.runtime().frame_loop().period());
     let starter = Rc::downgrade(&server);
     driver.before_frame(move |_| {
         if let Some(server) = starter.upgrade() {
-            server.frames.step_starts();
+            server.stats.frames.step_starts();
         }
     });
     let recorder = Rc::downgrade(&server);
     driver.on_frame(move |rt| {
         if let Some(server) = recorder.upgrade() {
-            server.frames.record(rt.frame_loop().heartbeat_time());
+            server.stats.frames.record(rt.frame_loop().heartbeat_time());
             server.presence.between_frames();
         }
     });
@@ -369,7 +376,7 @@ async fn run_server(
         task.abort();
     }
     server.presence.close().await;
-    let trouble = server.store_trouble();
+    let trouble = server.schedules.store_trouble();
     drop(server);
     result.map_err(|e| ErrorChain(&e).to_string())?;
     if let Some(why) = trouble {
@@ -390,7 +397,7 @@ fn action_grant(
         return Ok(None);
     };
     let name = match &args.actions_as {
-        Some(name) => protocol::parse_name(name).map_err(|e| format!("--actions-as: {e}"))?,
+        Some(name) => line_protocol::parse_name(name).map_err(|e| format!("--actions-as: {e}"))?,
         None => wizard_name.to_owned(),
     };
     tickstep::dashboard::ActionGrant::from_file(path, name).map(Some)
@@ -410,8 +417,8 @@ fn start_browsers(
     if let Ok(bound) = listener.local_addr() {
         say(format!("tickstep serve: browsers on http://{bound}/"));
     }
-    let access = ws::Access { grant, behind_tls };
-    tokio::task::spawn_local(ws::serve(listener, server, limits, access, metrics))
+    let access = http::Access { grant, behind_tls };
+    tokio::task::spawn_local(http::serve(listener, server, limits, access, metrics))
 }
 
 /// The HTTP side, bound before any file is made (docs/serve.md §12.3): its listener, the action
@@ -470,7 +477,7 @@ async fn accept(listener: TcpListener, server: Rc<Server>, limits: Limits) {
                 let open = server.metrics.connected(metrics::Transport::Tcp);
                 let server = Rc::clone(&server);
                 tokio::task::spawn_local(async move {
-                    session::serve(server, socket, limits).await;
+                    connection::serve(server, socket, limits).await;
                     drop(open);
                 });
             }

@@ -1,6 +1,6 @@
 //! Who the world knows and who is connected: players' names, the online players' connections,
 //! and the mail that waits for those who are not (docs/serve.md §2.5, §6, §11.8). One owned part
-//! of the [`Server`](super::world::Server): the commands reach people only through it.
+//! of the [`Server`](super::server::Server): the commands reach people only through it.
 //!
 //! Everything here runs on the server's one thread, so it is plain `Rc`/`RefCell` state, never
 //! borrowed across an await.

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use tickstep::schedules::{self, ObjId};
 
-use super::protocol::WorldVerb;
+use super::line_protocol::WorldVerb;
 
 /// The schedules engine's view of the world: players are the only objects, each controls only
 /// itself, one of them is the wizard, and schedules may run the world's three verbs.

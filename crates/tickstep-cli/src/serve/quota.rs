@@ -1,6 +1,6 @@
 //! The per-player quota of live schedules (docs/serve.md §4.3): how many each owner has, kept as
 //! schedules are made, stopped and fired, and the one-shots whose firing ends them. One owned part
-//! of the [`Server`](super::world::Server).
+//! of the [`Server`](super::server::Server).
 //!
 //! On the server's one thread: plain `RefCell` state, never borrowed across an await.
 

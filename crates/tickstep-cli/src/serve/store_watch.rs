@@ -12,7 +12,7 @@
 //! it, `SQLite`'s included; an operator's connection beside the server then took itself for the
 //! last one and deleted the WAL the server was writing into (docs/serve.md §12.7). The first time
 //! a check fails, the server is told
-//! ([`Server::store_lost`](super::world::Server::store_lost)): it logs, tells the wizards, refuses
+//! ([`Server::store_lost`](super::server::Server::store_lost)): it logs, tells the wizards, refuses
 //! new schedules, and at its stop does not claim the store is committed. A `postgres://` store
 //! is looked at through the registry's connection instead ([`Watching::Database`]): the connection
 //! must be open and the tables there and writable.
@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Weak;
 use std::time::Duration;
 
-use super::world::Server;
+use super::server::Server;
 
 /// How often the files are looked at: a `stat` and an `access` of each, no descriptor.
 const EVERY: Duration = Duration::from_secs(1);
@@ -143,7 +143,7 @@ pub(crate) async fn watch(watching: Watching, server: Weak<Server>) {
             return;
         };
         if let Err(why) = watching.check(&server).await {
-            server.store_lost(why);
+            server.store_lost(&why);
             return;
         }
     }

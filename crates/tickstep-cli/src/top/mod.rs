@@ -3,17 +3,18 @@
 //!
 //! * [`sse`] — a small HTTP/1.1 client for one event stream over a `TcpStream`, every buffer
 //!   bounded;
-//! * [`snapshot`] — the snapshot's JSON, read tolerantly, and the recent frames for the chart;
-//! * [`view`] — the ratatui picture.
+//! * [`snapshot`] — the dashboard's snapshot type, read tolerantly, and the recent frames for the
+//!   chart;
+//! * [`screen`] — the ratatui picture.
 //!
 //! A reader thread turns events into snapshots and hands them over a channel; the main thread
 //! draws and reads keys, so `q` answers at once however quiet the stream. When the stream ends —
 //! the server gone, an answer that is garbage or over a bound — `top` restores the terminal,
 //! says why and exits non-zero; it does not reconnect (docs/serve.md §14.2).
 
+mod screen;
 mod snapshot;
 mod sse;
-mod view;
 
 use std::io::IsTerminal;
 use std::sync::mpsc;
@@ -22,8 +23,9 @@ use std::time::Duration;
 use ratatui::DefaultTerminal;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 
-use snapshot::{History, Snapshot};
+use snapshot::History;
 use sse::EventStream;
+use tickstep::dashboard::LiveSnapshot;
 
 /// `text` with control and bidi characters as visible escapes (docs/serve.md §11.1), as serve
 /// shows one player's text to another: the one place `top` makes a server's strings safe for the
@@ -50,7 +52,7 @@ pub(crate) fn run(args: &TopArgs) -> Result<(), String> {
     if let Some(count) = args.frames {
         for seen in 0..count {
             let snapshot = next_snapshot(&mut stream).map_err(|e| after(seen, &e))?;
-            crate::console::say(snapshot.line());
+            crate::console::say(snapshot::line(&snapshot));
         }
         return Ok(());
     }
@@ -76,9 +78,9 @@ pub(crate) fn run(args: &TopArgs) -> Result<(), String> {
 }
 
 /// The next event, as a snapshot.
-fn next_snapshot(stream: &mut EventStream<std::net::TcpStream>) -> Result<Snapshot, String> {
+fn next_snapshot(stream: &mut EventStream<std::net::TcpStream>) -> Result<LiveSnapshot, String> {
     let data = stream.next_event().map_err(|e| e.to_string())?;
-    Snapshot::parse(&data)
+    snapshot::parse(&data)
 }
 
 /// An error, with how many snapshots came before it.
@@ -91,7 +93,7 @@ const KEYS: Duration = Duration::from_millis(100);
 
 fn drive(
     terminal: &mut DefaultTerminal,
-    snapshots: &mpsc::Receiver<Result<Snapshot, String>>,
+    snapshots: &mpsc::Receiver<Result<LiveSnapshot, String>>,
     addr: &str,
 ) -> Result<(), String> {
     let mut history = History::default();
@@ -119,7 +121,7 @@ fn drive(
         }
         if changed {
             terminal
-                .draw(|frame| view::draw(frame, &history, addr, &note(&history)))
+                .draw(|frame| screen::draw(frame, &history, addr, &note(&history)))
                 .map_err(|e| e.to_string())?;
             changed = false;
         }

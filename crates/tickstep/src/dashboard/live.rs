@@ -149,71 +149,184 @@ async fn publish_loop(watched: Watched, publish: watch::Sender<Arc<str>>, count:
             continue;
         }
         let frames = watched.frames.take();
-        let mut json = snapshot(&rt, &*host, &frames);
-        if let Some(map) = json.as_object_mut() {
-            map.insert("minutes".into(), minutes.json());
+        let mut snapshot = LiveSnapshot::of(&rt, &*host, &frames);
+        snapshot.minutes = Some(minutes.json());
+        match serde_json::to_string(&snapshot) {
+            Ok(json) => {
+                publish.send_replace(Arc::from(json));
+            }
+            // Unreachable: every field is a number, a string or a JSON value.
+            Err(error) => eprintln!("tickstep dashboard: the live snapshot failed: {error}"),
         }
-        publish.send_replace(Arc::from(json.to_string()));
     }
 }
 
-/// The live view's JSON (the fields of docs/serve.md §13.6; fields are only ever added).
-pub(crate) fn snapshot(
-    rt: &Runtime,
-    host: &dyn DashboardHost,
-    frames: &[(u32, u32)],
-) -> serde_json::Value {
-    let period = micros(rt.frame_loop().period());
-    let stats = rt.stats();
-    // Pairs, not an object, so the kernel's order survives.
-    let pending: Vec<(&str, usize)> = PRIORITIES.into_iter().zip(stats.kernel.pending).collect();
-    let hot: Vec<_> = rt
-        .scheduler()
-        .top_tasks(HOT_TASKS)
-        .into_iter()
-        .map(|t| {
-            serde_json::json!([
-                t.key,
-                u64::try_from(t.time.as_micros()).unwrap_or(u64::MAX),
-                t.calls,
-                u64::try_from(t.max.as_micros()).unwrap_or(u64::MAX)
-            ])
-        })
-        .collect();
-    let commands: Vec<_> = rt
-        .commands()
-        .running()
-        .into_iter()
-        .take(COMMANDS_LISTED)
-        .map(|c| {
-            serde_json::json!({
-                "id": c.id.get(),
-                "name": c.name,
-                "priority": c.priority,
-                "mechanisms": c.requirements,
+/// One snapshot of the live view (docs/serve.md §13.6), as the dashboard writes it once a second
+/// and `tickstep top` reads it (docs/serve.md §14.3): one type for both ends of the wire.
+///
+/// Fields are only ever added. Read tolerantly: a field the sender did not write is zero, empty
+/// or `None`, one the reader does not know is ignored, and a list entry of a shape this version
+/// does not write is kept as it came ([`Listed::Other`]). The fields are declared in the order
+/// their names sort, the order the JSON object has always had on the wire.
+///
+/// ```
+/// use tickstep::dashboard::LiveSnapshot;
+/// let snapshot: LiveSnapshot =
+///     serde_json::from_str(r#"{"period_us":16666,"frames":[[40,30]],"online":2}"#).unwrap();
+/// assert_eq!((snapshot.period_us, snapshot.online), (16_666, Some(2)));
+/// assert_eq!(snapshot.frames, [(40, 30)]);
+/// let json = serde_json::to_string(&snapshot).unwrap();
+/// assert!(json.starts_with(r#"{"commands":[],"commands_running":0,"#), "{json}");
+/// ```
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct LiveSnapshot {
+    /// The running commands, at most 50 of them (all are counted in `commands_running`).
+    pub commands: Vec<Listed<LiveCommand>>,
+    /// How many commands are running.
+    pub commands_running: u64,
+    /// Tasks the kernel deferred in its last step.
+    pub deferred_last_step: u64,
+    /// Firings started so far.
+    pub firings: u64,
+    /// Each frame since the last snapshot: wall and CPU step time in microseconds (CPU 0 where
+    /// unknown).
+    pub frames: Vec<(u64, u64)>,
+    /// The kernel's hot tasks, at most [`HOT_TASKS`].
+    pub hot_tasks: Vec<Listed<LiveHotTask>>,
+    /// The last hour a minute at a time (docs/serve.md §13.18), as the dashboard's chart reads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub minutes: Option<serde_json::Value>,
+    /// Players online, where the host has players.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub online: Option<u64>,
+    /// How many of `frames` took longer than the period.
+    pub over_budget: u64,
+    /// The kernel's overload events so far.
+    pub overloads: u64,
+    /// Tasks waiting per priority, kernel first: pairs, so the kernel's order survives.
+    pub pending: Vec<(String, u64)>,
+    /// The frame period: the step budget, in microseconds.
+    pub period_us: u64,
+    /// Live schedules.
+    pub schedules_live: u64,
+    /// How many of the live schedules are paused (one pass over the engine's table a second,
+    /// only while someone watches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedules_paused: Option<u64>,
+}
+
+/// A running command in a [`LiveSnapshot`]. Fields in the order their names sort, as on the wire.
+///
+/// ```
+/// let c = tickstep::dashboard::LiveCommand { id: 7, mechanisms: vec!["arm".into()], name: "intake".into(), priority: 2 };
+/// assert_eq!(serde_json::to_string(&c).unwrap(), r#"{"id":7,"mechanisms":["arm"],"name":"intake","priority":2}"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LiveCommand {
+    /// The instance id.
+    pub id: u64,
+    /// The mechanisms it requires.
+    pub mechanisms: Vec<String>,
+    /// The command's name.
+    pub name: String,
+    /// Its effective priority.
+    pub priority: i32,
+}
+
+/// A hot task in a [`LiveSnapshot`]: its origin, total microseconds, calls and longest run in
+/// microseconds, written as a four-element array.
+///
+/// ```
+/// let hot = tickstep::dashboard::LiveHotTask("drive.rs:40".into(), 812, 60, 30);
+/// assert_eq!(serde_json::to_string(&hot).unwrap(), r#"["drive.rs:40",812,60,30]"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LiveHotTask(pub String, pub u64, pub u64, pub u64);
+
+/// An entry of a [`LiveSnapshot`]'s list: the shape this version writes, or, from a sender of
+/// another version, whatever came (a reader shows it as it is: docs/serve.md §14.3). Written as
+/// the entry alone.
+///
+/// ```
+/// use tickstep::dashboard::{Listed, LiveHotTask};
+/// let known: Listed<LiveHotTask> = serde_json::from_str(r#"["x",1,1,1]"#).unwrap();
+/// assert_eq!(known, Listed::Known(LiveHotTask("x".into(), 1, 1, 1)));
+/// let other: Listed<LiveHotTask> = serde_json::from_str(r#"{"name":"x"}"#).unwrap();
+/// assert!(matches!(other, Listed::Other(_)));
+/// ```
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+pub enum Listed<T> {
+    /// An entry of the shape this version writes.
+    Known(T),
+    /// Any other JSON value.
+    Other(serde_json::Value),
+}
+
+impl LiveSnapshot {
+    /// The snapshot of `rt` now, with `frames` (wall, CPU microseconds) and, where `host` has
+    /// players, who is online; no `minutes` (the publishing task adds its own).
+    fn of(rt: &Runtime, host: &dyn DashboardHost, frames: &[(u32, u32)]) -> LiveSnapshot {
+        let period = micros(rt.frame_loop().period());
+        let stats = rt.stats();
+        let pending = PRIORITIES
+            .into_iter()
+            .zip(stats.kernel.pending)
+            .map(|(name, waiting)| (name.to_owned(), count(waiting)))
+            .collect();
+        let hot_tasks = rt
+            .scheduler()
+            .top_tasks(HOT_TASKS)
+            .into_iter()
+            .map(|t| {
+                Listed::Known(LiveHotTask(
+                    t.key,
+                    u64::try_from(t.time.as_micros()).unwrap_or(u64::MAX),
+                    t.calls,
+                    u64::try_from(t.max.as_micros()).unwrap_or(u64::MAX),
+                ))
             })
-        })
-        .collect();
-    let mut json = serde_json::json!({
-        "period_us": period,
-        "frames": frames,
-        "over_budget": frames.iter().filter(|(wall, _)| *wall > period).count(),
-        "overloads": stats.overloads,
-        "deferred_last_step": stats.kernel.tasks_deferred,
-        "pending": pending,
-        "commands_running": stats.commands_running,
-        "commands": commands,
-        "hot_tasks": hot,
-        "schedules_live": stats.schedules_live,
-        // Among the live ones (docs/serve.md §13.6): one pass over the engine's table a second,
-        // only while someone watches.
-        "schedules_paused": rt.schedules().paused_count(),
-        "firings": stats.firings_started,
-    });
-    if let (Some(online), Some(map)) = (host.online(), json.as_object_mut()) {
-        map.insert("online".into(), online.into());
+            .collect();
+        let commands = rt
+            .commands()
+            .running()
+            .into_iter()
+            .take(COMMANDS_LISTED)
+            .map(|c| {
+                Listed::Known(LiveCommand {
+                    id: c.id.get(),
+                    mechanisms: c.requirements,
+                    name: c.name,
+                    priority: c.priority,
+                })
+            })
+            .collect();
+        LiveSnapshot {
+            commands,
+            commands_running: count(stats.commands_running),
+            deferred_last_step: stats.kernel.tasks_deferred,
+            firings: stats.firings_started,
+            frames: frames
+                .iter()
+                .map(|&(wall, cpu)| (u64::from(wall), u64::from(cpu)))
+                .collect(),
+            hot_tasks,
+            minutes: None,
+            online: host.online().map(count),
+            over_budget: count(frames.iter().filter(|(wall, _)| *wall > period).count()),
+            overloads: stats.overloads,
+            pending,
+            period_us: u64::from(period),
+            schedules_live: count(stats.schedules_live),
+            schedules_paused: Some(count(rt.schedules().paused_count())),
+        }
     }
-    json
+}
+
+/// A count as the snapshot writes it.
+fn count(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
 }
 
 /// A viewer's stream: the latest snapshot, then each new one; the viewer count goes down when
@@ -256,6 +369,62 @@ fn stream(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_snapshot_is_written_as_the_object_the_browser_and_top_have_always_read() {
+        // docs/serve.md §13.6: the same bytes as the `json!` object this type replaced (a map
+        // whose keys sort), so the browser's live view and an older `top` read it unchanged.
+        let snapshot = LiveSnapshot {
+            commands: vec![Listed::Known(LiveCommand {
+                id: 7,
+                mechanisms: vec!["arm".into(), "roller".into()],
+                name: "intake".into(),
+                priority: -2,
+            })],
+            commands_running: 1,
+            deferred_last_step: 3,
+            firings: 12,
+            frames: vec![(41, 38), (20_500, 19_800)],
+            hot_tasks: vec![Listed::Known(LiveHotTask(
+                "drive.rs:40".into(),
+                812,
+                60,
+                30,
+            ))],
+            minutes: Some(serde_json::json!({"minutes": [], "now": 5})),
+            online: Some(2),
+            over_budget: 1,
+            overloads: 4,
+            pending: vec![("kernel".into(), 0), ("normal".into(), 2)],
+            period_us: 16_666,
+            schedules_live: 3,
+            schedules_paused: Some(1),
+        };
+        let mut old = serde_json::json!({
+            "period_us": 16_666,
+            "frames": [[41, 38], [20_500, 19_800]],
+            "over_budget": 1,
+            "overloads": 4,
+            "deferred_last_step": 3,
+            "pending": [["kernel", 0], ["normal", 2]],
+            "commands_running": 1,
+            "commands": [{"id": 7, "name": "intake", "priority": -2, "mechanisms": ["arm", "roller"]}],
+            "hot_tasks": [["drive.rs:40", 812, 60, 30]],
+            "schedules_live": 3,
+            "schedules_paused": 1,
+            "firings": 12,
+        });
+        let map = old.as_object_mut().unwrap();
+        map.insert("online".into(), 2.into());
+        map.insert(
+            "minutes".into(),
+            serde_json::json!({"minutes": [], "now": 5}),
+        );
+        let written = serde_json::to_string(&snapshot).unwrap();
+        assert_eq!(written, old.to_string());
+        let read: LiveSnapshot = serde_json::from_str(&written).unwrap();
+        assert_eq!(read, snapshot, "read back as written");
+    }
 
     #[test]
     fn live_frames_are_kept_only_once_watched_and_only_the_newest() {

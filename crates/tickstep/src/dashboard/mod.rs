@@ -85,7 +85,9 @@ use std::rc::Rc;
 
 pub use guard::{Action, ActionGrant, MAX_FORM, MIN_TOKEN};
 pub use host::{ActionRequest, DashboardHost, PlainHost, Refused, RefusedKind, act_as};
-pub use live::{HOT_TASKS, LiveFrames, MAX_VIEWERS};
+pub use live::{
+    HOT_TASKS, Listed, LiveCommand, LiveFrames, LiveHotTask, LiveSnapshot, MAX_VIEWERS,
+};
 pub use names::PrincipalNames;
 pub use pages::LIST_CAP;
 pub use session::SessionLimits;

@@ -417,7 +417,7 @@ impl Inner {
 /// The tests' throwaway server, included from the schedules crate's tests (not copied).
 #[cfg(test)]
 #[path = "../../../../tickstep-schedules/tests/common/pg.rs"]
-mod pg;
+pub(super) mod pg;
 
 #[cfg(test)]
 mod tests {

@@ -17,6 +17,10 @@ mod database;
 mod file;
 pub(crate) mod names;
 mod schema;
+// Registries the code before versioned migrations made, opened by this build (docs/serve.md
+// §10.13), on both stores.
+#[cfg(test)]
+mod upgrade_tests;
 
 use std::path::{Path, PathBuf};
 

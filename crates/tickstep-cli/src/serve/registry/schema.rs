@@ -77,21 +77,30 @@ fn found_in_tables(has_players: bool, has_hash: bool) -> i64 {
     }
 }
 
-/// Brings a world file to [`CURRENT`], one transaction per version. The outer result is
-/// `SQLite`'s; the inner one says whether the file is too new.
+/// Brings a world file to [`CURRENT`] in one transaction: the record of versions, the versions
+/// read from an unrecorded registry's tables, and every step it lacks, in order — all or none.
+/// The outer result is `SQLite`'s; the inner one says whether the file is too new (and then
+/// nothing is written).
 pub(crate) fn migrate_file(db: &mut Connection) -> rusqlite::Result<Result<(), TooNew>> {
-    db.execute_batch(
+    let tx = db.transaction()?;
+    tx.execute_batch(
         "CREATE TABLE IF NOT EXISTS registry_migrations (
              version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
     )?;
-    let recorded: i64 = db.query_row(
+    let recorded: i64 = tx.query_row(
         "SELECT coalesce(max(version), 0) FROM registry_migrations",
         [],
         |r| r.get(0),
     )?;
+    let record = |v: i64| {
+        tx.execute(
+            "INSERT INTO registry_migrations (version, applied_at) VALUES (?1, unixepoch())",
+            [v],
+        )
+    };
     let mut at = recorded;
     if recorded == 0 {
-        let count = |sql: &str| db.query_row(sql, [], |r| r.get::<_, i64>(0));
+        let count = |sql: &str| tx.query_row(sql, [], |r| r.get::<_, i64>(0));
         let has_players =
             count("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'players'")?
                 > 0;
@@ -99,24 +108,17 @@ pub(crate) fn migrate_file(db: &mut Connection) -> rusqlite::Result<Result<(), T
             && count("SELECT count(*) FROM pragma_table_info('players') WHERE name = 'hash'")? > 0;
         at = found_in_tables(has_players, has_hash);
         for v in 1..=at {
-            db.execute(
-                "INSERT INTO registry_migrations (version, applied_at) VALUES (?1, unixepoch())",
-                [v],
-            )?;
+            record(v)?;
         }
     }
     if at > CURRENT {
-        return Ok(Err(TooNew { found: at }));
+        return Ok(Err(TooNew { found: at })); // rolled back: the file is left as it was
     }
     for v in at + 1..=CURRENT {
-        let tx = db.transaction()?;
         tx.execute_batch(&file_step(v))?;
-        tx.execute(
-            "INSERT INTO registry_migrations (version, applied_at) VALUES (?1, unixepoch())",
-            [v],
-        )?;
-        tx.commit()?;
+        record(v)?;
     }
+    tx.commit()?;
     Ok(Ok(()))
 }
 

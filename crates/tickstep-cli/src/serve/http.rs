@@ -35,10 +35,10 @@ use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use super::session::{self, Limits};
+use super::connection::{self, Limits};
+use super::server::Server;
 use super::telnet::{OPT_GMCP, escape_iac};
 use super::wire::{Chunk, Input, Output};
-use super::world::Server;
 
 /// The mudstandards.org subprotocol the endpoint speaks besides plain text.
 pub(crate) const GMCP_PROTOCOL: &str = "gmcp.mudstandards.org";
@@ -97,7 +97,7 @@ pub(crate) async fn serve(
         title: "tickstep serve".into(),
         grant: access.grant,
         behind_tls: access.behind_tls,
-        frames: server.frames.live().clone(),
+        frames: server.stats.frames.live().clone(),
         ..Default::default()
     };
     let app = Router::new()
@@ -120,7 +120,7 @@ pub(crate) async fn serve(
     }
     .fallback(unknown_route);
     // Lines are small and interactive: without TCP_NODELAY, Nagle's algorithm and the peer's
-    // delayed ACK hold a reply back some 40 ms (as on the TCP side, session::serve).
+    // delayed ACK hold a reply back some 40 ms (as on the TCP side, connection::serve).
     let listener = listener.tap_io(|socket| {
         let _ = socket.set_nodelay(true);
     });
@@ -266,7 +266,7 @@ pub(crate) async fn serve_frames<E, S>(
     let open = server
         .metrics
         .connected(super::metrics::Transport::WebSocket);
-    session::serve_wire(server, from, input, output, limits).await;
+    connection::serve_wire(server, from, input, output, limits).await;
     drop(open);
 }
 

@@ -14,7 +14,9 @@ use ratatui::symbols::Marker;
 use ratatui::text::Line;
 use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, List, Paragraph, Row, Table};
 
-use super::snapshot::{History, Snapshot};
+use tickstep::dashboard::{Listed, LiveCommand, LiveHotTask, LiveSnapshot};
+
+use super::snapshot::{History, worst_us};
 use super::visible;
 use crate::units::ms;
 
@@ -114,11 +116,11 @@ fn series(points: &[(f64, f64)], marker: Marker, color: Color) -> Dataset<'_> {
         .data(points)
 }
 
-fn draw_counts(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
+fn draw_counts(frame: &mut Frame<'_>, area: Rect, s: &LiveSnapshot) {
     let text = vec![
         Line::from(format!("frames last second {:>6}", s.frames.len())),
         Line::from(format!("over budget        {:>6}", s.over_budget)),
-        Line::from(format!("worst step         {:>9}", ms_of(s.worst_us()))),
+        Line::from(format!("worst step         {:>9}", ms_of(worst_us(s)))),
         Line::from(format!("overload events    {:>6}", s.overloads)),
         Line::from(format!("deferred last step {:>6}", s.deferred_last_step)),
         Line::from(format!("live schedules     {:>6}", s.schedules_live)),
@@ -145,7 +147,7 @@ fn draw_counts(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
     );
 }
 
-fn draw_pending(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
+fn draw_pending(frame: &mut Frame<'_>, area: Rect, s: &LiveSnapshot) {
     let rows = s
         .pending
         .iter()
@@ -158,8 +160,15 @@ fn draw_pending(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
     );
 }
 
-fn draw_commands(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
-    let items: Vec<String> = s.commands.iter().map(described).collect();
+fn draw_commands(frame: &mut Frame<'_>, area: Rect, s: &LiveSnapshot) {
+    let items: Vec<String> = s
+        .commands
+        .iter()
+        .map(|command| match command {
+            Listed::Known(command) => visible(&command_line(command)),
+            Listed::Other(other) => described(other),
+        })
+        .collect();
     frame.render_widget(
         List::new(items)
             .block(Block::bordered().title(format!(" running commands: {} ", s.commands_running))),
@@ -168,11 +177,17 @@ fn draw_commands(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
 }
 
 /// The hot tasks: where the frames' task time went (origin, total, calls, longest).
-fn draw_hot(frame: &mut Frame<'_>, area: Rect, s: &Snapshot) {
+fn draw_hot(frame: &mut Frame<'_>, area: Rect, s: &LiveSnapshot) {
     let rows = s.hot_tasks.iter().map(|task| {
         let cells: Vec<String> = match task {
-            serde_json::Value::Array(cells) => cells.iter().map(plain).collect(),
-            other => vec![plain(other)],
+            Listed::Known(LiveHotTask(origin, total, calls, max)) => vec![
+                origin.clone(),
+                total.to_string(),
+                calls.to_string(),
+                max.to_string(),
+            ],
+            Listed::Other(serde_json::Value::Array(cells)) => cells.iter().map(plain).collect(),
+            Listed::Other(other) => vec![plain(other)],
         };
         Row::new(cells.into_iter().map(|cell| visible(&cell)))
     });
@@ -200,8 +215,18 @@ fn plain(value: &serde_json::Value) -> String {
     }
 }
 
-/// A listed command as one line: `#id name · priority P · mechanisms` for the dashboard's
-/// objects, a string as itself, another object's values joined by ` · `.
+/// A running command as one line: `#id name · priority P · mechanisms`.
+fn command_line(c: &LiveCommand) -> String {
+    let mut line = format!("#{} {} · priority {}", c.id, c.name, c.priority);
+    if !c.mechanisms.is_empty() {
+        line.push_str(" · ");
+        line.push_str(&c.mechanisms.join(", "));
+    }
+    line
+}
+
+/// A listed entry of another shape as one line: an object with a name as a command is shown
+/// (its fields where present), a string as itself, another object's values joined by ` · `.
 fn described(value: &serde_json::Value) -> String {
     let text = match value {
         serde_json::Value::Object(fields) if fields.contains_key("name") => {
@@ -238,6 +263,7 @@ mod tests {
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
 
+    use super::super::snapshot::parse;
     use super::*;
 
     /// A snapshot as serve sent it (recorded from `/dashboard/events`), with a frame over budget.
@@ -263,7 +289,7 @@ mod tests {
     fn a_recorded_snapshot_shows_the_budget_the_counts_and_the_waiting() {
         // docs/serve.md §14.1
         let mut history = History::default();
-        history.push(Snapshot::parse(RECORDED).unwrap());
+        history.push(parse(RECORDED).unwrap());
         let shown = screen(&history);
         assert!(
             shown.contains("tickstep top · 127.0.0.1:8080 · budget 16.67ms · 1 snapshots"),
@@ -288,7 +314,7 @@ mod tests {
     fn a_hosts_snapshot_lists_its_commands_and_hot_tasks() {
         // docs/serve.md §14.1, §14.3
         let mut history = History::default();
-        history.push(Snapshot::parse(RECORDED_HOST).unwrap());
+        history.push(parse(RECORDED_HOST).unwrap());
         let shown = screen(&history);
         assert!(shown.contains("budget 20.00ms"), "{shown}");
         assert!(
@@ -310,7 +336,7 @@ mod tests {
         // docs/serve.md §14.1
         // Two seconds of frames: one over budget early in the first, an overload event
         // arriving with the second.
-        let mut first = Snapshot::parse(RECORDED).unwrap();
+        let mut first = parse(RECORDED).unwrap();
         first.frames = vec![(40, 40); 60];
         first.frames[10] = (20_500, 19_800);
         let mut second = first.clone();
@@ -347,7 +373,7 @@ mod tests {
         // docs/serve.md §14.1, §11.1
         let hostile = r#"{"pending":[["\u001b[2Jkernel",1]],"commands":["bell \u001b]0;pwned\u0007",{"name":"ring","priority":"high"}],"commands_running":2,"hot_tasks":[["\u001b[31mhot",1,1,1]]}"#;
         let mut history = History::default();
-        history.push(Snapshot::parse(hostile).unwrap());
+        history.push(parse(hostile).unwrap());
         let shown = screen(&history);
         assert!(
             !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
