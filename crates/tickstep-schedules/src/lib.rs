@@ -32,7 +32,7 @@
 //!   nothing running (the server was down, the scheduler stalled) are the [`Catchup`] policy's,
 //!   and under [`Catchup::All`] so are the points that come due while its catch-up is worked off
 //!   (docs/schedules.md §4.5).
-//!   See `engine/deadlines.rs` for the exact arithmetic.
+//!   See `engine/cadence.rs` for the exact arithmetic.
 //! * **Time.** Deadlines are wall-clock Unix nanoseconds (`u64`, so the last one is in July 2554),
 //!   read from the kernel's [`Clock`](tickstep_kernel::clock::Clock); durations use its monotonic
 //!   side. Every test drives the engine with a
