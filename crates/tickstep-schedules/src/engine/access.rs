@@ -381,6 +381,7 @@ impl Entry {
 /// What a transaction writes to the store, synced (see [`StoreSide::durable_changes`]).
 ///
 /// [`StoreSide::durable_changes`]: super::store_side::StoreSide::durable_changes
+#[inline]
 fn durable_changes(
     core: &Core,
     drafts: &[Draft],

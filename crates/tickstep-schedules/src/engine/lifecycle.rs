@@ -47,12 +47,14 @@ impl Core {
     }
 
     /// Marks an entry's cadence state for the next group commit (persistent entries only).
+    #[inline]
     pub(super) fn mark_dirty(&mut self, id: u64) {
         self.store.mark_dirty(&mut self.table, id);
     }
 
     /// Step 4 of a tick: the group commit ([`StoreSide::group_commit`]). The starts waiting for
     /// an update learn which of the store's writes carries it (docs/schedules.md §11.42).
+    #[inline]
     pub(crate) fn group_commit(&mut self) -> Result<Committed, Error> {
         let (committed, seq) = self.store.group_commit(&mut self.table)?;
         if committed != Committed::Nothing {
@@ -86,6 +88,7 @@ impl Core {
     }
 
     /// The entry for `id` as lookups should see it: absent once retention has run out.
+    #[inline]
     pub(super) fn visible(&self, id: u64, now: u64) -> Option<&Entry> {
         self.table.get(id).filter(|e| self.retention.shows(e, now))
     }
@@ -373,6 +376,7 @@ impl Core {
 
     /// The keys a transaction's creations would take, checked before anything is written
     /// (docs/schedules.md §5.15); nothing to do for a transaction without keys.
+    #[inline]
     pub(super) fn check_keys(&mut self, drafts: &[Draft], stops: &[u64]) -> Result<(), Error> {
         if drafts.iter().any(|d| d.0.key().is_some()) {
             self.prepare_keys(drafts, stops)?;
@@ -382,6 +386,7 @@ impl Core {
 
     /// A committed transaction in memory: stops and discards drop their entries, creations are
     /// armed.
+    #[inline]
     pub(super) fn apply_committed(
         &mut self,
         drafts: Vec<Draft>,

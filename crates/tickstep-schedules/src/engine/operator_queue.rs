@@ -45,6 +45,7 @@ impl OperatorQueue {
     }
 
     /// When the host should tick for operator firings: `None` without any.
+    #[inline]
     pub(super) fn deadline(&self) -> Option<u64> {
         (!self.due.is_empty()).then_some(self.at)
     }

@@ -55,6 +55,7 @@ pub(super) enum Verdict {
 impl Verdict {
     /// Counts this start attempt and, when it started, its lateness (docs/observability.md
     /// §1.1, §1.5): immediate starts and those that waited for a durable write alike.
+    #[inline]
     fn count(&self, metrics: &crate::metrics::SchedulesMetrics, firing: &Firing, now: u64) {
         match self {
             Verdict::Started(_) => metrics.started(now.saturating_sub(firing.nominal_unix_nanos)),

@@ -27,11 +27,13 @@ impl Retention {
     }
 
     /// Keeps `id`, retired at `now`, for the retention period.
+    #[inline]
     pub(super) fn keep(&mut self, id: u64, now: u64) {
         self.queue.push_back((now.saturating_add(self.ns), id));
     }
 
     /// The oldest retired entry whose retention has run out by `now`, taken off the list.
+    #[inline]
     pub(super) fn pop_expired(&mut self, now: u64) -> Option<u64> {
         let &(drop_at, id) = self.queue.front()?;
         if drop_at > now {
@@ -49,11 +51,13 @@ impl Retention {
     }
 
     /// How many retired entries are kept.
+    #[inline]
     pub(super) fn len(&self) -> usize {
         self.queue.len()
     }
 
     /// Whether lookups at `now` still see `e`: not once its retention has run out.
+    #[inline]
     pub(super) fn shows(&self, e: &Entry, now: u64) -> bool {
         e.retired()
             .is_none_or(|r| r.at.saturating_add(self.ns) > now)

@@ -39,12 +39,14 @@ pub(super) struct Runs {
 impl Runs {
     /// A fresh run id: one above every id this engine handed out or restored, so a run is never
     /// confused with another it still waits for, restored ones included (docs/schedules.md §7.9).
+    #[inline]
     pub(super) fn next_id(&mut self) -> RunId {
         self.last += 1;
         RunId(self.last)
     }
 
     /// Remembers `run` as a run of schedule `id` started at `mono`.
+    #[inline]
     pub(super) fn await_run(&mut self, run: RunId, id: u64, mono: Instant) {
         let earlier = self.awaited.insert(
             run,
@@ -63,6 +65,7 @@ impl Runs {
     }
 
     /// The run `run` is over: its record, if the engine was waiting for it.
+    #[inline]
     pub(super) fn finish(&mut self, run: RunId) -> Option<RunRecord> {
         let record = self.awaited.remove(&run)?;
         self.interrupted.retain(|f| f.run != run);

@@ -33,6 +33,7 @@ impl Settings {
 
     /// `point` moved by a uniform random offset in `[-jitter, +jitter]`, never earlier than one
     /// tick after `now`. Without jitter the point is kept as is.
+    #[inline]
     pub(super) fn jittered(&mut self, point: u64, jitter_ns: u64, now: u64) -> u64 {
         if jitter_ns == 0 {
             return point;

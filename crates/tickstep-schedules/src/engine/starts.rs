@@ -54,6 +54,7 @@ pub(super) struct Starts {
 
 impl Starts {
     /// Keeps `firing`, planned at `now`, until a group commit carries its update.
+    #[inline]
     pub(super) fn wait(&mut self, firing: Firing, now: u64) {
         self.pending.push_back(Pending {
             firing,
@@ -63,6 +64,7 @@ impl Starts {
     }
 
     /// A group commit carried every waiting start not yet carried; the store counts it `seq`.
+    #[inline]
     pub(super) fn carried(&mut self, seq: u64) {
         for p in self.pending.iter_mut().rev() {
             if p.seq.is_some() {
@@ -74,6 +76,7 @@ impl Starts {
 
     /// Whether the oldest waiting start's update is durable by `durable`: a tick now would
     /// start it.
+    #[inline]
     pub(super) fn startable(&self, durable: u64) -> bool {
         self.pending
             .front()
@@ -81,6 +84,7 @@ impl Starts {
     }
 
     /// The oldest waiting start, taken off the list, if its update is durable by `durable`.
+    #[inline]
     pub(super) fn pop_durable(&mut self, durable: u64) -> Option<Firing> {
         if !self.startable(durable) {
             return None;
@@ -90,6 +94,7 @@ impl Starts {
 
     /// When the host should tick again for the waiting starts: one engine tick (`tick_ns`)
     /// after the oldest was planned.
+    #[inline]
     pub(super) fn deadline(&self, tick_ns: u64) -> Option<u64> {
         self.pending
             .front()
@@ -97,6 +102,7 @@ impl Starts {
     }
 
     /// How many starts wait.
+    #[inline]
     pub(super) fn len(&self) -> usize {
         self.pending.len()
     }
@@ -107,22 +113,26 @@ impl Starts {
     }
 
     /// The firing buffer, empty, for a plan to fill.
+    #[inline]
     pub(super) fn take_firings(&mut self) -> Vec<Firing> {
         std::mem::take(&mut self.firing_buf)
     }
 
     /// Gives the firing buffer back for the next tick (keeping its capacity).
+    #[inline]
     pub(super) fn recycle(&mut self, mut firings: Vec<Firing>) {
         firings.clear();
         self.firing_buf = firings;
     }
 
     /// The re-arm buffer, for a tick to fill.
+    #[inline]
     pub(super) fn take_later(&mut self) -> Later {
         std::mem::take(&mut self.later_buf)
     }
 
     /// Gives the re-arm buffer back, drained.
+    #[inline]
     pub(super) fn put_later(&mut self, later: Later) {
         self.later_buf = later;
     }

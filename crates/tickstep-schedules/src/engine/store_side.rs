@@ -55,6 +55,7 @@ pub(super) struct StoreSide {
 impl StoreSide {
     /// Marks entry `id`'s cadence state for the next group commit (persistent entries on a
     /// store only).
+    #[inline]
     pub(super) fn mark_dirty(&mut self, table: &mut Table, id: u64) {
         if self.backend.is_none() {
             return;
@@ -116,6 +117,7 @@ impl StoreSide {
     }
 
     /// The grouped commits the store has made durable (all, without a store).
+    #[inline]
     pub(super) fn durable_through(&self) -> u64 {
         self.backend
             .as_ref()
@@ -124,6 +126,7 @@ impl StoreSide {
 
     /// Whether a firing of `e` must wait for its cadence update to be durable: only a
     /// persistent schedule on a store has one (docs/schedules.md §11.42).
+    #[inline]
     pub(super) fn starts_after_write(&self, e: Option<&Entry>) -> bool {
         self.backend.is_some() && e.is_some_and(|e| e.persist)
     }
@@ -132,6 +135,7 @@ impl StoreSide {
     /// (durable before it is used), so no id handed out — committed or not — can be handed out
     /// again after a restart, nor by another engine sharing the store (docs/schedules.md §11.4,
     /// §11.18). The block may start above the next id when other engines took the ids between.
+    #[inline]
     pub(super) fn allocate_id(&mut self) -> Result<u64, Error> {
         let mut id = self.last_id + 1;
         if let Some(store) = self.backend.as_mut()
@@ -209,6 +213,7 @@ impl StoreSide {
     /// What a transaction writes to the store, synced: its persistent creations (`inserts`,
     /// whose verbs `verbs` names) and its stops (a stop of a schedule this engine does not
     /// hold deletes the row whoever holds it); `None` without a store or with nothing to write.
+    #[inline]
     pub(super) fn durable_changes<'a>(
         &self,
         (table, verbs): (&Table, &Interner),

@@ -179,6 +179,7 @@ impl Table {
 
     /// Arms `id` at `at`; a deadline already due waits in `later` for the tick's end
     /// (docs/schedules.md §10.2).
+    #[inline]
     pub(super) fn arm_at(&mut self, id: u64, at: u64, now: u64, later: &mut Later) {
         if at <= now {
             later.push((id, at));
@@ -201,6 +202,7 @@ impl Table {
 
     /// Where `firing` waits for its durable start in its schedule's running list
     /// (docs/schedules.md §11.42).
+    #[inline]
     pub(super) fn waiting_place(&self, firing: &crate::Firing) -> Option<usize> {
         self.get(firing.schedule.get())?.waiting_start(firing.run)
     }
