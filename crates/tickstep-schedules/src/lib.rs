@@ -32,7 +32,7 @@
 //!   nothing running (the server was down, the scheduler stalled) are the [`Catchup`] policy's,
 //!   and under [`Catchup::All`] so are the points that come due while its catch-up is worked off
 //!   (docs/schedules.md §4.5).
-//!   See `engine/deadlines.rs` for the exact arithmetic.
+//!   See `engine/cadence.rs` for the exact arithmetic.
 //! * **Time.** Deadlines are wall-clock Unix nanoseconds (`u64`, so the last one is in July 2554),
 //!   read from the kernel's [`Clock`](tickstep_kernel::clock::Clock); durations use its monotonic
 //!   side. Every test drives the engine with a
@@ -151,14 +151,6 @@ mod tally;
 pub mod testkit;
 mod txn;
 mod value;
-
-// The modules' names before they were renamed so that each file name has one meaning across the
-// workspace (issue 35). `engine/` and `txn.rs`, restructured on another branch, still use them;
-// these go once those files name the modules directly.
-use fire_times as cadence_points;
-use row_actions as operator_rules;
-use schedule_keys as key_rules;
-use store_rows as row;
 
 pub use commit::Commit;
 pub use engine::{Config, DEFAULT_LEASE, DEFAULT_RETENTION, DEFAULT_TICK, Schedules, TickReport};

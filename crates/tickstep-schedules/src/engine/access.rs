@@ -10,12 +10,14 @@ use std::rc::Rc;
 
 use super::core::{Core, Shared};
 use super::entry::{Entry, Extra, Kind, Limits};
+use super::interner::Names;
+use super::keys::Holder;
 use crate::info::ScheduleInfo;
 use crate::options::{Options, Resolved};
-use crate::row::{ChangeSet, Durability};
-use crate::store::ID_BLOCK;
+use crate::schedule_keys::{check_key, first_difference};
 use crate::store::answer::Pending;
-use crate::{Error, ObjId, Value, World};
+use crate::store_rows::{ChangeSet, Durability};
+use crate::{Error, ObjId, ScheduleId, Value, World};
 
 /// What a transaction may know of a schedule: enough to check permissions and filter listings.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -39,6 +41,11 @@ impl Draft {
 
     pub(crate) fn summary(&self) -> Summary {
         summary(&self.0)
+    }
+
+    /// Whether this draft is `owner`'s schedule keyed `key`.
+    pub(crate) fn is_keyed(&self, owner: ObjId, key: &str) -> bool {
+        self.0.owner == owner && self.0.key().is_some_and(|k| &**k == key)
     }
 }
 
@@ -92,7 +99,7 @@ impl Shared {
 
     /// The engine's tick, nanoseconds (the floor for intervals).
     pub(crate) fn tick_ns(&self) -> u64 {
-        self.core.borrow().tick_ns
+        self.core.borrow().settings.tick_ns
     }
 
     /// Hands out an id, builds the draft and adds it to the transaction's drafts `own`; returns
@@ -118,8 +125,8 @@ impl Shared {
             };
         }
         let mut core = self.core.borrow_mut();
-        let id = core.allocate_id()?;
-        own.push(Draft(core.new_entry(id, new)));
+        let id = core.store.allocate_id()?;
+        own.push(Draft(Entry::new(id, new, &mut core.names)));
         Ok(id)
     }
 
@@ -137,13 +144,19 @@ impl Shared {
     pub(crate) fn info(&self, id: u64, now: u64) -> Option<ScheduleInfo> {
         let mut core = self.core.borrow_mut();
         let (mut info, settled) = if let Some(e) = core.visible(id, now) {
-            (core.info(e, now), e.settled())
+            (
+                super::view::schedule_info(e, &core.names.verbs, now),
+                e.settled(),
+            )
         } else {
             let e = core.held_elsewhere(id)?;
-            (core.info(&e, now), e.settled())
+            (
+                super::view::schedule_info(&e, &core.names.verbs, now),
+                e.settled(),
+            )
         };
         if info.persist {
-            info.history = core.history(id, settled);
+            info.history = core.store.history(id, settled);
         }
         Some(info)
     }
@@ -152,16 +165,16 @@ impl Shared {
     pub(crate) fn upcoming(&self, id: u64, now: u64, count: usize) -> Option<Vec<u64>> {
         let mut core = self.core.borrow_mut();
         if let Some(e) = core.visible(id, now) {
-            return Some(super::deadlines::upcoming(e.cadence_view(), now, count));
+            return Some(super::cadence::upcoming(e.cadence_view(), now, count));
         }
         core.held_elsewhere(id)
-            .map(|e| super::deadlines::upcoming(e.cadence_view(), now, count))
+            .map(|e| super::cadence::upcoming(e.cadence_view(), now, count))
     }
 
     /// The `schedule_info` record of a draft.
     pub(crate) fn draft_info(&self, draft: &Draft) -> ScheduleInfo {
         let now = self.clock.unix_nanos();
-        self.core.borrow().info(&draft.0, now)
+        super::view::schedule_info(&draft.0, &self.core.borrow().names.verbs, now)
     }
 
     /// Appends the ids of live committed schedules that `keep` accepts.
@@ -188,8 +201,8 @@ impl Shared {
     ) -> Result<(), Error> {
         let mut core = self.core.borrow_mut();
         core.check_keys(&drafts, stops)?;
-        if let Some(mut changes) = core.durable_changes(&drafts, stops, discards)
-            && let Some(store) = core.store.as_mut()
+        if let Some(mut changes) = durable_changes(&core, &drafts, stops, discards)
+            && let Some(store) = core.store.backend.as_mut()
             && let Err(error) = store.commit(&mut changes, Durability::Synced)
         {
             return Err(core.key_conflict(error, &drafts));
@@ -214,10 +227,10 @@ impl Shared {
     ) -> Result<Option<Pending<Result<usize, Error>>>, Error> {
         let mut core = self.core.borrow_mut();
         core.check_keys(drafts, stops)?;
-        let Some(mut changes) = core.durable_changes(drafts, stops, discards) else {
+        let Some(mut changes) = durable_changes(&core, drafts, stops, discards) else {
             return Ok(None);
         };
-        let Some(store) = core.store.as_mut() else {
+        let Some(store) = core.store.backend.as_mut() else {
             return Ok(None);
         };
         Ok(Some(store.start_synced_commit(&mut changes)))
@@ -236,17 +249,78 @@ impl Shared {
             .borrow_mut()
             .apply_committed(drafts, stops, discards, now);
     }
+
+    /// Create-if-absent (docs/schedules.md §5.13, §5.14): the schedule `new` describes, under
+    /// `key`, unless a live schedule of the same owner holds the key — one of `own` (the
+    /// transaction's drafts), one this engine holds, or one another engine holds — minus
+    /// `stops`. The same definition returns that schedule; a different one is
+    /// [`Error::KeyTaken`]. An id is handed out only for a new schedule.
+    #[inline(never)]
+    pub(super) fn draft_keyed(
+        &self,
+        new: NewSchedule<'_>,
+        own: &[Draft],
+        stops: &[u64],
+    ) -> Result<Keyed, Error> {
+        let key = new.options.key_name().unwrap_or_default().to_owned();
+        check_key(&key)?;
+        let key = key.as_str();
+        let owner = new.owner;
+        let mut core = self.core.borrow_mut();
+        let wanted = Entry::new(0, new, &mut core.names);
+        let wanted_row = wanted.to_row(&core.names.verbs);
+        let holder = match own.iter().find(|d| d.is_keyed(owner, key)) {
+            Some(d) => Some(Holder {
+                row: d.0.to_row(&core.names.verbs),
+                persist: d.0.persist,
+            }),
+            None => core.key_holder(owner, key, stops)?,
+        };
+        let Some(holder) = holder else {
+            let mut entry = wanted;
+            entry.id = core.store.allocate_id()?;
+            return Ok(Keyed::New(Draft(entry)));
+        };
+        let differs = first_difference(&wanted_row, &holder.row)
+            .or((wanted.persist != holder.persist).then_some("persist"));
+        match differs {
+            None => Ok(Keyed::Existing(holder.row.id)),
+            Some(field) => Err(Error::KeyTaken {
+                key: key.to_owned(),
+                owner,
+                existing: ScheduleId::from_raw(holder.row.id),
+                rule: format!(
+                    "its {field} differs; a keyed creation returns the existing schedule only \
+                     when it defines the same one (stop it first to replace it, \
+                     docs/schedules.md §5.14)"
+                ),
+            }),
+        }
+    }
+
+    /// Lookup by key (docs/schedules.md §5.17): the live schedule of `owner` keyed `key`, held
+    /// here or by another engine sharing the store, skipping `skip`.
+    pub(crate) fn find_key(
+        &self,
+        owner: ObjId,
+        key: &str,
+        skip: &[u64],
+    ) -> Result<Option<u64>, Error> {
+        let mut core = self.core.borrow_mut();
+        Ok(core.key_holder(owner, key, skip)?.map(|h| h.row.id))
+    }
 }
 
-impl Core {
-    /// The entry `new` describes, with id `id`. Inlined into the unkeyed creation, which then
+impl Entry {
+    /// The entry `new` describes, with id `id`, its verb and calendar interned in `names`.
+    /// Inlined into the unkeyed creation, which then
     /// builds the entry in place in the transaction's drafts: left to the compiler, it was a call
     /// and a copy of the entry, 2% more instructions per creation than before keys (measured with
     /// callgrind over 20,000 `create_inmem` creations; always inlined, 0.5% fewer).
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    pub(super) fn new_entry(&mut self, id: u64, new: NewSchedule<'_>) -> Entry {
-        let verb = self.verbs.intern(new.verb);
+    pub(super) fn new(id: u64, new: NewSchedule<'_>, names: &mut Names) -> Entry {
+        let verb = names.verbs.intern(new.verb);
         let NewSchedule {
             args,
             options,
@@ -305,145 +379,24 @@ impl Core {
             armed: true,
             dirty: false,
             extra,
-            calendar: calendar.map(|c| self.calendars.intern(c)),
+            calendar: calendar.map(|c| names.calendars.intern(c)),
         }
     }
 }
 
-impl Core {
-    /// The stored history of `id`, which has settled `settled` firings, newest first
-    /// (docs/schedules.md §9.11); empty without a store, or before any firing settled. A read
-    /// error is logged and reads as empty: `schedule_info` still answers.
-    fn history(&mut self, id: u64, settled: u64) -> Vec<crate::FiringRecord> {
-        let Some(store) = self.store.as_mut().filter(|_| settled > 0) else {
-            return Vec::new();
-        };
-        let mut rows = store.history(id, settled).unwrap_or_else(|error| {
-            tracing::warn!(%error, schedule = id, "could not read a schedule's history");
-            Vec::new()
-        });
-        // Firings settled since the last group commit are not in the store yet: each takes
-        // its slot, as it will there.
-        let pending = self.history.iter().filter(|h| h.schedule == id).cloned();
-        crate::store::history_in_flight::overlay(&mut rows, pending.collect());
-        rows.sort_by(|a, b| b.started.cmp(&a.started).then(b.slot.cmp(&a.slot)));
-        rows.into_iter()
-            .map(crate::row::HistoryRow::into_record)
-            .collect()
-    }
-
-    /// The schedule `id` as another engine sharing the store holds it (never one this engine
-    /// has: a retired entry past its retention stays gone), read from the store's row; `None`
-    /// without such a store or row. A read error is logged and reads as `None`.
-    fn held_elsewhere(&mut self, id: u64) -> Option<Entry> {
-        if self.table.get(id).is_some() {
-            return None;
-        }
-        let store = self.store.as_mut()?;
-        match store.row_elsewhere(id) {
-            Ok(row) => row.map(|row| Entry::from_row(row, &mut self.verbs, &mut self.calendars)),
-            Err(error) => {
-                tracing::warn!(%error, schedule = id, "could not read a schedule held elsewhere");
-                None
-            }
-        }
-    }
-
-    /// Hands out the next id. Past the reserved block, first asks the store for a new one
-    /// (durable before it is used), so no id handed out — committed or not — can be handed out
-    /// again after a restart, nor by another engine sharing the store (docs/schedules.md §11.4,
-    /// §11.18). The block may start above the next id when other engines took the ids between.
-    pub(super) fn allocate_id(&mut self) -> Result<u64, Error> {
-        let mut id = self.last_id + 1;
-        if let Some(store) = self.store.as_mut()
-            && id > self.reserved_through
-        {
-            let block = store.reserve_ids(id, ID_BLOCK)?;
-            id = *block.start();
-            self.reserved_through = *block.end();
-        }
-        self.last_id = id;
-        Ok(id)
-    }
-
-    /// At a clean stop, gives the unused end of the reserved block back to the store, so the
-    /// next open continues from the last id handed out rather than above the block
-    /// (docs/schedules.md §11.47). A crash skips this: the next open starts above the block.
-    pub(super) fn release_ids(&mut self) {
-        let (last_used, reserved_through) = (self.last_id, self.reserved_through);
-        let Some(store) = self.store.as_mut() else {
-            return;
-        };
-        if reserved_through <= last_used {
-            return;
-        }
-        match store.release_ids(last_used, reserved_through) {
-            Ok(lowered) => {
-                self.reserved_through = if lowered { last_used } else { reserved_through }
-            }
-            Err(error) => tracing::debug!(%error, "could not give back unused schedule ids"),
-        }
-    }
-
-    /// The keys a transaction's creations would take, checked before anything is written
-    /// (docs/schedules.md §5.15); nothing to do for a transaction without keys.
-    fn check_keys(&mut self, drafts: &[Draft], stops: &[u64]) -> Result<(), Error> {
-        if drafts.iter().any(|d| d.0.key().is_some()) {
-            self.prepare_keys(drafts, stops)?;
-        }
-        Ok(())
-    }
-
-    /// What a transaction writes to the store, synced: its persistent creations and its stops
-    /// (a stop of a schedule this engine does not hold deletes the row whoever holds it);
-    /// `None` without a store or with nothing to write.
-    fn durable_changes(
-        &self,
-        drafts: &[Draft],
-        stops: &[u64],
-        discards: &[u64],
-    ) -> Option<ChangeSet> {
-        self.store.as_ref()?;
-        let table = &self.table;
-        let changes = ChangeSet {
-            inserts: drafts
-                .iter()
-                .filter(|d| d.0.persist)
-                .map(|d| d.0.to_row(&self.verbs))
-                .collect(),
-            updates: Vec::new(),
-            deletes: stops
-                .iter()
-                .chain(discards)
-                .copied()
-                // Not in the table: held by another engine on a shared store (only such a
-                // store lets a transaction find it), whose row the stop deletes.
-                .filter(|&id| table.get(id).is_none_or(|e| e.persist))
-                .collect(),
-            history: Vec::new(),
-        };
-        (!changes.is_empty()).then_some(changes)
-    }
-
-    /// A committed transaction in memory: stops and discards drop their entries, creations are
-    /// armed.
-    fn apply_committed(&mut self, drafts: Vec<Draft>, stops: &[u64], discards: &[u64], now: u64) {
-        for &id in stops {
-            self.drop_entry(id);
-        }
-        for &id in discards {
-            if self.table.get(id).is_some_and(|e| !e.is_live()) {
-                self.drop_entry(id);
-            }
-        }
-        for Draft(mut e) in drafts {
-            let (point, jitter) = (e.next_run, e.jitter_ns);
-            e.fire_at = self.jittered(point, jitter, now);
-            e.armed = true;
-            if e.key().is_some() {
-                self.index_key(&e);
-            }
-            self.table.insert(e);
-        }
-    }
+/// What a transaction writes to the store, synced (see [`StoreSide::durable_changes`]).
+///
+/// [`StoreSide::durable_changes`]: super::store_side::StoreSide::durable_changes
+#[inline]
+fn durable_changes(
+    core: &Core,
+    drafts: &[Draft],
+    stops: &[u64],
+    discards: &[u64],
+) -> Option<ChangeSet> {
+    core.store.durable_changes(
+        (&core.table, &core.names.verbs),
+        drafts.iter().map(|d| &d.0),
+        stops.iter().chain(discards).copied(),
+    )
 }

@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use crate::info::RetireReason;
 use crate::policies::Policies;
-use crate::row::OpsRow;
-use crate::{Calendar, Catchup, Fault, ObjId, Overlap, RunId, Value};
+use crate::row_actions::backfill_points;
+use crate::store_rows::{OpsRow, PausedRow};
+use crate::{Calendar, Catchup, Error, Fault, ObjId, Overlap, RunId, ScheduleId, Value};
 
 pub(super) use crate::info::ScheduleKind as Kind;
 
@@ -284,6 +285,55 @@ impl DurationWindow {
         sorted.sort_unstable();
         let rank = (sorted.len() * 99).div_ceil(100);
         sorted[rank.saturating_sub(1)]
+    }
+}
+
+impl Entry {
+    /// Pauses this schedule by `by` at `now` with `note` (docs/schedules.md §9.4); whether it
+    /// was not paused already.
+    pub(super) fn pause(&mut self, by: ObjId, note: &str, now: u64) -> bool {
+        if self.is_paused() {
+            return false;
+        }
+        let armed = self.armed;
+        self.armed = false;
+        self.extra_mut().ops.paused = Some(PausedRow {
+            by,
+            at: now,
+            note: note.to_owned(),
+            armed,
+        });
+        true
+    }
+
+    /// Asks for one firing of this schedule at the next tick (docs/schedules.md §9.6); whether
+    /// none was waiting already.
+    pub(super) fn trigger(&mut self) -> bool {
+        if self.ops().is_some_and(|o| o.trigger) {
+            return false;
+        }
+        self.extra_mut().ops.trigger = true;
+        true
+    }
+
+    /// Starts a backfill of this schedule over `[from, to]` (Unix ns; `typed` as the caller
+    /// gave them, for errors): how many points (docs/schedules.md §9.7).
+    pub(super) fn backfill(
+        &mut self,
+        (from, to): (u64, u64),
+        typed: (f64, f64),
+    ) -> Result<u64, Error> {
+        let name = ScheduleId::from_raw(self.id);
+        let e = self;
+        let under_way = e.ops().is_some_and(|o| o.backfill.is_some());
+        let (first, last, count) = backfill_points(
+            (e.step().as_ref(), e.next_run, under_way),
+            (from, to),
+            typed,
+            name,
+        )?;
+        e.extra_mut().ops.backfill = Some((first, last));
+        Ok(count)
     }
 }
 

@@ -1,19 +1,40 @@
-//! The public handle: construction, transactions, deadlines, and the restart hand-back.
-//! (Ticking is in [`tick`](super::tick), reporting in [`outcome`](super::outcome), read-only
-//! answers in [`view`](super::view).)
+//! The public handle: building it, and what an operator or a reader asks of it — counts,
+//! `schedule_info` helpers, the held-back report, and the operator actions. (What a host's
+//! driver loop calls — the tick, deadlines, reporting outcomes, the restart hand-back, the
+//! store's news and flushing — is in [`tick`](super::tick); transactions open with
+//! [`Schedules::begin`], in `txn.rs`.)
+//!
+//! # Operator actions
+//!
+//! Pause and resume, a firing now, a backfill of a past range (docs/schedules.md §9.4–§9.10).
+//! Each action is checked whole before anything changes — the id names a live schedule this
+//! engine holds, the caller is its owner or a wizard (the rule of `schedule_stop`,
+//! docs/schedules.md §6.3), the arguments make sense — then applied to the entry and, for a
+//! persistent schedule on a store, written synced before the call returns, as a stop is
+//! (docs/schedules.md §2.4). If that write fails the entry is put back as it was, so an action
+//! either happened durably or not at all.
+//!
+//! The state an action leaves (who paused and why, a trigger not fired yet, the rest of a
+//! backfill) is the entry's `OpsRow`, stored with the cadence in the `ops` column; the firings a
+//! trigger or a backfill asks for are planned by the tick from `OperatorQueue::due`, one per
+//! schedule per tick, before the deadline heap is visited.
 
 use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
-use std::time::Duration;
 
-use tickstep_kernel::clock::{Clock, Instant};
+use tickstep_kernel::clock::Clock;
 
 use super::config::Config;
 use super::core::{Core, Shared};
+use super::entry::Entry;
 use super::storage::Loader;
+use crate::info::unix_seconds;
+use crate::perms::may_manage;
+use crate::row_actions::{backfill_bounds, check_note};
 use crate::store::{self, OpenPolicy};
-use crate::{Error, InFlight, RunId, Runner, Value, World};
+use crate::store_rows::{ChangeSet, Durability};
+use crate::{Error, ObjId, Runner, ScheduleId, World};
 
 /// A handle to a schedule engine. Cheap to clone; every clone drives the same engine.
 ///
@@ -78,7 +99,7 @@ impl Schedules {
         config: Config,
     ) -> Self {
         let seed = clock.unix_nanos();
-        Self::from_parts(Core::new(config, seed, None), clock, world, runner)
+        Self::from_parts(Core::new(config, seed, None), None, clock, world, runner)
     }
 
     /// Opens (or creates) the SQLite store at `path` and loads its schedules: ids, deadlines,
@@ -124,18 +145,19 @@ impl Schedules {
         let high_water = store.load(&mut loader)?;
         let behind = loader.finish(high_water);
         // Before catch-up: what is held back is neither fired, caught up nor written.
-        core.held_back = core.hold_back_unknown_targets(&world, config.namespace);
-        core.store = Some(store);
+        let held_back = core.hold_back_unknown_targets(&world, config.namespace);
+        core.store.backend = Some(store);
         core.catch_up_loaded(behind);
         core.apply_actions_at_open(now)?;
         // Tells a store that claims on its own thread where the engine's clock stands, so it
         // claims from now on whether or not the engine ticks (docs/schedules.md §11.40).
         core.apply_claims(now)?;
-        Ok(Self::from_parts(core, clock, world, runner))
+        Ok(Self::from_parts(core, held_back, clock, world, runner))
     }
 
     fn from_parts(
         core: Core,
+        held_back: Option<crate::HeldBack>,
         clock: impl Clock + 'static,
         world: impl World + 'static,
         runner: impl Runner + 'static,
@@ -146,59 +168,21 @@ impl Schedules {
                 world: Box::new(world),
                 runner: Box::new(runner),
                 clock: Box::new(clock),
+                held_back,
             }),
         }
     }
 
     /// The engine's shared state, for a [`Txn`](crate::Txn).
+    pub(crate) fn shared(&self) -> &Rc<Shared> {
+        &self.shared
+    }
+
     /// Another handle on the same engine (a transaction's, for the operator actions).
     pub(crate) fn from_shared(shared: &Rc<Shared>) -> Self {
         Schedules {
             shared: Rc::clone(shared),
         }
-    }
-
-    pub(crate) fn shared(&self) -> &Rc<Shared> {
-        &self.shared
-    }
-
-    /// The earliest deadline, as an instant on the engine's clock, so a driver can
-    /// `sleep_until` it; `None` when nothing is armed. A deadline already past is now. Firings
-    /// waiting for their cadence update to be durable make it one engine tick after the tick
-    /// that planned them (docs/schedules.md §11.42), so a driver ticks again to start them.
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert_eq!(engine.next_deadline(), None);
-    /// ```
-    pub fn next_deadline(&self) -> Option<Instant> {
-        let at = self.next_deadline_unix_nanos()?;
-        let clock = &self.shared.clock;
-        let (now, wall) = (clock.now(), clock.unix_nanos());
-        Some(now + Duration::from_nanos(at.saturating_sub(wall)))
-    }
-
-    /// The earliest deadline in Unix nanoseconds, or `None` when nothing is armed (or waits to
-    /// start, as [`Schedules::next_deadline`] says).
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// let engine = tickstep_schedules::Schedules::in_memory(
-    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert_eq!(engine.next_deadline_unix_nanos(), None);
-    /// ```
-    pub fn next_deadline_unix_nanos(&self) -> Option<u64> {
-        let mut core = self.shared.core.borrow_mut();
-        // Starts waiting for their update to be durable want a tick soon (docs/schedules.md §11.42).
-        let waiting = core.pending_deadline();
-        // A trigger or backfill wants the next tick too (docs/schedules.md §9.6, §9.7).
-        let operator = core.operator_deadline();
-        [core.table.next_deadline(), waiting, operator]
-            .into_iter()
-            .flatten()
-            .min()
     }
 
     /// The number of live (not retired) schedules.
@@ -211,7 +195,7 @@ impl Schedules {
     /// ```
     pub fn live_count(&self) -> usize {
         let core = self.shared.core.borrow();
-        core.table.len() - core.retired.len()
+        core.table.len() - core.retention.len()
     }
 
     /// How many live schedules an operator has paused (docs/schedules.md §9.4): one pass over
@@ -255,179 +239,396 @@ impl Schedules {
         self.shared.core.borrow().metrics.tally()
     }
 
-    /// Firings that were in flight when the store was last saved and that the host has neither
-    /// reattached nor abandoned yet.
+    /// The schedules held back at open because most of what the engine loaded names objects its
+    /// world does not have (docs/schedules.md §15.6), or `None`: they are neither fired nor
+    /// retired, and their rows stay as they are. A host says so at its start.
     ///
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
     /// let engine = tickstep_schedules::Schedules::in_memory(
     ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert!(engine.interrupted().is_empty());
+    /// assert_eq!(engine.held_back(), None);
     /// ```
-    pub fn interrupted(&self) -> Vec<InFlight> {
-        self.shared.core.borrow().interrupted.clone()
+    pub fn held_back(&self) -> Option<crate::HeldBack> {
+        self.shared.held_back.clone()
     }
 
-    /// Keeps a restored in-flight firing as its schedule's running firing; its outcome is reported
-    /// with [`Schedules::report`] as usual. Returns whether `run` was awaiting a decision.
+    /// The next `count` fire times of schedule `id` (at most 1,000), nominal (before jitter),
+    /// float Unix seconds: computed from its cadence, never stored (docs/schedules.md §9.8).
+    /// `schedule_info` lists the first [`NEXT_RUNS_SHOWN`](crate::NEXT_RUNS_SHOWN); this is for more.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArg`] for an id that names nothing or a `count` over 1,000;
+    /// [`Error::Perm`] when `perms` is neither the owner nor a wizard (as `schedule_info`).
     ///
     /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert!(!engine.reattach(tickstep_schedules::RunId(1)));
-    /// ```
-    pub fn reattach(&self, run: RunId) -> bool {
-        let mut core = self.shared.core.borrow_mut();
-        let before = core.interrupted.len();
-        core.interrupted.retain(|f| f.run != run);
-        core.interrupted.len() != before
-    }
-
-    /// Gives up on a restored in-flight firing: it settles as a fault of kind
-    /// [`Interrupted`](crate::FaultKind::Interrupted), value `"interrupted by restart"`.
-    /// Returns whether `run` was awaiting a decision.
+    /// use tickstep_schedules::kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// use tickstep_schedules::{Options, Schedules};
     ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert!(!engine.abandon(tickstep_schedules::RunId(1)));
-    /// ```
-    pub fn abandon(&self, run: RunId) -> bool {
-        if !self.reattach(run) {
-            return false;
-        }
-        self.report(
-            run,
-            crate::Outcome::Fault {
-                kind: crate::FaultKind::Interrupted,
-                value: Value::from("interrupted by restart"),
-            },
-        );
-        true
-    }
-
-    /// The schedules an operator stopped from outside the engine (with
-    /// [`Inspector::stop`](crate::Inspector::stop), e.g. `tickstep schedules stop`) that this
-    /// engine has dropped since the last call, oldest first. A tick polls the store for such stops
-    /// before it fires anything, so a stopped schedule never fires after the tick that noticed it;
-    /// this list lets a host say so.
-    ///
-    /// ```
-    /// # use tickstep_schedules::kernel::clock::ManualClock;
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # use tickstep_schedules::{Inspector, Options, Schedules};
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let path = dir.path().join("s.db");
-    /// # let world = TestWorld::new();
-    /// # let wiz = world.add_wizard();
-    /// # world.add_verb(wiz, "upkeep");
-    /// let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(),
-    ///     Default::default()).unwrap();
+    /// let world = TestWorld::new();
+    /// let wiz = world.add_wizard();
+    /// world.add_verb(wiz, "v");
+    /// let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let t0 = engine.now_unix_seconds();
     /// let mut txn = engine.begin(wiz);
-    /// let id = txn.schedule_every(wiz, "upkeep", 60.0, vec![], Options::new()).unwrap();
+    /// let id = txn.schedule_every(wiz, "v", 60.0, vec![], Options::new()).unwrap();
     /// txn.commit().unwrap();
-    ///
-    /// Inspector::stop(&path, id).unwrap(); // as `tickstep schedules stop` does, from anywhere
-    /// engine.tick().unwrap();
-    /// assert_eq!(engine.take_operator_stops(), vec![id]);
-    /// assert!(!engine.begin(wiz).schedule_valid(id));
+    /// let next = engine.next_runs(wiz, id, 20).unwrap();
+    /// assert_eq!((next.len(), next[19]), (20, t0 + 1200.0));
     /// ```
-    pub fn take_operator_stops(&self) -> Vec<crate::ScheduleId> {
-        let mut core = self.shared.core.borrow_mut();
-        core.operator_stopped
-            .drain(..)
-            .map(crate::ScheduleId::from_raw)
-            .collect()
-    }
-
-    /// Registers `waker`, which the store calls from its own thread whenever it has left work
-    /// for the engine's next tick: rows it claimed from another node (with the firings they
-    /// bring, settled at that tick), schedules another node took over, operator stops
-    /// (docs/schedules.md §11.40). A host whose engine has nothing due — and so no deadline to
-    /// tick at — uses it to tick the engine soon after (the `tickstep` runtime does). Only a
-    /// store that claims and polls on a thread of its own (`PostgreSQL`) calls it; with the
-    /// `SQLite` store or none it is kept and never called. A later call replaces the waker.
-    ///
-    /// The waker must be cheap and must not call into the engine (it runs on the store's
-    /// thread): set a flag, notify a task, wake a loop.
-    ///
-    /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// let (tell, news) = std::sync::mpsc::channel::<()>();
-    /// let tell = std::sync::Mutex::new(tell);
-    /// engine.set_store_waker(std::sync::Arc::new(move || {
-    ///     let _ = tell.lock().unwrap().send(());
-    /// }));
-    /// assert!(news.try_recv().is_err()); // an engine with no store never calls it
-    /// ```
-    pub fn set_store_waker(&self, waker: crate::StoreWaker) {
-        let mut core = self.shared.core.borrow_mut();
-        if let Some(store) = core.store.as_mut() {
-            store.set_waker(waker);
+    pub fn next_runs(&self, perms: ObjId, id: ScheduleId, count: usize) -> Result<Vec<f64>, Error> {
+        if count > MAX_NEXT_RUNS {
+            return Err(Error::invalid(
+                count,
+                format!(
+                    "next_runs lists at most {MAX_NEXT_RUNS} fire times (docs/schedules.md §9.8)"
+                ),
+            ));
         }
+        let shared = &*self.shared;
+        let now = shared.clock.unix_nanos();
+        let unknown = || Error::invalid(id, "no such schedule");
+        let owner = shared.lookup(id.get(), now).ok_or_else(unknown)?.owner;
+        if !crate::perms::may_manage(shared.world(), perms, owner) {
+            return Err(Error::perm(
+                perms,
+                id,
+                "next_runs is for the schedule's owner or a wizard, as schedule_info",
+            ));
+        }
+        let points = shared.upcoming(id.get(), now, count).ok_or_else(unknown)?;
+        Ok(points.into_iter().map(unix_seconds).collect())
     }
 
-    /// What this engine's store counted of claims and fencing since it opened: schedules
-    /// claimed, late writes refused because another node took the row over, schedules dropped
-    /// for that (docs/schedules.md §11.27). All zero without a shared `PostgreSQL` store.
+    /// Every anonymous object (as the world's [`World::is_anonymous`](crate::World::is_anonymous)
+    /// says) that a schedule keeps alive through its target, player, args, state or last fault
+    /// value — live and retained retired entries alike. A host's garbage collector treats them as
+    /// roots. Sorted, without duplicates.
     ///
     /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// assert_eq!(engine.cluster_stats().refused_writes, 0);
+    /// use tickstep_schedules::kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// use tickstep_schedules::{Options, Schedules, Value};
+    ///
+    /// let world = TestWorld::new();
+    /// let wiz = world.add_wizard();
+    /// world.add_verb(wiz, "poke");
+    /// let anon = world.add_anonymous(wiz);
+    /// let engine = Schedules::in_memory(ManualClock::new(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// txn.schedule_every(wiz, "poke", 5.0, vec![Value::Obj(anon)], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// assert_eq!(engine.anonymous_references(), vec![anon]);
     /// ```
-    pub fn cluster_stats(&self) -> crate::ClusterStats {
+    pub fn anonymous_references(&self) -> Vec<crate::ObjId> {
+        let mut all: Vec<ObjId> = Vec::new();
+        {
+            let core = self.shared.core.borrow();
+            for e in core.table.iter() {
+                e.for_each_object(&mut |o| all.push(o));
+            }
+        }
+        all.sort_unstable();
+        all.dedup();
+        // Asked with no borrow held: the world is host code.
+        all.retain(|&o| self.shared.world.is_anonymous(o));
+        all
+    }
+
+    /// The engine clock's wall time in float Unix seconds (MOO `ftime()`), handy for computing a
+    /// `schedule_at` time.
+    ///
+    /// ```
+    /// use tickstep_schedules::kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let clock = ManualClock::starting_at_unix_nanos(1_500_000_000);
+    /// let engine = tickstep_schedules::Schedules::in_memory(clock, TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.now_unix_seconds(), 1.5);
+    /// ```
+    pub fn now_unix_seconds(&self) -> f64 {
+        unix_seconds(self.shared.clock.unix_nanos())
+    }
+
+    /// Loads `rows` as a store's load would, catch-up included (for the fuzz targets).
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn load_rows_for_fuzzing(&self, rows: Vec<crate::store_rows::ScheduleRow>) {
+        let now = self.shared.clock.unix_nanos();
+        let mut core = self.shared.core.borrow_mut();
+        let mut loader = Loader::new(&mut core, now);
+        for row in rows {
+            crate::store_rows::RowSink::apply(&mut loader, row)
+                .expect("applying a decoded row cannot fail");
+        }
+        let behind = loader.finish(0);
+        core.catch_up_loaded(behind);
+    }
+
+    /// Builds every entry's `schedule_info` record (for the fuzz targets); their run counts'
+    /// sum.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn schedules_info_for_fuzzing(&self) -> u64 {
+        let now = self.shared.clock.unix_nanos();
         let core = self.shared.core.borrow();
-        core.store
-            .as_ref()
-            .map_or_else(crate::ClusterStats::default, |store| store.cluster_stats())
+        core.table
+            .iter()
+            .map(|e| super::view::schedule_info(e, &core.names.verbs, now).run_count)
+            .fold(0, u64::wrapping_add)
     }
 
-    /// Writes every pending cadence update to the store now (a tick does this itself), and waits
-    /// until the store has written everything handed to it — with a store that writes behind
-    /// (both stores do: docs/schedules.md §11.35, §11.15), past ticks' updates included.
+    /// `pause(id, note)`: stops `id` firing until [`Schedules::resume`], keeping its cadence;
+    /// `schedule_info` shows who paused it (`perms`), when and `note` (docs/schedules.md §9.4,
+    /// §9.5). Durable when it returns. Returns `false`, changing nothing, when it was paused
+    /// already.
     ///
     /// # Errors
     ///
-    /// [`Error::Store`] or [`Error::Database`] when the store fails; the updates stay pending for
-    /// the next attempt.
+    /// [`Error::InvalidArg`] for an id that names no live schedule here, or a note longer than
+    /// [`MAX_NOTE_BYTES`](crate::MAX_NOTE_BYTES) or holding a control character; [`Error::Perm`] when `perms` is
+    /// neither the owner nor a wizard; the store's error when the write fails (nothing changed).
     ///
     /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// engine.flush().unwrap();
+    /// use std::time::Duration;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// use tickstep_schedules::{Options, Schedules};
+    ///
+    /// let clock = ManualClock::new();
+    /// let world = TestWorld::new();
+    /// let wiz = world.add_wizard();
+    /// world.add_verb(wiz, "beat");
+    /// let runner = TestRunner::new();
+    /// let engine = Schedules::in_memory(clock.clone(), world, runner.clone(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "beat", 1.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// assert!(engine.pause(wiz, id, "maintenance").unwrap());
+    /// clock.advance(Duration::from_secs(5));
+    /// assert_eq!(engine.tick().unwrap().started, 0);
+    /// let info = engine.begin(wiz).schedule_info(id).unwrap();
+    /// assert_eq!(info.pause.unwrap().note, "maintenance");
     /// ```
-    pub fn flush(&self) -> Result<(), Error> {
-        let mut core = self.shared.core.borrow_mut();
-        core.group_commit()?;
-        core.store.as_mut().map_or(Ok(()), |store| store.flush())
+    pub fn pause(&self, perms: ObjId, id: ScheduleId, note: &str) -> Result<bool, Error> {
+        check_note(note)?;
+        self.act(perms, id, Action::Pause, |core, raw, now| {
+            Ok(core
+                .table
+                .get_mut(raw)
+                .is_some_and(|e| e.pause(perms, note, now)))
+        })
     }
 
-    /// Waits until the store has written everything already handed to it, committing nothing
-    /// new (unlike [`flush`](Schedules::flush), outcomes reported since the last tick stay
-    /// pending). Both stores write past ticks' updates behind the tick (docs/schedules.md
-    /// §11.35, §11.15) and this waits for them — what a reader of the database (an operator
-    /// tool, a test) needs before it looks.
+    /// `resume(id)`: undoes [`Schedules::pause`]. The cadence points that passed while paused
+    /// go to the schedule's catch-up policy, every one of them (not only from the second, as
+    /// after downtime); those it drops count in `missed_count` and `paused_missed`
+    /// (docs/schedules.md §9.4). Durable when it returns. Returns `false`, changing nothing,
+    /// when it was not paused.
     ///
     /// # Errors
     ///
-    /// [`Error::Database`] for a write the store could not make (it stays queued and is retried).
+    /// As [`Schedules::pause`].
     ///
     /// ```
-    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
-    /// # let engine = tickstep_schedules::Schedules::in_memory(
-    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
-    /// engine.tick().unwrap();
-    /// engine.wait_for_writes().unwrap();
+    /// use std::time::Duration;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// use tickstep_schedules::{Options, Schedules};
+    ///
+    /// let clock = ManualClock::new();
+    /// let world = TestWorld::new();
+    /// let wiz = world.add_wizard();
+    /// world.add_verb(wiz, "beat");
+    /// let engine = Schedules::in_memory(clock.clone(), world, TestRunner::new(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "beat", 10.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// engine.pause(wiz, id, "").unwrap();
+    /// clock.advance(Duration::from_secs(35)); // points at 10, 20 and 30 pass
+    /// assert!(engine.resume(wiz, id).unwrap());
+    /// let info = engine.begin(wiz).schedule_info(id).unwrap();
+    /// assert_eq!((info.missed_count, info.paused_missed), (3, 3)); // catchup "skip"
+    /// assert!(!engine.resume(wiz, id).unwrap());
     /// ```
-    pub fn wait_for_writes(&self) -> Result<(), Error> {
-        let mut core = self.shared.core.borrow_mut();
-        core.store.as_mut().map_or(Ok(()), |store| store.flush())
+    pub fn resume(&self, perms: ObjId, id: ScheduleId) -> Result<bool, Error> {
+        self.act(perms, id, Action::Resume, |core, raw, now| {
+            Ok(core.resume_entry(raw, now))
+        })
+    }
+
+    /// `trigger_now(id)`: one firing at the next tick, serving now, under the schedule's
+    /// overlap policy; the cadence is left alone (docs/schedules.md §9.6). A paused schedule
+    /// fires too. Durable when it returns: a restart before the tick still fires it, once.
+    /// Returns `false`, changing nothing, when a trigger was already waiting.
+    ///
+    /// # Errors
+    ///
+    /// As [`Schedules::pause`], without the note.
+    ///
+    /// ```
+    /// use tickstep_schedules::kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// use tickstep_schedules::{Options, Schedules};
+    ///
+    /// let world = TestWorld::new();
+    /// let wiz = world.add_wizard();
+    /// world.add_verb(wiz, "beat");
+    /// let runner = TestRunner::new();
+    /// let engine = Schedules::in_memory(ManualClock::new(), world, runner.clone(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "beat", 3600.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// assert!(engine.trigger_now(wiz, id).unwrap());
+    /// assert_eq!(engine.tick().unwrap().started, 1);
+    /// ```
+    pub fn trigger_now(&self, perms: ObjId, id: ScheduleId) -> Result<bool, Error> {
+        self.act(perms, id, Action::Trigger, |core, raw, _| {
+            Ok(core.table.get_mut(raw).is_some_and(Entry::trigger))
+        })
+    }
+
+    /// `backfill(id, from, to)`: fires the cadence points of a recurring schedule that fall in
+    /// `[from, to]` (float Unix seconds, `to` not after now), oldest first, one per tick, each
+    /// waiting for the previous firing unless `overlap = "concurrent"`, each exactly once, also
+    /// across a restart (docs/schedules.md §9.7). At most [`MAX_CATCHUP_FIRINGS`](crate::MAX_CATCHUP_FIRINGS) points, the
+    /// bound of catch-up. Returns how many points it will fire. Durable when it returns.
+    ///
+    /// # Errors
+    ///
+    /// As [`Schedules::pause`], and [`Error::InvalidArg`] for a one-shot, a bound that is not a
+    /// finite time, `from > to`, `to` later than now, a range holding no cadence point or more
+    /// than [`MAX_CATCHUP_FIRINGS`](crate::MAX_CATCHUP_FIRINGS), or a backfill of the schedule still under way. Nothing
+    /// changes on error.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// use tickstep_schedules::{Options, Schedules};
+    ///
+    /// let clock = ManualClock::new();
+    /// let world = TestWorld::new();
+    /// let wiz = world.add_wizard();
+    /// world.add_verb(wiz, "beat");
+    /// let engine = Schedules::in_memory(clock.clone(), world, TestRunner::new(), Default::default());
+    /// let t0 = engine.now_unix_seconds();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "beat", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// clock.advance(Duration::from_secs(600));
+    /// // The cadence points are t0 + 60 k: three of them lie in [t0 + 100, t0 + 280].
+    /// assert_eq!(engine.backfill(wiz, id, t0 + 100.0, t0 + 280.0).unwrap(), 3);
+    /// assert_eq!(engine.backfill(wiz, id, t0 + 700.0, t0 + 800.0).unwrap_err().code(), "E_INVARG");
+    /// ```
+    pub fn backfill(&self, perms: ObjId, id: ScheduleId, from: f64, to: f64) -> Result<u64, Error> {
+        let now = self.shared.clock.unix_nanos();
+        let (from_ns, to_ns) = backfill_bounds(from, to, now)?;
+        self.act(perms, id, Action::Backfill, |core, raw, _| {
+            match core.table.get_mut(raw) {
+                Some(e) => e.backfill((from_ns, to_ns), (from, to)),
+                None => Err(Error::invalid(
+                    id,
+                    "no such schedule (docs/schedules.md §9.9)",
+                )),
+            }
+        })
+    }
+
+    /// The checks every action shares, then `apply` on the entry, then the synced write; on a
+    /// failed write the entry is restored. `apply` validates before it changes anything.
+    fn act<T>(
+        &self,
+        perms: ObjId,
+        id: ScheduleId,
+        action: Action,
+        apply: impl FnOnce(&mut Core, u64, u64) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let shared = &*self.shared;
+        let raw = id.get();
+        let now = shared.clock.unix_nanos();
+        let unknown = || {
+            Error::invalid(
+                id,
+                format!(
+                    "{} needs a live schedule: no such schedule (docs/schedules.md §9.9)",
+                    action.name()
+                ),
+            )
+        };
+        let summary = shared.lookup(raw, now).ok_or_else(unknown)?;
+        // Host code: asked with no engine borrow held (docs/schedules.md §6.4).
+        if !may_manage(shared.world(), perms, summary.owner) {
+            return Err(Error::perm(
+                perms,
+                id,
+                format!(
+                    "{} is for the schedule's owner or a wizard, as schedule_stop (docs/schedules.md §6.3, §9.9)",
+                    action.name()
+                ),
+            ));
+        }
+        if !summary.live {
+            return Err(Error::invalid(
+                id,
+                format!(
+                    "{} needs a live schedule: this one retired (docs/schedules.md §9.9)",
+                    action.name()
+                ),
+            ));
+        }
+        let mut core = shared.core.borrow_mut();
+        let Some(before) = core.table.get(raw).cloned() else {
+            return Err(Error::invalid(
+                id,
+                format!(
+                    "{} acts on the node that holds the schedule; this one does not (docs/schedules.md §9.9)",
+                    action.name()
+                ),
+            ));
+        };
+        let answer = apply(&mut core, raw, now)?;
+        let after = core.table.get(raw).expect("apply keeps the entry");
+        if after.persist && core.store.backend.is_some() {
+            let mut changes = ChangeSet {
+                updates: vec![(raw, after.cadence())],
+                ..ChangeSet::default()
+            };
+            let store = core.store.backend.as_mut().expect("checked above");
+            if let Err(error) = store.commit(&mut changes, Durability::Synced) {
+                core.table.restore(before);
+                return Err(error);
+            }
+        }
+        if core
+            .table
+            .get(raw)
+            .is_some_and(super::entry::Entry::has_operator_firings)
+        {
+            core.operator.want_pass(raw, now);
+        }
+        Ok(answer)
+    }
+}
+
+/// The most fire times [`Schedules::next_runs`] lists (docs/schedules.md §9.8).
+const MAX_NEXT_RUNS: usize = 1000;
+
+/// The operator actions, for error messages.
+#[derive(Clone, Copy)]
+enum Action {
+    Pause,
+    Resume,
+    Trigger,
+    Backfill,
+}
+
+impl Action {
+    fn name(self) -> &'static str {
+        match self {
+            Action::Pause => "pause",
+            Action::Resume => "resume",
+            Action::Trigger => "trigger_now",
+            Action::Backfill => "backfill",
+        }
     }
 }

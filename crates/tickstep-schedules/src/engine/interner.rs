@@ -1,11 +1,32 @@
-//! Verb names, interned: an entry holds a `u32`, a firing an `Rc<str>` clone. Calendars,
-//! interned: the schedules of one calendar share it (docs/schedules.md §14.16).
+//! What entries share instead of owning: verb names, interned (an entry holds a `u32`, a firing an
+//! `Rc<str>` clone); calendars, interned (the schedules of one calendar share it,
+//! docs/schedules.md §14.16); the empty argument list. [`Names`] owns the three.
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::Calendar;
+use crate::{Calendar, Value};
+
+/// The values entries share, by reference: the engine's part that turns an entry's compact
+/// fields back into names, calendars and arguments.
+pub(super) struct Names {
+    pub(super) verbs: Interner,
+    /// Calendars shared by the schedules that use them (docs/schedules.md §14.16).
+    pub(super) calendars: Calendars,
+    /// Shared by every firing of a schedule without arguments.
+    pub(super) empty_args: Rc<[Value]>,
+}
+
+impl Default for Names {
+    fn default() -> Self {
+        Names {
+            verbs: Interner::default(),
+            calendars: Calendars::default(),
+            empty_args: Rc::from(Vec::new()),
+        }
+    }
+}
 
 /// Verb names, interned so an entry holds a `u32` instead of a `String`.
 #[derive(Default)]

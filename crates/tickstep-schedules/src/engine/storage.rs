@@ -4,22 +4,18 @@
 //! * **Load** — [`Loader`] is the [`RowSink`] a store streams its rows into at open: each row
 //!   becomes an entry, in-flight firings are handed back as interrupted, and catch-up is applied
 //!   (see [`cadence`](super::cadence)) so the state right after open is the true one.
-//! * **Commit** — [`Core::group_commit`] turns every dirty entry into a [`Cadence`] update and
-//!   every retired persistent entry into a delete, in one [`ChangeSet`] written
-//!   [`Durability::Grouped`]; a transaction's commit ([`access`](super::access)) writes whole rows
-//!   [`Durability::Synced`].
-//! * **Operator stops** — [`Core::apply_operator_stops`] asks the store which rows an operator
-//!   deleted from outside and drops their entries, once per tick.
+//! * **Commit** — [`StoreSide::group_commit`](super::store_side::StoreSide::group_commit) turns
+//!   every dirty entry into a [`Cadence`] update and every retired persistent entry into a delete,
+//!   in one `ChangeSet` written `Durability::Grouped`; a transaction's commit
+//!   ([`access`](super::access)) writes whole rows `Durability::Synced`.
 
 use std::rc::Rc;
-use std::time::Duration;
 
-use tickstep_kernel::clock::Instant;
-
-use super::core::{Core, RunRecord};
+use super::core::Core;
 use super::entry::{Entry, Extra, Limits, Running};
 use super::interner::{Calendars, Interner};
-use crate::row::{Cadence, Durability, OpsRow, RowSink, RunningRow, ScheduleRow};
+use super::runs::RunRecord;
+use crate::store_rows::{Cadence, OpsRow, RowSink, RunningRow, ScheduleRow};
 use crate::{Error, InFlight, RunId, ScheduleId};
 
 impl Entry {
@@ -232,8 +228,8 @@ impl<'a> Loader<'a> {
             taken_over: _,
         } = self;
         core.table.arm_in_bulk(deadlines);
-        core.last_id = high_water.max(max_id);
-        core.reserved_through = high_water;
+        core.store.last_id = high_water.max(max_id);
+        core.store.reserved_through = high_water;
         Behind {
             interrupted: interrupted_ids,
             idle: behind,
@@ -258,40 +254,12 @@ impl<'a> Loader<'a> {
     }
 }
 
-/// What a group commit did.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Committed {
-    /// Nothing was pending.
-    Nothing,
-    /// Handed to the store's writer, behind the caller.
-    Behind,
-    /// Written before the store returned (the caller waited for it).
-    InPlace,
-}
-
 /// Loaded schedules whose deadline passed while the engine was down.
 pub(super) struct Behind {
-    interrupted: Vec<u64>,
-    idle: Vec<u64>,
-    waiting: Vec<(u64, (u64, Option<RunId>), bool)>,
-    now: u64,
-}
-
-impl Core {
-    /// Catch-up at open, for what was in flight and for what missed cadence points idle; first,
-    /// the starts that were waiting for their row are started again or settled
-    /// (docs/schedules.md §11.42).
-    pub(super) fn catch_up_loaded(&mut self, behind: Behind) {
-        for (id, nominal, parked) in behind.waiting {
-            self.restore_waiting(id, nominal, parked, behind.now);
-        }
-        for id in behind.interrupted {
-            self.catch_up_interrupted(id, behind.now);
-        }
-        for id in behind.idle {
-            self.catch_up_at_open(id, behind.now);
-        }
-    }
+    pub(super) interrupted: Vec<u64>,
+    pub(super) idle: Vec<u64>,
+    pub(super) waiting: Vec<(u64, (u64, Option<RunId>), bool)>,
+    pub(super) now: u64,
 }
 
 impl RowSink for Loader<'_> {
@@ -306,7 +274,7 @@ impl RowSink for Loader<'_> {
             // Claimed back after it was taken over: the row is the truth now.
             core.drop_entry(row.id);
         }
-        let mut entry = Entry::from_row(row, &mut core.verbs, &mut core.calendars);
+        let mut entry = Entry::from_row(row, &mut core.names.verbs, &mut core.names.calendars);
         self.max_id = self.max_id.max(entry.id);
         // A start a clean shutdown parked (`started_unix` 0) never started: it keeps its place
         // and starts again (docs/schedules.md §11.42). Every other run in the list may have
@@ -320,7 +288,7 @@ impl RowSink for Loader<'_> {
         for r in entry.running() {
             if let Some(run) = r.run.filter(|_| !claiming) {
                 // Fresh ids start above every restored one (docs/schedules.md §7.9).
-                core.last_run = core.last_run.max(run.0);
+                core.runs.last = core.runs.last.max(run.0);
             }
             let parked = r.is_parked();
             if parked || (!claiming && r.run.is_none()) {
@@ -346,14 +314,14 @@ impl RowSink for Loader<'_> {
         } else if !claiming && entry.running().iter().any(|r| !r.is_parked()) {
             for r in entry.running().iter().filter(|r| !r.is_parked()) {
                 let Some(run) = r.run else { continue };
-                core.runs.insert(
+                core.runs.awaited.insert(
                     run,
                     RunRecord {
                         schedule: entry.id,
                         started: None,
                     },
                 );
-                core.interrupted.push(InFlight {
+                core.runs.interrupted.push(InFlight {
                     schedule: ScheduleId::from_raw(entry.id),
                     run,
                     nominal_unix_nanos: r.nominal,
@@ -361,7 +329,7 @@ impl RowSink for Loader<'_> {
             }
             self.interrupted_ids.push(entry.id);
         }
-        core.index_key(&entry);
+        core.keys.index(&entry);
         if entry.is_paused() {
             // A paused schedule waits unarmed, its deadline kept for resume (docs/schedules.md §9.4).
             entry.armed = false;
@@ -369,7 +337,7 @@ impl RowSink for Loader<'_> {
         if entry.has_operator_firings() {
             // A trigger or backfill written before the restart fires from the first tick
             // (docs/schedules.md §9.6, §9.7).
-            core.operator_due.push(entry.id);
+            core.operator.due.push(entry.id);
         }
         if entry.armed {
             self.deadlines.push((entry.fire_at, entry.id));
@@ -379,99 +347,5 @@ impl RowSink for Loader<'_> {
         }
         core.table.place(entry);
         Ok(())
-    }
-}
-
-impl Core {
-    /// Step 4 of a tick: writes every dirty entry's cadence and deletes retired rows, in one
-    /// transaction. On failure everything stays pending. The starts waiting for an update learn
-    /// which of the store's writes carries it (docs/schedules.md §11.42).
-    pub(crate) fn group_commit(&mut self) -> Result<Committed, Error> {
-        let Some(store) = self.store.as_mut() else {
-            return Ok(Committed::Nothing);
-        };
-        if self.dirty.is_empty() && self.doomed_rows.is_empty() && self.history.is_empty() {
-            return Ok(Committed::Nothing);
-        }
-        let handed = store.handed_behind();
-        let changes = &mut self.changes;
-        changes.clear();
-        let table = &self.table;
-        // A store that writes behind the tick takes the set's buffers with it: one allocation
-        // of the right size, not a doubling series of copies of the rows built so far.
-        changes.updates.reserve(self.dirty.len());
-        changes.updates.extend(
-            self.dirty
-                .iter()
-                .filter_map(|&id| table.get(id))
-                .filter(|e| e.is_live() && e.persist)
-                .map(|e| (e.id, e.cadence())),
-        );
-        changes.deletes.extend_from_slice(&self.doomed_rows);
-        changes.history.append(&mut self.history);
-        let result = store.commit(changes, Durability::Grouped);
-        if result.is_err() {
-            // Kept for the next try, as the updates are (rebuilt from the dirty list).
-            self.history.append(&mut changes.history);
-        }
-        changes.clear();
-        result?;
-        let seq = store.handed_behind();
-        for id in self.dirty.drain(..) {
-            if let Some(e) = self.table.get_mut(id) {
-                e.dirty = false;
-            }
-        }
-        self.doomed_rows.clear();
-        if seq == handed {
-            // Written before `commit` returned: durable now, as a write counted 0 is.
-            self.carried(0);
-            Ok(Committed::InPlace)
-        } else {
-            self.carried(seq);
-            Ok(Committed::Behind)
-        }
-    }
-
-    /// Drops the entries of schedules an operator stopped in the store from outside (their rows
-    /// are already gone), as a committed `schedule_stop` would. A run they had in flight goes on;
-    /// its outcome is ignored.
-    ///
-    /// The store is asked at most once per engine tick interval ([`Config::tick`], 10 ms by
-    /// default) of monotonic time, so a host ticking faster than that does not pay the poll every
-    /// call; a stop is noticed by the first tick at least one interval after the last poll.
-    ///
-    /// [`Config::tick`]: crate::Config::tick
-    pub(super) fn apply_operator_stops(&mut self, mono: Instant, now: u64) -> Result<(), Error> {
-        let Some(store) = self.store.as_mut() else {
-            return Ok(());
-        };
-        let interval = Duration::from_nanos(self.tick_ns);
-        if self
-            .last_stop_poll
-            .is_some_and(|last| mono.duration_since(last) < interval)
-        {
-            return Ok(());
-        }
-        self.last_stop_poll = Some(mono);
-        let mut stopped = std::mem::take(&mut self.stopped_buf);
-        let result = store.poll_stops(&mut stopped);
-        for note in stopped.drain(..) {
-            let id = note.id;
-            if !self.table.get(id).is_some_and(|e| e.persist) {
-                continue;
-            }
-            match note.action {
-                None => {
-                    tracing::info!(schedule = id, "schedule stopped by an operator");
-                    self.drop_entry(id);
-                    self.operator_stopped.push(id);
-                }
-                Some(action) => self.apply_operator_note(note.seq, id, action, now),
-            }
-        }
-        stopped.clear();
-        self.stopped_buf = stopped;
-        result
     }
 }

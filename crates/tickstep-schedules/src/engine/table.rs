@@ -177,6 +177,36 @@ impl Table {
         self.get(id).is_some_and(|e| e.armed && e.fire_at == at)
     }
 
+    /// Arms `id` at `at`; a deadline already due waits in `later` for the tick's end
+    /// (docs/schedules.md §10.2).
+    #[inline]
+    pub(super) fn arm_at(&mut self, id: u64, at: u64, now: u64, later: &mut Later) {
+        if at <= now {
+            later.push((id, at));
+        } else {
+            self.arm(id, at);
+        }
+    }
+
+    /// Puts back an entry an operator's action changed, when writing the change failed.
+    pub(super) fn restore(&mut self, before: Entry) {
+        let (id, armed, at) = (before.id, before.armed, before.fire_at);
+        if let Some(e) = self.get_mut(id) {
+            *e = before;
+            e.armed = false;
+            if armed {
+                self.arm(id, at);
+            }
+        }
+    }
+
+    /// Where `firing` waits for its durable start in its schedule's running list
+    /// (docs/schedules.md §11.42).
+    #[inline]
+    pub(super) fn waiting_place(&self, firing: &crate::Firing) -> Option<usize> {
+        self.get(firing.schedule.get())?.waiting_start(firing.run)
+    }
+
     pub(super) fn iter(&self) -> impl Iterator<Item = &Entry> {
         self.slots.iter().flatten()
     }

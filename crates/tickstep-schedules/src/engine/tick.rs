@@ -1,4 +1,8 @@
-//! One scheduler tick.
+//! What a host's driver loop calls: one scheduler tick, the next deadline, a run's outcome, the
+//! restart hand-back, the store's news (operator stops, the waker, cluster counts) and flushing.
+//!
+//! # One scheduler tick
+//!
 //!
 //! 0. **Durable starts**: the firings earlier ticks planned whose cadence update the store now
 //!    reports written start first ([`starts`](super::starts), docs/schedules.md §11.42).
@@ -31,15 +35,14 @@
 //! for verb and arguments, and no allocation beyond amortised growth of its reusable buffers. It
 //! reads each clock timeline once per tick, not per firing.
 
+use std::time::Duration;
+
 use tickstep_kernel::clock::Instant;
 
-use super::core::Core;
-use super::entry::Running;
 use super::handle::Schedules;
-use super::storage::Committed;
-use super::table::Later;
-use crate::info::RetireReason;
-use crate::{Error, Fault, FaultKind, Firing, RunId, Value};
+use super::outcome::Verdict;
+use super::store_side::Committed;
+use crate::{Error, Fault, FaultKind, Firing, InFlight, Outcome, RunId, Value};
 
 /// What one [`Schedules::tick`] did.
 ///
@@ -78,28 +81,6 @@ impl TickReport {
     }
 }
 
-impl Core {
-    /// Counts one start attempt and, when it started, its lateness (docs/observability.md §1.1,
-    /// §1.5): immediate starts and those that waited for a durable write alike.
-    pub(super) fn count_start(&self, firing: &Firing, verdict: &Verdict, now: u64) {
-        match verdict {
-            Verdict::Started(_) => {
-                self.metrics
-                    .started(now.saturating_sub(firing.nominal_unix_nanos));
-            }
-            Verdict::TargetGone => self.metrics.target_gone(),
-            Verdict::Failed(_) => self.metrics.start_failed(),
-        }
-    }
-}
-
-/// What happened when the engine tried to start a firing.
-pub(super) enum Verdict {
-    Started(RunId),
-    TargetGone,
-    Failed(Fault),
-}
-
 impl Schedules {
     /// Fires every due schedule (up to the per-tick bound), applies overlap and catch-up, and
     /// group-commits cadence changes to the store.
@@ -135,7 +116,7 @@ impl Schedules {
             let mut core = shared.core.borrow_mut();
             // Read before the claims: a schedule lost with a write this count includes is
             // dropped by them before its start is looked at.
-            let durable = core.durable_through();
+            let durable = core.store.durable_through();
             if let Err(error) = core.apply_operator_stops(mono, now) {
                 // The next tick polls again; firing goes on meanwhile.
                 tracing::warn!(%error, "could not poll the store for operator stops");
@@ -144,11 +125,13 @@ impl Schedules {
                 tracing::error!(%error, "a schedule claimed from another node could not be applied");
             }
             core.sweep_retired(now);
-            core.tick_mono = Some(mono);
-            let later = std::mem::take(&mut core.later_buf);
+            core.runs.tick_mono = Some(mono);
+            let later = core.starts.take_later();
             (
                 later,
-                core.max_tick_time.map(|slice| mono.saturating_add(slice)),
+                core.settings
+                    .max_tick_time
+                    .map(|slice| mono.saturating_add(slice)),
                 durable,
             )
         };
@@ -185,9 +168,9 @@ impl Schedules {
                 shared.core.borrow_mut().record(&firing, verdict, now, mono);
             }
             let core = &mut *shared.core.borrow_mut();
-            core.recycle(firings);
+            core.starts.recycle(firings);
             out_of_time = slice_end.is_some_and(|end| shared.clock.now() >= end);
-            if planned < chunk || visits >= core.max_per_tick {
+            if planned < chunk || visits >= core.settings.max_per_tick {
                 break;
             }
         }
@@ -197,7 +180,7 @@ impl Schedules {
             for (id, at) in later.drain(..) {
                 core.table.arm(id, at);
             }
-            core.later_buf = later;
+            core.starts.put_later(later);
             core.group_commit()?
         };
         report.waited_for_store = committed == Committed::InPlace;
@@ -206,13 +189,13 @@ impl Schedules {
         // for the store (docs/schedules.md §11.42). On a real clock a later tick starts it.
         let durable = if committed == Committed::Behind && virtual_time {
             let mut core = shared.core.borrow_mut();
-            if let Some(Err(error)) = core.store.as_mut().map(|store| store.flush()) {
+            if let Some(Err(error)) = core.store.backend.as_mut().map(|store| store.flush()) {
                 // As on real time: the write stays queued and is retried, the firings wait
                 // for it, and `flush` / `wait_for_writes` report the failure.
                 tracing::warn!(%error, "firings wait for a cadence update the store could not write");
             }
             report.waited_for_store = true;
-            core.durable_through()
+            core.store.durable_through()
         } else {
             0
         };
@@ -227,12 +210,12 @@ impl Schedules {
             // virtual clock the runs, so the tick commits what it did.
             core.group_commit()?;
         }
-        report.starts_waiting = core.pending.len();
-        let live = core.table.len() - core.retired.len();
-        core.metrics.tick(live, core.runs.len());
-        let durable_now = core.durable_through();
-        report.more_due =
-            core.table.next_deadline().is_some_and(|at| at <= now) || core.startable(durable_now);
+        report.starts_waiting = core.starts.len();
+        let live = core.table.len() - core.retention.len();
+        core.metrics.tick(live, core.runs.awaited.len());
+        let durable_now = core.store.durable_through();
+        report.more_due = core.table.next_deadline().is_some_and(|at| at <= now)
+            || core.starts.startable(durable_now);
         Ok(report)
     }
 
@@ -242,10 +225,10 @@ impl Schedules {
         let shared = &*self.shared;
         let runs = {
             let mut core = shared.core.borrow_mut();
-            if core.cancelled.is_empty() {
+            if core.runs.cancelled.is_empty() {
                 return;
             }
-            std::mem::take(&mut core.cancelled)
+            std::mem::take(&mut core.runs.cancelled)
         };
         for run in runs {
             shared.runner.cancel(run);
@@ -278,74 +261,289 @@ impl Schedules {
             }),
         }
     }
-}
 
-impl Core {
-    /// Step 1: up to `want` of the firings this tick starts, visiting due entries while the
-    /// tick has visited fewer than the per-tick bound (`visits` counts across a tick's plans).
-    /// Entries re-armed to a deadline already due go to `later`, re-armed when the tick ends.
-    /// A firing that must wait for its cadence update (docs/schedules.md §11.42) is kept
-    /// waiting here, under the same borrow; the others are returned to start now. Returns them
-    /// with how many firings were planned in all.
-    fn plan(
-        &mut self,
-        now: u64,
-        want: usize,
-        visits: &mut usize,
-        later: &mut Later,
-    ) -> (Vec<Firing>, usize) {
-        let mut firings = std::mem::take(&mut self.firing_buf);
-        let mut planned = 0;
-        while planned < want && *visits < self.max_per_tick {
-            let Some(id) = self.table.pop_due(now) else {
-                break;
+    /// Starts the waiting firings whose update is durable by `durable`, oldest first, until
+    /// `slice_end` (if any) has passed after a start (docs/schedules.md §10.5); counts them in
+    /// `report`. Returns whether the slice ran out.
+    pub(super) fn start_durable(
+        &self,
+        durable: u64,
+        (now, mono): (u64, Instant),
+        slice_end: Option<Instant>,
+        report: &mut TickReport,
+    ) -> bool {
+        let shared = &*self.shared;
+        loop {
+            let Some(firing) = shared.core.borrow_mut().next_durable(durable) else {
+                return false;
             };
-            *visits += 1;
-            if let Some(firing) = self.visit(id, now, later) {
-                planned += 1;
-                if self.starts_after_write(id) {
-                    self.defer(firing, now);
-                } else {
-                    firings.push(firing);
-                }
+            let verdict = self.try_start(&firing);
+            report.count(&verdict);
+            shared
+                .core
+                .borrow_mut()
+                .record_waited(&firing, verdict, (now, mono));
+            if slice_end.is_some_and(|end| shared.clock.now() >= end) {
+                return true;
             }
         }
-        (firings, planned)
     }
 
-    /// Gives the firing buffer back for the next tick (keeping its capacity).
-    fn recycle(&mut self, mut firings: Vec<Firing>) {
-        firings.clear();
-        self.firing_buf = firings;
+    /// Reports how run `run` ended. Returns `false` (and changes nothing) when the engine is not
+    /// waiting for that run: unknown, already reported, or its schedule was stopped or retired
+    /// (docs/schedules.md §3.4 and §11.5).
+    ///
+    /// A conflict retry is not an outcome: report once per firing, after the last attempt.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tickstep_schedules::kernel::clock::ManualClock;
+    /// use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// use tickstep_schedules::{Outcome, Options, Schedules, Value};
+    ///
+    /// let clock = ManualClock::new();
+    /// let world = TestWorld::new();
+    /// let wiz = world.add_wizard();
+    /// world.add_verb(wiz, "lockup");
+    /// let runner = TestRunner::new();
+    /// let engine = Schedules::in_memory(clock.clone(), world, runner.clone(), Default::default());
+    /// let mut txn = engine.begin(wiz);
+    /// let now = engine.now_unix_seconds();
+    /// let id = txn.schedule_at(wiz, "lockup", now, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    /// engine.tick().unwrap();
+    /// let run = runner.started()[0].0;
+    /// // Adaptive (the default for schedule_at): returning 30 fires again in 30 s.
+    /// assert!(engine.report(run, Outcome::Returned(Value::Int(30))));
+    /// assert!(!engine.report(run, Outcome::Returned(Value::Int(0))), "reported twice");
+    /// clock.advance(Duration::from_secs(30));
+    /// engine.tick().unwrap();
+    /// assert_eq!(runner.started().len(), 2);
+    /// ```
+    pub fn report(&self, run: RunId, outcome: Outcome) -> bool {
+        let shared = &*self.shared;
+        let now = shared.clock.unix_nanos();
+        let mono = shared.clock.now();
+        shared.core.borrow_mut().settle(run, outcome, now, mono)
     }
 
-    /// Step 3: the start's consequence.
-    fn record(&mut self, firing: &Firing, verdict: Verdict, now: u64, mono: Instant) {
-        self.count_start(firing, &verdict, now);
-        let id = firing.schedule.get();
-        match verdict {
-            Verdict::Started(run) => {
-                let Some(e) = self.table.get_mut(id).filter(|e| e.is_live()) else {
-                    // Stopped or retired while starting: the task runs, its result is ignored.
-                    return;
-                };
-                e.extra_mut().running.push(Running {
-                    run: Some(run),
-                    nominal: firing.nominal_unix_nanos,
-                    // Never 0: 0 marks a start a clean shutdown knows never happened.
-                    started_unix: now.max(1),
-                    waiting: false,
-                });
-                self.await_run(run, id, mono);
-                self.mark_dirty(id);
-            }
-            Verdict::TargetGone => self.retire(id, RetireReason::InvalidTarget, now),
-            Verdict::Failed(fault) => {
-                if self.table.get(id).is_some_and(super::entry::Entry::is_live) {
-                    self.fault(id, fault, now);
-                    self.firing_ended(id, now);
-                }
-            }
+    /// The earliest deadline, as an instant on the engine's clock, so a driver can
+    /// `sleep_until` it; `None` when nothing is armed. A deadline already past is now. Firings
+    /// waiting for their cadence update to be durable make it one engine tick after the tick
+    /// that planned them (docs/schedules.md §11.42), so a driver ticks again to start them.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let engine = tickstep_schedules::Schedules::in_memory(
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.next_deadline(), None);
+    /// ```
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let at = self.next_deadline_unix_nanos()?;
+        let clock = &self.shared.clock;
+        let (now, wall) = (clock.now(), clock.unix_nanos());
+        Some(now + Duration::from_nanos(at.saturating_sub(wall)))
+    }
+
+    /// The earliest deadline in Unix nanoseconds, or `None` when nothing is armed (or waits to
+    /// start, as [`Schedules::next_deadline`] says).
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let engine = tickstep_schedules::Schedules::in_memory(
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.next_deadline_unix_nanos(), None);
+    /// ```
+    pub fn next_deadline_unix_nanos(&self) -> Option<u64> {
+        let mut core = self.shared.core.borrow_mut();
+        // Starts waiting for their update to be durable want a tick soon (docs/schedules.md §11.42).
+        let waiting = core.starts.deadline(core.settings.tick_ns);
+        // A trigger or backfill wants the next tick too (docs/schedules.md §9.6, §9.7).
+        let operator = core.operator.deadline();
+        [core.table.next_deadline(), waiting, operator]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Firings that were in flight when the store was last saved and that the host has neither
+    /// reattached nor abandoned yet.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// let engine = tickstep_schedules::Schedules::in_memory(
+    ///     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert!(engine.interrupted().is_empty());
+    /// ```
+    pub fn interrupted(&self) -> Vec<InFlight> {
+        self.shared.core.borrow().runs.interrupted.clone()
+    }
+
+    /// Keeps a restored in-flight firing as its schedule's running firing; its outcome is reported
+    /// with [`Schedules::report`] as usual. Returns whether `run` was awaiting a decision.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert!(!engine.reattach(tickstep_schedules::RunId(1)));
+    /// ```
+    pub fn reattach(&self, run: RunId) -> bool {
+        self.shared.core.borrow_mut().runs.reattach(run)
+    }
+
+    /// Gives up on a restored in-flight firing: it settles as a fault of kind
+    /// [`Interrupted`](crate::FaultKind::Interrupted), value `"interrupted by restart"`.
+    /// Returns whether `run` was awaiting a decision.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert!(!engine.abandon(tickstep_schedules::RunId(1)));
+    /// ```
+    pub fn abandon(&self, run: RunId) -> bool {
+        if !self.reattach(run) {
+            return false;
         }
+        self.report(
+            run,
+            crate::Outcome::Fault {
+                kind: crate::FaultKind::Interrupted,
+                value: Value::from("interrupted by restart"),
+            },
+        );
+        true
+    }
+
+    /// The schedules an operator stopped from outside the engine (with
+    /// [`Inspector::stop`](crate::Inspector::stop), e.g. `tickstep schedules stop`) that this
+    /// engine has dropped since the last call, oldest first. A tick polls the store for such stops
+    /// before it fires anything, so a stopped schedule never fires after the tick that noticed it;
+    /// this list lets a host say so.
+    ///
+    /// ```
+    /// # use tickstep_schedules::kernel::clock::ManualClock;
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # use tickstep_schedules::{Inspector, Options, Schedules};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("s.db");
+    /// # let world = TestWorld::new();
+    /// # let wiz = world.add_wizard();
+    /// # world.add_verb(wiz, "upkeep");
+    /// let engine = Schedules::open(&path, ManualClock::new(), world, TestRunner::new(),
+    ///     Default::default()).unwrap();
+    /// let mut txn = engine.begin(wiz);
+    /// let id = txn.schedule_every(wiz, "upkeep", 60.0, vec![], Options::new()).unwrap();
+    /// txn.commit().unwrap();
+    ///
+    /// Inspector::stop(&path, id).unwrap(); // as `tickstep schedules stop` does, from anywhere
+    /// engine.tick().unwrap();
+    /// assert_eq!(engine.take_operator_stops(), vec![id]);
+    /// assert!(!engine.begin(wiz).schedule_valid(id));
+    /// ```
+    pub fn take_operator_stops(&self) -> Vec<crate::ScheduleId> {
+        let mut core = self.shared.core.borrow_mut();
+        core.operator
+            .stopped
+            .drain(..)
+            .map(crate::ScheduleId::from_raw)
+            .collect()
+    }
+
+    /// Registers `waker`, which the store calls from its own thread whenever it has left work
+    /// for the engine's next tick: rows it claimed from another node (with the firings they
+    /// bring, settled at that tick), schedules another node took over, operator stops
+    /// (docs/schedules.md §11.40). A host whose engine has nothing due — and so no deadline to
+    /// tick at — uses it to tick the engine soon after (the `tickstep` runtime does). Only a
+    /// store that claims and polls on a thread of its own (`PostgreSQL`) calls it; with the
+    /// `SQLite` store or none it is kept and never called. A later call replaces the waker.
+    ///
+    /// The waker must be cheap and must not call into the engine (it runs on the store's
+    /// thread): set a flag, notify a task, wake a loop.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// let (tell, news) = std::sync::mpsc::channel::<()>();
+    /// let tell = std::sync::Mutex::new(tell);
+    /// engine.set_store_waker(std::sync::Arc::new(move || {
+    ///     let _ = tell.lock().unwrap().send(());
+    /// }));
+    /// assert!(news.try_recv().is_err()); // an engine with no store never calls it
+    /// ```
+    pub fn set_store_waker(&self, waker: crate::StoreWaker) {
+        let mut core = self.shared.core.borrow_mut();
+        if let Some(store) = core.store.backend.as_mut() {
+            store.set_waker(waker);
+        }
+    }
+
+    /// What this engine's store counted of claims and fencing since it opened: schedules
+    /// claimed, late writes refused because another node took the row over, schedules dropped
+    /// for that (docs/schedules.md §11.27). All zero without a shared `PostgreSQL` store.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// assert_eq!(engine.cluster_stats().refused_writes, 0);
+    /// ```
+    pub fn cluster_stats(&self) -> crate::ClusterStats {
+        let core = self.shared.core.borrow();
+        core.store
+            .backend
+            .as_ref()
+            .map_or_else(crate::ClusterStats::default, |store| store.cluster_stats())
+    }
+
+    /// Writes every pending cadence update to the store now (a tick does this itself), and waits
+    /// until the store has written everything handed to it — with a store that writes behind
+    /// (both stores do: docs/schedules.md §11.35, §11.15), past ticks' updates included.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] or [`Error::Database`] when the store fails; the updates stay pending for
+    /// the next attempt.
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// engine.flush().unwrap();
+    /// ```
+    pub fn flush(&self) -> Result<(), Error> {
+        let mut core = self.shared.core.borrow_mut();
+        core.group_commit()?;
+        core.store
+            .backend
+            .as_mut()
+            .map_or(Ok(()), |store| store.flush())
+    }
+
+    /// Waits until the store has written everything already handed to it, committing nothing
+    /// new (unlike [`flush`](Schedules::flush), outcomes reported since the last tick stay
+    /// pending). Both stores write past ticks' updates behind the tick (docs/schedules.md
+    /// §11.35, §11.15) and this waits for them — what a reader of the database (an operator
+    /// tool, a test) needs before it looks.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Database`] for a write the store could not make (it stays queued and is retried).
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// engine.tick().unwrap();
+    /// engine.wait_for_writes().unwrap();
+    /// ```
+    pub fn wait_for_writes(&self) -> Result<(), Error> {
+        let mut core = self.shared.core.borrow_mut();
+        core.store
+            .backend
+            .as_mut()
+            .map_or(Ok(()), |store| store.flush())
     }
 }

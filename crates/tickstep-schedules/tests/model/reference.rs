@@ -147,7 +147,7 @@ impl Model {
     }
 }
 
-/// The model's reading of engine/deadlines.rs, one point at a time.
+/// The model's reading of engine/cadence.rs, one point at a time.
 fn visit(s: &mut Sched, now: u64) -> Option<u64> {
     let Kind::Every(i) = s.kind else {
         return Some(s.next_run);

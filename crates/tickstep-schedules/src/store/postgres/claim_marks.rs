@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 
+use super::mailbox::Mailbox;
 use crate::store_rows::ChangeSet;
 
 /// Claimed rows by id, each with the engine's mailbox takes when it was delivered.
@@ -45,9 +46,20 @@ impl ClaimMarks {
         before - (changes.updates.len() + changes.history.len() + changes.deletes.len())
     }
 
-    /// Forgets the marks a batch stamped `seen` is already past, once it is written: batches
-    /// arrive in the order they were stamped, so no later one can be stale for them.
-    pub(super) fn written(&mut self, seen: u64) {
+    /// Once batches up to one stamped `seen` are written by node `node`, with `stale` of their
+    /// entries dropped: counts those as refused late writes in `mailbox`, and forgets the marks
+    /// that batch is already past (batches arrive in the order they were stamped, so no later
+    /// one can be stale for them).
+    pub(super) fn written(&mut self, seen: u64, stale: usize, (node, mailbox): (i64, &Mailbox)) {
+        if stale > 0 {
+            tracing::info!(
+                node,
+                writes = stale,
+                "PostgreSQL schedule store: writes planned before a claim of their rows were \
+                 refused (the rows were taken over and claimed back meanwhile)"
+            );
+            mailbox.count_refused(stale as u64);
+        }
         if !self.marks.is_empty() {
             self.marks.retain(|_, taken| *taken >= seen);
         }
@@ -94,7 +106,7 @@ mod tests {
         // Planned after the take: untouched.
         let mut fresh = changes(&[7]);
         assert_eq!(marks.strip(4, &mut fresh, true), 0);
-        marks.written(4);
+        marks.written(4, 0, (1, &Mailbox::default()));
         assert!(marks.marks.is_empty());
     }
 }

@@ -281,7 +281,8 @@ impl Worker {
                 let result = self.write_queue().and_then(|()| {
                     let stale = self.claim_marks.strip(seen, &mut changes, false);
                     let removed = self.write(std::slice::from_ref(&changes), false)?;
-                    self.written_stamped(seen, stale);
+                    self.claim_marks
+                        .written(seen, stale, (self.node, &self.mailbox));
                     Ok(removed)
                 });
                 reply.send(result);
@@ -346,7 +347,9 @@ impl Worker {
                 // The engine starts the firings these carry (docs/schedules.md §11.42).
                 self.mailbox.count_written(batches.len());
                 self.backoff = FIRST_BACKOFF;
-                self.written_stamped(stamps.last().copied().unwrap_or(0), stale);
+                let last = stamps.last().copied().unwrap_or(0);
+                self.claim_marks
+                    .written(last, stale, (self.node, &self.mailbox));
                 Ok(())
             }
             Err(e) => {
@@ -354,22 +357,6 @@ impl Worker {
                 Err(e)
             }
         }
-    }
-
-    /// After batches up to one stamped `seen` are written, `stale` of their entries dropped as
-    /// planned before a claim (docs/schedules.md §11.56): counted as refused late writes, and
-    /// the marks no later batch can need forgotten.
-    fn written_stamped(&mut self, seen: u64, stale: usize) {
-        if stale > 0 {
-            tracing::info!(
-                node = self.node,
-                writes = stale,
-                "PostgreSQL schedule store: writes planned before a claim of their rows were \
-                 refused (the rows were taken over and claimed back meanwhile)"
-            );
-            self.mailbox.count_refused(stale as u64);
-        }
-        self.claim_marks.written(seen);
     }
 
     /// Writes `batches` in order, in one transaction; how many deletes existed. A connection

@@ -1,5 +1,7 @@
 //! Deadline arithmetic: which cadence points have passed, what overlap and catch-up make of them,
-//! and where jitter puts the next firing.
+//! where jitter puts the next firing, and the tick's plan that visits due entries (step 1 of
+//! [`tick`](super::tick)) and operator firings. One of the three files of `Core`'s methods (see
+//! [`core`](super::core)).
 //!
 //! A recurring schedule's cadence is computed from its previous deadline, never from when a firing
 //! ended, so it stays in phase however long firings take. When a tick visits a due entry whose
@@ -40,42 +42,19 @@ use super::core::Core;
 use super::entry::Kind;
 use super::table::Later;
 use crate::options::MAX_CATCHUP_FIRINGS;
+use crate::store_rows::OpsRow;
 use crate::{Catchup, Firing, Overlap, RunId, ScheduleId};
 
-pub(super) use crate::cadence_points::{Arrived, CadenceView, Step, upcoming};
+pub(super) use crate::fire_times::{Arrived, CadenceView, Step, upcoming};
 
 impl Core {
-    /// `point` moved by a uniform random offset in `[-jitter, +jitter]`, never earlier than one
-    /// tick after `now`. Without jitter the point is kept as is.
-    pub(super) fn jittered(&mut self, point: u64, jitter_ns: u64, now: u64) -> u64 {
-        if jitter_ns == 0 {
-            return point;
-        }
-        let offset = self.rng.u64(0..=jitter_ns.saturating_mul(2));
-        let at = if offset >= jitter_ns {
-            point.saturating_add(offset - jitter_ns)
-        } else {
-            point.saturating_sub(jitter_ns - offset)
-        };
-        at.max(now.saturating_add(self.tick_ns))
-    }
-
-    /// Arms `id` at `at`; a deadline already due waits for the next tick.
-    pub(super) fn arm_at(&mut self, id: u64, at: u64, now: u64, later: &mut Later) {
-        if at <= now {
-            later.push((id, at));
-        } else {
-            self.table.arm(id, at);
-        }
-    }
-
     /// Arms `id` for its next cadence point, jittered.
     pub(super) fn arm_next(&mut self, id: u64, now: u64, later: &mut Later) {
         let Some((point, jitter)) = self.table.get(id).map(|e| (e.next_run, e.jitter_ns)) else {
             return;
         };
-        let at = self.jittered(point, jitter, now);
-        self.arm_at(id, at, now, later);
+        let at = self.settings.jittered(point, jitter, now);
+        self.table.arm_at(id, at, now, later);
     }
 
     /// Handles one due entry: returns the firing to start, if any, having already updated the
@@ -125,7 +104,9 @@ impl Core {
             return;
         }
         let reason = match reason {
-            MissedReason::Catchup | MissedReason::CatchupWindow if self.catching_up_paused => {
+            MissedReason::Catchup | MissedReason::CatchupWindow
+                if self.operator.catching_up_paused =>
+            {
                 MissedReason::Paused
             }
             reason => reason,
@@ -188,7 +169,7 @@ impl Core {
         if !running && let Some(queued) = e.queued() {
             self.table.get_mut(id)?.extra_mut().queued = None;
             if point <= now {
-                self.arm_at(id, point, now, later);
+                self.table.arm_at(id, point, now, later);
             } else {
                 self.arm_next(id, now, later);
             }
@@ -346,7 +327,7 @@ impl Core {
         };
         self.set_next_run(id, next, now);
         if left > 0 && next <= now {
-            self.arm_at(id, next, now, later);
+            self.table.arm_at(id, next, now, later);
         } else {
             if concurrent {
                 self.table.get_mut(id)?.backlog = 0;
@@ -383,56 +364,6 @@ impl Core {
         None
     }
 
-    /// At load: a recurring schedule whose firing was in flight is armed for the cadence point
-    /// after the one being served (saved as `next_run` when the firing started), with catch-up
-    /// applied to the points that passed while the engine was down. Catch-up firings wait for the
-    /// restored firing to settle, as they would have had it started normally. A catch-up the
-    /// schedule was in when the engine stopped starts afresh from its next point: the downtime
-    /// is a new one, whose points it takes in (docs/schedules.md §11.8).
-    pub(super) fn catch_up_interrupted(&mut self, id: u64, now: u64) {
-        let Some(e) = self.table.get(id) else {
-            return;
-        };
-        if !e.kind.is_recurring() || !e.is_live() || e.is_paused() || e.next_run > now {
-            return;
-        }
-        let Some(step) = e.step() else {
-            return;
-        };
-        let arrived = step.arrived(e.next_run, e.next_run, now);
-        self.catch_up(id, &step, arrived, e.next_run, now);
-    }
-
-    /// At load: a recurring schedule with nothing in flight that missed two or more cadence
-    /// points while the engine was down gets its catch-up policy applied now, not at the first
-    /// tick, so `schedule_info` right after open shows the true `next_run` and `missed_count`.
-    /// The firings the policy keeps wait in the backlog and start at the first tick, exactly as
-    /// the first tick would have started them. One passed point is an ordinary late firing (the
-    /// catch-up threshold) and is left for the first tick — unless the schedule was catching up
-    /// when the engine stopped: that catch-up starts afresh from its next point, with the points
-    /// of the downtime (docs/schedules.md §11.8).
-    pub(super) fn catch_up_at_open(&mut self, id: u64, now: u64) {
-        let Some(e) = self.table.get(id) else {
-            return;
-        };
-        let idle = e.kind.is_recurring()
-            && e.is_live()
-            && e.armed
-            && !e.is_running()
-            && e.queued().is_none();
-        let due = e.next_run.max(e.fire_at);
-        if !idle || due > now {
-            return;
-        }
-        let Some(step) = e.step() else {
-            return;
-        };
-        let arrived = step.arrived(e.next_run, due, now);
-        if arrived.count >= 2 || e.backlog > 0 {
-            self.catch_up(id, &step, arrived, due, now);
-        }
-    }
-
     /// Applies the catch-up policy to the cadence points from `next_run` that have passed
     /// (`arrived`, counted by `step`) and arms the entry: `skip` drops them all, `once` keeps
     /// the latest, `all` the latest [`MAX_CATCHUP_FIRINGS`]; the kept points are a catch-up,
@@ -466,7 +397,7 @@ impl Core {
         let (next, catching_up) = (e.next_run, e.backlog > 0);
         let mut later = Later::new();
         if catching_up {
-            self.arm_at(id, next, now, &mut later);
+            self.table.arm_at(id, next, now, &mut later);
         } else {
             self.arm_next(id, now, &mut later);
         }
@@ -516,7 +447,7 @@ impl Core {
     /// Starts a firing of `id` serving cadence point `nominal`: counts it, computes `elapsed`.
     /// The last of its `remaining_runs` leaves it spent (docs/schedules.md §16.5).
     pub(super) fn start(&mut self, id: u64, nominal: u64, now: u64) -> Firing {
-        let run = self.next_run_id();
+        let run = self.runs.next_id();
         let firing = self
             .firing(id, nominal, now, run)
             .expect("start is only called for an entry that exists");
@@ -578,8 +509,11 @@ impl Core {
             schedule: ScheduleId::from_raw(id),
             run,
             target: e.target,
-            verb: self.verbs.name(e.verb).clone(),
-            args: e.args().cloned().unwrap_or_else(|| self.empty_args.clone()),
+            verb: self.names.verbs.name(e.verb).clone(),
+            args: e
+                .args()
+                .cloned()
+                .unwrap_or_else(|| self.names.empty_args.clone()),
             state: e.state().cloned(),
             elapsed,
             player: e.player,
@@ -588,6 +522,116 @@ impl Core {
             time_limit: e.limits().time_limit_ns.map(Duration::from_nanos),
             tick_limit: e.limits().tick_limit.and_then(std::num::NonZeroU64::new),
         })
+    }
+
+    /// Step 1: up to `want` of the firings this tick starts, visiting due entries while the
+    /// tick has visited fewer than the per-tick bound (`visits` counts across a tick's plans).
+    /// Entries re-armed to a deadline already due go to `later`, re-armed when the tick ends.
+    /// A firing that must wait for its cadence update (docs/schedules.md §11.42) is kept
+    /// waiting here, under the same borrow; the others are returned to start now. Returns them
+    /// with how many firings were planned in all.
+    pub(super) fn plan(
+        &mut self,
+        now: u64,
+        want: usize,
+        visits: &mut usize,
+        later: &mut Later,
+    ) -> (Vec<Firing>, usize) {
+        let mut firings = self.starts.take_firings();
+        let mut planned = 0;
+        while planned < want && *visits < self.settings.max_per_tick {
+            let Some(id) = self.table.pop_due(now) else {
+                break;
+            };
+            *visits += 1;
+            if let Some(firing) = self.visit(id, now, later) {
+                planned += 1;
+                if self.store.starts_after_write(self.table.get(id)) {
+                    self.defer(firing, now);
+                } else {
+                    firings.push(firing);
+                }
+            }
+        }
+        (firings, planned)
+    }
+
+    /// The tick's operator pass: for each schedule with a trigger or backfill waiting, at most
+    /// one firing (a trigger first). Firings that must wait for their update are deferred as
+    /// the heap's are; the rest are returned to start now.
+    pub(super) fn plan_operator(&mut self, now: u64) -> Vec<Firing> {
+        if self.operator.due.is_empty() {
+            return Vec::new();
+        }
+        let mut start_now = Vec::new();
+        for id in std::mem::take(&mut self.operator.due) {
+            let (firing, again) = self.visit_operator(id, now);
+            if again {
+                self.operator.due.push(id);
+            }
+            if let Some(firing) = firing {
+                if self.store.starts_after_write(self.table.get(id)) {
+                    self.defer(firing, now);
+                } else {
+                    start_now.push(firing);
+                }
+            }
+        }
+        // What waits (a backfill behind a running firing) is looked at again one tick on.
+        self.operator.at = now.saturating_add(self.settings.tick_ns);
+        start_now
+    }
+
+    /// One schedule's operator firing this tick, and whether it has more to come.
+    fn visit_operator(&mut self, id: u64, now: u64) -> (Option<Firing>, bool) {
+        let Some(e) = self.table.get(id).filter(|e| e.is_live()) else {
+            return (None, false);
+        };
+        if e.is_spent() {
+            // Its last run has started: no trigger or backfill fires (docs/schedules.md §16.5).
+            self.spent(id, now);
+            return (None, false);
+        }
+        let busy = e.is_running() && e.overlap != Overlap::Concurrent;
+        let (overlap, queue_free, step) = (e.overlap, e.queued().is_none(), e.step());
+        let OpsRow {
+            trigger, backfill, ..
+        } = e.ops().cloned().unwrap_or_default();
+        if trigger {
+            let e = self.table.get_mut(id).expect("checked above");
+            e.extra_mut().ops.trigger = false;
+            let firing = if busy && overlap == Overlap::CancelOther {
+                // The trigger kills the running firing and starts (docs/schedules.md §16.7).
+                self.cancel_running(id, now, now)
+                    .then(|| self.start(id, now, now))
+            } else if busy {
+                // Overlap decides, as for a cadence point arriving mid-firing (docs/schedules.md §4.4).
+                if overlap == Overlap::Queue && queue_free {
+                    e.extra_mut().queued = Some(now);
+                } else {
+                    self.count_missed(id, crate::MissedReason::Overlap, 1, now);
+                }
+                None
+            } else {
+                Some(self.start(id, now, now))
+            };
+            self.mark_dirty(id);
+            return (firing, backfill.is_some());
+        }
+        let Some((point, last)) = backfill else {
+            return (None, false);
+        };
+        if busy {
+            return (None, true);
+        }
+        let rest = step
+            .and_then(|s| s.after(point))
+            .filter(|&p| p <= last)
+            .map(|p| (p, last));
+        let e = self.table.get_mut(id).expect("checked above");
+        e.extra_mut().ops.backfill = rest;
+        let firing = self.start(id, point, now);
+        (Some(firing), rest.is_some())
     }
 }
 
