@@ -174,10 +174,9 @@ impl Core {
                 now,
             ),
         }
-        if let Some((nominal, started)) = served
-            && let Some(e) = self.table.get(id)
-        {
-            self.store.record_history(e, nominal, started, now);
+        if let Some((nominal, started)) = served {
+            self.store
+                .record_history((&self.table, id), nominal, started, now);
         }
         self.firing_ended(id, now);
         self.mark_dirty(id);

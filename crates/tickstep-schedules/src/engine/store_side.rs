@@ -168,13 +168,24 @@ impl StoreSide {
         }
     }
 
-    /// Queues the settled firing of `e` for its history, with the next group commit
-    /// (docs/schedules.md §9.11); its fault, if any, is the schedule's `last_fault` just set.
-    /// Only a persistent schedule on a store keeps one.
-    pub(super) fn record_history(&mut self, e: &Entry, nominal: u64, started: u64, now: u64) {
-        if self.backend.is_none() || !e.persist {
+    /// Queues the settled firing of entry `id` of `table` for its history, with the next group
+    /// commit (docs/schedules.md §9.11); its fault, if any, is the schedule's `last_fault` just
+    /// set. Only a persistent schedule on a store keeps one. Inlined, and the entry looked up
+    /// only on a store: every settle calls it, and an in-memory engine returns at once.
+    #[inline]
+    pub(super) fn record_history(
+        &mut self,
+        (table, id): (&Table, u64),
+        nominal: u64,
+        started: u64,
+        now: u64,
+    ) {
+        if self.backend.is_none() {
             return;
         }
+        let Some(e) = table.get(id).filter(|e| e.persist) else {
+            return;
+        };
         let settled = e.settled();
         let fault = if e.consecutive_faults > 0 {
             e.last_fault().cloned()
