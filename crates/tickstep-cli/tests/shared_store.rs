@@ -81,6 +81,14 @@ fn demo_and_serve_keep_their_own(store: &Store) {
         .map(|rest| rest.split(':').next().unwrap().parse().unwrap())
         .collect();
     assert_eq!(demo_ids.len(), 3, "{first}");
+    // `lockup` is a one-shot due 5 s after it is made, on the real clock in the first run: on a
+    // slow machine it comes due before the demo's second run ends, fires and retires, as it
+    // should. Only it may be gone; nothing of either application is otherwise lost.
+    let lockup: Option<u64> = first
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("created schedule "))
+        .find(|rest| rest.ends_with(": lockup"))
+        .map(|rest| rest.split(':').next().unwrap().parse().unwrap());
     // The server kept its schedules while the demo ran and stopped.
     assert!(alice.ask(&format!("info {every}")).starts_with("ok: "));
     drop(alice);
@@ -113,7 +121,12 @@ fn demo_and_serve_keep_their_own(store: &Store) {
             .map(|(id, _)| *id)
             .collect()
     };
-    assert_eq!(of("demo"), demo_ids, "{namespaces:?}");
+    let demo_left = of("demo");
+    let retired: BTreeSet<u64> = demo_ids.difference(&demo_left).copied().collect();
+    assert!(
+        demo_left.is_subset(&demo_ids) && retired.iter().all(|id| Some(*id) == lockup),
+        "the demo's schedules, but for a fired one-shot lockup ({lockup:?}): {namespaces:?}"
+    );
     assert_eq!(
         of("serve"),
         BTreeSet::from([every, remind]),
@@ -121,8 +134,8 @@ fn demo_and_serve_keep_their_own(store: &Store) {
     );
     assert_eq!(
         namespaces.len(),
-        5,
-        "nothing else, nothing retired: {namespaces:?}"
+        5 - retired.len(),
+        "nothing else, nothing retired but that one-shot: {namespaces:?}"
     );
 }
 
