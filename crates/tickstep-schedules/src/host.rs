@@ -172,6 +172,34 @@ pub trait Runner {
         let _ = run;
         false
     }
+
+    /// Starts `firing` again: a point whose run was handed back as interrupted — started by a
+    /// process that died, or by a node whose row this engine claimed (docs/schedules.md §11.5,
+    /// §11.57) — and that the host chose to run once more with
+    /// [`Schedules::rerun`](crate::Schedules::rerun). What the first run did may or may not have
+    /// happened: the host's code checks before doing it again. The default starts it as any
+    /// firing.
+    ///
+    /// # Errors
+    ///
+    /// [`Refused`] when the host cannot run it, as for [`Runner::start`]: the run settles as a
+    /// fault of kind `start_failed`.
+    ///
+    /// ```
+    /// # use std::rc::Rc;
+    /// use tickstep_schedules::testkit::TestRunner;
+    /// use tickstep_schedules::{Firing, ObjId, RunId, Runner, ScheduleId};
+    /// # let f = Firing { schedule: ScheduleId::from_raw(1), run: RunId(4), target: ObjId(1),
+    /// #     verb: Rc::from("v"), args: Rc::from(Vec::new()), state: None, elapsed: None,
+    /// #     player: ObjId(1), authority: ObjId(1), nominal_unix_nanos: 0, time_limit: None,
+    /// #     tick_limit: None };
+    /// let runner = TestRunner::new();
+    /// assert_eq!(runner.rerun(&f), Ok(()));
+    /// assert_eq!(runner.started()[0].0, RunId(4));
+    /// ```
+    fn rerun(&self, firing: &Firing) -> Result<(), Refused> {
+        self.start(firing)
+    }
 }
 
 /// A runner's refusal to start a firing, with the host's reason.

@@ -238,6 +238,104 @@ fn postgres_only_a_standby_with_nothing_due_claims_on_its_own_wakes_its_host_and
     assert_eq!(store.count("SELECT run_count FROM schedules"), 2);
 }
 
+/// docs/schedules.md §11.57: with `hand_back_taken_over` on, the firings a claimed row brings
+/// are this host's to decide on — here run again — instead of settled as taken over; the row
+/// is rewritten with the claiming engine's run ids.
+#[test]
+fn postgres_only_a_node_that_hands_back_taken_over_firings_runs_them_again_and_each_settles_once() {
+    let url = pg_or_skip!("hand_back");
+    let store = Store::postgres(url);
+    let a = Host::with_lease(&store, Duration::from_secs(600));
+    let mut config = common::config();
+    config.lease = Duration::from_millis(90);
+    config.hand_back_taken_over = true;
+    let b = Host::on_with_config(&store, config);
+    // A hands out a few run ids first, so its ids and B's differ.
+    for _ in 0..5 {
+        a.at(0.5, Options::new().persist(false));
+    }
+    assert_eq!(a.after(0.5).started, 5);
+    a.finish_all();
+    // A starts a one-shot's and a recurring schedule's firings and dies with both running.
+    let once = a.at(1.0, Options::new());
+    let every = a.every(1.0, Options::new());
+    assert_eq!(a.after(1.0).started, 2);
+    a.engine.flush().unwrap();
+    let a_runs: Vec<_> = a.started()[5..].iter().map(|(run, _)| *run).collect();
+    let served: Vec<_> = a.started()[5..]
+        .iter()
+        .map(|(_, f)| (f.schedule, f.nominal_unix_nanos))
+        .collect();
+    // B's clock just before the recurring schedule's next point (t0 + 2.5): a claim looks one
+    // lease ahead (docs/schedules.md §11.40).
+    b.advance(2.45);
+    store.lapse_long_leases();
+    b.take_over(2);
+    let mut handed = b.engine.interrupted();
+    handed.sort_by_key(|f| f.schedule);
+    let got: Vec<_> = handed
+        .iter()
+        .map(|f| (f.schedule, f.nominal_unix_nanos))
+        .collect();
+    assert_eq!(got, served, "each running point is handed to B's host");
+    for f in &handed {
+        let info = b.info(f.schedule);
+        assert_eq!(
+            info.running_task,
+            Some(f.run),
+            "still the schedule's running firing"
+        );
+        assert_eq!(info.fault_count, 0, "not settled as taken over");
+    }
+    assert_eq!(
+        b.fired(),
+        0,
+        "the recurring one's next point waits behind it (overlap)"
+    );
+    // The row now names B's run ids, so a crash of B hands back what B was told.
+    b.engine.flush().unwrap();
+    let rows = store.texts("SELECT id, running FROM schedules ORDER BY id");
+    for (f, (id, running)) in handed.iter().zip(&rows) {
+        assert_eq!(*id as u64, f.schedule.get());
+        assert!(running.starts_with(&format!("[[{},", f.run.0)), "{running}");
+    }
+    let a_runs: Vec<_> = a_runs.iter().map(|r| r.0).collect();
+    assert!(
+        handed.iter().all(|f| !a_runs.contains(&f.run.0)),
+        "fresh ids of B's, not A's: {handed:?} against {a_runs:?}"
+    );
+    for f in &handed {
+        assert!(b.engine.rerun(f.run));
+    }
+    let again: Vec<_> = b
+        .started()
+        .iter()
+        .map(|(run, f)| (*run, f.schedule, f.nominal_unix_nanos))
+        .collect();
+    let want: Vec<_> = handed
+        .iter()
+        .map(|f| (f.run, f.schedule, f.nominal_unix_nanos))
+        .collect();
+    assert_eq!(again, want, "each point runs again on B, once");
+    b.finish_all();
+    let info = b.info(once);
+    assert_eq!(
+        (
+            info.retire_reason,
+            info.fault_count,
+            info.last_fault.is_none()
+        ),
+        (Some(tickstep_schedules::RetireReason::Completed), 0, true),
+        "the one-shot completed as its rerun returned"
+    );
+    assert_eq!(b.info(every).fault_count, 0);
+    assert_eq!(
+        b.after(1.0).started,
+        1,
+        "and the recurring one fires its next point"
+    );
+}
+
 #[test]
 fn postgres_only_a_node_opening_after_the_holder_died_settles_the_firing_it_brings_as_taken_over() {
     let url = pg_or_skip!("takeover_at_open");

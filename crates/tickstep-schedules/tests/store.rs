@@ -341,6 +341,36 @@ on_both_stores! {
 }
 
 on_both_stores! {
+    fn a_rerun_in_flight_firing_starts_again_for_its_point_under_its_run_and_settles_once(store) {
+        // docs/schedules.md §11.57: the host runs the handed-back point again.
+        let path = store.path();
+        let h = Host::open(path, ManualClock::new());
+        let id = h.every(10.0, Options::new());
+        h.after(10.0);
+        let (run, served) = (h.last_run(), h.nominal(0));
+        let runs_before = h.info(id).run_count;
+        let h = restart(h, path, 3.0);
+        assert!(h.engine.rerun(run));
+        assert!(!h.engine.rerun(run), "decided once");
+        assert!(h.engine.interrupted().is_empty());
+        let started = h.started();
+        assert_eq!(started.len(), 1, "started again through the runner");
+        assert_eq!(started[0].0, run, "under the run id it was handed back with");
+        assert!(approx(started[0].1.nominal_unix_nanos as f64 / 1e9, served));
+        assert_eq!(h.info(id).running_task, Some(run));
+        assert_eq!(h.info(id).run_count, runs_before, "the first run counted it");
+        // It is the schedule's running firing: the next point waits behind it (overlap).
+        h.after(7.0);
+        assert_eq!(h.started().len(), 1);
+        assert!(h.engine.report(run, Outcome::Returned(Value::Int(0))));
+        let info = h.info(id);
+        assert_eq!((info.fault_count, info.running_task), (0, None));
+        h.after(10.0);
+        assert_eq!(h.started().len(), 2, "and the schedule goes on");
+    }
+}
+
+on_both_stores! {
     fn a_restored_firing_of_an_interrupted_recurring_schedule_is_armed_for_the_next_point_with_catchup(store) {
         let path = store.path();
         let h = Host::open(path, ManualClock::new());

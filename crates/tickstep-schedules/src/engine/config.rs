@@ -60,6 +60,14 @@ pub struct Config {
     /// open. From 1 to `i64::MAX`; two live engines must never share one. A `SQLite` store
     /// ignores it: it has one engine, whose runs always come back.
     pub node: Option<u64>,
+    /// On a `PostgreSQL` store, what becomes of the firings a row claimed from another node says
+    /// were running there (docs/schedules.md §11.57). Off (the default): they are settled at
+    /// once as taken over, at most once (docs/schedules.md §11.39). On: each is handed to
+    /// [`Schedules::interrupted`](crate::Schedules::interrupted) under a fresh run id, for the
+    /// host to run again ([`Schedules::rerun`](crate::Schedules::rerun)), reattach or abandon —
+    /// so a host that turns it on must decide on that list after every tick. A `SQLite` store
+    /// ignores it: it has one engine, whose runs always come back (docs/schedules.md §11.5).
+    pub hand_back_taken_over: bool,
 }
 
 /// The default tick (10 ms).
@@ -95,6 +103,7 @@ impl Default for Config {
             lease: DEFAULT_LEASE,
             namespace: Namespace::DEFAULT,
             node: None,
+            hand_back_taken_over: false,
         }
     }
 }

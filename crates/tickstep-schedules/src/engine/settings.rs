@@ -18,6 +18,9 @@ pub(super) struct Settings {
     pub(super) max_tick_time: Option<std::time::Duration>,
     /// Draws jitter offsets; seeded from [`Config::rng_seed`] or the clock.
     pub(super) rng: fastrand::Rng,
+    /// [`Config::hand_back_taken_over`]: a claimed row's running firings go to the host
+    /// (docs/schedules.md §11.57) instead of settling as taken over.
+    pub(super) hand_back_taken_over: bool,
 }
 
 impl Settings {
@@ -28,6 +31,7 @@ impl Settings {
             max_per_tick: config.max_firings_per_tick.max(1),
             max_tick_time: config.max_tick_time,
             rng: fastrand::Rng::with_seed(config.rng_seed.unwrap_or(seed)),
+            hand_back_taken_over: config.hand_back_taken_over,
         }
     }
 

@@ -284,6 +284,8 @@ impl RowSink for Loader<'_> {
         // row claimed from another node each is settled as taken over (docs/schedules.md
         // §11.39).
         let claiming = self.taken_over.is_some();
+        // docs/schedules.md §11.57: handed to this host instead, under ids of its own.
+        let hand_back = claiming && core.settings.hand_back_taken_over;
         let mut took = 0;
         for r in entry.running() {
             if let Some(run) = r.run.filter(|_| !claiming) {
@@ -299,7 +301,14 @@ impl RowSink for Loader<'_> {
                 took += 1;
             }
         }
-        if claiming {
+        if hand_back && took > 0 {
+            // The ids were another host's: each run takes a fresh one of this engine's.
+            for r in &mut entry.extra_mut().running {
+                if !r.is_parked() {
+                    r.run = Some(core.runs.next_id());
+                }
+            }
+        } else if claiming {
             // Another host's runs are never registered here: their ids are that host's.
             entry.extra_mut().running.retain(Running::is_parked);
         } else if entry.running().iter().any(|r| r.run.is_none()) {
@@ -308,10 +317,11 @@ impl RowSink for Loader<'_> {
                 .running
                 .retain(|r| r.run.is_some() || r.is_parked());
         }
-        if let (Some(taken), true) = (self.taken_over.as_mut(), took > 0) {
+        let rewrite = hand_back && took > 0;
+        if let (Some(taken), true) = (self.taken_over.as_mut(), took > 0 && !hand_back) {
             taken.push((entry.id, took));
             self.interrupted_ids.push(entry.id);
-        } else if !claiming && entry.running().iter().any(|r| !r.is_parked()) {
+        } else if (!claiming || rewrite) && entry.running().iter().any(|r| !r.is_parked()) {
             for r in entry.running().iter().filter(|r| !r.is_parked()) {
                 let Some(run) = r.run else { continue };
                 core.runs.awaited.insert(
@@ -345,7 +355,13 @@ impl RowSink for Loader<'_> {
                 self.behind.push(entry.id);
             }
         }
+        let id = entry.id;
         core.table.place(entry);
+        if rewrite {
+            // The row still names the other host's run ids: it is rewritten with this
+            // engine's, so a crash here hands back what this host was told.
+            core.mark_dirty(id);
+        }
         Ok(())
     }
 }

@@ -237,6 +237,17 @@ impl Schedules {
 
     /// Asks the world and the runner, with no engine borrow held.
     pub(super) fn try_start(&self, firing: &Firing) -> Verdict {
+        self.checked_start(firing, |runner, firing| runner.start(firing))
+    }
+
+    /// [`Schedules::try_start`] with the runner's call given: `start`, or `rerun` for a point
+    /// handed back (docs/schedules.md §11.57).
+    #[inline]
+    fn checked_start(
+        &self,
+        firing: &Firing,
+        start: impl FnOnce(&dyn crate::Runner, &Firing) -> Result<(), crate::Refused>,
+    ) -> Verdict {
         let shared = &*self.shared;
         if !shared.world.valid(firing.target) {
             return Verdict::TargetGone;
@@ -253,7 +264,7 @@ impl Schedules {
                 )),
             });
         }
-        match shared.runner.start(firing) {
+        match start(&*shared.runner, firing) {
             Ok(()) => Verdict::Started(firing.run),
             Err(refused) => Verdict::Failed(Fault {
                 kind: FaultKind::StartFailed,
@@ -366,8 +377,10 @@ impl Schedules {
             .min()
     }
 
-    /// Firings that were in flight when the store was last saved and that the host has neither
-    /// reattached nor abandoned yet.
+    /// Firings that were in flight when the store was last saved — and, with
+    /// [`Config::hand_back_taken_over`](crate::Config::hand_back_taken_over), those a row
+    /// claimed from another node brought (docs/schedules.md §11.57) — that the host has not
+    /// reattached, rerun or abandoned yet.
     ///
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
@@ -392,6 +405,69 @@ impl Schedules {
         self.shared.core.borrow_mut().runs.reattach(run)
     }
 
+    /// Runs a handed-back in-flight firing again (docs/schedules.md §11.57): under the same run
+    /// id and for the same point, through [`Runner::rerun`](crate::Runner::rerun); it stays the
+    /// schedule's running firing and its outcome is reported with [`Schedules::report`] as
+    /// usual. It adds nothing to `run_count` (the first run counted). If the target is gone or
+    /// the runner refuses, the run settles at once as that fault, as a first start would.
+    /// Returns whether `run` was awaiting a decision.
+    ///
+    /// At least once, by the host's choice: what the first run did before its process died may
+    /// have happened, so code that reruns checks first (an id in its own table, an idempotency
+    /// key).
+    ///
+    /// ```
+    /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
+    /// # let engine = tickstep_schedules::Schedules::in_memory(
+    /// #     tickstep_schedules::kernel::clock::ManualClock::new(), TestWorld::new(), TestRunner::new(), Default::default());
+    /// for in_flight in engine.interrupted() {
+    ///     engine.rerun(in_flight.run);
+    /// }
+    /// assert!(!engine.rerun(tickstep_schedules::RunId(1)), "nothing awaits a decision");
+    /// ```
+    pub fn rerun(&self, run: RunId) -> bool {
+        let shared = &*self.shared;
+        let now = shared.now_unix_nanos();
+        let firing = {
+            let mut core = shared.core.borrow_mut();
+            let Some(at) = core.runs.interrupted.iter().position(|f| f.run == run) else {
+                return false;
+            };
+            let in_flight = core.runs.interrupted.remove(at);
+            core.firing(
+                in_flight.schedule.get(),
+                in_flight.nominal_unix_nanos,
+                now,
+                run,
+            )
+        };
+        let Some(firing) = firing else {
+            // Its schedule is gone: nothing to run, and the run is forgotten as abandoned.
+            self.report(run, interrupted_by_restart());
+            return true;
+        };
+        let (kind, value) = match self.checked_start(&firing, |runner, f| runner.rerun(f)) {
+            Verdict::Started(_) => {
+                let mono = shared.clock.now();
+                if let Some(record) = shared.core.borrow_mut().runs.awaited.get_mut(&run) {
+                    record.started = Some(mono);
+                }
+                return true;
+            }
+            Verdict::Failed(fault) => (fault.kind, fault.value),
+            Verdict::TargetGone => {
+                // As a first start finds it: the schedule retires `invalid_target`, and the
+                // run is forgotten.
+                let id = firing.schedule.get();
+                (shared.core.borrow_mut()).retire(id, crate::RetireReason::InvalidTarget, now);
+                self.report(run, interrupted_by_restart());
+                return true;
+            }
+        };
+        self.report(run, Outcome::Fault { kind, value });
+        true
+    }
+
     /// Gives up on a restored in-flight firing: it settles as a fault of kind
     /// [`Interrupted`](crate::FaultKind::Interrupted), value `"interrupted by restart"`.
     /// Returns whether `run` was awaiting a decision.
@@ -406,13 +482,7 @@ impl Schedules {
         if !self.reattach(run) {
             return false;
         }
-        self.report(
-            run,
-            crate::Outcome::Fault {
-                kind: crate::FaultKind::Interrupted,
-                value: Value::from("interrupted by restart"),
-            },
-        );
+        self.report(run, interrupted_by_restart());
         true
     }
 
@@ -545,5 +615,13 @@ impl Schedules {
             .backend
             .as_mut()
             .map_or(Ok(()), |store| store.flush())
+    }
+}
+
+/// The outcome of a handed-back run the host gave up on (docs/schedules.md §11.5).
+fn interrupted_by_restart() -> Outcome {
+    Outcome::Fault {
+        kind: FaultKind::Interrupted,
+        value: Value::from("interrupted by restart"),
     }
 }
