@@ -403,6 +403,19 @@ impl TickstepPluginBuilder {
         self.host(|s| s.lease(lease))
     }
 
+    /// Runs handed-back firings again instead of abandoning them, as
+    /// `RuntimeBuilder::rerun_interrupted` does (docs/runtime.md §6.7). Off by default.
+    ///
+    /// ```
+    /// let p = tickstep_bevy::TickstepPlugin::builder()
+    ///     .rerun_interrupted(true)
+    ///     .build()?;
+    /// # Ok::<(), tickstep_bevy::PluginError>(())
+    /// ```
+    pub fn rerun_interrupted(self, on: bool) -> Self {
+        self.host(|s| s.rerun_interrupted(on))
+    }
+
     /// The app's namespace in its store (docs/schedules.md §15), as `RuntimeBuilder::namespace`
     /// sets it; default: the program's name (docs/runtime.md §6.6).
     ///

@@ -153,7 +153,8 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// directory created if missing), or in memory for `None`; firings start through `runner`,
     /// or, for `None`, as kernel tasks running the verbs registered here (then a verb is callable
     /// only when `world` allows it *and* code is registered for it). Firings that were in flight
-    /// when the store was last saved are settled ([`HostCore::settle_interrupted`]). Returns how
+    /// when the store was last saved are settled ([`HostCore::settle_interrupted`]), or, with
+    /// `rerun_interrupted`, run again from the first tick (docs/runtime.md §6.7). Returns how
     /// many.
     ///
     /// # Errors
@@ -198,6 +199,12 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
         if self.engine.set(engine).is_err() {
             return Err(HostError::AlreadyOpen);
         }
+        if self.config.hand_back_taken_over {
+            // Run again at the first tick, once the host has registered its verbs
+            // (docs/runtime.md §6.7): `rearm` arms it.
+            self.rearm();
+            return Ok(0);
+        }
         Ok(self.settle_interrupted())
     }
 
@@ -221,8 +228,9 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
     /// decision ([`Schedules::interrupted`]): none of them runs here, so each is abandoned (a
     /// fault of its schedule, so overlap and catch-up go on from there), and the wake is
     /// re-armed. Firings this host runs are not in that list, so it is safe to call at any time;
-    /// opening the engine calls it. Rows claimed while the engine runs never add to the list:
-    /// the engine settles their firings itself, as taken over (docs/schedules.md §11.39).
+    /// opening the engine calls it, unless the core runs them again instead (docs/runtime.md
+    /// §6.7). Rows claimed while the engine runs add to the list only then: otherwise the
+    /// engine settles their firings itself, as taken over (docs/schedules.md §11.39).
     /// Returns how many it settled.
     ///
     /// ```
@@ -353,7 +361,15 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
             .get()
             .and_then(Schedules::next_deadline_unix_nanos);
         let now = || self.clock.unix_nanos();
-        if self.store_news.take() {
+        // Firings handed back wait for a tick to run them again (docs/runtime.md §6.7).
+        let handed_back = || {
+            self.config.hand_back_taken_over
+                && self
+                    .engine
+                    .get()
+                    .is_some_and(|e| !e.interrupted().is_empty())
+        };
+        if self.store_news.take() || handed_back() {
             let at = now();
             next = Some(next.map_or(at, |n| n.min(at)));
         }
@@ -385,7 +401,24 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
                 tracing::warn!(target: "tickstep", "schedules tick: {}", ErrorChain(&error));
             }
         }
+        if self.config.hand_back_taken_over {
+            self.rerun_interrupted();
+        }
         self.rearm();
+    }
+
+    /// Runs again every firing the engine handed back as interrupted — restored at open, or
+    /// brought by a row claimed from a dead node (docs/runtime.md §6.7, docs/schedules.md
+    /// §11.57). Called after each tick, so never before the verbs are registered.
+    fn rerun_interrupted(&self) {
+        let engine = self.engine();
+        let handed = engine.interrupted();
+        for in_flight in &handed {
+            engine.rerun(in_flight.run);
+        }
+        if !handed.is_empty() {
+            tracing::info!(target: "tickstep", firings = handed.len(), "ran handed-back firings again");
+        }
     }
 
     /// Reports a firing's outcome to the engine by run id (a host runner's firing, or a kill),
@@ -561,6 +594,13 @@ impl<C: Clock + Clone + 'static> Runner for EngineRunner<C> {
         }
     }
 
+    fn rerun(&self, firing: &Firing) -> Result<(), Refused> {
+        match self {
+            EngineRunner::Kernel(runner) => runner.rerun(firing),
+            EngineRunner::Host(runner) => runner.rerun(firing),
+        }
+    }
+
     fn cancel(&self, run: RunId) -> bool {
         match self {
             EngineRunner::Kernel(runner) => runner.cancel(run),
@@ -578,6 +618,25 @@ pub(crate) struct KernelRunner<C> {
 
 impl<C: Clock + Clone + 'static> Runner for KernelRunner<C> {
     fn start(&self, firing: &Firing) -> Result<(), Refused> {
+        self.launch(firing, false)
+    }
+
+    /// As [`KernelRunner::start`], with the verb told it runs again (docs/runtime.md §6.7).
+    fn rerun(&self, firing: &Firing) -> Result<(), Refused> {
+        self.launch(firing, true)
+    }
+
+    /// Stops the task of a run the engine settled as killed under overlap `"cancel_other"`
+    /// (docs/schedules.md §16.7), as [`HostCore::kill`] does: the kill it reports is ignored by
+    /// the engine, which counted it already and no longer waits for the run.
+    fn cancel(&self, run: RunId) -> bool {
+        self.core.upgrade().is_some_and(|core| core.kill(run))
+    }
+}
+
+impl<C: Clock + Clone + 'static> KernelRunner<C> {
+    /// The firing's verb as a kernel task; `rerun` for a point handed back and run again.
+    fn launch(&self, firing: &Firing, rerun: bool) -> Result<(), Refused> {
         let weak = self.core.clone();
         let core = weak
             .upgrade()
@@ -590,7 +649,7 @@ impl<C: Clock + Clone + 'static> Runner for KernelRunner<C> {
         })?;
         let run = firing.run;
         let call = VerbCall::new(
-            firing.clone(),
+            (firing.clone(), rerun),
             run,
             core.engine().clone(),
             core.kernel.clone(),
@@ -645,12 +704,5 @@ impl<C: Clock + Clone + 'static> Runner for KernelRunner<C> {
         core.firings
             .register(run, firing, core.clock.unix_nanos(), state, task);
         Ok(())
-    }
-
-    /// Stops the task of a run the engine settled as killed under overlap `"cancel_other"`
-    /// (docs/schedules.md §16.7), as [`HostCore::kill`] does: the kill it reports is ignored by
-    /// the engine, which counted it already and no longer waits for the run.
-    fn cancel(&self, run: RunId) -> bool {
-        self.core.upgrade().is_some_and(|core| core.kill(run))
     }
 }

@@ -57,6 +57,7 @@ pub struct HostSettings {
     rng_seed: Option<u64>,
     lease: Option<Duration>,
     namespace: Option<Namespace>,
+    rerun_interrupted: bool,
 }
 
 impl Default for HostSettings {
@@ -73,6 +74,7 @@ impl Default for HostSettings {
             rng_seed: None,
             lease: None,
             namespace: None,
+            rerun_interrupted: false,
         }
     }
 }
@@ -206,6 +208,21 @@ impl HostSettings {
         self
     }
 
+    /// Runs again every firing handed back as interrupted — in flight when the store was last
+    /// saved, or running on a node whose schedules this one takes over — instead of abandoning
+    /// it or settling it as taken over (docs/runtime.md §6.7, docs/schedules.md §11.57): at
+    /// least once, for verbs that check what an earlier run did (`VerbCall::is_rerun`). Default
+    /// off: at most once.
+    ///
+    /// ```
+    /// let config = tickstep_host::HostSettings::default().rerun_interrupted(true).schedules_config();
+    /// assert!(config.hand_back_taken_over);
+    /// ```
+    pub fn rerun_interrupted(mut self, on: bool) -> Self {
+        self.rerun_interrupted = on;
+        self
+    }
+
     /// The role set (the kernel a host boots runs in it).
     ///
     /// ```
@@ -283,7 +300,8 @@ impl HostSettings {
         config
     }
 
-    /// The schedules engine's configuration: tick, tick time, seed, lease and namespace.
+    /// The schedules engine's configuration: tick, tick time, seed, lease, namespace and the
+    /// hand-back of taken-over firings.
     ///
     /// ```
     /// let config = tickstep_host::HostSettings::default().schedules_config();
@@ -299,6 +317,7 @@ impl HostSettings {
             config.lease = lease;
         }
         config.namespace = self.namespace.unwrap_or_else(program_namespace);
+        config.hand_back_taken_over = self.rerun_interrupted;
         config
     }
 }

@@ -99,6 +99,7 @@ impl VerbTable {
 #[derive(Clone)]
 pub struct VerbCall {
     firing: Firing,
+    rerun: bool,
     run: RunId,
     engine: Schedules,
     kernel: FrameScheduler,
@@ -125,6 +126,21 @@ impl VerbCall {
     /// ```
     pub fn schedule(&self) -> ScheduleId {
         self.firing.schedule
+    }
+
+    /// Whether this run serves a point that was started before, by a process that died or a
+    /// node whose schedules this one took over, and is run again because the host turned on
+    /// `rerun_interrupted` (docs/runtime.md §6.7). What the earlier run did may or may not have
+    /// happened: a verb that has effects outside the engine checks them first.
+    ///
+    /// ```
+    /// fn append_once(call: &tickstep_host::VerbCall, already_done: impl Fn() -> bool) -> bool {
+    ///     // Run the effect unless an earlier run of this point already made it.
+    ///     !(call.is_rerun() && already_done())
+    /// }
+    /// ```
+    pub fn is_rerun(&self) -> bool {
+        self.rerun
     }
 
     /// This firing's run id (what the engine's `running_task` reports).
@@ -237,7 +253,7 @@ impl VerbCall {
     }
 
     pub(crate) fn new(
-        firing: Firing,
+        (firing, rerun): (Firing, bool),
         run: RunId,
         engine: Schedules,
         kernel: FrameScheduler,
@@ -245,6 +261,7 @@ impl VerbCall {
     ) -> Self {
         VerbCall {
             firing,
+            rerun,
             run,
             engine,
             kernel,
@@ -258,6 +275,7 @@ impl std::fmt::Debug for VerbCall {
         f.debug_struct("VerbCall")
             .field("firing", &self.firing)
             .field("run", &self.run)
+            .field("rerun", &self.rerun)
             .finish_non_exhaustive()
     }
 }

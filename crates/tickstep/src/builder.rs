@@ -267,6 +267,20 @@ impl RuntimeBuilder {
         self.host(|s| s.lease(lease))
     }
 
+    /// Runs again each firing handed back as interrupted — in flight at the last save, or
+    /// running on a node whose schedules this one takes over — instead of abandoning it
+    /// (docs/runtime.md §6.2) or settling it as taken over (docs/runtime.md §6.5): at least
+    /// once, for verbs that check with `VerbCall::is_rerun` what an earlier run did
+    /// (docs/runtime.md §6.7). Off by default.
+    ///
+    /// ```
+    /// let _b = tickstep::Runtime::builder().rerun_interrupted(true);
+    /// ```
+    #[must_use]
+    pub fn rerun_interrupted(self, on: bool) -> Self {
+        self.host(|s| s.rerun_interrupted(on))
+    }
+
     /// The application's namespace in its store (docs/schedules.md §15): the engine loads,
     /// fires and retires only this namespace's schedules, so several programs share one store
     /// without touching each other's. Default: the program's name ([`program_namespace`];

@@ -138,7 +138,8 @@
 //! which every principal is a wizard (docs/runtime.md §9.1); verbs are code registered after
 //! `build()`, and a loaded schedule whose verb has no code faults rather than being skipped
 //! (docs/runtime.md §9.2); firings in flight at the last save are abandoned at build time
-//! (docs/runtime.md §9.3); after a command failure the cycle stays stopped until
+//! (docs/runtime.md §9.3) unless the builder asks to run them again
+//! ([`RuntimeBuilder::rerun_interrupted`], docs/runtime.md §6.7); after a command failure the cycle stays stopped until
 //! [`Runtime::restart_commands`] (docs/runtime.md §9.4, §9.12).
 
 #![forbid(unsafe_code)]

@@ -31,6 +31,8 @@ use nodes::Node;
 
 const CHILD_URL: &str = "TICKSTEP_JOB_NODE_URL";
 const CHILD_ROLE: &str = "TICKSTEP_JOB_NODE_ROLE";
+/// Set: the node runs handed-back firings again (docs/runtime.md §6.7).
+const CHILD_RERUN: &str = "TICKSTEP_JOB_NODE_RERUN";
 /// The nodes' lease (docs/schedules.md §11.25); the store claims every third of it.
 const LEASE: Duration = Duration::from_secs(2);
 /// The schedule's interval.
@@ -45,7 +47,9 @@ fn job_node_process_entry() {
     let Ok(url) = std::env::var(CHILD_URL) else {
         return;
     };
-    let holder = std::env::var(CHILD_ROLE).is_ok_and(|r| r == "holder");
+    let role = std::env::var(CHILD_ROLE).unwrap_or_default();
+    let holder = role == "holder";
+    let rerun = std::env::var(CHILD_RERUN).is_ok();
     let say = |line: String| {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{line}").unwrap();
@@ -62,8 +66,25 @@ fn job_node_process_entry() {
             // An idle server that costs nothing (docs/runtime.md §9.15): no command cycle, no
             // overload diagnostics, so the standby runs no frames at all until woken.
             .without_commands()
-            .diagnostics(false);
+            .diagnostics(false)
+            .rerun_interrupted(rerun);
         let driver = TokioDriver::new(builder).expect("open the node");
+        // A job that is still running when its node is killed: its first run never ends.
+        driver.runtime().async_verb("long", move |call| {
+            say(format!(
+                "@L {} {} {}",
+                call.schedule().get(),
+                call.firing().nominal_unix_nanos,
+                u8::from(call.is_rerun())
+            ));
+            async move {
+                if !call.is_rerun() {
+                    call.sleep(Duration::from_secs(3600)).await;
+                }
+                say(format!("@D {}", call.schedule().get()));
+                Ok(Value::Int(0))
+            }
+        });
         driver.runtime().verb("job", move |call| {
             // The job's side effect: (schedule, cadence point, when it started).
             let now = call.schedules().now_unix_seconds();
@@ -85,6 +106,15 @@ fn job_node_process_entry() {
                     vec![],
                     Options::new(),
                 )
+                .unwrap();
+            txn.commit().unwrap();
+            say(format!("@C {}", id.get()));
+        }
+        if role == "long" {
+            let mut txn = driver.runtime().schedules().begin(ObjId(1));
+            let at = driver.runtime().schedules().now_unix_seconds() + 1.0;
+            let id = txn
+                .schedule_at(ObjId(1), "long", at, vec![], Options::new())
                 .unwrap();
             txn.commit().unwrap();
             say(format!("@C {}", id.get()));
@@ -216,4 +246,63 @@ fn a_standby_job_node_takes_over_from_a_killed_one_and_no_point_is_committed_twi
         all.len() - on_b.len(),
         on_b.len()
     );
+}
+
+/// docs/runtime.md §6.7: with `rerun_interrupted` on both nodes, a one-shot job the killed node
+/// was running when it died runs again on the standby — the same schedule and point, told it is
+/// a rerun — and completes there; without it, the standby would settle it as taken over and the
+/// job would never finish. Bounded like the test above; outcomes only.
+#[test]
+fn a_job_running_on_a_killed_node_runs_again_on_the_standby_that_reruns_interrupted_firings() {
+    let url = pg_or_skip!("job_node_rerun");
+    drop(
+        tickstep::Runtime::builder()
+            .store_path(&url)
+            .without_commands()
+            .build()
+            .unwrap(),
+    );
+    let spawn = |role: &str| {
+        let env = [
+            (CHILD_URL, url.clone()),
+            (CHILD_ROLE, role.to_string()),
+            (CHILD_RERUN, "1".to_string()),
+        ];
+        Node::spawn("job_node_process_entry", &env)
+    };
+    let a = spawn("long");
+    a.wait_for("A starts the long job", Duration::from_secs(30), |n| {
+        !n.lines("@L ").is_empty()
+    });
+    let mut b = spawn("standby");
+    b.wait_for("node B ready", Duration::from_secs(30), |n| {
+        n.said("@READY")
+    });
+    let first = a.lines("@L ")[0].clone();
+    a.signal("-KILL");
+    drop(a);
+    b.wait_for("B runs the job again", Duration::from_secs(30), |n| {
+        !n.lines("@L ").is_empty()
+    });
+    let again = b.lines("@L ")[0].clone();
+    assert_eq!(
+        (again[0], again[1], again[2]),
+        (first[0], first[1], 1),
+        "the same schedule and point, as a rerun (A's run: {first:?})"
+    );
+    b.wait_for("the rerun returns", Duration::from_secs(30), |n| {
+        !n.lines("@D ").is_empty()
+    });
+    b.signal("-INT");
+    b.wait();
+    assert!(b.said("@STOPPED"), "B stopped cleanly");
+    assert_eq!(b.lines("@L ").len(), 1, "run again once");
+    // Its outcome settled the one-shot: it retired, so its row is gone (a clean stop with the
+    // job still running would have handed the row back instead, docs/schedules.md §11.26).
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let rows: i64 = client
+        .query_one("SELECT COUNT(*) FROM tickstep_schedules", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 0, "the rerun completed the one-shot");
 }
