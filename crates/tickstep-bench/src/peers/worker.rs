@@ -4,7 +4,9 @@
 //! It takes the same command line as the Node workers (`bench/peers/node/job.js`), packed into
 //! [`ENV`]: it makes its share of the jobs with `schedule_at` (one `Txn`, so this node holds
 //! them from creation, docs/schedules.md §11.26), prints `ready`, and runs until killed. The
-//! verb appends the job's id to `peers_done` in a transaction of its own.
+//! verb appends the job's id to `peers_done` in a transaction of its own. A killed worker's
+//! running jobs run again where they are taken over (docs/runtime.md §6.7), and a rerun
+//! appends only an id the table does not hold yet.
 
 use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -104,6 +106,9 @@ async fn node(job: Job) -> Result<(), Box<dyn std::error::Error>> {
         .store_path(&job.url)
         .namespace(Namespace::new("peers")?)
         .lease(Duration::from_secs(10))
+        // A killed node's running jobs run again on the node that takes them over
+        // (docs/runtime.md §6.7); the verb checks first, below.
+        .rerun_interrupted(true)
         .without_commands();
     let driver = TokioDriver::new(builder)?;
     // The verb's connections, as a tokio service would hold them: ten clients (the peers' pool
@@ -126,6 +131,24 @@ async fn node(job: Job) -> Result<(), Box<dyn std::error::Error>> {
         let name = Rc::clone(&name);
         async move {
             if let Some(Value::Int(id)) = call.args().first() {
+                // A rerun serves a job a killed worker may have done already: its append is
+                // autocommitted, so it is in the table or it never happened.
+                if call.is_rerun() {
+                    let done = clients[client]
+                        .query_opt("SELECT 1 FROM peers_done WHERE id = $1 LIMIT 1", &[id])
+                        .await
+                        .map_err(|e| Value::Str(e.to_string()))?;
+                    // Said in the worker's log (its stderr), for the note's count of reruns.
+                    let seen = if done.is_some() {
+                        "done already"
+                    } else {
+                        "appending"
+                    };
+                    eprintln!("rerun of job {id}: {seen}");
+                    if done.is_some() {
+                        return Ok(Value::Int(0));
+                    }
+                }
                 clients[client]
                     .execute(
                         "INSERT INTO peers_done (id, worker, started_us) VALUES ($1, $2, $3)",
