@@ -130,6 +130,15 @@ fn job_node_process_entry() {
     });
 }
 
+/// A job node in `role` on the database at `url`; `rerun` turns on `rerun_interrupted`.
+fn spawn_node(url: &str, role: &str, rerun: bool) -> Node {
+    let mut env = vec![(CHILD_URL, url.to_string()), (CHILD_ROLE, role.to_string())];
+    if rerun {
+        env.push((CHILD_RERUN, "1".to_string()));
+    }
+    Node::spawn("job_node_process_entry", &env)
+}
+
 /// The committed-firing log: each node's points, and every point in order, none twice.
 fn committed_points(client: &mut postgres::Client) -> (BTreeMap<i64, Vec<i64>>, Vec<i64>) {
     let mut committed: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
@@ -176,10 +185,7 @@ fn a_standby_job_node_takes_over_from_a_killed_one_and_no_point_is_committed_twi
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     client.batch_execute(pg::COMMITTED_LOG).unwrap();
 
-    let spawn = |role: &str| {
-        let env = [(CHILD_URL, url.clone()), (CHILD_ROLE, role.to_string())];
-        Node::spawn("job_node_process_entry", &env)
-    };
+    let spawn = |role: &str| spawn_node(&url, role, false);
     let a = spawn("holder");
     a.wait_for("node A ready", Duration::from_secs(30), |n| {
         n.said("@READY")
@@ -255,21 +261,7 @@ fn a_standby_job_node_takes_over_from_a_killed_one_and_no_point_is_committed_twi
 #[test]
 fn a_job_running_on_a_killed_node_runs_again_on_the_standby_that_reruns_interrupted_firings() {
     let url = pg_or_skip!("job_node_rerun");
-    drop(
-        tickstep::Runtime::builder()
-            .store_path(&url)
-            .without_commands()
-            .build()
-            .unwrap(),
-    );
-    let spawn = |role: &str| {
-        let env = [
-            (CHILD_URL, url.clone()),
-            (CHILD_ROLE, role.to_string()),
-            (CHILD_RERUN, "1".to_string()),
-        ];
-        Node::spawn("job_node_process_entry", &env)
-    };
+    let spawn = |role: &str| spawn_node(&url, role, true);
     let a = spawn("long");
     a.wait_for("A starts the long job", Duration::from_secs(30), |n| {
         !n.lines("@L ").is_empty()
