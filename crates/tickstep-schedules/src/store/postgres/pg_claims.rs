@@ -146,6 +146,20 @@ impl Worker {
         Ok(())
     }
 
+    /// The other nodes whose lease has run out now (database time): the claim's `$5`
+    /// (docs/schedules.md §11.58). One indexed read of the small nodes table.
+    pub(super) fn lapsed_nodes(&mut self) -> Result<Vec<i64>, Error> {
+        let row = self
+            .client
+            .query_one(
+                "SELECT coalesce(array_agg(node), '{}') FROM tickstep_nodes \
+                 WHERE lease_until < clock_timestamp() AND node <> $1",
+                &[&self.node],
+            )
+            .map_err(database_error("reading which nodes' leases ran out"))?;
+        Ok(row.get(0))
+    }
+
     /// Runs one claim statement: up to `limit` claimable rows (`None`: all) due by `horizon`
     /// (Unix ns, as the database stores it). Records each row's fence; returns the rows, each
     /// with the node that held it before.
@@ -156,8 +170,9 @@ impl Worker {
     ) -> Result<Vec<ClaimedRow>, Error> {
         let context = "claiming schedules";
         self.reconnect_if_closed()?;
+        let lapsed = self.lapsed_nodes()?;
         let namespace = self.namespace.as_str();
-        let params: [&(dyn ToSql + Sync); 4] = [&self.node, &horizon, &limit, &namespace];
+        let params: [&(dyn ToSql + Sync); 5] = [&self.node, &horizon, &limit, &namespace, &lapsed];
         let rows = self
             .client
             .query(cluster_log::claim_sql(), &params)

@@ -43,7 +43,8 @@ pub(super) fn columns_of(version: i64) -> &'static str {
 
 /// The claim: takes rows of namespace `$4` (the node's, docs/schedules.md §15.2) that nobody
 /// holds, or whose holder's lease has run out (database time), due by `$2` (the node's wall clock plus the lookahead, Unix ns) or not armed, at most `$3` of
-/// them (`NULL`: all), for node `$1`; bumps each row's fence; returns whole rows, columns as
+/// them (`NULL`: all), for node `$1` (`$5`: the nodes whose lease ran out, as
+/// [`claim_where`] says); bumps each row's fence; returns whole rows, columns as
 /// [`decode`] reads them, then the new fence. `SKIP LOCKED` lets nodes claiming at once take
 /// disjoint rows without waiting on one another, and a row a node is writing is skipped, not
 /// waited for. A node never claims from itself (its own lease may have lapsed while it was
@@ -62,6 +63,12 @@ pub(super) fn load_sql() -> &'static str {
 }
 
 /// The claim statement, taking rows whose holder matches `free` or whose holder's lease ran out.
+///
+/// `$5` lists the nodes whose lease had run out when the caller looked, just before
+/// ([`super::pg_claims`]'s `lapsed_nodes`): a literal list lets the planner read the candidate
+/// rows through the holder index — none at all in a healthy cluster — where a subquery alone
+/// made it scan the whole table (docs/schedules.md §11.58). The subquery stays, so a node
+/// that renewed its lease in between keeps its rows.
 fn claim_where(free: &str) -> String {
     let returned: Vec<String> = COLUMNS
         .split(',')
@@ -71,9 +78,9 @@ fn claim_where(free: &str) -> String {
         "UPDATE tickstep_schedules AS s SET owner_node = $1, fence = s.fence + 1 \
          FROM (SELECT id, owner_node AS was FROM tickstep_schedules \
                WHERE namespace = $4 \
-                 AND ({free} OR owner_node IN \
+                 AND ({free} OR (owner_node = ANY($5) AND owner_node IN \
                       (SELECT node FROM tickstep_nodes \
-                       WHERE lease_until < clock_timestamp() AND node <> $1)) \
+                       WHERE lease_until < clock_timestamp() AND node <> $1))) \
                  AND (NOT armed OR fire_at <= $2) \
                ORDER BY fire_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS c \
          WHERE s.id = c.id RETURNING {}, s.fence, c.was",

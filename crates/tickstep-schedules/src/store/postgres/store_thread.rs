@@ -535,9 +535,10 @@ impl Worker {
             // its deadline: what a restart or a takeover resumes. Rows live nodes hold stay
             // theirs.
             let everything = i64::MAX;
+            let lapsed = self.lapsed_nodes()?;
             let namespace = self.namespace.as_str();
-            let params: [&(dyn postgres::types::ToSql + Sync); 4] =
-                [&self.node, &everything, &None::<i64>, &namespace];
+            let params: [&(dyn postgres::types::ToSql + Sync); 5] =
+                [&self.node, &everything, &None::<i64>, &namespace, &lapsed];
             let rows = self
                 .client
                 .query_raw(super::cluster_log::load_sql(), params.iter().copied())
