@@ -232,11 +232,11 @@ impl StoreSide {
         {
             return records.clone();
         }
-        let mut rows = match store.history(id, settled) {
-            Ok(rows) => rows,
+        let (mut rows, read) = match store.history(id, settled) {
+            Ok(rows) => (rows, true),
             Err(error) => {
                 tracing::warn!(%error, schedule = id, "could not read a schedule's history");
-                return Vec::new();
+                (Vec::new(), false)
             }
         };
         // Firings settled since the last group commit are not in the store yet: each takes
@@ -245,7 +245,8 @@ impl StoreSide {
         crate::store::history_in_flight::overlay(&mut rows, pending.collect());
         rows.sort_by(|a, b| b.started.cmp(&a.started).then(b.slot.cmp(&a.slot)));
         let records: Vec<_> = rows.into_iter().map(HistoryRow::into_record).collect();
-        if holds {
+        // A failed read is not kept: the next one asks the store again.
+        if holds && read {
             if self.history_reads.len() >= HISTORY_READS_KEPT
                 && !self.history_reads.contains_key(&id)
             {
