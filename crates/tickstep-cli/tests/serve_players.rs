@@ -51,6 +51,22 @@ fn a_players_text_reaches_others_escaped_so_no_one_fakes_a_system_line() {
     let row = mallory.expect("  #");
     // A listing quotes the argument as a value, escapes and all.
     assert!(row.contains(r#"say "\u{1b}[2Jrepeat\u{7}more""#), "{row}");
+    // So does `info`'s line of fields, and a note with a bidi control reads in typed order
+    // (docs/serve.md §4.8, §11).
+    assert_eq!(
+        mallory.ask(&format!("pause {id} abc\u{202e}fed")),
+        format!("ok: paused #{id}")
+    );
+    mallory.ask(&format!("info {id}"));
+    let fields = mallory.expect("  ");
+    for field in [
+        r#" args={"\u{1b}[2Jrepeat\u{7}more"} "#,
+        r#" pause_note="abc\u{202e}fed" "#,
+        " paused=true ",
+    ] {
+        assert!(fields.contains(field), "{field} in {fields}");
+    }
+    assert!(!fields.chars().any(char::is_control), "{fields}");
     assert!(
         bob.seen
             .iter()

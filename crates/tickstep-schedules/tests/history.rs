@@ -56,8 +56,10 @@ on_both_stores! {
 on_both_stores! {
     fn every_record_is_found_at_every_count_and_none_twice(store) {
         // A read seeks only the slots that the firings settled so far can have filled
-        // (docs/schedules.md §9.11): at each count, before and after the writer has written
-        // them, it finds each record once.
+        // (docs/schedules.md §9.11): at each count, before the writer has written them (odd
+        // counts) or after (even ones), it finds each record once. A second read at the same
+        // count is answered from the first (docs/schedules.md §11.44): the same records as the
+        // store's own, read by the operator's view from every slot.
         let h = Host::on(store);
         let id = h.every(10.0, Options::new());
         assert!(h.info(id).history.is_empty(), "nothing has settled");
@@ -66,10 +68,15 @@ on_both_stores! {
             h.advance(0.5);
             let run = h.last_run();
             h.finish(run, Value::Int(0));
-            let unwritten = h.info(id).history;
+            if n % 2 == 0 {
+                h.engine.flush().unwrap();
+            }
+            let first = h.info(id).history;
             h.engine.flush().unwrap();
             let written = h.info(id).history;
-            assert_eq!(written, unwritten, "after {n}");
+            assert_eq!(written, first, "after {n}");
+            let stored = Inspector::open(store.path()).unwrap().history(id).unwrap();
+            assert_eq!(written, stored, "after {n}: as the store holds them");
             assert_eq!(written.len() as u64, n.min(HISTORY_KEPT), "after {n}");
             let mut nominals: Vec<f64> = written.iter().map(|r| r.nominal).collect();
             nominals.dedup();
@@ -185,6 +192,31 @@ on_both_stores! {
         let all = format!("SELECT COUNT(*) FROM {}", table(store));
         assert_eq!(store.count(&all), 2, "the live schedule's two records, and no other");
         assert_eq!(h.info(kept).history.len(), 2);
+    }
+}
+
+on_both_stores! {
+    // `schedule_info` answers a read at the count of settled firings of the last one from
+    // memory, for a live schedule the engine holds only (docs/schedules.md §11.44): a schedule
+    // that retires as its last firing settles is read from the store, which takes its history
+    // with the row (docs/schedules.md §9.11), so what the records in flight showed goes with it.
+    fn a_schedule_retired_as_its_last_firing_settled_is_read_from_the_store(store) {
+        let h = Host::on(store);
+        let id = h.every(10.0, Options::new().remaining_runs(2));
+        h.after(10.0);
+        h.finish(h.last_run(), Value::Int(1));
+        h.engine.flush().unwrap();
+        assert_eq!(h.info(id).history.len(), 1, "live: read, and kept");
+        h.after(10.0);
+        h.finish(h.last_run(), Value::Int(2));
+        let info = h.info(id);
+        assert!(info.retired, "its last run settled");
+        assert_eq!(info.history.len(), 2, "the second record is in flight");
+        h.tick();
+        h.engine.flush().unwrap();
+        let info = h.info(id);
+        assert!(info.retired);
+        assert!(info.history.is_empty(), "gone with the row: {:?}", info.history);
     }
 }
 

@@ -234,8 +234,9 @@ impl Session {
                 Ok(request) => self.server.execute(who, self.from, request).await,
                 Err(error) => (vec![format!("error: {error}")], After::Continue),
             };
-            for reply in &replies.0 {
-                if !self.send(reply).await {
+            // Moved onto the queue, not copied: `info`'s line of fields is a kilobyte or two.
+            for reply in replies.0 {
+                if self.outbox.send(reply).await.is_err() {
                     return;
                 }
             }

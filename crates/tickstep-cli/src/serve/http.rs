@@ -342,12 +342,28 @@ enum OutState {
 impl OutputSplitter {
     fn feed(&mut self, bytes: &[u8]) -> Vec<Piece> {
         let mut pieces = Vec::new();
-        for &b in bytes {
+        let mut rest = bytes;
+        while let Some((&b, after)) = rest.split_first() {
+            if self.state == OutState::Data {
+                // A line's text is copied as one run, up to the next byte the states act on.
+                let run = rest
+                    .iter()
+                    .position(|&b| matches!(b, 255 | b'\n' | b'\r'))
+                    .unwrap_or(rest.len());
+                if run > 0 {
+                    self.buf.extend_from_slice(&rest[..run]);
+                    rest = &rest[run..];
+                    continue;
+                }
+            }
+            rest = after;
             self.state = match (self.state, b) {
                 (OutState::Data, 255) => OutState::Iac,
                 (OutState::Data, b'\n') => {
                     let line = std::mem::take(&mut self.buf);
-                    pieces.push(Piece::Line(String::from_utf8_lossy(&line).into_owned()));
+                    let line = String::from_utf8(line)
+                        .unwrap_or_else(|bad| String::from_utf8_lossy(bad.as_bytes()).into_owned());
+                    pieces.push(Piece::Line(line));
                     OutState::Data
                 }
                 (OutState::Data, b'\r') => OutState::Data,
@@ -415,6 +431,27 @@ mod tests {
                 Piece::Line("ok: welcome".into()),
             ]
         );
+    }
+
+    #[test]
+    fn a_line_is_cut_the_same_whatever_its_bytes_and_however_they_arrive() {
+        // docs/serve.md §9.2: a doubled IAC is one 255 in the line, a carriage return is
+        // dropped, and a byte that is not UTF-8 reads as U+FFFD, whether the line arrives in one
+        // write or a byte at a time.
+        let out = b"ok: caf\xc3 \xff\xff!\r\n\r\nlast\r\n";
+        let mut whole = OutputSplitter::default();
+        let pieces = whole.feed(out);
+        assert_eq!(
+            pieces,
+            [
+                Piece::Line("ok: caf\u{fffd} \u{fffd}!".into()),
+                Piece::Line(String::new()),
+                Piece::Line("last".into()),
+            ]
+        );
+        let mut bytewise = OutputSplitter::default();
+        let one_at_a_time: Vec<Piece> = out.iter().flat_map(|b| bytewise.feed(&[*b])).collect();
+        assert_eq!(one_at_a_time, pieces);
     }
 
     #[test]

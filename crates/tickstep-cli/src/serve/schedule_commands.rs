@@ -6,6 +6,7 @@
 //!
 //! On the server's one thread: plain `RefCell` state, never borrowed across an await.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::rc::Rc;
@@ -264,13 +265,21 @@ impl ScheduleCommands {
         };
         // Written into one line as it goes: formatting a string for each of the fifty fields,
         // and the fields into a map first, was most of what answering `info` cost the thread.
-        let mut line = String::with_capacity(1024);
-        let mut text = String::new();
+        // Each value is written in place and put back escaped only when it needs it (a player's
+        // argument, a note, a fault's text); the line has room for a recurring schedule's whole
+        // record with a few records of history, so it is allocated once.
+        let mut line = String::with_capacity(2048);
         line.push(' ');
         for (key, value) in info.fields() {
-            text.clear();
-            let _ = write!(text, "{value}");
-            let _ = write!(line, " {key}={}", shown(&text));
+            line.push(' ');
+            line.push_str(key);
+            line.push('=');
+            let start = line.len();
+            let _ = write!(line, "{value}");
+            if let Cow::Owned(escaped) = shown(&line[start..]) {
+                line.truncate(start);
+                line.push_str(&escaped);
+            }
         }
         vec![format!("ok: {}", self.describe(&info, presence)), line]
     }

@@ -577,9 +577,12 @@ impl Telnet {
 
 /// Appends `bytes` with every IAC (255) doubled, as telnet data.
 pub(crate) fn escape_iac(bytes: &[u8], out: &mut Vec<u8>) {
-    for &b in bytes {
-        out.push(b);
-        if b == IAC {
+    // A run of bytes at a time (almost every line is one run): every reply and firing line
+    // passes here, and a push per byte was a twentieth of the serving thread's time.
+    out.reserve(bytes.len());
+    for run in bytes.split_inclusive(|&b| b == IAC) {
+        out.extend_from_slice(run);
+        if run.last() == Some(&IAC) {
             out.push(IAC);
         }
     }

@@ -143,20 +143,24 @@ impl Shared {
     /// The `schedule_info` record of committed schedule `id`.
     pub(crate) fn info(&self, id: u64, now: u64) -> Option<ScheduleInfo> {
         let mut core = self.core.borrow_mut();
-        let (mut info, settled) = if let Some(e) = core.visible(id, now) {
+        // Only a live schedule this engine holds settles every firing that adds to its history
+        // here, so only its read may be answered from the last one (docs/schedules.md §11.44).
+        let (mut info, settled, holds) = if let Some(e) = core.visible(id, now) {
             (
                 super::view::schedule_info(e, &core.names.verbs, now),
                 e.settled(),
+                e.is_live(),
             )
         } else {
             let e = core.held_elsewhere(id)?;
             (
                 super::view::schedule_info(&e, &core.names.verbs, now),
                 e.settled(),
+                false,
             )
         };
         if info.persist {
-            info.history = core.store.history(id, settled);
+            info.history = core.store.history(id, settled, holds);
         }
         Some(info)
     }

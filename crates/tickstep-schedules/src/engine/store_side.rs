@@ -8,6 +8,8 @@
 //! docs/schedules.md §9.11 (settled firings are written with it) and docs/schedules.md §11.42
 //! (the starts waiting for an update learn which write carries it).
 
+use std::collections::HashMap;
+
 use super::entry::Entry;
 use super::interner::Interner;
 use super::table::Table;
@@ -50,7 +52,15 @@ pub(super) struct StoreSide {
     pub(super) lost_buf: Vec<u64>,
     /// Operator stops found by the last poll, reused across ticks.
     pub(super) stopped_buf: Vec<OperatorNote>,
+    /// The last history read of each schedule this engine holds, with the count of settled
+    /// firings it was read at (docs/schedules.md §11.44): until another firing settles the
+    /// same read would give the same records. At most [`HISTORY_READS_KEPT`] schedules.
+    pub(super) history_reads: HashMap<u64, (u64, Vec<crate::FiringRecord>)>,
 }
+
+/// How many schedules' history reads are kept; past it they are all dropped, and the next
+/// reads fill it again (a client polling a few thousand schedules still reads each from memory).
+const HISTORY_READS_KEPT: usize = 4_096;
 
 impl StoreSide {
     /// Marks entry `id`'s cadence state for the next group commit (persistent entries on a
@@ -204,21 +214,47 @@ impl StoreSide {
 
     /// The stored history of `id`, which has settled `settled` firings, newest first
     /// (docs/schedules.md §9.11); empty without a store, or before any firing settled. A read
-    /// error is logged and reads as empty: `schedule_info` still answers.
-    pub(super) fn history(&mut self, id: u64, settled: u64) -> Vec<crate::FiringRecord> {
+    /// error is logged and reads as empty: `schedule_info` still answers. For a schedule this
+    /// engine `holds` live, a read at the settled count of the last one is answered from
+    /// memory (docs/schedules.md §11.44): only a settled firing adds a record, and it counts.
+    pub(super) fn history(
+        &mut self,
+        id: u64,
+        settled: u64,
+        holds: bool,
+    ) -> Vec<crate::FiringRecord> {
         let Some(store) = self.backend.as_mut().filter(|_| settled > 0) else {
             return Vec::new();
         };
-        let mut rows = store.history(id, settled).unwrap_or_else(|error| {
-            tracing::warn!(%error, schedule = id, "could not read a schedule's history");
-            Vec::new()
-        });
+        if holds
+            && let Some((read_at, records)) = self.history_reads.get(&id)
+            && *read_at == settled
+        {
+            return records.clone();
+        }
+        let (mut rows, read) = match store.history(id, settled) {
+            Ok(rows) => (rows, true),
+            Err(error) => {
+                tracing::warn!(%error, schedule = id, "could not read a schedule's history");
+                (Vec::new(), false)
+            }
+        };
         // Firings settled since the last group commit are not in the store yet: each takes
         // its slot, as it will there.
         let pending = self.history.iter().filter(|h| h.schedule == id).cloned();
         crate::store::history_in_flight::overlay(&mut rows, pending.collect());
         rows.sort_by(|a, b| b.started.cmp(&a.started).then(b.slot.cmp(&a.slot)));
-        rows.into_iter().map(HistoryRow::into_record).collect()
+        let records: Vec<_> = rows.into_iter().map(HistoryRow::into_record).collect();
+        // A failed read is not kept: the next one asks the store again.
+        if holds && read {
+            if self.history_reads.len() >= HISTORY_READS_KEPT
+                && !self.history_reads.contains_key(&id)
+            {
+                self.history_reads.clear();
+            }
+            self.history_reads.insert(id, (settled, records.clone()));
+        }
+        records
     }
 
     /// What a transaction writes to the store, synced: its persistent creations (`inserts`,

@@ -414,3 +414,22 @@ fn prompts_end_in_ga_or_eor() {
     t.end_prompt(&mut out);
     assert_eq!(out, [IAC, EOR_CMD]);
 }
+
+#[test]
+fn every_iac_in_data_is_doubled_and_nothing_else_changes() {
+    // RFC 854: a data byte 255 is sent as IAC IAC; runs between them are copied as they are.
+    for (data, sent) in [
+        (&b""[..], &b""[..]),
+        (b"plain line", b"plain line"),
+        (b"\xff", b"\xff\xff"),
+        (
+            b"a\xffb\xff\xffc\xff",
+            b"a\xff\xffb\xff\xff\xff\xffc\xff\xff",
+        ),
+    ] {
+        let mut out = b"kept".to_vec();
+        escape_iac(data, &mut out);
+        assert_eq!(out[4..], *sent, "{data:?}");
+        assert_eq!(&out[..4], b"kept", "appended, not replaced");
+    }
+}
