@@ -27,6 +27,11 @@ pub(crate) struct RunningRow {
     pub(crate) started_unix: u64,
 }
 
+/// The firings in flight in a row. Nearly always none or one, and a row is built for every
+/// firing on a store (the group commit's update), so one is kept inline: the engine's thread
+/// allocates nothing for it, and the store's writer frees nothing (docs/schedules.md §17.11).
+pub(crate) type RunningRows = smallvec::SmallVec<[RunningRow; 1]>;
+
 /// The part of a schedule that changes as it fires: group-committed once per tick.
 #[derive(Clone, PartialEq, Debug, Default)]
 pub(crate) struct Cadence {
@@ -42,8 +47,9 @@ pub(crate) struct Cadence {
     pub(crate) last_duration_ns: u64,
     pub(crate) backlog: u16,
     pub(crate) queued: Option<u64>,
-    pub(crate) last_fault: Option<Fault>,
-    pub(crate) running: Vec<RunningRow>,
+    /// Boxed, as `ops` is: most schedules have none (docs/schedules.md §17.6).
+    pub(crate) last_fault: Option<Box<Fault>>,
+    pub(crate) running: RunningRows,
     /// What operators did to the schedule (docs/schedules.md §9.4–§9.10); `None` for nothing.
     /// Boxed: most schedules have none, and every dirty schedule's cadence is built and moved
     /// at each group commit, so the row stays small (docs/schedules.md §17.6).
