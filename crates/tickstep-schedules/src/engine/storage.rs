@@ -15,7 +15,7 @@ use super::core::Core;
 use super::entry::{Entry, Extra, Limits, Running};
 use super::interner::{Calendars, Interner};
 use super::runs::RunRecord;
-use crate::store_rows::{Cadence, OpsRow, RowSink, RunningRow, RunningRows, ScheduleRow};
+use crate::store_rows::{Cadence, RowSink, RunningRow, RunningRows, ScheduleRow};
 use crate::{Error, InFlight, RunId, ScheduleId};
 
 impl Entry {
@@ -38,7 +38,7 @@ impl Entry {
             running: self.running_rows(),
             ops: self
                 .ops()
-                .filter(|o| **o != OpsRow::default())
+                .filter(|o| !o.is_empty())
                 .map(|o| Box::new(o.clone())),
         }
     }
