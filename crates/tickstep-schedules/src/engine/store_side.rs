@@ -86,7 +86,13 @@ impl StoreSide {
         // of the right size, not a doubling series of copies of the rows built so far.
         changes.updates.reserve(self.dirty.len());
         // A plain loop: through `extend` over a `filter_map` each row was moved three times.
-        for e in self.dirty.iter().filter_map(|&id| table.get(id)) {
+        // Each entry's flag is cleared as its row is built, in the one lookup; a commit that
+        // fails sets them again (docs/schedules.md §17.11).
+        for &id in &self.dirty {
+            let Some(e) = table.get_mut(id) else {
+                continue;
+            };
+            e.dirty = false;
             if e.is_live() && e.persist {
                 changes.updates.push((e.id, e.cadence()));
             }
@@ -100,15 +106,16 @@ impl StoreSide {
         if result.is_err() {
             // Kept for the next try, as the updates are (rebuilt from the dirty list).
             self.history.append(&mut changes.history);
+            for &id in &self.dirty {
+                if let Some(e) = table.get_mut(id) {
+                    e.dirty = true;
+                }
+            }
         }
         changes.clear();
         result?;
         let seq = store.handed_behind();
-        for id in self.dirty.drain(..) {
-            if let Some(e) = table.get_mut(id) {
-                e.dirty = false;
-            }
-        }
+        self.dirty.clear();
         self.doomed_rows.clear();
         if seq == handed {
             // Written before `commit` returned: durable now, as a write counted 0 is.
