@@ -208,7 +208,14 @@ fn is_zero(n: &u64) -> bool {
 impl MissedRow {
     /// Whether nothing was missed (the row then keeps no `missed` at all).
     pub(crate) fn is_empty(&self) -> bool {
-        *self == MissedRow::default()
+        let MissedRow {
+            catchup,
+            catchup_window,
+            overlap,
+            dst_gap,
+            last,
+        } = self;
+        last.is_none() && *catchup == 0 && *catchup_window == 0 && *overlap == 0 && *dst_gap == 0
     }
 
     /// Counts `points` missed for `reason` at `at` (Unix nanoseconds); `paused` is counted by

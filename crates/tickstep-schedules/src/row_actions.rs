@@ -6,7 +6,7 @@
 use crate::fire_times::Step;
 use crate::info::unix_seconds;
 use crate::options::MAX_CATCHUP_FIRINGS;
-use crate::store_rows::{OperatorAction, OpsRow, PausedRow, ScheduleRow};
+use crate::store_rows::{OperatorAction, PausedRow, ScheduleRow};
 use crate::{Error, ObjId, ScheduleId, Value};
 
 /// Who pauses a schedule from outside the engine (`tickstep schedules pause`): the store's
@@ -149,7 +149,7 @@ pub(crate) fn act_on_row(
             count
         }
     };
-    c.ops = (ops != OpsRow::default()).then(|| Box::new(ops));
+    c.ops = (!ops.is_empty()).then(|| Box::new(ops));
     Ok(answer)
 }
 

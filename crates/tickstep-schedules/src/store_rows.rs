@@ -27,6 +27,11 @@ pub(crate) struct RunningRow {
     pub(crate) started_unix: u64,
 }
 
+/// The firings in flight in a row. Nearly always none or one, and a row is built for every
+/// firing on a store (the group commit's update), so one is kept inline: the engine's thread
+/// allocates nothing for it, and the store's writer frees nothing (docs/schedules.md §17.11).
+pub(crate) type RunningRows = smallvec::SmallVec<[RunningRow; 1]>;
+
 /// The part of a schedule that changes as it fires: group-committed once per tick.
 #[derive(Clone, PartialEq, Debug, Default)]
 pub(crate) struct Cadence {
@@ -42,8 +47,9 @@ pub(crate) struct Cadence {
     pub(crate) last_duration_ns: u64,
     pub(crate) backlog: u16,
     pub(crate) queued: Option<u64>,
-    pub(crate) last_fault: Option<Fault>,
-    pub(crate) running: Vec<RunningRow>,
+    /// Boxed, as `ops` is: most schedules have none (docs/schedules.md §17.6).
+    pub(crate) last_fault: Option<Box<Fault>>,
+    pub(crate) running: RunningRows,
     /// What operators did to the schedule (docs/schedules.md §9.4–§9.10); `None` for nothing.
     /// Boxed: most schedules have none, and every dirty schedule's cadence is built and moved
     /// at each group commit, so the row stays small (docs/schedules.md §17.6).
@@ -75,6 +81,28 @@ pub(crate) struct OpsRow {
     /// engine that overwrote the row before it read a newer note applies that note at open.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) note: u64,
+}
+
+impl OpsRow {
+    /// Whether nobody touched the schedule (the row then keeps no `ops`). Asked of every dirty
+    /// schedule at every group commit, so field by field, not against a default built for it
+    /// (docs/schedules.md §17.11).
+    pub(crate) fn is_empty(&self) -> bool {
+        let OpsRow {
+            paused,
+            paused_missed,
+            trigger,
+            backfill,
+            missed,
+            note,
+        } = self;
+        *paused_missed == 0
+            && *note == 0
+            && !trigger
+            && paused.is_none()
+            && backfill.is_none()
+            && missed.is_empty()
+    }
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
@@ -253,12 +281,46 @@ pub(crate) trait RowSink {
 
 #[cfg(test)]
 mod tests {
+    use super::OpsRow;
+    use crate::MissedReason;
+
+    #[test]
+    fn an_operator_state_is_empty_only_while_every_field_is_its_default() {
+        assert!(OpsRow::default().is_empty());
+        let touched: [fn(&mut OpsRow); 11] = [
+            |o| o.paused_missed = 1,
+            |o| o.note = 1,
+            |o| o.trigger = true,
+            |o| o.backfill = Some((1, 2)),
+            |o| o.missed.add(MissedReason::Overlap, 1, 5),
+            |o| o.missed.catchup = 1,
+            |o| o.missed.catchup_window = 1,
+            |o| o.missed.overlap = 1,
+            |o| o.missed.dst_gap = 1,
+            |o| o.missed.last = Some((5, MissedReason::Paused)),
+            |o| {
+                o.paused = Some(super::PausedRow {
+                    by: crate::ObjId(1),
+                    at: 1,
+                    note: String::new(),
+                    armed: false,
+                });
+            },
+        ];
+        for touch in touched {
+            let mut ops = OpsRow::default();
+            touch(&mut ops);
+            assert!(!ops.is_empty(), "{ops:?}");
+        }
+    }
+
     /// Every dirty schedule's cadence is built and moved at each group commit (docs/schedules.md
-    /// §17.6): the rare operator state stays boxed, so the common row is copied small.
+    /// §17.6, §17.11): the rare operator state and last fault stay boxed, so the common row,
+    /// with its one running firing inline, is copied small.
     #[test]
     fn a_cadence_row_keeps_its_operator_state_boxed() {
         assert!(
-            size_of::<super::Cadence>() <= 160,
+            size_of::<super::Cadence>() <= 144,
             "Cadence is {} bytes",
             size_of::<super::Cadence>()
         );

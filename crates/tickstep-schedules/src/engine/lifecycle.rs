@@ -448,9 +448,9 @@ impl Core {
     /// A clean shutdown: every waiting start is known never to have started. Marked so in the
     /// running list (`started_unix` 0), the next open starts it instead of settling it.
     pub(super) fn park_pending(&mut self) {
-        for p in self.starts.take_all() {
-            let id = p.firing.schedule.get();
-            if let Some(at) = self.table.waiting_place(&p.firing) {
+        for firing in self.starts.take_all() {
+            let id = firing.schedule.get();
+            if let Some(at) = self.table.waiting_place(&firing) {
                 let e = self.table.get_mut(id).expect("placeholder found");
                 e.extra_mut().running[at].started_unix = 0;
                 self.mark_dirty(id);

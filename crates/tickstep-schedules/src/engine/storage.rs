@@ -15,7 +15,7 @@ use super::core::Core;
 use super::entry::{Entry, Extra, Limits, Running};
 use super::interner::{Calendars, Interner};
 use super::runs::RunRecord;
-use crate::store_rows::{Cadence, OpsRow, RowSink, RunningRow, ScheduleRow};
+use crate::store_rows::{Cadence, RowSink, RunningRow, RunningRows, ScheduleRow};
 use crate::{Error, InFlight, RunId, ScheduleId};
 
 impl Entry {
@@ -34,21 +34,27 @@ impl Entry {
             last_duration_ns: self.last_duration_ns,
             backlog: self.backlog,
             queued: self.queued(),
-            last_fault: self.last_fault().cloned(),
-            running: self
-                .running()
-                .iter()
-                .map(|r| RunningRow {
-                    run: r.run,
-                    nominal: r.nominal,
-                    started_unix: r.started_unix,
-                })
-                .collect(),
+            last_fault: self.last_fault().cloned().map(Box::new),
+            running: self.running_rows(),
             ops: self
                 .ops()
-                .filter(|o| **o != OpsRow::default())
+                .filter(|o| !o.is_empty())
                 .map(|o| Box::new(o.clone())),
         }
+    }
+
+    /// The firings in flight as row parts. Pushed one by one: collecting into the inline list
+    /// cost a firing about as much again (docs/schedules.md §17.11).
+    fn running_rows(&self) -> RunningRows {
+        let mut rows = RunningRows::new();
+        for r in self.running() {
+            rows.push(RunningRow {
+                run: r.run,
+                nominal: r.nominal,
+                started_unix: r.started_unix,
+            });
+        }
+        rows
     }
 
     /// The whole entry as a row.
@@ -115,7 +121,7 @@ impl Entry {
             Box::new(Extra {
                 args: row.args.map(Rc::from),
                 state: row.state.map(Rc::new),
-                last_fault: c.last_fault,
+                last_fault: c.last_fault.map(|f| *f),
                 queued: c.queued,
                 running,
                 limits,

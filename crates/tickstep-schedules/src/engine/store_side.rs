@@ -95,28 +95,37 @@ impl StoreSide {
         // A store that writes behind the tick takes the set's buffers with it: one allocation
         // of the right size, not a doubling series of copies of the rows built so far.
         changes.updates.reserve(self.dirty.len());
-        changes.updates.extend(
-            self.dirty
-                .iter()
-                .filter_map(|&id| table.get(id))
-                .filter(|e| e.is_live() && e.persist)
-                .map(|e| (e.id, e.cadence())),
-        );
+        // A plain loop: through `extend` over a `filter_map` each row was moved three times.
+        // Each entry's flag is cleared as its row is built, in the one lookup; a commit that
+        // fails sets them again (docs/schedules.md §17.11).
+        for &id in &self.dirty {
+            let Some(e) = table.get_mut(id) else {
+                continue;
+            };
+            e.dirty = false;
+            if e.is_live() && e.persist {
+                changes.updates.push((e.id, e.cadence()));
+            }
+        }
         changes.deletes.extend_from_slice(&self.doomed_rows);
-        changes.history.append(&mut self.history);
+        // The records go over whole, not copied one by one; the buffer left for the next
+        // tick's records is sized for as many (docs/schedules.md §17.11).
+        std::mem::swap(&mut changes.history, &mut self.history);
+        self.history.reserve(changes.history.len());
         let result = store.commit(changes, Durability::Grouped);
         if result.is_err() {
             // Kept for the next try, as the updates are (rebuilt from the dirty list).
             self.history.append(&mut changes.history);
+            for &id in &self.dirty {
+                if let Some(e) = table.get_mut(id) {
+                    e.dirty = true;
+                }
+            }
         }
         changes.clear();
         result?;
         let seq = store.handed_behind();
-        for id in self.dirty.drain(..) {
-            if let Some(e) = table.get_mut(id) {
-                e.dirty = false;
-            }
-        }
+        self.dirty.clear();
         self.doomed_rows.clear();
         if seq == handed {
             // Written before `commit` returned: durable now, as a write counted 0 is.

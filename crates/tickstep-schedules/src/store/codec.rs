@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::store_rows::{Cadence, HistoryRow, RunningRow, ScheduleRow};
+use crate::store_rows::{Cadence, HistoryRow, RunningRow, RunningRows, ScheduleRow};
 use crate::{Fault, FaultKind, RunId, Value};
 
 /// A `u64` as SQLite's signed integer, bits preserved (readable as is below 2^63).
@@ -236,7 +236,7 @@ impl CadenceParams {
                 i64::from(c.backlog),
             ],
             queued: c.queued.map(to_sql),
-            last_fault: c.last_fault.as_ref().map(fault_json),
+            last_fault: c.last_fault.as_deref().map(fault_json),
             has_running: running_json(&c.running, running_buf),
             ops: c.ops.as_ref().map(json),
         }
@@ -499,7 +499,7 @@ pub(crate) fn parse_ops(text: &str) -> Option<crate::store_rows::OpsRow> {
 
 /// Decodes the `running` column (`[[run, nominal, started], ..]`, `run` null for a start that
 /// waits for the row to be durable); `None` if it is not that.
-pub(crate) fn parse_running(text: &str) -> Option<Vec<RunningRow>> {
+pub(crate) fn parse_running(text: &str) -> Option<RunningRows> {
     Some(
         parse_json::<Vec<(Option<u64>, u64, u64)>>(text)?
             .into_iter()

@@ -277,7 +277,7 @@ impl From<(ScheduleRow, String)> for StoredSchedule {
             missed_count: c.missed_count,
             overlap_count: c.overlap_count,
             last_duration_ns: c.last_duration_ns,
-            last_fault: c.last_fault,
+            last_fault: c.last_fault.map(|f| *f),
             running: c
                 .running
                 .iter()

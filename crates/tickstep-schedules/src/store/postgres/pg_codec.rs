@@ -185,7 +185,7 @@ fn row_values(r: &ScheduleRow) -> [Value; crate::store::codec::COLUMN_COUNT] {
         Value::Int(to_sql(c.last_duration_ns)),
         Value::Int4(i32::from(c.backlog)),
         Value::IntOrNull(c.queued.map(to_sql)),
-        Value::Text(c.last_fault.as_ref().map(fault_json)),
+        Value::Text(c.last_fault.as_deref().map(fault_json)),
         Value::Text(has_running.then_some(running)),
         Value::IntOrNull(r.time_limit_ns.map(to_sql)),
         Value::IntOrNull(r.tick_limit.map(to_sql)),
@@ -542,7 +542,8 @@ impl CadenceColumns {
         self.last_duration_ns.push(to_sql(c.last_duration_ns));
         self.backlog.push(i32::from(c.backlog));
         self.queued.push(c.queued.map(to_sql));
-        self.last_fault.push(c.last_fault.as_ref().map(fault_json));
+        self.last_fault
+            .push(c.last_fault.as_deref().map(fault_json));
         let running = running_json(&c.running, &mut self.running_buf);
         self.running.push(running.then(|| self.running_buf.clone()));
         self.ops.push(c.ops.as_ref().map(json));
