@@ -201,7 +201,7 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
         }
         if self.config.hand_back_taken_over {
             // Run again at the first tick, once the host has registered its verbs
-            // (docs/runtime.md §6.7): `rearm` arms it.
+            // (docs/runtime.md §6.7): the engine's next deadline is now while any wait.
             self.rearm();
             return Ok(0);
         }
@@ -361,15 +361,7 @@ impl<C: Clock + Clone + 'static> HostCore<C> {
             .get()
             .and_then(Schedules::next_deadline_unix_nanos);
         let now = || self.clock.unix_nanos();
-        // Firings handed back wait for a tick to run them again (docs/runtime.md §6.7).
-        let handed_back = || {
-            self.config.hand_back_taken_over
-                && self
-                    .engine
-                    .get()
-                    .is_some_and(|e| !e.interrupted().is_empty())
-        };
-        if self.store_news.take() || handed_back() {
+        if self.store_news.take() {
             let at = now();
             next = Some(next.map_or(at, |n| n.min(at)));
         }

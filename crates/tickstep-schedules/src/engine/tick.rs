@@ -342,6 +342,8 @@ impl Schedules {
     /// `sleep_until` it; `None` when nothing is armed. A deadline already past is now. Firings
     /// waiting for their cadence update to be durable make it one engine tick after the tick
     /// that planned them (docs/schedules.md §11.42), so a driver ticks again to start them.
+    /// Runs handed back under [`Config::hand_back_taken_over`](crate::Config) make it now
+    /// until the host has decided on each (docs/schedules.md §11.57).
     ///
     /// ```
     /// # use tickstep_schedules::testkit::{TestRunner, TestWorld};
@@ -371,7 +373,11 @@ impl Schedules {
         let waiting = core.starts.deadline(core.settings.tick_ns);
         // A trigger or backfill wants the next tick too (docs/schedules.md §9.6, §9.7).
         let operator = core.operator.deadline();
-        [core.table.next_deadline(), waiting, operator]
+        // Runs handed back to a host that opted in want its decision at the next tick
+        // (docs/schedules.md §11.57): due now, so a host arms its tick for now.
+        let handed_back =
+            (core.settings.hand_back_taken_over && !core.runs.interrupted.is_empty()).then_some(0);
+        [core.table.next_deadline(), waiting, operator, handed_back]
             .into_iter()
             .flatten()
             .min()
