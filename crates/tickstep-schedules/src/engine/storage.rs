@@ -307,7 +307,8 @@ impl RowSink for Loader<'_> {
                 took += 1;
             }
         }
-        if hand_back && took > 0 {
+        let rewrite = hand_back && took > 0;
+        if rewrite {
             // The ids were another host's: each run takes a fresh one of this engine's.
             for r in &mut entry.extra_mut().running {
                 if !r.is_parked() {
@@ -323,7 +324,6 @@ impl RowSink for Loader<'_> {
                 .running
                 .retain(|r| r.run.is_some() || r.is_parked());
         }
-        let rewrite = hand_back && took > 0;
         if let (Some(taken), true) = (self.taken_over.as_mut(), took > 0 && !hand_back) {
             taken.push((entry.id, took));
             self.interrupted_ids.push(entry.id);

@@ -147,7 +147,7 @@ impl Worker {
     }
 
     /// The other nodes whose lease has run out now (database time): the claim's `$5`
-    /// (docs/schedules.md §11.58). One indexed read of the small nodes table.
+    /// (docs/schedules.md §11.58). One read of the small nodes table.
     pub(super) fn lapsed_nodes(&mut self) -> Result<Vec<i64>, Error> {
         let row = self
             .client
@@ -161,16 +161,16 @@ impl Worker {
     }
 
     /// Runs one claim statement: up to `limit` claimable rows (`None`: all) due by `horizon`
-    /// (Unix ns, as the database stores it). Records each row's fence; returns the rows, each
-    /// with the node that held it before.
+    /// (Unix ns, as the database stores it), taken from `lapsed` nodes or from nobody. Records
+    /// each row's fence; returns the rows, each with the node that held it before.
     pub(super) fn claim(
         &mut self,
         horizon: i64,
         limit: Option<i64>,
+        lapsed: &[i64],
     ) -> Result<Vec<ClaimedRow>, Error> {
         let context = "claiming schedules";
         self.reconnect_if_closed()?;
-        let lapsed = self.lapsed_nodes()?;
         let namespace = self.namespace.as_str();
         let params: [&(dyn ToSql + Sync); 5] = [&self.node, &horizon, &limit, &namespace, &lapsed];
         let rows = self
@@ -208,8 +208,12 @@ impl Worker {
         }
         let lookahead = u64::try_from(self.lease.as_nanos()).unwrap_or(u64::MAX);
         let horizon = to_sql(now.saturating_add(lookahead).min(i64::MAX as u64));
+        self.reconnect_if_closed()?;
+        // Read once for the rounds: a node whose lease runs out meanwhile waits for the next
+        // claim, a third of a lease later, as it would between two claims.
+        let lapsed = self.lapsed_nodes()?;
         for _ in 0..CLAIM_ROUNDS {
-            let rows = self.claim(horizon, Some(CLAIM_BATCH))?;
+            let rows = self.claim(horizon, Some(CLAIM_BATCH), &lapsed)?;
             let full = i64::try_from(rows.len()).is_ok_and(|n| n == CLAIM_BATCH);
             if !rows.is_empty() {
                 tracing::info!(
