@@ -465,7 +465,9 @@ impl Schedules {
                 // As a first start finds it: the schedule retires `invalid_target`, and the
                 // run is forgotten.
                 let id = firing.schedule.get();
-                (shared.core.borrow_mut()).retire(id, crate::RetireReason::InvalidTarget, now);
+                let mut core = shared.core.borrow_mut();
+                core.retire(id, crate::RetireReason::InvalidTarget, now);
+                drop(core);
                 self.report(run, interrupted_by_restart());
                 return true;
             }
