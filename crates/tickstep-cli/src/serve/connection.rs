@@ -200,7 +200,7 @@ impl Session {
                 // A timeout in the password stage leaves the client's echo as it found it.
                 self.hide_input(false);
                 let secs = self.limits.login_timeout.as_secs_f64();
-                self.send(&format!("error: not logged in within {secs} s; goodbye"))
+                self.send(format!("error: not logged in within {secs} s; goodbye"))
                     .await;
                 return;
             }
@@ -222,7 +222,7 @@ impl Session {
                     let reply = format!(
                         "error: the line is not UTF-8 text (byte 0x{byte:02x} at offset {at}); ignored"
                     );
-                    if !self.send(&reply).await {
+                    if !self.send(reply).await {
                         return;
                     }
                     continue;
@@ -234,9 +234,8 @@ impl Session {
                 Ok(request) => self.server.execute(who, self.from, request).await,
                 Err(error) => (vec![format!("error: {error}")], After::Continue),
             };
-            // Moved onto the queue, not copied: `info`'s line of fields is a kilobyte or two.
             for reply in replies.0 {
-                if self.outbox.send(reply).await.is_err() {
+                if !self.send(reply).await {
                     return;
                 }
             }
@@ -258,7 +257,7 @@ impl Session {
     async fn too_long(&self) {
         self.server.metrics.refused(Refusal::LineTooLong);
         let max = self.limits.max_line;
-        self.send(&format!(
+        self.send(format!(
             "error: line longer than {max} bytes; closing the connection"
         ))
         .await;
@@ -364,9 +363,10 @@ impl Session {
 
     /// Queues a reply, waiting while the queue is full: a client that floods commands faster
     /// than it reads the replies slows itself down, and only itself. False once the writer has
-    /// gone (the connection is closing).
-    async fn send(&self, line: &str) -> bool {
-        self.outbox.send(line.to_owned()).await.is_ok()
+    /// gone (the connection is closing). An owned line is moved onto the queue, not copied:
+    /// `info`'s line of fields is a kilobyte or two.
+    async fn send(&self, line: impl Into<String>) -> bool {
+        self.outbox.send(line.into()).await.is_ok()
     }
 }
 
